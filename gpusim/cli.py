@@ -1,0 +1,345 @@
+"""The `gpusim` command: run the program library (or a user's file) in the simulator
+and show where each kernel's work goes, line by line.
+
+    gpusim run vector_add                      # check against numpy, print the source view
+    gpusim run transpose                       # a family: every member, then a comparison table
+    gpusim run bank_conflict_demo --set stride=33
+    gpusim run my_kernel.py --json             # a file defining PROGRAM = ProgramSpec(...)
+    gpusim list | gpusim presets
+
+Exit status: 0 on success; 1 when a simulated output differs from its numpy
+reference; 2 for errors a user can act on (unknown program or parameter, bad launch,
+a kernel fault), printed as one `error: ...` line (`--traceback` for the trace).
+This is the only module of gpusim that prints.
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import shutil
+import sys
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+# Teaching order of the families whose members build on each other; other prefix
+# matches run in name order.
+FAMILY_ORDER = {
+    "reduce": ("reduce_interleaved_divergent", "reduce_interleaved_strided", "reduce_sequential",
+               "reduce_first_add", "reduce_warp_shuffle"),
+    "transpose": ("transpose_naive", "transpose_shared", "transpose_padded"),
+    "matmul": ("matmul_naive", "matmul_tiled"),
+    "histogram": ("histogram_global", "histogram_shared"),
+}
+
+EXIT_OK, EXIT_MISMATCH, EXIT_ERROR = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad input to the command itself (unknown program, size or parameter)."""
+
+
+class CheckFailed(Exception):
+    """A simulated output differs from the program's numpy reference."""
+
+
+# ---------------------------------------------------------------- arguments
+
+def parse_value(text: str):
+    """'4096' -> 4096, '1_000' -> 1000, '0x10' -> 16, '2.5' -> 2.5, '1e6' -> 1000000.0,
+    'true'/'false' -> bool; anything else stays a string."""
+    t = text.strip()
+    try:
+        return int(t, 0)
+    except ValueError:
+        pass
+    try:
+        return float(t)
+    except ValueError:
+        pass
+    if t.lower() in ("true", "false"):
+        return t.lower() == "true"
+    return t
+
+
+def parse_sets(items: list[str]) -> dict:
+    """['n=4096', 'stride=33'] -> {'n': 4096, 'stride': 33}."""
+    out = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise UsageError(f"--set expects key=value (e.g. --set n=4096), got {item!r}")
+        out[key.strip()] = parse_value(value)
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
+                        help="show the Python traceback of an error")
+    p = argparse.ArgumentParser(prog="gpusim", parents=[common],
+                                description="Run CUDA kernels (Numba) in a GPU simulator and see where the work goes.")
+    p.set_defaults(traceback=False)
+    from gpusim import __version__
+    p.add_argument("--version", action="version", version=f"gpusim {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    r = sub.add_parser("run", parents=[common], help="run a program (or family, or .py file) and show its source view")
+    r.add_argument("program", metavar="PROGRAM",
+                   help="a program name (gpusim list), a family prefix (reduce, transpose, matmul, histogram) "
+                        "or the path of a .py file defining PROGRAM = ProgramSpec(...)")
+    r.add_argument("--gpu", default="h100", help="GPU preset (gpusim presets); default h100")
+    r.add_argument("--size", default="default", help="named size: default, medium, large (default: default)")
+    r.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a size parameter, e.g. --set n=4096 (repeatable)")
+    r.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    r.add_argument("--json", action="store_true", help="print one JSON object (metrics and per-line stats)")
+    r.add_argument("--no-check", dest="check", action="store_false", help="skip the check against numpy")
+    r.add_argument("--timing", action="store_true", help="also predict time (needs the timing model)")
+    r.set_defaults(func=cmd_run)
+
+    sub.add_parser("list", parents=[common], help="the programs, with descriptions and launch shapes").set_defaults(
+        func=cmd_list)
+    sub.add_parser("presets", parents=[common], help="the GPU presets").set_defaults(func=cmd_presets)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:                      # --help, --version, usage errors: argparse printed them
+        return int(e.code or 0) if not isinstance(e.code, str) else EXIT_ERROR
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:
+        if not is_user_error(e):
+            raise
+        return report_error(e, args.traceback)
+
+
+def is_user_error(e: BaseException) -> bool:
+    from gpusim.errors import GpusimError
+    if isinstance(e, (UsageError, GpusimError)):
+        return True
+    try:
+        from numba.core.errors import NumbaError
+    except ImportError:                          # pragma: no cover - numba is a dependency
+        return False
+    return isinstance(e, NumbaError)
+
+
+def report_error(e: BaseException, show_traceback: bool, prefix: str = "") -> int:
+    if show_traceback:
+        traceback.print_exception(e, file=sys.stderr)
+    msg = str(e).strip() or type(e).__name__
+    print(f"error: {prefix}{msg}", file=sys.stderr)
+    return EXIT_MISMATCH if isinstance(e, CheckFailed) else EXIT_ERROR
+
+
+# ---------------------------------------------------------------- resolving programs
+
+def resolve(name: str):
+    """PROGRAM argument -> (family name or None, [ProgramSpec, ...])."""
+    import programs
+    if name.endswith(".py") or "/" in name or Path(name).is_file():
+        try:
+            return None, [programs.load_file(name)]
+        except (FileNotFoundError, ImportError, TypeError) as e:
+            raise UsageError(str(e)) from e
+        except Exception as e:                   # the user's file itself raised (SyntaxError, NameError, ...)
+            raise UsageError(f"cannot load {name}: {type(e).__name__}: {e}") from e
+    if name in programs.PROGRAMS:
+        return None, [programs.PROGRAMS[name]]
+    members = [n for n in programs.PROGRAMS if n.startswith(name)]
+    if members:
+        order = FAMILY_ORDER.get(name.rstrip("_"), ())
+        members.sort(key=lambda n: (order.index(n) if n in order else len(order), n))
+        family = name.rstrip("_") if len(members) > 1 else None
+        return family, [programs.PROGRAMS[n] for n in members]
+    raise UsageError(unknown_program_message(name, list(programs.PROGRAMS)))
+
+
+def unknown_program_message(name: str, names: list[str]) -> str:
+    families = sorted({n.split("_")[0] for n in names if sum(m.startswith(n.split("_")[0] + "_") for m in names) > 1})
+    close = difflib.get_close_matches(name, names + families, n=5, cutoff=0.5)
+    close += [n for n in names if name.lower() in n and n not in close]
+    hint = f"; did you mean: {', '.join(close[:5])}?" if close else ""
+    return f"no program named {name!r}{hint} (`gpusim list` shows them all)"
+
+
+def params_for(spec, size: str, sets: dict) -> dict:
+    """The size parameters of `spec` at `size` with `sets` applied; UsageError naming
+    the valid sizes or parameters otherwise."""
+    if size not in spec.sizes:
+        raise UsageError(f"{spec.name} has no size {size!r}; its sizes: {', '.join(spec.sizes)}")
+    known = spec.sizes[size]
+    unknown = [k for k in sets if k not in known]
+    if unknown:
+        raise UsageError(f"{spec.name} has no parameter {unknown[0]!r}; its parameters: "
+                         + ", ".join(f"{k}={v}" for k, v in known.items()))
+    params = dict(known)
+    for k, v in sets.items():
+        params[k] = coerce(spec.name, k, v, known[k])
+    return params
+
+
+def coerce(program: str, key: str, value, default):
+    """`value` in the type of the parameter's default (1e6 -> 1000000 for an int)."""
+    if isinstance(default, bool) or default is None or isinstance(default, str):
+        return value
+    if isinstance(default, int):
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        raise UsageError(f"{program}: parameter {key} is an integer (default {default}), got {value!r}")
+    if isinstance(default, float) and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(default, float):
+        raise UsageError(f"{program}: parameter {key} is a number (default {default}), got {value!r}")
+    return value
+
+
+def build_case(spec, params: dict, seed: int):
+    try:
+        return spec.case(params, seed=seed)
+    except Exception as e:
+        raise UsageError(f"{spec.name}: cannot build inputs for {fmt_params(params)}: {type(e).__name__}: {e}") from e
+
+
+def fmt_params(params: dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in params.items())
+
+
+# ---------------------------------------------------------------- run
+
+def run_one(spec, params: dict, args):
+    """(case, result, check status) for one program."""
+    import gpusim
+    case = build_case(spec, params, args.seed)
+    try:
+        result = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu=args.gpu, timing=args.timing,
+                               shared_bytes=case.shared_bytes)
+    except NotImplementedError as e:
+        if not args.timing:
+            raise
+        raise UsageError(str(e)) from e                  # --timing before the timing model exists
+    status = "skipped"
+    if args.check:
+        try:
+            case.check()
+        except AssertionError as e:
+            raise CheckFailed(f"{e} (on {args.gpu}; rerun with --no-check to see the source view)") from e
+        status = "passed"
+    return case, result, status
+
+
+def cmd_run(args) -> int:
+    from gpusim import report, specs
+    specs.get(args.gpu)                                  # unknown preset: fail before any work
+    sets = parse_sets(args.sets)
+    family, members = resolve(args.program)
+    plans = [(spec, params_for(spec, args.size, sets)) for spec in members]     # bad --size/--set: fail first
+    out = sys.stdout
+    color = report.want_color(out) and not args.json
+    width = shutil.get_terminal_size().columns if out.isatty() else None
+    code, done, records = EXIT_OK, [], []
+    for spec, params in plans:
+        record = {"program": spec.name}
+        try:
+            case, result, status = run_one(spec, params, args)
+        except Exception as e:
+            if not is_user_error(e) and not isinstance(e, CheckFailed):
+                raise
+            prefix = "" if len(members) == 1 or str(e).startswith(spec.name) else f"{spec.name}: "
+            code = max(code, report_error(e, args.traceback, prefix))
+            records.append({**record, "error": str(e)})
+            continue
+        label = f"{spec.name} [{fmt_params(case.params)}]"
+        done.append((spec.name, result))
+        if args.json:
+            records.append(result_record(spec.name, case, result, status))
+        else:
+            print(report.render_source_view(result, case_name=label, width=width, color=color), file=out)
+    if args.json:
+        doc = {"gpu": args.gpu, "size": args.size, "seed": args.seed, "family": family, "programs": records}
+        json.dump(doc, out, indent=1, default=to_json)
+        out.write("\n")
+    elif family and len(done) > 1:
+        print(report.render_comparison(done, title=f"comparison: {family} on {args.gpu}", color=color), file=out)
+    return code
+
+
+def result_record(name: str, case, result, status: str) -> dict:
+    lines = []
+    for ls in result.lines.values():
+        lines.append({"line": ls.line, "source": ls.text, "warp_instructions": ls.warp_instructions,
+                      "simt_efficiency": ls.simt_efficiency, "shared_wavefronts": ls.shared_wavefronts,
+                      "bank_conflicts": ls.bank_conflicts, "global_requests": ls.global_requests,
+                      "global_sectors": ls.global_sectors, "sectors_per_request": ls.sectors_per_request,
+                      "metrics": ls.metrics})
+    from gpusim.report import line_issues
+    return {"program": name, "params": case.params, "check": status, "kernel": result.kernel, "gpu": result.gpu,
+            "grid": list(result.grid), "block": list(result.block), "shared_bytes": result.shared_bytes,
+            "source_file": result.source_file, "metrics": result.metrics, "lines": lines,
+            "verdict": [{"line": i.line, "kind": i.kind, "score": i.score, "text": i.sentence}
+                        for i in line_issues(result)[:3]]}
+
+
+def to_json(v):
+    if isinstance(v, np.integer):
+        return int(v)
+    if isinstance(v, np.floating):
+        return float(v)
+    if isinstance(v, (np.ndarray, tuple, set)):
+        return list(np.asarray(v).tolist()) if isinstance(v, np.ndarray) else list(v)
+    return str(v)
+
+
+# ---------------------------------------------------------------- list, presets
+
+def dims(t) -> str:
+    t = tuple(t) if isinstance(t, (tuple, list)) else (t,)
+    return "x".join(str(int(v)) for v in t)
+
+
+def cmd_list(args) -> int:
+    import programs
+    from gpusim.report.fmt import table
+    rows = []
+    for name, spec in programs.PROGRAMS.items():
+        try:
+            c = spec.case()
+            grid, block = dims(c.grid), dims(c.block)
+            if c.shared_bytes:
+                block += f" +{c.shared_bytes}B"
+        except Exception:                          # a broken program still gets listed
+            grid = block = "?"
+        rows.append([name, grid, block, spec.description])
+    for line in table(["program", "grid", "block", "description"], rows, "lrrl"):
+        print(line)
+    names = list(programs.PROGRAMS)
+    fams = [f"{f} ({sum(n.startswith(f + '_') for n in names)})" for f in FAMILY_ORDER
+            if sum(n.startswith(f + "_") for n in names) > 1]
+    if fams:
+        print(f"\nfamilies (gpusim run FAMILY runs each member and compares them): {', '.join(fams)}")
+    return EXIT_OK
+
+
+def cmd_presets(args) -> int:
+    from gpusim.report.fmt import table
+    from gpusim.specs import PRESETS
+    rows = [[name, spec.marketing_name, "{}.{}".format(*spec.compute_capability),
+             "sm_{}{}".format(*spec.compute_capability)] for name, spec in PRESETS.items()]
+    for line in table(["preset", "GPU", "compute capability", "PTX target"], rows, "llrl"):
+        print(line)
+    return EXIT_OK
+
+
+if __name__ == "__main__":                         # python -m gpusim.cli
+    sys.exit(main())

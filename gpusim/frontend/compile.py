@@ -1,0 +1,323 @@
+"""Compile a Numba CUDA kernel to PTX for the simulator, with in-memory and disk caches.
+
+Models what `numba.cuda.jit` does at a kernel's first launch: type the arguments
+(`argtypes.py`), compile the Python function with
+`numba.cuda.compile_ptx(pyfunc, argtypes, cc=cc, lineinfo=True)`, keep the PTX. The
+result is a `CompiledKernel`, whose parsed `program`/`kernel` are built on first use.
+Accepts a plain function, a `numba.cuda.jit` dispatcher (its `py_func` and
+`targetoptions`) or a `gpusim.cuda.jit` drop-in dispatcher; drop-in references are
+pointed at numba.cuda first (`retarget.py`).
+
+Caches:
+- in memory, keyed by (code object, fingerprint, argtypes, cc, options); the
+  fingerprint (`fingerprint.py`) covers every global, closure value and device
+  function Numba freezes, so changing a constant array recompiles;
+- on disk, one `<sha256>.ptx` file per key under `$GPUSIM_CACHE_DIR` (default
+  `~/.cache/gpusim/ptx/`), keyed by the fingerprint (source text, file, first line,
+  bytecode, frozen values), argtypes, cc, options and the Python, numpy, numba and
+  numba-cuda versions. A kernel whose frozen values have no stable content key is
+  never written to disk. `GPUSIM_DISK_CACHE=0` turns the disk cache off.
+`cache_stats()` counts memory hits, disk hits and real compilations.
+
+No GPU is needed: Numba asks `get_current_device()` for the compute capability when
+it compiles a called device function, so compilation runs with that lookup answering
+`cc` (the trick of tests/isa/ptx/regenerate.py), under a lock.
+
+Does not model: `link=` (external CUDA/PTX code; refused), cooperative launches,
+`debug=True` exception reporting, Numba's own on-disk cache (`cache=True` is
+ignored). Sources: numba-cuda 0.30 `dispatcher.py` (`compile_device`,
+`typeof_pyval`), `compiler.py` (`compile_ptx`), `decorators.py` (`jit` options).
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import inspect
+import linecache
+import os
+import re
+import sys
+import threading
+import types
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Callable
+
+from gpusim.errors import UnsupportedKernel
+from gpusim.frontend import argtypes as at
+from gpusim.frontend.fingerprint import fingerprint
+from gpusim.frontend.retarget import is_dropin_dispatcher, retarget
+
+CACHE_FORMAT = 1                                     # bump when the disk layout or key changes
+PTX_OPTIONS = ("fastmath", "opt", "launch_bounds", "forceinline")   # targetoptions passed to compile_ptx
+
+
+@dataclass(frozen=True)
+class CompiledKernel:
+    """A kernel compiled for one set of argument types and one compute capability."""
+    name: str                        # Python qualname of the kernel function
+    pyfunc: Callable                 # the user's function (not the retargeted copy)
+    argtypes: tuple                  # numba types, one per Python argument
+    ptx: str
+    entry: str                       # mangled `.entry` name in `ptx`
+    source_file: str                 # absolute path, as the PTX `.file` directive names it
+    first_line: int                  # line of the `def`
+    cc: tuple[int, int]
+
+    @cached_property
+    def program(self):
+        """The parsed PTX module (`isa.program.Program`), parsed once."""
+        from isa.parser import parse
+        return parse(self.ptx)
+
+    @cached_property
+    def kernel(self):
+        """The parsed entry (`isa.program.Kernel`)."""
+        prog = self.program
+        return prog.kernels[self.entry] if self.entry in prog.kernels else prog.kernel()
+
+
+@dataclass
+class CacheStats:
+    memory_hits: int = 0
+    disk_hits: int = 0
+    compiles: int = 0                # real compile_ptx calls
+    disk_writes: int = 0
+    disk_unkeyable: int = 0          # compiles not written to disk: some frozen value had no content key
+
+
+_STATS = CacheStats()
+_MEMORY: dict[tuple, tuple[CompiledKernel, tuple]] = {}
+_LOCK = threading.RLock()
+
+
+def cache_stats() -> CacheStats:
+    """A snapshot of the cache counters since the process started (or `reset_cache_stats`)."""
+    return dataclasses.replace(_STATS)
+
+
+def reset_cache_stats() -> None:
+    global _STATS
+    _STATS = CacheStats()
+
+
+def clear_memory_cache() -> None:
+    _MEMORY.clear()
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("GPUSIM_CACHE_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "gpusim" / "ptx"
+
+
+class _Identity:
+    """Hash and compare by identity (code objects compare by value, ignoring the file)."""
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: Any) -> None:
+        self.obj = obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Identity) and other.obj is self.obj
+
+
+# ----------------------------------------------------------------------------- entry point
+def compile_kernel(kernel: Any, args: tuple | list, cc: tuple[int, int] = (9, 0)) -> CompiledKernel:
+    """Compile `kernel` for the types of `args` (see module doc); cached."""
+    pyfunc, options, signatures = _unwrap(kernel)
+    name = pyfunc.__qualname__
+    args = tuple(args)
+    argtypes = at.typeof_args(name, pyfunc, args)
+    if signatures:
+        argtypes = at.select_signature(name, signatures, argtypes)
+    cc = tuple(cc)
+    opts = tuple(sorted((k, _freeze(options[k])) for k in PTX_OPTIONS if options.get(k) is not None))
+    fp = fingerprint(pyfunc)
+    mkey = (_Identity(pyfunc.__code__), fp.digest, argtypes, cc, opts)
+    with _LOCK:
+        hit = _MEMORY.get(mkey)
+        if hit is not None:
+            _STATS.memory_hits += 1
+            return hit[0]
+        path = _disk_path(fp.digest, name, argtypes, cc, opts) if fp.disk_ok else None
+        ptx = _disk_load(path)
+        if ptx is not None:
+            _STATS.disk_hits += 1
+        else:
+            ptx = _compile_ptx(name, pyfunc, argtypes, cc, dict(opts))
+            _STATS.compiles += 1
+            if not fp.disk_ok:
+                _STATS.disk_unkeyable += 1
+            _disk_store(path, ptx)
+        entry = _entry_name(ptx, name)
+        ck = CompiledKernel(name=name, pyfunc=pyfunc, argtypes=argtypes, ptx=ptx, entry=entry,
+                            source_file=_source_file(pyfunc), first_line=_def_line(pyfunc), cc=cc)
+        _MEMORY[mkey] = (ck, fp.refs)
+        return ck
+
+
+def _freeze(v: Any) -> Any:
+    return tuple(v) if isinstance(v, list) else v
+
+
+def _unwrap(kernel: Any) -> tuple[types.FunctionType, dict, list | None]:
+    """(python function, target options, explicit signatures or None)."""
+    from numba.cuda.dispatcher import CUDADispatcher
+    if is_dropin_dispatcher(kernel):
+        pyfunc, options, sigs, device = kernel.py_func, dict(kernel.targetoptions), kernel.signatures, kernel.device
+    elif isinstance(kernel, CUDADispatcher):
+        pyfunc, options, sigs = kernel.py_func, dict(kernel.targetoptions), None
+        device = bool(options.get("device"))
+    elif isinstance(kernel, types.FunctionType):
+        pyfunc, options, sigs, device = kernel, {}, None, False
+    else:
+        raise UnsupportedKernel(f"{kernel!r} is not a kernel: pass a Python function, a numba.cuda.jit kernel "
+                                "or a gpusim.cuda.jit kernel")
+    name = pyfunc.__qualname__
+    if device:
+        raise UnsupportedKernel(f"{name} is a device function (device=True); launch a kernel that calls it")
+    if options.get("link"):
+        raise UnsupportedKernel(f"kernel {name} links external code (link={options['link']!r}); "
+                                "the simulator runs only what Numba compiles from Python")
+    return pyfunc, options, sigs
+
+
+# ----------------------------------------------------------------------------- compilation
+class _PretendDevice:
+    def __init__(self, cc: tuple[int, int]) -> None:
+        self.compute_capability = cc
+        self.name = f"gpusim sm_{cc[0]}{cc[1]}"
+
+
+@contextmanager
+def _pretend_device(cc: tuple[int, int]):
+    """Numba compiles called device functions for `get_current_device()`'s cc; answer `cc`."""
+    import numba.cuda.dispatcher as dispatcher
+    saved = dispatcher.get_current_device
+    dispatcher.get_current_device = lambda: _PretendDevice(cc)
+    try:
+        yield
+    finally:
+        dispatcher.get_current_device = saved
+
+
+def _compile_ptx(name: str, pyfunc: types.FunctionType, argtypes: tuple, cc: tuple, opts: dict) -> str:
+    from numba import cuda
+    with _pretend_device(cc):
+        try:
+            fn = retarget(pyfunc)
+            ptx, _ = cuda.compile_ptx(fn, argtypes, cc=cc, lineinfo=True, **opts)
+        except Exception as e:            # Numba raises many types; all mean "cannot compile"
+            raise _rejected(name, pyfunc, e) from e
+    return ptx
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _rejected(name: str, pyfunc: types.FunctionType, exc: BaseException) -> UnsupportedKernel:
+    """UnsupportedKernel with the first meaningful line of Numba's message and the source line."""
+    text = _ANSI.sub("", str(exc))
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    useful = [ln for ln in lines if not ln.startswith(("Failed in ", "During:"))]
+    head = useful[0] if useful else type(exc).__name__
+    if head.endswith(":") and len(useful) > 1:
+        head = f"{head} {useful[1]}"
+    where = _problem_line(pyfunc, text)
+    return UnsupportedKernel(f"kernel {name} cannot be compiled by Numba: {head}{where}")
+
+
+def _problem_line(pyfunc: types.FunctionType, text: str) -> str:
+    src = _source_file(pyfunc)
+    line = None
+    m = re.search(r'File "([^"]+)", line (\d+)', text)
+    if m:
+        line = int(m.group(2))
+        if os.path.basename(m.group(1)) != os.path.basename(src):
+            src = m.group(1)
+    else:
+        m = re.search(r"has no attribute '(\w+)'", text)
+        if m:
+            try:
+                body, start = inspect.getsourcelines(pyfunc)
+            except (OSError, TypeError):
+                body, start = [], 0
+            hits = [start + i for i, ln in enumerate(body) if re.search(rf"\.{m.group(1)}\b", ln)]
+            line = hits[0] if hits else None
+    if line is None:
+        return f" (kernel defined at {src}:{_def_line(pyfunc)})"
+    code = linecache.getline(src, line).strip()
+    return f" (at {src}:{line}: {code})" if code else f" (at {src}:{line})"
+
+
+def _entry_name(ptx: str, name: str) -> str:
+    m = re.search(r"\.entry\s+([\w$.]+)\s*\(", ptx)
+    if not m:
+        raise UnsupportedKernel(f"kernel {name}: Numba's PTX has no .entry")
+    return m.group(1)
+
+
+def _source_file(pyfunc: types.FunctionType) -> str:
+    f = pyfunc.__code__.co_filename
+    return f if f.startswith("<") else os.path.abspath(f)
+
+
+def _def_line(pyfunc: types.FunctionType) -> int:
+    """The line of `def` (co_firstlineno points at the first decorator)."""
+    try:
+        body, start = inspect.getsourcelines(pyfunc)
+    except (OSError, TypeError):
+        return pyfunc.__code__.co_firstlineno
+    for i, ln in enumerate(body):
+        if ln.lstrip().startswith(("def ", "async def ")):
+            return start + i
+    return start
+
+
+# ----------------------------------------------------------------------------- disk cache
+def _versions() -> tuple:
+    from importlib import metadata
+
+    import numba
+    import numpy
+    try:
+        nc = metadata.version("numba-cuda")
+    except metadata.PackageNotFoundError:
+        nc = "?"
+    return sys.version_info[:2], numpy.__version__, numba.__version__, nc
+
+
+def _disk_path(digest: str, name: str, argtypes: tuple, cc: tuple, opts: tuple) -> Path | None:
+    if os.environ.get("GPUSIM_DISK_CACHE", "1") == "0":
+        return None
+    key = repr((CACHE_FORMAT, _versions(), digest, name, [(type(t).__name__, str(t)) for t in argtypes], cc, opts))
+    return cache_dir() / f"{hashlib.sha256(key.encode()).hexdigest()}.ptx"
+
+
+def _disk_load(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        text = path.read_text()
+    except OSError:
+        return None
+    return text if ".entry" in text else None
+
+
+def _disk_store(path: Path | None, ptx: str) -> None:
+    """Write atomically (temp file + rename); a read-only cache directory is not an error."""
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(ptx)
+        os.replace(tmp, path)
+        _STATS.disk_writes += 1
+    except OSError:
+        pass

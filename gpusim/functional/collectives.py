@@ -1,0 +1,215 @@
+"""Warp collectives (shfl.sync, vote.sync, activemask, match.sync, __syncwarp) and CTA
+barriers (bar.sync, bar.red) of the functional core.
+
+Collectives act on the 32 lanes of each warp of the step. A `.sync` collective's
+membermask must name only lanes that are active or no longer live (exited, or past
+the block's last thread): a live lane that is named but not converged with the
+others would make Volta+ hardware wait for it, and cannot arrive under stack-based
+reconvergence, so it is reported (`BarrierError`) rather than hung.
+
+A CTA barrier releases when every live thread of the block waits at it. A block
+whose live threads cannot all arrive (some are suspended on a divergent path, or
+wait at a different barrier) is reported with the lines involved.
+
+Source: PTX ISA, "shfl.sync", "vote.sync", "activemask", "match.sync", "bar.warp.sync",
+"bar, barrier"; CUDA C++ Programming Guide, "Warp Shuffle Functions", "Synchronization Functions".
+"""
+from __future__ import annotations
+
+import numpy as np
+
+U32 = np.dtype(np.uint32)
+BOOL = np.dtype(np.bool_)
+LANE = np.arange(32, dtype=np.uint32)
+
+
+def pack_lanes(bits: np.ndarray) -> np.ndarray:
+    """Bool array over whole warps -> one uint32 lane mask per warp."""
+    return np.packbits(bits.reshape(-1, 32), axis=1, bitorder="little").view(np.uint32).ravel()
+
+
+def unpack_lanes(masks: np.ndarray) -> np.ndarray:
+    """uint32 lane masks per warp -> bool array over their lanes."""
+    return (((masks[:, None] >> LANE) & np.uint32(1)) != 0).ravel()
+
+
+class Collectives:
+    def __init__(self, x):
+        self.x = x
+        self.red_pred: np.ndarray | None = None        # bar.red predicate per lane of the batch
+
+    # ------------------------------------------------------------------ helpers
+    def _check_members(self, op, membermask, active: np.ndarray) -> None:
+        """Every live lane named in membermask must be active in its warp."""
+        x = self.x
+        warps = x.span_warps()
+        live = x.stacks.live_mask(warps, x.launched)
+        if type(membermask) is np.ndarray:
+            mm = np.bitwise_or.reduce(np.where(unpack_lanes(active).reshape(-1, 32), membermask.reshape(-1, 32),
+                                               np.uint32(0)), axis=1)
+        else:
+            mm = np.uint32(membermask)
+        missing = mm & live & ~active
+        bad = np.flatnonzero((missing != 0) & (active != 0))
+        if len(bad):
+            w = int(bad[0])
+            lane = int(np.flatnonzero(unpack_lanes(missing[w:w + 1]))[0])
+            x.fail_collective(op, int(warps[w]), lane,
+                              f"membermask {int(mm if np.ndim(mm) == 0 else mm[w]):#010x} names lane {lane}, which is "
+                              f"live but not converged with the calling lanes (active mask {int(active[w]):#010x}); "
+                              f"it would have to arrive from another path (Volta+ independent scheduling), which "
+                              f"stack-based reconvergence cannot do")
+
+    def _active(self, g) -> np.ndarray:
+        """Active lane mask per warp of the span, with the guard applied."""
+        x = self.x
+        masks = x.span_masks
+        if g is not None:
+            if type(g) is np.ndarray:
+                masks = masks & pack_lanes(g)
+            elif not g:
+                masks = np.zeros_like(masks)
+        return masks
+
+    def _write(self, slot, val, active_masks):
+        if slot is None:
+            return
+        self.x.state.write(slot, val, unpack_lanes(active_masks))
+
+    # ------------------------------------------------------------------ ops
+    def run(self, op, g) -> None:
+        x = self.x
+        st = x.state
+        active = self._active(g)
+        vals = [f(st, x) for f in op.srcs]
+        if op.kind == "syncwarp":
+            self._check_members(op, vals[0], active)
+            return
+        if op.kind == "activemask":
+            self._write(op.dsts[0], np.repeat(active, 32), active)
+            return
+        self._check_members(op, vals[-1], active)
+        if op.kind == "shfl":
+            self._shfl(op, vals, active)
+        elif op.kind == "vote":
+            self._vote(op, vals, active)
+        elif op.kind == "match":
+            self._match(op, vals, active)
+
+    def _shfl(self, op, vals, active) -> None:
+        st = self.x.state
+        span = st.hi - st.lo
+        a, b, c = vals[0], vals[1], vals[2]
+        lane = np.tile(LANE, span // 32).astype(np.int64)
+        b = np.asarray(b, np.int64)
+        c = np.asarray(c, np.int64)
+        clamp = c & 31
+        seg = (c >> 8) & 31
+        maxl = (lane & seg) | (clamp & ~seg)
+        minl = lane & seg
+        mode = next(m for m in op.mods if m in ("up", "down", "bfly", "idx"))
+        if mode == "up":
+            j = lane - b
+            ok = j >= maxl
+        elif mode == "down":
+            j = lane + b
+            ok = j <= maxl
+        elif mode == "bfly":
+            j = lane ^ b
+            ok = j <= maxl
+        else:
+            j = minl | (b & ~seg)
+            ok = j <= maxl
+        j = np.where(ok, j, lane)
+        src = (np.arange(span) & ~31) + j
+        d = st.full(a, U32)[src]
+        self._write(op.dsts[0], d, active)
+        if len(op.dsts) > 1:
+            self._write(op.dsts[1], np.broadcast_to(ok, (span,)).copy(), active)
+
+    def _vote(self, op, vals, active) -> None:
+        st = self.x.state
+        span = st.hi - st.lo
+        p = np.broadcast_to(np.asarray(vals[0], bool), (span,))
+        bits = pack_lanes(p) & active
+        if "ballot" in op.mods:
+            res = np.repeat(bits, 32)
+        elif "all" in op.mods:
+            res = np.repeat(bits == active, 32)
+        elif "any" in op.mods:
+            res = np.repeat(bits != 0, 32)
+        else:                                  # uni
+            res = np.repeat((bits == 0) | (bits == active), 32)
+        self._write(op.dsts[0], res, active)
+
+    def _match(self, op, vals, active) -> None:
+        st = self.x.state
+        span = st.hi - st.lo
+        a = st.full(vals[0], np.asarray(vals[0]).dtype).reshape(-1, 32)
+        act = unpack_lanes(active).reshape(-1, 32)
+        eq = (a[:, :, None] == a[:, None, :]) & act[:, None, :]
+        masks = np.packbits(eq.reshape(-1, 32), axis=1, bitorder="little").view(np.uint32).ravel()
+        if "all" in op.mods:
+            same = (masks.reshape(-1, 32) == np.repeat(active, 32).reshape(-1, 32)) | ~act
+            allsame = same.all(axis=1)
+            self._write(op.dsts[0], np.repeat(np.where(allsame, active, 0).astype(np.uint32), 32), active)
+            if len(op.dsts) > 1:
+                self._write(op.dsts[1], np.repeat(allsame, 32), active)
+        else:
+            self._write(op.dsts[0], masks, active)
+
+    # ------------------------------------------------------------------ barriers
+    def barrier_red_arrive(self, op) -> None:
+        x = self.x
+        st = x.state
+        if self.red_pred is None:
+            self.red_pred = np.zeros(x.nlanes, bool)
+        p = op.pred(st, x)
+        self.red_pred[st.lo:st.hi] = np.broadcast_to(np.asarray(p, bool), (st.hi - st.lo,))
+
+    def release(self, waiting: np.ndarray, wait_at: np.ndarray) -> None:
+        """Release every block whose live warps all wait (called when no warp can run)."""
+        x = self.x
+        stacks = x.stacks
+        w = np.flatnonzero(waiting)
+        top = stacks.top_mask(w)
+        live = stacks.live_mask(w, x.launched)
+        short = np.flatnonzero(top != live)
+        if len(short):
+            k = w[short[0]]
+            missing = int(live[short[0]] & ~top[short[0]])
+            lane = int(np.flatnonzero(unpack_lanes(np.array([missing], np.uint32)))[0])
+            x.fail_barrier(int(k), int(wait_at[k]), lane, "divergent barrier: these threads wait at the barrier "
+                           "while other live threads of their warp are on a different path and can never arrive")
+        cta = w // x.wpc
+        at = wait_at[w]
+        first = np.full(x.nctas, -1, np.int64)
+        first[cta[::-1]] = at[::-1]
+        diff = np.flatnonzero(at != first[cta])
+        if len(diff):
+            k = w[diff[0]]
+            x.fail_barrier(int(k), int(wait_at[k]), None, "threads of one block wait at different barriers "
+                           f"(PTX instructions {int(first[cta[diff[0]]])} and {int(wait_at[k])}); "
+                           "__syncthreads must be reached by all threads of the block at the same call")
+        # Blocks whose warps have all exited but some wait would be a bug; all waiting blocks release now.
+        for b in np.unique(at):
+            op = x.barrier_op(int(b))
+            if op is not None and op.red is not None:
+                self._reduce(op, w[at == b])
+        waiting[w] = False
+
+    def _reduce(self, op, warps: np.ndarray) -> None:
+        x = self.x
+        lanes_ok = unpack_lanes(x.stacks.live_mask(warps, x.launched)).reshape(-1, 32)
+        lane_ids = (warps[:, None] * 32 + np.arange(32)).reshape(-1, 32)
+        p = self.red_pred[lane_ids] & lanes_ok
+        cta = warps // x.wpc
+        per_cta_count = np.bincount(cta, weights=p.sum(axis=1), minlength=x.nctas).astype(np.int64)
+        per_cta_live = np.bincount(cta, weights=lanes_ok.sum(axis=1), minlength=x.nctas).astype(np.int64)
+        if op.red == "popc":
+            val = per_cta_count[cta].astype(np.uint32)
+        elif op.red == "and":
+            val = per_cta_count[cta] == per_cta_live[cta]
+        else:
+            val = per_cta_count[cta] > 0
+        x.write_warps(op.dst, warps, np.repeat(val, 32), lanes_ok.ravel())

@@ -1,0 +1,107 @@
+"""Exact counters of the executed instruction stream, per PTX instruction, and their
+totals under Nsight Compute's metric names.
+
+Per basic block the executor adds how many warps ran it and how many of their
+threads were active; every instruction of the block inherits those (an instruction
+executes once per warp that reaches it, whatever its guard predicate). Memory
+instructions add requests, sectors and wavefronts as the load/store unit counts them.
+
+Names (Nsight Compute "Kernel Profiling Guide", metrics reference):
+- smsp__inst_executed.sum: warp instructions executed (here: PTX, not SASS).
+- smsp__thread_inst_executed.sum: active threads summed over those.
+- l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum: shared wavefronts.
+- l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{ld,st}.sum: wavefronts - requests.
+- l1tex__t_requests_pipe_lsu_mem_global_op_{ld,st,atom,red}.sum, and _sectors_ likewise.
+- l1tex__t_{requests,sectors}_pipe_lsu_mem_local_op_{ld,st}.sum.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+FIELDS = (
+    "inst", "thread_inst",
+    "shared_ld_requests", "shared_ld_wavefronts", "shared_st_requests", "shared_st_wavefronts",
+    "global_ld_requests", "global_ld_sectors", "global_st_requests", "global_st_sectors",
+    "global_atom_requests", "global_atom_sectors", "global_red_requests", "global_red_sectors",
+    "local_ld_requests", "local_ld_sectors", "local_st_requests", "local_st_sectors",
+    "const_ld_requests", "const_ld_sectors",
+    "shared_atom_requests",
+)
+
+METRICS = {
+    "smsp__inst_executed.sum": ("inst",),
+    "smsp__thread_inst_executed.sum": ("thread_inst",),
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": ("shared_ld_wavefronts",),
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": ("shared_st_wavefronts",),
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": ("shared_ld_wavefronts", "-shared_ld_requests"),
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": ("shared_st_wavefronts", "-shared_st_requests"),
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": ("global_ld_requests",),
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": ("global_ld_sectors",),
+    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": ("global_st_requests",),
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": ("global_st_sectors",),
+    "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum": ("global_atom_requests",),
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum": ("global_atom_sectors",),
+    "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum": ("global_red_requests",),
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum": ("global_red_sectors",),
+    "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum": ("local_ld_requests",),
+    "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum": ("local_ld_sectors",),
+    "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum": ("local_st_requests",),
+    "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum": ("local_st_sectors",),
+}
+
+
+class Counters:
+    """Per-instruction counter arrays (`n` instructions) and per-block visit counts."""
+
+    def __init__(self, n_instructions: int, n_blocks: int):
+        self.n = n_instructions
+        self.block_warps = np.zeros(n_blocks, np.int64)
+        self.block_threads = np.zeros(n_blocks, np.int64)
+        self.per_instr = {f: np.zeros(n_instructions, np.int64) for f in FIELDS[2:]}
+        self.divergent_branches = np.zeros(n_blocks, np.int64)
+
+    def add_block(self, b: int, warps: int, threads: int) -> None:
+        self.block_warps[b] += warps
+        self.block_threads[b] += threads
+
+    def add_shared(self, i: int, store: bool, requests: int, wavefronts: int) -> None:
+        k = "shared_st" if store else "shared_ld"
+        self.per_instr[k + "_requests"][i] += requests
+        self.per_instr[k + "_wavefronts"][i] += wavefronts
+
+    def add_memory(self, i: int, space: str, op: str, requests: int, sectors: int) -> None:
+        """`op` is 'ld', 'st', 'atom' or 'red'."""
+        if space == "shared":
+            self.per_instr["shared_atom_requests"][i] += requests
+            return
+        key = f"{space}_{op}"
+        if key + "_requests" in self.per_instr:
+            self.per_instr[key + "_requests"][i] += requests
+            self.per_instr[key + "_sectors"][i] += sectors
+
+    def merge(self, other: "Counters") -> None:
+        self.block_warps += other.block_warps
+        self.block_threads += other.block_threads
+        self.divergent_branches += other.divergent_branches
+        for k, v in other.per_instr.items():
+            self.per_instr[k] += v
+
+    def instruction_table(self, block_of: np.ndarray) -> dict[str, np.ndarray]:
+        """Every FIELD per instruction (block visit counts spread over their instructions)."""
+        out = {"inst": self.block_warps[block_of], "thread_inst": self.block_threads[block_of]}
+        out.update(self.per_instr)
+        return out
+
+
+def metric_values(table: dict[str, np.ndarray], select: np.ndarray | slice = slice(None)) -> dict[str, int]:
+    """Nsight-named metrics summed over the selected instructions."""
+    out = {}
+    for name, parts in METRICS.items():
+        v = 0
+        for p in parts:
+            if p.startswith("-"):
+                v -= int(table[p[1:]][select].sum())
+            else:
+                v += int(table[p][select].sum())
+        out[name] = v
+    return out

@@ -1,0 +1,256 @@
+"""The load/store unit of the functional core: where each lane's access goes, whether
+it is legal, what it reads or writes, and what the memory pipeline counts.
+
+For every memory instruction executed by a step it
+- resolves each active lane's address to a state space (generic addresses by their
+  window, see `isa.memory_map`) and a byte offset in that space's backing store;
+- checks it like compute-sanitizer's memcheck: inside one allocation (global,
+  const), inside the block's shared size, inside the thread's local frame, and
+  aligned to the access size; otherwise raises `MemoryAccessError` naming kernel,
+  source line, block, thread and address;
+- gathers or scatters the values (vector accesses as consecutive elements);
+- applies atomics in lane order (lowest lane of the step first), so results are
+  deterministic;
+- counts, per instruction, the Nsight Compute quantities of the access: global
+  requests and 32-byte sectors, shared-memory wavefronts (32 banks of 4 bytes: a
+  warp needs as many wavefronts as the largest number of distinct 4-byte words
+  mapped to one bank), local sectors.
+
+Does not model: caches or timing (issue 3), texture/surface memory, memory ordering
+between blocks of different batches (a batch completes before the next starts).
+
+Sources: CUDA C++ Programming Guide, "Shared Memory" (banks) and "Device Memory
+Accesses" (32-byte segments); Nsight Compute "Kernel Profiling Guide", memory tables.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from isa.memory_map import (CONST_WINDOW_BASE, GLOBAL_BASE, LOCAL_WINDOW_BASE, SHARED_WINDOW_BASE,
+                            WINDOW_BYTES)
+
+U64 = np.uint64
+SECTOR_SHIFT = np.uint64(5)            # 32-byte sectors
+BANKS = 32
+
+
+def distinct_per_group(groups: np.ndarray, keys: np.ndarray, ngroups: int) -> np.ndarray:
+    """Number of distinct `keys` within each group id 0..ngroups-1."""
+    if len(keys) == 0:
+        return np.zeros(ngroups, np.int64)
+    pair = (groups.astype(U64) << U64(42)) | (keys.astype(U64) & U64((1 << 42) - 1))
+    u = np.unique(pair)
+    return np.bincount((u >> U64(42)).astype(np.int64), minlength=ngroups)
+
+
+def shared_wavefronts(warps: np.ndarray, offsets: np.ndarray, nbytes: int, nwarps: int) -> np.ndarray:
+    """Wavefronts per warp of one shared-memory access (see module docstring)."""
+    words = (offsets >> U64(2)).astype(np.int64)
+    nwords = max(1, nbytes // 4)
+    if nwords > 1:
+        words = (words[:, None] + np.arange(nwords)).ravel()
+        warps = np.repeat(warps, nwords)
+    bank = words & (BANKS - 1)
+    wb = warps.astype(np.int64) * BANKS + bank
+    pair = (wb.astype(U64) << U64(32)) | words.astype(U64)
+    u = np.unique(pair)
+    per_bank = np.bincount((u >> U64(32)).astype(np.int64), minlength=nwarps * BANKS)
+    return per_bank.reshape(nwarps, BANKS).max(axis=1)
+
+
+class LoadStoreUnit:
+    """Memory access for one batch; `x` is its executor (state, geometry, counters)."""
+
+    def __init__(self, x, memory, params: dict[str, bytes], shared_bytes: int, local_bytes: int):
+        self.x = x
+        self.mem = memory
+        self.params = params
+        self.shared_bytes = shared_bytes
+        self.shared_stride = -(-max(shared_bytes, 1) // 16) * 16
+        self.shared = np.zeros(x.nctas * self.shared_stride, np.uint8)
+        self.local_bytes = local_bytes
+        self.local_stride = -(-max(local_bytes, 1) // 16) * 16
+        self.local = np.zeros(x.nlanes * self.local_stride, np.uint8) if local_bytes else np.zeros(16, np.uint8)
+        self._pcache: dict = {}
+
+    # ------------------------------------------------------------------ params
+    def load_param(self, name: str, offset: int, dt: np.dtype, n: int):
+        key = (name, offset, dt, n)
+        hit = self._pcache.get(key)
+        if hit is None:
+            raw = self.params.get(name)
+            if raw is None:
+                raise KeyError(f"kernel parameter {name} has no value")
+            hit = tuple(np.frombuffer(raw, dt, count=1, offset=offset + k * dt.itemsize)[0] for k in range(n))
+            self._pcache[key] = hit
+        return hit
+
+    # ------------------------------------------------------------------ resolution
+    def _active(self, op, addrs, g):
+        """Absolute lane ids and addresses of the lanes that perform the access."""
+        x = self.x
+        m = x.state.m
+        if g is not None and type(g) is np.ndarray:
+            m = g if m is None else (m & g)
+        elif g is not None and not g:
+            return None, None
+        span = x.state.hi - x.state.lo
+        if type(addrs) is not np.ndarray:
+            addrs = np.full(span, addrs, U64)
+        if m is None:
+            return np.arange(x.state.lo, x.state.hi), addrs
+        idx = np.flatnonzero(m)
+        return idx + x.state.lo, addrs[idx]
+
+    def _resolve(self, op, lanes, addrs):
+        """Yield (space, buffer, byte offsets, lane positions) per space touched."""
+        space = op.space
+        if space is None:
+            cls = np.full(len(addrs), 0, np.int8)             # 0 global, 1 shared, 2 local, 3 const
+            for code, base in ((1, SHARED_WINDOW_BASE), (2, LOCAL_WINDOW_BASE), (3, CONST_WINDOW_BASE)):
+                cls[(addrs >= U64(base)) & (addrs < U64(base + WINDOW_BYTES))] = code
+            present = np.unique(cls)
+            for code in present:
+                pos = np.flatnonzero(cls == code) if len(present) > 1 else slice(None)
+                sp = ("global", "shared", "local", "const")[code]
+                a = addrs[pos]
+                if sp == "shared":
+                    a = a - U64(SHARED_WINDOW_BASE)
+                elif sp == "local":
+                    a = a - U64(LOCAL_WINDOW_BASE)
+                elif sp == "const":
+                    a = a - U64(CONST_WINDOW_BASE)
+                lp = lanes[pos]
+                yield (sp,) + self._place(op, sp, lp, a) + (lp, pos)
+        else:
+            yield (space,) + self._place(op, space, lanes, addrs) + (lanes, slice(None))
+
+    def _place(self, op, space, lanes, a):
+        """(buffer, byte offsets into it) after bounds and alignment checks."""
+        nbytes = op.info.access_bytes
+        x = self.x
+        if space == "global" or space == "const":
+            heap = self.mem.global_heap if space == "global" else self.mem.const_heap
+            absa = a if space == "global" else a + U64(CONST_WINDOW_BASE)
+            ok = heap.check(absa, nbytes)
+            if not ok.all():
+                k = int(np.flatnonzero(~ok)[0])
+                x.fail_access(op, int(lanes[k]), int(absa[k]), space, heap.nearest(int(absa[k])))
+            off = absa - U64(heap.base)
+            buf = heap.data
+        elif space == "shared":
+            bad = a + U64(nbytes) > U64(self.shared_bytes)
+            if bad.any():
+                k = int(np.flatnonzero(bad)[0])
+                x.fail_access(op, int(lanes[k]), int(a[k]), "shared",
+                              f"the block has {self.shared_bytes} bytes of shared memory")
+            off = x.cta_slot(lanes).astype(U64) * U64(self.shared_stride) + a
+            buf = self.shared
+        elif space == "local":
+            bad = a + U64(nbytes) > U64(self.local_bytes)
+            if bad.any():
+                k = int(np.flatnonzero(bad)[0])
+                x.fail_access(op, int(lanes[k]), int(a[k]), "local",
+                              f"each thread has {self.local_bytes} bytes of local memory")
+            off = (lanes - x.lane0).astype(U64) * U64(self.local_stride) + a
+            buf = self.local
+        else:
+            raise AssertionError(space)
+        align = op.info.access_bytes if op.info.access_bytes in (1, 2, 4, 8, 16) else op.dt.itemsize
+        mis = (a & U64(align - 1)) != 0
+        if mis.any():
+            k = int(np.flatnonzero(mis)[0])
+            x.fail_access(op, int(lanes[k]), int(a[k]), space, f"misaligned: a {align}-byte access needs "
+                          f"an address that is a multiple of {align}", kind="misaligned address")
+        return buf, off
+
+    # ------------------------------------------------------------------ counters
+    def _count(self, op, space, lanes, off):
+        x = self.x
+        c = x.counters
+        i = op.index
+        w = (lanes - x.lane0) >> 5
+        w0 = int(w[0])
+        wl = w - w0
+        nw = int(wl[-1]) + 1
+        nreq = int(np.count_nonzero(np.bincount(wl, minlength=nw)))
+        if op.info.is_atomic:
+            kind = "atom" if op.opname == "atom" else "red"
+        else:
+            kind = "st" if op.info.is_store else "ld"
+        if space == "shared" and not op.info.is_atomic:
+            wf = int(shared_wavefronts(wl, off - (x.cta_slot(lanes).astype(U64) * U64(self.shared_stride)),
+                                       op.info.access_bytes, nw).sum())
+            c.add_shared(i, kind == "st", nreq, wf)
+        else:
+            sectors = int(distinct_per_group(wl, off >> SECTOR_SHIFT, nw).sum())
+            c.add_memory(i, space, kind, nreq, sectors)
+
+    # ------------------------------------------------------------------ access
+    def load(self, op, addrs, g):
+        lanes, a = self._active(op, addrs, g)
+        if lanes is None or len(lanes) == 0:
+            return
+        x = self.x
+        dt = op.dt
+        n = len(op.dsts)
+        for space, buf, off, lanes_s, pos in self._resolve(op, lanes, a):
+            x.trace_access(op, space, lanes_s, off)
+            self._count(op, space, lanes_s, off)
+            view = buf.view(dt)
+            base = (off // U64(dt.itemsize)).astype(np.int64)
+            for k, d in enumerate(op.dsts):
+                if d is not None:
+                    x.write_lanes(d, lanes_s, view[base + k] if k else view[base])
+
+    def store(self, op, addrs, vals, g):
+        lanes, a = self._active(op, addrs, g)
+        if lanes is None or len(lanes) == 0:
+            return
+        x = self.x
+        dt = op.dt
+        for space, buf, off, lanes_s, pos in self._resolve(op, lanes, a):
+            if space == "const":
+                x.fail_access(op, int(lanes_s[0]), int(off[0]), "const", "constant memory is read-only")
+            x.trace_access(op, space, lanes_s, off)
+            self._count(op, space, lanes_s, off)
+            view = buf.view(dt)
+            base = (off // U64(dt.itemsize)).astype(np.int64)
+            for k, v in enumerate(vals):
+                view[base + k] = x.lane_values(v, lanes_s)
+
+    def atomic(self, op, addrs, vals, g):
+        lanes, a = self._active(op, addrs, g)
+        if lanes is None or len(lanes) == 0:
+            return
+        x = self.x
+        dt = op.dt
+        for space, buf, off, lanes_s, pos in self._resolve(op, lanes, a):
+            x.trace_access(op, space, lanes_s, off)
+            self._count(op, space, lanes_s, off)
+            view = buf.view(dt)
+            idx = (off // U64(dt.itemsize)).astype(np.int64)
+            operands = [x.lane_values(v, lanes_s) for v in vals]
+            old = apply_in_lane_order(view, idx, operands, op.combine)
+            if op.dst is not None:
+                x.write_lanes(op.dst, lanes_s, old)
+
+
+def apply_in_lane_order(view: np.ndarray, idx: np.ndarray, operands: list, combine) -> np.ndarray:
+    """Apply `view[idx[k]] = combine(view[idx[k]], *operands[k])` for k in order and
+    return the old values, vectorized in rounds of distinct addresses."""
+    n = len(idx)
+    old = np.empty(n, view.dtype)
+    remaining = np.arange(n)
+    while len(remaining):
+        _, first = np.unique(idx[remaining], return_index=True)
+        sel = remaining[first]
+        o = view[idx[sel]]
+        view[idx[sel]] = combine(o, *[v[sel] for v in operands])
+        old[sel] = o
+        if len(first) == len(remaining):
+            break
+        keep = np.ones(len(remaining), bool)
+        keep[first] = False
+        remaining = remaining[keep]
+    return old

@@ -1,0 +1,133 @@
+"""Device memory of one launch: the global heap, and per-block/per-thread spaces.
+
+Global memory is one flat byte heap starting at `isa.memory_map.GLOBAL_BASE`;
+every allocation (each array argument, each module-scope `.global`) is placed at a
+256-byte aligned address with an unmapped guard gap after it, so an access past the
+end of an array lands in no allocation and is reported, as compute-sanitizer's
+memcheck would, instead of silently touching a neighbour. `.const` data lives in its
+own heap mapped at the const window. Shared and local memory are arrays indexed by
+(block slot, offset) and (thread slot, offset); their generic addresses are offsets
+inside the shared and local windows.
+
+Does not model: caches, timing, virtual memory pages, memory consistency between
+concurrently running blocks (blocks run one batch after another, lanes in lockstep).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from isa.memory_map import CONST_WINDOW_BASE, GLOBAL_BASE
+
+ALLOC_ALIGN = 256          # cudaMalloc returns 256-byte aligned pointers
+GUARD_BYTES = 256          # unmapped gap after every allocation
+
+
+@dataclass(frozen=True, slots=True)
+class Allocation:
+    name: str
+    address: int           # first byte, absolute generic/global address
+    nbytes: int
+
+
+class Heap:
+    """A flat byte heap holding a set of allocations at fixed absolute addresses."""
+
+    def __init__(self, base: int, label: str):
+        self.base = base
+        self.label = label
+        self.allocations: list[Allocation] = []
+        self._pending: list[tuple[int, bytes | np.ndarray]] = []
+        self._top = 0
+        self.data = np.zeros(0, np.uint8)
+        self._starts = np.zeros(0, np.uint64)
+        self._ends = np.zeros(0, np.uint64)
+
+    def alloc(self, nbytes: int, name: str, init: bytes | np.ndarray | None = None, align: int = ALLOC_ALIGN) -> int:
+        """Reserve `nbytes` (copying `init` in) and return the absolute address."""
+        off = -(-self._top // align) * align
+        addr = self.base + off
+        self.allocations.append(Allocation(name, addr, int(nbytes)))
+        if init is not None:
+            self._pending.append((off, init))
+        self._top = off + max(int(nbytes), 1) + GUARD_BYTES
+        return addr
+
+    def seal(self) -> None:
+        """Materialise the heap once every allocation is known."""
+        data = np.zeros(self._top + 16, np.uint8)
+        for off, init in self._pending:
+            raw = np.frombuffer(init, np.uint8) if isinstance(init, (bytes, bytearray)) else \
+                np.asarray(init).ravel(order="K").view(np.uint8)
+            data[off:off + raw.size] = raw
+        self._pending.clear()
+        self.data = data
+        self._starts = np.array([a.address for a in self.allocations], np.uint64)
+        self._ends = np.array([a.address + a.nbytes for a in self.allocations], np.uint64)
+
+    def contains(self, addr: int) -> bool:
+        return self.base <= addr < self.base + len(self.data)
+
+    def check(self, addrs: np.ndarray, nbytes: int) -> np.ndarray:
+        """Boolean mask of addresses whose `nbytes` access lies inside one allocation."""
+        i = np.searchsorted(self._starts, addrs, side="right").astype(np.int64) - 1
+        ok = i >= 0
+        ic = np.where(ok, i, 0)
+        ok &= addrs + np.uint64(nbytes) <= self._ends[ic] if len(self._ends) else False
+        return ok
+
+    def owner(self, addr: int) -> Allocation | None:
+        for a in self.allocations:
+            if a.address <= addr < a.address + a.nbytes:
+                return a
+        return None
+
+    def nearest(self, addr: int) -> str:
+        """A phrase locating `addr` relative to the closest allocation, for error messages."""
+        if not self.allocations:
+            return "no allocations exist"
+        best = min(self.allocations, key=lambda a: min(abs(addr - a.address), abs(addr - (a.address + a.nbytes))))
+        if addr < best.address:
+            return f"{best.address - addr} bytes before {best.name} ({best.nbytes} bytes at {best.address:#x})"
+        return f"{addr - (best.address + best.nbytes)} bytes after the end of {best.name} ({best.nbytes} bytes at {best.address:#x})"
+
+    def read(self, addr: int, nbytes: int) -> np.ndarray:
+        off = addr - self.base
+        return self.data[off:off + nbytes]
+
+
+class DeviceMemory:
+    """Global and constant memory of one launch (the "device" side of a round trip)."""
+
+    def __init__(self) -> None:
+        self.global_heap = Heap(GLOBAL_BASE, "global")
+        self.const_heap = Heap(CONST_WINDOW_BASE, "const")
+        self.symbols: dict[str, int] = {}      # module-scope variable name -> address
+
+    def alloc_array(self, arr: np.ndarray, name: str) -> int:
+        """Copy a host array to the device (its bytes in memory order) and return its address."""
+        a = np.asarray(arr)
+        if not (a.flags.c_contiguous or a.flags.f_contiguous):
+            raise ValueError(f"{name}: alloc_array needs a contiguous array; make it contiguous first")
+        return self.global_heap.alloc(a.nbytes, name, init=a.ravel(order="K").view(np.uint8) if a.size else None)
+
+    def alloc_global(self, name: str, nbytes: int, init: bytes | None = None, align: int = ALLOC_ALIGN) -> int:
+        addr = self.global_heap.alloc(nbytes, name, init, align)
+        self.symbols[name] = addr
+        return addr
+
+    def alloc_const(self, name: str, nbytes: int, init: bytes | None = None, align: int = 16) -> int:
+        addr = self.const_heap.alloc(nbytes, name, init, align)
+        self.symbols[name] = addr
+        return addr
+
+    def seal(self) -> None:
+        self.global_heap.seal()
+        self.const_heap.seal()
+
+    def copy_back(self, addr: int, out: np.ndarray) -> None:
+        """Copy device bytes at `addr` into host array `out` (its memory order)."""
+        raw = self.global_heap.read(addr, out.nbytes)
+        order = "F" if out.flags.f_contiguous and not out.flags.c_contiguous else "C"
+        out[...] = raw.view(out.dtype).reshape(out.shape, order=order)

@@ -1,0 +1,236 @@
+"""Executable ops: one object per decoded instruction, with `run(executor)`.
+
+An op reads its sources over the executor's current lane span, computes, and
+writes its destinations under the active mask (and its guard predicate). ALU ops
+call the opcode table's bound function; memory ops go through the load/store unit
+(`gpusim.functional.lsu`); warp collectives and barriers act on whole warps
+(`gpusim.functional.collectives`). Branches, `ret` and `exit` are not ops: they end
+a basic block and the executor's reconvergence stacks carry them out.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from isa.errors import UnsupportedInstruction
+from isa.program import Address, Instruction, Reg, Sym, Vector
+from isa.types import dtype as ptx_dtype
+
+U64 = np.dtype(np.uint64)
+
+
+class Op:
+    __slots__ = ("index", "guard", "info")
+    is_cta_barrier = False
+
+    def guard_mask(self, x):
+        """None (no guard), or the guard predicate over the span (array or numpy bool)."""
+        s, neg = self.guard
+        g = x.state.read(s, np.dtype(np.bool_))
+        return ~g if neg else g
+
+
+class AluOp(Op):
+    __slots__ = ("fn", "srcs", "dsts")
+
+    def __init__(self, index, guard, fn, srcs, dsts):
+        self.index, self.guard, self.fn, self.srcs, self.dsts = index, guard, fn, srcs, dsts
+
+    def run(self, x):
+        st = x.state
+        g = None
+        if self.guard is not None:
+            g = self.guard_mask(x)
+            if type(g) is not np.ndarray:
+                if not g:
+                    return
+                g = None
+        out = self.fn(*[f(st, x) for f in self.srcs])
+        if len(self.dsts) == 1:
+            st.write(self.dsts[0], out, g)
+        else:
+            for d, v in zip(self.dsts, out):
+                if d is not None:
+                    st.write(d, v, g)
+
+
+class AddressOp(Op):
+    """Base of ops with a `[base+offset]` operand: computes per-lane u64 addresses."""
+    __slots__ = ("base", "offset", "space")
+
+    def set_address(self, dec, ins: Instruction, addr: Address):
+        self.offset = np.uint64(addr.offset & 0xFFFFFFFFFFFFFFFF)
+        if isinstance(addr.base, Reg):
+            s = dec.slot(addr.base, ins)
+            width = dec.reg_dtypes[s].itemsize
+            want = np.dtype(np.uint64) if width == 8 else np.dtype(np.uint32)
+            self.base = lambda st, x: st.read(s, want).astype(U64, copy=False) if width != 8 else st.read(s, want)
+        elif isinstance(addr.base, Sym):
+            v = np.uint64(dec.symbol_address(addr.base.name, ins))
+            self.base = lambda st, x: v
+        else:
+            self.base = lambda st, x: np.uint64(0)
+
+    def addresses(self, x):
+        a = self.base(x.state, x) + self.offset
+        return a
+
+
+class LoadOp(AddressOp):
+    __slots__ = ("dsts", "dt", "param")
+
+    def run(self, x):
+        g = self.guard_mask(x) if self.guard is not None else None
+        if self.param is not None:                       # ld.param [sym+off]: uniform
+            vals = x.lsu.load_param(self.param, int(self.offset), self.dt, len(self.dsts))
+            for d, v in zip(self.dsts, vals):
+                if d is not None:
+                    x.state.write(d, v, g if type(g) is np.ndarray else None)
+            return
+        x.lsu.load(self, self.addresses(x), g)
+
+
+class StoreOp(AddressOp):
+    __slots__ = ("srcs", "dt")
+
+    def run(self, x):
+        g = self.guard_mask(x) if self.guard is not None else None
+        vals = [f(x.state, x) for f in self.srcs]
+        x.lsu.store(self, self.addresses(x), vals, g)
+
+
+class AtomOp(AddressOp):
+    __slots__ = ("dst", "srcs", "combine", "dt", "opname")
+
+    def run(self, x):
+        g = self.guard_mask(x) if self.guard is not None else None
+        vals = [f(x.state, x) for f in self.srcs]
+        x.lsu.atomic(self, self.addresses(x), vals, g)
+
+
+class WarpOp(Op):
+    """shfl / vote / activemask / match / bar.warp.sync: carried out by collectives."""
+    __slots__ = ("kind", "mods", "dsts", "srcs")
+
+    def run(self, x):
+        g = self.guard_mask(x) if self.guard is not None else None
+        x.collectives.run(self, g)
+
+
+class BarrierOp(Op):
+    """bar.sync / barrier.sync / bar.red: the warps of the step wait at this barrier."""
+    __slots__ = ("red", "dst", "pred")
+    is_cta_barrier = True
+
+    def run(self, x):
+        if self.red is not None:
+            x.collectives.barrier_red_arrive(self)
+
+
+class NopOp(Op):
+    __slots__ = ()
+
+    def run(self, x):
+        pass
+
+
+class TrapOp(Op):
+    __slots__ = ()
+
+    def run(self, x):
+        x.fail_trap(self.index)
+
+
+class OpFactory:
+    """Turns a bound instruction into an op (used by `decode.Decoder`)."""
+
+    def trap(self, dec, ins, i):
+        op = TrapOp()
+        op.index, op.guard = i, dec.guard(ins)
+        return op
+
+    def make(self, dec, ins: Instruction, i: int, spec, bound):
+        guard = dec.guard(ins)
+        kind = spec.kind
+        if kind == "alu":
+            nd = dec.ndests(spec, bound, ins)
+            dsts = dec.flat_dests(ins.operands[:nd], ins)
+            srcs = dec.flat_sources(ins.operands[nd:], bound.src_types, ins)
+            return AluOp(i, guard, bound.fn, srcs, dsts)
+        if kind == "mem":
+            return self._mem(dec, ins, i, guard, bound)
+        if kind == "warp" or (ins.opcode == "bar" and "warp" in ins.modifiers):
+            op = WarpOp()
+            op.index, op.guard, op.kind, op.mods = i, guard, ins.opcode, ins.modifiers
+            if ins.opcode == "bar":
+                op.kind = "syncwarp"
+                op.dsts, op.srcs = [], dec.flat_sources(ins.operands, ("u32",) * len(ins.operands), ins)
+            else:
+                nd = dec.ndests(spec, bound, ins)
+                op.dsts = dec.flat_dests(ins.operands[:nd], ins)
+                op.srcs = dec.flat_sources(ins.operands[nd:], bound.src_types, ins)
+            return op
+        if kind == "sync" and ins.opcode in ("bar", "barrier"):
+            if len(ins.operands) > 1 and "red" not in ins.modifiers:
+                raise UnsupportedInstruction(ins.mnemonic, ptx_line=ins.ptx_line, kernel=dec.kernel.name,
+                                             reason="barriers with a thread count are not supported")
+            op = BarrierOp()
+            op.index, op.guard, op.red, op.dst, op.pred = i, guard, None, None, None
+            if "red" in ins.modifiers:
+                op.red = next(m for m in ins.modifiers if m in ("popc", "and", "or"))
+                op.dst = dec.flat_dests(ins.operands[:1], ins)[0]
+                op.pred = dec.fetcher(ins.operands[-1], "pred", ins)
+            return op
+        if kind == "sync":
+            op = NopOp()
+            op.index, op.guard = i, guard
+            return op
+        raise UnsupportedInstruction(ins.mnemonic, ptx_line=ins.ptx_line, kernel=dec.kernel.name,
+                                     reason=f"no executor for kind {kind}")
+
+    def _mem(self, dec, ins: Instruction, i: int, guard, bound):
+        info_space = ins.space
+        if ins.opcode in ("prefetch", "prefetchu"):
+            op = NopOp()
+            op.index, op.guard = i, guard
+            return op
+        if ins.opcode in ("ld", "ldu"):
+            op = LoadOp()
+            op.index, op.guard = i, guard
+            op.dsts = dec.flat_dests(ins.operands[:1], ins)
+            op.dt = ptx_dtype(bound.dst_types[0])
+            addr = ins.operands[1]
+            op.param = None
+            if info_space == "param":
+                if not (isinstance(addr, Address) and isinstance(addr.base, Sym)):
+                    raise UnsupportedInstruction(ins.mnemonic, ptx_line=ins.ptx_line, kernel=dec.kernel.name,
+                                                 reason="ld.param through a register address")
+                op.param = addr.base.name
+            op.space = info_space
+            op.set_address(dec, ins, addr)
+            return op
+        if ins.opcode == "st":
+            op = StoreOp()
+            op.index, op.guard = i, guard
+            op.dt = ptx_dtype(bound.src_types[1])
+            op.srcs = dec.flat_sources(ins.operands[1:], bound.src_types[1:], ins)
+            op.space = info_space
+            op.set_address(dec, ins, ins.operands[0])
+            return op
+        if ins.opcode in ("atom", "red"):
+            op = AtomOp()
+            op.index, op.guard = i, guard
+            op.opname = ins.opcode
+            has_dst = ins.opcode == "atom"
+            op.dst = dec.flat_dests(ins.operands[:1], ins)[0] if has_dst else None
+            addr = ins.operands[1 if has_dst else 0]
+            rest = ins.operands[2 if has_dst else 1:]
+            op.srcs = dec.flat_sources(rest, bound.src_types, ins)
+            op.combine = bound.fn
+            op.dt = ptx_dtype(bound.dst_types[0]) if bound.dst_types else ptx_dtype(bound.src_types[0])
+            op.space = info_space
+            op.set_address(dec, ins, addr)
+            return op
+        raise UnsupportedInstruction(ins.mnemonic, ptx_line=ins.ptx_line, kernel=dec.kernel.name,
+                                     reason="memory instruction without an executor")

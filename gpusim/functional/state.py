@@ -1,0 +1,92 @@
+"""The architectural state of a batch of thread blocks executing together.
+
+Lanes of the batch are numbered block-major: lane = (block_slot * warps_per_block +
+warp) * 32 + lane_in_warp, so a warp is 32 consecutive lanes and a block is
+consecutive warps. Threads past the block size in its last warp are never active.
+
+Registers are numpy arrays over all lanes of the batch, in the dtype of their
+declared PTX type; a register holding the same value in every lane may instead be a
+numpy scalar (a "uniform" value) until a partial write makes it an array. A step
+executes one basic block for a contiguous span of lanes `[lo, hi)` under a boolean
+lane mask `m` (None = every lane of the span is active).
+
+Does not model: register banks, operand collectors, register spilling (issue 3).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from isa.types import signed_dtype, unsigned_dtype
+
+ndarray = np.ndarray
+
+
+def convert(v, want: np.dtype):
+    """Reinterpret or resize the bits of `v` as dtype `want` (PTX register/type rules:
+    same size -> same bits; narrower type -> low bits; wider type -> zero or sign
+    extension according to the source's signedness)."""
+    have = v.dtype
+    if have == want:
+        return v
+    if have.itemsize == want.itemsize:
+        return v.view(want)
+    if have == np.bool_ or want == np.bool_:
+        return v.astype(want)
+    if want.itemsize < have.itemsize:
+        u = v.view(unsigned_dtype(have.itemsize)) if have.kind != "u" else v
+        return u.astype(unsigned_dtype(want.itemsize)).view(want)
+    src = v.view(signed_dtype(have.itemsize)) if have.kind == "i" else (
+        v if have.kind == "u" else v.view(unsigned_dtype(have.itemsize)))
+    wide = signed_dtype(want.itemsize) if have.kind == "i" else unsigned_dtype(want.itemsize)
+    return src.astype(wide).view(want)
+
+
+class BatchState:
+    """Registers and lane geometry of a batch; see the module docstring."""
+
+    def __init__(self, nlanes: int, reg_dtypes: list[np.dtype]):
+        self.nlanes = nlanes
+        self.reg_dtypes = reg_dtypes
+        self.regs: list = [dt.type(0) for dt in reg_dtypes]
+        self.lo = 0
+        self.hi = nlanes
+        self.m: np.ndarray | None = None
+        self.whole = True            # the span is the whole batch and every lane is active
+
+    def span(self, lo: int, hi: int, m: np.ndarray | None) -> None:
+        self.lo, self.hi, self.m = lo, hi, m
+        self.whole = m is None and lo == 0 and hi == self.nlanes
+
+    # ------------------------------------------------------------------ registers
+    def read(self, slot: int, want: np.dtype):
+        v = self.regs[slot]
+        if type(v) is ndarray:
+            v = v[self.lo:self.hi]
+        if v.dtype != want:
+            v = convert(v, want)
+        return v
+
+    def write(self, slot: int, val, mask: np.ndarray | None = None) -> None:
+        """Write `val` (span-sized array or scalar) to register `slot` in the active
+        lanes of the span (and only where `mask` is also true, if given)."""
+        rd = self.reg_dtypes[slot]
+        if val.dtype != rd:
+            val = convert(val, rd)
+        m = self.m if mask is None else (mask if self.m is None else (self.m & mask))
+        if m is None and self.whole:
+            self.regs[slot] = val[()] if type(val) is ndarray and val.ndim == 0 else val
+            return
+        cur = self.regs[slot]
+        if type(cur) is not ndarray:
+            cur = np.full(self.nlanes, cur, rd)
+            self.regs[slot] = cur
+        if m is None:
+            cur[self.lo:self.hi] = val
+        else:
+            np.copyto(cur[self.lo:self.hi], val, where=m)
+
+    def full(self, v, dt: np.dtype) -> np.ndarray:
+        """`v` as an array over the span (materialising a uniform scalar)."""
+        if type(v) is ndarray and v.shape[0] == self.hi - self.lo:
+            return v
+        return np.full(self.hi - self.lo, v, dt)

@@ -1,0 +1,124 @@
+"""Launch-shape checks, as the CUDA driver makes them, and the layout of a kernel's
+module-scope and local variables in their state spaces.
+
+Sources: CUDA C++ Programming Guide, "Technical Specifications per Compute
+Capability"; CUDA Driver API `cuLaunchKernel` error codes (CUDA_ERROR_INVALID_VALUE
+for bad dimensions, CUDA_ERROR_INVALID_VALUE/OUT_OF_RESOURCES for shared memory).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpusim.errors import LaunchError
+from gpusim.specs.gpu import GPUSpec
+from isa.program import Kernel, Program, VarDecl
+from isa.types import dtype as ptx_dtype
+
+
+def dims3(value, what: str, kernel: str) -> tuple[int, int, int]:
+    """An int or a 1-3 tuple of ints as (x, y, z)."""
+    if isinstance(value, (int, np.integer)):
+        t = (int(value),)
+    else:
+        try:
+            t = tuple(int(v) for v in value)
+        except TypeError:
+            raise LaunchError(f"kernel {kernel}: {what} must be an int or a tuple of 1-3 ints, got {value!r}") from None
+    if not 1 <= len(t) <= 3:
+        raise LaunchError(f"kernel {kernel}: {what} must have 1 to 3 dimensions, got {value!r}")
+    return (t + (1, 1))[:3]
+
+
+def check_dims(spec: GPUSpec, kernel: str, grid, block) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    lim = spec.limits
+    g = dims3(grid, "grid", kernel)
+    b = dims3(block, "block", kernel)
+    for name, dims in (("grid", g), ("block", b)):
+        for axis, v in zip("xyz", dims):
+            if v <= 0:
+                raise LaunchError(f"kernel {kernel}: {name} dimension {axis} is {v}; every dimension must be >= 1 "
+                                  "(CUDA: invalid configuration argument)")
+    for axis, v, mx in zip("xyz", b, lim.max_block_dims):
+        if v > mx:
+            raise LaunchError(f"kernel {kernel}: block dimension {axis} is {v}, above the {spec.name} limit {mx} "
+                              f"(max block dims {lim.max_block_dims}; CUDA: invalid configuration argument)")
+    for axis, v, mx in zip("xyz", g, lim.max_grid_dims):
+        if v > mx:
+            raise LaunchError(f"kernel {kernel}: grid dimension {axis} is {v}, above the {spec.name} limit {mx} "
+                              "(CUDA: invalid configuration argument)")
+    threads = b[0] * b[1] * b[2]
+    if threads > lim.max_threads_per_block:
+        raise LaunchError(f"kernel {kernel}: block {b} has {threads} threads, above the {spec.name} limit of "
+                          f"{lim.max_threads_per_block} threads per block (CUDA: invalid configuration argument)")
+    return g, b
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where every variable lives: symbol -> (space, address in that space)."""
+    symbols: dict[str, tuple[str, int]]
+    static_shared_bytes: int
+    dynamic_shared_offset: int
+    local_bytes: int
+
+
+def _align(x: int, a: int) -> int:
+    return -(-x // max(a, 1)) * max(a, 1)
+
+
+def init_bytes(v: VarDecl) -> bytes | None:
+    if v.init is None:
+        return None
+    dt = ptx_dtype(v.type)
+    n = v.size_bytes // dt.itemsize
+    vals = list(v.init) + [0] * (n - len(v.init))
+    if dt.kind == "f":
+        arr = np.array(vals, dtype=np.float64).astype(dt)
+    else:
+        arr = np.array([int(x) & ((1 << (8 * dt.itemsize)) - 1) for x in vals], dtype=np.uint64).astype(
+            {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[dt.itemsize])
+    return arr.tobytes()
+
+
+def layout(program: Program, kernel: Kernel, memory) -> Layout:
+    """Place module-scope and kernel-scope variables; allocate global/const ones in `memory`."""
+    symbols: dict[str, tuple[str, int]] = {}
+    shared_top = 0
+    dynamic: list[VarDecl] = []
+    local_top = 0
+    for v in list(program.globals) + list(kernel.locals):
+        if v.space == "shared":
+            if v.linkage == "extern" or (v.dims and v.dims[-1] == 0):
+                dynamic.append(v)
+                continue
+            shared_top = _align(shared_top, v.align or v.elem_bytes)
+            symbols[v.name] = ("shared", shared_top)
+            shared_top += v.size_bytes
+        elif v.space == "local":
+            local_top = _align(local_top, v.align or v.elem_bytes)
+            symbols[v.name] = ("local", local_top)
+            local_top += v.size_bytes
+        elif v.space == "global":
+            symbols[v.name] = ("global", memory.alloc_global(v.name, v.size_bytes, init_bytes(v), v.align or 256))
+        elif v.space == "const":
+            addr = memory.alloc_const(v.name, v.size_bytes, init_bytes(v), v.align or 16)
+            symbols[v.name] = ("const", addr - memory.const_heap.base)
+    dyn_off = _align(shared_top, max([d.align or 16 for d in dynamic], default=16))
+    for d in dynamic:
+        symbols[d.name] = ("shared", dyn_off)
+    for p in kernel.params:
+        symbols.setdefault(p.name, ("param", 0))
+    return Layout(symbols, shared_top, dyn_off, local_top)
+
+
+def check_shared(spec: GPUSpec, kernel: str, static_bytes: int, dynamic_bytes: int) -> None:
+    lim = spec.limits
+    if dynamic_bytes < 0:
+        raise LaunchError(f"kernel {kernel}: dynamic shared memory must be >= 0 bytes, got {dynamic_bytes}")
+    total = static_bytes + dynamic_bytes
+    if total > lim.max_shared_bytes_per_block_optin:
+        raise LaunchError(f"kernel {kernel}: needs {total} bytes of shared memory per block ({static_bytes} static + "
+                          f"{dynamic_bytes} dynamic), above the {spec.name} limit of "
+                          f"{lim.max_shared_bytes_per_block_optin} bytes (CUDA: too many resources requested for launch)")

@@ -1,0 +1,113 @@
+"""What a launch returns: Nsight-named metrics, in total, per Python source line and
+per PTX instruction.
+
+`Result.metrics` is a dict `{metric name: value}`. `Result.lines` maps a source line
+number to a `LineStats` (the same metrics restricted to the instructions compiled from
+that line, plus SIMT efficiency); `Result.instructions` lists per-PTX-instruction
+rows. `lines_frame()` / `instructions_frame()` give pandas DataFrames.
+"""
+from __future__ import annotations
+
+import linecache
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gpusim.functional.counters import METRICS, metric_values
+
+
+@dataclass(frozen=True)
+class LineStats:
+    line: int
+    text: str
+    metrics: dict[str, int]
+    instructions: tuple[int, ...]           # PTX instruction indices from this line
+
+    @property
+    def warp_instructions(self) -> int:
+        return self.metrics["smsp__inst_executed.sum"]
+
+    @property
+    def simt_efficiency(self) -> float:
+        """Active threads per warp instruction over 32 (1.0 = no divergence)."""
+        n = self.metrics["smsp__inst_executed.sum"]
+        return self.metrics["smsp__thread_inst_executed.sum"] / (32 * n) if n else 0.0
+
+    @property
+    def shared_wavefronts(self) -> int:
+        m = self.metrics
+        return (m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"]
+                + m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"])
+
+    @property
+    def bank_conflicts(self) -> int:
+        m = self.metrics
+        return (m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"]
+                + m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"])
+
+    @property
+    def global_requests(self) -> int:
+        m = self.metrics
+        return sum(m[f"l1tex__t_requests_pipe_lsu_mem_global_op_{o}.sum"] for o in ("ld", "st", "atom", "red"))
+
+    @property
+    def global_sectors(self) -> int:
+        m = self.metrics
+        return sum(m[f"l1tex__t_sectors_pipe_lsu_mem_global_op_{o}.sum"] for o in ("ld", "st", "atom", "red"))
+
+    @property
+    def sectors_per_request(self) -> float:
+        r = self.global_requests
+        return self.global_sectors / r if r else 0.0
+
+
+@dataclass
+class Result:
+    kernel: str
+    gpu: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    shared_bytes: int
+    metrics: dict[str, float]
+    source_file: str
+    table: dict[str, np.ndarray]                 # per-instruction counter arrays
+    infos: list                                  # decode.InstrInfo per instruction
+    ptx: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def lines(self) -> dict[int, LineStats]:
+        if "_lines" not in self.extra:
+            by_line: dict[int, list[int]] = {}
+            for info in self.infos:
+                if info.line:
+                    by_line.setdefault(info.line, []).append(info.index)
+            out = {}
+            for line in sorted(by_line):
+                idx = np.array(by_line[line])
+                out[line] = LineStats(line, linecache.getline(self.source_file, line).rstrip(),
+                                      metric_values(self.table, idx), tuple(by_line[line]))
+            self.extra["_lines"] = out
+        return self.extra["_lines"]
+
+    @property
+    def instructions(self) -> list[dict]:
+        rows = []
+        for info in self.infos:
+            row = {"index": info.index, "ptx_line": info.ptx_line, "line": info.line, "mnemonic": info.mnemonic,
+                   "unit": info.unit}
+            row.update(metric_values(self.table, np.array([info.index])))
+            rows.append(row)
+        return rows
+
+    def lines_frame(self):
+        import pandas as pd
+        rows = []
+        for ls in self.lines.values():
+            rows.append({"line": ls.line, "source": ls.text.strip(), **ls.metrics,
+                         "simt_efficiency": ls.simt_efficiency, "sectors_per_request": ls.sectors_per_request})
+        return pd.DataFrame(rows, columns=["line", "source", *METRICS, "simt_efficiency", "sectors_per_request"])
+
+    def instructions_frame(self):
+        import pandas as pd
+        return pd.DataFrame(self.instructions)

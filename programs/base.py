@@ -1,0 +1,70 @@
+"""What a program of `programs/` is: one kernel, a launch at a named size, and the
+numpy reference its outputs must equal.
+
+Each program module defines `PROGRAM = ProgramSpec(...)`. `spec.case(size, seed)`
+builds fresh inputs and returns a `Case`: the kernel (a `numba.cuda.jit`
+dispatcher, so the same object runs on a real GPU through Numba and in gpusim), the
+launch shape and arguments, and the expected value of every output argument.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+
+@dataclass
+class Case:
+    """One ready-to-run launch of a program and what its outputs must be."""
+    name: str
+    kernel: Any                                  # numba.cuda dispatcher
+    grid: tuple[int, ...]
+    block: tuple[int, ...]
+    args: tuple[Any, ...]                        # numpy arrays (updated in place) and scalars
+    expected: dict[int, np.ndarray]              # arg index -> expected value after the launch
+    shared_bytes: int = 0                        # dynamic shared memory per block
+    rtol: float = 0.0                            # 0 = exact (integers, copies)
+    atol: float = 0.0
+    params: dict[str, Any] = field(default_factory=dict)   # the size parameters used
+
+    def check(self, args: tuple[Any, ...] | None = None) -> None:
+        """Raise AssertionError naming the program, output and worst element if an
+        output differs from its reference."""
+        args = self.args if args is None else args
+        for idx, want in self.expected.items():
+            got = np.asarray(args[idx])
+            if got.shape != want.shape:
+                raise AssertionError(f"{self.name}: output arg {idx} has shape {got.shape}, expected {want.shape}")
+            if self.rtol == 0.0 and self.atol == 0.0:
+                bad = got != want
+                if np.issubdtype(want.dtype, np.floating):
+                    bad &= ~(np.isnan(got) & np.isnan(want))
+            else:
+                bad = ~np.isclose(got, want, rtol=self.rtol, atol=self.atol, equal_nan=True)
+            if bad.any():
+                first = tuple(int(i) for i in np.argwhere(bad)[0])
+                raise AssertionError(
+                    f"{self.name}: output arg {idx} differs from the numpy reference at "
+                    f"{int(bad.sum())} of {bad.size} elements; first at index {first}: "
+                    f"got {got[first]!r}, expected {want[first]!r}")
+
+
+@dataclass(frozen=True)
+class ProgramSpec:
+    """A program: `build(rng, **params) -> Case`, and named sizes of `params`.
+
+    `sizes` has at least 'default' (quick: runs in the simulator in about a second)
+    and one larger size for measuring on a real GPU.
+    """
+    name: str
+    description: str
+    build: Callable[..., Case]
+    sizes: dict[str, dict[str, Any]]
+    tags: tuple[str, ...] = ()
+
+    def case(self, size: str | dict[str, Any] = "default", seed: int = 0) -> Case:
+        params = dict(self.sizes[size]) if isinstance(size, str) else dict(self.sizes["default"], **size)
+        c = self.build(np.random.default_rng(seed), **params)
+        c.params = params
+        return c

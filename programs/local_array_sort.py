@@ -1,0 +1,54 @@
+"""local_array_sort: each thread bubble-sorts its own row of 8 int32 values.
+
+Thread i copies x[i, :] into `cuda.local.array(8, int32)`, bubble-sorts it (28
+compare-and-swaps) and writes the sorted row to out[i, :]. What it teaches:
+- per-thread arrays: the compiler keeps them in registers only if every index is
+  known at compile time (fully unrolled loops); otherwise they live in *local
+  memory* (thread-private DRAM cached in L1), visible as ld.local/st.local;
+- data-dependent swaps: lanes take the swap branch at different times, a mild
+  form of divergence (or predication, if the compiler chooses selects);
+- strided global access: lane i reads 8 consecutive ints at byte offset 32*i, so
+  one warp load instruction spans 1 KiB (32 sectors) and uses each only 1/8 --
+  the classic array-of-structures pattern.
+Exact int32.
+
+Launch: 1-D, 128 threads per block, ceil(n / 128) blocks; x and out are (n, 8).
+"""
+import numpy as np
+from numba import cuda, int32
+
+from programs.base import Case, ProgramSpec
+
+BLOCK = 128
+K = 8
+
+
+@cuda.jit
+def local_array_sort(x, out):
+    i = cuda.grid(1)
+    if i >= x.shape[0]:
+        return
+    v = cuda.local.array(K, int32)
+    for k in range(K):
+        v[k] = x[i, k]                         # stride of 32 bytes between lanes
+    for a in range(K - 1):
+        for b in range(K - 1 - a):
+            if v[b] > v[b + 1]:                # data-dependent swap
+                t = v[b]
+                v[b] = v[b + 1]
+                v[b + 1] = t
+    for k in range(K):
+        out[i, k] = v[k]
+
+
+def build(rng, n):
+    x = rng.integers(-1_000_000, 1_000_001, (n, K)).astype(np.int32)
+    out = np.full((n, K), np.iinfo(np.int32).min, np.int32)   # sentinel outside the value range
+    return Case("local_array_sort", local_array_sort, ((n + BLOCK - 1) // BLOCK,), (BLOCK,),
+                (x, out), {1: np.sort(x, axis=1)})
+
+
+PROGRAM = ProgramSpec(
+    "local_array_sort", "per-thread bubble sort of 8 ints in a cuda.local.array",
+    build, sizes={"default": {"n": 4096}, "medium": {"n": 16_384}, "large": {"n": 1 << 22}},
+    tags=("local-memory", "divergence", "coalescing"))

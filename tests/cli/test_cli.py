@@ -1,0 +1,189 @@
+"""The `gpusim` command line: argument parsing, program resolution, list/presets,
+error exits, and `run` output, with gpusim.launch stubbed (conftest.fake_launch)."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import programs
+from gpusim import cli
+from gpusim.errors import LaunchError
+from gpusim.specs import PRESETS
+
+
+@pytest.mark.parametrize("text, value", [("4096", 4096), ("1_000", 1000), ("0x10", 16), ("2.5", 2.5),
+                                         ("1e6", 1e6), ("true", True), ("abc", "abc")])
+def test_parse_value(text, value):
+    got = cli.parse_value(text)
+    assert got == value and type(got) is type(value)
+
+
+def test_parse_sets():
+    assert cli.parse_sets(["n=4096", "stride = 33", "alpha=0.5"]) == {"n": 4096, "stride": 33, "alpha": 0.5}
+
+
+@pytest.mark.parametrize("bad", ["n", "=3", "n="])
+def test_parse_sets_rejects_malformed(bad):
+    with pytest.raises(cli.UsageError, match="key=value"):
+        cli.parse_sets([bad])
+
+
+def test_params_for_applies_sets_over_the_named_size():
+    spec = programs.get("bank_conflict_demo")
+    assert cli.params_for(spec, "medium", {"stride": 33}) == {"blocks": 256, "stride": 33, "reps": 4}
+    assert cli.params_for(spec, "default", {"blocks": 2e3}) ["blocks"] == 2000      # 1e3-style ints accepted
+
+
+def test_params_for_rejects_unknown_key_and_size():
+    spec = programs.get("vector_add")
+    with pytest.raises(cli.UsageError, match="no parameter 'm'; its parameters: n=16384"):
+        cli.params_for(spec, "default", {"m": 3})
+    with pytest.raises(cli.UsageError, match="no size 'huge'; its sizes: default"):
+        cli.params_for(spec, "huge", {})
+    with pytest.raises(cli.UsageError, match="n is an integer"):
+        cli.params_for(spec, "default", {"n": 2.5})
+
+
+def test_family_prefix_resolves_in_teaching_order():
+    family, specs = cli.resolve("transpose")
+    assert family == "transpose"
+    assert [s.name for s in specs] == ["transpose_naive", "transpose_shared", "transpose_padded"]
+    family, specs = cli.resolve("reduce")
+    assert [s.name for s in specs] == ["reduce_interleaved_divergent", "reduce_interleaved_strided",
+                                       "reduce_sequential", "reduce_first_add", "reduce_warp_shuffle"]
+    assert cli.resolve("vector_add") == (None, [programs.get("vector_add")])
+
+
+def test_list_includes_every_program(capsys):
+    assert cli.main(["list"]) == 0
+    out = capsys.readouterr().out
+    listed = {line.split()[0] for line in out.splitlines()[1:] if line.strip() and not line.startswith("families")}
+    assert listed == set(programs.PROGRAMS)
+    assert "matrix transpose straight through global memory" in out
+    row = next(line for line in out.splitlines() if line.startswith("transpose_naive "))
+    assert row.split()[1:3] == ["8x6", "32x8"]                 # default launch shape: grid, block
+
+
+def test_presets_lists_every_preset(capsys):
+    assert cli.main(["presets"]) == 0
+    out = capsys.readouterr().out
+    for name, spec in PRESETS.items():
+        assert name in out and spec.marketing_name in out
+    assert "9.0" in out
+
+
+def test_unknown_program_exits_2_listing_close_matches(capsys):
+    assert cli.main(["run", "vectr_add"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: no program named 'vectr_add'")
+    assert "did you mean: vector_add" in err
+
+
+def test_unknown_gpu_exits_2(capsys, fake_launch):
+    assert cli.main(["run", "vector_add", "--gpu", "b200"]) == 2
+    assert "unknown GPU preset 'b200'" in capsys.readouterr().err
+    assert fake_launch == []
+
+
+def test_bad_arguments_exit_2(capsys):
+    assert cli.main([]) == 2
+    assert cli.main(["run", "vector_add", "--seed", "x"]) == 2
+
+
+def test_set_reaches_the_launch(capsys, fake_launch):
+    assert cli.main(["run", "vector_add", "--set", "n=100", "--no-check", "--gpu", "a100"]) == 0
+    kernel, grid, block, args, kw = fake_launch[0]
+    assert len(args[0]) == 100 and grid == (1,)
+    assert kw["gpu"] == "a100"
+    out = capsys.readouterr().out
+    assert out.startswith("== vector_add [n=100]")
+    assert "verdict:" in out
+
+
+def test_json_output_parses(capsys, fake_launch):
+    assert cli.main(["run", "vector_add", "--json", "--no-check"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    (prog,) = doc["programs"]
+    assert prog["program"] == "vector_add" and prog["check"] == "skipped"
+    assert prog["params"] == {"n": 16384}
+    assert prog["metrics"]["smsp__inst_executed.sum"] == 640
+    by_line = {row["line"]: row for row in prog["lines"]}
+    assert by_line[9]["simt_efficiency"] == 0.5
+    assert by_line[12]["bank_conflicts"] == 31 * 64
+    assert prog["verdict"][0]["kind"] == "bank"
+
+
+def test_family_runs_each_member_then_compares(capsys, fake_launch):
+    assert cli.main(["run", "transpose", "--no-check"]) == 0
+    out = capsys.readouterr().out
+    views = [line for line in out.splitlines() if line.startswith("== transpose_")]
+    assert [v.split()[1] for v in views] == ["transpose_naive", "transpose_shared", "transpose_padded"]
+    table = out.split("== comparison: transpose on h100 ==")[1].splitlines()
+    assert [row.split()[0] for row in table[2:5]] == ["transpose_naive", "transpose_shared", "transpose_padded"]
+
+
+def test_output_mismatch_exits_1_with_the_message(capsys, fake_launch):
+    assert cli.main(["run", "vector_add"]) == 1          # the stub computes nothing: out stays NaN
+    err = capsys.readouterr().err
+    assert err.startswith("error: vector_add: output arg 2 differs from the numpy reference")
+
+
+def test_gpusim_error_is_one_line_without_traceback(capsys, monkeypatch):
+    import gpusim
+
+    def bad_launch(*a, **k):
+        raise LaunchError("kernel vector_add: block (2048, 1, 1) has 2048 threads, above the limit")
+
+    monkeypatch.setattr(gpusim, "launch", bad_launch)
+    assert cli.main(["run", "vector_add"]) == 2
+    err = capsys.readouterr().err
+    assert err == "error: kernel vector_add: block (2048, 1, 1) has 2048 threads, above the limit\n"
+    assert cli.main(["run", "vector_add", "--traceback"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" in err and err.endswith("above the limit\n")
+
+
+USER_PROGRAM = '''
+import numpy as np
+from numba import cuda
+from programs.base import Case, ProgramSpec
+
+
+@cuda.jit
+def double_it(x, y):
+    i = cuda.grid(1)
+    if i < y.size:
+        y[i] = 2 * x[i]
+
+
+def build(rng, n):
+    x = rng.integers(0, 10, n).astype(np.int32)
+    return Case("double_it", double_it, ((n + 127) // 128,), (128,), (x, np.zeros(n, np.int32)), {1: 2 * x})
+
+
+PROGRAM = ProgramSpec("double_it", "y = 2x", build, sizes={"default": {"n": 1000}})
+'''
+
+
+def test_user_file(tmp_path, capsys, fake_launch):
+    path = tmp_path / "double_it.py"
+    path.write_text(USER_PROGRAM)
+    assert cli.main(["run", str(path), "--no-check", "--set", "n=300"]) == 0
+    assert fake_launch[0][1] == (3,) and np.all(fake_launch[0][3][0] < 10)
+    assert capsys.readouterr().out.startswith("== double_it [n=300]")
+
+
+def test_user_file_without_program_exits_2(tmp_path, capsys):
+    path = tmp_path / "empty.py"
+    path.write_text("x = 1\n")
+    assert cli.main(["run", str(path)]) == 2
+    assert "must define PROGRAM" in capsys.readouterr().err
+
+
+def test_user_file_that_raises_exits_2(tmp_path, capsys):
+    path = tmp_path / "broken.py"
+    path.write_text("import numpy\nundefined_name\n")
+    assert cli.main(["run", str(path)]) == 2
+    assert "NameError" in capsys.readouterr().err
