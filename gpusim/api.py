@@ -41,11 +41,13 @@ def kernel_name(kernel) -> str:
 
 
 def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_bytes: int = 0,
-           *, batch_lanes: int = BATCH_LANES) -> Result:
+           *, batch_lanes: int = BATCH_LANES, max_steps: int | None = None) -> Result:
     """Run `kernel[grid, block, 0, shared_bytes](*args)` on the simulated GPU `gpu`.
 
     numpy arrays in `args` are updated in place, as after a device round trip.
     `timing=True` adds predicted time (issue 3; not available yet).
+    `max_steps` bounds the steps of one batch of blocks (default
+    `gpusim.functional.executor.DEFAULT_STEP_BUDGET`) before a kernel is reported as not finishing.
     """
     from gpusim.frontend.args import marshal
     from gpusim.frontend.compile import compile_kernel
@@ -70,10 +72,9 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
         for first in range(0, geo.nblocks, per_batch):
             n = min(per_batch, geo.nblocks - first)
             ex = BatchExecutor(dk, geo, first, n, mem, marshalled.params, total_shared, lay.local_bytes,
-                               counters, name, sm_count=getattr(spec, "sm_count", 1))
+                               counters, name, sm_count=getattr(spec, "sm_count", 1), step_budget=max_steps)
             ex.run()
-    for host, addr in marshalled.copyback:
-        mem.copy_back(addr, host)
+    marshalled.copy_back(mem)
     block_of = np.array(dk.cfg.block_of, dtype=np.int64)
     table = counters.instruction_table(block_of)
     metrics = metric_values(table)

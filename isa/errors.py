@@ -35,3 +35,17 @@ class UnsupportedInstruction(IsaError):
         if source:
             parts.append(f"from {source}")
         super().__init__(", ".join(parts))
+
+
+class UnsupportedCall(IsaError):
+    """A `call` that `isa.inline` cannot turn into straight-line code: recursion, a call
+    through a register, or a callee with no definition. The message names the callee
+    and the PTX line of the call; the fields keep them for tools."""
+
+    def __init__(self, message: str, *, callee: str = "", ptx_line: int = 0,
+                 kernel: str | None = None, source: str | None = None):
+        self.callee = callee
+        self.ptx_line = ptx_line
+        self.kernel = kernel
+        self.source = source
+        super().__init__(message)

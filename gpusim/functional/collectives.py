@@ -167,12 +167,12 @@ class Collectives:
         p = op.pred(st, x)
         self.red_pred[st.lo:st.hi] = np.broadcast_to(np.asarray(p, bool), (st.hi - st.lo,))
 
-    def release(self, waiting: np.ndarray, wait_at: np.ndarray) -> None:
+    def release(self, blocked: np.ndarray, wait_at: np.ndarray, arrived: np.ndarray) -> None:
         """Release every block whose live warps all wait (called when no warp can run)."""
         x = self.x
         stacks = x.stacks
-        w = np.flatnonzero(waiting)
-        top = stacks.top_mask(w)
+        w = np.flatnonzero(blocked)
+        top = arrived[w] | stacks.lanes_at(w, x.exit_only)
         live = stacks.live_mask(w, x.launched)
         short = np.flatnonzero(top != live)
         if len(short):
@@ -196,7 +196,7 @@ class Collectives:
             op = x.barrier_op(int(b))
             if op is not None and op.red is not None:
                 self._reduce(op, w[at == b])
-        waiting[w] = False
+        arrived[w] = 0
 
     def _reduce(self, op, warps: np.ndarray) -> None:
         x = self.x

@@ -12,7 +12,9 @@ Names (Nsight Compute "Kernel Profiling Guide", metrics reference):
 - l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum: shared wavefronts.
 - l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{ld,st}.sum: wavefronts - requests.
 - l1tex__t_requests_pipe_lsu_mem_global_op_{ld,st,atom,red}.sum, and _sectors_ likewise.
-- l1tex__t_{requests,sectors}_pipe_lsu_mem_local_op_{ld,st}.sum.
+- l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum: shared atomics' wavefronts.
+- l1tex__t_{requests,sectors}_pipe_lsu_mem_local_op_{ld,st}.sum (local memory is
+  interleaved by 4-byte word across a warp's lanes, as the hardware lays it out).
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ FIELDS = (
     "global_atom_requests", "global_atom_sectors", "global_red_requests", "global_red_sectors",
     "local_ld_requests", "local_ld_sectors", "local_st_requests", "local_st_sectors",
     "const_ld_requests", "const_ld_sectors",
-    "shared_atom_requests",
+    "shared_atom_requests", "shared_atom_wavefronts",
 )
 
 METRICS = {
@@ -33,6 +35,7 @@ METRICS = {
     "smsp__thread_inst_executed.sum": ("thread_inst",),
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": ("shared_ld_wavefronts",),
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": ("shared_st_wavefronts",),
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum": ("shared_atom_wavefronts",),
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": ("shared_ld_wavefronts", "-shared_ld_requests"),
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": ("shared_st_wavefronts", "-shared_st_requests"),
     "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": ("global_ld_requests",),
@@ -64,16 +67,14 @@ class Counters:
         self.block_warps[b] += warps
         self.block_threads[b] += threads
 
-    def add_shared(self, i: int, store: bool, requests: int, wavefronts: int) -> None:
-        k = "shared_st" if store else "shared_ld"
+    def add_shared(self, i: int, op: str, requests: int, wavefronts: int) -> None:
+        """`op` is 'ld', 'st' or 'atom' ('red' counts as 'atom')."""
+        k = "shared_" + ("atom" if op == "red" else op)
         self.per_instr[k + "_requests"][i] += requests
         self.per_instr[k + "_wavefronts"][i] += wavefronts
 
     def add_memory(self, i: int, space: str, op: str, requests: int, sectors: int) -> None:
         """`op` is 'ld', 'st', 'atom' or 'red'."""
-        if space == "shared":
-            self.per_instr["shared_atom_requests"][i] += requests
-            return
         key = f"{space}_{op}"
         if key + "_requests" in self.per_instr:
             self.per_instr[key + "_requests"][i] += requests

@@ -30,7 +30,7 @@ from gpusim.functional.lsu import LoadStoreUnit
 from gpusim.functional.state import BatchState, convert
 from gpusim.functional.warps import EXIT, FULL_MASK, WarpStacks
 
-DEFAULT_STEP_BUDGET = 200_000_000          # warp-block executions per batch before "does not finish"
+DEFAULT_STEP_BUDGET = 2_000_000            # steps (one block for a group of warps) per batch before "did not finish"
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ class BatchExecutor:
     def __init__(self, dk: DecodedKernel, geometry: Geometry, first_block: int, nctas: int, memory,
                  params: dict[str, bytes], shared_bytes: int, local_bytes: int, counters: Counters,
                  kernel_name: str, sm_count: int = 1, trace: bool = False,
-                 step_budget: int = DEFAULT_STEP_BUDGET):
+                 step_budget: int | None = None):
         self.dk = dk
         self.geo = geometry
         self.first_block = first_block
@@ -102,18 +102,21 @@ class BatchExecutor:
         per_block[-1] = np.uint32((1 << last) - 1) if last < 32 else FULL_MASK
         self.launched = np.tile(per_block, nctas)
         self.stacks = WarpStacks(self.launched.copy(), entry_pc=0)
-        self.waiting = np.zeros(self.nwarps, bool)
-        self.wait_at = np.full(self.nwarps, -1, np.int64)
+        self.wait_at = np.full(self.nwarps, -1, np.int64)     # barrier instruction each warp's lanes wait at
+        self.arrived = np.zeros(self.nwarps, np.uint32)      # lanes of each warp that wait at that barrier
         self.lsu = LoadStoreUnit(self, memory, params, shared_bytes, local_bytes)
         self.collectives = Collectives(self)
         self.trace = trace
         self.record: StepRecord | None = None
-        self.step_budget = step_budget
+        self.step_budget = DEFAULT_STEP_BUDGET if step_budget is None else step_budget
         self.steps = 0
         self.span_masks = np.zeros(0, np.uint32)
         self.span_w0 = 0
         self._lane_arrays: dict[str, np.ndarray] = {}
         self._barriers = {b.barrier.index: b.barrier for b in dk.blocks if b.barrier is not None}
+        # Blocks that can only exit (nothing but ret/exit), plus EXIT itself in the last slot (index -1):
+        # lanes parked there need not arrive at a barrier, as exited threads need not on hardware.
+        self.exit_only = np.array([b.terminator == "exit" and not b.ops for b in dk.blocks] + [True])
 
     # ------------------------------------------------------------------ geometry
     def cta_slot(self, lanes: np.ndarray) -> np.ndarray:
@@ -198,8 +201,12 @@ class BatchExecutor:
         return self._barriers.get(index)
 
     # ------------------------------------------------------------------ stepping
+    def blocked(self) -> np.ndarray:
+        """Warps whose next entry to run holds lanes that wait at a barrier."""
+        return (self.stacks.top_mask_all() & self.arrived) != 0
+
     def runnable(self) -> np.ndarray:
-        return (self.stacks.depth > 0) & ~self.waiting
+        return (self.stacks.depth > 0) & ~self.blocked()
 
     def next_group(self) -> tuple[int, np.ndarray] | None:
         """The scheduler's choice: the lowest block any runnable warp waits at."""
@@ -210,9 +217,10 @@ class BatchExecutor:
                 top = np.where(run, top, np.iinfo(np.int32).max)
                 b = int(top.min())
                 return b, np.flatnonzero(top == b)
-            if not self.waiting.any():
+            blocked = self.blocked()
+            if not blocked.any():
                 return None
-            self.collectives.release(self.waiting, self.wait_at)
+            self.collectives.release(blocked, self.wait_at, self.arrived)
 
     def run(self) -> None:
         while True:
@@ -263,7 +271,7 @@ class BatchExecutor:
             op.run(self)
         self.counters.add_block(b, len(g), int(np.bitwise_count(masks).sum()))
         self.steps += 1
-        if self.steps * 1 > self.step_budget:
+        if self.steps > self.step_budget:
             self.fail_budget(b)
         self._terminate(blk, g, masks)
 
@@ -290,11 +298,26 @@ class BatchExecutor:
         elif t in ("branch", "fallthrough", "barrier"):
             stacks.goto(g, blk.succs[0] if blk.succs else EXIT)
             if blk.barrier is not None:
-                self.waiting[g] = True
-                self.wait_at[g] = blk.barrier.index
+                self._arrive(blk.barrier.index, g, masks)
+                return
         else:
             raise AssertionError(f"unknown terminator {t}")
         stacks.settle(g)
+
+    def _arrive(self, index: int, g: np.ndarray, masks: np.ndarray) -> None:
+        """Lanes `masks` of warps `g` reach barrier `index` and wait there."""
+        other = (self.arrived[g] != 0) & (self.wait_at[g] != index)
+        if other.any():
+            w = int(g[np.flatnonzero(other)[0]])
+            self.fail_barrier(w, index, None, "threads of one warp wait at two different barriers (PTX instructions "
+                              f"{int(self.wait_at[w])} and {index}); __syncthreads must be reached by all threads "
+                              "of the block at the same call")
+        self.arrived[g] |= masks
+        self.wait_at[g] = index
+        self.stacks.settle(g)
+        short = np.flatnonzero(self.stacks.live_mask(g, self.launched) & ~self.arrived[g])
+        if len(short):
+            self.stacks.yield_to_sibling(g[short], self.arrived)
 
     # ------------------------------------------------------------------ errors
     def _where(self, lane: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:

@@ -178,13 +178,30 @@ class LoadStoreUnit:
             kind = "atom" if op.opname == "atom" else "red"
         else:
             kind = "st" if op.info.is_store else "ld"
-        if space == "shared" and not op.info.is_atomic:
+        if space == "shared":
             wf = int(shared_wavefronts(wl, off - (x.cta_slot(lanes).astype(U64) * U64(self.shared_stride)),
                                        op.info.access_bytes, nw).sum())
-            c.add_shared(i, kind == "st", nreq, wf)
-        else:
-            sectors = int(distinct_per_group(wl, off >> SECTOR_SHIFT, nw).sum())
-            c.add_memory(i, space, kind, nreq, sectors)
+            c.add_shared(i, kind, nreq, wf)
+            return
+        if space == "local":
+            off = self._local_hw_offsets(lanes, off, op.info.access_bytes)
+            wl = np.repeat(wl, len(off) // len(wl))
+        sectors = int(distinct_per_group(wl, off >> SECTOR_SHIFT, nw).sum())
+        c.add_memory(i, space, kind, nreq, sectors)
+
+    def _local_hw_offsets(self, lanes, off, nbytes):
+        """Local memory as hardware lays it out: each 4-byte word of a thread's frame is
+        interleaved across the 32 lanes of its warp, so a warp reading the same local
+        offset touches 128 consecutive bytes (4 sectors). Returns one address per word."""
+        x = self.x
+        lane_in_batch = (lanes - x.lane0).astype(U64)
+        frame = off - lane_in_batch * U64(self.local_stride)
+        word = frame >> U64(2)
+        nwords = max(1, nbytes // 4)
+        if nwords > 1:
+            word = (word[:, None] + np.arange(nwords, dtype=U64)).ravel()
+            lane_in_batch = np.repeat(lane_in_batch, nwords)
+        return (word * U64(32) + (lane_in_batch & U64(31))) * U64(4)
 
     # ------------------------------------------------------------------ access
     def load(self, op, addrs, g):

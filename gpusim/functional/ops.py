@@ -226,9 +226,9 @@ class OpFactory:
             op.dst = dec.flat_dests(ins.operands[:1], ins)[0] if has_dst else None
             addr = ins.operands[1 if has_dst else 0]
             rest = ins.operands[2 if has_dst else 1:]
-            op.srcs = dec.flat_sources(rest, bound.src_types, ins)
+            op.srcs = dec.flat_sources(rest, bound.src_types[1:], ins)      # src_types[0] is the address
             op.combine = bound.fn
-            op.dt = ptx_dtype(bound.dst_types[0]) if bound.dst_types else ptx_dtype(bound.src_types[0])
+            op.dt = ptx_dtype(bound.src_types[1])
             op.space = info_space
             op.set_address(dec, ins, addr)
             return op

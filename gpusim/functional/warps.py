@@ -61,6 +61,12 @@ class WarpStacks:
     def top_mask(self, warps: np.ndarray) -> np.ndarray:
         return self.mask[warps, self.depth[warps] - 1]
 
+    def top_mask_all(self) -> np.ndarray:
+        """Top-entry mask of every warp (0 for finished warps)."""
+        d = self.depth
+        m = self.mask[np.arange(len(d)), np.maximum(d - 1, 0)]
+        return np.where(d > 0, m, np.uint32(0))
+
     def live_mask(self, warps: np.ndarray, launched: np.ndarray) -> np.ndarray:
         """Lanes of `warps` that were launched and have not exited."""
         return launched[warps] & ~self.exited[warps]
@@ -116,6 +122,33 @@ class WarpStacks:
                 return
             w = w[pop]
             self.depth[w] -= 1
+
+    def lanes_at(self, warps: np.ndarray, pc_in_set: np.ndarray) -> np.ndarray:
+        """Per warp, the lanes of stack entries whose pc is in the set (`pc_in_set`
+        is a bool table indexed by block, with one extra slot at the end for EXIT)."""
+        d = self.depth[warps]
+        pcs = self.pc[warps]
+        live = np.arange(pcs.shape[1])[None, :] < d[:, None]
+        hit = pc_in_set[pcs] & live
+        return np.bitwise_or.reduce(np.where(hit, self.mask[warps], np.uint32(0)), axis=1)
+
+    def yield_to_sibling(self, warps: np.ndarray, arrived: np.ndarray) -> None:
+        """For warps whose top entry waits at a barrier (lanes in `arrived`) while the
+        entry below is a sibling path (same reconvergence pc) of other lanes, swap the
+        two so the sibling runs first: it may exit or reach the barrier too. This is
+        what lets `if (t >= n) return; __syncthreads();` complete, as on hardware."""
+        d = self.depth[warps]
+        ok = d >= 2
+        w, d = warps[ok], d[ok]
+        if not len(w):
+            return
+        top, below = d - 1, d - 2
+        mb = self.mask[w, below]
+        can = (mb != 0) & ((mb & arrived[w]) == 0) & (self.rpc[w, top] == self.rpc[w, below])
+        w, top, below = w[can], top[can], below[can]
+        for arr in (self.pc, self.rpc, self.mask):
+            a, b = arr[w, top].copy(), arr[w, below].copy()
+            arr[w, top], arr[w, below] = b, a
 
     def _grow(self, need: int) -> None:
         extra = max(need, 2 * self.pc.shape[1]) - self.pc.shape[1]

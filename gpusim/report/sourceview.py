@@ -171,9 +171,9 @@ def row_cells(result, ls, n: int, total_inst: int, has_local: bool, color: bool)
     def mark(s: str, bad: bool) -> str:
         return fmt.paint(s + BAD, fmt.RED, color) if bad else s + " "
 
+    inst = fmt.num(ls.warp_instructions)
     hot = total_inst and ls.warp_instructions >= HOT_SHARE * total_inst
-    cells = [str(n),
-             fmt.paint(fmt.num(ls.warp_instructions) + HOT, fmt.YELLOW, color) if hot else fmt.num(ls.warp_instructions) + " ",
+    cells = [str(n), fmt.paint(inst + HOT, fmt.YELLOW, color) if hot else inst + " ",
              mark(fmt.pct(ls.simt_efficiency), f.divergent)]
     if ls.shared_wavefronts:
         cells += [fmt.num(ls.shared_wavefronts) + " ", mark(fmt.num(ls.bank_conflicts), f.conflicted)]
@@ -200,7 +200,7 @@ def verdict_lines(result, color: bool, width: int = WRAP) -> list[str]:
     out = [head]
     first_of: dict[str, int] = {}
     for i in issues:
-        sentence = i.sentence if i.kind not in first_of else f"{i.what}; same fix as line {first_of[i.kind]}."
+        sentence = i.sentence if i.kind not in first_of else i.repeat_of(first_of[i.kind])
         first_of.setdefault(i.kind, i.line)
         out.extend(textwrap.wrap(sentence, width=max(40, width), initial_indent="  ", subsequent_indent="    ",
                                  break_on_hyphens=False))

@@ -2,17 +2,19 @@
 
 `bind` returns `Bound(dst_types, src_types, fn=combine, unit='ldst')`:
 - `dst_types` is `(type,)` for `atom` (d receives the old value) and `()` for `red`;
-- `src_types` lists the DATA operands only, in order: `(type,)` for b, `(type, type)` for
-  `cas` b (compare) and c (new). The address operand `[a]` is not a value here: the executor
-  resolves it, gathers the old values, and calls
+- `src_types` is `('u64', type)`, or `('u64', type, type)` for `cas`: the address `[a]`
+  first (as `isa.semantics.memory` reports it for ld/st), then the data operands b[, c].
+  The executor resolves the address, gathers the old values, and calls
       `new = combine(old, b)`      or, for cas,      `new = combine(old, cmp, new_value)`
-  elementwise (old, b, c as arrays of the type's dtype, or numpy scalars). Lanes that hit the
-  same address must be applied one after another (in some order the executor documents),
-  feeding each lane the value the previous one stored; combine itself is order-free.
+  i.e. `combine(old, *data)` with the data sources after the address, elementwise (arrays of
+  the type's dtype, or numpy scalars). Lanes that hit the same address must be applied one
+  after another (in an order the executor documents), each seeing the value the previous one
+  stored; combine itself is pure.
 
 Operations (PTX "atom" semantics): and/or/xor (.b32/.b64), exch (.b32/.b64), cas
 (.b16/.b32/.b64), add (.u32/.s32/.u64 wrapping, .f32, .f64, .noftz .f16/.bf16/.f16x2/.bf16x2,
-rounded to nearest even), inc/dec (.u32: inc = old >= b ? 0 : old + 1;
+rounded to nearest even; a NaN result is the canonical NaN 0x7fffffff / 0x7fff, f64 keeps
+the input's payload, all as read on H200), inc/dec (.u32: inc = old >= b ? 0 : old + 1;
 dec = old == 0 or old > b ? b : old - 1), min/max (.u32/.s32/.u64/.s64).
 
 `atom.add.f32` on .global flushes subnormal inputs and results to sign-preserving zero; on
@@ -59,14 +61,26 @@ def bf16_round(f32):
     return np.where(nan, (u >> np.uint32(16)) | np.uint32(0x0040), r).astype(np.uint16)
 
 
+_F32_NAN = np.uint32(0x7FFF_FFFF).view(np.float32)
+_F16_NAN = np.uint16(0x7FFF).view(np.float16)
+_BF16_NAN = np.uint16(0x7FFF)
+
+
+def _f32_add(a, b):
+    r = a + b
+    return np.where(r != r, _F32_NAN, r)
+
+
 def _bf16_add(a, b):
     fa = (a.astype(np.uint32) << np.uint32(16)).view(np.float32)
     fb = (b.astype(np.uint32) << np.uint32(16)).view(np.float32)
-    return bf16_round(fa + fb)
+    r = fa + fb
+    return np.where(r != r, _BF16_NAN, bf16_round(r))
 
 
 def _f16_add(a, b):
-    return a + b          # numpy rounds the float32 sum to f16; exact since 24 >= 2*11 + 2
+    r = a + b             # numpy rounds the float32 sum to f16; exact since 24 >= 2*11 + 2
+    return np.where(r != r, _F16_NAN, r)
 
 
 def _x2(add16, half_view):
@@ -82,8 +96,8 @@ def _x2(add16, half_view):
 def _add(t: str, space: str | None):
     if t == "f32":
         if space == "shared":
-            return np.add
-        return lambda old, b: _ftz32(_ftz32(old) + _ftz32(b))
+            return _f32_add
+        return lambda old, b: _ftz32(_f32_add(_ftz32(old), _ftz32(b)))
     if t == "f16":
         return _f16_add
     if t == "bf16":
@@ -136,7 +150,7 @@ def _bind(instr: Instruction, is_red: bool) -> Bound:
     if len(instr.operands) != n_ops:
         raise unsupported(instr, f"expects {n_ops} operands, got {len(instr.operands)}")
     dst = () if is_red else (t,)
-    return Bound(dst, (t,) * n_data, _combine(op, t, space), "ldst")
+    return Bound(dst, ("u64",) + (t,) * n_data, _combine(op, t, space), "ldst")
 
 
 def bind_atom(instr: Instruction) -> Bound:

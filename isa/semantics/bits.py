@@ -4,7 +4,8 @@ brev, bfe, bfi, prmt, fns, dp4a, dp2a.
 Every form ptxas 13 accepts for these opcodes on sm_90, bit-exact. Shift amounts are u32 and
 saturate as PTX says (shl and shr.u give 0 at or past the width, shr.s fills with the sign);
 numpy's shift ufuncs define exactly that for same-kind operands, which this module relies on.
-`bfe`/`bfi` clamp position and length to 0..255 and follow the ISA pseudocode; `prmt`'s modes
+`bfe`/`bfi` follow the ISA pseudocode (position and length taken from the low 8 bits for
+32-bit types, from all 32 bits for 64-bit types, as H200 does); `prmt`'s modes
 use the ISA's byte-selection tables; `bfind` returns 0xffffffff when no non-sign bit exists.
 
 Not modelled: `lop3` with a predicate output (`lop3.or.b32 d|p, ...`), `bmsk`, `szext`.
@@ -64,11 +65,9 @@ def bind_cnot(instr):
 def _lut_fn(lut: int):
     """d = LUT applied bitwise, with a = 0xF0, b = 0xCC, c = 0xAA as the minterm convention."""
     lut &= 0xFF
-    known = {0x00: lambda a, b, c: a & 0, 0xFF: lambda a, b, c: ~(a & 0),
-             0x96: lambda a, b, c: a ^ b ^ c, 0x80: lambda a, b, c: a & b & c,
-             0xFE: lambda a, b, c: a | b | c, 0xE8: lambda a, b, c: (a & b) | (c & (a | b)),
-             0xCA: lambda a, b, c: (a & b) | (~a & c), 0xF0: lambda a, b, c: a | 0,
-             0xCC: lambda a, b, c: b | 0, 0xAA: lambda a, b, c: c | 0}
+    known = {0x00: lambda a, b, c: a & 0, 0xFF: lambda a, b, c: ~(a & 0), 0x96: lambda a, b, c: a ^ b ^ c,
+             0x80: lambda a, b, c: a & b & c, 0xFE: lambda a, b, c: a | b | c,
+             0xE8: lambda a, b, c: (a & b) | (c & (a | b)), 0xCA: lambda a, b, c: (a & b) | (~a & c)}
     if lut in known:
         return known[lut]
     terms = [i for i in range(8) if lut >> i & 1]
@@ -138,9 +137,10 @@ def _bitlen32(x):
 def _bitlen(x, t: str):
     if dtype(t).itemsize == 4:
         return _bitlen32(x)
-    hi = (x >> np.uint64(32)).astype(np.uint32)
-    lo = (x & np.uint64(0xFFFF_FFFF)).astype(np.uint32)
-    return np.where(hi != 0, _bitlen32(hi) + np.uint32(32), _bitlen32(lo))
+    e = np.frexp(x.astype(np.float64))[1]
+    # rounding to float64 can carry into the next power of two; then x < 2**(e-1)
+    s = np.maximum(e - 1, 0).astype(np.uint64)
+    return (e - ((x >> s) == 0) + (x == 0)).astype(np.uint32)
 
 
 def bind_popc(instr):
@@ -191,14 +191,17 @@ def bind_brev(instr):
 
 # ----------------------------------------------------------------------------- bit fields
 def _field(t: str):
-    """(pos, k, mask_k): clamped position, number of field bits inside the word, k-bit mask."""
+    """f(b, c) -> (pos, len, k, mask_k): position, length, number of field bits inside the word,
+    and a k-bit mask. 32-bit forms use b & 0xff and c & 0xff as PTX says; 64-bit forms (which
+    ptxas emulates) use all 32 bits of b and c (H200 reading: bfe.u64 a, 0x10f, 4 gives 0)."""
     dt = dtype(t)
     w = dt.itemsize * 8
     one = dt.type(1)
+    lim = np.uint32(0xFF) if w == 32 else np.uint32(0xFFFF_FFFF)
 
     def f(b, c):
-        pos = (b & np.uint32(0xFF)).astype(dt)
-        ln = (c & np.uint32(0xFF)).astype(dt)
+        pos = (b & lim).astype(dt)
+        ln = (c & lim).astype(dt)
         k = np.minimum(ln, np.where(pos < w, dt.type(w) - pos, dt.type(0)))
         return pos, ln, k, (one << k) - one          # numpy: 1 << w == 0, so mask(w) is all ones
     return f
@@ -247,6 +250,21 @@ _PRMT_MODES = {
 }
 
 
+_NIBBLES = np.array([0, 4, 8, 12], dtype=np.uint32)
+
+
+def _prmt_bytes(a, b, c):
+    """The 8 bytes of {b, a} as a (..., 8) uint8 array (byte k = bits 8k+7..8k), little-endian."""
+    v = np.empty(np.broadcast(a, b, c).shape + (2,), dtype=np.uint32)
+    v[..., 0] = a
+    v[..., 1] = b
+    return v.view(np.uint8)
+
+
+def _prmt_pack(out):
+    return np.ascontiguousarray(out).view(np.uint32)[..., 0]
+
+
 def bind_prmt(instr):
     arity(instr, 4)
     mods = check_mods(instr, set(_PRMT_MODES))
@@ -254,28 +272,32 @@ def bind_prmt(instr):
     if len(mods) > 1:
         raise unsupported(instr, "at most one mode")
     if mods:
-        shifts = np.array(_PRMT_MODES[mods[0]], dtype=np.uint64).T * np.uint64(8)   # [byte][c&3]
+        table = np.array(_PRMT_MODES[mods[0]], dtype=np.intp)          # [c & 3][byte]
 
         def fn(a, b, c):
-            v = (b.astype(np.uint64) << np.uint64(32)) | a.astype(np.uint64)
-            sel = c & np.uint32(3)
-            out = np.uint64(0)
-            for i in range(4):
-                out = out | (((v >> shifts[i][sel]) & np.uint64(0xFF)) << np.uint64(8 * i))
-            return out.astype(np.uint32)
+            by = _prmt_bytes(a, b, c)
+            sel = table[np.asarray(c & np.uint32(3), dtype=np.intp)]
+            return _prmt_pack(np.take_along_axis(by, np.broadcast_to(sel, by.shape[:-1] + (4,)), -1))
+        return _b("b32", 3, fn)
+    sel_op = instr.operands[3]
+    if isinstance(sel_op, Imm) and isinstance(sel_op.value, int):     # usual: a constant selector
+        ctl = [(sel_op.value >> (4 * i)) & 0xF for i in range(4)]
+        idx = [x & 7 for x in ctl]
+        signed = [i for i in range(4) if ctl[i] & 8]
+
+        def fn(a, b, c):
+            out = _prmt_bytes(a, b, c)[..., idx]
+            if signed:
+                out[..., signed] = np.where(out[..., signed] >= 128, np.uint8(0xFF), np.uint8(0))
+            return _prmt_pack(out)
         return _b("b32", 3, fn)
 
     def fn(a, b, c):
-        v = (b.astype(np.uint64) << np.uint64(32)) | a.astype(np.uint64)
-        c = c.astype(np.uint64)
-        out = np.uint64(0)
-        for i in range(4):
-            nib = c >> np.uint64(4 * i)
-            byte = (v >> ((nib & np.uint64(7)) << np.uint64(3))) & np.uint64(0xFF)
-            sign = (nib & np.uint64(8)) != 0
-            byte = np.where(sign, np.where(byte & np.uint64(0x80), np.uint64(0xFF), np.uint64(0)), byte)
-            out = out | (byte << np.uint64(8 * i))
-        return out.astype(np.uint32)
+        by = _prmt_bytes(a, b, c)
+        ctl = (np.asarray(c)[..., None] >> _NIBBLES) & np.uint32(0xF)
+        out = np.take_along_axis(by, np.broadcast_to((ctl & np.uint32(7)).astype(np.intp), by.shape[:-1] + (4,)), -1)
+        rep = np.where(out >= 128, np.uint8(0xFF), np.uint8(0))
+        return _prmt_pack(np.where(ctl >= 8, rep, out))
     return _b("b32", 3, fn)
 
 
@@ -286,27 +308,32 @@ def _lowest_set_pos(x):
 
 
 def bind_fns(instr):
+    """PTX leaves base > 31 undefined; H200 gives 0xffffffff for it (any offset), and 0 for
+    offset = INT_MIN (PTX's pseudocode would give 0xffffffff). Both are modelled as read."""
     arity(instr, 4)
     check_mods(instr, set())
     only_type(instr, {"b32"})
     rev = _brev("b32")
 
     def fn(mask, base, offset):
-        base = base & np.uint32(31)               # base > 31 is undefined in PTX
+        bad_base = base > np.uint32(31)
+        base = base & np.uint32(31)
         up = offset > 0
         n = np.minimum(np.abs(offset.astype(np.int64)), 33).astype(np.uint32)
         lowmask = (np.uint32(1) << base) - np.uint32(1)
         # offset > 0: bits >= base, counted upward. offset < 0: bits <= base, counted downward,
         # which after a bit reversal is the same upward search starting at 31 - base.
         x = np.where(up, mask & ~lowmask, rev(mask & (lowmask | (np.uint32(1) << base))))
-        for _ in range(32):                       # drop n - 1 lowest set bits (over bit positions)
+        steps = int(np.max(np.minimum(n, np.bitwise_count(x)), initial=0))
+        for _ in range(steps):                    # drop n - 1 lowest set bits (over bit positions)
             drop = n > 1
             x = np.where(drop, x & (x - np.uint32(1)), x)
             n = np.where(drop, n - np.uint32(1), n)
         pos = _lowest_set_pos(x)
         pos = np.where(up | (pos == _NONE), pos, np.uint32(31) - pos)
         at_base = np.where((mask >> base) & np.uint32(1), base, _NONE)
-        return np.where(offset == 0, at_base, pos).astype(np.uint32)
+        r = np.where(bad_base, _NONE, np.where(offset == 0, at_base, pos))
+        return np.where(offset == np.int32(-2 ** 31), np.uint32(0), r).astype(np.uint32)
     return _b("b32", 3, fn, srcs=("b32", "u32", "s32"))
 
 

@@ -12,8 +12,12 @@ operand lists and the Bound: `add.cc.u32 d, a, b` binds to dst_types ('u32', 'pr
 src_types ('u32', 'u32') and fn returns (d, carry_out); `addc.u32 d, a, b` binds to
 dst_types ('u32',), src_types ('u32', 'u32', 'pred') and fn(a, b, carry_in) returns d.
 
-Semantics (PTX ISA): add.cc: d = a + b, CF = unsigned carry-out; addc: d = a + b + CF;
-sub.cc: d = a - b, CF = borrow-out (a < b unsigned); subc: d = a - (b + CF), CF = borrow-out;
+Semantics: add.cc: d = a + b, CF = unsigned carry-out; addc: d = a + b + CF. The subtract
+forms compute a + ~b + carry-in, as the hardware does: sub.cc: d = a - b, CF = NOT borrow
+(1 when a >= b unsigned); subc: d = a - b - (1 - CF), CF = NOT borrow. PTX's text says CF
+holds the borrow and subc computes a - (b + CF); chains of sub.cc/subc give the same d either
+way, but an addc after a sub.cc reads CF = NOT borrow on an H200 (sub.cc 0 - 0 then
+addc 0 + 0 gives 1), so the flag is modelled as the hardware holds it.
 mad{.lo,.hi}.cc: d = t + c with t the low/high half of a * b, CF = carry-out of that addition;
 madc: d = t + c + CF. Types .u32/.s32/.u64/.s64 (the bit patterns are added; signedness only
 picks the signed high half of mad.hi).
@@ -44,38 +48,24 @@ def implicit_operands(instr: Instruction) -> tuple[tuple[Reg, ...], tuple[Reg, .
     return (cf if writes else ()), (cf if reads else ())
 
 
-def _add_carry(t: str, cin: bool, cout: bool):
-    """fn(a, b[, cf]) -> d or (d, cf) for d = a + b (+ cf), on the unsigned bit patterns."""
+def _add_carry(t: str, cin: bool, cout: bool, sub: bool = False):
+    """fn(a, b[, cf]) -> d or (d, cf): d = a + b + cf, or for sub d = a + ~b + (cf, or 1 without
+    carry-in), on the unsigned bit patterns; cf out is the carry of that addition."""
     dt = dtype(t)
     u = unsigned_dtype(dt.itemsize)
 
     def fn(a, b, *cf):
         ua, ub = a.view(u), b.view(u)
+        if sub:
+            ub = ~ub
         s = ua + ub
-        if cin:
-            c1 = s < ua
-            s2 = s + cf[0].astype(u)
-            carry = c1 | (s2 < s)
+        carry = s < ua
+        if cin or sub:
+            c = cf[0].astype(u) if cin else u.type(1)
+            s2 = s + c
+            carry = carry | (s2 < s)
             s = s2
-        else:
-            carry = s < ua
         return (s.view(dt), carry) if cout else s.view(dt)
-    return fn
-
-
-def _sub_borrow(t: str, cin: bool, cout: bool):
-    dt = dtype(t)
-    u = unsigned_dtype(dt.itemsize)
-
-    def fn(a, b, *cf):
-        ua, ub = a.view(u), b.view(u)
-        s = ua - ub
-        borrow = ua < ub
-        if cin:
-            c = cf[0].astype(u)
-            borrow = borrow | (s < c)
-            s = s - c
-        return (s.view(dt), borrow) if cout else s.view(dt)
     return fn
 
 
@@ -98,7 +88,7 @@ def bind_carry(instr: Instruction, unsupported, mul_hi) -> Bound:
     if base in ("add", "sub"):
         if mods:
             raise unsupported(instr, f"modifier .{mods[0]} not supported")
-        fn = (_add_carry if base == "add" else _sub_borrow)(t, cin, cout)
+        fn = _add_carry(t, cin, cout, sub=base == "sub")
         return Bound(dsts, srcs, fn, "int")
     if mods not in (["lo"], ["hi"]):
         raise unsupported(instr, "needs .lo or .hi")

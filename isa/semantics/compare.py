@@ -6,7 +6,7 @@ either input is NaN), equ/neu/ltu/leu/gtu/geu (unordered: true when either is Na
 for f16, bf16, f32, f64, f16x2 and bf16x2, with `.ftz` (f32, f16) and the `.and/.or/.xor` form
 `setp.CmpOp.BoolOp.type p[|q], a, b, c` where p = t BoolOp c and q = !t BoolOp c.
 For f16x2/bf16x2 `p|q` are the low- and high-half results (each combined with c); a single
-destination gets the AND of the two halves (H200 reading). A `%p|%q` (PredPair) destination
+destination gets the low-half result (H200 reading). A `%p|%q` (PredPair) destination
 always yields two values, in that order, even when one side is the sink `_`.
 
 A negated predicate source (`!%p` as setp's c, or as a source of and/or/xor/selp) is not a
@@ -151,12 +151,10 @@ def bind_setp(instr: Instruction) -> Bound:
             fn = cmp
         elif bop:
             def fn(a, b, c):
-                lo, hi = cmp(a, b)
-                return bop(lo & hi, c)
+                return bop(cmp(a, b)[0], c)
         else:
             def fn(a, b):
-                lo, hi = cmp(a, b)
-                return lo & hi
+                return cmp(a, b)[0]
     elif pair and bop:
         def fn(a, b, c):
             r = cmp(a, b)

@@ -168,7 +168,7 @@ def f64_mul(rnd: str):
 
     def mul(a, b):
         p, pe = two_prod(a, b)
-        ok = (np.isfinite(p) & (np.abs(a) <= _F64_SAFE) & (np.abs(b) <= _F64_SAFE)
+        ok = ((np.abs(p) <= _F64_HUGE) & (np.abs(a) <= _F64_SAFE) & (np.abs(b) <= _F64_SAFE)
               & ((np.abs(p) >= _F64_TINY) | (a == 0) | (b == 0)))
         r = round_f64(p, np.where(ok, sgn(pe), 0), F64, rnd)
         return _fallback(r, _finite(a, b) & ~ok, lambda x, y: fx.round_fraction(
@@ -186,7 +186,7 @@ def f64_div(rnd: str):
         fin = _finite(a, b) & (b != 0)
         aq = np.abs(q)
         ok = fin & ((a == 0) | ((aq >= 2.0 ** -1000) & (aq <= _F64_SAFE) & (np.abs(b) <= _F64_SAFE)
-                                & (np.abs(a) >= _F64_TINY)))
+                                & (np.abs(a) >= _F64_TINY) & (np.abs(a) <= _F64_HUGE)))
         es = np.where(ok & (a != 0), sgn((a - p) - pe) * sgn(b), 0)
         r = round_f64(q, es, F64, rnd)
         return _fallback(r, fin & ~ok, lambda x, y: fx.round_fraction(

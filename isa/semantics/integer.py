@@ -23,7 +23,7 @@ from isa.errors import UnsupportedInstruction
 from isa.opcodes import Bound, OpSpec
 from isa.program import Instruction
 from isa.semantics.carry import bind_carry
-from isa.types import FLOATS, SIGNED, UNSIGNED, dtype, signed_dtype, unsigned_dtype
+from isa.types import FLOATS, SIGNED, UNSIGNED, dtype, unsigned_dtype
 
 S16_32_64 = frozenset({"s16", "s32", "s64"})
 INT_TYPES = frozenset({"s16", "s32", "s64", "u16", "u32", "u64"})
@@ -74,11 +74,6 @@ def float_bind(instr: Instruction) -> Bound:
     return bind_float(instr)
 
 
-def as_u(x, t: str):
-    """Bits of `x` (of PTX type t) as the unsigned dtype of the same size."""
-    return x.view(unsigned_dtype(dtype(t).itemsize))
-
-
 def mulhi_u64(a, b):
     """High 64 bits of the 128-bit product of uint64 a and b, exactly, with 32-bit limbs."""
     al, ah = a & _M32, a >> _S32
@@ -94,7 +89,7 @@ def mulhi_s64(a, b):
     return hi.view(np.int64)
 
 
-def _mul_hi(t: str):
+def mul_hi(t: str):
     if t == "u64":
         return mulhi_u64
     if t == "s64":
@@ -145,7 +140,7 @@ def _bind_addsub(instr: Instruction, ufunc, op: str) -> Bound:
     if is_float(instr):
         return float_bind(instr)
     if "cc" in instr.modifiers:
-        return bind_carry(instr, unsupported, _mul_hi)
+        return bind_carry(instr, unsupported, mul_hi)
     arity(instr, 3)
     pk = _packed_type(instr)
     if pk is not None and op == "add":
@@ -170,7 +165,7 @@ def bind_mul(instr: Instruction) -> Bound:
     if mode == "lo":
         return _int_bound(t, 2, np.multiply)
     if mode == "hi":
-        return _int_bound(t, 2, _mul_hi(t))
+        return _int_bound(t, 2, mul_hi(t))
     if t not in _WIDE:
         raise unsupported(instr, ".wide applies to 16- and 32-bit types")
     return _int_bound(t, 2, _mul_wide(t), dst=_WIDE[t])
@@ -180,7 +175,7 @@ def bind_mad(instr: Instruction) -> Bound:
     if is_float(instr):
         return float_bind(instr)
     if "cc" in instr.modifiers:
-        return bind_carry(instr, unsupported, _mul_hi)
+        return bind_carry(instr, unsupported, mul_hi)
     arity(instr, 4)
     t = only_type(instr, INT_TYPES)
     mode = _mode(instr, ("lo", "hi", "wide"), {"sat"})
@@ -190,7 +185,7 @@ def bind_mad(instr: Instruction) -> Bound:
     if mode == "lo":
         return _int_bound(t, 3, lambda a, b, c: a * b + c)
     if mode == "hi":
-        hi = _mul_hi(t)
+        hi = mul_hi(t)
         if sat:
             return _int_bound(t, 3, lambda a, b, c: _sat32(hi(a, b).astype(np.int64) + c))
         return _int_bound(t, 3, lambda a, b, c: hi(a, b) + c)
@@ -259,31 +254,28 @@ def bind_sad(instr: Instruction) -> Bound:
 # ----------------------------------------------------------------------------- div / rem
 def _divrem(t: str, rem: bool):
     dt = dtype(t)
-    u = unsigned_dtype(dt.itemsize)
-    ones = np.array(-1).astype(u).item()      # all bits set: what hardware gives for x / 0 and x % 0
-    zero, one = u.type(0), u.type(1)
+    ones = dt.type(-1) if t in SIGNED else dt.type(np.iinfo(dt).max)   # what hardware gives for x / 0
+    one = dt.type(1)
     if t in UNSIGNED:
         def fn(a, b):
             z = b == 0
             bb = np.where(z, one, b)
-            r = a % bb if rem else a // bb
-            return np.where(z, dt.type(ones), r)
+            return np.where(z, ones, a % bb if rem else a // bb)
         return fn
+    lo = dt.type(np.iinfo(dt).min)
+    # np.fmod on integers is C's truncating remainder; divisors 0 and (for INT_MIN) -1 are
+    # replaced by 1 first so numpy never sees a trapping case.
+    if rem:
+        def srem(a, b):
+            z = b == 0
+            return np.where(z, ones, np.fmod(a, np.where(z | (b == -1), one, b)))
+        return srem
 
-    def sfn(a, b):
-        ua, ub = a.view(u), b.view(u)
-        na, nb = a < 0, b < 0
-        ma = np.where(na, zero - ua, ua)                  # |a| as unsigned (exact for INT_MIN)
-        mb = np.where(nb, zero - ub, ub)
-        z = mb == 0
-        mb = np.where(z, one, mb)
-        if rem:
-            r, neg = ma % mb, na
-        else:
-            r, neg = ma // mb, na ^ nb
-        r = np.where(neg, zero - r, r)
-        return np.where(z, u.type(ones), r).view(dt)
-    return sfn
+    def sdiv(a, b):
+        z = b == 0
+        bb = np.where(z | ((a == lo) & (b == -1)), one, b)
+        return np.where(z, ones, (a - np.fmod(a, bb)) // bb)     # exact multiple: floor == trunc
+    return sdiv
 
 
 def bind_div(instr: Instruction) -> Bound:
@@ -297,7 +289,7 @@ def bind_div(instr: Instruction) -> Bound:
 
 def bind_addc(instr: Instruction) -> Bound:
     """addc, subc, madc: the carry-in forms."""
-    return bind_carry(instr, unsupported, _mul_hi)
+    return bind_carry(instr, unsupported, mul_hi)
 
 
 def bind_rem(instr: Instruction) -> Bound:

@@ -152,6 +152,8 @@ def bind_mufu(instr: Instruction) -> Bound:
         return Bound((t,), (t, t), fn, "sfu")
     if "full" in mods or op not in _F64_FUNCS:
         raise bad("no such approximate form")
+    if op == "tanh" and "ftz" in mods:
+        raise bad("tanh.approx has no .ftz form")
     func = _F64_FUNCS[op]
     if t == "f32":
         return Bound((t,), (t,), _f32_unary(func, ftz), "sfu")
@@ -163,7 +165,5 @@ def bind_mufu(instr: Instruction) -> Bound:
     if t in _HALF_OK.get(op, ()) and "approx" in mods:
         if ftz != t.startswith("bf16") and op == "ex2":
             raise bad("ex2.approx takes .ftz exactly for .bf16/.bf16x2")
-        if ftz and op == "tanh":
-            raise bad("tanh.approx has no .ftz")
         return Bound((t,), (t,), _half_unary(func, t, ftz), "sfu")
     raise bad(f"{op} has no approximate form for .{t}")

@@ -80,7 +80,7 @@ def test_uncoalesced_line_gets_sectors_verdict(demo_result):
     text = render_source_view(demo_result, width=300)
     assert "32.00!" in rows_by_line(text)[13]
     assert "4.00!" not in text
-    assert "line 13: 32 sectors per request where 4 would do: uncoalesced global access" in text
+    assert "line 13: 32 sectors per request (global store) where 4 would do: uncoalesced global access" in text
 
 
 def test_verdict_lists_three_worst_lines_worst_first(demo_result):
@@ -88,7 +88,9 @@ def test_verdict_lists_three_worst_lines_worst_first(demo_result):
     assert [i.line for i in issues] == [11, 12, 13, 9]         # 1984, 1984, 1792 extra, then 32 idle slots
     verdict = render_source_view(demo_result, width=1000).split("verdict:")[1]
     assert [int(n) for n in re.findall(r"^  line (\d+):", verdict, re.M)] == [11, 12, 13]
-    assert "same fix as line 11." in " ".join(verdict.split())       # a repeated kind does not repeat the advice
+    # a repeated kind does not repeat the advice
+    assert ("line 12: 32-way bank conflict: 31 extra wavefronts per warp access (1,984 in all); "
+            "same cause and fix as line 11.") in " ".join(verdict.split())
 
 
 def test_eight_byte_accesses_at_eight_sectors_are_not_flagged(result_factory):
@@ -167,3 +169,29 @@ def test_comparison_shows_time_when_every_run_has_it(result_factory):
     rows = render_comparison([("a", a), ("b", b)]).splitlines()
     assert rows[1].split()[-2:] == ["time", "speedup"]
     assert rows[3].split()[-3:] == ["1.00", "us", "2.00x"]
+
+
+def test_partial_last_warp_is_named_as_such(result_factory):
+    # 80 threads per block = 3 warps, the last with 16 lanes: 80 / 96 of the lanes work
+    lines = {5: {"inst": 3 * WARPS, "thread_inst": 80 * WARPS}}
+    text = render_source_view(result_factory(lines=lines, block=(80, 1, 1)), width=1000)
+    assert "83.3!" in rows_by_line(text)[5]
+    assert "line 5: SIMT efficiency 83%: the block has 80 threads, not a multiple of 32" in text
+    assert "use a multiple of 32 threads per block" in text
+
+
+def test_local_memory_column_appears_only_with_local_traffic(result_factory, demo_result):
+    assert "local sect" not in render_source_view(demo_result)
+    lines = {5: {"inst": WARPS, "thread_inst": 32 * WARPS,
+                 "local_ld_requests": WARPS, "local_ld_sectors": 4 * WARPS}}
+    text = render_source_view(result_factory(lines=lines), width=1000)
+    assert "local sect" in text and f"{4 * WARPS}!" in rows_by_line(text)[5]
+    assert f"line 5: local memory: {WARPS} requests ({4 * WARPS} sectors)" in text
+
+
+def test_function_spans_cover_each_function_with_decorators():
+    from gpusim.report.sourceview import function_spans
+    src = "import x\n\n@cuda.jit(device=True)\ndef helper(v):\n    return v + 1\n\n\n@cuda.jit\ndef k(a):\n    a[0] = helper(1)\n"
+    assert function_spans(src, [5, 10]) == [(3, 5), (8, 10)]     # device function, then the kernel
+    assert function_spans(src, [10]) == [(8, 10)]
+    assert function_spans("def broken(:\n", [1]) == [(1, 1)]       # unparsable: just the lines

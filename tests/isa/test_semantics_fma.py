@@ -70,16 +70,18 @@ def _check(mnemonic, t, mode, a, b, c):
 
 
 def _tie_triples(rng, n, t):
-    """a*b lands on (or a few units beside) half an ulp of c: the double-rounding traps."""
+    """a*b lands on half an ulp of c, or beside it by as little as 2**-2p ulp: the cases
+    where rounding a*b (or a*b + c) first and then again goes wrong."""
     ft, ut = FLOAT[t], UINT[t]
-    p = {"f32": 24, "f64": 53}[t]
+    eps = 2.0 ** -({"f32": 24, "f64": 53}[t] - 1)
     c = rng.uniform(1, 2, n) * 2.0 ** rng.integers(-20, 20, n)
     c = np.where(rng.random(n) < 0.5, -c, c).astype(ft)
-    ulp = np.spacing(np.abs(c)).astype(np.float64)
-    k = rng.integers(-3, 4, n)
-    a = (1.0 + k * 2.0 ** -(p - 1 - rng.integers(1, 10, n))).astype(ft)   # 1 + tiny offset (or exactly 1)
-    a = np.where(rng.random(n) < 0.3, ft(1), a)
-    b = (ulp / 2 * np.where(rng.random(n) < 0.5, -1, 1)).astype(ft)
+    half_ulp = np.spacing(np.abs(c)).astype(np.float64) / 2
+    kb = rng.integers(-2, 3, n)
+    ka = np.where(rng.random(n) < 0.5, -kb, rng.integers(-1, 3, n))    # -kb: (1 - kb^2 eps^2)
+    shift = np.where(rng.random(n) < 0.3, 2.0 ** -rng.integers(0, 20, n), 1.0)
+    a = (1.0 + ka * eps * np.where(ka > 0, 1.0 / shift, 1.0)).astype(ft)
+    b = (half_ulp * (1.0 + kb * eps) * np.where(rng.random(n) < 0.5, -1, 1)).astype(ft)
     return a.view(ut), b.view(ut), c.view(ut)
 
 
