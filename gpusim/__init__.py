@@ -8,12 +8,12 @@ Layers: `isa` (what a PTX program means) <- `gpusim` (executing it; timing in
 issue 3) <- `programs`, `validate`, `notebooks`. `from gpusim import cuda` is a
 drop-in for `numba.cuda` that runs kernels here.
 """
-from gpusim.api import launch
+from gpusim.api import launch, prepare
 from gpusim.errors import (BarrierError, ConfigError, GpusimError, KernelError, LaunchError, MemoryAccessError,
                            UnsupportedKernel)
 from gpusim.result import LineStats, Result
 from gpusim.specs import PRESETS, GPUSpec
 
-__all__ = ["launch", "Result", "LineStats", "GPUSpec", "PRESETS", "GpusimError", "LaunchError", "KernelError",
+__all__ = ["launch", "prepare", "Result", "LineStats", "GPUSpec", "PRESETS", "GpusimError", "LaunchError", "KernelError",
            "MemoryAccessError", "BarrierError", "ConfigError", "UnsupportedKernel"]
 __version__ = "0.1.0"

@@ -82,8 +82,7 @@ class BatchExecutor:
 
     def __init__(self, dk: DecodedKernel, geometry: Geometry, first_block: int, nctas: int, memory,
                  params: dict[str, bytes], shared_bytes: int, local_bytes: int, counters: Counters,
-                 kernel_name: str, sm_count: int = 1, trace: bool = False,
-                 step_budget: int | None = None):
+                 kernel_name: str, sm_count: int = 1, step_budget: int | None = None):
         self.dk = dk
         self.geo = geometry
         self.first_block = first_block
@@ -106,7 +105,6 @@ class BatchExecutor:
         self.arrived = np.zeros(self.nwarps, np.uint32)      # lanes of each warp that wait at that barrier
         self.lsu = LoadStoreUnit(self, memory, params, shared_bytes, local_bytes)
         self.collectives = Collectives(self)
-        self.trace = trace
         self.record: StepRecord | None = None
         self.step_budget = DEFAULT_STEP_BUDGET if step_budget is None else step_budget
         self.steps = 0
@@ -136,7 +134,7 @@ class BatchExecutor:
             vals = {
                 "%tid.x": t % bx, "%tid.y": (t // bx) % by, "%tid.z": t // (bx * by),
                 "%ctaid.x": c % gx, "%ctaid.y": (c // gx) % gy, "%ctaid.z": c // (gx * gy),
-                "%laneid": lane & 31, "%warpid": (t >> 5) % 4,
+                "%laneid": lane & 31, "%warpid": t >> 5,
                 "%smid": c % self.sm_count,
                 "%lanemask_eq": np.uint64(1) << (lane & 31).astype(np.uint64),
             }

@@ -7,7 +7,7 @@ for f16, bf16, f32, f64, f16x2 and bf16x2, with `.ftz` (f32, f16) and the `.and/
 `setp.CmpOp.BoolOp.type p[|q], a, b, c` where p = t BoolOp c and q = !t BoolOp c.
 For f16x2/bf16x2 `p|q` are the low- and high-half results (each combined with c); a single
 destination gets the low-half result (H200 reading). A `%p|%q` (PredPair) destination
-always yields two values, in that order, even when one side is the sink `_`.
+yields two values, p then q; `%p|_` yields only p (as the executor's decoder counts it).
 
 A negated predicate source (`!%p` as setp's c, or as a source of and/or/xor/selp) is not a
 value this module sees: the executor must load it already inverted.
@@ -135,7 +135,8 @@ def bind_setp(instr: Instruction) -> Bound:
     t = instr.types[0]
     arity(instr, 4 if boolop else 3)
     cmp = _compare(instr, t, op, ftz)
-    pair = isinstance(instr.operands[0], PredPair)
+    d = instr.operands[0]
+    pair = isinstance(d, PredPair) and d.second is not None     # `p|_` is a single destination
     x2 = t in ("f16x2", "bf16x2")
     if pair and t in ("f16", "bf16"):
         raise unsupported(instr, "scalar half-precision setp has a single destination")

@@ -142,6 +142,12 @@ def test_setp_bool_op_combines_t_and_not_t_with_c(bop, ref):
     assert q.tolist() == [ref(not x, z) for x, z in zip(t, c)]
 
 
+def test_setp_pair_with_a_sink_second_is_a_single_destination():
+    op = Instruction("setp", ("lt", "s32"), (PredPair(Reg("%p"), None), Reg("%r1"), Reg("%r2")))
+    b = OPS["setp"].bind(op)
+    assert b.dst_types == ("pred",) and b.fn(np.int32(1), np.int32(2)) == np.bool_(True)
+
+
 def test_setp_bool_op_reads_c_as_a_pred_source():
     assert bound("setp.ne.or.f32", 4).src_types == ("f32", "f32", "pred")
 

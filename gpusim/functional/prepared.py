@@ -1,0 +1,110 @@
+"""A launch made ready to execute: compiled, decoded, its memory laid out and filled.
+
+`PreparedLaunch` is the seam between the functional core and whoever drives it:
+`gpusim.launch` runs every batch to completion; a timing model (or a teaching tool)
+creates batches of the blocks it wants resident and steps their warps one basic
+block at a time, reading back `StepRecord`s / `InstrEvent`s (op class, active mask,
+per-lane addresses, source line) without giving up the vectorized fast path.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpusim.functional.counters import Counters, metric_values
+from gpusim.functional.decode import DecodedKernel, Decoder, InstrInfo
+from gpusim.functional.executor import Access, BatchExecutor, Geometry, StepRecord
+from gpusim.functional.memory import DeviceMemory
+from gpusim.functional.ops import OpFactory
+from gpusim.launch_config import Layout, check_dims, check_shared, layout
+from gpusim.result import Result
+from gpusim.specs.gpu import GPUSpec
+
+_DECODED: dict = {}
+
+
+def decoded(ck, symbols: dict) -> DecodedKernel:
+    """The decoded kernel for a compiled kernel and variable layout (cached: layouts are deterministic)."""
+    key = (ck.ptx, ck.entry, tuple(sorted(symbols.items())))
+    dk = _DECODED.get(key)
+    if dk is None:
+        dk = Decoder(ck.kernel, symbols, OpFactory()).decode()
+        if len(_DECODED) > 256:
+            _DECODED.clear()
+        _DECODED[key] = dk
+    return dk
+
+
+@dataclass(frozen=True)
+class InstrEvent:
+    """One executed instruction of a step: what it is and which lanes ran it."""
+    info: InstrInfo                 # op class (`unit`, `kind`), mnemonic, source line, memory space
+    warps: np.ndarray               # batch-local warp ids
+    masks: np.ndarray               # active lane mask per warp (uint32)
+    accesses: tuple[Access, ...]    # memory instructions: lanes and byte offsets, per space touched
+
+
+def expand(dk: DecodedKernel, rec: StepRecord) -> list[InstrEvent]:
+    """The instructions of a step in program order, each with its accesses."""
+    blk = dk.blocks[rec.block]
+    by_instr: dict[int, list[Access]] = {}
+    for a in rec.accesses:
+        by_instr.setdefault(a.instr, []).append(a)
+    return [InstrEvent(dk.infos[i], rec.warps, rec.masks, tuple(by_instr.get(i, ())))
+            for i in range(blk.first, blk.last)]
+
+
+class PreparedLaunch:
+    """kernel[grid, block, 0, shared_bytes](*args) ready to run on `spec`."""
+
+    def __init__(self, kernel, grid, block, args, spec: GPUSpec, shared_bytes: int = 0, name: str | None = None):
+        from gpusim.frontend.args import marshal
+        from gpusim.frontend.compile import compile_kernel
+        self.spec = spec
+        self.name = name or kernel_name(kernel)
+        self.grid, self.block = check_dims(spec, self.name, grid, block)
+        self.args = tuple(args)
+        self.compiled = compile_kernel(kernel, self.args, cc=spec.compute_capability)
+        self.memory = DeviceMemory()
+        self.layout: Layout = layout(self.compiled.program, self.compiled.kernel, self.memory)
+        self.shared_bytes = int(shared_bytes)
+        check_shared(spec, self.name, self.layout.static_shared_bytes, self.shared_bytes)
+        self.marshalled = marshal(self.compiled, self.args, self.memory)
+        self.memory.seal()
+        self.decoded = decoded(self.compiled, self.layout.symbols)
+        self.geometry = Geometry(self.grid, self.block)
+        self.counters = Counters(len(self.decoded.infos), len(self.decoded.blocks))
+        lay = self.layout
+        self.block_shared_bytes = lay.dynamic_shared_offset + self.shared_bytes if self.shared_bytes \
+            else lay.static_shared_bytes
+
+    def batch(self, first_block: int, nblocks: int, *, max_steps: int | None = None) -> BatchExecutor:
+        """An executor for blocks first_block .. first_block + nblocks - 1 (linear ids)."""
+        return BatchExecutor(self.decoded, self.geometry, first_block, nblocks, self.memory, self.marshalled.params,
+                             self.block_shared_bytes, self.layout.local_bytes, self.counters, self.name,
+                             sm_count=getattr(self.spec, "sm_count", 1), step_budget=max_steps)
+
+    def run_all(self, batch_lanes: int, max_steps: int | None = None) -> None:
+        geo = self.geometry
+        per_batch = max(1, min(geo.nblocks, batch_lanes // (geo.warps_per_block * 32)))
+        with np.errstate(all="ignore"):
+            for first in range(0, geo.nblocks, per_batch):
+                self.batch(first, min(per_batch, geo.nblocks - first), max_steps=max_steps).run()
+
+    def finish(self) -> Result:
+        """Copy results back into the caller's arrays and assemble the Result."""
+        self.marshalled.copy_back(self.memory)
+        dk = self.decoded
+        table = self.counters.instruction_table(np.array(dk.cfg.block_of, dtype=np.int64))
+        metrics = metric_values(table)
+        metrics["launch__grid_size"] = self.geometry.nblocks
+        metrics["launch__block_size"] = self.geometry.threads_per_block
+        return Result(kernel=self.name, gpu=self.spec.name, grid=self.grid, block=self.block,
+                      shared_bytes=self.shared_bytes, metrics=metrics, source_file=self.compiled.source_file,
+                      table=table, infos=dk.infos, ptx=self.compiled.ptx)
+
+
+def kernel_name(kernel) -> str:
+    f = getattr(kernel, "py_func", kernel)
+    return getattr(f, "__qualname__", getattr(f, "__name__", repr(kernel)))
