@@ -18,6 +18,7 @@ import numpy as np
 from isa import opcodes
 from isa.cfg import CFG, build_cfg
 from isa.errors import UnsupportedInstruction
+from isa.semantics.carry import CARRY_FLAG
 from isa.program import (Address, Imm, Instruction, Kernel, LabelRef, PredPair, Reg, Special, Sym,
                          Vector)
 from isa.types import dtype as ptx_dtype, type_bytes, unsigned_dtype
@@ -92,7 +93,7 @@ class Decoder:
         self.ops = op_factory
         self.reg_slots: dict[str, int] = {}
         self.reg_dtypes: list[np.dtype] = []
-        for name, t in kernel.register_types.items():
+        for name, t in list(kernel.register_types.items()) + [(CARRY_FLAG, "pred")]:
             self.reg_slots[name] = len(self.reg_dtypes)
             self.reg_dtypes.append(ptx_dtype(t))
 

@@ -14,6 +14,8 @@ from typing import Callable
 import numpy as np
 
 from isa.errors import UnsupportedInstruction
+from isa.opcodes import Bound
+from isa.semantics.carry import implicit_operands
 from isa.program import Address, Instruction, Reg, Sym, Vector
 from isa.types import dtype as ptx_dtype
 
@@ -154,9 +156,10 @@ class OpFactory:
         guard = dec.guard(ins)
         kind = spec.kind
         if kind == "alu":
-            nd = dec.ndests(spec, bound, ins)
-            dsts = dec.flat_dests(ins.operands[:nd], ins)
-            srcs = dec.flat_sources(ins.operands[nd:], bound.src_types, ins)
+            hidden_dsts, hidden_srcs = implicit_operands(ins)        # the carry flag of add.cc/addc/...
+            nd = dec.ndests(spec, Bound(bound.dst_types[:len(bound.dst_types) - len(hidden_dsts)], (), None, ""), ins)
+            dsts = dec.flat_dests(ins.operands[:nd] + hidden_dsts, ins)
+            srcs = dec.flat_sources(ins.operands[nd:] + hidden_srcs, bound.src_types, ins)
             return AluOp(i, guard, bound.fn, srcs, dsts)
         if kind == "mem":
             return self._mem(dec, ins, i, guard, bound)

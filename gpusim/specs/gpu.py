@@ -1,8 +1,10 @@
 """The whole-chip spec: a frozen parts list of a GPU, with units in field names.
 
-Issue 2 needs the launch limits; the timing units (SMs, pipelines, caches, HBM)
-join here as sub-specs so that a preset reads like a parts list and a calibrated
-preset can replace any number with `dataclasses.replace`.
+A preset (`presets.py`) is one value of this type whose numbers cite their sources;
+a hypothetical GPU is `dataclasses.replace` of one, or `overrides.apply(spec, {...})`
+from a TOML file or `--set sm.count=64` strings. Nothing in the simulator holds a
+hardware number outside a spec, so a calibrated preset can replace any number
+without code changes.
 """
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from dataclasses import dataclass, field
 
 from gpusim.errors import ConfigError
 from gpusim.specs.limits import LaunchLimits
+from gpusim.specs.units import ClockSpec, HBMSpec, L1Spec, L2Spec, LaunchSpec, NoCSpec, SMSpec
 
 
 @dataclass(frozen=True)
@@ -17,10 +20,30 @@ class GPUSpec:
     name: str                                    # preset name, e.g. 'h100'
     marketing_name: str                          # e.g. 'NVIDIA H100 SXM5 80GB'
     compute_capability: tuple[int, int]          # PTX target sm_XY
+    sm_count: int = 132                          # streaming multiprocessors
+    clocks: ClockSpec = field(default_factory=ClockSpec)
+    sm: SMSpec = field(default_factory=SMSpec)
+    l1: L1Spec = field(default_factory=L1Spec)
+    l2: L2Spec = field(default_factory=L2Spec)
+    hbm: HBMSpec = field(default_factory=HBMSpec)
+    noc: NoCSpec = field(default_factory=NoCSpec)
+    launch: LaunchSpec = field(default_factory=LaunchSpec)
     limits: LaunchLimits = field(default_factory=LaunchLimits)
+    source: str = ""                             # where this spec's numbers come from (preset, calibration, file)
 
     def __post_init__(self) -> None:
         if not self.name:
             raise ConfigError("GPUSpec.name must not be empty")
         if len(self.compute_capability) != 2:
             raise ConfigError(f"compute_capability must be (major, minor), got {self.compute_capability}")
+        if not (isinstance(self.sm_count, int) and self.sm_count > 0):
+            raise ConfigError(f"GPUSpec.sm_count must be a positive integer, got {self.sm_count!r}")
+
+    @property
+    def cycle_ns(self) -> float:
+        return 1000.0 / self.clocks.sm_clock_mhz
+
+    @property
+    def hbm_bytes_per_cycle(self) -> float:
+        """HBM bandwidth in bytes per SM clock cycle."""
+        return self.hbm.bandwidth_GBps / self.clocks.sm_clock_mhz * 1000.0

@@ -1,0 +1,182 @@
+"""Sub-specs of a GPU: each a frozen parts list with units in its field names.
+
+Every field has a default (an H100 SXM5 value, cited in `presets.py`) and a one-line
+description in the comment beside it. `validate()` runs on construction; an invalid
+value is a `ConfigError` naming the field and the rule it breaks.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+from gpusim.errors import ConfigError
+
+
+def _positive(obj, *names: str) -> None:
+    for n in names:
+        v = getattr(obj, n)
+        if not (isinstance(v, (int, float)) and v > 0):
+            raise ConfigError(f"{type(obj).__name__}.{n} must be a positive number, got {v!r}")
+
+
+def _nonnegative(obj, *names: str) -> None:
+    for n in names:
+        v = getattr(obj, n)
+        if not (isinstance(v, (int, float)) and v >= 0):
+            raise ConfigError(f"{type(obj).__name__}.{n} must be >= 0, got {v!r}")
+
+
+def _power_of_two(obj, *names: str) -> None:
+    for n in names:
+        v = getattr(obj, n)
+        if not (isinstance(v, int) and v > 0 and (v & (v - 1)) == 0):
+            raise ConfigError(f"{type(obj).__name__}.{n} must be a power of two, got {v!r}")
+
+
+@dataclass(frozen=True)
+class ClockSpec:
+    sm_clock_mhz: float = 1980.0                 # SM clock used to turn cycles into time (boost)
+    memory_clock_mhz: float = 2619.0             # HBM data clock, informational
+
+    def __post_init__(self) -> None:
+        _positive(self, "sm_clock_mhz", "memory_clock_mhz")
+
+
+@dataclass(frozen=True)
+class PipelineSpec:
+    """One functional-unit class of a sub-partition (SMSP)."""
+    issue_interval_cycles: float = 1.0           # cycles between two warp instructions of this class on one SMSP (32 / lanes)
+    latency_cycles: int = 4                      # cycles from issue until a dependent instruction may issue
+
+    def __post_init__(self) -> None:
+        _positive(self, "issue_interval_cycles", "latency_cycles")
+
+
+@dataclass(frozen=True)
+class PipelinesSpec:
+    """Per op class (the opcode table's unit classes)."""
+    int: PipelineSpec = PipelineSpec(2.0, 4)
+    fp32: PipelineSpec = PipelineSpec(1.0, 4)
+    fp64: PipelineSpec = PipelineSpec(2.0, 8)
+    fp16: PipelineSpec = PipelineSpec(1.0, 4)
+    sfu: PipelineSpec = PipelineSpec(8.0, 18)
+    ldst: PipelineSpec = PipelineSpec(4.0, 4)    # address generation; memory latency comes from the memory units
+    branch: PipelineSpec = PipelineSpec(2.0, 4)
+    sync: PipelineSpec = PipelineSpec(2.0, 4)
+    shuffle: PipelineSpec = PipelineSpec(2.0, 24)
+    misc: PipelineSpec = PipelineSpec(1.0, 2)
+
+    def of(self, unit: str) -> PipelineSpec:
+        return getattr(self, unit)
+
+
+@dataclass(frozen=True)
+class SMSpec:
+    sub_partitions: int = 4                      # SMSPs per SM, each with its own warp scheduler
+    issue_width_warp_inst_per_cycle: int = 1     # warp instructions one scheduler issues per cycle
+    max_threads_per_sm: int = 2048
+    max_warps_per_sm: int = 64
+    max_blocks_per_sm: int = 32
+    registers_per_sm: int = 65536                # 32-bit registers
+    max_registers_per_thread: int = 255
+    register_allocation_unit: int = 256          # registers allocated per warp in multiples of this
+    warp_allocation_granularity: int = 4         # CUDA occupancy calculator's warp allocation granularity
+    shared_memory_per_sm_bytes: int = 228 * 1024  # largest carve-out for shared memory
+    shared_allocation_unit_bytes: int = 128      # shared memory per block rounds up to this
+    reserved_shared_per_block_bytes: int = 1024  # system use per block (CC >= 8.0)
+    l1_shared_total_bytes: int = 256 * 1024      # unified L1 + shared capacity per SM
+    shared_banks: int = 32
+    shared_bank_width_bytes: int = 4
+    shared_latency_cycles: int = 29              # shared load, no conflict, to dependent use
+    shared_wavefront_cycles: int = 1             # extra cycles per additional wavefront of a conflicted access
+    barrier_latency_cycles: int = 20             # last arrival to release of a CTA barrier
+    pipelines: PipelinesSpec = field(default_factory=PipelinesSpec)
+    warp_scheduler: str = "gto"                  # warp scheduling policy name (gpusim.timing.policies)
+
+    def __post_init__(self) -> None:
+        _positive(self, "sub_partitions", "issue_width_warp_inst_per_cycle", "max_threads_per_sm", "max_warps_per_sm",
+                  "max_blocks_per_sm", "registers_per_sm", "max_registers_per_thread", "register_allocation_unit",
+                  "warp_allocation_granularity", "shared_memory_per_sm_bytes", "shared_allocation_unit_bytes",
+                  "l1_shared_total_bytes", "shared_latency_cycles", "barrier_latency_cycles")
+        _nonnegative(self, "reserved_shared_per_block_bytes", "shared_wavefront_cycles")
+        _power_of_two(self, "shared_banks", "shared_bank_width_bytes")
+        if self.shared_memory_per_sm_bytes > self.l1_shared_total_bytes:
+            raise ConfigError("SMSpec.shared_memory_per_sm_bytes cannot exceed l1_shared_total_bytes")
+
+
+@dataclass(frozen=True)
+class L1Spec:
+    line_bytes: int = 128
+    sector_bytes: int = 32
+    associativity: int = 4                       # ways (the data-cache part is l1_shared_total - shared carve-out)
+    hit_latency_cycles: int = 33                 # global load hit, to dependent use
+    mshr_entries: int = 256                      # outstanding missed sectors per SM
+    bandwidth_bytes_per_cycle: int = 128         # L1 <-> SM datapath (one wavefront per cycle)
+    write_allocate: bool = False                 # global stores: write-through, no write-allocate
+
+    def __post_init__(self) -> None:
+        _power_of_two(self, "line_bytes", "sector_bytes", "associativity")
+        _positive(self, "hit_latency_cycles", "mshr_entries", "bandwidth_bytes_per_cycle")
+        if self.sector_bytes > self.line_bytes:
+            raise ConfigError("L1Spec.sector_bytes cannot exceed line_bytes")
+
+
+@dataclass(frozen=True)
+class L2Spec:
+    size_bytes: int = 50 * 1024 * 1024
+    slices: int = 80                             # independent L2 banks the address hash spreads sectors over
+    associativity: int = 16
+    line_bytes: int = 128
+    sector_bytes: int = 32
+    hit_latency_cycles: int = 260                # load that hits L2, SM clock cycles, to dependent use
+    bandwidth_bytes_per_cycle_per_slice: float = 64.0
+    atomic_latency_cycles: int = 40              # extra cycles for a read-modify-write at the slice
+
+    def __post_init__(self) -> None:
+        _positive(self, "size_bytes", "slices", "hit_latency_cycles", "bandwidth_bytes_per_cycle_per_slice")
+        _power_of_two(self, "associativity", "line_bytes", "sector_bytes")
+        if self.size_bytes % (self.line_bytes * self.associativity * self.slices):
+            raise ConfigError("L2Spec.size_bytes must be a multiple of line_bytes * associativity * slices")
+
+
+@dataclass(frozen=True)
+class HBMSpec:
+    stacks: int = 5
+    channels: int = 80                           # independent channels (pseudo-channels) across all stacks
+    bandwidth_GBps: float = 3352.0               # peak, all channels together
+    latency_ns: float = 250.0                    # added beyond an L2 miss, unloaded
+    access_granularity_bytes: int = 64           # DRAM burst; a 32-byte sector request moves this much
+
+    def __post_init__(self) -> None:
+        _positive(self, "stacks", "channels", "bandwidth_GBps", "latency_ns", "access_granularity_bytes")
+
+
+@dataclass(frozen=True)
+class NoCSpec:
+    bandwidth_bytes_per_cycle: float = 5120.0    # SM <-> L2 crossbar, all SMs together
+    latency_cycles: int = 20                     # one traversal
+
+    def __post_init__(self) -> None:
+        _positive(self, "bandwidth_bytes_per_cycle", "latency_cycles")
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    kernel_launch_overhead_ns: float = 2500.0    # host-visible launch to first block (what gpu__time_duration excludes: 0)
+    kernel_fixed_ns: float = 1800.0              # fixed cost inside gpu__time_duration (front end, drain)
+    block_dispatch_cycles: int = 40              # cycles for the block scheduler to start one block on an SM
+
+    def __post_init__(self) -> None:
+        _nonnegative(self, "kernel_launch_overhead_ns", "kernel_fixed_ns", "block_dispatch_cycles")
+
+
+def field_docs(cls) -> dict[str, str]:
+    """Field name -> its one-line description (the comment in this file)."""
+    import inspect
+    src = inspect.getsource(cls)
+    out = {}
+    for f in fields(cls):
+        for line in src.splitlines():
+            s = line.strip()
+            if s.startswith(f.name + ":") and "#" in s:
+                out[f.name] = s.split("#", 1)[1].strip()
+    return out
