@@ -8,7 +8,10 @@ caller's numpy arrays -> a `Result` with Nsight-named counters.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from gpusim import specs
+from gpusim.timing.engine import STALL_METRIC
 from gpusim.functional.prepared import PreparedLaunch
 from gpusim.result import Result
 
@@ -17,20 +20,39 @@ BATCH_LANES = 1 << 15        # lanes executed together: bounds memory, keeps num
 
 def prepare(kernel, grid, block, args, gpu="h100", shared_bytes: int = 0) -> PreparedLaunch:
     """Compile, lay out memory and marshal arguments, without running anything."""
-    return PreparedLaunch(kernel, grid, block, args, specs.get(gpu), shared_bytes)
+    return PreparedLaunch(kernel, grid, block, args, resolve_gpu(gpu), shared_bytes)
+
+
+def resolve_gpu(gpu):
+    """A preset name, a path to a .toml spec file, or a GPUSpec."""
+    if isinstance(gpu, str) and gpu.endswith(".toml"):
+        from gpusim.specs.overrides import load_toml
+        return load_toml(gpu)
+    return specs.get(gpu)
 
 
 def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_bytes: int = 0,
-           *, batch_lanes: int = BATCH_LANES, max_steps: int | None = None) -> Result:
-    """Run `kernel[grid, block, 0, shared_bytes](*args)` on the simulated GPU `gpu`.
+           *, batch_lanes: int = BATCH_LANES, max_steps: int | None = None, timing_options=None) -> Result:
+    """Run `kernel[grid, block, 0, shared_bytes](*args)` on the simulated GPU `gpu`
+    (a preset name, a .toml file, or a GPUSpec).
 
     numpy arrays in `args` are updated in place, as after a device round trip.
-    `timing=True` adds predicted time (issue 3; not available yet).
+    `timing=True` also runs the SimPy timing model and adds predicted time, cycles,
+    memory traffic, warp stalls and the bound to `Result.metrics` (and stalls per
+    line); `timing_options` is a `gpusim.timing.TimingOptions` (full or sampled mode).
     `max_steps` bounds the steps of one batch of blocks (default
     `gpusim.functional.executor.DEFAULT_STEP_BUDGET`) before a kernel is reported as not finishing.
     """
-    if timing:
-        raise NotImplementedError("timing=True arrives with the timing model (issue 3)")
     prepared = prepare(kernel, grid, block, args, gpu, shared_bytes)
-    prepared.run_all(batch_lanes, max_steps)
-    return prepared.finish()
+    if not timing:
+        prepared.run_all(batch_lanes, max_steps)
+        return prepared.finish()
+    from gpusim.timing.engine import TimingEngine, TimingOptions
+    engine = TimingEngine(prepared, timing_options or TimingOptions())
+    with np.errstate(all="ignore"):
+        timed = engine.run()
+    result = prepared.finish()
+    result.metrics.update(timed)
+    for reason, arr in engine.per_instruction_stalls.items():
+        result.table[STALL_METRIC.format(reason)] = arr
+    return result

@@ -93,11 +93,18 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--gpu", default="h100", help="GPU preset (gpusim presets); default h100")
     r.add_argument("--size", default="default", help="named size: default, medium, large (default: default)")
     r.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a size parameter, e.g. --set n=4096 (repeatable)")
+                   help="override a size parameter (--set n=4096) or, with a dotted key, a GPU spec field "
+                        "(--set sm.count=64 --set hbm.bandwidth_GBps=8000); repeatable")
     r.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     r.add_argument("--json", action="store_true", help="print one JSON object (metrics and per-line stats)")
     r.add_argument("--no-check", dest="check", action="store_false", help="skip the check against numpy")
-    r.add_argument("--timing", action="store_true", help="also predict time (needs the timing model)")
+    r.add_argument("--functional", dest="timing", action="store_false",
+                   help="functional simulation only: counters, no predicted time")
+    r.add_argument("--timing", dest="timing", action="store_true", default=True,
+                   help="predict time with the timing model (the default)")
+    r.add_argument("--mode", choices=("auto", "full", "sampled"), default="auto",
+                   help="timing: simulate every SM and block (full) or a sample of SMs and waves (sampled); "
+                        "auto samples launches of more than 2048 blocks")
     r.set_defaults(func=cmd_run)
 
     sub.add_parser("list", parents=[common], help="the programs, with descriptions and launch shapes").set_defaults(
@@ -223,12 +230,15 @@ def run_one(spec, params: dict, args):
     import gpusim
     case = build_case(spec, params, args.seed)
     try:
-        result = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu=args.gpu, timing=args.timing,
-                               shared_bytes=case.shared_bytes)
-    except NotImplementedError as e:
-        if not args.timing:
-            raise
-        raise UsageError(str(e)) from e                  # --timing before the timing model exists
+        options = None
+        if args.timing:
+            from gpusim.timing.engine import TimingOptions
+            options = TimingOptions(mode=args.mode, progress=progress_printer(case.name) if sys.stderr.isatty() else None)
+        result = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu=args.gpu_spec, timing=args.timing,
+                               shared_bytes=case.shared_bytes, timing_options=options)
+    finally:
+        if args.timing and sys.stderr.isatty():
+            sys.stderr.write("\r\033[K")
     status = "skipped"
     if args.check:
         try:
@@ -239,9 +249,25 @@ def run_one(spec, params: dict, args):
     return case, result, status
 
 
+def progress_printer(name: str):
+    """A progress callback writing 'name: blocks done/total' to stderr (a terminal only)."""
+    state = {"last": -1}
+
+    def show(done: int, total: int) -> None:
+        pct = 100 * done // max(total, 1)
+        if pct != state["last"]:
+            state["last"] = pct
+            sys.stderr.write(f"\r{name}: timing {done}/{total} blocks ({pct}%)")
+            sys.stderr.flush()
+    return show
+
+
 def cmd_run(args) -> int:
-    from gpusim import report, specs
-    specs.get(args.gpu)                                  # unknown preset: fail before any work
+    from gpusim import report
+    from gpusim.specs.overrides import resolve as resolve_spec
+    gpu_sets = [s for s in args.sets if "." in s.partition("=")[0]]
+    args.sets = [s for s in args.sets if "." not in s.partition("=")[0]]
+    args.gpu_spec = resolve_spec(args.gpu, gpu_sets)       # unknown preset or bad override: fail before any work
     sets = parse_sets(args.sets)
     family, members = resolve(args.program)
     plans = [(spec, params_for(spec, args.size, sets)) for spec in members]     # bad --size/--set: fail first

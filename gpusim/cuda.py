@@ -98,6 +98,15 @@ def get_gpu() -> str | _specs.GPUSpec:
     return _GPU
 
 
+_TIMING: bool = False
+
+
+def set_timing(on: bool = True) -> None:
+    """Make later launches also run the timing model (`Result.metrics['gpu__time_duration.sum']`)."""
+    global _TIMING
+    _TIMING = bool(on)
+
+
 # ----------------------------------------------------------------------------- kernels
 class Dispatcher:
     """What `cuda.jit` returns: a kernel to launch with `[grid, block, stream, shared]`,
@@ -155,7 +164,7 @@ class _Launch:
     def __call__(self, *args: Any) -> None:
         from gpusim.api import launch
         self.dispatcher.last_result = launch(self.dispatcher, self.grid, self.block, args, gpu=_GPU,
-                                             shared_bytes=self.shared_bytes)
+                                             shared_bytes=self.shared_bytes, timing=_TIMING)
 
 
 def jit(func_or_sig: Any = None, device: bool = False, **options: Any) -> Any:

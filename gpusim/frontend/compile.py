@@ -75,8 +75,10 @@ class CompiledKernel:
     @cached_property
     def kernel(self):
         """The parsed entry (`isa.program.Kernel`)."""
+        from gpusim.frontend.link import link
         prog = self.program
-        return prog.kernels[self.entry] if self.entry in prog.kernels else prog.kernel()
+        k = prog.kernels[self.entry] if self.entry in prog.kernels else prog.kernel()
+        return link(prog, k)                     # inline device-function calls (and fp16 shims)
 
 
 @dataclass

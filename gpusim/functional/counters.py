@@ -95,8 +95,12 @@ class Counters:
 
 
 def metric_values(table: dict[str, np.ndarray], select: np.ndarray | slice = slice(None)) -> dict[str, int]:
-    """Nsight-named metrics summed over the selected instructions."""
+    """Nsight-named metrics summed over the selected instructions (plus any per-instruction
+    timing arrays stored in the table under their own Nsight names, e.g. warp stalls)."""
     out = {}
+    for name, arr in table.items():
+        if name.startswith("smsp__pcsamp"):
+            out[name] = float(np.asarray(arr)[select].sum())
     for name, parts in METRICS.items():
         v = 0
         for p in parts:

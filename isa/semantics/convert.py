@@ -119,6 +119,8 @@ def _float_to_int(st: str, dt: str, irnd: str, ftz: bool):
 
     def fn(a):
         r = rnd(_to_f64(a, st, ftz))
+        if np.all((r < big) & (r >= small)):            # common case: in range, no NaN
+            return ret(r.astype(ddt))
         over, under, nan = r >= big, r < small, r != r
         safe = np.where(over | under | nan, 0.0, r).astype(wide).astype(ddt)
         out = np.where(over, ddt.type(hi), np.where(under, ddt.type(lo), np.where(nan, nanv, safe)))

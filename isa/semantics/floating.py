@@ -87,9 +87,18 @@ def f32_mul(rnd: str):
     return lambda a, b: round_f64(_up(a) * _up(b), None, F32, rnd).astype(np.float32)
 
 
+_MID32_MASK, _MID32 = np.uint64(0x1FFFFFFF), np.uint64(0x10000000)
+
+
 def f32_fma(rnd: str):
     def fma(a, b, c):
         p, c64 = _up(a) * _up(b), _up(c)        # the f32 product is exact in f64
+        if rnd == "rn":
+            # RN32(RN64(x)) == RN32(x) unless RN64(x) is exactly an f32 midpoint (or lies in the
+            # f32 subnormal range); only then take the round-to-odd path (Boldo-Melquiond).
+            s = p + c64
+            if not np.any(((s.view(np.uint64) & _MID32_MASK) == _MID32) | (np.abs(s) < 2.0 ** -125)):
+                return s.astype(np.float32)
         s, e = two_sum(p, c64)
         e = np.where(np.isfinite(s), e, 0.0)
         if rnd == "rn":                         # RN_24(RO_53(x)) == RN_24(x)
@@ -232,6 +241,11 @@ def f64_fma(rnd: str):
         uh, ul = two_prod(a, b)
         th, tl = two_sum(c, uh)
         z = th + fx.round_to_odd(*two_sum(tl, ul))
+        if rnd == "rn":                         # whole-warp check that every lane is ordinary
+            au = np.abs(uh)
+            if (np.maximum(np.abs(a), np.abs(b)).max() <= _F64_SAFE and np.abs(c).max() <= _F64_HUGE
+                    and au.max() <= _F64_HUGE and au.min() >= _F64_TINY and np.abs(z).min() >= 2.0 ** -1021):
+                return z
         fin = _finite(a, b, c)
         ok = (fin & (np.abs(a) <= _F64_SAFE) & (np.abs(b) <= _F64_SAFE) & (np.abs(uh) <= _F64_HUGE)
               & (np.abs(c) <= _F64_HUGE) & ((np.abs(uh) >= _F64_TINY) | (a == 0) | (b == 0))

@@ -102,10 +102,9 @@ def round_to_odd(s, e):
     """RO(s + e) for s = RN(s + e): the double bracketing the exact sum whose last bit is 1
     (s itself when e == 0). Then RN_q(RO_53(X)) == RN_q(X) for q <= 51 (Boldo-Melquiond)."""
     s = np.asarray(s, np.float64)
-    bits = s.view(np.int64)
-    fix = (e != 0) & ((bits & 1) == 0)
-    step = np.where((e > 0) == (s > 0), 1, -1).astype(np.int64)
-    return np.where(fix, bits + step, bits).view(np.float64)
+    inexact = e != 0
+    toward_zero = ((e < 0) != (s < 0)) & inexact        # |s| > |x|: truncation is one below
+    return ((s.view(np.int64) - toward_zero) | inexact).view(np.float64)
 
 
 def exact_sign(*terms):

@@ -79,7 +79,10 @@ def _arith_core(op: str, base: str, ftz: bool, saturate: bool, relu: bool):
         if op == "fma":
             p = xs[0].astype(np.float64) * xs[1]            # exact: 22 (or 16) bit product
             s, e = two_sum(p, xs[2].astype(np.float64))
-            r = fx.f64_to_half_bits(round_f64(s, sgn(e), fmt, "rn"), fmt)
+            if base == "f16":                               # numpy's f64 -> f16 is RN; RN(RO(x)) = RN(x)
+                r = fx.f64_to_half_bits(fx.round_to_odd(s, np.where(np.isfinite(s), e, 0.0)), F16)
+            else:
+                r = fx.f64_to_half_bits(round_f64(s, sgn(e), fmt, "rn"), fmt)
         else:
             r32 = xs[0] + xs[1] if op == "add" else xs[0] - xs[1] if op == "sub" else xs[0] * xs[1]
             r = encode_rn32(r32, base)

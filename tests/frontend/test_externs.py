@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from numba import cuda
-from numba.cuda.types import float16
 
 from gpusim.frontend import externs
 from gpusim.frontend.compile import CompiledKernel, compile_kernel

@@ -1,0 +1,212 @@
+"""The timing engine: a SimPy model of the whole GPU for one kernel launch.
+
+- A block scheduler hands thread blocks to SMs in launch order, as many per SM as
+  occupancy allows (registers from ptxas, else PTX declarations; shared memory;
+  threads; block slots), one `block_dispatch_cycles` apart, and the next one to an
+  SM as soon as one of its blocks completes.
+- Each SM is a SimPy process. It advances its warps (`sm.SM`) one quantum of
+  `quantum_cycles` at a time, then sleeps until the next quantum in which it has
+  something to do; an SM without resident blocks waits on an event until it gets
+  one. Nothing polls idle hardware.
+- L2 slices, the crossbar and HBM channels are shared bandwidth servers
+  (`gpusim.timing.memory`) that the SMs book into, so contention between SMs shows.
+- Sampled mode simulates a subset of the SMs with the shared memory system scaled to
+  their share, over the share of blocks they would run, and at most `max_waves`
+  waves of blocks; the remaining waves are extrapolated at the measured steady-state
+  block rate.
+
+Deterministic: SimPy orders events by (time, priority, insertion); nothing reads a clock.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import simpy
+
+from gpusim.timing.sm import SM, STALL_REASONS
+from gpusim.timing.static import static_table
+from gpusim.timing.trace import TraceSource
+
+STALL_METRIC = "smsp__pcsamp_warps_issue_stalled_{}"
+
+
+@dataclass(frozen=True)
+class TimingOptions:
+    mode: str = "auto"                 # 'full', 'sampled', or 'auto' (sampled above `auto_full_limit_warp_inst`)
+    sample_sms: int = 8                # SMs simulated in sampled mode
+    max_waves: int = 4                 # waves of blocks simulated per SM in sampled mode before extrapolating
+    quantum_cycles: int = 64           # SMs synchronise every quantum
+    auto_full_limit_blocks: int = 2048  # 'auto': full simulation up to this many blocks
+    progress: object = None            # callable(done_blocks, total_blocks) or None
+
+    def __post_init__(self) -> None:
+        from gpusim.errors import ConfigError
+        if self.mode not in ("auto", "full", "sampled"):
+            raise ConfigError(f"timing mode must be 'auto', 'full' or 'sampled', got {self.mode!r}")
+        if self.sample_sms < 1 or self.max_waves < 1 or self.quantum_cycles < 1:
+            raise ConfigError("sample_sms, max_waves and quantum_cycles must be >= 1")
+
+
+class TimingStats:
+    def __init__(self, n_instr: int):
+        self.stall = {r: [0.0] * n_instr for r in STALL_REASONS}
+        self.shared_wavefronts = 0
+        self.block_end: dict[int, float] = {}
+        self.block_start: dict[int, float] = {}
+
+    def block_done(self, block: int, start: float, end: float) -> None:
+        self.block_start[block] = start
+        self.block_end[block] = end
+
+
+class TimingEngine:
+    def __init__(self, prepared, options: TimingOptions = TimingOptions()):
+        from gpusim.timing.memory import L1Cache, MemorySystem
+        from gpusim.timing.resources import kernel_resources
+        self.p = prepared
+        self.spec = spec = prepared.spec
+        self.opt = options
+        geo = prepared.geometry
+        self.res = kernel_resources(prepared)
+        bps = self.res.occupancy.blocks_per_sm
+        if bps == 0:
+            from gpusim.errors import LaunchError
+            raise LaunchError(f"kernel {prepared.name}: a block needs more resources than one SM has "
+                              f"({self.res.occupancy.limiter} limit: {self.res.describe()})")
+        n_sm = spec.sm_count
+        mode = options.mode
+        if mode == "auto":
+            mode = "full" if geo.nblocks <= options.auto_full_limit_blocks else "sampled"
+        self.mode = mode
+        self.sms_simulated = n_sm if mode == "full" else min(n_sm, options.sample_sms)
+        frac = self.sms_simulated / n_sm
+        self.blocks_share = geo.nblocks if mode == "full" else max(1, math.ceil(geo.nblocks * frac))
+        wave = self.sms_simulated * bps
+        self.blocks_simulated = self.blocks_share if mode == "full" else min(self.blocks_share,
+                                                                              options.max_waves * wave)
+        self.wave_blocks = wave
+        self.memory = MemorySystem(spec, sm_fraction=frac)
+        static = static_table(prepared.decoded)
+        self.block_static = [tuple(static[i] for i in range(b.first, b.last)) for b in prepared.decoded.blocks]
+        self.stats = TimingStats(len(static))
+        self.trace = TraceSource(prepared, chunk_blocks=min(max(wave, 1), max(1, (1 << 15) // (geo.warps_per_block * 32))))
+        shared_per_sm = bps * self.res.shared_bytes_per_block
+        l1_data = max(spec.sm.l1_shared_total_bytes - shared_per_sm, 16 * 1024)
+        self.sms = [SM(i, spec, self.block_static, L1Cache(spec, l1_data, self.memory, i), self.stats,
+                       self._cta_done) for i in range(self.sms_simulated)]
+        self.bps = bps
+        self.next_block = 0
+        self.done_blocks = 0
+        self.env = simpy.Environment()
+        self._wake: dict[int, simpy.Event] = {}
+
+    # ------------------------------------------------------------------ block scheduler
+    def _dispatch(self, sm: SM, t: float) -> bool:
+        if self.next_block >= self.blocks_simulated:
+            return False
+        b = self.next_block
+        self.next_block += 1
+        sm.add_cta(b, self.trace.block(b), t)
+        ev = self._wake.pop(sm.id, None)
+        if ev is not None and not ev.triggered:
+            ev.succeed()
+        return True
+
+    def _cta_done(self, sm: SM, block: int, t: float) -> None:
+        self.done_blocks += 1
+        if self.opt.progress is not None:
+            self.opt.progress(self.done_blocks, self.blocks_simulated)
+        self._dispatch(sm, t + self.spec.launch.block_dispatch_cycles)
+
+    def _sm_process(self, sm: SM):
+        env = self.env
+        q = self.opt.quantum_cycles
+        while True:
+            if not sm.has_work():
+                if self.next_block >= self.blocks_simulated:
+                    return
+                ev = env.event()
+                self._wake[sm.id] = ev
+                yield ev
+                continue
+            until = env.now + q
+            sm.advance(until)
+            if not sm.has_work():
+                continue
+            nt = sm.next_time()
+            target = until if nt == math.inf else max(until, math.floor(nt / q) * q)
+            yield env.timeout(target - env.now)
+
+    # ------------------------------------------------------------------ run
+    def run(self) -> dict:
+        d = self.spec.launch.block_dispatch_cycles
+        for k in range(self.bps):                          # initial wave: round-robin over the SMs
+            for sm in self.sms:
+                self._dispatch(sm, k * d)
+        for sm in self.sms:
+            self.env.process(self._sm_process(sm))
+        self.env.run()
+        if self.next_block < self.p.geometry.nblocks:
+            self.trace.finish_functional()
+        return self._metrics()
+
+    def _cycles(self) -> float:
+        ends = self.stats.block_end
+        t_sim = max(ends.values()) if ends else 0.0
+        if self.blocks_simulated >= self.blocks_share:
+            return t_sim
+        # extrapolate the remaining waves at the steady-state rate after the first wave
+        order = sorted(ends.values())
+        first = min(self.wave_blocks, len(order) - 1)
+        t_first = order[first - 1] if first > 0 else 0.0
+        rate_blocks = len(order) - first
+        per_block = (t_sim - t_first) / rate_blocks if rate_blocks > 0 and t_sim > t_first else t_sim / len(order)
+        return t_sim + (self.blocks_share - self.blocks_simulated) * per_block
+
+    def _metrics(self) -> dict:
+        spec = self.spec
+        cycles = self._cycles()
+        # counts scale from the simulated blocks to the whole launch
+        scale = self.p.geometry.nblocks / max(self.blocks_simulated, 1)
+        mem = self.memory.counters()
+        m = {k: v * scale for k, v in mem.items() if not k.endswith(".pct")}
+        m.update({k: v for k, v in mem.items() if k.endswith(".pct")})
+        m["sm__cycles_elapsed.max"] = cycles
+        m["gpu__time_duration.sum"] = cycles * spec.cycle_ns + spec.launch.kernel_fixed_ns
+        warp_cycles = sum(sm.warp_cycles for sm in self.sms)
+        active = sum(sm.active_cycles for sm in self.sms)
+        m["sm__warps_active.avg.pct_of_peak_sustained_active"] = \
+            100.0 * warp_cycles / active / spec.sm.max_warps_per_sm if active else 0.0
+        for r, arr in self.stats.stall.items():
+            m[STALL_METRIC.format(r)] = sum(arr) * scale
+        issued = sum(sp.issued for sm in self.sms for sp in sm.sps)
+        m["timing__mode"] = self.mode
+        m["timing__sms_simulated"] = self.sms_simulated
+        m["timing__blocks_simulated"] = self.blocks_simulated
+        m["launch__occupancy_limit_blocks"] = self.bps
+        m["launch__registers_per_thread"] = self.res.registers_per_thread
+        m["sm__maximum_warps_per_active_cycle_pct"] = self.res.occupancy.occupancy_pct
+        m["timing__bound"], m["timing__utilization"] = self._bound(cycles, issued, scale)
+        self.per_instruction_stalls = {r: np.array(a) * scale for r, a in self.stats.stall.items()}
+        return m
+
+    def _bound(self, cycles: float, issued: int, scale: float) -> tuple[str, dict]:
+        spec = self.spec
+        if cycles <= 0:
+            return "latency", {}
+        frac = self.sms_simulated / spec.sm_count
+        sim_cycles = max(self.stats.block_end.values()) if self.stats.block_end else cycles
+        mem = self.memory.counters()
+        util = {
+            "compute": issued / (sim_cycles * self.sms_simulated * spec.sm.sub_partitions),
+            "shared_memory": self.stats.shared_wavefronts / (sim_cycles * self.sms_simulated),
+            "l2_bandwidth": mem.get("lts__t_sectors.sum", 0.0) * spec.l2.sector_bytes /
+            (sim_cycles * spec.l2.slices * spec.l2.bandwidth_bytes_per_cycle_per_slice * frac),
+            "hbm_bandwidth": (mem.get("dram__bytes_read.sum", 0.0) + mem.get("dram__bytes_write.sum", 0.0)) /
+            (sim_cycles * spec.hbm_bytes_per_cycle * frac),
+        }
+        util = {k: round(min(v, 1.0), 4) for k, v in util.items()}
+        top = max(util, key=util.get)
+        return (top if util[top] >= 0.6 else "latency"), util

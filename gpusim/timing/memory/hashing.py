@@ -1,0 +1,25 @@
+"""Address interleaving: which L2 slice or HBM channel a line or burst belongs to.
+
+What is modelled: NVIDIA hashes physical addresses over L2 slices and DRAM channels so
+that no power-of-two stride lands on one unit (the exact functions are undocumented).
+Here, with n units and a block index i (a 128-B line for L2 slices, an access burst for
+HBM channels):
+
+    q = i // n,  unit = (i % n + fold(q)) % n,  fold(q) = q ^ q>>3 ^ q>>7 ^ q>>12 ^ q>>18 ^ q>>25
+
+Each aligned group of n consecutive blocks is a rotation of the n units (a contiguous
+range spreads exactly evenly), and the rotation amount is an XOR-fold of the higher
+address bits, so strides of 2^k blocks (which keep i % n on a few values) are scattered
+by q. `set_index` then takes q modulo the sets of a unit, so a contiguous range of
+units * sets * ways lines fills a cache exactly.
+
+Not modelled: the real hash (reverse-engineered ones differ per chip and memory size),
+L2 partition (near/far) structure.
+"""
+from __future__ import annotations
+
+
+def unit_of(i: int, n: int) -> int:
+    """The unit (0..n-1) that block index `i` maps to."""
+    q = i // n
+    return (i - q * n + (q ^ (q >> 3) ^ (q >> 7) ^ (q >> 12) ^ (q >> 18) ^ (q >> 25))) % n

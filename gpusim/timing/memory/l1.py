@@ -1,0 +1,297 @@
+"""One SM's L1 data cache (the global/local-memory side of L1TEX).
+
+What is modelled:
+- Capacity `data_bytes` (the unified L1 + shared `sm.l1_shared_total_bytes` minus the
+  shared-memory carve-out, chosen by the caller); 128-B lines of 32-B sectors;
+  `l1.associativity` ways, `data_bytes / line / ways` sets (set = line % sets), LRU
+  (an OrderedDict per set, most recent last). `data_bytes` below one set's worth means
+  no data cache: every load misses and nothing is allocated.
+- Each sector is invalid or valid from a time: its fill time while its miss is in flight
+  (the MSHR), the time it arrived after. A load of a sector whose fill is still in
+  flight merges into that miss (no new L2 request) and is ready at the fill time.
+- Data stage: a request of n sectors takes ceil(n * 32 / bandwidth_bytes_per_cycle)
+  wavefronts, one per cycle, in request order per SM (hits and misses alike, charged at
+  the lookup). Load-to-use of hits: data-stage start + (wavefronts - 1) +
+  `hit_latency_cycles`, so one fully coalesced 128-B load on an idle L1 is ready exactly
+  `hit_latency_cycles` after issue.
+- Misses: allocate (the line's LRU victim is dropped; L1 lines are never dirty), leave
+  at the lookup time to `lower.read(t, sm_id, missed_sectors)` and are ready when it
+  says (the L2/HBM load-to-use, see `system.py`). A request's ready time is the latest
+  over its sectors.
+- MSHRs: at most `l1.mshr_entries` missed sectors in flight per SM. A request whose
+  misses do not fit waits, as a whole, until enough in-flight misses have returned (the
+  earliest first), then sends them; its hits are not delayed.
+- Stores: write-through. With `write_allocate` False (NVIDIA's global stores) a store
+  updates a present sector, which stays valid, and allocates nothing; with True it
+  allocates and validates the sector. Every store goes to `lower.write`; the warp does
+  not wait: `store` returns when the L1 accepted it (data-stage end).
+- Atomics and reductions: performed at the L2 (`lower.atomic`); the L1 copies of their
+  sectors are invalidated.
+- Counters (Nsight names, global and local spaces):
+  `l1tex__t_{requests,sectors}_pipe_lsu_mem_{global,local}_op_{ld,st}.sum`,
+  `..._op_{ld,st}_lookup_{hit,miss}.sum`, `l1tex__t_{requests,sectors}_pipe_lsu_mem_global_op_{atom,red}.sum`,
+  `l1tex__t_sector_hit_rate.pct`, `l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct`,
+  `l1tex__m_xbar2l1tex_read_bytes.sum`, `l1tex__m_l1tex2xbar_write_bytes.sum`; and
+  `gpusim__l1_mshr_merged_sectors.sum` (lookups that joined an in-flight miss; they
+  count as lookup misses), `gpusim__l1_mshr_wait_cycles.sum`. `L1Cache.sum_counters`
+  adds several SMs' counters and recomputes the rates.
+
+Not modelled: the tag stage's own throughput and sets per cycle, bank conflicts of global
+accesses, texture/constant paths, cache operators (.cg/.cs/.lu/.cv: every load is
+cached here, as `ld.ca`), the ld.global.nc path, L1 prefetching, the fill's own use of
+the data stage, and the exact Nsight wavefront rule for scattered accesses.
+
+Sources: Jia et al., "Dissecting the NVIDIA Volta GPU Architecture via
+Microbenchmarking" (2018), sectored L1 (32-B sectors, 128-B lines), LRU, hit latency;
+NVIDIA CUDA C++ Programming Guide, "Compute Capability 9.0: Global Memory" (write-through
+L1, no write-allocate for global stores); Nsight Compute Kernel Profiling Guide,
+"L1/TEX cache" and metrics reference (l1tex__ names).
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from heapq import heappop, heappush
+
+from gpusim.errors import ConfigError
+
+_SPACES = ("global", "local")
+
+
+class L1Cache:
+    """`load`, `store`, `atomic` (now, sectors) for one SM; `counters()`."""
+
+    def __init__(self, spec, data_bytes: int, lower, sm_id: int):
+        l1 = spec.l1
+        if not (isinstance(data_bytes, int) and data_bytes >= 0):
+            raise ConfigError(f"L1Cache(SM {sm_id}): data_bytes must be a non-negative integer, got {data_bytes!r}")
+        if data_bytes > spec.sm.l1_shared_total_bytes:
+            raise ConfigError(f"L1Cache(SM {sm_id}): data_bytes {data_bytes} exceeds "
+                              f"sm.l1_shared_total_bytes {spec.sm.l1_shared_total_bytes}")
+        self.spec = spec
+        self.sm_id = sm_id
+        self.lower = lower
+        self.data_bytes = data_bytes
+        self.ways = l1.associativity
+        self.sector_bytes = l1.sector_bytes
+        self.sectors_per_line = l1.line_bytes // l1.sector_bytes
+        self.line_shift = self.sectors_per_line.bit_length() - 1
+        self.n_sets = data_bytes // (l1.line_bytes * l1.associativity)
+        self.hit_latency_cycles = l1.hit_latency_cycles
+        self.mshr_entries = l1.mshr_entries
+        self.write_allocate = l1.write_allocate
+        self._bytes_per_wavefront = l1.bandwidth_bytes_per_cycle
+        self._sets = [OrderedDict() for _ in range(self.n_sets)]
+        self.reset_counters()
+        self.flush()
+
+    # -- kernel boundaries --------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Kernel boundary: invalidate every line (as the hardware does at launch) and
+        forget the data-stage and MSHR state (time may restart at 0)."""
+        for od in self._sets:
+            od.clear()
+        self._free = float("-inf")        # data stage free from
+        self._mshr: list = []             # heap of (ready time, sectors)
+        self._inflight = 0
+        self.drain_time = float("-inf")   # latest completion of anything sent below
+
+    # -- requests -----------------------------------------------------------------------
+
+    def _stage(self, now: float, n: int) -> tuple[float, int]:
+        wf = -(-n * self.sector_bytes // self._bytes_per_wavefront)
+        start = now if now >= self._free else self._free
+        self._free = start + wf
+        return start, wf
+
+    def load(self, now: float, sectors, local: bool = False) -> float:
+        """A warp's load of distinct sectors (address >> 5) issued at `now`; when its data is ready."""
+        lst = sectors.tolist() if hasattr(sectors, "tolist") else sectors
+        n = len(lst)
+        sp = 1 if local else 0
+        self._ld_req[sp] += 1
+        self._ld_sec[sp] += n
+        if n == 0:
+            return now
+        start, wf = self._stage(now, n)
+        ready = start + wf - 1 + self.hit_latency_cycles
+        nsets = self.n_sets
+        if nsets == 0:
+            misses, ents = lst, None
+        else:
+            sh, mask, ways, spl, sets = self.line_shift, self.sectors_per_line - 1, self.ways, \
+                self.sectors_per_line, self._sets
+            misses, ents, ks = [], [], []
+            merged = 0
+            cur = -1
+            ent = None
+            for s in lst:
+                line = s >> sh
+                if line != cur:                         # once per run of sectors in one line
+                    cur = line
+                    od = sets[line % nsets]
+                    ent = od.get(line)
+                    if ent is None:
+                        if len(od) >= ways:
+                            od.popitem(last=False)
+                        ent = [None] * spl
+                        od[line] = ent
+                    else:
+                        od.move_to_end(line)
+                k = s & mask
+                r = ent[k]
+                if r is not None:
+                    if r > start:                       # fill in flight: merge into its MSHR
+                        merged += 1
+                        if r > ready:
+                            ready = r
+                    continue
+                misses.append(s)
+                ents.append(ent)
+                ks.append(k)
+            self._merged += merged
+            self._ld_miss[sp] += merged
+        m = len(misses)
+        self._ld_miss[sp] += m
+        if m:
+            t = self._mshr_wait(start, m)
+            r = self.lower.read(t, self.sm_id, misses)
+            if ents is not None:
+                for ent, k in zip(ents, ks):
+                    ent[k] = r
+            heappush(self._mshr, (r, m))
+            self._inflight += m
+            self._read_bytes += m * self.sector_bytes
+            if r > self.drain_time:
+                self.drain_time = r
+            if r > ready:
+                ready = r
+        return ready
+
+    def _mshr_wait(self, t: float, m: int) -> float:
+        heap = self._mshr
+        while heap and heap[0][0] <= t:
+            self._inflight -= heappop(heap)[1]
+        if self._inflight + m > self.mshr_entries:
+            t0 = t
+            while heap and self._inflight + m > self.mshr_entries:
+                r, c = heappop(heap)
+                self._inflight -= c
+                if r > t:
+                    t = r
+            self._mshr_wait_cycles += t - t0
+        return t
+
+    def store(self, now: float, sectors, local: bool = False) -> float:
+        """A warp's store of whole sectors at `now`; when the L1 accepted it (the warp need not wait)."""
+        lst = sectors.tolist() if hasattr(sectors, "tolist") else sectors
+        n = len(lst)
+        sp = 1 if local else 0
+        self._st_req[sp] += 1
+        self._st_sec[sp] += n
+        if n == 0:
+            return now
+        start, wf = self._stage(now, n)
+        nsets = self.n_sets
+        hits = 0
+        if nsets:
+            sh, mask, sets = self.line_shift, self.sectors_per_line - 1, self._sets
+            for s in lst:
+                line = s >> sh
+                od = sets[line % nsets]
+                ent = od.get(line)
+                if ent is not None and ent[s & mask] is not None:
+                    hits += 1                           # updated in place, stays valid
+                elif self.write_allocate:
+                    if ent is None:
+                        if len(od) >= self.ways:
+                            od.popitem(last=False)
+                        ent = od[line] = [None] * self.sectors_per_line
+                    ent[s & mask] = start
+        self._st_hit[sp] += hits
+        self._st_miss[sp] += n - hits
+        self._write_bytes += n * self.sector_bytes
+        done = self.lower.write(start, self.sm_id, lst)
+        if done > self.drain_time:
+            self.drain_time = done
+        return start + wf
+
+    def atomic(self, now: float, sectors, reduction: bool = False) -> float:
+        """A warp's global atomic (`reduction`: RED, no result) at `now`; when its result is back."""
+        lst = sectors.tolist() if hasattr(sectors, "tolist") else sectors
+        n = len(lst)
+        op = 1 if reduction else 0
+        self._at_req[op] += 1
+        self._at_sec[op] += n
+        if n == 0:
+            return now
+        start, _ = self._stage(now, n)
+        nsets = self.n_sets
+        if nsets:
+            sh, mask, sets = self.line_shift, self.sectors_per_line - 1, self._sets
+            for s in lst:
+                ent = sets[(s >> sh) % nsets].get(s >> sh)
+                if ent is not None:
+                    ent[s & mask] = None                # the L2 holds the only current copy
+        self._write_bytes += n * self.sector_bytes
+        if not reduction:
+            self._read_bytes += n * self.sector_bytes
+        r = self.lower.atomic(start, self.sm_id, lst, reduction)
+        if r > self.drain_time:
+            self.drain_time = r
+        return r
+
+    # -- statistics -------------------------------------------------------------------
+
+    def reset_counters(self) -> None:
+        self._ld_req, self._ld_sec, self._ld_miss = [0, 0], [0, 0], [0, 0]
+        self._st_req, self._st_sec, self._st_hit, self._st_miss = [0, 0], [0, 0], [0, 0], [0, 0]
+        self._at_req, self._at_sec = [0, 0], [0, 0]
+        self._read_bytes = self._write_bytes = 0
+        self._merged = 0
+        self._mshr_wait_cycles = 0.0
+
+    def counters(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for sp, space in enumerate(_SPACES):
+            p = f"l1tex__t_{{}}_pipe_lsu_mem_{space}_op_"
+            out[p.format("requests") + "ld.sum"] = float(self._ld_req[sp])
+            out[p.format("sectors") + "ld.sum"] = float(self._ld_sec[sp])
+            out[p.format("sectors") + "ld_lookup_hit.sum"] = float(self._ld_sec[sp] - self._ld_miss[sp])
+            out[p.format("sectors") + "ld_lookup_miss.sum"] = float(self._ld_miss[sp])
+            out[p.format("requests") + "st.sum"] = float(self._st_req[sp])
+            out[p.format("sectors") + "st.sum"] = float(self._st_sec[sp])
+            out[p.format("sectors") + "st_lookup_hit.sum"] = float(self._st_hit[sp])
+            out[p.format("sectors") + "st_lookup_miss.sum"] = float(self._st_miss[sp])
+        for op, name in enumerate(("atom", "red")):
+            out[f"l1tex__t_requests_pipe_lsu_mem_global_op_{name}.sum"] = float(self._at_req[op])
+            out[f"l1tex__t_sectors_pipe_lsu_mem_global_op_{name}.sum"] = float(self._at_sec[op])
+        out["l1tex__m_xbar2l1tex_read_bytes.sum"] = float(self._read_bytes)
+        out["l1tex__m_l1tex2xbar_write_bytes.sum"] = float(self._write_bytes)
+        out["gpusim__l1_mshr_merged_sectors.sum"] = float(self._merged)
+        out["gpusim__l1_mshr_wait_cycles.sum"] = float(self._mshr_wait_cycles)
+        _add_rates(out)
+        return out
+
+    @staticmethod
+    def sum_counters(per_sm: list[dict[str, float]]) -> dict[str, float]:
+        """Several L1s' `counters()` added (`.sum` metrics) with the rates recomputed."""
+        out: dict[str, float] = {}
+        for c in per_sm:
+            for k, v in c.items():
+                if k.endswith(".sum"):
+                    out[k] = out.get(k, 0.0) + v
+        _add_rates(out)
+        return out
+
+
+def _add_rates(out: dict[str, float]) -> None:
+    hit = miss = 0.0
+    for space in _SPACES:
+        for op in ("ld", "st"):
+            hit += out.get(f"l1tex__t_sectors_pipe_lsu_mem_{space}_op_{op}_lookup_hit.sum", 0.0)
+            miss += out.get(f"l1tex__t_sectors_pipe_lsu_mem_{space}_op_{op}_lookup_miss.sum", 0.0)
+    out["l1tex__t_sector_hit_rate.pct"] = 100.0 * hit / (hit + miss) if hit + miss else 0.0
+    h = out.get("l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum", 0.0)
+    m = out.get("l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum", 0.0)
+    out["l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct"] = 100.0 * h / (h + m) if h + m else 0.0

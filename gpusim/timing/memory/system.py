@@ -1,0 +1,117 @@
+"""The memory system below the L1s: crossbar (NoC) + L2 slices + HBM, and how their
+latencies compose into the load-to-use latencies a microbenchmark measures.
+
+Latency composition (all in SM cycles; an idle system adds no queueing, so these hold
+exactly, and every shared unit only adds waiting when it is busy):
+
+    L1 hit            = l1.hit_latency_cycles                              (l1.py)
+    L2 hit            = noc.latency + P + noc.latency   = l2.hit_latency_cycles
+    L2 miss           = noc.latency + HBM + P + noc.latency
+                      = l2.hit_latency_cycles + hbm.latency_ns * sm_clock_mhz / 1000
+    atomic (L2 hit)   = l2.hit_latency_cycles + l2.atomic_latency_cycles
+    write acknowledge = l2.hit_latency_cycles (the warp does not wait for it)
+
+where P = l2.hit_latency_cycles - 2 * noc.latency_cycles is the slice pipeline (lookup,
+data return). The L1 sends a miss at the load's issue time (its tag lookup is inside P).
+The path of one request at `now` from SM `sm_id`:
+  1. crossbar: books the request's data bytes (len(sectors) * 32) on the NoC server,
+     arrival at L2 = start + noc.latency (`noc.py`);
+  2. L2: per line touched, books the bytes on its slice; hits leave at lookup + P,
+     misses go to HBM at the lookup time and leave at HBM completion + P (`l2.py`);
+  3. the way back: + noc.latency (its bandwidth was booked in step 1).
+A request's completion is the latest over its sectors.
+
+`sm_fraction` (sampled simulation, where only that fraction of the SMs is simulated)
+scales every shared bandwidth (crossbar, each L2 slice, each HBM channel) and the L2
+capacity (sets per slice), keeping slice and channel counts, so the simulated SMs see
+the share of the memory system they would have with all SMs running. Counters then
+describe the simulated SMs only; scale them by 1 / sm_fraction for the whole GPU.
+
+Not modelled: anything that makes latency depend on which SM or slice (distance, the
+L2 partition crossing), per-SM crossbar port limits, memory-side request queue limits
+(only bandwidth creates backpressure; the L1's MSHRs bound what each SM has in flight).
+Ordering: the timing model advances SMs in time quanta, so requests reach the shared
+servers slightly out of time order; the windowed servers (`servers.py`) absorb that to
+within one window (32 cycles).
+"""
+from __future__ import annotations
+
+from gpusim.errors import ConfigError
+from gpusim.timing.memory.hbm import HBM
+from gpusim.timing.memory.l2 import ATOM, READ, RED, WRITE, L2Cache, as_list
+from gpusim.timing.memory.noc import NoC
+
+
+class MemorySystem:
+    """`read`, `write`, `atomic` (now, sm_id, sectors) -> time the data (or ack) is back at the SM."""
+
+    def __init__(self, spec, sm_fraction: float = 1.0):
+        if not (isinstance(sm_fraction, (int, float)) and 0 < sm_fraction <= 1):
+            raise ConfigError(f"MemorySystem: sm_fraction must be in (0, 1], got {sm_fraction!r}")
+        pipeline = spec.l2.hit_latency_cycles - 2 * spec.noc.latency_cycles
+        if pipeline < 0:
+            raise ConfigError(f"L2Spec.hit_latency_cycles ({spec.l2.hit_latency_cycles}) must be at least twice "
+                              f"NoCSpec.latency_cycles ({spec.noc.latency_cycles}): it is the load-to-use latency "
+                              f"including both crossbar traversals")
+        self.spec = spec
+        self.sm_fraction = sm_fraction
+        self.noc = NoC(spec, sm_fraction)
+        self.hbm = HBM(spec, sm_fraction)
+        self.l2 = L2Cache(spec, self.hbm, sm_fraction, pipeline_latency_cycles=pipeline)
+        self._sector_bytes = spec.l2.sector_bytes
+        self._traverse = self.noc.traverse
+        self._back = self.noc.latency_cycles
+        self._l2 = self.l2._access
+
+    # -- unloaded latencies (what a pointer-chasing microbenchmark would measure) ---------
+
+    @property
+    def l2_hit_latency_cycles(self) -> float:
+        return self.spec.l2.hit_latency_cycles
+
+    @property
+    def l2_miss_latency_cycles(self) -> float:
+        return self.spec.l2.hit_latency_cycles + self.hbm.latency_cycles
+
+    # -- requests ---------------------------------------------------------------------
+
+    def read(self, now: float, sm_id: int, sectors) -> float:
+        """Sectors (address >> 5) missed by SM `sm_id`'s L1 at `now`; when their data is at the SM."""
+        lst = as_list(sectors)
+        return self._l2(self._traverse(now, len(lst) * self._sector_bytes), lst, READ) + self._back
+
+    def write(self, now: float, sm_id: int, sectors) -> float:
+        """Whole-sector writes leaving the SM at `now`; when the L2's acknowledgement is back."""
+        lst = as_list(sectors)
+        return self._l2(self._traverse(now, len(lst) * self._sector_bytes), lst, WRITE) + self._back
+
+    def atomic(self, now: float, sm_id: int, sectors, reduction: bool = False) -> float:
+        """Atomics performed at the L2 (`reduction`: RED, no value returned); when the result is back."""
+        lst = as_list(sectors)
+        return self._l2(self._traverse(now, len(lst) * self._sector_bytes), lst, RED if reduction else ATOM) \
+            + self._back
+
+    # -- kernel boundaries and statistics -------------------------------------------------
+
+    def flush(self) -> None:
+        """Kernel end: queues forgotten (the next kernel may restart time at 0), L2 contents
+        kept, dirty lines NOT written back (as on hardware)."""
+        self.noc.flush()
+        self.l2.flush()              # flushes the HBM queues too
+
+    def reset_counters(self) -> None:
+        self.noc.reset_counters()
+        self.l2.reset_counters()
+        self.hbm.reset_counters()
+
+    def counters(self, elapsed_cycles: float | None = None) -> dict[str, float]:
+        """All units' counters under Nsight Compute names (gpusim__ for ones Nsight lacks);
+        with `elapsed_cycles`, also the units' busy percentages."""
+        out = {}
+        out.update(self.noc.counters(elapsed_cycles))
+        out.update(self.l2.counters(elapsed_cycles))
+        out.update(self.hbm.counters(elapsed_cycles))
+        return out
+
+
+__all__ = ["MemorySystem", "READ", "WRITE", "ATOM", "RED"]

@@ -1,0 +1,54 @@
+"""What one block of a kernel occupies on an SM: registers per thread, shared memory,
+threads; and from that, how many blocks fit (the occupancy calculator).
+
+Registers come from ptxas (`ptxas -v` on the kernel's PTX, the number the GPU uses)
+when the ptxas package is installed, else from an estimate over the PTX register
+declarations (an upper bound; `registers_source` says which).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpusim.timing.occupancy import Occupancy, occupancy
+
+
+@dataclass(frozen=True)
+class KernelResources:
+    registers_per_thread: int
+    registers_source: str            # 'ptxas' or 'ptx-estimate'
+    shared_bytes_per_block: int
+    threads_per_block: int
+    local_bytes_per_thread: int
+    occupancy: Occupancy
+
+    def describe(self) -> str:
+        return (f"{self.threads_per_block} threads, {self.registers_per_thread} registers/thread "
+                f"({self.registers_source}), {self.shared_bytes_per_block} B shared/block")
+
+
+_CACHE: dict = {}
+
+
+def registers(compiled) -> tuple[int, str, int]:
+    """(registers per thread, source, local bytes) for a CompiledKernel."""
+    key = (compiled.ptx, compiled.entry)
+    hit = _CACHE.get(key)
+    if hit is None:
+        from gpusim.frontend import sass
+        try:
+            if not sass.have_ptxas():
+                raise RuntimeError("no ptxas")
+            info = sass.ptxas_info(compiled.ptx, compiled.entry, compiled.cc)
+            hit = (info.registers_per_thread, "ptxas", info.local_bytes)
+        except Exception:
+            hit = (sass.estimate_registers_from_ptx(compiled.kernel), "ptx-estimate", 0)
+        _CACHE[key] = hit
+    return hit
+
+
+def kernel_resources(prepared) -> KernelResources:
+    regs, src, local = registers(prepared.compiled)
+    shared = prepared.block_shared_bytes
+    threads = prepared.geometry.threads_per_block
+    occ = occupancy(prepared.spec, threads, regs, shared)
+    return KernelResources(regs, src, shared, threads, local, occ)

@@ -1,0 +1,304 @@
+"""One streaming multiprocessor: sub-partition warp schedulers, register scoreboard,
+pipelines, the shared-memory data path, CTA barriers, and its L1.
+
+Resident warps are split over the SM's sub-partitions (SMSPs) by warp index. Each
+cycle, each SMSP's scheduler picks one warp (policy from `gpusim.timing.policies`)
+whose next instruction's source registers are ready (scoreboard), whose pipeline
+can accept it (issue interval per op class) and which is not waiting at a barrier,
+and issues it. Results become ready after the pipeline latency (fixed-latency
+ops), after the shared-memory data path serves its wavefronts (one per cycle, a
+conflicted access takes one per conflict), or when the L1 / L2 / HBM path returns
+the sectors (global, local, atomics). Every cycle a resident warp does not issue is
+attributed to one Nsight Compute warp state on the instruction it waits to issue:
+`long_scoreboard` (L1TEX result), `short_scoreboard` (MIO: shared memory, shuffles),
+`wait` (fixed latency), `barrier`, `math_pipe_throttle` / `mio_throttle` /
+`lg_throttle` (its pipeline busy), `not_selected` (another warp issued),
+and `selected` for the issue cycle.
+
+For speed the SM advances with its own event loop (next cycle at which any SMSP can
+issue), not one SimPy event per instruction; the SimPy engine (`engine.py`) runs the
+SMs in quanta so shared memory-system units see requests in time order up to one
+quantum of skew.
+
+Does not model: instruction fetch/i-cache, register bank conflicts and operand
+collectors, dual issue, the exact SASS stream (PTX instructions are timed; see
+DEVIATIONS.md), warp-level divergence costs beyond the executed instruction stream.
+
+Sources: Volta/Ampere/Hopper whitepapers (4 SMSPs per SM, 1 warp instruction per
+SMSP per cycle); Nsight Compute "Kernel Profiling Guide", warp scheduler states;
+Jia et al. 2018 and Luo et al. 2024 microbenchmarks (latencies, via the presets).
+"""
+from __future__ import annotations
+
+import math
+
+from gpusim.timing import policies
+from gpusim.timing.static import DEP_STALL, FIXED, GLOBAL, SHARED
+
+INF = math.inf
+STALL_REASONS = ("selected", "not_selected", "wait", "short_scoreboard", "long_scoreboard", "barrier",
+                 "math_pipe_throttle", "mio_throttle", "lg_throttle", "dispatch_stall")
+
+
+class Warp:
+    __slots__ = ("stream", "vi", "instrs", "ii", "mem", "cta", "slot", "age", "ready_at", "reason", "throttled",
+                 "reg_ready", "reg_kind", "last_issue", "at_barrier", "cand")
+
+    def __init__(self, stream, cta, slot, age, t0):
+        self.stream, self.cta, self.slot, self.age = stream, cta, slot, age
+        self.vi, self.ii = -1, 0
+        self.instrs, self.mem = (), None
+        self.ready_at, self.reason, self.throttled = t0, "dispatch_stall", False
+        self.reg_ready: dict[int, float] = {}
+        self.reg_kind: dict[int, int] = {}
+        self.last_issue = t0 - 1
+        self.at_barrier = False
+        self.cand = t0
+
+
+class CTA:
+    __slots__ = ("block", "warps", "live", "waiting", "start")
+
+    def __init__(self, block, start):
+        self.block, self.start = block, start
+        self.warps: list[Warp] = []
+        self.live = 0
+        self.waiting: list[Warp] = []
+
+
+class SubPartition:
+    __slots__ = ("warps", "pipe_free", "last", "issued")
+
+    def __init__(self):
+        self.warps: list[Warp] = []
+        self.pipe_free: dict[str, float] = {}
+        self.last = None
+        self.issued = 0
+
+
+class SM:
+    """See module docstring. `on_cta_done(sm, block, t)` is called when a block finishes."""
+
+    def __init__(self, sm_id: int, spec, block_static, l1, stats, on_cta_done):
+        self.id = sm_id
+        self.spec = spec
+        sm = spec.sm
+        self.block_static = block_static           # block index -> tuple of StaticInstr
+        self.l1 = l1
+        self.stats = stats
+        self.on_cta_done = on_cta_done
+        self.sps = [SubPartition() for _ in range(sm.sub_partitions)]
+        self.pick = policies.get(sm.warp_scheduler)
+        self.pipes = {u: sm.pipelines.of(u) for u in ("int", "fp32", "fp64", "fp16", "sfu", "ldst", "branch", "sync",
+                                                       "shuffle", "misc")}
+        self.shared_free = 0.0
+        self.ctas: dict[int, CTA] = {}
+        self.t = 0.0
+        self.next_age = 0
+        self.resident_warps = 0
+        self.warp_cycles = 0.0                     # integral of resident warps over time
+        self.active_cycles = 0.0                   # cycles with at least one resident warp
+        self._last_change = 0.0
+        self.busy_until = 0.0
+
+    # ------------------------------------------------------------------ residency
+    def _account(self, t: float) -> None:
+        if t > self._last_change:
+            dt = t - self._last_change
+            self.warp_cycles += self.resident_warps * dt
+            if self.resident_warps:
+                self.active_cycles += dt
+            self._last_change = t
+
+    def add_cta(self, block: int, streams, t0: float) -> None:
+        t0 = max(t0, self.t)
+        self._account(t0)
+        cta = CTA(block, t0)
+        nsp = len(self.sps)
+        for s in streams:
+            w = Warp(s, cta, s.warp_in_block // nsp, self.next_age, t0)
+            self.next_age += 1
+            cta.warps.append(w)
+            self.sps[s.warp_in_block % nsp].warps.append(w)
+            self._next_visit(w, t0)
+        cta.live = len(cta.warps)
+        self.ctas[block] = cta
+        self.resident_warps += len(cta.warps)
+        for w in list(cta.warps):
+            if w.vi >= len(w.stream.visits):
+                self._warp_done(w, t0)
+
+    def has_work(self) -> bool:
+        return bool(self.ctas)
+
+    # ------------------------------------------------------------------ stepping
+    def next_time(self) -> float:
+        best = INF
+        for sp in self.sps:
+            for w in sp.warps:
+                c = w.cand
+                if c < best:
+                    best = c
+        return best
+
+    def advance(self, until: float) -> None:
+        """Issue everything that can issue before cycle `until`."""
+        sps = self.sps
+        while True:
+            t = self.next_time()
+            if t < self.t:
+                t = self.t
+            if t >= until or t == INF:
+                self.t = max(self.t, min(until, t))
+                return
+            issued = False
+            for sp in sps:
+                if self._issue_one(sp, t):
+                    issued = True
+            self.t = t + 1 if issued else t
+            if not issued:
+                # candidates were stale (pipeline became busy): their cand moved forward; loop again
+                continue
+
+    def _issue_one(self, sp: SubPartition, t: float) -> bool:
+        ready = []
+        for w in sp.warps:
+            if w.cand <= t:
+                unit = w.instrs[w.ii].unit
+                pf = sp.pipe_free.get(unit, 0.0)
+                if pf > t:
+                    w.cand = pf
+                    w.throttled = True
+                else:
+                    ready.append(w)
+        if not ready:
+            return False
+        w = ready[0] if len(ready) == 1 else self.pick(ready, sp.last)
+        sp.last = w
+        self._issue(sp, w, t)
+        return True
+
+    def _issue(self, sp: SubPartition, w: Warp, t: float) -> None:
+        s = w.instrs[w.ii]
+        stall = self.stats.stall
+        idx = s.index
+        gap0 = w.last_issue + 1
+        if t > gap0:
+            dep_end = min(max(w.ready_at, gap0), t)
+            if dep_end > gap0:
+                stall[w.reason][idx] += dep_end - gap0
+            rest = t - dep_end
+            if rest > 0:
+                if w.throttled:
+                    r = "lg_throttle" if s.result == GLOBAL else ("mio_throttle" if s.result == SHARED else
+                                                                   "math_pipe_throttle")
+                else:
+                    r = "not_selected"
+                stall[r][idx] += rest
+        stall["selected"][idx] += 1
+        w.throttled = False
+        pipe = self.pipes[s.unit]
+        sp.pipe_free[s.unit] = t + pipe.issue_interval_cycles
+        sp.issued += 1
+        ready = t + pipe.latency_cycles
+        if s.result != FIXED:
+            ready = self._memory(s, w, t, ready)
+        for d in s.dsts:
+            w.reg_ready[d] = ready
+            w.reg_kind[d] = s.result
+        if ready > self.busy_until:
+            self.busy_until = ready
+        w.last_issue = t
+        w.ii += 1
+        if w.ii >= len(w.instrs):
+            self._next_visit(w, t + 1)
+            if w.vi >= len(w.stream.visits):
+                self._warp_done(w, t + 1)
+                return
+        if s.is_barrier:
+            self._arrive(w, t)                 # may release the block's warps, which prepares them
+            if w.at_barrier:
+                w.cand = INF
+            return
+        self._prepare(w, t + 1)
+
+    def _memory(self, s, w: Warp, t: float, fixed_ready: float) -> float:
+        payload = w.mem.get(s.index) if w.mem else None
+        if payload is None:
+            return fixed_ready                      # no active lane accessed memory
+        if s.result == SHARED:
+            sm = self.spec.sm
+            wf = payload if isinstance(payload, int) else 1
+            start = t if t > self.shared_free else self.shared_free
+            self.shared_free = start + wf * max(sm.shared_wavefront_cycles, 1)
+            self.stats.shared_wavefronts += wf
+            return start + sm.shared_latency_cycles + (wf - 1) * sm.shared_wavefront_cycles
+        if s.is_atomic:
+            return self.l1.atomic(t, payload)
+        if s.is_store:
+            self.l1.store(t, payload)
+            return fixed_ready
+        return self.l1.load(t, payload)
+
+    def _prepare(self, w: Warp, t_min: float) -> None:
+        """When w's next instruction may issue as far as its own state goes: after the
+        previous issue, after an external hold (barrier release, dispatch) and after its
+        source and destination registers are ready. Records the binding reason."""
+        if w.at_barrier:
+            w.cand = INF
+            return
+        s = w.instrs[w.ii]
+        r, reason = t_min, "wait"
+        if w.ready_at > r:                      # set by a barrier release or the block's dispatch
+            r, reason = w.ready_at, w.reason
+        rr = w.reg_ready
+        for reg in s.srcs + s.dsts:
+            v = rr.get(reg)
+            if v is not None and v > r:
+                r, reason = v, DEP_STALL[w.reg_kind[reg]]
+        w.ready_at, w.reason, w.cand = r, reason, r
+
+    def _next_visit(self, w: Warp, t: float) -> None:
+        w.vi += 1
+        visits = w.stream.visits
+        if w.vi < len(visits):
+            block, _, mem = visits[w.vi]
+            w.instrs = self.block_static[block]
+            w.mem = mem
+            w.ii = 0
+            if w.vi == 0:
+                self._prepare(w, t)
+
+    # ------------------------------------------------------------------ barriers and completion
+    def _arrive(self, w: Warp, t: float) -> None:
+        cta = w.cta
+        w.at_barrier = True
+        cta.waiting.append(w)
+        if len(cta.waiting) >= cta.live:
+            self._release(cta, t)
+
+    def _release(self, cta: CTA, t: float) -> None:
+        rel = t + self.spec.sm.barrier_latency_cycles
+        for w in cta.waiting:
+            w.at_barrier = False
+            w.ready_at = rel
+            w.reason = "barrier"
+            if w.vi < len(w.stream.visits):
+                self._prepare(w, w.last_issue + 1)
+        cta.waiting = []
+
+    def _warp_done(self, w: Warp, t: float) -> None:
+        for sp in self.sps:
+            if w in sp.warps:
+                sp.warps.remove(w)
+                break
+        cta = w.cta
+        cta.live -= 1
+        if cta.waiting and len(cta.waiting) >= cta.live:
+            self._release(cta, t)
+        if cta.live == 0:
+            self._account(t)
+            self.resident_warps -= len(cta.warps)
+            del self.ctas[cta.block]
+            self.stats.block_done(cta.block, cta.start, t)
+            self.on_cta_done(self, cta.block, t)

@@ -1,0 +1,122 @@
+"""Per-warp instruction streams for the timing model, produced by the functional core.
+
+The timing model asks for blocks in the order its block scheduler dispatches them;
+`TraceSource` executes them functionally in chunks (grouped, vectorized) and hands
+back, per warp, the sequence of basic blocks it ran with, for every memory
+instruction, what the memory units need: the distinct 32-byte sectors a global,
+local or const access touches (local memory laid out as hardware interleaves it),
+or the number of wavefronts a shared access takes. Because the functional core
+decides every address, mask and branch, the timing model never guesses them.
+
+Does not model: any influence of timing on what a program computes (blocks of one
+chunk run functionally before they are timed; data-race-free programs cannot tell).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpusim.functional.lsu import shared_wavefronts
+from isa.memory_map import CONST_WINDOW_BASE, GLOBAL_BASE, LOCAL_WINDOW_BASE
+
+U64 = np.uint64
+
+
+@dataclass(slots=True)
+class WarpStream:
+    """One warp's dynamic path: `visits[k] = (block, active_lanes, mem)` where mem maps an
+    instruction index to a sector array (global/local/const) or a wavefront count (shared)."""
+    gid: int                      # global warp id: block * warps_per_block + warp
+    block: int                    # linear block id
+    warp_in_block: int
+    visits: list
+
+
+class TraceSource:
+    """Functional execution of a launch, chunk by chunk, as per-warp streams."""
+
+    def __init__(self, prepared, chunk_blocks: int):
+        self.p = prepared
+        self.chunk = max(1, chunk_blocks)
+        self.ready: dict[int, list[WarpStream]] = {}      # block -> its warps' streams
+        self.next_block = 0
+        self.functional_steps = 0
+
+    def block(self, b: int) -> list[WarpStream]:
+        """The streams of block `b` (computing its chunk if needed); each block is taken once."""
+        while b not in self.ready:
+            if self.next_block >= self.p.geometry.nblocks:
+                raise IndexError(b)
+            n = min(self.chunk, self.p.geometry.nblocks - self.next_block)
+            self._run_chunk(self.next_block, n)
+            self.next_block += n
+        return self.ready.pop(b)
+
+    def finish_functional(self, from_block: int | None = None) -> None:
+        """Execute the blocks nobody asked for (sampled timing), for correct outputs."""
+        start = self.next_block if from_block is None else from_block
+        geo = self.p.geometry
+        per = max(1, (1 << 15) // (geo.warps_per_block * 32))
+        with np.errstate(all="ignore"):
+            for first in range(start, geo.nblocks, per):
+                self.p.batch(first, min(per, geo.nblocks - first)).run()
+        self.next_block = geo.nblocks
+
+    def _run_chunk(self, first: int, n: int) -> None:
+        p = self.p
+        wpc = p.geometry.warps_per_block
+        ex = p.batch(first, n)
+        streams = [WarpStream(gid=first * wpc + w, block=first + w // wpc, warp_in_block=w % wpc, visits=[])
+                   for w in range(n * wpc)]
+        lsu = ex.lsu
+        with np.errstate(all="ignore"):
+            while True:
+                rec = ex.step()
+                if rec is None:
+                    break
+                self.functional_steps += 1
+                warps = rec.warps.tolist()
+                counts = np.bitwise_count(rec.masks).tolist()
+                new = {}
+                for w, c in zip(warps, counts):
+                    v = (rec.block, c, {})
+                    streams[w].visits.append(v)
+                    new[w] = v[2]
+                for a in rec.accesses:
+                    self._access(a, new, lsu, first, wpc)
+        for k in range(n):
+            self.ready[first + k] = streams[k * wpc:(k + 1) * wpc]
+
+    def _access(self, a, new: dict, lsu, first: int, wpc: int) -> None:
+        wl = (a.lanes >> 5).astype(np.int64)
+        w0 = int(wl[0])
+        rel = wl - w0
+        nw = int(rel[-1]) + 1
+        info = self.p.decoded.infos[a.instr]
+        if a.space == "shared":
+            cta_base = (a.lanes // (wpc * 32)).astype(U64) * U64(lsu.shared_stride)
+            wf = shared_wavefronts(rel, a.offsets - cta_base, info.access_bytes, nw)
+            for k in np.unique(rel).tolist():
+                new[w0 + k][a.instr] = int(wf[k])
+            return
+        if a.space == "global":
+            addr = a.offsets + U64(GLOBAL_BASE)
+        elif a.space == "const":
+            addr = a.offsets + U64(CONST_WINDOW_BASE)
+        else:                                          # local: interleaved per warp, distinct per warp
+            hw = lsu._local_hw_offsets(a.lanes, a.offsets, info.access_bytes)
+            rep = len(hw) // len(a.lanes)
+            gw = np.repeat(wl + first * wpc, rep).astype(U64)
+            addr = U64(LOCAL_WINDOW_BASE) + gw * U64(lsu.local_stride * 32) + hw
+            rel = np.repeat(rel, rep)
+        sectors = addr >> U64(5)
+        keys = (rel.astype(U64) << U64(48)) | (sectors - sectors.min())
+        u = np.unique(keys)
+        owner = (u >> U64(48)).astype(np.int64)
+        vals = (u & U64((1 << 48) - 1)) + sectors.min()
+        cuts = np.flatnonzero(np.diff(owner)) + 1
+        for seg, k in zip(np.split(vals, cuts), owner[np.r_[0, cuts]].tolist()):
+            mem = new[w0 + k]
+            prev = mem.get(a.instr)
+            mem[a.instr] = seg if prev is None or isinstance(prev, int) else np.union1d(prev, seg)

@@ -1,0 +1,160 @@
+"""L1Cache on top of the H100 MemorySystem: one hardware property per test."""
+import dataclasses
+
+import numpy as np
+import pytest
+
+from gpusim.specs.presets import H100
+from gpusim.timing.memory import L1Cache, MemorySystem
+
+L1_DATA = 28 * 1024                     # 256 KiB unified minus a 228 KiB shared carve-out: 56 sets of 4 ways
+HIT = H100.l1.hit_latency_cycles        # 33
+L2HIT = H100.l2.hit_latency_cycles      # 260
+HBM = H100.hbm.latency_ns * H100.clocks.sm_clock_mhz / 1000   # 495
+
+
+def fresh(spec=H100, data=L1_DATA):
+    ms = MemorySystem(spec)
+    return ms, L1Cache(spec, data, ms, 0)
+
+
+def sec(*s):
+    return np.array(s, dtype=np.uint64)
+
+
+def test_geometry_56_sets_of_4_ways():
+    _, l1 = fresh()
+    assert (l1.n_sets, l1.ways) == (56, 4)
+
+
+def test_hit_is_ready_exactly_hit_latency_after_the_load():
+    _, l1 = fresh()
+    l1.load(0.0, sec(0, 1, 2, 3))
+    assert l1.load(5000.0, sec(0, 1, 2, 3)) == 5000.0 + HIT
+
+
+def test_cold_miss_that_misses_l2_takes_l2_hit_plus_hbm_latency():
+    _, l1 = fresh()
+    assert l1.load(100.0, sec(8)) == 100.0 + L2HIT + HBM
+
+
+def test_cold_miss_that_hits_l2_takes_exactly_the_l2_hit_latency():
+    ms, l1 = fresh()
+    other = L1Cache(H100, L1_DATA, ms, 1)
+    other.load(0.0, sec(8))                       # brings the sector into L2
+    assert l1.load(5000.0, sec(8)) == 5000.0 + L2HIT
+
+
+def test_32_sector_hit_takes_eight_wavefronts():
+    _, l1 = fresh()
+    s = np.arange(0, 32 * 4, 4, dtype=np.uint64)  # 32 lines, one sector each, in 32 distinct sets
+    l1.load(0.0, s)
+    assert l1.load(5000.0, s) == 5000.0 + 7 + HIT
+
+
+def test_second_load_of_an_in_flight_sector_merges():
+    ms, l1 = fresh()
+    first = l1.load(0.0, sec(40))
+    second = l1.load(10.0, sec(40))
+    assert second == first
+    assert ms.counters()["lts__t_sectors_op_read.sum"] == 1
+    c = l1.counters()
+    assert c["gpusim__l1_mshr_merged_sectors.sum"] == 1
+    assert c["l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum"] == 2
+
+
+def test_store_does_not_allocate():
+    _, l1 = fresh()
+    l1.store(0.0, sec(12))
+    assert l1.load(5000.0, sec(12)) == 5000.0 + L2HIT   # misses L1, hits the L2 (write-allocate there)
+    assert l1.counters()["l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum"] == 0
+
+
+def test_store_to_a_present_sector_keeps_it_valid():
+    _, l1 = fresh()
+    l1.load(0.0, sec(12))
+    l1.store(2000.0, sec(12))
+    assert l1.load(5000.0, sec(12)) == 5000.0 + HIT
+    assert l1.counters()["l1tex__t_sectors_pipe_lsu_mem_global_op_st_lookup_hit.sum"] == 1
+
+
+def test_write_allocate_spec_makes_a_store_allocate():
+    spec = dataclasses.replace(H100, l1=dataclasses.replace(H100.l1, write_allocate=True))
+    _, l1 = fresh(spec)
+    l1.store(0.0, sec(12))
+    assert l1.load(5000.0, sec(12)) == 5000.0 + HIT
+
+
+def test_store_returns_when_the_l1_accepted_it():
+    _, l1 = fresh()
+    assert l1.store(100.0, sec(0, 1, 2, 3, 4)) == 102.0   # 5 sectors = 160 B = 2 wavefronts
+
+
+def test_atomic_invalidates_the_l1_copy():
+    _, l1 = fresh()
+    l1.load(0.0, sec(20))
+    assert l1.atomic(2000.0, sec(20)) == 2000.0 + L2HIT + H100.l2.atomic_latency_cycles
+    assert l1.load(5000.0, sec(20)) == 5000.0 + L2HIT
+
+
+def test_lru_working_set_of_ways_plus_one_lines_in_one_set_always_misses():
+    _, l1 = fresh()
+    lines = [l1.n_sets * i for i in range(l1.ways + 1)]   # all map to set 0
+    t = 0.0
+    for _ in range(10):
+        for ln in lines:
+            l1.load(t, sec(ln * 4))
+            t += 1000.0
+    c = l1.counters()
+    assert c["l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum"] == 50
+    assert c["l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum"] == 0
+
+
+def test_lru_working_set_of_ways_lines_in_one_set_hits_after_the_first_round():
+    _, l1 = fresh()
+    lines = [l1.n_sets * i for i in range(l1.ways)]
+    t = 0.0
+    for _ in range(10):
+        for ln in lines:
+            l1.load(t, sec(ln * 4))
+            t += 1000.0
+    assert l1.counters()["l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum"] == 36
+
+
+def test_mshr_limit_holds_the_ninth_32_sector_miss_until_the_first_returns():
+    _, l1 = fresh()                                   # 256 MSHR entries = 8 requests of 32 sectors
+    ready = [l1.load(0.0, np.arange(32 * i, 32 * i + 32, dtype=np.uint64)) for i in range(9)]
+    assert max(ready[:8]) < 2 * (L2HIT + HBM)
+    assert ready[8] >= ready[0] + L2HIT + HBM
+    # its lookup was at cycle 64 (8 requests x 8 wavefronts ahead of it); it waited until the first returned
+    assert l1.counters()["gpusim__l1_mshr_wait_cycles.sum"] == ready[0] - 64
+
+
+def test_no_data_cache_when_shared_takes_all_of_l1():
+    _, l1 = fresh(data=0)
+    l1.load(0.0, sec(0))
+    assert l1.load(5000.0, sec(0)) == 5000.0 + L2HIT
+
+
+def test_counters_sum_over_sms_and_rates_recomputed():
+    ms, a = fresh()
+    b = L1Cache(H100, L1_DATA, ms, 1)
+    a.load(0.0, sec(0))
+    a.load(2000.0, sec(0))               # hit
+    b.load(0.0, sec(100))
+    tot = L1Cache.sum_counters([a.counters(), b.counters()])
+    assert tot["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] == 3
+    assert tot["l1tex__t_sector_hit_rate.pct"] == pytest.approx(100 / 3)
+    assert tot["l1tex__m_xbar2l1tex_read_bytes.sum"] == 64
+
+
+def test_same_requests_give_the_same_times():
+    def run():
+        ms, l1 = fresh()
+        rng = np.random.default_rng(7)
+        out = []
+        for i in range(3000):
+            s = np.unique(rng.integers(0, 20000, size=8)).astype(np.uint64)
+            out.append(l1.store(i * 3.0, s) if i % 5 == 0 else l1.load(i * 3.0, s))
+        return out, ms.counters(), l1.counters()
+    assert run() == run()

@@ -1,0 +1,485 @@
+"""Microbenchmarks: Numba kernels that each isolate one hardware property, in the
+`ProgramSpec`/`Case` form of `programs/`, so `validate measure` times them on a GPU and
+gpusim runs the same kernels (`MICROBENCHMARKS[name].case(size)`).
+
+| name               | property                                   | sizes                           |
+|--------------------|--------------------------------------------|---------------------------------|
+| pointer_chase      | dependent-load latency, L1 / L2 / HBM       | fp_4KiB .. fp_256MiB footprints |
+| bandwidth          | L2 (16 MiB) and HBM (2 GiB) read/write/copy | {read,write,copy}_{l2,hbm}      |
+| smem_stride        | shared-memory bank conflicts, 1..32-way     | ld_s1 .. ld_s32, st_s{1..32}    |
+| issue_throughput   | warp-instruction throughput per op class    | fp32_fma, fp64_fma, ...         |
+| atomic_throughput  | atomics, one address vs distinct addresses  | {global,shared}_{same,distinct} |
+| launch_overhead    | an (almost) empty kernel                    | default                         |
+| block_dispatch     | many one-warp blocks that do nothing        | b8448 .. b540672                |
+
+'default' is always a small launch the simulator runs in about a second; the other sizes
+are the measured points. `RECORDED` names outputs that are results rather than checked
+values (read back and stored, e.g. the chase's clock64 cycle count), and `derive(record,
+sms)` turns one measured kernel record into the figures each benchmark is about.
+
+Method notes: the pointer chase is one thread walking a random cyclic permutation of
+128-byte-spaced 8-byte slots (every hop a new line), `warm` hops first (the whole cycle
+when it has at most 2^18 lines, so the timed hops hit whatever level holds the
+footprint; 2^16 hops otherwise, warming the TLB while the timed hops stay cold), then
+`hops` hops between two `%clock64` reads: cycles per load = cycles / hops, address
+arithmetic of the dependent chain included. Grids of 1024 x 256 threads (bandwidth) or
+1056 x 256 (8 blocks of 256 threads on each of 132 SMs) fill an H100/H200.
+
+Sources: Mei and Chu, "Dissecting GPU Memory Hierarchy through Microbenchmarking" (2016,
+pointer chase); Jia et al., "Dissecting the NVIDIA Volta GPU Architecture via
+Microbenchmarking" (2018, issue and shared-memory methods).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from llvmlite import ir
+from numba import cuda, float32, int64, types, uint32, uint64
+from numba.cuda.extending import intrinsic
+
+from programs.base import Case, ProgramSpec
+
+KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
+FILL_BLOCKS = 1056                       # 8 blocks of 256 threads per SM, 132 SMs
+BW_BLOCKS, THREADS = 1024, 256           # bandwidth grid: 2^18 threads, divides the sizes
+SMEM_WORDS = 2048
+CHAINS = 8                               # independent dependency chains per thread
+OMEGA = 0.5671432904097838               # x = exp(-x), the fixed point of the SFU chain
+
+
+@intrinsic
+def clock64(typingctx):
+    """The SM cycle counter (`mov.u64 %rd, %clock64`), as a volatile read."""
+    def codegen(context, builder, signature, args):
+        asm = ir.InlineAsm(ir.FunctionType(ir.IntType(64), []), "mov.u64 $0, %clock64;",
+                           "=l,~{memory}", side_effect=True)
+        return builder.call(asm, [])
+    return types.int64(), codegen
+
+
+# ---- kernels ---------------------------------------------------------------------
+
+@cuda.jit
+def pointer_chase(nxt, last, cycles, warm, hops):
+    j = uint64(0)
+    for _ in range(warm):
+        j = nxt[j]
+    t0 = clock64()
+    for _ in range(hops):
+        j = nxt[j]
+    t1 = clock64()
+    last[0] = j
+    cycles[0] = t1 - t0
+
+
+@cuda.jit
+def bw_read(x, out, reps):
+    t = cuda.grid(1)
+    T = cuda.gridsize(1)
+    acc = int64(0)
+    for _ in range(reps):
+        i = t
+        while i < x.size:                       # 4 independent loads in flight per thread
+            acc += x[i] + x[i + T] + x[i + 2 * T] + x[i + 3 * T]
+            i += 4 * T
+    out[t] = acc
+
+
+@cuda.jit
+def bw_write(x, reps):
+    t = cuda.grid(1)
+    T = cuda.gridsize(1)
+    for r in range(reps):
+        i = t
+        while i < x.size:
+            x[i] = i + r
+            x[i + T] = i + T + r
+            x[i + 2 * T] = i + 2 * T + r
+            x[i + 3 * T] = i + 3 * T + r
+            i += 4 * T
+
+
+@cuda.jit
+def bw_copy(x, y, reps):
+    t = cuda.grid(1)
+    T = cuda.gridsize(1)
+    for _ in range(reps):
+        i = t
+        while i < x.size:
+            y[i] = x[i]
+            y[i + T] = x[i + T]
+            y[i + 2 * T] = x[i + 2 * T]
+            y[i + 3 * T] = x[i + 3 * T]
+            i += 4 * T
+
+
+@cuda.jit
+def smem_load_stride(out, stride, reps):
+    sh = cuda.shared.array(SMEM_WORDS, float32)
+    tid = cuda.threadIdx.x
+    for k in range(tid, SMEM_WORDS, cuda.blockDim.x):
+        sh[k] = float32(k & 255)
+    cuda.syncthreads()
+    base = (tid & 31) * stride                  # lanes l*stride: gcd(stride, 32)-way conflict
+    acc = float32(0)
+    for r in range(reps):
+        acc += sh[(base + r) & (SMEM_WORDS - 1)]
+    out[cuda.grid(1)] = acc
+
+
+@cuda.jit
+def smem_store_stride(out, stride, reps):
+    sh = cuda.shared.array(SMEM_WORDS, float32)
+    tid = cuda.threadIdx.x
+    for k in range(tid, SMEM_WORDS, cuda.blockDim.x):
+        sh[k] = float32(k & 255)
+    base = (tid & 31) * stride
+    for r in range(reps):
+        w = (base + r) & (SMEM_WORDS - 1)
+        sh[w] = float32(w & 255)                # same value every writer: race-free result
+    cuda.syncthreads()
+    for k in range(tid, SMEM_WORDS, cuda.blockDim.x):
+        out[cuda.blockIdx.x * SMEM_WORDS + k] = sh[k]
+
+
+def _fma_chains(x, m, d, out, iters):
+    i = cuda.grid(1)
+    mi = m[i]
+    di = d[i]
+    c0 = x[i]
+    c1 = c0 + di                                # same type as the inputs (float32 or float64)
+    c2, c3, c4 = c1 + di, c0 - di, c1 - di
+    c5, c6, c7 = c0 * mi, c1 * mi, c2 * mi
+    for _ in range(iters):
+        c0 = c0 * mi + di
+        c1 = c1 * mi + di
+        c2 = c2 * mi + di
+        c3 = c3 * mi + di
+        c4 = c4 * mi + di
+        c5 = c5 * mi + di
+        c6 = c6 * mi + di
+        c7 = c7 * mi + di
+    out[i] = ((c0 + c1) + (c2 + c3)) + ((c4 + c5) + (c6 + c7))
+
+
+issue_fp32_fma = cuda.jit(_fma_chains)
+issue_fp64_fma = cuda.jit(_fma_chains)
+
+
+@cuda.jit
+def issue_int32_add(x, y, out, iters):
+    i = cuda.grid(1)
+    a0, b0 = x[i], y[i]
+    a1, b1 = uint32(a0 + 1), uint32(b0 + 7)
+    a2, b2 = uint32(a0 + 2), uint32(b0 + 14)
+    a3, b3 = uint32(a0 + 3), uint32(b0 + 21)
+    for _ in range(iters):                      # a += b; b += a: no closed form for LLVM
+        a0 = uint32(a0 + b0)
+        b0 = uint32(b0 + a0)
+        a1 = uint32(a1 + b1)
+        b1 = uint32(b1 + a1)
+        a2 = uint32(a2 + b2)
+        b2 = uint32(b2 + a2)
+        a3 = uint32(a3 + b3)
+        b3 = uint32(b3 + a3)
+    out[i, 0], out[i, 1], out[i, 2], out[i, 3] = a0, a1, a2, a3
+    out[i, 4], out[i, 5], out[i, 6], out[i, 7] = b0, b1, b2, b3
+
+
+@cuda.jit
+def issue_int32_mul(x, m, out, iters):
+    i = cuda.grid(1)
+    mi = m[i]
+    c0 = x[i]
+    c1, c2, c3 = uint32(c0 + 1), uint32(c0 + 2), uint32(c0 + 3)
+    c4, c5, c6, c7 = uint32(c0 + 4), uint32(c0 + 5), uint32(c0 + 6), uint32(c0 + 7)
+    for _ in range(iters):
+        c0 = uint32(c0 * mi)
+        c1 = uint32(c1 * mi)
+        c2 = uint32(c2 * mi)
+        c3 = uint32(c3 * mi)
+        c4 = uint32(c4 * mi)
+        c5 = uint32(c5 * mi)
+        c6 = uint32(c6 * mi)
+        c7 = uint32(c7 * mi)
+    out[i, 0], out[i, 1], out[i, 2], out[i, 3] = c0, c1, c2, c3
+    out[i, 4], out[i, 5], out[i, 6], out[i, 7] = c4, c5, c6, c7
+
+
+@cuda.jit(fastmath=True)
+def issue_sfu_exp(x, out, iters):
+    i = cuda.grid(1)
+    c0 = x[i]
+    c1, c2, c3 = c0 + float32(1), c0 + float32(2), c0 + float32(3)
+    c4, c5, c6, c7 = c0 * float32(2), c0 * float32(3), c0 * float32(4), c0 * float32(5)
+    for _ in range(iters):                      # fastmath: ex2.approx (MUFU.EX2) per exp
+        c0 = math.exp(-c0)
+        c1 = math.exp(-c1)
+        c2 = math.exp(-c2)
+        c3 = math.exp(-c3)
+        c4 = math.exp(-c4)
+        c5 = math.exp(-c5)
+        c6 = math.exp(-c6)
+        c7 = math.exp(-c7)
+    out[i] = ((c0 + c1) + (c2 + c3)) + ((c4 + c5) + (c6 + c7))
+
+
+@cuda.jit
+def atomic_global(counts, mask, iters):
+    slot = cuda.grid(1) & mask                  # mask 0: one address; -1: one per thread
+    for _ in range(iters):
+        cuda.atomic.add(counts, slot, 1)
+
+
+@cuda.jit
+def atomic_shared(out, mask, iters):
+    sh = cuda.shared.array(THREADS, types.int32)
+    tid = cuda.threadIdx.x
+    sh[tid] = 0
+    cuda.syncthreads()
+    slot = tid & mask
+    for _ in range(iters):
+        cuda.atomic.add(sh, slot, 1)
+    cuda.syncthreads()
+    out[cuda.blockIdx.x * cuda.blockDim.x + tid] = sh[tid]
+
+
+@cuda.jit
+def launch_empty(out):
+    if cuda.grid(1) == 0:
+        out[0] = 1
+
+
+@cuda.jit
+def block_dispatch(out):
+    if cuda.threadIdx.x == 0:
+        out[cuda.blockIdx.x] = cuda.blockIdx.x
+
+
+# ---- builders ----------------------------------------------------------------------
+
+def build_chase(rng, footprint_bytes, hops, warm=None, stride_bytes=128):
+    n_lines = footprint_bytes // stride_bytes
+    per = stride_bytes // 8
+    if warm is None:
+        warm = n_lines if n_lines <= 1 << 18 else 1 << 16
+    order = rng.permutation(n_lines)
+    order = np.roll(order, -int(np.flatnonzero(order == 0)[0]))        # the walk starts at slot 0
+    nxt = np.zeros(footprint_bytes // 8, np.uint64)
+    nxt[order * per] = np.roll(order, -1) * per
+    last = np.zeros(1, np.uint64)
+    want = np.array([order[(warm + hops) % n_lines] * per], np.uint64)
+    c = Case("pointer_chase", pointer_chase, (1,), (1,),
+             (nxt, last, np.zeros(1, np.int64), warm, hops), {1: want})
+    return c
+
+
+def build_bandwidth(rng, op, nbytes, reps, blocks=BW_BLOCKS):
+    T = blocks * THREADS
+    n = nbytes // 4 if op != "copy" else nbytes // 8         # copy: half read, half written
+    if n % (4 * T):
+        raise ValueError(f"bandwidth: {n} elements is not a multiple of 4 * {T} threads")
+    grid, block = (blocks,), (THREADS,)
+    if op == "read":
+        x = ((np.arange(n, dtype=np.uint32) * np.uint32(2654435761)) >> np.uint32(20)).astype(np.int32)
+        x += np.int32(rng.integers(-2048, 0))
+        want = x.reshape(-1, T).sum(axis=0, dtype=np.int64) * reps
+        return Case("bandwidth", bw_read, grid, block, (x, np.zeros(T, np.int64), reps), {1: want})
+    if op == "write":
+        x = np.full(n, -1, np.int32)
+        want = (np.arange(n, dtype=np.int64) + (reps - 1)).astype(np.int32)
+        return Case("bandwidth", bw_write, grid, block, (x, reps), {0: want})
+    x = rng.integers(-(1 << 30), 1 << 30, n, dtype=np.int32)
+    return Case("bandwidth", bw_copy, grid, block, (x, np.full(n, -1, np.int32), reps), {1: x})
+
+
+def build_smem(rng, op, stride, reps, blocks=FILL_BLOCKS):
+    if op == "ld":
+        lane = np.arange(THREADS) & 31
+        words = (lane[:, None] * stride + np.arange(reps)[None, :]) & (SMEM_WORDS - 1)
+        want = np.tile((words & 255).sum(axis=1).astype(np.float32), blocks)
+        out = np.full(blocks * THREADS, np.nan, np.float32)
+        return Case("smem_stride", smem_load_stride, (blocks,), (THREADS,), (out, stride, reps), {0: want})
+    want = np.tile((np.arange(SMEM_WORDS) & 255).astype(np.float32), blocks)
+    out = np.full(blocks * SMEM_WORDS, np.nan, np.float32)
+    return Case("smem_stride", smem_store_stride, (blocks,), (THREADS,), (out, stride, reps), {0: want})
+
+
+def _mat_pow_mod32(mat, k):
+    """[[a, b], [c, d]] ** k modulo 2^32, in Python integers."""
+    result, base = ((1, 0), (0, 1)), mat
+    mul = lambda p, q: tuple(tuple(sum(p[i][t] * q[t][j] for t in range(2)) % (1 << 32) for j in range(2))
+                             for i in range(2))
+    while k:
+        if k & 1:
+            result = mul(result, base)
+        base, k = mul(base, base), k >> 1
+    return result
+
+
+def _pow_mod32(m, k):
+    """m ** k modulo 2^32 elementwise (uint32 array m)."""
+    result, base, mask = np.ones(m.size, np.uint64), m.astype(np.uint64), np.uint64(0xFFFFFFFF)
+    while k:
+        if k & 1:
+            result = (result * base) & mask
+        base, k = (base * base) & mask, k >> 1
+    return result
+
+
+def build_issue(rng, op, iters, blocks=FILL_BLOCKS, threads=THREADS):
+    n = blocks * threads
+    grid, block = (blocks,), (threads,)
+    if op in ("fp32_fma", "fp64_fma"):
+        dt = np.float32 if op == "fp32_fma" else np.float64
+        x, m, d = rng.uniform(-1, 1, n).astype(dt), rng.uniform(0.5, 0.75, n).astype(dt), rng.uniform(0.5, 1, n).astype(dt)
+        # |m| <= 0.75: after iters >= 64 every chain sits at d / (1 - m) within a few ulp.
+        want = (CHAINS * d.astype(np.float64) / (1 - m.astype(np.float64))).astype(dt)
+        kernel = issue_fp32_fma if op == "fp32_fma" else issue_fp64_fma
+        return Case("issue_throughput", kernel, grid, block, (x, m, d, np.full(n, np.nan, dt), iters), {3: want},
+                    rtol=1e-5 if dt == np.float32 else 1e-12)
+    if op == "int32_add":
+        x, y = rng.integers(0, 1 << 32, n, dtype=np.uint32), rng.integers(0, 1 << 32, n, dtype=np.uint32)
+        (p, q), (r, s) = _mat_pow_mod32(((1, 1), (1, 2)), iters)          # (a, b) -> (a+b, a+2b)
+        a = np.stack([x + np.uint32(k) for k in range(4)], axis=1).astype(np.uint64)
+        b = np.stack([y + np.uint32(7 * k) for k in range(4)], axis=1).astype(np.uint64)
+        u = lambda v: np.uint64(v)
+        want = np.concatenate([(u(p) * a + u(q) * b), (u(r) * a + u(s) * b)], axis=1).astype(np.uint32)
+        out = np.zeros((n, CHAINS), np.uint32)
+        return Case("issue_throughput", issue_int32_add, grid, block, (x, y, out, iters), {2: want})
+    if op == "int32_mul":
+        x, m = rng.integers(0, 1 << 32, n, dtype=np.uint32), rng.integers(0, 1 << 31, n, dtype=np.uint32) * 2 + 1
+        c = np.stack([x + np.uint32(k) for k in range(CHAINS)], axis=1).astype(np.uint64)
+        want = (c * _pow_mod32(m.astype(np.uint32), iters)[:, None]).astype(np.uint32)
+        out = np.zeros((n, CHAINS), np.uint32)
+        return Case("issue_throughput", issue_int32_mul, grid, block, (x, m.astype(np.uint32), out, iters), {2: want})
+    if op == "sfu_exp":
+        x = rng.uniform(0, 1, n).astype(np.float32)
+        want = np.full(n, CHAINS * OMEGA, np.float32)
+        return Case("issue_throughput", issue_sfu_exp, grid, block, (x, np.full(n, np.nan, np.float32), iters), {1: want},
+                    rtol=1e-5)
+    raise ValueError(f"issue_throughput: unknown op {op!r}")
+
+
+def build_atomic(rng, space, same, iters, blocks=FILL_BLOCKS, threads=THREADS):
+    n = blocks * threads
+    if space == "global":
+        counts = np.zeros(1 if same else n, np.int32)
+        want = np.full(counts.size, (n if same else 1) * iters, np.int32)
+        return Case("atomic_throughput", atomic_global, (blocks,), (threads,), (counts, 0 if same else -1, iters),
+                    {0: want})
+    if threads != THREADS:
+        raise ValueError(f"atomic_throughput: shared runs {THREADS} threads per block")
+    per_block = np.zeros(threads, np.int32)
+    per_block[:] = 0 if same else iters
+    per_block[0] = threads * iters if same else iters
+    return Case("atomic_throughput", atomic_shared, (blocks,), (threads,),
+                (np.full(n, -1, np.int32), 0 if same else -1, iters), {0: np.tile(per_block, blocks)})
+
+
+def build_launch(rng, threads=32):
+    return Case("launch_overhead", launch_empty, (1,), (threads,), (np.zeros(1, np.int32),),
+                {0: np.ones(1, np.int32)})
+
+
+def build_dispatch(rng, blocks):
+    return Case("block_dispatch", block_dispatch, (blocks,), (32,), (np.full(blocks, -1, np.int32),),
+                {0: np.arange(blocks, dtype=np.int32)})
+
+
+def _footprints():
+    sizes = {}
+    for p in range(12, 29):                     # 4 KiB .. 256 MiB
+        b = 1 << p
+        label = f"{b >> 10}KiB" if b < MiB else f"{b >> 20}MiB"
+        sizes[f"fp_{label}"] = {"footprint_bytes": b, "hops": 4096}
+    return sizes
+
+
+MICROBENCHMARKS: dict[str, ProgramSpec] = {s.name: s for s in (
+    ProgramSpec("pointer_chase", "one thread chasing a random cycle of 128 B-spaced slots; cycles per dependent load",
+                build_chase, sizes={"default": {"footprint_bytes": 4 * KiB, "hops": 256}, **_footprints()},
+                tags=("latency", "memory")),
+    ProgramSpec("bandwidth", "streaming int32 read / write / copy over 16 MiB (L2-resident, 32 passes) or 2 GiB (HBM)",
+                build_bandwidth, sizes={
+                    "default": {"op": "read", "nbytes": 256 * KiB, "reps": 2, "blocks": 16},
+                    **{f"{op}_l2": {"op": op, "nbytes": 16 * MiB, "reps": 32} for op in ("read", "write", "copy")},
+                    **{f"{op}_hbm": {"op": op, "nbytes": 2 * GiB, "reps": 1} for op in ("read", "write", "copy")}},
+                tags=("bandwidth", "memory")),
+    ProgramSpec("smem_stride", "shared loads (stores) at word stride s: gcd(s, 32)-way bank conflicts",
+                build_smem, sizes={
+                    "default": {"op": "ld", "stride": 2, "reps": 16, "blocks": 2},
+                    **{f"ld_s{s}": {"op": "ld", "stride": s, "reps": 256} for s in range(1, 33)},
+                    **{f"st_s{s}": {"op": "st", "stride": s, "reps": 256} for s in (1, 2, 4, 8, 16, 32)}},
+                tags=("bank-conflicts", "shared-memory")),
+    ProgramSpec("issue_throughput", "8 independent chains per thread of one op class, a full GPU of warps",
+                build_issue, sizes={
+                    "default": {"op": "fp32_fma", "iters": 64, "blocks": 2, "threads": 64},
+                    "fp32_fma": {"op": "fp32_fma", "iters": 4096}, "fp64_fma": {"op": "fp64_fma", "iters": 1024},
+                    "int32_add": {"op": "int32_add", "iters": 2048}, "int32_mul": {"op": "int32_mul", "iters": 2048},
+                    "sfu_exp": {"op": "sfu_exp", "iters": 1024}},
+                tags=("throughput", "compute")),
+    ProgramSpec("atomic_throughput", "atomicAdd on one address (same) or one per thread (distinct)",
+                build_atomic, sizes={
+                    "default": {"space": "global", "same": True, "iters": 4, "blocks": 2, "threads": 64},
+                    "global_same": {"space": "global", "same": True, "iters": 16, "blocks": 132},
+                    "global_distinct": {"space": "global", "same": False, "iters": 64},
+                    "shared_same": {"space": "shared", "same": True, "iters": 16},
+                    "shared_distinct": {"space": "shared", "same": False, "iters": 256}},
+                tags=("atomics", "throughput")),
+    ProgramSpec("launch_overhead", "one warp, one store: what a launch costs", build_launch,
+                sizes={"default": {"threads": 32}}, tags=("launch",)),
+    ProgramSpec("block_dispatch", "many one-warp blocks that store one word each", build_dispatch,
+                sizes={"default": {"blocks": 64}, **{f"b{132 * k}": {"blocks": 132 * k} for k in (64, 512, 4096)}},
+                tags=("launch", "block-scheduling")),
+)}
+
+# Outputs that are results, read back and stored by `validate measure`: name -> {arg index: label}.
+RECORDED: dict[str, dict[int, str]] = {"pointer_chase": {2: "cycles"}}
+
+
+def derive(rec: dict, sms: int) -> dict[str, float]:
+    """The figures a microbenchmark record is about, from its params, metrics and outputs."""
+    name, p, m = rec["microbenchmark"], rec["params"], rec.get("metrics", {})
+    ns, cyc = m.get("gpu__time_duration.sum"), m.get("sm__cycles_elapsed.max")
+    threads = math.prod(rec["grid"]) * math.prod(rec["block"])
+    out: dict[str, float] = {}
+    if name == "pointer_chase":
+        for key, src in (("cycles_per_load", "outputs"), ("cycles_per_load_events_pass", "outputs_events")):
+            if rec.get(src, {}).get("cycles") is not None:
+                out[key] = rec[src]["cycles"] / p["hops"]
+    elif name == "bandwidth":
+        nbytes = p["nbytes"] * p["reps"]
+        if ns:
+            out["GB_per_s"] = nbytes / ns
+        if rec.get("event_time_us"):
+            out["GB_per_s_events"] = nbytes / (rec["event_time_us"] * 1e3)
+    elif name == "smem_stride":
+        warp_ops = threads // 32 * p["reps"]
+        out["ways"] = math.gcd(p["stride"], 32)
+        if cyc:
+            out["sm_cycles_per_warp_access"] = cyc * sms / warp_ops
+    elif name == "issue_throughput":
+        ops = threads * CHAINS * p["iters"]
+        if cyc:
+            out["thread_ops_per_cycle_per_sm"] = ops / (cyc * sms)
+        if ns:
+            out["G_thread_ops_per_s"] = ops / ns
+    elif name == "atomic_throughput":
+        ops = threads * p["iters"]
+        if ns:
+            out["atomics_per_ns"] = ops / ns
+        if cyc:
+            out["atomics_per_cycle"] = ops / cyc
+    elif name == "block_dispatch" and ns:
+        out["ns_per_block"] = ns / p["blocks"]
+        if cyc:
+            out["sm_cycles_per_block_per_sm"] = cyc * sms / p["blocks"]
+    elif name == "launch_overhead":
+        for k in ("event_time_us", "event_single_us"):
+            if rec.get(k) is not None:
+                out[k] = rec[k]
+        if ns:
+            out["gpu_time_us"] = ns / 1e3
+    return out
