@@ -109,7 +109,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("list", parents=[common], help="the programs, with descriptions and launch shapes").set_defaults(
         func=cmd_list)
-    sub.add_parser("presets", parents=[common], help="the GPU presets").set_defaults(func=cmd_presets)
+    pr = sub.add_parser("presets", parents=[common], help="the GPU presets")
+    pr.add_argument("--show", metavar="NAME", help="print one preset (or a .toml spec) as a parts list with units")
+    pr.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                    help="with --show: apply spec overrides, e.g. --set sm.count=64")
+    pr.set_defaults(func=cmd_presets)
     return p
 
 
@@ -359,7 +363,10 @@ def cmd_list(args) -> int:
 
 def cmd_presets(args) -> int:
     from gpusim.report.fmt import table
-    from gpusim.specs import PRESETS
+    from gpusim.specs import PRESETS, describe, resolve
+    if args.show:
+        print(describe(resolve(args.show, [s for s in args.sets])))
+        return EXIT_OK
     rows = [[name, spec.marketing_name, "{}.{}".format(*spec.compute_capability),
              "sm_{}{}".format(*spec.compute_capability)] for name, spec in PRESETS.items()]
     for line in table(["preset", "GPU", "compute capability", "PTX target"], rows, "llrl"):

@@ -259,20 +259,16 @@ def block_dispatch(out):
 
 # ---- builders ----------------------------------------------------------------------
 
-def build_chase(rng, footprint_bytes, hops, warm=None, stride_bytes=128):
+def build_chase(rng, footprint_bytes, hops, warm, stride_bytes=128):
     n_lines = footprint_bytes // stride_bytes
     per = stride_bytes // 8
-    if warm is None:
-        warm = n_lines if n_lines <= 1 << 18 else 1 << 16
     order = rng.permutation(n_lines)
     order = np.roll(order, -int(np.flatnonzero(order == 0)[0]))        # the walk starts at slot 0
     nxt = np.zeros(footprint_bytes // 8, np.uint64)
     nxt[order * per] = np.roll(order, -1) * per
     last = np.zeros(1, np.uint64)
     want = np.array([order[(warm + hops) % n_lines] * per], np.uint64)
-    c = Case("pointer_chase", pointer_chase, (1,), (1,),
-             (nxt, last, np.zeros(1, np.int64), warm, hops), {1: want})
-    return c
+    return Case("pointer_chase", pointer_chase, (1,), (1,), (nxt, last, np.zeros(1, np.int64), warm, hops), {1: want})
 
 
 def build_bandwidth(rng, op, nbytes, reps, blocks=BW_BLOCKS):
@@ -281,16 +277,17 @@ def build_bandwidth(rng, op, nbytes, reps, blocks=BW_BLOCKS):
     if n % (4 * T):
         raise ValueError(f"bandwidth: {n} elements is not a multiple of 4 * {T} threads")
     grid, block = (blocks,), (THREADS,)
+    # Inputs are one random tile of 4 * T elements repeated (fast to build at 2 GiB).
+    tile = rng.integers(-(1 << 20), 1 << 20, 4 * T, dtype=np.int32)
     if op == "read":
-        x = ((np.arange(n, dtype=np.uint32) * np.uint32(2654435761)) >> np.uint32(20)).astype(np.int32)
-        x += np.int32(rng.integers(-2048, 0))
-        want = x.reshape(-1, T).sum(axis=0, dtype=np.int64) * reps
+        x = np.tile(tile, n // tile.size)
+        want = tile.reshape(-1, T).sum(axis=0, dtype=np.int64) * (n // tile.size) * reps
         return Case("bandwidth", bw_read, grid, block, (x, np.zeros(T, np.int64), reps), {1: want})
     if op == "write":
         x = np.full(n, -1, np.int32)
-        want = (np.arange(n, dtype=np.int64) + (reps - 1)).astype(np.int32)
+        want = np.arange(reps - 1, n + reps - 1, dtype=np.int32)
         return Case("bandwidth", bw_write, grid, block, (x, reps), {0: want})
-    x = rng.integers(-(1 << 30), 1 << 30, n, dtype=np.int32)
+    x = np.tile(tile, n // tile.size)
     return Case("bandwidth", bw_copy, grid, block, (x, np.full(n, -1, np.int32), reps), {1: x})
 
 
@@ -393,13 +390,14 @@ def _footprints():
     for p in range(12, 29):                     # 4 KiB .. 256 MiB
         b = 1 << p
         label = f"{b >> 10}KiB" if b < MiB else f"{b >> 20}MiB"
-        sizes[f"fp_{label}"] = {"footprint_bytes": b, "hops": 4096}
+        lines = b // 128
+        sizes[f"fp_{label}"] = {"footprint_bytes": b, "hops": 4096, "warm": lines if lines <= 1 << 18 else 1 << 16}
     return sizes
 
 
 MICROBENCHMARKS: dict[str, ProgramSpec] = {s.name: s for s in (
     ProgramSpec("pointer_chase", "one thread chasing a random cycle of 128 B-spaced slots; cycles per dependent load",
-                build_chase, sizes={"default": {"footprint_bytes": 4 * KiB, "hops": 256}, **_footprints()},
+                build_chase, sizes={"default": {"footprint_bytes": 4 * KiB, "hops": 256, "warm": 32}, **_footprints()},
                 tags=("latency", "memory")),
     ProgramSpec("bandwidth", "streaming int32 read / write / copy over 16 MiB (L2-resident, 32 passes) or 2 GiB (HBM)",
                 build_bandwidth, sizes={

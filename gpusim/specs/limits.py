@@ -15,12 +15,12 @@ from gpusim.errors import ConfigError
 
 @dataclass(frozen=True)
 class LaunchLimits:
-    warp_size_threads: int = 32                    # CUDA Programming Guide, all CCs
-    max_threads_per_block: int = 1024              # CC >= 2.0
+    warp_size_threads: int = 32                    # threads per warp
+    max_threads_per_block: int = 1024              # threads in one block
     max_block_dims: tuple[int, int, int] = (1024, 1024, 64)
     max_grid_dims: tuple[int, int, int] = (2**31 - 1, 65535, 65535)
     max_shared_bytes_per_block_static: int = 48 * 1024
-    max_shared_bytes_per_block_optin: int = 227 * 1024   # CC 9.0
+    max_shared_bytes_per_block_optin: int = 227 * 1024   # shared memory one block may opt in to
 
     def __post_init__(self) -> None:
         if self.warp_size_threads != 32:

@@ -1,34 +1,388 @@
-"""Named GPU presets. Every number cites its source; variants come from
-`dataclasses.replace`, never by editing a preset.
+"""Named GPU presets: h100, h200, a100, v100. Every number cites its source in the
+comment on its line; variants come from `overrides.apply` or `dataclasses.replace`,
+never by editing a preset.
 
-Sources:
-- [H100-WP] NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022), Table 3.
-- [A100-WP] NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020), Table 3.
-- [V100-WP] NVIDIA Tesla V100 GPU Architecture whitepaper (2017), Table 1.
-- [H200-DS] NVIDIA H200 Tensor Core GPU datasheet (2024): same GH100 die as H100 SXM5.
-- [CUDA-PG] CUDA C++ Programming Guide, "Technical Specifications per Compute Capability".
+What it models: the parts list the simulator reads (SM count, clocks, per-SM limits,
+pipeline issue intervals and latencies, cache geometry and latencies, HBM). What it
+does not: tensor cores, TMA, clusters, MIG, power or clock throttling (clocks are the
+maximum boost the GPU ran at).
+
+Sources (the tags the comments use):
+- [V100-WP] NVIDIA Tesla V100 GPU Architecture whitepaper (2017): Table 1, Volta SM section
+  (per SM partition 16 FP32, 8 FP64, 16 INT32; per SM 32 LD/ST, 16 SFU), 6144 KB L2,
+  4 HBM2 stacks, 8 512-bit controllers, 900 GB/s.
+- [A100-WP] NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020): Table 3 and the SM
+  section (64 FP32, 64 INT32, 32 FP64 per SM in 4 partitions; 192 KB L1/shared); 40 MB L2
+  whose read bandwidth is 5120 B/clk against V100's 2048 (2.3x at their clocks).
+- [A100-DS] NVIDIA A100 datasheet: A100 80GB SXM, 80 GB HBM2e, 2,039 GB/s.
+- [H100-WP] NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022): Table 3 and the SM
+  section (128 FP32, 64 INT32, 64 FP64 per SM; 256 KB L1/shared); H100 SXM5: 132 SMs,
+  50 MB L2, 5 HBM3 stacks, 10 512-bit controllers, 3352 GB/s; full GH100: 60 MB L2, 12
+  controllers, 6 HBM sites.
+- [H100-DS] NVIDIA H100 datasheet: SXM 80 GB at 3.35 TB/s; FP32 67, FP64 34 TFLOP/s.
+- [H200-DS] NVIDIA H200 datasheet (2024): 141 GB HBM3e at 4.8 TB/s; compute as H100 SXM.
+- [CUDA-PG] CUDA C++ Programming Guide: "Technical Specifications per Compute Capability";
+  arithmetic-instruction throughput table (results per clock per SM for CC 7.0/8.0/9.0:
+  fp32 64/64/128, fp64 32/32/64, fp16 128/256/256, int32 64, special functions 16, warp
+  shuffle 32); compute-capability sections (carve-outs; 1 KB reserved per block from 8.0).
+- [OCC] cuda_occupancy.h (CUDA 13.0): shared allocation granularity (256 B for CC 7, 128 B
+  for 8 and 9), register allocation 256 per warp, 4 sub-partitions (so warps are allocated
+  in 4s), 32 blocks per SM for 7.0/8.0/9.0, and the carve-out sizes.
+- [NCU] Nsight Compute Kernel Profiling Guide, Memory Tables: L1 and L2 lines are 128 B of
+  four 32-B sectors.
+- [JEDEC] JESD235 (HBM2/2E: 16 pseudo-channels of 64 bits per stack) and JESD238 (HBM3:
+  32 pseudo-channels of 32 bits per stack).
+- [Jia18] Jia et al., "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking"
+  (arXiv:1804.06826): V100 L1 hit 28, shared 19, L2 hit 193 cycles. Recalled: the report
+  was not reachable from here; [DEWING]'s V100 L1 figure is 28 plus its 8-cycle loop.
+- [Arafa19] Arafa et al., "Low Overhead Instruction Latency Characterization for NVIDIA
+  GPGPUs" (HPEC 2019), Volta table as shipped in PPT-GPU's arch_latencies_config.py:
+  add/fma 4, dfma 8, hfma 6, ex2 22 cycles (PTX level).
+- [Abdelkhalik22] Abdelkhalik et al., "Demystifying the Nvidia Ampere Architecture through
+  Microbenchmarking and Instruction-level Analysis" (HPEC 2022, arXiv:2208.11174), A100:
+  L1 33, L2 200, global 290, shared load 23 cycles; FP32 add/fma 4. Read in a summary that
+  quotes the paper (a GPU MODE lecture's notes); the paper was not reachable from here.
+- [Luo24] Luo et al., "Benchmarking and Dissecting the Nvidia Hopper GPU Architecture"
+  (IPDPS 2024): their Fig. 1 SM partition (16 INT32, 32 FP32, 16 FP64, 8 LD/ST) matches
+  [H100-WP]; their latencies are of an H800 PCIe, so the Hopper presets use [MEAS].
+- [MEAS] measured by this project on this workplace's H100 80GB HBM3 (SXM5) and H200,
+  2026-11-21, clocks as found (SM at 1980 MHz while running): one-thread pointer chases
+  (clock64) and dependent/independent instruction chains: ubench.cu and its outputs
+  ubench_h100.txt, ubench_h200.txt (committed beside the validation data). H100 | H200:
+  shared 23 | 23, L1 hit 32 | 32, L2 hit (ld.cg, random lines) 276 | 284, DRAM 680-691 |
+  689-697 cycles; FFMA 4.1, DFMA 8.1, IMAD 4.1, SHF 4.2, HFMA2 8.1, MUFU.EX2 19.0, SHFL
+  26.0 cycles latency; issue intervals per SMSP FFMA 1.03, DFMA 2.03, IMAD 2.00, SHF 2.02,
+  HFMA2 1.09, MUFU 8.00, SHFL 4.00 cycles; __syncthreads 20.7 cycles with 4 warps; device
+  attributes clock 1980 MHz, memory clock 2619 | 3201 MHz, bus 5120 | 6016 bits, L2
+  52428800 | 62914560 B, memory 85017493504 | 150109880320 B, shared per SM 233472,
+  opt-in 232448, reserved per block 1024.
+- [DEWING] github.com/markdewing/AI_kernels latency/README.md: V100 chase L1 36, L2 221,
+  memory 460 cycles; GH200 L1 40, L2 281, memory 690 (8 above [MEAS] on a Hopper L1).
+- [SSB] github.com/smallscientist1/cuda_microbenchmark: A100 has 8 L2 slices per
+  framebuffer partition, 10 partitions (ncu); H100 SXM5 L2 reads at 8.4 TB/s (cp.async).
+- "estimate": a modelling choice or extrapolation; the comment says from what.
+
+H200's L2 is 60 MiB: the device reports 62914560 B [MEAS] (PyTorch said 60 MB on these
+H200s and 50 MB on the H100s), the full GH100 die has 60 MB beside 12 memory controllers
+[H100-WP], and H200's six HBM3e stacks use all twelve where H100 SXM5 enables ten and 50 MB.
+The H200 datasheet states no L2 size.
 """
 from __future__ import annotations
 
 from gpusim.errors import ConfigError
+from gpusim.specs.describe import describe  # noqa: F401  (re-exported: presets.describe(spec))
 from gpusim.specs.gpu import GPUSpec
 from gpusim.specs.limits import LaunchLimits
+from gpusim.specs.units import (KiB, ClockSpec, HBMSpec, L1Spec, L2Spec, LaunchSpec, NoCSpec, PipelineSpec as P,
+                                PipelinesSpec, SMSpec)
+
+MiB = 1024 * KiB
+GiB = 1024 * MiB
+
+_LAUNCH = LaunchSpec(
+    kernel_launch_overhead_ns=2500.0,      # estimate: host launch to first block, not measured yet
+    kernel_fixed_ns=1800.0,                # estimate: front end and drain inside gpu__time_duration
+    block_dispatch_cycles=40,              # estimate: one block start per SM
+)
+
+
+def _limits(optin_kib: int) -> LaunchLimits:
+    return LaunchLimits(
+        warp_size_threads=32,                        # [CUDA-PG] all compute capabilities
+        max_threads_per_block=1024,                  # [CUDA-PG]
+        max_block_dims=(1024, 1024, 64),             # [CUDA-PG]
+        max_grid_dims=(2**31 - 1, 65535, 65535),     # [CUDA-PG]
+        max_shared_bytes_per_block_static=48 * KiB,  # [CUDA-PG] 48 KB without opt-in
+        max_shared_bytes_per_block_optin=optin_kib * KiB,  # [CUDA-PG] 96/163/227 KB for 7.0/8.0/9.0; [MEAS] 232448
+    )
+
+
+# ----------------------------------------------------------------------------------- Hopper (sm_90)
+_HOPPER_SM = SMSpec(
+    sub_partitions=4,                      # [H100-WP] four SM partitions, one scheduler each
+    issue_width_warp_inst_per_cycle=1,     # [H100-WP] one dispatch unit per partition
+    max_threads_per_sm=2048,               # [CUDA-PG] 9.0; [MEAS]
+    max_warps_per_sm=64,                   # [CUDA-PG] 9.0
+    max_blocks_per_sm=32,                  # [CUDA-PG] 9.0; [OCC]; [MEAS]
+    registers_per_sm=65536,                # [CUDA-PG] 64K 32-bit registers; [MEAS]
+    max_registers_per_thread=255,          # [CUDA-PG]
+    register_allocation_unit=256,          # [OCC] cudaOccRegAllocationGranularity
+    warp_allocation_granularity=4,         # [OCC] cudaOccSubPartitionsPerMultiprocessor
+    shared_memory_per_sm_bytes=228 * KiB,  # [CUDA-PG] 228 KB; [MEAS] 233472
+    shared_carveouts_bytes=tuple(k * KiB for k in (0, 8, 16, 32, 64, 100, 132, 164, 196, 228)),  # [CUDA-PG]; [OCC]
+    shared_allocation_unit_bytes=128,      # [OCC] cudaOccSMemAllocationGranularity, CC 9
+    reserved_shared_per_block_bytes=1024,  # [CUDA-PG] 1 KB per block from CC 8.0; [MEAS]
+    l1_shared_total_bytes=256 * KiB,       # [H100-WP] 256 KB combined L1/shared per SM
+    shared_banks=32,                       # [CUDA-PG]
+    shared_bank_width_bytes=4,             # [CUDA-PG]
+    shared_latency_cycles=23,              # [MEAS] ld.shared chase, H100 and H200
+    shared_wavefront_cycles=1,             # estimate: one 128-B wavefront per cycle (32 banks x 4 B, [CUDA-PG])
+    barrier_latency_cycles=20,             # [MEAS] 20.7 cycles per __syncthreads with 4 warps
+    pipelines=PipelinesSpec(
+        int=P(2.0, 4),                     # [H100-WP] 16 INT32 lanes per SMSP; [MEAS] IMAD/SHF 2.0, 4.1
+        fp32=P(1.0, 4),                    # [H100-WP] 32 FP32 lanes per SMSP; [MEAS] FFMA 1.03, 4.1
+        fp64=P(2.0, 8),                    # [H100-WP] 16 FP64 lanes per SMSP; [MEAS] DFMA 2.03, 8.1
+        fp16=P(1.0, 8),                    # [CUDA-PG] 256 fp16 results/clk/SM; [MEAS] HFMA2 1.09, 8.1
+        sfu=P(8.0, 19),                    # [CUDA-PG] 16 results/clk/SM; [MEAS] MUFU.EX2 8.0, 19.0
+        ldst=P(4.0, 4),                    # [Luo24] 8 LD/ST per SMSP; latency estimate: address stage only
+        branch=P(2.0, 4),                  # estimate: not measured
+        sync=P(2.0, 4),                    # estimate: issue only; the release is barrier_latency_cycles
+        shuffle=P(4.0, 26),                # [CUDA-PG] 32 results/clk/SM; [MEAS] SHFL 4.0, 26.0
+        misc=P(1.0, 2),                    # estimate: MOV-class bookkeeping
+    ),
+    warp_scheduler="gto",                  # estimate: policy choice; NVIDIA does not document its scheduler
+)
+_HOPPER_L1 = L1Spec(
+    line_bytes=128,                        # [NCU]
+    sector_bytes=32,                       # [NCU]
+    associativity=4,                       # estimate: undocumented; the model's choice
+    hit_latency_cycles=32,                 # [MEAS] ld.global.ca chase, H100 and H200
+    mshr_entries=256,                      # estimate: undocumented
+    bandwidth_bytes_per_cycle=128,         # estimate: one 128-B wavefront per cycle, as shared memory
+    write_allocate=False,                  # estimate: global stores write through to L2 ([Jia18] on Volta)
+)
+_HOPPER_NOC_LATENCY = 20                   # estimate: one crossbar traversal, part of the L2 hit latency
 
 H100 = GPUSpec(
-    name="h100", marketing_name="NVIDIA H100 SXM5 80GB", compute_capability=(9, 0),           # [H100-WP]
-    limits=LaunchLimits(max_shared_bytes_per_block_optin=227 * 1024),                         # [CUDA-PG] CC 9.0
+    name="h100",                           # preset name
+    marketing_name="NVIDIA H100 SXM5 80GB",  # [H100-WP]
+    compute_capability=(9, 0),             # [CUDA-PG]
+    sm_count=132,                          # [H100-WP] Table 3, SXM5; [MEAS]
+    clocks=ClockSpec(
+        sm_clock_mhz=1980.0,               # [MEAS] max boost (clock rate 1980000 kHz; the whitepaper had none final)
+        memory_clock_mhz=2619.0,           # [MEAS] = 3352 GB/s / (5120 bits / 8 x 2)
+    ),
+    sm=_HOPPER_SM,                         # cited above
+    l1=_HOPPER_L1,                         # cited above
+    l2=L2Spec(
+        size_bytes=50 * MiB,               # [H100-WP] 50 MB; [MEAS] 52428800
+        slices=80,                         # estimate: 8 per 512-bit controller as A100 [SSB], 10 controllers [H100-WP]
+        associativity=16,                  # estimate: undocumented
+        line_bytes=128,                    # [NCU]
+        sector_bytes=32,                   # [NCU]
+        hit_latency_cycles=276,            # [MEAS] ld.global.cg chase over random lines (near and far partitions)
+        bandwidth_bytes_per_cycle_per_slice=64.0,  # estimate: A100's 5120 B/clk over 80 slices [A100-WP]
+        atomic_latency_cycles=40,          # estimate: not measured
+    ),
+    hbm=HBMSpec(
+        stacks=5,                          # [H100-WP] five HBM3 stacks
+        channels=160,                      # [JEDEC] 32 pseudo-channels per HBM3 stack x 5
+        bus_width_bits=5120,               # [H100-WP] 10 x 512-bit controllers; [MEAS]
+        bandwidth_GBps=3352.0,             # [H100-WP] Table 3; [H100-DS] 3.35 TB/s
+        capacity_bytes=85017493504,        # [MEAS] totalGlobalMem of the 80 GB part [H100-DS]
+        latency_ns=204.0,                  # [MEAS] DRAM 680.7 - L2 276.0 = 405 cycles at 1980 MHz
+        access_granularity_bytes=64,       # estimate: 32-B bursts [JEDEC] fetched in pairs (sector promotion)
+    ),
+    noc=NoCSpec(
+        bandwidth_bytes_per_cycle=5120.0,  # estimate: the L2 slices' total; [SSB] reads 8.4 TB/s = 4260 B/cycle
+        latency_cycles=_HOPPER_NOC_LATENCY,  # estimate: see _HOPPER_NOC_LATENCY
+    ),
+    launch=_LAUNCH,                        # estimates, see _LAUNCH
+    limits=_limits(227),                   # [CUDA-PG] CC 9.0
+    source="preset h100 (gpusim/specs/presets.py)",  # where these numbers are cited
 )
+
 H200 = GPUSpec(
-    name="h200", marketing_name="NVIDIA H200 SXM 141GB", compute_capability=(9, 0),           # [H200-DS]
-    limits=LaunchLimits(max_shared_bytes_per_block_optin=227 * 1024),                         # [CUDA-PG] CC 9.0
+    name="h200",                           # preset name
+    marketing_name="NVIDIA H200 SXM 141GB",  # [H200-DS]
+    compute_capability=(9, 0),             # [CUDA-PG]; [MEAS]
+    sm_count=132,                          # [MEAS]; same GH100 configuration as H100 SXM5 [H200-DS]
+    clocks=ClockSpec(
+        sm_clock_mhz=1980.0,               # [MEAS] max boost, nvidia-smi and clock rate
+        memory_clock_mhz=3201.0,           # [MEAS] nvidia-smi max memory clock
+    ),
+    sm=_HOPPER_SM,                         # [H200-DS] H100 compute; [MEAS] same latencies and rates
+    l1=_HOPPER_L1,                         # [MEAS] same L1 hit latency as H100
+    l2=L2Spec(
+        size_bytes=60 * MiB,               # [MEAS] 62914560; full GH100 [H100-WP]; see the module docstring
+        slices=96,                         # estimate: 8 per 512-bit controller [SSB], 12 controllers [H100-WP]
+        associativity=16,                  # estimate: undocumented
+        line_bytes=128,                    # [NCU]
+        sector_bytes=32,                   # [NCU]
+        hit_latency_cycles=284,            # [MEAS] ld.global.cg chase over random lines
+        bandwidth_bytes_per_cycle_per_slice=64.0,  # estimate: as H100
+        atomic_latency_cycles=40,          # estimate: not measured
+    ),
+    hbm=HBMSpec(
+        stacks=6,                          # estimate: 141 GB as six 24 GB HBM3e stacks on GH100's six sites [H100-WP]
+        channels=188,                      # [JEDEC] 32-bit pseudo-channels in the 6016-bit bus [MEAS]
+        bus_width_bits=6016,               # [MEAS] cudaDevAttrGlobalMemoryBusWidth
+        bandwidth_GBps=4800.0,             # [H200-DS] 4.8 TB/s; [MEAS] 6016/8 x 2 x 3201 MHz = 4815
+        capacity_bytes=150109880320,       # [MEAS] totalGlobalMem of the 141 GB part [H200-DS]
+        latency_ns=205.0,                  # [MEAS] DRAM 690.8 - L2 284.4 = 406 cycles at 1980 MHz
+        access_granularity_bytes=64,       # estimate: as H100
+    ),
+    noc=NoCSpec(
+        bandwidth_bytes_per_cycle=6144.0,  # estimate: the L2 slices' total
+        latency_cycles=_HOPPER_NOC_LATENCY,  # estimate: see _HOPPER_NOC_LATENCY
+    ),
+    launch=_LAUNCH,                        # estimates, see _LAUNCH
+    limits=_limits(227),                   # [CUDA-PG] CC 9.0; [MEAS] 232448
+    source="preset h200 (gpusim/specs/presets.py): H100 compute, H200 memory",  # where these numbers are cited
 )
+
+# ----------------------------------------------------------------------------------- Ampere (sm_80)
 A100 = GPUSpec(
-    name="a100", marketing_name="NVIDIA A100 SXM4 80GB", compute_capability=(8, 0),           # [A100-WP]
-    limits=LaunchLimits(max_shared_bytes_per_block_optin=163 * 1024),                         # [CUDA-PG] CC 8.0
+    name="a100",                           # preset name
+    marketing_name="NVIDIA A100 SXM4 80GB",  # [A100-DS]
+    compute_capability=(8, 0),             # [CUDA-PG]
+    sm_count=108,                          # [A100-WP] Table 3
+    clocks=ClockSpec(
+        sm_clock_mhz=1410.0,               # [A100-WP] boost clock
+        memory_clock_mhz=1593.0,           # [A100-DS] derived: 2039 GB/s / (5120 bits / 8 x 2)
+    ),
+    sm=SMSpec(
+        sub_partitions=4,                  # [A100-WP]
+        issue_width_warp_inst_per_cycle=1,  # [A100-WP] one dispatch unit per partition
+        max_threads_per_sm=2048,           # [CUDA-PG] 8.0
+        max_warps_per_sm=64,               # [CUDA-PG] 8.0
+        max_blocks_per_sm=32,              # [CUDA-PG] 8.0; [OCC]
+        registers_per_sm=65536,            # [CUDA-PG]
+        max_registers_per_thread=255,      # [CUDA-PG]
+        register_allocation_unit=256,      # [OCC]
+        warp_allocation_granularity=4,     # [OCC]
+        shared_memory_per_sm_bytes=164 * KiB,  # [CUDA-PG] 164 KB
+        shared_carveouts_bytes=tuple(k * KiB for k in (0, 8, 16, 32, 64, 100, 132, 164)),  # [CUDA-PG]; [OCC]
+        shared_allocation_unit_bytes=128,  # [OCC] CC 8
+        reserved_shared_per_block_bytes=1024,  # [CUDA-PG] 1 KB per block from CC 8.0
+        l1_shared_total_bytes=192 * KiB,   # [A100-WP] 192 KB combined
+        shared_banks=32,                   # [CUDA-PG]
+        shared_bank_width_bytes=4,         # [CUDA-PG]
+        shared_latency_cycles=23,          # [Abdelkhalik22] shared load 23
+        shared_wavefront_cycles=1,         # estimate: one 128-B wavefront per cycle
+        barrier_latency_cycles=20,         # estimate: Hopper's [MEAS]
+        pipelines=PipelinesSpec(
+            int=P(2.0, 4),                 # [A100-WP] 16 INT32 lanes per SMSP; latency estimate as Volta [Arafa19]
+            fp32=P(2.0, 4),                # [A100-WP] 16 FP32 lanes per SMSP (64/SM); [Abdelkhalik22] 4
+            fp64=P(4.0, 8),                # [A100-WP] 8 FP64 lanes per SMSP (32/SM); latency estimate as V100, H100
+            fp16=P(1.0, 6),                # [CUDA-PG] 256 fp16 results/clk/SM; latency estimate: Volta's [Arafa19]
+            sfu=P(8.0, 19),                # [CUDA-PG] 16/clk/SM; latency estimate: Hopper's [MEAS]
+            ldst=P(4.0, 4),                # [A100-WP] 32 LD/ST per SM; latency estimate: address stage only
+            branch=P(2.0, 4),              # estimate: not measured
+            sync=P(2.0, 4),                # estimate: issue only
+            shuffle=P(4.0, 26),            # [CUDA-PG] 32/clk/SM; latency estimate: Hopper's [MEAS]
+            misc=P(1.0, 2),                # estimate
+        ),
+        warp_scheduler="gto",              # estimate: policy choice
+    ),
+    l1=L1Spec(
+        line_bytes=128,                    # [NCU]
+        sector_bytes=32,                   # [NCU]
+        associativity=4,                   # estimate: undocumented
+        hit_latency_cycles=33,             # [Abdelkhalik22]
+        mshr_entries=256,                  # estimate: undocumented
+        bandwidth_bytes_per_cycle=128,     # estimate: one 128-B wavefront per cycle
+        write_allocate=False,              # estimate: write-through, as Volta [Jia18]
+    ),
+    l2=L2Spec(
+        size_bytes=40 * MiB,               # [A100-WP] 40 MB
+        slices=80,                         # [SSB] 8 slices x 10 framebuffer partitions (ncu)
+        associativity=16,                  # estimate: undocumented
+        line_bytes=128,                    # [NCU]
+        sector_bytes=32,                   # [NCU]
+        hit_latency_cycles=200,            # [Abdelkhalik22]
+        bandwidth_bytes_per_cycle_per_slice=64.0,  # [A100-WP] 5120 B/clk over 80 slices
+        atomic_latency_cycles=40,          # estimate: not measured
+    ),
+    hbm=HBMSpec(
+        stacks=5,                          # [A100-WP] five active HBM2e stacks
+        channels=80,                       # [JEDEC] 16 pseudo-channels per HBM2e stack x 5
+        bus_width_bits=5120,               # [A100-WP] 10 x 512-bit controllers
+        bandwidth_GBps=2039.0,             # [A100-DS] 2,039 GB/s
+        capacity_bytes=80 * GiB,           # [A100-DS] nominal 80 GB; the driver reports a little less
+        latency_ns=180.0,                  # estimate: between V100 [DEWING] and H100 [MEAS]; see below
+        access_granularity_bytes=64,       # estimate: as H100
+    ),
+    noc=NoCSpec(
+        bandwidth_bytes_per_cycle=5120.0,  # [A100-WP] L2 read bandwidth 5120 B/clk
+        latency_cycles=20,                 # estimate: part of the L2 hit latency
+    ),
+    launch=_LAUNCH,                        # estimates, see _LAUNCH
+    limits=_limits(163),                   # [CUDA-PG] CC 8.0
+    source="preset a100 (gpusim/specs/presets.py)",  # where these numbers are cited
 )
+# A100 HBM latency: [Abdelkhalik22]'s global 290 vs L2 200 cycles would leave only 64 ns
+# beyond an L2 hit, far under V100's ~156 ns [DEWING] and H100's 204 ns [MEAS]; not used.
+
+# ----------------------------------------------------------------------------------- Volta (sm_70)
 V100 = GPUSpec(
-    name="v100", marketing_name="NVIDIA Tesla V100 SXM2 32GB", compute_capability=(7, 0),     # [V100-WP]
-    limits=LaunchLimits(max_shared_bytes_per_block_optin=96 * 1024),                          # [CUDA-PG] CC 7.0
+    name="v100",                           # preset name
+    marketing_name="NVIDIA Tesla V100 SXM2 32GB",  # [V100-WP]
+    compute_capability=(7, 0),             # [CUDA-PG]
+    sm_count=80,                           # [V100-WP] Table 1
+    clocks=ClockSpec(
+        sm_clock_mhz=1530.0,               # [V100-WP] Table 1 boost clock
+        memory_clock_mhz=877.0,            # estimate: what V100 boards report (recalled); [V100-WP] 900 GB/s gives 879
+    ),
+    sm=SMSpec(
+        sub_partitions=4,                  # [V100-WP]
+        issue_width_warp_inst_per_cycle=1,  # [V100-WP] one scheduler, one dispatch unit per partition
+        max_threads_per_sm=2048,           # [CUDA-PG] 7.0
+        max_warps_per_sm=64,               # [CUDA-PG] 7.0
+        max_blocks_per_sm=32,              # [CUDA-PG] 7.0; [OCC]
+        registers_per_sm=65536,            # [CUDA-PG]
+        max_registers_per_thread=255,      # [CUDA-PG]
+        register_allocation_unit=256,      # [OCC]
+        warp_allocation_granularity=4,     # [OCC]
+        shared_memory_per_sm_bytes=96 * KiB,  # [CUDA-PG] 96 KB
+        shared_carveouts_bytes=tuple(k * KiB for k in (0, 8, 16, 32, 64, 96)),  # [CUDA-PG]; [OCC]
+        shared_allocation_unit_bytes=256,  # [OCC] CC 7
+        reserved_shared_per_block_bytes=0,  # [CUDA-PG] the 1 KB reserve starts at CC 8.0
+        l1_shared_total_bytes=128 * KiB,   # [V100-WP] 128 KB combined
+        shared_banks=32,                   # [CUDA-PG]
+        shared_bank_width_bytes=4,         # [CUDA-PG]
+        shared_latency_cycles=19,          # [Jia18]
+        shared_wavefront_cycles=1,         # estimate: one 128-B wavefront per cycle
+        barrier_latency_cycles=20,         # estimate: Hopper's [MEAS]
+        pipelines=PipelinesSpec(
+            int=P(2.0, 4),                 # [V100-WP] 16 INT32 lanes per SMSP; [Arafa19] add 4
+            fp32=P(2.0, 4),                # [V100-WP] 16 FP32 lanes per SMSP; [Arafa19] fma 4
+            fp64=P(4.0, 8),                # [V100-WP] 8 FP64 lanes per SMSP; [Arafa19] dfma 8
+            fp16=P(2.0, 6),                # [CUDA-PG] 128 fp16 results/clk/SM; [Arafa19] hfma 6
+            sfu=P(8.0, 19),                # [CUDA-PG] 16/clk/SM; latency estimate: Hopper's [MEAS] ([Arafa19] ex2 22)
+            ldst=P(4.0, 4),                # [V100-WP] 32 LD/ST per SM; latency estimate: address stage only
+            branch=P(2.0, 4),              # estimate: not measured
+            sync=P(2.0, 4),                # estimate: issue only
+            shuffle=P(4.0, 26),            # [CUDA-PG] 32/clk/SM; latency estimate: Hopper's [MEAS]
+            misc=P(1.0, 2),                # estimate
+        ),
+        warp_scheduler="gto",              # estimate: policy choice
+    ),
+    l1=L1Spec(
+        line_bytes=128,                    # [NCU]
+        sector_bytes=32,                   # [NCU]
+        associativity=4,                   # estimate: undocumented
+        hit_latency_cycles=28,             # [Jia18]; [DEWING] 36 with its 8-cycle loop
+        mshr_entries=256,                  # estimate: undocumented
+        bandwidth_bytes_per_cycle=128,     # estimate: one 128-B wavefront per cycle
+        write_allocate=False,              # estimate: write-through [Jia18]
+    ),
+    l2=L2Spec(
+        size_bytes=6 * MiB,                # [V100-WP] 6144 KB
+        slices=64,                         # estimate: 8 per 512-bit controller [SSB], 8 controllers [V100-WP]
+        associativity=16,                  # estimate: undocumented
+        line_bytes=128,                    # [NCU]
+        sector_bytes=32,                   # [NCU]
+        hit_latency_cycles=193,            # [Jia18]; [DEWING] 221 - 8 = 213
+        bandwidth_bytes_per_cycle_per_slice=32.0,  # [A100-WP] V100 L2 2048 B/clk over 64 slices
+        atomic_latency_cycles=40,          # estimate: not measured
+    ),
+    hbm=HBMSpec(
+        stacks=4,                          # [V100-WP] four HBM2 stacks
+        channels=64,                       # [JEDEC] 16 pseudo-channels per HBM2 stack x 4
+        bus_width_bits=4096,               # [V100-WP] 8 x 512-bit controllers
+        bandwidth_GBps=900.0,              # [V100-WP] 900 GB/s
+        capacity_bytes=32 * GiB,           # [V100-WP] nominal 32 GB (SXM2 32GB part)
+        latency_ns=156.0,                  # [DEWING] memory 460 - L2 221 = 239 cycles at 1530 MHz
+        access_granularity_bytes=64,       # estimate: as H100
+    ),
+    noc=NoCSpec(
+        bandwidth_bytes_per_cycle=2048.0,  # [A100-WP] V100 L2 read bandwidth 2048 B/clk
+        latency_cycles=20,                 # estimate: part of the L2 hit latency
+    ),
+    launch=_LAUNCH,                        # estimates, see _LAUNCH
+    limits=_limits(96),                    # [CUDA-PG] CC 7.0
+    source="preset v100 (gpusim/specs/presets.py)",  # where these numbers are cited
 )
 
 PRESETS: dict[str, GPUSpec] = {p.name: p for p in (H100, H200, A100, V100)}
@@ -41,4 +395,5 @@ def get(name: str | GPUSpec) -> GPUSpec:
     try:
         return PRESETS[str(name).lower()]
     except KeyError:
-        raise ConfigError(f"unknown GPU preset {name!r}; known presets: {', '.join(sorted(PRESETS))}") from None
+        raise ConfigError(f"unknown GPU preset {name!r}; known presets: {', '.join(sorted(PRESETS))} "
+                          f"(or a .toml spec file)") from None

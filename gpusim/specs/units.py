@@ -1,8 +1,8 @@
 """Sub-specs of a GPU: each a frozen parts list with units in its field names.
 
-Every field has a default (an H100 SXM5 value, cited in `presets.py`) and a one-line
-description in the comment beside it. `validate()` runs on construction; an invalid
-value is a `ConfigError` naming the field and the rule it breaks.
+Every field has a default (the H100 SXM5 value, cited in `presets.py`) and a one-line
+description in the comment beside it. Validation runs on construction (`__post_init__`);
+an invalid value is a `ConfigError` naming the field, the value and the rule it breaks.
 """
 from __future__ import annotations
 
@@ -32,6 +32,16 @@ def _power_of_two(obj, *names: str) -> None:
             raise ConfigError(f"{type(obj).__name__}.{n} must be a power of two, got {v!r}")
 
 
+def _integer(obj, *names: str) -> None:
+    for n in names:
+        v = getattr(obj, n)
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ConfigError(f"{type(obj).__name__}.{n} must be an integer, got {v!r}")
+
+
+KiB = 1024
+
+
 @dataclass(frozen=True)
 class ClockSpec:
     sm_clock_mhz: float = 1980.0                 # SM clock used to turn cycles into time (boost)
@@ -54,16 +64,16 @@ class PipelineSpec:
 @dataclass(frozen=True)
 class PipelinesSpec:
     """Per op class (the opcode table's unit classes)."""
-    int: PipelineSpec = PipelineSpec(2.0, 4)
-    fp32: PipelineSpec = PipelineSpec(1.0, 4)
-    fp64: PipelineSpec = PipelineSpec(2.0, 8)
-    fp16: PipelineSpec = PipelineSpec(1.0, 4)
-    sfu: PipelineSpec = PipelineSpec(8.0, 18)
+    int: PipelineSpec = PipelineSpec(2.0, 4)     # integer ALU (IADD3, LOP3, SHF, IMAD)
+    fp32: PipelineSpec = PipelineSpec(1.0, 4)    # FFMA, FADD, FMUL
+    fp64: PipelineSpec = PipelineSpec(2.0, 8)    # DFMA, DADD, DMUL
+    fp16: PipelineSpec = PipelineSpec(1.0, 8)    # HFMA2, HADD2 (two halves per lane)
+    sfu: PipelineSpec = PipelineSpec(8.0, 19)    # MUFU: ex2, lg2, rcp, rsqrt, sin, cos
     ldst: PipelineSpec = PipelineSpec(4.0, 4)    # address generation; memory latency comes from the memory units
-    branch: PipelineSpec = PipelineSpec(2.0, 4)
-    sync: PipelineSpec = PipelineSpec(2.0, 4)
-    shuffle: PipelineSpec = PipelineSpec(2.0, 24)
-    misc: PipelineSpec = PipelineSpec(1.0, 2)
+    branch: PipelineSpec = PipelineSpec(2.0, 4)  # BRA, predicated control
+    sync: PipelineSpec = PipelineSpec(2.0, 4)    # BAR issue; release time is SMSpec.barrier_latency_cycles
+    shuffle: PipelineSpec = PipelineSpec(4.0, 26)  # SHFL
+    misc: PipelineSpec = PipelineSpec(1.0, 2)    # MOV, S2R and other bookkeeping
 
     def of(self, unit: str) -> PipelineSpec:
         return getattr(self, unit)
@@ -73,20 +83,22 @@ class PipelinesSpec:
 class SMSpec:
     sub_partitions: int = 4                      # SMSPs per SM, each with its own warp scheduler
     issue_width_warp_inst_per_cycle: int = 1     # warp instructions one scheduler issues per cycle
-    max_threads_per_sm: int = 2048
-    max_warps_per_sm: int = 64
-    max_blocks_per_sm: int = 32
+    max_threads_per_sm: int = 2048               # resident threads per SM
+    max_warps_per_sm: int = 64                   # resident warps per SM
+    max_blocks_per_sm: int = 32                  # resident thread blocks per SM
     registers_per_sm: int = 65536                # 32-bit registers
-    max_registers_per_thread: int = 255
+    max_registers_per_thread: int = 255          # ptxas limit per thread
     register_allocation_unit: int = 256          # registers allocated per warp in multiples of this
     warp_allocation_granularity: int = 4         # CUDA occupancy calculator's warp allocation granularity
-    shared_memory_per_sm_bytes: int = 228 * 1024  # largest carve-out for shared memory
+    shared_memory_per_sm_bytes: int = 228 * KiB  # largest carve-out for shared memory
+    shared_carveouts_bytes: tuple[int, ...] = (0, 8 * KiB, 16 * KiB, 32 * KiB, 64 * KiB, 100 * KiB, 132 * KiB,
+                                               164 * KiB, 196 * KiB, 228 * KiB)  # shared sizes the driver can pick
     shared_allocation_unit_bytes: int = 128      # shared memory per block rounds up to this
     reserved_shared_per_block_bytes: int = 1024  # system use per block (CC >= 8.0)
-    l1_shared_total_bytes: int = 256 * 1024      # unified L1 + shared capacity per SM
-    shared_banks: int = 32
-    shared_bank_width_bytes: int = 4
-    shared_latency_cycles: int = 29              # shared load, no conflict, to dependent use
+    l1_shared_total_bytes: int = 256 * KiB       # unified L1 + shared capacity per SM
+    shared_banks: int = 32                       # shared-memory banks
+    shared_bank_width_bytes: int = 4             # bytes per bank per cycle
+    shared_latency_cycles: int = 23              # shared load, no conflict, to dependent use
     shared_wavefront_cycles: int = 1             # extra cycles per additional wavefront of a conflicted access
     barrier_latency_cycles: int = 20             # last arrival to release of a CTA barrier
     pipelines: PipelinesSpec = field(default_factory=PipelinesSpec)
@@ -98,17 +110,34 @@ class SMSpec:
                   "warp_allocation_granularity", "shared_memory_per_sm_bytes", "shared_allocation_unit_bytes",
                   "l1_shared_total_bytes", "shared_latency_cycles", "barrier_latency_cycles")
         _nonnegative(self, "reserved_shared_per_block_bytes", "shared_wavefront_cycles")
+        _integer(self, "sub_partitions", "max_threads_per_sm", "max_warps_per_sm", "max_blocks_per_sm",
+                 "registers_per_sm", "max_registers_per_thread", "shared_memory_per_sm_bytes", "l1_shared_total_bytes")
         _power_of_two(self, "shared_banks", "shared_bank_width_bytes")
         if self.shared_memory_per_sm_bytes > self.l1_shared_total_bytes:
-            raise ConfigError("SMSpec.shared_memory_per_sm_bytes cannot exceed l1_shared_total_bytes")
+            raise ConfigError(f"SMSpec.shared_memory_per_sm_bytes ({self.shared_memory_per_sm_bytes}) cannot exceed "
+                              f"l1_shared_total_bytes ({self.l1_shared_total_bytes})")
+        c = self.shared_carveouts_bytes
+        if not (isinstance(c, tuple) and c and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in c)
+                and all(a < b for a, b in zip(c, c[1:]))):
+            raise ConfigError(f"SMSpec.shared_carveouts_bytes must be a non-empty, strictly increasing tuple of "
+                              f"byte counts >= 0, got {c!r}")
+
+    def carveout_bytes(self, shared_bytes_per_sm: int) -> int:
+        """The shared-memory carve-out the driver picks for `shared_bytes_per_sm`: the
+        smallest supported size that holds it, capped at `shared_memory_per_sm_bytes`.
+        The rest of `l1_shared_total_bytes` is L1 data cache."""
+        for size in self.shared_carveouts_bytes:
+            if shared_bytes_per_sm <= size <= self.shared_memory_per_sm_bytes:
+                return size
+        return self.shared_memory_per_sm_bytes
 
 
 @dataclass(frozen=True)
 class L1Spec:
-    line_bytes: int = 128
-    sector_bytes: int = 32
+    line_bytes: int = 128                        # tag granularity
+    sector_bytes: int = 32                       # fill and valid granularity
     associativity: int = 4                       # ways (the data-cache part is l1_shared_total - shared carve-out)
-    hit_latency_cycles: int = 33                 # global load hit, to dependent use
+    hit_latency_cycles: int = 32                 # global load hit, to dependent use
     mshr_entries: int = 256                      # outstanding missed sectors per SM
     bandwidth_bytes_per_cycle: int = 128         # L1 <-> SM datapath (one wavefront per cycle)
     write_allocate: bool = False                 # global stores: write-through, no write-allocate
@@ -122,32 +151,51 @@ class L1Spec:
 
 @dataclass(frozen=True)
 class L2Spec:
-    size_bytes: int = 50 * 1024 * 1024
+    size_bytes: int = 50 * 1024 * KiB            # capacity of all slices together
     slices: int = 80                             # independent L2 banks the address hash spreads sectors over
-    associativity: int = 16
-    line_bytes: int = 128
-    sector_bytes: int = 32
-    hit_latency_cycles: int = 260                # load that hits L2, SM clock cycles, to dependent use
-    bandwidth_bytes_per_cycle_per_slice: float = 64.0
+    associativity: int = 16                      # ways per set
+    line_bytes: int = 128                        # tag granularity
+    sector_bytes: int = 32                       # fill and valid granularity
+    hit_latency_cycles: int = 276                # load that hits L2, SM clock cycles, to dependent use
+    bandwidth_bytes_per_cycle_per_slice: float = 64.0  # data returned per SM cycle by one slice
     atomic_latency_cycles: int = 40              # extra cycles for a read-modify-write at the slice
 
     def __post_init__(self) -> None:
         _positive(self, "size_bytes", "slices", "hit_latency_cycles", "bandwidth_bytes_per_cycle_per_slice")
+        _integer(self, "size_bytes", "slices")
+        _nonnegative(self, "atomic_latency_cycles")
         _power_of_two(self, "associativity", "line_bytes", "sector_bytes")
-        if self.size_bytes % (self.line_bytes * self.associativity * self.slices):
-            raise ConfigError("L2Spec.size_bytes must be a multiple of line_bytes * associativity * slices")
+        if self.sector_bytes > self.line_bytes:
+            raise ConfigError("L2Spec.sector_bytes cannot exceed line_bytes")
+        set_bytes = self.line_bytes * self.associativity
+        if self.size_bytes % set_bytes:
+            lo = self.size_bytes // set_bytes * set_bytes
+            raise ConfigError(f"L2Spec.size_bytes must be a whole number of sets (a multiple of line_bytes * "
+                              f"associativity = {set_bytes}), got {self.size_bytes}; nearest: {lo} or {lo + set_bytes}")
+        if self.size_bytes // set_bytes < self.slices:
+            raise ConfigError(f"L2Spec.size_bytes ({self.size_bytes}) must give every one of the {self.slices} "
+                              f"slices at least one set of {set_bytes} bytes")
+
+    @property
+    def sets(self) -> int:
+        """Sets across all slices (they need not divide evenly among the slices)."""
+        return self.size_bytes // (self.line_bytes * self.associativity)
 
 
 @dataclass(frozen=True)
 class HBMSpec:
-    stacks: int = 5
-    channels: int = 80                           # independent channels (pseudo-channels) across all stacks
+    stacks: int = 5                              # HBM stacks (sites populated and enabled)
+    channels: int = 160                          # independent channels (pseudo-channels) across all stacks
+    bus_width_bits: int = 5120                   # DRAM interface width, all channels together
     bandwidth_GBps: float = 3352.0               # peak, all channels together
-    latency_ns: float = 250.0                    # added beyond an L2 miss, unloaded
+    capacity_bytes: int = 85017493504            # device memory cudaMalloc can use
+    latency_ns: float = 204.0                    # added beyond an L2 miss, unloaded
     access_granularity_bytes: int = 64           # DRAM burst; a 32-byte sector request moves this much
 
     def __post_init__(self) -> None:
-        _positive(self, "stacks", "channels", "bandwidth_GBps", "latency_ns", "access_granularity_bytes")
+        _positive(self, "stacks", "channels", "bus_width_bits", "bandwidth_GBps", "capacity_bytes", "latency_ns",
+                  "access_granularity_bytes")
+        _integer(self, "stacks", "channels", "bus_width_bits", "capacity_bytes", "access_granularity_bytes")
 
 
 @dataclass(frozen=True)
@@ -170,13 +218,20 @@ class LaunchSpec:
 
 
 def field_docs(cls) -> dict[str, str]:
-    """Field name -> its one-line description (the comment in this file)."""
+    """Field name -> its one-line description (the comment beside it in the class body;
+    for a field written over several lines, the first comment of its continuation)."""
     import inspect
-    src = inspect.getsource(cls)
+    import re
+    lines = inspect.getsource(cls).splitlines()
     out = {}
     for f in fields(cls):
-        for line in src.splitlines():
-            s = line.strip()
-            if s.startswith(f.name + ":") and "#" in s:
-                out[f.name] = s.split("#", 1)[1].strip()
+        for i, line in enumerate(lines):
+            if line.strip().startswith(f.name + ":"):
+                for cont in lines[i:i + 4]:
+                    if cont is not line and re.match(r"\s*\w+\s*:", cont):
+                        break                    # the next field: no comment for this one
+                    if "#" in cont:
+                        out[f.name] = cont.split("#", 1)[1].strip()
+                        break
+                break
     return out

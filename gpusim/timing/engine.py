@@ -39,12 +39,16 @@ class TimingOptions:
     max_waves: int = 4                 # waves of blocks simulated per SM in sampled mode before extrapolating
     quantum_cycles: int = 64           # SMs synchronise every quantum
     auto_full_limit_blocks: int = 2048  # 'auto': full simulation up to this many blocks
+    functional: str = "full"           # sampled mode: 'full' also executes the unsimulated blocks (correct outputs);
+    #                                    'sampled' skips them (outputs partial, much faster for huge launches)
     progress: object = None            # callable(done_blocks, total_blocks) or None
 
     def __post_init__(self) -> None:
         from gpusim.errors import ConfigError
         if self.mode not in ("auto", "full", "sampled"):
             raise ConfigError(f"timing mode must be 'auto', 'full' or 'sampled', got {self.mode!r}")
+        if self.functional not in ("full", "sampled"):
+            raise ConfigError(f"functional must be 'full' or 'sampled', got {self.functional!r}")
         if self.sample_sms < 1 or self.max_waves < 1 or self.quantum_cycles < 1:
             raise ConfigError("sample_sms, max_waves and quantum_cycles must be >= 1")
 
@@ -148,9 +152,15 @@ class TimingEngine:
         for sm in self.sms:
             self.env.process(self._sm_process(sm))
         self.env.run()
-        if self.next_block < self.p.geometry.nblocks:
-            self.trace.finish_functional()
-        return self._metrics()
+        complete = True
+        if self.trace.next_block < self.p.geometry.nblocks:
+            if self.opt.functional == "full" or self.mode == "full":
+                self.trace.finish_functional()
+            else:
+                complete = False
+        m = self._metrics()
+        m["timing__outputs_complete"] = complete
+        return m
 
     def _cycles(self) -> float:
         ends = self.stats.block_end

@@ -15,8 +15,10 @@ What it models (PTX ISA 9.7.9.21 "cvt"):
   [+0, 1] with NaN -> +0; `.relu` (f16/bf16/tf32 destination) maps negatives to +0 and NaN to
   the canonical NaN; `.satfinite` maps results beyond MAX_NORM (and inf) to ±MAX_NORM.
 - `cvt.frnd.f16x2.f32 d, a, b` / `.bf16x2`: d[31:16] = cvt(a), d[15:0] = cvt(b).
-- NaN results are canonical (0x7FFFFFFF, 0x7FFF) for f32/f16/bf16/tf32 and keep their
-  payload for f64.
+- NaN results are canonical (0x7FFFFFFF, 0x7FFF) for f32/f16/bf16/tf32 destinations, except
+  that f64 -> f32/f16/bf16 keep the top payload bits and set the quiet bit, and bf16 -> f32 is
+  a plain shift (even of a signalling NaN); f64 destinations keep the payload, quieted. These
+  match H100/H200 (single-instruction measurements).
 Lenient defaults for forms PTX marks mandatory: a missing float rounding is `.rn`, a missing
 integer rounding for float -> int is `.rzi` (the PTX example `cvt.s32.f64 j, r`).
 
@@ -87,12 +89,14 @@ def _post(v, dt: str, ftz: bool, saturate: bool, relu: bool, satfinite: bool):
     return v
 
 
-def _encode(v, dt: str):
-    """Exactly representable doubles -> destination dtype (canonical NaN except f64)."""
+def _encode(v, dt: str, keep_nan: bool = False):
+    """Exactly representable doubles -> destination dtype (canonical NaN except f64, and
+    except f64 -> f32, which keeps the top payload bits, quieted, as H100 does)."""
     if dt == "f64":
         return v
     if dt == "f32":
-        return fx.canon32(v.astype(np.float32))
+        r = v.astype(np.float32)
+        return r if keep_nan else fx.canon32(r)
     if dt == "tf32":
         return np.where(v != v, np.uint32(0x7FFFFFFF), v.astype(np.float32).view(np.uint32))
     bits = fx.f64_to_half_bits(v, FORMATS[dt])
@@ -159,6 +163,25 @@ def _to_float(st: str, dt: str, mode: str, irnd: str | None, ftz: bool, post):
     return lambda a: post(conv(a))
 
 
+def _payload_nan(st: str, dt: str):
+    """NaN results that keep the source payload (measured on H100/H200): f64 -> f16/bf16 keep
+    the top payload bits and set the quiet bit; bf16 -> f32 is a plain 16-bit shift. None when
+    the result is the canonical NaN (or the default numpy conversion already matches)."""
+    if st == "f64" and dt in ("f16", "bf16"):
+        shift, mask, nan = (42, 0x3FF, 0x7E00) if dt == "f16" else (45, 0x7F, 0x7FC0)
+
+        def bits(a):
+            b = np.asarray(a, np.float64).view(np.uint64)
+            h = (((b >> np.uint64(48)) & np.uint64(0x8000)) | np.uint64(nan) | ((b >> np.uint64(shift)) & np.uint64(mask)))
+            h = h.astype(np.uint16)
+            return h.view(np.float16) if dt == "f16" else h
+        return bits, lambda a: a != a
+    if st == "bf16" and dt == "f32":
+        return (lambda a: (np.asarray(a).astype(np.uint32) << np.uint32(16)).view(np.float32),
+                lambda a: (np.asarray(a) & np.uint16(0x7FFF)) > np.uint16(0x7F80))
+    return None
+
+
 def bind_cvt(instr: Instruction) -> Bound:
     """cvt{.irnd|.frnd}{.ftz}{.sat}{.relu}{.satfinite}.dtype.atype d, a (or d, a, b for x2)."""
     types, mods = instr.types, instr.modifiers
@@ -209,8 +232,15 @@ def bind_cvt(instr: Instruction) -> Bound:
     base = dt[:-2] if dt in _PACKED else dt
 
     def post(v):
-        return _encode(_post(v, base, ftz, saturate, relu, satfinite), base)
+        return _encode(_post(v, base, ftz, saturate, relu, satfinite), base, st == "f64")
     conv = _to_float(st, base, frnd or "rn", irnd, ftz, post)
+    payload = None if (saturate or relu) else _payload_nan(st, base)
+    if payload is not None:
+        nan_bits, is_nan = payload
+        plain = conv
+
+        def conv(a):
+            return np.where(is_nan(a), nan_bits(a), plain(a))
     if dt in _PACKED:
         def fn(a, b):
             hi = np.asarray(conv(a)).view(np.uint16).astype(np.uint32)

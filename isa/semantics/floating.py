@@ -7,12 +7,17 @@ What it models (PTX ISA 9.7.3 "Floating-Point Instructions"):
   the Boldo-Melquiond emulation (TwoProduct, TwoSum, round-to-odd); lanes where it cannot be
   proven exact (|a|,|b| > 2**995, products under 2**-960, subnormal results, overflow) are
   recomputed exactly with fractions.Fraction.
-- `.ftz` (f32): subnormal inputs and results become sign-preserving zero (results flushed
-  after rounding). `.sat` (f32): clamp to [+0.0, 1.0], NaN -> +0.0.
+- `.ftz` (f32): subnormal inputs and results become sign-preserving zero; mul and fma flush
+  when the exact result is below 2**-126 even if it rounds up to 2**-126 (as H100/H200 do),
+  the others after rounding. `.sat` (f32): clamp to [+0.0, 1.0], NaN and -0.0 -> +0.0.
 - `min`/`max` (NaN operand yields the other; `.NaN`; `.xorsign.abs`; -0.0 < +0.0; 3 inputs),
   `neg`/`abs` (sign-bit operations), `copysign` (d = |b| with the sign of a), `testp`.
-- NaN results: f32 results are the canonical NaN 0x7FFFFFFF (PTX: "unspecified NaN"); f64
-  results keep numpy's propagation of an input payload (PTX: payloads supported).
+- NaN results (PTX: f32 "unspecified NaN", f64 payloads supported) follow what H100/H200 do
+  (measured with single inline-PTX instructions): every f32 NaN result is the canonical
+  0x7FFFFFFF (also for neg/abs/min/max); an f64 result carries a NaN operand's payload,
+  quieted (for several NaN operands: b, then a for add/sub/mul/min/max; b, c, a for fma;
+  a, then b for div), neg/abs.f64 return a NaN input quieted with its sign unchanged, and
+  invalid operations (inf-inf, 0*inf, 0/0, sqrt(-x)) give 0xFFF8000000000000.
 - Exact-zero sums are -0.0 under .rm and +0.0 otherwise (IEEE 754-2019 6.3).
 
 Half precision (f16, bf16, x2) lives in `half_float`; approximate (MUFU) forms of div, rcp,
@@ -270,6 +275,18 @@ _CORES = {
 }
 
 
+def _flush_tiny_exact(core, fused: bool):
+    """mul/fma .ftz.f32: H100/H200 flush when the *exact* result is below 2**-126, even if it
+    rounds up to 2**-126 (measured: mul.rn.ftz.f32(1 - 2**-24, 2**-126) = +0)."""
+    def fn(*xs):
+        r = core(*xs)
+        p = _up(xs[0]) * _up(xs[1])
+        s, e = two_sum(p, _up(xs[2])) if fused else (p, 0.0)
+        tiny = (np.abs(s) < 2.0 ** -126) | ((np.abs(s) == 2.0 ** -126) & (e * s < 0))
+        return np.where(tiny, r * np.float32(0), r)
+    return fn
+
+
 def _f32_op(core, ftz: bool = False, saturate: bool = False):
     """Wrap an f32 core with .ftz, .sat and NaN canonicalisation."""
     def fn(*xs):
@@ -284,8 +301,16 @@ def _f32_op(core, ftz: bool = False, saturate: bool = False):
     return fn
 
 
-def _f64_op(core):
-    return lambda *xs: ret(np.asarray(core(*xs)))
+# Which operand's NaN an f64 result carries (quieted) when several are NaN, as measured on
+# H100/H200: b before a for add/sub/mul/min/max, b, c, a for fma, a before b for div.
+_NAN_ORDER = {"add": (1, 0), "sub": (1, 0), "mul": (1, 0), "fma": (1, 2, 0), "mad": (1, 2, 0),
+              "div": (0, 1), "min": (1, 0), "max": (1, 0)}
+
+
+def _f64_op(core, order=(0,)):
+    def fn(*xs):
+        return ret(fx.nan_operand(np.asarray(core(*xs)), [xs[i] for i in order]))
+    return fn
 
 
 def _bind_rounded(instr: Instruction, op: str, t: str, nsrc: int) -> Bound:
@@ -299,7 +324,9 @@ def _bind_rounded(instr: Instruction, op: str, t: str, nsrc: int) -> Bound:
         add = core
         core = lambda a, b: add(a, -b)      # noqa: E731  (negation is exact)
     mods = instr.modifiers
-    fn = _f32_op(core, "ftz" in mods, "sat" in mods) if t == "f32" else _f64_op(core)
+    if t == "f32" and "ftz" in mods and base in ("mul", "fma"):
+        core = _flush_tiny_exact(core, base == "fma")
+    fn = _f32_op(core, "ftz" in mods, "sat" in mods) if t == "f32" else _f64_op(core, _NAN_ORDER.get(op, (0,)))
     return Bound((t,), (t,) * nsrc, fn, "fp32" if t == "f32" else "fp64")
 
 
@@ -323,6 +350,8 @@ def _bind_minmax(instr: Instruction, t: str) -> Bound:
         r = fx.min_max(xs[0], xs[1], is_max, nan_mode, xor, nan)
         if nsrc == 3:
             r = fx.min_max(r, xs[2], is_max, nan_mode, False, nan)
+        if t == "f64":
+            r = fx.nan_operand(r, xs[::-1])
         return ret(fx.flush32(r) if ftz else np.asarray(r))
     return Bound((t,), (t,) * nsrc, fn, "fp32" if t == "f32" else "fp64")
 
@@ -331,7 +360,8 @@ _SIGN = {"f32": (np.uint32, 0x80000000), "f64": (np.uint64, 0x8000000000000000)}
 
 
 def _bind_sign(instr: Instruction, t: str) -> Bound:
-    """neg / abs as sign-bit operations (NaN payloads kept; PTX: unspecified NaN)."""
+    """neg / abs as sign-bit operations. NaN inputs (PTX: unspecified NaN) give what H100/H200
+    give: the canonical NaN for f32, the input quieted with its sign unchanged for f64."""
     _check(instr, ("ftz",) if t == "f32" else ())
     ut, bit = _SIGN[t]
     s, mask = ut(bit), ut(~bit & (2 ** (8 * np.dtype(ut).itemsize) - 1))
@@ -342,7 +372,8 @@ def _bind_sign(instr: Instruction, t: str) -> Bound:
         if ftz:
             a = fx.flush32(a)
         bits = np.asarray(a).view(ut)
-        return ret((bits ^ s if neg else bits & mask).view(np.dtype(t.replace("f", "float"))))
+        r = (bits ^ s if neg else bits & mask).view(np.dtype(t.replace("f", "float")))
+        return ret(fx.canon32(r) if t == "f32" else fx.nan_operand(r, [a]))
     return Bound((t,), (t,), fn, "fp32" if t == "f32" else "fp64")
 
 

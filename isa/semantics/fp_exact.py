@@ -238,6 +238,21 @@ def flush32(x):
     return np.where(np.abs(x) < MIN_NORMAL32, x * np.float32(0), x)
 
 
+_QUIET64 = np.uint64(1 << 51)
+
+
+def nan_operand(r, operands):
+    """f64 NaN propagation: where r is NaN and an operand is NaN, take the first NaN operand
+    of `operands` (in priority order), quieted; other lanes keep r."""
+    if not np.any(r != r):
+        return r
+    out = r
+    for x in reversed(operands):
+        x = np.asarray(x, np.float64)
+        out = np.where(x != x, (x.view(np.uint64) | _QUIET64).view(np.float64), out)
+    return np.where(r != r, out, r)
+
+
 def canon32(x):
     """Replace any f32 NaN by the canonical 0x7FFFFFFF."""
     return np.where(x != x, NAN32, x)

@@ -2,8 +2,8 @@
 
 What it models (PTX ISA 9.7.4 "Half Precision Floating-Point Instructions"): `add`, `sub`,
 `mul` (.rn, .ftz and .sat for f16), `fma.rn` (.ftz/.sat/.relu for f16, .relu for bf16),
-`neg`, `abs` (sign-bit operations), `min`/`max` (.ftz, .NaN, .xorsign.abs), all correctly
-rounded to nearest even:
+`neg`, `abs` (sign-bit operations; a NaN input gives the canonical NaN, as on H100),
+`min`/`max` (.ftz, .NaN, .xorsign.abs), all correctly rounded to nearest even:
 - add/sub/mul are computed in float32 and rounded once more to the half format; the
   float32 product of two halves is exact and the float32 sum rounded again is innocuous
   (24 >= 2*11+2 and 24 >= 2*8+2; Figueroa 1995).
@@ -90,12 +90,13 @@ def _arith_core(op: str, base: str, ftz: bool, saturate: bool, relu: bool):
     return core
 
 
-def _sign_core(op: str, ftz: bool):
+def _sign_core(op: str, base: str, ftz: bool):
     def core(bits):
         bits = np.asarray(bits, np.uint16)
         if ftz:
             bits = flush16(bits)
-        return bits ^ _SIGN if op == "neg" else bits & _MAG
+        r = bits ^ _SIGN if op == "neg" else bits & _MAG
+        return np.where(is_nan_bits(bits, base), fx.NAN16_BITS, r)      # H100: canonical NaN
     return core
 
 
@@ -137,7 +138,7 @@ def bind_half(instr: Instruction) -> Bound:
         core, n = _arith_core(op, base, "ftz" in mods, "sat" in mods, "relu" in mods), 3
     elif op in ("neg", "abs"):
         need(("ftz",) if is_f16 else ())
-        core, n = _sign_core(op, "ftz" in mods), 1
+        core, n = _sign_core(op, base, "ftz" in mods), 1
     elif op in ("min", "max"):
         need(("ftz", "NaN", "xorsign", "abs") if is_f16 else ("NaN", "xorsign", "abs"))
         if ("xorsign" in mods) != ("abs" in mods):

@@ -22,7 +22,7 @@ docs.nvidia.com/cuda/parallel-thread-execution, 2025), and what the simulator de
 |                             | [-100pi, 100pi], unspecified outside               |                 |
 | tanh.approx.f32             | relative 2**-11                                    | < 0.5001 ulp    |
 | div.approx.f32              | 2 ulp for |b| in [2**-126, 2**126]; 0 (NaN if a is | < 1.5 ulp:      |
-|                             | inf) for 2**126 < |b| < 2**128                      | a * RN(1/b)     |
+|                             | inf) for 2**126 < |b| < 2**128                      | a * RN24(1/b)   |
 | div.full.f32                | 2 ulp, full range                                  | 0.5 ulp (RN)    |
 | rcp.approx.ftz.f64          | none stated ("gross approximation" of 1/a[63:32],  | 1/a[63:32] RN to|
 | rsqrt.approx.ftz.f64        | result in 1.11.20 format, low word zero)           | 20 fraction bits|
@@ -108,14 +108,21 @@ def _half_unary(func, t: str, ftz: bool):
     return half_float.lift(core, t)
 
 
+_LOW29, _HALF29 = np.uint64((1 << 29) - 1), np.uint64((1 << 28) - 1)
+
+
 def _div_approx(ftz: bool):
-    """div.approx.f32: d = a * (1/b) with the reciprocal rounded to f32 and flushed to a
-    sign-preserving zero when subnormal (|b| > 2**126), as PTX describes."""
+    """div.approx.f32: d = a * (1/b), the reciprocal rounded to 24 bits (nearest even, no
+    exponent limit, so subnormal divisors work as on H100) and replaced by a sign-preserving
+    zero for |b| > 2**126, as PTX describes; the 48-bit product is rounded once to f32."""
     def fn(a, b):
         if ftz:
             a, b = fx.flush32(a), fx.flush32(b)
-        r = fx.flush32((1.0 / np.asarray(b).astype(np.float64)).astype(np.float32))
-        d = np.asarray(a) * r
+        b64 = np.asarray(b).astype(np.float64)
+        rb = (1.0 / b64).view(np.uint64)
+        r = ((rb + _HALF29 + ((rb >> np.uint64(29)) & np.uint64(1))) & ~_LOW29).view(np.float64)
+        r = np.where(np.abs(b64) > 2.0 ** 126, r * 0.0, r)
+        d = (np.asarray(a).astype(np.float64) * r).astype(np.float32)
         return ret(fx.canon32(fx.flush32(d) if ftz else d))
     return fn
 

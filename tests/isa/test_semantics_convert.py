@@ -216,6 +216,30 @@ def test_tf32_rna_rounds_ties_away_and_rn_to_even():
     assert int(cvt("cvt.rn.tf32.f32", x)) == 0x3F800000
 
 
+def test_f64_to_f32_nan_keeps_the_top_payload_bits_quieted_as_on_h100():
+    r = cvt("cvt.rn.f32.f64", np.uint64(0xFFF4000000000003).view(np.float64))
+    assert int(r.view(np.uint32)) == 0xFFE00000
+
+
+def test_f64_to_f16_and_bf16_nan_keep_the_top_payload_bits_quieted_as_on_h100():
+    x = np.uint64(0x7FF17B9A694F2736).view(np.float64)
+    assert int(cvt("cvt.rn.f16.f64", x).view(np.uint16)) == 0x7E5E
+    assert int(cvt("cvt.rn.bf16.f64", x)) == 0x7FCB
+
+
+def test_bf16_to_f32_is_a_plain_shift_even_for_signalling_nan_as_on_h100():
+    assert int(cvt("cvt.f32.bf16", np.uint16(0x7F81)).view(np.uint32)) == 0x7F810000
+
+
+def test_f16_to_f32_nan_is_canonical_as_on_h100():
+    assert int(cvt("cvt.f32.f16", np.uint16(0x7C01).view(np.float16)).view(np.uint32)) == 0x7FFFFFFF
+
+
+def test_cvt_ftz_f32_f64_flushes_after_rounding_as_on_h100():
+    r = cvt("cvt.rn.ftz.f32.f64", np.array([2.0 ** -126 - 2.0 ** -151, 2.0 ** -126 - 2.0 ** -149]))
+    assert r.tolist() == [2.0 ** -126, 0.0]
+
+
 def test_ftz_f64_f32_flushes_subnormal_input():
     assert cvt("cvt.ftz.f64.f32", np.float32(1e-40)) == 0
 

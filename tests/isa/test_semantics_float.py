@@ -165,6 +165,14 @@ def test_ftz_flushes_subnormal_input_and_result_to_signed_zero():
     assert r == 0 and np.signbit(r)
 
 
+def test_mul_ftz_flushes_an_exact_result_below_2_pow_minus_126_that_rounds_up_to_it():
+    # (1 - 2**-24) * 2**-126 rounds (tie, to even) to 2**-126; H100 flushes it to +0 all the same
+    a, b = np.float32(1 - 2.0 ** -24), np.float32(2.0 ** -126)
+    assert bind_float(instr("mul.rn.ftz.f32")).fn(a, b) == 0
+    assert bind_float(instr("fma.rn.ftz.f32", 3)).fn(a, b, np.float32(0)) == 0
+    assert bind_float(instr("mul.rn.f32")).fn(a, b) == b
+
+
 def test_sat_clamps_to_unit_interval_and_nan_and_minus_zero_to_plus_zero():
     fn = bind_float(instr("add.sat.f32")).fn
     r = fn(np.array([0.75, np.nan, -0.25, -0.0], np.float32), np.array([0.5, 1, 0, -0.0], np.float32))
@@ -212,9 +220,37 @@ def test_min_ftz_flushes_subnormal_operand():
     assert r == 0
 
 
-def test_neg_flips_only_the_sign_bit_even_of_nan():
-    r = bind_float(instr("neg.f32", 1)).fn(np.uint32(0x7FC01234).view(np.float32))
-    assert int(np.asarray(r).view(np.uint32)) == 0xFFC01234
+def test_neg_f32_of_nan_is_the_canonical_nan_as_on_h100():
+    r = bind_float(instr("neg.f32", 1)).fn(np.uint32(0x7F800001).view(np.float32))
+    assert int(np.asarray(r).view(np.uint32)) == 0x7FFFFFFF
+
+
+def test_neg_f64_of_nan_keeps_the_sign_and_sets_the_quiet_bit_as_on_h100():
+    r = bind_float(instr("neg.f64", 1)).fn(np.uint64(0x7FF0000000000001).view(np.float64))
+    assert int(np.asarray(r).view(np.uint64)) == 0x7FF8000000000001
+
+
+def test_neg_f16_of_nan_is_the_canonical_nan_as_on_h100():
+    r = bind_float(instr("neg.f16", 1)).fn(np.uint16(0x7C01).view(np.float16))
+    assert int(np.asarray(r).view(np.uint16)) == 0x7FFF
+
+
+def _f64(bits):
+    return np.uint64(bits).view(np.float64)
+
+
+@pytest.mark.parametrize("op,expected", [("add", 0xFFF8000000000007), ("sub", 0xFFF8000000000007),
+                                         ("mul", 0xFFF8000000000007), ("div", 0x7FF8000000000001),
+                                         ("min", 0xFFF8000000000007)])
+def test_f64_result_of_two_nans_carries_the_operand_h100_picks_quieted(op, expected):
+    # a = signalling NaN, payload 1; b = negative quiet NaN, payload 7
+    r = bind_float(instr(f"{op}.rn.f64" if op not in ("min",) else "min.f64")).fn(_f64(0x7FF0000000000001), _f64(0xFFF8000000000007))
+    assert int(np.asarray(r).view(np.uint64)) == expected
+
+
+def test_f64_invalid_operation_gives_fff8000000000000():
+    r = bind_float(instr("add.rn.f64")).fn(np.float64(np.inf), np.float64(-np.inf))
+    assert int(np.asarray(r).view(np.uint64)) == 0xFFF8000000000000
 
 
 def test_abs_f64_of_minus_zero_is_plus_zero():

@@ -200,6 +200,14 @@ def test_fma_relu_bf16_maps_negative_to_zero_and_nan_to_canonical():
     assert fn(np.uint16(0x7FC1), one, one) == 0x7FFF
 
 
+def test_fma_f64_nan_result_carries_b_then_c_then_a_quieted_as_on_h100():
+    fn = bind_float(instr("fma.rn.f64", 3)).fn
+    n = lambda p: np.uint64(0x7FF0000000000000 | p).view(np.float64)    # noqa: E731  signalling NaNs
+    got = [fn(n(1), n(2), n(3)), fn(n(1), np.float64(1), n(3)), fn(n(1), np.float64(1), np.float64(1))]
+    assert [int(np.asarray(g).view(np.uint64)) & 0xF for g in got] == [2, 3, 1]
+    assert all(int(np.asarray(g).view(np.uint64)) >> 51 == 0xFFF for g in got)
+
+
 def test_fma_entry_is_registered_with_alu_kind():
     spec = next(e for e in ENTRIES if e.name == "fma")
     assert spec.kind == "alu" and spec.bind(instr("fma.rn.f64", 3)).unit == "fp64"

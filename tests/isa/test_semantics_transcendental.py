@@ -112,6 +112,12 @@ def test_div_approx_f32_by_divisor_above_2_pow_126_is_zero_or_nan_for_infinite_d
     assert d(np.float32(1e30), b) == 0 and np.isnan(d(np.float32(np.inf), b))
 
 
+def test_div_approx_f32_by_a_subnormal_divisor_stays_accurate_as_on_h100():
+    a, b = np.float32(1e-13), np.float32(1e-45)
+    exact = np.float64(a) / np.float64(b)
+    assert ulp_error(np.asarray(fn("div.approx.f32", 2)(a, b)), np.asarray(exact)) <= 2
+
+
 def test_div_full_f32_is_within_2_ulp_over_the_full_range():
     a, b = log_uniform32(-149, 127), log_uniform32(-149, 127, seed=1)
     exact = a.astype(np.float64) / b

@@ -48,7 +48,8 @@ def _cold_chain(n=1024):
 
 def test_dependent_l1_hit_chain_moves_one_for_one_with_the_l1_hit_latency():
     h100 = specs.get("h100")
-    slow = dataclasses.replace(h100, name="h100-slow-l1", l1=dataclasses.replace(h100.l1, hit_latency_cycles=133))
+    slow = dataclasses.replace(h100, name="h100-slow-l1",
+                               l1=dataclasses.replace(h100.l1, hit_latency_cycles=h100.l1.hit_latency_cycles + 100))
     base = _per_iteration(_l1_resident_ring(), h100)
     assert _per_iteration(_l1_resident_ring(), slow) - base == pytest.approx(100.0)
 

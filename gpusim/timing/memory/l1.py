@@ -121,7 +121,7 @@ class L1Cache:
         else:
             sh, mask, ways, spl, sets = self.line_shift, self.sectors_per_line - 1, self.ways, \
                 self.sectors_per_line, self._sets
-            misses, ents, ks = [], [], []
+            misses, ents = [], []
             merged = 0
             cur = -1
             ent = None
@@ -148,7 +148,6 @@ class L1Cache:
                     continue
                 misses.append(s)
                 ents.append(ent)
-                ks.append(k)
             self._merged += merged
             self._ld_miss[sp] += merged
         m = len(misses)
@@ -157,8 +156,9 @@ class L1Cache:
             t = self._mshr_wait(start, m)
             r = self.lower.read(t, self.sm_id, misses)
             if ents is not None:
-                for ent, k in zip(ents, ks):
-                    ent[k] = r
+                mask = self.sectors_per_line - 1
+                for ent, s in zip(ents, misses):
+                    ent[s & mask] = r
             heappush(self._mshr, (r, m))
             self._inflight += m
             self._read_bytes += m * self.sector_bytes

@@ -3,9 +3,11 @@
 What is modelled:
 - `spec.l2.slices` slices; a 128-B line's slice is `hashing.unit_of(line, slices)`
   (rotation by an XOR-fold of the upper address bits: contiguous ranges spread evenly,
-  power-of-two strides reach every slice). Within a slice the set is
-  `(line // slices) % sets_per_slice`; `sets_per_slice = size / (line * ways * slices)`
-  (times `sm_fraction` in sampled simulation, at least 1).
+  power-of-two strides reach every slice). The `size / (line * ways)` sets (times
+  `sm_fraction` in sampled simulation, at least one per slice) are dealt to the slices
+  as evenly as they go (`sets_in_slice`); within slice i the set is
+  `(line // slices) % sets_in_slice[i]`, so where the sets divide evenly a contiguous
+  range of the whole capacity fits exactly.
 - Each slice: `associativity` ways, LRU (an OrderedDict per set, most recent last),
   lines of `line_bytes / sector_bytes` sectors, each sector invalid or valid from a
   time (its fill time: a sector whose fill is still on its way merges the new request,
@@ -81,9 +83,11 @@ class L2Cache:
         self.sector_bytes = l2.sector_bytes
         self.sectors_per_line = l2.line_bytes // l2.sector_bytes
         self.line_shift = self.sectors_per_line.bit_length() - 1
-        full_sets = l2.size_bytes // (l2.line_bytes * l2.associativity * l2.slices)
-        self.sets_per_slice = max(1, round(full_sets * sm_fraction))
-        self.capacity_bytes = self.sets_per_slice * self.slices * self.ways * l2.line_bytes
+        sets = max(self.slices, round(l2.size_bytes // (l2.line_bytes * l2.associativity) * sm_fraction))
+        per, extra = divmod(sets, self.slices)
+        self.sets_in_slice = [per + (i < extra) for i in range(self.slices)]
+        self._geometry = [(i * per + min(i, extra), self.sets_in_slice[i]) for i in range(self.slices)]
+        self.capacity_bytes = sets * self.ways * l2.line_bytes
         self.pipeline_latency_cycles = l2.hit_latency_cycles if pipeline_latency_cycles is None \
             else pipeline_latency_cycles
         self.atomic_latency_cycles = l2.atomic_latency_cycles
@@ -96,7 +100,7 @@ class L2Cache:
         bw = l2.bandwidth_bytes_per_cycle_per_slice * sm_fraction
         self.bytes_per_cycle = bw * self.slices
         self._servers = [BandwidthServer(bw, 0.0, name=f"L2.slice[{i}]") for i in range(self.slices)]
-        self._sets = [OrderedDict() for _ in range(self.slices * self.sets_per_slice)]
+        self._sets = [OrderedDict() for _ in range(sets)]
         self._atom_free: dict[int, float] = {}   # sector -> earliest start of its next RMW
         self.reset_counters()
 
@@ -166,13 +170,13 @@ class L2Cache:
 
     def _access(self, t: float, lst: list, op: int) -> float:
         sh, mask, spl = self.line_shift, self.sectors_per_line - 1, self.sectors_per_line
-        nslices, sps, ways = self.slices, self.sets_per_slice, self.ways
+        nslices, geometry, ways = self.slices, self._geometry, self.ways
         sets, servers, sbytes = self._sets, self._servers, self.sector_bytes
         hbm = self.hbm
-        bsh = hbm.burst_shift
-        bmask = hbm.sectors_per_burst - 1
+        bsh, bmask, gran = hbm.burst_shift, hbm.sectors_per_burst - 1, hbm.granularity_bytes
+        channels, nch = hbm._servers, hbm.channels
         latest = t
-        hits = misses = 0
+        hits = misses = bursts = 0
         n = len(lst)
         i = 0
         while i < n:                                    # one group per run of sectors in one line
@@ -182,7 +186,8 @@ class L2Cache:
                 j += 1
             sl = unit_of(line, nslices)
             ts = servers[sl].serve(t, (j - i) * sbytes)
-            od = sets[sl * sps + (line // nslices) % sps]
+            first, nsets = geometry[sl]
+            od = sets[first + (line // nslices) % nsets]
             ent = od.get(line)
             if ent is None:
                 if len(od) >= ways:
@@ -208,8 +213,8 @@ class L2Cache:
                 else:
                     if r is None:
                         misses += 1
-                        burst = s >> bsh
-                        r = hbm.read_burst(ts, burst)
+                        r = channels[unit_of(s >> bsh, nch)].serve(ts, gran)   # = hbm.read_burst
+                        bursts += 1
                         base = (k >> bsh) << bsh        # fill every invalid sector of the burst
                         for kk in range(base, base + bmask + 1):
                             if ent[kk] is None:
@@ -231,6 +236,7 @@ class L2Cache:
             i = j
         self._hits[op] += hits
         self._misses[op] += misses
+        hbm.bursts_read += bursts
         if op >= ATOM and len(self._atom_free) > 1 << 16:
             self._prune_atomics(t)
         return latest + self.pipeline_latency_cycles

@@ -1,19 +1,14 @@
-"""L1Cache on top of the H100 MemorySystem: one hardware property per test."""
-import dataclasses
-
+"""L1Cache on top of the MemorySystem (test spec: _memory_spec): one hardware property per test."""
 import numpy as np
 import pytest
 
-from gpusim.specs.presets import H100
+from _memory_spec import L1_HIT as HIT, L2_HIT as L2HIT, HBM_CYCLES as HBM, SPEC, replace
 from gpusim.timing.memory import L1Cache, MemorySystem
 
 L1_DATA = 28 * 1024                     # 256 KiB unified minus a 228 KiB shared carve-out: 56 sets of 4 ways
-HIT = H100.l1.hit_latency_cycles        # 33
-L2HIT = H100.l2.hit_latency_cycles      # 260
-HBM = H100.hbm.latency_ns * H100.clocks.sm_clock_mhz / 1000   # 495
 
 
-def fresh(spec=H100, data=L1_DATA):
+def fresh(spec=SPEC, data=L1_DATA):
     ms = MemorySystem(spec)
     return ms, L1Cache(spec, data, ms, 0)
 
@@ -40,7 +35,7 @@ def test_cold_miss_that_misses_l2_takes_l2_hit_plus_hbm_latency():
 
 def test_cold_miss_that_hits_l2_takes_exactly_the_l2_hit_latency():
     ms, l1 = fresh()
-    other = L1Cache(H100, L1_DATA, ms, 1)
+    other = L1Cache(SPEC, L1_DATA, ms, 1)
     other.load(0.0, sec(8))                       # brings the sector into L2
     assert l1.load(5000.0, sec(8)) == 5000.0 + L2HIT
 
@@ -79,8 +74,7 @@ def test_store_to_a_present_sector_keeps_it_valid():
 
 
 def test_write_allocate_spec_makes_a_store_allocate():
-    spec = dataclasses.replace(H100, l1=dataclasses.replace(H100.l1, write_allocate=True))
-    _, l1 = fresh(spec)
+    _, l1 = fresh(replace(l1={"write_allocate": True}))
     l1.store(0.0, sec(12))
     assert l1.load(5000.0, sec(12)) == 5000.0 + HIT
 
@@ -93,7 +87,7 @@ def test_store_returns_when_the_l1_accepted_it():
 def test_atomic_invalidates_the_l1_copy():
     _, l1 = fresh()
     l1.load(0.0, sec(20))
-    assert l1.atomic(2000.0, sec(20)) == 2000.0 + L2HIT + H100.l2.atomic_latency_cycles
+    assert l1.atomic(2000.0, sec(20)) == 2000.0 + L2HIT + 40
     assert l1.load(5000.0, sec(20)) == 5000.0 + L2HIT
 
 
@@ -138,7 +132,7 @@ def test_no_data_cache_when_shared_takes_all_of_l1():
 
 def test_counters_sum_over_sms_and_rates_recomputed():
     ms, a = fresh()
-    b = L1Cache(H100, L1_DATA, ms, 1)
+    b = L1Cache(SPEC, L1_DATA, ms, 1)
     a.load(0.0, sec(0))
     a.load(2000.0, sec(0))               # hit
     b.load(0.0, sec(100))

@@ -1,0 +1,29 @@
+"""The spec the memory-unit tests use: an H100 with every memory number written here,
+so that calibrating the preset does not change what these tests state."""
+import dataclasses
+
+from gpusim.specs.presets import H100
+from gpusim.specs.units import ClockSpec, HBMSpec, L1Spec, L2Spec, NoCSpec
+
+SPEC = dataclasses.replace(
+    H100,
+    clocks=ClockSpec(sm_clock_mhz=1980.0),
+    l1=L1Spec(line_bytes=128, sector_bytes=32, associativity=4, hit_latency_cycles=33, mshr_entries=256,
+              bandwidth_bytes_per_cycle=128, write_allocate=False),
+    l2=L2Spec(size_bytes=50 * 1024 * 1024, slices=80, associativity=16, line_bytes=128, sector_bytes=32,
+              hit_latency_cycles=260, bandwidth_bytes_per_cycle_per_slice=64.0, atomic_latency_cycles=40),
+    hbm=dataclasses.replace(HBMSpec(), channels=80, bandwidth_GBps=3352.0, latency_ns=250.0,
+                            access_granularity_bytes=64),
+    noc=NoCSpec(bandwidth_bytes_per_cycle=5120.0, latency_cycles=20),
+)
+
+L1_HIT = 33
+L2_HIT = 260
+HBM_CYCLES = 495.0          # 250 ns at 1980 MHz
+L2_MISS = L2_HIT + HBM_CYCLES
+HBM_BYTES_PER_CYCLE = 3352e9 / 1980e6   # 1692.93
+
+
+def replace(**units):
+    """SPEC with some sub-specs' fields replaced: replace(noc={'latency_cycles': 200})."""
+    return dataclasses.replace(SPEC, **{u: dataclasses.replace(getattr(SPEC, u), **kw) for u, kw in units.items()})

@@ -1,0 +1,139 @@
+"""L2Cache and HBM: one hardware property per test (test spec: H100 numbers fixed in _memory_spec)."""
+import pytest
+
+from _memory_spec import HBM_BYTES_PER_CYCLE, L2_HIT as L2HIT, SPEC, replace
+from gpusim.timing.memory import HBM, L2Cache, MemorySystem
+from gpusim.timing.memory.hashing import unit_of
+
+H100 = SPEC
+
+
+def test_geometry_80_slices_of_320_sets_of_16_ways():
+    l2 = L2Cache(H100)
+    assert (l2.slices, set(l2.sets_in_slice), l2.ways) == (80, {320}, 16)
+    assert l2.capacity_bytes == 50 * 1024 * 1024
+
+
+def test_sets_that_do_not_divide_evenly_are_dealt_to_the_slices():
+    l2 = L2Cache(replace(l2={"size_bytes": (25600 + 40) * 16 * 128}))
+    assert l2.sets_in_slice == [321] * 40 + [320] * 40
+
+
+def test_hbm_latency_is_250_ns_in_sm_cycles():
+    assert HBM(H100).latency_cycles == 495.0          # 250 ns at 1980 MHz
+
+
+def test_hbm_channel_bandwidth_is_the_spec_share():
+    h = HBM(H100)
+    assert h._servers[0].bytes_per_cycle * 80 == pytest.approx(HBM_BYTES_PER_CYCLE)
+
+
+@pytest.mark.parametrize("stride_log2", range(7, 27))
+def test_power_of_two_strides_spread_over_all_slices(stride_log2):
+    l2 = L2Cache(H100)
+    stride_sectors = (1 << stride_log2) // 32
+    for i in range(4096):
+        l2.read(float(i), [i * stride_sectors])
+    per_slice = l2.slice_bytes()
+    assert min(per_slice) > 0                          # every one of the 80 slices is used
+    assert max(per_slice) <= 1.6 * (sum(per_slice) / 80)
+
+
+def test_contiguous_lines_spread_exactly_evenly():
+    l2 = L2Cache(H100)
+    for line in range(80 * 50):
+        l2.read(0.0, [line * 4])
+    assert set(l2.slice_bytes()) == {50 * 32.0}
+
+
+def test_a_contiguous_range_of_l2_capacity_hits_on_the_second_pass():
+    l2 = L2Cache(H100, sm_fraction=1 / 16)               # 20 sets per slice: 3.1 MiB
+    lines = l2.capacity_bytes // 128
+    for rnd in range(2):
+        for line in range(lines):
+            l2.read(rnd * 1e6 + line, [line * 4])
+    c = l2.counters()
+    assert c["lts__t_sectors_op_read_lookup_hit.sum"] == lines
+
+
+def _lines_in_one_set(l2, count):
+    S, sps = l2.slices, l2.sets_in_slice[0]
+    out, q = [], 0
+    while len(out) < count:
+        line = q * S                                    # q % sps == 0: set 0 of its slice
+        if unit_of(line, S) == 0 and (line // S) % sps == 0:
+            out.append(line)
+        q += sps
+    return out
+
+
+def test_lru_working_set_of_ways_plus_one_lines_in_one_set_always_misses():
+    l2 = L2Cache(H100)
+    lines = _lines_in_one_set(l2, l2.ways + 1)
+    t = 0.0
+    for _ in range(5):
+        for ln in lines:
+            l2.read(t, [ln * 4])
+            t += 2000.0
+    c = l2.counters()
+    assert (c["lts__t_sectors_op_read_lookup_hit.sum"], c["lts__t_sectors_op_read_lookup_miss.sum"]) == (0, 85)
+
+
+def test_write_allocates_without_a_dram_read():
+    ms = MemorySystem(H100)
+    ms.write(0.0, 0, [100])
+    assert ms.read(1000.0, 0, [100]) == 1000.0 + L2HIT
+    assert ms.counters()["dram__bytes_read.sum"] == 0
+
+
+def test_dirty_lines_are_not_written_back_at_kernel_end():
+    ms = MemorySystem(H100)
+    ms.write(0.0, 0, list(range(1000)))
+    ms.flush()
+    assert ms.counters()["dram__bytes_write.sum"] == 0
+
+
+def test_evicting_a_dirty_line_writes_one_burst_to_dram():
+    l2 = L2Cache(H100)
+    lines = _lines_in_one_set(l2, l2.ways + 1)
+    l2.write(0.0, [lines[0] * 4])                         # one dirty sector
+    for i, ln in enumerate(lines[1:]):
+        l2.read(1000.0 * (i + 1), [ln * 4])               # the 17th line evicts it
+    assert l2.hbm.counters()["dram__bytes_write.sum"] == 64  # one 64-B burst
+
+
+def test_64_byte_bursts_fill_the_sibling_sector():
+    ms = MemorySystem(H100)
+    ms.read(0.0, 0, [10])                                 # sectors 10 and 11 share a burst
+    assert ms.read(2000.0, 0, [11]) == 2000.0 + L2HIT
+    assert ms.counters()["dram__bytes_read.sum"] == 64
+
+
+def test_32_byte_bursts_fetch_only_the_sector():
+    ms = MemorySystem(replace(hbm={"access_granularity_bytes": 32}))
+    ms.read(0.0, 0, [10])
+    assert ms.read(2000.0, 0, [11]) == 2000.0 + ms.l2_miss_latency_cycles
+    assert ms.counters()["dram__bytes_read.sum"] == 64
+
+
+def test_atomic_on_an_l2_resident_sector_adds_the_atomic_latency():
+    ms = MemorySystem(H100)
+    ms.read(0.0, 0, [7])
+    assert ms.atomic(2000.0, 0, [7]) == 2000.0 + L2HIT + 40
+    c = ms.counters()
+    assert (c["lts__t_sectors_op_atom.sum"], c["lts__t_sectors_op_red.sum"]) == (1, 0)
+
+
+def test_atomics_to_one_sector_are_serialised():
+    ms = MemorySystem(H100)
+    ms.read(0.0, 0, [7])
+    done = [ms.atomic(2000.0, sm, [7], reduction=True) for sm in range(10)]
+    assert done[-1] == 2000.0 + L2HIT + 10 * 40
+    assert ms.counters()["lts__t_sectors_op_red.sum"] == 10
+
+
+def test_atomics_to_different_sectors_overlap():
+    ms = MemorySystem(H100)
+    ms.read(0.0, 0, list(range(0, 40, 4)))
+    done = [ms.atomic(2000.0, sm, [sm * 4]) for sm in range(10)]
+    assert max(done) < 2000.0 + L2HIT + 2 * 40

@@ -1,0 +1,28 @@
+"""`python -m validate SUBCOMMAND ...`: the subcommands of the validation package.
+
+Each subcommand is a module with `add_arguments(parser)` and `run(args) -> int`, named
+in `COMMANDS` (name -> (module, one-line help)) and imported only when chosen, so a
+subcommand that needs a GPU costs nothing to the others.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "measure": ("validate.measure", "run programs and microbenchmarks on this machine's GPU; write validate/data/<gpu>.json"),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m validate", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    argv = sys.argv[1:] if argv is None else argv
+    chosen = next((a for a in argv if not a.startswith("-")), None)
+    for name, (module, help_text) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        if name == chosen:
+            importlib.import_module(module).add_arguments(p)
+    args = parser.parse_args(argv)
+    return importlib.import_module(COMMANDS[args.command][0]).run(args)

@@ -1,0 +1,450 @@
+"""`python -m validate measure`: run every program of `programs/` (at all its sizes) and
+every microbenchmark of `validate.microbench` on this machine's NVIDIA GPU through Numba,
+and write `validate/data/<gpu>.json` (provenance + one record per kernel).
+
+Reproduce, on the GPU machine, from the repository root (numba, numba-cuda, numpy < 2.5
+and Nsight Compute's `ncu`; nothing of gpusim is imported):
+
+    python -m validate measure [--gpu-name h100] [--out validate/data/h100.json]
+
+Method, per kernel (a program case or a microbenchmark size), in two worker processes:
+1. events pass (no profiler): build the case (seed 0), copy inputs to the device, write
+   a 256 MiB scratch buffer (pushes earlier data out of L2), launch once and check every
+   output against the numpy reference ("check"); then time with CUDA events: the median
+   of 3 isolated launches (event, launch, event, synchronize: "event_single_us", launch
+   latency included) and the median interval between events recorded after each of N
+   back-to-back launches ("event_time_us", N in 5..100 so that about 0.1 s is spent:
+   "event_launches"). A kernel shorter than Numba's host-side launch cost (~10-20 us)
+   measures that cost here, not the kernel.
+2. ncu pass: the same worker launches every case exactly once under
+   `ncu --clock-control none --cache-control all` (see `validate.ncu`), which replays each
+   kernel once per counter pass; the outputs are checked again ("check_ncu").
+   `gpu__time_duration.sum` (ns, launch overhead excluded, caches cold) is the primary
+   time. Warp-stall PC samples (`smsp__pcsamp_warps_issue_stalled_*`) come from the same
+   run (`--no-stalls` leaves them out).
+nvidia-smi reads the clocks before and after; the SM clock the kernels ran at is the
+median of sm__cycles_elapsed.max / gpu__time_duration.sum over kernels of >= 20 us.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--gpu-name", help="short name for the data file (default from the device: h100, h200, ...)")
+    p.add_argument("--out", type=Path, help="output JSON (default validate/data/<gpu-name>.json)")
+    p.add_argument("--only", default=None, help="regex on 'group/size' (e.g. 'vector_add|pointer_chase/fp_4KiB')")
+    p.add_argument("--skip", default=None, help="regex on 'group/size' of kernels to leave out")
+    p.add_argument("--no-ncu", action="store_true", help="events pass only (no Nsight Compute counters)")
+    p.add_argument("--no-events", action="store_true", help="ncu pass only")
+    p.add_argument("--no-stalls", action="store_true", help="leave out the PC-sampling warp-stall metrics")
+    p.add_argument("--ncu", help="path of the ncu executable (default: found on PATH)")
+    p.add_argument("--ncu-chunks", type=int, default=2, help="profile the kernels in this many ncu runs (a run "
+                   "that fails or times out loses only its own kernels)")
+    p.add_argument("--timeout", type=float, default=None, help="seconds allowed to each worker run (events pass, "
+                   "each ncu chunk); the events pass keeps what it finished")
+    p.add_argument("--workdir", type=Path, help="folder for the workers' files and ncu's log (default: a temp folder)")
+    p.add_argument("--worker", choices=("events", "ncu"), help=argparse.SUPPRESS)
+    p.add_argument("--worker-out", type=Path, help=argparse.SUPPRESS)
+    p.add_argument("--cases", type=Path, help=argparse.SUPPRESS)      # JSON list of "group/size" to run
+
+
+# ---- what to run -------------------------------------------------------------------
+
+def selected(only: str | None, skip: str | None) -> list[tuple[str, str, str]]:
+    """(kind, group, size) for every program size and microbenchmark size, in run order."""
+    import programs
+    from validate.microbench import MICROBENCHMARKS
+    out = [("program", name, size) for name, spec in programs.PROGRAMS.items() for size in spec.sizes]
+    out += [("microbenchmark", name, size) for name, spec in MICROBENCHMARKS.items() for size in spec.sizes]
+    keep = lambda g, s: (only is None or re.search(only, f"{g}/{s}")) and not (skip and re.search(skip, f"{g}/{s}"))
+    return [(k, g, s) for k, g, s in out if keep(g, s)]
+
+
+def spec_of(kind: str, group: str):
+    if kind == "program":
+        import programs
+        return programs.get(group)
+    from validate.microbench import MICROBENCHMARKS
+    return MICROBENCHMARKS[group]
+
+
+def _jsonable(v):
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (np.floating,)):
+        return float(v)
+    if isinstance(v, (tuple, list)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _jsonable(x) for k, x in v.items()}
+    return v
+
+
+# ---- workers (run on the GPU) ------------------------------------------------------
+
+def _try(f, default=None):
+    try:
+        return f()
+    except Exception:                                    # noqa: BLE001 - informational fields only
+        return default
+
+
+def _device_info() -> dict:
+    from importlib.metadata import version
+
+    import numba
+    from numba import cuda
+    dev = cuda.get_current_device()
+    name = _try(lambda: dev.name.decode() if isinstance(dev.name, bytes) else dev.name, "unknown")
+    dotted = lambda v: ".".join(map(str, v)) if v else None
+    return {"gpu_name": name, "compute_capability": _try(lambda: list(dev.compute_capability)),
+            "sm_count": _try(lambda: dev.MULTIPROCESSOR_COUNT), "l2_bytes": _try(lambda: dev.L2_CACHE_SIZE),
+            "sm_clock_mhz_attribute": _try(lambda: dev.CLOCK_RATE / 1000),
+            "cuda_driver_api": _try(lambda: dotted(cuda.cudadrv.driver.driver.get_version())),
+            "cuda_runtime": _try(lambda: dotted(cuda.runtime.get_version())),
+            "numba": numba.__version__, "numba_cuda": _try(lambda: version("numba-cuda"), "unknown"),
+            "numpy": np.__version__, "python": platform.python_version()}
+
+
+def _free_deferred():
+    from numba import cuda
+    try:
+        cuda.current_context().deallocations.clear()
+    except Exception:                                    # noqa: BLE001 - best effort
+        pass
+
+
+def _build(kind, group, size):
+    """Build one case on the host (runs in a helper thread, ahead of the GPU)."""
+    return spec_of(kind, group).case(size, seed=0)
+
+
+def _run_case(kind, group, size, built, mode, flush) -> dict:
+    from numba import cuda
+    spec = spec_of(kind, group)
+    rec = {"name": f"{group}/{size}", kind: group, "size": size, "params": dict(spec.sizes[size]),
+           "launched": False}
+    try:
+        case = built.result()
+        rec.update(kernel=case.kernel.py_func.__name__, grid=list(case.grid), block=list(case.block),
+                   shared_bytes=case.shared_bytes)
+        dargs = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in case.args]
+        launch = case.kernel[case.grid, case.block, 0, case.shared_bytes]
+        if flush is not None:
+            flush()
+        rec["launched"] = True
+        launch(*dargs)
+        cuda.synchronize()
+        host = tuple(a.copy_to_host() if hasattr(a, "copy_to_host") else a for a in dargs)
+        try:
+            case.check(host)
+            rec["check"] = "passed"
+        except AssertionError as e:
+            rec["check"] = f"failed: {e}"
+        if kind == "microbenchmark":
+            from validate.microbench import RECORDED
+            rec["outputs"] = {label: _jsonable(host[i].reshape(-1)[0]) for i, label in RECORDED.get(group, {}).items()}
+        del host, case
+        if mode == "events":
+            try:
+                rec.update(_event_times(launch, dargs))
+            except Exception as e:                       # noqa: BLE001 - the check stands
+                rec["event_error"] = f"{type(e).__name__}: {e}"
+        del dargs
+    except Exception as e:                               # noqa: BLE001 - recorded, the sweep goes on
+        rec["check"] = f"error: {type(e).__name__}: {e}"
+        rec["traceback"] = traceback.format_exc(limit=-3)
+    _free_deferred()
+    return rec
+
+
+def _event_times(launch, dargs, target_s: float = 0.1) -> dict:
+    from numba import cuda
+    single = []
+    for _ in range(3):
+        a, b = cuda.event(), cuda.event()
+        a.record()
+        launch(*dargs)
+        b.record()
+        b.synchronize()
+        single.append(a.elapsed_time(b) * 1e3)
+    t1 = statistics.median(single)
+    n = int(min(100, max(5, target_s / max(t1 * 1e-6, 1e-6))))
+    evs = [cuda.event() for _ in range(n + 1)]
+    evs[0].record()
+    for k in range(n):
+        launch(*dargs)
+        evs[k + 1].record()
+    evs[-1].synchronize()
+    gaps = [evs[k].elapsed_time(evs[k + 1]) * 1e3 for k in range(n)]
+    return {"event_time_us": statistics.median(gaps), "event_launches": n, "event_single_us": t1}
+
+
+def _flusher():
+    """A kernel writing 256 MiB of scratch: whatever an earlier case left in L2 is gone."""
+    from numba import cuda
+
+    @cuda.jit
+    def flush_l2(buf):
+        i = cuda.grid(1)
+        if i < buf.size:
+            buf[i] = i
+
+    buf = cuda.device_array(64 << 20, np.int32)
+    launch = flush_l2[(buf.size + 255) // 256, 256]
+    return lambda: launch(buf)
+
+
+def _prefetched(todo, depth: int = 3):
+    """(item, future of its built Case) in order, building up to `depth` cases ahead in
+    threads (numpy releases the GIL), so host-side builds overlap the GPU work."""
+    from collections import deque
+    from concurrent.futures import Future, ThreadPoolExecutor
+    from numba import config
+    if config.ENABLE_CUDASIM:               # the simulator swaps module globals while a kernel runs: no threads
+        for item in todo:
+            fut = Future()
+            try:
+                fut.set_result(_build(*item))
+            except Exception as e:               # noqa: BLE001 - re-raised by result()
+                fut.set_exception(e)
+            yield item, fut
+        return
+    with ThreadPoolExecutor(max_workers=depth) as pool:
+        items = iter(todo)
+        window = deque((item, pool.submit(_build, *item)) for item, _ in zip(items, range(depth)))
+        while window:
+            item, fut = window.popleft()
+            nxt = next(items, None)
+            if nxt is not None:
+                window.append((nxt, pool.submit(_build, *nxt)))
+            yield item, fut
+            del fut
+
+
+def worker(args) -> int:
+    todo = selected(args.only, args.skip)
+    if args.cases:
+        wanted = set(json.loads(args.cases.read_text()))
+        todo = [t for t in todo if f"{t[1]}/{t[2]}" in wanted]
+    from numba import config
+    flush = _flusher() if args.worker == "events" and not config.ENABLE_CUDASIM else None
+    out = {"device": _device_info(), "mode": args.worker, "records": []}
+    t0 = time.time()
+    for (kind, group, size), built in _prefetched(todo):
+        t = time.time()
+        rec = _run_case(kind, group, size, built, args.worker, flush)
+        rec["host_seconds"] = round(time.time() - t, 2)
+        out["records"].append(_jsonable(rec))
+        print(f"[{args.worker} {time.time() - t0:6.1f}s] {rec['name']}: {rec.get('check', '')[:200]}"
+              + (f" {rec['event_time_us']:.1f} us" if "event_time_us" in rec else ""), file=sys.stderr, flush=True)
+        args.worker_out.write_text(json.dumps(out))      # partial results survive a crash
+    return 0
+
+
+# ---- orchestrator --------------------------------------------------------------------
+
+def _smi() -> dict:
+    q = "name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,pstate"
+    try:
+        r = subprocess.run(["nvidia-smi", f"--query-gpu={q}", "--format=csv,noheader"], capture_output=True,
+                           text=True, timeout=30, check=True)
+        vals = [v.strip() for v in r.stdout.splitlines()[0].split(",")]
+        head = subprocess.run(["nvidia-smi"], capture_output=True, text=True, timeout=30).stdout
+        m = re.search(r"CUDA Version:\s*([\d.]+)", head)
+        return {**dict(zip(q.split(","), vals)), "cuda_version": m.group(1) if m else None}
+    except Exception as e:                               # noqa: BLE001 - informational only
+        return {"error": f"{type(e).__name__}: {e}"}
+
+
+def _worker_cmd(args, mode: str, out: Path, only: str | None = None, cases: Path | None = None) -> list[str]:
+    cmd = [sys.executable, "-m", "validate", "measure", "--worker", mode, "--worker-out", str(out)]
+    only = only if only is not None else args.only
+    if only:
+        cmd += ["--only", only]
+    if args.skip:
+        cmd += ["--skip", args.skip]
+    if cases:
+        cmd += ["--cases", str(cases)]
+    return cmd
+
+
+def _call(cmd: list[str], timeout: float | None, stdout=None) -> int:
+    """Run `cmd` in its own process group; on timeout kill the whole group (ncu and the
+    worker it started) and return 124."""
+    import signal
+    p = subprocess.Popen(cmd, cwd=ROOT, stdout=stdout, start_new_session=True)
+    try:
+        return p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        return 124
+
+
+def _run_ncu(args, workdir: Path) -> tuple[list, dict]:
+    """Profile the worker under ncu, in chunks; ([(launch record, ncu kernel or None)], notes)."""
+    from validate import ncu
+    exe = args.ncu or ncu.find_ncu()
+    metrics = list(ncu.METRICS) + ([] if args.no_stalls else [ncu.STALL_REGEX, ncu.SAMPLE_COUNT])
+    notes = {"ncu": exe, "dropped_metrics": []}
+    try:
+        notes["ncu_version"] = subprocess.run([exe, "--version"], capture_output=True, text=True,
+                                              timeout=60).stdout.strip().splitlines()[-1]
+    except Exception:                                    # noqa: BLE001
+        notes["ncu_version"] = "unknown"
+    # Preflight on the smallest kernel: drop metrics this ncu/chip does not know.
+    for _ in range(4):
+        log = workdir / "ncu_preflight.csv"
+        r = subprocess.run(ncu.command(exe, metrics, str(log), _worker_cmd(args, "ncu", workdir / "pre.json",
+                                                                          "^launch_overhead/default$")),
+                           capture_output=True, text=True, cwd=ROOT)
+        text = (log.read_text() if log.exists() else "") + r.stdout + r.stderr
+        bad = ncu.unknown_metrics(text)
+        if r.returncode == 0 and ncu.parse_csv(text) and not bad:
+            break
+        drop = [m for m in metrics if any(b in m for b in bad)] if bad else []
+        if not drop and ncu.STALL_REGEX in metrics:       # unexplained failure: try without PC sampling,
+            drop = [ncu.STALL_REGEX, ncu.SAMPLE_COUNT]
+        elif not drop:                                    # then with the core list alone
+            drop = [m for m in metrics if m not in ncu.CORE]
+        if not drop:
+            raise RuntimeError(f"ncu preflight failed (rc {r.returncode}):\n{text[-3000:]}")
+        notes["dropped_metrics"] += drop
+        metrics = [m for m in metrics if m not in drop]
+    notes["metrics_requested"] = metrics
+    names = [f"{g}/{z}" for _, g, z in selected(args.only, args.skip)]
+    k = max(1, min(args.ncu_chunks, len(names)))
+    pairs, notes["ncu_returncodes"] = [], []
+    for c in range(k):
+        part = names[c * len(names) // k:(c + 1) * len(names) // k]
+        cases, log, manifest = (workdir / f"ncu_cases{c}.json", workdir / f"ncu{c}.csv", workdir / f"ncu_worker{c}.json")
+        cases.write_text(json.dumps(part))
+        with open(workdir / f"ncu{c}.stdout", "w") as so:
+            rc = _call(ncu.command(exe, metrics, str(log), _worker_cmd(args, "ncu", manifest, cases=cases)),
+                       args.timeout, stdout=so)
+        notes["ncu_returncodes"].append(rc)
+        got = json.loads(manifest.read_text())["records"] if manifest.exists() else []
+        text = (log.read_text() if log.exists() else "") + (workdir / f"ncu{c}.stdout").read_text()
+        try:
+            pairs += ncu.match(got, ncu.parse_csv(text))
+        except ValueError as e:                          # out of step: keep the checks, not the counters
+            notes.setdefault("errors", []).append(str(e))
+            pairs += [(r, None) for r in got]
+        if manifest.exists():
+            notes.setdefault("device", json.loads(manifest.read_text())["device"])
+    return pairs, notes
+
+
+def _short_name(gpu_name: str) -> str:
+    m = re.search(r"\b([A-Z]+\d+[A-Z]*)\b", gpu_name.replace("NVIDIA", ""))
+    return (m.group(1) if m else gpu_name.split()[-1]).lower()
+
+
+def _clock_mhz(records: list[dict]) -> float | None:
+    r = [k["metrics"]["sm__cycles_elapsed.max"] / k["metrics"]["gpu__time_duration.sum"] * 1e3
+         for k in records if k.get("metrics", {}).get("gpu__time_duration.sum", 0) >= 20_000
+         and "sm__cycles_elapsed.max" in k["metrics"]]
+    return round(statistics.median(r), 1) if r else None
+
+
+def merge(events: list[dict], pairs: list[tuple[dict, dict | None]], sms: int) -> list[dict]:
+    """One record per kernel: the events pass's check, times and outputs, the ncu pass's
+    metrics, check and outputs, and a microbenchmark's derived figures."""
+    from validate.microbench import derive
+    by_name: dict[str, dict] = {}
+    for rec in events:
+        r = dict(rec)
+        r["outputs_events"] = r.pop("outputs", {})
+        by_name[r["name"]] = r
+    for rec, prof in pairs:
+        r = by_name.setdefault(rec["name"], {k: v for k, v in rec.items() if k not in ("check", "outputs")})
+        r.setdefault("check", rec.get("check", "not run"))
+        r["check_ncu"] = rec.get("check", "not run")
+        r["outputs"] = rec.get("outputs", {})
+        if prof is not None:
+            r["metrics"] = prof["metrics"]
+            if prof["unavailable"]:
+                r["metrics_unavailable"] = prof["unavailable"]
+    out = []
+    for r in by_name.values():
+        r.pop("launched", None)
+        r.pop("host_seconds", None)
+        if not r.get("outputs"):
+            r.pop("outputs", None)
+        if not r.get("outputs_events"):
+            r.pop("outputs_events", None)
+        if "microbenchmark" in r and "grid" in r:
+            r["derived"] = derive(r, sms)
+        out.append(r)
+    return out
+
+
+def run(args) -> int:
+    if args.worker:
+        return worker(args)
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="validate_measure_"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    started = datetime.datetime.now(datetime.timezone.utc)
+    smi_before = _smi()
+    events, device, notes, pairs = [], {}, {}, []
+    if not args.no_events:
+        ev_out = workdir / "events.json"
+        _call(_worker_cmd(args, "events", ev_out), args.timeout)
+        if ev_out.exists():
+            data = json.loads(ev_out.read_text())
+            events, device = data["records"], data["device"]
+    smi_mid = _smi()
+    if not args.no_ncu:
+        pairs, notes = _run_ncu(args, workdir)
+        device = device or notes.get("device", {})
+    smi_after = _smi()
+    kernels = merge(events, pairs, device.get("sm_count") or 132)
+    gpu = args.gpu_name or _short_name(device.get("gpu_name", "gpu"))
+    out = args.out or ROOT / "validate" / "data" / f"{gpu}.json"
+    prov = {
+        "gpu_name": device.get("gpu_name"), "gpu_short_name": gpu,
+        "driver": smi_before.get("driver_version"), "cuda_version": smi_before.get("cuda_version"),
+        **{k: device.get(k) for k in ("cuda_driver_api", "cuda_runtime", "numba", "numba_cuda", "numpy", "python",
+                                      "compute_capability", "sm_count", "l2_bytes")},
+        "ncu": notes.get("ncu_version"), "ncu_metrics_dropped": notes.get("dropped_metrics", []),
+        "sm_clock_policy": "--clock-control none: clocks as found, not locked; SM clock read by nvidia-smi "
+                           f"before: {smi_before.get('clocks.sm')}, between passes: {smi_mid.get('clocks.sm')}, "
+                           f"after: {smi_after.get('clocks.sm')} (max {smi_before.get('clocks.max.sm')})",
+        "sm_clock_mhz_observed": _clock_mhz(kernels),
+        "sm_clock_mhz_observed_how": "median of sm__cycles_elapsed.max / gpu__time_duration.sum over kernels >= 20 us",
+        "cache_policy": "ncu --cache-control all: L1/L2 flushed before every replay pass (cold caches); "
+                        "events pass: back-to-back launches (warm)",
+        "nvidia_smi": {"before": smi_before, "between_passes": smi_mid, "after": smi_after},
+        "date": started.isoformat(timespec="seconds"),
+        "command": "python -m validate measure" + (f" --gpu-name {args.gpu_name}" if args.gpu_name else "")
+                   + (f" --only '{args.only}'" if args.only else "") + (f" --skip '{args.skip}'" if args.skip else "")
+                   + (" --no-stalls" if args.no_stalls else "") + " --out " + str(out),
+        "host": platform.node(),
+        "seed": 0,
+        "method": __doc__.split("Method, per kernel", 1)[1].strip() if "Method, per kernel" in __doc__ else "",
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"provenance": _jsonable(prov), "kernels": _jsonable(kernels)}, indent=1) + "\n")
+    failed = [k["name"] for k in kernels if k.get("check") != "passed" or k.get("check_ncu", "passed") != "passed"]
+    no_metrics = [k["name"] for k in kernels if not k.get("metrics")] if not args.no_ncu else []
+    print(f"wrote {out}: {len(kernels)} kernels; {len(failed)} failed checks {failed[:10]}; "
+          f"{len(no_metrics)} without ncu metrics {no_metrics[:10]}")
+    return 0 if not failed and not no_metrics else 1
