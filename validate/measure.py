@@ -57,8 +57,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ncu", help="path of the ncu executable (default: found on PATH)")
     p.add_argument("--ncu-chunks", type=int, default=2, help="profile the kernels in this many ncu runs (a run "
                    "that fails or times out loses only its own kernels)")
-    p.add_argument("--timeout", type=float, default=None, help="seconds allowed to each worker run (events pass, "
-                   "each ncu chunk); the events pass keeps what it finished")
+    p.add_argument("--timeout", type=float, default=None, help="seconds allowed to the events pass (it keeps "
+                   "what it finished)")
+    p.add_argument("--ncu-timeout", type=float, default=None, help="seconds allowed to each ncu chunk")
     p.add_argument("--workdir", type=Path, help="folder for the workers' files and ncu's log (default: a temp folder)")
     p.add_argument("--worker", choices=("events", "ncu"), help=argparse.SUPPRESS)
     p.add_argument("--worker-out", type=Path, help=argparse.SUPPRESS)
@@ -339,7 +340,7 @@ def _run_ncu(args, workdir: Path) -> tuple[list, dict]:
         cases.write_text(json.dumps(part))
         with open(workdir / f"ncu{c}.stdout", "w") as so:
             rc = _call(ncu.command(exe, metrics, str(log), _worker_cmd(args, "ncu", manifest, cases=cases)),
-                       args.timeout, stdout=so)
+                       args.ncu_timeout, stdout=so)
         notes["ncu_returncodes"].append(rc)
         got = json.loads(manifest.read_text())["records"] if manifest.exists() else []
         text = (log.read_text() if log.exists() else "") + (workdir / f"ncu{c}.stdout").read_text()
@@ -356,6 +357,26 @@ def _run_ncu(args, workdir: Path) -> tuple[list, dict]:
 def _short_name(gpu_name: str) -> str:
     m = re.search(r"\b([A-Z]+\d+[A-Z]*)\b", gpu_name.replace("NVIDIA", ""))
     return (m.group(1) if m else gpu_name.split()[-1]).lower()
+
+
+def _relative(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+def summary(kernels: list[dict]) -> str:
+    """A short table: each kernel's time (ncu and events), check, and derived figures."""
+    lines = [f"{'kernel':34} {'ncu_us':>10} {'event_us':>9}  check  derived"]
+    for k in kernels:
+        ns = k.get("metrics", {}).get("gpu__time_duration.sum")
+        ev = k.get("event_time_us")
+        ok = "ok" if k.get("check") == "passed" and k.get("check_ncu", "passed") == "passed" else "FAIL"
+        d = " ".join(f"{a}={b:.4g}" for a, b in k.get("derived", {}).items())
+        lines.append(f"{k['name'][:34]:34} {ns / 1e3 if ns else float('nan'):10.2f} "
+                     f"{ev if ev is not None else float('nan'):9.2f}  {ok:5}  {d}")
+    return "\n".join(lines)
 
 
 def _clock_mhz(records: list[dict]) -> float | None:
@@ -436,7 +457,7 @@ def run(args) -> int:
         "date": started.isoformat(timespec="seconds"),
         "command": "python -m validate measure" + (f" --gpu-name {args.gpu_name}" if args.gpu_name else "")
                    + (f" --only '{args.only}'" if args.only else "") + (f" --skip '{args.skip}'" if args.skip else "")
-                   + (" --no-stalls" if args.no_stalls else "") + " --out " + str(out),
+                   + (" --no-stalls" if args.no_stalls else "") + " --out " + _relative(out),
         "host": platform.node(),
         "seed": 0,
         "method": __doc__.split("Method, per kernel", 1)[1].strip() if "Method, per kernel" in __doc__ else "",
@@ -445,6 +466,7 @@ def run(args) -> int:
     out.write_text(json.dumps({"provenance": _jsonable(prov), "kernels": _jsonable(kernels)}, indent=1) + "\n")
     failed = [k["name"] for k in kernels if k.get("check") != "passed" or k.get("check_ncu", "passed") != "passed"]
     no_metrics = [k["name"] for k in kernels if not k.get("metrics")] if not args.no_ncu else []
+    print(summary(kernels))
     print(f"wrote {out}: {len(kernels)} kernels; {len(failed)} failed checks {failed[:10]}; "
           f"{len(no_metrics)} without ncu metrics {no_metrics[:10]}")
     return 0 if not failed and not no_metrics else 1
