@@ -12,6 +12,8 @@ import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "measure": ("validate.measure", "run programs and microbenchmarks on this machine's GPU; write validate/data/<gpu>.json"),
+    "compare": ("validate.compare", "predictions vs a measurement file, per kernel and metric, with summary figures"),
+    "calibrate": ("validate.calibrate", "fit spec numbers to the microbenchmarks; write a <gpu>-calibrated preset"),
 }
 
 

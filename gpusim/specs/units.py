@@ -159,6 +159,7 @@ class L2Spec:
     hit_latency_cycles: int = 276                # load that hits L2, SM clock cycles, to dependent use
     bandwidth_bytes_per_cycle_per_slice: float = 64.0  # data returned per SM cycle by one slice
     atomic_latency_cycles: int = 40              # extra cycles for a read-modify-write at the slice
+    atomic_same_address_interval_cycles: float = 2.0  # cycles between two lane atomics on one sector at a slice
 
     def __post_init__(self) -> None:
         _positive(self, "size_bytes", "slices", "hit_latency_cycles", "bandwidth_bytes_per_cycle_per_slice")

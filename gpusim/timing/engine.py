@@ -165,6 +165,8 @@ class TimingEngine:
     def _cycles(self) -> float:
         ends = self.stats.block_end
         t_sim = max(ends.values()) if ends else 0.0
+        # a kernel ends when its memory operations have drained (stores, reductions in flight)
+        t_sim = max([t_sim] + [sm.l1.drain_time for sm in self.sms])
         if self.blocks_simulated >= self.blocks_share:
             return t_sim
         # extrapolate the remaining waves at the steady-state rate after the first wave

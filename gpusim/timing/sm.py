@@ -234,7 +234,8 @@ class SM:
             self.stats.shared_wavefronts += wf
             return start + sm.shared_latency_cycles + (wf - 1) * sm.shared_wavefront_cycles
         if s.is_atomic:
-            return self.l1.atomic(t, payload)
+            sectors, ops = payload
+            return self.l1.atomic(t, sectors, not s.dsts, ops)
         if s.is_store:
             self.l1.store(t, payload)
             return fixed_ready

@@ -112,11 +112,20 @@ class TraceSource:
             rel = np.repeat(rel, rep)
         sectors = addr >> U64(5)
         keys = (rel.astype(U64) << U64(48)) | (sectors - sectors.min())
-        u = np.unique(keys)
+        if info.is_atomic:                             # each lane's operation is one read-modify-write
+            u, ops = np.unique(keys, return_counts=True)
+        else:
+            u, ops = np.unique(keys), None
         owner = (u >> U64(48)).astype(np.int64)
         vals = (u & U64((1 << 48) - 1)) + sectors.min()
         cuts = np.flatnonzero(np.diff(owner)) + 1
-        for seg, k in zip(np.split(vals, cuts), owner[np.r_[0, cuts]].tolist()):
+        starts = np.r_[0, cuts]
+        ends = np.r_[cuts, len(u)]
+        for k, s0, s1 in zip(owner[starts].tolist(), starts.tolist(), ends.tolist()):
             mem = new[w0 + k]
+            seg = vals[s0:s1]
+            if ops is not None:
+                mem[a.instr] = (seg, ops[s0:s1])
+                continue
             prev = mem.get(a.instr)
             mem[a.instr] = seg if prev is None or isinstance(prev, int) else np.union1d(prev, seg)

@@ -22,8 +22,8 @@ What is modelled:
     miss:    one HBM burst read issued at ts; data leaves at HBM completion + P
     write:   acknowledged at ts + P
     atomic:  as a read, then the read-modify-write: + `atomic_latency_cycles`;
-             RMWs to one sector are serialised, one every
-             `atomic_same_sector_interval_cycles` (default: the whole atomic latency)
+             RMWs to one sector are serialised, one per lane operation every
+             `l2.atomic_same_address_interval_cycles`
   A request's time is the latest over its sectors.
 - Misses fetch whole HBM bursts (`hbm.access_granularity_bytes`); with 64-B bursts the
   sibling sector of the pair is filled too (sector promotion).
@@ -91,8 +91,10 @@ class L2Cache:
         self.pipeline_latency_cycles = l2.hit_latency_cycles if pipeline_latency_cycles is None \
             else pipeline_latency_cycles
         self.atomic_latency_cycles = l2.atomic_latency_cycles
-        self.atomic_interval_cycles = l2.atomic_latency_cycles if atomic_same_sector_interval_cycles is None \
-            else atomic_same_sector_interval_cycles
+        # a fraction of the SMs gets that fraction of a hot sector's atomic throughput, like any shared unit
+        self.atomic_interval_cycles = (l2.atomic_same_address_interval_cycles
+                                       if atomic_same_sector_interval_cycles is None
+                                       else atomic_same_sector_interval_cycles) / sm_fraction
         self.hbm = hbm if hbm is not None else HBM(spec, sm_fraction)
         if self.hbm.granularity_bytes > l2.line_bytes:
             raise ConfigError(f"HBMSpec.access_granularity_bytes ({self.hbm.granularity_bytes}) cannot exceed "
@@ -112,8 +114,8 @@ class L2Cache:
     def write(self, t: float, sectors) -> float:
         return self._access(t, as_list(sectors), WRITE)
 
-    def atomic(self, t: float, sectors, reduction: bool = False) -> float:
-        return self._access(t, as_list(sectors), RED if reduction else ATOM)
+    def atomic(self, t: float, sectors, reduction: bool = False, ops=None) -> float:
+        return self._access(t, as_list(sectors), RED if reduction else ATOM, as_list(ops) if ops is not None else None)
 
     def flush(self) -> None:
         """Kernel boundary: queues forgotten and every fill counted as arrived (time may
@@ -168,7 +170,7 @@ class L2Cache:
 
     # -- the access path ------------------------------------------------------------------
 
-    def _access(self, t: float, lst: list, op: int) -> float:
+    def _access(self, t: float, lst: list, op: int, ops: list | None = None) -> float:
         sh, mask, spl = self.line_shift, self.sectors_per_line - 1, self.sectors_per_line
         nslices, geometry, ways = self.slices, self._geometry, self.ways
         sets, servers, sbytes = self._sets, self._servers, self.sector_bytes
@@ -224,12 +226,13 @@ class L2Cache:
                     else:
                         hits += 1
                         r = ts
-                    if op != READ:                      # read-modify-write at the slice
+                    if op != READ:                      # read-modify-write at the slice, one per lane op
                         a = self._atom_free.get(s, NEG_INF)
                         if a > r:
                             r = a
-                        self._atom_free[s] = r + self.atomic_interval_cycles
-                        r += self.atomic_latency_cycles
+                        n_ops = ops[idx] if ops is not None else 1
+                        self._atom_free[s] = r + self.atomic_interval_cycles * n_ops
+                        r += self.atomic_latency_cycles + self.atomic_interval_cycles * (n_ops - 1)
                         ent[spl] |= 1 << k
                 if r > latest:
                     latest = r

@@ -85,10 +85,12 @@ class MemorySystem:
         lst = as_list(sectors)
         return self._l2(self._traverse(now, len(lst) * self._sector_bytes), lst, WRITE) + self._back
 
-    def atomic(self, now: float, sm_id: int, sectors, reduction: bool = False) -> float:
-        """Atomics performed at the L2 (`reduction`: RED, no value returned); when the result is back."""
+    def atomic(self, now: float, sm_id: int, sectors, reduction: bool = False, ops=None) -> float:
+        """Atomics performed at the L2 (`reduction`: RED, no value returned); when the result is back.
+        `ops[i]`: lane operations on sector i (each is one read-modify-write at the slice)."""
         lst = as_list(sectors)
-        return self._l2(self._traverse(now, len(lst) * self._sector_bytes), lst, RED if reduction else ATOM) \
+        t = self._traverse(now, len(lst) * self._sector_bytes)
+        return self.l2._access(t, lst, RED if reduction else ATOM, as_list(ops) if ops is not None else None) \
             + self._back
 
     # -- kernel boundaries and statistics -------------------------------------------------

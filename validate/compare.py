@@ -1,0 +1,223 @@
+"""`python -m validate compare --data FILE [--preset NAME] [--json] [--plot PNG]`: the
+simulator's predictions against committed measurements, metric by metric.
+
+Every kernel of the data file (a program at one size, or a microbenchmark) is rebuilt
+from its recorded name, size and seed and run through `gpusim.launch(timing=True)` on
+the chosen preset (default: the calibrated preset of the measured GPU if there is one,
+else its cited preset). Launches of more than 2048 blocks use sampled timing, with
+functional execution of the sampled blocks only (outputs are not needed here: the
+measurement checked them on the GPU).
+
+Per kernel and metric: predicted, measured, relative error. Summary (errors in percent):
+- duration: MAPE of `gpu__time_duration.sum`, and Spearman rank correlation;
+- bank conflicts (ld + st) where the measured counter exceeds 1,000: max relative error;
+- thread/instruction ratio (`smsp__thread_inst_executed` / `smsp__inst_executed`): max error;
+- global sectors per request (ld and st): the share of kernels where they match exactly;
+- L2 sectors (read + write) and DRAM read bytes: MAPE over kernels that move > 1 MiB.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+
+DURATION = "gpu__time_duration.sum"
+COUNTERS = ("smsp__inst_executed.sum", "smsp__thread_inst_executed.sum",
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+            "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+            "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+            "lts__t_sectors_op_read.sum", "lts__t_sectors_op_write.sum", "dram__bytes_read.sum",
+            "dram__bytes_write.sum", "sm__warps_active.avg.pct_of_peak_sustained_active", "sm__cycles_elapsed.max")
+MIB = 1 << 20
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data", type=Path, required=True, help="a measurement file, e.g. validate/data/h200.json")
+    p.add_argument("--preset", help="GPU preset or .toml spec to predict with (default: <gpu>-calibrated if "
+                   "it exists, else <gpu>)")
+    p.add_argument("--json", action="store_true", help="print one JSON object with the summary figures")
+    p.add_argument("--plot", type=Path, help="write the predicted-vs-measured duration scatter plot here (PNG)")
+    p.add_argument("--only", help="regex on kernel names")
+    p.add_argument("--table", action="store_true", help="print the per-kernel table (default unless --json)")
+
+
+@dataclass
+class Row:
+    name: str
+    kind: str
+    measured: dict
+    predicted: dict
+    seconds: float = 0.0
+    notes: list = field(default_factory=list)
+
+
+def default_preset(data: dict) -> str:
+    from gpusim.specs import PRESETS
+    from gpusim.specs.calibrated import available
+    short = data["provenance"].get("gpu_short_name") or "h100"
+    if f"{short}-calibrated" in available():
+        return f"{short}-calibrated"
+    return short if short in PRESETS else "h100"
+
+
+def usable(k: dict) -> bool:
+    return k.get("check") == "passed" and bool(k.get("metrics")) and DURATION in k["metrics"]
+
+
+def build_case(k: dict):
+    if "program" in k:
+        import programs
+        spec = programs.get(k["program"])
+    else:
+        from validate.microbench import MICROBENCHMARKS
+        spec = MICROBENCHMARKS[k["microbenchmark"]]
+    return spec.case(k["size"], seed=k.get("seed", 0))
+
+
+def predict(k: dict, gpu) -> Row:
+    import time
+
+    import gpusim
+    from gpusim.timing.engine import TimingOptions
+    case = build_case(k)
+    t = time.perf_counter()
+    r = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu=gpu, shared_bytes=case.shared_bytes,
+                      timing=True, timing_options=TimingOptions(mode="auto", functional="sampled"))
+    pred = {m: float(r.metrics[m]) for m in COUNTERS + (DURATION,) if m in r.metrics}
+    pred["timing__mode"] = r.metrics.get("timing__mode")
+    pred["timing__bound"] = r.metrics.get("timing__bound")
+    return Row(k["name"], "program" if "program" in k else "microbenchmark", k["metrics"], pred,
+               time.perf_counter() - t)
+
+
+def rel_err(pred: float, meas: float) -> float:
+    return (pred - meas) / meas if meas else (0.0 if pred == 0 else math.inf)
+
+
+def spearman(a: list[float], b: list[float]) -> float:
+    ra = np.argsort(np.argsort(a)).astype(float)
+    rb = np.argsort(np.argsort(b)).astype(float)
+    if len(a) < 2 or ra.std() == 0 or rb.std() == 0:
+        return float("nan")
+    return float(np.corrcoef(ra, rb)[0, 1])
+
+
+def summarize(rows: list[Row]) -> dict:
+    def both(r, m):
+        return m in r.measured and m in r.predicted
+
+    dur = [r for r in rows if both(r, DURATION)]
+    ape = [abs(rel_err(r.predicted[DURATION], r.measured[DURATION])) for r in dur]
+    out = {"kernels": len(rows), "duration_kernels": len(dur),
+           "duration_mape_pct": 100 * float(np.mean(ape)) if ape else None,
+           "duration_median_ape_pct": 100 * float(np.median(ape)) if ape else None,
+           "spearman": spearman([r.predicted[DURATION] for r in dur], [r.measured[DURATION] for r in dur])}
+    conf = []
+    for r in rows:
+        for op in ("ld", "st"):
+            m = f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum"
+            if both(r, m) and r.measured[m] > 1000:
+                conf.append(abs(rel_err(r.predicted[m], r.measured[m])))
+    out["bank_conflicts_cases"] = len(conf)
+    out["bank_conflicts_max_error_pct"] = 100 * max(conf) if conf else None
+    ratio = []
+    for r in rows:
+        a, b = "smsp__thread_inst_executed.sum", "smsp__inst_executed.sum"
+        if both(r, a) and both(r, b) and r.measured[b] and r.predicted[b]:
+            ratio.append(abs(rel_err(r.predicted[a] / r.predicted[b], r.measured[a] / r.measured[b])))
+    out["thread_inst_ratio_max_error_pct"] = 100 * max(ratio) if ratio else None
+    out["thread_inst_ratio_mean_error_pct"] = 100 * float(np.mean(ratio)) if ratio else None
+    spr = exact = 0
+    for r in rows:
+        for op in ("ld", "st"):
+            q, s = (f"l1tex__t_requests_pipe_lsu_mem_global_op_{op}.sum", f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum")
+            if both(r, q) and both(r, s) and r.measured[q] > 0:
+                spr += 1
+                if r.predicted[q] > 0 and round(r.predicted[s] / r.predicted[q], 3) == round(r.measured[s] / r.measured[q], 3):
+                    exact += 1
+    out["sectors_per_request_cases"] = spr
+    out["sectors_per_request_exact_pct"] = 100 * exact / spr if spr else None
+    for key, metrics in (("l2_sectors", ("lts__t_sectors_op_read.sum", "lts__t_sectors_op_write.sum")),
+                         ("dram_read_bytes", ("dram__bytes_read.sum",))):
+        errs = []
+        for r in rows:
+            if all(both(r, m) for m in metrics):
+                meas = sum(r.measured[m] for m in metrics)
+                scale = 32 if key == "l2_sectors" else 1
+                if meas * scale > MIB:
+                    errs.append(abs(rel_err(sum(r.predicted[m] for m in metrics), meas)))
+        out[f"{key}_cases"] = len(errs)
+        out[f"{key}_mape_pct"] = 100 * float(np.mean(errs)) if errs else None
+    return out
+
+
+def plot(rows: list[Row], path: Path, title: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(6.5, 6))
+    for kind, marker in (("program", "o"), ("microbenchmark", "^")):
+        pts = [(r.measured[DURATION] / 1e3, r.predicted[DURATION] / 1e3) for r in rows
+               if r.kind == kind and DURATION in r.predicted]
+        if pts:
+            x, y = zip(*pts)
+            ax.scatter(x, y, marker=marker, label=kind, alpha=0.75)
+    lo = min(min(r.measured[DURATION], r.predicted[DURATION]) for r in rows) / 1e3 / 1.5
+    hi = max(max(r.measured[DURATION], r.predicted[DURATION]) for r in rows) / 1e3 * 1.5
+    ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
+    for f in (0.8, 1.25):
+        ax.plot([lo, hi], [lo * f, hi * f], "k:", lw=0.6)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("measured gpu__time_duration (us)")
+    ax.set_ylabel("predicted (us)")
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def compare(data_path: Path, preset: str | None = None, only: str | None = None, progress=None) -> tuple[list[Row], dict, str]:
+    import re
+
+    from gpusim.api import resolve_gpu
+    data = json.loads(Path(data_path).read_text())
+    preset = preset or default_preset(data)
+    gpu = resolve_gpu(preset)
+    kernels = [k for k in data["kernels"] if usable(k) and (not only or re.search(only, k["name"]))]
+    rows = []
+    for i, k in enumerate(kernels):
+        rows.append(predict(k, gpu))
+        if progress:
+            progress(i + 1, len(kernels), rows[-1])
+    return rows, summarize(rows), preset
+
+
+def run(args) -> int:
+    import sys
+    show = (lambda i, n, r: print(f"[{i}/{n}] {r.name}: {r.seconds:.1f}s", file=sys.stderr)) if not args.json else None
+    rows, summary, preset = compare(args.data, args.preset, args.only, show)
+    summary["preset"] = preset
+    summary["data"] = str(args.data)
+    if args.plot:
+        plot(rows, args.plot, f"{preset} vs {Path(args.data).stem}")
+        summary["plot"] = str(args.plot)
+    if args.json:
+        print(json.dumps(summary))
+        return 0
+    if args.table or not args.json:
+        print(f"{'kernel':46s} {'measured us':>12s} {'predicted us':>12s} {'error':>8s}  bound")
+        for r in rows:
+            m, p = r.measured[DURATION] / 1e3, r.predicted.get(DURATION, float('nan')) / 1e3
+            print(f"{r.name:46s} {m:12.2f} {p:12.2f} {100 * (p - m) / m:+7.1f}%  {r.predicted.get('timing__bound')}")
+    for k, v in summary.items():
+        print(f"{k}: {v:.2f}" if isinstance(v, float) else f"{k}: {v}")
+    return 0
