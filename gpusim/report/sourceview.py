@@ -130,10 +130,13 @@ def render_source_view(result, case_name: str | None = None, width: int | None =
         spans = [(ln, ln) for ln in lines]
     total_inst = result.metrics.get("smsp__inst_executed.sum", 0) or 0
     has_local = any(local_of(ls)[0] for ls in lines.values())
+    total_stall = stall_total(result.metrics)
 
     # value cells end in a flag character (' ', '!' or '*'): headers get a space there so they line up with digits
     headers = ["line", "warp inst ", "SIMT % ", "shared wf ", "conflicts ", "sect/req "] + (["local sect "] if has_local
                                                                                             else [])
+    if total_stall:
+        headers.append("stalls (top reason) ")
     rows, sources = [], []
     for i, (start, end) in enumerate(spans):
         if i:
@@ -141,7 +144,10 @@ def render_source_view(result, case_name: str | None = None, width: int | None =
             sources.append("")
         for n in range(start, end + 1):
             src = text[n - 1] if 0 < n <= len(text) else (lines[n].text if n in lines else "")
-            rows.append(row_cells(result, lines.get(n), n, total_inst, has_local, color))
+            cells = row_cells(result, lines.get(n), n, total_inst, has_local, color)
+            if total_stall:
+                cells.append(stall_cell(lines.get(n), total_stall))
+            rows.append(cells)
             sources.append(src)
 
     body = fmt.table(headers, rows, "r" * len(headers))
@@ -159,6 +165,24 @@ def render_source_view(result, case_name: str | None = None, width: int | None =
     out.append("")
     out.extend(verdict_lines(result, color, width or WRAP))
     return "\n".join(out) + "\n"
+
+
+def stall_total(m: dict) -> float:
+    """Warp-cycles not issuing, summed over reasons (0 without the timing model)."""
+    return sum(v for k, v in m.items() if k.startswith("smsp__pcsamp_warps_issue_stalled_")
+               and not k.endswith("_selected") and isinstance(v, (int, float)))
+
+
+def stall_cell(ls, total: float) -> str:
+    """'37% long_scoreboard': the line's share of all stall cycles and its top reason."""
+    if ls is None:
+        return ""
+    per = {short_stall(k): v for k, v in ls.metrics.items() if k.startswith("smsp__pcsamp_warps_issue_stalled_")
+           and not k.endswith("_selected") and v}
+    if not per:
+        return ""
+    top = max(per, key=per.get)
+    return f"{100 * sum(per.values()) / total:.0f}% {top} "
 
 
 def row_cells(result, ls, n: int, total_inst: int, has_local: bool, color: bool) -> list[str]:
