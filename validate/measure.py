@@ -228,9 +228,10 @@ def _prefetched(todo, depth: int = 3):
                 fut.set_exception(e)
             yield item, fut
         return
+    from itertools import islice
     with ThreadPoolExecutor(max_workers=depth) as pool:
         items = iter(todo)
-        window = deque((item, pool.submit(_build, *item)) for item, _ in zip(items, range(depth)))
+        window = deque((item, pool.submit(_build, *item)) for item in islice(items, depth))
         while window:
             item, fut = window.popleft()
             nxt = next(items, None)
@@ -304,15 +305,17 @@ def _run_ncu(args, workdir: Path) -> tuple[list, dict]:
     """Profile the worker under ncu, in chunks; ([(launch record, ncu kernel or None)], notes)."""
     from validate import ncu
     exe = args.ncu or ncu.find_ncu()
-    metrics = list(ncu.METRICS) + ([] if args.no_stalls else [ncu.STALL_REGEX, ncu.SAMPLE_COUNT])
+    stalls = [] if args.no_stalls else [ncu.STALL_REGEX, ncu.SAMPLE_COUNT]
+    metrics = list(ncu.METRICS) + list(ncu.EXTRA) + stalls
     notes = {"ncu": exe, "dropped_metrics": []}
     try:
         notes["ncu_version"] = subprocess.run([exe, "--version"], capture_output=True, text=True,
                                               timeout=60).stdout.strip().splitlines()[-1]
     except Exception:                                    # noqa: BLE001
         notes["ncu_version"] = "unknown"
-    # Preflight on the smallest kernel: drop metrics this ncu/chip does not know.
-    for _ in range(4):
+    # Preflight on the smallest kernel: drop what this ncu/chip refuses -- the names it
+    # reports, else the optional pipe counters, else PC sampling, else all but the core list.
+    for _ in range(5):
         log = workdir / "ncu_preflight.csv"
         r = subprocess.run(ncu.command(exe, metrics, str(log), _worker_cmd(args, "ncu", workdir / "pre.json",
                                                                           "^launch_overhead/default$")),
@@ -321,15 +324,15 @@ def _run_ncu(args, workdir: Path) -> tuple[list, dict]:
         bad = ncu.unknown_metrics(text)
         if r.returncode == 0 and ncu.parse_csv(text) and not bad:
             break
-        drop = [m for m in metrics if any(b in m for b in bad)] if bad else []
-        if not drop and ncu.STALL_REGEX in metrics:       # unexplained failure: try without PC sampling,
-            drop = [ncu.STALL_REGEX, ncu.SAMPLE_COUNT]
-        elif not drop:                                    # then with the core list alone
-            drop = [m for m in metrics if m not in ncu.CORE]
+        drop = [m for m in metrics if any(b in m for b in bad)]
+        for group in (ncu.EXTRA, stalls, [m for m in metrics if m not in ncu.CORE]):
+            if not drop:
+                drop = [m for m in metrics if m in group]
         if not drop:
             raise RuntimeError(f"ncu preflight failed (rc {r.returncode}):\n{text[-3000:]}")
         notes["dropped_metrics"] += drop
         metrics = [m for m in metrics if m not in drop]
+        (workdir / f"ncu_preflight_failed{len(notes['dropped_metrics'])}.log").write_text(text[-20000:])
     notes["metrics_requested"] = metrics
     names = [f"{g}/{z}" for _, g, z in selected(args.only, args.skip)]
     k = max(1, min(args.ncu_chunks, len(names)))
@@ -418,6 +421,14 @@ def merge(events: list[dict], pairs: list[tuple[dict, dict | None]], sms: int) -
     return out
 
 
+def write_data(path: Path, provenance: dict, kernels: list[dict]) -> None:
+    """The data file: provenance indented, then one line per kernel record (diffs stay readable)."""
+    body = ",\n".join("  " + json.dumps(_jsonable(k), separators=(", ", ": ")) for k in kernels)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('{"provenance": ' + json.dumps(_jsonable(provenance), indent=1).replace("\n", "\n ")
+                    + ',\n "kernels": [\n' + body + "\n ]\n}\n")
+
+
 def run(args) -> int:
     if args.worker:
         return worker(args)
@@ -462,8 +473,7 @@ def run(args) -> int:
         "seed": 0,
         "method": __doc__.split("Method, per kernel", 1)[1].strip() if "Method, per kernel" in __doc__ else "",
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"provenance": _jsonable(prov), "kernels": _jsonable(kernels)}, indent=1) + "\n")
+    write_data(out, prov, kernels)
     failed = [k["name"] for k in kernels if k.get("check") != "passed" or k.get("check_ncu", "passed") != "passed"]
     no_metrics = [k["name"] for k in kernels if not k.get("metrics")] if not args.no_ncu else []
     print(summary(kernels))

@@ -6,7 +6,7 @@ gpusim runs the same kernels (`MICROBENCHMARKS[name].case(size)`).
 |--------------------|--------------------------------------------|---------------------------------|
 | pointer_chase      | dependent-load latency, L1 / L2 / HBM       | fp_4KiB .. fp_256MiB footprints |
 | bandwidth          | L2 (16 MiB) and HBM (2 GiB) read/write/copy | {read,write,copy}_{l2,hbm}      |
-| smem_stride        | shared-memory bank conflicts, 1..32-way     | ld_s1 .. ld_s32, st_s{1..32}    |
+| smem_stride        | shared-memory bank conflicts, 1..32-way     | ld_s1 .. ld_s32, st_s{1,..,32}  |
 | issue_throughput   | warp-instruction throughput per op class    | fp32_fma, fp64_fma, ...         |
 | atomic_throughput  | atomics, one address vs distinct addresses  | {global,shared}_{same,distinct} |
 | launch_overhead    | an (almost) empty kernel                    | default                         |
@@ -22,8 +22,16 @@ Method notes: the pointer chase is one thread walking a random cyclic permutatio
 when it has at most 2^18 lines, so the timed hops hit whatever level holds the
 footprint; 2^16 hops otherwise, warming the TLB while the timed hops stay cold), then
 `hops` hops between two `%clock64` reads: cycles per load = cycles / hops, address
-arithmetic of the dependent chain included. Grids of 1024 x 256 threads (bandwidth) or
-1056 x 256 (8 blocks of 256 threads on each of 132 SMs) fill an H100/H200.
+arithmetic of the dependent chain included (Numba's index arithmetic adds ~20 cycles to
+a bare load). Bandwidth kernels stream int32 with 4 independent loads (stores) per thread
+and loop iteration; the L2 cases re-read one 16 MiB buffer 32 times. Shared-memory
+kernels make 4 accesses per iteration at words w + k*1024 (same bank), unsigned indices
+so Numba emits no negative-index code. Issue kernels run 8 independent chains per thread,
+4 steps of each per loop iteration (a device function with a constant trip count, fully
+unrolled), so the loop's own 64-bit counter code is a small share; ncu's per-pipe
+instruction counts (`sm__inst_executed_pipe_*`) say what the pipes actually executed.
+Grids of 1024 x 256 threads (bandwidth) or 1056 x 256 (8 blocks of 256 threads on each
+of 132 SMs) fill an H100/H200.
 
 Sources: Mei and Chu, "Dissecting GPU Memory Hierarchy through Microbenchmarking" (2016,
 pointer chase); Jia et al., "Dissecting the NVIDIA Volta GPU Architecture via
@@ -43,8 +51,10 @@ from programs.base import Case, ProgramSpec
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 FILL_BLOCKS = 1056                       # 8 blocks of 256 threads per SM, 132 SMs
 BW_BLOCKS, THREADS = 1024, 256           # bandwidth grid: 2^18 threads, divides the sizes
-SMEM_WORDS = 2048
+SMEM_WORDS = 4096                        # 16 KiB: 8 blocks fit an SM
+SMEM_PER_ITER = 4                        # shared accesses per thread per iteration: w + k * 1024
 CHAINS = 8                               # independent dependency chains per thread
+STEPS = 4                                # steps of each chain per loop iteration (fully unrolled)
 OMEGA = 0.5671432904097838               # x = exp(-x), the fixed point of the SFU chain
 
 
@@ -106,11 +116,9 @@ def bw_copy(x, y, reps):
     T = cuda.gridsize(1)
     for _ in range(reps):
         i = t
-        while i < x.size:
-            y[i] = x[i]
-            y[i + T] = x[i + T]
-            y[i + 2 * T] = x[i + 2 * T]
-            y[i + 3 * T] = x[i + 3 * T]
+        while i < x.size:                       # 4 loads issued before the stores (x, y may alias)
+            a, b, c, d = x[i], x[i + T], x[i + 2 * T], x[i + 3 * T]
+            y[i], y[i + T], y[i + 2 * T], y[i + 3 * T] = a, b, c, d
             i += 4 * T
 
 
@@ -121,11 +129,15 @@ def smem_load_stride(out, stride, reps):
     for k in range(tid, SMEM_WORDS, cuda.blockDim.x):
         sh[k] = float32(k & 255)
     cuda.syncthreads()
-    base = (tid & 31) * stride                  # lanes l*stride: gcd(stride, 32)-way conflict
-    acc = float32(0)
-    for r in range(reps):
-        acc += sh[(base + r) & (SMEM_WORDS - 1)]
-    out[cuda.grid(1)] = acc
+    base = uint64((tid & 31) * stride)          # lanes l*stride: gcd(stride, 32)-way conflict
+    a0 = a1 = a2 = a3 = float32(0)
+    for r in range(reps):                       # unsigned indices: no negative-index wraparound code
+        w = base + uint64(r & 31)               # < 1024; w + k*1024 is in the same bank
+        a0 += sh[w]
+        a1 += sh[w + uint64(1024)]
+        a2 += sh[w + uint64(2048)]
+        a3 += sh[w + uint64(3072)]
+    out[cuda.grid(1)] = (a0 + a1) + (a2 + a3)
 
 
 @cuda.jit
@@ -134,32 +146,40 @@ def smem_store_stride(out, stride, reps):
     tid = cuda.threadIdx.x
     for k in range(tid, SMEM_WORDS, cuda.blockDim.x):
         sh[k] = float32(k & 255)
-    base = (tid & 31) * stride
+    base = uint64((tid & 31) * stride)
     for r in range(reps):
-        w = (base + r) & (SMEM_WORDS - 1)
-        sh[w] = float32(w & 255)                # same value every writer: race-free result
+        w = base + uint64(r & 31)
+        v = float32(w & uint64(255))            # same value every writer: race-free result
+        sh[w] = v
+        sh[w + uint64(1024)] = v
+        sh[w + uint64(2048)] = v
+        sh[w + uint64(3072)] = v
     cuda.syncthreads()
     for k in range(tid, SMEM_WORDS, cuda.blockDim.x):
         out[cuda.blockIdx.x * SMEM_WORDS + k] = sh[k]
 
 
+@cuda.jit(device=True)
+def _fma_steps(c, m, d):
+    for _ in range(STEPS):                      # constant trip count: unrolled, no loop overhead
+        c = c * m + d
+    return c
+
+
 def _fma_chains(x, m, d, out, iters):
     i = cuda.grid(1)
-    mi = m[i]
-    di = d[i]
-    c0 = x[i]
-    c1 = c0 + di                                # same type as the inputs (float32 or float64)
-    c2, c3, c4 = c1 + di, c0 - di, c1 - di
-    c5, c6, c7 = c0 * mi, c1 * mi, c2 * mi
+    mi, di = m[i], d[i]
+    c0, c1, c2, c3 = x[i, 0], x[i, 1], x[i, 2], x[i, 3]
+    c4, c5, c6, c7 = x[i, 4], x[i, 5], x[i, 6], x[i, 7]
     for _ in range(iters):
-        c0 = c0 * mi + di
-        c1 = c1 * mi + di
-        c2 = c2 * mi + di
-        c3 = c3 * mi + di
-        c4 = c4 * mi + di
-        c5 = c5 * mi + di
-        c6 = c6 * mi + di
-        c7 = c7 * mi + di
+        c0 = _fma_steps(c0, mi, di)
+        c1 = _fma_steps(c1, mi, di)
+        c2 = _fma_steps(c2, mi, di)
+        c3 = _fma_steps(c3, mi, di)
+        c4 = _fma_steps(c4, mi, di)
+        c5 = _fma_steps(c5, mi, di)
+        c6 = _fma_steps(c6, mi, di)
+        c7 = _fma_steps(c7, mi, di)
     out[i] = ((c0 + c1) + (c2 + c3)) + ((c4 + c5) + (c6 + c7))
 
 
@@ -167,61 +187,75 @@ issue_fp32_fma = cuda.jit(_fma_chains)
 issue_fp64_fma = cuda.jit(_fma_chains)
 
 
+@cuda.jit(device=True)
+def _add_steps(a, b):
+    for _ in range(STEPS // 2):                 # a += b; b += a: no closed form for LLVM
+        a = uint32(a + b)
+        b = uint32(b + a)
+    return a, b
+
+
 @cuda.jit
 def issue_int32_add(x, y, out, iters):
     i = cuda.grid(1)
-    a0, b0 = x[i], y[i]
-    a1, b1 = uint32(a0 + 1), uint32(b0 + 7)
-    a2, b2 = uint32(a0 + 2), uint32(b0 + 14)
-    a3, b3 = uint32(a0 + 3), uint32(b0 + 21)
-    for _ in range(iters):                      # a += b; b += a: no closed form for LLVM
-        a0 = uint32(a0 + b0)
-        b0 = uint32(b0 + a0)
-        a1 = uint32(a1 + b1)
-        b1 = uint32(b1 + a1)
-        a2 = uint32(a2 + b2)
-        b2 = uint32(b2 + a2)
-        a3 = uint32(a3 + b3)
-        b3 = uint32(b3 + a3)
+    a0, a1, a2, a3 = x[i, 0], x[i, 1], x[i, 2], x[i, 3]
+    b0, b1, b2, b3 = y[i, 0], y[i, 1], y[i, 2], y[i, 3]
+    for _ in range(iters):
+        a0, b0 = _add_steps(a0, b0)
+        a1, b1 = _add_steps(a1, b1)
+        a2, b2 = _add_steps(a2, b2)
+        a3, b3 = _add_steps(a3, b3)
     out[i, 0], out[i, 1], out[i, 2], out[i, 3] = a0, a1, a2, a3
     out[i, 4], out[i, 5], out[i, 6], out[i, 7] = b0, b1, b2, b3
+
+
+@cuda.jit(device=True)
+def _mul_steps(c, m):
+    for _ in range(STEPS):
+        c = uint32(c * m)
+    return c
 
 
 @cuda.jit
 def issue_int32_mul(x, m, out, iters):
     i = cuda.grid(1)
     mi = m[i]
-    c0 = x[i]
-    c1, c2, c3 = uint32(c0 + 1), uint32(c0 + 2), uint32(c0 + 3)
-    c4, c5, c6, c7 = uint32(c0 + 4), uint32(c0 + 5), uint32(c0 + 6), uint32(c0 + 7)
+    c0, c1, c2, c3 = x[i, 0], x[i, 1], x[i, 2], x[i, 3]
+    c4, c5, c6, c7 = x[i, 4], x[i, 5], x[i, 6], x[i, 7]
     for _ in range(iters):
-        c0 = uint32(c0 * mi)
-        c1 = uint32(c1 * mi)
-        c2 = uint32(c2 * mi)
-        c3 = uint32(c3 * mi)
-        c4 = uint32(c4 * mi)
-        c5 = uint32(c5 * mi)
-        c6 = uint32(c6 * mi)
-        c7 = uint32(c7 * mi)
+        c0 = _mul_steps(c0, mi)
+        c1 = _mul_steps(c1, mi)
+        c2 = _mul_steps(c2, mi)
+        c3 = _mul_steps(c3, mi)
+        c4 = _mul_steps(c4, mi)
+        c5 = _mul_steps(c5, mi)
+        c6 = _mul_steps(c6, mi)
+        c7 = _mul_steps(c7, mi)
     out[i, 0], out[i, 1], out[i, 2], out[i, 3] = c0, c1, c2, c3
     out[i, 4], out[i, 5], out[i, 6], out[i, 7] = c4, c5, c6, c7
+
+
+@cuda.jit(device=True, fastmath=True)
+def _exp_steps(c):
+    for _ in range(STEPS):                      # fastmath: ex2.approx (MUFU.EX2) per exp
+        c = math.exp(-c)
+    return c
 
 
 @cuda.jit(fastmath=True)
 def issue_sfu_exp(x, out, iters):
     i = cuda.grid(1)
-    c0 = x[i]
-    c1, c2, c3 = c0 + float32(1), c0 + float32(2), c0 + float32(3)
-    c4, c5, c6, c7 = c0 * float32(2), c0 * float32(3), c0 * float32(4), c0 * float32(5)
-    for _ in range(iters):                      # fastmath: ex2.approx (MUFU.EX2) per exp
-        c0 = math.exp(-c0)
-        c1 = math.exp(-c1)
-        c2 = math.exp(-c2)
-        c3 = math.exp(-c3)
-        c4 = math.exp(-c4)
-        c5 = math.exp(-c5)
-        c6 = math.exp(-c6)
-        c7 = math.exp(-c7)
+    c0, c1, c2, c3 = x[i, 0], x[i, 1], x[i, 2], x[i, 3]
+    c4, c5, c6, c7 = x[i, 4], x[i, 5], x[i, 6], x[i, 7]
+    for _ in range(iters):
+        c0 = _exp_steps(c0)
+        c1 = _exp_steps(c1)
+        c2 = _exp_steps(c2)
+        c3 = _exp_steps(c3)
+        c4 = _exp_steps(c4)
+        c5 = _exp_steps(c5)
+        c6 = _exp_steps(c6)
+        c7 = _exp_steps(c7)
     out[i] = ((c0 + c1) + (c2 + c3)) + ((c4 + c5) + (c6 + c7))
 
 
@@ -294,8 +328,8 @@ def build_bandwidth(rng, op, nbytes, reps, blocks=BW_BLOCKS):
 def build_smem(rng, op, stride, reps, blocks=FILL_BLOCKS):
     if op == "ld":
         lane = np.arange(THREADS) & 31
-        words = (lane[:, None] * stride + np.arange(reps)[None, :]) & (SMEM_WORDS - 1)
-        want = np.tile((words & 255).sum(axis=1).astype(np.float32), blocks)
+        words = lane[:, None] * stride + (np.arange(reps)[None, :] & 31)
+        want = np.tile(4 * (words & 255).sum(axis=1).astype(np.float32), blocks)   # 4 copies of w & 255
         out = np.full(blocks * THREADS, np.nan, np.float32)
         return Case("smem_stride", smem_load_stride, (blocks,), (THREADS,), (out, stride, reps), {0: want})
     want = np.tile((np.arange(SMEM_WORDS) & 255).astype(np.float32), blocks)
@@ -328,31 +362,32 @@ def _pow_mod32(m, k):
 def build_issue(rng, op, iters, blocks=FILL_BLOCKS, threads=THREADS):
     n = blocks * threads
     grid, block = (blocks,), (threads,)
+    steps = iters * STEPS
     if op in ("fp32_fma", "fp64_fma"):
         dt = np.float32 if op == "fp32_fma" else np.float64
-        x, m, d = rng.uniform(-1, 1, n).astype(dt), rng.uniform(0.5, 0.75, n).astype(dt), rng.uniform(0.5, 1, n).astype(dt)
-        # |m| <= 0.75: after iters >= 64 every chain sits at d / (1 - m) within a few ulp.
+        x = rng.uniform(-1, 1, (n, CHAINS)).astype(dt)
+        m, d = rng.uniform(0.5, 0.75, n).astype(dt), rng.uniform(0.5, 1, n).astype(dt)
+        # |m| <= 0.75: after >= 128 steps every chain sits at d / (1 - m) within a few ulp.
         want = (CHAINS * d.astype(np.float64) / (1 - m.astype(np.float64))).astype(dt)
         kernel = issue_fp32_fma if op == "fp32_fma" else issue_fp64_fma
         return Case("issue_throughput", kernel, grid, block, (x, m, d, np.full(n, np.nan, dt), iters), {3: want},
                     rtol=1e-5 if dt == np.float32 else 1e-12)
     if op == "int32_add":
-        x, y = rng.integers(0, 1 << 32, n, dtype=np.uint32), rng.integers(0, 1 << 32, n, dtype=np.uint32)
-        (p, q), (r, s) = _mat_pow_mod32(((1, 1), (1, 2)), iters)          # (a, b) -> (a+b, a+2b)
-        a = np.stack([x + np.uint32(k) for k in range(4)], axis=1).astype(np.uint64)
-        b = np.stack([y + np.uint32(7 * k) for k in range(4)], axis=1).astype(np.uint64)
-        u = lambda v: np.uint64(v)
-        want = np.concatenate([(u(p) * a + u(q) * b), (u(r) * a + u(s) * b)], axis=1).astype(np.uint32)
-        out = np.zeros((n, CHAINS), np.uint32)
-        return Case("issue_throughput", issue_int32_add, grid, block, (x, y, out, iters), {2: want})
+        x = rng.integers(0, 1 << 32, (n, 4), dtype=np.uint32)
+        y = rng.integers(0, 1 << 32, (n, 4), dtype=np.uint32)
+        (p, q), (r, s) = _mat_pow_mod32(((1, 1), (1, 2)), steps // 2)     # (a, b) -> (a+b, a+2b)
+        a, b, u = x.astype(np.uint64), y.astype(np.uint64), np.uint64
+        want = np.concatenate([u(p) * a + u(q) * b, u(r) * a + u(s) * b], axis=1).astype(np.uint32)
+        return Case("issue_throughput", issue_int32_add, grid, block, (x, y, np.zeros((n, CHAINS), np.uint32), iters),
+                    {2: want})
     if op == "int32_mul":
-        x, m = rng.integers(0, 1 << 32, n, dtype=np.uint32), rng.integers(0, 1 << 31, n, dtype=np.uint32) * 2 + 1
-        c = np.stack([x + np.uint32(k) for k in range(CHAINS)], axis=1).astype(np.uint64)
-        want = (c * _pow_mod32(m.astype(np.uint32), iters)[:, None]).astype(np.uint32)
-        out = np.zeros((n, CHAINS), np.uint32)
-        return Case("issue_throughput", issue_int32_mul, grid, block, (x, m.astype(np.uint32), out, iters), {2: want})
+        x = rng.integers(0, 1 << 32, (n, CHAINS), dtype=np.uint32)
+        m = (rng.integers(0, 1 << 31, n, dtype=np.uint32) * 2 + 1).astype(np.uint32)
+        want = (x.astype(np.uint64) * _pow_mod32(m, steps)[:, None]).astype(np.uint32)
+        return Case("issue_throughput", issue_int32_mul, grid, block, (x, m, np.zeros((n, CHAINS), np.uint32), iters),
+                    {2: want})
     if op == "sfu_exp":
-        x = rng.uniform(0, 1, n).astype(np.float32)
+        x = rng.uniform(0, 1, (n, CHAINS)).astype(np.float32)
         want = np.full(n, CHAINS * OMEGA, np.float32)
         return Case("issue_throughput", issue_sfu_exp, grid, block, (x, np.full(n, np.nan, np.float32), iters), {1: want},
                     rtol=1e-5)
@@ -411,12 +446,12 @@ MICROBENCHMARKS: dict[str, ProgramSpec] = {s.name: s for s in (
                     **{f"ld_s{s}": {"op": "ld", "stride": s, "reps": 256} for s in range(1, 33)},
                     **{f"st_s{s}": {"op": "st", "stride": s, "reps": 256} for s in (1, 2, 4, 8, 16, 32)}},
                 tags=("bank-conflicts", "shared-memory")),
-    ProgramSpec("issue_throughput", "8 independent chains per thread of one op class, a full GPU of warps",
+    ProgramSpec("issue_throughput", "8 independent chains per thread, 4 steps each per iteration, of one op class",
                 build_issue, sizes={
-                    "default": {"op": "fp32_fma", "iters": 64, "blocks": 2, "threads": 64},
-                    "fp32_fma": {"op": "fp32_fma", "iters": 4096}, "fp64_fma": {"op": "fp64_fma", "iters": 1024},
-                    "int32_add": {"op": "int32_add", "iters": 2048}, "int32_mul": {"op": "int32_mul", "iters": 2048},
-                    "sfu_exp": {"op": "sfu_exp", "iters": 1024}},
+                    "default": {"op": "fp32_fma", "iters": 32, "blocks": 2, "threads": 64},
+                    "fp32_fma": {"op": "fp32_fma", "iters": 1024}, "fp64_fma": {"op": "fp64_fma", "iters": 256},
+                    "int32_add": {"op": "int32_add", "iters": 512}, "int32_mul": {"op": "int32_mul", "iters": 512},
+                    "sfu_exp": {"op": "sfu_exp", "iters": 256}},
                 tags=("throughput", "compute")),
     ProgramSpec("atomic_throughput", "atomicAdd on one address (same) or one per thread (distinct)",
                 build_atomic, sizes={
@@ -454,16 +489,19 @@ def derive(rec: dict, sms: int) -> dict[str, float]:
         if rec.get("event_time_us"):
             out["GB_per_s_events"] = nbytes / (rec["event_time_us"] * 1e3)
     elif name == "smem_stride":
-        warp_ops = threads // 32 * p["reps"]
+        warp_ops = threads // 32 * p["reps"] * SMEM_PER_ITER
         out["ways"] = math.gcd(p["stride"], 32)
         if cyc:
             out["sm_cycles_per_warp_access"] = cyc * sms / warp_ops
     elif name == "issue_throughput":
-        ops = threads * CHAINS * p["iters"]
+        ops = threads * CHAINS * STEPS * p["iters"]
         if cyc:
             out["thread_ops_per_cycle_per_sm"] = ops / (cyc * sms)
         if ns:
             out["G_thread_ops_per_s"] = ops / ns
+        for k, v in m.items():                  # warp instructions per SM cycle, per pipe (ncu counts)
+            if k.startswith("sm__inst_executed_pipe_") and v and cyc:
+                out[k[len("sm__inst_executed_pipe_"):-4] + "_warp_inst_per_sm_cycle"] = v / (cyc * sms)
     elif name == "atomic_throughput":
         ops = threads * p["iters"]
         if ns:

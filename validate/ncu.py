@@ -72,6 +72,9 @@ METRICS = (
     "launch__occupancy_limit_warps",
     "launch__waves_per_multiprocessor",
 )
+# Executed warp instructions per pipe: optional (dropped as a group if this ncu refuses any).
+EXTRA = tuple(f"sm__inst_executed_pipe_{p}.sum" for p in
+              ("alu", "fma", "fmaheavy", "fp64", "xu", "lsu", "uniform", "adu", "cbu"))
 # The list of GPU_NOTES.md, known to work on H200 with ncu 2025.3: the fallback if the full list fails.
 CORE = tuple(m for m in METRICS if not m.startswith(("launch__", "sm__maximum", "gpc__", "sm__cycles_elapsed.avg"))
              and "lookup_hit" not in m and "hit_rate" not in m and not m.startswith(("lts__t_sectors_op_atom",

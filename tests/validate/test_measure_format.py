@@ -5,6 +5,7 @@ its outputs equal to the numpy reference; every microbenchmark is there; every m
 finite number; and each record's parameters are still the program's sizes. No GPU needed."""
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ import programs
 from validate.microbench import MICROBENCHMARKS
 
 DATA = Path(__file__).resolve().parents[2] / "validate" / "data"
-FILES = sorted(p for p in DATA.glob("*.json") if not p.name.startswith("semantics_"))
+FILES = sorted(p for p in DATA.glob("*.json") if re.fullmatch(r"[a-z]+\d+[a-z]*\.json", p.name))   # h200.json, h100.json
 PROVENANCE = ("gpu_name", "driver", "cuda_version", "numba", "numba_cuda", "numpy", "python",
               "sm_clock_policy", "sm_clock_mhz_observed", "date", "command", "host")
 RECORD = ("name", "size", "params", "kernel", "grid", "block", "shared_bytes", "check", "metrics", "event_time_us")
