@@ -51,7 +51,8 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
     engine = TimingEngine(prepared, timing_options or TimingOptions())
     with np.errstate(all="ignore"):
         timed = engine.run()
-    result = prepared.finish()
+    executed = engine.trace.next_block
+    result = prepared.finish(prepared.geometry.nblocks / executed if executed < prepared.geometry.nblocks else 1.0)
     result.metrics.update(timed)
     for reason, arr in engine.per_instruction_stalls.items():
         result.table[STALL_METRIC.format(reason)] = arr

@@ -104,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="predict time with the timing model (the default)")
     r.add_argument("--mode", choices=("auto", "full", "sampled"), default="auto",
                    help="timing: simulate every SM and block (full) or a sample of SMs and waves (sampled); "
-                        "auto samples launches of more than 2048 blocks")
+                        "auto samples launches of more blocks than SMs")
     r.set_defaults(func=cmd_run)
 
     sub.add_parser("list", parents=[common], help="the programs, with descriptions and launch shapes").set_defaults(

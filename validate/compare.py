@@ -4,7 +4,7 @@ simulator's predictions against committed measurements, metric by metric.
 Every kernel of the data file (a program at one size, or a microbenchmark) is rebuilt
 from its recorded name, size and seed and run through `gpusim.launch(timing=True)` on
 the chosen preset (default: the calibrated preset of the measured GPU if there is one,
-else its cited preset). Launches of more than 2048 blocks use sampled timing, with
+else its cited preset). Launches of more blocks than SMs use sampled timing, with
 functional execution of the sampled blocks only (outputs are not needed here: the
 measurement checked them on the GPU).
 
@@ -46,6 +46,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plot", type=Path, help="write the predicted-vs-measured duration scatter plot here (PNG)")
     p.add_argument("--only", help="regex on kernel names")
     p.add_argument("--table", action="store_true", help="print the per-kernel table (default unless --json)")
+    p.add_argument("--budget", type=float, default=None, help="skip kernels whose simulation would exceed about "
+                   "this many warp instructions (estimated from the measured counts and the sampling); default: none")
 
 
 @dataclass
@@ -65,6 +67,18 @@ def default_preset(data: dict) -> str:
     if f"{short}-calibrated" in available():
         return f"{short}-calibrated"
     return short if short in PRESETS else "h100"
+
+
+def estimated_cost(k: dict, sample_sms: int = 8, max_waves: int = 4, blocks_per_sm: int = 8,
+                   sm_count: int = 132) -> float:
+    """Warp instructions the timing model would simulate for kernel record `k`: its measured
+    instruction count times the share of blocks that full or sampled simulation runs."""
+    nblocks = math.prod(k["grid"])
+    inst = k["metrics"].get("smsp__inst_executed.sum", 0.0)
+    if nblocks <= sm_count:                           # TimingOptions' auto rule: full up to one block per SM
+        return inst
+    simulated = min(math.ceil(nblocks * sample_sms / sm_count), max_waves * sample_sms * blocks_per_sm)
+    return inst * simulated / nblocks
 
 
 def usable(k: dict) -> bool:
@@ -185,7 +199,8 @@ def plot(rows: list[Row], path: Path, title: str) -> None:
     plt.close(fig)
 
 
-def compare(data_path: Path, preset: str | None = None, only: str | None = None, progress=None) -> tuple[list[Row], dict, str]:
+def compare(data_path: Path, preset: str | None = None, only: str | None = None, progress=None,
+            budget: float | None = None) -> tuple[list[Row], dict, str]:
     import re
 
     from gpusim.api import resolve_gpu
@@ -193,18 +208,22 @@ def compare(data_path: Path, preset: str | None = None, only: str | None = None,
     preset = preset or default_preset(data)
     gpu = resolve_gpu(preset)
     kernels = [k for k in data["kernels"] if usable(k) and (not only or re.search(only, k["name"]))]
+    skipped = [k["name"] for k in kernels if budget is not None and estimated_cost(k) > budget]
+    kernels = [k for k in kernels if k["name"] not in skipped]
     rows = []
     for i, k in enumerate(kernels):
         rows.append(predict(k, gpu))
         if progress:
             progress(i + 1, len(kernels), rows[-1])
-    return rows, summarize(rows), preset
+    summary = summarize(rows)
+    summary["skipped_over_budget"] = skipped
+    return rows, summary, preset
 
 
 def run(args) -> int:
     import sys
     show = (lambda i, n, r: print(f"[{i}/{n}] {r.name}: {r.seconds:.1f}s", file=sys.stderr)) if not args.json else None
-    rows, summary, preset = compare(args.data, args.preset, args.only, show)
+    rows, summary, preset = compare(args.data, args.preset, args.only, show, args.budget)
     summary["preset"] = preset
     summary["data"] = str(args.data)
     if args.plot:

@@ -105,8 +105,8 @@ def metric_values(table: dict[str, np.ndarray], select: np.ndarray | slice = sli
         v = 0
         for p in parts:
             if p.startswith("-"):
-                v -= int(table[p[1:]][select].sum())
+                v -= round(float(table[p[1:]][select].sum()))
             else:
-                v += int(table[p][select].sum())
+                v += round(float(table[p][select].sum()))
         out[name] = v
     return out

@@ -92,11 +92,15 @@ class PreparedLaunch:
             for first in range(0, geo.nblocks, per_batch):
                 self.batch(first, min(per_batch, geo.nblocks - first), max_steps=max_steps).run()
 
-    def finish(self) -> Result:
-        """Copy results back into the caller's arrays and assemble the Result."""
+    def finish(self, counter_scale: float = 1.0) -> Result:
+        """Copy results back into the caller's arrays and assemble the Result.
+        `counter_scale` > 1 when only a sample of the blocks was executed (sampled timing
+        with sampled functional execution): counts are extrapolated to the whole launch."""
         self.marshalled.copy_back(self.memory)
         dk = self.decoded
         table = self.counters.instruction_table(np.array(dk.cfg.block_of, dtype=np.int64))
+        if counter_scale != 1.0:
+            table = {k: v * counter_scale for k, v in table.items()}
         metrics = metric_values(table)
         metrics["launch__grid_size"] = self.geometry.nblocks
         metrics["launch__block_size"] = self.geometry.threads_per_block

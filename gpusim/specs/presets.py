@@ -137,7 +137,8 @@ _HOPPER_L1 = L1Spec(
     sector_bytes=32,                       # [NCU]
     associativity=4,                       # estimate: undocumented; the model's choice
     hit_latency_cycles=32,                 # [MEAS] ld.global.ca chase, H100 and H200
-    mshr_entries=256,                      # estimate: undocumented
+    mshr_entries=1024,                     # estimate: undocumented; Little's law on the measured 4.1 TB/s H200
+    #                                        stream read (validate/data/h200.json) needs > 350 sectors in flight per SM
     bandwidth_bytes_per_cycle=128,         # estimate: one 128-B wavefront per cycle, as shared memory
     write_allocate=False,                  # estimate: global stores write through to L2 ([Jia18] on Volta)
 )

@@ -212,7 +212,7 @@ class NoCSpec:
 class LaunchSpec:
     kernel_launch_overhead_ns: float = 2500.0    # host-visible launch to first block (what gpu__time_duration excludes: 0)
     kernel_fixed_ns: float = 1800.0              # fixed cost inside gpu__time_duration (front end, drain)
-    block_dispatch_cycles: int = 40              # cycles for the block scheduler to start one block on an SM
+    block_dispatch_cycles: float = 40.0          # an SM accepts at most one new block every this many cycles
 
     def __post_init__(self) -> None:
         _nonnegative(self, "kernel_launch_overhead_ns", "kernel_fixed_ns", "block_dispatch_cycles")

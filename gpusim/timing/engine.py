@@ -34,11 +34,11 @@ STALL_METRIC = "smsp__pcsamp_warps_issue_stalled_{}"
 
 @dataclass(frozen=True)
 class TimingOptions:
-    mode: str = "auto"                 # 'full', 'sampled', or 'auto' (sampled above `auto_full_limit_warp_inst`)
+    mode: str = "auto"                 # 'full', 'sampled', or 'auto' (sampled above `auto_full_limit_blocks`)
     sample_sms: int = 8                # SMs simulated in sampled mode
     max_waves: int = 4                 # waves of blocks simulated per SM in sampled mode before extrapolating
     quantum_cycles: int = 64           # SMs synchronise every quantum
-    auto_full_limit_blocks: int = 2048  # 'auto': full simulation up to this many blocks
+    auto_full_limit_blocks: int | None = None  # 'auto': full simulation up to this many blocks (None: one per SM)
     functional: str = "full"           # sampled mode: 'full' also executes the unsimulated blocks (correct outputs);
     #                                    'sampled' skips them (outputs partial, much faster for huge launches)
     progress: object = None            # callable(done_blocks, total_blocks) or None
@@ -82,7 +82,8 @@ class TimingEngine:
         n_sm = spec.sm_count
         mode = options.mode
         if mode == "auto":
-            mode = "full" if geo.nblocks <= options.auto_full_limit_blocks else "sampled"
+            limit = options.auto_full_limit_blocks if options.auto_full_limit_blocks is not None else n_sm
+            mode = "full" if geo.nblocks <= limit else "sampled"
         self.mode = mode
         self.sms_simulated = n_sm if mode == "full" else min(n_sm, options.sample_sms)
         frac = self.sms_simulated / n_sm
@@ -105,13 +106,19 @@ class TimingEngine:
         self.done_blocks = 0
         self.env = simpy.Environment()
         self._wake: dict[int, simpy.Event] = {}
+        self._next_dispatch: dict[int, float] = {}
 
     # ------------------------------------------------------------------ block scheduler
     def _dispatch(self, sm: SM, t: float) -> bool:
+        """Start the next block on `sm` at `t`, or as soon after as the SM can accept one:
+        an SM takes at most one new block every `block_dispatch_cycles` (a rate, measured
+        with many one-warp blocks), so tiny blocks are dispatch-bound."""
         if self.next_block >= self.blocks_simulated:
             return False
         b = self.next_block
         self.next_block += 1
+        t = max(t, self._next_dispatch.get(sm.id, 0.0))
+        self._next_dispatch[sm.id] = t + self.spec.launch.block_dispatch_cycles
         sm.add_cta(b, self.trace.block(b), t)
         ev = self._wake.pop(sm.id, None)
         if ev is not None and not ev.triggered:
@@ -122,7 +129,7 @@ class TimingEngine:
         self.done_blocks += 1
         if self.opt.progress is not None:
             self.opt.progress(self.done_blocks, self.blocks_simulated)
-        self._dispatch(sm, t + self.spec.launch.block_dispatch_cycles)
+        self._dispatch(sm, t)
 
     def _sm_process(self, sm: SM):
         env = self.env
@@ -145,10 +152,9 @@ class TimingEngine:
 
     # ------------------------------------------------------------------ run
     def run(self) -> dict:
-        d = self.spec.launch.block_dispatch_cycles
         for k in range(self.bps):                          # initial wave: round-robin over the SMs
             for sm in self.sms:
-                self._dispatch(sm, k * d)
+                self._dispatch(sm, 0.0)
         for sm in self.sms:
             self.env.process(self._sm_process(sm))
         self.env.run()

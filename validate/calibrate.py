@@ -1,0 +1,181 @@
+"""`python -m validate calibrate --data FILE [--base NAME] [--name NAME] [--out TOML]`:
+fit spec numbers to the microbenchmarks of a measurement file and write a calibrated
+preset (a TOML file under `gpusim/specs/calibrated/`, loadable as `<gpu>-calibrated`).
+The cited base preset is never edited; the file holds only the fitted numbers.
+
+Fits (each from one microbenchmark family; residuals re-simulate it with the fit):
+- `clocks.sm_clock_mhz`: the SM clock the kernels ran at (cycles / duration).
+- `l1.hit_latency_cycles`, `l2.hit_latency_cycles`, `hbm.latency_ns`: the pointer-chase
+  plateaus (cycles per dependent load read by `clock64` on the GPU) minus the model's own
+  per-hop overhead (the chase's index arithmetic), found by simulating the chase.
+- `hbm.bandwidth_GBps`, `l2.bandwidth_bytes_per_cycle_per_slice`: scaled so the model's
+  read bandwidth on the streaming kernel equals the measured one (2 iterations).
+- `l2.atomic_same_address_interval_cycles`: cycles per atomic on one global address.
+- `launch.block_dispatch_cycles`: SM cycles per block per SM with millions of tiny blocks.
+- `launch.kernel_fixed_ns`: the empty kernel's duration minus its modelled cycles.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data", type=Path, required=True, help="a measurement file, e.g. validate/data/h200.json")
+    p.add_argument("--base", help="cited preset to start from (default: the measured GPU's short name)")
+    p.add_argument("--name", help="name of the calibrated preset (default: <base>-calibrated)")
+    p.add_argument("--out", type=Path, help="TOML to write (default gpusim/specs/calibrated/<name>.toml)")
+
+
+def _records(data: dict, family: str) -> dict[str, dict]:
+    return {k["size"]: k for k in data["kernels"] if k.get("microbenchmark") == family and k.get("check") == "passed"}
+
+
+def _cycles(spec, family: str, params: dict) -> float:
+    import gpusim
+    from gpusim.timing.engine import TimingOptions
+    from validate.microbench import MICROBENCHMARKS
+    c = MICROBENCHMARKS[family].case(params, seed=0)
+    r = gpusim.launch(c.kernel, c.grid, c.block, c.args, gpu=spec, shared_bytes=c.shared_bytes, timing=True,
+                      timing_options=TimingOptions(mode="auto", functional="sampled"))
+    return r.metrics["sm__cycles_elapsed.max"]
+
+
+def chase_per_hop(spec, footprint: int, hops=(256, 512)) -> float:
+    """The model's cycles per dependent load of the pointer chase at `footprint` bytes."""
+    warm = min(footprint // 128, 65536)
+    c1 = _cycles(spec, "pointer_chase", {"footprint_bytes": footprint, "hops": hops[0], "warm": warm})
+    c2 = _cycles(spec, "pointer_chase", {"footprint_bytes": footprint, "hops": hops[1], "warm": warm})
+    return (c2 - c1) / (hops[1] - hops[0])
+
+
+def read_GBps(spec, nbytes: int, reps: int, blocks: int) -> float:
+    cyc = _cycles(spec, "bandwidth", {"op": "read", "nbytes": nbytes, "reps": reps, "blocks": blocks})
+    return nbytes * reps / (cyc / spec.clocks.sm_clock_mhz * 1e-6) / 1e9
+
+
+def rep(spec, **parts):
+    """dataclasses.replace on nested sub-specs: rep(spec, l1={'hit_latency_cycles': 40})."""
+    return dataclasses.replace(spec, **{k: dataclasses.replace(getattr(spec, k), **v) if isinstance(v, dict) else v
+                                        for k, v in parts.items()})
+
+
+def fit(data: dict, base) -> tuple[object, list[dict]]:
+    notes: list[dict] = []
+    prov = data["provenance"]
+    spec = base
+    mhz = prov.get("sm_clock_mhz_observed") or base.clocks.sm_clock_mhz
+    spec = rep(spec, clocks={"sm_clock_mhz": float(mhz)})
+    notes.append(dict(field="clocks.sm_clock_mhz", value=mhz, source="provenance.sm_clock_mhz_observed"))
+
+    chase = _records(data, "pointer_chase")
+    meas = {fp: chase[fp]["derived"]["cycles_per_load"] for fp in ("fp_4KiB", "fp_1MiB", "fp_256MiB") if fp in chase}
+    overhead = chase_per_hop(spec, 4096) - spec.l1.hit_latency_cycles
+    l1 = round(meas["fp_4KiB"] - overhead)
+    l2 = round(meas["fp_1MiB"] - overhead)
+    hbm_cycles = meas["fp_256MiB"] - overhead - l2
+    spec = rep(spec, l1={"hit_latency_cycles": l1}, l2={"hit_latency_cycles": l2},
+               hbm={"latency_ns": round(hbm_cycles / mhz * 1000, 1)})
+    for fld, key, fp in (("l1.hit_latency_cycles", l1, "fp_4KiB"), ("l2.hit_latency_cycles", l2, "fp_1MiB"),
+                         ("hbm.latency_ns", spec.hbm.latency_ns, "fp_256MiB")):
+        notes.append(dict(field=fld, value=key, source=f"pointer_chase/{fp}: {meas[fp]:.1f} cycles/load measured, "
+                          f"model overhead {overhead:.1f} cycles/hop"))
+
+    bw = _records(data, "bandwidth")
+    target = bw["read_hbm"]["derived"]["GB_per_s"]
+    blocks = bw["read_hbm"]["grid"][0]
+    for _ in range(2):
+        got = read_GBps(spec, 256 << 20, 1, blocks)
+        spec = rep(spec, hbm={"bandwidth_GBps": round(spec.hbm.bandwidth_GBps * target / got, 1)})
+    notes.append(dict(field="hbm.bandwidth_GBps", value=spec.hbm.bandwidth_GBps,
+                      source=f"bandwidth/read_hbm: {target:.0f} GB/s measured (model run at 256 MiB)"))
+    target = bw["read_l2"]["derived"]["GB_per_s"]
+    blocks = bw["read_l2"]["grid"][0]
+    for _ in range(2):
+        got = read_GBps(spec, 16 << 20, 8, blocks)
+        per = spec.l2.bandwidth_bytes_per_cycle_per_slice * target / got
+        spec = rep(spec, l2={"bandwidth_bytes_per_cycle_per_slice": round(per, 2)})
+    notes.append(dict(field="l2.bandwidth_bytes_per_cycle_per_slice", value=spec.l2.bandwidth_bytes_per_cycle_per_slice,
+                      source=f"bandwidth/read_l2: {target:.0f} GB/s measured (model run with 8 passes)"))
+
+    at = _records(data, "atomic_throughput").get("global_same")
+    if at:
+        interval = round(1.0 / at["derived"]["atomics_per_cycle"], 3)
+        spec = rep(spec, l2={"atomic_same_address_interval_cycles": interval})
+        notes.append(dict(field="l2.atomic_same_address_interval_cycles", value=interval,
+                          source=f"atomic_throughput/global_same: {at['derived']['atomics_per_cycle']:.3f} atomics/cycle"))
+    bd = _records(data, "block_dispatch")
+    big = max(bd.values(), key=lambda k: k["params"]["blocks"])
+    per_block = round(big["derived"]["sm_cycles_per_block_per_sm"], 1)
+    spec = rep(spec, launch={"block_dispatch_cycles": per_block})
+    notes.append(dict(field="launch.block_dispatch_cycles", value=per_block,
+                      source=f"{big['name']}: {per_block} SM cycles per block per SM"))
+
+    lo = _records(data, "launch_overhead")["default"]
+    zero = rep(spec, launch={"kernel_fixed_ns": 0.0})
+    model_ns = _cycles(zero, "launch_overhead", {}) * 1000.0 / mhz
+    fixed = round(lo["metrics"]["gpu__time_duration.sum"] - model_ns, 1)
+    spec = rep(spec, launch={"kernel_fixed_ns": fixed})
+    notes.append(dict(field="launch.kernel_fixed_ns", value=fixed,
+                      source=f"launch_overhead: {lo['metrics']['gpu__time_duration.sum']:.0f} ns measured, "
+                      f"{model_ns:.0f} ns modelled"))
+    return spec, notes
+
+
+def residuals(spec, data: dict) -> list[dict]:
+    """Re-simulate each fitted microbenchmark with the fitted spec."""
+    chase = _records(data, "pointer_chase")
+    out = []
+    for fp, nbytes in (("fp_4KiB", 4096), ("fp_1MiB", 1 << 20), ("fp_256MiB", 256 << 20)):
+        pred, meas = chase_per_hop(spec, nbytes), chase[fp]["derived"]["cycles_per_load"]
+        out.append(dict(what=f"pointer_chase/{fp} cycles/load", predicted=pred, measured=meas))
+    bw = _records(data, "bandwidth")
+    out.append(dict(what="bandwidth/read_hbm GB/s", predicted=read_GBps(spec, 256 << 20, 1, bw["read_hbm"]["grid"][0]),
+                    measured=bw["read_hbm"]["derived"]["GB_per_s"]))
+    out.append(dict(what="bandwidth/read_l2 GB/s", predicted=read_GBps(spec, 16 << 20, 8, bw["read_l2"]["grid"][0]),
+                    measured=bw["read_l2"]["derived"]["GB_per_s"]))
+    for r in out:
+        r["error_pct"] = 100.0 * (r["predicted"] - r["measured"]) / r["measured"]
+    return out
+
+
+def write_toml(path: Path, name: str, base: str, notes: list[dict], res: list[dict], data_path: Path,
+               prov: dict) -> None:
+    tables: dict[str, list[str]] = {}
+    for n in notes:
+        table, key = n["field"].rsplit(".", 1)
+        v = n["value"]
+        tables.setdefault(table, []).append(f"{key} = {v!r}".replace("'", '"') + f"    # {n['source']}")
+    lines = [f"# {name}: {base} with numbers fitted to {data_path} by `python -m validate calibrate`.",
+             f"# Measured on {prov.get('gpu_name')} (driver {prov.get('driver')}, {prov.get('date')}).",
+             "# Residuals of the fit (re-simulated microbenchmarks):"]
+    lines += [f"#   {r['what']}: predicted {r['predicted']:.1f}, measured {r['measured']:.1f} ({r['error_pct']:+.1f}%)"
+              for r in res]
+    lines += [f'base = "{base}"', f'name = "{name}"', ""]
+    for table, rows in tables.items():
+        lines.append(f"[{table}]")
+        lines += rows
+        lines.append("")
+    path.write_text("\n".join(lines))
+
+
+def run(args) -> int:
+    from gpusim import specs
+    data = json.loads(args.data.read_text())
+    base_name = args.base or data["provenance"].get("gpu_short_name") or "h100"
+    name = args.name or f"{base_name}-calibrated"
+    out = args.out or ROOT / "gpusim" / "specs" / "calibrated" / f"{name}.toml"
+    spec, notes = fit(data, specs.get(base_name))
+    res = residuals(spec, data)
+    for n in notes:
+        print(f"{n['field']:45s} = {n['value']!s:>10}   ({n['source']})")
+    print("residuals:")
+    for r in res:
+        print(f"  {r['what']:40s} predicted {r['predicted']:10.1f}  measured {r['measured']:10.1f}  {r['error_pct']:+6.1f}%")
+    write_toml(out, name, base_name, notes, res, args.data, data["provenance"])
+    print(f"wrote {out}")
+    return 0
