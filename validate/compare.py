@@ -10,8 +10,12 @@ measurement checked them on the GPU).
 
 Per kernel and metric: predicted, measured, relative error. Summary (errors in percent):
 - duration: MAPE of `gpu__time_duration.sum`, and Spearman rank correlation;
-- bank conflicts (ld + st) where the measured counter exceeds 1,000: max relative error;
-- thread/instruction ratio (`smsp__thread_inst_executed` / `smsp__inst_executed`): max error;
+- bank conflicts (ld, st) where the measured counter exceeds 1,000: max relative error over
+  the real conflicts; counts below `NOISE_FLOOR` of the wavefronts on accesses the model finds
+  conflict-free are reported separately as Nsight's noise;
+- thread/instruction ratio (`smsp__thread_inst_executed` / `smsp__inst_executed`): max and mean
+  error, over all kernels and over the programs (the microbenchmarks' tiny kernels are where
+  ptxas's SASS differs most from the PTX the simulator counts);
 - global sectors per request (ld and st): the share of kernels where they match exactly;
 - L2 sectors (read + write) and DRAM read bytes: MAPE over kernels that move > 1 MiB.
 """
@@ -36,6 +40,10 @@ COUNTERS = ("smsp__inst_executed.sum", "smsp__thread_inst_executed.sum",
             "lts__t_sectors_op_read.sum", "lts__t_sectors_op_write.sum", "dram__bytes_read.sum",
             "dram__bytes_write.sum", "sm__warps_active.avg.pct_of_peak_sustained_active", "sm__cycles_elapsed.max")
 MIB = 1 << 20
+# Nsight reports "bank conflicts" of up to ~4% of wavefronts on conflict-free shared accesses
+# of large, full-occupancy launches (GPU_NOTES.md; 0 at small sizes): below this share of
+# wavefronts a measured count the model predicts as 0 is counted as noise, not as an error.
+NOISE_FLOOR = 0.05
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -133,21 +141,33 @@ def summarize(rows: list[Row]) -> dict:
            "duration_mape_pct": 100 * float(np.mean(ape)) if ape else None,
            "duration_median_ape_pct": 100 * float(np.median(ape)) if ape else None,
            "spearman": spearman([r.predicted[DURATION] for r in dur], [r.measured[DURATION] for r in dur])}
-    conf = []
+    conf, noise = [], []
     for r in rows:
         for op in ("ld", "st"):
             m = f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum"
-            if both(r, m) and r.measured[m] > 1000:
+            w = f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum"
+            if not (both(r, m) and r.measured[m] > 1000):
+                continue
+            share = r.measured[m] / r.measured[w] if r.measured.get(w) else 1.0
+            if share > NOISE_FLOOR or r.predicted[m] > 0:
                 conf.append(abs(rel_err(r.predicted[m], r.measured[m])))
+            else:                           # conflict-free access: Nsight's counter noise at full occupancy
+                noise.append(share)
     out["bank_conflicts_cases"] = len(conf)
     out["bank_conflicts_max_error_pct"] = 100 * max(conf) if conf else None
-    ratio = []
-    for r in rows:
-        a, b = "smsp__thread_inst_executed.sum", "smsp__inst_executed.sum"
-        if both(r, a) and both(r, b) and r.measured[b] and r.predicted[b]:
-            ratio.append(abs(rel_err(r.predicted[a] / r.predicted[b], r.measured[a] / r.measured[b])))
-    out["thread_inst_ratio_max_error_pct"] = 100 * max(ratio) if ratio else None
-    out["thread_inst_ratio_mean_error_pct"] = 100 * float(np.mean(ratio)) if ratio else None
+    out["bank_conflicts_mean_error_pct"] = 100 * float(np.mean(conf)) if conf else None
+    out["bank_conflict_noise_cases"] = len(noise)
+    out["bank_conflict_noise_max_share_pct"] = 100 * max(noise) if noise else None
+    for label, subset in (("", rows), ("programs_", [r for r in rows if r.kind == "program"])):
+        ratio = []
+        for r in subset:
+            a, b = "smsp__thread_inst_executed.sum", "smsp__inst_executed.sum"
+            if both(r, a) and both(r, b) and r.measured[b] and r.predicted[b]:
+                ratio.append(abs(rel_err(r.predicted[a] / r.predicted[b], r.measured[a] / r.measured[b])))
+        out[f"{label}thread_inst_ratio_max_error_pct"] = 100 * max(ratio) if ratio else None
+        out[f"{label}thread_inst_ratio_mean_error_pct"] = 100 * float(np.mean(ratio)) if ratio else None
+        out[f"{label}thread_inst_ratio_within_2pct_share"] = \
+            100 * float(np.mean([e <= 0.02 for e in ratio])) if ratio else None
     spr = exact = 0
     for r in rows:
         for op in ("ld", "st"):
