@@ -105,10 +105,11 @@ def fit(data: dict, base) -> tuple[object, list[dict]]:
                           f"model overhead {overhead:.1f} cycles/hop"))
 
     bw = _records(data, "bandwidth")
-    spec = _fit_bandwidth(spec, notes, bw["read_hbm"], "hbm", "bandwidth_GBps", 256 << 20, 1, 1,
-                          "model run at 256 MiB")
+    # L2 first: the HBM stream also passes through the L2 slices
     spec = _fit_bandwidth(spec, notes, bw["read_l2"], "l2", "bandwidth_bytes_per_cycle_per_slice", 16 << 20, 8, 2,
                           "model run with 8 passes")
+    spec = _fit_bandwidth(spec, notes, bw["read_hbm"], "hbm", "bandwidth_GBps", 256 << 20, 1, 1,
+                          "model run at 256 MiB")
 
     at = _records(data, "atomic_throughput").get("global_same")
     if at:
