@@ -144,7 +144,6 @@ class Collectives:
 
     def _match(self, op, vals, active) -> None:
         st = self.x.state
-        span = st.hi - st.lo
         a = st.full(vals[0], np.asarray(vals[0]).dtype).reshape(-1, 32)
         act = unpack_lanes(active).reshape(-1, 32)
         eq = (a[:, :, None] == a[:, None, :]) & act[:, None, :]

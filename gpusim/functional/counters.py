@@ -61,7 +61,6 @@ class Counters:
         self.block_warps = np.zeros(n_blocks, np.int64)
         self.block_threads = np.zeros(n_blocks, np.int64)
         self.per_instr = {f: np.zeros(n_instructions, np.int64) for f in FIELDS[2:]}
-        self.divergent_branches = np.zeros(n_blocks, np.int64)
 
     def add_block(self, b: int, warps: int, threads: int) -> None:
         self.block_warps[b] += warps
@@ -83,7 +82,6 @@ class Counters:
     def merge(self, other: "Counters") -> None:
         self.block_warps += other.block_warps
         self.block_threads += other.block_threads
-        self.divergent_branches += other.divergent_branches
         for k, v in other.per_instr.items():
             self.per_instr[k] += v
 

@@ -19,8 +19,7 @@ from isa import opcodes
 from isa.cfg import CFG, build_cfg
 from isa.errors import UnsupportedInstruction
 from isa.semantics.carry import CARRY_FLAG
-from isa.program import (Address, Imm, Instruction, Kernel, LabelRef, PredPair, Reg, Special, Sym,
-                         Vector)
+from isa.program import Imm, Instruction, Kernel, PredPair, Reg, Special, Sym, Vector
 from isa.types import dtype as ptx_dtype, type_bytes, unsigned_dtype
 
 
@@ -158,11 +157,11 @@ class Decoder:
                                              reason=f"operand {op!r} cannot be a destination")
         return out
 
-    def ndests(self, spec: opcodes.OpSpec, bound: opcodes.Bound, instr: Instruction) -> int:
-        """How many leading operands are destinations."""
+    def ndests(self, spec: opcodes.OpSpec, n_values: int, instr: Instruction) -> int:
+        """How many leading operands hold the instruction's `n_values` destination values."""
         if spec.kind == "alu" or spec.kind == "warp" or instr.opcode in ("ld", "ldu", "atom"):
             n, k = 0, 0
-            while k < len(bound.dst_types):
+            while k < n_values:
                 op = instr.operands[n]
                 k += len(op.elems) if isinstance(op, Vector) else (
                     (2 if op.second is not None else 1) if isinstance(op, PredPair) else 1)

@@ -90,7 +90,6 @@ class BatchExecutor:
         self.wpc = geometry.warps_per_block
         self.nwarps = nctas * self.wpc
         self.nlanes = self.nwarps * 32
-        self.lane0 = 0
         self.kernel_name = kernel_name
         self.sm_count = sm_count
         self.counters = counters
@@ -285,9 +284,7 @@ class BatchExecutor:
                 p = ~p
             bits = pack_lanes(p)[g - self.span_w0] & masks
             if t == "cond_branch":
-                n = stacks.branch(g, masks, bits, blk.succs[0], blk.succs[1], blk.ipdom)
-                if n:
-                    self.counters.divergent_branches[blk.index] += n
+                stacks.branch(g, masks, bits, blk.succs[0], blk.succs[1], blk.ipdom)
             else:
                 stacks.exit_lanes(g, bits)
                 stacks.goto(g, blk.succs[0])

@@ -26,8 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from isa.memory_map import (CONST_WINDOW_BASE, GLOBAL_BASE, LOCAL_WINDOW_BASE, SHARED_WINDOW_BASE,
-                            WINDOW_BYTES)
+from isa.memory_map import CONST_WINDOW_BASE, LOCAL_WINDOW_BASE, SHARED_WINDOW_BASE, WINDOW_BYTES
 
 U64 = np.uint64
 SECTOR_SHIFT = np.uint64(5)            # 32-byte sectors
@@ -152,7 +151,7 @@ class LoadStoreUnit:
                 k = int(np.flatnonzero(bad)[0])
                 x.fail_access(op, int(lanes[k]), int(a[k]), "local",
                               f"each thread has {self.local_bytes} bytes of local memory")
-            off = (lanes - x.lane0).astype(U64) * U64(self.local_stride) + a
+            off = lanes.astype(U64) * U64(self.local_stride) + a
             buf = self.local
         else:
             raise AssertionError(space)
@@ -169,7 +168,7 @@ class LoadStoreUnit:
         x = self.x
         c = x.counters
         i = op.index
-        w = (lanes - x.lane0) >> 5
+        w = lanes >> 5
         w0 = int(w[0])
         wl = w - w0
         nw = int(wl[-1]) + 1
@@ -193,8 +192,7 @@ class LoadStoreUnit:
         """Local memory as hardware lays it out: each 4-byte word of a thread's frame is
         interleaved across the 32 lanes of its warp, so a warp reading the same local
         offset touches 128 consecutive bytes (4 sectors). Returns one address per word."""
-        x = self.x
-        lane_in_batch = (lanes - x.lane0).astype(U64)
+        lane_in_batch = lanes.astype(U64)
         frame = off - lane_in_batch * U64(self.local_stride)
         word = frame >> U64(2)
         nwords = max(1, nbytes // 4)
@@ -210,7 +208,6 @@ class LoadStoreUnit:
             return
         x = self.x
         dt = op.dt
-        n = len(op.dsts)
         for space, buf, off, lanes_s, pos in self._resolve(op, lanes, a):
             x.trace_access(op, space, lanes_s, off)
             self._count(op, space, lanes_s, off)

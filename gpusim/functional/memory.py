@@ -66,9 +66,6 @@ class Heap:
         self._starts = np.array([a.address for a in self.allocations], np.uint64)
         self._ends = np.array([a.address + a.nbytes for a in self.allocations], np.uint64)
 
-    def contains(self, addr: int) -> bool:
-        return self.base <= addr < self.base + len(self.data)
-
     def check(self, addrs: np.ndarray, nbytes: int) -> np.ndarray:
         """Boolean mask of addresses whose `nbytes` access lies inside one allocation."""
         i = np.searchsorted(self._starts, addrs, side="right").astype(np.int64) - 1
@@ -76,12 +73,6 @@ class Heap:
         ic = np.where(ok, i, 0)
         ok &= addrs + np.uint64(nbytes) <= self._ends[ic] if len(self._ends) else False
         return ok
-
-    def owner(self, addr: int) -> Allocation | None:
-        for a in self.allocations:
-            if a.address <= addr < a.address + a.nbytes:
-                return a
-        return None
 
     def nearest(self, addr: int) -> str:
         """A phrase locating `addr` relative to the closest allocation, for error messages."""

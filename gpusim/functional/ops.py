@@ -9,14 +9,11 @@ a basic block and the executor's reconvergence stacks carry them out.
 """
 from __future__ import annotations
 
-from typing import Callable
-
 import numpy as np
 
 from isa.errors import UnsupportedInstruction
-from isa.opcodes import Bound
 from isa.semantics.carry import implicit_operands
-from isa.program import Address, Instruction, Reg, Sym, Vector
+from isa.program import Address, Instruction, Reg, Sym
 from isa.types import dtype as ptx_dtype
 
 U64 = np.dtype(np.uint64)
@@ -157,7 +154,7 @@ class OpFactory:
         kind = spec.kind
         if kind == "alu":
             hidden_dsts, hidden_srcs = implicit_operands(ins)        # the carry flag of add.cc/addc/...
-            nd = dec.ndests(spec, Bound(bound.dst_types[:len(bound.dst_types) - len(hidden_dsts)], (), None, ""), ins)
+            nd = dec.ndests(spec, len(bound.dst_types) - len(hidden_dsts), ins)
             dsts = dec.flat_dests(ins.operands[:nd] + hidden_dsts, ins)
             srcs = dec.flat_sources(ins.operands[nd:] + hidden_srcs, bound.src_types, ins)
             return AluOp(i, guard, bound.fn, srcs, dsts)
@@ -170,7 +167,7 @@ class OpFactory:
                 op.kind = "syncwarp"
                 op.dsts, op.srcs = [], dec.flat_sources(ins.operands, ("u32",) * len(ins.operands), ins)
             else:
-                nd = dec.ndests(spec, bound, ins)
+                nd = dec.ndests(spec, len(bound.dst_types), ins)
                 op.dsts = dec.flat_dests(ins.operands[:nd], ins)
                 op.srcs = dec.flat_sources(ins.operands[nd:], bound.src_types, ins)
             return op

@@ -53,9 +53,9 @@ class TraceSource:
             self.next_block += n
         return self.ready.pop(b)
 
-    def finish_functional(self, from_block: int | None = None) -> None:
+    def finish_functional(self) -> None:
         """Execute the blocks nobody asked for (sampled timing), for correct outputs."""
-        start = self.next_block if from_block is None else from_block
+        start = self.next_block
         geo = self.p.geometry
         per = max(1, (1 << 15) // (geo.warps_per_block * 32))
         with np.errstate(all="ignore"):
