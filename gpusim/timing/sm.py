@@ -237,7 +237,7 @@ class SM:
             sectors, ops = payload
             return self.l1.atomic(t, sectors, not s.dsts, ops)
         if s.is_store:
-            self.l1.store(t, payload)
+            self.l1.store(t, payload[0], byte_masks=payload[1])
             return fixed_ready
         return self.l1.load(t, payload)
 

@@ -26,7 +26,9 @@ U64 = np.uint64
 @dataclass(slots=True)
 class WarpStream:
     """One warp's dynamic path: `visits[k] = (block, active_lanes, mem)` where mem maps an
-    instruction index to a sector array (global/local/const) or a wavefront count (shared)."""
+    instruction index to its payload: a wavefront count (shared), a sector array (loads:
+    global/local/const), `(sectors, byte_masks)` (stores: bit b of a uint32 mask is byte b
+    of the 32-byte sector) or `(sectors, lane_ops)` (atomics: lanes operating per sector)."""
     gid: int                      # global warp id: block * warps_per_block + warp
     block: int                    # linear block id
     warp_in_block: int
@@ -112,10 +114,18 @@ class TraceSource:
             rel = np.repeat(rel, rep)
         sectors = addr >> U64(5)
         keys = (rel.astype(U64) << U64(48)) | (sectors - sectors.min())
+        ops = masks = None
         if info.is_atomic:                             # each lane's operation is one read-modify-write
             u, ops = np.unique(keys, return_counts=True)
+        elif info.is_store:                            # which bytes of each sector the warp writes
+            nb = min(info.access_bytes, 4) if a.space == "local" else info.access_bytes
+            lane_masks = (U64((1 << nb) - 1) << (addr & U64(31))).astype(np.uint32)
+            order = np.argsort(keys, kind="stable")
+            sk = keys[order]
+            starts = np.flatnonzero(np.r_[True, sk[1:] != sk[:-1]])
+            u, masks = sk[starts], np.bitwise_or.reduceat(lane_masks[order], starts)
         else:
-            u, ops = np.unique(keys), None
+            u = np.unique(keys)
         owner = (u >> U64(48)).astype(np.int64)
         vals = (u & U64((1 << 48) - 1)) + sectors.min()
         cuts = np.flatnonzero(np.diff(owner)) + 1
@@ -128,4 +138,20 @@ class TraceSource:
                 mem[a.instr] = (seg, ops[s0:s1])
                 continue
             prev = mem.get(a.instr)
+            if masks is not None:
+                mem[a.instr] = _merge_store(prev, seg, masks[s0:s1])
+                continue
             mem[a.instr] = seg if prev is None or isinstance(prev, int) else np.union1d(prev, seg)
+
+
+def _merge_store(prev, sectors: np.ndarray, masks: np.ndarray) -> tuple:
+    """A store payload (sectors, byte masks) with another part of the same warp's store
+    (a generic address resolving into two spaces) merged in: masks of a shared sector OR."""
+    if prev is None:
+        return sectors, masks
+    s = np.concatenate([prev[0], sectors])
+    m = np.concatenate([prev[1], masks])
+    order = np.argsort(s, kind="stable")
+    s, m = s[order], m[order]
+    starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+    return s[starts], np.bitwise_or.reduceat(m, starts)

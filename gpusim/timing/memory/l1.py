@@ -182,8 +182,9 @@ class L1Cache:
             self._mshr_wait_cycles += t - t0
         return t
 
-    def store(self, now: float, sectors, local: bool = False) -> float:
-        """A warp's store of whole sectors at `now`; when the L1 accepted it (the warp need not wait)."""
+    def store(self, now: float, sectors, local: bool = False, byte_masks=None) -> float:
+        """A warp's store at `now` of the bytes `byte_masks[i]` (bit b: byte b; None: whole
+        sectors) of `sectors[i]`; when the L1 accepted it (the warp need not wait)."""
         lst = sectors.tolist() if hasattr(sectors, "tolist") else sectors
         n = len(lst)
         sp = 1 if local else 0
