@@ -60,11 +60,15 @@ class Counters:
         self.n = n_instructions
         self.block_warps = np.zeros(n_blocks, np.int64)
         self.block_threads = np.zeros(n_blocks, np.int64)
+        self.loop_back = np.zeros(n_blocks, np.int64)       # warps that took a one-block loop's back edge
         self.per_instr = {f: np.zeros(n_instructions, np.int64) for f in FIELDS[2:]}
 
     def add_block(self, b: int, warps: int, threads: int) -> None:
         self.block_warps[b] += warps
         self.block_threads[b] += threads
+
+    def add_loop_back(self, b: int, warps: int) -> None:
+        self.loop_back[b] += warps
 
     def add_shared(self, i: int, op: str, requests: int, wavefronts: int) -> None:
         """`op` is 'ld', 'st' or 'atom' ('red' counts as 'atom')."""
@@ -82,6 +86,7 @@ class Counters:
     def merge(self, other: "Counters") -> None:
         self.block_warps += other.block_warps
         self.block_threads += other.block_threads
+        self.loop_back += other.loop_back
         for k, v in other.per_instr.items():
             self.per_instr[k] += v
 

@@ -284,6 +284,8 @@ class BatchExecutor:
                 p = ~p
             bits = pack_lanes(p)[g - self.span_w0] & masks
             if t == "cond_branch":
+                if blk.succs[0] == blk.index:              # a one-block loop's back edge
+                    self.counters.add_loop_back(blk.index, int(np.count_nonzero(bits)))
                 stacks.branch(g, masks, bits, blk.succs[0], blk.succs[1], blk.ipdom)
             else:
                 stacks.exit_lanes(g, bits)

@@ -15,6 +15,7 @@ import pytest
 from numba import cuda
 
 from gpusim.frontend import sass
+from gpusim.frontend.sass import tools as sass_tools
 from gpusim.frontend.compile import compile_kernel
 from gpusim.frontend.sass import (SassToolError, estimate_registers_from_ptx, op_class, ptxas_info, sass_listing,
                                   sass_profile)
@@ -138,7 +139,7 @@ def test_maxrregcount_24_spills_36_bytes():
 @needs_tools
 def test_ptxas_result_is_cached_on_disk(vadd_ck, tmp_path, monkeypatch):
     monkeypatch.setenv("GPUSIM_CACHE_DIR", str(tmp_path))
-    sass._MEMORY.clear()
+    sass_tools._MEMORY.clear()
     ptxas_info(vadd_ck.ptx, vadd_ck.entry)
     assert len(list((tmp_path / "sass").glob("*.cubin"))) == 1
 
@@ -235,11 +236,11 @@ def test_register_estimate_is_capped_at_255():
 
 
 def test_missing_ptxas_is_reported_by_the_probe(monkeypatch):
-    monkeypatch.setattr(sass, "_tool", lambda name: None)
+    monkeypatch.setattr(sass_tools, "_tool", lambda name: None)
     assert sass.have_ptxas() is False
 
 
 def test_missing_ptxas_is_a_clear_error(monkeypatch, vadd_ck):
-    monkeypatch.setattr(sass, "_tool", lambda name: None)
+    monkeypatch.setattr(sass_tools, "_tool", lambda name: None)
     with pytest.raises(SassToolError, match=re.escape("ptxas not found")):
         ptxas_info(vadd_ck.ptx, vadd_ck.entry)

@@ -1,0 +1,435 @@
+"""Which SASS a warp issues for the PTX basic blocks it executes.
+
+The functional core executes PTX, warp by warp; the GPU issues the SASS ptxas made
+of it (other instructions, other counts, other pipes). `ptxas -lineinfo` records for
+every SASS instruction the PTX line it was compiled from (`listing.py`), so each SASS
+instruction has an *origin*: a PTX instruction, hence a PTX basic block. The mapping
+built here is static (once per kernel); the timing model and the counters apply it to
+each warp's executed PTX path.
+
+**Home of a SASS block.** Every SASS basic block reachable from the entry gets one
+PTX block, its *home*: the SASS block is issued once each time a warp executes its
+home. Choice, in order:
+1. Loop level: SASS loops are matched to PTX loops (the innermost PTX loop most of
+   the loop's own instructions come from); only origins in the PTX loop matching the
+   SASS block's innermost loop are candidates. Code ptxas hoisted out of a loop
+   (invariant address arithmetic) therefore counts with the preheader, not the loop.
+2. Terminator anchor: a block ending in a branch or exit compiled from the PTX block
+   X's own terminator has home X, if X dominates the other candidates (instructions
+   ptxas hoisted from the blocks X branches to do not move the block's home).
+3. Otherwise the candidate with most instructions, predicated ones (if-converted
+   branches) weighing a quarter; ties go to the candidate that dominates the others.
+4. A block with no candidate (a `BSYNC` at a join, code from outer loop levels)
+   belongs to the code it leads into: the home of its only successor, else of its
+   only predecessor, else of the block before it.
+A PTX block may be home to no SASS block (a branch ptxas predicated away, merged into
+its neighbour) and then issues nothing of its own: its instructions are inside the
+neighbour's SASS, issued under the neighbour's active mask, as on the GPU.
+
+**Region of a PTX block.** What one visit issues: starting at the home's entry block
+(the first of its SASS blocks entered from outside), the SASS blocks homed there, in
+control-flow order. A branch between two of them is a branch ptxas made (no PTX
+counterpart): the walk avoids a side that calls an internal slow-path subroutine
+(`FCHK` fails only for special operands), else takes the fall-through. A `CALL` to an
+internal subroutine (64-bit division and remainder, ...) inlines the subroutine's
+instructions, along its fall-through path, up to `RET`.
+
+**Loops ptxas unrolls.** When a one-block PTX loop H has SASS blocks whose body holds
+k copies of its work (its memory instructions, else its arithmetic), ptxas unrolled
+it: the *content* of a SASS block is how many PTX iterations one pass executes (k for
+the unrolled body, 1 for the remainder loop, 0 for guards). A run of n consecutive
+visits of H (one loop activation) is issued as `walk(H, n)`: from the entry whose
+content fits, take the successor with the largest content that still fits the
+iterations left, and leave the loop when none are left. The j-th copy of a PTX memory
+instruction in a pass takes the j-th iteration's addresses.
+
+**Memory payloads.** A PTX memory instruction's per-visit addresses go to the SASS
+memory instruction compiled from it (`payload_target`), which is issued in a region
+(`payload_home`). A PTX memory instruction with no SASS of its own (ptxas merged two
+accesses into one wider one) lends its payload to the nearest SASS memory instruction
+of the same kind and space in the same region.
+
+Counters (`instruction_counts`): a SASS instruction executes as often as its region's
+home is visited, with that visit's active threads (Nsight's
+`smsp__thread_inst_executed` counts active threads whatever the guard predicate).
+
+Not modelled: which way a data-dependent branch ptxas added goes (the fast path is
+assumed, e.g. `FCHK` passing), ptxas unrolling of PTX loops of several blocks (their
+SASS is issued per visit, as if not unrolled), indirect jumps.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from gpusim.frontend.sass.cfg import SassCFG, build_cfg, is_guarded
+from isa.graphs import dominates, dominators, innermost_loop, natural_loops
+
+_MEMORY = frozenset({"LDG", "STG", "LD", "ST", "LDS", "STS", "LDL", "STL", "ATOM", "ATOMG", "ATOMS", "RED", "REDG",
+                     "REDAS", "LDSM", "STSM"})
+_PTX_TERMINATORS = frozenset({"bra", "ret", "exit"})
+_STRUCTURAL = frozenset({"BSSY", "BSYNC", "WARPSYNC", "NOP", "BMOV"})   # placed by ptxas, not compiled from a PTX line
+_PREDICATED_WEIGHT = 0.25
+_WALK_LIMIT = 100_000
+
+
+@dataclass(frozen=True)
+class UnrolledLoop:
+    """A one-block PTX loop ptxas unrolled: its SASS blocks and their content."""
+    header: int                              # the PTX block
+    content: dict[int, int]                  # SASS block -> PTX iterations one pass executes
+    entries: tuple[int, ...]                 # SASS blocks entered from outside the loop
+
+
+@dataclass
+class SassMap:
+    """The static PTX -> SASS mapping of one kernel (see module docstring)."""
+    listing: object
+    cfg: SassCFG
+    origin: tuple[int | None, ...]           # SASS instruction -> PTX instruction index
+    home: tuple[int | None, ...]             # SASS block -> PTX block (None: unreachable)
+    regions: dict[int, tuple[int, ...]]      # PTX block -> SASS instructions one visit issues
+    unrolled: dict[int, UnrolledLoop]        # PTX block -> its unrolled SASS loop
+    payload_target: dict[int, int]           # PTX memory instruction -> SASS instruction
+    payload_home: dict[int, int]             # PTX memory instruction -> PTX block whose visit issues it
+    copies: dict[int, dict[int, tuple[int, ...]]] = field(default_factory=dict)
+    # unrolled loops: SASS block -> {PTX memory instruction: its SASS copies in pass order}
+    unmatched: tuple[int, ...] = ()          # PTX memory instructions whose payload has no SASS instruction
+
+    # ------------------------------------------------------------------ unrolled loops
+    def walk(self, header: int, n: int) -> list[tuple[int, int]]:
+        """The SASS blocks one activation of `n` iterations of unrolled loop `header`
+        issues, as (SASS block, index of the first iteration it executes)."""
+        loop = self.unrolled[header]
+        content = loop.content
+        blocks = self.cfg.blocks
+        home = self.home
+        left = n
+        fits = [e for e in loop.entries if content[e] <= left]
+        k = max(fits or loop.entries, key=lambda e: (content[e], -e))
+        path: list[tuple[int, int]] = []
+        idle: set[int] = set()                       # content-0 blocks since the last consumption
+        for _ in range(_WALK_LIMIT):
+            c = min(content[k], left)
+            path.append((k, n - left))
+            left -= c
+            if c:
+                idle.clear()
+            else:
+                idle.add(k)
+            inside = [s for s in blocks[k].succs if home[s] == header]
+            if left == 0 and len(inside) < len(blocks[k].succs):
+                break                                # done: leave the loop
+            if left > 0:
+                work = [s for s in inside if 0 < content[s] <= left]
+                if work:
+                    k = max(work, key=lambda s: (content[s], -s))
+                    continue
+            rest = [s for s in inside if content[s] == 0 and s not in idle]
+            if not rest:
+                break
+            k = rest[-1] if left == 0 else rest[0]
+        return path
+
+    # ------------------------------------------------------------------ counters
+    def instruction_counts(self, block_warps, block_threads, loop_back=None) -> tuple[list[float], list[float]]:
+        """(warp instructions, thread instructions) per SASS instruction, from the PTX
+        blocks' warp visits and active threads; `loop_back[b]` = warps that took one-block
+        loop b's back edge (activations = visits - back edges) for unrolled loops."""
+        n = len(self.listing.instructions)
+        inst = [0.0] * n
+        thr = [0.0] * n
+        for b, region in self.regions.items():
+            w, t = float(block_warps[b]), float(block_threads[b])
+            if w:
+                for i in region:
+                    inst[i] += w
+                    thr[i] += t
+        blocks = self.cfg.blocks
+        for h, loop in self.unrolled.items():
+            visits = float(block_warps[h])
+            if not visits:
+                continue
+            entries = visits - (float(loop_back[h]) if loop_back is not None else 0.0)
+            entries = max(1.0, min(entries, visits))
+            mean = visits / entries
+            lo = int(mean)
+            frac = mean - lo
+            lanes = float(block_threads[h]) / visits
+            for trip, weight in ((lo, 1.0 - frac), (lo + 1, frac)):
+                if weight <= 0 or trip <= 0:
+                    continue
+                for k, _ in self.walk(h, trip):
+                    for i in range(blocks[k].start, blocks[k].end):
+                        inst[i] += entries * weight
+                        thr[i] += entries * weight * lanes
+        return inst, thr
+
+
+# ---------------------------------------------------------------------------- building
+def build_map(listing, decoded) -> SassMap:
+    """The mapping for a `listing.Listing` of the entry that `decoded` (the functional
+    core's `DecodedKernel`) executes."""
+    cfg = build_cfg(listing)
+    ins = listing.instructions
+    ptx = _PtxFacts(decoded)
+    origin = _origins(ins, decoded)
+    sass_loop_to_ptx = _match_loops(cfg, origin, ptx)
+    home = _homes(cfg, ins, origin, ptx, sass_loop_to_ptx)
+    unrolled = _unrolled_loops(cfg, origin, home, ptx, decoded)
+    regions = {}
+    for h in sorted({x for x in home if x is not None}):
+        if h not in unrolled:
+            regions[h] = tuple(_region(cfg, ins, home, h))
+    m = SassMap(listing, cfg, tuple(origin), tuple(home), regions, unrolled, {}, {})
+    _payloads(m, ins, decoded, ptx)
+    return m
+
+
+class _PtxFacts:
+    """Dominators and loops of the PTX CFG, and where each instruction lives."""
+
+    def __init__(self, dk):
+        blocks = dk.cfg.blocks
+        self.block_of = dk.cfg.block_of
+        succs = [list(b.succs) for b in blocks]
+        self.idom = dominators(succs, 0)
+        self.loops = natural_loops(succs, self.idom)
+        self.innermost = innermost_loop(len(blocks), self.loops)
+        self.terminator_of = {b.end - 1: b.index for b in blocks
+                              if b.end > b.start and dk.kernel.instructions[b.end - 1].opcode in _PTX_TERMINATORS}
+        self.self_loops = {b.index for b in blocks if b.index in b.succs and self.loops.get(b.index) == {b.index}}
+
+
+def _origins(ins, dk) -> list[int | None]:
+    """PTX instruction index per SASS instruction. A PTX line inlined at several call
+    sites names several instructions: the one nearest the previous origin wins."""
+    by_line: dict[int, list[int]] = {}
+    for info in dk.infos:
+        if info.ptx_line:
+            by_line.setdefault(info.ptx_line, []).append(info.index)
+    out: list[int | None] = []
+    prev = 0
+    for x in ins:
+        cands = by_line.get(x.ptx_line) if x.ptx_line is not None else None
+        if not cands:
+            out.append(None)
+            continue
+        o = cands[0] if len(cands) == 1 else min(cands, key=lambda c: abs(c - prev))
+        out.append(o)
+        prev = o
+    return out
+
+
+def _match_loops(cfg: SassCFG, origin, ptx: _PtxFacts) -> dict[int, int | None]:
+    """SASS loop header -> the PTX loop header most of its own instructions come from."""
+    out = {}
+    for h in cfg.loops:
+        votes: Counter = Counter()
+        for b in cfg.loops[h]:
+            if cfg.innermost[b] != h:
+                continue                              # a nested loop's block
+            blk = cfg.blocks[b]
+            for i in range(blk.start, blk.end):
+                o = origin[i]
+                if o is not None:
+                    votes[ptx.innermost[ptx.block_of[o]]] += 1
+        out[h] = votes.most_common(1)[0][0] if votes else None
+    return out
+
+
+def _homes(cfg: SassCFG, ins, origin, ptx: _PtxFacts, loop_map) -> list[int | None]:
+    n = len(cfg.blocks)
+    home: list[int | None] = [None] * n
+    for blk in cfg.blocks:
+        k = blk.index
+        if not cfg.reachable(k):
+            continue
+        want = loop_map.get(cfg.innermost[k]) if cfg.innermost[k] is not None else None
+        weight: Counter = Counter()
+        for i in range(blk.start, blk.end):
+            o = origin[i]
+            if o is None or ins[i].base in _STRUCTURAL:
+                continue
+            b = ptx.block_of[o]
+            if ptx.innermost[b] == want:
+                weight[b] += _PREDICATED_WEIGHT if is_guarded(ins[i]) else 1.0
+        if not weight:
+            continue
+        last = origin[blk.end - 1]
+        anchor = ptx.terminator_of.get(last) if ins[blk.end - 1].base in ("BRA", "EXIT", "RET") else None
+        if anchor in weight and all(dominates(ptx.idom, anchor, b) for b in weight):
+            home[k] = anchor
+            continue
+        top = max(weight.values())
+        best = [b for b, w in weight.items() if w == top]
+        home[k] = min(best, key=lambda b: (-sum(dominates(ptx.idom, b, c) for c in best), b))
+    preds: list[list[int]] = [[] for _ in range(n)]
+    for blk in cfg.blocks:
+        for s in blk.succs:
+            preds[s].append(blk.index)
+    todo = [k for k in range(n) if cfg.reachable(k) and home[k] is None]
+    while todo:                                      # a join (BSYNC) belongs to the code it leads into
+        left = []
+        for k in todo:
+            succ = [s for s in cfg.blocks[k].succs if cfg.reachable(s)]
+            pred = [q for q in preds[k] if cfg.reachable(q)]
+            if len(succ) == 1 and home[succ[0]] is not None:
+                home[k] = home[succ[0]]
+            elif len(succ) != 1 and len(pred) == 1 and home[pred[0]] is not None:
+                home[k] = home[pred[0]]
+            else:
+                left.append(k)
+        if len(left) == len(todo):                   # no progress: the block before it in the layout
+            k = left.pop(0)
+            j = k - 1
+            while j >= 0 and (home[j] is None or not cfg.reachable(j)):
+                j -= 1
+            home[k] = home[j] if j >= 0 else 0
+        todo = left
+    return home
+
+
+def _calls_slow_path(cfg: SassCFG, ins, home, k: int, h: int) -> bool:
+    """Whether the straight run of h's blocks from SASS block k calls a slow-path subroutine."""
+    seen = set()
+    while k not in seen and home[k] == h:
+        seen.add(k)
+        blk = cfg.blocks[k]
+        if any(ins[i].base == "CALL" and ins[i].target and "slowpath" in ins[i].target
+               for i in range(blk.start, blk.end)):
+            return True
+        nxt = [s for s in blk.succs if home[s] == h]
+        if len(nxt) != 1:
+            return False
+        k = nxt[0]
+    return False
+
+
+def _entries(cfg: SassCFG, home, h: int) -> list[int]:
+    mine = [b.index for b in cfg.blocks if home[b.index] == h]
+    inside = set(mine)
+    entered = {s for b in cfg.blocks if home[b.index] != h and cfg.reachable(b.index) for s in b.succs} & inside
+    return sorted(entered) or mine[:1]
+
+
+def _subroutine(cfg: SassCFG, ins, call: int) -> list[int]:
+    """The instructions a `CALL` runs: the callee's fall-through path up to `RET`."""
+    start = cfg.subroutines.get(ins[call].target)
+    out: list[int] = []
+    if start is None:
+        return out
+    k = cfg.block_of[start]
+    seen = set()
+    while k not in seen:
+        seen.add(k)
+        blk = cfg.blocks[k]
+        out.extend(range(blk.start, blk.end))
+        if not blk.succs:
+            break
+        k = blk.succs[-1]                            # fall-through where there is a choice
+    return out
+
+
+def _region(cfg: SassCFG, ins, home, h: int) -> list[int]:
+    k = _entries(cfg, home, h)[0]
+    out: list[int] = []
+    seen: set[int] = set()
+    while k is not None and k not in seen and home[k] == h:
+        seen.add(k)
+        blk = cfg.blocks[k]
+        for i in range(blk.start, blk.end):
+            out.append(i)
+            if ins[i].base == "CALL":
+                out.extend(_subroutine(cfg, ins, i))
+        nxt = [s for s in blk.succs if home[s] == h and s not in seen]
+        if len(nxt) > 1:
+            nxt = [s for s in nxt if not _calls_slow_path(cfg, ins, home, s, h)] or nxt
+        k = nxt[-1] if nxt else None                 # fall-through is listed last
+    return out
+
+
+def _anchors(dk, h: int) -> list[int]:
+    """The PTX instructions of block h that ptxas compiles one for one, so that k SASS
+    copies of one mean k iterations: memory instructions, else 32-bit and half float
+    arithmetic. (64-bit integer arithmetic expands into several SASS instructions and
+    tells nothing.)"""
+    blk = dk.blocks[h]
+    infos = dk.infos[blk.first:blk.last]
+    mem = [i.index for i in infos if i.kind == "mem" and i.space not in ("param", "const")]
+    if mem:
+        return mem
+    return [i.index for i in infos if i.kind == "alu" and i.unit in ("fp32", "fp16")
+            and i.mnemonic.split(".")[0] in ("add", "sub", "mul", "fma", "mad", "max", "min", "neg", "abs")]
+
+
+def _unrolled_loops(cfg: SassCFG, origin, home, ptx: _PtxFacts, dk) -> dict[int, UnrolledLoop]:
+    out = {}
+    for h in ptx.self_loops:
+        mine = [b.index for b in cfg.blocks if home[b.index] == h]
+        if not mine:
+            continue
+        anchors = set(_anchors(dk, h))
+        if not anchors:
+            continue
+        content = {}
+        for k in mine:
+            blk = cfg.blocks[k]
+            c = Counter(origin[i] for i in range(blk.start, blk.end) if origin[i] in anchors)
+            content[k] = sorted(c.values())[len(c) // 2] if c else 0
+        if any(c > 1 and cfg.innermost[k] is not None for k, c in content.items()):
+            out[h] = UnrolledLoop(h, content, tuple(_entries(cfg, home, h)))
+    return out
+
+
+def _payloads(m: SassMap, ins, dk, ptx: _PtxFacts) -> None:
+    """Where each PTX memory instruction's addresses go (see module docstring)."""
+    issued_in: dict[int, int] = {}
+    for h, region in m.regions.items():
+        for i in region:
+            issued_in.setdefault(i, h)
+    by_origin: dict[int, list[int]] = {}
+    for i, o in enumerate(m.origin):
+        if o is not None and ins[i].base in _MEMORY and (i in issued_in or m.home[m.cfg.block_of[i]] in m.unrolled):
+            by_origin.setdefault(o, []).append(i)
+    for h in m.unrolled:
+        for k in m.unrolled[h].content:
+            blk = m.cfg.blocks[k]
+            per: dict[int, list[int]] = {}
+            for i in range(blk.start, blk.end):
+                o = m.origin[i]
+                if o is not None and ins[i].base in _MEMORY:
+                    per.setdefault(o, []).append(i)
+            m.copies[k] = {o: tuple(v) for o, v in per.items()}
+    unmatched = []
+    for info in dk.infos:
+        if info.kind != "mem" or info.space in ("param", "const"):
+            continue
+        p = info.index
+        if ptx.block_of[p] in m.unrolled:
+            continue
+        cands = by_origin.get(p)
+        if cands:
+            s = cands[0]
+        else:
+            s = _nearest(m, ins, dk, p, issued_in, by_origin)
+            if s is None:
+                unmatched.append(p)
+                continue
+        m.payload_target[p] = s
+        m.payload_home[p] = issued_in[s]
+    m.unmatched = tuple(unmatched)
+
+
+def _nearest(m: SassMap, ins, dk, p: int, issued_in, by_origin) -> int | None:
+    """The SASS memory instruction of the nearest PTX memory instruction of the same
+    kind and space in p's block that has one (ptxas merged the two accesses)."""
+    me = dk.infos[p]
+    blk = dk.blocks[dk.cfg.block_of[p]]
+    same = [q for q in range(blk.first, blk.last) if q != p and q in by_origin
+            and dk.infos[q].space == me.space and dk.infos[q].is_store == me.is_store
+            and dk.infos[q].is_atomic == me.is_atomic]
+    if not same:
+        return None
+    q = min(same, key=lambda q: abs(q - p))
+    return by_origin[q][0]
