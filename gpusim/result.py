@@ -61,6 +61,29 @@ class LineStats:
         return self.global_sectors / r if r else 0.0
 
 
+@dataclass(frozen=True)
+class SassCounts:
+    """Executed SASS per SASS instruction: warp instructions (`inst`) and active threads
+    (`thread_inst`), as Nsight Compute counts them."""
+    instructions: tuple                          # gpusim.frontend.sass.SassInstr
+    inst: np.ndarray
+    thread_inst: np.ndarray
+
+    def metrics(self) -> dict[str, float]:
+        return {"smsp__inst_executed.sum": int(self.inst.sum()),
+                "smsp__thread_inst_executed.sum": int(self.thread_inst.sum())}
+
+    def by_line(self) -> dict[int, dict[str, int]]:
+        """Source line -> the SASS metrics of the instructions compiled from it."""
+        out: dict[int, dict[str, int]] = {}
+        for ins, n, t in zip(self.instructions, self.inst.tolist(), self.thread_inst.tolist()):
+            if ins.source_line:
+                m = out.setdefault(ins.source_line, {"smsp__inst_executed.sum": 0, "smsp__thread_inst_executed.sum": 0})
+                m["smsp__inst_executed.sum"] += int(n)
+                m["smsp__thread_inst_executed.sum"] += int(t)
+        return out
+
+
 @dataclass
 class Result:
     kernel: str
@@ -73,6 +96,7 @@ class Result:
     table: dict[str, np.ndarray]                 # per-instruction counter arrays
     infos: list                                  # decode.InstrInfo per instruction
     ptx: str = ""
+    sass: SassCounts | None = None               # executed SASS per SASS instruction (None: tools missing)
     extra: dict = field(default_factory=dict)
 
     @property
@@ -82,11 +106,17 @@ class Result:
             for info in self.infos:
                 if info.line:
                     by_line.setdefault(info.line, []).append(info.index)
+            sass = self.sass.by_line() if self.sass is not None else {}
             out = {}
             for line in sorted(by_line):
                 idx = np.array(by_line[line])
-                out[line] = LineStats(line, linecache.getline(self.source_file, line).rstrip(),
-                                      metric_values(self.table, idx), tuple(by_line[line]))
+                m = metric_values(self.table, idx)
+                if self.sass is not None:
+                    m["gpusim__ptx_inst_executed.sum"] = m["smsp__inst_executed.sum"]
+                    m["gpusim__ptx_thread_inst_executed.sum"] = m["smsp__thread_inst_executed.sum"]
+                    m.update(sass.get(line, {"smsp__inst_executed.sum": 0, "smsp__thread_inst_executed.sum": 0}))
+                out[line] = LineStats(line, linecache.getline(self.source_file, line).rstrip(), m,
+                                      tuple(by_line[line]))
             self.extra["_lines"] = out
         return self.extra["_lines"]
 

@@ -18,7 +18,7 @@ from gpusim.functional.executor import Access, BatchExecutor, Geometry, StepReco
 from gpusim.functional.memory import DeviceMemory
 from gpusim.functional.ops import OpFactory
 from gpusim.launch_config import Layout, check_dims, check_shared, layout
-from gpusim.result import Result
+from gpusim.result import Result, SassCounts
 from gpusim.specs.gpu import GPUSpec
 
 _DECODED: dict = {}
@@ -104,9 +104,36 @@ class PreparedLaunch:
         metrics = metric_values(table)
         metrics["launch__grid_size"] = self.geometry.nblocks
         metrics["launch__block_size"] = self.geometry.threads_per_block
+        sass = self.sass_counts(counter_scale)
+        metrics["gpusim__ptx_inst_executed.sum"] = metrics["smsp__inst_executed.sum"]
+        metrics["gpusim__ptx_thread_inst_executed.sum"] = metrics["smsp__thread_inst_executed.sum"]
+        if sass is not None:
+            metrics.update(sass.metrics())
+        metrics["gpusim__instruction_level"] = "sass" if sass is not None else "ptx"
         return Result(kernel=self.name, gpu=self.spec.name, grid=self.grid, block=self.block,
                       shared_bytes=self.shared_bytes, metrics=metrics, source_file=self.compiled.source_file,
-                      table=table, infos=dk.infos, ptx=self.compiled.ptx)
+                      table=table, infos=dk.infos, ptx=self.compiled.ptx, sass=sass)
+
+    @property
+    def sass(self):
+        """The kernel's SASS mapped onto its PTX blocks (`gpusim.frontend.sass.SassMap`), or
+        None where NVIDIA's ptxas/nvdisasm are not installed."""
+        from gpusim.frontend.sass import SassToolError, kernel_map
+        try:
+            return kernel_map(self.compiled, self.decoded)
+        except SassToolError:
+            return None
+
+    def sass_counts(self, counter_scale: float = 1.0) -> SassCounts | None:
+        """Executed SASS warp and thread instructions per SASS instruction, from the PTX
+        blocks the functional core ran (None without the SASS tools)."""
+        smap = self.sass
+        if smap is None:
+            return None
+        c = self.counters
+        inst, thr = smap.instruction_counts(c.block_warps * counter_scale, c.block_threads * counter_scale,
+                                            c.loop_back * counter_scale)
+        return SassCounts(smap.listing.instructions, np.rint(inst), np.rint(thr))
 
 
 def kernel_name(kernel) -> str:

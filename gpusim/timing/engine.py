@@ -25,8 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 import simpy
 
+from gpusim.timing.issue_stream import IssueStreams
 from gpusim.timing.sm import SM, STALL_REASONS
-from gpusim.timing.static import static_table
+from gpusim.timing.static import issue_program, provisional_classify
 from gpusim.timing.trace import TraceSource
 
 STALL_METRIC = "smsp__pcsamp_warps_issue_stalled_{}"
@@ -93,10 +94,18 @@ class TimingEngine:
                                                                               options.max_waves * wave)
         self.wave_blocks = wave
         self.memory = MemorySystem(spec, sm_fraction=frac)
-        static = static_table(prepared.decoded)
-        self.block_static = [tuple(static[i] for i in range(b.first, b.last)) for b in prepared.decoded.blocks]
-        self.stats = TimingStats(len(static))
-        self.trace = TraceSource(prepared, chunk_blocks=min(max(wave, 1), max(1, (1 << 15) // (geo.warps_per_block * 32))))
+        smap = prepared.sass
+        if smap is None:
+            from gpusim.errors import ConfigError
+            from gpusim.frontend.sass import INSTALL_HINT
+            raise ConfigError(f"kernel {prepared.name}: timing needs the kernel's SASS from NVIDIA's ptxas and "
+                              f"nvdisasm, which are not installed: {INSTALL_HINT}")
+        self.program = program = issue_program(smap, prepared.decoded, provisional_classify)
+        self.issue = IssueStreams(smap, program)
+        self.block_static = program.segments
+        self.stats = TimingStats(program.n_sass)
+        self.trace = TraceSource(prepared, chunk_blocks=min(max(wave, 1), max(1, (1 << 15) // (geo.warps_per_block * 32))),
+                                 issue=self.issue)
         shared_per_sm = bps * self.res.shared_bytes_per_block
         l1_data = max(spec.sm.l1_shared_total_bytes - shared_per_sm, 16 * 1024)
         self.sms = [SM(i, spec, self.block_static, L1Cache(spec, l1_data, self.memory, i), self.stats,
@@ -207,7 +216,11 @@ class TimingEngine:
         m["launch__registers_per_thread"] = self.res.registers_per_thread
         m["sm__maximum_warps_per_active_cycle_pct"] = self.res.occupancy.occupancy_pct
         m["timing__bound"], m["timing__utilization"] = self._bound(cycles, issued, scale)
-        self.per_instruction_stalls = {r: np.array(a) * scale for r, a in self.stats.stall.items()}
+        n_ptx = len(self.p.decoded.infos)
+        owner = self.program.owner
+        self.per_instruction_stalls = {r: np.bincount(owner, weights=np.array(a) * scale, minlength=n_ptx)
+                                       for r, a in self.stats.stall.items()}
+        m["gpusim__sass_unplaced_accesses.sum"] = self.issue.dropped * scale
         return m
 
     def _bound(self, cycles: float, issued: int, scale: float) -> tuple[str, dict]:

@@ -38,9 +38,10 @@ class WarpStream:
 class TraceSource:
     """Functional execution of a launch, chunk by chunk, as per-warp streams."""
 
-    def __init__(self, prepared, chunk_blocks: int):
+    def __init__(self, prepared, chunk_blocks: int, issue=None):
         self.p = prepared
         self.chunk = max(1, chunk_blocks)
+        self.issue = issue                                 # issue_stream.IssueStreams: PTX path -> SASS visits
         self.ready: dict[int, list[WarpStream]] = {}      # block -> its warps' streams
         self.next_block = 0
         self.functional_steps = 0
@@ -87,6 +88,9 @@ class TraceSource:
                     new[w] = v[2]
                 for a in rec.accesses:
                     self._access(a, new, lsu, first, wpc)
+        if self.issue is not None:
+            for st in streams:
+                st.visits = self.issue.convert(st.visits)
         for k in range(n):
             self.ready[first + k] = streams[k * wpc:(k + 1) * wpc]
 

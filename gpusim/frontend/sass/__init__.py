@@ -8,12 +8,32 @@ functional core executes.
 - `mapping.py`: which SASS a warp issues for each PTX basic block it executes
   (the timing model times SASS, the functional core executes PTX).
 """
+import threading
+
 from gpusim.frontend.sass.listing import (LineProfile, Listing, SassInstr, op_class, sass_entry, sass_listing,
                                           sass_profile)
+from gpusim.frontend.sass.mapping import SassMap, build_map
 from gpusim.frontend.sass.tools import (CACHE_FORMAT, INSTALL_HINT, PtxasInfo, SassToolError,
                                         estimate_registers_from_ptx, have_nvdisasm, have_ptxas, ptxas_info,
                                         ptxas_version, sass_cache_dir)
 
-__all__ = ["CACHE_FORMAT", "INSTALL_HINT", "LineProfile", "Listing", "PtxasInfo", "SassInstr", "SassToolError",
-           "estimate_registers_from_ptx", "have_nvdisasm", "have_ptxas", "op_class", "ptxas_info", "ptxas_version",
-           "sass_cache_dir", "sass_entry", "sass_listing", "sass_profile"]
+_MAPS: dict = {}
+_LOCK = threading.Lock()
+
+
+def kernel_map(compiled, decoded) -> SassMap:
+    """The SASS of a compiled kernel (`gpusim.frontend.compile.CompiledKernel`) mapped onto
+    the PTX blocks of its decoded form (cached). Raises `SassToolError` without the tools."""
+    key = (compiled.ptx, compiled.entry, compiled.cc, id(decoded))
+    with _LOCK:
+        m = _MAPS.get(key)
+        if m is None or m[0] is not decoded:
+            info = ptxas_info(compiled.ptx, compiled.entry, compiled.cc)
+            if len(_MAPS) > 256:
+                _MAPS.clear()
+            m = _MAPS[key] = (decoded, build_map(sass_entry(info.cubin, compiled.entry), decoded))
+        return m[1]
+
+__all__ = ["CACHE_FORMAT", "INSTALL_HINT", "LineProfile", "Listing", "PtxasInfo", "SassInstr", "SassMap",
+           "SassToolError", "build_map", "estimate_registers_from_ptx", "have_nvdisasm", "have_ptxas", "kernel_map",
+           "op_class", "ptxas_info", "ptxas_version", "sass_cache_dir", "sass_entry", "sass_listing", "sass_profile"]

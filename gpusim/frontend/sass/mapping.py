@@ -10,10 +10,12 @@ each warp's executed PTX path.
 **Home of a SASS block.** Every SASS basic block reachable from the entry gets one
 PTX block, its *home*: the SASS block is issued once each time a warp executes its
 home. Choice, in order:
-1. Loop level: SASS loops are matched to PTX loops (the innermost PTX loop most of
-   the loop's own instructions come from); only origins in the PTX loop matching the
-   SASS block's innermost loop are candidates. Code ptxas hoisted out of a loop
-   (invariant address arithmetic) therefore counts with the preheader, not the loop.
+1. Loop level: SASS loops are matched to PTX loops (the loop of the PTX branch the
+   back edge was compiled from, else the innermost PTX loop most of the loop's own
+   instructions come from); only origins in the PTX loop matching the SASS block's
+   innermost loop are candidates. Code ptxas hoisted out of a loop (invariant address
+   arithmetic) therefore counts with the preheader, and code it recomputes inside a
+   loop (rematerialised addresses) with the loop.
 2. Terminator anchor: a block ending in a branch or exit compiled from the PTX block
    X's own terminator has home X, if X dominates the other candidates (instructions
    ptxas hoisted from the blocks X branches to do not move the block's home).
@@ -22,6 +24,9 @@ home. Choice, in order:
 4. A block with no candidate (a `BSYNC` at a join, code from outer loop levels)
    belongs to the code it leads into: the home of its only successor, else of its
    only predecessor, else of the block before it.
+5. An exit block (`ret` alone) that one PTX block P falls into belongs to P: ptxas
+   turned the other branches to it into predicated `EXIT`s, so the lanes that took
+   them never reach it.
 A PTX block may be home to no SASS block (a branch ptxas predicated away, merged into
 its neighbour) and then issues nothing of its own: its instructions are inside the
 neighbour's SASS, issued under the neighbour's active mask, as on the GPU.
@@ -45,7 +50,9 @@ instruction in a pass takes the j-th iteration's addresses.
 
 **Memory payloads.** A PTX memory instruction's per-visit addresses go to the SASS
 memory instruction compiled from it (`payload_target`), which is issued in a region
-(`payload_home`). A PTX memory instruction with no SASS of its own (ptxas merged two
+(`payload_home`): the latest visit of that home when the home dominates the memory
+instruction's block (code ptxas hoisted or if-converted into it), else the next one
+(code ptxas sank into a block that follows). A PTX memory instruction with no SASS of its own (ptxas merged two
 accesses into one wider one) lends its payload to the nearest SASS memory instruction
 of the same kind and space in the same region.
 
@@ -92,6 +99,9 @@ class SassMap:
     unrolled: dict[int, UnrolledLoop]        # PTX block -> its unrolled SASS loop
     payload_target: dict[int, int]           # PTX memory instruction -> SASS instruction
     payload_home: dict[int, int]             # PTX memory instruction -> PTX block whose visit issues it
+    payload_back: dict[int, bool] = field(default_factory=dict)
+    # True: the home's visit comes before the memory instruction's own (it dominates it);
+    # False: after (the origin block leads into the home)
     copies: dict[int, dict[int, tuple[int, ...]]] = field(default_factory=dict)
     # unrolled loops: SASS block -> {PTX memory instruction: its SASS copies in pass order}
     unmatched: tuple[int, ...] = ()          # PTX memory instructions whose payload has no SASS instruction
@@ -174,7 +184,7 @@ def build_map(listing, decoded) -> SassMap:
     ins = listing.instructions
     ptx = _PtxFacts(decoded)
     origin = _origins(ins, decoded)
-    sass_loop_to_ptx = _match_loops(cfg, origin, ptx)
+    sass_loop_to_ptx = _match_loops(cfg, ins, origin, ptx)
     home = _homes(cfg, ins, origin, ptx, sass_loop_to_ptx)
     unrolled = _unrolled_loops(cfg, origin, home, ptx, decoded)
     regions = {}
@@ -199,6 +209,9 @@ class _PtxFacts:
         self.terminator_of = {b.end - 1: b.index for b in blocks
                               if b.end > b.start and dk.kernel.instructions[b.end - 1].opcode in _PTX_TERMINATORS}
         self.self_loops = {b.index for b in blocks if b.index in b.succs and self.loops.get(b.index) == {b.index}}
+        ins = dk.kernel.instructions
+        self.exit_only = {b.index for b in blocks if b.end > b.start
+                          and all(ins[i].opcode in ("ret", "exit") for i in range(b.start, b.end))}
 
 
 def _origins(ins, dk) -> list[int | None]:
@@ -221,18 +234,30 @@ def _origins(ins, dk) -> list[int | None]:
     return out
 
 
-def _match_loops(cfg: SassCFG, origin, ptx: _PtxFacts) -> dict[int, int | None]:
-    """SASS loop header -> the PTX loop header most of its own instructions come from."""
+def _match_loops(cfg: SassCFG, ins, origin, ptx: _PtxFacts) -> dict[int, int | None]:
+    """SASS loop header -> its PTX loop: the loop of the PTX branch its back edge was
+    compiled from, else the innermost PTX loop most of its own instructions come from
+    (instructions ptxas recomputes inside a loop come from outside any loop and do not
+    vote)."""
     out = {}
-    for h in cfg.loops:
+    for h, body in cfg.loops.items():
+        latch = None
+        for b in sorted(body):
+            blk = cfg.blocks[b]
+            o = origin[blk.end - 1]
+            if h in blk.succs and ins[blk.end - 1].base == "BRA" and o is not None:
+                latch = ptx.innermost[ptx.block_of[o]]
+        if latch is not None:
+            out[h] = latch
+            continue
         votes: Counter = Counter()
-        for b in cfg.loops[h]:
+        for b in body:
             if cfg.innermost[b] != h:
                 continue                              # a nested loop's block
             blk = cfg.blocks[b]
             for i in range(blk.start, blk.end):
                 o = origin[i]
-                if o is not None:
+                if o is not None and ptx.innermost[ptx.block_of[o]] is not None:
                     votes[ptx.innermost[ptx.block_of[o]]] += 1
         out[h] = votes.most_common(1)[0][0] if votes else None
     return out
@@ -287,6 +312,11 @@ def _homes(cfg: SassCFG, ins, origin, ptx: _PtxFacts, loop_map) -> list[int | No
                 j -= 1
             home[k] = home[j] if j >= 0 else 0
         todo = left
+    for k in range(n):           # an exit block only one PTX block falls into: ptxas turned the
+        if home[k] in ptx.exit_only:          # other branches to it into predicated EXITs
+            owners = {home[q] for q in preds[k] if cfg.reachable(q)}
+            if len(owners) == 1 and None not in owners and owners != {home[k]}:
+                home[k] = owners.pop()
     return home
 
 
@@ -418,6 +448,7 @@ def _payloads(m: SassMap, ins, dk, ptx: _PtxFacts) -> None:
                 continue
         m.payload_target[p] = s
         m.payload_home[p] = issued_in[s]
+        m.payload_back[p] = dominates(ptx.idom, issued_in[s], ptx.block_of[p])
     m.unmatched = tuple(unmatched)
 
 
