@@ -1,7 +1,8 @@
 """`python -m validate compare --data FILE [--preset NAME] [--json] [--plot PNG]`: the
 simulator's predictions against committed measurements, metric by metric.
 
-Every kernel of the data file (a program at one size, or a microbenchmark) is rebuilt
+Every kernel of the data file (a program at one size, a microbenchmark, or a held-out kernel
+of `validate.heldout`) is rebuilt
 from its recorded name, size and seed and run through `gpusim.launch(timing=True)` on
 the chosen preset (default: the calibrated preset of the measured GPU if there is one,
 else its cited preset). Launches of more blocks than SMs use sampled timing, with
@@ -96,6 +97,9 @@ def build_case(k: dict):
     if "program" in k:
         import programs
         spec = programs.get(k["program"])
+    elif "heldout" in k:
+        from validate.heldout import HELDOUT
+        spec = HELDOUT[k["heldout"]]
     else:
         from validate.microbench import MICROBENCHMARKS
         spec = MICROBENCHMARKS[k["microbenchmark"]]
@@ -114,7 +118,8 @@ def predict(k: dict, gpu) -> Row:
     pred = {m: float(r.metrics[m]) for m in COUNTERS + (DURATION,) if m in r.metrics}
     pred["timing__mode"] = r.metrics.get("timing__mode")
     pred["timing__bound"] = r.metrics.get("timing__bound")
-    return Row(k["name"], "program" if "program" in k else "microbenchmark", k["metrics"], pred,
+    kind = next((key for key in ("program", "heldout") if key in k), "microbenchmark")
+    return Row(k["name"], kind, k["metrics"], pred,
                time.perf_counter() - t)
 
 
@@ -196,7 +201,7 @@ def plot(rows: list[Row], path: Path, title: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(6.5, 6))
-    for kind, marker in (("program", "o"), ("microbenchmark", "^")):
+    for kind, marker in (("program", "o"), ("microbenchmark", "^"), ("heldout", "s")):
         pts = [(r.measured[DURATION] / 1e3, r.predicted[DURATION] / 1e3) for r in rows
                if r.kind == kind and DURATION in r.predicted]
         if pts:

@@ -1,11 +1,13 @@
 """`python -m validate measure`: run every program of `programs/` (at all its sizes) and
 every microbenchmark of `validate.microbench` on this machine's NVIDIA GPU through Numba,
-and write `validate/data/<gpu>.json` (provenance + one record per kernel).
+and write `validate/data/<gpu>.json` (provenance + one record per kernel). `--suite heldout`
+runs the held-out suite of `validate.heldout` instead (records keyed "heldout"; write it to
+its own file, e.g. `--out validate/data/h200_heldout.json`), `--suite all` runs both.
 
 Reproduce, on the GPU machine, from the repository root (numba, numba-cuda, numpy < 2.5
 and Nsight Compute's `ncu`; nothing of gpusim is imported):
 
-    python -m validate measure [--gpu-name h100] [--out validate/data/h100.json]
+    python -m validate measure [--gpu-name h100] [--out validate/data/h100.json] [--suite heldout]
 
 Method, per kernel (a program case or a microbenchmark size), in two worker processes:
 1. events pass (no profiler): build the case (seed 0), copy inputs to the device, write
@@ -44,11 +46,14 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+SUITES = ("programs", "heldout", "all")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gpu-name", help="short name for the data file (default from the device: h100, h200, ...)")
     p.add_argument("--out", type=Path, help="output JSON (default validate/data/<gpu-name>.json)")
+    p.add_argument("--suite", choices=SUITES, default="programs", help="programs: the programs and the "
+                   "microbenchmarks (default); heldout: the held-out suite (validate.heldout); all: both")
     p.add_argument("--only", default=None, help="regex on 'group/size' (e.g. 'vector_add|pointer_chase/fp_4KiB')")
     p.add_argument("--skip", default=None, help="regex on 'group/size' of kernels to leave out")
     p.add_argument("--no-ncu", action="store_true", help="events pass only (no Nsight Compute counters)")
@@ -68,12 +73,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 # ---- what to run -------------------------------------------------------------------
 
-def selected(only: str | None, skip: str | None) -> list[tuple[str, str, str]]:
-    """(kind, group, size) for every program size and microbenchmark size, in run order."""
-    import programs
-    from validate.microbench import MICROBENCHMARKS
-    out = [("program", name, size) for name, spec in programs.PROGRAMS.items() for size in spec.sizes]
-    out += [("microbenchmark", name, size) for name, spec in MICROBENCHMARKS.items() for size in spec.sizes]
+def selected(only: str | None, skip: str | None, suite: str = "programs") -> list[tuple[str, str, str]]:
+    """(kind, group, size) for every size of every kernel of `suite`, in run order: program
+    and microbenchmark sizes ("programs"), held-out sizes ("heldout"), or all of them ("all")."""
+    if suite not in SUITES:
+        raise ValueError(f"unknown suite {suite!r}; choose one of {', '.join(SUITES)}")
+    out = []
+    if suite in ("programs", "all"):
+        import programs
+        from validate.microbench import MICROBENCHMARKS
+        out += [("program", name, size) for name, spec in programs.PROGRAMS.items() for size in spec.sizes]
+        out += [("microbenchmark", name, size) for name, spec in MICROBENCHMARKS.items() for size in spec.sizes]
+    if suite in ("heldout", "all"):
+        from validate.heldout import HELDOUT
+        out += [("heldout", name, size) for name, spec in HELDOUT.items() for size in spec.sizes]
     keep = lambda g, s: (only is None or re.search(only, f"{g}/{s}")) and not (skip and re.search(skip, f"{g}/{s}"))
     return [(k, g, s) for k, g, s in out if keep(g, s)]
 
@@ -82,6 +95,9 @@ def spec_of(kind: str, group: str):
     if kind == "program":
         import programs
         return programs.get(group)
+    if kind == "heldout":
+        from validate.heldout import HELDOUT
+        return HELDOUT[group]
     from validate.microbench import MICROBENCHMARKS
     return MICROBENCHMARKS[group]
 
@@ -242,7 +258,7 @@ def _prefetched(todo, depth: int = 3):
 
 
 def worker(args) -> int:
-    todo = selected(args.only, args.skip)
+    todo = selected(args.only, args.skip, args.suite)
     if args.cases:
         wanted = set(json.loads(args.cases.read_text()))
         todo = [t for t in todo if f"{t[1]}/{t[2]}" in wanted]
@@ -276,8 +292,10 @@ def _smi() -> dict:
         return {"error": f"{type(e).__name__}: {e}"}
 
 
-def _worker_cmd(args, mode: str, out: Path, only: str | None = None, cases: Path | None = None) -> list[str]:
-    cmd = [sys.executable, "-m", "validate", "measure", "--worker", mode, "--worker-out", str(out)]
+def _worker_cmd(args, mode: str, out: Path, only: str | None = None, cases: Path | None = None,
+                suite: str | None = None) -> list[str]:
+    cmd = [sys.executable, "-m", "validate", "measure", "--worker", mode, "--worker-out", str(out),
+           "--suite", suite or args.suite]
     only = only if only is not None else args.only
     if only:
         cmd += ["--only", only]
@@ -318,7 +336,8 @@ def _run_ncu(args, workdir: Path) -> tuple[list, dict]:
     for _ in range(5):
         log = workdir / "ncu_preflight.csv"
         r = subprocess.run(ncu.command(exe, metrics, str(log), _worker_cmd(args, "ncu", workdir / "pre.json",
-                                                                          "^launch_overhead/default$")),
+                                                                          "^launch_overhead/default$",
+                                                                          suite="programs")),
                            capture_output=True, text=True, cwd=ROOT)
         text = (log.read_text() if log.exists() else "") + r.stdout + r.stderr
         bad = ncu.unknown_metrics(text)
@@ -334,7 +353,7 @@ def _run_ncu(args, workdir: Path) -> tuple[list, dict]:
         metrics = [m for m in metrics if m not in drop]
         (workdir / f"ncu_preflight_failed{len(notes['dropped_metrics'])}.log").write_text(text[-20000:])
     notes["metrics_requested"] = metrics
-    names = [f"{g}/{z}" for _, g, z in selected(args.only, args.skip)]
+    names = [f"{g}/{z}" for _, g, z in selected(args.only, args.skip, args.suite)]
     k = max(1, min(args.ncu_chunks, len(names)))
     pairs, notes["ncu_returncodes"] = [], []
     for c in range(k):
@@ -467,6 +486,7 @@ def run(args) -> int:
         "nvidia_smi": {"before": smi_before, "between_passes": smi_mid, "after": smi_after},
         "date": started.isoformat(timespec="seconds"),
         "command": "python -m validate measure" + (f" --gpu-name {args.gpu_name}" if args.gpu_name else "")
+                   + (f" --suite {args.suite}" if args.suite != "programs" else "")
                    + (f" --only '{args.only}'" if args.only else "") + (f" --skip '{args.skip}'" if args.skip else "")
                    + (" --no-stalls" if args.no_stalls else "") + " --out " + _relative(out),
         "host": platform.node(),

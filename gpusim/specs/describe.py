@@ -37,7 +37,7 @@ def schema(cls: type = GPUSpec, prefix: str = "") -> dict[str, tuple[type, type,
 
 @functools.lru_cache(maxsize=None)
 def groups(cls: type = GPUSpec, prefix: str = "") -> tuple[str, ...]:
-    """Dotted keys that name a sub-spec rather than a value ('sm', 'sm.pipelines.fp64')."""
+    """Dotted keys that name a sub-spec rather than a value ('sm', 'sm.pipes.fp64')."""
     out: list[str] = []
     for f in dataclasses.fields(cls):
         typ = typing.get_type_hints(cls)[f.name]
@@ -102,12 +102,13 @@ def format_value(key: str, v) -> str:
 def derived(spec: GPUSpec) -> list[tuple[str, str]]:
     """Figures that follow from the parts list, for checking against datasheets."""
     sm, ghz = spec.sm, spec.clocks.sm_clock_mhz / 1000.0
-    lanes = lambda unit: 32.0 / sm.pipelines.of(unit).issue_interval_cycles   # noqa: E731
-    peak = lambda unit: spec.sm_count * sm.sub_partitions * lanes(unit) * 2 * ghz / 1000.0   # noqa: E731
+    lanes = lambda *pipes: sum(32.0 / sm.pipes.of(p).issue_interval_cycles for p in pipes   # noqa: E731
+                               if sm.pipes.of(p).issue_interval_cycles > 0)
+    peak = lambda *pipes: spec.sm_count * sm.sub_partitions * lanes(*pipes) * 2 * ghz / 1000.0   # noqa: E731
     l2_bpc = spec.l2.slices * spec.l2.bandwidth_bytes_per_cycle_per_slice
     ddr_gbps = spec.hbm.bus_width_bits / 8 * 2 * spec.clocks.memory_clock_mhz / 1000
     return [
-        ("peak FP32 (FMA = 2 flops)", f"{peak('fp32'):.1f} TFLOP/s"),
+        ("peak FP32 (FMA = 2 flops)", f"{peak('fmaheavy', 'fmalite'):.1f} TFLOP/s"),
         ("peak FP64 (FMA = 2 flops)", f"{peak('fp64'):.1f} TFLOP/s"),
         ("HBM bandwidth per SM cycle", f"{spec.hbm_bytes_per_cycle:.1f} B/cycle"),
         ("HBM bus x 2 x memory clock", f"{ddr_gbps:.0f} GB/s"),

@@ -5,7 +5,7 @@ the field its key names (int, float, bool, str, tuples; sizes with KiB/MiB/GiB s
 `_bytes` fields), builds a new spec with `dataclasses.replace` (a preset is never
 modified), names it after what changed (`h100+l2.size_bytes=64MiB`) and records the
 overrides in `source`. `load_toml(path)` reads `base = "h100"`, an optional `name`, and
-tables such as `[hbm]` or `[sm.pipelines.fp64]`. `resolve(gpu, sets)` takes a preset name,
+tables such as `[hbm]` or `[sm.pipes.fp64]`. `resolve(gpu, sets)` takes a preset name,
 a .toml path or a spec, plus "key=value" strings.
 
 Validation is the dataclasses' own (`__post_init__` in units.py and gpu.py); this module
@@ -242,7 +242,7 @@ def _flatten(table: dict, prefix: str = "") -> dict[str, object]:
 def load_toml(path: str | os.PathLike, _depth: int = 0) -> GPUSpec:
     """A spec from a TOML file: `base = "h100"` (a preset, or another .toml file relative to
     this one), optional `name = "..."`, then keys or tables of overrides (`sm_count = 64`,
-    `[hbm] bandwidth_GBps = 8000`, `[sm.pipelines.fp64] issue_interval_cycles = 1`)."""
+    `[hbm] bandwidth_GBps = 8000`, `[sm.pipes.fp64] issue_interval_cycles = 1`)."""
     p = Path(path)
     try:
         data = tomllib.loads(p.read_text())

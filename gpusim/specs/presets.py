@@ -45,6 +45,11 @@ Sources (the tags the comments use):
 - [Luo24] Luo et al., "Benchmarking and Dissecting the Nvidia Hopper GPU Architecture"
   (IPDPS 2024): their Fig. 1 SM partition (16 INT32, 32 FP32, 16 FP64, 8 LD/ST) matches
   [H100-WP]; their latencies are of an H800 PCIe, so the Hopper presets use [MEAS].
+- [NCU-PIPES] Nsight Compute Kernel Profiling Guide, "Pipelines", and NVIDIA's forum answer
+  quoted in gpusim/frontend/sass/opcodes.py: GH100 and GA10x have two FP32 pipes, fmaheavy
+  (also IMAD) and fmalite, 16 lanes each per SMSP; GA100 and GV100 one FMA pipe for FP32
+  and IMAD; Hopper runs FP16x2 on the FMA pipes, GA100/GV100 on an fp16 pipe. Checked on
+  this project's H100/H200 per-pipe counters (benchmarks/sass_pipes.py).
 - [MEAS] measured by this project on this workplace's H100 80GB HBM3 (SXM5) and H200,
   2026-11-21, clocks as found (SM at 1980 MHz while running): one-thread pointer chases
   (clock64) and dependent/independent instruction chains: ubench.cu and its outputs
@@ -60,6 +65,18 @@ Sources (the tags the comments use):
   memory 460 cycles; GH200 L1 40, L2 281, memory 690 (8 above [MEAS] on a Hopper L1).
 - [SSB] github.com/smallscientist1/cuda_microbenchmark: A100 has 8 L2 slices per
   framebuffer partition, 10 partitions (ncu); H100 SXM5 L2 reads at 8.4 TB/s (cp.async).
+- [NCU-DATA] this project's Nsight Compute measurements, validate/data/h100.json and
+  h200.json (161 kernels each): lts__t_sectors_op_* are 1.50x the L1's miss and store
+  sectors (the far L2 partition counts them again); bandwidth/write_l2 keeps 1.09 (H100)
+  and 1.005 (H200) lts sectors per slice per cycle busy; transpose_naive/large's 4-byte
+  stores run at half that.
+- [DRAMSIM3] DRAMsim3 (github.com/umd-memsys/DRAMsim3) configs/HBM2_8Gb_x128.ini (tCK 1 ns):
+  tRCD 14, tRP 14, tRAS 34, tWR 16, tCCD_L 2, tWTR_L 8, CL 14, CWL 4 ns, tREFI 3.9 us,
+  4 bank groups of 4 banks.
+- [RAM2] Ramulator 2 (github.com/CMU-SAFARI/ramulator2) src/dram/impl/HBM3.cpp: all-bank
+  refresh tRFC 160 / 260 / 350 / 450 ns for 2 / 4 / 8 / 16 Gb dies.
+- [SNPS] Synopsys technical bulletin "HBM3 IP" (2022): JESD238 HBM3 has 48 banks per
+  pseudo-channel in a 12-high stack and 64 in a 16-high one (16 per four dies).
 - "estimate": a modelling choice or extrapolation; the comment says from what.
 
 H200's L2 is 60 MiB: the device reports 62914560 B [MEAS] (PyTorch said 60 MB on these
@@ -73,8 +90,8 @@ from gpusim.errors import ConfigError
 from gpusim.specs.describe import describe  # noqa: F401  (re-exported: presets.describe(spec))
 from gpusim.specs.gpu import GPUSpec
 from gpusim.specs.limits import LaunchLimits
-from gpusim.specs.units import (KiB, ClockSpec, HBMSpec, L1Spec, L2Spec, LaunchSpec, NoCSpec, PipelineSpec as P,
-                                PipelinesSpec, SMSpec)
+from gpusim.specs.units import (KiB, ClockSpec, HBMSpec, L1Spec, L2Spec, LaunchSpec, NoCSpec, PipeSpec as P,
+                                PipesSpec, SMSpec)
 
 MiB = 1024 * KiB
 GiB = 1024 * MiB
@@ -118,17 +135,22 @@ _HOPPER_SM = SMSpec(
     shared_latency_cycles=23,              # [MEAS] ld.shared chase, H100 and H200
     shared_wavefront_cycles=1,             # estimate: one 128-B wavefront per cycle (32 banks x 4 B, [CUDA-PG])
     barrier_latency_cycles=20,             # [MEAS] 20.7 cycles per __syncthreads with 4 warps
-    pipelines=PipelinesSpec(
-        int=P(2.0, 4),                     # [H100-WP] 16 INT32 lanes per SMSP; [MEAS] IMAD/SHF 2.0, 4.1
-        fp32=P(1.0, 4),                    # [H100-WP] 32 FP32 lanes per SMSP; [MEAS] FFMA 1.03, 4.1
-        fp64=P(2.0, 8),                    # [H100-WP] 16 FP64 lanes per SMSP; [MEAS] DFMA 2.03, 8.1
-        fp16=P(1.0, 8),                    # [CUDA-PG] 256 fp16 results/clk/SM; [MEAS] HFMA2 1.09, 8.1
-        sfu=P(8.0, 19),                    # [CUDA-PG] 16 results/clk/SM; [MEAS] MUFU.EX2 8.0, 19.0
-        ldst=P(4.0, 4),                    # [Luo24] 8 LD/ST per SMSP; latency estimate: address stage only
-        branch=P(2.0, 4),                  # estimate: not measured
-        sync=P(2.0, 4),                    # estimate: issue only; the release is barrier_latency_cycles
-        shuffle=P(4.0, 26),                # [CUDA-PG] 32 results/clk/SM; [MEAS] SHFL 4.0, 26.0
-        misc=P(1.0, 2),                    # estimate: MOV-class bookkeeping
+    instruction_cache_line_bytes=128,  # [Jia18] 128-B instruction-cache lines (Volta L0/L1 i-caches)
+    instruction_prefetch_lines=16,  # estimate: sequential prefetch depth (2 KB), undocumented
+    constant_cache_line_bytes=64,  # [Jia18] 64-B lines in the constant caches
+    pipes=PipesSpec(
+        alu=P(2.0, 4),                     # [H100-WP] 16 INT32 lanes per SMSP; [MEAS] SHF 2.02, 4.15
+        fmaheavy=P(2.0, 4),                # [NCU-PIPES] IMAD and FP32; [MEAS] IMAD 2.00, 4.12
+        fmalite=P(2.0, 4),                 # [NCU-PIPES] FP32 only; [H100-WP] 32 FP32 lanes per SMSP in all; [MEAS] FFMA 1.03, 4.12
+        fp16=P(0.0, 8),                    # [NCU-PIPES] HFMA2 runs on the FMA pipes on GH100; [MEAS] HFMA2 1.09, 8.09
+        fp64=P(2.0, 8),                    # [H100-WP] 16 FP64 lanes per SMSP; [MEAS] DFMA 2.03, 8.06
+        xu=P(8.0, 19),                     # [CUDA-PG] 16 results/clk/SM; [MEAS] MUFU.EX2 8.00, 19.0
+        lsu=P(4.0, 26),                    # [Luo24] 8 LD/ST per SMSP; [MEAS] SHFL 26.0 (S2R: estimate, as SHFL)
+        adu=P(2.0, 20),                    # estimate: BAR about 2 cycles per warp [MEAS] (76.7 - 14.7) / 31; LDC latency as a shared load
+        cbu=P(2.0, 4),                     # estimate: not measured
+        uniform=P(1.0, 4),                 # estimate: one uniform instruction per cycle per SMSP, latency as the ALU
+        tensor=P(4.0, 16),                 # estimate: no tensor-core kernel is modelled
+        tex=P(4.0, 4),                     # estimate: as the LSU's issue; latency from the memory units
     ),
     warp_scheduler="gto",                  # estimate: policy choice; NVIDIA does not document its scheduler
 )
@@ -143,6 +165,7 @@ _HOPPER_L1 = L1Spec(
     write_allocate=False,                  # estimate: global stores write through to L2 ([Jia18] on Volta)
 )
 _HOPPER_NOC_LATENCY = 20                   # estimate: one crossbar traversal, part of the L2 hit latency
+_HOPPER_FABRIC_LATENCY = 100               # estimate: one L2 partition crossing; [MEAS] chase at 32 MiB (see l2.py)
 
 H100 = GPUSpec(
     name="h100",                           # preset name
@@ -161,10 +184,14 @@ H100 = GPUSpec(
         associativity=16,                  # estimate: undocumented
         line_bytes=128,                    # [NCU]
         sector_bytes=32,                   # [NCU]
-        hit_latency_cycles=276,            # [MEAS] ld.global.cg chase over random lines (near and far partitions)
-        bandwidth_bytes_per_cycle_per_slice=64.0,  # estimate: A100's 5120 B/clk over 80 slices [A100-WP]
+        hit_latency_cycles=276,            # [MEAS] ld.global.cg chase over random lines (near hits: warmed copies)
+        bandwidth_bytes_per_cycle_per_slice=35.0,  # [NCU-DATA] write_l2: 1.09 sectors/slice/cycle incl. overheads
         atomic_latency_cycles=40,          # estimate: not measured
         atomic_same_address_interval_cycles=2.0,  # estimate: histogram of 2^24 values on H200 (validate calibrate fits it)
+        partitions=2,                      # [H100-WP] L2 in two partitions; [NCU-DATA] 1.50x lts sectors
+        fabric_latency_cycles=_HOPPER_FABRIC_LATENCY,  # estimate: see _HOPPER_FABRIC_LATENCY
+        fabric_bandwidth_bytes_per_cycle=1400.0,  # estimate: the far half of the slices' total (80 x 35 / 2)
+        ecc_granule_bytes=32,              # [NCU-DATA] transpose_naive/large: a 4-B store takes 2 sector slots
     ),
     hbm=HBMSpec(
         stacks=5,                          # [H100-WP] five HBM3 stacks
@@ -174,6 +201,18 @@ H100 = GPUSpec(
         capacity_bytes=85017493504,        # [MEAS] totalGlobalMem of the 80 GB part [H100-DS]
         latency_ns=204.0,                  # [MEAS] DRAM 680.7 - L2 276.0 = 405 cycles at 1980 MHz
         access_granularity_bytes=64,       # estimate: 32-B bursts [JEDEC] fetched in pairs (sector promotion)
+        banks_per_channel=32,              # [SNPS] 16 banks per 4 dies of JESD238: 8-high HBM3 stacks [H100-WP]
+        row_bytes=1024,                    # [JEDEC] JESD238 1 KB page per pseudo-channel
+        t_rcd_ns=14.0,                     # [DRAMSIM3] HBM2 tRCD; HBM3's array timing taken as equal (estimate)
+        t_rp_ns=14.0,                      # [DRAMSIM3] HBM2 tRP
+        t_ras_ns=34.0,                     # [DRAMSIM3] HBM2 tRAS
+        t_wr_ns=16.0,                      # [DRAMSIM3] HBM2 tWR
+        t_ccd_l_ns=2.0,                    # [DRAMSIM3] HBM2 tCCD_L, 2 tCK
+        t_wtr_ns=22.0,                     # [DRAMSIM3] tWTR_L 8 + CL 14: bus idle from write data to read data
+        t_rtw_ns=2.0,                      # estimate: 2 tCK of bus turnaround [DRAMSIM3], read data to write data
+        t_refi_ns=3900.0,                  # [DRAMSIM3] tREFI 3.9 us
+        t_rfc_ns=450.0,                    # [RAM2] 16 Gb dies (16 GB 8-high HBM3 stacks [H100-WP])
+        write_queue_bursts=16,             # estimate: controller write drain; fitted to [NCU-DATA] copy_hbm
     ),
     noc=NoCSpec(
         bandwidth_bytes_per_cycle=5120.0,  # estimate: the L2 slices' total; [SSB] reads 8.4 TB/s = 4260 B/cycle
@@ -201,10 +240,14 @@ H200 = GPUSpec(
         associativity=16,                  # estimate: undocumented
         line_bytes=128,                    # [NCU]
         sector_bytes=32,                   # [NCU]
-        hit_latency_cycles=284,            # [MEAS] ld.global.cg chase over random lines
-        bandwidth_bytes_per_cycle_per_slice=64.0,  # estimate: as H100
+        hit_latency_cycles=284,            # [MEAS] ld.global.cg chase over random lines (near hits: warmed copies)
+        bandwidth_bytes_per_cycle_per_slice=32.5,  # [NCU-DATA] write_l2: 1.005 sectors/slice/cycle incl. overheads
         atomic_latency_cycles=40,          # estimate: not measured
         atomic_same_address_interval_cycles=2.0,  # estimate: histogram of 2^24 values on H200 (validate calibrate fits it)
+        partitions=2,                      # [H100-WP] GH100's L2 in two partitions; [NCU-DATA] 1.50x lts sectors
+        fabric_latency_cycles=_HOPPER_FABRIC_LATENCY,  # estimate: see _HOPPER_FABRIC_LATENCY
+        fabric_bandwidth_bytes_per_cycle=1560.0,  # estimate: the far half of the slices' total (96 x 32.5 / 2)
+        ecc_granule_bytes=32,              # [NCU-DATA] transpose_naive/large: a 4-B store takes 2 sector slots
     ),
     hbm=HBMSpec(
         stacks=6,                          # estimate: 141 GB as six 24 GB HBM3e stacks on GH100's six sites [H100-WP]
@@ -214,6 +257,18 @@ H200 = GPUSpec(
         capacity_bytes=150109880320,       # [MEAS] totalGlobalMem of the 141 GB part [H200-DS]
         latency_ns=205.0,                  # [MEAS] DRAM 690.8 - L2 284.4 = 406 cycles at 1980 MHz
         access_granularity_bytes=64,       # estimate: as H100
+        banks_per_channel=32,              # [SNPS] 16 banks per 4 dies: 8-high stacks (estimate: 24 GB as 8 x 24 Gb)
+        row_bytes=1024,                    # [JEDEC] JESD238 1 KB page per pseudo-channel
+        t_rcd_ns=14.0,                     # [DRAMSIM3] HBM2 tRCD; HBM3e's array timing taken as equal (estimate)
+        t_rp_ns=14.0,                      # [DRAMSIM3] HBM2 tRP
+        t_ras_ns=34.0,                     # [DRAMSIM3] HBM2 tRAS
+        t_wr_ns=16.0,                      # [DRAMSIM3] HBM2 tWR
+        t_ccd_l_ns=2.0,                    # [DRAMSIM3] HBM2 tCCD_L, 2 tCK
+        t_wtr_ns=30.0,                     # estimate: HBM2's 22 [DRAMSIM3] longer at 6.4 Gb/s; fits [NCU-DATA] copy_hbm
+        t_rtw_ns=2.0,                      # estimate: 2 tCK of bus turnaround [DRAMSIM3], read data to write data
+        t_refi_ns=3900.0,                  # [DRAMSIM3] tREFI 3.9 us
+        t_rfc_ns=450.0,                    # [RAM2] 16 Gb dies; 24 Gb ones not listed (estimate: as 16 Gb)
+        write_queue_bursts=16,             # estimate: controller write drain; fitted to [NCU-DATA] copy_hbm
     ),
     noc=NoCSpec(
         bandwidth_bytes_per_cycle=6144.0,  # estimate: the L2 slices' total
@@ -254,17 +309,22 @@ A100 = GPUSpec(
         shared_latency_cycles=23,          # [Abdelkhalik22] shared load 23
         shared_wavefront_cycles=1,         # estimate: one 128-B wavefront per cycle
         barrier_latency_cycles=20,         # estimate: Hopper's [MEAS]
-        pipelines=PipelinesSpec(
-            int=P(2.0, 4),                 # [A100-WP] 16 INT32 lanes per SMSP; latency estimate as Volta [Arafa19]
-            fp32=P(2.0, 4),                # [A100-WP] 16 FP32 lanes per SMSP (64/SM); [Abdelkhalik22] 4
-            fp64=P(4.0, 8),                # [A100-WP] 8 FP64 lanes per SMSP (32/SM); latency estimate as V100, H100
-            fp16=P(1.0, 6),                # [CUDA-PG] 256 fp16 results/clk/SM; latency estimate: Volta's [Arafa19]
-            sfu=P(8.0, 19),                # [CUDA-PG] 16/clk/SM; latency estimate: Hopper's [MEAS]
-            ldst=P(4.0, 4),                # [A100-WP] 32 LD/ST per SM; latency estimate: address stage only
-            branch=P(2.0, 4),              # estimate: not measured
-            sync=P(2.0, 4),                # estimate: issue only
-            shuffle=P(4.0, 26),            # [CUDA-PG] 32/clk/SM; latency estimate: Hopper's [MEAS]
-            misc=P(1.0, 2),                # estimate
+        instruction_cache_line_bytes=128,  # [Jia18] 128-B instruction-cache lines (Volta L0/L1 i-caches)
+        instruction_prefetch_lines=16,  # estimate: sequential prefetch depth (2 KB), undocumented
+        constant_cache_line_bytes=64,  # [Jia18] 64-B lines in the constant caches
+        pipes=PipesSpec(
+            alu=P(2.0, 4),                 # [A100-WP] 16 INT32 lanes per SMSP; latency estimate as Volta [Arafa19]
+            fmaheavy=P(2.0, 4),            # [A100-WP] 16 FP32 lanes per SMSP (FP32 and IMAD share it); [Abdelkhalik22] 4
+            fmalite=P(0.0, 4),             # [NCU-PIPES] GA100 has one FMA pipe: no fmalite
+            fp16=P(1.0, 6),                # [CUDA-PG] 256 fp16 results/clk/SM (own pipe); latency estimate: Volta's [Arafa19]
+            fp64=P(4.0, 8),                # [A100-WP] 8 FP64 lanes per SMSP; latency estimate as V100, H100
+            xu=P(8.0, 19),                 # [CUDA-PG] 16/clk/SM; latency estimate: Hopper's [MEAS]
+            lsu=P(4.0, 26),                # [A100-WP] 32 LD/ST per SM; latency estimate: Hopper's SHFL [MEAS]
+            adu=P(2.0, 20),                # estimate: as Hopper
+            cbu=P(2.0, 4),                 # estimate: not measured
+            uniform=P(1.0, 4),             # estimate: as Hopper
+            tensor=P(4.0, 16),             # estimate: no tensor-core kernel is modelled
+            tex=P(4.0, 4),                 # estimate: as the LSU's issue
         ),
         warp_scheduler="gto",              # estimate: policy choice
     ),
@@ -287,6 +347,10 @@ A100 = GPUSpec(
         bandwidth_bytes_per_cycle_per_slice=64.0,  # [A100-WP] 5120 B/clk over 80 slices
         atomic_latency_cycles=40,          # estimate: not measured
         atomic_same_address_interval_cycles=2.0,  # estimate: histogram of 2^24 values on H200 (validate calibrate fits it)
+        partitions=2,                      # [A100-WP] L2 divided into two partitions
+        fabric_latency_cycles=100,         # estimate: as Hopper
+        fabric_bandwidth_bytes_per_cycle=2560.0,  # estimate: the far half of the slices' total (5120 / 2)
+        ecc_granule_bytes=32,              # estimate: as Hopper [NCU-DATA]
     ),
     hbm=HBMSpec(
         stacks=5,                          # [A100-WP] five active HBM2e stacks
@@ -296,6 +360,18 @@ A100 = GPUSpec(
         capacity_bytes=80 * GiB,           # [A100-DS] nominal 80 GB; the driver reports a little less
         latency_ns=180.0,                  # estimate: between V100 [DEWING] and H100 [MEAS]; see below
         access_granularity_bytes=64,       # estimate: as H100
+        banks_per_channel=16,              # [DRAMSIM3] 4 bank groups of 4 (HBM2)
+        row_bytes=1024,                    # [JEDEC] JESD235 1 KB page per pseudo-channel
+        t_rcd_ns=14.0,                     # [DRAMSIM3] HBM2 tRCD
+        t_rp_ns=14.0,                      # [DRAMSIM3] HBM2 tRP
+        t_ras_ns=34.0,                     # [DRAMSIM3] HBM2 tRAS
+        t_wr_ns=16.0,                      # [DRAMSIM3] HBM2 tWR
+        t_ccd_l_ns=2.0,                    # [DRAMSIM3] HBM2 tCCD_L, 2 tCK
+        t_wtr_ns=22.0,                     # [DRAMSIM3] tWTR_L 8 + CL 14: bus idle from write data to read data
+        t_rtw_ns=2.0,                      # estimate: 2 tCK of bus turnaround [DRAMSIM3]
+        t_refi_ns=3900.0,                  # [DRAMSIM3] tREFI 3.9 us
+        t_rfc_ns=450.0,                    # [RAM2] 16 Gb dies (16 GB 8-high HBM2e stacks [A100-DS])
+        write_queue_bursts=16,             # estimate: as Hopper, undocumented
     ),
     noc=NoCSpec(
         bandwidth_bytes_per_cycle=5120.0,  # [A100-WP] L2 read bandwidth 5120 B/clk
@@ -338,17 +414,22 @@ V100 = GPUSpec(
         shared_latency_cycles=19,          # [Jia18]
         shared_wavefront_cycles=1,         # estimate: one 128-B wavefront per cycle
         barrier_latency_cycles=20,         # estimate: Hopper's [MEAS]
-        pipelines=PipelinesSpec(
-            int=P(2.0, 4),                 # [V100-WP] 16 INT32 lanes per SMSP; [Arafa19] add 4
-            fp32=P(2.0, 4),                # [V100-WP] 16 FP32 lanes per SMSP; [Arafa19] fma 4
-            fp64=P(4.0, 8),                # [V100-WP] 8 FP64 lanes per SMSP; [Arafa19] dfma 8
+        instruction_cache_line_bytes=128,  # [Jia18] 128-B instruction-cache lines (Volta L0/L1 i-caches)
+        instruction_prefetch_lines=16,  # estimate: sequential prefetch depth (2 KB), undocumented
+        constant_cache_line_bytes=64,  # [Jia18] 64-B lines in the constant caches
+        pipes=PipesSpec(
+            alu=P(2.0, 4),                 # [V100-WP] 16 INT32 lanes per SMSP; [Arafa19] add 4
+            fmaheavy=P(2.0, 4),            # [V100-WP] 16 FP32 lanes per SMSP (FP32 and IMAD share it); [Arafa19] fma 4
+            fmalite=P(0.0, 4),             # [V100-WP] one FP32 pipe: no fmalite
             fp16=P(2.0, 6),                # [CUDA-PG] 128 fp16 results/clk/SM; [Arafa19] hfma 6
-            sfu=P(8.0, 19),                # [CUDA-PG] 16/clk/SM; latency estimate: Hopper's [MEAS] ([Arafa19] ex2 22)
-            ldst=P(4.0, 4),                # [V100-WP] 32 LD/ST per SM; latency estimate: address stage only
-            branch=P(2.0, 4),              # estimate: not measured
-            sync=P(2.0, 4),                # estimate: issue only
-            shuffle=P(4.0, 26),            # [CUDA-PG] 32/clk/SM; latency estimate: Hopper's [MEAS]
-            misc=P(1.0, 2),                # estimate
+            fp64=P(4.0, 8),                # [V100-WP] 8 FP64 lanes per SMSP; [Arafa19] dfma 8
+            xu=P(8.0, 19),                 # [CUDA-PG] 16/clk/SM; latency estimate: Hopper's [MEAS] ([Arafa19] ex2 22)
+            lsu=P(4.0, 26),                # [V100-WP] 32 LD/ST per SM; latency estimate: Hopper's SHFL [MEAS]
+            adu=P(2.0, 20),                # estimate: as Hopper
+            cbu=P(2.0, 4),                 # estimate: not measured
+            uniform=P(1.0, 4),             # estimate: Volta has no uniform datapath (sm_75+): unused
+            tensor=P(4.0, 16),             # estimate: no tensor-core kernel is modelled
+            tex=P(4.0, 4),                 # estimate: as the LSU's issue
         ),
         warp_scheduler="gto",              # estimate: policy choice
     ),
@@ -371,6 +452,10 @@ V100 = GPUSpec(
         bandwidth_bytes_per_cycle_per_slice=32.0,  # [A100-WP] V100 L2 2048 B/clk over 64 slices
         atomic_latency_cycles=40,          # estimate: not measured
         atomic_same_address_interval_cycles=2.0,  # estimate: histogram of 2^24 values on H200 (validate calibrate fits it)
+        partitions=1,                      # [V100-WP] one L2 shared by all SMs
+        fabric_latency_cycles=100,         # estimate: unused with one partition
+        fabric_bandwidth_bytes_per_cycle=1024.0,  # estimate: unused with one partition
+        ecc_granule_bytes=32,              # estimate: as Hopper [NCU-DATA]
     ),
     hbm=HBMSpec(
         stacks=4,                          # [V100-WP] four HBM2 stacks
@@ -380,6 +465,18 @@ V100 = GPUSpec(
         capacity_bytes=32 * GiB,           # [V100-WP] nominal 32 GB (SXM2 32GB part)
         latency_ns=156.0,                  # [DEWING] memory 460 - L2 221 = 239 cycles at 1530 MHz
         access_granularity_bytes=64,       # estimate: as H100
+        banks_per_channel=16,              # [DRAMSIM3] 4 bank groups of 4 (HBM2)
+        row_bytes=1024,                    # [JEDEC] JESD235 1 KB page per pseudo-channel
+        t_rcd_ns=14.0,                     # [DRAMSIM3] HBM2 tRCD
+        t_rp_ns=14.0,                      # [DRAMSIM3] HBM2 tRP
+        t_ras_ns=34.0,                     # [DRAMSIM3] HBM2 tRAS
+        t_wr_ns=16.0,                      # [DRAMSIM3] HBM2 tWR
+        t_ccd_l_ns=2.0,                    # [DRAMSIM3] HBM2 tCCD_L, 2 tCK
+        t_wtr_ns=22.0,                     # [DRAMSIM3] tWTR_L 8 + CL 14: bus idle from write data to read data
+        t_rtw_ns=2.0,                      # estimate: 2 tCK of bus turnaround [DRAMSIM3]
+        t_refi_ns=3900.0,                  # [DRAMSIM3] tREFI 3.9 us
+        t_rfc_ns=350.0,                    # [RAM2] 8 Gb dies (8 GB 4-high HBM2 stacks [V100-WP])
+        write_queue_bursts=16,             # estimate: as Hopper, undocumented
     ),
     noc=NoCSpec(
         bandwidth_bytes_per_cycle=2048.0,  # [A100-WP] V100 L2 read bandwidth 2048 B/clk

@@ -52,31 +52,37 @@ class ClockSpec:
 
 
 @dataclass(frozen=True)
-class PipelineSpec:
-    """One functional-unit class of a sub-partition (SMSP)."""
-    issue_interval_cycles: float = 1.0           # cycles between two warp instructions of this class on one SMSP (32 / lanes)
+class PipeSpec:
+    """One execution pipe of a sub-partition (SMSP), Nsight Compute's pipe names."""
+    issue_interval_cycles: float = 1.0           # cycles between two warp instructions on this pipe of one SMSP (32 / lanes); 0: the architecture has no such pipe
     latency_cycles: int = 4                      # cycles from issue until a dependent instruction may issue
 
     def __post_init__(self) -> None:
-        _positive(self, "issue_interval_cycles", "latency_cycles")
+        _nonnegative(self, "issue_interval_cycles")
+        _positive(self, "latency_cycles")
 
 
 @dataclass(frozen=True)
-class PipelinesSpec:
-    """Per op class (the opcode table's unit classes)."""
-    int: PipelineSpec = PipelineSpec(2.0, 4)     # integer ALU (IADD3, LOP3, SHF, IMAD)
-    fp32: PipelineSpec = PipelineSpec(1.0, 4)    # FFMA, FADD, FMUL
-    fp64: PipelineSpec = PipelineSpec(2.0, 8)    # DFMA, DADD, DMUL
-    fp16: PipelineSpec = PipelineSpec(1.0, 8)    # HFMA2, HADD2 (two halves per lane)
-    sfu: PipelineSpec = PipelineSpec(8.0, 19)    # MUFU: ex2, lg2, rcp, rsqrt, sin, cos
-    ldst: PipelineSpec = PipelineSpec(4.0, 4)    # address generation; memory latency comes from the memory units
-    branch: PipelineSpec = PipelineSpec(2.0, 4)  # BRA, predicated control
-    sync: PipelineSpec = PipelineSpec(2.0, 4)    # BAR issue; release time is SMSpec.barrier_latency_cycles
-    shuffle: PipelineSpec = PipelineSpec(4.0, 26)  # SHFL
-    misc: PipelineSpec = PipelineSpec(1.0, 2)    # MOV, S2R and other bookkeeping
+class PipesSpec:
+    """The SMSP's pipes a SASS instruction issues to (`gpusim.frontend.sass.opcodes`).
+    FP32 instructions go to whichever of fmaheavy and fmalite is free; IMAD only to
+    fmaheavy; half-precision pairs to the fp16 pipe, or (fp16 interval 0) to the FMA pipes
+    with the fp16 latency. Memory instructions' latency comes from the memory units."""
+    alu: PipeSpec = PipeSpec(2.0, 4)             # integer and logic: IADD3, LOP3, SHF, ISETP, SEL, MOV, FSETP, FMNMX
+    fmaheavy: PipeSpec = PipeSpec(2.0, 4)        # FP32 and integer multiply-add (IMAD, VIADD)
+    fmalite: PipeSpec = PipeSpec(2.0, 4)         # FP32 only (FADD, FMUL, FFMA); interval 0: none (FP32 shares fmaheavy)
+    fp16: PipeSpec = PipeSpec(0.0, 8)            # HADD2, HMUL2, HFMA2; interval 0: run on the FMA pipes
+    fp64: PipeSpec = PipeSpec(2.0, 8)            # DADD, DMUL, DFMA, DSETP
+    xu: PipeSpec = PipeSpec(8.0, 19)             # MUFU, conversions I2F/F2I/F2F, POPC, FLO, BREV
+    lsu: PipeSpec = PipeSpec(4.0, 26)            # loads, stores, atomics, SHFL, S2R (latency: SHFL and S2R results)
+    adu: PipeSpec = PipeSpec(2.0, 20)            # LDC, S2UR, BAR, indirect branches (latency: LDC and S2UR results)
+    cbu: PipeSpec = PipeSpec(2.0, 4)             # BRA, EXIT, BSSY, BSYNC, WARPSYNC, CALL, RET
+    uniform: PipeSpec = PipeSpec(1.0, 4)         # the uniform datapath: UIADD3, ULOP3, UMOV, ULDC, ...
+    tensor: PipeSpec = PipeSpec(4.0, 16)         # HMMA, IMMA, DMMA, HGMMA
+    tex: PipeSpec = PipeSpec(4.0, 4)             # TEX, TLD, SULD, SUST (latency from the memory units)
 
-    def of(self, unit: str) -> PipelineSpec:
-        return getattr(self, unit)
+    def of(self, pipe: str) -> PipeSpec:
+        return getattr(self, pipe)
 
 
 @dataclass(frozen=True)
@@ -101,7 +107,10 @@ class SMSpec:
     shared_latency_cycles: int = 23              # shared load, no conflict, to dependent use
     shared_wavefront_cycles: int = 1             # extra cycles per additional wavefront of a conflicted access
     barrier_latency_cycles: int = 20             # last arrival to release of a CTA barrier
-    pipelines: PipelinesSpec = field(default_factory=PipelinesSpec)
+    instruction_cache_line_bytes: int = 128      # instruction-cache line (8 SASS instructions of 16 B)
+    instruction_prefetch_lines: int = 16         # lines fetched ahead after an instruction-cache miss
+    constant_cache_line_bytes: int = 64          # constant-cache line (kernel parameters, __constant__ data)
+    pipes: PipesSpec = field(default_factory=PipesSpec)
     warp_scheduler: str = "gto"                  # warp scheduling policy name (gpusim.timing.policies)
 
     def __post_init__(self) -> None:
@@ -109,7 +118,9 @@ class SMSpec:
                   "max_blocks_per_sm", "registers_per_sm", "max_registers_per_thread", "register_allocation_unit",
                   "warp_allocation_granularity", "shared_memory_per_sm_bytes", "shared_allocation_unit_bytes",
                   "l1_shared_total_bytes", "shared_latency_cycles", "barrier_latency_cycles")
-        _nonnegative(self, "reserved_shared_per_block_bytes", "shared_wavefront_cycles")
+        _nonnegative(self, "reserved_shared_per_block_bytes", "shared_wavefront_cycles", "instruction_prefetch_lines")
+        _power_of_two(self, "instruction_cache_line_bytes", "constant_cache_line_bytes")
+        _integer(self, "instruction_prefetch_lines")
         _integer(self, "sub_partitions", "max_threads_per_sm", "max_warps_per_sm", "max_blocks_per_sm",
                  "registers_per_sm", "max_registers_per_thread", "shared_memory_per_sm_bytes", "l1_shared_total_bytes")
         _power_of_two(self, "shared_banks", "shared_bank_width_bytes")
@@ -160,14 +171,24 @@ class L2Spec:
     bandwidth_bytes_per_cycle_per_slice: float = 64.0  # data returned per SM cycle by one slice
     atomic_latency_cycles: int = 40              # extra cycles for a read-modify-write at the slice
     atomic_same_address_interval_cycles: float = 2.0  # cycles between two lane atomics on one sector at a slice
+    partitions: int = 1                          # L2 partitions; an SM's near one caches copies of lines homed in the far one
+    fabric_latency_cycles: int = 100             # one crossing of the fabric between partitions (a far access crosses twice)
+    fabric_bandwidth_bytes_per_cycle: float = 2048.0  # data across the partition fabric, all partitions together
+    ecc_granule_bytes: int = 32                  # L2 data ECC word: a write covering part of one costs the slice a read too
 
     def __post_init__(self) -> None:
-        _positive(self, "size_bytes", "slices", "hit_latency_cycles", "bandwidth_bytes_per_cycle_per_slice")
-        _integer(self, "size_bytes", "slices")
+        _positive(self, "size_bytes", "slices", "hit_latency_cycles", "bandwidth_bytes_per_cycle_per_slice",
+                  "partitions", "fabric_latency_cycles", "fabric_bandwidth_bytes_per_cycle")
+        _integer(self, "size_bytes", "slices", "partitions", "fabric_latency_cycles")
         _nonnegative(self, "atomic_latency_cycles")
-        _power_of_two(self, "associativity", "line_bytes", "sector_bytes")
+        _power_of_two(self, "associativity", "line_bytes", "sector_bytes", "ecc_granule_bytes")
         if self.sector_bytes > self.line_bytes:
             raise ConfigError("L2Spec.sector_bytes cannot exceed line_bytes")
+        if self.ecc_granule_bytes > self.sector_bytes:
+            raise ConfigError(f"L2Spec.ecc_granule_bytes ({self.ecc_granule_bytes}) cannot exceed sector_bytes "
+                              f"({self.sector_bytes})")
+        if self.slices % self.partitions:
+            raise ConfigError(f"L2Spec.slices ({self.slices}) must divide evenly into {self.partitions} partitions")
         set_bytes = self.line_bytes * self.associativity
         if self.size_bytes % set_bytes:
             lo = self.size_bytes // set_bytes * set_bytes
@@ -192,11 +213,36 @@ class HBMSpec:
     capacity_bytes: int = 85017493504            # device memory cudaMalloc can use
     latency_ns: float = 204.0                    # added beyond an L2 miss, unloaded
     access_granularity_bytes: int = 64           # DRAM burst; a 32-byte sector request moves this much
+    banks_per_channel: int = 16                  # banks of one pseudo-channel, each with one row buffer
+    row_bytes: int = 1024                        # row (page) of a pseudo-channel: contiguous addresses, one bank
+    t_rcd_ns: float = 14.0                       # tRCD: activate to column command
+    t_rp_ns: float = 14.0                        # tRP: precharge to activate
+    t_ras_ns: float = 34.0                       # tRAS: activate to precharge, at least
+    t_wr_ns: float = 16.0                        # tWR: last write data to precharge (write recovery)
+    t_ccd_l_ns: float = 2.0                      # tCCD_L: column command to column command in one bank (32 B each)
+    t_wtr_ns: float = 8.0                        # tWTR (+ write latency): data bus idle from a write to a read
+    t_rtw_ns: float = 4.0                        # tRTW: data bus idle from a read to a write
+    t_refi_ns: float = 3900.0                    # tREFI: interval between all-bank refreshes of a pseudo-channel
+    t_rfc_ns: float = 350.0                      # tRFC: an all-bank refresh blocks its pseudo-channel this long
+    write_queue_bursts: int = 32                 # writes a controller collects per channel before draining them together
 
     def __post_init__(self) -> None:
         _positive(self, "stacks", "channels", "bus_width_bits", "bandwidth_GBps", "capacity_bytes", "latency_ns",
-                  "access_granularity_bytes")
-        _integer(self, "stacks", "channels", "bus_width_bits", "capacity_bytes", "access_granularity_bytes")
+                  "access_granularity_bytes", "banks_per_channel", "row_bytes", "t_refi_ns", "write_queue_bursts")
+        _integer(self, "stacks", "channels", "bus_width_bits", "capacity_bytes", "access_granularity_bytes",
+                 "banks_per_channel", "row_bytes", "write_queue_bursts")
+        _nonnegative(self, "t_rcd_ns", "t_rp_ns", "t_ras_ns", "t_wr_ns", "t_ccd_l_ns", "t_wtr_ns", "t_rtw_ns",
+                     "t_rfc_ns")
+        _power_of_two(self, "row_bytes")
+        if self.row_bytes % self.access_granularity_bytes:
+            raise ConfigError(f"HBMSpec.row_bytes ({self.row_bytes}) must be a multiple of access_granularity_bytes "
+                              f"({self.access_granularity_bytes})")
+        if self.t_rfc_ns >= self.t_refi_ns:
+            raise ConfigError(f"HBMSpec.t_rfc_ns ({self.t_rfc_ns}) must be below t_refi_ns ({self.t_refi_ns}): "
+                              f"refresh would leave no time for accesses")
+        if self.latency_ns * 1.0 < self.t_rcd_ns + self.t_rp_ns:
+            raise ConfigError(f"HBMSpec.latency_ns ({self.latency_ns}) is the latency of a row miss and must cover "
+                              f"t_rp_ns + t_rcd_ns ({self.t_rp_ns + self.t_rcd_ns})")
 
 
 @dataclass(frozen=True)

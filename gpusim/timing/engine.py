@@ -27,7 +27,7 @@ import simpy
 
 from gpusim.timing.issue_stream import IssueStreams
 from gpusim.timing.sm import SM, STALL_REASONS
-from gpusim.timing.static import issue_program, provisional_classify
+from gpusim.timing.static import issue_program, sass_classifier
 from gpusim.timing.trace import TraceSource
 
 STALL_METRIC = "smsp__pcsamp_warps_issue_stalled_{}"
@@ -93,21 +93,22 @@ class TimingEngine:
         self.blocks_simulated = self.blocks_share if mode == "full" else min(self.blocks_share,
                                                                               options.max_waves * wave)
         self.wave_blocks = wave
-        self.memory = MemorySystem(spec, sm_fraction=frac)
+        self.memory = MemorySystem(spec, sm_fraction=frac,
+                                   share_blocks_per_simulated=self.blocks_share / max(self.blocks_simulated, 1))
         smap = prepared.sass
         if smap is None:
             from gpusim.errors import ConfigError
             from gpusim.frontend.sass import INSTALL_HINT
             raise ConfigError(f"kernel {prepared.name}: timing needs the kernel's SASS from NVIDIA's ptxas and "
                               f"nvdisasm, which are not installed: {INSTALL_HINT}")
-        self.program = program = issue_program(smap, prepared.decoded, provisional_classify)
+        self.program = program = issue_program(smap, prepared.decoded, sass_classifier(spec), spec)
         self.issue = IssueStreams(smap, program)
         self.block_static = program.segments
         self.stats = TimingStats(program.n_sass)
         self.trace = TraceSource(prepared, chunk_blocks=min(max(wave, 1), max(1, (1 << 15) // (geo.warps_per_block * 32))),
                                  issue=self.issue)
         shared_per_sm = bps * self.res.shared_bytes_per_block
-        l1_data = max(spec.sm.l1_shared_total_bytes - shared_per_sm, 16 * 1024)
+        l1_data = spec.sm.l1_shared_total_bytes - spec.sm.carveout_bytes(shared_per_sm)   # the driver's carve-out
         self.sms = [SM(i, spec, self.block_static, L1Cache(spec, l1_data, self.memory, i), self.stats,
                        self._cta_done) for i in range(self.sms_simulated)]
         self.bps = bps

@@ -17,14 +17,31 @@ mem)`, `mem` keyed by SASS instruction index (`static.IssueProgram`):
   wavefronts: the larger).
 `dropped` counts accesses with no SASS visit to land on (reported by the engine as
 `gpusim__sass_unplaced_accesses.sum`; zero on every program of `programs/`).
+
+**Loop sampling** (`warp_budget`, SASS instructions per warp; None: off). A warp whose
+path would issue more than the budget has iterations of one loop left out: the
+outermost PTX loop with at least `MIN_ITERATIONS` iterations per activation, chosen once
+per kernel from the first warp over budget. Of an activation of N iterations the first
+K = max(`MIN_ITERATIONS`, N * budget / path) and the last are kept; between them a
+`SKIP` marker tells the SM how many iterations were left out, and a `MEASURE` marker
+after the first K/2 (warm-up) starts the clock the SM extrapolates them with: the warp
+waits (dropped iterations) x (its measured time per iteration) at the `SKIP`. Every
+warp of a block runs the same iterations (a loop's trip count is the block's), so
+barriers stay matched. `kept` / `skipped` count SASS instructions and memory accesses on
+each side, for the engine to extrapolate counters.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+MEASURE, SKIP = -1, -2                  # marker segments (see module docstring)
+MIN_ITERATIONS = 4
 
 
 class IssueStreams:
-    def __init__(self, smap, program):
+    def __init__(self, smap, program, warp_budget: int | None = None):
         self.smap = smap
         self.region = program.region_segment
         self.block_segment = program.block_segment
@@ -35,8 +52,31 @@ class IssueStreams:
         self.copies = smap.copies
         self._walks: dict[tuple[int, int], list] = {}
         self.dropped = 0
+        self.warp_budget = warp_budget
+        self.loop: int | None = None                 # the PTX loop sampled (chosen once)
+        self.loop_chosen = False
+        self.kept = [0, 0]                           # SASS instructions, accesses issued
+        self.skipped = [0, 0]                        # ... left out by loop sampling
+        lens = {h: len(program.segments[seg]) for h, seg in self.region.items()}
+        for h, loop in self.unrolled.items():        # per iteration: the remainder pass
+            blocks = smap.cfg.blocks
+            per = [(blocks[k].end - blocks[k].start) / c for k, c in loop.content.items() if c]
+            lens[h] = min(per) if per else 0
+        self.cost = lens                              # PTX block -> SASS instructions per visit
 
     def convert(self, visits: list) -> list:
+        cost = self.cost
+        total = sum(cost.get(v[0], 0) for v in visits)
+        acc = sum(len(v[2]) for v in visits)
+        if self.warp_budget is not None and total > self.warp_budget:
+            visits = self._sample(visits, total)
+            k_inst = sum(cost.get(v[0], 0) for v in visits if v[0] >= 0)
+            k_acc = sum(len(v[2]) for v in visits if v[0] >= 0)
+            self.skipped[0] += total - k_inst
+            self.skipped[1] += acc - k_acc
+            total, acc = k_inst, k_acc
+        self.kept[0] += total
+        self.kept[1] += acc
         out: list = []
         latest: dict[int, dict] = {}                 # PTX home block -> mem of its latest SASS visit
         pending: dict[int, dict] = {}                # PTX home block -> accesses waiting for its next visit
@@ -44,6 +84,10 @@ class IssueStreams:
         i, n = 0, len(visits)
         while i < n:
             b, lanes, mem = visits[i]
+            if b < 0:                                 # a loop-sampling marker
+                out.append((b, lanes, None))
+                i += 1
+                continue
             if b in self.unrolled:
                 j = i + 1
                 while j < n and visits[j][0] == b:
@@ -71,6 +115,62 @@ class IssueStreams:
                 dest[s] = payload if prev is None else merge(prev, payload)
         for left in pending.values():
             self.dropped += len(left)
+        return out
+
+    # ------------------------------------------------------------------ loop sampling
+    def _choose_loop(self, visits: list) -> int | None:
+        """The outermost loop with at least MIN_ITERATIONS iterations per activation."""
+        best = None
+        for h, body in self.smap.ptx_loops.items():
+            iters = starts = work = 0
+            prev_inside = False
+            for v in visits:
+                inside = v[0] in body
+                if inside:
+                    work += self.cost.get(v[0], 0)
+                    if v[0] == h:
+                        iters += 1
+                        starts += not prev_inside
+                prev_inside = inside
+            if starts and iters >= MIN_ITERATIONS * 2 * starts:
+                key = (work, len(body))
+                if best is None or key > best[0]:
+                    best = (key, h)
+        return best[1] if best else None
+
+    def _sample(self, visits: list, total: int) -> list:
+        if not self.loop_chosen:
+            self.loop, self.loop_chosen = self._choose_loop(visits), True
+        h = self.loop
+        if h is None:
+            return visits
+        body = self.smap.ptx_loops[h]
+        frac = self.warp_budget / total
+        out: list = []
+        i, n = 0, len(visits)
+        while i < n:
+            if visits[i][0] != h:
+                out.append(visits[i])
+                i += 1
+                continue
+            j = i
+            heads = []
+            while j < n and visits[j][0] in body:
+                if visits[j][0] == h:
+                    heads.append(j)
+                j += 1
+            count = len(heads)
+            keep = max(MIN_ITERATIONS, math.ceil(frac * count))
+            if count <= keep + 1:
+                out.extend(visits[i:j])
+            else:
+                half = keep // 2
+                out.extend(visits[i:heads[half]])
+                out.append((MEASURE, 0, {}))
+                out.extend(visits[heads[half]:heads[keep]])
+                out.append((SKIP, (keep - half, count - 1 - keep), {}))
+                out.extend(visits[heads[count - 1]:j])
+            i = j
         return out
 
     def _loop(self, b: int, run: list, out: list) -> None:

@@ -33,16 +33,22 @@ from __future__ import annotations
 import math
 
 from gpusim.timing import policies
+from gpusim.timing.fetch import FrontEnd
+from gpusim.timing.issue_stream import MEASURE
 from gpusim.timing.static import DEP_STALL, FIXED, GLOBAL, SHARED
+
+PIPE_NAMES = ("alu", "fmaheavy", "fmalite", "fp16", "fp64", "xu", "lsu", "adu", "cbu", "uniform", "tensor", "tex")
+from isa.memory_map import CONST_WINDOW_BASE
 
 INF = math.inf
 STALL_REASONS = ("selected", "not_selected", "wait", "short_scoreboard", "long_scoreboard", "barrier",
-                 "math_pipe_throttle", "mio_throttle", "lg_throttle", "dispatch_stall")
+                 "math_pipe_throttle", "mio_throttle", "lg_throttle", "dispatch_stall", "no_instructions", "imc_miss",
+                 "sampled")                   # 'sampled': iterations loop sampling left out (not a GPU stall reason)
 
 
 class Warp:
     __slots__ = ("stream", "vi", "instrs", "ii", "mem", "cta", "slot", "age", "ready_at", "reason", "throttled",
-                 "reg_ready", "reg_kind", "last_issue", "at_barrier", "cand")
+                 "reg_ready", "reg_kind", "last_issue", "at_barrier", "cand", "mark")
 
     def __init__(self, stream, cta, slot, age, t0):
         self.stream, self.cta, self.slot, self.age = stream, cta, slot, age
@@ -54,6 +60,7 @@ class Warp:
         self.last_issue = t0 - 1
         self.at_barrier = False
         self.cand = t0
+        self.mark = t0
 
 
 class CTA:
@@ -89,9 +96,10 @@ class SM:
         self.on_cta_done = on_cta_done
         self.sps = [SubPartition() for _ in range(sm.sub_partitions)]
         self.pick = policies.get(sm.warp_scheduler)
-        self.pipes = {u: sm.pipelines.of(u) for u in ("int", "fp32", "fp64", "fp16", "sfu", "ldst", "branch", "sync",
-                                                       "shuffle", "misc")}
+        self.interval = {p: sm.pipes.of(p).issue_interval_cycles for p in PIPE_NAMES}
         self.shared_free = 0.0
+        self.front = FrontEnd(spec)
+        self._iready = self.front.icache.lines
         self.ctas: dict[int, CTA] = {}
         self.t = 0.0
         self.next_age = 0
@@ -162,10 +170,16 @@ class SM:
 
     def _issue_one(self, sp: SubPartition, t: float) -> bool:
         ready = []
+        free = sp.pipe_free
         for w in sp.warps:
             if w.cand <= t:
-                unit = w.instrs[w.ii].unit
-                pf = sp.pipe_free.get(unit, 0.0)
+                units = w.instrs[w.ii].unit
+                pf = free.get(units[0], 0.0)
+                if len(units) > 1:
+                    for u in units[1:]:
+                        f = free.get(u, 0.0)
+                        if f < pf:
+                            pf = f
                 if pf > t:
                     w.cand = pf
                     w.throttled = True
@@ -197,10 +211,17 @@ class SM:
                 stall[r][idx] += rest
         stall["selected"][idx] += 1
         w.throttled = False
-        pipe = self.pipes[s.unit]
-        sp.pipe_free[s.unit] = t + pipe.issue_interval_cycles
+        units = s.unit
+        free = sp.pipe_free
+        u = units[0]
+        if len(units) > 1:                      # the first free of its pipes (FP32: fmalite or fmaheavy)
+            for v in units:
+                if free.get(v, 0.0) <= t:
+                    u = v
+                    break
+        free[u] = t + self.interval[u]
         sp.issued += 1
-        ready = t + pipe.latency_cycles
+        ready = t + s.latency
         if s.result != FIXED:
             ready = self._memory(s, w, t, ready)
         for d in s.dsts:
@@ -226,6 +247,13 @@ class SM:
         payload = w.mem.get(s.index) if w.mem else None
         if payload is None:
             return fixed_ready                      # no active lane accessed memory
+        if s.const_load:                            # indexed constant load: through the constant cache
+            cc = self.front.ccache
+            done = fixed_ready
+            for line in set(((int(x) << 5) - CONST_WINDOW_BASE + (3 << 32)) >> cc.line_shift
+                            for x in payload.tolist()):
+                done = max(done, cc.ready(t, line) + fixed_ready - t)
+            return done
         if s.result == SHARED:
             sm = self.spec.sm
             wf = payload if isinstance(payload, int) else 1
@@ -257,11 +285,30 @@ class SM:
             v = rr.get(reg)
             if v is not None and v > r:
                 r, reason = v, DEP_STALL[w.reg_kind[reg]]
+        f = self._iready.get(s.iline)
+        if f is None:
+            f = self.front.icache.ready(t_min, s.iline)
+        if f > r:
+            r, reason = f, "no_instructions"
+        for line in s.const_lines:
+            f = self.front.ccache.ready(t_min, line)
+            if f > r:
+                r, reason = f, "imc_miss"
         w.ready_at, w.reason, w.cand = r, reason, r
 
     def _next_visit(self, w: Warp, t: float) -> None:
         w.vi += 1
         visits = w.stream.visits
+        while w.vi < len(visits) and visits[w.vi][0] < 0:  # loop-sampling markers (issue_stream.py)
+            kind, counts, _ = visits[w.vi]
+            if kind == MEASURE:
+                w.mark = t
+            else:                               # SKIP: wait out the iterations left out
+                measured, skipped = counts
+                end = t + (t - w.mark) * skipped / measured
+                if end > w.ready_at:
+                    w.ready_at, w.reason = end, "sampled"
+            w.vi += 1
         if w.vi < len(visits):
             block, _, mem = visits[w.vi]
             w.instrs = self.block_static[block]

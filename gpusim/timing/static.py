@@ -27,13 +27,17 @@ DEP_STALL = {FIXED: "wait", SHARED: "short_scoreboard", GLOBAL: "long_scoreboard
 @dataclass(frozen=True, slots=True)
 class StaticInstr:
     index: int                      # SASS instruction index (stall attribution, payload key)
-    unit: str                       # pipe
+    unit: tuple[str, ...]           # the physical pipes it may issue to (the first free one)
     result: int                     # FIXED / SHARED / GLOBAL
     dsts: tuple[int, ...]
     srcs: tuple[int, ...]
     is_store: bool
     is_atomic: bool
     is_barrier: bool
+    latency: int = 4                # fixed latency (FIXED results; MIO results that are not shared memory)
+    iline: int = 0                  # instruction-cache line (byte offset >> line shift)
+    const_lines: tuple[int, ...] = ()   # constant-cache lines of its c[bank][offset] operands
+    const_load: bool = False        # an indexed constant load (LDC with a register index): lines from its payload
 
 
 @dataclass(frozen=True)
@@ -46,15 +50,26 @@ class IssueProgram:
     n_sass: int
 
 
-def issue_program(smap, decoded, classify) -> IssueProgram:
+def issue_program(smap, decoded, classify, spec=None) -> IssueProgram:
     """Segments for a `SassMap` of `decoded` (the functional core's kernel);
-    `classify(instr, ptx_info) -> StaticInstr fields` is the architecture's opcode table."""
+    `classify(i, instr, ptx_info) -> StaticInstr` is the architecture's opcode table;
+    `spec` (a GPUSpec) sets the instruction and constant cache line sizes."""
+    import dataclasses
+
+    from gpusim.timing.fetch import constant_operands
     ins = smap.listing.instructions
     infos = decoded.infos
+    ishift = (spec.sm.instruction_cache_line_bytes if spec else 128).bit_length() - 1
+    cshift = (spec.sm.constant_cache_line_bytes if spec else 64).bit_length() - 1
     statics = []
     for i, x in enumerate(ins):
         o = smap.origin[i]
-        statics.append(classify(i, x, infos[o] if o is not None else None))
+        st = classify(i, x, infos[o] if o is not None else None)
+        consts = constant_operands(x.operands)
+        statics.append(dataclasses.replace(
+            st, iline=x.offset >> ishift,
+            const_lines=tuple(dict.fromkeys(((b << 32) + off) >> cshift for b, off in consts)),
+            const_load=x.base == "LDC" and not consts))
     segments: list[tuple[StaticInstr, ...]] = []
     region_segment = {}
     for h, region in smap.regions.items():
@@ -87,58 +102,32 @@ def _owners(smap, decoded) -> np.ndarray:
     return owner
 
 
-# ---------------------------------------------------------------------------- provisional opcode facts
-# (replaced by gpusim.frontend.sass.opcodes / operands when they land)
-import re as _re
-
-_REG = _re.compile(r"(?<![\w.])(U?R\d+|U?P\d)(?:\.(64|128))?")
-_NO_DEST = frozenset({"STG", "STS", "STL", "ST", "RED", "REDG", "BAR", "BRA", "EXIT", "RET", "CALL", "BSYNC",
-                      "WARPSYNC", "MEMBAR", "FENCE", "ERRBAR", "CCTL", "DEPBAR", "NOP", "BPT", "YIELD", "KILL",
-                      "STSM", "REDAS", "SYNCS", "NANOSLEEP"})
-_SHARED_OPS = frozenset({"LDS", "STS", "ATOMS", "LDSM", "STSM", "SHFL", "VOTE", "MATCH", "REDUX", "S2R"})
-_GLOBAL_OPS = frozenset({"LDG", "STG", "LD", "ST", "LDL", "STL", "ATOM", "ATOMG", "RED", "REDG"})
+# ---------------------------------------------------------------------------- the opcode table, timed
+_DEPENDENCY = {"fixed": FIXED, "mio": SHARED, "l1tex": GLOBAL}
 
 
-def _slot(tok: str) -> int:
-    if tok.startswith("UR"):
-        return 256 + int(tok[2:])
-    if tok.startswith("UP"):
-        return 328 + int(tok[2:])
-    if tok.startswith("R"):
-        return int(tok[1:])
-    return 320 + int(tok[1:])
+def sass_classifier(spec):
+    """`classify(i, instr, ptx_info) -> StaticInstr` for `spec`'s architecture: the pipe from
+    `gpusim.frontend.sass.opcodes`, registers from `operands`, the pipe's latency. An
+    instruction issues to the first free of its physical pipes: FP32 to fmalite or
+    fmaheavy (only fmaheavy where fmalite's interval is 0), half precision to the fp16
+    pipe or, where it has none (interval 0), to the FMA pipes with the fp16 latency."""
+    from gpusim.frontend.sass.opcodes import classify as sass_op
+    from gpusim.frontend.sass.operands import register_operands
+    pipes = spec.sm.pipes
+    cc = spec.compute_capability
+    fp32 = tuple(p for p in ("fmalite", "fmaheavy") if pipes.of(p).issue_interval_cycles > 0)
+    fp16 = ("fp16",) if pipes.fp16.issue_interval_cycles > 0 else fp32
+    route = {"fma": fp32, "fp16": fp16}
 
-
-def _registers(x) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    ops = [o.strip() for o in x.operands.split(",")] if x.operands else []
-    nd = 0 if x.base in _NO_DEST or not ops else (2 if x.base.endswith("SETP") or x.base == "PLOP3" else 1)
-    wide = 2 if (".64" in x.opcode or ".WIDE" in x.opcode or x.base.startswith("D")) else \
-        (4 if ".128" in x.opcode else 1)
-    dsts, srcs = [], []
-    for k, op in enumerate(ops):
-        for m in _REG.finditer(op):
-            base = _slot(m.group(1))
-            n = (2 if m.group(2) == "64" else 4) if m.group(2) else (wide if m.group(1)[0] in "RU" and
-                                                                      not m.group(1).startswith("UP") else 1)
-            regs = list(range(base, base + n)) if base < 256 else [base]
-            (dsts if k < nd else srcs).extend(regs)
-    if x.predicate and x.predicate not in ("@PT", "@UPT"):
-        srcs.append(_slot(x.predicate.lstrip("@!")))
-    return tuple(dict.fromkeys(dsts)), tuple(dict.fromkeys(srcs))
-
-
-def provisional_classify(i: int, x, ptx_info) -> StaticInstr:
-    from gpusim.frontend.sass import op_class
-    base = x.base
-    space = ptx_info.space if ptx_info is not None and ptx_info.kind == "mem" else None
-    if base in _SHARED_OPS or (base in ("LD", "ST", "ATOM", "RED") and space == "shared"):
-        result = SHARED
-    elif base in _GLOBAL_OPS:
-        result = GLOBAL
-    else:
-        result = FIXED
-    dsts, srcs = _registers(x)
-    return StaticInstr(index=i, unit=op_class(x.opcode), result=result, dsts=dsts, srcs=srcs,
-                       is_store=base in ("STG", "STS", "STL", "ST", "RED", "REDG", "ATOM", "ATOMG", "ATOMS"),
-                       is_atomic=base in ("ATOM", "ATOMG", "ATOMS", "RED", "REDG"),
-                       is_barrier=base == "BAR" and ".ARV" not in x.opcode)
+    def classify(i: int, x, ptx_info) -> StaticInstr:
+        op = sass_op(x, cc)
+        issue = route.get(op.pipe, (op.pipe,))
+        result = _DEPENDENCY[op.dependency]
+        if op.memory == "generic" and ptx_info is not None and ptx_info.space == "shared":
+            result = SHARED                          # a generic access the functional core found in shared memory
+        writes, reads = register_operands(x)
+        return StaticInstr(index=i, unit=issue, result=result, dsts=writes, srcs=reads,
+                           is_store=op.is_store or op.is_atomic, is_atomic=op.is_atomic, is_barrier=op.is_barrier,
+                           latency=pipes.of("fp16" if op.pipe == "fp16" else issue[0]).latency_cycles)
+    return classify

@@ -12,7 +12,7 @@ import gpusim
 import programs
 from gpusim.frontend import sass
 from gpusim.timing.issue_stream import IssueStreams
-from gpusim.timing.static import issue_program, provisional_classify
+from gpusim.timing.static import issue_program, sass_classifier
 from gpusim.timing.trace import TraceSource
 
 pytestmark = pytest.mark.skipif(not (sass.have_ptxas() and sass.have_nvdisasm()),
@@ -112,7 +112,7 @@ def test_unrolled_loop_counts_equal_a_per_warp_replay():
     p.run_all(1 << 15)
     inst, _ = p.sass.instruction_counts(p.counters.block_warps, p.counters.block_threads, p.counters.loop_back)
     q = _prepared(strided_sum, 2, 64, (x, np.zeros(128, np.float32), 37))
-    prog = issue_program(q.sass, q.decoded, provisional_classify)
+    prog = issue_program(q.sass, q.decoded, sass_classifier(q.spec))
     issue = IssueStreams(q.sass, prog)
     ts = TraceSource(q, 2, issue)
     replay = sum(len(prog.segments[seg]) for b in range(2) for w in ts.block(b) for seg, _, _ in w.visits)
@@ -131,7 +131,7 @@ def test_lanes_that_leave_by_a_predicated_exit_do_not_execute_the_final_exit():
 def test_every_memory_access_lands_on_a_sass_instruction(name):
     c = programs.get(name).case("default")
     p = gpusim.prepare(c.kernel, c.grid, c.block, c.args, gpu="h200", shared_bytes=c.shared_bytes)
-    prog = issue_program(p.sass, p.decoded, provisional_classify)
+    prog = issue_program(p.sass, p.decoded, sass_classifier(p.spec))
     issue = IssueStreams(p.sass, prog)
     ts = TraceSource(p, 8, issue)
     accesses = 0

@@ -33,7 +33,7 @@ def test_source_records_the_base_and_the_overrides():
 
 
 def test_fp64_issue_interval_1_through_a_nested_key():
-    assert resolve("h100", ["sm.pipelines.fp64.issue_interval_cycles=1"]).sm.pipelines.fp64.issue_interval_cycles == 1.0
+    assert resolve("h100", ["sm.pipes.fp64.issue_interval_cycles=1"]).sm.pipes.fp64.issue_interval_cycles == 1.0
 
 
 def test_sub_partitions_2():
@@ -122,8 +122,8 @@ def test_infinite_bandwidth_is_rejected():
 
 
 def test_a_group_key_lists_its_fields():
-    with pytest.raises(ConfigError, match=r"group of settings.*sm.pipelines.fp64.issue_interval_cycles"):
-        resolve("h100", ["sm.pipelines.fp64=1"])
+    with pytest.raises(ConfigError, match=r"group of settings.*sm.pipes.fp64.issue_interval_cycles"):
+        resolve("h100", ["sm.pipes.fp64=1"])
 
 
 def test_sector_larger_than_line_is_rejected():
@@ -150,7 +150,7 @@ def test_source_cannot_be_set():
 
 def test_presets_are_not_modified_by_apply():
     before = copy.deepcopy(presets.PRESETS)
-    apply(H100, {"sm.count": 64, "l2.size_bytes": "64MiB", "sm.pipelines.fp64.issue_interval_cycles": 1})
+    apply(H100, {"sm.count": 64, "l2.size_bytes": "64MiB", "sm.pipes.fp64.issue_interval_cycles": 1})
     assert presets.PRESETS == before and presets.get("h100").sm_count == 132
 
 
@@ -166,9 +166,9 @@ def test_toml_with_base_h100_and_hbm_8000_loads(tmp_path):
 def test_toml_name_and_nested_table(tmp_path):
     f = tmp_path / "dp.toml"
     f.write_text('base = "a100"\nname = "a100-fastdp"\nsm_count = 64\n\n'
-                 '[sm.pipelines.fp64]\nissue_interval_cycles = 1\n\n[l2]\nsize_bytes = "80MiB"\n')
+                 '[sm.pipes.fp64]\nissue_interval_cycles = 1\n\n[l2]\nsize_bytes = "80MiB"\n')
     spec = load_toml(f)
-    assert (spec.name, spec.sm_count, spec.sm.pipelines.fp64.issue_interval_cycles, spec.l2.size_bytes) == \
+    assert (spec.name, spec.sm_count, spec.sm.pipes.fp64.issue_interval_cycles, spec.l2.size_bytes) == \
            ("a100-fastdp", 64, 1.0, 80 * 1024 * 1024)
 
 

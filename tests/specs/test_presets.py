@@ -17,7 +17,7 @@ from gpusim.specs import presets
 from gpusim.specs.describe import describe, leaves
 from gpusim.specs.gpu import GPUSpec
 from gpusim.specs.limits import LaunchLimits
-from gpusim.specs.units import (ClockSpec, HBMSpec, L1Spec, L2Spec, LaunchSpec, NoCSpec, PipelineSpec, PipelinesSpec,
+from gpusim.specs.units import (ClockSpec, HBMSpec, L1Spec, L2Spec, LaunchSpec, NoCSpec, PipeSpec, PipesSpec,
                                 SMSpec)
 
 H100, H200, A100, V100 = presets.H100, presets.H200, presets.A100, presets.V100
@@ -25,9 +25,10 @@ KiB, MiB = 1024, 1024 * 1024
 PRESETS_SRC = Path(presets.__file__).read_text()
 
 
-def peak_tflops(spec: GPUSpec, unit: str) -> float:
-    """FMA = 2 flops, lanes = 32 / issue interval, per SMSP."""
-    lanes = 32 / spec.sm.pipelines.of(unit).issue_interval_cycles
+def peak_tflops(spec: GPUSpec, *pipes: str) -> float:
+    """FMA = 2 flops, lanes = 32 / issue interval per SMSP, summed over the pipes (0: none)."""
+    lanes = sum(32 / spec.sm.pipes.of(p).issue_interval_cycles for p in pipes
+                if spec.sm.pipes.of(p).issue_interval_cycles)
     return spec.sm_count * spec.sm.sub_partitions * lanes * 2 * spec.clocks.sm_clock_mhz / 1e6
 
 
@@ -70,7 +71,7 @@ def test_h200_compute_is_h100_compute():
 
 @pytest.mark.parametrize("spec, tflops", [(H100, 66.9), (A100, 19.5), (V100, 15.7)])
 def test_peak_fp32_matches_the_datasheet(spec, tflops):
-    assert peak_tflops(spec, "fp32") == pytest.approx(tflops, abs=0.05)
+    assert peak_tflops(spec, "fmaheavy", "fmalite") == pytest.approx(tflops, abs=0.05)
 
 
 @pytest.mark.parametrize("spec, tflops", [(H100, 33.5), (A100, 9.7), (V100, 7.8)])
@@ -79,24 +80,32 @@ def test_peak_fp64_matches_the_datasheet(spec, tflops):
 
 
 def test_a100_fp32_issues_every_2_cycles_per_smsp():
-    assert A100.sm.pipelines.fp32.issue_interval_cycles == 2.0     # 16 FP32 lanes per SMSP on GA100
+    assert A100.sm.pipes.fmaheavy.issue_interval_cycles == 2.0     # 16 FP32 lanes per SMSP on GA100
+
+
+def test_a100_has_no_fmalite_pipe():
+    assert A100.sm.pipes.fmalite.issue_interval_cycles == 0.0      # GA100: one FMA pipe for FP32 and IMAD
+
+
+def test_h100_fp32_has_two_pipes_of_16_lanes():
+    assert (H100.sm.pipes.fmaheavy.issue_interval_cycles, H100.sm.pipes.fmalite.issue_interval_cycles) == (2.0, 2.0)
 
 
 def test_h100_fp64_issues_every_2_cycles_per_smsp():
-    assert H100.sm.pipelines.fp64.issue_interval_cycles == 2.0     # 16 FP64 lanes per SMSP
+    assert H100.sm.pipes.fp64.issue_interval_cycles == 2.0     # 16 FP64 lanes per SMSP
 
 
 def test_v100_fp64_issues_every_4_cycles_per_smsp():
-    assert V100.sm.pipelines.fp64.issue_interval_cycles == 4.0     # 8 FP64 lanes per SMSP
+    assert V100.sm.pipes.fp64.issue_interval_cycles == 4.0     # 8 FP64 lanes per SMSP
 
 
 @pytest.mark.parametrize("spec", [H100, A100, V100], ids=lambda s: s.name)
-def test_sfu_issues_every_8_cycles_per_smsp(spec):
-    assert spec.sm.pipelines.sfu.issue_interval_cycles == 8.0      # 16 results per clock per SM
+def test_xu_issues_every_8_cycles_per_smsp(spec):
+    assert spec.sm.pipes.xu.issue_interval_cycles == 8.0           # 16 results per clock per SM
 
 
-def test_h100_shuffle_issues_every_4_cycles_per_smsp():
-    assert H100.sm.pipelines.shuffle.issue_interval_cycles == 4.0  # 32 results per clock per SM
+def test_h100_lsu_issues_every_4_cycles_per_smsp():
+    assert H100.sm.pipes.lsu.issue_interval_cycles == 4.0          # 32 LD/ST units (and shuffles) per SM
 
 
 # ----------------------------------------------------------------------------------- per-SM limits
@@ -235,7 +244,8 @@ def test_unknown_preset_lists_the_known_ones():
         presets.get("b200")
 
 
-ZERO_ALLOWED = {"sm.reserved_shared_per_block_bytes", "sm.shared_carveouts_bytes", "compute_capability"}
+ZERO_ALLOWED = {"sm.reserved_shared_per_block_bytes", "sm.shared_carveouts_bytes", "compute_capability",
+                "sm.pipes.fmalite.issue_interval_cycles", "sm.pipes.fp16.issue_interval_cycles"}   # 0: no such pipe
 
 
 @pytest.mark.parametrize("spec", list(presets.PRESETS.values()), ids=lambda s: s.name)
@@ -247,9 +257,9 @@ def test_every_numeric_field_of_every_preset_is_positive(spec):
                 assert v > 0, f"{spec.name}: {key} = {v}"
 
 
-SPEC_CLASSES = {c.__name__: c for c in (GPUSpec, ClockSpec, SMSpec, PipelinesSpec, PipelineSpec, L1Spec, L2Spec,
+SPEC_CLASSES = {c.__name__: c for c in (GPUSpec, ClockSpec, SMSpec, PipesSpec, PipeSpec, L1Spec, L2Spec,
                                          HBMSpec, NoCSpec, LaunchSpec, LaunchLimits)}
-SPEC_CLASSES["P"] = PipelineSpec
+SPEC_CLASSES["P"] = PipeSpec
 
 
 def _spec_calls():

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import programs
+from validate.heldout import HELDOUT
 from validate.microbench import MICROBENCHMARKS
 
 DATA = Path(__file__).resolve().parents[2] / "validate" / "data"
@@ -43,7 +44,7 @@ def test_every_record_has_the_schema_fields(path):
     for rec in load(path)["kernels"]:
         missing = [k for k in RECORD if k not in rec]
         assert not missing, f"{path.name}: {rec.get('name')} lacks {missing}"
-        assert ("program" in rec) != ("microbenchmark" in rec), rec["name"]
+        assert sum(k in rec for k in ("program", "microbenchmark", "heldout")) == 1, rec["name"]
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
@@ -83,7 +84,8 @@ def test_recorded_params_are_the_current_sizes(path):
     """A program or microbenchmark whose sizes changed since the measurement makes the data stale."""
     stale = []
     for rec in load(path)["kernels"]:
-        spec = programs.PROGRAMS.get(rec["program"]) if "program" in rec else MICROBENCHMARKS.get(rec["microbenchmark"])
+        spec = (programs.PROGRAMS.get(rec["program"]) if "program" in rec else HELDOUT.get(rec["heldout"])
+                if "heldout" in rec else MICROBENCHMARKS.get(rec["microbenchmark"]))
         if spec is None or spec.sizes.get(rec["size"]) != rec["params"]:
             stale.append(rec["name"])
     assert not stale, f"{path.name}: records whose params differ from the current sizes: {stale}"

@@ -23,11 +23,9 @@ Set Reference" (Hopper); Nsight Compute Kernel Profiling Guide, "Pipelines".
 from __future__ import annotations
 
 import re
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
-from gpusim.frontend.sass.tools import SassToolError, _require, _run
+from gpusim.frontend.sass.tools import SassToolError, disassemble
 
 # ----------------------------------------------------------------------------- op classes
 _CLASSES = {
@@ -112,12 +110,7 @@ def sass_listing(cubin: bytes, entry: str | None = None) -> list[SassInstr]:
 
 def sass_entry(cubin: bytes, entry: str | None = None) -> Listing:
     """`sass_listing` with the labels (branch targets) kept."""
-    nvdisasm = _require("nvdisasm")
-    with tempfile.TemporaryDirectory(prefix="gpusim-nvdisasm-") as tmp:
-        path = Path(tmp) / "kernel.cubin"
-        path.write_bytes(cubin)
-        text = _run([nvdisasm, "-c", "-gi", "-gp", str(path)], "nvdisasm -c -gi -gp").stdout
-    sections = _parse_disasm(text)
+    sections = _parse_disasm(disassemble(cubin))
     if entry is None:
         if len(sections) != 1:
             raise SassToolError(f"cubin has {len(sections)} code sections; name the entry: {sorted(sections)}")

@@ -73,7 +73,7 @@ from gpusim.frontend.sass.cfg import SassCFG, build_cfg, is_guarded
 from isa.graphs import dominates, dominators, innermost_loop, natural_loops
 
 _MEMORY = frozenset({"LDG", "STG", "LD", "ST", "LDS", "STS", "LDL", "STL", "ATOM", "ATOMG", "ATOMS", "RED", "REDG",
-                     "REDAS", "LDSM", "STSM"})
+                     "REDAS", "LDSM", "STSM", "LDC"})
 _PTX_TERMINATORS = frozenset({"bra", "ret", "exit"})
 _STRUCTURAL = frozenset({"BSSY", "BSYNC", "WARPSYNC", "NOP", "BMOV"})   # placed by ptxas, not compiled from a PTX line
 _PREDICATED_WEIGHT = 0.25
@@ -105,6 +105,7 @@ class SassMap:
     copies: dict[int, dict[int, tuple[int, ...]]] = field(default_factory=dict)
     # unrolled loops: SASS block -> {PTX memory instruction: its SASS copies in pass order}
     unmatched: tuple[int, ...] = ()          # PTX memory instructions whose payload has no SASS instruction
+    ptx_loops: dict[int, frozenset[int]] = field(default_factory=dict)   # PTX loop header -> its blocks
 
     # ------------------------------------------------------------------ unrolled loops
     def walk(self, header: int, n: int) -> list[tuple[int, int]]:
@@ -191,7 +192,7 @@ def build_map(listing, decoded) -> SassMap:
     for h in sorted({x for x in home if x is not None}):
         if h not in unrolled:
             regions[h] = tuple(_region(cfg, ins, home, h))
-    m = SassMap(listing, cfg, tuple(origin), tuple(home), regions, unrolled, {}, {})
+    m = SassMap(listing, cfg, tuple(origin), tuple(home), regions, unrolled, {}, {}, ptx_loops=ptx.loops)
     _payloads(m, ins, decoded, ptx)
     return m
 
@@ -433,7 +434,7 @@ def _payloads(m: SassMap, ins, dk, ptx: _PtxFacts) -> None:
             m.copies[k] = {o: tuple(v) for o, v in per.items()}
     unmatched = []
     for info in dk.infos:
-        if info.kind != "mem" or info.space in ("param", "const"):
+        if info.kind != "mem" or info.space == "param":
             continue
         p = info.index
         if ptx.block_of[p] in m.unrolled:

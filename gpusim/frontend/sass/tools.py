@@ -196,6 +196,53 @@ def _disk_store(key: str, info: PtxasInfo) -> None:
         pass
 
 
+# ----------------------------------------------------------------------------- nvdisasm
+NVDISASM_OPTIONS = ("-c", "-gi", "-gp")      # code only; source lines with inlining; PTX lines
+_TEXT: dict[str, str] = {}
+
+
+@lru_cache(maxsize=None)
+def nvdisasm_version() -> str:
+    out = _run([_require("nvdisasm"), "--version"], "nvdisasm --version").stdout
+    lines = [ln for ln in out.splitlines() if "release" in ln]
+    return lines[0].strip() if lines else out.strip().splitlines()[-1]
+
+
+def disassemble(cubin: bytes) -> str:
+    """`nvdisasm -c -gi -gp` of a cubin (cached in memory and on disk by the cubin's hash
+    and nvdisasm's version, like `ptxas_info`)."""
+    nvdisasm = _require("nvdisasm")
+    key = hashlib.sha256(repr((CACHE_FORMAT, nvdisasm_version(), NVDISASM_OPTIONS)).encode() + cubin).hexdigest()
+    with _LOCK:
+        text = _TEXT.get(key)
+    if text is not None:
+        return text
+    path = sass_cache_dir() / f"{key}.sass"
+    disk = os.environ.get("GPUSIM_DISK_CACHE", "1") != "0"
+    try:
+        text = path.read_text() if disk else None
+    except OSError:
+        text = None
+    if text is None:
+        with tempfile.TemporaryDirectory(prefix="gpusim-nvdisasm-") as tmp:
+            src = Path(tmp) / "kernel.cubin"
+            src.write_bytes(cubin)
+            text = _run([nvdisasm, *NVDISASM_OPTIONS, str(src)], "nvdisasm " + " ".join(NVDISASM_OPTIONS)).stdout
+        if disk:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp_path = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+                tmp_path.write_text(text)
+                os.replace(tmp_path, path)
+            except OSError:
+                pass
+    with _LOCK:
+        if len(_TEXT) > 512:
+            _TEXT.clear()
+        _TEXT[key] = text
+    return text
+
+
 # ----------------------------------------------------------------------------- fallback
 _REG_WORDS = {"pred": 0, "b8": 1, "u8": 1, "s8": 1, "b16": 1, "u16": 1, "s16": 1, "f16": 1, "bf16": 1,
               "b32": 1, "u32": 1, "s32": 1, "f32": 1, "f16x2": 1, "bf16x2": 1, "tf32": 1,

@@ -3,7 +3,10 @@
 What is modelled:
 - Capacity `data_bytes` (the unified L1 + shared `sm.l1_shared_total_bytes` minus the
   shared-memory carve-out, chosen by the caller); 128-B lines of 32-B sectors;
-  `l1.associativity` ways, `data_bytes / line / ways` sets (set = line % sets), LRU
+  `l1.associativity` ways, `data_bytes / line / ways` sets (set =
+  `hashing.unit_of(line, sets)`: contiguous lines take distinct sets, and a power-of-two
+  stride does not pile onto one set - a bandwidth kernel whose threads read 1 MiB apart
+  hits the L1 97% of the time on H200), LRU
   (an OrderedDict per set, most recent last). `data_bytes` below one set's worth means
   no data cache: every load misses and nothing is allocated.
 - Each sector is invalid or valid from a time: its fill time while its miss is in flight
@@ -23,8 +26,9 @@ What is modelled:
   earliest first), then sends them; its hits are not delayed.
 - Stores: write-through. With `write_allocate` False (NVIDIA's global stores) a store
   updates a present sector, which stays valid, and allocates nothing; with True it
-  allocates and validates the sector. Every store goes to `lower.write`; the warp does
-  not wait: `store` returns when the L1 accepted it (data-stage end).
+  allocates and validates the sector. Every store goes to `lower.write` with the bytes
+  it writes in each sector (32-bit byte masks: the L2 keeps valid and dirty bytes); the
+  warp does not wait: `store` returns when the L1 accepted it (data-stage end).
 - Atomics and reductions: performed at the L2 (`lower.atomic`); the L1 copies of their
   sectors are invalidated.
 - Counters (Nsight names, global and local spaces):
@@ -53,6 +57,7 @@ from collections import OrderedDict
 from heapq import heappop, heappush
 
 from gpusim.errors import ConfigError
+from gpusim.timing.memory.hashing import unit_of
 
 _SPACES = ("global", "local")
 
@@ -129,7 +134,7 @@ class L1Cache:
                 line = s >> sh
                 if line != cur:                         # once per run of sectors in one line
                     cur = line
-                    od = sets[line % nsets]
+                    od = sets[unit_of(line, nsets)]
                     ent = od.get(line)
                     if ent is None:
                         if len(od) >= ways:
@@ -199,7 +204,7 @@ class L1Cache:
             sh, mask, sets = self.line_shift, self.sectors_per_line - 1, self._sets
             for s in lst:
                 line = s >> sh
-                od = sets[line % nsets]
+                od = sets[unit_of(line, nsets)]
                 ent = od.get(line)
                 if ent is not None and ent[s & mask] is not None:
                     hits += 1                           # updated in place, stays valid
@@ -212,7 +217,7 @@ class L1Cache:
         self._st_hit[sp] += hits
         self._st_miss[sp] += n - hits
         self._write_bytes += n * self.sector_bytes
-        done = self.lower.write(start, self.sm_id, lst)
+        done = self.lower.write(start, self.sm_id, lst, byte_masks)
         if done > self.drain_time:
             self.drain_time = done
         return start + wf
@@ -232,7 +237,7 @@ class L1Cache:
         if nsets:
             sh, mask, sets = self.line_shift, self.sectors_per_line - 1, self._sets
             for s in lst:
-                ent = sets[(s >> sh) % nsets].get(s >> sh)
+                ent = sets[unit_of(s >> sh, nsets)].get(s >> sh)
                 if ent is not None:
                     ent[s & mask] = None                # the L2 holds the only current copy
         self._write_bytes += n * self.sector_bytes

@@ -1,51 +1,100 @@
-"""The L2 cache: hashed slices, sectored, set-associative, LRU, write-back, write-allocate.
+"""The L2 cache: partitions of hashed slices, sectored, set-associative, LRU, write-back,
+write-allocate with byte masks.
 
 What is modelled:
-- `spec.l2.slices` slices; a 128-B line's slice is `hashing.unit_of(line, slices)`
-  (rotation by an XOR-fold of the upper address bits: contiguous ranges spread evenly,
-  power-of-two strides reach every slice). The `size / (line * ways)` sets (times
-  `sm_fraction` in sampled simulation, at least one per slice) are dealt to the slices
-  as evenly as they go (`sets_in_slice`); within slice i the set is
-  `(line // slices) % sets_in_slice[i]`, so where the sets divide evenly a contiguous
-  range of the whole capacity fits exactly.
+- Slices and partitions. `spec.l2.slices` slices in `partitions` equal groups. A 128-B
+  line's slice is g = `hashing.unit_of(line, slices)`; its home partition is the group
+  holding g. Each SM is attached to one partition, its near one (`part`, the caller
+  passes `sm_id % partitions`). The `size / (line * ways)` sets (at least one per
+  slice) are split evenly over the partitions and dealt to the slices of each as evenly
+  as they go; a line uses set `(line // slices) % sets_in_slice` of slice
+  `g mod slices-per-partition` of a partition, so where the sets divide evenly a
+  contiguous range of the whole capacity fits exactly in its homes. In sampled
+  simulation (`sm_fraction` < 1) the simulated SMs get that fraction of the slices
+  (rounded, at least one per partition, each at full speed, the total bandwidth
+  exactly the fraction) and of the sets.
+- Near and far (H100/H200/A100: two partitions). A request from an SM is looked up in
+  its near partition first (one `lts__t_sectors` count, its slice's bandwidth). A line
+  homed there is served there. For a line homed in the far partition the near one
+  holds a copy: read sectors valid in the copy are near hits; the others cross the
+  partition fabric (`fabric_bandwidth_bytes_per_cycle` shared by all, plus
+  `fabric_latency_cycles` each way), are looked up at the home slice (counted again,
+  as `lts__t_sectors_srcunit_ltcfabric`), served there (hit, or DRAM), and fill the
+  near copy. Writes and atomics always go on to the home (write-through): the near
+  copy takes a write's bytes (allocating a clean copy), an atomic drops them. A write
+  from the home side drops stale copies elsewhere. Only homes are ever dirty; copies
+  are dropped silently when evicted. So a stream's far half counts twice (Nsight's
+  1.5x of L1 traffic), and copies take capacity, which is why about a third of an H100's
+  L2 is left dirty after a read-write stream, not half.
 - Each slice: `associativity` ways, LRU (an OrderedDict per set, most recent last),
-  lines of `line_bytes / sector_bytes` sectors, each sector invalid or valid from a
+  lines of `line_bytes / sector_bytes` sectors. A sector is invalid or valid from a
   time (its fill time: a sector whose fill is still on its way merges the new request,
-  which waits for the fill - the L2's own miss merging), and a dirty mask per line.
-- One `BandwidthServer` per slice of `bandwidth_bytes_per_cycle_per_slice`
-  (times `sm_fraction`): a warp request books `sectors * sector_bytes` at the slice
-  once per line it touches; the booking start `ts` is the lookup time.
-- Timing, from the arrival `t` at the slice (`pipeline_latency_cycles` = P, which
-  `MemorySystem` sets to `l2.hit_latency_cycles - 2 * noc.latency_cycles` so that an L2
+  which waits for the fill - the L2's own miss merging). Per sector the L2 keeps which
+  bytes are valid and which are dirty (byte masks from the stores, bit b = byte b):
+  * a write of a whole sector needs no fill: valid, dirty;
+  * a partial write to an absent sector allocates it without a fill, with only the
+    written bytes valid and dirty; later writes OR their bytes in;
+  * a read of a sector not wholly valid misses: the DRAM burst is fetched and merged
+    under the dirty bytes;
+  * a write that covers part of an ECC granule (`ecc_granule_bytes`, the L2 data
+    word) costs its slice a second sector of bandwidth (read, merge, write back).
+- Bandwidth: one `BandwidthServer` per slice of `bandwidth_bytes_per_cycle_per_slice`;
+  a lookup books `sectors * sector_bytes` there once per line it touches; the booking
+  start `ts` is the lookup time.
+- Timing, from the arrival `t` at the near slice (`pipeline_latency_cycles` = P, which
+  `MemorySystem` sets to `l2.hit_latency_cycles - 2 * noc.latency_cycles` so that a near
   hit's load-to-use latency seen by the SM is exactly `l2.hit_latency_cycles`):
     hit:     data leaves the slice at max(ts, sector fill time) + P
     miss:    one HBM burst read issued at ts; data leaves at HBM completion + P
-    write:   acknowledged at ts + P
-    atomic:  as a read, then the read-modify-write: + `atomic_latency_cycles`;
+    far:     + 2 * fabric_latency_cycles (and the fabric and home slice queues)
+    write:   acknowledged at ts + P (far: at the home's booking + fabric latency + P)
+    atomic:  as a read, then the read-modify-write at the home: + `atomic_latency_cycles`;
              RMWs to one sector are serialised, one per lane operation every
              `l2.atomic_same_address_interval_cycles`
   A request's time is the latest over its sectors.
 - Misses fetch whole HBM bursts (`hbm.access_granularity_bytes`); with 64-B bursts the
   sibling sector of the pair is filled too (sector promotion).
-- Writes: write-allocate without a fill (sectors are written whole; byte masks not
-  modelled), the sector becomes valid and dirty. Evicting a line writes its dirty
-  bursts to HBM at the eviction time. Nothing is written back at kernel end (`flush`):
-  on hardware the 50 MB L2 keeps dirty lines, so `dram__bytes_write.sum` can be below
-  the bytes stored.
-- Counters (Nsight names): `lts__t_sectors.sum` (all ops), `lts__t_sectors_op_{read,write,atom,red}.sum` and their
-  `_lookup_hit`/`_lookup_miss`, `lts__t_sectors_srcunit_tex_{op_read_,}lookup_{hit,miss}.sum`,
-  `lts__t_sector_hit_rate.pct`, `lts__t_sector_op_read_hit_rate.pct`. A lookup hits when
+- Write-back: evicting a home line writes each burst holding dirty bytes. A burst whose
+  bytes are all valid is written (`dram__bytes_write`); one with invalid bytes needs a
+  read-modify-write at the DRAM's access granularity (the ECC granule of HBM3, which has
+  no write data mask): the burst is read (`dram__bytes_read`), merged and written.
+  Nothing is written back at kernel end (`flush`): on hardware the L2 keeps dirty lines,
+  so `dram__bytes_write.sum` is below the bytes stored.
+- Sampled simulation: the simulated SMs' share of the L2 would, in the full launch, be
+  full of earlier blocks' lines long before the simulated blocks end. When the caller
+  says how many blocks of the share each simulated block stands for
+  (`share_blocks_per_simulated` r > 1), a line allocated into a set with a free way
+  once r * lines allocated so far reaches the capacity evicts a stand-in ("phantom")
+  line instead: it writes back as many bursts as the kernel's own lines have dirtied
+  per allocated line so far (a running rate, issued deterministically), at the address
+  one full-GPU capacity before the new line (what LRU evicts in a stream). So write-back
+  traffic is present in the simulated time. The running rate lags where lines are
+  dirtied after they were allocated (read, then written); the counters therefore count
+  the phantom evictions at the rate over the whole simulation
+  (`phantom_correction_bursts`). DRAM write counters then scale with the blocks,
+  including what the full L2 keeps dirty at the end.
+- Counters (Nsight names): `lts__t_sectors.sum` (all ops), `lts__t_sectors_op_{read,write,atom,red}.sum`
+  and their `_lookup_hit`/`_lookup_miss`, `lts__t_sectors_srcunit_tex{,_lookup_hit,_lookup_miss}.sum`
+  (lookups for SMs, in their near partition), `lts__t_sectors_srcunit_tex_op_read_lookup_{hit,miss}.sum`,
+  `lts__t_sectors_srcunit_ltcfabric{,_lookup_hit,_lookup_miss}.sum` (lookups arriving from
+  the other partition), `lts__t_sector_hit_rate.pct`, `lts__t_sector_op_read_hit_rate.pct`;
+  `gpusim__l2_rmw_bursts.sum`, `gpusim__l2_partial_write_sectors.sum`,
+  `gpusim__l2_phantom_writeback_bursts.sum`, `gpusim__l2_fabric_bytes.sum`. A lookup hits when
   the sector's data is already in the slice; one whose fill is still in flight counts
   as a miss (but makes no new HBM request).
 
-Not modelled: the two L2 partitions of H100/A100 and the far-partition hop, L2 MSHR and
-queue limits (only bandwidth limits the slice), replacement hints (evict-first /
-evict-last), compression, ECC, residency control, partial-sector byte masks.
+Not modelled: L2 MSHR and queue limits (only bandwidth limits the slice), replacement
+hints (evict-first / evict-last), compression, residency control, the real hash, and
+where exactly NVIDIA keeps far data (the copies here are an inference from Nsight's
+counters: 1.5x lookups, about 1.2x for re-read far data, and the dirty data left).
 
 Sources: [H100-WP] NVIDIA H100 Tensor Core GPU Architecture (2022), 50 MB L2;
+[A100-WP] (2020): "each L2 partition localizes and caches data for memory accesses
+from SMs in the GPCs directly connected to the partition", hardware cache coherence;
 Jia et al., "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking" (2018)
 and "Dissecting the NVIDIA Turing T4 GPU" (2019): sectored 32-B L2, hashed slices, LRU;
-Nsight Compute Kernel Profiling Guide, metrics reference (lts__ names).
+Nsight Compute Kernel Profiling Guide, metrics reference (lts__ names, srcunit ltcfabric);
+the measured H100/H200 counters in validate/data (see DEVIATIONS.md).
 """
 from __future__ import annotations
 
@@ -59,6 +108,8 @@ from gpusim.timing.memory.servers import BandwidthServer
 NEG_INF = float("-inf")
 READ, WRITE, ATOM, RED = 0, 1, 2, 3
 _OPS = ("read", "write", "atom", "red")
+FULL = 0xFFFFFFFF                        # every byte of a 32-B sector
+TEX, FABRIC = 0, 1                       # where a lookup came from
 
 
 def as_list(sectors) -> list:
@@ -67,27 +118,37 @@ def as_list(sectors) -> list:
 
 
 class L2Cache:
-    """`read`, `write`, `atomic` (t, sectors) -> time the data/ack leaves the slice."""
+    """`read`, `write`, `atomic` (t, sectors, part) -> time the data/ack leaves the near slice."""
 
     def __init__(self, spec, hbm: HBM | None = None, sm_fraction: float = 1.0, *,
                  pipeline_latency_cycles: float | None = None,
-                 atomic_same_sector_interval_cycles: float | None = None):
+                 atomic_same_sector_interval_cycles: float | None = None,
+                 share_blocks_per_simulated: float = 1.0):
         l2 = spec.l2
         if l2.sector_bytes != spec.l1.sector_bytes:
             raise ConfigError("L2Spec.sector_bytes must equal L1Spec.sector_bytes (sector indices are shared)")
+        if l2.sector_bytes != 32:
+            raise ConfigError(f"L2Spec.sector_bytes must be 32 (byte masks are 32 bits), got {l2.sector_bytes}")
         if not 0 < sm_fraction <= 1:
             raise ConfigError(f"sm_fraction must be in (0, 1], got {sm_fraction!r}")
+        if not share_blocks_per_simulated >= 1:
+            raise ConfigError(f"share_blocks_per_simulated must be >= 1, got {share_blocks_per_simulated!r}")
         self.spec = spec
-        self.slices = l2.slices
+        self.partitions = l2.partitions
+        # sampled simulation: the simulated SMs' share of the slices, each as fast as on the whole GPU
+        self.slices_per_partition = spp = max(1, round(l2.slices * sm_fraction / l2.partitions))
+        self.slices = spp * l2.partitions
         self.ways = l2.associativity
         self.sector_bytes = l2.sector_bytes
         self.sectors_per_line = l2.line_bytes // l2.sector_bytes
         self.line_shift = self.sectors_per_line.bit_length() - 1
         sets = max(self.slices, round(l2.size_bytes // (l2.line_bytes * l2.associativity) * sm_fraction))
-        per, extra = divmod(sets, self.slices)
-        self.sets_in_slice = [per + (i < extra) for i in range(self.slices)]
-        self._geometry = [(i * per + min(i, extra), self.sets_in_slice[i]) for i in range(self.slices)]
-        self.capacity_bytes = sets * self.ways * l2.line_bytes
+        per_part = sets // self.partitions
+        per, extra = divmod(per_part, spp)
+        self.sets_in_slice = [per + (i < extra) for i in range(spp)]          # within one partition
+        self._geometry = [(i * per + min(i, extra), self.sets_in_slice[i]) for i in range(spp)]
+        self.capacity_bytes = per_part * self.partitions * self.ways * l2.line_bytes
+        self.capacity_lines = per_part * self.partitions * self.ways
         self.pipeline_latency_cycles = l2.hit_latency_cycles if pipeline_latency_cycles is None \
             else pipeline_latency_cycles
         self.atomic_latency_cycles = l2.atomic_latency_cycles
@@ -99,44 +160,67 @@ class L2Cache:
         if self.hbm.granularity_bytes > l2.line_bytes:
             raise ConfigError(f"HBMSpec.access_granularity_bytes ({self.hbm.granularity_bytes}) cannot exceed "
                               f"L2Spec.line_bytes ({l2.line_bytes})")
-        bw = l2.bandwidth_bytes_per_cycle_per_slice * sm_fraction
-        self.bytes_per_cycle = bw * self.slices
+        self.bytes_per_cycle = l2.bandwidth_bytes_per_cycle_per_slice * l2.slices * sm_fraction
+        bw = self.bytes_per_cycle / self.slices          # rounding the count keeps the total
         self._servers = [BandwidthServer(bw, 0.0, name=f"L2.slice[{i}]") for i in range(self.slices)]
-        self._sets = [OrderedDict() for _ in range(sets)]
+        self.fabric_latency_cycles = l2.fabric_latency_cycles
+        self.fabric = BandwidthServer(l2.fabric_bandwidth_bytes_per_cycle * sm_fraction, l2.fabric_latency_cycles,
+                                      name="L2.fabric")
+        self._sets = [[OrderedDict() for _ in range(per_part)] for _ in range(self.partitions)]
         self._atom_free: dict[int, float] = {}   # sector -> earliest start of its next RMW
+        self._granule = l2.ecc_granule_bytes
+        self._whole: dict[int, bool] = {0: True, FULL: True}     # byte mask -> covers whole ECC granules
+        self._share_ratio = share_blocks_per_simulated
+        self._full_lines = round(self.capacity_lines / sm_fraction)   # the whole GPU's L2, in lines
+        self._allocated = 0                      # lines allocated (homes and copies)
+        self._phantom_allocs = 0                 # allocations that evicted a phantom line
+        self._dirtied_bursts = 0                 # bursts of home lines that went from clean to dirty
+        self._credit = 0.0
         self.reset_counters()
 
     # -- public API ---------------------------------------------------------------------
 
-    def read(self, t: float, sectors) -> float:
-        return self._access(t, as_list(sectors), READ)
+    def read(self, t: float, sectors, part: int = 0) -> float:
+        return self._access(t, as_list(sectors), READ, part=part)
 
-    def write(self, t: float, sectors) -> float:
-        return self._access(t, as_list(sectors), WRITE)
+    def write(self, t: float, sectors, part: int = 0, masks=None) -> float:
+        return self._access(t, as_list(sectors), WRITE, masks=as_list(masks) if masks is not None else None,
+                            part=part)
 
-    def atomic(self, t: float, sectors, reduction: bool = False, ops=None) -> float:
-        return self._access(t, as_list(sectors), RED if reduction else ATOM, as_list(ops) if ops is not None else None)
+    def atomic(self, t: float, sectors, reduction: bool = False, ops=None, part: int = 0) -> float:
+        return self._access(t, as_list(sectors), RED if reduction else ATOM,
+                            as_list(ops) if ops is not None else None, part=part)
+
+    def home_of(self, line: int) -> int:
+        """The partition a 128-B line index is homed in."""
+        return unit_of(line, self.slices) // self.slices_per_partition
 
     def flush(self) -> None:
         """Kernel boundary: queues forgotten and every fill counted as arrived (time may
         restart at 0); contents and dirty lines kept, nothing written back."""
         for s in self._servers:
             s.clear_bookings()
+        self.fabric.clear_bookings()
         self.hbm.flush()
         self._atom_free.clear()
         spl = self.sectors_per_line
-        for od in self._sets:
-            for ent in od.values():
-                for k in range(spl):
-                    if ent[k] is not None:
-                        ent[k] = NEG_INF
+        for sets in self._sets:
+            for od in sets:
+                for ent in od.values():
+                    for k in range(spl):
+                        if ent[k] is not None:
+                            ent[k] = NEG_INF
 
     def reset_counters(self) -> None:
-        self._hits = [0, 0, 0, 0]
-        self._misses = [0, 0, 0, 0]
+        self._hits = [[0, 0, 0, 0], [0, 0, 0, 0]]        # [src][op]
+        self._misses = [[0, 0, 0, 0], [0, 0, 0, 0]]
         self.dirty_evictions = 0
+        self.rmw_bursts = 0
+        self.partial_write_sectors = 0
+        self.phantom_bursts = 0
         for s in self._servers:
             s.reset_stats()
+        self.fabric.reset_stats()
 
     @property
     def busy_cycles(self) -> float:
@@ -146,23 +230,45 @@ class L2Cache:
         """Bytes booked at each slice (how evenly the hash spread the traffic)."""
         return [s.bytes_served for s in self._servers]
 
+    def dirty_bytes(self) -> int:
+        """Bytes the L2 holds dirty now (what a kernel leaves behind)."""
+        spl = self.sectors_per_line
+        n = 0
+        for sets in self._sets:
+            for od in sets:
+                for ent in od.values():
+                    d = ent[spl]
+                    if d:
+                        pm = ent[spl + 1]
+                        for k in range(spl):
+                            if d >> k & 1:
+                                n += bin(pm[k][1]).count("1") if pm and k in pm else 32
+        return n
+
     def counters(self, elapsed_cycles: float | None = None) -> dict[str, float]:
         out: dict[str, float] = {}
+        H, M = self._hits, self._misses
         for op, name in enumerate(_OPS):
-            h, m = self._hits[op], self._misses[op]
+            h, m = H[TEX][op] + H[FABRIC][op], M[TEX][op] + M[FABRIC][op]
             out[f"lts__t_sectors_op_{name}.sum"] = float(h + m)
             out[f"lts__t_sectors_op_{name}_lookup_hit.sum"] = float(h)
             out[f"lts__t_sectors_op_{name}_lookup_miss.sum"] = float(m)
-        h, m = sum(self._hits), sum(self._misses)
+        for src, name in ((TEX, "tex"), (FABRIC, "ltcfabric")):
+            h, m = sum(H[src]), sum(M[src])
+            out[f"lts__t_sectors_srcunit_{name}.sum"] = float(h + m)
+            out[f"lts__t_sectors_srcunit_{name}_lookup_hit.sum"] = float(h)
+            out[f"lts__t_sectors_srcunit_{name}_lookup_miss.sum"] = float(m)
+        h, m = sum(H[TEX]) + sum(H[FABRIC]), sum(M[TEX]) + sum(M[FABRIC])
         out["lts__t_sectors.sum"] = float(h + m)
-        out["lts__t_sectors_srcunit_tex.sum"] = float(h + m)
-        out["lts__t_sectors_srcunit_tex_lookup_hit.sum"] = float(h)
-        out["lts__t_sectors_srcunit_tex_lookup_miss.sum"] = float(m)
-        out["lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum"] = float(self._hits[READ])
-        out["lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum"] = float(self._misses[READ])
+        out["lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum"] = float(H[TEX][READ])
+        out["lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum"] = float(M[TEX][READ])
         out["lts__t_sector_hit_rate.pct"] = 100.0 * h / (h + m) if h + m else 0.0
-        rh, rm = self._hits[READ], self._misses[READ]
+        rh, rm = H[TEX][READ] + H[FABRIC][READ], M[TEX][READ] + M[FABRIC][READ]
         out["lts__t_sector_op_read_hit_rate.pct"] = 100.0 * rh / (rh + rm) if rh + rm else 0.0
+        out["gpusim__l2_rmw_bursts.sum"] = float(self.rmw_bursts)
+        out["gpusim__l2_partial_write_sectors.sum"] = float(self.partial_write_sectors)
+        out["gpusim__l2_phantom_writeback_bursts.sum"] = float(self.phantom_bursts)
+        out["gpusim__l2_fabric_bytes.sum"] = float(self.fabric.bytes_served)
         if elapsed_cycles:
             out["lts__t_sectors.avg.pct_of_peak_sustained_elapsed"] = \
                 100.0 * self.busy_cycles / (self.slices * elapsed_cycles)
@@ -170,15 +276,11 @@ class L2Cache:
 
     # -- the access path ------------------------------------------------------------------
 
-    def _access(self, t: float, lst: list, op: int, ops: list | None = None) -> float:
-        sh, mask, spl = self.line_shift, self.sectors_per_line - 1, self.sectors_per_line
-        nslices, geometry, ways = self.slices, self._geometry, self.ways
-        sets, servers, sbytes = self._sets, self._servers, self.sector_bytes
-        hbm = self.hbm
-        bsh, bmask, gran = hbm.burst_shift, hbm.sectors_per_burst - 1, hbm.granularity_bytes
-        channels, nch = hbm._servers, hbm.channels
+    def _access(self, t: float, lst: list, op: int, ops: list | None = None, masks: list | None = None,
+                part: int = 0) -> float:
+        sh = self.line_shift
+        nslices, spp, servers, sbytes = self.slices, self.slices_per_partition, self._servers, self.sector_bytes
         latest = t
-        hits = misses = bursts = 0
         n = len(lst)
         i = 0
         while i < n:                                    # one group per run of sectors in one line
@@ -186,77 +288,304 @@ class L2Cache:
             j = i + 1
             while j < n and lst[j] >> sh == line:
                 j += 1
-            sl = unit_of(line, nslices)
-            ts = servers[sl].serve(t, (j - i) * sbytes)
-            first, nsets = geometry[sl]
-            od = sets[first + (line // nslices) % nsets]
-            ent = od.get(line)
-            if ent is None:
-                if len(od) >= ways:
-                    vline, vent = od.popitem(last=False)
-                    if vent[spl]:
-                        self._write_back(ts, vline, vent[spl])
-                ent = [None] * spl + [0]
-                od[line] = ent
+            g = unit_of(line, nslices)
+            home, s = divmod(g, spp)
+            nbytes = (j - i) * sbytes
+            if op == WRITE and masks is not None:
+                nbytes += self._partial_cost(masks, i, j)
+            ts = servers[part * spp + s].serve(t, nbytes)
+            if home == part:
+                ent = self._entry(part, line, s, ts)
+                r = self._home(ent, ts, lst, i, j, op, ops, masks, TEX)
+                if op != READ and self.partitions > 1:
+                    self._drop_copies(line, s, home, part, lst, i, j)
             else:
-                od.move_to_end(line)
-            for idx in range(i, j):
-                s = lst[idx]
-                k = s & mask
-                r = ent[k]
-                if op == WRITE:
-                    if r is None:
-                        misses += 1
-                        ent[k] = ts
-                    else:
-                        hits += 1
-                    ent[spl] |= 1 << k
-                    r = ts
-                else:
-                    if r is None:
-                        misses += 1
-                        r = channels[unit_of(s >> bsh, nch)].serve(ts, gran)   # = hbm.read_burst
-                        bursts += 1
-                        base = (k >> bsh) << bsh        # fill every invalid sector of the burst
-                        for kk in range(base, base + bmask + 1):
-                            if ent[kk] is None:
-                                ent[kk] = r
-                    elif r > ts:
-                        misses += 1                     # fill in flight: wait for it, no new fetch
-                    else:
-                        hits += 1
-                        r = ts
-                    if op != READ:                      # read-modify-write at the slice, one per lane op
-                        a = self._atom_free.get(s, NEG_INF)
-                        if a > r:
-                            r = a
-                        n_ops = ops[idx] if ops is not None else 1
-                        self._atom_free[s] = r + self.atomic_interval_cycles * n_ops
-                        r += self.atomic_latency_cycles + self.atomic_interval_cycles * (n_ops - 1)
-                        ent[spl] |= 1 << k
-                if r > latest:
-                    latest = r
+                r = self._far(line, s, home, part, ts, lst, i, j, op, ops, masks, nbytes)
+            if r > latest:
+                latest = r
             i = j
-        self._hits[op] += hits
-        self._misses[op] += misses
-        hbm.bursts_read += bursts
         if op >= ATOM and len(self._atom_free) > 1 << 16:
             self._prune_atomics(t)
         return latest + self.pipeline_latency_cycles
 
-    def _write_back(self, t: float, line: int, dirty: int) -> None:
+    def _partial_cost(self, masks: list, i: int, j: int) -> int:
+        """Extra slice bytes for the sectors of masks[i:j] that cover part of an ECC granule."""
+        whole = self._whole
+        extra = 0
+        for idx in range(i, j):
+            m = masks[idx]
+            w = whole.get(m)
+            if w is None:
+                w = whole[m] = _covers_whole_granules(m, self._granule)
+            if not w:
+                extra += self.sector_bytes
+                self.partial_write_sectors += 1
+        return extra
+
+    def _far(self, line, s, home, part, ts, lst, i, j, op, ops, masks, nbytes) -> float:
+        """A line homed in the other partition: near copy, fabric, home slice."""
+        mask = self.sectors_per_line - 1
+        copy = self._entry(part, line, s, ts, alloc=op != ATOM and op != RED)
+        H, M = self._hits[TEX], self._misses[TEX]
+        if op == READ:
+            fwd = []
+            r_near = ts
+            pm = copy[self.sectors_per_line + 1]
+            for idx in range(i, j):
+                k = lst[idx] & mask
+                r = copy[k]
+                if r is not None and (pm is None or k not in pm or pm[k][0] == FULL) and r <= ts:
+                    H[READ] += 1
+                elif r is not None and (pm is None or k not in pm) and r > ts:
+                    M[READ] += 1                        # its fill is on the way through the fabric: wait for it
+                    if r > r_near:
+                        r_near = r
+                else:
+                    M[READ] += 1
+                    fwd.append(idx)
+            if not fwd:
+                return r_near
+            sub = [lst[idx] for idx in fwd]
+            fb = len(sub) * self.sector_bytes
+            tf = self.fabric.serve(ts, fb)
+            tsf = self._servers[home * self.slices_per_partition + s].serve(tf, fb)
+            ent = self._entry(home, line, s, tsf)
+            r = self._home(ent, tsf, sub, 0, len(sub), READ, None, None, FABRIC) + self.fabric_latency_cycles
+            for x in sub:                                   # fill the copy
+                k = x & mask
+                copy[k] = r
+                if pm and k in pm:
+                    del pm[k]
+            if pm is not None and not pm:
+                copy[self.sectors_per_line + 1] = None
+            return r if r > r_near else r_near
+        # writes and atomics: the near lookup, then on to the home
+        n_near = j - i
+        present = 0
+        if op == WRITE:
+            for idx in range(i, j):
+                present += self._copy_write(copy, lst[idx] & mask, masks[idx] if masks is not None else FULL, ts)
+        elif copy is not None:
+            for idx in range(i, j):
+                k = lst[idx] & mask
+                if copy[k] is not None:
+                    present += 1
+                    copy[k] = None
+                    if copy[self.sectors_per_line + 1]:
+                        copy[self.sectors_per_line + 1].pop(k, None)
+        H[op] += present
+        M[op] += n_near - present
+        tf = self.fabric.serve(ts, n_near * self.sector_bytes)
+        tsf = self._servers[home * self.slices_per_partition + s].serve(tf, nbytes)
+        ent = self._entry(home, line, s, tsf)
+        r = self._home(ent, tsf, lst, i, j, op, ops, masks, FABRIC)
+        if self.partitions > 2:
+            self._drop_copies(line, s, home, part, lst, i, j)
+        return r + self.fabric_latency_cycles
+
+    def _copy_write(self, copy, k: int, m: int, ts: float) -> int:
+        """A write's bytes into a near copy (clean); 1 if the sector was there."""
+        spl = self.sectors_per_line
+        r = copy[k]
+        pm = copy[spl + 1]
+        if r is None:
+            copy[k] = ts
+            if m != FULL:
+                if pm is None:
+                    pm = copy[spl + 1] = {}
+                pm[k] = [m, 0]
+            return 0
+        if pm and k in pm:
+            v = pm[k][0] | m
+            if v == FULL:
+                del pm[k]
+            else:
+                pm[k][0] = v
+        return 1
+
+    def _drop_copies(self, line, s, home, part, lst, i, j) -> None:
+        """A write or atomic at the home: copies in partitions other than the writer's go stale."""
+        mask = self.sectors_per_line - 1
+        q = line // self.slices
+        first, nsets = self._geometry[s]
+        for p in range(self.partitions):
+            if p == home or p == part:
+                continue
+            ent = self._sets[p][first + q % nsets].get(line)
+            if ent is not None:
+                pm = ent[self.sectors_per_line + 1]
+                for idx in range(i, j):
+                    k = lst[idx] & mask
+                    ent[k] = None
+                    if pm:
+                        pm.pop(k, None)
+
+    def _entry(self, p: int, line: int, s: int, ts: float, alloc: bool = True) -> list | None:
+        """The line's entry in partition p (allocated, evicting the LRU way, if absent)."""
+        first, nsets = self._geometry[s]
+        od = self._sets[p][first + (line // self.slices) % nsets]
+        ent = od.get(line)
+        if ent is None:
+            if not alloc:
+                return None
+            spl = self.sectors_per_line
+            if len(od) >= self.ways:
+                vline, vent = od.popitem(last=False)
+                if vent[spl]:
+                    self._write_back(ts, vline, vent)
+            elif self._share_ratio > 1.0 and self._allocated * self._share_ratio >= self.capacity_lines:
+                self._phantom_allocs += 1
+                self._phantom(ts, line)
+            ent = [None] * spl + [0, None]
+            od[line] = ent
+            self._allocated += 1
+        else:
+            od.move_to_end(line)
+        return ent
+
+    def _home(self, ent, ts, lst, i, j, op, ops, masks, src) -> float:
+        """Sectors lst[i:j] of one line at its home slice, looked up at ts; their ready time."""
+        spl = self.sectors_per_line
+        mask = spl - 1
         hbm = self.hbm
+        bsh, bmask = hbm.burst_shift, hbm.sectors_per_burst - 1
+        hits = misses = 0
+        latest = ts
+        pm = ent[spl + 1]
+        for idx in range(i, j):
+            s = lst[idx]
+            k = s & mask
+            r = ent[k]
+            if op == WRITE:
+                m = masks[idx] if masks is not None else FULL
+                if r is None:
+                    misses += 1
+                    ent[k] = ts
+                    if m != FULL:
+                        if pm is None:
+                            pm = ent[spl + 1] = {}
+                        pm[k] = [m, m]
+                else:
+                    hits += 1
+                    if pm and k in pm:
+                        e = pm[k]
+                        e[0] |= m
+                        e[1] |= m
+                        if e[0] == FULL and e[1] == FULL:
+                            del pm[k]
+                    elif m != FULL and not (ent[spl] >> k & 1):     # valid, clean: now partly dirty
+                        if pm is None:
+                            pm = ent[spl + 1] = {}
+                        pm[k] = [FULL, m]
+                self._dirty(ent, k)
+                r = ts
+            else:
+                valid = r is not None and (pm is None or k not in pm or pm[k][0] == FULL)
+                if not valid:
+                    misses += 1
+                    r = hbm.read_burst(ts, s >> bsh)
+                    base = (k >> bsh) << bsh            # fill every sector of the burst not wholly valid
+                    for kk in range(base, base + bmask + 1):
+                        if ent[kk] is None:
+                            ent[kk] = r
+                        elif pm and kk in pm:
+                            e = pm[kk]
+                            if e[0] != FULL:
+                                ent[kk] = r
+                                e[0] = FULL
+                                if e[1] == FULL or e[1] == 0:
+                                    del pm[kk]
+                elif r > ts:
+                    misses += 1                         # fill in flight: wait for it, no new fetch
+                else:
+                    hits += 1
+                    r = ts
+                if op != READ:                          # read-modify-write at the slice, one per lane op
+                    a = self._atom_free.get(s, NEG_INF)
+                    if a > r:
+                        r = a
+                    n_ops = ops[idx] if ops is not None else 1
+                    self._atom_free[s] = r + self.atomic_interval_cycles * n_ops
+                    r += self.atomic_latency_cycles + self.atomic_interval_cycles * (n_ops - 1)
+                    self._dirty(ent, k)
+            if r > latest:
+                latest = r
+        if pm is not None and not pm:
+            ent[spl + 1] = None
+        self._hits[src][op] += hits
+        self._misses[src][op] += misses
+        return latest
+
+    def _dirty(self, ent, k: int) -> None:
+        spl = self.sectors_per_line
+        d = ent[spl]
+        if not d >> k & 1:
+            bsh = self.hbm.burst_shift
+            base = (k >> bsh) << bsh
+            if not (d >> base) & ((1 << (1 << bsh)) - 1):
+                self._dirtied_bursts += 1
+            ent[spl] = d | 1 << k
+
+    def _write_back(self, t: float, line: int, ent: list) -> None:
+        """Evicting a dirty home line: each burst with dirty bytes is written; a burst with
+        invalid bytes is read first (read-modify-write at the DRAM's granularity)."""
+        hbm = self.hbm
+        spl = self.sectors_per_line
         bsh = hbm.burst_shift
+        per = 1 << bsh
+        dirty = ent[spl]
+        pm = ent[spl + 1]
         first = line << self.line_shift
-        done = -1
-        for k in range(self.sectors_per_line):
-            if dirty >> k & 1:
-                self.dirty_evictions += 1
-                burst = (first + k) >> bsh
-                if burst != done:
-                    hbm.write_burst(t, burst)
-                    done = burst
+        for base in range(0, spl, per):
+            if not (dirty >> base) & ((1 << per) - 1):
+                continue
+            self.dirty_evictions += 1
+            burst = (first + base) >> bsh
+            whole = True
+            for kk in range(base, base + per):
+                if ent[kk] is None or (pm and kk in pm and pm[kk][0] != FULL):
+                    whole = False
+                    break
+            if not whole:
+                self.rmw_bursts += 1
+                hbm.read_burst(t, burst)
+            hbm.write_burst(t, burst)
+
+    def _phantom(self, t: float, line: int) -> None:
+        """A stand-in for a line of an unsimulated block evicted by this allocation (see the
+        module docstring): write back the kernel's running dirty bursts per allocated line."""
+        if not self._allocated:
+            return
+        self._credit += self._dirtied_bursts / self._allocated
+        if self._credit < 1.0:
+            return
+        hbm = self.hbm
+        old = line - self._full_lines
+        burst = (old if old > 0 else line) << self.line_shift >> hbm.burst_shift
+        while self._credit >= 1.0:
+            self._credit -= 1.0
+            self.phantom_bursts += 1
+            hbm.write_burst(t, burst)
+            burst += 1
+
+    def phantom_correction_bursts(self) -> float:
+        """Phantom write-backs still owed: the bursts the phantom evictions stand for at the
+        kernel's dirtying rate over the whole simulation, minus those issued at the running
+        rate (which lags where lines are dirtied after they are allocated)."""
+        if not self._allocated:
+            return 0.0
+        return self._phantom_allocs * self._dirtied_bursts / self._allocated - self.phantom_bursts
 
     def _prune_atomics(self, t: float) -> None:
         horizon = t - 65536.0                           # far beyond any quantum's reordering
         self._atom_free = {s: a for s, a in self._atom_free.items() if a > horizon}
+
+
+def _covers_whole_granules(m: int, granule: int) -> bool:
+    """Whether byte mask m (32 bits) covers each `granule`-byte group wholly or not at all."""
+    g = (1 << granule) - 1
+    for b in range(0, 32, granule):
+        x = (m >> b) & g
+        if x and x != g:
+            return False
+    return True

@@ -1,35 +1,46 @@
-"""The memory system below the L1s: crossbar (NoC) + L2 slices + HBM, and how their
-latencies compose into the load-to-use latencies a microbenchmark measures.
+"""The memory system below the L1s: crossbar (NoC) + L2 partitions of slices + HBM, and
+how their latencies compose into the load-to-use latencies a microbenchmark measures.
 
 Latency composition (all in SM cycles; an idle system adds no queueing, so these hold
 exactly, and every shared unit only adds waiting when it is busy):
 
     L1 hit            = l1.hit_latency_cycles                              (l1.py)
-    L2 hit            = noc.latency + P + noc.latency   = l2.hit_latency_cycles
+    L2 hit (near)     = noc.latency + P + noc.latency   = l2.hit_latency_cycles
+    L2 hit (far)      = l2.hit_latency_cycles + 2 * l2.fabric_latency_cycles
     L2 miss           = noc.latency + HBM + P + noc.latency
                       = l2.hit_latency_cycles + hbm.latency_ns * sm_clock_mhz / 1000
+                        (+ 2 * fabric latency for a line homed in the far partition;
+                        a DRAM row hit is t_rp + t_rcd sooner, see hbm.py)
     atomic (L2 hit)   = l2.hit_latency_cycles + l2.atomic_latency_cycles
     write acknowledge = l2.hit_latency_cycles (the warp does not wait for it)
 
 where P = l2.hit_latency_cycles - 2 * noc.latency_cycles is the slice pipeline (lookup,
-data return). The L1 sends a miss at the load's issue time (its tag lookup is inside P).
-The path of one request at `now` from SM `sm_id`:
+data return). A near hit is also a hit on a near copy of a far line (l2.py), which is
+what a pointer chase over an L2-sized footprint measures once warmed up. The L1 sends a
+miss at the load's issue time (its tag lookup is inside P).
+The path of one request at `now` from SM `sm_id` (near partition `sm_id % partitions`):
   1. crossbar: books the request's data bytes (len(sectors) * 32) on the NoC server,
      arrival at L2 = start + noc.latency (`noc.py`);
-  2. L2: per line touched, books the bytes on its slice; hits leave at lookup + P,
-     misses go to HBM at the lookup time and leave at HBM completion + P (`l2.py`);
+  2. L2: per line touched, books the bytes on its near slice; near hits leave at
+     lookup + P; far lines cross the fabric to their home slice; misses go to HBM at
+     the lookup time and leave at HBM completion + P (`l2.py`);
   3. the way back: + noc.latency (its bandwidth was booked in step 1).
-A request's completion is the latest over its sectors.
+A request's completion is the latest over its sectors. Stores carry byte masks (bit b
+of a 32-bit mask = byte b of the sector) down to the L2.
 
 `sm_fraction` (sampled simulation, where only that fraction of the SMs is simulated)
-scales every shared bandwidth (crossbar, each L2 slice, each HBM channel) and the L2
-capacity (sets per slice), keeping slice and channel counts, so the simulated SMs see
-the share of the memory system they would have with all SMs running. Counters then
-describe the simulated SMs only; scale them by 1 / sm_fraction for the whole GPU.
+scales every shared bandwidth (crossbar, each L2 slice, the fabric, each HBM bank and
+bus) and the L2 capacity (sets per slice), keeping slice, channel and bank counts, so
+the simulated SMs see the share of the memory system they would have with all SMs
+running. `share_blocks_per_simulated` (blocks of that share per simulated block) lets
+the L2 stand in for the unsimulated blocks' lines (l2.py, "phantom" write-backs), so
+DRAM writes scale with the blocks. Counters then describe the simulated blocks; scale
+them by total blocks / simulated blocks for the whole launch.
 
-Not modelled: anything that makes latency depend on which SM or slice (distance, the
-L2 partition crossing), per-SM crossbar port limits, memory-side request queue limits
-(only bandwidth creates backpressure; the L1's MSHRs bound what each SM has in flight).
+Not modelled: anything that makes latency depend on which SM or slice beyond the
+near/far partition (distance on the die), per-SM crossbar port limits, memory-side
+request queue limits (only bandwidth creates backpressure; the L1's MSHRs bound what
+each SM has in flight).
 Ordering: the timing model advances SMs in time quanta, so requests reach the shared
 servers slightly out of time order; the windowed servers (`servers.py`) absorb that to
 within one window (32 cycles).
@@ -45,7 +56,7 @@ from gpusim.timing.memory.noc import NoC
 class MemorySystem:
     """`read`, `write`, `atomic` (now, sm_id, sectors) -> time the data (or ack) is back at the SM."""
 
-    def __init__(self, spec, sm_fraction: float = 1.0):
+    def __init__(self, spec, sm_fraction: float = 1.0, share_blocks_per_simulated: float = 1.0):
         if not (isinstance(sm_fraction, (int, float)) and 0 < sm_fraction <= 1):
             raise ConfigError(f"MemorySystem: sm_fraction must be in (0, 1], got {sm_fraction!r}")
         pipeline = spec.l2.hit_latency_cycles - 2 * spec.noc.latency_cycles
@@ -57,7 +68,9 @@ class MemorySystem:
         self.sm_fraction = sm_fraction
         self.noc = NoC(spec, sm_fraction)
         self.hbm = HBM(spec, sm_fraction)
-        self.l2 = L2Cache(spec, self.hbm, sm_fraction, pipeline_latency_cycles=pipeline)
+        self.l2 = L2Cache(spec, self.hbm, sm_fraction, pipeline_latency_cycles=pipeline,
+                          share_blocks_per_simulated=share_blocks_per_simulated)
+        self.partitions = spec.l2.partitions
         self._sector_bytes = spec.l2.sector_bytes
         self._traverse = self.noc.traverse
         self._back = self.noc.latency_cycles
@@ -70,7 +83,12 @@ class MemorySystem:
         return self.spec.l2.hit_latency_cycles
 
     @property
+    def l2_far_hit_latency_cycles(self) -> float:
+        return self.spec.l2.hit_latency_cycles + 2 * self.spec.l2.fabric_latency_cycles
+
+    @property
     def l2_miss_latency_cycles(self) -> float:
+        """A DRAM row conflict for a line homed in the near partition."""
         return self.spec.l2.hit_latency_cycles + self.hbm.latency_cycles
 
     # -- requests ---------------------------------------------------------------------
@@ -78,20 +96,24 @@ class MemorySystem:
     def read(self, now: float, sm_id: int, sectors) -> float:
         """Sectors (address >> 5) missed by SM `sm_id`'s L1 at `now`; when their data is at the SM."""
         lst = as_list(sectors)
-        return self._l2(self._traverse(now, len(lst) * self._sector_bytes), lst, READ) + self._back
+        return self._l2(self._traverse(now, len(lst) * self._sector_bytes), lst, READ,
+                        part=sm_id % self.partitions) + self._back
 
-    def write(self, now: float, sm_id: int, sectors) -> float:
-        """Whole-sector writes leaving the SM at `now`; when the L2's acknowledgement is back."""
+    def write(self, now: float, sm_id: int, sectors, byte_masks=None) -> float:
+        """Writes leaving the SM at `now` of the bytes `byte_masks[i]` (bit b: byte b; None:
+        whole sectors) of `sectors[i]`; when the L2's acknowledgement is back."""
         lst = as_list(sectors)
-        return self._l2(self._traverse(now, len(lst) * self._sector_bytes), lst, WRITE) + self._back
+        masks = as_list(byte_masks) if byte_masks is not None else None
+        return self._l2(self._traverse(now, len(lst) * self._sector_bytes), lst, WRITE, masks=masks,
+                        part=sm_id % self.partitions) + self._back
 
     def atomic(self, now: float, sm_id: int, sectors, reduction: bool = False, ops=None) -> float:
         """Atomics performed at the L2 (`reduction`: RED, no value returned); when the result is back.
         `ops[i]`: lane operations on sector i (each is one read-modify-write at the slice)."""
         lst = as_list(sectors)
         t = self._traverse(now, len(lst) * self._sector_bytes)
-        return self.l2._access(t, lst, RED if reduction else ATOM, as_list(ops) if ops is not None else None) \
-            + self._back
+        return self._l2(t, lst, RED if reduction else ATOM, as_list(ops) if ops is not None else None,
+                        part=sm_id % self.partitions) + self._back
 
     # -- kernel boundaries and statistics -------------------------------------------------
 
@@ -113,6 +135,10 @@ class MemorySystem:
         out.update(self.noc.counters(elapsed_cycles))
         out.update(self.l2.counters(elapsed_cycles))
         out.update(self.hbm.counters(elapsed_cycles))
+        owed = self.l2.phantom_correction_bursts() * self.hbm.granularity_bytes
+        if owed:                                # sampled simulation: stand-ins for unsimulated blocks' lines
+            out["dram__bytes_write.sum"] += owed
+            out["dram__sectors_write.sum"] += owed / self._sector_bytes
         return out
 
 

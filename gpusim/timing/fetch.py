@@ -1,0 +1,76 @@
+"""An SM's front end: the instruction cache and the constant cache, both read-only.
+
+What is modelled:
+- Instruction fetch: each SM caches lines of `sm.instruction_cache_line_bytes` of the
+  kernel's SASS. A warp about to issue an instruction whose line is absent waits for
+  it (Nsight's `no_instructions` stall); the miss requests the line and the next
+  `sm.instruction_prefetch_lines` lines (sequential prefetch). A line whose fill is in
+  flight is shared, not requested again.
+- Constant cache: operands `c[bank][offset]` (kernel parameters in bank 0, `__constant__`
+  data in bank 3) are read through a per-SM cache of `sm.constant_cache_line_bytes`
+  lines; a warp whose instruction needs an absent line waits for the fill (Nsight's
+  `imc_miss` stall). Indexed constant loads (`LDC` with a register index) use the same
+  lines, found from the lanes' addresses.
+- Both start empty at every launch (the driver invalidates them). A fill takes the L2
+  hit latency (`l2.hit_latency_cycles`): the launch writes the constant bank and the
+  code is read by every SM, so both are in the L2 when the SMs ask (an assumption:
+  small kernels measured on H100/H200 show a cold start of a few hundred cycles, not a
+  DRAM round trip per line). Fills do not book L2 bandwidth.
+What is not: capacity (kernels fit: Hopper's L1 instruction cache is 128 KB per SM
+and a kernel's code a few KB), the per-SMSP L0 instruction caches, fetch bandwidth,
+and branch-target prefetching (a taken branch to an absent line misses).
+
+Sources: Jia et al., "Dissecting the NVIDIA Volta GPU Architecture via
+Microbenchmarking" (2018), sections 3.2-3.3 (L0/L1 instruction caches, 128-B lines;
+constant cache hierarchy); Nsight Compute Kernel Profiling Guide, warp stall reasons
+`no_instructions` and `imc_miss`.
+"""
+from __future__ import annotations
+
+import re
+
+_CONST_OPERAND = re.compile(r"c\[(0x[0-9a-fA-F]+)\]\[(0x[0-9a-fA-F]+)\]")
+
+
+def constant_operands(operands: str) -> tuple[tuple[int, int], ...]:
+    """(bank, byte offset) of each immediate constant operand `c[0xB][0xOFF]`."""
+    return tuple((int(b, 16), int(o, 16)) for b, o in _CONST_OPERAND.findall(operands))
+
+
+class ReadOnlyCache:
+    """Lines present in one SM (line -> time its data arrived or will arrive)."""
+
+    __slots__ = ("lines", "line_shift", "fill_cycles", "prefetch", "misses")
+
+    def __init__(self, line_bytes: int, fill_cycles: float, prefetch_lines: int = 0):
+        self.lines: dict[int, float] = {}
+        self.line_shift = line_bytes.bit_length() - 1
+        self.fill_cycles = fill_cycles
+        self.prefetch = prefetch_lines
+        self.misses = 0
+
+    def ready(self, t: float, line: int) -> float:
+        """When line `line` (byte offset >> line_shift) is present, requesting it (and the
+        prefetch after it) if absent."""
+        r = self.lines.get(line)
+        if r is not None:
+            return r
+        self.misses += 1
+        r = t + self.fill_cycles
+        self.lines[line] = r
+        for k in range(1, self.prefetch + 1):
+            if line + k not in self.lines:
+                self.lines[line + k] = r
+        return r
+
+
+class FrontEnd:
+    """The instruction and constant caches of one SM."""
+
+    __slots__ = ("icache", "ccache")
+
+    def __init__(self, spec):
+        sm = spec.sm
+        fill = spec.l2.hit_latency_cycles
+        self.icache = ReadOnlyCache(sm.instruction_cache_line_bytes, fill, sm.instruction_prefetch_lines)
+        self.ccache = ReadOnlyCache(sm.constant_cache_line_bytes, fill)
