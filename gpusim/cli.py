@@ -367,10 +367,21 @@ def cmd_presets(args) -> int:
     if args.show:
         print(describe(resolve(args.show, [s for s in args.sets])))
         return EXIT_OK
-    rows = [[name, spec.marketing_name, "{}.{}".format(*spec.compute_capability),
-             "sm_{}{}".format(*spec.compute_capability)] for name, spec in PRESETS.items()]
-    for line in table(["preset", "GPU", "compute capability", "PTX target"], rows, "llrl"):
+    from gpusim.specs import calibrated, presets
+    rows = []
+    for name in presets.names():
+        spec = presets.get(name)
+        cal = calibrated.info(name) if name in calibrated.available() else {}
+        if cal:
+            what = f"calibrated: {cal.get('data', '?')} ({cal.get('gpu', '?')}, {str(cal.get('date', '?'))[:10]})"
+        elif name in PRESETS:
+            what = "datasheet: cited numbers only"
+        else:
+            what = f"datasheet (no calibration; same as {name}-datasheet)"
+        rows.append([name, spec.marketing_name, "{}.{}".format(*spec.compute_capability), what])
+    for line in table(["preset", "GPU", "compute capability", "numbers"], rows, "llrl"):
         print(line)
+    print("\n`--gpu h200` predicts with the calibrated preset where one exists; `h200-datasheet` is the cited one.")
     return EXIT_OK
 
 

@@ -68,10 +68,19 @@ class SassCounts:
     instructions: tuple                          # gpusim.frontend.sass.SassInstr
     inst: np.ndarray
     thread_inst: np.ndarray
+    pipe_counters: tuple = ()                    # per instruction: the sm__inst_executed_pipe_* it counts in
 
     def metrics(self) -> dict[str, float]:
-        return {"smsp__inst_executed.sum": int(self.inst.sum()),
-                "smsp__thread_inst_executed.sum": int(self.thread_inst.sum())}
+        out = {"smsp__inst_executed.sum": int(self.inst.sum()),
+               "smsp__thread_inst_executed.sum": int(self.thread_inst.sum())}
+        if self.pipe_counters:
+            from gpusim.frontend.sass.opcodes import COUNTED_PIPES
+            pipes = dict.fromkeys(COUNTED_PIPES, 0)
+            for counters, n in zip(self.pipe_counters, self.inst.tolist()):
+                for c in counters:
+                    pipes[c] = pipes.get(c, 0) + int(n)
+            out.update({f"sm__inst_executed_pipe_{p}.sum": v for p, v in pipes.items()})
+        return out
 
     def by_line(self) -> dict[int, dict[str, int]]:
         """Source line -> the SASS metrics of the instructions compiled from it."""

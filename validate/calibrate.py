@@ -1,20 +1,27 @@
-"""`python -m validate calibrate --data FILE [--base NAME] [--name NAME] [--out TOML]`:
-fit spec numbers to the microbenchmarks of a measurement file and write a calibrated
-preset (a TOML file under `gpusim/specs/calibrated/`, loadable as `<gpu>-calibrated`).
-The cited base preset is never edited; the file holds only the fitted numbers.
+"""`python -m validate calibrate --data FILE [--base NAME] [--name NAME] [--out TOML]
+[--transfer-to GPU]`: fit spec numbers to the microbenchmarks of a measurement file and
+write a calibrated preset (a TOML file under `gpusim/specs/calibrated/`, loaded by
+`gpusim.specs.get("<gpu>")`, which is then the default preset of that GPU). The cited
+datasheet preset (`<gpu>-datasheet`) is never edited; the file holds only the fitted
+numbers, the fit's residuals and a `[calibration]` table (data file, GPU, date, command).
 
 Fits (each from one microbenchmark family; residuals re-simulate it with the fit):
 - `clocks.sm_clock_mhz`: the SM clock the kernels ran at (cycles / duration).
 - `l1.hit_latency_cycles`, `l2.hit_latency_cycles`, `hbm.latency_ns`: the pointer-chase
   plateaus (cycles per dependent load read by `clock64` on the GPU) minus the model's own
-  per-hop overhead (the chase's index arithmetic), found by simulating the chase.
-- `hbm.bandwidth_GBps`, `l2.bandwidth_bytes_per_cycle_per_slice`: rescaled until the model's
-  read bandwidth on the streaming kernel is within 2% of the measured one (at most 5 rounds).
-  The latencies are *effective* latencies for Numba kernels: they absorb the difference
-  between the model's per-hop index arithmetic (PTX) and the GPU's (SASS).
+  per-hop overhead (the chase's SASS index arithmetic), found by simulating the chase.
+- `l2.bandwidth_bytes_per_cycle_per_slice`: rescaled until the model's read bandwidth on
+  the L2-resident stream is within 2% of the measured one (at most 5 rounds). HBM
+  bandwidth is not fitted: the datasheet's peak goes through the DRAM model (banks,
+  row buffers, turnaround), whose sustained rates are checked by `validate compare`.
 - `l2.atomic_same_address_interval_cycles`: cycles per atomic on one global address.
 - `launch.block_dispatch_cycles`: SM cycles per block per SM with millions of tiny blocks.
 - `launch.kernel_fixed_ns`: the empty kernel's duration minus its modelled cycles.
+
+`--transfer-to h100` also writes `h100-from-<gpu>.toml`: the same fitted numbers on the
+target's datasheet (its SM count, clocks, HBM and L2 size stay the datasheet's), the
+cross-GPU check of how far a calibration carries to another configuration
+(`python -m validate compare --data validate/data/h100.json --preset h100-from-h200`).
 """
 from __future__ import annotations
 
@@ -30,9 +37,11 @@ TOLERANCE = 0.02
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", type=Path, required=True, help="a measurement file, e.g. validate/data/h200.json")
-    p.add_argument("--base", help="cited preset to start from (default: the measured GPU's short name)")
-    p.add_argument("--name", help="name of the calibrated preset (default: <base>-calibrated)")
+    p.add_argument("--base", help="GPU whose datasheet preset to start from (default: the measured GPU's short name)")
+    p.add_argument("--name", help="name of the calibrated preset (default: the GPU's short name, e.g. h200)")
     p.add_argument("--out", type=Path, help="TOML to write (default gpusim/specs/calibrated/<name>.toml)")
+    p.add_argument("--transfer-to", help="also write <GPU>-from-<gpu>.toml: the fitted numbers on GPU's datasheet "
+                   "(the cross-GPU check)")
 
 
 def _records(data: dict, family: str) -> dict[str, dict]:
@@ -105,11 +114,8 @@ def fit(data: dict, base) -> tuple[object, list[dict]]:
                           f"model overhead {overhead:.1f} cycles/hop"))
 
     bw = _records(data, "bandwidth")
-    # L2 first: the HBM stream also passes through the L2 slices
     spec = _fit_bandwidth(spec, notes, bw["read_l2"], "l2", "bandwidth_bytes_per_cycle_per_slice", 16 << 20, 8, 2,
                           "model run with 8 passes")
-    spec = _fit_bandwidth(spec, notes, bw["read_hbm"], "hbm", "bandwidth_GBps", 256 << 20, 1, 1,
-                          "model run at 256 MiB")
 
     at = _records(data, "atomic_throughput").get("global_same")
     if at:
@@ -152,19 +158,24 @@ def residuals(spec, data: dict) -> list[dict]:
     return out
 
 
+TRANSFERRED_NOT = ("clocks.sm_clock_mhz",)       # a GPU's own clock stays its datasheet's on transfer
+
+
 def write_toml(path: Path, name: str, base: str, notes: list[dict], res: list[dict], data_path: Path,
-               prov: dict) -> None:
+               prov: dict, command: str, note: str = "") -> None:
     tables: dict[str, list[str]] = {}
     for n in notes:
         table, key = n["field"].rsplit(".", 1)
         v = n["value"]
         tables.setdefault(table, []).append(f"{key} = {v!r}".replace("'", '"') + f"    # {n['source']}")
-    lines = [f"# {name}: {base} with numbers fitted to {data_path} by `python -m validate calibrate`.",
+    lines = [f"# {name}: {base} with numbers fitted to {data_path} by `python -m validate calibrate`.{note}",
              f"# Measured on {prov.get('gpu_name')} (driver {prov.get('driver')}, {prov.get('date')}).",
              "# Residuals of the fit (re-simulated microbenchmarks):"]
     lines += [f"#   {r['what']}: predicted {r['predicted']:.1f}, measured {r['measured']:.1f} ({r['error_pct']:+.1f}%)"
               for r in res]
-    lines += [f'base = "{base}"', f'name = "{name}"', ""]
+    lines += [f'base = "{base}"', f'name = "{name}"', "", "[calibration]",
+              f'data = "{data_path}"', f'gpu = "{prov.get("gpu_name")}"', f'date = "{prov.get("date")}"',
+              f'command = "{command}"', ""]
     for table, rows in tables.items():
         lines.append(f"[{table}]")
         lines += rows
@@ -173,11 +184,18 @@ def write_toml(path: Path, name: str, base: str, notes: list[dict], res: list[di
 
 
 def run(args) -> int:
+    import shlex
+    import sys
+
     from gpusim import specs
     data = json.loads(args.data.read_text())
-    base_name = args.base or data["provenance"].get("gpu_short_name") or "h100"
-    name = args.name or f"{base_name}-calibrated"
+    gpu = args.base or data["provenance"].get("gpu_short_name") or "h100"
+    base_name = gpu if gpu.endswith("-datasheet") else f"{gpu}-datasheet"
+    short = base_name[:-len("-datasheet")]
+    name = args.name or short
     out = args.out or ROOT / "gpusim" / "specs" / "calibrated" / f"{name}.toml"
+    command = "python -m validate " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else \
+        f"python -m validate calibrate --data {args.data}"
     spec, notes = fit(data, specs.get(base_name))
     res = residuals(spec, data)
     for n in notes:
@@ -185,6 +203,15 @@ def run(args) -> int:
     print("residuals:")
     for r in res:
         print(f"  {r['what']:40s} predicted {r['predicted']:10.1f}  measured {r['measured']:10.1f}  {r['error_pct']:+6.1f}%")
-    write_toml(out, name, base_name, notes, res, args.data, data["provenance"])
+    write_toml(out, name, base_name, notes, res, args.data, data["provenance"], command)
     print(f"wrote {out}")
+    if args.transfer_to:
+        target = args.transfer_to
+        tname = f"{target}-from-{short}"
+        tout = out.with_name(f"{tname}.toml")
+        moved = [n for n in notes if n["field"] not in TRANSFERRED_NOT]
+        write_toml(tout, tname, f"{target}-datasheet", moved, res, args.data, data["provenance"], command,
+                   note=f" Transferred: {target}'s datasheet (SMs, clocks, HBM, L2 size) with {short}'s fitted "
+                        f"microarchitectural numbers.")
+        print(f"wrote {tout}")
     return 0

@@ -4,8 +4,8 @@ simulator's predictions against committed measurements, metric by metric.
 Every kernel of the data file (a program at one size, a microbenchmark, or a held-out kernel
 of `validate.heldout`) is rebuilt
 from its recorded name, size and seed and run through `gpusim.launch(timing=True)` on
-the chosen preset (default: the calibrated preset of the measured GPU if there is one,
-else its cited preset). Launches of more blocks than SMs use sampled timing, with
+the chosen preset (default: the measured GPU's preset, which is its calibrated one where
+`python -m validate calibrate` wrote one, else the cited datasheet). Launches of more blocks than SMs use sampled timing, with
 functional execution of the sampled blocks only (outputs are not needed here: the
 measurement checked them on the GPU).
 
@@ -21,7 +21,12 @@ Per kernel and metric: predicted, measured, relative error. Summary (errors in p
   error, over all kernels and over the programs (the microbenchmarks' tiny kernels are where
   ptxas's SASS differs most from the PTX the simulator counts);
 - global sectors per request (ld and st): the share of kernels where they match exactly;
-- L2 sectors (read + write) and DRAM read bytes: MAPE over kernels that move > 1 MiB.
+- L2 sectors (read + write), DRAM read and write bytes: MAPE and the share within 5%, over
+  kernels that move > 1 MiB;
+- SASS warp instructions (`smsp__inst_executed.sum`): MAPE and the share within 5%;
+- sampling: the predictions' own sampling-error estimates (`timing__sampling_error_pct`);
+- per kind (program, microbenchmark, heldout): duration MAPE; the eight worst kernels.
+`--jobs N` predicts in N processes (default: the CPU count), the costliest kernels first.
 """
 from __future__ import annotations
 
@@ -48,14 +53,15 @@ MIB = 1 << 20
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", type=Path, required=True, help="a measurement file, e.g. validate/data/h200.json")
-    p.add_argument("--preset", help="GPU preset or .toml spec to predict with (default: <gpu>-calibrated if "
-                   "it exists, else <gpu>)")
+    p.add_argument("--preset", help="GPU preset or .toml spec to predict with (default: the measured GPU's "
+                   "preset, calibrated where a calibration exists)")
     p.add_argument("--json", action="store_true", help="print one JSON object with the summary figures")
     p.add_argument("--plot", type=Path, help="write the predicted-vs-measured duration scatter plot here (PNG)")
     p.add_argument("--only", help="regex on kernel names")
     p.add_argument("--table", action="store_true", help="print the per-kernel table (default unless --json)")
     p.add_argument("--budget", type=float, default=None, help="skip kernels whose simulation would exceed about "
                    "this many warp instructions (estimated from the measured counts and the sampling); default: none")
+    p.add_argument("--jobs", type=int, default=None, help="worker processes (default: the CPU count)")
 
 
 @dataclass
@@ -69,12 +75,10 @@ class Row:
 
 
 def default_preset(data: dict) -> str:
-    from gpusim.specs import PRESETS
-    from gpusim.specs.calibrated import available
+    """The measured GPU's short name: its calibrated preset where one exists (`gpusim.specs.get`)."""
+    from gpusim.specs.presets import GPUS
     short = data["provenance"].get("gpu_short_name") or "h100"
-    if f"{short}-calibrated" in available():
-        return f"{short}-calibrated"
-    return short if short in PRESETS else "h100"
+    return short if short in GPUS else "h100"
 
 
 def estimated_cost(k: dict, sample_sms: int = 8, max_waves: int = 4, blocks_per_sm: int = 8,
@@ -115,7 +119,10 @@ def predict(k: dict, gpu) -> Row:
     t = time.perf_counter()
     r = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu=gpu, shared_bytes=case.shared_bytes,
                       timing=True, timing_options=TimingOptions(mode="auto", functional="sampled"))
-    pred = {m: float(r.metrics[m]) for m in COUNTERS + (DURATION,) if m in r.metrics}
+    pred = {m: float(v) for m, v in r.metrics.items()
+            if (m in COUNTERS or m == DURATION or m.startswith(("sm__inst_executed_pipe_", "timing__sampl",
+                                                                  "timing__loop")))
+            and isinstance(v, (int, float))}
     pred["timing__mode"] = r.metrics.get("timing__mode")
     pred["timing__bound"] = r.metrics.get("timing__bound")
     kind = next((key for key in ("program", "heldout") if key in k), "microbenchmark")
@@ -144,7 +151,22 @@ def summarize(rows: list[Row]) -> dict:
     out = {"kernels": len(rows), "duration_kernels": len(dur),
            "duration_mape_pct": 100 * float(np.mean(ape)) if ape else None,
            "duration_median_ape_pct": 100 * float(np.median(ape)) if ape else None,
+           "duration_max_ape_pct": 100 * float(max(ape)) if ape else None,
+           "duration_within_35pct_share": 100 * float(np.mean([e <= 0.35 for e in ape])) if ape else None,
            "spearman": spearman([r.predicted[DURATION] for r in dur], [r.measured[DURATION] for r in dur])}
+    worst = sorted(dur, key=lambda r: -abs(rel_err(r.predicted[DURATION], r.measured[DURATION])))[:8]
+    out["duration_worst"] = {r.name: round(100 * rel_err(r.predicted[DURATION], r.measured[DURATION]), 1)
+                             for r in worst}
+    for kind in sorted({r.kind for r in dur}):
+        sub = [abs(rel_err(r.predicted[DURATION], r.measured[DURATION])) for r in dur if r.kind == kind]
+        out[f"{kind}_duration_mape_pct"] = 100 * float(np.mean(sub))
+    sampled = [r.predicted.get("timing__sampling_error_pct", 0.0) for r in dur]
+    out["sampling_error_max_pct"] = float(max(sampled)) if sampled else None
+    out["sampling_error_mean_pct"] = float(np.mean(sampled)) if sampled else None
+    inst = [abs(rel_err(r.predicted["smsp__inst_executed.sum"], r.measured["smsp__inst_executed.sum"]))
+            for r in rows if both(r, "smsp__inst_executed.sum") and r.measured["smsp__inst_executed.sum"]]
+    out["inst_executed_within_5pct_share"] = 100 * float(np.mean([e <= 0.05 for e in inst])) if inst else None
+    out["inst_executed_mape_pct"] = 100 * float(np.mean(inst)) if inst else None
     conf, noise = [], []
     for r in rows:
         for op in ("ld", "st"):
@@ -183,7 +205,8 @@ def summarize(rows: list[Row]) -> dict:
     out["sectors_per_request_cases"] = spr
     out["sectors_per_request_exact_pct"] = 100 * exact / spr if spr else None
     for key, metrics in (("l2_sectors", ("lts__t_sectors_op_read.sum", "lts__t_sectors_op_write.sum")),
-                         ("dram_read_bytes", ("dram__bytes_read.sum",))):
+                         ("dram_read_bytes", ("dram__bytes_read.sum",)),
+                         ("dram_write_bytes", ("dram__bytes_write.sum",))):
         errs = []
         for r in rows:
             if all(both(r, m) for m in metrics):
@@ -193,6 +216,7 @@ def summarize(rows: list[Row]) -> dict:
                     errs.append(abs(rel_err(sum(r.predicted[m] for m in metrics), meas)))
         out[f"{key}_cases"] = len(errs)
         out[f"{key}_mape_pct"] = 100 * float(np.mean(errs)) if errs else None
+        out[f"{key}_within_5pct_share"] = 100 * float(np.mean([e <= 0.05 for e in errs])) if errs else None
     return out
 
 
@@ -224,7 +248,7 @@ def plot(rows: list[Row], path: Path, title: str) -> None:
 
 
 def compare(data_path: Path, preset: str | None = None, only: str | None = None, progress=None,
-            budget: float | None = None) -> tuple[list[Row], dict, str]:
+            budget: float | None = None, jobs: int | None = 1) -> tuple[list[Row], dict, str]:
     import re
 
     from gpusim.api import resolve_gpu
@@ -234,20 +258,43 @@ def compare(data_path: Path, preset: str | None = None, only: str | None = None,
     kernels = [k for k in data["kernels"] if usable(k) and (not only or re.search(only, k["name"]))]
     skipped = [k["name"] for k in kernels if budget is not None and estimated_cost(k) > budget]
     kernels = [k for k in kernels if k["name"] not in skipped]
-    rows = []
-    for i, k in enumerate(kernels):
-        rows.append(predict(k, gpu))
-        if progress:
-            progress(i + 1, len(kernels), rows[-1])
+    rows = _predict_all(kernels, gpu, jobs, progress)
     summary = summarize(rows)
     summary["skipped_over_budget"] = skipped
     return rows, summary, preset
 
 
+def _predict_all(kernels: list[dict], gpu, jobs: int | None, progress) -> list[Row]:
+    """Predictions in the data file's order, in `jobs` processes (the costliest first)."""
+    import os
+    jobs = jobs or os.cpu_count() or 1
+    if jobs <= 1 or len(kernels) <= 1:
+        rows = []
+        for i, k in enumerate(kernels):
+            rows.append(predict(k, gpu))
+            if progress:
+                progress(i + 1, len(kernels), rows[-1])
+        return rows
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    order = sorted(range(len(kernels)), key=lambda i: -estimated_cost(kernels[i]))
+    out: list[Row | None] = [None] * len(kernels)
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        futures = {pool.submit(predict, kernels[i], gpu): i for i in order}
+        for done, f in enumerate(as_completed(futures), 1):
+            out[futures[f]] = f.result()
+            if progress:
+                progress(done, len(kernels), out[futures[f]])
+    return out
+
+
 def run(args) -> int:
     import sys
     show = (lambda i, n, r: print(f"[{i}/{n}] {r.name}: {r.seconds:.1f}s", file=sys.stderr)) if not args.json else None
-    rows, summary, preset = compare(args.data, args.preset, args.only, show, args.budget)
+    import time
+    t0 = time.perf_counter()
+    rows, summary, preset = compare(args.data, args.preset, args.only, show, args.budget, args.jobs)
+    summary["wall_s"] = round(time.perf_counter() - t0, 1)
     summary["preset"] = preset
     summary["data"] = str(args.data)
     if args.plot:

@@ -130,10 +130,13 @@ class PreparedLaunch:
         smap = self.sass
         if smap is None:
             return None
+        from gpusim.frontend.sass.opcodes import classify
         c = self.counters
         inst, thr = smap.instruction_counts(c.block_warps * counter_scale, c.block_threads * counter_scale,
                                             c.loop_back * counter_scale)
-        return SassCounts(smap.listing.instructions, np.rint(inst), np.rint(thr))
+        ins = smap.listing.instructions
+        return SassCounts(ins, np.rint(inst), np.rint(thr),
+                          tuple(classify(x, self.compiled.cc).counters for x in ins))
 
 
 def kernel_name(kernel) -> str:

@@ -252,9 +252,10 @@ def load_toml(path: str | os.PathLike, _depth: int = 0) -> GPUSpec:
         raise ConfigError(f"cannot read GPU spec file {str(p)!r}: {e.strerror or e}") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{p}: not valid TOML: {e}") from None
+    data.pop("calibration", None)                # metadata of a calibrated preset (gpusim.specs.calibrated.info)
     base = data.pop("base", None)
     if not isinstance(base, str) or not base:
-        raise ConfigError(f"{p}: needs a base, e.g. base = \"h100\" (presets: {', '.join(sorted(presets.PRESETS))})")
+        raise ConfigError(f"{p}: needs a base, e.g. base = \"h100\" (presets: {', '.join(presets.names())})")
     name = data.pop("name", None)
     if name is not None and not (isinstance(name, str) and name.strip()):
         raise ConfigError(f"{p}: name must be a non-empty string, got {name!r}")

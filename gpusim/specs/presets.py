@@ -68,8 +68,8 @@ Sources (the tags the comments use):
 - [NCU-DATA] this project's Nsight Compute measurements, validate/data/h100.json and
   h200.json (161 kernels each): lts__t_sectors_op_* are 1.50x the L1's miss and store
   sectors (the far L2 partition counts them again); bandwidth/write_l2 keeps 1.09 (H100)
-  and 1.005 (H200) lts sectors per slice per cycle busy; transpose_naive/large's 4-byte
-  stores run at half that.
+  and 1.005 (H200) lts sectors per slice per cycle busy, float64_axpy/large 1.07 (H200);
+  transpose_naive/large's 4-byte stores run at half that.
 - [DRAMSIM3] DRAMsim3 (github.com/umd-memsys/DRAMsim3) configs/HBM2_8Gb_x128.ini (tCK 1 ns):
   tRCD 14, tRP 14, tRAS 34, tWR 16, tCCD_L 2, tWTR_L 8, CL 14, CWL 4 ns, tREFI 3.9 us,
   4 bank groups of 4 banks.
@@ -165,10 +165,10 @@ _HOPPER_L1 = L1Spec(
     write_allocate=False,                  # estimate: global stores write through to L2 ([Jia18] on Volta)
 )
 _HOPPER_NOC_LATENCY = 20                   # estimate: one crossbar traversal, part of the L2 hit latency
-_HOPPER_FABRIC_LATENCY = 100               # estimate: one L2 partition crossing; [MEAS] chase at 32 MiB (see l2.py)
+_HOPPER_FABRIC_LATENCY = 100               # estimate: one L2 partition crossing; gives the [MEAS] chase at 32 MiB 526 (H100)
 
 H100 = GPUSpec(
-    name="h100",                           # preset name
+    name="h100-datasheet",                 # preset name: the cited numbers alone
     marketing_name="NVIDIA H100 SXM5 80GB",  # [H100-WP]
     compute_capability=(9, 0),             # [CUDA-PG]
     sm_count=132,                          # [H100-WP] Table 3, SXM5; [MEAS]
@@ -220,11 +220,11 @@ H100 = GPUSpec(
     ),
     launch=_LAUNCH,                        # estimates, see _LAUNCH
     limits=_limits(227),                   # [CUDA-PG] CC 9.0
-    source="preset h100 (gpusim/specs/presets.py)",  # where these numbers are cited
+    source="preset h100-datasheet (gpusim/specs/presets.py)",  # where these numbers are cited
 )
 
 H200 = GPUSpec(
-    name="h200",                           # preset name
+    name="h200-datasheet",                 # preset name: the cited numbers alone
     marketing_name="NVIDIA H200 SXM 141GB",  # [H200-DS]
     compute_capability=(9, 0),             # [CUDA-PG]; [MEAS]
     sm_count=132,                          # [MEAS]; same GH100 configuration as H100 SXM5 [H200-DS]
@@ -241,12 +241,12 @@ H200 = GPUSpec(
         line_bytes=128,                    # [NCU]
         sector_bytes=32,                   # [NCU]
         hit_latency_cycles=284,            # [MEAS] ld.global.cg chase over random lines (near hits: warmed copies)
-        bandwidth_bytes_per_cycle_per_slice=32.5,  # [NCU-DATA] write_l2: 1.005 sectors/slice/cycle incl. overheads
+        bandwidth_bytes_per_cycle_per_slice=34.5,  # [NCU-DATA] float64_axpy/large keeps 1.07 lts sectors/slice/cycle
         atomic_latency_cycles=40,          # estimate: not measured
         atomic_same_address_interval_cycles=2.0,  # estimate: histogram of 2^24 values on H200 (validate calibrate fits it)
         partitions=2,                      # [H100-WP] GH100's L2 in two partitions; [NCU-DATA] 1.50x lts sectors
         fabric_latency_cycles=_HOPPER_FABRIC_LATENCY,  # estimate: see _HOPPER_FABRIC_LATENCY
-        fabric_bandwidth_bytes_per_cycle=1560.0,  # estimate: the far half of the slices' total (96 x 32.5 / 2)
+        fabric_bandwidth_bytes_per_cycle=1656.0,  # estimate: the far half of the slices' total (96 x 34.5 / 2)
         ecc_granule_bytes=32,              # [NCU-DATA] transpose_naive/large: a 4-B store takes 2 sector slots
     ),
     hbm=HBMSpec(
@@ -276,12 +276,12 @@ H200 = GPUSpec(
     ),
     launch=_LAUNCH,                        # estimates, see _LAUNCH
     limits=_limits(227),                   # [CUDA-PG] CC 9.0; [MEAS] 232448
-    source="preset h200 (gpusim/specs/presets.py): H100 compute, H200 memory",  # where these numbers are cited
+    source="preset h200-datasheet (gpusim/specs/presets.py): H100 compute, H200 memory",  # where these numbers are cited
 )
 
 # ----------------------------------------------------------------------------------- Ampere (sm_80)
 A100 = GPUSpec(
-    name="a100",                           # preset name
+    name="a100-datasheet",                 # preset name: the cited numbers alone
     marketing_name="NVIDIA A100 SXM4 80GB",  # [A100-DS]
     compute_capability=(8, 0),             # [CUDA-PG]
     sm_count=108,                          # [A100-WP] Table 3
@@ -379,14 +379,14 @@ A100 = GPUSpec(
     ),
     launch=_LAUNCH,                        # estimates, see _LAUNCH
     limits=_limits(163),                   # [CUDA-PG] CC 8.0
-    source="preset a100 (gpusim/specs/presets.py)",  # where these numbers are cited
+    source="preset a100-datasheet (gpusim/specs/presets.py)",  # where these numbers are cited
 )
 # A100 HBM latency: [Abdelkhalik22]'s global 290 vs L2 200 cycles would leave only 64 ns
 # beyond an L2 hit, far under V100's ~156 ns [DEWING] and H100's 204 ns [MEAS]; not used.
 
 # ----------------------------------------------------------------------------------- Volta (sm_70)
 V100 = GPUSpec(
-    name="v100",                           # preset name
+    name="v100-datasheet",                 # preset name: the cited numbers alone
     marketing_name="NVIDIA Tesla V100 SXM2 32GB",  # [V100-WP]
     compute_capability=(7, 0),             # [CUDA-PG]
     sm_count=80,                           # [V100-WP] Table 1
@@ -484,21 +484,37 @@ V100 = GPUSpec(
     ),
     launch=_LAUNCH,                        # estimates, see _LAUNCH
     limits=_limits(96),                    # [CUDA-PG] CC 7.0
-    source="preset v100 (gpusim/specs/presets.py)",  # where these numbers are cited
+    source="preset v100-datasheet (gpusim/specs/presets.py)",  # where these numbers are cited
 )
 
-PRESETS: dict[str, GPUSpec] = {p.name: p for p in (H100, H200, A100, V100)}
+DATASHEETS: dict[str, GPUSpec] = {p.name: p for p in (H100, H200, A100, V100)}
+GPUS = ("h100", "h200", "a100", "v100")          # the short names a user types
+PRESETS = DATASHEETS                             # the cited presets (calibrated ones are TOML files, calibrated/)
+ALIASES = {f"{g}-calibrated": g for g in GPUS}   # earlier name of the calibrated presets
 
 
 def get(name: str | GPUSpec) -> GPUSpec:
-    """The preset named `name` (case-insensitive), or `name` itself if it is a spec."""
+    """The preset named `name` (case-insensitive), or `name` itself if it is a spec.
+
+    `h200` is the calibrated H200 where `gpusim/specs/calibrated/h200.toml` exists (fitted
+    to the committed measurements by `python -m validate calibrate`), else the cited
+    datasheet preset; `h200-datasheet` is always the cited one. Other calibrated files
+    (e.g. `h100-from-h200`, the H200 calibration moved onto the H100 datasheet) load by
+    their file name."""
     if isinstance(name, GPUSpec):
         return name
-    key = str(name).lower()
-    if key in PRESETS:
-        return PRESETS[key]
+    key = ALIASES.get(str(name).lower(), str(name).lower())
     from gpusim.specs import calibrated
     if calibrated.path(key) is not None:
         return calibrated.load(key)
-    known = sorted(PRESETS) + calibrated.available()
-    raise ConfigError(f"unknown GPU preset {name!r}; known presets: {', '.join(known)} (or a .toml spec file)")
+    if key in DATASHEETS:
+        return DATASHEETS[key]
+    if f"{key}-datasheet" in DATASHEETS:
+        return DATASHEETS[f"{key}-datasheet"]
+    raise ConfigError(f"unknown GPU preset {name!r}; known presets: {', '.join(names())} (or a .toml spec file)")
+
+
+def names() -> list[str]:
+    """Every preset name `get` accepts (aliases aside)."""
+    from gpusim.specs import calibrated
+    return sorted(set(GPUS) | set(DATASHEETS) | set(calibrated.available()))

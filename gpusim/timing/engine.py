@@ -43,6 +43,10 @@ class TimingOptions:
     functional: str = "full"           # sampled mode: 'full' also executes the unsimulated blocks (correct outputs);
     #                                    'sampled' skips them (outputs partial, much faster for huge launches)
     progress: object = None            # callable(done_blocks, total_blocks) or None
+    instruction_budget: int | None = 3_000_000   # SASS warp instructions timed in detail; beyond it loop sampling
+    #                                    (issue_stream.py) leaves iterations out and extrapolates them; None: off
+    functional_budget: int | None = 60_000_000   # sampled mode: PTX warp instructions executed for the sampled
+    #                                    blocks; heavier blocks get fewer waves (at least one); None: max_waves
 
     def __post_init__(self) -> None:
         from gpusim.errors import ConfigError
@@ -52,6 +56,10 @@ class TimingOptions:
             raise ConfigError(f"functional must be 'full' or 'sampled', got {self.functional!r}")
         if self.sample_sms < 1 or self.max_waves < 1 or self.quantum_cycles < 1:
             raise ConfigError("sample_sms, max_waves and quantum_cycles must be >= 1")
+        for name in ("instruction_budget", "functional_budget"):
+            v = getattr(self, name)
+            if v is not None and not (isinstance(v, int) and v > 0):
+                raise ConfigError(f"{name} must be a positive integer or None, got {v!r}")
 
 
 class TimingStats:
@@ -90,11 +98,7 @@ class TimingEngine:
         frac = self.sms_simulated / n_sm
         self.blocks_share = geo.nblocks if mode == "full" else max(1, math.ceil(geo.nblocks * frac))
         wave = self.sms_simulated * bps
-        self.blocks_simulated = self.blocks_share if mode == "full" else min(self.blocks_share,
-                                                                              options.max_waves * wave)
         self.wave_blocks = wave
-        self.memory = MemorySystem(spec, sm_fraction=frac,
-                                   share_blocks_per_simulated=self.blocks_share / max(self.blocks_simulated, 1))
         smap = prepared.sass
         if smap is None:
             from gpusim.errors import ConfigError
@@ -107,6 +111,9 @@ class TimingEngine:
         self.stats = TimingStats(program.n_sass)
         self.trace = TraceSource(prepared, chunk_blocks=min(max(wave, 1), max(1, (1 << 15) // (geo.warps_per_block * 32))),
                                  issue=self.issue)
+        self.blocks_simulated = self._budget(options, mode, wave)
+        self.memory = MemorySystem(spec, sm_fraction=frac,
+                                   share_blocks_per_simulated=self.blocks_share / max(self.blocks_simulated, 1))
         shared_per_sm = bps * self.res.shared_bytes_per_block
         l1_data = spec.sm.l1_shared_total_bytes - spec.sm.carveout_bytes(shared_per_sm)   # the driver's carve-out
         self.sms = [SM(i, spec, self.block_static, L1Cache(spec, l1_data, self.memory, i), self.stats,
@@ -117,6 +124,25 @@ class TimingEngine:
         self.env = simpy.Environment()
         self._wake: dict[int, simpy.Event] = {}
         self._next_dispatch: dict[int, float] = {}
+
+    def _budget(self, opt: TimingOptions, mode: str, wave: int) -> int:
+        """Blocks to simulate, and the SASS budget per warp (loop sampling), from the work of
+        the first block's warps: sampled mode simulates at most `max_waves` waves, fewer
+        (at least one) when their functional execution would exceed `functional_budget`."""
+        first = self.trace.peek(0)
+        ptx_len = [b.last - b.first for b in self.p.decoded.blocks]
+        ptx_work = sum(ptx_len[v[0]] for st in first for v in st.visits)
+        cost = self.issue.cost
+        sass_work = sum(cost.get(v[0], 0) for st in first for v in st.visits)
+        blocks = self.blocks_share
+        if mode == "sampled":
+            waves = opt.max_waves
+            if opt.functional_budget is not None and ptx_work:
+                waves = min(waves, max(1, opt.functional_budget // (ptx_work * wave)))
+            blocks = min(blocks, waves * wave)
+        if opt.instruction_budget is not None and sass_work * blocks > opt.instruction_budget:
+            self.issue.warp_budget = max(1, opt.instruction_budget // (blocks * self.p.geometry.warps_per_block))
+        return blocks
 
     # ------------------------------------------------------------------ block scheduler
     def _dispatch(self, sm: SM, t: float) -> bool:
@@ -178,28 +204,47 @@ class TimingEngine:
         m["timing__outputs_complete"] = complete
         return m
 
+    def _loop_stretch(self, sm) -> float:
+        """Cycles loop sampling left out on `sm`: the SASS instructions left out, issued at the
+        rate the SM issued while all its warps were inside the loop (latest loop entry to the
+        first SKIP marker); else its loop time (first LOOP to last SKIP) scaled by left out
+        over kept instructions (issue_stream.py)."""
+        if sm.loop_skipped <= 0:
+            return 0.0
+        if sm.loop_rate:
+            return sm.loop_skipped / sm.loop_rate
+        if sm.loop_kept <= 0 or sm.loop_end <= sm.loop_start:
+            return 0.0
+        return (sm.loop_end - sm.loop_start) * sm.loop_skipped / sm.loop_kept
+
     def _cycles(self) -> float:
         ends = self.stats.block_end
-        t_sim = max(ends.values()) if ends else 0.0
         # a kernel ends when its memory operations have drained (stores, reductions in flight)
-        t_sim = max([t_sim] + [sm.l1.drain_time for sm in self.sms])
+        t_sim = max([max(ends.values()) if ends else 0.0] + [sm.l1.drain_time for sm in self.sms])
+        stretch = max([self._loop_stretch(sm) for sm in self.sms] + [0.0])
         if self.blocks_simulated >= self.blocks_share:
-            return t_sim
-        # extrapolate the remaining waves at the steady-state rate after the first wave
+            return t_sim + stretch
+        # extrapolate the remaining waves at the steady-state rate after the first wave, stretched
+        # like the simulated time where loop sampling left iterations out
         order = sorted(ends.values())
         first = min(self.wave_blocks, len(order) - 1)
         t_first = order[first - 1] if first > 0 else 0.0
         rate_blocks = len(order) - first
         per_block = (t_sim - t_first) / rate_blocks if rate_blocks > 0 and t_sim > t_first else t_sim / len(order)
-        return t_sim + (self.blocks_share - self.blocks_simulated) * per_block
+        if t_sim > 0:
+            per_block *= (t_sim + stretch) / t_sim
+        return t_sim + stretch + (self.blocks_share - self.blocks_simulated) * per_block
 
     def _metrics(self) -> dict:
         spec = self.spec
         cycles = self._cycles()
         # counts scale from the simulated blocks to the whole launch
         scale = self.p.geometry.nblocks / max(self.blocks_simulated, 1)
+        kept, skipped = self.issue.kept, self.issue.skipped
+        inst_scale = scale * (kept[0] + skipped[0]) / kept[0] if kept[0] else scale      # loop sampling left out
+        mem_scale = scale * (kept[1] + skipped[1]) / kept[1] if kept[1] else scale       # ... these instructions, accesses
         mem = self.memory.counters()
-        m = {k: v * scale for k, v in mem.items() if not k.endswith(".pct")}
+        m = {k: v * mem_scale for k, v in mem.items() if not k.endswith(".pct")}
         m.update({k: v for k, v in mem.items() if k.endswith(".pct")})
         m["sm__cycles_elapsed.max"] = cycles
         m["gpu__time_duration.sum"] = cycles * spec.cycle_ns + spec.launch.kernel_fixed_ns
@@ -207,8 +252,9 @@ class TimingEngine:
         active = sum(sm.active_cycles for sm in self.sms)
         m["sm__warps_active.avg.pct_of_peak_sustained_active"] = \
             100.0 * warp_cycles / active / spec.sm.max_warps_per_sm if active else 0.0
-        for r, arr in self.stats.stall.items():
-            m[STALL_METRIC.format(r)] = sum(arr) * scale
+        stalls = self.stats.stall
+        for r, arr in stalls.items():
+            m[STALL_METRIC.format(r)] = sum(arr) * inst_scale
         issued = sum(sp.issued for sm in self.sms for sp in sm.sps)
         m["timing__mode"] = self.mode
         m["timing__sms_simulated"] = self.sms_simulated
@@ -219,10 +265,27 @@ class TimingEngine:
         m["timing__bound"], m["timing__utilization"] = self._bound(cycles, issued, scale)
         n_ptx = len(self.p.decoded.infos)
         owner = self.program.owner
-        self.per_instruction_stalls = {r: np.bincount(owner, weights=np.array(a) * scale, minlength=n_ptx)
-                                       for r, a in self.stats.stall.items()}
+        self.per_instruction_stalls = {r: np.bincount(owner, weights=np.array(a) * inst_scale, minlength=n_ptx)
+                                       for r, a in stalls.items()}
         m["gpusim__sass_unplaced_accesses.sum"] = self.issue.dropped * scale
+        m["timing__loop_sampled_fraction"] = kept[0] / (kept[0] + skipped[0]) if kept[0] + skipped[0] else 1.0
+        m["timing__sampling_error_pct"] = self._sampling_error(cycles)
         return m
+
+    def _sampling_error(self, cycles: float) -> float:
+        """A standard error, in percent of the predicted cycles, of what sampling extrapolated:
+        the remaining waves (from the spread of the simulated blocks' durations) and the
+        iterations loop sampling left out (taken as varying as the blocks do)."""
+        ends, starts = self.stats.block_end, self.stats.block_start
+        if cycles <= 0 or len(ends) < 2:
+            return 0.0
+        dur = np.array([ends[b] - starts[b] for b in ends])
+        cv = float(dur.std() / dur.mean()) if dur.mean() > 0 else 0.0
+        t_sim = max(ends.values())
+        waves_part = max(0.0, cycles - t_sim) / cycles
+        kept, skipped = self.issue.kept[0], self.issue.skipped[0]
+        loop_part = skipped / (kept + skipped) if kept + skipped else 0.0
+        return 100.0 * cv * (waves_part + loop_part) / math.sqrt(len(dur))
 
     def _bound(self, cycles: float, issued: int, scale: float) -> tuple[str, dict]:
         spec = self.spec

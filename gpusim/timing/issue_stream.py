@@ -20,15 +20,17 @@ mem)`, `mem` keyed by SASS instruction index (`static.IssueProgram`):
 
 **Loop sampling** (`warp_budget`, SASS instructions per warp; None: off). A warp whose
 path would issue more than the budget has iterations of one loop left out: the
-outermost PTX loop with at least `MIN_ITERATIONS` iterations per activation, chosen once
-per kernel from the first warp over budget. Of an activation of N iterations the first
-K = max(`MIN_ITERATIONS`, N * budget / path) and the last are kept; between them a
-`SKIP` marker tells the SM how many iterations were left out, and a `MEASURE` marker
-after the first K/2 (warm-up) starts the clock the SM extrapolates them with: the warp
-waits (dropped iterations) x (its measured time per iteration) at the `SKIP`. Every
-warp of a block runs the same iterations (a loop's trip count is the block's), so
-barriers stay matched. `kept` / `skipped` count SASS instructions and memory accesses on
-each side, for the engine to extrapolate counters.
+outermost PTX loop with at least 2 x `MIN_ITERATIONS` iterations per activation, chosen
+once per kernel from the first warp over budget. Of an activation of N iterations the
+first K = max(`MIN_ITERATIONS`, N * budget / path) and the last are kept. A `LOOP`
+marker where the activation begins and a `SKIP` marker where iterations were left out
+(carrying the SASS instructions kept in the activation so far and those left out) let
+the SM time the loop: the engine stretches each SM's loop time, from its first `LOOP`
+to its last `SKIP`, by (kept + left out) / kept. Warps are not stopped at a `SKIP`
+(a waiting warp would free pipes and memory, and the others' iterations would run
+unrealistically fast); every warp of a block runs the same iterations (a loop's trip
+count is the block's), so barriers stay matched. `kept` / `skipped` count SASS
+instructions and memory accesses on each side, for the engine to extrapolate counters.
 """
 from __future__ import annotations
 
@@ -36,8 +38,8 @@ import math
 
 import numpy as np
 
-MEASURE, SKIP = -1, -2                  # marker segments (see module docstring)
-MIN_ITERATIONS = 4
+LOOP, SKIP = -1, -2                     # marker segments (see module docstring)
+MIN_ITERATIONS = 8
 
 
 class IssueStreams:
@@ -164,11 +166,12 @@ class IssueStreams:
             if count <= keep + 1:
                 out.extend(visits[i:j])
             else:
-                half = keep // 2
-                out.extend(visits[i:heads[half]])
-                out.append((MEASURE, 0, {}))
-                out.extend(visits[heads[half]:heads[keep]])
-                out.append((SKIP, (keep - half, count - 1 - keep), {}))
+                cost = self.cost
+                kept_part = visits[i:heads[keep]]
+                left_out = sum(cost.get(v[0], 0) for v in visits[heads[keep]:heads[count - 1]])
+                out.append((LOOP, 0, {}))
+                out.extend(kept_part)
+                out.append((SKIP, (sum(cost.get(v[0], 0) for v in kept_part), left_out), {}))
                 out.extend(visits[heads[count - 1]:j])
             i = j
         return out

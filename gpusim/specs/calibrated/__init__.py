@@ -1,7 +1,9 @@
 """Calibrated presets: TOML files written by `python -m validate calibrate`, one per
-measured GPU (e.g. `h200-calibrated.toml`). Each names its cited base preset and only
-the numbers the calibration fitted, with the fit's residuals in comments; the base
-preset is never edited. `gpusim.specs.get("h200-calibrated")` loads one by name.
+measured GPU (`h200.toml`, `h100.toml`) and one per transfer (`h100-from-h200.toml`: the
+H200's fitted numbers on the H100 datasheet). Each names its cited base preset
+(`h200-datasheet`) and only the numbers the calibration fitted, with the fit's residuals
+in comments and a `[calibration]` table saying against which data, when and how; the
+base preset is never edited. `gpusim.specs.get("h200")` loads `h200.toml`.
 """
 from __future__ import annotations
 
@@ -17,6 +19,13 @@ def available() -> list[str]:
 def path(name: str) -> Path | None:
     p = HERE / f"{name}.toml"
     return p if p.exists() else None
+
+
+def info(name: str) -> dict:
+    """The `[calibration]` table of a calibrated preset (data file, GPU, date, command)."""
+    import tomllib
+    p = path(name)
+    return dict(tomllib.loads(p.read_text()).get("calibration", {})) if p else {}
 
 
 def load(name: str):
