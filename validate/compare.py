@@ -304,10 +304,12 @@ def run(args) -> int:
         print(json.dumps(summary))
         return 0
     if args.table or not args.json:
-        print(f"{'kernel':46s} {'measured us':>12s} {'predicted us':>12s} {'error':>8s}  bound")
+        print(f"{'kernel':46s} {'measured us':>12s} {'predicted us':>12s} {'error':>8s} {'sampling':>9s}  bound")
         for r in rows:
             m, p = r.measured[DURATION] / 1e3, r.predicted.get(DURATION, float('nan')) / 1e3
-            print(f"{r.name:46s} {m:12.2f} {p:12.2f} {100 * (p - m) / m:+7.1f}%  {r.predicted.get('timing__bound')}")
+            se = r.predicted.get("timing__sampling_error_pct", 0.0)
+            print(f"{r.name:46s} {m:12.2f} {p:12.2f} {100 * (p - m) / m:+7.1f}% {'+-%.1f%%' % se if se else '':>9s}"
+                  f"  {r.predicted.get('timing__bound')}")
     for k, v in summary.items():
         print(f"{k}: {v:.2f}" if isinstance(v, float) else f"{k}: {v}")
     return 0

@@ -61,6 +61,10 @@ Sources (the tags the comments use):
   attributes clock 1980 MHz, memory clock 2619 | 3201 MHz, bus 5120 | 6016 bits, L2
   52428800 | 62914560 B, memory 85017493504 | 150109880320 B, shared per SM 233472,
   opt-in 232448, reserved per block 1024.
+- [MEAS-FE] measured by this project on the H200, 2026-11-22: ubench_frontend.cu and its output
+  ubench_frontend_h200.txt (beside the validation data): a dependent indexed constant load
+  (IMAD.SHL + LDC c[0x3][R]) 34.0 cycles; 2048 independent FADDs (256 instruction lines)
+  4494 cycles on first execution and 2307 once the code is cached.
 - [DEWING] github.com/markdewing/AI_kernels latency/README.md: V100 chase L1 36, L2 221,
   memory 460 cycles; GH200 L1 40, L2 281, memory 690 (8 above [MEAS] on a Hopper L1).
 - [SSB] github.com/smallscientist1/cuda_microbenchmark: A100 has 8 L2 slices per
@@ -136,7 +140,8 @@ _HOPPER_SM = SMSpec(
     shared_wavefront_cycles=1,             # estimate: one 128-B wavefront per cycle (32 banks x 4 B, [CUDA-PG])
     barrier_latency_cycles=20,             # [MEAS] 20.7 cycles per __syncthreads with 4 warps
     instruction_cache_line_bytes=128,  # [Jia18] 128-B instruction-cache lines (Volta L0/L1 i-caches)
-    instruction_prefetch_lines=16,  # estimate: sequential prefetch depth (2 KB), undocumented
+    instruction_prefetch_lines=4,  # estimate: sequential prefetch depth, undocumented
+    instruction_fetch_bytes_per_cycle=7.76,  # [MEAS-FE] 128-B line per 16.5 cycles, cold straight-line code on H200
     constant_cache_line_bytes=64,  # [Jia18] 64-B lines in the constant caches
     pipes=PipesSpec(
         alu=P(2.0, 4),                     # [H100-WP] 16 INT32 lanes per SMSP; [MEAS] SHF 2.02, 4.15
@@ -146,7 +151,7 @@ _HOPPER_SM = SMSpec(
         fp64=P(2.0, 8),                    # [H100-WP] 16 FP64 lanes per SMSP; [MEAS] DFMA 2.03, 8.06
         xu=P(8.0, 19),                     # [CUDA-PG] 16 results/clk/SM; [MEAS] MUFU.EX2 8.00, 19.0
         lsu=P(4.0, 26),                    # [Luo24] 8 LD/ST per SMSP; [MEAS] SHFL 26.0 (S2R: estimate, as SHFL)
-        adu=P(2.0, 20),                    # estimate: BAR about 2 cycles per warp [MEAS] (76.7 - 14.7) / 31; LDC latency as a shared load
+        adu=P(2.0, 30),                    # [MEAS] BAR about 2 cycles per warp, (76.7 - 14.7) / 31; [MEAS-FE] indexed LDC 34 - 4 (its index shift)
         cbu=P(2.0, 4),                     # estimate: not measured
         uniform=P(1.0, 4),                 # estimate: one uniform instruction per cycle per SMSP, latency as the ALU
         tensor=P(4.0, 16),                 # estimate: no tensor-core kernel is modelled
@@ -310,7 +315,8 @@ A100 = GPUSpec(
         shared_wavefront_cycles=1,         # estimate: one 128-B wavefront per cycle
         barrier_latency_cycles=20,         # estimate: Hopper's [MEAS]
         instruction_cache_line_bytes=128,  # [Jia18] 128-B instruction-cache lines (Volta L0/L1 i-caches)
-        instruction_prefetch_lines=16,  # estimate: sequential prefetch depth (2 KB), undocumented
+        instruction_prefetch_lines=4,  # estimate: sequential prefetch depth, undocumented
+        instruction_fetch_bytes_per_cycle=7.76,  # [MEAS-FE] 128-B line per 16.5 cycles, cold straight-line code on H200
         constant_cache_line_bytes=64,  # [Jia18] 64-B lines in the constant caches
         pipes=PipesSpec(
             alu=P(2.0, 4),                 # [A100-WP] 16 INT32 lanes per SMSP; latency estimate as Volta [Arafa19]
@@ -415,7 +421,8 @@ V100 = GPUSpec(
         shared_wavefront_cycles=1,         # estimate: one 128-B wavefront per cycle
         barrier_latency_cycles=20,         # estimate: Hopper's [MEAS]
         instruction_cache_line_bytes=128,  # [Jia18] 128-B instruction-cache lines (Volta L0/L1 i-caches)
-        instruction_prefetch_lines=16,  # estimate: sequential prefetch depth (2 KB), undocumented
+        instruction_prefetch_lines=4,  # estimate: sequential prefetch depth, undocumented
+        instruction_fetch_bytes_per_cycle=7.76,  # [MEAS-FE] 128-B line per 16.5 cycles, cold straight-line code on H200
         constant_cache_line_bytes=64,  # [Jia18] 64-B lines in the constant caches
         pipes=PipesSpec(
             alu=P(2.0, 4),                 # [V100-WP] 16 INT32 lanes per SMSP; [Arafa19] add 4

@@ -108,7 +108,8 @@ class SMSpec:
     shared_wavefront_cycles: int = 1             # extra cycles per additional wavefront of a conflicted access
     barrier_latency_cycles: int = 20             # last arrival to release of a CTA barrier
     instruction_cache_line_bytes: int = 128      # instruction-cache line (8 SASS instructions of 16 B)
-    instruction_prefetch_lines: int = 16         # lines fetched ahead after an instruction-cache miss
+    instruction_prefetch_lines: int = 4          # lines kept requested ahead of the line a warp uses
+    instruction_fetch_bytes_per_cycle: float = 7.76  # an SM's instruction fetch stream (cold code)
     constant_cache_line_bytes: int = 64          # constant-cache line (kernel parameters, __constant__ data)
     pipes: PipesSpec = field(default_factory=PipesSpec)
     warp_scheduler: str = "gto"                  # warp scheduling policy name (gpusim.timing.policies)
@@ -117,7 +118,8 @@ class SMSpec:
         _positive(self, "sub_partitions", "issue_width_warp_inst_per_cycle", "max_threads_per_sm", "max_warps_per_sm",
                   "max_blocks_per_sm", "registers_per_sm", "max_registers_per_thread", "register_allocation_unit",
                   "warp_allocation_granularity", "shared_memory_per_sm_bytes", "shared_allocation_unit_bytes",
-                  "l1_shared_total_bytes", "shared_latency_cycles", "barrier_latency_cycles")
+                  "l1_shared_total_bytes", "shared_latency_cycles", "barrier_latency_cycles",
+                  "instruction_fetch_bytes_per_cycle")
         _nonnegative(self, "reserved_shared_per_block_bytes", "shared_wavefront_cycles", "instruction_prefetch_lines")
         _power_of_two(self, "instruction_cache_line_bytes", "constant_cache_line_bytes")
         _integer(self, "instruction_prefetch_lines")

@@ -47,7 +47,7 @@ STALL_REASONS = ("selected", "not_selected", "wait", "short_scoreboard", "long_s
 
 class Warp:
     __slots__ = ("stream", "vi", "instrs", "ii", "mem", "cta", "slot", "age", "ready_at", "reason", "throttled",
-                 "reg_ready", "reg_kind", "last_issue", "at_barrier", "cand")
+                 "reg_ready", "reg_kind", "last_issue", "at_barrier", "cand", "iline")
 
     def __init__(self, stream, cta, slot, age, t0):
         self.stream, self.cta, self.slot, self.age = stream, cta, slot, age
@@ -59,6 +59,7 @@ class Warp:
         self.last_issue = t0 - 1
         self.at_barrier = False
         self.cand = t0
+        self.iline = -1                           # instruction-cache line of its latest instruction
 
 
 class CTA:
@@ -291,9 +292,11 @@ class SM:
             v = rr.get(reg)
             if v is not None and v > r:
                 r, reason = v, DEP_STALL[w.reg_kind[reg]]
-        f = self._iready.get(s.iline)
-        if f is None:
+        if s.iline == w.iline:                  # the line it issued from last: present
+            f = self._iready[s.iline]
+        else:
             f = self.front.icache.ready(t_min, s.iline)
+            w.iline = s.iline
         if f > r:
             r, reason = f, "no_instructions"
         for line in s.const_lines:

@@ -240,7 +240,7 @@ def test_get_returns_a_spec_unchanged():
 
 
 def test_unknown_preset_lists_the_known_ones():
-    with pytest.raises(ConfigError, match="a100, h100, h200, v100"):
+    with pytest.raises(ConfigError, match="a100, a100-datasheet, h100, h100-datasheet, h200, h200-datasheet"):
         presets.get("b200")
 
 
