@@ -72,8 +72,8 @@ Sources (the tags the comments use):
 - [NCU-DATA] this project's Nsight Compute measurements, validate/data/h100.json and
   h200.json (161 kernels each): lts__t_sectors_op_* are 1.50x the L1's miss and store
   sectors (the far L2 partition counts them again); bandwidth/write_l2 keeps 1.09 (H100)
-  and 1.005 (H200) lts sectors per slice per cycle busy, float64_axpy/large 1.07 (H200);
-  transpose_naive/large's 4-byte stores run at half that.
+  and 1.005 (H200) lts write sectors per slice per cycle busy; transpose_naive/large's
+  4-byte stores run at half that.
 - [DRAMSIM3] DRAMsim3 (github.com/umd-memsys/DRAMsim3) configs/HBM2_8Gb_x128.ini (tCK 1 ns):
   tRCD 14, tRP 14, tRAS 34, tWR 16, tCCD_L 2, tWTR_L 8, CL 14, CWL 4 ns, tREFI 3.9 us,
   4 bank groups of 4 banks.
@@ -190,12 +190,13 @@ H100 = GPUSpec(
         line_bytes=128,                    # [NCU]
         sector_bytes=32,                   # [NCU]
         hit_latency_cycles=276,            # [MEAS] ld.global.cg chase over random lines (near hits: warmed copies)
-        bandwidth_bytes_per_cycle_per_slice=35.0,  # [NCU-DATA] write_l2: 1.09 sectors/slice/cycle incl. overheads
+        bandwidth_bytes_per_cycle_per_slice=53.0,  # [SSB] L2-resident reads at 8.4 TB/s over 80 slices
+        write_bandwidth_bytes_per_cycle_per_slice=35.0,  # [NCU-DATA] write_l2: 1.09 sectors/slice/cycle
         atomic_latency_cycles=40,          # estimate: not measured
         atomic_same_address_interval_cycles=2.0,  # estimate: histogram of 2^24 values on H200 (validate calibrate fits it)
         partitions=2,                      # [H100-WP] L2 in two partitions; [NCU-DATA] 1.50x lts sectors
         fabric_latency_cycles=_HOPPER_FABRIC_LATENCY,  # estimate: see _HOPPER_FABRIC_LATENCY
-        fabric_bandwidth_bytes_per_cycle=1400.0,  # estimate: the far half of the slices' total (80 x 35 / 2)
+        fabric_bandwidth_bytes_per_cycle=2120.0,  # estimate: the far half of the slices' read total (80 x 53 / 2)
         ecc_granule_bytes=32,              # [NCU-DATA] transpose_naive/large: a 4-B store takes 2 sector slots
     ),
     hbm=HBMSpec(
@@ -208,6 +209,7 @@ H100 = GPUSpec(
         access_granularity_bytes=64,       # estimate: 32-B bursts [JEDEC] fetched in pairs (sector promotion)
         banks_per_channel=32,              # [SNPS] 16 banks per 4 dies of JESD238: 8-high HBM3 stacks [H100-WP]
         row_bytes=1024,                    # [JEDEC] JESD238 1 KB page per pseudo-channel
+        channel_interleave_bytes=256,      # estimate: 256-B channel chunks (a stream's rows still open; undocumented)
         t_rcd_ns=14.0,                     # [DRAMSIM3] HBM2 tRCD; HBM3's array timing taken as equal (estimate)
         t_rp_ns=14.0,                      # [DRAMSIM3] HBM2 tRP
         t_ras_ns=34.0,                     # [DRAMSIM3] HBM2 tRAS
@@ -246,12 +248,13 @@ H200 = GPUSpec(
         line_bytes=128,                    # [NCU]
         sector_bytes=32,                   # [NCU]
         hit_latency_cycles=284,            # [MEAS] ld.global.cg chase over random lines (near hits: warmed copies)
-        bandwidth_bytes_per_cycle_per_slice=34.5,  # [NCU-DATA] float64_axpy/large keeps 1.07 lts sectors/slice/cycle
+        bandwidth_bytes_per_cycle_per_slice=53.0,  # estimate: as H100 [SSB]
+        write_bandwidth_bytes_per_cycle_per_slice=32.5,  # [NCU-DATA] write_l2: 1.005 sectors/slice/cycle
         atomic_latency_cycles=40,          # estimate: not measured
         atomic_same_address_interval_cycles=2.0,  # estimate: histogram of 2^24 values on H200 (validate calibrate fits it)
         partitions=2,                      # [H100-WP] GH100's L2 in two partitions; [NCU-DATA] 1.50x lts sectors
         fabric_latency_cycles=_HOPPER_FABRIC_LATENCY,  # estimate: see _HOPPER_FABRIC_LATENCY
-        fabric_bandwidth_bytes_per_cycle=1656.0,  # estimate: the far half of the slices' total (96 x 34.5 / 2)
+        fabric_bandwidth_bytes_per_cycle=2544.0,  # estimate: the far half of the slices' read total (96 x 53 / 2)
         ecc_granule_bytes=32,              # [NCU-DATA] transpose_naive/large: a 4-B store takes 2 sector slots
     ),
     hbm=HBMSpec(
@@ -264,6 +267,7 @@ H200 = GPUSpec(
         access_granularity_bytes=64,       # estimate: as H100
         banks_per_channel=32,              # [SNPS] 16 banks per 4 dies: 8-high stacks (estimate: 24 GB as 8 x 24 Gb)
         row_bytes=1024,                    # [JEDEC] JESD238 1 KB page per pseudo-channel
+        channel_interleave_bytes=256,      # estimate: 256-B channel chunks (a stream's rows still open; undocumented)
         t_rcd_ns=14.0,                     # [DRAMSIM3] HBM2 tRCD; HBM3e's array timing taken as equal (estimate)
         t_rp_ns=14.0,                      # [DRAMSIM3] HBM2 tRP
         t_ras_ns=34.0,                     # [DRAMSIM3] HBM2 tRAS
@@ -351,6 +355,7 @@ A100 = GPUSpec(
         sector_bytes=32,                   # [NCU]
         hit_latency_cycles=200,            # [Abdelkhalik22]
         bandwidth_bytes_per_cycle_per_slice=64.0,  # [A100-WP] 5120 B/clk over 80 slices
+        write_bandwidth_bytes_per_cycle_per_slice=42.0,  # estimate: reads' 64 x H100's write/read ratio 35 / 53
         atomic_latency_cycles=40,          # estimate: not measured
         atomic_same_address_interval_cycles=2.0,  # estimate: histogram of 2^24 values on H200 (validate calibrate fits it)
         partitions=2,                      # [A100-WP] L2 divided into two partitions
@@ -368,6 +373,7 @@ A100 = GPUSpec(
         access_granularity_bytes=64,       # estimate: as H100
         banks_per_channel=16,              # [DRAMSIM3] 4 bank groups of 4 (HBM2)
         row_bytes=1024,                    # [JEDEC] JESD235 1 KB page per pseudo-channel
+        channel_interleave_bytes=256,      # estimate: 256-B channel chunks (a stream's rows still open; undocumented)
         t_rcd_ns=14.0,                     # [DRAMSIM3] HBM2 tRCD
         t_rp_ns=14.0,                      # [DRAMSIM3] HBM2 tRP
         t_ras_ns=34.0,                     # [DRAMSIM3] HBM2 tRAS
@@ -457,6 +463,7 @@ V100 = GPUSpec(
         sector_bytes=32,                   # [NCU]
         hit_latency_cycles=193,            # [Jia18]; [DEWING] 221 - 8 = 213
         bandwidth_bytes_per_cycle_per_slice=32.0,  # [A100-WP] V100 L2 2048 B/clk over 64 slices
+        write_bandwidth_bytes_per_cycle_per_slice=21.0,  # estimate: reads' 32 x H100's write/read ratio 35 / 53
         atomic_latency_cycles=40,          # estimate: not measured
         atomic_same_address_interval_cycles=2.0,  # estimate: histogram of 2^24 values on H200 (validate calibrate fits it)
         partitions=1,                      # [V100-WP] one L2 shared by all SMs
@@ -474,6 +481,7 @@ V100 = GPUSpec(
         access_granularity_bytes=64,       # estimate: as H100
         banks_per_channel=16,              # [DRAMSIM3] 4 bank groups of 4 (HBM2)
         row_bytes=1024,                    # [JEDEC] JESD235 1 KB page per pseudo-channel
+        channel_interleave_bytes=256,      # estimate: 256-B channel chunks (a stream's rows still open; undocumented)
         t_rcd_ns=14.0,                     # [DRAMSIM3] HBM2 tRCD
         t_rp_ns=14.0,                      # [DRAMSIM3] HBM2 tRP
         t_ras_ns=34.0,                     # [DRAMSIM3] HBM2 tRAS

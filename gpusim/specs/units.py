@@ -171,16 +171,18 @@ class L2Spec:
     sector_bytes: int = 32                       # fill and valid granularity
     hit_latency_cycles: int = 276                # load that hits L2, SM clock cycles, to dependent use
     bandwidth_bytes_per_cycle_per_slice: float = 64.0  # data returned per SM cycle by one slice
+    write_bandwidth_bytes_per_cycle_per_slice: float = 35.0  # data written (stores) per SM cycle by one slice
     atomic_latency_cycles: int = 40              # extra cycles for a read-modify-write at the slice
     atomic_same_address_interval_cycles: float = 2.0  # cycles between two lane atomics on one sector at a slice
-    partitions: int = 1                          # L2 partitions; an SM's near one caches copies of lines homed in the far one
+    partitions: int = 2                          # L2 partitions; an SM's near one caches copies of lines homed in the far one
     fabric_latency_cycles: int = 100             # one crossing of the fabric between partitions (a far access crosses twice)
-    fabric_bandwidth_bytes_per_cycle: float = 2048.0  # data across the partition fabric, all partitions together
+    fabric_bandwidth_bytes_per_cycle: float = 2120.0  # data across the partition fabric, all partitions together
     ecc_granule_bytes: int = 32                  # L2 data ECC word: a write covering part of one costs the slice a read too
 
     def __post_init__(self) -> None:
         _positive(self, "size_bytes", "slices", "hit_latency_cycles", "bandwidth_bytes_per_cycle_per_slice",
-                  "partitions", "fabric_latency_cycles", "fabric_bandwidth_bytes_per_cycle")
+                  "write_bandwidth_bytes_per_cycle_per_slice", "partitions", "fabric_latency_cycles",
+                  "fabric_bandwidth_bytes_per_cycle")
         _integer(self, "size_bytes", "slices", "partitions", "fabric_latency_cycles")
         _nonnegative(self, "atomic_latency_cycles")
         _power_of_two(self, "associativity", "line_bytes", "sector_bytes", "ecc_granule_bytes")
@@ -215,18 +217,19 @@ class HBMSpec:
     capacity_bytes: int = 85017493504            # device memory cudaMalloc can use
     latency_ns: float = 204.0                    # added beyond an L2 miss, unloaded
     access_granularity_bytes: int = 64           # DRAM burst; a 32-byte sector request moves this much
-    banks_per_channel: int = 16                  # banks of one pseudo-channel, each with one row buffer
-    row_bytes: int = 1024                        # row (page) of a pseudo-channel: contiguous addresses, one bank
+    banks_per_channel: int = 32                  # banks of one pseudo-channel, each with one row buffer
+    row_bytes: int = 1024                        # row (page) of a pseudo-channel, in one bank
+    channel_interleave_bytes: int = 256          # contiguous bytes of one channel before the address moves to the next
     t_rcd_ns: float = 14.0                       # tRCD: activate to column command
     t_rp_ns: float = 14.0                        # tRP: precharge to activate
     t_ras_ns: float = 34.0                       # tRAS: activate to precharge, at least
     t_wr_ns: float = 16.0                        # tWR: last write data to precharge (write recovery)
     t_ccd_l_ns: float = 2.0                      # tCCD_L: column command to column command in one bank (32 B each)
-    t_wtr_ns: float = 8.0                        # tWTR (+ write latency): data bus idle from a write to a read
-    t_rtw_ns: float = 4.0                        # tRTW: data bus idle from a read to a write
+    t_wtr_ns: float = 22.0                       # tWTR (+ write latency): data bus idle from a write to a read
+    t_rtw_ns: float = 2.0                        # tRTW: data bus idle from a read to a write
     t_refi_ns: float = 3900.0                    # tREFI: interval between all-bank refreshes of a pseudo-channel
-    t_rfc_ns: float = 350.0                      # tRFC: an all-bank refresh blocks its pseudo-channel this long
-    write_queue_bursts: int = 32                 # writes a controller collects per channel before draining them together
+    t_rfc_ns: float = 450.0                      # tRFC: an all-bank refresh blocks its pseudo-channel this long
+    write_queue_bursts: int = 16                 # writes a controller collects per channel before draining them together
 
     def __post_init__(self) -> None:
         _positive(self, "stacks", "channels", "bus_width_bits", "bandwidth_GBps", "capacity_bytes", "latency_ns",
@@ -235,10 +238,11 @@ class HBMSpec:
                  "banks_per_channel", "row_bytes", "write_queue_bursts")
         _nonnegative(self, "t_rcd_ns", "t_rp_ns", "t_ras_ns", "t_wr_ns", "t_ccd_l_ns", "t_wtr_ns", "t_rtw_ns",
                      "t_rfc_ns")
-        _power_of_two(self, "row_bytes")
-        if self.row_bytes % self.access_granularity_bytes:
-            raise ConfigError(f"HBMSpec.row_bytes ({self.row_bytes}) must be a multiple of access_granularity_bytes "
-                              f"({self.access_granularity_bytes})")
+        _power_of_two(self, "row_bytes", "channel_interleave_bytes")
+        _integer(self, "channel_interleave_bytes")
+        if not self.access_granularity_bytes <= self.channel_interleave_bytes <= self.row_bytes:
+            raise ConfigError(f"HBMSpec.channel_interleave_bytes ({self.channel_interleave_bytes}) must lie between "
+                              f"access_granularity_bytes ({self.access_granularity_bytes}) and row_bytes ({self.row_bytes})")
         if self.t_rfc_ns >= self.t_refi_ns:
             raise ConfigError(f"HBMSpec.t_rfc_ns ({self.t_rfc_ns}) must be below t_refi_ns ({self.t_refi_ns}): "
                               f"refresh would leave no time for accesses")

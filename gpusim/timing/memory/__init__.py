@@ -1,4 +1,6 @@
-"""The memory hierarchy of the timing model: per-SM L1, crossbar, L2 slices, HBM.
+"""The memory hierarchy of the timing model: per-SM L1, crossbar, L2 partitions of
+slices (byte-masked sectors, near copies of far lines), HBM pseudo-channels (banks, row
+buffers, turnaround, write drain, refresh).
 
 Each module is one hardware unit; `system.py` composes the shared part and documents
 the load-to-use latency composition. Times are SM clock cycles (floats).

@@ -1,20 +1,22 @@
-"""Address interleaving: which L2 slice or HBM channel a line or burst belongs to.
+"""Address interleaving: which L2 slice, L1 set, HBM channel or bank a block belongs to.
 
 What is modelled: NVIDIA hashes physical addresses over L2 slices and DRAM channels so
 that no power-of-two stride lands on one unit (the exact functions are undocumented).
-Here, with n units and a block index i (a 128-B line for L2 slices, an access burst for
-HBM channels):
+Here, with n units and a block index i (a 128-B line for L2 slices and L1 sets, a DRAM
+row for HBM channels):
 
     q = i // n,  unit = (i % n + fold(q)) % n,  fold(q) = q ^ q>>3 ^ q>>7 ^ q>>12 ^ q>>18 ^ q>>25
 
 Each aligned group of n consecutive blocks is a rotation of the n units (a contiguous
 range spreads exactly evenly), and the rotation amount is an XOR-fold of the higher
 address bits, so strides of 2^k blocks (which keep i % n on a few values) are scattered
-by q. `set_index` then takes q modulo the sets of a unit, so a contiguous range of
-units * sets * ways lines fills a cache exactly.
+by q. The L2 then takes q modulo the sets of a slice, so a contiguous range of
+units * sets * ways lines fills it exactly.
 
-Not modelled: the real hash (reverse-engineered ones differ per chip and memory size),
-L2 partition (near/far) structure.
+Used for: L2 slices (128-B lines; the slice also fixes a line's home partition, l2.py),
+L1 sets (l1.py), HBM channels (1-KiB rows) and the banks within a channel (hbm.py).
+
+Not modelled: the real hash (reverse-engineered ones differ per chip and memory size).
 """
 from __future__ import annotations
 

@@ -3,11 +3,12 @@ data bus per channel, read/write turnaround and refresh.
 
 What is modelled (per pseudo-channel, `spec.hbm.channels` of them):
 - Address mapping. Every access moves one burst of `access_granularity_bytes`
-  (aligned). A row of `row_bytes` holds contiguous addresses; consecutive rows go to
-  channels by `hashing.unit_of(row index, channels)` (each aligned group of `channels`
-  rows a rotation of the channels), and within a channel the q-th row it receives goes
-  to bank `unit_of(q, banks_per_channel)` as row q // banks. A stream therefore walks
-  whole rows and spreads them over every channel and bank.
+  (aligned). Addresses go to channels in chunks of `channel_interleave_bytes`, chunk i
+  to channel `hashing.unit_of(i, channels)` (each aligned group of `channels` chunks a
+  rotation of the channels); within a channel, consecutive chunks fill a row of
+  `row_bytes`, and the q-th row of a channel goes to bank `unit_of(q, banks_per_channel)`
+  as row q // banks. So a few warps' lines already spread over many channels, and a
+  stream (which sweeps each row's chunks within a short time) finds its rows open.
 - Banks: each has one row buffer (open-page policy: a row stays open until a request
   for another row of that bank). A request is a row hit (its row is open), a row miss
   on a closed bank (after a refresh) or a row conflict (another row open). Each bank is a
@@ -23,14 +24,22 @@ What is modelled (per pseudo-channel, `spec.hbm.channels` of them):
 - Write queue: write-backs are collected per channel and issued together, in address
   order, when `write_queue_bursts` of them are waiting (the controller's write drain;
   reads go first otherwise). So a stream of reads and writes turns the bus around once
-  per drain, not once per burst. Writes still queued when a kernel ends are not timed
-  (they are counted).
-- Refresh: every `t_refi` (staggered over the channels) an all-bank refresh books
-  `t_rfc` of the channel's bus and closes every row.
-- Latency: `latency_ns` is the unloaded latency of a row conflict (what a pointer chase
-  over a large footprint measures: its bank has some other row open). A row hit comes
-  back `t_rp + t_rcd` sooner, a closed bank `t_rp` sooner. An idle system adds no
-  queueing: completion = arrival + that latency exactly.
+  per drain, not once per burst. The queue takes a new write at once while it has room;
+  after a drain it has room again when the drained writes reach the bus, so a
+  backlogged channel holds the L2's evictions (and the stores behind them) back. Writes
+  still queued when a kernel ends are not timed (they are counted).
+- Refresh: an all-bank refresh takes `t_rfc` of every `t_refi` from each channel: its
+  bus carries `1 - t_rfc / t_refi` of its peak (the refresh time spread evenly, so
+  reordered and backlogged requests see it too), and every `t_refi` (staggered over
+  the channels) the refresh closes every row. A request's wait for a refresh in
+  progress is not modelled separately: it is part of the measured `latency_ns`.
+- Latency: `latency_ns` is what a pointer chase over a large footprint measures beyond
+  an L2 hit ([MEAS]). That average includes the fabric crossings of the far half of
+  the lines (l2.py), so an access to a closed bank (the state a chase mostly finds:
+  refresh closes every row) of a near-homed line takes `closed_latency_cycles` =
+  latency - 2 * fabric * far share. A row conflict (another row open) takes `t_rp`
+  longer, a row hit `t_rcd` less. Banks start closed. An idle system adds no queueing:
+  completion = arrival + that latency exactly.
 - Sampled simulation (`sm_fraction` < 1): the simulated SMs get that fraction of the
   channels (rounded, at least one; the bus rate is adjusted so the total is exactly
   the fraction of `bandwidth_GBps`), each with all its banks and all its timings, so a
@@ -65,23 +74,23 @@ from gpusim.timing.memory.hashing import unit_of
 from gpusim.timing.memory.servers import BandwidthServer
 
 READ_DIR, WRITE_DIR = 0, 1
-CONFLICT = -1                      # a bank's open row before we know it: some other row
 
 
 class _Channel:
     """One pseudo-channel: its bus, its banks (created on first use) and their rows."""
 
-    __slots__ = ("bus", "banks", "rows", "opened", "wrote", "dir", "wq", "next_refresh")
+    __slots__ = ("bus", "banks", "rows", "opened", "wrote", "dir", "wq", "next_refresh", "accept_at")
 
     def __init__(self, bus: BandwidthServer, banks: int, first_refresh: float):
         self.bus = bus
         self.banks: list = [None] * banks            # bank -> BandwidthServer of bank time
-        self.rows = [CONFLICT] * banks               # open row per bank (None: closed)
+        self.rows = [None] * banks                   # open row per bank (None: closed, as after an idle period)
         self.opened = [0.0] * banks                  # bank time used since the open row's activation
         self.wrote = [False] * banks                 # the open row was last written (tWR before closing it)
         self.dir = READ_DIR
         self.wq: list = []                           # queued write bursts (channel-local index)
         self.next_refresh = first_refresh
+        self.accept_at = float("-inf")               # the queue has room again (its last drain reached the bus)
 
 
 class HBM:
@@ -105,24 +114,35 @@ class HBM:
         self.sector_bytes = sector
         self.sectors_per_burst = gran // sector
         self.burst_shift = self.sectors_per_burst.bit_length() - 1   # sector index >> shift = burst index
-        self.bursts_per_row = h.row_bytes // gran
+        self.bursts_per_chunk = h.channel_interleave_bytes // gran      # a chunk: contiguous bytes of one channel
+        self.chunks_per_row = h.row_bytes // h.channel_interleave_bytes
         ghz = spec.clocks.sm_clock_mhz / 1000.0
         self.latency_cycles = h.latency_ns * ghz
+        l2 = spec.l2
+        far_share = (l2.partitions - 1) / l2.partitions          # of a chase's lines, homed in a far partition
+        # a closed bank of a near home: what is left of the measured latency without the far half's crossings
+        self.closed_latency_cycles = self.latency_cycles - 2 * l2.fabric_latency_cycles * far_share
+        if self.closed_latency_cycles < h.t_rcd_ns * ghz:
+            raise ConfigError(f"HBMSpec.latency_ns ({h.latency_ns}) is too small for the fabric crossings it "
+                              f"includes: a DRAM access would take less than tRCD")
         self.bytes_per_cycle = spec.hbm_bytes_per_cycle * sm_fraction
-        full_channel = per_channel = self.bytes_per_cycle / self.channels   # rounding the count keeps the total
+        full_channel = self.bytes_per_cycle / self.channels              # rounding the count keeps the total
+        self.refresh_share = h.t_rfc_ns / h.t_refi_ns
+        per_channel = full_channel * (1.0 - self.refresh_share)         # refresh takes its share of every window
         self._t_rcd, self._t_rp = h.t_rcd_ns * ghz, h.t_rp_ns * ghz
         self._t_ras, self._t_wr = h.t_ras_ns * ghz, h.t_wr_ns * ghz
         self._hit_occ = h.t_ccd_l_ns * ghz * (gran // sector)          # one burst: its column commands
-        self._hit_lat = self.latency_cycles - self._t_rp - self._t_rcd
-        self._closed_lat = self.latency_cycles - self._t_rp
+        self._hit_lat = self.closed_latency_cycles - self._t_rcd
+        self._closed_lat = self.closed_latency_cycles
+        self._conflict_lat = self.closed_latency_cycles + self._t_rp
         # idle bus time in bus bytes
         self._wtr_bytes = h.t_wtr_ns * ghz * full_channel
         self._rtw_bytes = h.t_rtw_ns * ghz * full_channel
         self._refi = h.t_refi_ns * ghz
-        self._rfc_bytes = h.t_rfc_ns * ghz * full_channel
         self._wq_len = h.write_queue_bursts
+        refresh = h.t_rfc_ns > 0                                        # tRFC 0: no refresh at all
         self._chans = [_Channel(BandwidthServer(per_channel, 0.0, name=f"HBM.channel[{c}]"), self.banks_per_channel,
-                                self._refi * (c + 0.5) / self.channels)
+                                self._refi * (c + 0.5) / self.channels if refresh else float("inf"))
                        for c in range(self.channels)]
         self.bursts_read = 0
         self.bursts_written = 0
@@ -132,9 +152,9 @@ class HBM:
 
     def locate(self, burst: int) -> tuple[int, int, int]:
         """(channel, bank, row) of a burst index."""
-        row_index = burst // self.bursts_per_row
-        c = unit_of(row_index, self.channels)
-        q = row_index // self.channels
+        chunk = burst // self.bursts_per_chunk
+        c = unit_of(chunk, self.channels)
+        q = chunk // self.channels // self.chunks_per_row
         return c, unit_of(q, self.banks_per_channel), q // self.banks_per_channel
 
     # -- fast paths used by the L2 (one burst index each) ----------------------------
@@ -142,10 +162,10 @@ class HBM:
     def read_burst(self, t: float, burst: int) -> float:
         """One burst read arriving at the controller at t; returns when its data is back at the L2."""
         self.bursts_read += 1
-        row_index = burst // self.bursts_per_row
+        chunk = burst // self.bursts_per_chunk
         nch = self.channels
-        ch = self._chans[unit_of(row_index, nch)]
-        q = row_index // nch
+        ch = self._chans[unit_of(chunk, nch)]
+        q = chunk // nch // self.chunks_per_row
         if t >= ch.next_refresh:
             self._refresh(ch, t)
         ready, lat = self._bank(ch, t, q, False)
@@ -156,15 +176,21 @@ class HBM:
             self.turnarounds += 1
         return ch.bus.serve(ready, nbytes) + lat
 
-    def write_burst(self, t: float, burst: int) -> None:
-        """One burst written back at t: queued at its channel, drained with the others."""
+    def write_burst(self, t: float, burst: int) -> float:
+        """One burst written back at t: queued at its channel, drained with the others.
+        Returns when the queue took it: at once while it has room; after a drain, not
+        before the drained writes reach the bus (a backlogged channel holds the L2 back)."""
         self.bursts_written += 1
-        row_index = burst // self.bursts_per_row
+        chunk = burst // self.bursts_per_chunk
         nch = self.channels
-        ch = self._chans[unit_of(row_index, nch)]
-        ch.wq.append((row_index // nch, burst))
+        ch = self._chans[unit_of(chunk, nch)]
+        if t >= ch.next_refresh:
+            self._refresh(ch, t)
+        accepted = t if t >= ch.accept_at else ch.accept_at
+        ch.wq.append((chunk // nch // self.chunks_per_row, burst))
         if len(ch.wq) >= self._wq_len:
-            self._drain(ch, t)
+            self._drain(ch, accepted)
+        return accepted
 
     # -- public API -------------------------------------------------------------------
 
@@ -180,12 +206,13 @@ class HBM:
         return done
 
     def write(self, now: float, sectors) -> float:
-        """Write back the bursts holding `sectors`; returns `now` (write-backs are not waited for)."""
+        """Write back the bursts holding `sectors`; when the last was taken by its queue."""
         lst = sectors.tolist() if hasattr(sectors, "tolist") else sectors
         sh = self.burst_shift
+        done = now
         for b in sorted({int(s) >> sh for s in lst}):
-            self.write_burst(now, b)
-        return now
+            done = max(done, self.write_burst(now, b))
+        return done
 
     def drain(self, t: float) -> None:
         """Issue every queued write now (a controller with nothing else to do)."""
@@ -216,7 +243,7 @@ class HBM:
                 lat = self._closed_lat
                 occ += self._t_rcd
             else:                                         # precharge the open row, then activate
-                lat = self.latency_cycles
+                lat = self._conflict_lat
                 short = self._t_ras - ch.opened[b]
                 occ += self._t_rp + self._t_rcd + (short if short > 0 else 0.0) + (self._t_wr if ch.wrote[b] else 0.0)
             ch.rows[b] = row
@@ -237,15 +264,18 @@ class HBM:
             extra = 0.0
         gran = self.granularity_bytes
         bus = ch.bus
+        first = None
         for q, _ in wq:
             ready, _lat = self._bank(ch, t, q, True)
-            bus.serve(ready, gran + extra)
+            start = bus.serve(ready, gran + extra)
+            if first is None:
+                first = start
             extra = 0.0
+        ch.accept_at = first
 
     def _refresh(self, ch: _Channel, t: float) -> None:
-        while t >= ch.next_refresh:
-            ch.bus.serve(ch.next_refresh, self._rfc_bytes)
-            ch.next_refresh += self._refi
+        """The channel's all-bank refresh(es) due by t: every row is closed."""
+        ch.next_refresh += ((t - ch.next_refresh) // self._refi + 1) * self._refi
         ch.rows = [None] * self.banks_per_channel
         ch.opened = [0.0] * self.banks_per_channel
 
@@ -260,7 +290,9 @@ class HBM:
                 if srv is not None:
                     srv.clear_bookings()
             ch.wq = []
-            ch.next_refresh = ch.next_refresh % self._refi
+            ch.accept_at = float("-inf")
+            if ch.next_refresh != float("inf"):
+                ch.next_refresh = ch.next_refresh % self._refi
 
     def reset_counters(self) -> None:
         self.bursts_read = self.bursts_written = 0

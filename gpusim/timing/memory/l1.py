@@ -1,8 +1,9 @@
 """One SM's L1 data cache (the global/local-memory side of L1TEX).
 
 What is modelled:
-- Capacity `data_bytes` (the unified L1 + shared `sm.l1_shared_total_bytes` minus the
-  shared-memory carve-out, chosen by the caller); 128-B lines of 32-B sectors;
+- Capacity `data_bytes`: the unified L1 + shared `sm.l1_shared_total_bytes` minus the
+  shared-memory carve-out the driver picks for the resident blocks
+  (`SMSpec.carveout_bytes`, computed by the engine); 128-B lines of 32-B sectors;
   `l1.associativity` ways, `data_bytes / line / ways` sets (set =
   `hashing.unit_of(line, sets)`: contiguous lines take distinct sets, and a power-of-two
   stride does not pile onto one set - a bandwidth kernel whose threads read 1 MiB apart
@@ -43,7 +44,12 @@ What is modelled:
 Not modelled: the tag stage's own throughput and sets per cycle, bank conflicts of global
 accesses, texture/constant paths, cache operators (.cg/.cs/.lu/.cv: every load is
 cached here, as `ld.ca`), the ld.global.nc path, L1 prefetching, the fill's own use of
-the data stage, and the exact Nsight wavefront rule for scattered accesses.
+the data stage, the exact Nsight wavefront rule for scattered accesses, and store
+coalescing within a warp: on H200 the five 4-byte stores of warp_vote_demo's 20-byte
+records reach the L2 as about 1.1 writes per sector (5.4 M lts write sectors for
+16.4 M L1 store sectors), while stores of different warps to one sector are not merged
+(transpose_naive: 1.5x, as without any merging); telling the two apart needs the
+issuing warp, which `store` is not given.
 
 Sources: Jia et al., "Dissecting the NVIDIA Volta GPU Architecture via
 Microbenchmarking" (2018), sectored L1 (32-B sectors, 128-B lines), LRU, hit latency;

@@ -7,25 +7,17 @@ What is modelled:
   holding g. Each SM is attached to one partition, its near one (`part`, the caller
   passes `sm_id % partitions`). The `size / (line * ways)` sets (at least one per
   slice) are split evenly over the partitions and dealt to the slices of each as evenly
-  as they go; a line uses set `(line // slices) % sets_in_slice` of slice
-  `g mod slices-per-partition` of a partition, so where the sets divide evenly a
-  contiguous range of the whole capacity fits exactly in its homes. In sampled
+  as they go; a line uses set `unit_of(line // slices, sets_in_slice)` of slice
+  `g mod slices-per-partition` of a partition (hashed too, so that power-of-two
+  strides use every set even where few slices are simulated), and where the sets
+  divide evenly a contiguous range of the whole capacity fits exactly in its homes. In sampled
   simulation (`sm_fraction` < 1) the simulated SMs get that fraction of the slices
   (rounded, at least one per partition, each at full speed, the total bandwidth
   exactly the fraction) and of the sets.
-- Near and far (H100/H200/A100: two partitions). A request from an SM is looked up in
-  its near partition first (one `lts__t_sectors` count, its slice's bandwidth). A line
-  homed there is served there. For a line homed in the far partition the near one
-  holds a copy: read sectors valid in the copy are near hits; the others cross the
-  partition fabric (`fabric_bandwidth_bytes_per_cycle` shared by all, plus
-  `fabric_latency_cycles` each way), are looked up at the home slice (counted again,
-  as `lts__t_sectors_srcunit_ltcfabric`), served there (hit, or DRAM), and fill the
-  near copy. Writes and atomics always go on to the home (write-through): the near
-  copy takes a write's bytes (allocating a clean copy), an atomic drops them. A write
-  from the home side drops stale copies elsewhere. Only homes are ever dirty; copies
-  are dropped silently when evicted. So a stream's far half counts twice (Nsight's
-  1.5x of L1 traffic), and copies take capacity, which is why about a third of an H100's
-  L2 is left dirty after a read-write stream, not half.
+- Near and far (H100/H200/A100: two partitions): an SM's request is looked up in its
+  near partition (one `lts__t_sectors` count); lines homed in the far partition are
+  served from a near copy or cross the partition fabric to their home, where they
+  count again (`l2_partitions.py`). Only homes are ever dirty.
 - Each slice: `associativity` ways, LRU (an OrderedDict per set, most recent last),
   lines of `line_bytes / sector_bytes` sectors. A sector is invalid or valid from a
   time (its fill time: a sector whose fill is still on its way merges the new request,
@@ -39,8 +31,9 @@ What is modelled:
   * a write that covers part of an ECC granule (`ecc_granule_bytes`, the L2 data
     word) costs its slice a second sector of bandwidth (read, merge, write back).
 - Bandwidth: one `BandwidthServer` per slice of `bandwidth_bytes_per_cycle_per_slice`;
-  a lookup books `sectors * sector_bytes` there once per line it touches; the booking
-  start `ts` is the lookup time.
+  a lookup books `sectors * sector_bytes` there once per line it touches (a write
+  scaled up to take `write_bandwidth_bytes_per_cycle_per_slice`); the booking start
+  `ts` is the lookup time.
 - Timing, from the arrival `t` at the near slice (`pipeline_latency_cycles` = P, which
   `MemorySystem` sets to `l2.hit_latency_cycles - 2 * noc.latency_cycles` so that a near
   hit's load-to-use latency seen by the SM is exactly `l2.hit_latency_cycles`):
@@ -57,7 +50,9 @@ What is modelled:
 - Write-back: evicting a home line writes each burst holding dirty bytes. A burst whose
   bytes are all valid is written (`dram__bytes_write`); one with invalid bytes needs a
   read-modify-write at the DRAM's access granularity (the ECC granule of HBM3, which has
-  no write data mask): the burst is read (`dram__bytes_read`), merged and written.
+  no write data mask): the burst is read (`dram__bytes_read`), merged and written. The
+  allocation that evicted it proceeds when the DRAM's write queue took the bursts
+  (hbm.py), so a saturated DRAM holds stores back.
   Nothing is written back at kernel end (`flush`): on hardware the L2 keeps dirty lines,
   so `dram__bytes_write.sum` is below the bytes stored.
 - Sampled simulation: the simulated SMs' share of the L2 would, in the full launch, be
@@ -103,13 +98,11 @@ from collections import OrderedDict
 from gpusim.errors import ConfigError
 from gpusim.timing.memory.hashing import unit_of
 from gpusim.timing.memory.hbm import HBM
+from gpusim.timing.memory.l2_partitions import FABRIC, FULL, READ, RED, TEX, WRITE, ATOM, FarPartition
 from gpusim.timing.memory.servers import BandwidthServer
 
 NEG_INF = float("-inf")
-READ, WRITE, ATOM, RED = 0, 1, 2, 3
 _OPS = ("read", "write", "atom", "red")
-FULL = 0xFFFFFFFF                        # every byte of a 32-B sector
-TEX, FABRIC = 0, 1                       # where a lookup came from
 
 
 def as_list(sectors) -> list:
@@ -117,7 +110,7 @@ def as_list(sectors) -> list:
     return sectors.tolist() if hasattr(sectors, "tolist") else list(sectors)
 
 
-class L2Cache:
+class L2Cache(FarPartition):
     """`read`, `write`, `atomic` (t, sectors, part) -> time the data/ack leaves the near slice."""
 
     def __init__(self, spec, hbm: HBM | None = None, sm_fraction: float = 1.0, *,
@@ -162,6 +155,8 @@ class L2Cache:
                               f"L2Spec.line_bytes ({l2.line_bytes})")
         self.bytes_per_cycle = l2.bandwidth_bytes_per_cycle_per_slice * l2.slices * sm_fraction
         bw = self.bytes_per_cycle / self.slices          # rounding the count keeps the total
+        # a written sector holds the slice longer than a read one: writes book this many bytes per byte
+        self._write_cost = l2.bandwidth_bytes_per_cycle_per_slice / l2.write_bandwidth_bytes_per_cycle_per_slice
         self._servers = [BandwidthServer(bw, 0.0, name=f"L2.slice[{i}]") for i in range(self.slices)]
         self.fabric_latency_cycles = l2.fabric_latency_cycles
         self.fabric = BandwidthServer(l2.fabric_bandwidth_bytes_per_cycle * sm_fraction, l2.fabric_latency_cycles,
@@ -176,6 +171,7 @@ class L2Cache:
         self._phantom_allocs = 0                 # allocations that evicted a phantom line
         self._dirtied_bursts = 0                 # bursts of home lines that went from clean to dirty
         self._credit = 0.0
+        self.stall = NEG_INF                     # set by an allocation whose victim's write-back had to wait
         self.reset_counters()
 
     # -- public API ---------------------------------------------------------------------
@@ -194,6 +190,11 @@ class L2Cache:
     def home_of(self, line: int) -> int:
         """The partition a 128-B line index is homed in."""
         return unit_of(line, self.slices) // self.slices_per_partition
+
+    def set_of(self, line: int) -> int:
+        """The set (within a partition) a 128-B line index uses."""
+        first, nsets = self._geometry[unit_of(line, self.slices) % self.slices_per_partition]
+        return first + unit_of(line // self.slices, nsets)
 
     def flush(self) -> None:
         """Kernel boundary: queues forgotten and every fill counted as arrived (time may
@@ -291,11 +292,16 @@ class L2Cache:
             g = unit_of(line, nslices)
             home, s = divmod(g, spp)
             nbytes = (j - i) * sbytes
-            if op == WRITE and masks is not None:
-                nbytes += self._partial_cost(masks, i, j)
+            if op == WRITE:
+                if masks is not None:
+                    nbytes += self._partial_cost(masks, i, j)
+                nbytes *= self._write_cost
             ts = servers[part * spp + s].serve(t, nbytes)
             if home == part:
+                self.stall = NEG_INF
                 ent = self._entry(part, line, s, ts)
+                if self.stall > ts:                     # the victim's write-back had to get into DRAM first
+                    ts = self.stall
                 r = self._home(ent, ts, lst, i, j, op, ops, masks, TEX)
                 if op != READ and self.partitions > 1:
                     self._drop_copies(line, s, home, part, lst, i, j)
@@ -322,108 +328,10 @@ class L2Cache:
                 self.partial_write_sectors += 1
         return extra
 
-    def _far(self, line, s, home, part, ts, lst, i, j, op, ops, masks, nbytes) -> float:
-        """A line homed in the other partition: near copy, fabric, home slice."""
-        mask = self.sectors_per_line - 1
-        copy = self._entry(part, line, s, ts, alloc=op != ATOM and op != RED)
-        H, M = self._hits[TEX], self._misses[TEX]
-        if op == READ:
-            fwd = []
-            r_near = ts
-            pm = copy[self.sectors_per_line + 1]
-            for idx in range(i, j):
-                k = lst[idx] & mask
-                r = copy[k]
-                if r is not None and (pm is None or k not in pm or pm[k][0] == FULL) and r <= ts:
-                    H[READ] += 1
-                elif r is not None and (pm is None or k not in pm) and r > ts:
-                    M[READ] += 1                        # its fill is on the way through the fabric: wait for it
-                    if r > r_near:
-                        r_near = r
-                else:
-                    M[READ] += 1
-                    fwd.append(idx)
-            if not fwd:
-                return r_near
-            sub = [lst[idx] for idx in fwd]
-            fb = len(sub) * self.sector_bytes
-            tf = self.fabric.serve(ts, fb)
-            tsf = self._servers[home * self.slices_per_partition + s].serve(tf, fb)
-            ent = self._entry(home, line, s, tsf)
-            r = self._home(ent, tsf, sub, 0, len(sub), READ, None, None, FABRIC) + self.fabric_latency_cycles
-            for x in sub:                                   # fill the copy
-                k = x & mask
-                copy[k] = r
-                if pm and k in pm:
-                    del pm[k]
-            if pm is not None and not pm:
-                copy[self.sectors_per_line + 1] = None
-            return r if r > r_near else r_near
-        # writes and atomics: the near lookup, then on to the home
-        n_near = j - i
-        present = 0
-        if op == WRITE:
-            for idx in range(i, j):
-                present += self._copy_write(copy, lst[idx] & mask, masks[idx] if masks is not None else FULL, ts)
-        elif copy is not None:
-            for idx in range(i, j):
-                k = lst[idx] & mask
-                if copy[k] is not None:
-                    present += 1
-                    copy[k] = None
-                    if copy[self.sectors_per_line + 1]:
-                        copy[self.sectors_per_line + 1].pop(k, None)
-        H[op] += present
-        M[op] += n_near - present
-        tf = self.fabric.serve(ts, n_near * self.sector_bytes)
-        tsf = self._servers[home * self.slices_per_partition + s].serve(tf, nbytes)
-        ent = self._entry(home, line, s, tsf)
-        r = self._home(ent, tsf, lst, i, j, op, ops, masks, FABRIC)
-        if self.partitions > 2:
-            self._drop_copies(line, s, home, part, lst, i, j)
-        return r + self.fabric_latency_cycles
-
-    def _copy_write(self, copy, k: int, m: int, ts: float) -> int:
-        """A write's bytes into a near copy (clean); 1 if the sector was there."""
-        spl = self.sectors_per_line
-        r = copy[k]
-        pm = copy[spl + 1]
-        if r is None:
-            copy[k] = ts
-            if m != FULL:
-                if pm is None:
-                    pm = copy[spl + 1] = {}
-                pm[k] = [m, 0]
-            return 0
-        if pm and k in pm:
-            v = pm[k][0] | m
-            if v == FULL:
-                del pm[k]
-            else:
-                pm[k][0] = v
-        return 1
-
-    def _drop_copies(self, line, s, home, part, lst, i, j) -> None:
-        """A write or atomic at the home: copies in partitions other than the writer's go stale."""
-        mask = self.sectors_per_line - 1
-        q = line // self.slices
-        first, nsets = self._geometry[s]
-        for p in range(self.partitions):
-            if p == home or p == part:
-                continue
-            ent = self._sets[p][first + q % nsets].get(line)
-            if ent is not None:
-                pm = ent[self.sectors_per_line + 1]
-                for idx in range(i, j):
-                    k = lst[idx] & mask
-                    ent[k] = None
-                    if pm:
-                        pm.pop(k, None)
-
     def _entry(self, p: int, line: int, s: int, ts: float, alloc: bool = True) -> list | None:
         """The line's entry in partition p (allocated, evicting the LRU way, if absent)."""
         first, nsets = self._geometry[s]
-        od = self._sets[p][first + (line // self.slices) % nsets]
+        od = self._sets[p][first + unit_of(line // self.slices, nsets)]
         ent = od.get(line)
         if ent is None:
             if not alloc:
@@ -432,10 +340,10 @@ class L2Cache:
             if len(od) >= self.ways:
                 vline, vent = od.popitem(last=False)
                 if vent[spl]:
-                    self._write_back(ts, vline, vent)
+                    self.stall = self._write_back(ts, vline, vent)
             elif self._share_ratio > 1.0 and self._allocated * self._share_ratio >= self.capacity_lines:
                 self._phantom_allocs += 1
-                self._phantom(ts, line)
+                self.stall = self._phantom(ts, line)
             ent = [None] * spl + [0, None]
             od[line] = ent
             self._allocated += 1
@@ -526,9 +434,10 @@ class L2Cache:
                 self._dirtied_bursts += 1
             ent[spl] = d | 1 << k
 
-    def _write_back(self, t: float, line: int, ent: list) -> None:
+    def _write_back(self, t: float, line: int, ent: list) -> float:
         """Evicting a dirty home line: each burst with dirty bytes is written; a burst with
-        invalid bytes is read first (read-modify-write at the DRAM's granularity)."""
+        invalid bytes is read first (read-modify-write at the DRAM's granularity). Returns
+        when DRAM took the last burst (the way is free then)."""
         hbm = self.hbm
         spl = self.sectors_per_line
         bsh = hbm.burst_shift
@@ -536,6 +445,7 @@ class L2Cache:
         dirty = ent[spl]
         pm = ent[spl + 1]
         first = line << self.line_shift
+        done = t
         for base in range(0, spl, per):
             if not (dirty >> base) & ((1 << per) - 1):
                 continue
@@ -549,24 +459,31 @@ class L2Cache:
             if not whole:
                 self.rmw_bursts += 1
                 hbm.read_burst(t, burst)
-            hbm.write_burst(t, burst)
+            a = hbm.write_burst(t, burst)
+            if a > done:
+                done = a
+        return done
 
-    def _phantom(self, t: float, line: int) -> None:
+    def _phantom(self, t: float, line: int) -> float:
         """A stand-in for a line of an unsimulated block evicted by this allocation (see the
         module docstring): write back the kernel's running dirty bursts per allocated line."""
         if not self._allocated:
-            return
+            return t
         self._credit += self._dirtied_bursts / self._allocated
         if self._credit < 1.0:
-            return
+            return t
         hbm = self.hbm
         old = line - self._full_lines
         burst = (old if old > 0 else line) << self.line_shift >> hbm.burst_shift
+        done = t
         while self._credit >= 1.0:
             self._credit -= 1.0
             self.phantom_bursts += 1
-            hbm.write_burst(t, burst)
+            a = hbm.write_burst(t, burst)
+            if a > done:
+                done = a
             burst += 1
+        return done
 
     def phantom_correction_bursts(self) -> float:
         """Phantom write-backs still owed: the bursts the phantom evictions stand for at the

@@ -14,7 +14,8 @@ What is modelled:
 Not modelled: separate request and response networks (reads and writes share the one
 bandwidth, as a half-duplex link would), request headers (a read request costs no
 bandwidth on the way out), per-SM port limits (an SM may take any share of the
-crossbar), the GPC hierarchy and the H100 L2 partition crossing.
+crossbar), the GPC hierarchy. The crossing between the L2 partitions is the L2's
+fabric (`l2.py`), not this crossbar: an SM talks to its near partition only.
 
 Counters (not Nsight metrics; the crossbar has none of its own at this level):
 `gpusim__noc_bytes.sum`, `gpusim__noc_wait_cycles.sum`, and with an elapsed time

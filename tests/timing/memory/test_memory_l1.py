@@ -4,6 +4,7 @@ import pytest
 
 from _memory_spec import L1_HIT as HIT, L2_HIT as L2HIT, HBM_CYCLES as HBM, SPEC, replace
 from gpusim.timing.memory import L1Cache, MemorySystem
+from gpusim.timing.memory.hashing import unit_of
 
 L1_DATA = 28 * 1024                     # 256 KiB unified minus a 228 KiB shared carve-out: 56 sets of 4 ways
 
@@ -15,6 +16,11 @@ def fresh(spec=SPEC, data=L1_DATA):
 
 def sec(*s):
     return np.array(s, dtype=np.uint64)
+
+
+def lines_in_set(l1, count, which=0):
+    """`count` line indices that share set `which` of `l1` (the set index is hashed)."""
+    return [ln for ln in range(1 << 20) if unit_of(ln, l1.n_sets) == which][:count]
 
 
 def test_geometry_56_sets_of_4_ways():
@@ -93,7 +99,7 @@ def test_atomic_invalidates_the_l1_copy():
 
 def test_lru_working_set_of_ways_plus_one_lines_in_one_set_always_misses():
     _, l1 = fresh()
-    lines = [l1.n_sets * i for i in range(l1.ways + 1)]   # all map to set 0
+    lines = lines_in_set(l1, l1.ways + 1)
     t = 0.0
     for _ in range(10):
         for ln in lines:
@@ -106,7 +112,7 @@ def test_lru_working_set_of_ways_plus_one_lines_in_one_set_always_misses():
 
 def test_lru_working_set_of_ways_lines_in_one_set_hits_after_the_first_round():
     _, l1 = fresh()
-    lines = [l1.n_sets * i for i in range(l1.ways)]
+    lines = lines_in_set(l1, l1.ways)
     t = 0.0
     for _ in range(10):
         for ln in lines:
@@ -152,3 +158,16 @@ def test_same_requests_give_the_same_times():
             out.append(l1.store(i * 3.0, s) if i % 5 == 0 else l1.load(i * 3.0, s))
         return out, ms.counters(), l1.counters()
     assert run() == run()
+
+
+def test_a_power_of_two_stride_of_lines_spreads_over_the_sets():
+    # bandwidth kernels read 1 MiB apart per thread: 8192 lines, a multiple of any power-of-two set count
+    _, l1 = fresh(data=256 * 1024)                  # 512 sets of 4 ways
+    used = {unit_of(k * 8192, l1.n_sets) for k in range(64)}
+    assert len(used) >= 48
+
+
+def test_a_stores_byte_masks_reach_the_l2():
+    ms, l1 = fresh()
+    l1.store(0.0, sec(64), byte_masks=np.array([0x0000000F], dtype=np.uint32))   # one 4-byte word
+    assert ms.counters()["gpusim__l2_partial_write_sectors.sum"] == 1

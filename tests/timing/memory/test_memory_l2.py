@@ -2,6 +2,7 @@
 import pytest
 
 from _memory_spec import HBM_BYTES_PER_CYCLE, L2_HIT as L2HIT, SPEC, replace
+from _memory_spec import T_RCD_CYCLES as ROW_HIT
 from gpusim.timing.memory import HBM, L2Cache, MemorySystem
 from gpusim.timing.memory.hashing import unit_of
 
@@ -25,7 +26,7 @@ def test_hbm_latency_is_250_ns_in_sm_cycles():
 
 def test_hbm_channel_bandwidth_is_the_spec_share():
     h = HBM(H100)
-    assert h._servers[0].bytes_per_cycle * 80 == pytest.approx(HBM_BYTES_PER_CYCLE)
+    assert h._chans[0].bus.bytes_per_cycle * 80 == pytest.approx(HBM_BYTES_PER_CYCLE)
 
 
 @pytest.mark.parametrize("stride_log2", range(7, 27))
@@ -57,13 +58,12 @@ def test_a_contiguous_range_of_l2_capacity_hits_on_the_second_pass():
 
 
 def _lines_in_one_set(l2, count):
-    S, sps = l2.slices, l2.sets_in_slice[0]
-    out, q = [], 0
+    """`count` lines homed in slice 0 that share a set."""
+    out, line = [], 0
     while len(out) < count:
-        line = q * S                                    # q % sps == 0: set 0 of its slice
-        if unit_of(line, S) == 0 and (line // S) % sps == 0:
+        if unit_of(line, l2.slices) == 0 and l2.set_of(line) == 0:
             out.append(line)
-        q += sps
+        line += 1
     return out
 
 
@@ -112,7 +112,7 @@ def test_64_byte_bursts_fill_the_sibling_sector():
 def test_32_byte_bursts_fetch_only_the_sector():
     ms = MemorySystem(replace(hbm={"access_granularity_bytes": 32}))
     ms.read(0.0, 0, [10])
-    assert ms.read(2000.0, 0, [11]) == 2000.0 + ms.l2_miss_latency_cycles
+    assert ms.read(2000.0, 0, [11]) == pytest.approx(2000.0 + ms.l2_miss_latency_cycles - ROW_HIT)   # its row is open
     assert ms.counters()["dram__bytes_read.sum"] == 64
 
 
@@ -145,3 +145,15 @@ def test_atomics_to_different_sectors_overlap():
     ms.read(0.0, 0, list(range(0, 40, 4)))
     done = [ms.atomic(2000.0, sm, [sm * 4]) for sm in range(10)]
     assert max(done) < 2000.0 + L2HIT + 2 * 40
+
+
+def test_writes_saturate_a_slice_at_its_write_bandwidth():
+    # a written sector holds the slice longer than a read one (H100: 35 against 53 B/cycle)
+    spec = replace(l2={"write_bandwidth_bytes_per_cycle_per_slice": 32.0})      # reads: 64
+    n = 4000
+    writes, reads = L2Cache(spec), L2Cache(spec)
+    for i in range(n):                                            # sector 0 over and over: one slice
+        last_w = writes.write(0.0, [0], masks=[0xFFFFFFFF])
+        last_r = reads.read(0.0, [0])
+    assert (last_w - L2HIT) == pytest.approx((n - 1) * 32 / 32.0)   # one sector per cycle
+    assert (last_r - L2HIT) == pytest.approx((n - 1) * 32 / 64.0)   # two per cycle

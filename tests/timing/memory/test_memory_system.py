@@ -21,13 +21,16 @@ def test_l2_miss_load_to_use_is_l2_hit_plus_hbm_latency():
     assert ms.read(0.0, 0, [3]) == L2_MISS == 755.0
 
 
-@pytest.mark.parametrize("at", [0.0, 12345.678])
+@pytest.mark.parametrize("at", [0.0, 1234.5])
 def test_the_presets_latencies_compose_the_same_way(at):
-    # the calibrated preset's numbers, whatever they are now (non-integer HBM cycles: equal up to rounding)
+    # the preset's numbers, whatever they are now; line 0 is homed in partition 0, SM 0's near one, and
+    # its bank is closed: the chase-measured latency less the far half's two fabric crossings
     ms = MemorySystem(H100_PRESET)
-    hbm = H100_PRESET.hbm.latency_ns * H100_PRESET.clocks.sm_clock_mhz / 1000
-    assert ms.read(at, 0, [3]) - at == pytest.approx(H100_PRESET.l2.hit_latency_cycles + hbm, abs=1e-9)
-    assert ms.read(at + 5000.0, 1, [3]) - (at + 5000.0) == pytest.approx(H100_PRESET.l2.hit_latency_cycles, abs=1e-9)
+    assert ms.l2.home_of(0) == 0
+    ghz = H100_PRESET.clocks.sm_clock_mhz / 1000
+    closed = H100_PRESET.hbm.latency_ns * ghz - H100_PRESET.l2.fabric_latency_cycles
+    assert ms.read(at, 0, [3]) - at == pytest.approx(H100_PRESET.l2.hit_latency_cycles + closed, abs=1e-9)
+    assert ms.read(at + 500.0, 0, [3]) - (at + 500.0) == pytest.approx(H100_PRESET.l2.hit_latency_cycles, abs=1e-9)
 
 
 def test_write_is_acknowledged_after_the_l2_hit_latency():
@@ -106,7 +109,7 @@ def test_streaming_through_l1s_is_bounded_by_mshrs_littles_law():
     got = 132 * per_sm * 128 / max(done)
     bound = 132 * H100.l1.mshr_entries * 32 / ms.l2_miss_latency_cycles
     assert got <= bound * 1.001
-    assert got > 0.9 * bound
+    assert got > 0.85 * bound                          # bank and bus queueing take the rest
 
 
 def test_same_requests_give_the_same_times_and_counters():

@@ -1,0 +1,147 @@
+"""The L2's partitions: what a request for a line homed in the other partition does.
+
+What is modelled (H100/H200/A100 have two partitions, `l2.partitions`): a request from
+an SM is looked up in its near partition first (one `lts__t_sectors` count, its near
+slice's bandwidth). For a line homed in the far partition the near one holds a copy:
+- a read's sectors valid in the copy are near hits; the others cross the partition
+  fabric (`fabric_bandwidth_bytes_per_cycle` shared by all, `fabric_latency_cycles`
+  each way), are looked up at the home slice (counted again, as
+  `lts__t_sectors_srcunit_ltcfabric`), served there (hit, or DRAM) and fill the copy;
+- writes and atomics always go on to the home (write-through): the near copy takes a
+  write's bytes (allocating a clean copy), an atomic drops them;
+- a write or atomic at the home drops the copies other partitions hold (coherence);
+- only homes are ever dirty; copies are dropped silently when evicted.
+So a stream's far half is counted twice (Nsight's 1.5x of the L1's misses and stores),
+re-read far data is counted once (matmul: about 1.2x), and copies take capacity: after
+vector_add a partition holds its homes (half the lines, a third of them written) and
+copies of its own SMs' far lines, so about 2/9 of the L2 is left dirty (H200: 12.5 of
+60 MB), a third after float64_axpy and the transposes (20 MB).
+
+Not modelled: where exactly NVIDIA keeps far data (the copies are an inference from
+Nsight's counters: lts sector counts and the dirty data left at kernel end), the
+fabric's own arbitration, and any distance between slices within a partition.
+
+Sources: [A100-WP] NVIDIA A100 Tensor Core GPU Architecture (2020): the L2 is divided
+into two partitions, "each L2 partition localizes and caches data for memory accesses
+from SMs in the GPCs directly connected to the partition", with hardware cache
+coherence; [H100-WP]; Nsight Compute Kernel Profiling Guide (lts__t_sectors_srcunit_ltcfabric);
+the H100/H200 counters in validate/data.
+"""
+from __future__ import annotations
+
+from gpusim.timing.memory.hashing import unit_of
+
+NEG_INF = float("-inf")
+READ, WRITE, ATOM, RED = 0, 1, 2, 3
+FULL = 0xFFFFFFFF                        # every byte of a 32-B sector
+TEX, FABRIC = 0, 1                       # where a lookup came from: an SM's L1, or the other partition
+
+
+class FarPartition:
+    """The far-line paths of `l2.L2Cache` (a mixin: it uses the cache's sets, slices,
+    fabric server, `_entry` and `_home`)."""
+
+    def _far(self, line, s, home, part, ts, lst, i, j, op, ops, masks, nbytes) -> float:
+        """A line homed in the other partition: near copy, fabric, home slice."""
+        mask = self.sectors_per_line - 1
+        copy = self._entry(part, line, s, ts, alloc=op != ATOM and op != RED)
+        H, M = self._hits[TEX], self._misses[TEX]
+        if op == READ:
+            fwd = []
+            r_near = ts
+            pm = copy[self.sectors_per_line + 1]
+            for idx in range(i, j):
+                k = lst[idx] & mask
+                r = copy[k]
+                if r is not None and (pm is None or k not in pm or pm[k][0] == FULL) and r <= ts:
+                    H[READ] += 1
+                elif r is not None and (pm is None or k not in pm) and r > ts:
+                    M[READ] += 1                        # its fill is on the way through the fabric: wait for it
+                    if r > r_near:
+                        r_near = r
+                else:
+                    M[READ] += 1
+                    fwd.append(idx)
+            if not fwd:
+                return r_near
+            sub = [lst[idx] for idx in fwd]
+            fb = len(sub) * self.sector_bytes
+            tf = self.fabric.serve(ts, fb)
+            tsf = self._servers[home * self.slices_per_partition + s].serve(tf, fb)
+            self.stall = NEG_INF
+            ent = self._entry(home, line, s, tsf)
+            if self.stall > tsf:
+                tsf = self.stall
+            r = self._home(ent, tsf, sub, 0, len(sub), READ, None, None, FABRIC) + self.fabric_latency_cycles
+            for x in sub:                                   # fill the copy
+                k = x & mask
+                copy[k] = r
+                if pm and k in pm:
+                    del pm[k]
+            if pm is not None and not pm:
+                copy[self.sectors_per_line + 1] = None
+            return r if r > r_near else r_near
+        # writes and atomics: the near lookup, then on to the home
+        n_near = j - i
+        present = 0
+        if op == WRITE:
+            for idx in range(i, j):
+                present += self._copy_write(copy, lst[idx] & mask, masks[idx] if masks is not None else FULL, ts)
+        elif copy is not None:
+            for idx in range(i, j):
+                k = lst[idx] & mask
+                if copy[k] is not None:
+                    present += 1
+                    copy[k] = None
+                    if copy[self.sectors_per_line + 1]:
+                        copy[self.sectors_per_line + 1].pop(k, None)
+        H[op] += present
+        M[op] += n_near - present
+        tf = self.fabric.serve(ts, n_near * self.sector_bytes)
+        tsf = self._servers[home * self.slices_per_partition + s].serve(tf, nbytes)
+        self.stall = NEG_INF
+        ent = self._entry(home, line, s, tsf)
+        if self.stall > tsf:
+            tsf = self.stall
+        r = self._home(ent, tsf, lst, i, j, op, ops, masks, FABRIC)
+        if self.partitions > 2:
+            self._drop_copies(line, s, home, part, lst, i, j)
+        return r + self.fabric_latency_cycles
+
+    def _copy_write(self, copy, k: int, m: int, ts: float) -> int:
+        """A write's bytes into a near copy (clean); 1 if the sector was there."""
+        spl = self.sectors_per_line
+        r = copy[k]
+        pm = copy[spl + 1]
+        if r is None:
+            copy[k] = ts
+            if m != FULL:
+                if pm is None:
+                    pm = copy[spl + 1] = {}
+                pm[k] = [m, 0]
+            return 0
+        if pm and k in pm:
+            v = pm[k][0] | m
+            if v == FULL:
+                del pm[k]
+            else:
+                pm[k][0] = v
+        return 1
+
+    def _drop_copies(self, line, s, home, part, lst, i, j) -> None:
+        """A write or atomic at the home: copies in partitions other than the writer's go stale."""
+        mask = self.sectors_per_line - 1
+        q = line // self.slices
+        first, nsets = self._geometry[s]
+        for p in range(self.partitions):
+            if p == home or p == part:
+                continue
+            ent = self._sets[p][first + unit_of(q, nsets)].get(line)
+            if ent is not None:
+                pm = ent[self.sectors_per_line + 1]
+                for idx in range(i, j):
+                    k = lst[idx] & mask
+                    ent[k] = None
+                    if pm:
+                        pm.pop(k, None)
+

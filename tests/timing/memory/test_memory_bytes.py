@@ -1,0 +1,131 @@
+"""Byte-masked writes at the L2: valid and dirty bytes per sector, fills, read-modify-writes
+(test spec: _memory_spec, one partition, 64-B DRAM bursts). One hardware property per test."""
+import pytest
+
+from _memory_spec import L2_HIT, L2_MISS, SPEC, replace
+from gpusim.timing.memory import L2Cache, MemorySystem
+from gpusim.timing.memory.hashing import unit_of
+
+FULL = 0xFFFFFFFF
+WORD = 0x0000000F                      # bytes 0..3 of a sector: one 4-byte store
+
+
+def _lines_in_one_set(l2, count):
+    """`count` lines homed in slice 0 that share a set."""
+    out, line = [], 0
+    while len(out) < count:
+        if unit_of(line, l2.slices) == 0 and l2.set_of(line) == 0:
+            out.append(line)
+        line += 1
+    return out
+
+
+def _evict(l2, line, t=1000.0):
+    """Push `line` out of its set by reading `ways` other lines of the set."""
+    for i, ln in enumerate(_lines_in_one_set(l2, l2.ways + 1)[1:]):
+        assert ln != line
+        l2.read(t * (i + 1), [ln * 4])
+
+
+def test_a_full_sector_store_causes_no_dram_read():
+    ms = MemorySystem(SPEC)
+    ms.write(0.0, 0, [100], [FULL])
+    assert ms.read(1000.0, 0, [100]) == 1000.0 + L2_HIT
+    assert ms.counters()["dram__bytes_read.sum"] == 0
+
+
+def test_a_partial_store_to_an_absent_sector_allocates_without_a_fill():
+    ms = MemorySystem(SPEC)
+    ms.write(0.0, 0, [100], [WORD])
+    c = ms.counters()
+    assert (c["dram__bytes_read.sum"], c["lts__t_sectors_op_write_lookup_miss.sum"]) == (0, 1)
+
+
+def test_reading_a_partially_written_sector_fetches_its_burst_and_then_hits():
+    ms = MemorySystem(SPEC)
+    ms.write(0.0, 0, [100], [WORD])
+    assert ms.read(1000.0, 0, [100]) == 1000.0 + L2_MISS          # not wholly valid: a miss
+    assert ms.read(3000.0, 0, [100]) == 3000.0 + L2_HIT           # merged: wholly valid now
+    assert ms.counters()["dram__bytes_read.sum"] == 64
+
+
+def test_eight_word_stores_make_a_whole_sector_without_a_fill():
+    ms = MemorySystem(SPEC)
+    for w in range(8):
+        ms.write(10.0 * w, w, [100], [0xF << (4 * w)])
+    assert ms.read(1000.0, 0, [100]) == 1000.0 + L2_HIT
+    assert ms.counters()["dram__bytes_read.sum"] == 0
+
+
+def test_an_evicted_half_written_sector_costs_one_burst_read_and_one_burst_write():
+    l2 = L2Cache(SPEC)
+    victim = _lines_in_one_set(l2, 1)[0]
+    l2.write(0.0, [victim * 4], masks=[0x0000FFFF])               # 16 of the 32 bytes
+    _evict(l2, victim)
+    c = l2.hbm.counters()
+    reads_for_the_others = l2.ways * 64                           # the evicting reads' own bursts
+    assert c["dram__bytes_read.sum"] - reads_for_the_others == 64   # the read of the read-modify-write
+    assert c["dram__bytes_write.sum"] == 64
+    assert l2.counters()["gpusim__l2_rmw_bursts.sum"] == 1
+
+
+def test_an_evicted_whole_burst_of_written_sectors_costs_no_read():
+    l2 = L2Cache(SPEC)
+    victim = _lines_in_one_set(l2, 1)[0]
+    l2.write(0.0, [victim * 4, victim * 4 + 1], masks=[FULL, FULL])   # both sectors of a 64-B burst
+    _evict(l2, victim)
+    c = l2.hbm.counters()
+    assert c["dram__bytes_read.sum"] == l2.ways * 64                # only the evicting reads
+    assert c["dram__bytes_write.sum"] == 64
+
+
+def test_a_whole_sector_beside_an_unwritten_one_still_needs_the_burst_read():
+    # a 64-B burst is the DRAM's write unit (no data mask): the other 32 bytes must come from DRAM
+    l2 = L2Cache(SPEC)
+    victim = _lines_in_one_set(l2, 1)[0]
+    l2.write(0.0, [victim * 4], masks=[FULL])
+    _evict(l2, victim)
+    assert l2.counters()["gpusim__l2_rmw_bursts.sum"] == 1
+
+
+def test_a_partly_written_sector_of_a_read_line_is_written_back_without_a_read():
+    l2 = L2Cache(SPEC)
+    victim = _lines_in_one_set(l2, 1)[0]
+    l2.read(0.0, [victim * 4])                                     # the whole burst is valid
+    l2.write(5000.0, [victim * 4], masks=[WORD])
+    _evict(l2, victim, t=10000.0)
+    assert l2.counters()["gpusim__l2_rmw_bursts.sum"] == 0
+    assert l2.hbm.counters()["dram__bytes_write.sum"] == 64
+
+
+def test_a_partial_store_takes_two_sectors_of_slice_bandwidth():
+    # the L2's ECC covers a whole sector: writing part of one reads it first
+    l2 = L2Cache(SPEC)
+    for i in range(1000):
+        l2.write(0.0, [i * 4 * 80], masks=[WORD])                  # 1000 lines of slice... all at t=0
+    partial = sum(l2.slice_bytes())
+    l2b = L2Cache(SPEC)
+    for i in range(1000):
+        l2b.write(0.0, [i * 4 * 80], masks=[FULL])
+    assert partial == 2 * sum(l2b.slice_bytes())
+    assert l2.counters()["gpusim__l2_partial_write_sectors.sum"] == 1000
+
+
+def test_a_4_byte_ecc_granule_makes_word_stores_cost_one_sector():
+    l2 = L2Cache(replace(l2={"ecc_granule_bytes": 4}))
+    l2.write(0.0, [0], masks=[WORD])
+    l2.write(0.0, [4], masks=[0x00000006])                          # bytes 1..2: half a granule
+    assert l2.counters()["gpusim__l2_partial_write_sectors.sum"] == 1
+
+
+def test_dirty_bytes_count_only_the_bytes_written():
+    l2 = L2Cache(SPEC)
+    l2.write(0.0, [0, 1], masks=[WORD, FULL])
+    assert l2.dirty_bytes() == 4 + 32
+
+
+@pytest.mark.parametrize("granule", [3, 64])
+def test_an_ecc_granule_that_is_not_a_power_of_two_up_to_a_sector_is_refused(granule):
+    from gpusim.errors import ConfigError
+    with pytest.raises(ConfigError, match="ecc_granule_bytes"):
+        replace(l2={"ecc_granule_bytes": granule})
