@@ -108,7 +108,7 @@ class SMSpec:
     shared_wavefront_cycles: int = 1             # extra cycles per additional wavefront of a conflicted access
     barrier_latency_cycles: int = 20             # last arrival to release of a CTA barrier
     instruction_cache_line_bytes: int = 128      # instruction-cache line (8 SASS instructions of 16 B)
-    instruction_prefetch_lines: int = 4          # lines kept requested ahead of the line a warp uses
+    instruction_prefetch_lines: int = 32         # lines kept requested ahead of the line a warp uses
     instruction_fetch_bytes_per_cycle: float = 7.76  # an SM's instruction fetch stream (cold code)
     constant_cache_line_bytes: int = 64          # constant-cache line (kernel parameters, __constant__ data)
     pipes: PipesSpec = field(default_factory=PipesSpec)

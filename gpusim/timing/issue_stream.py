@@ -170,7 +170,9 @@ class IssueStreams:
                 kept_part = visits[i:heads[keep]]
                 left_out = sum(cost.get(v[0], 0) for v in visits[heads[keep]:heads[count - 1]])
                 out.append((LOOP, 0, {}))
-                out.extend(kept_part)
+                out.extend(visits[i:heads[keep // 2]])
+                out.append((LOOP, 1, {}))           # the warm-up half is done
+                out.extend(visits[heads[keep // 2]:heads[keep]])
                 out.append((SKIP, (sum(cost.get(v[0], 0) for v in kept_part), left_out), {}))
                 out.extend(visits[heads[count - 1]:j])
             i = j

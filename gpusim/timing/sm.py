@@ -111,7 +111,7 @@ class SM:
         self.loop_end = -INF                       # SASS instructions kept and left out (issue_stream.py)
         self.loop_kept = 0.0
         self.loop_skipped = 0.0
-        self.loop_mark = (0.0, 0)                  # (time, instructions issued) at the latest LOOP marker
+        self.loop_mark = (-1.0, 0)                 # (time, instructions issued) at the latest warmed-up LOOP marker
         self.loop_rate: float | None = None        # instructions per cycle in the loop's steady state
 
     # ------------------------------------------------------------------ residency
@@ -313,7 +313,10 @@ class SM:
             issued = sum(sp.issued for sp in self.sps)
             if kind == LOOP:
                 self.loop_start = min(self.loop_start, t)
-                self.loop_mark = (t, issued)    # the latest loop entry
+                if counts:                      # past the warm-up: the latest such mark starts the rate window
+                    self.loop_mark = (t, issued)
+                elif self.loop_mark[0] < 0:
+                    self.loop_mark = (t, issued)
             else:                               # SKIP: iterations left out (the engine stretches the loop time)
                 if self.loop_rate is None and t > self.loop_mark[0] + 64:
                     # issue rate while every warp was inside its loop: latest entry to first SKIP

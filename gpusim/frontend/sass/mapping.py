@@ -75,7 +75,9 @@ from isa.graphs import dominates, dominators, innermost_loop, natural_loops
 _MEMORY = frozenset({"LDG", "STG", "LD", "ST", "LDS", "STS", "LDL", "STL", "ATOM", "ATOMG", "ATOMS", "RED", "REDG",
                      "REDAS", "LDSM", "STSM", "LDC"})
 _PTX_TERMINATORS = frozenset({"bra", "ret", "exit"})
-_STRUCTURAL = frozenset({"BSSY", "BSYNC", "WARPSYNC", "NOP", "BMOV"})   # placed by ptxas, not compiled from a PTX line
+_STRUCTURAL = frozenset({"BSSY", "BSYNC", "WARPSYNC", "NOP", "BMOV"})
+_FP_ARITHMETIC = frozenset({"FADD", "FMUL", "FFMA", "FMNMX", "HADD2", "HMUL2", "HFMA2", "HMNMX2", "FADD32I", "FMUL32I",
+                            "FFMA32I"})   # placed by ptxas, not compiled from a PTX line
 _PREDICATED_WEIGHT = 0.25
 _WALK_LIMIT = 100_000
 
@@ -187,7 +189,7 @@ def build_map(listing, decoded) -> SassMap:
     origin = _origins(ins, decoded)
     sass_loop_to_ptx = _match_loops(cfg, ins, origin, ptx)
     home = _homes(cfg, ins, origin, ptx, sass_loop_to_ptx)
-    unrolled = _unrolled_loops(cfg, origin, home, ptx, decoded)
+    unrolled = _unrolled_loops(cfg, ins, origin, home, ptx, decoded)
     regions = {}
     for h in sorted({x for x in home if x is not None}):
         if h not in unrolled:
@@ -394,7 +396,7 @@ def _anchors(dk, h: int) -> list[int]:
             and i.mnemonic.split(".")[0] in ("add", "sub", "mul", "fma", "mad", "max", "min", "neg", "abs")]
 
 
-def _unrolled_loops(cfg: SassCFG, origin, home, ptx: _PtxFacts, dk) -> dict[int, UnrolledLoop]:
+def _unrolled_loops(cfg: SassCFG, ins, origin, home, ptx: _PtxFacts, dk) -> dict[int, UnrolledLoop]:
     out = {}
     for h in ptx.self_loops:
         mine = [b.index for b in cfg.blocks if home[b.index] == h]
@@ -403,10 +405,13 @@ def _unrolled_loops(cfg: SassCFG, origin, home, ptx: _PtxFacts, dk) -> dict[int,
         anchors = set(_anchors(dk, h))
         if not anchors:
             continue
+        mem = dk.infos[next(iter(anchors))].kind == "mem"
+        same_kind = _MEMORY if mem else _FP_ARITHMETIC     # the SASS an anchor compiles to (not its address code)
         content = {}
         for k in mine:
             blk = cfg.blocks[k]
-            c = Counter(origin[i] for i in range(blk.start, blk.end) if origin[i] in anchors)
+            c = Counter(origin[i] for i in range(blk.start, blk.end)
+                        if origin[i] in anchors and ins[i].base in same_kind)
             content[k] = sorted(c.values())[len(c) // 2] if c else 0
         if any(c > 1 and cfg.innermost[k] is not None for k, c in content.items()):
             out[h] = UnrolledLoop(h, content, tuple(_entries(cfg, home, h)))
