@@ -15,7 +15,8 @@ mem)`, `mem` keyed by SASS instruction index (`static.IssueProgram`):
   (`payload_back`), else onto its next one. Two PTX accesses landing on one SASS
   instruction (ptxas merged them) are merged (sectors united, byte masks OR-ed,
   wavefronts: the larger).
-`dropped` counts accesses with no SASS visit to land on (reported by the engine as
+Consecutive stores of one visit to one sector are combined (`combine_stores`), as the
+L1 does before they reach the L2. `dropped` counts accesses with no SASS visit to land on (reported by the engine as
 `gpusim__sass_unplaced_accesses.sum`; zero on every program of `programs/`).
 
 **Loop sampling** (`warp_budget`, SASS instructions per warp; None: off). A warp whose
@@ -65,6 +66,9 @@ class IssueStreams:
             per = [(blocks[k].end - blocks[k].start) / c for k, c in loop.content.items() if c]
             lens[h] = min(per) if per else 0
         self.cost = lens                              # PTX block -> SASS instructions per visit
+        self.stores = {seg: [x.index for x in instrs if x.is_store and not x.is_atomic]
+                       for seg, instrs in enumerate(program.segments)}
+        self.stores = {seg: v for seg, v in self.stores.items() if len(v) > 1}   # segments with 2+ stores
 
     def convert(self, visits: list) -> list:
         cost = self.cost
@@ -100,6 +104,8 @@ class IssueStreams:
             i += 1
             seg = region.get(b)
             if seg is not None:
+                if out and out[-1][0] >= 0 and self.stores.get(out[-1][0]):
+                    combine_stores(self.stores[out[-1][0]], out[-1][2])
                 m: dict = pending.pop(b, None) or {}
                 out.append((seg, lanes, m))
                 latest[b] = m
@@ -117,6 +123,8 @@ class IssueStreams:
                 dest[s] = payload if prev is None else merge(prev, payload)
         for left in pending.values():
             self.dropped += len(left)
+        if out and out[-1][0] >= 0 and self.stores.get(out[-1][0]):
+            combine_stores(self.stores[out[-1][0]], out[-1][2])
         return out
 
     # ------------------------------------------------------------------ loop sampling
@@ -197,6 +205,30 @@ class IssueStreams:
                             used += 1
             out.append((self.block_segment[k], run[min(first, n - 1)][1], mem))
         self.dropped += sum(len(v[2]) for v in run) - used
+
+
+def combine_stores(order: list, mem: dict) -> None:
+    """The stores of one SASS visit, in issue order: a sector an earlier store of the
+    visit already writes is merged into it (its bytes OR-ed into that store's masks) and
+    marked not to be sent again (the payload's third element, `send`)."""
+    first: dict = {}
+    for s in order:
+        p = mem.get(s)
+        if p is None or isinstance(p, int):
+            continue
+        sectors, masks = p[0], p[1]
+        send = None
+        for k, sec in enumerate(sectors.tolist()):
+            prev = first.get(sec)
+            if prev is None:
+                first[sec] = (s, k)
+                continue
+            if send is None:
+                send = np.ones(len(sectors), bool)
+            send[k] = False
+            mem[prev[0]][1][prev[1]] |= masks[k]
+        if send is not None:
+            mem[s] = (sectors, masks, send)
 
 
 def merge(a, b):

@@ -272,7 +272,7 @@ class SM:
                 ops = None
             return self.l1.atomic(t, sectors, not s.dsts, ops)
         if s.is_store:
-            self.l1.store(t, payload[0], byte_masks=payload[1])
+            self.l1.store(t, payload[0], byte_masks=payload[1], send=payload[2] if len(payload) > 2 else None)
             return fixed_ready
         return self.l1.load(t, payload)
 

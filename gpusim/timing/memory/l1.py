@@ -25,7 +25,10 @@ What is modelled:
 - MSHRs: at most `l1.mshr_entries` missed sectors in flight per SM. A request whose
   misses do not fit waits, as a whole, until enough in-flight misses have returned (the
   earliest first), then sends them; its hits are not delayed.
-- Stores: write-through. With `write_allocate` False (NVIDIA's global stores) a store
+- Stores: write-through; consecutive stores of one warp to the same sector (e.g. the
+  fields of a small struct written one after another) leave for the L2 as one write of
+  their combined bytes (`send`, decided by `issue_stream.combine_stores`); stores of
+  different warps are not combined, as Nsight's lts counts show. With `write_allocate` False (NVIDIA's global stores) a store
   updates a present sector, which stays valid, and allocates nothing; with True it
   allocates and validates the sector. Every store goes to `lower.write` with the bytes
   it writes in each sector (32-bit byte masks: the L2 keeps valid and dirty bytes); the
@@ -193,9 +196,11 @@ class L1Cache:
             self._mshr_wait_cycles += t - t0
         return t
 
-    def store(self, now: float, sectors, local: bool = False, byte_masks=None) -> float:
+    def store(self, now: float, sectors, local: bool = False, byte_masks=None, send=None) -> float:
         """A warp's store at `now` of the bytes `byte_masks[i]` (bit b: byte b; None: whole
-        sectors) of `sectors[i]`; when the L1 accepted it (the warp need not wait)."""
+        sectors) of `sectors[i]`; when the L1 accepted it (the warp need not wait). `send[i]`
+        False: sector i merged into an earlier store of the same warp still on its way to the
+        L2 (counted here, not sent again)."""
         lst = sectors.tolist() if hasattr(sectors, "tolist") else sectors
         n = len(lst)
         sp = 1 if local else 0
@@ -222,7 +227,13 @@ class L1Cache:
                     ent[s & mask] = start
         self._st_hit[sp] += hits
         self._st_miss[sp] += n - hits
-        self._write_bytes += n * self.sector_bytes
+        if send is not None:
+            lst = [x for x, keep in zip(lst, send.tolist()) if keep]
+            if byte_masks is not None:
+                byte_masks = byte_masks[send]
+            if not lst:
+                return start + wf
+        self._write_bytes += len(lst) * self.sector_bytes
         done = self.lower.write(start, self.sm_id, lst, byte_masks)
         if done > self.drain_time:
             self.drain_time = done
