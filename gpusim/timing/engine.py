@@ -227,10 +227,12 @@ class TimingEngine:
         # extrapolate the remaining waves at the steady-state rate after the first wave, stretched
         # like the simulated time where loop sampling left iterations out
         order = sorted(ends.values())
-        first = min(self.wave_blocks, len(order) - 1)
-        t_first = order[first - 1] if first > 0 else 0.0
-        rate_blocks = len(order) - first
-        per_block = (t_sim - t_first) / rate_blocks if rate_blocks > 0 and t_sim > t_first else t_sim / len(order)
+        if len(order) > self.wave_blocks:            # blocks finishing after the first wave set the rate
+            first = self.wave_blocks
+            t_first = order[first - 1]
+            per_block = (t_sim - t_first) / (len(order) - first) if t_sim > t_first else t_sim / len(order)
+        else:                                        # one wave simulated: it repeats
+            per_block = t_sim / max(len(order), 1)
         if t_sim > 0:
             per_block *= (t_sim + stretch) / t_sim
         return t_sim + stretch + (self.blocks_share - self.blocks_simulated) * per_block
@@ -241,10 +243,9 @@ class TimingEngine:
         # counts scale from the simulated blocks to the whole launch
         scale = self.p.geometry.nblocks / max(self.blocks_simulated, 1)
         kept, skipped = self.issue.kept, self.issue.skipped
-        inst_scale = scale * (kept[0] + skipped[0]) / kept[0] if kept[0] else scale      # loop sampling left out
-        mem_scale = scale * (kept[1] + skipped[1]) / kept[1] if kept[1] else scale       # ... these instructions, accesses
+        inst_scale = scale * (kept[0] + skipped[0]) / kept[0] if kept[0] else scale   # loop sampling left out
         mem = self.memory.counters()
-        m = {k: v * mem_scale for k, v in mem.items() if not k.endswith(".pct")}
+        m = {k: v * scale * self.issue.traffic_scale(k) for k, v in mem.items() if not k.endswith(".pct")}
         m.update({k: v for k, v in mem.items() if k.endswith(".pct")})
         m["sm__cycles_elapsed.max"] = cycles
         m["gpu__time_duration.sum"] = cycles * spec.cycle_ns + spec.launch.kernel_fixed_ns

@@ -60,6 +60,8 @@ class IssueStreams:
         self.loop_chosen = False
         self.kept = [0, 0]                           # SASS instructions, accesses issued
         self.skipped = [0, 0]                        # ... left out by loop sampling
+        self.kept_kinds = [0, 0, 0]                  # loads, stores, atomics issued
+        self.skipped_kinds = [0, 0, 0]               # ... left out
         lens = {h: len(program.segments[seg]) for h, seg in self.region.items()}
         for h, loop in self.unrolled.items():        # per iteration: the remainder pass
             blocks = smap.cfg.blocks
@@ -75,12 +77,19 @@ class IssueStreams:
         total = sum(cost.get(v[0], 0) for v in visits)
         acc = sum(len(v[2]) for v in visits)
         if self.warp_budget is not None and total > self.warp_budget:
+            kinds = _kinds(visits)
             visits = self._sample(visits, total)
             k_inst = sum(cost.get(v[0], 0) for v in visits if v[0] >= 0)
             k_acc = sum(len(v[2]) for v in visits if v[0] >= 0)
             self.skipped[0] += total - k_inst
             self.skipped[1] += acc - k_acc
+            kept = _kinds(visits)
+            for i in range(3):
+                self.skipped_kinds[i] += kinds[i] - kept[i]
             total, acc = k_inst, k_acc
+            self.kept_kinds = [a + b for a, b in zip(self.kept_kinds, kept)]
+        elif self.warp_budget is not None:
+            self.kept_kinds = [a + b for a, b in zip(self.kept_kinds, _kinds(visits))]
         self.kept[0] += total
         self.kept[1] += acc
         out: list = []
@@ -126,6 +135,13 @@ class IssueStreams:
         if out and out[-1][0] >= 0 and self.stores.get(out[-1][0]):
             combine_stores(self.stores[out[-1][0]], out[-1][2])
         return out
+
+    def traffic_scale(self, counter: str) -> float:
+        """How much of the memory traffic behind `counter` loop sampling kept: the write-side
+        counters scale with the stores left out, atomics with atomics, the rest with loads."""
+        k = 1 if "write" in counter or "_st" in counter else 2 if "atom" in counter or "red" in counter else 0
+        kept, skipped = self.kept_kinds[k], self.skipped_kinds[k]
+        return (kept + skipped) / kept if kept and skipped else 1.0
 
     # ------------------------------------------------------------------ loop sampling
     def _choose_loop(self, visits: list) -> int | None:
@@ -205,6 +221,22 @@ class IssueStreams:
                             used += 1
             out.append((self.block_segment[k], run[min(first, n - 1)][1], mem))
         self.dropped += sum(len(v[2]) for v in run) - used
+
+
+def _kinds(visits: list) -> list[int]:
+    """[loads, stores, atomics] among the accesses of PTX visits, by payload form: a
+    sector array (load), (sectors, byte masks) (store), (sectors, lane operations)
+    (atomic); shared-memory wavefront counts move no L2 traffic and are not counted."""
+    out = [0, 0, 0]
+    for v in visits:
+        if v[0] < 0:
+            continue
+        for p in v[2].values():
+            if isinstance(p, tuple):
+                out[1 if p[1].dtype == np.uint32 else 2] += 1
+            elif not isinstance(p, int):
+                out[0] += 1
+    return out
 
 
 def combine_stores(order: list, mem: dict) -> None:
