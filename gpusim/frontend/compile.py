@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from gpusim.errors import UnsupportedKernel
+from gpusim.frontend.diskcache import write_atomic
 from gpusim.frontend import argtypes as at
 from gpusim.frontend.fingerprint import fingerprint
 from gpusim.frontend.retarget import is_dropin_dispatcher, retarget
@@ -315,11 +316,5 @@ def _disk_store(path: Path | None, ptx: str) -> None:
     """Write atomically (temp file + rename); a read-only cache directory is not an error."""
     if path is None:
         return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(ptx)
-        os.replace(tmp, path)
+    if write_atomic(path, ptx):
         _STATS.disk_writes += 1
-    except OSError:
-        pass

@@ -46,6 +46,7 @@ import re
 import threading
 from pathlib import Path
 
+from gpusim.frontend.diskcache import write_atomic
 from isa.demangle import pretty_name
 from isa.errors import UnsupportedCall
 from isa.parser import parse
@@ -203,13 +204,7 @@ def _compiled(source: str, arch: str) -> str:
             pass
     ptx = _nvrtc(source, arch)
     if path is not None:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-            tmp.write_text(ptx)
-            os.replace(tmp, path)
-        except OSError:
-            pass
+        write_atomic(path, ptx)
     return ptx
 
 

@@ -1,5 +1,6 @@
-"""Fixtures of the frontend tests: an isolated PTX disk cache, and a stand-in for
-DeviceMemory that records allocations so tests can read and write "device" bytes."""
+"""Fixtures of the frontend tests: an isolated PTX disk cache, a stand-in for
+DeviceMemory that records allocations so tests can read and write "device" bytes, and
+the SASS of every program and microbenchmark (built once per session)."""
 from __future__ import annotations
 
 import numpy as np
@@ -48,3 +49,26 @@ class FakeMemory:
 @pytest.fixture
 def fake_mem() -> FakeMemory:
     return FakeMemory()
+
+
+@pytest.fixture(scope="session")
+def corpus():
+    """(kernel, instruction) for every SASS instruction of every program and microbenchmark
+    at its default size, sm_90 (nvdisasm in a thread per core), built once per session."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    import programs
+    from gpusim.frontend import sass
+    from gpusim.frontend.compile import compile_kernel
+    from validate.microbench import MICROBENCHMARKS
+    if not (sass.have_ptxas() and sass.have_nvdisasm()):
+        pytest.skip(f"ptxas/nvdisasm not installed: {sass.INSTALL_HINT}")
+    jobs = []
+    for spec in list(programs.PROGRAMS.values()) + list(MICROBENCHMARKS.values()):
+        case = spec.case("default")
+        ck = compile_kernel(case.kernel, case.args)
+        jobs.append((spec.name, sass.ptxas_info(ck.ptx, ck.entry, ck.cc).cubin, ck.entry))
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        listings = pool.map(lambda j: sass.sass_listing(j[1], j[2]), jobs)
+        return tuple((name, i) for (name, _, _), listing in zip(jobs, listings) for i in listing)

@@ -1,12 +1,12 @@
 """The PTX -> SASS mapping (gpusim/frontend/sass/mapping.py): what a warp issues for the
 PTX it executes, and the SASS instruction counts that follow."""
 import json
-import math
+
 from pathlib import Path
 
 import numpy as np
 import pytest
-from numba import cuda, float32, int64
+from numba import cuda, float32
 
 import gpusim
 import programs

@@ -5,8 +5,6 @@ import functools
 import json
 import math
 import re
-import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -186,35 +184,6 @@ def test_unknown_opcode_is_recorded():
 
 
 # ----------------------------------------------------------------------------- every program opcode
-def _listings() -> tuple[tuple[str, SassInstr], ...]:
-    """(kernel, instruction) for every SASS instruction of every program and microbenchmark
-    at its default size, sm_90 (nvdisasm, ~0.3 s a kernel, runs in a thread per core)."""
-    import os
-    from concurrent.futures import ThreadPoolExecutor
-
-    import programs
-    from gpusim.frontend.compile import compile_kernel
-    from validate.microbench import MICROBENCHMARKS
-    jobs = []
-    for spec in list(programs.PROGRAMS.values()) + list(MICROBENCHMARKS.values()):
-        case = spec.case("default")
-        ck = compile_kernel(case.kernel, case.args)
-        jobs.append((spec.name, sass.ptxas_info(ck.ptx, ck.entry, ck.cc).cubin, ck.entry))
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        listings = pool.map(lambda j: sass.sass_listing(j[1], j[2]), jobs)
-        return tuple((name, i) for (name, _, _), listing in zip(jobs, listings) for i in listing)
-
-
-@pytest.fixture(scope="module")
-def corpus():
-    """The listings, built once per process: test_sass_operands.py and test_sass_opcodes.py
-    share them through one holder module, since nvdisasm dominates their run time."""
-    if not (sass.have_ptxas() and sass.have_nvdisasm()):
-        pytest.skip(f"ptxas/nvdisasm not installed: {sass.INSTALL_HINT}")
-    holder = sys.modules.setdefault("_gpusim_test_sass_corpus", types.ModuleType("_gpusim_test_sass_corpus"))
-    if not hasattr(holder, "listings"):
-        holder.listings = _listings()
-    return holder.listings
 
 
 @needs_tools

@@ -184,7 +184,7 @@ def classify(instr: SassInstr, cc: tuple[int, int]) -> SassOp:
     UNKNOWN_OPCODES)."""
     opcode = instr.opcode
     parts = opcode.split(".")
-    base, mods = parts[0], parts[1:]
+    base = parts[0]
     arch = _arch(cc)
     op = lambda pipe, counters=None, dep="fixed", **kw: SassOp(  # noqa: E731
         opcode, pipe, (pipe,) if counters is None else counters, dep, **kw)

@@ -32,6 +32,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from gpusim.errors import GpusimError
+from gpusim.frontend.diskcache import write_atomic
 
 CACHE_FORMAT = 1
 INSTALL_HINT = "pip install 'cuda-toolkit[nvcc,nvdisasm]==13.*' (packages nvidia-cuda-nvcc, nvidia-cuda-nvdisasm)"
@@ -186,14 +187,8 @@ def _disk_store(key: str, info: PtxasInfo) -> None:
         return
     meta = {k: v for k, v in asdict(info).items() if k != "cubin"}
     base = sass_cache_dir() / key
-    try:
-        base.parent.mkdir(parents=True, exist_ok=True)
-        for path, data in ((base.with_suffix(".cubin"), info.cubin), (base.with_suffix(".json"), json.dumps(meta).encode())):
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-            tmp.write_bytes(data)
-            os.replace(tmp, path)
-    except OSError:
-        pass
+    if write_atomic(base.with_suffix(".cubin"), info.cubin):
+        write_atomic(base.with_suffix(".json"), json.dumps(meta))
 
 
 # ----------------------------------------------------------------------------- nvdisasm
@@ -229,13 +224,7 @@ def disassemble(cubin: bytes) -> str:
             src.write_bytes(cubin)
             text = _run([nvdisasm, *NVDISASM_OPTIONS, str(src)], "nvdisasm " + " ".join(NVDISASM_OPTIONS)).stdout
         if disk:
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp_path = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-                tmp_path.write_text(text)
-                os.replace(tmp_path, path)
-            except OSError:
-                pass
+            write_atomic(path, text)
     with _LOCK:
         if len(_TEXT) > 512:
             _TEXT.clear()
