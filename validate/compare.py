@@ -62,6 +62,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--budget", type=float, default=None, help="skip kernels whose simulation would exceed about "
                    "this many warp instructions (estimated from the measured counts and the sampling); default: none")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: the CPU count)")
+    p.add_argument("--out", type=Path, help="also write the summary and every kernel's figures here (JSON)")
 
 
 @dataclass
@@ -300,6 +301,16 @@ def run(args) -> int:
     if args.plot:
         plot(rows, args.plot, f"{preset} vs {Path(args.data).stem}")
         summary["plot"] = str(args.plot)
+    if args.out:
+        import shlex
+        kernels = [{"name": r.name, "kind": r.kind, "seconds": round(r.seconds, 2),
+                    "measured_ns": r.measured.get(DURATION), "predicted_ns": r.predicted.get(DURATION),
+                    "error_pct": round(100 * rel_err(r.predicted[DURATION], r.measured[DURATION]), 2)
+                    if DURATION in r.predicted else None,
+                    "sampling_error_pct": r.predicted.get("timing__sampling_error_pct"),
+                    "bound": r.predicted.get("timing__bound")} for r in rows]
+        command = "python -m validate " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+        args.out.write_text(json.dumps({"command": command, "summary": summary, "kernels": kernels}, indent=1))
     if args.json:
         print(json.dumps(summary))
         return 0
