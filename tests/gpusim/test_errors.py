@@ -105,7 +105,7 @@ def test_dynamic_shared_memory_over_the_gpu_limit():
 
 def test_dynamic_shared_memory_limit_depends_on_the_gpu():
     gpusim.launch(noop, 1, 32, (np.zeros(1),), gpu="h100", shared_bytes=150_000)
-    with pytest.raises(LaunchError, match=r"a100 limit of 166912"):
+    with pytest.raises(LaunchError, match=r"a100-datasheet limit of 166912"):
         gpusim.launch(noop, 1, 32, (np.zeros(1),), gpu="a100", shared_bytes=200_000)
 
 
