@@ -222,6 +222,14 @@ class TimingEngine:
         # a kernel ends when its memory operations have drained (stores, reductions in flight)
         t_sim = max([max(ends.values()) if ends else 0.0] + [sm.l1.drain_time for sm in self.sms])
         stretch = max([self._loop_stretch(sm) for sm in self.sms] + [0.0])
+        if stretch:
+            # the left-out iterations' DRAM traffic cannot move faster than the simulated SMs'
+            # share of the peak (a loop whose early iterations filled the L2 at full speed)
+            mem = self.memory.counters()
+            dram = sum(mem.get(k, 0.0) * self.issue.traffic_scale(k)
+                       for k in ("dram__bytes_read.sum", "dram__bytes_write.sum"))
+            floor = dram / (self.spec.hbm_bytes_per_cycle * self.sms_simulated / self.spec.sm_count)
+            stretch = max(stretch, floor - t_sim)
         if self.blocks_simulated >= self.blocks_share:
             return t_sim + stretch
         # extrapolate the remaining waves at the steady-state rate after the first wave, stretched

@@ -160,7 +160,7 @@ def test_toml_with_base_h100_and_hbm_8000_loads(tmp_path):
     f = tmp_path / "fast.toml"
     f.write_text('base = "h100"\n\n[hbm]\nbandwidth_GBps = 8000\n')
     spec = load_toml(f)
-    assert (spec.hbm.bandwidth_GBps, spec.name, spec.sm_count) == (8000.0, "h100-datasheet+hbm.bandwidth_GBps=8000", 132)
+    assert (spec.hbm.bandwidth_GBps, spec.name, spec.sm_count) == (8000.0, "h100+hbm.bandwidth_GBps=8000", 132)
 
 
 def test_toml_name_and_nested_table(tmp_path):

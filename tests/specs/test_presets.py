@@ -232,7 +232,7 @@ def test_h200_has_more_than_139_gib_of_device_memory():
 # ----------------------------------------------------------------------------------- the table itself
 
 def test_get_is_case_insensitive():
-    assert presets.get("H100") is H100
+    assert presets.get("H100-Datasheet") is H100 and presets.get("H200").name == presets.get("h200").name
 
 
 def test_get_returns_a_spec_unchanged():
@@ -240,7 +240,7 @@ def test_get_returns_a_spec_unchanged():
 
 
 def test_unknown_preset_lists_the_known_ones():
-    with pytest.raises(ConfigError, match="a100, a100-datasheet, h100, h100-datasheet, h200, h200-datasheet"):
+    with pytest.raises(ConfigError, match="a100, a100-datasheet, h100, h100-datasheet, h100-from-h200, h200, h200-datasheet"):
         presets.get("b200")
 
 
