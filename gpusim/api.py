@@ -18,9 +18,9 @@ from gpusim.result import Result
 BATCH_LANES = 1 << 15        # lanes executed together: bounds memory, keeps numpy calls large
 
 
-def prepare(kernel, grid, block, args, gpu="h100", shared_bytes: int = 0) -> PreparedLaunch:
+def prepare(kernel, grid, block, args, gpu="h100", shared_bytes: int = 0, peer_args=None) -> PreparedLaunch:
     """Compile, lay out memory and marshal arguments, without running anything."""
-    return PreparedLaunch(kernel, grid, block, args, resolve_gpu(gpu), shared_bytes)
+    return PreparedLaunch(kernel, grid, block, args, resolve_gpu(gpu), shared_bytes, peer_args=peer_args)
 
 
 def resolve_gpu(gpu):
@@ -32,7 +32,8 @@ def resolve_gpu(gpu):
 
 
 def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_bytes: int = 0,
-           *, batch_lanes: int = BATCH_LANES, max_steps: int | None = None, timing_options=None) -> Result:
+           *, batch_lanes: int = BATCH_LANES, max_steps: int | None = None, timing_options=None,
+           peer_args: dict | None = None) -> Result:
     """Run `kernel[grid, block, 0, shared_bytes](*args)` on the simulated GPU `gpu`
     (a preset name, a .toml file, or a GPUSpec).
 
@@ -42,8 +43,12 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
     line); `timing_options` is a `gpusim.timing.TimingOptions` (full or sampled mode).
     `max_steps` bounds the steps of one batch of blocks (default
     `gpusim.functional.executor.DEFAULT_STEP_BUDGET`) before a kernel is reported as not finishing.
+    `peer_args` ({argument index: peer GPU id}) places those array arguments in a peer GPU's
+    memory (the kernel runs on GPU 0 of `spec.system`, which needs gpu_count >= 2): results
+    are the same, and the timing model sends their L1 misses, stores and atomics over NVLink
+    (`gpusim/timing/memory/peer.py`; counters `nvltx__bytes.sum`, `nvlrx__bytes.sum`).
     """
-    prepared = prepare(kernel, grid, block, args, gpu, shared_bytes)
+    prepared = prepare(kernel, grid, block, args, gpu, shared_bytes, peer_args)
     if not timing:
         prepared.run_all(batch_lanes, max_steps)
         return prepared.finish()

@@ -122,3 +122,47 @@ def check_shared(spec: GPUSpec, kernel: str, static_bytes: int, dynamic_bytes: i
         raise LaunchError(f"kernel {kernel}: needs {total} bytes of shared memory per block ({static_bytes} static + "
                           f"{dynamic_bytes} dynamic), above the {spec.name} limit of "
                           f"{lim.max_shared_bytes_per_block_optin} bytes (CUDA: too many resources requested for launch)")
+
+
+LAUNCH_GPU = 0               # the simulated launch runs on GPU 0 of `spec.system`
+
+
+def check_peer_args(spec: GPUSpec, kernel: str, pyfunc, args: tuple, arrays: list, peer_args) \
+        -> tuple[tuple[int, int, int], ...]:
+    """`peer_args` ({argument index: peer GPU id}) checked against the launch and the system;
+    returns the (first sector, end sector, peer GPU) of every array those arguments pass
+    (`arrays`: `Marshalled.arrays`, each argument's (address, bytes))."""
+    if peer_args is None:
+        return ()
+    from gpusim.errors import ConfigError
+    from gpusim.frontend.argtypes import describe_arg
+    if not isinstance(peer_args, dict):
+        raise LaunchError(f"kernel {kernel}: peer_args must be a dict {{argument index: peer GPU}}, "
+                          f"got {type(peer_args).__name__} {peer_args!r}")
+    count = spec.system.gpu_count
+    out = []
+    for index, peer in peer_args.items():
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < len(args):
+            raise LaunchError(f"kernel {kernel}: peer_args names argument {index!r}, but the launch passed "
+                              f"{len(args)} argument{'s' if len(args) != 1 else ''} (indices 0..{len(args) - 1})")
+        what = describe_arg(pyfunc, int(index))
+        if isinstance(peer, bool) or not isinstance(peer, (int, np.integer)) or peer < 0:
+            raise LaunchError(f"kernel {kernel}: peer_args puts {what} on GPU {peer!r}; a GPU id is an "
+                              f"integer 0..{count - 1}")
+        if count < 2:
+            raise ConfigError(f"kernel {kernel}: peer_args puts {what} on GPU {peer}, but the GPU spec "
+                              f"{spec.name!r} is a system of {count} GPU (system.gpu_count); use a spec with "
+                              f"system.gpu_count >= 2, e.g. --set system.gpu_count=4")
+        if peer == LAUNCH_GPU:
+            raise LaunchError(f"kernel {kernel}: peer_args puts {what} on GPU {peer}, the GPU the kernel runs "
+                              f"on; peer_args names arrays in another GPU's memory (1..{count - 1})")
+        if peer >= count:
+            raise LaunchError(f"kernel {kernel}: peer_args puts {what} on GPU {peer}, but the system has "
+                              f"{count} GPUs (system.gpu_count; ids 0..{count - 1})")
+        if not arrays[int(index)]:
+            raise LaunchError(f"kernel {kernel}: peer_args names {what}, which is not an array "
+                              f"({type(args[int(index)]).__name__}); only arrays live in a GPU's memory")
+        for addr, nbytes in arrays[int(index)]:
+            if nbytes:
+                out.append((addr >> 5, (addr + nbytes + 31) >> 5, int(peer)))
+    return tuple(sorted(set(out)))

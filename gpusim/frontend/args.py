@@ -24,6 +24,9 @@ C order. A read-only array is not copied back. A drop-in `DeviceArray` is marsha
 from its host copy, which is updated in place; the same DeviceArray passed twice
 shares one allocation, as device memory would. Integers are truncated to the
 parameter's width as ctypes does; floats round to the parameter's precision.
+`Marshalled.arrays[i]` lists the arrays of argument i (several for a tuple) as (device
+address, bytes): how the timing model knows the address range of an array that
+`gpusim.launch(peer_args=...)` places on a peer GPU.
 
 Does not model: `CPointer` arguments and `None` (Numba's launcher refuses them too).
 """
@@ -45,6 +48,7 @@ class Marshalled:
     params: dict[str, bytes]                          # PTX param name -> little-endian bytes
     copyback: list[tuple[np.ndarray, int]]            # host array (maybe a view) <- device address, after launch
     records: list[tuple[np.ndarray, np.void]] = field(default_factory=list)   # (1-element buffer, record)
+    arrays: list[list[tuple[int, int]]] = field(default_factory=list)   # per argument: its arrays' (address, nbytes)
 
     def copy_back(self, mem) -> None:
         """Device -> host for every writable argument. A non-contiguous view is filled from
@@ -93,6 +97,7 @@ class _Marshaller:
         self.chunks: list[bytes] = []
         self.out = Marshalled({}, [])
         self._device_arrays: dict[int, tuple[int, np.ndarray]] = {}   # id(host) -> (address, host)
+        self.arrays: list[tuple[int, int]] = []      # the current argument's arrays: (address, nbytes)
 
     def arg(self, ty: nbt.Type, value: Any, what: str, label: str) -> None:
         if isinstance(ty, nbt.Array):
@@ -139,6 +144,7 @@ class _Marshaller:
                 self.out.copyback.append((arr, addr))
             if shared:
                 self._device_arrays[id(host)] = (addr, buf)
+        self.arrays.append((addr, buf.nbytes))
         u64 = lambda v: int(v).to_bytes(8, "little", signed=int(v) < 0)   # noqa: E731
         self.chunks += [u64(0), u64(0), u64(buf.size), u64(buf.itemsize), u64(addr)]
         self.chunks += [u64(s) for s in buf.shape] + [u64(s) for s in _strides(buf)]
@@ -165,7 +171,9 @@ def marshal(compiled, args, mem) -> Marshalled:
     names = param_names(pyfunc) or []
     for i, (ty, value) in enumerate(zip(argtypes, args)):
         label = f"{name}.{names[i]}" if i < len(names) else f"{name}.arg{i}"
+        m.arrays = []
         m.arg(ty, value, f"kernel {name}: {describe_arg(pyfunc, i)}", label)
+        m.out.arrays.append(m.arrays)
     decls = compiled.kernel.params
     if len(decls) != len(m.chunks):
         raise GpusimError(f"kernel {name}: built {len(m.chunks)} parameter values for the {len(decls)} `.param`s of "

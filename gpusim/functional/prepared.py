@@ -17,7 +17,7 @@ from gpusim.functional.decode import DecodedKernel, Decoder, InstrInfo
 from gpusim.functional.executor import Access, BatchExecutor, Geometry, StepRecord
 from gpusim.functional.memory import DeviceMemory
 from gpusim.functional.ops import OpFactory
-from gpusim.launch_config import Layout, check_dims, check_shared, layout
+from gpusim.launch_config import Layout, check_dims, check_peer_args, check_shared, layout
 from gpusim.result import Result, SassCounts
 from gpusim.specs.gpu import GPUSpec
 
@@ -58,7 +58,8 @@ def expand(dk: DecodedKernel, rec: StepRecord) -> list[InstrEvent]:
 class PreparedLaunch:
     """kernel[grid, block, 0, shared_bytes](*args) ready to run on `spec`."""
 
-    def __init__(self, kernel, grid, block, args, spec: GPUSpec, shared_bytes: int = 0, name: str | None = None):
+    def __init__(self, kernel, grid, block, args, spec: GPUSpec, shared_bytes: int = 0, name: str | None = None,
+                 peer_args: dict | None = None):
         from gpusim.frontend.args import marshal
         from gpusim.frontend.compile import compile_kernel
         self.spec = spec
@@ -72,6 +73,9 @@ class PreparedLaunch:
         check_shared(spec, self.name, self.layout.static_shared_bytes, self.shared_bytes)
         self.marshalled = marshal(self.compiled, self.args, self.memory)
         self.memory.seal()
+        # sector ranges of the arrays `peer_args` places on peer GPUs (timing only: the data is the same)
+        self.peer_ranges = check_peer_args(spec, self.name, self.compiled.pyfunc, self.args,
+                                           self.marshalled.arrays, peer_args)
         self.decoded = decoded(self.compiled, self.layout.symbols)
         self.geometry = Geometry(self.grid, self.block)
         self.counters = Counters(len(self.decoded.infos), len(self.decoded.blocks))

@@ -113,7 +113,8 @@ class TimingEngine:
                                  issue=self.issue)
         self.blocks_simulated = self._budget(options, mode, wave)
         self.memory = MemorySystem(spec, sm_fraction=frac,
-                                   share_blocks_per_simulated=self.blocks_share / max(self.blocks_simulated, 1))
+                                   share_blocks_per_simulated=self.blocks_share / max(self.blocks_simulated, 1),
+                                   peer_ranges=getattr(prepared, "peer_ranges", ()))
         shared_per_sm = bps * self.res.shared_bytes_per_block
         l1_data = spec.sm.l1_shared_total_bytes - spec.sm.carveout_bytes(shared_per_sm)   # the driver's carve-out
         self.sms = [SM(i, spec, self.block_static, L1Cache(spec, l1_data, self.memory, i), self.stats,
@@ -311,6 +312,10 @@ class TimingEngine:
             "hbm_bandwidth": (mem.get("dram__bytes_read.sum", 0.0) + mem.get("dram__bytes_write.sum", 0.0)) /
             (sim_cycles * spec.hbm_bytes_per_cycle * frac),
         }
+        port = self.memory.peer
+        if port is not None:                   # peer access: the busier direction of the NVLink port(s)
+            util["nvlink_bandwidth"] = max(mem.get("nvltx__bytes.sum", 0.0), mem.get("nvlrx__bytes.sum", 0.0)) / \
+                (sim_cycles * port.bytes_per_cycle * port.ports)
         util = {k: round(min(v, 1.0), 4) for k, v in util.items()}
         top = max(util, key=util.get)
         return (top if util[top] >= 0.6 else "latency"), util

@@ -139,7 +139,7 @@ class IssueStreams:
     def traffic_scale(self, counter: str) -> float:
         """How much of the memory traffic behind `counter` loop sampling kept: the write-side
         counters scale with the stores left out, atomics with atomics, the rest with loads."""
-        k = 1 if "write" in counter or "_st" in counter else 2 if "atom" in counter or "red" in counter else 0
+        k = 1 if "write" in counter or "_st" in counter or counter.startswith("nvltx") else 2 if "atom" in counter or "red" in counter else 0
         kept, skipped = self.kept_kinds[k], self.skipped_kinds[k]
         return (kept + skipped) / kept if kept and skipped else 1.0
 

@@ -37,6 +37,13 @@ the L2 stand in for the unsimulated blocks' lines (l2.py, "phantom" write-backs)
 DRAM writes scale with the blocks. Counters then describe the simulated blocks; scale
 them by total blocks / simulated blocks for the whole launch.
 
+Peer memory (`peer_ranges`: sector ranges that live in a peer GPU's memory, from
+`gpusim.launch(..., peer_args=...)`): the sectors of a request that fall in such a range
+cross the crossbar as above, then leave through the NVLink port (`peer.py`) instead of the
+L2: they are not looked up in, cached in or counted by the local L2 and HBM. A request
+mixing local and peer sectors completes when both parts have. Without peer ranges the
+request path is exactly the one above (the peer path is bound only when there are some).
+
 Not modelled: anything that makes latency depend on which SM or slice beyond the
 near/far partition (distance on the die), per-SM crossbar port limits, memory-side
 request queue limits (only bandwidth creates backpressure; the L1's MSHRs bound what
@@ -47,16 +54,21 @@ within one window (32 cycles).
 """
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from gpusim.errors import ConfigError
 from gpusim.timing.memory.hbm import HBM
 from gpusim.timing.memory.l2 import ATOM, READ, RED, WRITE, L2Cache, as_list
 from gpusim.timing.memory.noc import NoC
+from gpusim.timing.memory.peer import PeerPort
 
 
 class MemorySystem:
     """`read`, `write`, `atomic` (now, sm_id, sectors) -> time the data (or ack) is back at the SM."""
 
-    def __init__(self, spec, sm_fraction: float = 1.0, share_blocks_per_simulated: float = 1.0):
+    def __init__(self, spec, sm_fraction: float = 1.0, share_blocks_per_simulated: float = 1.0,
+                 peer_ranges=None):
+        """`peer_ranges`: (first sector, end sector, peer GPU) of the memory that lives on peers."""
         if not (isinstance(sm_fraction, (int, float)) and 0 < sm_fraction <= 1):
             raise ConfigError(f"MemorySystem: sm_fraction must be in (0, 1], got {sm_fraction!r}")
         pipeline = spec.l2.hit_latency_cycles - 2 * spec.noc.latency_cycles
@@ -75,6 +87,9 @@ class MemorySystem:
         self._traverse = self.noc.traverse
         self._back = self.noc.latency_cycles
         self._l2 = self.l2._access
+        self.peer = None
+        if peer_ranges:
+            self._peer_setup(spec, sm_fraction, peer_ranges)
 
     # -- unloaded latencies (what a pointer-chasing microbenchmark would measure) ---------
 
@@ -115,6 +130,97 @@ class MemorySystem:
         return self._l2(t, lst, RED if reduction else ATOM, as_list(ops) if ops is not None else None,
                         part=sm_id % self.partitions) + self._back
 
+    # -- requests to a peer GPU's memory ----------------------------------------------------
+
+    def _peer_setup(self, spec, sm_fraction: float, peer_ranges) -> None:
+        ranges = sorted((int(a), int(b), int(p)) for a, b, p in peer_ranges if b > a)
+        for (a0, b0, _), (a1, _, _) in zip(ranges, ranges[1:]):
+            if a1 < b0:
+                raise ConfigError(f"MemorySystem: peer sector ranges overlap at sector {a1:#x}")
+        self.peer = PeerPort(spec, sm_fraction)
+        self._peer_starts = [a for a, _, _ in ranges]
+        self._peer_ends = [b for _, b, _ in ranges]
+        self._peer_ids = [p for _, _, p in ranges]
+        self._peer_lo, self._peer_hi = ranges[0][0], ranges[-1][1]
+        self.read, self.write, self.atomic = self._peer_read, self._peer_write, self._peer_atomic
+
+    def _owner(self, s: int) -> int:
+        """The peer holding sector s, or -1 (local)."""
+        i = bisect_right(self._peer_starts, s) - 1
+        return self._peer_ids[i] if i >= 0 and s < self._peer_ends[i] else -1
+
+    def _split(self, lst: list) -> dict[int, list[int]] | None:
+        """None when every sector is local, else {owner: indices into lst} (owner -1: local)."""
+        lo, hi = min(lst), max(lst)
+        if hi < self._peer_lo or lo >= self._peer_hi:
+            return None
+        first = self._owner(lo)
+        if first == self._owner(hi):
+            i = bisect_right(self._peer_starts, lo) - 1
+            if first < 0 and (i + 1 >= len(self._peer_starts) or self._peer_starts[i + 1] > hi):
+                return None                       # lo and hi local with no peer range between them
+            if first >= 0 and hi < self._peer_ends[i]:
+                return {first: list(range(len(lst)))}
+        parts: dict[int, list[int]] = {}
+        for k, s in enumerate(lst):
+            parts.setdefault(self._owner(s), []).append(k)
+        return parts if set(parts) != {-1} else None
+
+    def _peer_read(self, now: float, sm_id: int, sectors) -> float:
+        lst = as_list(sectors)
+        parts = self._split(lst) if lst else None
+        if parts is None:
+            return MemorySystem.read(self, now, sm_id, lst)
+        sb = self._sector_bytes
+        t = self._traverse(now, len(lst) * sb)
+        done = t
+        for owner, idx in parts.items():
+            if owner < 0:
+                r = self._l2(t, [lst[k] for k in idx], READ, part=sm_id % self.partitions)
+            else:
+                r = self.peer.read(t, owner, len(idx) * sb)
+            if r > done:
+                done = r
+        return done + self._back
+
+    def _peer_write(self, now: float, sm_id: int, sectors, byte_masks=None) -> float:
+        lst = as_list(sectors)
+        parts = self._split(lst) if lst else None
+        if parts is None:
+            return MemorySystem.write(self, now, sm_id, lst, byte_masks)
+        masks = as_list(byte_masks) if byte_masks is not None else None
+        sb = self._sector_bytes
+        t = self._traverse(now, len(lst) * sb)
+        done = t
+        for owner, idx in parts.items():
+            if owner < 0:
+                r = self._l2(t, [lst[k] for k in idx], WRITE, masks=[masks[k] for k in idx] if masks else None,
+                             part=sm_id % self.partitions)
+            else:                                 # whole sectors on the link (no byte-mask savings)
+                r = self.peer.write(t, owner, len(idx) * sb)
+            if r > done:
+                done = r
+        return done + self._back
+
+    def _peer_atomic(self, now: float, sm_id: int, sectors, reduction: bool = False, ops=None) -> float:
+        lst = as_list(sectors)
+        parts = self._split(lst) if lst else None
+        if parts is None:
+            return MemorySystem.atomic(self, now, sm_id, lst, reduction, ops)
+        opl = as_list(ops) if ops is not None else None
+        sb = self._sector_bytes
+        t = self._traverse(now, len(lst) * sb)
+        done = t
+        for owner, idx in parts.items():
+            if owner < 0:
+                r = self._l2(t, [lst[k] for k in idx], RED if reduction else ATOM,
+                             [opl[k] for k in idx] if opl else None, part=sm_id % self.partitions)
+            else:
+                r = self.peer.atomic(t, owner, len(idx) * sb, reduction)
+            if r > done:
+                done = r
+        return done + self._back
+
     # -- kernel boundaries and statistics -------------------------------------------------
 
     def flush(self) -> None:
@@ -122,11 +228,15 @@ class MemorySystem:
         kept, dirty lines NOT written back (as on hardware)."""
         self.noc.flush()
         self.l2.flush()              # flushes the HBM queues too
+        if self.peer is not None:
+            self.peer.flush()
 
     def reset_counters(self) -> None:
         self.noc.reset_counters()
         self.l2.reset_counters()
         self.hbm.reset_counters()
+        if self.peer is not None:
+            self.peer.reset_counters()
 
     def counters(self, elapsed_cycles: float | None = None) -> dict[str, float]:
         """All units' counters under Nsight Compute names (gpusim__ for ones Nsight lacks);
@@ -135,6 +245,8 @@ class MemorySystem:
         out.update(self.noc.counters(elapsed_cycles))
         out.update(self.l2.counters(elapsed_cycles))
         out.update(self.hbm.counters(elapsed_cycles))
+        if self.peer is not None:
+            out.update(self.peer.counters(elapsed_cycles))
         owed = self.l2.phantom_correction_bursts() * self.hbm.granularity_bytes
         if owed:                                # sampled simulation: stand-ins for unsimulated blocks' lines
             out["dram__bytes_write.sum"] += owed
