@@ -114,6 +114,23 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                     help="with --show: apply spec overrides, e.g. --set sm.count=64")
     pr.set_defaults(func=cmd_presets)
+
+    co = sub.add_parser("collective", parents=[common],
+                        help="time an NCCL collective over N simulated GPUs, nccl-tests style")
+    co.add_argument("op", metavar="OP", help="all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, "
+                                             "send_recv")
+    co.add_argument("--gpus", type=int, default=None, help="GPUs in the system (default: the preset's "
+                                                           "system.gpu_count, else 8)")
+    co.add_argument("--gpu", default="h200", help="GPU preset or .toml (default h200)")
+    co.add_argument("--sizes", default="64K:1G", help="MIN:MAX[:FACTOR] (powers of FACTOR, default 2) or a comma "
+                                                      "list of byte counts (default 64K:1G)")
+    co.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                    help="spec overrides, e.g. --set nvlink.links=12 --set system.topology=direct")
+    co.add_argument("--algorithm", choices=("ring", "tree"), help="force NCCL_ALGO (default: NCCL's choice)")
+    co.add_argument("--protocol", choices=("LL", "LL128", "Simple"), help="force NCCL_PROTO (default: NCCL's choice)")
+    co.add_argument("--json", action="store_true", help="one JSON object per size")
+    co.add_argument("--plot", metavar="FILE", help="write busbw against size (PNG/SVG/PDF by extension)")
+    co.set_defaults(func=cmd_collective)
     return p
 
 
@@ -382,6 +399,43 @@ def cmd_presets(args) -> int:
     for line in table(["preset", "GPU", "compute capability", "numbers"], rows, "llrl"):
         print(line)
     print("\n`--gpu h200` predicts with the calibrated preset where one exists; `h200-datasheet` is the cited one.")
+    return EXIT_OK
+
+
+def cmd_collective(args) -> int:
+    import json as _json
+
+    from gpusim.collectives.conventions import check_op
+    from gpusim.collectives.run import parse_sizes, simulate
+    from gpusim.report.fmt import table
+    from gpusim.specs import resolve as resolve_spec
+    op = check_op(args.op)
+    spec = resolve_spec(args.gpu, list(args.sets))
+    n = args.gpus if args.gpus is not None else (spec.system.gpu_count if spec.system.gpu_count > 1 else 8)
+    if n < 2:
+        raise UsageError(f"--gpus must be at least 2, got {n}")
+    results = [simulate(op, size, spec, n, args.algorithm, args.protocol) for size in parse_sizes(args.sizes)]
+    if args.json:
+        for r in results:
+            print(_json.dumps({"op": r.op, "gpus": r.gpus, "bytes": r.bytes, "time_us": round(r.time_us, 3),
+                               "algbw_GBps": round(r.algbw_GBps, 3), "busbw_GBps": round(r.busbw_GBps, 3),
+                               "algorithm": r.algorithm, "protocol": r.protocol, "channels": r.channels}))
+    else:
+        print(f"# {op} on {n} x {spec.marketing_name} ({spec.name}), {spec.system.topology}, "
+              f"{spec.nvlink.links} NVLinks x {spec.nvlink.link_bandwidth_GBps:g} GB/s per direction; "
+              f"nccl-tests conventions (size: {'gathered output' if op == 'all_gather' else 'input per rank'})")
+        rows = [[f"{r.bytes}", f"{r.time_us:.2f}", f"{r.algbw_GBps:.2f}", f"{r.busbw_GBps:.2f}",
+                 r.algorithm.upper() if r.algorithm == "p2p" else r.algorithm.capitalize(),
+                 {"ll": "LL", "ll128": "LL128", "simple": "Simple"}[r.protocol], str(r.channels)] for r in results]
+        for line in table(["size (B)", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "algorithm", "protocol",
+                           "channels"], rows, "rrrrllr"):
+            print(line)
+        print("# predicted by gpusim's interconnect model, not measured")
+    if args.plot:
+        from gpusim.collectives.plot import busbw_plot
+        busbw_plot(results, args.plot, f"{op}, {n} x {spec.name} (gpusim prediction)")
+        if not args.json:
+            print(f"plot: {args.plot}")
     return EXIT_OK
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpusim.errors import ConfigError
+from gpusim.specs.interconnect import NCCLSpec, NVLinkSpec, PCIeSpec, SystemSpec
 from gpusim.specs.limits import LaunchLimits
 from gpusim.specs.units import ClockSpec, HBMSpec, L1Spec, L2Spec, LaunchSpec, NoCSpec, SMSpec
 
@@ -29,6 +30,10 @@ class GPUSpec:
     noc: NoCSpec = field(default_factory=NoCSpec)
     launch: LaunchSpec = field(default_factory=LaunchSpec)
     limits: LaunchLimits = field(default_factory=LaunchLimits)
+    nvlink: NVLinkSpec = field(default_factory=NVLinkSpec)
+    pcie: PCIeSpec = field(default_factory=PCIeSpec)
+    system: SystemSpec = field(default_factory=SystemSpec)
+    nccl: NCCLSpec = field(default_factory=NCCLSpec)
     source: str = ""                             # where this spec's numbers come from (preset, calibration, file)
 
     def __post_init__(self) -> None:
@@ -38,6 +43,13 @@ class GPUSpec:
             raise ConfigError(f"compute_capability must be (major, minor), got {self.compute_capability}")
         if not (isinstance(self.sm_count, int) and self.sm_count > 0):
             raise ConfigError(f"GPUSpec.sm_count must be a positive integer, got {self.sm_count!r}")
+        if self.system.topology != "pcie" and self.nvlink.links == 0 and self.system.gpu_count > 1:
+            raise ConfigError(f"system.topology {self.system.topology!r} joins GPUs by NVLink, but nvlink.links is 0; "
+                              f"use system.topology=pcie")
+        if self.system.topology == "direct" and self.system.gpu_count > 1 \
+                and self.nvlink.links < self.system.gpu_count - 1:
+            raise ConfigError(f"system.topology 'direct' with {self.system.gpu_count} GPUs needs at least one NVLink "
+                              f"to each peer ({self.system.gpu_count - 1}); nvlink.links is {self.nvlink.links}")
 
     @property
     def cycle_ns(self) -> float:

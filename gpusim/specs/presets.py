@@ -81,6 +81,23 @@ Sources (the tags the comments use):
   refresh tRFC 160 / 260 / 350 / 450 ns for 2 / 4 / 8 / 16 Gb dies.
 - [SNPS] Synopsys technical bulletin "HBM3 IP" (2022): JESD238 HBM3 has 48 banks per
   pseudo-channel in a 12-high stack and 64 in a 16-high one (16 per four dies).
+- [NVL-H100] NVIDIA H100 whitepaper and datasheet: fourth-generation NVLink, 18 links per
+  GPU, 900 GB/s total (450 per direction); HGX H100/H200 8-GPU boards join every GPU's 18
+  links to four third-generation NVSwitch chips. [H200-DS]: H200 SXM has the same 900 GB/s
+  NVLink; PCIe Gen5 128 GB/s (64 per direction) for both.
+- [NVL-A100] [A100-WP]: third-generation NVLink, 12 links, 600 GB/s total (25 GB/s per link
+  per direction); HGX A100 8-GPU boards use six second-generation NVSwitch chips; PCIe Gen4.
+- [NVL-V100] [V100-WP]: second-generation NVLink, 6 links, 300 GB/s total (25 GB/s per link
+  per direction); DGX-1 joins 8 V100s in a hybrid cube-mesh of direct links (no switch);
+  PCIe Gen3 x16 (16 GB/s per direction).
+- [PCIE] PCI-SIG: Gen3 8 GT/s, Gen4 16 GT/s, Gen5 32 GT/s per lane, 128b/130b coding; x16
+  payload about 15.75 / 31.5 / 63 GB/s per direction before packet overhead.
+- [MEAS-NVL] measured by this project on this workplace's 4 x H200 machine, 2026-11-22
+  (validate/data/h200x4_multi.json, `python -m validate measure-multi`): `nvidia-smi
+  topo -m` NV18 between every pair, `nvidia-smi nvlink -s` 18 links at 26.562 GB/s; a
+  peer copy 0 -> 1 of 1 GiB at 396 GB/s (0.83 of 18 x 26.5625); NCCL 2.28.9 builds 24
+  channels, chooses Ring always (NVLS off), LL/LL128/Simple by size; its log and the
+  forced-protocol runs give the NCCL figures of the calibrated h200 preset.
 - "estimate": a modelling choice or extrapolation; the comment says from what.
 
 H200's L2 is 60 MiB: the device reports 62914560 B [MEAS] (PyTorch said 60 MB on these
@@ -93,6 +110,7 @@ from __future__ import annotations
 from gpusim.errors import ConfigError
 from gpusim.specs.describe import describe  # noqa: F401  (re-exported: presets.describe(spec))
 from gpusim.specs.gpu import GPUSpec
+from gpusim.specs.interconnect import NCCLSpec, NVLinkSpec, PCIeSpec, SystemSpec
 from gpusim.specs.limits import LaunchLimits
 from gpusim.specs.units import (KiB, ClockSpec, HBMSpec, L1Spec, L2Spec, LaunchSpec, NoCSpec, PipeSpec as P,
                                 PipesSpec, SMSpec)
@@ -172,6 +190,43 @@ _HOPPER_L1 = L1Spec(
 _HOPPER_NOC_LATENCY = 20                   # estimate: one crossbar traversal, part of the L2 hit latency
 _HOPPER_FABRIC_LATENCY = 100               # estimate: one L2 partition crossing; gives the [MEAS] chase at 32 MiB 526 (H100)
 
+_NVLINK4 = NVLinkSpec(
+    generation=4,                          # [NVL-H100]
+    links=18,                              # [NVL-H100]; [MEAS-NVL]
+    link_bandwidth_GBps=26.5625,           # [MEAS-NVL] nvidia-smi nvlink -s (NVIDIA quotes 25 GB/s of payload)
+    data_efficiency=0.83,                  # [MEAS-NVL] 396 GB/s peer copy / (18 x 26.5625)
+    latency_ns=900.0,                      # estimate: undocumented; GPU memory system to a peer's L2, switch included
+)
+_PCIE5 = PCIeSpec(
+    generation=5,                          # [NVL-H100] [H200-DS]
+    lanes=16,                              # [PCIE] x16
+    bandwidth_GBps=63.0,                   # [PCIE] Gen5 x16 payload per direction
+    latency_ns=1500.0,                     # estimate: GPU to GPU through the host bridge
+)
+# NCCL's algorithm/protocol parameters: the structure (per-protocol efficiency and per-step
+# latency, channel count from a per-thread threshold, 8 pipelined slots per step) follows
+# NCCL's src/graph/tuning.cc and enqueue.cc as read; the numbers are estimates of this
+# shape, fitted on H200 by `python -m validate calibrate-multi` into the calibrated preset.
+_NCCL = NCCLSpec(
+    max_channels=24,                       # [MEAS-NVL] NCCL 2.28.9 log: 24 channels on 2 and 4 H200s
+    threads_per_channel=512,               # estimate: NCCL_LL_MAX_NTHREADS as read in NCCL's source
+    channel_threshold_bytes_per_thread=8,  # estimate: NCCL's LL thread threshold; reproduces [MEAS-NVL] channel counts
+    slices_per_step=8,                     # estimate: NCCL_STEPS
+    simple_efficiency=0.89,                # estimate: [MEAS-NVL] ring all_reduce 353 GB/s busbw / 397 GB/s link payload
+    ll_efficiency=0.40,                    # estimate: half the line is flags; [MEAS-NVL] forced LL at 1 GiB
+    ll128_efficiency=0.88,                 # estimate: 120 of 128 bytes data; [MEAS-NVL] forced LL128
+    tree_efficiency=0.84,                  # estimate: [MEAS-NVL] forced Tree/Simple on 4 GPUs
+    channel_bandwidth_GBps=26.7,           # estimate: [MEAS-NVL] send_recv on 4 GPUs, 6 channels per peer at 160 GB/s
+    launch_latency_ns=4000.0,              # estimate: [MEAS-NVL] 64 KiB calls on 2 and 4 GPUs
+    ll_base_latency_ns=1000.0,             # estimate: as above (NCCL's own baseLat tables give the shape)
+    ll128_base_latency_ns=7600.0,          # estimate: as above
+    simple_base_latency_ns=8400.0,         # estimate: as above
+    ll_step_latency_ns=500.0,              # estimate: per extra step from 2 to 4 GPUs, [MEAS-NVL]
+    ll128_step_latency_ns=850.0,           # estimate: as above
+    simple_step_latency_ns=3000.0,         # estimate: as above
+    p2p_latency_ns=3000.0,                 # estimate: [MEAS-NVL] 64 KiB send_recv
+)
+
 H100 = GPUSpec(
     name="h100-datasheet",                 # preset name: the cited numbers alone
     marketing_name="NVIDIA H100 SXM5 80GB",  # [H100-WP]
@@ -227,6 +282,14 @@ H100 = GPUSpec(
     ),
     launch=_LAUNCH,                        # estimates, see _LAUNCH
     limits=_limits(227),                   # [CUDA-PG] CC 9.0
+    nvlink=_NVLINK4,                       # cited above
+    pcie=_PCIE5,                           # [PCIE]; [NVL-H100]
+    system=SystemSpec(
+        gpu_count=1,                       # estimate: one GPU unless a system is asked for (--gpus, system.gpu_count)
+        topology="nvswitch",               # [NVL-H100] HGX: every GPU's links into NVSwitch
+        switch_latency_ns=250.0,           # estimate: one switch traversal, part of the peer latency
+    ),
+    nccl=_NCCL,                            # see _NCCL
     source="preset h100-datasheet (gpusim/specs/presets.py)",  # where these numbers are cited
 )
 
@@ -285,6 +348,14 @@ H200 = GPUSpec(
     ),
     launch=_LAUNCH,                        # estimates, see _LAUNCH
     limits=_limits(227),                   # [CUDA-PG] CC 9.0; [MEAS] 232448
+    nvlink=_NVLINK4,                       # cited above; [MEAS-NVL] 18 links at 26.562 GB/s
+    pcie=_PCIE5,                           # [PCIE]; [H200-DS]
+    system=SystemSpec(
+        gpu_count=1,                       # estimate: one GPU unless a system is asked for
+        topology="nvswitch",               # [NVL-H100] HGX H200; [MEAS-NVL] NV18 between every pair
+        switch_latency_ns=250.0,           # estimate: one switch traversal, part of the peer latency
+    ),
+    nccl=_NCCL,                            # see _NCCL
     source="preset h200-datasheet (gpusim/specs/presets.py): H100 compute, H200 memory",  # where these numbers are cited
 )
 
@@ -391,6 +462,25 @@ A100 = GPUSpec(
     ),
     launch=_LAUNCH,                        # estimates, see _LAUNCH
     limits=_limits(163),                   # [CUDA-PG] CC 8.0
+    nvlink=NVLinkSpec(
+        generation=3,                      # [NVL-A100]
+        links=12,                          # [NVL-A100]
+        link_bandwidth_GBps=25.0,          # [NVL-A100] 600 GB/s / 12 links / 2 directions
+        data_efficiency=0.83,              # estimate: as measured on NVLink 4 [MEAS-NVL]
+        latency_ns=900.0,                  # estimate: as NVLink 4
+    ),
+    pcie=PCIeSpec(
+        generation=4,                      # [A100-DS]
+        lanes=16,                          # [PCIE]
+        bandwidth_GBps=31.5,               # [PCIE] Gen4 x16
+        latency_ns=1500.0,                 # estimate: as Gen5
+    ),
+    system=SystemSpec(
+        gpu_count=1,                       # estimate: one GPU unless a system is asked for
+        topology="nvswitch",               # [NVL-A100] HGX A100
+        switch_latency_ns=250.0,           # estimate: as NVSwitch 3
+    ),
+    nccl=_NCCL,                            # see _NCCL (fitted on H200; estimate here)
     source="preset a100-datasheet (gpusim/specs/presets.py)",  # where these numbers are cited
 )
 # A100 HBM latency: [Abdelkhalik22]'s global 290 vs L2 200 cycles would leave only 64 ns
@@ -499,6 +589,25 @@ V100 = GPUSpec(
     ),
     launch=_LAUNCH,                        # estimates, see _LAUNCH
     limits=_limits(96),                    # [CUDA-PG] CC 7.0
+    nvlink=NVLinkSpec(
+        generation=2,                      # [NVL-V100]
+        links=6,                           # [NVL-V100]
+        link_bandwidth_GBps=25.0,          # [NVL-V100] 300 GB/s / 6 links / 2 directions
+        data_efficiency=0.83,              # estimate: as measured on NVLink 4 [MEAS-NVL]
+        latency_ns=900.0,                  # estimate: as NVLink 4
+    ),
+    pcie=PCIeSpec(
+        generation=3,                      # [NVL-V100]
+        lanes=16,                          # [PCIE]
+        bandwidth_GBps=15.75,              # [PCIE] Gen3 x16
+        latency_ns=1500.0,                 # estimate: as Gen5
+    ),
+    system=SystemSpec(
+        gpu_count=1,                       # estimate: one GPU unless a system is asked for
+        topology="direct",                 # [NVL-V100] DGX-1: links straight between GPUs, no switch
+        switch_latency_ns=0.0,             # [NVL-V100] no switch
+    ),
+    nccl=_NCCL,                            # see _NCCL (fitted on H200; estimate here)
     source="preset v100-datasheet (gpusim/specs/presets.py)",  # where these numbers are cited
 )
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from gpusim.specs.interconnect import NCCLSpec, NVLinkSpec, PCIeSpec, SystemSpec
+
 from gpusim.errors import ConfigError
 from gpusim.specs import presets
 from gpusim.specs.describe import describe, leaves
@@ -245,7 +247,8 @@ def test_unknown_preset_lists_the_known_ones():
 
 
 ZERO_ALLOWED = {"sm.reserved_shared_per_block_bytes", "sm.shared_carveouts_bytes", "compute_capability",
-                "sm.pipes.fmalite.issue_interval_cycles", "sm.pipes.fp16.issue_interval_cycles"}   # 0: no such pipe
+                "sm.pipes.fmalite.issue_interval_cycles", "sm.pipes.fp16.issue_interval_cycles",   # 0: no such pipe
+                "system.switch_latency_ns"}                                                            # 0: no switch
 
 
 @pytest.mark.parametrize("spec", list(presets.PRESETS.values()), ids=lambda s: s.name)
@@ -258,7 +261,8 @@ def test_every_numeric_field_of_every_preset_is_positive(spec):
 
 
 SPEC_CLASSES = {c.__name__: c for c in (GPUSpec, ClockSpec, SMSpec, PipesSpec, PipeSpec, L1Spec, L2Spec,
-                                         HBMSpec, NoCSpec, LaunchSpec, LaunchLimits)}
+                                         HBMSpec, NoCSpec, LaunchSpec, LaunchLimits, NVLinkSpec, PCIeSpec,
+                                         SystemSpec, NCCLSpec)}
 SPEC_CLASSES["P"] = PipeSpec
 
 

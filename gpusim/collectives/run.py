@@ -1,0 +1,127 @@
+"""One collective call: NCCL's plan (tuning.py), its pattern simulated on a fresh fabric
+(algorithms.py), and nccl-tests' figures. Deterministic: no randomness, SimPy's event order.
+
+time = nccl.launch_latency_ns + the protocol's base latency (nccl.<protocol>_base_latency_ns;
+       nccl.p2p_latency_ns for send/recv patterns instead)
+       + the simulated pattern (first slice sent to last slice landed).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+from gpusim.collectives import algorithms
+from gpusim.collectives.conventions import busbw_factor, check_op
+from gpusim.collectives.tuning import plan, slices
+from gpusim.errors import ConfigError
+from gpusim.interconnect.fabric import Fabric
+from gpusim.specs import presets
+
+
+@dataclass(frozen=True)
+class CollectiveResult:
+    op: str
+    gpus: int
+    bytes: int
+    time_us: float
+    algbw_GBps: float
+    busbw_GBps: float
+    algorithm: str
+    protocol: str
+    channels: int
+    gpu: str
+    link_bytes_sent: tuple = field(default=())      # nvltx__bytes.sum per GPU
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["link_bytes_sent"] = list(self.link_bytes_sent)
+        return d
+
+
+def simulate(op: str, size_bytes: int, gpu="h200", gpus: int | None = None, algorithm: str | None = None,
+             protocol: str | None = None, dtype_bytes: int = 4) -> CollectiveResult:
+    """Time one `op` of nccl-tests size `size_bytes` over `gpus` GPUs of `gpu` (a preset name or
+    spec; gpus defaults to spec.system.gpu_count)."""
+    spec = presets.get(gpu)
+    op = check_op(op)
+    n = int(gpus if gpus is not None else spec.system.gpu_count)
+    if n < 2:
+        raise ConfigError(f"{op} needs at least 2 GPUs: pass gpus=N or set system.gpu_count (got {n})")
+    size = int(size_bytes)
+    if size <= 0:
+        raise ConfigError(f"{op}: size must be a positive byte count, got {size_bytes!r}")
+    per_rank_blocks = n if op in ("all_gather", "reduce_scatter", "all_to_all") else 1
+    if size % (dtype_bytes * per_rank_blocks):
+        raise ConfigError(f"{op}: {size} bytes do not split into {per_rank_blocks} blocks of {dtype_bytes}-byte "
+                          f"elements")
+    fabric = Fabric(spec, gpus=n)
+    link = min(fabric.route_bandwidth_GBps(0, 1), fabric.route_bandwidth_GBps(1, 0))
+    p = plan(spec, op, n, size, link, algorithm, protocol)
+    channels = max(1, spec.nccl.max_channels // n) if p.algorithm == "p2p" else p.channels
+    pipe = algorithms.Pipeline(fabric, spec, p.protocol, channels,
+                               spec.nccl.tree_efficiency if p.algorithm == "tree" else 1.0)
+    fixed_ns = spec.nccl.launch_latency_ns + (spec.nccl.base_latency_ns(p.protocol) if p.algorithm != "p2p" else 0)
+    if p.algorithm == "ring" and op in ("all_reduce", "all_gather", "reduce_scatter"):
+        nsteps = 2 * (n - 1) if op == "all_reduce" else n - 1
+        step = size / n
+        done = algorithms.ring(pipe, n, nsteps, step, slices(spec, step / p.channels, p.protocol))
+    elif p.algorithm == "tree":
+        done = algorithms.tree(pipe, n, size, slices(spec, size / p.channels, p.protocol))
+    elif op == "broadcast":
+        done = algorithms.chain(pipe, list(range(n)), size, slices(spec, size / p.channels, p.protocol))
+    elif op == "reduce":
+        done = algorithms.chain(pipe, list(range(n - 1, -1, -1)), size, slices(spec, size / p.channels, p.protocol))
+    elif op == "send_recv":
+        fixed_ns += spec.nccl.p2p_latency_ns
+        done = algorithms.p2p(pipe, [(r, (r + 1) % n, size) for r in range(n)], slices(spec, size / p.channels, "simple"))
+    else:                                                     # all_to_all
+        fixed_ns += spec.nccl.p2p_latency_ns
+        b = size / n
+        pairs = [(r, q, b) for r in range(n) for q in range(n) if q != r]
+        done = algorithms.p2p(pipe, pairs, slices(spec, b / p.channels, "simple"))
+    fabric.env.run(until=done)
+    t_ns = fixed_ns + fabric.env.now
+    algbw = size / t_ns                                        # bytes/ns == GB/s
+    return CollectiveResult(op, n, size, t_ns / 1e3, algbw, algbw * busbw_factor(op, n), p.algorithm, p.protocol,
+                            p.channels, spec.name, tuple(fabric.sent))
+
+
+def parse_size(text: str) -> int:
+    t = str(text).strip().upper().replace("IB", "").replace("B", "")
+    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    try:
+        if t and t[-1] in mult:
+            return int(float(t[:-1]) * mult[t[-1]])
+        return int(float(t))
+    except ValueError:
+        raise ConfigError(f"not a byte count: {text!r} (examples: 65536, 64K, 1M, 1G)") from None
+
+
+def parse_sizes(text: str, factor: int = 2) -> list[int]:
+    """'64K:1G' (powers of `factor` from 64 KiB to 1 GiB, nccl-tests' -b/-e/-f) or '1024,4096'."""
+    text = str(text).strip()
+    if ":" in text:
+        parts = text.split(":")
+        if len(parts) not in (2, 3):
+            raise ConfigError(f"--sizes {text!r}: give MIN:MAX or MIN:MAX:FACTOR")
+        lo, hi = parse_size(parts[0]), parse_size(parts[1])
+        f = int(parts[2]) if len(parts) == 3 else factor
+        if lo <= 0 or hi < lo or f < 2:
+            raise ConfigError(f"--sizes {text!r}: need 0 < MIN <= MAX and FACTOR >= 2")
+        out, s = [], lo
+        while s <= hi:
+            out.append(s)
+            s *= f
+        return out
+    out = [parse_size(x) for x in text.split(",") if x.strip()]
+    if not out or any(s <= 0 for s in out):
+        raise ConfigError(f"--sizes {text!r}: no positive byte counts")
+    return out
+
+
+def sweep(op: str, sizes: list[int], gpu="h200", gpus: int | None = None, algorithm: str | None = None,
+          protocol: str | None = None) -> list[CollectiveResult]:
+    return [simulate(op, s, gpu, gpus, algorithm, protocol) for s in sizes]
+
+
+__all__ = ["CollectiveResult", "simulate", "sweep", "parse_size", "parse_sizes", "math"]

@@ -1,0 +1,113 @@
+"""Sub-specs of the links between GPUs and of the collective library that uses them.
+
+`NVLinkSpec` (one GPU's NVLink ports), `PCIeSpec` (its host link, the fallback between GPUs
+without NVLink), `SystemSpec` (how many GPUs of this kind form the simulated system and how
+they are joined) and `NCCLSpec` (the parameters of NCCL's algorithms and protocols that
+decide a collective's time). Units are in the field names; bandwidths are per direction.
+Defaults are the H100/H200 SXM values cited in `presets.py`; every field is used by
+`gpusim.interconnect` (a field the model did not honour would be refused, not kept).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpusim.errors import ConfigError
+from gpusim.specs.units import _integer, _nonnegative, _positive
+
+TOPOLOGIES = ("nvswitch", "direct", "pcie")
+
+
+def _fraction(obj, *names: str) -> None:
+    for n in names:
+        v = getattr(obj, n)
+        if not (isinstance(v, (int, float)) and 0 < v <= 1):
+            raise ConfigError(f"{type(obj).__name__}.{n} must lie in (0, 1], got {v!r}")
+
+
+@dataclass(frozen=True)
+class NVLinkSpec:
+    generation: int = 4                          # NVLink generation (2: V100, 3: A100, 4: H100/H200)
+    links: int = 18                              # NVLinks of one GPU
+    link_bandwidth_GBps: float = 26.5625         # one link, one direction, signalling rate
+    data_efficiency: float = 0.83                # payload share of the link rate a copy stream reaches (packet headers)
+    latency_ns: float = 900.0                    # one-way, GPU memory system to a peer's L2 (switch included)
+
+    def __post_init__(self) -> None:
+        _integer(self, "generation", "links")
+        _positive(self, "generation", "link_bandwidth_GBps", "latency_ns")
+        _nonnegative(self, "links")
+        _fraction(self, "data_efficiency")
+
+    @property
+    def bandwidth_GBps(self) -> float:
+        """Payload bandwidth of all of a GPU's links, one direction."""
+        return self.links * self.link_bandwidth_GBps * self.data_efficiency
+
+
+@dataclass(frozen=True)
+class PCIeSpec:
+    generation: int = 5                          # PCIe generation of the GPU's host link
+    lanes: int = 16                              # lanes of that link
+    bandwidth_GBps: float = 63.0                 # payload bandwidth, one direction (128b/130b coding, TLP overhead)
+    latency_ns: float = 1500.0                   # one-way, GPU to GPU through the host bridge
+
+    def __post_init__(self) -> None:
+        _integer(self, "generation", "lanes")
+        _positive(self, "generation", "lanes", "bandwidth_GBps", "latency_ns")
+
+
+@dataclass(frozen=True)
+class SystemSpec:
+    gpu_count: int = 1                           # GPUs of this kind in the simulated system
+    topology: str = "nvswitch"                   # nvswitch: every GPU's links into switches; direct: links split over peers; pcie: host link only
+    switch_latency_ns: float = 250.0             # added by one NVSwitch traversal (topology nvswitch)
+
+    def __post_init__(self) -> None:
+        _integer(self, "gpu_count")
+        _positive(self, "gpu_count")
+        _nonnegative(self, "switch_latency_ns")
+        if self.topology not in TOPOLOGIES:
+            raise ConfigError(f"SystemSpec.topology must be one of {', '.join(TOPOLOGIES)}, got {self.topology!r}")
+
+
+@dataclass(frozen=True)
+class NCCLSpec:
+    max_channels: int = 24                       # rings/trees NCCL builds (one thread block each per GPU)
+    threads_per_channel: int = 512               # threads of a channel's block (NCCL_LL_MAX_NTHREADS)
+    channel_threshold_bytes_per_thread: int = 8  # NCCL's thread threshold: fewer channels below nc x threads x this x ranks
+    slices_per_step: int = 8                     # NCCL_STEPS: buffer slots a channel pipelines per step
+    simple_efficiency: float = 0.89              # Simple: share of the link payload rate a channel's copies reach
+    ll_efficiency: float = 0.40                  # LL: 8-byte lines of 4 data bytes + flag, x the copy rate
+    ll128_efficiency: float = 0.88               # LL128: 128-byte lines of 120 data bytes, x the copy rate
+    tree_efficiency: float = 0.84                # a chain's (intra-node tree's) rate relative to a ring step's
+    channel_bandwidth_GBps: float = 26.7         # one channel's copy rate (one thread block moving the data)
+    launch_latency_ns: float = 4000.0            # a collective's fixed cost: kernel launch and final sync
+    ll_base_latency_ns: float = 1000.0           # LL's fixed cost beyond launch (NCCL's baseLat)
+    ll128_base_latency_ns: float = 7600.0        # LL128's fixed cost beyond launch
+    simple_base_latency_ns: float = 8400.0       # Simple's fixed cost beyond launch
+    ll_step_latency_ns: float = 500.0            # one ring/tree step in LL (flag polling), beyond the link latency
+    ll128_step_latency_ns: float = 850.0         # one step in LL128
+    simple_step_latency_ns: float = 3000.0       # one step in Simple (fifo handshakes through memory fences)
+    p2p_latency_ns: float = 3000.0               # a send/recv group's fixed cost beyond launch
+
+    def __post_init__(self) -> None:
+        _integer(self, "max_channels", "threads_per_channel", "channel_threshold_bytes_per_thread",
+                 "slices_per_step")
+        _positive(self, "max_channels", "threads_per_channel", "channel_threshold_bytes_per_thread",
+                  "slices_per_step")
+        _fraction(self, "simple_efficiency", "ll_efficiency", "ll128_efficiency", "tree_efficiency")
+        _positive(self, "channel_bandwidth_GBps")
+        _nonnegative(self, "launch_latency_ns", "ll_base_latency_ns", "ll128_base_latency_ns",
+                     "simple_base_latency_ns", "ll_step_latency_ns", "ll128_step_latency_ns",
+                     "simple_step_latency_ns", "p2p_latency_ns")
+
+    def efficiency(self, protocol: str) -> float:
+        return {"simple": self.simple_efficiency, "ll": self.ll_efficiency, "ll128": self.ll128_efficiency}[protocol]
+
+    def base_latency_ns(self, protocol: str) -> float:
+        return {"simple": self.simple_base_latency_ns, "ll": self.ll_base_latency_ns,
+                "ll128": self.ll128_base_latency_ns}[protocol]
+
+    def step_latency_ns(self, protocol: str) -> float:
+        return {"simple": self.simple_step_latency_ns, "ll": self.ll_step_latency_ns,
+                "ll128": self.ll128_step_latency_ns}[protocol]

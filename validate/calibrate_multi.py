@@ -1,0 +1,122 @@
+"""`python -m validate calibrate-multi`: fit the NCCL numbers of a preset (`nccl.*`) to a
+measure-multi file and write them into the calibrated preset's `[nccl]` table.
+
+What is fitted: the numbers NCCL's documentation does not give (a collective's fixed
+cost, each protocol's per-step latency and payload efficiency, one channel's copy rate,
+the tree's rate, point-to-point setup). The link itself (nvlink.*) is not fitted: its
+bandwidth and efficiency come from nvidia-smi and the measured peer copy ([MEAS-NVL]).
+Objective: mean squared log ratio of predicted to measured time over every collective
+record (NCCL's own choice) and every forced-protocol all_reduce. Method: coordinate
+search in log space (each number x or / a step; the step halves when a pass gains
+nothing), deterministic. Takes a few minutes on one core.
+
+    python -m validate calibrate-multi --data validate/data/h200x4_multi.json --preset h200
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import re
+import time
+from pathlib import Path
+
+from validate.compare_multi import DEFAULT_DATA
+
+ROOT = Path(__file__).resolve().parents[1]
+FITTED = ("launch_latency_ns", "ll_base_latency_ns", "ll128_base_latency_ns", "simple_base_latency_ns",
+          "ll_step_latency_ns", "ll128_step_latency_ns", "simple_step_latency_ns",
+          "simple_efficiency", "ll_efficiency", "ll128_efficiency", "channel_bandwidth_GBps", "p2p_latency_ns",
+          "tree_efficiency")
+FRACTIONS = {"simple_efficiency", "ll_efficiency", "ll128_efficiency", "tree_efficiency"}
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    p.add_argument("--preset", default="h200", help="preset whose calibrated file gets the [nccl] table")
+    p.add_argument("--passes", type=int, default=12, help="coordinate-search passes at most")
+    p.add_argument("--dry-run", action="store_true", help="print the fit, write nothing")
+
+
+def records(data: dict) -> list[tuple]:
+    out = []
+    for r in data.get("collectives", []):
+        if "time_us" in r:
+            out.append((r["op"], r["bytes"], r["gpus"], None, None, r["time_us"]))
+    for r in data.get("forced", []):
+        if "time_us" in r:
+            out.append(("all_reduce", r["bytes"], r["gpus"], r["algorithm_forced"], r["protocol_forced"], r["time_us"]))
+    return out
+
+
+def loss(spec, recs) -> float:
+    from gpusim.collectives import simulate
+    return sum(math.log(simulate(op, b, spec, n, a, p).time_us / t) ** 2 for op, b, n, a, p, t in recs) / len(recs)
+
+
+def fit(spec, recs, passes: int = 12, log=print):
+    values = {k: float(getattr(spec.nccl, k)) for k in FITTED}
+
+    def with_values(v):
+        return dataclasses.replace(spec, nccl=dataclasses.replace(spec.nccl, **v))
+
+    best = loss(spec, recs)
+    step = 0.3
+    for i in range(passes):
+        gained = False
+        for k in FITTED:
+            for sign in (+1, -1):
+                trial = dict(values)
+                trial[k] = values[k] * math.exp(sign * step)
+                if k in FRACTIONS and trial[k] > 1:
+                    continue
+                if values[k] == 0:
+                    trial[k] = 100.0 if sign > 0 else 0.0
+                val = loss(with_values(trial), recs)
+                if val < best - 1e-9:
+                    best, values, gained = val, trial, True
+                    break
+        log(f"pass {i + 1}: rms log error {math.sqrt(best):.4f} (step {step:.3f})")
+        if not gained:
+            step /= 2
+            if step < 0.01:
+                break
+    return values, math.sqrt(best)
+
+
+def write_table(path: Path, values: dict, data_path: Path, data: dict, rms: float) -> None:
+    text = path.read_text()
+    prov = data.get("provenance", {})
+    lines = [f"[nccl]    # fitted by `python -m validate calibrate-multi --data {data_path.relative_to(ROOT)}` to "
+             f"NCCL {prov.get('nccl_version')} on {prov.get('gpu_count')} GPUs ({prov.get('date')}); "
+             f"rms log error {rms:.3f}"]
+    for k in FITTED:
+        v = values[k]
+        lines.append(f"{k} = {round(v, 4) if k in FRACTIONS else round(v, 1)}")
+    block = "\n".join(lines) + "\n"
+    if re.search(r"^\[nccl\]", text, flags=re.M):
+        text = re.sub(r"^\[nccl\][^\[]*", block + "\n", text, flags=re.M)
+    else:
+        text = text.rstrip("\n") + "\n\n" + block
+    path.write_text(text)
+
+
+def run(args) -> int:
+    from gpusim.specs import calibrated, presets
+    data = json.loads(args.data.read_text())
+    spec = presets.get(args.preset)
+    recs = records(data)
+    t = time.perf_counter()
+    values, rms = fit(spec, recs, args.passes)
+    for k in FITTED:
+        print(f"nccl.{k} = {values[k]:.4g}")
+    print(f"rms log error {rms:.4f} over {len(recs)} records, {time.perf_counter() - t:.0f} s")
+    if not args.dry_run:
+        path = calibrated.path(spec.name.split("+")[0])
+        if path is None:
+            print(f"no calibrated file for {spec.name}; nothing written")
+            return 1
+        write_table(Path(path), values, args.data.resolve(), data, rms)
+        print(f"wrote [nccl] into {path}")
+    return 0
