@@ -145,6 +145,15 @@ def test_mixed_request_splits_between_l2_and_peer(spec):
     assert c["lts__t_sectors_op_read.sum"] >= 2
 
 
+def test_peer_atomics_send_operands_and_return_results_reductions_only_send(spec):
+    mem = MemorySystem(spec, peer_ranges=[(1000, 2000, 1)])
+    mem.atomic(0.0, 0, [1500, 1501])
+    mem.atomic(0.0, 0, [1600], reduction=True)
+    c = mem.counters()
+    assert (c["nvltx__bytes.sum"], c["nvlrx__bytes.sum"]) == (96, 64)
+    assert c["lts__t_sectors.sum"] == 0
+
+
 def test_direct_topology_gives_each_peer_its_share_of_the_links():
     s = overrides.apply("h200", {"system.gpu_count": 4, "system.topology": "direct"})
     assert port_bandwidth_GBps(s) == pytest.approx(6 * 26.5625 * 0.83)          # 18 links / 3 peers
