@@ -108,7 +108,8 @@ def compare(data_path=DEFAULT_DATA, gpu="h200") -> list[dict]:
         p = predict(rec, gpu)
         meas = float(rec["time_us"])
         rows.append({"name": record_name(rec), "case": rec["case"], "buffer_gpu": rec["buffer_gpu"],
-                     "launch_gpu": rec["launch_gpu"], "bytes": rec["bytes"], "measured_us": meas, "predicted_us": p["time_us"],
+                     "launch_gpu": rec["launch_gpu"], "bytes": rec["bytes"],
+                     "measured_us": meas, "predicted_us": p["time_us"],
                      "error_pct": 100.0 * (p["time_us"] - meas) / meas,
                      "measured_GBps": rec["bytes"] / meas / 1e3, "predicted_GBps": rec["bytes"] / p["time_us"] / 1e3,
                      **{k: v for k, v in p.items() if k != "time_us"}})
