@@ -11,9 +11,10 @@ drop-in for `numba.cuda` that runs kernels here.
 from gpusim.api import launch, prepare
 from gpusim.errors import (BarrierError, ConfigError, GpusimError, KernelError, LaunchError, MemoryAccessError,
                            UnsupportedKernel)
+from gpusim.multi import System
 from gpusim.result import LineStats, Result
 from gpusim.specs import PRESETS, GPUSpec
 
-__all__ = ["launch", "prepare", "Result", "LineStats", "GPUSpec", "PRESETS", "GpusimError", "LaunchError", "KernelError",
+__all__ = ["launch", "prepare", "System", "Result", "LineStats", "GPUSpec", "PRESETS", "GpusimError", "LaunchError", "KernelError",
            "MemoryAccessError", "BarrierError", "ConfigError", "UnsupportedKernel"]
 __version__ = "0.1.0"

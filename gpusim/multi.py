@@ -1,0 +1,202 @@
+"""A simulated system of N GPUs: arrays on chosen GPUs, kernels (with peer access), peer
+copies and NCCL collectives on a timeline where work on different GPUs overlaps.
+
+    sysm = gpusim.System("h200", gpus=4)
+    a = [sysm.to_device(np.ones(n, np.float32), gpu=g) for g in range(4)]
+    k = [sysm.launch(scale, 64, 256, (a[g], 2.0), gpu=g) for g in range(4)]
+    sysm.all_reduce(a, after=k)
+    sysm.copy(a[1], a[0])                      # a peer copy on GPU 0's copy engine
+    print(sysm.elapsed_us, sysm.timeline_table())
+
+Each GPU has three in-order streams, as CUDA programs use them: "compute" (kernels),
+"copy" (its copy engine) and "comm" (NCCL). An operation starts when its stream on every
+GPU it involves is free and the operations named in `after` have ended; operations on
+different streams or GPUs overlap. Times come from the single-GPU timing model (kernels,
+with `peer_args` for arrays on other GPUs), `gpusim.interconnect.copy_engine` (copies) and
+`gpusim.collectives` (collectives). Each is simulated on its own: two transfers that
+overlap on the timeline do not slow each other on the links (DEVIATIONS.md).
+Functional results are exact: arrays hold what the GPUs would hold. A launch on one GPU
+with no other GPU involved is exactly `gpusim.launch`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gpusim.errors import ConfigError
+
+STREAMS = ("compute", "copy", "comm")
+
+
+@dataclass
+class DeviceArray:
+    """A numpy array that lives in GPU `gpu`'s memory in the simulated system."""
+    data: np.ndarray
+    gpu: int
+    system: "System" = field(repr=False)
+
+    def copy_to_host(self) -> np.ndarray:
+        return self.data.copy()
+
+    @property
+    def nbytes(self) -> int:
+        return self.data.nbytes
+
+    @property
+    def shape(self):
+        return self.data.shape
+
+
+@dataclass
+class Op:
+    name: str
+    kind: str                     # kernel, copy, collective
+    gpus: tuple[int, ...]
+    stream: str
+    start_us: float
+    end_us: float
+    detail: dict = field(default_factory=dict)
+
+    @property
+    def time_us(self) -> float:
+        return self.end_us - self.start_us
+
+
+class System:
+    def __init__(self, gpu="h200", gpus: int | None = None):
+        from gpusim.specs import presets
+        from gpusim.specs.overrides import apply
+        spec = presets.get(gpu) if not str(gpu).endswith(".toml") else None
+        if spec is None:
+            from gpusim.specs.overrides import resolve
+            spec = resolve(gpu, [])
+        n = int(gpus if gpus is not None else spec.system.gpu_count)
+        if n < 1:
+            raise ConfigError(f"System needs at least one GPU, got gpus={gpus!r}")
+        if n != spec.system.gpu_count:
+            spec = apply(spec, {"system.gpu_count": n})
+        self.spec, self.n = spec, n
+        self.ready = {(g, s): 0.0 for g in range(n) for s in STREAMS}
+        self.timeline: list[Op] = []
+
+    # ---- placement -------------------------------------------------------------------
+    def _gpu(self, gpu) -> int:
+        if not (isinstance(gpu, (int, np.integer)) and 0 <= int(gpu) < self.n):
+            raise ConfigError(f"GPU {gpu!r} is not in this system of {self.n} GPUs (0..{self.n - 1})")
+        return int(gpu)
+
+    def to_device(self, array, gpu: int = 0) -> DeviceArray:
+        return DeviceArray(np.array(array, copy=True), self._gpu(gpu), self)
+
+    def device_array(self, shape, dtype=np.float32, gpu: int = 0) -> DeviceArray:
+        return DeviceArray(np.zeros(shape, dtype), self._gpu(gpu), self)
+
+    # ---- scheduling ------------------------------------------------------------------
+    def _schedule(self, name, kind, gpus, stream, dur_us, after, detail) -> Op:
+        deps = [op.end_us for op in (after or [])]
+        start = max([self.ready[(g, stream)] for g in gpus] + deps + [0.0])
+        op = Op(name, kind, tuple(gpus), stream, start, start + dur_us, detail)
+        for g in gpus:
+            self.ready[(g, stream)] = op.end_us
+        self.timeline.append(op)
+        return op
+
+    @property
+    def elapsed_us(self) -> float:
+        return max((op.end_us for op in self.timeline), default=0.0)
+
+    # ---- kernels ---------------------------------------------------------------------
+    def launch(self, kernel, grid, block, args, gpu: int = 0, shared_bytes: int = 0, after=None, timing=True,
+               timing_options=None, name: str | None = None, time_like: Op | None = None) -> Op:
+        """Run `kernel[grid, block](*args)` on GPU `gpu`. DeviceArrays on other GPUs are
+        accessed over the links (peer access). `time_like=op` reuses the time of an
+        identical earlier launch (same kernel, shapes and placement on identical GPUs)
+        instead of simulating it again; the functional run still happens."""
+        import gpusim
+        from gpusim.timing.engine import TimingOptions
+        g = self._gpu(gpu)
+        plain, peer = [], {}
+        for i, a in enumerate(args):
+            if isinstance(a, DeviceArray):
+                if a.system is not self:
+                    raise ConfigError(f"argument {i} of {getattr(kernel, '__name__', kernel)} is an array of "
+                                      f"another System")
+                plain.append(a.data)
+                if a.gpu != g:
+                    # the timing model runs the kernel on GPU 0 of the system: relabel so the peer is never 0
+                    peer[i] = a.gpu if a.gpu != 0 else g
+            else:
+                plain.append(a)
+        kname = name or getattr(kernel, "__name__", None) or getattr(getattr(kernel, "py_func", None), "__name__",
+                                                                     "kernel")
+        do_time = timing and time_like is None
+        r = gpusim.launch(kernel, grid, block, plain, gpu=self.spec, timing=do_time, shared_bytes=shared_bytes,
+                          timing_options=(timing_options or TimingOptions(mode="auto", functional="sampled"))
+                          if do_time else None, peer_args=peer or None)
+        if time_like is not None:
+            dur = time_like.time_us
+        elif timing:
+            dur = float(r.metrics["gpu__time_duration.sum"]) / 1e3
+        else:
+            dur = 0.0
+        detail = {"peer_args": peer, "result": r}
+        return self._schedule(kname, "kernel", [g], "compute", dur, after, detail)
+
+    # ---- copies ----------------------------------------------------------------------
+    def copy(self, dst: DeviceArray, src: DeviceArray, after=None) -> Op:
+        """cudaMemcpyPeerAsync(dst, src) on the source GPU's copy engine."""
+        from gpusim.interconnect.copy_engine import peer_copies
+        if dst.data.nbytes != src.data.nbytes:
+            raise ConfigError(f"copy: destination has {dst.data.nbytes} bytes, source {src.data.nbytes}")
+        dst.data[...] = src.data.reshape(dst.data.shape) if dst.data.dtype == src.data.dtype else \
+            src.data.view(dst.data.dtype).reshape(dst.data.shape)
+        if dst.gpu == src.gpu:
+            dur = 2 * src.nbytes / (self.spec.hbm.bandwidth_GBps * 1e3)     # read + write in device memory
+            return self._schedule("copy", "copy", [src.gpu], "copy", dur, after, {"bytes": src.nbytes})
+        t = peer_copies(self.spec, [(src.gpu, dst.gpu, src.nbytes)], gpus=self.n)
+        return self._schedule(f"copy {src.gpu}->{dst.gpu}", "copy", [src.gpu, dst.gpu], "copy", t["time_us"], after,
+                              {"bytes": src.nbytes})
+
+    # ---- collectives -----------------------------------------------------------------
+    def _collective(self, op: str, arrays: list[DeviceArray], outputs, after, root: int = 0, **nccl) -> Op:
+        from gpusim.collectives import functional, simulate
+        gpus = [a.gpu for a in arrays]
+        if len(set(gpus)) != len(gpus) or len(gpus) < 2:
+            raise ConfigError(f"{op}: give one array on each of at least 2 distinct GPUs, got GPUs {gpus}")
+        results = functional.run(op, [a.data for a in arrays], root=root)
+        targets = outputs if outputs is not None else arrays
+        for t, res in zip(targets, results):
+            if t.data.size != res.size:
+                raise ConfigError(f"{op}: output on GPU {t.gpu} holds {t.data.size} elements; the result has "
+                                  f"{res.size} (pass outputs= of that size)")
+            t.data[...] = res.reshape(t.data.shape)
+        size = arrays[0].nbytes * (len(arrays) if op == "all_gather" else 1)
+        c = simulate(op, size, self.spec, len(arrays), **nccl)
+        return self._schedule(op, "collective", gpus, "comm", c.time_us, after, {"result": c})
+
+    def all_reduce(self, arrays, after=None, **nccl) -> Op:
+        return self._collective("all_reduce", arrays, None, after, **nccl)
+
+    def all_gather(self, arrays, outputs, after=None, **nccl) -> Op:
+        return self._collective("all_gather", arrays, outputs, after, **nccl)
+
+    def reduce_scatter(self, arrays, outputs, after=None, **nccl) -> Op:
+        return self._collective("reduce_scatter", arrays, outputs, after, **nccl)
+
+    def broadcast(self, arrays, root: int = 0, after=None, **nccl) -> Op:
+        return self._collective("broadcast", arrays, None, after, root=root, **nccl)
+
+    def reduce(self, arrays, root: int = 0, after=None, **nccl) -> Op:
+        return self._collective("reduce", arrays, None, after, root=root, **nccl)
+
+    def all_to_all(self, arrays, outputs=None, after=None, **nccl) -> Op:
+        return self._collective("all_to_all", arrays, outputs, after, **nccl)
+
+    # ---- reporting -------------------------------------------------------------------
+    def timeline_table(self) -> str:
+        from gpusim.report.fmt import table
+        rows = [[op.name, op.kind, ",".join(map(str, op.gpus)), op.stream, f"{op.start_us:.2f}", f"{op.end_us:.2f}",
+                 f"{op.time_us:.2f}"] for op in sorted(self.timeline, key=lambda o: (o.start_us, o.gpus))]
+        return "\n".join(table(["operation", "kind", "GPUs", "stream", "start (us)", "end (us)", "time (us)"], rows,
+                               "lllrrrr"))

@@ -1,0 +1,1 @@
+"""Programs that span several simulated GPUs (`gpusim.System`): see matmul.py."""

@@ -1,0 +1,125 @@
+"""Collectives: nccl-tests conventions, NCCL's choices, the model's scaling, numpy semantics."""
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpusim.collectives import busbw_factor, functional, simulate
+from gpusim.collectives.run import parse_sizes
+from gpusim.errors import ConfigError
+from gpusim.specs import presets
+from gpusim.specs.overrides import apply
+
+H200 = presets.get("h200")
+GiB, MiB = 1 << 30, 1 << 20
+DATA = Path(__file__).resolve().parents[2] / "validate" / "data" / "h200x4_multi.json"
+
+
+def test_ring_all_reduce_busbw_factor_is_2_n_minus_1_over_n():
+    assert [busbw_factor("all_reduce", n) for n in (2, 4, 8)] == [1.0, 1.5, 1.75]
+
+
+def test_ring_all_reduce_sends_2_n_minus_1_over_n_of_the_data_per_gpu():
+    r = simulate("all_reduce", GiB, H200, 8)
+    assert all(b == pytest.approx(2 * 7 / 8 * GiB, rel=1e-9) for b in r.link_bytes_sent)
+
+
+def test_large_all_reduce_busbw_approaches_the_protocols_link_rate():
+    r = simulate("all_reduce", GiB, H200, 8)
+    assert r.protocol == "simple"
+    assert r.busbw_GBps == pytest.approx(H200.nvlink.bandwidth_GBps * H200.nccl.simple_efficiency, rel=0.03)
+
+
+def test_busbw_is_nearly_independent_of_gpu_count_on_a_switch():
+    bw = [simulate("all_reduce", GiB, H200, n).busbw_GBps for n in (2, 4, 8)]
+    assert max(bw) / min(bw) < 1.05
+
+
+def test_small_messages_use_ll_and_large_ones_simple():
+    assert simulate("all_reduce", 64 << 10, H200, 4).protocol == "ll"
+    assert simulate("all_reduce", GiB, H200, 4).protocol == "simple"
+
+
+def test_few_channels_for_small_messages_as_nccl():
+    # NCCL 2.28.9's log on 4 H200s: 64 KiB all_reduce on 4 channels, 512 KiB on 24
+    assert simulate("all_reduce", 64 << 10, H200, 4).channels == 4
+    assert simulate("all_reduce", 512 << 10, H200, 4).channels == 24
+
+
+def test_protocol_choice_agrees_with_nccls_log():
+    from validate.compare_multi import nccl_choices
+    from gpusim.collectives.tuning import plan
+    choices = nccl_choices(json.loads(DATA.read_text()))
+    agree = [plan(H200, op, n, size, H200.nvlink.bandwidth_GBps).protocol == proto
+             for (op, n, size), (_, proto, _) in choices.items()]
+    assert len(agree) == 150 and sum(agree) / len(agree) >= 0.95
+
+
+def test_ll_is_slower_than_simple_for_a_gigabyte():
+    ll = simulate("all_reduce", GiB, H200, 4, protocol="LL").time_us
+    simple = simulate("all_reduce", GiB, H200, 4, protocol="Simple").time_us
+    assert ll / simple == pytest.approx(H200.nccl.simple_efficiency / H200.nccl.ll_efficiency, rel=0.05)
+
+
+def test_faster_links_make_large_collectives_faster_in_proportion():
+    # 1.5x the link rate stays below the 24 channels' copy rate (24 x channel_bandwidth_GBps)
+    fast = apply(H200, {"nvlink.link_bandwidth_GBps": 1.5 * H200.nvlink.link_bandwidth_GBps})
+    t1 = simulate("all_gather", GiB, H200, 8).time_us
+    t2 = simulate("all_gather", GiB, fast, 8).time_us
+    assert t1 / t2 == pytest.approx(1.5, rel=0.05)
+
+
+def test_channels_copy_rate_caps_a_much_faster_link():
+    fast = apply(H200, {"nvlink.link_bandwidth_GBps": 4 * H200.nvlink.link_bandwidth_GBps})
+    r = simulate("all_gather", GiB, fast, 8)
+    assert r.busbw_GBps == pytest.approx(24 * H200.nccl.channel_bandwidth_GBps, rel=0.05)
+
+
+def test_tree_is_only_for_all_reduce():
+    with pytest.raises(ConfigError, match="Tree for all_reduce only"):
+        simulate("all_gather", MiB, H200, 4, algorithm="tree")
+
+
+def test_a_gigabyte_all_reduce_on_8_gpus_simulates_quickly():
+    t = time.perf_counter()
+    simulate("all_reduce", GiB, H200, 8)
+    assert time.perf_counter() - t < 5.0
+
+
+def test_simulation_is_deterministic():
+    a = simulate("all_to_all", 256 * MiB, H200, 8)
+    b = simulate("all_to_all", 256 * MiB, H200, 8)
+    assert a == b
+
+
+def test_sizes_parse_like_nccl_tests():
+    assert parse_sizes("64K:1M") == [65536, 131072, 262144, 524288, 1048576]
+    assert parse_sizes("1024,4096") == [1024, 4096]
+    with pytest.raises(ConfigError):
+        parse_sizes("1M:64K")
+
+
+def test_bad_collective_inputs_are_refused():
+    with pytest.raises(ConfigError, match="unknown collective"):
+        simulate("all_sum", MiB, H200, 4)
+    with pytest.raises(ConfigError, match="at least 2 GPUs"):
+        simulate("all_reduce", MiB, H200, 1)
+    with pytest.raises(ConfigError, match="do not split"):
+        simulate("all_gather", 1000, H200, 3)
+
+
+@pytest.mark.parametrize("op", ["all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all",
+                                "send_recv"])
+def test_functional_results_equal_numpy(op):
+    rng = np.random.default_rng(0)
+    xs = [rng.integers(-100, 100, 12).astype(np.int64) for _ in range(4)]
+    out = functional.run(op, xs)
+    total = sum(xs)
+    want = {"all_reduce": [total] * 4, "all_gather": [np.concatenate(xs)] * 4,
+            "reduce_scatter": [total[3 * r:3 * r + 3] for r in range(4)], "broadcast": [xs[0]] * 4,
+            "reduce": [total, xs[1], xs[2], xs[3]],
+            "all_to_all": [np.concatenate([xs[p][3 * r:3 * r + 3] for p in range(4)]) for r in range(4)],
+            "send_recv": [xs[3], xs[0], xs[1], xs[2]]}[op]
+    assert all(np.array_equal(o, w) for o, w in zip(out, want))
