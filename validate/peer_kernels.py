@@ -17,14 +17,11 @@ case on GPU `buffer_gpu` (and, for reference, on the launching GPU):
 sampled blocks only, as `validate.compare.predict` does) on `gpu` with `system.gpu_count`
 raised to cover the buffer's GPU; `compare(data_path)` does it for every kernel record.
 
-The measured times are CUDA-event times of one launch each (median of 7), so they include
-the host's launch of a Numba kernel on CuPy arrays, which the model does not predict (it
-predicts device time plus `launch.kernel_fixed_ns`): the same kernels with the buffer local
-take 147-299 us on the GPU where the model predicts 69-180 us (against ncu's durations of
-the 1 GiB streams in `validate/data/h200.json` the model is +2% on read, +8% on copy and
--31% on write), so roughly 80-125 us of each record is outside the kernel. `compare`
-therefore also reports each peer case's time minus its local twin's, where that cancels
-(the model's error on the local twin then enters instead).
+The measured times are the mean per launch of 10 back-to-back launches between two CUDA
+events (median of 5 intervals), device arrays converted once, so the GPU never waits for the
+host (the first method, single launches on CuPy arrays, included 80-125 us of host launch
+cost; its records are kept under "kernels_first_method"). `compare` also reports each peer
+case's time minus its local twin's (`peer_extra_*`): what the peer placement costs.
 `python -m validate.peer_kernels [--data FILE] [--preset NAME] [--set KEY=VALUE ...]` prints the table.
 """
 from __future__ import annotations
@@ -100,8 +97,7 @@ def compare(data_path=DEFAULT_DATA, gpu="h200") -> list[dict]:
     error_pct (plus the case, the buffer's GPU, the bound and the NVLink and memory counters).
     A peer record whose case was also measured with the buffer local gets the paired figures
     `peer_extra_{measured,predicted}_us` (peer time minus local time) and `peer_extra_error_pct`:
-    what the peer placement costs, with the time outside the kernel that the event timing of a
-    single launch includes (see the module doc) cancelled."""
+    what the peer placement costs."""
     data = json.loads(Path(data_path).read_text())
     rows = []
     for rec in data.get("kernels", []):

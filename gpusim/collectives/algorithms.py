@@ -4,18 +4,18 @@ All of a call's channels run the same pattern over the same ports, so they are s
 together: one slice stands for the matching slot of every channel (bytes = channels x
 slot), and a sender moves it no faster than the channels can copy it
 (channels x nccl.channel_bandwidth_GBps) nor than the route allows (fabric ports, with
-the protocol's payload efficiency); the copy and the link pipeline. Through a switch a slice is stored and forwarded:
-it holds the sender's egress port, then the receiver's ingress port (so flows out of one
-GPU to different peers do not block each other behind a busy receiver). After a slice
-leaves the ports it arrives one route latency plus one protocol step latency later (flag or fifo handshake); a rank forwards a
-slice only once it has arrived (the data dependency of a pipelined ring or chain).
+the protocol's payload efficiency); the copy and the link pipeline. Ports: see
+`Fabric.carry`. A slice lands one route latency after it leaves the ports ; a rank forwards a slice only once it has
+arrived (the data dependency of a pipelined ring or chain). Each step of a ring starts
+with the protocol's step latency (the slot handshake), paid in series with the data, as
+NCCL's own cost model has it (latency + size / bandwidth, not overlapped).
 
 - ring(steps): every step, rank r sends one slice-set to rank r+1; step s of slice j waits
   for step s-1 of slice j to arrive from r-1 (all_reduce: 2(n-1) steps of size/n;
   all_gather, reduce_scatter: n-1 steps of size/n).
-- chain(order): a pipelined chain (broadcast from the root; reduce towards it). Each rank
-  forwards what lands as it lands (NCCL's direct pointers over NVLink), so only the first
-  hop pays the protocol's step latency; later hops pay the link latency.
+- chain(order): a pipelined chain (broadcast from the root; reduce towards it), in fine
+  slices (ranks forward what lands as it lands: the measured broadcast takes nearly the
+  same time over 1 and 3 hops); every hop pays one step latency, in parallel.
 - tree: NCCL's intra-node tree is a chain: reduce up to rank 0, then broadcast down,
   slice by slice, both directions at once; its rate is scaled by nccl.tree_efficiency.
 - p2p(pairs): independent flows (send_recv: r -> r+1; all_to_all: every ordered pair).
@@ -34,32 +34,42 @@ class Pipeline:
         self.copy_GBps = channels * spec.nccl.channel_bandwidth_GBps
         self.step_ns = spec.nccl.step_latency_ns(protocol)
 
-    def send(self, src: int, dst: int, nbytes: float, arrived: simpy.Event, step_ns: float | None = None):
-        """Process: the sender's channels copy one slice out (nbytes / their copy rate), then
-        it travels on its own (ports in order, then latency) and triggers `arrived` when
-        it lands; the sender goes on with the next slice meanwhile (its copies pipeline
-        with the link). `step_ns` defaults to the protocol's step latency."""
-        step_ns = self.step_ns if step_ns is None else step_ns
-        yield self.env.timeout(nbytes / self.copy_GBps)        # the channels' threads copy it out
-        self.env.process(self._move(src, dst, nbytes, arrived, step_ns))
+    def handshake(self):
+        """Process: one step's slot handshake (the sender learns the receiver's slot is free)."""
+        yield self.env.timeout(self.step_ns)
 
-    def _move(self, src: int, dst: int, nbytes: float, ev: simpy.Event, step_ns: float):
-        f = self.fabric
-        yield from f.carry(src, dst, nbytes, self.eff)
-        yield self.env.timeout(step_ns)
+    def send(self, src: int, dst: int, nbytes: float, arrived: simpy.Event, copy_bytes: float | None = None):
+        """Process: the sender's channels copy one slice out (`copy_bytes`, default nbytes, at
+        their copy rate; a step that also writes the slice into a local buffer copies twice
+        as much), then it travels on its own (ports in order, then the route latency) and
+        triggers `arrived` when it lands; the sender goes on with the next slice meanwhile
+        (its copies pipeline with the link)."""
+        yield self.env.timeout((nbytes if copy_bytes is None else copy_bytes) / self.copy_GBps)
+        self.env.process(self._move(src, dst, nbytes, arrived))
+
+    def _move(self, src: int, dst: int, nbytes: float, ev: simpy.Event):
+        yield from self.fabric.carry(src, dst, nbytes, self.eff)
         ev.succeed()
 
 
-def ring(pipe: Pipeline, n: int, nsteps: int, step_bytes: float, k: int) -> simpy.Event:
+def ring(pipe: Pipeline, n: int, nsteps: int, step_bytes: float, k: int, local_copy_steps=()) -> simpy.Event:
+    """`local_copy_steps`: steps whose channels also write a slice into a local buffer
+    (all_gather's step 0: the rank's own block into its output; reduce_scatter's last
+    step: the reduced block into the output; all_reduce's step n-1, the first all-gather
+    step: the reduced block into the output while sending it on). The measured
+    all_gather and reduce_scatter on 2 H200s run at 272-277 GB/s busbw, all_reduce at 326,
+    broadcast at 365: the step that copies twice is slower by what the channels can copy."""
     env = pipe.env
     arrived = [[[env.event() for _ in range(k)] for _ in range(nsteps)] for _ in range(n)]   # at rank r+1
 
     def rank(r):
         for s in range(nsteps):
+            yield from pipe.handshake()
+            double = 2.0 if s in local_copy_steps else 1.0
             for j in range(k):
                 if s > 0:
                     yield arrived[(r - 1) % n][s - 1][j]
-                yield from pipe.send(r, (r + 1) % n, step_bytes / k, arrived[r][s][j])
+                yield from pipe.send(r, (r + 1) % n, step_bytes / k, arrived[r][s][j], double * step_bytes / k)
 
     procs = [env.process(rank(r)) for r in range(n)]
     return simpy.AllOf(env, procs + [arrived[r][nsteps - 1][k - 1] for r in range(n)])
@@ -71,10 +81,11 @@ def chain(pipe: Pipeline, order: list[int], nbytes: float, k: int) -> simpy.Even
     arrived = [[env.event() for _ in range(k)] for _ in range(hops)]   # arrived[i][j]: at order[i+1]
 
     def node(i):
+        yield from pipe.handshake()
         for j in range(k):
             if i > 0:
                 yield arrived[i - 1][j]
-            yield from pipe.send(order[i], order[i + 1], nbytes / k, arrived[i][j], None if i == 0 else 0.0)
+            yield from pipe.send(order[i], order[i + 1], nbytes / k, arrived[i][j])
 
     procs = [env.process(node(i)) for i in range(hops)]
     return simpy.AllOf(env, procs + [arrived[hops - 1][k - 1]])
@@ -88,12 +99,14 @@ def tree(pipe: Pipeline, n: int, nbytes: float, k: int) -> simpy.Event:
     down = [[env.event() for _ in range(k)] for _ in range(hops)]
 
     def up_node(i):
+        yield from pipe.handshake()
         for j in range(k):
             if i > 0:
                 yield up[i - 1][j]
             yield from pipe.send(up_order[i], up_order[i + 1], nbytes / k, up[i][j])
 
     def down_node(i):
+        yield from pipe.handshake()
         for j in range(k):
             yield (up[hops - 1][j] if i == 0 else down[i - 1][j])
             yield from pipe.send(down_order[i], down_order[i + 1], nbytes / k, down[i][j])
@@ -107,6 +120,7 @@ def p2p(pipe: Pipeline, pairs: list[tuple[int, int, float]], k: int) -> simpy.Ev
     events = []
 
     def flow(src, dst, nbytes):
+        yield from pipe.handshake()
         for j in range(k):
             ev = env.event()
             events.append(ev)

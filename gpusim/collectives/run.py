@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 
 from gpusim.collectives import algorithms
 from gpusim.collectives.conventions import busbw_factor, check_op
-from gpusim.collectives.tuning import plan, slices
+from gpusim.collectives.tuning import fine_slices, plan, slices
 from gpusim.errors import ConfigError
 from gpusim.interconnect.fabric import Fabric
 from gpusim.specs import presets
@@ -64,13 +64,14 @@ def simulate(op: str, size_bytes: int, gpu="h200", gpus: int | None = None, algo
     if p.algorithm == "ring" and op in ("all_reduce", "all_gather", "reduce_scatter"):
         nsteps = 2 * (n - 1) if op == "all_reduce" else n - 1
         step = size / n
-        done = algorithms.ring(pipe, n, nsteps, step, slices(spec, step / p.channels, p.protocol))
+        local = {"all_gather": (0,), "reduce_scatter": (n - 2,), "all_reduce": (n - 1,)}.get(op, ())
+        done = algorithms.ring(pipe, n, nsteps, step, slices(spec, step / p.channels, p.protocol), local)
     elif p.algorithm == "tree":
-        done = algorithms.tree(pipe, n, size, slices(spec, size / p.channels, p.protocol))
+        done = algorithms.tree(pipe, n, size, fine_slices(size))
     elif op == "broadcast":
-        done = algorithms.chain(pipe, list(range(n)), size, slices(spec, size / p.channels, p.protocol))
+        done = algorithms.chain(pipe, list(range(n)), size, fine_slices(size))
     elif op == "reduce":
-        done = algorithms.chain(pipe, list(range(n - 1, -1, -1)), size, slices(spec, size / p.channels, p.protocol))
+        done = algorithms.chain(pipe, list(range(n - 1, -1, -1)), size, fine_slices(size))
     elif op == "send_recv":
         fixed_ns += spec.nccl.p2p_latency_ns
         done = algorithms.p2p(pipe, [(r, (r + 1) % n, size) for r in range(n)], slices(spec, size / p.channels, "simple"))

@@ -111,3 +111,9 @@ def slices(spec, size_per_channel_step: float, protocol: str, limit: int = 256) 
     by_slot = math.ceil(size_per_channel_step / SLOT_BYTES[protocol])
     by_steps = min(spec.nccl.slices_per_step, max(1, int(size_per_channel_step // 4096)))
     return max(1, min(limit, max(by_slot, by_steps)))
+
+
+def fine_slices(nbytes: float, piece: int = 64 << 10, limit: int = 256) -> int:
+    """Slices of a forwarding chain (broadcast, reduce, tree): 64 KiB pieces of the whole
+    message (all channels), at most `limit` (for speed)."""
+    return max(1, min(limit, math.ceil(nbytes / piece)))

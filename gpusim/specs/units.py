@@ -174,12 +174,14 @@ class L2Spec:
     write_bandwidth_bytes_per_cycle_per_slice: float = 35.0  # data written (stores) per SM cycle by one slice
     atomic_latency_cycles: int = 40              # extra cycles for a read-modify-write at the slice
     atomic_same_address_interval_cycles: float = 2.0  # cycles between two lane atomics on one sector at a slice
+    atomic_ops_per_cycle_per_slice: float = 4.0  # lane read-modify-writes one slice's atomic units finish per cycle
     partitions: int = 2                          # L2 partitions; an SM's near one caches copies of lines homed in the far one
     fabric_latency_cycles: int = 100             # one crossing of the fabric between partitions (a far access crosses twice)
     fabric_bandwidth_bytes_per_cycle: float = 2120.0  # data across the partition fabric, all partitions together
     ecc_granule_bytes: int = 32                  # L2 data ECC word: a write covering part of one costs the slice a read too
 
     def __post_init__(self) -> None:
+        _positive(self, "atomic_ops_per_cycle_per_slice")
         _positive(self, "size_bytes", "slices", "hit_latency_cycles", "bandwidth_bytes_per_cycle_per_slice",
                   "write_bandwidth_bytes_per_cycle_per_slice", "partitions", "fabric_latency_cycles",
                   "fabric_bandwidth_bytes_per_cycle")

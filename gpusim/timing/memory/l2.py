@@ -43,7 +43,9 @@ What is modelled:
     write:   acknowledged at ts + P (far: at the home's booking + fabric latency + P)
     atomic:  as a read, then the read-modify-write at the home: + `atomic_latency_cycles`;
              RMWs to one sector are serialised, one per lane operation every
-             `l2.atomic_same_address_interval_cycles`
+             `l2.atomic_same_address_interval_cycles`; every lane operation also
+             occupies its slice for 1 / `l2.atomic_ops_per_cycle_per_slice` cycles
+             (the slice's atomic units, distinct addresses)
   A request's time is the latest over its sectors.
 - Misses fetch whole HBM bursts (`hbm.access_granularity_bytes`); with 64-B bursts the
   sibling sector of the pair is filled too (sector promotion).
@@ -158,6 +160,8 @@ class L2Cache(FarPartition):
         # a written sector holds the slice longer than a read one: writes book this many bytes per byte
         self._write_cost = l2.bandwidth_bytes_per_cycle_per_slice / l2.write_bandwidth_bytes_per_cycle_per_slice
         self._servers = [BandwidthServer(bw, 0.0, name=f"L2.slice[{i}]") for i in range(self.slices)]
+        # one lane atomic holds its slice as long as this many bytes would (atomic unit throughput)
+        self._atom_cost = l2.bandwidth_bytes_per_cycle_per_slice / l2.atomic_ops_per_cycle_per_slice
         self.fabric_latency_cycles = l2.fabric_latency_cycles
         self.fabric = BandwidthServer(l2.fabric_bandwidth_bytes_per_cycle * sm_fraction, l2.fabric_latency_cycles,
                                       name="L2.fabric")
@@ -296,6 +300,8 @@ class L2Cache(FarPartition):
                 if masks is not None:
                     nbytes += self._partial_cost(masks, i, j)
                 nbytes *= self._write_cost
+            elif op >= ATOM:                            # the slice's atomic units: lane operations, not bytes
+                nbytes += (sum(ops[i:j]) if ops is not None else j - i) * self._atom_cost
             ts = servers[part * spp + s].serve(t, nbytes)
             if home == part:
                 self.stall = NEG_INF
