@@ -20,10 +20,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-# Third-party nccl-tests references at large sizes (busbw, GB/s), Alaya NeW "NCCL-tests in
-# practice" (2026-05): 8 x H100 SXM5 460-480 (NCCL defaults: NVLS on), 8 x A100 SXM4 230-250.
-PUBLISHED = {"h100": (460, 480, "8 x H100 SXM5, NCCL defaults (NVLS on)"),
-             "a100": (230, 250, "8 x A100 SXM4")}
+# Published figures. NVIDIA (H100/H200 datasheets, A100 whitepaper): NVLink 900 / 600 GB/s per
+# GPU, both directions together (450 / 300 per direction), the ceiling a ring's busbw approaches.
+# nccl-tests all_reduce busbw at large sizes reported by a third party (Alaya NeW, "NCCL-tests
+# in practice", 2026-05): 8 x H100 SXM5 460-480 GB/s (NCCL defaults, NVLS on), 8 x A100 SXM4 230-250.
+NVIDIA_LINK_GBps = {"h100": 450, "h200": 450, "a100": 300}
+PUBLISHED = {"h100": (460, 480, "8 x H100 SXM5, NCCL defaults (NVLS on), third-party nccl-tests"),
+             "a100": (230, 250, "8 x A100 SXM4, third-party nccl-tests")}
 
 
 def main(argv=None) -> int:
@@ -48,10 +51,12 @@ def main(argv=None) -> int:
         r = simulate("all_reduce", 1 << 30, gpu, 8)
         pub = PUBLISHED.get(gpu)
         eight.append({"gpu": gpu, "op": "all_reduce", "gpus": 8, "bytes": 1 << 30, "predicted_busbw_GBps": r.busbw_GBps,
-                      "predicted_time_us": r.time_us, "published_busbw_GBps": pub[:2] if pub else None,
-                      "published_setup": pub[2] if pub else None})
-        print(f"8 x {gpu} all_reduce 1 GiB: predicted busbw {r.busbw_GBps:.0f} GB/s"
-              + (f"; published {pub[0]}-{pub[1]} GB/s ({pub[2]})" if pub else ""))
+                      "predicted_time_us": r.time_us, "nvidia_nvlink_per_direction_GBps": NVIDIA_LINK_GBps[gpu],
+                      "published_busbw_GBps": pub[:2] if pub else None, "published_setup": pub[2] if pub else None,
+                      "measured": False})
+        print(f"8 x {gpu} all_reduce 1 GiB (prediction, not measured): busbw {r.busbw_GBps:.0f} GB/s; NVIDIA's "
+              f"NVLink {NVIDIA_LINK_GBps[gpu]} GB/s per direction"
+              + (f"; published nccl-tests {pub[0]}-{pub[1]} GB/s ({pub[2]})" if pub else ""))
     out["eight_gpu_predictions"] = eight
 
     t = time.perf_counter()

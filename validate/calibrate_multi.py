@@ -7,8 +7,8 @@ the tree's rate, point-to-point setup). The link itself (nvlink.*) is not fitted
 bandwidth and efficiency come from nvidia-smi and the measured peer copy ([MEAS-NVL]).
 Objective: mean squared log ratio of predicted to measured time over every collective
 record (NCCL's own choice) and every forced-protocol all_reduce. Method: coordinate
-search in log space (each number x or / a step; the step halves when a pass gains
-nothing), deterministic. Takes a few minutes on one core.
+search in log space (each number x or / a step, repeated while it helps; the step halves
+when a pass gains nothing), deterministic; it starts from the preset's current numbers. Takes a few minutes on one core.
 
     python -m validate calibrate-multi --data validate/data/h200x4_multi.json --preset h200
 """
@@ -55,7 +55,7 @@ def loss(spec, recs) -> float:
     return sum(math.log(simulate(op, b, spec, n, a, p).time_us / t) ** 2 for op, b, n, a, p, t in recs) / len(recs)
 
 
-def fit(spec, recs, passes: int = 12, log=print):
+def fit(spec, recs, passes: int = 12, log=lambda m: print(m, flush=True)):
     values = {k: float(getattr(spec.nccl, k)) for k in FITTED}
 
     def with_values(v):
@@ -67,15 +67,17 @@ def fit(spec, recs, passes: int = 12, log=print):
         gained = False
         for k in FITTED:
             for sign in (+1, -1):
-                trial = dict(values)
-                trial[k] = values[k] * math.exp(sign * step)
-                if k in FRACTIONS and trial[k] > 1:
-                    continue
-                if values[k] == 0:
-                    trial[k] = 100.0 if sign > 0 else 0.0
-                val = loss(with_values(trial), recs)
-                if val < best - 1e-9:
-                    best, values, gained = val, trial, True
+                moved = False
+                while True:                      # keep going while it helps (a line search)
+                    trial = dict(values)
+                    trial[k] = values[k] * math.exp(sign * step) if values[k] else (100.0 if sign > 0 else 0.0)
+                    if k in FRACTIONS and trial[k] > 1:
+                        break
+                    val = loss(with_values(trial), recs)
+                    if val >= best - 1e-9:
+                        break
+                    best, values, gained, moved = val, trial, True, True
+                if moved:
                     break
         log(f"pass {i + 1}: rms log error {math.sqrt(best):.4f} (step {step:.3f})")
         if not gained:

@@ -10,14 +10,18 @@ arrived (the data dependency of a pipelined ring or chain). Each step of a ring 
 with the protocol's step latency (the slot handshake), paid in series with the data, as
 NCCL's own cost model has it (latency + size / bandwidth, not overlapped).
 
-- ring(steps): every step, rank r sends one slice-set to rank r+1; step s of slice j waits
-  for step s-1 of slice j to arrive from r-1 (all_reduce: 2(n-1) steps of size/n;
-  all_gather, reduce_scatter: n-1 steps of size/n).
+- ring(steps): every step, rank r sends size/n to rank r+1 in slices, once the whole
+  previous step has arrived from r-1 and the step's handshake is done (all_reduce: 2(n-1)
+  steps; all_gather, reduce_scatter: n-1). Steps do not overlap: a ring's time is then
+  latency + size / bandwidth, the form of NCCL's own cost model, which the measured 4 x H200
+  all_reduce follows (37.5 us flat to 1 MiB, then + 1.5 x size / 353 GB/s within 5%).
 - chain(order): a pipelined chain (broadcast from the root; reduce towards it), in fine
   slices (ranks forward what lands as it lands: the measured broadcast takes nearly the
   same time over 1 and 3 hops); every hop pays one step latency, in parallel.
-- tree: NCCL's intra-node tree is a chain: reduce up to rank 0, then broadcast down,
-  slice by slice, both directions at once; its rate is scaled by nccl.tree_efficiency.
+- tree: NCCL's intra-node tree is a chain: reduce up to rank 0, then broadcast down, in
+  fine slices, both directions at once, one handshake per hop; its rate is scaled by
+  nccl.tree_efficiency. NCCL never chose Tree within one node in the measured log; the
+  forced Tree/Simple on 4 H200s is slower at 64 KiB-16 MiB than this (DEVIATIONS.md).
 - p2p(pairs): independent flows (send_recv: r -> r+1; all_to_all: every ordered pair).
 """
 from __future__ import annotations
@@ -64,11 +68,11 @@ def ring(pipe: Pipeline, n: int, nsteps: int, step_bytes: float, k: int, local_c
 
     def rank(r):
         for s in range(nsteps):
+            if s > 0:                               # the whole previous step has landed here
+                yield simpy.AllOf(env, arrived[(r - 1) % n][s - 1])
             yield from pipe.handshake()
             double = 2.0 if s in local_copy_steps else 1.0
             for j in range(k):
-                if s > 0:
-                    yield arrived[(r - 1) % n][s - 1][j]
                 yield from pipe.send(r, (r + 1) % n, step_bytes / k, arrived[r][s][j], double * step_bytes / k)
 
     procs = [env.process(rank(r)) for r in range(n)]

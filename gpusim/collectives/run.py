@@ -57,7 +57,9 @@ def simulate(op: str, size_bytes: int, gpu="h200", gpus: int | None = None, algo
     fabric = Fabric(spec, gpus=n)
     link = min(fabric.route_bandwidth_GBps(0, 1), fabric.route_bandwidth_GBps(1, 0))
     p = plan(spec, op, n, size, link, algorithm, protocol)
-    channels = max(1, spec.nccl.max_channels // n) if p.algorithm == "p2p" else p.channels
+    channels = p.channels
+    if p.algorithm == "p2p" and size / (n if op == "all_to_all" else 1) < spec.nccl.p2p_all_channels_min_bytes:
+        channels = max(1, spec.nccl.max_channels // n)          # each peer connection's share of the channels
     pipe = algorithms.Pipeline(fabric, spec, p.protocol, channels,
                                spec.nccl.tree_efficiency if p.algorithm == "tree" else 1.0)
     fixed_ns = spec.nccl.launch_latency_ns + (spec.nccl.base_latency_ns(p.protocol) if p.algorithm != "p2p" else 0)

@@ -89,10 +89,11 @@ class NCCLSpec:
     ll128_step_latency_ns: float = 850.0         # one step in LL128
     simple_step_latency_ns: float = 3000.0       # one step in Simple (fifo handshakes through memory fences)
     p2p_latency_ns: float = 3000.0               # a send/recv group's fixed cost beyond launch
+    p2p_all_channels_min_bytes: int = 256 << 20  # a peer transfer this large gets every channel, smaller ones max_channels / n
 
     def __post_init__(self) -> None:
         _integer(self, "max_channels", "threads_per_channel", "channel_threshold_bytes_per_thread",
-                 "slices_per_step")
+                 "slices_per_step", "p2p_all_channels_min_bytes")
         _positive(self, "max_channels", "threads_per_channel", "channel_threshold_bytes_per_thread",
                   "slices_per_step")
         _fraction(self, "simple_efficiency", "ll_efficiency", "ll128_efficiency", "tree_efficiency")

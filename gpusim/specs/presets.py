@@ -225,6 +225,7 @@ _NCCL = NCCLSpec(
     ll128_step_latency_ns=850.0,           # estimate: as above
     simple_step_latency_ns=3000.0,         # estimate: as above
     p2p_latency_ns=3000.0,                 # estimate: [MEAS-NVL] 64 KiB send_recv
+    p2p_all_channels_min_bytes=256 << 20,  # [MEAS-NVL] send_recv on 4 H200s: 160 GB/s at 128 MiB, 299 at 256 MiB
 )
 
 H100 = GPUSpec(

@@ -244,3 +244,36 @@ def test_run_json_end_to_end(capsys):
     (prog,) = json.loads(capsys.readouterr().out)["programs"]
     assert prog["check"] == "passed" and prog["params"] == {"n": 1000}
     assert prog["metrics"]["launch__grid_size"] == 4
+
+
+# ---------------------------------------------------------------------------- gpusim collective
+
+def test_collective_prints_an_nccl_tests_table(capsys):
+    assert cli.main(["collective", "all_reduce", "--gpus", "4", "--gpu", "h200", "--sizes", "64K:1M"]) == 0
+    out = capsys.readouterr().out
+    rows = [line.split() for line in out.splitlines() if line.strip()[:1].isdigit()]
+    assert [int(r[0]) for r in rows] == [65536, 131072, 262144, 524288, 1048576]
+    assert all(r[4] == "Ring" and r[5] in ("LL", "LL128", "Simple") for r in rows)
+
+
+def test_collective_json_has_the_documented_keys(capsys):
+    import json
+    assert cli.main(["collective", "all_gather", "--gpus", "8", "--sizes", "1048576,1G", "--json"]) == 0
+    objs = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [o["bytes"] for o in objs] == [1048576, 1 << 30]
+    assert set(objs[0]) >= {"op", "gpus", "bytes", "time_us", "algbw_GBps", "busbw_GBps", "algorithm", "protocol"}
+    assert objs[1]["busbw_GBps"] == pytest.approx(objs[1]["algbw_GBps"] * 7 / 8)
+
+
+def test_collective_plots_busbw(tmp_path):
+    png = tmp_path / "bw.png"
+    assert cli.main(["collective", "broadcast", "--gpus", "2", "--sizes", "1M:4M", "--plot", str(png)]) == 0
+    assert png.stat().st_size > 1000
+
+
+def test_collective_bad_inputs_are_clear_errors(capsys):
+    assert cli.main(["collective", "all_sum"]) == 2
+    assert "unknown collective" in capsys.readouterr().err
+    assert cli.main(["collective", "all_reduce", "--sizes", "1M:64K"]) == 2
+    assert cli.main(["collective", "all_reduce", "--gpus", "1"]) == 2
+    assert cli.main(["collective", "all_reduce", "--set", "system.topology=ring"]) == 2

@@ -21,10 +21,17 @@ def test_copies_both_ways_do_not_share_a_direction():
     assert both == pytest.approx(one, rel=0.01)
 
 
-def test_one_gpu_copying_to_three_peers_splits_its_egress_port():
+def test_copies_on_one_gpus_stream_run_one_after_another():
     one = peer_copies(H200, [(0, 1, GiB)], gpus=4)["time_us"]
-    three = peer_copies(H200, [(0, 1, GiB), (0, 2, GiB), (0, 3, GiB)], gpus=4)["time_us"]
-    assert three == pytest.approx(3 * one, rel=0.02)
+    three = peer_copies(H200, [(0, 1, GiB), (0, 2, GiB), (0, 3, GiB)], gpus=4)
+    assert three["time_us"] == pytest.approx(3 * one, rel=0.01)
+    assert three["per_copy_us"][0] == pytest.approx(one, rel=0.01)
+
+
+def test_two_gpus_copying_into_one_split_its_ingress_port():
+    one = peer_copies(H200, [(0, 2, GiB)], gpus=4)["time_us"]
+    two = peer_copies(H200, [(0, 2, GiB), (1, 2, GiB)], gpus=4)["time_us"]
+    assert two == pytest.approx(2 * one, rel=0.02)
 
 
 def test_halving_the_link_count_halves_copy_bandwidth():
