@@ -1,0 +1,168 @@
+"""Bank map: for one shared-memory access of one warp, a lanes x banks grid showing the
+4-byte word each lane touches and the wavefront (replay) that serves it.
+
+Data: the per-lane byte offsets the functional core computed for that instruction
+(`gpusim.viz.capture`), taken relative to the block's shared memory. Word w lives in
+bank w % 32; lanes reading the same word share it (a broadcast); the k-th distinct
+word of a bank is served by wavefront k, so the warp needs as many wavefronts as the
+busiest bank has distinct words. That count is exactly what the load/store unit adds
+to `l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum`
+(`gpusim.functional.lsu.shared_wavefronts`), and wavefronts - 1 per request is
+`l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{ld,st}.sum`. An 8- or 16-byte
+access touches 2 or 4 consecutive words per lane, each drawn in its own bank column.
+Which conflicting word goes in which replay is not documented by NVIDIA; the order here
+(ascending word) is a choice, the number of wavefronts is not.
+
+`padding_comparison()` draws the classic pair: the column read of a 32x32 float tile
+(stride 32 words: all lanes in one bank, 32 wavefronts) next to the same read of a
+32x33 padded tile (1 wavefront), from `programs/transpose_shared.py` and
+`transpose_padded.py`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpusim.functional.lsu import BANKS
+from gpusim.viz import _mpl
+from gpusim.viz.capture import Capture, WarpAccess, capture
+
+
+@dataclass(frozen=True)
+class BankMap:
+    kernel: str
+    line: int                      # Python source line
+    text: str                      # its source text
+    instr: int                     # PTX instruction index
+    mnemonic: str
+    block: int                     # linear block id
+    warp: int                      # warp within the block
+    occurrence: int                # k-th execution of the instruction by this warp
+    lane: np.ndarray               # per word touched: the lane (one entry per 4-byte word)
+    word: np.ndarray               # 4-byte word index in the block's shared memory
+    bank: np.ndarray               # word % 32
+    wavefront: np.ndarray          # the wavefront serving that word (0-based)
+    wavefronts: int                # wavefronts the warp's access takes (1 = conflict-free)
+    grid_wavefront: np.ndarray     # (32 lanes, 32 banks): wavefront serving the lane in that bank, -1 = none
+    grid_word: np.ndarray          # (32 lanes, 32 banks): word the lane touches there, -1 = none
+
+    @property
+    def bank_conflicts(self) -> int:
+        """Extra wavefronts over one per request, Nsight's bank-conflict count."""
+        return self.wavefronts - 1
+
+    @property
+    def active_lanes(self) -> int:
+        return int(len(np.unique(self.lane)))
+
+
+def from_access(a: WarpAccess, kernel: str = "", text: str = "") -> BankMap:
+    """The bank map of one captured shared-memory access."""
+    if a.space != "shared":
+        raise ValueError(f"bank map: instruction {a.instr} ({a.mnemonic}, line {a.line}) accesses {a.space} "
+                         "memory, not shared")
+    nwords = max(1, a.access_bytes // 4)
+    word = (a.offsets >> np.uint64(2)).astype(np.int64)
+    lane = a.lanes.astype(np.int64)
+    if nwords > 1:
+        word = (word[:, None] + np.arange(nwords)).ravel()
+        lane = np.repeat(lane, nwords)
+    bank = word & (BANKS - 1)
+    wavefront = np.empty(len(word), np.int64)
+    for b in np.unique(bank).tolist():
+        sel = np.flatnonzero(bank == b)
+        _, rank = np.unique(word[sel], return_inverse=True)
+        wavefront[sel] = rank
+    grid_wf = np.full((32, BANKS), -1, np.int64)
+    grid_word = np.full((32, BANKS), -1, np.int64)
+    grid_wf[lane, bank] = wavefront
+    grid_word[lane, bank] = word
+    return BankMap(kernel, a.line, text, a.instr, a.mnemonic, a.block, a.warp, a.occurrence, lane, word, bank,
+                   wavefront, int(wavefront.max()) + 1 if len(wavefront) else 0, grid_wf, grid_word)
+
+
+def bank_maps(cap: Capture, line: int, instr: int | None = None) -> list[BankMap]:
+    """Every captured execution of the shared accesses of `line` (all warps, all occurrences)."""
+    return [from_access(a, cap.kernel_name, cap.source(a.line)) for a in cap.select(line, "shared", instr)]
+
+
+def worst_access(cap: Capture) -> tuple[int, int]:
+    """(source line, PTX instruction) of the shared access with the most wavefronts per
+    request (loads before stores on a tie: the read of a tile is where padding matters)."""
+    instrs = sorted({(a.line, a.instr) for a in cap.accesses if a.space == "shared" and a.line})
+    if not instrs:
+        raise ValueError(f"bank map: {cap.kernel_name} makes no shared-memory access in blocks {cap.blocks}")
+
+    def key(li):
+        maps = bank_maps(cap, *li)
+        return (sum(m.wavefronts for m in maps) / len(maps), not cap.infos[li[1]].is_store)
+    return max(instrs, key=key)
+
+
+def bank_map(subject, line: int | None = None, *, block: int = 0, warp: int = 0, occurrence: int = 0,
+             instr: int | None = None, gpu=None) -> BankMap:
+    """The bank map of `line`'s shared access by warp `warp` of block `block`: the
+    `occurrence`-th shared access of that line the warp executes (a loop the compiler
+    unrolled gives one PTX instruction per copy; `instr` picks one of them). `subject`: a Capture, or anything `capture()` takes. `line=None`: the most
+    conflicted shared access (`worst_access`)."""
+    cap = subject if isinstance(subject, Capture) else capture(subject, (block,), gpu)
+    if line is None:
+        line, instr = worst_access(cap)
+    hits = cap.select(line, "shared", instr, block, warp)[occurrence:occurrence + 1]
+    if not hits:
+        raise ValueError(f"bank map: no shared access on line {line} by warp {warp} of block {block} "
+                         f"(execution {occurrence}) in {cap.kernel_name}; lines with shared accesses: "
+                         f"{cap.lines_with('shared')}")
+    return from_access(hits[0], cap.kernel_name, cap.source(line))
+
+
+def padding_comparison(gpu="h100", path=None):
+    """The column read of transpose_shared (32 wavefronts) beside transpose_padded's (1)."""
+    maps = [bank_map(name, gpu=gpu) for name in ("transpose_shared", "transpose_padded")]
+    return plot(maps, path)
+
+
+def plot(maps, path=None, *, words: bool = True):
+    """A Figure with one lanes x banks panel per map (a BankMap or a list of them, side by
+    side): each cell coloured by the wavefront serving it, labelled with the word."""
+    from matplotlib.colors import ListedColormap
+    maps = [maps] if isinstance(maps, BankMap) else list(maps)
+    fig, axes = _mpl.figure(1, len(maps), figsize=(6.2 * len(maps), 6.4), layout="constrained", dpi=130)
+    for ax, m in zip(axes[0], maps):
+        n = max(m.wavefronts, 1)
+        colours = ListedColormap(_palette(n))
+        img = np.ma.masked_less(m.grid_wavefront, 0)
+        cmap = colours.with_extremes(bad="white")
+        im = ax.imshow(img, cmap=cmap, vmin=-0.5, vmax=n - 0.5, aspect="equal", interpolation="nearest")
+        if words:
+            for lane, bank in zip(*np.nonzero(m.grid_word >= 0)):
+                ax.text(bank, lane, str(m.grid_word[lane, bank]), ha="center", va="center", fontsize=3.6,
+                        color="white" if n > 1 and m.grid_wavefront[lane, bank] < n / 2 else "black")
+        ax.set_xticks(range(0, BANKS, 4))
+        ax.set_yticks(range(0, 32, 4))
+        ax.set_xticks(np.arange(-0.5, BANKS), minor=True)
+        ax.set_yticks(np.arange(-0.5, 32), minor=True)
+        ax.grid(which="minor", color="0.85", linewidth=0.3)
+        ax.tick_params(which="minor", length=0)
+        ax.set_xlabel("bank (word % 32)")
+        ax.set_ylabel("lane")
+        conflict = "conflict-free" if m.wavefronts <= 1 else f"{m.wavefronts}-way conflict"
+        ax.set_title(f"{m.kernel}, line {m.line}: {m.wavefronts} wavefront{'s' * (m.wavefronts != 1)} "
+                     f"({conflict})\n{_mpl.short(m.text)}  [{m.mnemonic}, block {m.block}, warp {m.warp}]",
+                     fontsize=8)
+        cb = fig.colorbar(im, ax=ax, shrink=0.7, ticks=_ticks(n))
+        cb.set_label("wavefront (replay) serving the word")
+    _mpl.save(fig, path)
+    return fig
+
+
+def _palette(n: int):
+    from matplotlib import colormaps
+    if n == 1:
+        return [colormaps["viridis"](0.55)]
+    return [colormaps["viridis"](k / (n - 1)) for k in range(n)]
+
+
+def _ticks(n: int) -> list[int]:
+    return list(range(n)) if n <= 8 else list(range(0, n, max(1, n // 8)))

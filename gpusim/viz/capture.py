@@ -1,0 +1,173 @@
+"""What the figures are computed from: a launch's chosen blocks re-executed by the
+functional core one step at a time, keeping every step's active masks and every
+memory instruction's per-lane byte offsets.
+
+`capture(subject, blocks=(0,))` prepares the launch (`gpusim.prepare`: its own copy of
+the arguments in simulated memory, so the caller's arrays are not touched), creates a
+batch of the chosen blocks and drives it with `BatchExecutor.step()`, the per-step
+interface the timing model uses (`StepRecord`: block, warps, masks, accesses). Nothing
+in the functional core changes and nothing is recorded unless a figure asks, so
+ordinary launches cost exactly what they did.
+
+The chosen blocks run from the launch's initial memory, as the first batch of a real
+launch does: for blocks that do not communicate through global memory (every program
+in `programs/`) each lane's mask and addresses are the ones the full launch executes.
+Counts are PTX-level: one executed PTX instruction per column, as the functional core
+counts them (ptxas may predicate a short branch the PTX takes; the SASS counters of
+`Result` then show less divergence than these pictures).
+"""
+from __future__ import annotations
+
+import linecache
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from isa.memory_map import GLOBAL_BASE
+
+U64 = np.uint64
+
+
+@dataclass(frozen=True)
+class Subject:
+    """One launch: `kernel[grid, block, 0, shared_bytes](*args)` on `gpu`."""
+    kernel: Any
+    grid: Any
+    block: Any
+    args: tuple
+    gpu: Any = "h100"
+    shared_bytes: int = 0
+    name: str = ""
+
+
+def subject_of(x, gpu=None) -> Subject:
+    """A Subject from a Subject, a `programs` Case, a program name ('transpose_shared',
+    its default case) or a tuple (kernel, grid, block, args[, shared_bytes])."""
+    if isinstance(x, Subject):
+        return x if gpu is None else Subject(x.kernel, x.grid, x.block, x.args, gpu, x.shared_bytes, x.name)
+    if isinstance(x, str):
+        import programs
+        x = programs.get(x).case("default")
+    if hasattr(x, "kernel") and hasattr(x, "args"):               # programs.base.Case
+        return Subject(x.kernel, x.grid, x.block, tuple(x.args), gpu or "h100", getattr(x, "shared_bytes", 0),
+                       getattr(x, "name", ""))
+    if isinstance(x, tuple) and len(x) in (4, 5):
+        return Subject(x[0], x[1], x[2], tuple(x[3]), gpu or "h100", x[4] if len(x) == 5 else 0)
+    raise TypeError(f"gpusim.viz: cannot make a launch of {type(x).__name__}; pass a programs Case, a program "
+                    "name, a Subject or (kernel, grid, block, args[, shared_bytes])")
+
+
+@dataclass(frozen=True)
+class WarpAccess:
+    """One warp's execution of one memory instruction (the part in one state space)."""
+    instr: int                   # PTX instruction index
+    line: int                    # Python source line (0: unknown)
+    mnemonic: str
+    space: str                   # 'global', 'shared', 'local' or 'const'
+    block: int                   # linear block id
+    warp: int                    # warp within the block
+    occurrence: int              # k-th execution of this instruction by this warp (from 0)
+    lanes: np.ndarray            # active lanes (0..31)
+    offsets: np.ndarray          # bytes: shared = offset in the block's shared memory, global = address
+    access_bytes: int            # bytes per lane
+    is_store: bool
+    is_atomic: bool
+
+
+@dataclass(frozen=True)
+class WarpStep:
+    """One basic block executed by one warp, with the lanes active in it."""
+    block: int                   # linear thread-block id
+    warp: int                    # warp within the thread block
+    bb: int                      # basic block index (gpusim.functional.decode.Block)
+    mask: int                    # active lanes (bit i = lane i)
+    exited: int                  # lanes of the warp that had exited after this step
+
+
+@dataclass
+class Capture:
+    """Every step and memory access of the captured blocks, in execution order."""
+    subject: Subject
+    kernel_name: str
+    source_file: str
+    blocks: tuple[int, ...]
+    decoded: Any                                  # gpusim.functional.decode.DecodedKernel
+    prepared: Any                                 # gpusim.functional.prepared.PreparedLaunch
+    steps: list[WarpStep] = field(default_factory=list)
+    accesses: list[WarpAccess] = field(default_factory=list)
+
+    @property
+    def infos(self):
+        return self.decoded.infos
+
+    def source(self, line: int) -> str:
+        return linecache.getline(self.source_file, line).strip() if line else ""
+
+    def select(self, line: int | None = None, space: str | None = None, instr: int | None = None,
+               block: int | None = None, warp: int | None = None) -> list[WarpAccess]:
+        """The captured accesses matching every given field."""
+        return [a for a in self.accesses
+                if (line is None or a.line == line) and (space is None or a.space == space)
+                and (instr is None or a.instr == instr) and (block is None or a.block == block)
+                and (warp is None or a.warp == warp)]
+
+    def lines_with(self, space: str) -> list[int]:
+        """Source lines with at least one captured access to `space`, in line order."""
+        return sorted({a.line for a in self.accesses if a.space == space and a.line})
+
+
+def capture(subject, blocks=(0,), gpu=None) -> Capture:
+    """Run the launch's `blocks` (linear ids; consecutive ones run as one batch) step by
+    step and keep their masks and accesses (see the module docstring)."""
+    import gpusim
+    s = subject_of(subject, gpu)
+    p = gpusim.prepare(s.kernel, s.grid, s.block, s.args, s.gpu, s.shared_bytes)
+    nblocks = p.geometry.nblocks
+    blocks = tuple(sorted({int(b) for b in blocks}))
+    if not blocks or blocks[0] < 0 or blocks[-1] >= nblocks:
+        raise ValueError(f"gpusim.viz.capture: blocks {blocks} outside the launch's 0..{nblocks - 1}")
+    cap = Capture(s, p.name, p.compiled.source_file, blocks, p.decoded, p)
+    runs, start = [], blocks[0]
+    for a, b in zip(blocks, blocks[1:] + (None,)):
+        if b != a + 1:
+            runs.append((start, a - start + 1))
+            start = b
+    with np.errstate(all="ignore"):
+        for first, n in runs:
+            _run(cap, p, first, n)
+    return cap
+
+
+def _run(cap: Capture, p, first: int, n: int) -> None:
+    ex = p.batch(first, n)
+    wpc = p.geometry.warps_per_block
+    infos = p.decoded.infos
+    stride = ex.lsu.shared_stride
+    seen: dict[tuple[int, int, int], int] = {}
+    while True:
+        rec = ex.step()
+        if rec is None:
+            return
+        exited = ex.stacks.exited[rec.warps]
+        for w, m, e in zip(rec.warps.tolist(), rec.masks.tolist(), exited.tolist()):
+            cap.steps.append(WarpStep(first + w // wpc, w % wpc, rec.block, int(m), int(e)))
+        for a in rec.accesses:
+            info = infos[a.instr]
+            lanes = a.lanes.astype(np.int64)
+            wl = lanes >> 5
+            if a.space == "shared":
+                off = a.offsets - (lanes // (wpc * 32)).astype(U64) * U64(stride)
+            elif a.space == "global":
+                off = a.offsets + U64(GLOBAL_BASE)
+            else:
+                off = a.offsets
+            cuts = np.flatnonzero(np.diff(wl)) + 1
+            for s0, s1 in zip(np.r_[0, cuts].tolist(), np.r_[cuts, len(wl)].tolist()):
+                w = int(wl[s0])
+                key = (w, a.instr, 0 if a.space == "shared" else 1)
+                k = seen.get(key, 0)
+                seen[key] = k + 1
+                cap.accesses.append(WarpAccess(
+                    a.instr, info.line, info.mnemonic, a.space, first + w // wpc, w % wpc, k,
+                    (lanes[s0:s1] & 31), off[s0:s1].copy(), info.access_bytes, info.is_store, info.is_atomic))

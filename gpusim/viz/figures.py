@@ -1,0 +1,2 @@
+FIGURES = ()
+def figures_for(*a, **k): raise NotImplementedError
