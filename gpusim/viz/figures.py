@@ -1,2 +1,72 @@
-FIGURES = ()
-def figures_for(*a, **k): raise NotImplementedError
+"""`figures_for`: every figure that applies to a launch, by name, for the CLI, the HTML
+report and notebooks.
+
+    figs = gpusim.viz.figures_for("transpose_shared", gpu="h200", out_dir="plots")
+    figs["bank_map"]           # matplotlib Figure; plots/transpose_shared_bank_map.png written
+
+A bank map needs a shared access and a coalescing map a global one (the most
+conflicted / least coalesced access of block 0 is drawn); the divergence map covers
+block 0's warps; the roofline needs a timed Result (pass `result=`, or one is launched
+with timing on copies of the arguments); occupancy needs only the compiled kernel.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+FIGURES = ("bank_map", "coalescing_map", "divergence_map", "roofline", "occupancy")
+
+
+def figures_for(subject, names=None, *, gpu=None, result=None, block: int = 0, out_dir=None,
+                measured_time_ns: float | None = None) -> dict:
+    """{figure name: Figure} for `subject` (a programs Case, a program name, a
+    `gpusim.viz.Subject`, a (kernel, grid, block, args[, shared_bytes]) tuple, or a timed
+    `Result`, which gives the roofline alone). `names` picks from FIGURES (default: all
+    that apply); `out_dir` also writes each as `<kernel>_<name>.png`."""
+    from gpusim.result import Result
+    names = tuple(FIGURES if names is None else names)
+    unknown = set(names) - set(FIGURES)
+    if unknown:
+        raise ValueError(f"figures_for: unknown figure(s) {sorted(unknown)}; known: {', '.join(FIGURES)}")
+    figs: dict = {}
+    if isinstance(subject, Result):
+        result, subject = subject, None
+    if subject is None:
+        if "roofline" in names and result is not None:
+            from gpusim.viz import roofline
+            figs["roofline"] = roofline.plot(roofline.roofline(result, gpu, measured_time_ns=measured_time_ns))
+        return _saved(figs, result.kernel if result is not None else "kernel", out_dir)
+
+    from gpusim.viz.capture import capture, subject_of
+    s = subject_of(subject, gpu)
+    cap = capture(s, (block,)) if {"bank_map", "coalescing_map", "divergence_map"} & set(names) else None
+    if "bank_map" in names and cap.lines_with("shared"):
+        from gpusim.viz import bank_map
+        figs["bank_map"] = bank_map.plot(bank_map.bank_map(cap, block=block))
+    if "coalescing_map" in names and cap.lines_with("global"):
+        from gpusim.viz import coalescing_map
+        figs["coalescing_map"] = coalescing_map.plot(coalescing_map.coalescing_map(cap, block=block))
+    if "divergence_map" in names:
+        from gpusim.viz import divergence_map
+        figs["divergence_map"] = divergence_map.plot(divergence_map.divergence_map(cap, block=block))
+    if "roofline" in names:
+        from gpusim.viz import roofline
+        if result is None:
+            import gpusim
+            args = tuple(np.copy(a) if isinstance(a, np.ndarray) else a for a in s.args)
+            result = gpusim.launch(s.kernel, s.grid, s.block, args, s.gpu, timing=True, shared_bytes=s.shared_bytes)
+        figs["roofline"] = roofline.plot(roofline.roofline(result, s.gpu, measured_time_ns=measured_time_ns))
+    if "occupancy" in names:
+        from gpusim.viz import occupancy
+        figs["occupancy"] = occupancy.plot(occupancy.occupancy_view(s))
+    name = cap.kernel_name if cap is not None else (s.name or getattr(s.kernel, "__name__", "kernel"))
+    return _saved(figs, name, out_dir)
+
+
+def _saved(figs: dict, kernel: str, out_dir) -> dict:
+    if out_dir is not None:
+        from gpusim.viz import _mpl
+        for name, fig in figs.items():
+            _mpl.save(fig, Path(out_dir) / f"{kernel}_{name}.png")
+    return figs
