@@ -104,8 +104,9 @@ def bank_map(subject, line: int | None = None, *, block: int = 0, warp: int = 0,
              instr: int | None = None, gpu=None) -> BankMap:
     """The bank map of `line`'s shared access by warp `warp` of block `block`: the
     `occurrence`-th shared access of that line the warp executes (a loop the compiler
-    unrolled gives one PTX instruction per copy; `instr` picks one of them). `subject`: a Capture, or anything `capture()` takes. `line=None`: the most
-    conflicted shared access (`worst_access`)."""
+    unrolled gives one PTX instruction per copy; `instr` picks one of them). `subject`: a
+    Capture, or anything `capture()` takes. `line=None`: the most conflicted shared
+    access (`worst_access`)."""
     cap = subject if isinstance(subject, Capture) else capture(subject, (block,), gpu)
     if line is None:
         line, instr = worst_access(cap)
