@@ -98,9 +98,12 @@ def coalescing_map(subject, line: int | None = None, *, block: int = 0, warp: in
     the line has several, e.g. a load and a store). `subject`: a Capture, or anything
     `capture()` takes. `line=None`: the access with the most sectors per request."""
     cap = subject if isinstance(subject, Capture) else capture(subject, (block,), gpu)
-    if line is None:
+    auto = line is None
+    if auto:
         line, instr = worst_access(cap)
     hits = cap.select(line, "global", instr, block, warp)[occurrence:occurrence + 1]
+    if not hits and auto:                                   # warp `warp` never runs it: the first warp that does
+        hits = cap.select(line, "global", instr, block)[:1]
     if not hits:
         raise ValueError(f"coalescing map: no global access on line {line} by warp {warp} of block {block} "
                          f"(execution {occurrence}) in {cap.kernel_name}; lines with global accesses: "
