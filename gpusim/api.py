@@ -61,4 +61,6 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
     result.metrics.update(timed)
     for reason, arr in engine.per_instruction_stalls.items():
         result.table[STALL_METRIC.format(reason)] = arr
+    if engine.recording is not None:             # TimingOptions(record=TraceWindow(...))
+        result.extra["recording"] = engine.recording
     return result

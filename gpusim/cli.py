@@ -105,6 +105,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--mode", choices=("auto", "full", "sampled"), default="auto",
                    help="timing: simulate every SM and block (full) or a sample of SMs and waves (sampled); "
                         "auto samples launches of more blocks than SMs")
+    r.add_argument("--trace", metavar="FILE.json",
+                   help="write a Chrome trace (open in ui.perfetto.dev) of one SM's warps, stalls and memory "
+                        "requests over a window of cycles; a family writes FILE_<program>.json per member")
+    r.add_argument("--trace-sm", type=int, default=0, metavar="N", help="the SM traced (default 0)")
+    r.add_argument("--trace-cycles", default="0:20000", metavar="START:END",
+                   help="the cycles traced (default 0:20000)")
     r.set_defaults(func=cmd_run)
 
     sub.add_parser("list", parents=[common], help="the programs, with descriptions and launch shapes").set_defaults(
@@ -254,7 +260,8 @@ def run_one(spec, params: dict, args):
         options = None
         if args.timing:
             from gpusim.timing.engine import TimingOptions
-            options = TimingOptions(mode=args.mode, progress=progress_printer(case.name) if sys.stderr.isatty() else None)
+            options = TimingOptions(mode=args.mode, record=getattr(args, "trace_window", None),
+                                    progress=progress_printer(case.name) if sys.stderr.isatty() else None)
         result = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu=args.gpu_spec, timing=args.timing,
                                shared_bytes=case.shared_bytes, timing_options=options)
     finally:
@@ -292,6 +299,7 @@ def cmd_run(args) -> int:
     sets = parse_sets(args.sets)
     family, members = resolve(args.program)
     plans = [(spec, params_for(spec, args.size, sets)) for spec in members]     # bad --size/--set: fail first
+    args.trace_window = trace_window(args)
     out = sys.stdout
     color = report.want_color(out) and not args.json
     width = shutil.get_terminal_size().columns if out.isatty() else None
@@ -308,6 +316,11 @@ def cmd_run(args) -> int:
             records.append({**record, "error": str(e)})
             continue
         label = f"{spec.name} [{fmt_params(case.params)}]"
+        if args.trace:
+            from gpusim.report.trace import write_chrome_trace
+            path = Path(args.trace)
+            write_chrome_trace(result, path if len(members) == 1 else
+                               path.with_name(f"{path.stem}_{spec.name}{path.suffix}"))
         done.append((spec.name, result))
         if args.json:
             records.append(result_record(spec.name, case, result, status))
@@ -320,6 +333,22 @@ def cmd_run(args) -> int:
     elif family and len(done) > 1:
         print(report.render_comparison(done, title=f"comparison: {family} on {args.gpu}", color=color), file=out)
     return code
+
+
+def trace_window(args):
+    """The TraceWindow of `--trace`, `--trace-sm` and `--trace-cycles START:END` (None without --trace)."""
+    if not getattr(args, "trace", None):
+        return None
+    if not args.timing:
+        raise UsageError("--trace needs the timing model; drop --functional")
+    from gpusim.errors import ConfigError
+    from gpusim.timing.record import TraceWindow
+    try:
+        start, end = (int(parse_value(x)) for x in args.trace_cycles.split(":"))
+        return TraceWindow(sms=args.trace_sm, start_cycle=start, end_cycle=end)
+    except (ValueError, TypeError, ConfigError) as e:
+        raise UsageError(f"--trace-sm {args.trace_sm} --trace-cycles {args.trace_cycles}: expected an SM index "
+                         f">= 0 and START:END cycles with START < END ({e})") from e
 
 
 def result_record(name: str, case, result, status: str) -> dict:

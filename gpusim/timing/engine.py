@@ -47,6 +47,8 @@ class TimingOptions:
     #                                    (issue_stream.py) leaves iterations out and extrapolates them; None: off
     functional_budget: int | None = 60_000_000   # sampled mode: PTX warp instructions executed for the sampled
     #                                    blocks; heavier blocks get fewer waves (at least one); None: max_waves
+    record: object = None              # a record.TraceWindow: record issues, stalls, memory requests of those
+    #                                    SMs and cycles (Result.extra['recording']); None: off, nothing recorded
 
     def __post_init__(self) -> None:
         from gpusim.errors import ConfigError
@@ -119,12 +121,32 @@ class TimingEngine:
         l1_data = spec.sm.l1_shared_total_bytes - spec.sm.carveout_bytes(shared_per_sm)   # the driver's carve-out
         self.sms = [SM(i, spec, self.block_static, L1Cache(spec, l1_data, self.memory, i), self.stats,
                        self._cta_done) for i in range(self.sms_simulated)]
+        self.recording = None
+        if options.record is not None:
+            self._record(options.record, l1_data)
         self.bps = bps
         self.next_block = 0
         self.done_blocks = 0
         self.env = simpy.Environment()
         self._wake: dict[int, simpy.Event] = {}
         self._next_dispatch: dict[int, float] = {}
+
+    def _record(self, window, l1_data: int) -> None:
+        """Recording on (record.py): the chosen SMs become RecordingSMs, every L1 talks to the
+        memory system through a CountingMemory (the L2 / HBM byte counters over time)."""
+        from gpusim.timing.memory import L1Cache
+        from gpusim.timing.record import CountingMemory, Recorder, RecordingSM, recording_for
+        self.recording = recording_for(self.p, window, self.sms_simulated)
+        self._recorder = recorder = Recorder(self.recording)
+        for i in range(self.sms_simulated):
+            lower = CountingMemory(self.memory, recorder)
+            if i in window.sms:
+                sm = RecordingSM(i, self.spec, self.block_static, L1Cache(self.spec, l1_data, lower, i),
+                                 self.stats, self._cta_done)
+                sm.attach(recorder, lower)
+                self.sms[i] = sm
+            else:
+                self.sms[i].l1.lower = lower
 
     def _budget(self, opt: TimingOptions, mode: str, wave: int) -> int:
         """Blocks to simulate, and the SASS budget per warp (loop sampling), from the work of
@@ -203,6 +225,9 @@ class TimingEngine:
                 complete = False
         m = self._metrics()
         m["timing__outputs_complete"] = complete
+        if self.recording is not None:
+            self._recorder.finish(math.ceil(max(self.stats.block_end.values(), default=0.0)))
+            self.recording.sm_issued = {i: sum(sp.issued for sp in self.sms[i].sps) for i in self.opt.record.sms}
         return m
 
     def _loop_stretch(self, sm) -> float:

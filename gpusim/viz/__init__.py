@@ -7,7 +7,9 @@ what the tests check against the counters) and `plot(data, path=None) -> Figure`
 - `coalescing_map`: one global access of one warp, lanes -> 32-byte sectors and 128-byte lines;
 - `divergence_map`: warps x executed instructions, each cell the 32 lanes, paths coloured;
 - `roofline`: the preset's compute and bandwidth ceilings and a timed kernel's point;
-- `occupancy`: what limits blocks per SM, and the grid's waves and tail.
+- `occupancy`: what limits blocks per SM, and the grid's waves and tail;
+- `warp_timeline`: one SM's warp slots over a window of cycles, issue and Nsight stall
+  states coloured, barriers marked (from a timing-model recording, `gpusim.timing.record`).
 
 `figures_for(case, ...)` returns every applicable figure as `{name: Figure}` (and writes
 them as PNGs to a folder if asked). Per-lane data comes from `capture` (the chosen

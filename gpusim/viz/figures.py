@@ -7,15 +7,15 @@ report and notebooks.
 A bank map needs a shared access and a coalescing map a global one (the most
 conflicted / least coalesced access of block 0 is drawn); the divergence map covers
 block 0's warps; the roofline needs a timed Result (pass `result=`, or one is launched
-with timing on copies of the arguments); occupancy needs only the compiled kernel.
+with timing on copies of the arguments); the warp timeline needs a recording (a Result
+launched with `TimingOptions(record=TraceWindow(...))`; the launch made here for want of
+a Result records SM 0's first 20,000 cycles); occupancy needs only the compiled kernel.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
-FIGURES = ("bank_map", "coalescing_map", "divergence_map", "roofline", "occupancy")
+FIGURES = ("bank_map", "coalescing_map", "divergence_map", "roofline", "occupancy", "warp_timeline")
 
 
 def figures_for(subject, names=None, *, gpu=None, result=None, block: int = 0, out_dir=None,
@@ -36,6 +36,9 @@ def figures_for(subject, names=None, *, gpu=None, result=None, block: int = 0, o
         if "roofline" in names and result is not None:
             from gpusim.viz import roofline
             figs["roofline"] = roofline.plot(roofline.roofline(result, gpu, measured_time_ns=measured_time_ns))
+        if "warp_timeline" in names and result is not None and "recording" in result.extra:
+            from gpusim.viz import warp_timeline
+            figs["warp_timeline"] = warp_timeline.plot(warp_timeline.warp_timeline(result))
         return _saved(figs, result.kernel if result is not None else "kernel", out_dir)
 
     from gpusim.viz.capture import capture, subject_of
@@ -50,16 +53,18 @@ def figures_for(subject, names=None, *, gpu=None, result=None, block: int = 0, o
     if "divergence_map" in names:
         from gpusim.viz import divergence_map
         figs["divergence_map"] = divergence_map.plot(divergence_map.divergence_map(cap, block=block))
+    if result is None and {"roofline", "warp_timeline"} & set(names):
+        from gpusim.viz import warp_timeline
+        result = warp_timeline.record(s)         # timed, with the default recording window
     if "roofline" in names:
         from gpusim.viz import roofline
-        if result is None:
-            import gpusim
-            args = tuple(np.copy(a) if isinstance(a, np.ndarray) else a for a in s.args)
-            result = gpusim.launch(s.kernel, s.grid, s.block, args, s.gpu, timing=True, shared_bytes=s.shared_bytes)
         figs["roofline"] = roofline.plot(roofline.roofline(result, s.gpu, measured_time_ns=measured_time_ns))
     if "occupancy" in names:
         from gpusim.viz import occupancy
         figs["occupancy"] = occupancy.plot(occupancy.occupancy_view(s))
+    if "warp_timeline" in names and "recording" in result.extra:
+        from gpusim.viz import warp_timeline
+        figs["warp_timeline"] = warp_timeline.plot(warp_timeline.warp_timeline(result))
     name = cap.kernel_name if cap is not None else (s.name or getattr(s.kernel, "__name__", "kernel"))
     return _saved(figs, name, out_dir)
 
