@@ -1,7 +1,9 @@
 """One collective call: NCCL's plan (tuning.py), its pattern simulated on a fresh fabric
 (algorithms.py), and nccl-tests' figures. Deterministic: no randomness, SimPy's event order.
 
-time = nccl.launch_latency_ns + the protocol's base latency (nccl.<protocol>_base_latency_ns;
+time = nccl.launch_latency_ns + (n - 1) x nccl.launch_skew_per_gpu_ns (one process launches
+       the GPUs' kernels one after another, as nccl-tests -g and the measurements here do)
+       + the protocol's base latency (nccl.<protocol>_base_latency_ns;
        nccl.p2p_latency_ns for send/recv patterns instead)
        + the simulated pattern (first slice sent to last slice landed).
 """
@@ -62,7 +64,8 @@ def simulate(op: str, size_bytes: int, gpu="h200", gpus: int | None = None, algo
         channels = max(1, spec.nccl.max_channels // n)          # each peer connection's share of the channels
     pipe = algorithms.Pipeline(fabric, spec, p.protocol, channels,
                                spec.nccl.tree_efficiency if p.algorithm == "tree" else 1.0)
-    fixed_ns = spec.nccl.launch_latency_ns + (spec.nccl.base_latency_ns(p.protocol) if p.algorithm != "p2p" else 0)
+    fixed_ns = spec.nccl.launch_latency_ns + (n - 1) * spec.nccl.launch_skew_per_gpu_ns \
+        + (spec.nccl.base_latency_ns(p.protocol) if p.algorithm != "p2p" else 0)
     if p.algorithm == "ring" and op in ("all_reduce", "all_gather", "reduce_scatter"):
         nsteps = 2 * (n - 1) if op == "all_reduce" else n - 1
         step = size / n
@@ -76,7 +79,8 @@ def simulate(op: str, size_bytes: int, gpu="h200", gpus: int | None = None, algo
         done = algorithms.chain(pipe, list(range(n - 1, -1, -1)), size, fine_slices(size))
     elif op == "send_recv":
         fixed_ns += spec.nccl.p2p_latency_ns
-        done = algorithms.p2p(pipe, [(r, (r + 1) % n, size) for r in range(n)], slices(spec, size / p.channels, "simple"))
+        pairs = [(r, (r + 1) % n, size) for r in range(n)]
+        done = algorithms.p2p(pipe, pairs, slices(spec, size / p.channels, "simple"))
     else:                                                     # all_to_all
         fixed_ns += spec.nccl.p2p_latency_ns
         b = size / n

@@ -30,7 +30,7 @@ class NVLinkSpec:
     links: int = 18                              # NVLinks of one GPU
     link_bandwidth_GBps: float = 26.5625         # one link, one direction, signalling rate
     data_efficiency: float = 0.83                # payload share of the link rate a copy stream reaches (packet headers)
-    latency_ns: float = 900.0                    # one-way, GPU memory system to a peer's L2 (switch included)
+    latency_ns: float = 900.0                    # one-way, GPU to a peer's L2 over the links (+ switch_latency_ns)
 
     def __post_init__(self) -> None:
         _integer(self, "generation", "links")
@@ -59,7 +59,7 @@ class PCIeSpec:
 @dataclass(frozen=True)
 class SystemSpec:
     gpu_count: int = 1                           # GPUs of this kind in the simulated system
-    topology: str = "nvswitch"                   # nvswitch: every GPU's links into switches; direct: links split over peers; pcie: host link only
+    topology: str = "nvswitch"                   # nvswitch (links into switches), direct (split over peers), pcie
     switch_latency_ns: float = 250.0             # added by one NVSwitch traversal (topology nvswitch)
 
     def __post_init__(self) -> None:
@@ -74,7 +74,7 @@ class SystemSpec:
 class NCCLSpec:
     max_channels: int = 24                       # rings/trees NCCL builds (one thread block each per GPU)
     threads_per_channel: int = 512               # threads of a channel's block (NCCL_LL_MAX_NTHREADS)
-    channel_threshold_bytes_per_thread: int = 8  # NCCL's thread threshold: fewer channels below nc x threads x this x ranks
+    channel_threshold_bytes_per_thread: int = 8  # fewer channels below channels x threads x this (x ranks for LL)
     slices_per_step: int = 8                     # NCCL_STEPS: buffer slots a channel pipelines per step
     simple_efficiency: float = 0.89              # Simple: share of the link payload rate a channel's copies reach
     ll_efficiency: float = 0.40                  # LL: 8-byte lines of 4 data bytes + flag, x the copy rate
@@ -89,7 +89,8 @@ class NCCLSpec:
     ll128_step_latency_ns: float = 850.0         # one step in LL128
     simple_step_latency_ns: float = 3000.0       # one step in Simple (fifo handshakes through memory fences)
     p2p_latency_ns: float = 3000.0               # a send/recv group's fixed cost beyond launch
-    p2p_all_channels_min_bytes: int = 256 << 20  # a peer transfer this large gets every channel, smaller ones max_channels / n
+    p2p_all_channels_min_bytes: int = 256 << 20  # peer transfers this large get all channels, smaller max_channels/n
+    launch_skew_per_gpu_ns: float = 1900.0       # one process launching every GPU's kernel: delay per further GPU
 
     def __post_init__(self) -> None:
         _integer(self, "max_channels", "threads_per_channel", "channel_threshold_bytes_per_thread",
@@ -99,7 +100,7 @@ class NCCLSpec:
         _fraction(self, "simple_efficiency", "ll_efficiency", "ll128_efficiency", "tree_efficiency")
         _positive(self, "channel_bandwidth_GBps")
         _nonnegative(self, "launch_latency_ns", "ll_base_latency_ns", "ll128_base_latency_ns",
-                     "simple_base_latency_ns", "ll_step_latency_ns", "ll128_step_latency_ns",
+                     "simple_base_latency_ns", "ll_step_latency_ns", "ll128_step_latency_ns", "launch_skew_per_gpu_ns",
                      "simple_step_latency_ns", "p2p_latency_ns")
 
     def efficiency(self, protocol: str) -> float:

@@ -195,7 +195,7 @@ _NVLINK4 = NVLinkSpec(
     links=18,                              # [NVL-H100]; [MEAS-NVL]
     link_bandwidth_GBps=26.5625,           # [MEAS-NVL] nvidia-smi nvlink -s (NVIDIA quotes 25 GB/s of payload)
     data_efficiency=0.83,                  # [MEAS-NVL] 396 GB/s peer copy / (18 x 26.5625)
-    latency_ns=900.0,                      # estimate: undocumented; GPU memory system to a peer's L2, switch included
+    latency_ns=900.0,                      # estimate: undocumented; GPU memory system to a peer's L2, switch not included
 )
 _PCIE5 = PCIeSpec(
     generation=5,                          # [NVL-H100] [H200-DS]
@@ -226,6 +226,7 @@ _NCCL = NCCLSpec(
     simple_step_latency_ns=3000.0,         # estimate: as above
     p2p_latency_ns=3000.0,                 # estimate: [MEAS-NVL] 64 KiB send_recv
     p2p_all_channels_min_bytes=256 << 20,  # [MEAS-NVL] send_recv on 4 H200s: 160 GB/s at 128 MiB, 299 at 256 MiB
+    launch_skew_per_gpu_ns=1900.0,         # estimate: [MEAS-NVL] 64 KiB send_recv 9.3 us on 2 GPUs, 13.1 on 4
 )
 
 H100 = GPUSpec(

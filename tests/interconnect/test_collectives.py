@@ -56,7 +56,7 @@ def test_protocol_choice_agrees_with_nccls_log():
     choices = nccl_choices(json.loads(DATA.read_text()))
     agree = [plan(H200, op, n, size, H200.nvlink.bandwidth_GBps).protocol == proto
              for (op, n, size), (_, proto, _) in choices.items()]
-    assert len(agree) == 150 and sum(agree) / len(agree) >= 0.95
+    assert len(agree) == 150 and sum(agree) >= 148
 
 
 def test_ll_is_slower_than_simple_for_a_gigabyte():
