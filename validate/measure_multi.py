@@ -22,8 +22,9 @@ Method
   runs each op and size once; its log (algorithm, protocol, channels per call) is kept whole.
 - Forced algorithm/protocol: all_reduce with NCCL_ALGO in {Ring, Tree} x NCCL_PROTO in
   {LL, LL128, Simple}, each in its own process (NCCL reads them at initialisation).
-- Peer copies (cudaMemcpyPeerAsync, peer access enabled): GPU0 -> GPU1 one way, both ways at
-  once, and on 4 GPUs GPU0 -> every peer at once and every GPU -> the next at once.
+- Peer copies (cudaMemcpyPeerAsync on the source GPU's stream, peer access enabled): GPU0 ->
+  GPU1 one way, both ways at once, and on 4 GPUs GPU0 -> each peer in turn (one stream) and
+  every GPU -> the next at once; host-timed over N back-to-back iterations.
 - Peer kernels: `validate.microbench`'s bandwidth kernels (bw_read, bw_write, bw_copy) run on
   GPU0 over a buffer that lives on GPU1 (and, for reference, on GPU0), 256 MiB of int32,
   1024 x 256 threads, device arrays converted once; the median over 5 intervals of the
@@ -326,17 +327,21 @@ def _subprocess(kind: str, n: int, max_bytes: int, env_extra: dict, workdir: Pat
 
 # ---- peer copies and peer kernels -------------------------------------------------------
 
-def measure_copies(ngpu: int, log) -> list[dict]:
-    import cupy as cp
-    rt = cp.cuda.runtime
+def _enable_peer_access(cp, ngpu: int) -> None:
     for a in range(ngpu):
         with cp.cuda.Device(a):
             for b in range(ngpu):
                 if a != b:
                     try:
-                        rt.deviceEnablePeerAccess(b)
+                        cp.cuda.runtime.deviceEnablePeerAccess(b)
                     except Exception:            # noqa: BLE001 - already enabled
                         pass
+
+
+def measure_copies(ngpu: int, log) -> list[dict]:
+    import cupy as cp
+    rt = cp.cuda.runtime
+    _enable_peer_access(cp, ngpu)
     size_max = 1 << 30
     bufs = []
     for d in range(ngpu):
@@ -384,6 +389,7 @@ def measure_peer_kernels(log) -> list[dict]:
     from numba import cuda
 
     from validate.microbench import bw_copy, bw_read, bw_write
+    _enable_peer_access(cp, 2)
     n = (256 << 20) // 4
     grid, block = 1024, 256
     T = grid * block
