@@ -78,3 +78,13 @@ def test_peer_read_kernel_is_bound_by_the_measured_nvlink_rate():
     rec = next(k for k in data["kernels"] if k["case"] == "read" and k["buffer_gpu"] != k["launch_gpu"])
     p = predict(rec, "h200")
     assert abs(p["time_us"] / rec["time_us"] - 1) <= 0.10
+
+
+def test_a_two_gpu_machine_never_fitted_on_meets_the_same_figures():
+    # validate/data/h200x2_multi.json: the same measurement on a 2 x H200 machine (nvidia-h200-x2);
+    # calibrate-multi fitted on the 4-GPU file only
+    summary, _ = compare(DATA.with_name("h200x2_multi.json"), "h200", kernels=False)
+    assert summary["busbw_mape_pct_ge_1MiB"] <= BUSBW_MAPE
+    assert summary["time_within_25pct_share_lt_1MiB"] >= SMALL_WITHIN_25
+    assert summary["choice_agreement_pct"] >= 97.0
+    assert summary["copy_bw_max_err_pct_ge_16MiB"] <= 5.0
