@@ -108,6 +108,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--trace", metavar="FILE.json",
                    help="write a Chrome trace (open in ui.perfetto.dev) of one SM's warps, stalls and memory "
                         "requests over a window of cycles; a family writes FILE_<program>.json per member")
+    r.add_argument("--plot", metavar="DIR",
+                   help="write the run's figures (bank, coalescing and divergence maps of block 0, roofline, "
+                        "occupancy, warp timeline) as PNG files <program>_<figure>.png into DIR")
+    r.add_argument("--html", metavar="FILE",
+                   help="write one self-contained HTML page: the source view with per-line heat, the figures "
+                        "and per-line bank/coalescing maps (a family: every member on one page)")
     r.add_argument("--trace-sm", type=int, default=0, metavar="N", help="the SM traced (default 0)")
     r.add_argument("--trace-cycles", default="0:20000", metavar="START:END",
                    help="the cycles traced (default 0:20000)")
@@ -253,9 +259,15 @@ def fmt_params(params: dict) -> str:
 # ---------------------------------------------------------------- run
 
 def run_one(spec, params: dict, args):
-    """(case, result, check status) for one program."""
+    """(case, result, check status, subject) for one program; subject: the launch with
+    copies of its initial arguments when --plot or --html will draw it, else None."""
     import gpusim
     case = build_case(spec, params, args.seed)
+    subject = None
+    if wants_pictures(args):
+        from gpusim.viz import Subject
+        initial = tuple(np.copy(a) if isinstance(a, np.ndarray) else a for a in case.args)
+        subject = Subject(case.kernel, case.grid, case.block, initial, args.gpu_spec, case.shared_bytes, spec.name)
     try:
         options = None
         if args.timing:
@@ -274,7 +286,11 @@ def run_one(spec, params: dict, args):
         except AssertionError as e:
             raise CheckFailed(f"{e} (on {args.gpu}; rerun with --no-check to see the source view)") from e
         status = "passed"
-    return case, result, status
+    return case, result, status, subject
+
+
+def wants_pictures(args) -> bool:
+    return bool(getattr(args, "plot", None) or getattr(args, "html", None))
 
 
 def progress_printer(name: str):
@@ -300,14 +316,17 @@ def cmd_run(args) -> int:
     family, members = resolve(args.program)
     plans = [(spec, params_for(spec, args.size, sets)) for spec in members]     # bad --size/--set: fail first
     args.trace_window = trace_window(args)
+    if wants_pictures(args) and args.timing and args.trace_window is None:
+        from gpusim.timing.record import TraceWindow
+        args.trace_window = TraceWindow()         # the warp timeline figure, from the run itself (numbers unchanged)
     out = sys.stdout
     color = report.want_color(out) and not args.json
     width = shutil.get_terminal_size().columns if out.isatty() else None
-    code, done, records = EXIT_OK, [], []
+    code, done, records, sections = EXIT_OK, [], [], []
     for spec, params in plans:
         record = {"program": spec.name}
         try:
-            case, result, status = run_one(spec, params, args)
+            case, result, status, subject = run_one(spec, params, args)
         except Exception as e:
             if not is_user_error(e) and not isinstance(e, CheckFailed):
                 raise
@@ -322,10 +341,30 @@ def cmd_run(args) -> int:
             write_chrome_trace(result, path if len(members) == 1 else
                                path.with_name(f"{path.stem}_{spec.name}{path.suffix}"))
         done.append((spec.name, result))
+        written = []
+        if subject is not None:
+            from gpusim.report.pictures import pictures
+            pics = pictures(subject, result, line_maps=bool(args.html))
+            sections.append((label, result, pics))
+            if args.plot:
+                written = write_plots(pics, spec.name, Path(args.plot))
         if args.json:
-            records.append(result_record(spec.name, case, result, status))
+            records.append({**result_record(spec.name, case, result, status), **({"plots": written} if written
+                                                                                 else {})})
         else:
             print(report.render_source_view(result, case_name=label, width=width, color=color), file=out)
+            for path in written:
+                print(f"plot: {path}", file=out)
+    if args.html and sections:
+        from gpusim.report.html import Section, render_html
+        comparison = (report.render_comparison(done, title=f"comparison: {family} on {args.gpu}")
+                      if family and len(done) > 1 else None)
+        page = Path(args.html)
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text(render_html([Section(*s) for s in sections], title=f"gpusim run {args.program} on {args.gpu}",
+                                    comparison=comparison), encoding="utf-8")
+        if not args.json:
+            print(f"html: {page}", file=out)
     if args.json:
         doc = {"gpu": args.gpu, "size": args.size, "seed": args.seed, "family": family, "programs": records}
         json.dump(doc, out, indent=1, default=to_json)
@@ -333,6 +372,17 @@ def cmd_run(args) -> int:
     elif family and len(done) > 1:
         print(report.render_comparison(done, title=f"comparison: {family} on {args.gpu}", color=color), file=out)
     return code
+
+
+def write_plots(pics, program: str, folder: Path) -> list[str]:
+    """Write each figure of `pics` as folder/<program>_<figure>.png; the paths written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, data in pics.figures.items():
+        path = folder / f"{program}_{name}.png"
+        path.write_bytes(data)
+        paths.append(str(path))
+    return paths
 
 
 def trace_window(args):

@@ -1,0 +1,212 @@
+"""The HTML report of `gpusim run --html FILE`: one self-contained page (CSS, JS,
+images inline; no external URL) per run or program family.
+
+    page = render_html([Section("transpose_shared [rows=192 cols=256]", result, pics)])
+
+Each section is the source view of `sourceview.py` as a table: every line of the
+kernel with its counters (warp instructions, SIMT efficiency, shared wavefronts, bank
+conflicts, sectors per request, local sectors, stalls), '!' cells of waste in red,
+and the line's *heat*: its share of the stall samples (warp-cycles not issuing, from
+the timing model) when the result is timed, else its share of warp instructions (the
+legend says which), shading the source cell. Then the verdict, the figures of
+`gpusim.viz` as PNG data: URIs, and, for each line with shared or global accesses, a
+button revealing that line's bank and coalescing maps (inline SVG, `pictures.py`).
+
+The inline script wires the buttons and, on load, writes what the page holds into
+`<body data-...>` (lines, figures, decoded images, toggles, maps, whether a toggle
+opens and closes its map), which the browser test reads from the rendered DOM.
+Pure functions returning a string; nothing here prints or writes files.
+"""
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from html import escape
+
+from gpusim.report import fmt
+from gpusim.report.sourceview import (BAD, HOT, function_spans, header, row_cells, source_lines, stall_cell,
+                                      stall_total)
+from gpusim.report.verdict import line_issues, local_of
+
+FIGURE_TITLES = {
+    "bank_map": "Bank map: the most conflicted shared access of block 0",
+    "coalescing_map": "Coalescing map: the global access of block 0 moving the most sectors",
+    "divergence_map": "Divergence map: block 0's warps, lanes active per executed instruction",
+    "roofline": "Roofline: the kernel's point under the preset's ceilings",
+    "occupancy": "Occupancy and waves",
+    "warp_timeline": "Warp timeline: SM 0's warp slots, issue and stall states",
+}
+
+
+@dataclass(frozen=True)
+class Section:
+    label: str                 # e.g. "transpose_shared [rows=192 cols=256]"
+    result: object             # gpusim.result.Result
+    pictures: object = None    # gpusim.report.pictures.Pictures, or None for the table alone
+
+
+def render_html(sections: list[Section], title: str = "gpusim report", comparison: str | None = None) -> str:
+    """The page (see the module docstring); `comparison`: a family's comparison table text."""
+    body = [f"<h1>{escape(title)}</h1>"]
+    if len(sections) > 1:
+        body.append("<nav>" + " · ".join(f'<a href="#s{i}">{escape(s.label)}</a>'
+                                          for i, s in enumerate(sections)) + "</nav>")
+    if comparison:
+        body.append(f'<pre class="comparison">{escape(comparison)}</pre>')
+    for i, s in enumerate(sections):
+        body.append(section_html(s, f"s{i}"))
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{escape(title)}</title><style>{CSS}</style></head>\n"
+            f"<body>\n{''.join(body)}\n<script>{JS}</script>\n</body></html>\n")
+
+
+def heat_of(result) -> tuple[dict[int, float], str]:
+    """({line: share}, what the share is of): stall samples when timed, else warp instructions."""
+    total = stall_total(result.metrics)
+    if total:
+        share = {n: sum(v for k, v in ls.metrics.items() if k.startswith("smsp__pcsamp_warps_issue_stalled_")
+                        and not k.endswith("_selected")) / total for n, ls in result.lines.items()}
+        return share, "its share of the stall samples (warp-cycles not issuing, timing model)"
+    total = result.metrics.get("smsp__inst_executed.sum", 0) or 0
+    share = {n: ls.warp_instructions / total if total else 0.0 for n, ls in result.lines.items()}
+    return share, "its share of the warp instructions executed"
+
+
+def section_html(s: Section, sid: str) -> str:
+    r = s.result
+    head = header(r, s.label, False)
+    out = [f'<section id="{sid}" class="program"><h2>{escape(head[0].strip("= "))}</h2>',
+           '<div class="summary">' + "".join(f"<div>{escape(h)}</div>" for h in head[1:]) + "</div>"]
+    out.append(source_table(s, sid))
+    issues = line_issues(r)[:3]
+    out.append('<h3>Verdict</h3><ul class="verdict">' + ("".join(f"<li>{escape(i.sentence)}</li>" for i in issues)
+                                                        or "<li>no divergence, bank conflicts, uncoalesced global "
+                                                           "accesses or local memory traffic</li>") + "</ul>")
+    figs = s.pictures.figures if s.pictures is not None else {}
+    if figs:
+        out.append('<h3>Figures</h3><div class="figures">')
+        for name, data in figs.items():
+            src = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+            out.append(f'<figure class="fig" data-figure="{escape(name)}"><img alt="{escape(name)}" src="{src}">'
+                       f"<figcaption>{escape(FIGURE_TITLES.get(name, name))}</figcaption></figure>")
+        out.append("</div>")
+    out.append("</section>")
+    return "\n".join(out)
+
+
+def source_table(s: Section, sid: str) -> str:
+    r = s.result
+    lines = r.lines
+    text = source_lines(r.source_file)
+    spans = function_spans("\n".join(text), list(lines)) if text else []
+    if not spans and lines:
+        spans = [(ln, ln) for ln in lines]
+    total_inst = r.metrics.get("smsp__inst_executed.sum", 0) or 0
+    has_local = any(local_of(ls)[0] for ls in lines.values())
+    total_stall = stall_total(r.metrics)
+    heat, heat_what = heat_of(r)
+    top = max(heat.values(), default=0.0) or 1.0
+    maps = s.pictures.line_maps if s.pictures is not None else {}
+    heads = ["line", "warp inst", "SIMT %", "shared wf", "conflicts", "sect/req"] + (["local sect"] * has_local)
+    heads += ["stalls (top reason)"] * bool(total_stall) + ["heat", "maps", "source"]
+    ncol = len(heads)
+    out = [f'<p class="legend">Heat: each line shaded by {escape(heat_what)}, relative to the hottest line '
+           f'<span class="swatch" style="background:{heat_colour(1.0)}"></span>. '
+           f'<span class="bad">{BAD}</span> waste (divergence, bank conflict, uncoalesced, local memory); '
+           f'{HOT} hot (&ge; 20% of warp instructions). Buttons show a line\'s bank / coalescing maps '
+           f"(block 0, warp 0's first execution of each access).</p>",
+           '<table class="source"><thead><tr>' + "".join(f"<th>{escape(h)}</th>" for h in heads)
+           + "</tr></thead><tbody>"]
+    for i, (start, end) in enumerate(spans):
+        if i:
+            out.append(f'<tr class="gap"><td colspan="{ncol}">…</td></tr>')
+        for n in range(start, end + 1):
+            src = text[n - 1] if 0 < n <= len(text) else (lines[n].text if n in lines else "")
+            cells = row_cells(r, lines.get(n), n, total_inst, has_local, False)
+            if total_stall:
+                cells.append(stall_cell(lines.get(n), total_stall))
+            h = heat.get(n, 0.0)
+            tds = [f"<td>{_cell(c)}</td>" for c in cells]
+            tds.append(f"<td>{100 * h:.0f}%</td>" if h else "<td></td>")
+            line_maps = maps.get(n, [])
+            if line_maps:
+                kinds = [k for k in ("bank", "coalescing") if any(m.kind == k for m in line_maps)]
+                tds.append(f'<td><button type="button" class="map-toggle" data-target="{sid}-m{n}" '
+                           f'aria-expanded="false">{" + ".join(kinds)}</button></td>')
+            else:
+                tds.append("<td></td>")
+            style = f' style="background:{heat_colour(h / top)}"' if h else ""
+            tds.append(f'<td class="code"{style}>{escape(src)}</td>')
+            out.append(f'<tr class="src" data-line="{n}">' + "".join(tds) + "</tr>")
+            if line_maps:
+                out.append(f'<tr class="map-row" id="{sid}-m{n}" hidden><td colspan="{ncol}"><div class="maps">'
+                           + "".join(f'<figure class="line-map" data-kind="{m.kind}">{m.svg}<figcaption>line {n}, '
+                                     f"{m.kind} map: {m.caption}</figcaption></figure>" for m in line_maps)
+                           + "</div></td></tr>")
+    out.append("</tbody></table>")
+    return "\n".join(out)
+
+
+def _cell(c: str) -> str:
+    """A source-view cell ('12.00!', '44,160*', '100.0 ') as HTML, waste in red."""
+    c = c.rstrip()
+    if c.endswith(BAD):
+        return f'<span class="bad">{escape(c)}</span>'
+    if c.endswith(HOT):
+        return f'<span class="hot">{escape(c)}</span>'
+    return escape(c)
+
+
+def heat_colour(x: float) -> str:
+    """Shade for a heat fraction 0..1 (of the hottest line)."""
+    return f"rgba(230, 85, 13, {0.08 + 0.6 * max(0.0, min(1.0, x)):.3f})"
+
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:1.5em;color:#222;max-width:1400px}
+h1{font-size:1.4em}h2{font-size:1.2em;border-bottom:1px solid #ccc;margin-top:2em}h3{font-size:1em}
+.summary div,pre,.code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
+table.source{border-collapse:collapse;font-size:12px}
+table.source td,table.source th{padding:1px 6px;text-align:right;white-space:nowrap;vertical-align:top}
+table.source th{border-bottom:1px solid #999;position:sticky;top:0;background:#fff}
+table.source td.code,table.source th:last-child{text-align:left;white-space:pre}
+tr.gap td{text-align:left;color:#888}
+.bad{color:#c00;font-weight:600}.hot{color:#a60}
+.swatch{display:inline-block;width:1.2em;height:.9em;vertical-align:middle}
+.map-toggle{font-size:11px;padding:0 4px;cursor:pointer}
+.maps{display:flex;flex-wrap:wrap;gap:12px;padding:6px 0}
+figure{margin:0}figure.line-map figcaption{font-size:11px;max-width:420px}
+.figures{display:flex;flex-wrap:wrap;gap:16px}.figures figure{max-width:48%}
+.figures img{max-width:100%;height:auto;border:1px solid #ddd}
+.legend{font-size:12px;color:#444}nav{margin-bottom:1em}
+"""
+
+JS = """
+(function () {
+  document.querySelectorAll('.map-toggle').forEach(function (b) {
+    b.addEventListener('click', function () {
+      var row = document.getElementById(b.dataset.target);
+      row.hidden = !row.hidden;
+      b.setAttribute('aria-expanded', String(!row.hidden));
+    });
+  });
+  function selfCheck() {
+    var d = document.body.dataset, q = function (s) { return document.querySelectorAll(s); };
+    d.lines = q('tr.src').length;
+    d.figures = q('figure.fig img').length;
+    d.imagesDecoded = Array.prototype.filter.call(q('figure.fig img'),
+      function (i) { return i.complete && i.naturalWidth > 0; }).length;
+    d.toggles = q('.map-toggle').length;
+    d.maps = q('.map-row svg').length;
+    var t = document.querySelector('.map-toggle');
+    if (t) {
+      var row = document.getElementById(t.dataset.target);
+      t.click(); var opened = !row.hidden; t.click();
+      d.toggleWorks = opened && row.hidden ? '1' : '0';
+    }
+    d.ready = '1';
+  }
+  if (document.readyState === 'complete') selfCheck(); else window.addEventListener('load', selfCheck);
+})();
+"""
