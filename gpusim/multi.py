@@ -108,11 +108,13 @@ class System:
 
     # ---- kernels ---------------------------------------------------------------------
     def launch(self, kernel, grid, block, args, gpu: int = 0, shared_bytes: int = 0, after=None, timing=True,
-               timing_options=None, name: str | None = None, time_like: Op | None = None) -> Op:
+               timing_options=None, name: str | None = None, time_like: Op | None = None,
+               execute: bool = True) -> Op:
         """Run `kernel[grid, block](*args)` on GPU `gpu`. DeviceArrays on other GPUs are
         accessed over the links (peer access). `time_like=op` reuses the time of an
         identical earlier launch (same kernel, shapes and placement on identical GPUs)
-        instead of simulating it again; the functional run still happens."""
+        instead of simulating it again; the functional run still happens unless
+        `execute=False` (with `time_like`: the timeline only, the arrays are not computed)."""
         import gpusim
         from gpusim.timing.engine import TimingOptions
         g = self._gpu(gpu)
@@ -131,6 +133,10 @@ class System:
         kname = name or getattr(kernel, "__name__", None) or getattr(getattr(kernel, "py_func", None), "__name__",
                                                                      "kernel")
         do_time = timing and time_like is None
+        if not execute:
+            if time_like is None:
+                raise ConfigError("launch(execute=False) needs time_like=: there is no time without a run")
+            return self._schedule(kname, "kernel", [g], "compute", time_like.time_us, after, {"peer_args": peer})
         r = gpusim.launch(kernel, grid, block, plain, gpu=self.spec, timing=do_time, shared_bytes=shared_bytes,
                           timing_options=(timing_options or TimingOptions(mode="auto", functional="sampled"))
                           if do_time else None, peer_args=peer or None)
