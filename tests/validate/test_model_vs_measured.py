@@ -21,6 +21,9 @@ MICRO = ("pointer_chase/(default|fp_4KiB|fp_64KiB|fp_1MiB)$", "smem_stride/(defa
          "issue_throughput/", "atomic_throughput/", "launch_overhead/", "block_dispatch/(default|b8448)$",
          "bandwidth/(default|read_l2|copy_l2)$")
 CI_SET = "^(" + "|".join([f"{p}/" for p in programs.PROGRAMS] + list(MICRO)) + ")"
+# the module's fixture simulates every program size (about 4 minutes on CI's 2 cores, more on a busy
+# machine): more than pytest's default 600 s limit per test may be needed there
+pytestmark = pytest.mark.timeout(1800)
 
 
 @pytest.fixture(scope="module")
