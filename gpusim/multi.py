@@ -65,12 +65,8 @@ class Op:
 
 class System:
     def __init__(self, gpu="h200", gpus: int | None = None):
-        from gpusim.specs import presets
-        from gpusim.specs.overrides import apply
-        spec = presets.get(gpu) if not str(gpu).endswith(".toml") else None
-        if spec is None:
-            from gpusim.specs.overrides import resolve
-            spec = resolve(gpu, [])
+        from gpusim.specs.overrides import apply, resolve
+        spec = resolve(gpu)
         n = int(gpus if gpus is not None else spec.system.gpu_count)
         if n < 1:
             raise ConfigError(f"System needs at least one GPU, got gpus={gpus!r}")

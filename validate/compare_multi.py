@@ -19,6 +19,8 @@ import statistics
 import time
 from pathlib import Path
 
+from validate.compare import rel_err
+
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT / "validate" / "data" / "h200x4_multi.json"
 MIB = 1 << 20
@@ -51,7 +53,7 @@ def nccl_choices(data: dict) -> dict[tuple[str, int, int], tuple[str, str, int]]
 
 
 def _err(pred: float, meas: float) -> float:
-    return 100.0 * (pred - meas) / meas
+    return 100.0 * rel_err(pred, meas)
 
 
 def collective_rows(data: dict, gpu) -> list[dict]:
@@ -134,12 +136,9 @@ def summarize(rows: list[dict], choices: dict, gpu) -> dict:
 
 
 def compare(data_path: Path = DEFAULT_DATA, preset="h200", kernels: bool = True) -> tuple[dict, list[dict]]:
-    from gpusim.specs import presets
+    from gpusim.specs.overrides import resolve
     data = json.loads(Path(data_path).read_text())
-    gpu = presets.get(preset) if isinstance(preset, str) and not str(preset).endswith(".toml") else None
-    if gpu is None:
-        from gpusim.specs.overrides import resolve
-        gpu = resolve(preset, [])
+    gpu = resolve(preset)
     rows = collective_rows(data, gpu) + copy_rows(data, gpu)
     if kernels and data.get("kernels"):
         try:

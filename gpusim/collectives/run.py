@@ -9,7 +9,6 @@ time = nccl.launch_latency_ns + (n - 1) x nccl.launch_skew_per_gpu_ns (one proce
 """
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field
 
 from gpusim.collectives import algorithms
@@ -17,7 +16,7 @@ from gpusim.collectives.conventions import busbw_factor, check_op
 from gpusim.collectives.tuning import fine_slices, plan, slices
 from gpusim.errors import ConfigError
 from gpusim.interconnect.fabric import Fabric
-from gpusim.specs import presets
+from gpusim.specs.overrides import resolve
 
 
 @dataclass(frozen=True)
@@ -42,9 +41,9 @@ class CollectiveResult:
 
 def simulate(op: str, size_bytes: int, gpu="h200", gpus: int | None = None, algorithm: str | None = None,
              protocol: str | None = None, dtype_bytes: int = 4) -> CollectiveResult:
-    """Time one `op` of nccl-tests size `size_bytes` over `gpus` GPUs of `gpu` (a preset name or
-    spec; gpus defaults to spec.system.gpu_count)."""
-    spec = presets.get(gpu)
+    """Time one `op` of nccl-tests size `size_bytes` over `gpus` GPUs of `gpu` (a preset name, a
+    .toml file or a spec; gpus defaults to spec.system.gpu_count)."""
+    spec = resolve(gpu)
     op = check_op(op)
     n = int(gpus if gpus is not None else spec.system.gpu_count)
     if n < 2:
@@ -131,4 +130,4 @@ def sweep(op: str, sizes: list[int], gpu="h200", gpus: int | None = None, algori
     return [simulate(op, s, gpu, gpus, algorithm, protocol) for s in sizes]
 
 
-__all__ = ["CollectiveResult", "simulate", "sweep", "parse_size", "parse_sizes", "math"]
+__all__ = ["CollectiveResult", "simulate", "sweep", "parse_size", "parse_sizes"]
