@@ -23,8 +23,7 @@ import base64
 from dataclasses import dataclass
 from html import escape
 
-from gpusim.report import fmt
-from gpusim.report.sourceview import (BAD, HOT, function_spans, header, row_cells, source_lines, stall_cell,
+from gpusim.report.sourceview import (BAD, HOT, header, row_cells, source_spans, stall_cell,
                                       stall_total)
 from gpusim.report.verdict import line_issues, local_of
 
@@ -98,10 +97,7 @@ def section_html(s: Section, sid: str) -> str:
 def source_table(s: Section, sid: str) -> str:
     r = s.result
     lines = r.lines
-    text = source_lines(r.source_file)
-    spans = function_spans("\n".join(text), list(lines)) if text else []
-    if not spans and lines:
-        spans = [(ln, ln) for ln in lines]
+    text, spans = source_spans(r)
     total_inst = r.metrics.get("smsp__inst_executed.sum", 0) or 0
     has_local = any(local_of(ls)[0] for ls in lines.values())
     total_stall = stall_total(r.metrics)

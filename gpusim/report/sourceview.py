@@ -116,6 +116,16 @@ def short_stall(key: str) -> str:
     return name.split(".", 1)[0]
 
 
+def source_spans(result) -> tuple[list[str], list[tuple[int, int]]]:
+    """The kernel file's lines and the (first, last) line spans the view shows: the kernel's
+    functions, or each executed line alone when the source cannot be read."""
+    text = source_lines(result.source_file)
+    spans = function_spans("\n".join(text), list(result.lines)) if text else []
+    if not spans and result.lines:
+        spans = [(ln, ln) for ln in result.lines]
+    return text, spans
+
+
 def render_source_view(result, case_name: str | None = None, width: int | None = None,
                        color: bool = False) -> str:
     """The source view of `result` as text (see the module docstring).
@@ -124,10 +134,7 @@ def render_source_view(result, case_name: str | None = None, width: int | None =
     truncate). `color`: ANSI color for bad cells (callers decide; see fmt.want_color).
     """
     lines = result.lines
-    text = source_lines(result.source_file)
-    spans = function_spans("\n".join(text), list(lines)) if text else []
-    if not spans and lines:
-        spans = [(ln, ln) for ln in lines]
+    text, spans = source_spans(result)
     total_inst = result.metrics.get("smsp__inst_executed.sum", 0) or 0
     has_local = any(local_of(ls)[0] for ls in lines.values())
     total_stall = stall_total(result.metrics)

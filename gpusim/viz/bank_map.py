@@ -108,17 +108,8 @@ def bank_map(subject, line: int | None = None, *, block: int = 0, warp: int = 0,
     Capture, or anything `capture()` takes. `line=None`: the most conflicted shared
     access (`worst_access`)."""
     cap = subject if isinstance(subject, Capture) else capture(subject, (block,), gpu)
-    auto = line is None
-    if auto:
-        line, instr = worst_access(cap)
-    hits = cap.select(line, "shared", instr, block, warp)[occurrence:occurrence + 1]
-    if not hits and auto:                                   # warp `warp` never runs it: the first warp that does
-        hits = cap.select(line, "shared", instr, block)[:1]
-    if not hits:
-        raise ValueError(f"bank map: no shared access on line {line} by warp {warp} of block {block} "
-                         f"(execution {occurrence}) in {cap.kernel_name}; lines with shared accesses: "
-                         f"{cap.lines_with('shared')}")
-    return from_access(hits[0], cap.kernel_name, cap.source(line))
+    hit = cap.pick("bank map", "shared", worst_access, line, block, warp, occurrence, instr)
+    return from_access(hit, cap.kernel_name, cap.source(hit.line))
 
 
 def padding_comparison(gpu="h100", path=None):

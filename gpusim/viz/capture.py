@@ -112,6 +112,24 @@ class Capture:
                 and (instr is None or a.instr == instr) and (block is None or a.block == block)
                 and (warp is None or a.warp == warp)]
 
+    def pick(self, what: str, space: str, worst, line: int | None, block: int, warp: int, occurrence: int,
+             instr: int | None) -> WarpAccess:
+        """The `occurrence`-th `space` access of `line` by warp `warp` of block `block`
+        (`instr`: one PTX instruction of the line); `line=None`: `worst(self)` gives the
+        (line, instr), and a warp that never runs it falls back to the first warp that does.
+        `what` names the figure in the error."""
+        auto = line is None
+        if auto:
+            line, instr = worst(self)
+        hits = self.select(line, space, instr, block, warp)[occurrence:occurrence + 1]
+        if not hits and auto:
+            hits = self.select(line, space, instr, block)[:1]
+        if not hits:
+            raise ValueError(f"{what}: no {space} access on line {line} by warp {warp} of block {block} "
+                             f"(execution {occurrence}) in {self.kernel_name}; lines with {space} accesses: "
+                             f"{self.lines_with(space)}")
+        return hits[0]
+
     def lines_with(self, space: str) -> list[int]:
         """Source lines with at least one captured access to `space`, in line order."""
         return sorted({a.line for a in self.accesses if a.space == space and a.line})

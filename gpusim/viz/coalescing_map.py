@@ -98,17 +98,8 @@ def coalescing_map(subject, line: int | None = None, *, block: int = 0, warp: in
     the line has several, e.g. a load and a store). `subject`: a Capture, or anything
     `capture()` takes. `line=None`: the access with the most sectors per request."""
     cap = subject if isinstance(subject, Capture) else capture(subject, (block,), gpu)
-    auto = line is None
-    if auto:
-        line, instr = worst_access(cap)
-    hits = cap.select(line, "global", instr, block, warp)[occurrence:occurrence + 1]
-    if not hits and auto:                                   # warp `warp` never runs it: the first warp that does
-        hits = cap.select(line, "global", instr, block)[:1]
-    if not hits:
-        raise ValueError(f"coalescing map: no global access on line {line} by warp {warp} of block {block} "
-                         f"(execution {occurrence}) in {cap.kernel_name}; lines with global accesses: "
-                         f"{cap.lines_with('global')}")
-    return from_access(hits[0], cap.kernel_name, cap.source(line))
+    hit = cap.pick("coalescing map", "global", worst_access, line, block, warp, occurrence, instr)
+    return from_access(hit, cap.kernel_name, cap.source(hit.line))
 
 
 def plot(maps, path=None):
