@@ -91,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a program name (gpusim list), a family prefix (reduce, transpose, matmul, histogram) "
                         "or the path of a .py file defining PROGRAM = ProgramSpec(...)")
     r.add_argument("--gpu", default="h100", help="GPU preset (gpusim presets); default h100")
-    r.add_argument("--size", default="default", help="named size: default, medium, large (default: default)")
+    r.add_argument("--size", default="default", help="named size: default, large or another of the program's (an unknown name lists them)")
     r.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                    help="override a size parameter (--set n=4096) or, with a dotted key, a GPU spec field "
                         "(--set sm.count=64 --set hbm.bandwidth_GBps=8000); repeatable")

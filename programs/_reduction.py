@@ -26,5 +26,5 @@ def build_reduction(name, kernel, rng, n, elems_per_thread=1):
     return Case(name, kernel, (grid,), (BLOCK,), (x, out, n), {1: want})
 
 
-REDUCTION_SIZES = {"default": {"n": 16_384}, "medium": {"n": 65_536},
+REDUCTION_SIZES = {"tiny": {"n": 16_384}, "small": {"n": 65_536}, "default": {"n": 1 << 18},
                    "large": {"n": 1 << 24}}

@@ -26,8 +26,8 @@ def build_transpose(name, kernel, rng, rows, cols):
 
 
 TRANSPOSE_SIZES = {
-    "default": {"rows": 192, "cols": 256},
-    "medium": {"rows": 384, "cols": 512},
+    "small": {"rows": 192, "cols": 256},
+    "default": {"rows": 384, "cols": 512},
     "large": {"rows": 4096, "cols": 4096},
     "ragged": {"rows": 100, "cols": 70},
 }

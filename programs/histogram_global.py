@@ -27,5 +27,5 @@ def build(rng, n):
 
 PROGRAM = ProgramSpec(
     "histogram_global", "256-bin histogram with one global atomicAdd per element",
-    build, sizes={"default": {"n": 16_384}, "medium": {"n": 65_536}, "large": {"n": 1 << 24}},
+    build, sizes={"small": {"n": 16_384}, "default": {"n": 65_536}, "large": {"n": 1 << 24}},
     tags=("atomics", "contention"))

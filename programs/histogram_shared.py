@@ -43,7 +43,7 @@ def build(rng, n, blocks):
 
 PROGRAM = ProgramSpec(
     "histogram_shared", "256-bin histogram with per-block shared bins merged by global atomics",
-    build, sizes={"default": {"n": 16_384, "blocks": 16},
-                  "medium": {"n": 65_536, "blocks": 32},
+    build, sizes={"small": {"n": 16_384, "blocks": 16},
+                  "default": {"n": 65_536, "blocks": 32},
                   "large": {"n": 1 << 24, "blocks": 528}},      # 528 = 4 blocks x 132 SMs (H100 SXM)
     tags=("atomics", "shared-memory", "privatization", "grid-stride"))

@@ -63,7 +63,7 @@ def test_list_includes_every_program(capsys):
     assert listed == set(programs.PROGRAMS)
     assert "matrix transpose straight through global memory" in out
     row = next(line for line in out.splitlines() if line.startswith("transpose_naive "))
-    assert row.split()[1:3] == ["8x6", "32x8"]                 # default launch shape: grid, block
+    assert row.split()[1:3] == ["16x12", "32x8"]                 # default launch shape: grid, block
 
 
 def test_presets_lists_every_preset(capsys):

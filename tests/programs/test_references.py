@@ -122,16 +122,17 @@ def test_kernel_compiles_to_ptx_at_default_size(name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_default_size_is_simulator_sized(name):
-    """'default' runs in a Python simulator in about a second: 2k to 65,536 threads."""
+    """'default' runs in a Python simulator in a few seconds: 2k to 2^18 threads (the teaching
+    families, transpose and reduction, need the top of that range for their lesson to show)."""
     case = programs.get(name).case("default")
     threads = int(np.prod(case.grid) * np.prod(case.block))
-    assert 2048 <= threads <= 65_536, threads
+    assert 2048 <= threads <= 1 << 18, threads
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_spec_has_the_three_named_sizes(name):
+def test_spec_has_a_default_a_large_and_a_third_named_size(name):
     spec = programs.get(name)
-    assert {"default", "medium", "large"} <= set(spec.sizes)
+    assert {"default", "large"} <= set(spec.sizes) and len(spec.sizes) >= 3
     assert spec.description and spec.tags
 
 

@@ -31,12 +31,12 @@ def vector_add_all_sms():
 
 @pytest.fixture(scope="module")
 def reduce_sm0():
-    return launch("reduce_sequential", TraceWindow(end_cycle=ALL_CYCLES))[1]
+    return launch("reduce_sequential", TraceWindow(end_cycle=ALL_CYCLES), size="tiny")[1]
 
 
 def test_recording_leaves_every_metric_and_output_identical():
-    c0, off = launch("reduce_sequential")
-    c1, on = launch("reduce_sequential", TraceWindow(end_cycle=ALL_CYCLES))
+    c0, off = launch("reduce_sequential", size="tiny")
+    c1, on = launch("reduce_sequential", TraceWindow(end_cycle=ALL_CYCLES), size="tiny")
     assert "recording" not in off.extra and on.extra["recording"].events > 1000
     assert on.metrics == off.metrics
     for a, b in zip(c0.args, c1.args):
@@ -98,7 +98,7 @@ def test_timeline_rows_are_warp_slots_grouped_by_sub_partition(reduce_sm0):
 
 
 def test_a_window_clips_every_event_to_it():
-    _, r = launch("reduce_sequential", TraceWindow(start_cycle=1800, end_cycle=2300))
+    _, r = launch("reduce_sequential", TraceWindow(start_cycle=1800, end_cycle=2300), size="tiny")
     rec = r.extra["recording"]
     assert rec.issues and all(1800 <= e[3] < 2300 for e in rec.issues)
     assert rec.stalls and all(1800 <= e[3] < e[4] <= 2300 for e in rec.stalls)
