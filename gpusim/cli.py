@@ -110,7 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "requests over a window of cycles; a family writes FILE_<program>.json per member")
     r.add_argument("--plot", metavar="DIR",
                    help="write the run's figures (bank, coalescing and divergence maps of block 0, roofline, "
-                        "occupancy, warp timeline) as PNG files <program>_<figure>.png into DIR")
+                        "occupancy, warp timeline) as PNG files <program>_<figure>.png into DIR; a family also "
+                        "gets <family>_ladder.png, its members' predicted time and counters side by side")
     r.add_argument("--html", metavar="FILE",
                    help="write one self-contained HTML page: the source view with per-line heat, the figures "
                         "and per-line bank/coalescing maps (a family: every member on one page)")
@@ -322,39 +323,57 @@ def cmd_run(args) -> int:
     out = sys.stdout
     color = report.want_color(out) and not args.json
     width = shutil.get_terminal_size().columns if out.isatty() else None
-    code, done, records, sections = EXIT_OK, [], [], []
-    for spec, params in plans:
-        record = {"program": spec.name}
-        try:
-            case, result, status, subject = run_one(spec, params, args)
-        except Exception as e:
-            if not is_user_error(e) and not isinstance(e, CheckFailed):
-                raise
-            prefix = "" if len(members) == 1 or str(e).startswith(spec.name) else f"{spec.name}: "
-            code = max(code, report_error(e, args.traceback, prefix))
-            records.append({**record, "error": str(e)})
-            continue
-        label = f"{spec.name} [{fmt_params(case.params)}]"
-        if args.trace:
-            from gpusim.report.trace import write_chrome_trace
-            path = Path(args.trace)
-            write_chrome_trace(result, path if len(members) == 1 else
-                               path.with_name(f"{path.stem}_{spec.name}{path.suffix}"))
-        done.append((spec.name, result))
-        written = []
-        if subject is not None:
-            from gpusim.report.pictures import pictures
-            pics = pictures(subject, result, line_maps=bool(args.html))
-            sections.append((label, result, pics))
-            if args.plot:
-                written = write_plots(pics, spec.name, Path(args.plot))
-        if args.json:
-            records.append({**result_record(spec.name, case, result, status), **({"plots": written} if written
-                                                                                 else {})})
-        else:
-            print(report.render_source_view(result, case_name=label, width=width, color=color), file=out)
-            for path in written:
-                print(f"plot: {path}", file=out)
+    code, done, records, sections, plotted = EXIT_OK, [], [], [], []
+    renderer = None
+    if wants_pictures(args):
+        from gpusim.report.pictures import Renderer
+        renderer = Renderer()            # figures drawn in a worker while the next program runs
+    try:
+        for spec, params in plans:
+            record = {"program": spec.name}
+            try:
+                case, result, status, subject = run_one(spec, params, args)
+            except Exception as e:
+                if not is_user_error(e) and not isinstance(e, CheckFailed):
+                    raise
+                prefix = "" if len(members) == 1 or str(e).startswith(spec.name) else f"{spec.name}: "
+                code = max(code, report_error(e, args.traceback, prefix))
+                records.append({**record, "error": str(e)})
+                continue
+            label = f"{spec.name} [{fmt_params(case.params)}]"
+            if args.trace:
+                from gpusim.report.trace import write_chrome_trace
+                path = Path(args.trace)
+                write_chrome_trace(result, path if len(members) == 1 else
+                                   path.with_name(f"{path.stem}_{spec.name}{path.suffix}"))
+            done.append((spec.name, result))
+            if subject is not None:
+                from gpusim.report.pictures import pictures
+                pics = pictures(subject, result, line_maps=bool(args.html), renderer=renderer)   # drawn while the next runs
+                sections.append((label, result, pics))
+            if args.json:
+                records.append(result_record(spec.name, case, result, status))
+                if subject is not None:
+                    plotted.append((records[-1], spec.name, pics))
+            else:
+                print(report.render_source_view(result, case_name=label, width=width, color=color), file=out)
+                if subject is not None:
+                    plotted.append((None, spec.name, pics))
+        ladder = family_ladder(done, family, args, renderer)        # drawn with the members' figures
+        for record, name, pics in plotted:
+            pics.wait()
+            written = write_plots(pics, name, Path(args.plot)) if args.plot else []
+            if written and record is not None:
+                record["plots"] = written
+            elif not args.json:
+                for path in written:
+                    print(f"plot: {path}", file=out)
+    finally:
+        if renderer is not None:
+            renderer.close()
+    ladder_png, ladder_path = write_ladder(ladder, family, args)
+    if ladder_path and not args.json:
+        print(f"plot: {ladder_path}", file=out)
     if args.html and sections:
         from gpusim.report.html import Section, render_html
         comparison = (report.render_comparison(done, title=f"comparison: {family} on {args.gpu}")
@@ -362,16 +381,40 @@ def cmd_run(args) -> int:
         page = Path(args.html)
         page.parent.mkdir(parents=True, exist_ok=True)
         page.write_text(render_html([Section(*s) for s in sections], title=f"gpusim run {args.program} on {args.gpu}",
-                                    comparison=comparison), encoding="utf-8")
+                                    comparison=comparison, ladder=ladder_png), encoding="utf-8")
         if not args.json:
             print(f"html: {page}", file=out)
     if args.json:
-        doc = {"gpu": args.gpu, "size": args.size, "seed": args.seed, "family": family, "programs": records}
+        doc = {"gpu": args.gpu, "size": args.size, "seed": args.seed, "family": family, "programs": records,
+               **({"ladder_plot": ladder_path} if ladder_path else {})}
         json.dump(doc, out, indent=1, default=to_json)
         out.write("\n")
     elif family and len(done) > 1:
         print(report.render_comparison(done, title=f"comparison: {family} on {args.gpu}", color=color), file=out)
     return code
+
+
+def family_ladder(done: list, family: str | None, args, renderer):
+    """The pending PNG (a Future) of a family's ladder figure (`gpusim.viz.ladder`): its
+    members' predicted time and counters side by side; None unless several members ran
+    with --plot or --html."""
+    if not (family and len(done) > 1 and renderer is not None):
+        return None
+    from gpusim.viz import ladder
+    return renderer.submit({"ladder": ladder.ladder(dict(done), family=family, gpu=args.gpu)})["ladder"]
+
+
+def write_ladder(pending, family: str | None, args) -> tuple[bytes | None, str | None]:
+    """(PNG bytes, path) of the ladder, written as DIR/<family>_ladder.png under --plot."""
+    if pending is None:
+        return None, None
+    data = pending.result()
+    if not args.plot:
+        return data, None
+    path = Path(args.plot) / f"{family}_ladder.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return data, str(path)
 
 
 def write_plots(pics, program: str, folder: Path) -> list[str]:

@@ -17,6 +17,9 @@ Fits (each from one microbenchmark family; residuals re-simulate it with the fit
 - `l2.atomic_same_address_interval_cycles`: cycles per atomic on one global address.
 - `l2.atomic_ops_per_cycle_per_slice`: lane atomics per cycle per L2 slice, from the
   distinct-address atomic microbenchmark (every lane its own address).
+- `l2.atomic_same_sector_request_cycles`: the per-request part of a hot sector's RMW turn,
+  from `histogram_global/default` (few lanes per request, every SM); the per-lane part
+  is then what global_same's 32-lane turn leaves.
 - `launch.block_dispatch_cycles`: SM cycles per block per SM with millions of tiny blocks.
 - `launch.kernel_fixed_ns`: the empty kernel's duration minus its modelled cycles.
 
@@ -165,7 +168,48 @@ def fit(data: dict, base) -> tuple[object, list[dict]]:
     notes.append(dict(field="launch.kernel_fixed_ns", value=fixed,
                       source=f"launch_overhead: {lo['metrics']['gpu__time_duration.sum']:.0f} ns measured, "
                       f"{model_ns:.0f} ns modelled"))
+    if at:
+        spec = _fit_sector_request(spec, notes, data)
     return spec, notes
+
+
+def _fit_sector_request(spec, notes: list, data: dict):
+    """Split a hot sector's atomic turn into a per-request part c0 and a per-lane part c1.
+    global_same (32 lanes per request) fixes c0 + 32 c1; the histogram of 256 bins
+    (`histogram_global/default`: a few lanes per request on the two hot sectors, from
+    every SM) fixes c0, by bisection on the simulated duration. `/large` (256 x the
+    elements) is left to check it."""
+    import gpusim
+    import programs
+    rec = next((k for k in data["kernels"] if k.get("program") == "histogram_global" and k.get("size") == "default"
+                and k.get("check") == "passed"), None)
+    if rec is None:
+        return spec
+    target = rec["metrics"][DURATION_METRIC]
+    per_request = 32 * spec.l2.atomic_same_address_interval_cycles          # global_same's turn: 32 lanes
+
+    def duration(c0: float) -> tuple[float, object]:
+        s = rep(spec, l2={"atomic_same_sector_request_cycles": round(c0, 3),
+                          "atomic_same_address_interval_cycles": round((per_request - c0) / 32, 4)})
+        c = programs.get("histogram_global").case("default")
+        return gpusim.launch(c.kernel, c.grid, c.block, c.args, gpu=s, timing=True).metrics[DURATION_METRIC], s
+
+    lo, hi = 0.0, per_request * 0.75
+    if duration(lo)[0] >= target:
+        return spec
+    for _ in range(14):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if duration(mid)[0] < target else (lo, mid)
+    got, spec = duration((lo + hi) / 2)
+    for n in notes:
+        if n["field"] == "l2.atomic_same_address_interval_cycles":
+            n["value"] = spec.l2.atomic_same_address_interval_cycles
+            n["source"] += (f" = {per_request:.1f} cycles per 32-lane request, less the request's own "
+                            f"{spec.l2.atomic_same_sector_request_cycles} (below), per lane")
+    notes.append(dict(field="l2.atomic_same_sector_request_cycles", value=spec.l2.atomic_same_sector_request_cycles,
+                      source=f"histogram_global/default: {target / 1000:.2f} us measured, {got / 1000:.2f} us "
+                             f"modelled (a few lanes per request on two hot sectors, from every SM)"))
+    return spec
 
 
 def residuals(spec, data: dict) -> list[dict]:

@@ -11,6 +11,8 @@ the timing model) when the result is timed, else its share of warp instructions 
 legend says which), shading the source cell. Then the verdict, the figures of
 `gpusim.viz` as PNG data: URIs, and, for each line with shared or global accesses, a
 button revealing that line's bank and coalescing maps (inline SVG, `pictures.py`).
+A family's page opens with its comparison table and, when given, its ladder figure
+(`gpusim.viz.ladder`: predicted time and counters per member, PNG).
 
 The inline script wires the buttons and, on load, writes what the page holds into
 `<body data-...>` (lines, figures, decoded images, toggles, maps, whether a toggle
@@ -44,20 +46,30 @@ class Section:
     pictures: object = None    # gpusim.report.pictures.Pictures, or None for the table alone
 
 
-def render_html(sections: list[Section], title: str = "gpusim report", comparison: str | None = None) -> str:
-    """The page (see the module docstring); `comparison`: a family's comparison table text."""
+def render_html(sections: list[Section], title: str = "gpusim report", comparison: str | None = None,
+                ladder: bytes | None = None) -> str:
+    """The page (see the module docstring); `comparison`: a family's comparison table text;
+    `ladder`: its ladder figure as PNG bytes."""
     body = [f"<h1>{escape(title)}</h1>"]
     if len(sections) > 1:
         body.append("<nav>" + " · ".join(f'<a href="#s{i}">{escape(s.label)}</a>'
                                           for i, s in enumerate(sections)) + "</nav>")
     if comparison:
         body.append(f'<pre class="comparison">{escape(comparison)}</pre>')
+    if ladder:
+        body.append(ladder_html(ladder))
     for i, s in enumerate(sections):
         body.append(section_html(s, f"s{i}"))
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{escape(title)}</title><style>{CSS}</style></head>\n"
             f"<body>\n{''.join(body)}\n<script>{JS}</script>\n</body></html>\n")
+
+
+def ladder_html(png: bytes) -> str:
+    src = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+    return (f'<figure class="ladder" data-figure="ladder"><img alt="ladder" src="{src}"><figcaption>Ladder: '
+            f"each member's predicted time, and its counters below</figcaption></figure>")
 
 
 def heat_of(result) -> tuple[dict[int, float], str]:
@@ -176,6 +188,7 @@ figure{margin:0}figure.line-map figcaption{font-size:11px;max-width:420px}
 .figures{display:flex;flex-wrap:wrap;gap:16px}.figures figure{max-width:48%}
 .figures img{max-width:100%;height:auto;border:1px solid #ddd}
 .legend{font-size:12px;color:#444}nav{margin-bottom:1em}
+figure.ladder img{max-width:100%;height:auto;border:1px solid #ddd}
 """
 
 JS = """

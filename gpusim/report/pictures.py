@@ -12,10 +12,19 @@ divergence maps come from a capture of block 0 (`gpusim.viz.capture`, millisecon
 for the programs of `programs/`). A line's maps: warp 0's (or the first
 warp running it) first execution of each shared / global PTX instruction of that line,
 at most MAX_PER_LINE per kind.
+
+Rendering figures to PNG is most of the pictures' cost (matplotlib's layout and text),
+so a run of several programs hands it to a `Renderer`: one worker process that draws
+program k's figures while the simulator runs program k+1 (the default machine has two
+cores). `pictures(..., renderer=r)` returns at once with pending figures;
+`Pictures.wait()` collects their bytes. Without a renderer they are drawn inline.
 """
 from __future__ import annotations
 
 import io
+import multiprocessing
+import pickle
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from gpusim.report import svgmap
@@ -38,21 +47,88 @@ class Pictures:
     kernel: str
     figures: dict[str, bytes] = field(default_factory=dict)       # figure name -> PNG
     line_maps: dict[int, list[LineMap]] = field(default_factory=dict)
+    pending: dict[str, Future] = field(default_factory=dict)     # figures still being drawn by a Renderer
+
+    def wait(self) -> "Pictures":
+        """Collect the figures a Renderer is drawing (a no-op when drawn inline)."""
+        self.figures.update({name: f.result() for name, f in self.pending.items()})
+        self.pending = {}
+        return self
 
 
-def pictures(subject, result=None, *, names=None, line_maps: bool = True, block: int = 0) -> Pictures:
+class Renderer:
+    """Worker processes that draw figures to PNG while the caller goes on (one figure per
+    task, so the workers share a program's figures); a context manager. They start at
+    once and import matplotlib while the caller is still simulating. Where no worker can
+    start (no fork), figures are drawn inline."""
+
+    def __init__(self, workers: int = 1):
+        self._pool = None
+        if "fork" in multiprocessing.get_all_start_methods():
+            self._pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+            for _ in range(workers):
+                self._pool.submit(_warm_up)
+
+    def submit(self, data: dict) -> dict[str, Future]:
+        """{figure name: future PNG} of `gpusim.viz.figures.figure_data`'s {figure name: data}."""
+        out: dict[str, Future] = {}
+        for name, d in data.items():
+            if self._pool is None:
+                out[name] = Future()
+                out[name].set_result(pngs({name: d})[name])
+            else:
+                out[name] = self._pool.submit(_render, name, pickle.dumps(d))
+        return out
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+    def __enter__(self) -> "Renderer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _warm_up() -> None:
+    """Import matplotlib's Agg canvas and load the default font in a worker."""
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(1, 1))
+    fig.text(0.5, 0.5, "0")
+    png(fig)
+
+
+def _render(name: str, blob: bytes) -> bytes:
+    return pngs({name: pickle.loads(blob)})[name]
+
+
+def pngs(data: dict) -> dict[str, bytes]:
+    """{figure name: PNG} of `figure_data`'s {figure name: data}."""
+    from gpusim.viz.figures import draw_all
+    return {name: png(fig) for name, fig in draw_all(data).items()}
+
+
+def pictures(subject, result=None, *, names=None, line_maps: bool = True, block: int = 0,
+             renderer: Renderer | None = None) -> Pictures:
     """Figures (PNG) and per-line maps of `subject` (anything `gpusim.viz.capture`
     takes, with the launch's initial arguments) using `result` (the run's Result) for
     the figures that need timing; without a timed result those are left out rather
-    than launched again."""
-    from gpusim.viz import FIGURES, capture, figures_for
+    than launched again. With a `renderer` the PNGs are pending until `.wait()`."""
+    from gpusim.viz import FIGURES, capture
     from gpusim.viz.capture import subject_of
+    from gpusim.viz.figures import figure_data
     s = subject_of(subject)
     timed = result is not None and "gpu__time_duration.sum" in result.metrics
     names = [n for n in (FIGURES if names is None else names) if timed or n not in NEEDS_TIMING]
     cap = capture(s, (block,))
-    figs = figures_for(s, names, result=result, block=block) if names else {}     # its own capture: ~10 ms
-    pics = Pictures(cap.kernel_name, {name: png(fig) for name, fig in figs.items()})
+    data = figure_data(s, names, result=result, block=block)[1] if names else {}     # its own capture: ~10 ms
+    pics = Pictures(cap.kernel_name)
+    if data and renderer is not None:
+        pics.pending = renderer.submit(data)
+    elif data:
+        pics.figures = pngs(data)
     if line_maps:
         pics.line_maps = maps_by_line(cap, block)
     return pics

@@ -213,7 +213,7 @@ def row_cells(result, ls, n: int, total_inst: int, has_local: bool, color: bool)
     cells.append(mark(fmt.ratio(ls.sectors_per_request), f.uncoalesced) if ls.global_requests else "")
     if has_local:
         _, lsec = local_of(ls)
-        cells.append(mark(fmt.num(lsec), True) if lsec else "")
+        cells.append(mark(fmt.num(lsec), f.local) if lsec else "")
     return cells
 
 

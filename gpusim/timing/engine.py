@@ -267,6 +267,11 @@ class TimingEngine:
             per_block = (t_sim - t_first) / (len(order) - first) if t_sim > t_first else t_sim / len(order)
         else:                                        # one wave simulated: it repeats
             per_block = t_sim / max(len(order), 1)
+        if t_sim > 2 * order[-1]:
+            # the memory work outlives the blocks (reductions queued at a hot L2 sector): a
+            # backlog that every simulated block fed from the start, so every block, the
+            # first wave's included, sets its rate
+            per_block = t_sim / len(order)
         if t_sim > 0:
             per_block *= (t_sim + stretch) / t_sim
         return t_sim + stretch + (self.blocks_share - self.blocks_simulated) * per_block

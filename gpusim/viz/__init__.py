@@ -9,7 +9,10 @@ what the tests check against the counters) and `plot(data, path=None) -> Figure`
 - `roofline`: the preset's compute and bandwidth ceilings and a timed kernel's point;
 - `occupancy`: what limits blocks per SM, and the grid's waves and tail;
 - `warp_timeline`: one SM's warp slots over a window of cycles, issue and Nsight stall
-  states coloured, barriers marked (from a timing-model recording, `gpusim.timing.record`).
+  states coloured, barriers marked (from a timing-model recording, `gpusim.timing.record`);
+- `ladder`: a program family side by side (`ladder({name: Result})`): predicted time as
+  bars from zero, and warp instructions, shared wavefronts, bank conflicts, sectors per
+  request and SIMT efficiency per member (`gpusim run FAMILY --plot DIR`).
 
 `figures_for(case, ...)` returns every applicable figure as `{name: Figure}` (and writes
 them as PNGs to a folder if asked). Per-lane data comes from `capture` (the chosen

@@ -123,7 +123,8 @@ def plot(maps, path=None, *, words: bool = True):
     side): each cell coloured by the wavefront serving it, labelled with the word."""
     from matplotlib.colors import ListedColormap
     maps = [maps] if isinstance(maps, BankMap) else list(maps)
-    fig, axes = _mpl.figure(1, len(maps), figsize=(6.2 * len(maps), 6.4), layout="constrained", dpi=130)
+    fig, axes = _mpl.figure(1, len(maps), figsize=(6.2 * len(maps), 6.4), dpi=130)
+    fig.subplots_adjust(left=0.08, right=0.98, bottom=0.08, top=0.9, wspace=0.25)     # fixed: no layout pass
     for ax, m in zip(axes[0], maps):
         n = max(m.wavefronts, 1)
         colours = ListedColormap(_palette(n))

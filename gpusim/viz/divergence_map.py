@@ -147,8 +147,12 @@ def plot(m: DivergenceMap, path=None, *, max_slots: int = 2000):
         img[r * 33:r * 33 + 32] = block
     cmap = ListedColormap(["#d9d9d9"] + palette).with_extremes(bad="white")
     width = min(18.0, max(7.0, 3.0 + n / 40))
-    fig, axes = _mpl.figure(1, 1, figsize=(width, 1.0 + 0.55 * nw + 0.25 * len(m.paths)), layout="constrained",
-                            dpi=120)
+    height = 1.0 + 0.55 * nw + 0.25 * len(m.paths)
+    fig, axes = _mpl.figure(1, 1, figsize=(width, height), dpi=120)
+    legend_rows = -(-(len(m.paths) + 2) // 3)
+    axes_height = height - 0.35 - (0.75 + 0.2 * legend_rows)           # inches
+    fig.subplots_adjust(left=0.7 / width, right=1 - 0.2 / width, bottom=(0.75 + 0.2 * legend_rows) / height,
+                        top=1 - 0.35 / height)     # fixed (legend below): no layout pass
     ax = axes[0, 0]
     ax.imshow(np.ma.masked_invalid(img), cmap=cmap, vmin=-1.5, vmax=len(m.paths) - 0.5, aspect="auto",
               interpolation="nearest")
@@ -166,7 +170,7 @@ def plot(m: DivergenceMap, path=None, *, max_slots: int = 2000):
         Patch(color=palette[p.id], label="converged" if p.id == 0 else f"path from line {p.line}: "
               f"{_mpl.short(p.text, 40)}") for p in m.paths]
     handles.append(Patch(color="black", label="reconvergence"))
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=min(3, len(handles)),
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.5 / axes_height), ncol=min(3, len(handles)),
               fontsize=7, frameon=False)
     _mpl.save(fig, path)
     return fig

@@ -24,49 +24,63 @@ def figures_for(subject, names=None, *, gpu=None, result=None, block: int = 0, o
     `gpusim.viz.Subject`, a (kernel, grid, block, args[, shared_bytes]) tuple, or a timed
     `Result`, which gives the roofline alone). `names` picks from FIGURES (default: all
     that apply); `out_dir` also writes each as `<kernel>_<name>.png`."""
+    kernel, data = figure_data(subject, names, gpu=gpu, result=result, block=block,
+                               measured_time_ns=measured_time_ns)
+    return _saved(draw_all(data), kernel, out_dir)
+
+
+def figure_data(subject, names=None, *, gpu=None, result=None, block: int = 0,
+                measured_time_ns: float | None = None) -> tuple[str, dict]:
+    """(kernel name, {figure name: its data}): what `figures_for` draws, computed but
+    not drawn (plain dataclasses and arrays, picklable: `draw_all` may run elsewhere)."""
     from gpusim.result import Result
     names = tuple(FIGURES if names is None else names)
     unknown = set(names) - set(FIGURES)
     if unknown:
         raise ValueError(f"figures_for: unknown figure(s) {sorted(unknown)}; known: {', '.join(FIGURES)}")
-    figs: dict = {}
+    data: dict = {}
     if isinstance(subject, Result):
         result, subject = subject, None
     if subject is None:
         if "roofline" in names and result is not None:
             from gpusim.viz import roofline
-            figs["roofline"] = roofline.plot(roofline.roofline(result, gpu, measured_time_ns=measured_time_ns))
+            data["roofline"] = roofline.roofline(result, gpu, measured_time_ns=measured_time_ns)
         if "warp_timeline" in names and result is not None and "recording" in result.extra:
             from gpusim.viz import warp_timeline
-            figs["warp_timeline"] = warp_timeline.plot(warp_timeline.warp_timeline(result))
-        return _saved(figs, result.kernel if result is not None else "kernel", out_dir)
+            data["warp_timeline"] = warp_timeline.warp_timeline(result)
+        return (result.kernel if result is not None else "kernel"), data
 
     from gpusim.viz.capture import capture, subject_of
     s = subject_of(subject, gpu)
     cap = capture(s, (block,)) if {"bank_map", "coalescing_map", "divergence_map"} & set(names) else None
     if "bank_map" in names and cap.lines_with("shared"):
         from gpusim.viz import bank_map
-        figs["bank_map"] = bank_map.plot(bank_map.bank_map(cap, block=block))
+        data["bank_map"] = bank_map.bank_map(cap, block=block)
     if "coalescing_map" in names and cap.lines_with("global"):
         from gpusim.viz import coalescing_map
-        figs["coalescing_map"] = coalescing_map.plot(coalescing_map.coalescing_map(cap, block=block))
+        data["coalescing_map"] = coalescing_map.coalescing_map(cap, block=block)
     if "divergence_map" in names:
         from gpusim.viz import divergence_map
-        figs["divergence_map"] = divergence_map.plot(divergence_map.divergence_map(cap, block=block))
+        data["divergence_map"] = divergence_map.divergence_map(cap, block=block)
     if result is None and {"roofline", "warp_timeline"} & set(names):
         from gpusim.viz import warp_timeline
         result = warp_timeline.record(s)         # timed, with the default recording window
     if "roofline" in names:
         from gpusim.viz import roofline
-        figs["roofline"] = roofline.plot(roofline.roofline(result, s.gpu, measured_time_ns=measured_time_ns))
+        data["roofline"] = roofline.roofline(result, s.gpu, measured_time_ns=measured_time_ns)
     if "occupancy" in names:
         from gpusim.viz import occupancy
-        figs["occupancy"] = occupancy.plot(occupancy.occupancy_view(s))
+        data["occupancy"] = occupancy.occupancy_view(s)
     if "warp_timeline" in names and "recording" in result.extra:
         from gpusim.viz import warp_timeline
-        figs["warp_timeline"] = warp_timeline.plot(warp_timeline.warp_timeline(result))
-    name = cap.kernel_name if cap is not None else (s.name or getattr(s.kernel, "__name__", "kernel"))
-    return _saved(figs, name, out_dir)
+        data["warp_timeline"] = warp_timeline.warp_timeline(result)
+    return (cap.kernel_name if cap is not None else (s.name or getattr(s.kernel, "__name__", "kernel"))), data
+
+
+def draw_all(data: dict) -> dict:
+    """{figure name: Figure} from `figure_data`'s {figure name: data}."""
+    import importlib
+    return {name: importlib.import_module(f"gpusim.viz.{name}").plot(d) for name, d in data.items()}
 
 
 def _saved(figs: dict, kernel: str, out_dir) -> dict:

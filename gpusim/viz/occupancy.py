@@ -100,7 +100,8 @@ def occupancy_view(subject, gpu=None) -> OccupancyView:
 def plot(v: OccupancyView, path=None):
     """Four panels: blocks per SM by limit; the waves; warps per SM against registers per
     thread and against shared memory per block (the launch's own values marked)."""
-    fig, axes = _mpl.figure(2, 2, figsize=(11, 7.5), layout="constrained", dpi=110)
+    fig, axes = _mpl.figure(2, 2, figsize=(11, 7.5), dpi=110)
+    fig.subplots_adjust(left=0.07, right=0.97, bottom=0.08, top=0.92, wspace=0.22, hspace=0.3)   # fixed: no layout pass
     o = v.occupancy
     ax = axes[0, 0]
     names = list(LIMIT_ORDER)

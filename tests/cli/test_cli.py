@@ -246,6 +246,15 @@ def test_run_json_end_to_end(capsys):
     assert prog["metrics"]["launch__grid_size"] == 4
 
 
+def test_family_plot_writes_the_ladder(capsys, tmp_path):
+    assert cli.main(["run", "transpose", "--size", "small", "--plot", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    path = tmp_path / "transpose_ladder.png"
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"plot: {path}" in out.splitlines()
+    assert not list(tmp_path.glob("transpose_*_ladder.png"))       # one ladder for the family, none per member
+
+
 # ---------------------------------------------------------------------------- gpusim collective
 
 def test_collective_prints_an_nccl_tests_table(capsys):

@@ -173,20 +173,21 @@ def test_comparison_shows_time_when_every_run_has_it(result_factory):
 
 def test_partial_last_warp_is_named_as_such(result_factory):
     # 80 threads per block = 3 warps, the last with 16 lanes: 80 / 96 of the lanes work
-    lines = {5: {"inst": 3 * WARPS, "thread_inst": 80 * WARPS}}
+    lines = {5: {"inst": WARPS, "thread_inst": 32 * WARPS}, 8: {"inst": 3 * WARPS, "thread_inst": 80 * WARPS}}
     text = render_source_view(result_factory(lines=lines, block=(80, 1, 1)), width=1000)
-    assert "83.3!" in rows_by_line(text)[5]
-    assert "line 5: SIMT efficiency 83%: the block has 80 threads, not a multiple of 32" in text
+    assert "83.3 " in rows_by_line(text)[8]          # a launch property: no line is to blame
+    assert ("launch: 80 threads per block: not a multiple of 32, so the last warp of each block runs with 16 of "
+            "32 lanes") in text
     assert "use a multiple of 32 threads per block" in text
 
 
 def test_local_memory_column_appears_only_with_local_traffic(result_factory, demo_result):
     assert "local sect" not in render_source_view(demo_result)
-    lines = {5: {"inst": WARPS, "thread_inst": 32 * WARPS,
+    lines = {8: {"inst": WARPS, "thread_inst": 32 * WARPS,
                  "local_ld_requests": WARPS, "local_ld_sectors": 4 * WARPS}}
     text = render_source_view(result_factory(lines=lines), width=1000)
-    assert "local sect" in text and f"{4 * WARPS}!" in rows_by_line(text)[5]
-    assert f"line 5: local memory: {WARPS} requests ({4 * WARPS} sectors)" in text
+    assert "local sect" in text and f"{4 * WARPS}!" in rows_by_line(text)[8]
+    assert f"line 8: local memory: {WARPS} requests ({4 * WARPS} sectors)" in text
 
 
 def test_function_spans_cover_each_function_with_decorators():

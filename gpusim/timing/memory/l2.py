@@ -42,7 +42,8 @@ What is modelled:
     far:     + 2 * fabric_latency_cycles (and the fabric and home slice queues)
     write:   acknowledged at ts + P (far: at the home's booking + fabric latency + P)
     atomic:  as a read, then the read-modify-write at the home: + `atomic_latency_cycles`;
-             RMWs to one sector are serialised, one per lane operation every
+             RMWs to one sector are serialised: each request's turn takes
+             `l2.atomic_same_sector_request_cycles` plus, per lane operation,
              `l2.atomic_same_address_interval_cycles`; every lane operation also
              occupies its slice for 1 / `l2.atomic_ops_per_cycle_per_slice` cycles
              (the slice's atomic units, distinct addresses)
@@ -151,6 +152,7 @@ class L2Cache(FarPartition):
         self.atomic_interval_cycles = (l2.atomic_same_address_interval_cycles
                                        if atomic_same_sector_interval_cycles is None
                                        else atomic_same_sector_interval_cycles) / sm_fraction
+        self.atomic_request_cycles = l2.atomic_same_sector_request_cycles / sm_fraction
         self.hbm = hbm if hbm is not None else HBM(spec, sm_fraction)
         if self.hbm.granularity_bytes > l2.line_bytes:
             raise ConfigError(f"HBMSpec.access_granularity_bytes ({self.hbm.granularity_bytes}) cannot exceed "
@@ -419,8 +421,9 @@ class L2Cache(FarPartition):
                     if a > r:
                         r = a
                     n_ops = ops[idx] if ops is not None else 1
-                    self._atom_free[s] = r + self.atomic_interval_cycles * n_ops
-                    r += self.atomic_latency_cycles + self.atomic_interval_cycles * (n_ops - 1)
+                    turn = self.atomic_request_cycles + self.atomic_interval_cycles * n_ops
+                    self._atom_free[s] = r + turn
+                    r += self.atomic_latency_cycles + turn - self.atomic_interval_cycles
                     self._dirty(ent, k)
             if r > latest:
                 latest = r
