@@ -134,7 +134,7 @@ class System:
                 raise ConfigError("launch(execute=False) needs time_like=: there is no time without a run")
             return self._schedule(kname, "kernel", [g], "compute", time_like.time_us, after, {"peer_args": peer})
         r = gpusim.launch(kernel, grid, block, plain, gpu=self.spec, timing=do_time, shared_bytes=shared_bytes,
-                          timing_options=(timing_options or TimingOptions(mode="auto", functional="sampled"))
+                          timing_options=(timing_options or TimingOptions(mode="auto"))     # every block executed
                           if do_time else None, peer_args=peer or None)
         if time_like is not None:
             dur = time_like.time_us

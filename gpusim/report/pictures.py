@@ -58,16 +58,15 @@ class Pictures:
 
 class Renderer:
     """Worker processes that draw figures to PNG while the caller goes on (one figure per
-    task, so the workers share a program's figures); a context manager. They start at
-    once and import matplotlib while the caller is still simulating. Where no worker can
-    start (no fork), figures are drawn inline."""
+    task, so the workers share a program's figures); a context manager. matplotlib is
+    loaded once, before the workers fork, so they start warm. Where no worker can start
+    (no fork), figures are drawn inline."""
 
-    def __init__(self, workers: int = 1):
+    def __init__(self, workers: int = 2):
         self._pool = None
+        _warm_up()                       # once, here: the forked workers inherit matplotlib and its fonts
         if "fork" in multiprocessing.get_all_start_methods():
             self._pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
-            for _ in range(workers):
-                self._pool.submit(_warm_up)
 
     def submit(self, data: dict) -> dict[str, Future]:
         """{figure name: future PNG} of `gpusim.viz.figures.figure_data`'s {figure name: data}."""

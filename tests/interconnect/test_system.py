@@ -54,3 +54,19 @@ def test_split_matmul_is_correct_and_overlaps_communication():
 
 def test_reduce_scatter_matmul_is_correct():
     assert split_matmul(2, 64, 64, 128, "reduce_scatter", "h200", chunks=2)["check"] == "passed"
+
+
+def test_a_timed_launch_computes_every_element_of_a_large_grid():
+    from numba import cuda
+
+    @cuda.jit
+    def scale(x, out):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i] = 2.0 * x[i]
+
+    s = gpusim.System("h200", gpus=2)
+    x = s.to_device(np.arange(1 << 20, dtype=np.float32), gpu=0)
+    out = s.device_array(1 << 20, np.float32, gpu=0)
+    s.launch(scale, 4096, 256, (x, out), gpu=0)           # timing samples blocks; the outputs stay exact
+    assert np.array_equal(out.data, 2.0 * x.data)
