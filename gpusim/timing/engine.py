@@ -12,8 +12,9 @@
   (`gpusim.timing.memory`) that the SMs book into, so contention between SMs shows.
 - Sampled mode simulates a subset of the SMs with the shared memory system scaled to
   their share, over the share of blocks they would run, and at most `max_waves`
-  waves of blocks; the remaining waves are extrapolated at the measured steady-state
-  block rate.
+  waves of blocks, taken from across the grid as the round-robin block scheduler
+  would hand them to those SMs (`sampled_blocks`); the remaining waves are
+  extrapolated at the measured steady-state block rate.
 
 Deterministic: SimPy orders events by (time, priority, insertion); nothing reads a clock.
 """
@@ -112,8 +113,10 @@ class TimingEngine:
         self.block_static = program.segments
         self.stats = TimingStats(program.n_sass)
         self.trace = TraceSource(prepared, chunk_blocks=min(max(wave, 1), max(1, (1 << 15) // (geo.warps_per_block * 32))),
-                                 issue=self.issue)
+                                 issue=self.issue, execute_skipped=mode == "full" or options.functional == "full")
         self.blocks_simulated = self._budget(options, mode, wave)
+        self.block_order = sampled_blocks(geo.nblocks, self.blocks_simulated, n_sm, self.sms_simulated, bps)
+        self.blocks_simulated = len(self.block_order)
         self.memory = MemorySystem(spec, sm_fraction=frac,
                                    share_blocks_per_simulated=self.blocks_share / max(self.blocks_simulated, 1),
                                    peer_ranges=getattr(prepared, "peer_ranges", ()))
@@ -174,8 +177,10 @@ class TimingEngine:
         with many one-warp blocks), so tiny blocks are dispatch-bound."""
         if self.next_block >= self.blocks_simulated:
             return False
-        b = self.next_block
+        b = self.block_order[self.next_block]
         self.next_block += 1
+        if b >= self.trace.next_block and b not in self.trace.ready:
+            self.trace.seek(b)                      # a sampled wave further into the grid
         t = max(t, self._next_dispatch.get(sm.id, 0.0))
         self._next_dispatch[sm.id] = t + self.spec.launch.block_dispatch_cycles
         sm.add_cta(b, self.trace.block(b), t)
@@ -349,3 +354,28 @@ class TimingEngine:
         util = {k: round(min(v, 1.0), 4) for k, v in util.items()}
         top = max(util, key=util.get)
         return (top if util[top] >= 0.6 else "latency"), util
+
+
+def sampled_blocks(nblocks: int, simulated: int, sm_count: int, sms: int, bps: int) -> list[int]:
+    """The grid's blocks the `sms` simulated SMs run, in dispatch order. The block scheduler
+    deals blocks out round-robin over the GPU's `sm_count` SMs, so the simulated SMs' share
+    of the launch is `sms` consecutive blocks out of every `sm_count` ("rounds"), from
+    across the whole grid. When only `simulated` of those are timed, the first wave's
+    rounds (`bps`, the blocks each SM holds at once) come first, then rounds spread evenly
+    to the end of the grid: blocks whose work depends on their position (sorted or skewed
+    data, a triangular loop) are sampled from everywhere, not only from the front."""
+    if sms >= sm_count:
+        return list(range(min(simulated, nblocks)))
+    rounds = [range(r, min(r + sms, nblocks)) for r in range(0, nblocks, sm_count)]
+    if simulated < sum(len(r) for r in rounds):
+        need = -(-simulated // sms)                      # rounds to time
+        first = min(bps, need)
+        rest = need - first
+        if rest > 0:
+            tail = len(rounds) - first
+            picks = [first + round(i * (tail - 1) / max(rest - 1, 1)) for i in range(rest)] if rest > 1 \
+                else [len(rounds) - 1]
+            rounds = rounds[:first] + [rounds[k] for k in sorted(set(picks))]
+        else:
+            rounds = rounds[:first]
+    return [b for r in rounds for b in r][:simulated]

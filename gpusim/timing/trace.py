@@ -38,13 +38,25 @@ class WarpStream:
 class TraceSource:
     """Functional execution of a launch, chunk by chunk, as per-warp streams."""
 
-    def __init__(self, prepared, chunk_blocks: int, issue=None):
+    def __init__(self, prepared, chunk_blocks: int, issue=None, execute_skipped: bool = True):
         self.p = prepared
         self.chunk = max(1, chunk_blocks)
         self.issue = issue                                 # issue_stream.IssueStreams: PTX path -> SASS visits
         self.ready: dict[int, list[WarpStream]] = {}      # block -> its warps' streams
         self.next_block = 0
         self.functional_steps = 0
+        self.execute_skipped = execute_skipped             # seek(): run the blocks passed over (exact outputs)
+
+    def seek(self, b: int) -> None:
+        """Go on at block `b` (sampled timing takes waves from across the grid): the blocks
+        before it that no chunk ran are executed without streams, in order, when
+        `execute_skipped` (outputs stay exact), else left out; streams nobody took are dropped."""
+        for k in [k for k in self.ready if k < b]:
+            del self.ready[k]
+        if b > self.next_block:
+            if self.execute_skipped:
+                self._run_plain(self.next_block, b)
+            self.next_block = b
 
     def block(self, b: int) -> list[WarpStream]:
         """The streams of block `b` (computing its chunk if needed), as SASS visits where an
@@ -68,13 +80,15 @@ class TraceSource:
 
     def finish_functional(self) -> None:
         """Execute the blocks nobody asked for (sampled timing), for correct outputs."""
-        start = self.next_block
-        geo = self.p.geometry
-        per = max(1, (1 << 15) // (geo.warps_per_block * 32))
+        self._run_plain(self.next_block, self.p.geometry.nblocks)
+        self.next_block = self.p.geometry.nblocks
+
+    def _run_plain(self, start: int, stop: int) -> None:
+        """Execute blocks start..stop-1 functionally, recording nothing."""
+        per = max(1, (1 << 15) // (self.p.geometry.warps_per_block * 32))
         with np.errstate(all="ignore"):
-            for first in range(start, geo.nblocks, per):
-                self.p.batch(first, min(per, geo.nblocks - first)).run()
-        self.next_block = geo.nblocks
+            for first in range(start, stop, per):
+                self.p.batch(first, min(per, stop - first)).run()
 
     def _run_chunk(self, first: int, n: int) -> None:
         p = self.p

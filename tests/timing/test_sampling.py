@@ -67,3 +67,31 @@ def test_a_warp_aggregated_atomic_is_one_operation_per_warp():
     e = TimingEngine(p, TimingOptions(mode="full"))
     atomics = [s for seg in e.block_static for s in seg if s.is_atomic]
     assert atomics and all(s.aggregated for s in atomics)
+
+
+@cuda.jit
+def triangle(out):
+    i = cuda.grid(1)
+    acc = 0
+    for t in range(cuda.blockIdx.x // 64):      # later blocks loop longer: work grows along the grid
+        acc += t * i
+    out[i] = acc
+
+
+def test_sampled_blocks_are_the_simulated_sms_round_robin_share_from_across_the_grid():
+    from gpusim.timing.engine import sampled_blocks
+    share = sampled_blocks(1000, 10_000, sm_count=100, sms=8, bps=2)
+    assert share == [b for r in range(0, 1000, 100) for b in range(r, r + 8)]     # 8 of every 100
+    timed = sampled_blocks(1000, 32, sm_count=100, sms=8, bps=2)
+    assert timed[:16] == share[:16]                        # the first wave: rounds 0 and 1
+    assert timed[16:] == list(range(200, 208)) + list(range(900, 908))   # then spread to the last round
+
+
+def test_sampling_blocks_whose_work_grows_along_the_grid_predicts_the_full_simulation_within_10_percent():
+    grid, block = 2112, 128                  # two waves on the H100; the last blocks loop 33 times
+    t = {}
+    for mode in ("full", "sampled"):
+        out = np.zeros(grid * block, np.int32)
+        r = gpusim.launch(triangle, grid, block, (out,), timing=True, timing_options=TimingOptions(mode=mode))
+        t[mode] = r.metrics["gpu__time_duration.sum"]
+    assert t["sampled"] == pytest.approx(t["full"], rel=0.10)
