@@ -145,7 +145,9 @@ class Result:
         for ls in self.lines.values():
             rows.append({"line": ls.line, "source": ls.text.strip(), **ls.metrics,
                          "simt_efficiency": ls.simt_efficiency, "sectors_per_request": ls.sectors_per_request})
-        return pd.DataFrame(rows, columns=["line", "source", *METRICS, "simt_efficiency", "sectors_per_request"])
+        extra = sorted({k for ls in self.lines.values() for k in ls.metrics} - set(METRICS))   # e.g. gpusim__ptx_*
+        return pd.DataFrame(rows, columns=["line", "source", *METRICS, *extra, "simt_efficiency",
+                                           "sectors_per_request"])
 
     def instructions_frame(self):
         import pandas as pd

@@ -1,0 +1,264 @@
+"""The `gpusim` command: run the program library (or a user's file) in the simulator
+and show where each kernel's work goes, line by line.
+
+    gpusim run vector_add                      # check against numpy, print the source view
+    gpusim run transpose                       # a family: every member, then a comparison table
+    gpusim run bank_conflict_demo --set stride=33
+    gpusim run my_kernel.py --json             # a file defining PROGRAM = ProgramSpec(...)
+    gpusim list | gpusim presets
+
+Exit status: 0 on success; 1 when a simulated output differs from its numpy
+reference; 2 for errors a user can act on (unknown program or parameter, bad launch,
+a kernel fault), printed as one `error: ...` line (`--traceback` for the trace).
+This package is the only part of gpusim that prints: `run.py` (the run command: source
+views, pictures, traces), `commands.py` (list, presets, collective); this module parses
+the command line and resolves programs.
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+import traceback
+from pathlib import Path
+
+
+# Teaching order of the families whose members build on each other; other prefix
+# matches run in name order.
+FAMILY_ORDER = {
+    "reduce": ("reduce_interleaved_divergent", "reduce_interleaved_strided", "reduce_sequential",
+               "reduce_first_add", "reduce_warp_shuffle"),
+    "transpose": ("transpose_naive", "transpose_shared", "transpose_padded"),
+    "matmul": ("matmul_naive", "matmul_tiled"),
+    "histogram": ("histogram_global", "histogram_shared"),
+}
+
+EXIT_OK, EXIT_MISMATCH, EXIT_ERROR = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad input to the command itself (unknown program, size or parameter)."""
+
+
+class CheckFailed(Exception):
+    """A simulated output differs from the program's numpy reference."""
+
+
+# ---------------------------------------------------------------- arguments
+
+def parse_value(text: str):
+    """'4096' -> 4096, '1_000' -> 1000, '0x10' -> 16, '2.5' -> 2.5, '1e6' -> 1000000.0,
+    'true'/'false' -> bool; anything else stays a string."""
+    t = text.strip()
+    try:
+        return int(t, 0)
+    except ValueError:
+        pass
+    try:
+        return float(t)
+    except ValueError:
+        pass
+    if t.lower() in ("true", "false"):
+        return t.lower() == "true"
+    return t
+
+
+def parse_sets(items: list[str]) -> dict:
+    """['n=4096', 'stride=33'] -> {'n': 4096, 'stride': 33}."""
+    out = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise UsageError(f"--set expects key=value (e.g. --set n=4096), got {item!r}")
+        out[key.strip()] = parse_value(value)
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
+                        help="show the Python traceback of an error")
+    p = argparse.ArgumentParser(prog="gpusim", parents=[common],
+                                description="Run CUDA kernels (Numba) in a GPU simulator and see where the work goes.")
+    p.set_defaults(traceback=False)
+    from gpusim import __version__
+    p.add_argument("--version", action="version", version=f"gpusim {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    r = sub.add_parser("run", parents=[common], help="run a program (or family, or .py file) and show its source view")
+    r.add_argument("program", metavar="PROGRAM",
+                   help="a program name (gpusim list), a family prefix (reduce, transpose, matmul, histogram) "
+                        "or the path of a .py file defining PROGRAM = ProgramSpec(...)")
+    r.add_argument("--gpu", default="h100", help="GPU preset (gpusim presets); default h100")
+    r.add_argument("--size", default="default", help="named size: default, large or another of the program's (an unknown name lists them)")
+    r.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a size parameter (--set n=4096) or, with a dotted key, a GPU spec field "
+                        "(--set sm.count=64 --set hbm.bandwidth_GBps=8000); repeatable")
+    r.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    r.add_argument("--json", action="store_true", help="print one JSON object (metrics and per-line stats)")
+    r.add_argument("--no-check", dest="check", action="store_false", help="skip the check against numpy")
+    r.add_argument("--functional", dest="timing", action="store_false",
+                   help="functional simulation only: counters, no predicted time")
+    r.add_argument("--timing", dest="timing", action="store_true", default=True,
+                   help="predict time with the timing model (the default)")
+    r.add_argument("--mode", choices=("auto", "full", "sampled"), default="auto",
+                   help="timing: simulate every SM and block (full) or a sample of SMs and waves (sampled); "
+                        "auto samples launches of more blocks than SMs")
+    r.add_argument("--trace", metavar="FILE.json",
+                   help="write a Chrome trace (open in ui.perfetto.dev) of one SM's warps, stalls and memory "
+                        "requests over a window of cycles; a family writes FILE_<program>.json per member")
+    r.add_argument("--plot", metavar="DIR",
+                   help="write the run's figures (bank, coalescing and divergence maps of block 0, roofline, "
+                        "occupancy, warp timeline) as PNG files <program>_<figure>.png into DIR; a family also "
+                        "gets <family>_ladder.png, its members' predicted time and counters side by side")
+    r.add_argument("--html", metavar="FILE",
+                   help="write one self-contained HTML page: the source view with per-line heat, the figures "
+                        "and per-line bank/coalescing maps (a family: every member on one page)")
+    r.add_argument("--trace-sm", type=int, default=0, metavar="N", help="the SM traced (default 0)")
+    r.add_argument("--trace-cycles", default="0:20000", metavar="START:END",
+                   help="the cycles traced (default 0:20000)")
+    r.set_defaults(func=_command("run", "cmd_run"))
+
+    sub.add_parser("list", parents=[common], help="the programs, with descriptions and launch shapes").set_defaults(
+        func=_command("commands", "cmd_list"))
+    pr = sub.add_parser("presets", parents=[common], help="the GPU presets")
+    pr.add_argument("--show", metavar="NAME", help="print one preset (or a .toml spec) as a parts list with units")
+    pr.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                    help="with --show: apply spec overrides, e.g. --set sm.count=64")
+    pr.set_defaults(func=_command("commands", "cmd_presets"))
+
+    co = sub.add_parser("collective", parents=[common],
+                        help="time an NCCL collective over N simulated GPUs, nccl-tests style")
+    co.add_argument("op", metavar="OP", help="all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, "
+                                             "send_recv")
+    co.add_argument("--gpus", type=int, default=None, help="GPUs in the system (default: the preset's "
+                                                           "system.gpu_count, else 8)")
+    co.add_argument("--gpu", default="h200", help="GPU preset or .toml (default h200)")
+    co.add_argument("--sizes", default="64K:1G", help="MIN:MAX[:FACTOR] (powers of FACTOR, default 2) or a comma "
+                                                      "list of byte counts (default 64K:1G)")
+    co.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                    help="spec overrides, e.g. --set nvlink.links=12 --set system.topology=direct")
+    co.add_argument("--algorithm", choices=("ring", "tree"), help="force NCCL_ALGO (default: NCCL's choice)")
+    co.add_argument("--protocol", choices=("LL", "LL128", "Simple"), help="force NCCL_PROTO (default: NCCL's choice)")
+    co.add_argument("--json", action="store_true", help="one JSON object per size")
+    co.add_argument("--plot", metavar="FILE", help="write busbw against size (PNG/SVG/PDF by extension)")
+    co.set_defaults(func=_command("commands", "cmd_collective"))
+    return p
+
+
+def _command(module: str, name: str):
+    """The command function `name` of gpusim.cli.<module>, imported when it runs."""
+    def run(args):
+        import importlib
+        return getattr(importlib.import_module(f"gpusim.cli.{module}"), name)(args)
+    return run
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:                      # --help, --version, usage errors: argparse printed them
+        return int(e.code or 0) if not isinstance(e.code, str) else EXIT_ERROR
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:
+        if not is_user_error(e):
+            raise
+        return report_error(e, args.traceback)
+
+
+def is_user_error(e: BaseException) -> bool:
+    from gpusim.errors import GpusimError
+    if isinstance(e, (UsageError, GpusimError)):
+        return True
+    try:
+        from numba.core.errors import NumbaError
+    except ImportError:                          # pragma: no cover - numba is a dependency
+        return False
+    return isinstance(e, NumbaError)
+
+
+def report_error(e: BaseException, show_traceback: bool, prefix: str = "") -> int:
+    if show_traceback:
+        traceback.print_exception(e, file=sys.stderr)
+    msg = str(e).strip() or type(e).__name__
+    print(f"error: {prefix}{msg}", file=sys.stderr)
+    return EXIT_MISMATCH if isinstance(e, CheckFailed) else EXIT_ERROR
+
+
+# ---------------------------------------------------------------- resolving programs
+
+def resolve(name: str):
+    """PROGRAM argument -> (family name or None, [ProgramSpec, ...])."""
+    import programs
+    if name.endswith(".py") or "/" in name or Path(name).is_file():
+        try:
+            return None, [programs.load_file(name)]
+        except (FileNotFoundError, ImportError, TypeError) as e:
+            raise UsageError(str(e)) from e
+        except Exception as e:                   # the user's file itself raised (SyntaxError, NameError, ...)
+            raise UsageError(f"cannot load {name}: {type(e).__name__}: {e}") from e
+    if name in programs.PROGRAMS:
+        return None, [programs.PROGRAMS[name]]
+    members = [n for n in programs.PROGRAMS if n.startswith(name)]
+    if members:
+        order = FAMILY_ORDER.get(name.rstrip("_"), ())
+        members.sort(key=lambda n: (order.index(n) if n in order else len(order), n))
+        family = name.rstrip("_") if len(members) > 1 else None
+        return family, [programs.PROGRAMS[n] for n in members]
+    raise UsageError(unknown_program_message(name, list(programs.PROGRAMS)))
+
+
+def unknown_program_message(name: str, names: list[str]) -> str:
+    families = sorted({n.split("_")[0] for n in names if sum(m.startswith(n.split("_")[0] + "_") for m in names) > 1})
+    close = difflib.get_close_matches(name, names + families, n=5, cutoff=0.5)
+    close += [n for n in names if name.lower() in n and n not in close]
+    hint = f"; did you mean: {', '.join(close[:5])}?" if close else ""
+    return f"no program named {name!r}{hint} (`gpusim list` shows them all)"
+
+
+def params_for(spec, size: str, sets: dict) -> dict:
+    """The size parameters of `spec` at `size` with `sets` applied; UsageError naming
+    the valid sizes or parameters otherwise."""
+    if size not in spec.sizes:
+        raise UsageError(f"{spec.name} has no size {size!r}; its sizes: {', '.join(spec.sizes)}")
+    known = spec.sizes[size]
+    unknown = [k for k in sets if k not in known]
+    if unknown:
+        raise UsageError(f"{spec.name} has no parameter {unknown[0]!r}; its parameters: "
+                         + ", ".join(f"{k}={v}" for k, v in known.items()))
+    params = dict(known)
+    for k, v in sets.items():
+        params[k] = coerce(spec.name, k, v, known[k])
+    return params
+
+
+def coerce(program: str, key: str, value, default):
+    """`value` in the type of the parameter's default (1e6 -> 1000000 for an int)."""
+    if isinstance(default, bool) or default is None or isinstance(default, str):
+        return value
+    if isinstance(default, int):
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        raise UsageError(f"{program}: parameter {key} is an integer (default {default}), got {value!r}")
+    if isinstance(default, float) and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(default, float):
+        raise UsageError(f"{program}: parameter {key} is a number (default {default}), got {value!r}")
+    return value
+
+
+def build_case(spec, params: dict, seed: int):
+    try:
+        return spec.case(params, seed=seed)
+    except Exception as e:
+        raise UsageError(f"{spec.name}: cannot build inputs for {fmt_params(params)}: {type(e).__name__}: {e}") from e
+
+
+def fmt_params(params: dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in params.items())

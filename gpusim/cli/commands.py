@@ -1,0 +1,94 @@
+"""`gpusim list`, `gpusim presets` and `gpusim collective`: the program library, the GPU
+presets, and NCCL collectives over a simulated multi-GPU system as nccl-tests prints them."""
+from __future__ import annotations
+
+from gpusim.cli import EXIT_OK, FAMILY_ORDER, UsageError
+
+
+def dims(t) -> str:
+    t = tuple(t) if isinstance(t, (tuple, list)) else (t,)
+    return "x".join(str(int(v)) for v in t)
+
+
+def cmd_list(args) -> int:
+    import programs
+    from gpusim.report.fmt import table
+    rows = []
+    for name, spec in programs.PROGRAMS.items():
+        try:
+            c = spec.case()
+            grid, block = dims(c.grid), dims(c.block)
+            if c.shared_bytes:
+                block += f" +{c.shared_bytes}B"
+        except Exception:                          # a broken program still gets listed
+            grid = block = "?"
+        rows.append([name, grid, block, spec.description])
+    for line in table(["program", "grid", "block", "description"], rows, "lrrl"):
+        print(line)
+    names = list(programs.PROGRAMS)
+    fams = [f"{f} ({sum(n.startswith(f + '_') for n in names)})" for f in FAMILY_ORDER
+            if sum(n.startswith(f + "_") for n in names) > 1]
+    if fams:
+        print(f"\nfamilies (gpusim run FAMILY runs each member and compares them): {', '.join(fams)}")
+    return EXIT_OK
+
+
+def cmd_presets(args) -> int:
+    from gpusim.report.fmt import table
+    from gpusim.specs import PRESETS, describe, resolve
+    if args.show:
+        print(describe(resolve(args.show, [s for s in args.sets])))
+        return EXIT_OK
+    from gpusim.specs import calibrated, presets
+    rows = []
+    for name in presets.names():
+        spec = presets.get(name)
+        cal = calibrated.info(name) if name in calibrated.available() else {}
+        if cal:
+            what = f"calibrated: {cal.get('data', '?')} ({cal.get('gpu', '?')}, {str(cal.get('date', '?'))[:10]})"
+        elif name in PRESETS:
+            what = "datasheet: cited numbers only"
+        else:
+            what = f"datasheet (no calibration; same as {name}-datasheet)"
+        rows.append([name, spec.marketing_name, "{}.{}".format(*spec.compute_capability), what])
+    for line in table(["preset", "GPU", "compute capability", "numbers"], rows, "llrl"):
+        print(line)
+    print("\n`--gpu h200` predicts with the calibrated preset where one exists; `h200-datasheet` is the cited one.")
+    return EXIT_OK
+
+
+def cmd_collective(args) -> int:
+    import json as _json
+
+    from gpusim.collectives.conventions import check_op
+    from gpusim.collectives.run import parse_sizes, simulate
+    from gpusim.report.fmt import table
+    from gpusim.specs import resolve as resolve_spec
+    op = check_op(args.op)
+    spec = resolve_spec(args.gpu, list(args.sets))
+    n = args.gpus if args.gpus is not None else (spec.system.gpu_count if spec.system.gpu_count > 1 else 8)
+    if n < 2:
+        raise UsageError(f"--gpus must be at least 2, got {n}")
+    results = [simulate(op, size, spec, n, args.algorithm, args.protocol) for size in parse_sizes(args.sizes)]
+    if args.json:
+        for r in results:
+            print(_json.dumps({"op": r.op, "gpus": r.gpus, "bytes": r.bytes, "time_us": round(r.time_us, 3),
+                               "algbw_GBps": round(r.algbw_GBps, 3), "busbw_GBps": round(r.busbw_GBps, 3),
+                               "algorithm": r.algorithm, "protocol": r.protocol, "channels": r.channels}))
+    else:
+        print(f"# {op} on {n} x {spec.marketing_name} ({spec.name}), {spec.system.topology}, "
+              f"{spec.nvlink.links} NVLinks x {spec.nvlink.link_bandwidth_GBps:g} GB/s per direction; "
+              f"nccl-tests conventions (size: {'gathered output' if op == 'all_gather' else 'input per rank'})")
+        rows = [[f"{r.bytes}", f"{r.time_us:.2f}", f"{r.algbw_GBps:.2f}", f"{r.busbw_GBps:.2f}",
+                 r.algorithm.upper() if r.algorithm == "p2p" else r.algorithm.capitalize(),
+                 {"ll": "LL", "ll128": "LL128", "simple": "Simple"}[r.protocol], str(r.channels)] for r in results]
+        for line in table(["size (B)", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "algorithm", "protocol",
+                           "channels"], rows, "rrrrllr"):
+            print(line)
+        print("# predicted by gpusim's interconnect model, not measured")
+    if args.plot:
+        from gpusim.collectives.plot import busbw_plot
+        busbw_plot(results, args.plot, f"{op}, {n} x {spec.name} (gpusim prediction)")
+        if not args.json:
+            print(f"plot: {args.plot}")
+    return EXIT_OK

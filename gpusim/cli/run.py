@@ -1,0 +1,227 @@
+"""`gpusim run PROGRAM`: run one program (or a family) in the simulator, check it against
+its numpy reference, print the source view and verdict, and on request write the pictures
+(`--plot`, `--html`: drawn by `gpusim.report.pictures`' worker processes while the next
+program runs), a Chrome trace (`--trace`) or JSON (`--json`)."""
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from gpusim.cli import (EXIT_OK, CheckFailed, UsageError, build_case, fmt_params, is_user_error, params_for,
+                        parse_sets, parse_value, report_error, resolve)
+
+
+def run_one(spec, params: dict, args):
+    """(case, result, check status, subject) for one program; subject: the launch with
+    copies of its initial arguments when --plot or --html will draw it, else None."""
+    import gpusim
+    case = build_case(spec, params, args.seed)
+    subject = None
+    if wants_pictures(args):
+        from gpusim.viz import Subject
+        initial = tuple(np.copy(a) if isinstance(a, np.ndarray) else a for a in case.args)
+        subject = Subject(case.kernel, case.grid, case.block, initial, args.gpu_spec, case.shared_bytes, spec.name)
+    try:
+        options = None
+        if args.timing:
+            from gpusim.timing.engine import TimingOptions
+            options = TimingOptions(mode=args.mode, record=getattr(args, "trace_window", None),
+                                    progress=progress_printer(case.name) if sys.stderr.isatty() else None)
+        result = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu=args.gpu_spec, timing=args.timing,
+                               shared_bytes=case.shared_bytes, timing_options=options)
+    finally:
+        if args.timing and sys.stderr.isatty():
+            sys.stderr.write("\r\033[K")
+    status = "skipped"
+    if args.check:
+        try:
+            case.check()
+        except AssertionError as e:
+            raise CheckFailed(f"{e} (on {args.gpu}; rerun with --no-check to see the source view)") from e
+        status = "passed"
+    return case, result, status, subject
+
+
+def wants_pictures(args) -> bool:
+    return bool(getattr(args, "plot", None) or getattr(args, "html", None))
+
+
+def progress_printer(name: str):
+    """A progress callback writing 'name: blocks done/total' to stderr (a terminal only)."""
+    state = {"last": -1}
+
+    def show(done: int, total: int) -> None:
+        pct = 100 * done // max(total, 1)
+        if pct != state["last"]:
+            state["last"] = pct
+            sys.stderr.write(f"\r{name}: timing {done}/{total} blocks ({pct}%)")
+            sys.stderr.flush()
+    return show
+
+
+def cmd_run(args) -> int:
+    from gpusim import report
+    from gpusim.specs.overrides import resolve as resolve_spec
+    gpu_sets = [s for s in args.sets if "." in s.partition("=")[0]]
+    args.sets = [s for s in args.sets if "." not in s.partition("=")[0]]
+    args.gpu_spec = resolve_spec(args.gpu, gpu_sets)       # unknown preset or bad override: fail before any work
+    sets = parse_sets(args.sets)
+    family, members = resolve(args.program)
+    plans = [(spec, params_for(spec, args.size, sets)) for spec in members]     # bad --size/--set: fail first
+    args.trace_window = trace_window(args)
+    if wants_pictures(args) and args.timing and args.trace_window is None:
+        from gpusim.timing.record import TraceWindow
+        args.trace_window = TraceWindow()         # the warp timeline figure, from the run itself (numbers unchanged)
+    out = sys.stdout
+    color = report.want_color(out) and not args.json
+    width = shutil.get_terminal_size().columns if out.isatty() else None
+    code, done, records, sections, plotted = EXIT_OK, [], [], [], []
+    renderer = None
+    if wants_pictures(args):
+        from gpusim.report.pictures import Renderer
+        renderer = Renderer()            # figures drawn in a worker while the next program runs
+    try:
+        for spec, params in plans:
+            record = {"program": spec.name}
+            try:
+                case, result, status, subject = run_one(spec, params, args)
+            except Exception as e:
+                if not is_user_error(e) and not isinstance(e, CheckFailed):
+                    raise
+                prefix = "" if len(members) == 1 or str(e).startswith(spec.name) else f"{spec.name}: "
+                code = max(code, report_error(e, args.traceback, prefix))
+                records.append({**record, "error": str(e)})
+                continue
+            label = f"{spec.name} [{fmt_params(case.params)}]"
+            if args.trace:
+                from gpusim.report.trace import write_chrome_trace
+                path = Path(args.trace)
+                write_chrome_trace(result, path if len(members) == 1 else
+                                   path.with_name(f"{path.stem}_{spec.name}{path.suffix}"))
+            done.append((spec.name, result))
+            if subject is not None:
+                from gpusim.report.pictures import pictures
+                pics = pictures(subject, result, line_maps=bool(args.html), renderer=renderer)   # drawn while the next runs
+                sections.append((label, result, pics))
+            if args.json:
+                records.append(result_record(spec.name, case, result, status))
+                if subject is not None:
+                    plotted.append((records[-1], spec.name, pics))
+            else:
+                print(report.render_source_view(result, case_name=label, width=width, color=color), file=out)
+                if subject is not None:
+                    plotted.append((None, spec.name, pics))
+        ladder = family_ladder(done, family, args, renderer)        # drawn with the members' figures
+        for record, name, pics in plotted:
+            pics.wait()
+            written = write_plots(pics, name, Path(args.plot)) if args.plot else []
+            if written and record is not None:
+                record["plots"] = written
+            elif not args.json:
+                for path in written:
+                    print(f"plot: {path}", file=out)
+    finally:
+        if renderer is not None:
+            renderer.close()
+    ladder_png, ladder_path = write_ladder(ladder, family, args)
+    if ladder_path and not args.json:
+        print(f"plot: {ladder_path}", file=out)
+    if args.html and sections:
+        from gpusim.report.html import Section, render_html
+        comparison = (report.render_comparison(done, title=f"comparison: {family} on {args.gpu}")
+                      if family and len(done) > 1 else None)
+        page = Path(args.html)
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text(render_html([Section(*s) for s in sections], title=f"gpusim run {args.program} on {args.gpu}",
+                                    comparison=comparison, ladder=ladder_png), encoding="utf-8")
+        if not args.json:
+            print(f"html: {page}", file=out)
+    if args.json:
+        doc = {"gpu": args.gpu, "size": args.size, "seed": args.seed, "family": family, "programs": records,
+               **({"ladder_plot": ladder_path} if ladder_path else {})}
+        json.dump(doc, out, indent=1, default=to_json)
+        out.write("\n")
+    elif family and len(done) > 1:
+        print(report.render_comparison(done, title=f"comparison: {family} on {args.gpu}", color=color), file=out)
+    return code
+
+
+def family_ladder(done: list, family: str | None, args, renderer):
+    """The pending PNG (a Future) of a family's ladder figure (`gpusim.viz.ladder`): its
+    members' predicted time and counters side by side; None unless several members ran
+    with --plot or --html."""
+    if not (family and len(done) > 1 and renderer is not None):
+        return None
+    from gpusim.viz import ladder
+    return renderer.submit({"ladder": ladder.ladder(dict(done), family=family, gpu=args.gpu)})["ladder"]
+
+
+def write_ladder(pending, family: str | None, args) -> tuple[bytes | None, str | None]:
+    """(PNG bytes, path) of the ladder, written as DIR/<family>_ladder.png under --plot."""
+    if pending is None:
+        return None, None
+    data = pending.result()
+    if not args.plot:
+        return data, None
+    path = Path(args.plot) / f"{family}_ladder.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return data, str(path)
+
+
+def write_plots(pics, program: str, folder: Path) -> list[str]:
+    """Write each figure of `pics` as folder/<program>_<figure>.png; the paths written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, data in pics.figures.items():
+        path = folder / f"{program}_{name}.png"
+        path.write_bytes(data)
+        paths.append(str(path))
+    return paths
+
+
+def trace_window(args):
+    """The TraceWindow of `--trace`, `--trace-sm` and `--trace-cycles START:END` (None without --trace)."""
+    if not getattr(args, "trace", None):
+        return None
+    if not args.timing:
+        raise UsageError("--trace needs the timing model; drop --functional")
+    from gpusim.errors import ConfigError
+    from gpusim.timing.record import TraceWindow
+    try:
+        start, end = (int(parse_value(x)) for x in args.trace_cycles.split(":"))
+        return TraceWindow(sms=args.trace_sm, start_cycle=start, end_cycle=end)
+    except (ValueError, TypeError, ConfigError) as e:
+        raise UsageError(f"--trace-sm {args.trace_sm} --trace-cycles {args.trace_cycles}: expected an SM index "
+                         f">= 0 and START:END cycles with START < END ({e})") from e
+
+
+def result_record(name: str, case, result, status: str) -> dict:
+    lines = []
+    for ls in result.lines.values():
+        lines.append({"line": ls.line, "source": ls.text, "warp_instructions": ls.warp_instructions,
+                      "simt_efficiency": ls.simt_efficiency, "shared_wavefronts": ls.shared_wavefronts,
+                      "bank_conflicts": ls.bank_conflicts, "global_requests": ls.global_requests,
+                      "global_sectors": ls.global_sectors, "sectors_per_request": ls.sectors_per_request,
+                      "metrics": ls.metrics})
+    from gpusim.report import line_issues
+    return {"program": name, "params": case.params, "check": status, "kernel": result.kernel, "gpu": result.gpu,
+            "grid": list(result.grid), "block": list(result.block), "shared_bytes": result.shared_bytes,
+            "source_file": result.source_file, "metrics": result.metrics, "lines": lines,
+            "verdict": [{"line": i.line, "kind": i.kind, "score": i.score, "text": i.sentence}
+                        for i in line_issues(result)[:3]]}
+
+
+def to_json(v):
+    if isinstance(v, np.integer):
+        return int(v)
+    if isinstance(v, np.floating):
+        return float(v)
+    if isinstance(v, (np.ndarray, tuple, set)):
+        return list(np.asarray(v).tolist()) if isinstance(v, np.ndarray) else list(v)
+    return str(v)
+
