@@ -115,8 +115,14 @@ class TimingEngine:
         self.trace = TraceSource(prepared, chunk_blocks=min(max(wave, 1), max(1, (1 << 15) // (geo.warps_per_block * 32))),
                                  issue=self.issue, execute_skipped=mode == "full" or options.functional == "full")
         self.blocks_simulated = self._budget(options, mode, wave)
-        self.block_order = sampled_blocks(geo.nblocks, self.blocks_simulated, n_sm, self.sms_simulated, bps)
-        self.blocks_simulated = len(self.block_order)
+        self.block_order = order = sampled_blocks(geo.nblocks, self.blocks_simulated, n_sm, self.sms_simulated, bps)
+        self.blocks_simulated = len(order)
+        self._runs = {}                              # first block of each run of consecutive timed blocks -> length
+        for i, b in enumerate(order):
+            if i == 0 or b != order[i - 1] + 1:
+                start = b
+                self._runs[start] = 0
+            self._runs[start] += 1
         self.memory = MemorySystem(spec, sm_fraction=frac,
                                    share_blocks_per_simulated=self.blocks_share / max(self.blocks_simulated, 1),
                                    peer_ranges=getattr(prepared, "peer_ranges", ()))
@@ -179,8 +185,8 @@ class TimingEngine:
             return False
         b = self.block_order[self.next_block]
         self.next_block += 1
-        if b >= self.trace.next_block and b not in self.trace.ready:
-            self.trace.seek(b)                      # a sampled wave further into the grid
+        if b in self._runs and b not in self.trace.ready:
+            self.trace.seek(b, self._runs[b])       # a sampled run of blocks further into the grid
         t = max(t, self._next_dispatch.get(sm.id, 0.0))
         self._next_dispatch[sm.id] = t + self.spec.launch.block_dispatch_cycles
         sm.add_cta(b, self.trace.block(b), t)

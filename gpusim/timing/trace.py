@@ -46,17 +46,20 @@ class TraceSource:
         self.next_block = 0
         self.functional_steps = 0
         self.execute_skipped = execute_skipped             # seek(): run the blocks passed over (exact outputs)
+        self.run_stop: int | None = None                   # seek(): chunks end where the sampled run ends
 
-    def seek(self, b: int) -> None:
-        """Go on at block `b` (sampled timing takes waves from across the grid): the blocks
-        before it that no chunk ran are executed without streams, in order, when
-        `execute_skipped` (outputs stay exact), else left out; streams nobody took are dropped."""
+    def seek(self, b: int, length: int) -> None:
+        """Go on at block `b`, the first of `length` consecutive blocks to time (sampled timing
+        takes them from across the grid): the blocks before it that no chunk ran are executed
+        without streams, in order, when `execute_skipped` (outputs stay exact), else left out;
+        streams nobody took are dropped."""
         for k in [k for k in self.ready if k < b]:
             del self.ready[k]
         if b > self.next_block:
             if self.execute_skipped:
                 self._run_plain(self.next_block, b)
             self.next_block = b
+        self.run_stop = b + length
 
     def block(self, b: int) -> list[WarpStream]:
         """The streams of block `b` (computing its chunk if needed), as SASS visits where an
@@ -74,6 +77,8 @@ class TraceSource:
             if self.next_block >= self.p.geometry.nblocks:
                 raise IndexError(b)
             n = min(self.chunk, self.p.geometry.nblocks - self.next_block)
+            if self.run_stop is not None and self.run_stop > self.next_block:
+                n = min(n, self.run_stop - self.next_block)
             self._run_chunk(self.next_block, n)
             self.next_block += n
         return self.ready[b]
