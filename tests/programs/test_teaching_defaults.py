@@ -1,6 +1,6 @@
 """At each teaching family's default size the lesson shows in the predicted time (default preset):
 the ordering a textbook states, one family per test. The committed measurements agree where they
-exist (transpose and histogram defaults, `validate/data/h100.json`)."""
+exist (transpose, reduction and histogram defaults, `validate/data/h100.json`)."""
 import json
 from pathlib import Path
 
@@ -43,7 +43,7 @@ def test_matmul_naive_slower_than_tiled():
     assert_strictly_faster_down_the_ladder(ladder("matmul"), margin=1.5)
 
 
-@pytest.mark.parametrize("family", ["transpose", "histogram"])
+@pytest.mark.parametrize("family", ["transpose", "reduce", "histogram"])
 def test_measured_defaults_show_the_same_order(family):
     data = json.loads((Path(__file__).resolve().parents[2] / "validate/data/h100.json").read_text())
     measured = {k["name"]: k["metrics"]["gpu__time_duration.sum"] for k in data["kernels"]}
