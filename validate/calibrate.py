@@ -17,9 +17,9 @@ Fits (each from one microbenchmark family; residuals re-simulate it with the fit
 - `l2.atomic_same_address_interval_cycles`: cycles per atomic on one global address.
 - `l2.atomic_ops_per_cycle_per_slice`: lane atomics per cycle per L2 slice, from the
   distinct-address atomic microbenchmark (every lane its own address).
-- `l2.atomic_same_sector_request_cycles`: the per-request part of a hot sector's RMW turn,
-  from `histogram_global/default` (few lanes per request, every SM); the per-lane part
-  is then what global_same's 32-lane turn leaves.
+- `l2.atomic_extra_address_cycles`: what each further distinct address of one request
+  adds to a hot sector's turn, from `histogram_global/default` (several addresses of a
+  sector per request, every SM).
 - `launch.block_dispatch_cycles`: SM cycles per block per SM with millions of tiny blocks.
 - `launch.kernel_fixed_ns`: the empty kernel's duration minus its modelled cycles.
 
@@ -138,21 +138,7 @@ def fit(data: dict, base) -> tuple[object, list[dict]]:
         spec = rep(spec, l2={"atomic_same_address_interval_cycles": interval})
         notes.append(dict(field="l2.atomic_same_address_interval_cycles", value=interval,
                           source=f"atomic_throughput/global_same: {at['derived']['atomics_per_cycle']:.3f} atomics/cycle"))
-    dist = _records(data, "atomic_throughput").get("global_distinct")
-    if dist:
-        # start from the measured rate per slice; rescale until the model's kernel time matches
-        target = dist["metrics"][DURATION_METRIC]
-        rate = round(dist["derived"]["atomics_per_cycle"] / spec.l2.slices, 3)
-        for _ in range(2 * MAX_ITERATIONS):          # converges slowly: part of the time is not the atomic units
-            spec = rep(spec, l2={"atomic_ops_per_cycle_per_slice": rate})
-            got = _duration_ns(spec, "atomic_throughput", dist["size"])
-            if abs(got / target - 1) < TOLERANCE:
-                break
-            rate = round(rate * got / target, 3)
-        notes.append(dict(field="l2.atomic_ops_per_cycle_per_slice", value=spec.l2.atomic_ops_per_cycle_per_slice,
-                          source=f"atomic_throughput/global_distinct: {target / 1000:.1f} us measured "
-                                 f"({dist['derived']['atomics_per_cycle']:.1f} atomics/cycle; the model books each "
-                                 f"at its near and, for far lines, its home slice)"))
+    spec = _fit_slice_rate(spec, notes, data)
     bd = _records(data, "block_dispatch")
     big = max(bd.values(), key=lambda k: k["params"]["blocks"])
     per_block = round(big["derived"]["sm_cycles_per_block_per_sm"], 1)
@@ -169,16 +155,47 @@ def fit(data: dict, base) -> tuple[object, list[dict]]:
                       source=f"launch_overhead: {lo['metrics']['gpu__time_duration.sum']:.0f} ns measured, "
                       f"{model_ns:.0f} ns modelled"))
     if at:
-        spec = _fit_sector_request(spec, notes, data)
+        for _ in range(2):                  # the histogram also loads the slices' atomic units: fit both in turn
+            spec = _fit_extra_address(spec, notes, data)
+            spec = _fit_slice_rate(spec, notes, data)
     return spec, notes
 
 
-def _fit_sector_request(spec, notes: list, data: dict):
-    """Split a hot sector's atomic turn into a per-request part c0 and a per-lane part c1.
-    global_same (32 lanes per request) fixes c0 + 32 c1; the histogram of 256 bins
-    (`histogram_global/default`: a few lanes per request on the two hot sectors, from
-    every SM) fixes c0, by bisection on the simulated duration. `/large` (256 x the
-    elements) is left to check it."""
+def _note(notes: list, **entry) -> None:
+    """Add a fitted field's note, replacing an earlier fit of the same field."""
+    notes[:] = [n for n in notes if n["field"] != entry["field"]] + [entry]
+
+
+def _fit_slice_rate(spec, notes: list, data: dict):
+    """`l2.atomic_ops_per_cycle_per_slice` from global_distinct (every lane its own address)."""
+    dist = _records(data, "atomic_throughput").get("global_distinct")
+    if not dist:
+        return spec
+    # start from the measured rate per slice; rescale until the model's kernel time matches
+    target = dist["metrics"][DURATION_METRIC]
+    rate = spec.l2.atomic_ops_per_cycle_per_slice if any(n["field"] == "l2.atomic_ops_per_cycle_per_slice"
+                                                          for n in notes) \
+        else round(dist["derived"]["atomics_per_cycle"] / spec.l2.slices, 3)
+    for _ in range(2 * MAX_ITERATIONS):          # converges slowly: part of the time is not the atomic units
+        spec = rep(spec, l2={"atomic_ops_per_cycle_per_slice": rate})
+        got = _duration_ns(spec, "atomic_throughput", dist["size"])
+        if abs(got / target - 1) < TOLERANCE:
+            break
+        rate = round(rate * got / target, 3)
+    _note(notes, field="l2.atomic_ops_per_cycle_per_slice", value=spec.l2.atomic_ops_per_cycle_per_slice,
+          source=f"atomic_throughput/global_distinct: {target / 1000:.1f} us measured "
+                 f"({dist['derived']['atomics_per_cycle']:.1f} atomics/cycle; the model books each "
+                 f"at its near and, for far lines, its home slice)")
+    return spec
+
+
+def _fit_extra_address(spec, notes: list, data: dict):
+    """The turn a hot sector's atomic unit gives each further distinct address of one
+    request: global_same (one address, 32 lanes per request) fixes the per-lane part;
+    the histogram of 256 bins (`histogram_global/default`: a few lanes per request on
+    several addresses of the two hot sectors, from every SM) fixes this, by bisection on
+    the simulated duration. `/large` (256 x the elements) and the held-out suite's
+    same-address counter (`count_positive`, one aggregated lane per request) check it."""
     import gpusim
     import programs
     rec = next((k for k in data["kernels"] if k.get("program") == "histogram_global" and k.get("size") == "default"
@@ -186,29 +203,22 @@ def _fit_sector_request(spec, notes: list, data: dict):
     if rec is None:
         return spec
     target = rec["metrics"][DURATION_METRIC]
-    per_request = 32 * spec.l2.atomic_same_address_interval_cycles          # global_same's turn: 32 lanes
 
-    def duration(c0: float) -> tuple[float, object]:
-        s = rep(spec, l2={"atomic_same_sector_request_cycles": round(c0, 3),
-                          "atomic_same_address_interval_cycles": round((per_request - c0) / 32, 4)})
+    def duration(extra: float) -> tuple[float, object]:
+        s = rep(spec, l2={"atomic_extra_address_cycles": round(extra, 3)})
         c = programs.get("histogram_global").case("default")
         return gpusim.launch(c.kernel, c.grid, c.block, c.args, gpu=s, timing=True).metrics[DURATION_METRIC], s
 
-    lo, hi = 0.0, per_request * 0.75
+    lo, hi = 0.0, 32 * spec.l2.atomic_same_address_interval_cycles
     if duration(lo)[0] >= target:
         return spec
     for _ in range(14):
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if duration(mid)[0] < target else (lo, mid)
     got, spec = duration((lo + hi) / 2)
-    for n in notes:
-        if n["field"] == "l2.atomic_same_address_interval_cycles":
-            n["value"] = spec.l2.atomic_same_address_interval_cycles
-            n["source"] += (f" = {per_request:.1f} cycles per 32-lane request, less the request's own "
-                            f"{spec.l2.atomic_same_sector_request_cycles} (below), per lane")
-    notes.append(dict(field="l2.atomic_same_sector_request_cycles", value=spec.l2.atomic_same_sector_request_cycles,
-                      source=f"histogram_global/default: {target / 1000:.2f} us measured, {got / 1000:.2f} us "
-                             f"modelled (a few lanes per request on two hot sectors, from every SM)"))
+    _note(notes, field="l2.atomic_extra_address_cycles", value=spec.l2.atomic_extra_address_cycles,
+          source=f"histogram_global/default: {target / 1000:.2f} us measured, {got / 1000:.2f} us "
+                 f"modelled (several addresses of the two hot sectors per request, from every SM)")
     return spec
 
 

@@ -174,7 +174,7 @@ class L2Spec:
     write_bandwidth_bytes_per_cycle_per_slice: float = 35.0  # data written (stores) per SM cycle by one slice
     atomic_latency_cycles: int = 40              # extra cycles for a read-modify-write at the slice
     atomic_same_address_interval_cycles: float = 2.0  # cycles between two lane atomics on one sector at a slice
-    atomic_same_sector_request_cycles: float = 0.0  # a request's turn at a sector's RMW unit, on top of its lanes
+    atomic_extra_address_cycles: float = 0.0  # each further distinct address of one sector in one request: its turn
     atomic_ops_per_cycle_per_slice: float = 4.0  # lane read-modify-writes one slice's atomic units finish per cycle
     partitions: int = 2                          # L2 partitions; an SM's near one caches copies of lines homed in the far one
     fabric_latency_cycles: int = 100             # one crossing of the fabric between partitions (a far access crosses twice)
@@ -187,7 +187,7 @@ class L2Spec:
                   "write_bandwidth_bytes_per_cycle_per_slice", "partitions", "fabric_latency_cycles",
                   "fabric_bandwidth_bytes_per_cycle")
         _integer(self, "size_bytes", "slices", "partitions", "fabric_latency_cycles")
-        _nonnegative(self, "atomic_latency_cycles", "atomic_same_sector_request_cycles")
+        _nonnegative(self, "atomic_latency_cycles", "atomic_extra_address_cycles")
         _power_of_two(self, "associativity", "line_bytes", "sector_bytes", "ecc_granule_bytes")
         if self.sector_bytes > self.line_bytes:
             raise ConfigError("L2Spec.sector_bytes cannot exceed line_bytes")

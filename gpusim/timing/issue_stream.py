@@ -269,10 +269,12 @@ def merge(a, b):
         return max(a, b)
     if isinstance(a, tuple):
         s = np.concatenate([a[0], b[0]])
-        v = np.concatenate([a[1], b[1]])
         order = np.argsort(s, kind="stable")
-        s, v = s[order], v[order]
+        s = s[order]
         starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
-        red = np.bitwise_or if v.dtype == np.uint32 else np.add
-        return s[starts], red.reduceat(v, starts)
+        out = [s[starts]]
+        for k in range(1, len(a)):               # store byte masks OR-ed; atomic lane and address counts added
+            v = np.concatenate([a[k], b[k]])[order]
+            out.append((np.bitwise_or if v.dtype == np.uint32 else np.add).reduceat(v, starts))
+        return tuple(out)
     return np.union1d(a, b)

@@ -267,10 +267,10 @@ class SM:
             self.stats.shared_wavefronts += wf
             return start + sm.shared_latency_cycles + (wf - 1) * sm.shared_wavefront_cycles
         if s.is_atomic:
-            sectors, ops = payload
+            sectors, ops, addrs = payload
             if s.aggregated:                        # the leader lane's one combined operation per address
-                ops = None
-            return self.l1.atomic(t, sectors, not s.dsts, ops)
+                ops = addrs = None
+            return self.l1.atomic(t, sectors, not s.dsts, ops, addrs)
         if s.is_store:
             self.l1.store(t, payload[0], byte_masks=payload[1], send=payload[2] if len(payload) > 2 else None)
             return fixed_ready

@@ -28,7 +28,8 @@ class WarpStream:
     """One warp's dynamic path: `visits[k] = (block, active_lanes, mem)` where mem maps an
     instruction index to its payload: a wavefront count (shared), a sector array (loads:
     global/local/const), `(sectors, byte_masks)` (stores: bit b of a uint32 mask is byte b
-    of the 32-byte sector) or `(sectors, lane_ops)` (atomics: lanes operating per sector)."""
+    of the 32-byte sector) or `(sectors, lane_ops, addresses)` (atomics: lanes operating per sector, and the distinct
+    addresses among them)."""
     gid: int                      # global warp id: block * warps_per_block + warp
     block: int                    # linear block id
     warp_in_block: int
@@ -144,9 +145,13 @@ class TraceSource:
             rel = np.repeat(rel, rep)
         sectors = addr >> U64(5)
         keys = (rel.astype(U64) << U64(48)) | (sectors - sectors.min())
-        ops = masks = None
+        ops = masks = addrs = None
         if info.is_atomic:                             # each lane's operation is one read-modify-write
             u, ops = np.unique(keys, return_counts=True)
+            # distinct addresses per (warp, sector): each beyond the first costs the sector another pass
+            per_addr = np.unique((rel.astype(U64) << U64(48)) | (addr - (sectors.min() << U64(5))))
+            addr_sector = (per_addr >> U64(48) << U64(48)) | ((per_addr & U64((1 << 48) - 1)) >> U64(5))
+            addrs = np.unique(addr_sector, return_counts=True)[1]     # aligned with u (same sort order)
         elif info.is_store:                            # which bytes of each sector the warp writes
             nb = min(info.access_bytes, 4) if a.space == "local" else info.access_bytes
             lane_masks = (U64((1 << nb) - 1) << (addr & U64(31))).astype(np.uint32)
@@ -165,7 +170,7 @@ class TraceSource:
             mem = new[w0 + k]
             seg = vals[s0:s1]
             if ops is not None:
-                mem[a.instr] = (seg, ops[s0:s1])
+                mem[a.instr] = (seg, ops[s0:s1], addrs[s0:s1])
                 continue
             prev = mem.get(a.instr)
             if masks is not None:

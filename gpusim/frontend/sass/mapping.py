@@ -446,7 +446,7 @@ def _payloads(m: SassMap, ins, dk, ptx: _PtxFacts) -> None:
             continue
         cands = by_origin.get(p)
         if cands:
-            s = cands[0]
+            s = _best_kind(ins, cands, info)
         else:
             s = _nearest(m, ins, dk, p, issued_in, by_origin)
             if s is None:
@@ -456,6 +456,21 @@ def _payloads(m: SassMap, ins, dk, ptx: _PtxFacts) -> None:
         m.payload_home[p] = issued_in[s]
         m.payload_back[p] = dominates(ptx.idom, issued_in[s], ptx.block_of[p])
     m.unmatched = tuple(unmatched)
+
+
+_ATOMIC = frozenset({"ATOM", "ATOMG", "ATOMS", "RED", "REDG", "REDAS"})
+_STORE = frozenset({"STG", "ST", "STS", "STL", "STSM"})
+
+
+def _best_kind(ins, cands: list[int], info) -> int:
+    """The first of `cands` (SASS memory instructions compiled from one PTX line) that does
+    what the PTX instruction does (an atomic, a store, a load): ptxas attributes the
+    constant load of an atomic's address to the atomic's line too (a warp-aggregated
+    atomic: LDC of the address, vote, then the leader's REDG), and the LDC comes first."""
+    def kind(base: str) -> str:
+        return "atomic" if base in _ATOMIC else "store" if base in _STORE else "load"
+    want = "atomic" if info.is_atomic else "store" if info.is_store else "load"
+    return next((i for i in cands if kind(ins[i].base) == want), cands[0])
 
 
 def _nearest(m: SassMap, ins, dk, p: int, issued_in, by_origin) -> int | None:

@@ -239,9 +239,10 @@ class L1Cache:
             self.drain_time = done
         return start + wf
 
-    def atomic(self, now: float, sectors, reduction: bool = False, ops=None) -> float:
+    def atomic(self, now: float, sectors, reduction: bool = False, ops=None, addrs=None) -> float:
         """A warp's global atomic (`reduction`: RED, no result) at `now`; when its result is back.
-        `ops[i]` is how many lanes' operations target sector i (default one each)."""
+        `ops[i]` is how many lanes' operations target sector i (default one each), `addrs[i]`
+        at how many distinct addresses (default one)."""
         lst = sectors.tolist() if hasattr(sectors, "tolist") else sectors
         n = len(lst)
         op = 1 if reduction else 0
@@ -260,7 +261,7 @@ class L1Cache:
         self._write_bytes += n * self.sector_bytes
         if not reduction:
             self._read_bytes += n * self.sector_bytes
-        r = self.lower.atomic(start, self.sm_id, lst, reduction, ops)
+        r = self.lower.atomic(start, self.sm_id, lst, reduction, ops, addrs)
         if r > self.drain_time:
             self.drain_time = r
         return r

@@ -43,8 +43,10 @@ What is modelled:
     write:   acknowledged at ts + P (far: at the home's booking + fabric latency + P)
     atomic:  as a read, then the read-modify-write at the home: + `atomic_latency_cycles`;
              RMWs to one sector are serialised: each request's turn takes
-             `l2.atomic_same_sector_request_cycles` plus, per lane operation,
-             `l2.atomic_same_address_interval_cycles`; every lane operation also
+             `l2.atomic_same_address_interval_cycles` per lane operation plus
+             `l2.atomic_extra_address_cycles` for each distinct address of the
+             sector beyond the first (lanes on one address are combined in the
+             atomic unit's pipeline; another address is another pass); every lane operation also
              occupies its slice for 1 / `l2.atomic_ops_per_cycle_per_slice` cycles
              (the slice's atomic units, distinct addresses)
   A request's time is the latest over its sectors.
@@ -152,7 +154,8 @@ class L2Cache(FarPartition):
         self.atomic_interval_cycles = (l2.atomic_same_address_interval_cycles
                                        if atomic_same_sector_interval_cycles is None
                                        else atomic_same_sector_interval_cycles) / sm_fraction
-        self.atomic_request_cycles = l2.atomic_same_sector_request_cycles / sm_fraction
+        self.atomic_address_cycles = l2.atomic_extra_address_cycles / sm_fraction
+        self._addrs: list | None = None                 # the current atomic's distinct addresses per sector
         self.hbm = hbm if hbm is not None else HBM(spec, sm_fraction)
         if self.hbm.granularity_bytes > l2.line_bytes:
             raise ConfigError(f"HBMSpec.access_granularity_bytes ({self.hbm.granularity_bytes}) cannot exceed "
@@ -189,9 +192,10 @@ class L2Cache(FarPartition):
         return self._access(t, as_list(sectors), WRITE, masks=as_list(masks) if masks is not None else None,
                             part=part)
 
-    def atomic(self, t: float, sectors, reduction: bool = False, ops=None, part: int = 0) -> float:
+    def atomic(self, t: float, sectors, reduction: bool = False, ops=None, part: int = 0, addrs=None) -> float:
         return self._access(t, as_list(sectors), RED if reduction else ATOM,
-                            as_list(ops) if ops is not None else None, part=part)
+                            as_list(ops) if ops is not None else None, part=part,
+                            addrs=as_list(addrs) if addrs is not None else None)
 
     def home_of(self, line: int) -> int:
         """The partition a 128-B line index is homed in."""
@@ -284,7 +288,8 @@ class L2Cache(FarPartition):
     # -- the access path ------------------------------------------------------------------
 
     def _access(self, t: float, lst: list, op: int, ops: list | None = None, masks: list | None = None,
-                part: int = 0) -> float:
+                part: int = 0, addrs: list | None = None) -> float:
+        self._addrs = addrs                             # atomics: distinct addresses per sector (_home reads it)
         sh = self.line_shift
         nslices, spp, servers, sbytes = self.slices, self.slices_per_partition, self._servers, self.sector_bytes
         latest = t
@@ -421,7 +426,8 @@ class L2Cache(FarPartition):
                     if a > r:
                         r = a
                     n_ops = ops[idx] if ops is not None else 1
-                    turn = self.atomic_request_cycles + self.atomic_interval_cycles * n_ops
+                    extra = self._addrs[idx] - 1 if self._addrs is not None else 0
+                    turn = self.atomic_address_cycles * extra + self.atomic_interval_cycles * n_ops
                     self._atom_free[s] = r + turn
                     r += self.atomic_latency_cycles + turn - self.atomic_interval_cycles
                     self._dirty(ent, k)

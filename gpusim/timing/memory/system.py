@@ -122,13 +122,14 @@ class MemorySystem:
         return self._l2(self._traverse(now, len(lst) * self._sector_bytes), lst, WRITE, masks=masks,
                         part=sm_id % self.partitions) + self._back
 
-    def atomic(self, now: float, sm_id: int, sectors, reduction: bool = False, ops=None) -> float:
+    def atomic(self, now: float, sm_id: int, sectors, reduction: bool = False, ops=None, addrs=None) -> float:
         """Atomics performed at the L2 (`reduction`: RED, no value returned); when the result is back.
-        `ops[i]`: lane operations on sector i (each is one read-modify-write at the slice)."""
+        `ops[i]`: lane operations on sector i (each is one read-modify-write at the slice);
+        `addrs[i]`: the distinct addresses among them."""
         lst = as_list(sectors)
         t = self._traverse(now, len(lst) * self._sector_bytes)
         return self._l2(t, lst, RED if reduction else ATOM, as_list(ops) if ops is not None else None,
-                        part=sm_id % self.partitions) + self._back
+                        part=sm_id % self.partitions, addrs=as_list(addrs) if addrs is not None else None) + self._back
 
     # -- requests to a peer GPU's memory ----------------------------------------------------
 
@@ -202,19 +203,22 @@ class MemorySystem:
                 done = r
         return done + self._back
 
-    def _peer_atomic(self, now: float, sm_id: int, sectors, reduction: bool = False, ops=None) -> float:
+    def _peer_atomic(self, now: float, sm_id: int, sectors, reduction: bool = False, ops=None,
+                     addrs=None) -> float:
         lst = as_list(sectors)
         parts = self._split(lst) if lst else None
         if parts is None:
-            return MemorySystem.atomic(self, now, sm_id, lst, reduction, ops)
+            return MemorySystem.atomic(self, now, sm_id, lst, reduction, ops, addrs)
         opl = as_list(ops) if ops is not None else None
+        adl = as_list(addrs) if addrs is not None else None
         sb = self._sector_bytes
         t = self._traverse(now, len(lst) * sb)
         done = t
         for owner, idx in parts.items():
             if owner < 0:
                 r = self._l2(t, [lst[k] for k in idx], RED if reduction else ATOM,
-                             [opl[k] for k in idx] if opl else None, part=sm_id % self.partitions)
+                             [opl[k] for k in idx] if opl else None, part=sm_id % self.partitions,
+                             addrs=[adl[k] for k in idx] if adl else None)
             else:
                 r = self.peer.atomic(t, owner, len(idx) * sb, reduction)
             if r > done:
