@@ -175,7 +175,7 @@ class L2Spec:
     atomic_latency_cycles: int = 40              # extra cycles for a read-modify-write at the slice
     atomic_same_address_interval_cycles: float = 2.0  # cycles between two lane atomics on one sector at a slice
     atomic_extra_address_cycles: float = 0.0  # each further distinct address of one sector in one request: its turn
-    atomic_ops_per_cycle_per_slice: float = 4.0  # lane read-modify-writes one slice's atomic units finish per cycle
+    atomic_ops_per_cycle_per_slice: float = 4.0  # sector read-modify-writes (one per sector a request's lanes touch) a slice's atomic units finish per cycle
     partitions: int = 2                          # L2 partitions; an SM's near one caches copies of lines homed in the far one
     fabric_latency_cycles: int = 100             # one crossing of the fabric between partitions (a far access crosses twice)
     fabric_bandwidth_bytes_per_cycle: float = 2120.0  # data across the partition fabric, all partitions together

@@ -46,9 +46,10 @@ What is modelled:
              `l2.atomic_same_address_interval_cycles` per lane operation plus
              `l2.atomic_extra_address_cycles` for each distinct address of the
              sector beyond the first (lanes on one address are combined in the
-             atomic unit's pipeline; another address is another pass); every lane operation also
-             occupies its slice for 1 / `l2.atomic_ops_per_cycle_per_slice` cycles
-             (the slice's atomic units, distinct addresses)
+             atomic unit's pipeline; another address is another pass); every sector
+             of a request also occupies its slice for 1 / `l2.atomic_ops_per_cycle_per_slice`
+             cycles (the slice's atomic units work a sector at a time: random-address
+             atomics, a sector per lane, run at the same sector rate as coalesced ones)
   A request's time is the latest over its sectors.
 - Misses fetch whole HBM bursts (`hbm.access_granularity_bytes`); with 64-B bursts the
   sibling sector of the pair is filled too (sector promotion).
@@ -308,7 +309,7 @@ class L2Cache(FarPartition):
                     nbytes += self._partial_cost(masks, i, j)
                 nbytes *= self._write_cost
             elif op >= ATOM:                            # the slice's atomic units: lane operations, not bytes
-                nbytes += (sum(ops[i:j]) if ops is not None else j - i) * self._atom_cost
+                nbytes += (j - i) * self._atom_cost     # one read-modify-write per sector of the request
             ts = servers[part * spp + s].serve(t, nbytes)
             if home == part:
                 self.stall = NEG_INF
