@@ -56,7 +56,7 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
     engine = TimingEngine(prepared, timing_options or TimingOptions())
     with np.errstate(all="ignore"):
         timed = engine.run()
-    executed = engine.trace.next_block
+    executed = engine.trace.executed             # sampled: the blocks executed, from across the grid
     result = prepared.finish(prepared.geometry.nblocks / executed if executed < prepared.geometry.nblocks else 1.0)
     result.metrics.update(timed)
     for reason, arr in engine.per_instruction_stalls.items():

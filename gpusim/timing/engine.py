@@ -114,6 +114,8 @@ class TimingEngine:
         self.stats = TimingStats(program.n_sass)
         self.trace = TraceSource(prepared, chunk_blocks=min(max(wave, 1), max(1, (1 << 15) // (geo.warps_per_block * 32))),
                                  issue=self.issue, execute_skipped=mode == "full" or options.functional == "full")
+        if mode == "sampled" and self.sms_simulated < n_sm:
+            self.trace.run_stop = min(self.sms_simulated, geo.nblocks)    # the first run of timed blocks
         self.blocks_simulated = self._budget(options, mode, wave)
         self.block_order = order = sampled_blocks(geo.nblocks, self.blocks_simulated, n_sm, self.sms_simulated, bps)
         self.blocks_simulated = len(order)

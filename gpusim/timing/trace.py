@@ -45,6 +45,7 @@ class TraceSource:
         self.issue = issue                                 # issue_stream.IssueStreams: PTX path -> SASS visits
         self.ready: dict[int, list[WarpStream]] = {}      # block -> its warps' streams
         self.next_block = 0
+        self.executed = 0                                  # blocks executed functionally (counters cover these)
         self.functional_steps = 0
         self.execute_skipped = execute_skipped             # seek(): run the blocks passed over (exact outputs)
         self.run_stop: int | None = None                   # seek(): chunks end where the sampled run ends
@@ -92,6 +93,7 @@ class TraceSource:
     def _run_plain(self, start: int, stop: int) -> None:
         """Execute blocks start..stop-1 functionally, recording nothing."""
         per = max(1, (1 << 15) // (self.p.geometry.warps_per_block * 32))
+        self.executed += max(0, stop - start)
         with np.errstate(all="ignore"):
             for first in range(start, stop, per):
                 self.p.batch(first, min(per, stop - first)).run()
@@ -99,6 +101,7 @@ class TraceSource:
     def _run_chunk(self, first: int, n: int) -> None:
         p = self.p
         wpc = p.geometry.warps_per_block
+        self.executed += n
         ex = p.batch(first, n)
         streams = [WarpStream(gid=first * wpc + w, block=first + w // wpc, warp_in_block=w % wpc, visits=[])
                    for w in range(n * wpc)]
