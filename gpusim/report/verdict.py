@@ -6,8 +6,9 @@ priced from the result's GPU preset (`costs_for`; H100 in brackets). An issue sl
 warp instruction) is 1 / (sub-partitions x issue width) [0.25]; a shared wavefront is
 `sm.shared_wavefront_cycles` [1]; a 32-B sector is its share of the L2 bandwidth per
 SM, sector_bytes x sm_count / (slices x read bytes per cycle per slice) [0.71] (stores
-hold a slice about twice as long: not priced separately); a lane atomic holds the L2
-atomic units sm_count / (slices x atomic ops per cycle per slice) [0.20]. These are
+hold a slice about twice as long: not priced separately); each sector of an atomic
+request holds the L2's atomic units sm_count / (slices x atomic sector operations per
+cycle per slice) [0.99]. These are
 throughput costs: what the waste adds while that resource is the bottleneck (one
 wavefront per SM-cycle puts bank_conflict_demo's 'large' size at stride 32, 32
 wavefronts per access, at 4.11 ms on an H200; its docstring's measurement: 4.15 ms).
@@ -25,7 +26,7 @@ Kinds, scores and thresholds (MATERIAL_SHARE = 2% of the kernel's use of the res
   width (`access_bytes` sectors per request: 4 for float32, 8 for float64) over the
   accesses moving >= UNCOALESCED_RATIO = 1.5x it (stride 2 is 2x; a misaligned
   full-warp row, 1.25x, is not flagged); >= 2% of the kernel's global sectors.
-- atomics: global atomics and reductions, every lane operation plus sectors beyond the
+- atomics: global atomics and reductions, every sector operation plus sectors beyond the
   ideal (privatisation removes most of them); flagged at ATOMICS_SHARE = 10% of the
   kernel's SM-cycles, so a privatised histogram's final merge is not.
 - shared-atomics: shared atomics' wavefronts beyond one per request (lanes on one
@@ -70,7 +71,7 @@ class Costs:
     issue_slot: float = 0.25
     wavefront: float = 1.0
     sector: float = 32 * 132 / (80 * 74.2)
-    lane_atomic: float = 132 / (80 * 8.35)
+    atomic_sector: float = 132 / (80 * 1.676)
 
 
 @lru_cache(maxsize=32)
@@ -86,7 +87,7 @@ def costs_for(gpu: str) -> Costs:
         return Costs(issue_slot=1.0 / (s.sm.sub_partitions * s.sm.issue_width_warp_inst_per_cycle),
                      wavefront=float(s.sm.shared_wavefront_cycles),
                      sector=s.l2.sector_bytes * s.sm_count / (s.l2.slices * s.l2.bandwidth_bytes_per_cycle_per_slice),
-                     lane_atomic=s.sm_count / (s.l2.slices * s.l2.atomic_ops_per_cycle_per_slice))
+                     atomic_sector=s.sm_count / (s.l2.slices * s.l2.atomic_ops_per_cycle_per_slice))
     return Costs()
 
 
@@ -215,11 +216,11 @@ class Totals:
 def totals_of(result, c: Costs) -> Totals:
     m = result.metrics
     t = fmt.totals(m)
-    lanes_atomic = sum(a.lanes * a.requests for ls in result.lines.values() for a in accesses(result, ls)
-                       if a.op in ("atom", "red"))
+    atomic_sectors = sum(a.sectors for ls in result.lines.values() for a in accesses(result, ls)
+                         if a.op in ("atom", "red"))
     shared = t.shared_wavefronts + int(m.get("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum", 0))
     cost = (t.warp_instructions * c.issue_slot + shared * c.wavefront
-            + (t.global_sectors + fmt.local_traffic(m)[1]) * c.sector + lanes_atomic * c.lane_atomic)
+            + (t.global_sectors + fmt.local_traffic(m)[1]) * c.sector + atomic_sectors * c.atomic_sector)
     return Totals(t.warp_instructions, shared, t.global_sectors, cost)
 
 
@@ -324,7 +325,7 @@ def atomics_issue(result, ls: LineStats, c: Costs, tot: Totals) -> Issue | None:
     atoms = [a for a in accesses(result, ls) if a.op in ("atom", "red")]
     lanes = sum(a.lanes * a.requests for a in atoms)
     req, sec = sum(a.requests for a in atoms), sum(a.sectors for a in atoms)
-    score = lanes * c.lane_atomic + max(0.0, sec - sum(a.ideal for a in atoms)) * c.sector
+    score = sec * c.atomic_sector + max(0.0, sec - sum(a.ideal for a in atoms)) * c.sector
     if atoms and score >= ATOMICS_SHARE * tot.cost:
         short = f"{lanes:,.0f} lane atomics in {req:,} requests"
         return Issue(ls.line, "atomics", score, f"line {ls.line}: global atomics, {_n(lanes / req)} lanes per "
