@@ -120,11 +120,14 @@ class TimingEngine:
         self.block_order = order = sampled_blocks(geo.nblocks, self.blocks_simulated, n_sm, self.sms_simulated, bps)
         self.blocks_simulated = len(order)
         self._runs = {}                              # first block of each run of consecutive timed blocks -> length
-        for i, b in enumerate(order):
-            if i == 0 or b != order[i - 1] + 1:
-                start = b
-                self._runs[start] = 0
-            self._runs[start] += 1
+        if isinstance(order, range):
+            self._runs = {0: len(order)} if len(order) else {}
+        else:
+            for i, b in enumerate(order):
+                if i == 0 or b != order[i - 1] + 1:
+                    start = b
+                    self._runs[start] = 0
+                self._runs[start] += 1
         self.memory = MemorySystem(spec, sm_fraction=frac,
                                    share_blocks_per_simulated=self.blocks_share / max(self.blocks_simulated, 1),
                                    peer_ranges=getattr(prepared, "peer_ranges", ()))
@@ -364,26 +367,31 @@ class TimingEngine:
         return (top if util[top] >= 0.6 else "latency"), util
 
 
-def sampled_blocks(nblocks: int, simulated: int, sm_count: int, sms: int, bps: int) -> list[int]:
-    """The grid's blocks the `sms` simulated SMs run, in dispatch order. The block scheduler
-    deals blocks out round-robin over the GPU's `sm_count` SMs, so the simulated SMs' share
-    of the launch is `sms` consecutive blocks out of every `sm_count` ("rounds"), from
-    across the whole grid. When only `simulated` of those are timed, the first wave's
-    rounds (`bps`, the blocks each SM holds at once) come first, then rounds spread evenly
-    to the end of the grid: blocks whose work depends on their position (sorted or skewed
-    data, a triangular loop) are sampled from everywhere, not only from the front."""
+def sampled_blocks(nblocks: int, simulated: int, sm_count: int, sms: int, bps: int):
+    """The grid's blocks the `sms` simulated SMs run, in dispatch order (a range when they
+    are the grid's first blocks). The block scheduler deals blocks out round-robin over
+    the GPU's `sm_count` SMs, so the simulated SMs' share of the launch is `sms`
+    consecutive blocks out of every `sm_count` ("rounds"), from across the whole grid.
+    When only `simulated` of those are timed, the first wave's rounds (`bps`, the blocks
+    each SM holds at once) come first, then rounds spread evenly to the end of the grid:
+    blocks whose work depends on their position (sorted or skewed data, a triangular
+    loop) are sampled from everywhere, not only from the front."""
     if sms >= sm_count:
-        return list(range(min(simulated, nblocks)))
-    rounds = [range(r, min(r + sms, nblocks)) for r in range(0, nblocks, sm_count)]
-    if simulated < sum(len(r) for r in rounds):
+        return range(min(simulated, nblocks))
+    n_rounds = -(-nblocks // sm_count)
+
+    def round_blocks(k: int) -> range:
+        return range(k * sm_count, min(k * sm_count + sms, nblocks))
+
+    share = (n_rounds - 1) * sms + len(round_blocks(n_rounds - 1))     # every round but the last is full
+    if simulated >= share:
+        picked = range(n_rounds)
+    else:
         need = -(-simulated // sms)                      # rounds to time
         first = min(bps, need)
         rest = need - first
-        if rest > 0:
-            tail = len(rounds) - first
-            picks = [first + round(i * (tail - 1) / max(rest - 1, 1)) for i in range(rest)] if rest > 1 \
-                else [len(rounds) - 1]
-            rounds = rounds[:first] + [rounds[k] for k in sorted(set(picks))]
-        else:
-            rounds = rounds[:first]
-    return [b for r in rounds for b in r][:simulated]
+        tail = n_rounds - first
+        spread = sorted({first + round(i * (tail - 1) / max(rest - 1, 1)) for i in range(rest)}) if rest > 1 \
+            else [n_rounds - 1] * (rest == 1)
+        picked = list(range(first)) + spread
+    return [b for k in picked for b in round_blocks(k)][:simulated]
