@@ -119,10 +119,9 @@ class TimingEngine:
         self.blocks_simulated = self._budget(options, mode, wave)
         self.block_order = order = sampled_blocks(geo.nblocks, self.blocks_simulated, n_sm, self.sms_simulated, bps)
         self.blocks_simulated = len(order)
-        self._runs = {}                              # first block of each run of consecutive timed blocks -> length
-        if isinstance(order, range):
-            self._runs = {0: len(order)} if len(order) else {}
-        else:
+        # first block of each run of consecutive timed blocks -> its length
+        self._runs = {0: len(order)} if isinstance(order, range) and len(order) else {}
+        if not isinstance(order, range):
             for i, b in enumerate(order):
                 if i == 0 or b != order[i - 1] + 1:
                     start = b

@@ -290,7 +290,8 @@ class L2Cache(FarPartition):
 
     def _access(self, t: float, lst: list, op: int, ops: list | None = None, masks: list | None = None,
                 part: int = 0, addrs: list | None = None) -> float:
-        self._addrs = addrs                             # atomics: distinct addresses per sector (_home reads it)
+        if op >= ATOM:
+            self._addrs = addrs                         # distinct addresses per sector, read by _home's RMW turn
         sh = self.line_shift
         nslices, spp, servers, sbytes = self.slices, self.slices_per_partition, self._servers, self.sector_bytes
         latest = t
