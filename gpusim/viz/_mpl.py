@@ -14,6 +14,12 @@ def figure(nrows: int = 1, ncols: int = 1, **kw):
     return fig, axes
 
 
+def blank(**kw):
+    """A new Figure with no axes yet (for a custom grid), not registered with pyplot."""
+    from matplotlib.figure import Figure
+    return Figure(**kw)
+
+
 def save(fig, path) -> None:
     """Write `fig` to `path` (format from the suffix) if a path is given."""
     if path is None:

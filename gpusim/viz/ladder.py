@@ -108,13 +108,15 @@ def plot(data: Ladder, path=None):
     """Predicted time per rung (bars from zero, speedup over the first above each),
     and one small panel per counter of COUNTERS below, bars in the same order and colours."""
     n = len(data.programs)
-    fig, axes = _mpl.figure(2, len(COUNTERS), figsize=(max(10.0, 1.1 * n * len(COUNTERS) / 2), 6.8),
-                            layout="constrained", dpi=110)
-    grid = axes[0, 0].get_gridspec()
-    grid.set_height_ratios([1.6, 1.0])
-    for ax in axes[0]:
-        ax.remove()
-    top = fig.add_subplot(grid[0, :])
+    k = len(COUNTERS)
+    width, height = max(10.0, 1.1 * n * k / 2), 6.8
+    fig = _mpl.blank(figsize=(width, height), dpi=110)
+    left, right, gap = 0.65, 0.12, 0.55                 # inches; fixed margins: no layout pass
+    panel = (width - left - right - (k - 1) * gap) / k
+    grid = fig.add_gridspec(2, k, height_ratios=[1.6, 1.0], left=left / width, right=1 - right / width,
+                            bottom=0.45 / height, top=1 - 0.32 / height, wspace=gap / panel, hspace=0.3)
+    axes = [fig.add_subplot(grid[1, j]) for j in range(k)]
+    top = fig.add_subplot(grid[0, :])                   # added last: fig.axes[-1] is the time panel
     labels = short_names(data)
     colours = [f"C{k % 10}" for k in range(n)]
     xs = list(range(n))
@@ -136,7 +138,7 @@ def plot(data: Ladder, path=None):
     top.set_xticks(xs)
     top.set_xticklabels([f"{k + 1}. {s}" for k, s in enumerate(labels)], fontsize=8)
     top.set_xlim(-0.6, n - 0.4)
-    for ax, (field, (name, show)) in zip(axes[1], COUNTERS.items()):
+    for ax, (field, (name, show)) in zip(axes, COUNTERS.items()):
         vals = [100 * v for v in getattr(data, field)] if field == "simt_efficiency" else list(getattr(data, field))
         ax.bar(xs, vals, color=colours)
         top_v = 100.0 if field == "simt_efficiency" else max(vals)

@@ -226,7 +226,7 @@ def plot(r: Roofline, path=None):
     ax.set_ylim(ymin, peak * 2.5 / 1e12)
     ax.set_xlabel("arithmetic intensity (FLOP / byte)")
     ax.set_ylabel("TFLOP/s")
-    ax.set_title(f"roofline, {r.gpu}" + (f"\n{note}" if note else ""), fontsize=9)
+    ax.set_title(f"roofline, {r.gpu}" + (f"\n{note}" if note else ""), fontsize=9, y=1.0)
     ax.grid(True, which="major", alpha=0.25)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     _mpl.save(fig, path)
