@@ -1,7 +1,7 @@
 """`gpusim run PROGRAM`: run one program (or a family) in the simulator, check it against
 its numpy reference, print the source view and verdict, and on request write the pictures
-(`--plot`, `--html`: drawn by `gpusim.report.pictures`' worker processes while the next
-program runs), a Chrome trace (`--trace`) or JSON (`--json`)."""
+(`--plot`, `--html`: drawn by `gpusim.report.pictures`' worker processes while this and
+the next programs run), a Chrome trace (`--trace`) or JSON (`--json`)."""
 from __future__ import annotations
 
 import json
@@ -15,16 +15,23 @@ from gpusim.cli import (EXIT_OK, CheckFailed, UsageError, build_case, fmt_params
                         parse_sets, parse_value, report_error, resolve)
 
 
-def run_one(spec, params: dict, args):
-    """(case, result, check status, subject) for one program; subject: the launch with
-    copies of its initial arguments when --plot or --html will draw it, else None."""
+def run_one(spec, params: dict, args, renderer=None):
+    """(case, result, check status, pictures) for one program; pictures (`gpusim.report.
+    pictures`) when --plot or --html will draw it, else None: the figures that need no
+    timing are handed to `renderer` before the launch, so they are drawn while it runs,
+    and the timed ones (roofline, warp timeline) after it."""
     import gpusim
     case = build_case(spec, params, args.seed)
-    subject = None
+    subject = pics = None
     if wants_pictures(args):
+        from gpusim.report.pictures import pictures
         from gpusim.viz import Subject
         initial = tuple(np.copy(a) if isinstance(a, np.ndarray) else a for a in case.args)
         subject = Subject(case.kernel, case.grid, case.block, initial, args.gpu_spec, case.shared_bytes, spec.name)
+        try:
+            pics = pictures(subject, line_maps=bool(args.html), renderer=renderer)
+        except Exception:
+            pics = None                  # drawn after the launch, so a faulting kernel reports the launch's error
     try:
         options = None
         if args.timing:
@@ -43,7 +50,13 @@ def run_one(spec, params: dict, args):
         except AssertionError as e:
             raise CheckFailed(f"{e} (on {args.gpu}; rerun with --no-check to see the source view)") from e
         status = "passed"
-    return case, result, status, subject
+    if pics is not None:
+        from gpusim.report.pictures import add_timed
+        add_timed(pics, subject, result, renderer=renderer)
+    elif subject is not None:
+        from gpusim.report.pictures import pictures
+        pics = pictures(subject, result, line_maps=bool(args.html), renderer=renderer)
+    return case, result, status, pics
 
 
 def wants_pictures(args) -> bool:
@@ -64,6 +77,15 @@ def progress_printer(name: str):
 
 
 def cmd_run(args) -> int:
+    if not wants_pictures(args):
+        return run_programs(args, None)
+    from gpusim.report.pictures import Renderer
+    with Renderer() as renderer:         # first: its workers load matplotlib while this process loads the programs
+        return run_programs(args, renderer)
+
+
+def run_programs(args, renderer) -> int:
+    """cmd_run's body: the programs run here, their figures drawn by `renderer` (None: no pictures)."""
     from gpusim import report
     from gpusim.specs.overrides import resolve as resolve_spec
     gpu_sets = [s for s in args.sets if "." in s.partition("=")[0]]
@@ -80,53 +102,43 @@ def cmd_run(args) -> int:
     color = report.want_color(out) and not args.json
     width = shutil.get_terminal_size().columns if out.isatty() else None
     code, done, records, sections, plotted = EXIT_OK, [], [], [], []
-    renderer = None
-    if wants_pictures(args):
-        from gpusim.report.pictures import Renderer
-        renderer = Renderer()            # figures drawn in a worker while the next program runs
-    try:
-        for spec, params in plans:
-            record = {"program": spec.name}
-            try:
-                case, result, status, subject = run_one(spec, params, args)
-            except Exception as e:
-                if not is_user_error(e) and not isinstance(e, CheckFailed):
-                    raise
-                prefix = "" if len(members) == 1 or str(e).startswith(spec.name) else f"{spec.name}: "
-                code = max(code, report_error(e, args.traceback, prefix))
-                records.append({**record, "error": str(e)})
-                continue
-            label = f"{spec.name} [{fmt_params(case.params)}]"
-            if args.trace:
-                from gpusim.report.trace import write_chrome_trace
-                path = Path(args.trace)
-                write_chrome_trace(result, path if len(members) == 1 else
-                                   path.with_name(f"{path.stem}_{spec.name}{path.suffix}"))
-            done.append((spec.name, result))
-            if subject is not None:
-                from gpusim.report.pictures import pictures
-                pics = pictures(subject, result, line_maps=bool(args.html), renderer=renderer)   # drawn while the next runs
-                sections.append((label, result, pics))
-            if args.json:
-                records.append(result_record(spec.name, case, result, status))
-                if subject is not None:
-                    plotted.append((records[-1], spec.name, pics))
-            else:
-                print(report.render_source_view(result, case_name=label, width=width, color=color), file=out)
-                if subject is not None:
-                    plotted.append((None, spec.name, pics))
-        ladder = family_ladder(done, family, args, renderer)        # drawn with the members' figures
-        for record, name, pics in plotted:
-            pics.wait()
-            written = write_plots(pics, name, Path(args.plot)) if args.plot else []
-            if written and record is not None:
-                record["plots"] = written
-            elif not args.json:
-                for path in written:
-                    print(f"plot: {path}", file=out)
-    finally:
-        if renderer is not None:
-            renderer.close()
+    for spec, params in plans:
+        record = {"program": spec.name}
+        try:
+            case, result, status, pics = run_one(spec, params, args, renderer)
+        except Exception as e:
+            if not is_user_error(e) and not isinstance(e, CheckFailed):
+                raise
+            prefix = "" if len(members) == 1 or str(e).startswith(spec.name) else f"{spec.name}: "
+            code = max(code, report_error(e, args.traceback, prefix))
+            records.append({**record, "error": str(e)})
+            continue
+        label = f"{spec.name} [{fmt_params(case.params)}]"
+        if args.trace:
+            from gpusim.report.trace import write_chrome_trace
+            path = Path(args.trace)
+            write_chrome_trace(result, path if len(members) == 1 else
+                               path.with_name(f"{path.stem}_{spec.name}{path.suffix}"))
+        done.append((spec.name, result))
+        if pics is not None:
+            sections.append((label, result, pics))
+        if args.json:
+            records.append(result_record(spec.name, case, result, status))
+            if pics is not None:
+                plotted.append((records[-1], spec.name, pics))
+        else:
+            print(report.render_source_view(result, case_name=label, width=width, color=color), file=out)
+            if pics is not None:
+                plotted.append((None, spec.name, pics))
+    ladder = family_ladder(done, family, args, renderer)        # drawn with the members' figures
+    for record, name, pics in plotted:
+        pics.wait()
+        written = write_plots(pics, name, Path(args.plot)) if args.plot else []
+        if written and record is not None:
+            record["plots"] = written
+        elif not args.json:
+            for path in written:
+                print(f"plot: {path}", file=out)
     ladder_png, ladder_path = write_ladder(ladder, family, args)
     if ladder_path and not args.json:
         print(f"plot: {ladder_path}", file=out)

@@ -21,10 +21,12 @@ cores). `pictures(..., renderer=r)` returns at once with pending figures;
 """
 from __future__ import annotations
 
-import io
 import multiprocessing
+import os
 import pickle
-from concurrent.futures import Future, ProcessPoolExecutor
+import signal
+import threading
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from gpusim.report import svgmap
@@ -32,6 +34,7 @@ from gpusim.report import svgmap
 MAX_PER_LINE = 4
 NEEDS_TIMING = ("roofline", "warp_timeline")
 DPI = 100                  # PNG resolution of the figures (theirs is 110-130)
+TEXT = {"text.hinting": "no_hinting"}   # glyphs unhinted: the same text a shade softer, ~10% less drawing time
 
 
 @dataclass(frozen=True)
@@ -50,53 +53,171 @@ class Pictures:
     pending: dict[str, Future] = field(default_factory=dict)     # figures still being drawn by a Renderer
 
     def wait(self) -> "Pictures":
-        """Collect the figures a Renderer is drawing (a no-op when drawn inline)."""
-        self.figures.update({name: f.result() for name, f in self.pending.items()})
+        """Collect the figures a Renderer is drawing (a no-op when drawn inline); figures
+        in `gpusim.viz.FIGURES` order whenever they were asked for."""
+        from gpusim.viz import FIGURES
+        done = {**self.figures, **{name: f.result() for name, f in self.pending.items()}}
+        self.figures = {n: done[n] for n in sorted(done, key=lambda n: FIGURES.index(n) if n in FIGURES else len(FIGURES))}
         self.pending = {}
         return self
+
+    def draw(self, data: dict, renderer: "Renderer | None" = None) -> None:
+        """Add the figures of `figure_data`'s {name: data}: drawn here, or pending on `renderer`."""
+        if data and renderer is not None:
+            self.pending.update(renderer.submit(data))
+        elif data:
+            self.figures.update(pngs(data))
 
 
 class Renderer:
     """Worker processes that draw figures to PNG while the caller goes on (one figure per
-    task, so the workers share a program's figures); a context manager. matplotlib is
-    loaded once, before the workers fork, so they start warm. Where no worker can start
-    (no fork), figures are drawn inline."""
+    task, so the workers share a program's figures); a context manager (leaving it on an
+    exception stops the workers at once). One supervisor process, forked at the start,
+    loads matplotlib and then forks the workers, so they start warm while the caller
+    loads and simulates its programs, and matplotlib is imported once, off the caller's
+    path. Where no process can fork, figures are drawn inline."""
 
     def __init__(self, workers: int = 2):
-        self._pool = None
-        _warm_up()                       # once, here: the forked workers inherit matplotlib and its fonts
-        if "fork" in multiprocessing.get_all_start_methods():
-            self._pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+        self._futures: dict[int, Future] = {}
+        self._next = 0
+        self._proc = None
+        if "fork" not in multiprocessing.get_all_start_methods():
+            return
+        ctx = multiprocessing.get_context("fork")
+        self._tasks = ctx.Queue()                         # (key, name, pickled data); None: stop
+        self._recv, send = ctx.Pipe(duplex=False)           # results, one pickled (key, ok, PNG | error) each
+        self._proc = ctx.Process(target=_supervise, args=(self._tasks, send, ctx.Lock(), workers),
+                                 name="gpusim-pictures")
+        self._proc.start()
+        send.close()                                       # the workers hold the write end: EOF when they are gone
+        self._lock = threading.Lock()
+        self._reader = threading.Thread(target=self._collect, name="gpusim-pictures-results", daemon=True)
+        self._reader.start()
+        self._workers = workers
 
     def submit(self, data: dict) -> dict[str, Future]:
         """{figure name: future PNG} of `gpusim.viz.figures.figure_data`'s {figure name: data}."""
         out: dict[str, Future] = {}
         for name, d in data.items():
-            if self._pool is None:
-                out[name] = Future()
-                out[name].set_result(pngs({name: d})[name])
-            else:
-                out[name] = self._pool.submit(_render, name, pickle.dumps(d))
+            f = out[name] = Future()
+            if self._proc is None:
+                f.set_result(pngs({name: d})[name])
+                continue
+            with self._lock:
+                key, self._next = self._next, self._next + 1
+                self._futures[key] = f
+            self._tasks.put((key, name, pickle.dumps(d)))
         return out
 
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
+    def _collect(self) -> None:
+        """Resolve the futures from the workers' results (a thread of the caller)."""
+        from multiprocessing.connection import wait
+        while True:
+            ready = wait([self._recv, self._proc.sentinel])
+            if self._recv not in ready:
+                break                                      # the supervisor is gone and nothing is left to read
+            try:
+                key, ok, payload = pickle.loads(self._recv.recv_bytes())
+            except EOFError:
+                break
+            if key is None:                                # a worker died: what it held is lost
+                self._fail(payload)
+                continue
+            with self._lock:
+                f = self._futures.pop(key)
+            f.set_result(payload) if ok else f.set_exception(payload)
+        self._fail("the picture workers stopped before drawing every figure")
+
+    def _fail(self, why: str) -> None:
+        with self._lock:
+            pending, self._futures = self._futures, {}
+        for f in pending.values():
+            f.set_exception(RuntimeError(why))
+
+    def close(self, cancel: bool = False) -> None:
+        """Let the workers draw what they were given and stop (`cancel`: stop them now)."""
+        if self._proc is None:
+            return
+        if cancel:
+            self._proc.terminate()                         # the supervisor kills its workers
+        else:
+            for _ in range(self._workers):
+                self._tasks.put(None)
+        self._tasks.close()
+        self._tasks.join_thread()
+        self._proc.join()
+        self._reader.join()
+        self._recv.close()
+        self._proc = None
 
     def __enter__(self) -> "Renderer":
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def __exit__(self, kind, *exc) -> None:
+        self.close(cancel=kind is not None)
+
+
+def _supervise(tasks, send, lock, workers: int) -> None:
+    """The Renderer's supervisor: loads matplotlib, forks the workers, reports any that dies."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)           # ^C is the caller's; it stops us through close()
+    _worker_start()
+    kids = set()
+    for _ in range(workers):
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                _serve(tasks, send, lock)
+                code = 0
+            finally:
+                os._exit(code)
+        kids.add(pid)
+
+    def stop(*_):
+        for k in kids:
+            os.kill(k, signal.SIGKILL)
+        os._exit(1)
+    signal.signal(signal.SIGTERM, stop)
+    while kids:
+        pid, status = os.waitpid(-1, 0)
+        kids.discard(pid)
+        if status:
+            with lock:
+                send.send_bytes(pickle.dumps((None, False, f"a picture worker died (wait status {status})")))
+
+
+def _serve(tasks, send, lock) -> None:
+    """A worker: draw tasks until told to stop."""
+    while (job := tasks.get()) is not None:
+        key, name, blob = job
+        try:
+            msg = pickle.dumps((key, True, _render(name, blob)))
+        except Exception as e:                                          # the caller's future raises it
+            try:
+                msg = pickle.dumps((key, False, e))
+            except Exception:
+                msg = pickle.dumps((key, False, RuntimeError(f"drawing {name}: {type(e).__name__}: {e}")))
+        with lock:
+            send.send_bytes(msg)
 
 
 def _warm_up() -> None:
-    """Import matplotlib's Agg canvas and load the default font in a worker."""
+    """Import matplotlib's Agg canvas and load the default font."""
     from matplotlib.figure import Figure
     fig = Figure(figsize=(1, 1))
     fig.text(0.5, 0.5, "0")
     png(fig)
+
+
+def _worker_start() -> None:
+    """The workers' start (in the supervisor, before it forks them): matplotlib loaded and
+    warm; the objects inherited from the caller frozen out of the cyclic collector, and
+    young collections rarer (a figure allocates tens of thousands of short-lived objects;
+    the default thresholds spent ~10% of the drawing time in the collector)."""
+    import gc
+    gc.freeze()
+    gc.set_threshold(20_000, 50, 1000)
+    _warm_up()
 
 
 def _render(name: str, blob: bytes) -> bytes:
@@ -114,31 +235,75 @@ def pictures(subject, result=None, *, names=None, line_maps: bool = True, block:
     """Figures (PNG) and per-line maps of `subject` (anything `gpusim.viz.capture`
     takes, with the launch's initial arguments) using `result` (the run's Result) for
     the figures that need timing; without a timed result those are left out rather
-    than launched again. With a `renderer` the PNGs are pending until `.wait()`."""
+    than launched again (`add_timed` adds them once the run has one: the others can be
+    drawn while it runs). With a `renderer` the PNGs are pending until `.wait()`."""
     from gpusim.viz import FIGURES, capture
     from gpusim.viz.capture import subject_of
     from gpusim.viz.figures import figure_data
     s = subject_of(subject)
-    timed = result is not None and "gpu__time_duration.sum" in result.metrics
-    names = [n for n in (FIGURES if names is None else names) if timed or n not in NEEDS_TIMING]
+    names = [n for n in (FIGURES if names is None else names) if n not in NEEDS_TIMING]
     cap = capture(s, (block,))
-    data = figure_data(s, names, result=result, block=block)[1] if names else {}     # its own capture: ~10 ms
     pics = Pictures(cap.kernel_name)
-    if data and renderer is not None:
-        pics.pending = renderer.submit(data)
-    elif data:
-        pics.figures = pngs(data)
+    pics.draw(figure_data(s, names, block=block, capture=cap)[1] if names else {}, renderer)
     if line_maps:
         pics.line_maps = maps_by_line(cap, block)
+    if result is not None:
+        add_timed(pics, s, result, renderer=renderer)
+    return pics
+
+
+def add_timed(pics: Pictures, subject, result, *, names=None, renderer: Renderer | None = None) -> Pictures:
+    """Add to `pics` the figures of `subject` that need its run's timed `result` (roofline,
+    warp timeline; those in `names`, default all); nothing for an untimed result."""
+    from gpusim.viz.capture import subject_of
+    from gpusim.viz.figures import figure_data
+    if "gpu__time_duration.sum" not in result.metrics:
+        return pics
+    wanted = [n for n in NEEDS_TIMING if names is None or n in names]
+    pics.draw(figure_data(result, wanted, gpu=subject_of(subject).gpu)[1] if wanted else {}, renderer)
     return pics
 
 
 def png(fig, dpi: float | None = DPI) -> bytes:
-    """PNG bytes of `fig` at `dpi` (at most the figure's own), fast zlib level: the draw,
-    not the pixels, is most of the cost; level 1 saves ~20% of it for ~30% larger files."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=min(dpi or fig.dpi, fig.dpi), pil_kwargs={"compress_level": 1})
-    return buf.getvalue()
+    """PNG bytes of `fig` drawn by Agg at `dpi` (at most the figure's own). The draw, not
+    the pixels, is most of the cost (text unhinted: `TEXT`); the encoding is `encode_png`'s (a third of PIL's
+    time, smaller files)."""
+    import numpy as np
+    from matplotlib import rc_context
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    own = fig.dpi
+    fig.dpi = min(dpi or own, own)
+    try:
+        with rc_context(TEXT):
+            canvas = FigureCanvasAgg(fig)
+            canvas.draw()
+        return encode_png(np.asarray(canvas.buffer_rgba()))
+    finally:
+        fig.dpi = own
+
+
+def encode_png(rgba) -> bytes:
+    """A PNG of an (h, w, 4) uint8 image: RGB when it is opaque (a figure on its white
+    face always is), each row stored as its difference from the row above (PNG filter 2,
+    'Up': flat colour and vertical edges become runs of zeros) and deflated at zlib level 1.
+    Lossless; the same pixels give the same bytes."""
+    import struct
+    import zlib
+
+    import numpy as np
+    px = rgba[..., :3] if (rgba[..., 3] == 255).all() else rgba
+    h, w, c = px.shape
+    rows = np.ascontiguousarray(px).reshape(h, w * c)
+    raw = np.empty((h, 1 + w * c), np.uint8)
+    raw[:, 0] = 2
+    raw[0, 1:] = rows[0]
+    np.subtract(rows[1:], rows[:-1], out=raw[1:, 1:])          # uint8: wraps modulo 256, as PNG's Up filter does
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    header = struct.pack(">IIBBBBB", w, h, 8, 2 if c == 3 else 6, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw.tobytes(), 1))
+            + chunk(b"IEND", b""))
 
 
 def maps_by_line(cap, block: int = 0) -> dict[int, list[LineMap]]:

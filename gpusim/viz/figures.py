@@ -30,9 +30,10 @@ def figures_for(subject, names=None, *, gpu=None, result=None, block: int = 0, o
 
 
 def figure_data(subject, names=None, *, gpu=None, result=None, block: int = 0,
-                measured_time_ns: float | None = None) -> tuple[str, dict]:
+                measured_time_ns: float | None = None, capture=None) -> tuple[str, dict]:
     """(kernel name, {figure name: its data}): what `figures_for` draws, computed but
-    not drawn (plain dataclasses and arrays, picklable: `draw_all` may run elsewhere)."""
+    not drawn (plain dataclasses and arrays, picklable: `draw_all` may run elsewhere).
+    `capture`: a `gpusim.viz.capture` of `subject`'s `block` already made (else made here)."""
     from gpusim.result import Result
     names = tuple(FIGURES if names is None else names)
     unknown = set(names) - set(FIGURES)
@@ -50,9 +51,12 @@ def figure_data(subject, names=None, *, gpu=None, result=None, block: int = 0,
             data["warp_timeline"] = warp_timeline.warp_timeline(result)
         return (result.kernel if result is not None else "kernel"), data
 
-    from gpusim.viz.capture import capture, subject_of
+    from gpusim.viz.capture import subject_of
     s = subject_of(subject, gpu)
-    cap = capture(s, (block,)) if {"bank_map", "coalescing_map", "divergence_map"} & set(names) else None
+    cap = capture
+    if cap is None and {"bank_map", "coalescing_map", "divergence_map"} & set(names):
+        from gpusim.viz.capture import capture as run_capture
+        cap = run_capture(s, (block,))
     if "bank_map" in names and cap.lines_with("shared"):
         from gpusim.viz import bank_map
         data["bank_map"] = bank_map.bank_map(cap, block=block)

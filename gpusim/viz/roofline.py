@@ -224,6 +224,7 @@ def plot(r: Roofline, path=None):
     ax.set_xlim(lo_i, hi_i)
     ymin = min(peak / 1e4, (r.achieved_flops_per_s or peak) / 4) / 1e12
     ax.set_ylim(ymin, peak * 2.5 / 1e12)
+    _mpl.minor_marks(ax)
     ax.set_xlabel("arithmetic intensity (FLOP / byte)")
     ax.set_ylabel("TFLOP/s")
     ax.set_title(f"roofline, {r.gpu}" + (f"\n{note}" if note else ""), fontsize=9, y=1.0)
