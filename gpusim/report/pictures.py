@@ -214,10 +214,18 @@ def _serve(tasks, send, lock) -> None:
 
 
 def _warm_up() -> None:
-    """Import matplotlib's Agg canvas and load the default font."""
+    """Import matplotlib's Agg canvas and what the figures use (image, bars, legend, the
+    fonts at their sizes) by drawing a small figure, once, before the workers fork."""
     from matplotlib.figure import Figure
-    fig = Figure(figsize=(1, 1))
-    fig.text(0.5, 0.5, "0")
+    from matplotlib.patches import Patch
+    fig = Figure(figsize=(2, 2))
+    ax = fig.subplots()
+    ax.imshow([[0.0, 1.0]], cmap="viridis")
+    ax.bar([0], [1])
+    ax.legend(handles=[Patch(color="C0", label="0")], fontsize=7)
+    for size in (6, 8, 9):
+        ax.text(0, 0, "0", fontsize=size)
+    ax.set_title("0", fontsize=8)
     png(fig)
 
 

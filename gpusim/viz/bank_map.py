@@ -95,9 +95,19 @@ def worst_access(cap: Capture) -> tuple[int, int]:
         raise ValueError(f"bank map: {cap.kernel_name} makes no shared-memory access in blocks {cap.blocks}")
 
     def key(li):
-        maps = bank_maps(cap, *li)
-        return (sum(m.wavefronts for m in maps) / len(maps), not cap.infos[li[1]].is_store)
+        runs = cap.select(li[0], "shared", li[1])
+        return (sum(wavefronts(a) for a in runs) / len(runs), not cap.infos[li[1]].is_store)
     return max(instrs, key=key)
+
+
+def wavefronts(a: WarpAccess) -> int:
+    """`from_access(a).wavefronts` without the map: the most distinct words any bank holds."""
+    word = (a.offsets >> np.uint64(2)).astype(np.int64)
+    nwords = max(1, a.access_bytes // 4)
+    if nwords > 1:
+        word = (word[:, None] + np.arange(nwords)).ravel()
+    distinct = np.unique(word)
+    return int(np.bincount(distinct & (BANKS - 1)).max()) if len(distinct) else 0
 
 
 def bank_map(subject, line: int | None = None, *, block: int = 0, warp: int = 0, occurrence: int = 0,

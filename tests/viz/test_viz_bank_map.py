@@ -51,3 +51,10 @@ def test_padding_comparison_writes_a_png(tmp_path):
     out = tmp_path / "banks.png"
     bank_map.padding_comparison(path=out)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("stride", [1, 2, 32, 33])
+def test_wavefronts_without_the_map_equal_the_maps_count(stride):
+    cap = capture(demo_case(stride))
+    shared = [a for a in cap.accesses if a.space == "shared"]
+    assert shared and [bank_map.wavefronts(a) for a in shared] == [bank_map.from_access(a).wavefronts for a in shared]
