@@ -169,17 +169,7 @@ def _supervise(tasks, send, lock, workers: int) -> None:
     """The Renderer's supervisor: loads matplotlib, forks the workers, reports any that dies."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)           # ^C is the caller's; it stops us through close()
     _worker_start()
-    kids = set()
-    for _ in range(workers):
-        pid = os.fork()
-        if pid == 0:
-            code = 1
-            try:
-                _serve(tasks, send, lock)
-                code = 0
-            finally:
-                os._exit(code)
-        kids.add(pid)
+    kids: set[int] = set()
 
     def stop(*_):
         for k in kids:
@@ -190,6 +180,17 @@ def _supervise(tasks, send, lock, workers: int) -> None:
                 pass
         os._exit(1)
     signal.signal(signal.SIGTERM, stop)
+    for _ in range(workers):
+        pid = os.fork()
+        if pid == 0:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            code = 1
+            try:
+                _serve(tasks, send, lock)
+                code = 0
+            finally:
+                os._exit(code)
+        kids.add(pid)
     while kids:
         pid, status = os.waitpid(-1, 0)
         kids.discard(pid)
