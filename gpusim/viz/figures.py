@@ -74,7 +74,7 @@ def figure_data(subject, names=None, *, gpu=None, result=None, block: int = 0,
         data["roofline"] = roofline.roofline(result, s.gpu, measured_time_ns=measured_time_ns)
     if "occupancy" in names:
         from gpusim.viz import occupancy
-        data["occupancy"] = occupancy.occupancy_view(s)
+        data["occupancy"] = occupancy.occupancy_view(s, prepared=cap.prepared if cap is not None else None)
     if "warp_timeline" in names and "recording" in result.extra:
         from gpusim.viz import warp_timeline
         data["warp_timeline"] = warp_timeline.warp_timeline(result)

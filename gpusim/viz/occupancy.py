@@ -85,13 +85,16 @@ def from_numbers(spec, threads_per_block: int, registers_per_thread: int, shared
                          shared_bytes_per_block, occ, grid_blocks, spec.sm_count, regs, reg_w, sh, sh_w)
 
 
-def occupancy_view(subject, gpu=None) -> OccupancyView:
-    """The view of a launch (anything `gpusim.viz.capture` takes); compiles, runs nothing."""
+def occupancy_view(subject, gpu=None, *, prepared=None) -> OccupancyView:
+    """The view of a launch (anything `gpusim.viz.capture` takes); compiles, runs nothing.
+    `prepared`: the launch already prepared (`gpusim.prepare`, e.g. a Capture's), reused."""
     import gpusim
     from gpusim.timing.resources import kernel_resources
     from gpusim.viz.capture import subject_of
-    s = subject_of(subject, gpu)
-    p = gpusim.prepare(s.kernel, s.grid, s.block, s.args, s.gpu, s.shared_bytes)
+    p = prepared
+    if p is None:
+        s = subject_of(subject, gpu)
+        p = gpusim.prepare(s.kernel, s.grid, s.block, s.args, s.gpu, s.shared_bytes)
     res = kernel_resources(p)
     return from_numbers(p.spec, res.threads_per_block, res.registers_per_thread, res.shared_bytes_per_block,
                         p.geometry.nblocks, p.name, res.registers_source)
