@@ -65,7 +65,8 @@ class Pictures:
         in `gpusim.viz.FIGURES` order whenever they were asked for."""
         from gpusim.viz import FIGURES
         done = {**self.figures, **{name: f.result() for name, f in self.pending.items()}}
-        self.figures = {n: done[n] for n in sorted(done, key=lambda n: FIGURES.index(n) if n in FIGURES else len(FIGURES))}
+        order = {n: k for k, n in enumerate(FIGURES)}
+        self.figures = {n: done[n] for n in sorted(done, key=lambda n: order.get(n, len(order)))}
         self.pending = {}
         return self
 
@@ -132,8 +133,9 @@ class Renderer:
                 self._fail(payload)
                 continue
             with self._lock:
-                f = self._futures.pop(key)
-            f.set_result(payload) if ok else f.set_exception(payload)
+                f = self._futures.pop(key, None)
+            if f is not None:                              # (None: already failed when a worker died)
+                f.set_result(payload) if ok else f.set_exception(payload)
         self._fail("the picture workers stopped before drawing every figure")
 
     def _fail(self, why: str) -> None:
@@ -148,6 +150,7 @@ class Renderer:
             return
         if cancel:
             self._proc.terminate()                         # the supervisor kills its workers
+            self._tasks.cancel_join_thread()               # what was not sent yet is dropped
         else:
             for _ in range(self._workers):
                 self._tasks.put(None)

@@ -124,8 +124,8 @@ def plot(t: WarpTimeline, path=None):
     ax = axes[0, 0]
     from matplotlib.collections import PathCollection
     for state, segs in t.segments.items():            # one collection of compound paths per state: cheap to draw
-        ax.add_collection(PathCollection(_boxes(segs), facecolors=STATE_COLOURS.get(state, "#444444"),
-                                         linewidths=0, snap=True), autolim=False)   # snapped as before: 1-cycle issues stay visible
+        ax.add_collection(PathCollection(_boxes(segs), facecolors=STATE_COLOURS.get(state, "#444444"), linewidths=0,
+                                         snap=True), autolim=False)    # snapped to pixels: a 1-cycle issue stays visible
     if t.barriers:
         ax.plot([a for _, a, _ in t.barriers], [k for k, _, _ in t.barriers], ">", color="black", markersize=3,
                 linestyle="none")
