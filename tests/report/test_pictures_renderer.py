@@ -53,3 +53,17 @@ def test_encode_png_is_lossless_rgb_when_opaque(alpha):
     assert im.mode == ("RGB" if alpha == 255 else "RGBA")
     back = np.asarray(im.convert("RGBA"))
     assert (back == rgba).all()
+
+
+class _Dies:
+    """Figure data whose unpickling ends the worker process (a crash, as a segfault would)."""
+
+    def __reduce__(self):
+        import os
+        return os._exit, (3,)
+
+
+def test_a_worker_that_dies_fails_its_figure_instead_of_hanging(data):
+    with pytest.raises(RuntimeError, match="died|stopped"):
+        with Renderer() as r:
+            r.submit({"roofline": _Dies()})["roofline"].result(timeout=60)
