@@ -137,12 +137,31 @@ class TimingEngine:
         self.recording = None
         if options.record is not None:
             self._record(options.record, l1_data)
+        if mode == "sampled" and self.sms_simulated < n_sm:
+            self._warm_shared(prepared, frac)
         self.bps = bps
         self.next_block = 0
         self.done_blocks = 0
         self.env = simpy.Environment()
         self._wake: dict[int, simpy.Event] = {}
         self._next_dispatch: dict[int, float] = {}
+
+    def _warm_shared(self, prepared, frac: float) -> None:
+        """Sampled mode: the arrays every part of the grid touches stay in the whole GPU's L2,
+        not in the simulated SMs' share of it (memory/warming.py), estimated from the
+        first run of timed blocks."""
+        from gpusim.timing.memory.warming import shared_footprint
+        l2 = self.memory.l2
+        first = [self.trace.peek(b) for b in range(min(self._runs.get(0, 0), self.trace.run_stop or 0))]
+        whole_lines = l2.capacity_lines / frac
+        distinct = whole_lines / (1.0 + (l2.partitions - 1) / l2.partitions)   # a far line's copy takes room too
+        fp = shared_footprint(prepared.marshalled.arrays, first, self.p.geometry.nblocks,
+                              l2.sectors_per_line, distinct)
+        if fp is not None:
+            self.memory.warm_shared(fp)
+            nblocks, position = self.p.geometry.nblocks, self.memory.block_position
+            for sm in self.sms:
+                sm.locate = lambda sm_id, block: position(sm_id, block / nblocks)
 
     def _record(self, window, l1_data: int) -> None:
         """Recording on (record.py): the chosen SMs become RecordingSMs, every L1 talks to the

@@ -74,6 +74,10 @@ What is modelled:
   the phantom evictions at the rate over the whole simulation
   (`phantom_correction_bursts`). DRAM write counters then scale with the blocks,
   including what the full L2 keeps dirty at the end.
+- Shared footprints in sampled simulation (`footprint`, a warming.SharedFootprint set
+  by the engine; `tau`, the requesting block's grid position): a line the whole GPU's L2
+  would hold is allocated valid (no DRAM fill, no phantom), and evicted dirty without a
+  write-back (`gpusim__l2_warm_fill_lines.sum`, `gpusim__l2_warm_kept_lines.sum`).
 - Counters (Nsight names): `lts__t_sectors.sum` (all ops), `lts__t_sectors_op_{read,write,atom,red}.sum`
   and their `_lookup_hit`/`_lookup_miss`, `lts__t_sectors_srcunit_tex{,_lookup_hit,_lookup_miss}.sum`
   (lookups for SMs, in their near partition), `lts__t_sectors_srcunit_tex_op_read_lookup_{hit,miss}.sum`,
@@ -181,6 +185,8 @@ class L2Cache(FarPartition):
         self._phantom_allocs = 0                 # allocations that evicted a phantom line
         self._dirtied_bursts = 0                 # bursts of home lines that went from clean to dirty
         self._credit = 0.0
+        self.footprint = None                    # sampled simulation: a warming.SharedFootprint, set by the engine
+        self.tau = 0.0                           # grid position (block / blocks) of the requesting SM's block
         self.stall = NEG_INF                     # set by an allocation whose victim's write-back had to wait
         self.reset_counters()
 
@@ -230,6 +236,8 @@ class L2Cache(FarPartition):
         self.rmw_bursts = 0
         self.partial_write_sectors = 0
         self.phantom_bursts = 0
+        self.warm_fills = 0
+        self.warm_kept_lines = 0
         for s in self._servers:
             s.reset_stats()
         self.fabric.reset_stats()
@@ -280,6 +288,8 @@ class L2Cache(FarPartition):
         out["gpusim__l2_rmw_bursts.sum"] = float(self.rmw_bursts)
         out["gpusim__l2_partial_write_sectors.sum"] = float(self.partial_write_sectors)
         out["gpusim__l2_phantom_writeback_bursts.sum"] = float(self.phantom_bursts)
+        out["gpusim__l2_warm_fill_lines.sum"] = float(self.warm_fills)
+        out["gpusim__l2_warm_kept_lines.sum"] = float(self.warm_kept_lines)
         out["gpusim__l2_fabric_bytes.sum"] = float(self.fabric.bytes_served)
         if elapsed_cycles:
             out["lts__t_sectors.avg.pct_of_peak_sustained_elapsed"] = \
@@ -352,16 +362,26 @@ class L2Cache(FarPartition):
             if not alloc:
                 return None
             spl = self.sectors_per_line
+            fp = self.footprint
+            warm = fp is not None and fp.warm(line, self.tau)
             if len(od) >= self.ways:
                 vline, vent = od.popitem(last=False)
                 if vent[spl]:
-                    self.stall = self._write_back(ts, vline, vent)
-            elif self._share_ratio > 1.0 and self._allocated * self._share_ratio >= self.capacity_lines:
+                    if fp is not None and fp.warm(vline, self.tau):
+                        self.warm_kept_lines += 1       # the whole L2 still holds it: no write-back yet
+                    else:
+                        self.stall = self._write_back(ts, vline, vent)
+            elif not warm and self._share_ratio > 1.0 and self._allocated * self._share_ratio >= self.capacity_lines:
                 self._phantom_allocs += 1
                 self.stall = self._phantom(ts, line)
-            ent = [None] * spl + [0, None]
+            ent = [None] * spl + [0, None, warm]
             od[line] = ent
-            self._allocated += 1
+            if warm:                                    # valid from the other SMs' accesses (warming.py)
+                for k in range(spl):
+                    ent[k] = NEG_INF
+                self.warm_fills += 1
+            else:
+                self._allocated += 1
         else:
             od.move_to_end(line)
         return ent
@@ -447,7 +467,7 @@ class L2Cache(FarPartition):
         if not d >> k & 1:
             bsh = self.hbm.burst_shift
             base = (k >> bsh) << bsh
-            if not (d >> base) & ((1 << (1 << bsh)) - 1):
+            if not (d >> base) & ((1 << (1 << bsh)) - 1) and not ent[spl + 2]:
                 self._dirtied_bursts += 1
             ent[spl] = d | 1 << k
 

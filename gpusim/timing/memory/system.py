@@ -32,7 +32,9 @@ of a 32-bit mask = byte b of the sector) down to the L2.
 scales every shared bandwidth (crossbar, each L2 slice, the fabric, each HBM bank and
 bus) and the L2 capacity (sets per slice), keeping slice, channel and bank counts, so
 the simulated SMs see the share of the memory system they would have with all SMs
-running. `share_blocks_per_simulated` (blocks of that share per simulated block) lets
+running. Arrays that blocks from across the grid share are the exception: the whole L2
+holds them, warm from the other SMs, so the share's misses on them may be hits
+(`warm_shared`, warming.py). `share_blocks_per_simulated` (blocks of that share per simulated block) lets
 the L2 stand in for the unsimulated blocks' lines (l2.py, "phantom" write-backs), so
 DRAM writes scale with the blocks. Counters then describe the simulated blocks; scale
 them by total blocks / simulated blocks for the whole launch.
@@ -87,6 +89,7 @@ class MemorySystem:
         self._traverse = self.noc.traverse
         self._back = self.noc.latency_cycles
         self._l2 = self.l2._access
+        self._tau = [0.0] * spec.sm_count                # grid position of each SM's latest block (warming.py)
         self.peer = None
         if peer_ranges:
             self._peer_setup(spec, sm_fraction, peer_ranges)
@@ -111,6 +114,7 @@ class MemorySystem:
     def read(self, now: float, sm_id: int, sectors) -> float:
         """Sectors (address >> 5) missed by SM `sm_id`'s L1 at `now`; when their data is at the SM."""
         lst = as_list(sectors)
+        self.l2.tau = self._tau[sm_id]
         return self._l2(self._traverse(now, len(lst) * self._sector_bytes), lst, READ,
                         part=sm_id % self.partitions) + self._back
 
@@ -119,6 +123,7 @@ class MemorySystem:
         whole sectors) of `sectors[i]`; when the L2's acknowledgement is back."""
         lst = as_list(sectors)
         masks = as_list(byte_masks) if byte_masks is not None else None
+        self.l2.tau = self._tau[sm_id]
         return self._l2(self._traverse(now, len(lst) * self._sector_bytes), lst, WRITE, masks=masks,
                         part=sm_id % self.partitions) + self._back
 
@@ -127,6 +132,7 @@ class MemorySystem:
         `ops[i]`: lane operations on sector i (each is one read-modify-write at the slice);
         `addrs[i]`: the distinct addresses among them."""
         lst = as_list(sectors)
+        self.l2.tau = self._tau[sm_id]
         t = self._traverse(now, len(lst) * self._sector_bytes)
         return self._l2(t, lst, RED if reduction else ATOM, as_list(ops) if ops is not None else None,
                         part=sm_id % self.partitions, addrs=as_list(addrs) if addrs is not None else None) + self._back
@@ -224,6 +230,17 @@ class MemorySystem:
             if r > done:
                 done = r
         return done + self._back
+
+    # -- sampled simulation: the whole L2's shared footprint (warming.py) -------------------
+
+    def warm_shared(self, footprint) -> None:
+        """Misses of the simulated share on lines of `footprint` (a warming.SharedFootprint)
+        that the whole GPU's L2 would hold are filled without DRAM traffic."""
+        self.l2.footprint = footprint
+
+    def block_position(self, sm_id: int, tau: float) -> None:
+        """SM `sm_id` now runs a block at grid position `tau` (block / grid blocks)."""
+        self._tau[sm_id] = tau
 
     # -- kernel boundaries and statistics -------------------------------------------------
 

@@ -1,0 +1,55 @@
+"""Sampled simulation keeps a shared footprint in the whole GPU's L2 (gpusim/timing/memory/warming.py)."""
+import math
+
+import numpy as np
+from numba import cuda
+
+import gpusim
+from gpusim.timing.engine import TimingOptions
+from gpusim.timing.memory.warming import SharedFootprint
+
+
+def test_a_stream_region_is_never_warm():
+    fp = SharedFootprint([0], [1000], [1000.0], capacity_lines=100.0)   # each line one block's
+    assert fp.probability(500, 0.9) == 0.0
+
+
+def test_a_shared_region_that_fits_is_warm_once_the_grid_has_touched_it():
+    fp = SharedFootprint([0], [1000], [32_000.0], capacity_lines=5000.0)  # 32 blocks per line, fits
+    assert fp.window == 1.0
+    assert math.isclose(fp.probability(7, 0.5), 1.0 - math.exp(-31 * 0.5))
+    assert fp.probability(7, 0.0) == 0.0                                  # the kernel's first blocks find it cold
+
+
+def test_a_shared_region_larger_than_the_l2_keeps_what_lru_keeps():
+    # Che's approximation: D (1 - exp(-m w)) = C for one region, so w = -ln(1 - C / D) / m
+    d, m, c = 100_000, 32.0, 40_000.0
+    fp = SharedFootprint([0], [d], [m * d], capacity_lines=c)
+    assert math.isclose(fp.window, -math.log(1 - c / d) / m, rel_tol=1e-6)
+
+
+def test_the_warm_draw_is_deterministic_and_follows_the_probability():
+    fp = SharedFootprint([0], [100_000], [400_000.0], capacity_lines=1e9)   # m = 4, fits
+    p = fp.probability(0, 0.2)
+    share = np.mean([fp.warm(line, 0.2) for line in range(100_000)])
+    assert abs(share - p) < 0.01
+    assert [fp.warm(line, 0.2) for line in range(50)] == [fp.warm(line, 0.2) for line in range(50)]
+
+
+@cuda.jit
+def scatter(x, perm, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[perm[i]] = x[i]
+
+
+def test_a_sampled_scatter_into_an_l2_resident_array_reads_each_line_about_once():
+    n = 1 << 21                                   # three 8 MiB arrays: the whole H200 L2 (60 MiB) holds them
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 1 << 30, n, dtype=np.int32)
+    perm = rng.permutation(n).astype(np.int32)
+    r = gpusim.launch(scatter, n // 256, 256, (x, perm, np.zeros(n, np.int32)), gpu="h200", timing=True,
+                      timing_options=TimingOptions(mode="sampled", functional="sampled"))
+    footprint = 3 * 4 * n                         # x and perm streamed, out filled once for its partial writes
+    assert r.metrics["gpusim__l2_warm_fill_lines.sum"] > 0
+    assert r.metrics["dram__bytes_read.sum"] < 1.3 * footprint
