@@ -4,6 +4,7 @@ its numpy reference, print the source view and verdict, and on request write the
 the next programs run), a Chrome trace (`--trace`) or JSON (`--json`)."""
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import sys
@@ -15,11 +16,12 @@ from gpusim.cli import (EXIT_OK, CheckFailed, UsageError, build_case, fmt_params
                         parse_sets, parse_value, report_error, resolve)
 
 
-def run_one(spec, params: dict, args, renderer=None):
+def run_one(spec, params: dict, args, renderer=None, before_timed=None):
     """(case, result, check status, pictures) for one program; pictures (`gpusim.report.
     pictures`) when --plot or --html will draw it, else None: the figures that need no
     timing are handed to `renderer` before the launch, so they are drawn while it runs,
-    and the timed ones (roofline, warp timeline) after it."""
+    and the timed ones (roofline, warp timeline) after it, once `before_timed(result)`
+    (if given) has run."""
     import gpusim
     case = build_case(spec, params, args.seed)
     subject = pics = None
@@ -50,6 +52,8 @@ def run_one(spec, params: dict, args, renderer=None):
         except AssertionError as e:
             raise CheckFailed(f"{e} (on {args.gpu}; rerun with --no-check to see the source view)") from e
         status = "passed"
+    if before_timed is not None:
+        before_timed(result)
     if pics is not None:
         from gpusim.report.pictures import add_timed
         add_timed(pics, subject, result, renderer=renderer)
@@ -102,10 +106,19 @@ def run_programs(args, renderer) -> int:
     color = report.want_color(out) and not args.json
     width = shutil.get_terminal_size().columns if out.isatty() else None
     code, done, records, sections, plotted = EXIT_OK, [], [], [], []
-    for spec, params in plans:
+    ladder = None
+
+    def ladder_first(name, result):
+        """The last program's hook: its family's ladder, the slowest figure, goes to the
+        workers before that program's roofline and warp timeline (so the two workers end
+        together: ~30 ms less waiting for the last figure)."""
+        nonlocal ladder
+        ladder = family_ladder(done + [(name, result)], family, args, renderer)
+    for k, (spec, params) in enumerate(plans):
         record = {"program": spec.name}
         try:
-            case, result, status, pics = run_one(spec, params, args, renderer)
+            case, result, status, pics = run_one(spec, params, args, renderer, before_timed=(
+                functools.partial(ladder_first, spec.name) if k == len(plans) - 1 else None))
         except Exception as e:
             if not is_user_error(e) and not isinstance(e, CheckFailed):
                 raise
@@ -130,7 +143,8 @@ def run_programs(args, renderer) -> int:
             print(report.render_source_view(result, case_name=label, width=width, color=color), file=out)
             if pics is not None:
                 plotted.append((None, spec.name, pics))
-    ladder = family_ladder(done, family, args, renderer)        # drawn with the members' figures
+    if ladder is None:                          # the last program failed before its hook
+        ladder = family_ladder(done, family, args, renderer)
     for record, name, pics in plotted:
         pics.wait()
         written = write_plots(pics, name, Path(args.plot)) if args.plot else []

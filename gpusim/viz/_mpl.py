@@ -32,6 +32,23 @@ def save(fig, path) -> None:
     fig.savefig(out, dpi=fig.dpi)
 
 
+def ticks(axis, locs, labels=None, **text) -> None:
+    """Ticks of `axis` (ax.xaxis or ax.yaxis) at `locs`, labelled `labels` (default: the
+    formatter's), `text` their fontsize and rotation: `ax.set_xticks(locs)` and
+    `ax.set_xticklabels(labels, **text)` without making a Tick artist per location now
+    (~0.3 ms each; the figure's ticks are drawn from one, `_ticks`)."""
+    from matplotlib.ticker import FixedFormatter, FixedLocator
+    locs = list(locs)
+    axis.set_major_locator(FixedLocator(locs))
+    if locs:
+        axis.set_view_interval(min(locs), max(locs))            # as set_ticks: the view takes in every tick
+    if labels is not None:
+        axis.set_major_formatter(FixedFormatter(list(labels)))
+    params = {"fontsize": "labelsize", "rotation": "labelrotation"}
+    if text:
+        axis.set_tick_params(which="major", **{params[k]: v for k, v in text.items()})
+
+
 def minor_marks(ax) -> None:
     """Draw the y axis' minor ticks (a log axis' 2..9 x 10^k) as one line of tick markers,
     as Axis draws them (out, size and width from the rc) but without a Tick artist each

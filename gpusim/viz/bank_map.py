@@ -145,8 +145,8 @@ def plot(maps, path=None, *, words: bool = True):
             for lane, bank in zip(*np.nonzero(m.grid_word >= 0)):
                 ax.text(bank, lane, str(m.grid_word[lane, bank]), ha="center", va="center", fontsize=3.6,
                         color="white" if n > 1 and m.grid_wavefront[lane, bank] < n / 2 else "black")
-        ax.set_xticks(range(0, BANKS, 4))
-        ax.set_yticks(range(0, 32, 4))
+        _mpl.ticks(ax.xaxis, range(0, BANKS, 4))
+        _mpl.ticks(ax.yaxis, range(0, 32, 4))
         edges = np.arange(-0.5, 32)                     # the cell grid: two line collections, not 66 minor ticks
         ax.hlines(edges, -0.5, BANKS - 0.5, colors="0.85", linewidth=0.3, zorder=1.5)
         ax.vlines(np.arange(-0.5, BANKS), -0.5, 31.5, colors="0.85", linewidth=0.3, zorder=1.5)

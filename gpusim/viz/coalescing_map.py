@@ -125,11 +125,10 @@ def plot(maps, path=None):
                 zorder=2)
         ax.set_xlim(0, nl * LINE_BYTES)
         ax.set_ylim(31.5, -0.5)
-        ax.set_yticks(range(0, 32, 4))
+        _mpl.ticks(ax.yaxis, range(0, 32, 4))
         ax.set_ylabel("lane")
         ticks = [k * LINE_BYTES + LINE_BYTES / 2 for k in range(nl)]
-        ax.set_xticks(ticks)
-        ax.set_xticklabels([f"{int(a):#x}" for a in m.lines], rotation=90 if nl > 4 else 0, fontsize=6)
+        _mpl.ticks(ax.xaxis, ticks, [f"{int(a):#x}" for a in m.lines], rotation=90 if nl > 4 else 0, fontsize=6)
         ax.set_xlabel("128-byte lines touched (only those; shaded: 32-byte sectors moved)")
         ax.set_title(f"{m.kernel}, line {m.line}: {m.n_sectors} sector{'s' * (m.n_sectors != 1)}, {nl} line"
                      f"{'s' * (nl != 1)}, {m.requests} request; {100 * m.efficiency:.0f}% of the bytes moved are "

@@ -159,8 +159,7 @@ def plot(m: DivergenceMap, path=None, *, max_slots: int = 2000):
     for r in range(nw):
         for s in np.flatnonzero(m.reconverge[r, :n]).tolist():
             ax.plot([s - 0.5, s - 0.5], [r * 33 - 0.5, r * 33 + 31.5], color="black", linewidth=1.2)
-    ax.set_yticks([r * 33 + 15.5 for r in range(nw)])
-    ax.set_yticklabels([f"warp {w}" for w in m.warps])
+    _mpl.ticks(ax.yaxis, [r * 33 + 15.5 for r in range(nw)], [f"warp {w}" for w in m.warps])
     ax.set_xlabel("executed PTX instruction (per warp, in order)")
     scope = f"line {m.line}" if m.line is not None else "all lines"
     eff = m.active_lanes[m.path != PAD].mean() / 32 if (m.path != PAD).any() else 0.0

@@ -135,8 +135,7 @@ def plot(data: Ladder, path=None):
         top.text(0.5, 0.5, "functional run: no predicted time (run without --functional)", ha="center",
                  va="center", transform=top.transAxes, fontsize=9, color="0.4")
         top.set_title(title, fontsize=9)
-    top.set_xticks(xs)
-    top.set_xticklabels([f"{k + 1}. {s}" for k, s in enumerate(labels)], fontsize=8)
+    _mpl.ticks(top.xaxis, xs, [f"{k + 1}. {s}" for k, s in enumerate(labels)], fontsize=8)
     top.set_xlim(-0.6, n - 0.4)
     for ax, (field, (name, show)) in zip(axes, COUNTERS.items()):
         vals = [100 * v for v in getattr(data, field)] if field == "simt_efficiency" else list(getattr(data, field))
@@ -146,8 +145,7 @@ def plot(data: Ladder, path=None):
         for x, v, raw in zip(xs, vals, getattr(data, field)):
             ax.text(x, v, show(raw), ha="center", va="bottom", fontsize=6, rotation=90 if n > 3 else 0)
         ax.set_title(name, fontsize=8)
-        ax.set_xticks(xs)
-        ax.set_xticklabels([str(k + 1) for k in xs], fontsize=7)
+        _mpl.ticks(ax.xaxis, xs, [str(k + 1) for k in xs], fontsize=7)
         ax.tick_params(axis="y", labelsize=7)
         ax.set_xlabel("rung", fontsize=7)
     _mpl.save(fig, path)

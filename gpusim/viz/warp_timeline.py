@@ -134,8 +134,7 @@ def plot(t: WarpTimeline, path=None):
     for k in range(1, len(t.rows)):
         if t.rows[k][0] != t.rows[k - 1][0]:
             ax.axhline(k - 0.5, color="0.3", linewidth=0.8)
-    ax.set_yticks(range(len(t.rows)))
-    ax.set_yticklabels([f"SMSP{sp} w{slot}" for sp, slot in t.rows], fontsize=6)
+    _mpl.ticks(ax.yaxis, range(len(t.rows)), [f"SMSP{sp} w{slot}" for sp, slot in t.rows], fontsize=6)
     ax.set_ylim(len(t.rows) - 0.5, -0.5)
     ax.set_xlim(t.start, t.end)
     ax.set_xlabel(f"SM cycle (1 cycle = {t.cycle_ns:.3f} ns)")
