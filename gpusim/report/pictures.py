@@ -92,6 +92,7 @@ class Renderer:
         self._proc = None
         if "fork" not in multiprocessing.get_all_start_methods():
             return
+        _preload()
         ctx = multiprocessing.get_context("fork")
         self._tasks = ctx.Queue()                         # (key, name, pickled data); None: stop
         self._recv, send = ctx.Pipe(duplex=False)           # results, one pickled (key, ok, PNG | error) each
@@ -168,6 +169,17 @@ class Renderer:
         self.close(cancel=kind is not None)
 
 
+def _preload() -> None:
+    """Import the figure modules before forking: the caller needs them anyway (for the
+    figures' data) and the workers inherit them instead of each importing (and, without
+    bytecode caches, compiling) them again on their first figure."""
+    import importlib
+
+    from gpusim.viz import FIGURES
+    for name in (*FIGURES, "ladder"):
+        importlib.import_module(f"gpusim.viz.{name}")
+
+
 def _supervise(tasks, send, lock, workers: int) -> None:
     """The Renderer's supervisor: loads matplotlib, forks the workers, reports any that dies."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)           # ^C is the caller's; it stops us through close()
@@ -222,6 +234,8 @@ def _warm_up() -> None:
     fonts at their sizes) by drawing a small figure, once, before the workers fork."""
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch
+
+    from gpusim.viz import _ticks  # noqa: F401  (the figures' tick drawing, with matplotlib)
     fig = Figure(figsize=(2, 2))
     ax = fig.subplots()
     ax.imshow([[0.0, 1.0]], cmap="viridis")
