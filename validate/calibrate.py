@@ -20,6 +20,9 @@ Fits (each from one microbenchmark family; residuals re-simulate it with the fit
 - `l2.atomic_extra_address_cycles`: what each further distinct address of one request
   adds to a hot sector's turn, from `histogram_global/default` (several addresses of a
   sector per request, every SM).
+- `hbm.t_faw_ns`: the activation window, from the random 4-byte loads over 1 GiB
+  (`random_access/read`: every access a row activation), by bisection on the simulated
+  duration.
 - `launch.block_dispatch_cycles`: SM cycles per block per SM with millions of tiny blocks.
 - `launch.kernel_fixed_ns`: the empty kernel's duration minus its modelled cycles.
 
@@ -139,6 +142,7 @@ def fit(data: dict, base) -> tuple[object, list[dict]]:
         notes.append(dict(field="l2.atomic_same_address_interval_cycles", value=interval,
                           source=f"atomic_throughput/global_same: {at['derived']['atomics_per_cycle']:.3f} atomics/cycle"))
     spec = _fit_slice_rate(spec, notes, data)
+    spec = _fit_activation_window(spec, notes, data)
     bd = _records(data, "block_dispatch")
     big = max(bd.values(), key=lambda k: k["params"]["blocks"])
     per_block = round(big["derived"]["sm_cycles_per_block_per_sm"], 1)
@@ -186,6 +190,31 @@ def _fit_slice_rate(spec, notes: list, data: dict):
           source=f"atomic_throughput/global_distinct: {target / 1000:.1f} us measured "
                  f"({dist['derived']['atomics_per_cycle']:.1f} atomics/cycle; the model books each "
                  f"at its near and, for far lines, its home slice)")
+    return spec
+
+
+def _fit_activation_window(spec, notes: list, data: dict):
+    """`hbm.t_faw_ns` from random_access/read (no row hits: the DRAM's activation rate
+    limits it), by bisection on the simulated duration; absent data leaves the preset's."""
+    rec = _records(data, "random_access").get("read")
+    if rec is None or rec.get("check") != "passed":
+        return spec
+    target = rec["metrics"][DURATION_METRIC]
+
+    def duration(faw: float) -> float:
+        return _duration_ns(rep(spec, hbm={"t_faw_ns": round(faw, 2)}), "random_access", rec["size"])
+
+    lo, hi = 0.0, 64.0
+    if duration(lo) >= target:
+        return spec
+    for _ in range(7):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if duration(mid) < target else (lo, mid)
+    faw = round((lo + hi) / 2, 2)
+    spec = rep(spec, hbm={"t_faw_ns": faw})
+    _note(notes, field="hbm.t_faw_ns", value=faw,
+          source=f"random_access/read: {target / 1000:.1f} us measured, {duration(faw) / 1000:.1f} us modelled "
+                 f"({rec['derived']['G_accesses_per_s']:.1f} G random loads/s)")
     return spec
 
 

@@ -6,6 +6,7 @@ gpusim runs the same kernels (`MICROBENCHMARKS[name].case(size)`).
 |--------------------|--------------------------------------------|---------------------------------|
 | pointer_chase      | dependent-load latency, L1 / L2 / HBM       | fp_4KiB .. fp_256MiB footprints |
 | bandwidth          | L2 (16 MiB) and HBM (2 GiB) read/write/copy | {read,write,copy}_{l2,hbm}      |
+| random_access      | HBM at random 4-byte loads / stores (1 GiB) | read, write                     |
 | smem_stride        | shared-memory bank conflicts, 1..32-way     | ld_s1 .. ld_s32, st_s{1,..,32}  |
 | issue_throughput   | warp-instruction throughput per op class    | fp32_fma, fp64_fma, ...         |
 | atomic_throughput  | atomics, one address vs distinct addresses  | {global,shared}_{same,distinct} |
@@ -120,6 +121,36 @@ def bw_copy(x, y, reps):
             a, b, c, d = x[i], x[i + T], x[i + 2 * T], x[i + 3 * T]
             y[i], y[i + T], y[i + 2 * T], y[i + 3 * T] = a, b, c, d
             i += 4 * T
+
+
+@cuda.jit
+def random_read(x, out, iters, shift):
+    i = cuda.grid(1)
+    h = uint32(uint32(i) * uint32(2654435761) + uint32(12345))
+    acc = uint32(0)
+    for _ in range(iters):                      # every lane a random element: a random line and sector each
+        h = uint32(h * uint32(1664525) + uint32(1013904223))
+        acc = uint32(acc + uint32(x[h >> shift]))
+    out[i] = acc
+
+
+@cuda.jit
+def random_write(x, iters, shift):
+    i = cuda.grid(1)
+    h = uint32(uint32(i) * uint32(2654435761) + uint32(12345))
+    for _ in range(iters):                      # 4-byte stores to random sectors: partial-sector writes
+        h = uint32(h * uint32(1664525) + uint32(1013904223))
+        x[h >> shift] = 1
+
+
+def _random_indices(threads: int, iters: int, shift: int) -> np.ndarray:
+    """The (threads, iters) element indices the random_* kernels visit (their LCG, on the host)."""
+    h = (np.arange(threads, dtype=np.uint64) * 2654435761 + 12345) & 0xFFFFFFFF
+    out = np.empty((threads, iters), np.uint32)
+    for k in range(iters):
+        h = (h * 1664525 + 1013904223) & 0xFFFFFFFF
+        out[:, k] = h >> shift
+    return out
 
 
 @cuda.jit
@@ -325,6 +356,23 @@ def build_bandwidth(rng, op, nbytes, reps, blocks=BW_BLOCKS):
     return Case("bandwidth", bw_copy, grid, block, (x, np.full(n, -1, np.int32), reps), {1: x})
 
 
+def build_random(rng, op, nbytes, iters, blocks=BW_BLOCKS):
+    n = nbytes // 4
+    if n & (n - 1) or not 1 << 10 <= n <= 1 << 32:
+        raise ValueError(f"random_access: {n} int32 elements must be a power of two in 2^10..2^32")
+    shift = 32 - (n.bit_length() - 1)
+    threads = blocks * THREADS
+    idx = _random_indices(threads, iters, shift)
+    if op == "read":
+        x = rng.integers(0, 1 << 16, n, dtype=np.uint32)
+        want = x[idx].astype(np.uint64).sum(axis=1).astype(np.uint32)
+        return Case("random_access", random_read, (blocks,), (THREADS,),
+                    (x, np.zeros(threads, np.uint32), iters, shift), {1: want})
+    want = np.zeros(n, np.int32)
+    want[idx.ravel()] = 1
+    return Case("random_access", random_write, (blocks,), (THREADS,), (np.zeros(n, np.int32), iters, shift), {0: want})
+
+
 def build_smem(rng, op, stride, reps, blocks=FILL_BLOCKS):
     if op == "ld":
         lane = np.arange(THREADS) & 31
@@ -440,6 +488,12 @@ MICROBENCHMARKS: dict[str, ProgramSpec] = {s.name: s for s in (
                     **{f"{op}_l2": {"op": op, "nbytes": 16 * MiB, "reps": 32} for op in ("read", "write", "copy")},
                     **{f"{op}_hbm": {"op": op, "nbytes": 2 * GiB, "reps": 1} for op in ("read", "write", "copy")}},
                 tags=("bandwidth", "memory")),
+    ProgramSpec("random_access", "int32 loads (4-byte stores) at random elements of 1 GiB: HBM without row hits",
+                build_random, sizes={
+                    "default": {"op": "read", "nbytes": 64 * KiB, "iters": 4, "blocks": 8},
+                    "read": {"op": "read", "nbytes": GiB, "iters": 64},
+                    "write": {"op": "write", "nbytes": GiB, "iters": 32}},
+                tags=("bandwidth", "memory", "dram")),
     ProgramSpec("smem_stride", "shared loads (stores) at word stride s: gcd(s, 32)-way bank conflicts",
                 build_smem, sizes={
                     "default": {"op": "ld", "stride": 2, "reps": 16, "blocks": 2},
@@ -488,6 +542,11 @@ def derive(rec: dict, sms: int) -> dict[str, float]:
             out["GB_per_s"] = nbytes / ns
         if rec.get("event_time_us"):
             out["GB_per_s_events"] = nbytes / (rec["event_time_us"] * 1e3)
+    elif name == "random_access":
+        accesses = threads * p["iters"]
+        if ns:
+            out["G_accesses_per_s"] = accesses / ns
+            out["dram_GB_per_s"] = (m.get("dram__bytes_read.sum", 0.0) + m.get("dram__bytes_write.sum", 0.0)) / ns
     elif name == "smem_stride":
         warp_ops = threads // 32 * p["reps"] * SMEM_PER_ITER
         out["ways"] = math.gcd(p["stride"], 32)

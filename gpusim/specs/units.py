@@ -230,6 +230,7 @@ class HBMSpec:
     t_ccd_l_ns: float = 2.0                      # tCCD_L: column command to column command in one bank (32 B each)
     t_wtr_ns: float = 22.0                       # tWTR (+ write latency): data bus idle from a write to a read
     t_rtw_ns: float = 2.0                        # tRTW: data bus idle from a read to a write
+    t_faw_ns: float = 0.0                        # tFAW: at most 4 row activations per pseudo-channel in this window (0: no limit)
     t_refi_ns: float = 3900.0                    # tREFI: interval between all-bank refreshes of a pseudo-channel
     t_rfc_ns: float = 450.0                      # tRFC: an all-bank refresh blocks its pseudo-channel this long
     write_queue_bursts: int = 16                 # writes a controller collects per channel before draining them together
@@ -240,7 +241,7 @@ class HBMSpec:
         _integer(self, "stacks", "channels", "bus_width_bits", "capacity_bytes", "access_granularity_bytes",
                  "banks_per_channel", "row_bytes", "write_queue_bursts")
         _nonnegative(self, "t_rcd_ns", "t_rp_ns", "t_ras_ns", "t_wr_ns", "t_ccd_l_ns", "t_wtr_ns", "t_rtw_ns",
-                     "t_rfc_ns")
+                     "t_rfc_ns", "t_faw_ns")
         _power_of_two(self, "row_bytes", "channel_interleave_bytes")
         _integer(self, "channel_interleave_bytes")
         if not self.access_granularity_bytes <= self.channel_interleave_bytes <= self.row_bytes:

@@ -16,7 +16,10 @@ What is modelled (per pseudo-channel, `spec.hbm.channels` of them):
   one 32-B column command), a conflict `t_rp + t_rcd` more, plus the write recovery
   `t_wr` if the row being closed was last written, plus what the closed row's open time
   fell short of `t_ras`. So a bank cycles rows at most every tRAS + tRP (longer after
-  writes), and traffic without row hits is limited by how many banks work in parallel.
+  writes). Every activation also takes a quarter of the channel's `t_faw` window (at
+  most four per tFAW, as a rate): traffic without row hits is limited by that, e.g.
+  random 4-byte loads reach about half the peak bandwidth (H200 `random_access/read`,
+  2.4 of 4.8 TB/s; H100 2.0 of 3.35).
 - Data bus: one `BandwidthServer` per channel of `bandwidth_GBps / channels`; a burst
   books its bytes there once its bank is ready. When the bus changes direction the
   change books idle bus time: `t_wtr` from a write to a read, `t_rtw` from a read to a
@@ -51,7 +54,8 @@ What is modelled (per pseudo-channel, `spec.hbm.channels` of them):
   refresh included).
 
 Not modelled: bank groups (tCCD_S: the bus itself is the limit for accesses to
-different banks), tRRD and tFAW (activation rate limits), per-bank refresh, the command
+different banks), tRRD and the burstiness tFAW allows (four activations back to back),
+per-bank refresh, the command
 bus, power-down, ECC check bits and the true NVIDIA address hash. The controller is an
 approximation of FR-FCFS: reads are served in arrival order at each bank, writes are
 drained in batches in address order.
@@ -79,10 +83,11 @@ READ_DIR, WRITE_DIR = 0, 1
 class _Channel:
     """One pseudo-channel: its bus, its banks (created on first use) and their rows."""
 
-    __slots__ = ("bus", "banks", "rows", "opened", "wrote", "dir", "wq", "next_refresh", "accept_at")
+    __slots__ = ("bus", "act", "banks", "rows", "opened", "wrote", "dir", "wq", "next_refresh", "accept_at")
 
     def __init__(self, bus: BandwidthServer, banks: int, first_refresh: float):
         self.bus = bus
+        self.act = BandwidthServer(1.0, 0.0, name="HBM.activate")   # activation slots (tFAW / 4 each)
         self.banks: list = [None] * banks            # bank -> BandwidthServer of bank time
         self.rows = [None] * banks                   # open row per bank (None: closed, as after an idle period)
         self.opened = [0.0] * banks                  # bank time used since the open row's activation
@@ -131,7 +136,9 @@ class HBM:
         per_channel = full_channel * (1.0 - self.refresh_share)         # refresh takes its share of every window
         self._t_rcd, self._t_rp = h.t_rcd_ns * ghz, h.t_rp_ns * ghz
         self._t_ras, self._t_wr = h.t_ras_ns * ghz, h.t_wr_ns * ghz
-        self._hit_occ = h.t_ccd_l_ns * ghz * (gran // sector)          # one burst: its column commands
+        self._ccd = h.t_ccd_l_ns * ghz                                  # one 32-B column command
+        self._hit_occ = self._ccd * (gran // sector)                    # one burst: its column commands
+        self._act_occ = h.t_faw_ns * ghz / 4.0                          # one activation's share of the tFAW window
         self._hit_lat = self.closed_latency_cycles - self._t_rcd
         self._closed_lat = self.closed_latency_cycles
         self._conflict_lat = self.closed_latency_cycles + self._t_rp
@@ -146,6 +153,7 @@ class HBM:
                        for c in range(self.channels)]
         self.bursts_read = 0
         self.bursts_written = 0
+        self.bytes_read = self.bytes_written = 0
         self.row_hits = self.row_misses = self.turnarounds = 0
 
     # -- the address mapping ---------------------------------------------------------
@@ -159,35 +167,40 @@ class HBM:
 
     # -- fast paths used by the L2 (one burst index each) ----------------------------
 
-    def read_burst(self, t: float, burst: int) -> float:
-        """One burst read arriving at the controller at t; returns when its data is back at the L2."""
+    def read_burst(self, t: float, burst: int, sectors: int = 0) -> float:
+        """One burst read arriving at the controller at t (`sectors` > 0: only that many 32-B
+        sectors of it, as a partial write's fill); returns when its data is back at the L2."""
         self.bursts_read += 1
+        nbytes = sectors * self.sector_bytes if sectors else self.granularity_bytes
+        self.bytes_read += nbytes
         chunk = burst // self.bursts_per_chunk
         nch = self.channels
         ch = self._chans[unit_of(chunk, nch)]
         q = chunk // nch // self.chunks_per_row
         if t >= ch.next_refresh:
             self._refresh(ch, t)
-        ready, lat = self._bank(ch, t, q, False)
-        nbytes = self.granularity_bytes
+        ready, lat = self._bank(ch, t, q, False, nbytes)
         if ch.dir != READ_DIR:
             ch.dir = READ_DIR
             nbytes += self._wtr_bytes
             self.turnarounds += 1
         return ch.bus.serve(ready, nbytes) + lat
 
-    def write_burst(self, t: float, burst: int) -> float:
-        """One burst written back at t: queued at its channel, drained with the others.
-        Returns when the queue took it: at once while it has room; after a drain, not
-        before the drained writes reach the bus (a backlogged channel holds the L2 back)."""
+    def write_burst(self, t: float, burst: int, sectors: int = 0) -> float:
+        """One burst written back at t (`sectors` > 0: only that many dirty 32-B sectors of
+        it): queued at its channel, drained with the others. Returns when the queue took it:
+        at once while it has room; after a drain, not before the drained writes reach the
+        bus (a backlogged channel holds the L2 back)."""
         self.bursts_written += 1
+        nbytes = sectors * self.sector_bytes if sectors else self.granularity_bytes
+        self.bytes_written += nbytes
         chunk = burst // self.bursts_per_chunk
         nch = self.channels
         ch = self._chans[unit_of(chunk, nch)]
         if t >= ch.next_refresh:
             self._refresh(ch, t)
         accepted = t if t >= ch.accept_at else ch.accept_at
-        ch.wq.append((chunk // nch // self.chunks_per_row, burst))
+        ch.wq.append((chunk // nch // self.chunks_per_row, burst, nbytes))
         if len(ch.wq) >= self._wq_len:
             self._drain(ch, accepted)
         return accepted
@@ -222,16 +235,17 @@ class HBM:
 
     # -- internals ----------------------------------------------------------------------
 
-    def _bank(self, ch: _Channel, t: float, q: int, write: bool) -> tuple[float, float]:
-        """Book bank time for one burst of channel-local row block q arriving at t; return
-        (time the bank lets it onto the bus, its latency from there)."""
+    def _bank(self, ch: _Channel, t: float, q: int, write: bool, nbytes: int) -> tuple[float, float]:
+        """Book bank time for one burst (`nbytes` of it) of channel-local row block q arriving
+        at t; return (time the bank lets it onto the bus, its latency from there). A row
+        activation first takes a slot of the channel's tFAW window."""
         nb = self.banks_per_channel
         b = unit_of(q, nb)
         row = q // nb
         srv = ch.banks[b]
         if srv is None:
             srv = ch.banks[b] = BandwidthServer(1.0, 0.0, name="HBM.bank")
-        occ = self._hit_occ
+        occ = self._ccd * (nbytes // self.sector_bytes)
         cur = ch.rows[b]
         if cur == row:
             self.row_hits += 1
@@ -248,6 +262,8 @@ class HBM:
                 occ += self._t_rp + self._t_rcd + (short if short > 0 else 0.0) + (self._t_wr if ch.wrote[b] else 0.0)
             ch.rows[b] = row
             ch.opened[b] = self._t_rcd + self._hit_occ
+            if self._act_occ:
+                t = ch.act.serve(t, self._act_occ)
         ch.wrote[b] = write
         start = srv.serve(t, occ)
         return start, lat
@@ -262,12 +278,11 @@ class HBM:
             self.turnarounds += 1
         else:
             extra = 0.0
-        gran = self.granularity_bytes
         bus = ch.bus
         first = None
-        for q, _ in wq:
-            ready, _lat = self._bank(ch, t, q, True)
-            start = bus.serve(ready, gran + extra)
+        for q, _, nbytes in wq:
+            ready, _lat = self._bank(ch, t, q, True, nbytes)
+            start = bus.serve(ready, nbytes + extra)
             if first is None:
                 first = start
             extra = 0.0
@@ -286,6 +301,7 @@ class HBM:
         from the timing (they were counted), row buffers are left open."""
         for ch in self._chans:
             ch.bus.clear_bookings()
+            ch.act.clear_bookings()
             for srv in ch.banks:
                 if srv is not None:
                     srv.clear_bookings()
@@ -296,6 +312,7 @@ class HBM:
 
     def reset_counters(self) -> None:
         self.bursts_read = self.bursts_written = 0
+        self.bytes_read = self.bytes_written = 0
         self.row_hits = self.row_misses = self.turnarounds = 0
         for ch in self._chans:
             ch.bus.reset_stats()
@@ -306,8 +323,7 @@ class HBM:
         return sum(ch.bus.busy_cycles for ch in self._chans)
 
     def counters(self, elapsed_cycles: float | None = None) -> dict[str, float]:
-        rd = self.bursts_read * self.granularity_bytes
-        wr = self.bursts_written * self.granularity_bytes
+        rd, wr = self.bytes_read, self.bytes_written
         out = {
             "dram__bytes_read.sum": float(rd),
             "dram__bytes_write.sum": float(wr),

@@ -53,10 +53,10 @@ What is modelled:
   A request's time is the latest over its sectors.
 - Misses fetch whole HBM bursts (`hbm.access_granularity_bytes`); with 64-B bursts the
   sibling sector of the pair is filled too (sector promotion).
-- Write-back: evicting a home line writes each burst holding dirty bytes. A burst whose
-  bytes are all valid is written (`dram__bytes_write`); one with invalid bytes needs a
-  read-modify-write at the DRAM's access granularity (the ECC granule of HBM3, which has
-  no write data mask): the burst is read (`dram__bytes_read`), merged and written. The
+- Write-back: evicting a home line writes its dirty 32-B sectors, burst by burst
+  (`dram__bytes_write`: 32 B per dirty sector, as the H200 measures for random 4-byte
+  stores, `random_access/write`); a dirty sector with bytes never fetched (a partial
+  write) is read first (`dram__bytes_read`, 32 B), merged and written. The
   allocation that evicted it proceeds when the DRAM's write queue took the bursts
   (hbm.py), so a saturated DRAM holds stores back.
   Nothing is written back at kernel end (`flush`): on hardware the L2 keeps dirty lines,
@@ -66,13 +66,13 @@ What is modelled:
   says how many blocks of the share each simulated block stands for
   (`share_blocks_per_simulated` r > 1), a line allocated into a set with a free way
   once r * lines allocated so far reaches the capacity evicts a stand-in ("phantom")
-  line instead: it writes back as many bursts as the kernel's own lines have dirtied
+  line instead: it writes back as many sectors as the kernel's own lines have dirtied
   per allocated line so far (a running rate, issued deterministically), at the address
   one full-GPU capacity before the new line (what LRU evicts in a stream). So write-back
   traffic is present in the simulated time. The running rate lags where lines are
   dirtied after they were allocated (read, then written); the counters therefore count
   the phantom evictions at the rate over the whole simulation
-  (`phantom_correction_bursts`). DRAM write counters then scale with the blocks,
+  (`phantom_correction_sectors`). DRAM write counters then scale with the blocks,
   including what the full L2 keeps dirty at the end.
 - Shared footprints in sampled simulation (`footprint`, a warming.SharedFootprint set
   by the engine; `tau`, the requesting block's grid position): a line the whole GPU's L2
@@ -84,7 +84,7 @@ What is modelled:
   `lts__t_sectors_srcunit_ltcfabric{,_lookup_hit,_lookup_miss}.sum` (lookups arriving from
   the other partition), `lts__t_sector_hit_rate.pct`, `lts__t_sector_op_read_hit_rate.pct`;
   `gpusim__l2_rmw_bursts.sum`, `gpusim__l2_partial_write_sectors.sum`,
-  `gpusim__l2_phantom_writeback_bursts.sum`, `gpusim__l2_fabric_bytes.sum`. A lookup hits when
+  `gpusim__l2_phantom_writeback_sectors.sum`, `gpusim__l2_fabric_bytes.sum`. A lookup hits when
   the sector's data is already in the slice; one whose fill is still in flight counts
   as a miss (but makes no new HBM request).
 
@@ -183,7 +183,7 @@ class L2Cache(FarPartition):
         self._full_lines = round(self.capacity_lines / sm_fraction)   # the whole GPU's L2, in lines
         self._allocated = 0                      # lines allocated (homes and copies)
         self._phantom_allocs = 0                 # allocations that evicted a phantom line
-        self._dirtied_bursts = 0                 # bursts of home lines that went from clean to dirty
+        self._dirtied_sectors = 0                # sectors of home lines that went from clean to dirty
         self._credit = 0.0
         self.footprint = None                    # sampled simulation: a warming.SharedFootprint, set by the engine
         self.tau = 0.0                           # grid position (block / blocks) of the requesting SM's block
@@ -235,7 +235,7 @@ class L2Cache(FarPartition):
         self.dirty_evictions = 0
         self.rmw_bursts = 0
         self.partial_write_sectors = 0
-        self.phantom_bursts = 0
+        self.phantom_sectors = 0
         self.warm_fills = 0
         self.warm_kept_lines = 0
         for s in self._servers:
@@ -287,7 +287,7 @@ class L2Cache(FarPartition):
         out["lts__t_sector_op_read_hit_rate.pct"] = 100.0 * rh / (rh + rm) if rh + rm else 0.0
         out["gpusim__l2_rmw_bursts.sum"] = float(self.rmw_bursts)
         out["gpusim__l2_partial_write_sectors.sum"] = float(self.partial_write_sectors)
-        out["gpusim__l2_phantom_writeback_bursts.sum"] = float(self.phantom_bursts)
+        out["gpusim__l2_phantom_writeback_sectors.sum"] = float(self.phantom_sectors)
         out["gpusim__l2_warm_fill_lines.sum"] = float(self.warm_fills)
         out["gpusim__l2_warm_kept_lines.sum"] = float(self.warm_kept_lines)
         out["gpusim__l2_fabric_bytes.sum"] = float(self.fabric.bytes_served)
@@ -465,10 +465,8 @@ class L2Cache(FarPartition):
         spl = self.sectors_per_line
         d = ent[spl]
         if not d >> k & 1:
-            bsh = self.hbm.burst_shift
-            base = (k >> bsh) << bsh
-            if not (d >> base) & ((1 << (1 << bsh)) - 1) and not ent[spl + 2]:
-                self._dirtied_bursts += 1
+            if not ent[spl + 2]:
+                self._dirtied_sectors += 1
             ent[spl] = d | 1 << k
 
     def _write_back(self, t: float, line: int, ent: list) -> float:
@@ -488,47 +486,50 @@ class L2Cache(FarPartition):
                 continue
             self.dirty_evictions += 1
             burst = (first + base) >> bsh
-            whole = True
+            written = partial = 0
             for kk in range(base, base + per):
-                if ent[kk] is None or (pm and kk in pm and pm[kk][0] != FULL):
-                    whole = False
-                    break
-            if not whole:
+                if dirty >> kk & 1:
+                    written += 1
+                    if ent[kk] is None or (pm and kk in pm and pm[kk][0] != FULL):
+                        partial += 1
+            if partial:                                 # the dirty sectors with bytes never fetched
                 self.rmw_bursts += 1
-                hbm.read_burst(t, burst)
-            a = hbm.write_burst(t, burst)
+                hbm.read_burst(t, burst, partial)
+            a = hbm.write_burst(t, burst, written)
             if a > done:
                 done = a
         return done
 
     def _phantom(self, t: float, line: int) -> float:
         """A stand-in for a line of an unsimulated block evicted by this allocation (see the
-        module docstring): write back the kernel's running dirty bursts per allocated line."""
+        module docstring): write back the kernel's running dirty sectors per allocated line."""
         if not self._allocated:
             return t
-        self._credit += self._dirtied_bursts / self._allocated
+        self._credit += self._dirtied_sectors / self._allocated
         if self._credit < 1.0:
             return t
         hbm = self.hbm
+        per = hbm.sectors_per_burst
         old = line - self._full_lines
         burst = (old if old > 0 else line) << self.line_shift >> hbm.burst_shift
         done = t
         while self._credit >= 1.0:
-            self._credit -= 1.0
-            self.phantom_bursts += 1
-            a = hbm.write_burst(t, burst)
+            n = min(per, int(self._credit))
+            self._credit -= n
+            self.phantom_sectors += n
+            a = hbm.write_burst(t, burst, n)
             if a > done:
                 done = a
             burst += 1
         return done
 
-    def phantom_correction_bursts(self) -> float:
-        """Phantom write-backs still owed: the bursts the phantom evictions stand for at the
-        kernel's dirtying rate over the whole simulation, minus those issued at the running
-        rate (which lags where lines are dirtied after they are allocated)."""
+    def phantom_correction_sectors(self) -> float:
+        """Phantom write-backs still owed, in 32-B sectors: the sectors the phantom evictions
+        stand for at the kernel's dirtying rate over the whole simulation, minus those issued
+        at the running rate (which lags where lines are dirtied after they are allocated)."""
         if not self._allocated:
             return 0.0
-        return self._phantom_allocs * self._dirtied_bursts / self._allocated - self.phantom_bursts
+        return self._phantom_allocs * self._dirtied_sectors / self._allocated - self.phantom_sectors
 
     def _prune_atomics(self, t: float) -> None:
         horizon = t - 65536.0                           # far beyond any quantum's reordering

@@ -268,7 +268,7 @@ class MemorySystem:
         out.update(self.hbm.counters(elapsed_cycles))
         if self.peer is not None:
             out.update(self.peer.counters(elapsed_cycles))
-        owed = self.l2.phantom_correction_bursts() * self.hbm.granularity_bytes
+        owed = self.l2.phantom_correction_sectors() * self._sector_bytes
         if owed:                                # sampled simulation: stand-ins for unsimulated blocks' lines
             out["dram__bytes_write.sum"] += owed
             out["dram__sectors_write.sum"] += owed / self._sector_bytes

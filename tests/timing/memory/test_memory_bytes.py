@@ -57,15 +57,16 @@ def test_eight_word_stores_make_a_whole_sector_without_a_fill():
     assert ms.counters()["dram__bytes_read.sum"] == 0
 
 
-def test_an_evicted_half_written_sector_costs_one_burst_read_and_one_burst_write():
+def test_an_evicted_half_written_sector_costs_one_sector_read_and_one_sector_write():
+    # H200, random 4-byte stores (validate random_access/write): 32 B read and 32 B written per store
     l2 = L2Cache(SPEC)
     victim = _lines_in_one_set(l2, 1)[0]
     l2.write(0.0, [victim * 4], masks=[0x0000FFFF])               # 16 of the 32 bytes
     _evict(l2, victim)
     c = l2.hbm.counters()
     reads_for_the_others = l2.ways * 64                           # the evicting reads' own bursts
-    assert c["dram__bytes_read.sum"] - reads_for_the_others == 64   # the read of the read-modify-write
-    assert c["dram__bytes_write.sum"] == 64
+    assert c["dram__bytes_read.sum"] - reads_for_the_others == 32   # the read of the read-modify-write
+    assert c["dram__bytes_write.sum"] == 32
     assert l2.counters()["gpusim__l2_rmw_bursts.sum"] == 1
 
 
@@ -79,13 +80,13 @@ def test_an_evicted_whole_burst_of_written_sectors_costs_no_read():
     assert c["dram__bytes_write.sum"] == 64
 
 
-def test_a_whole_sector_beside_an_unwritten_one_still_needs_the_burst_read():
-    # a 64-B burst is the DRAM's write unit (no data mask): the other 32 bytes must come from DRAM
+def test_a_whole_sector_beside_an_unwritten_one_is_written_alone_without_a_read():
     l2 = L2Cache(SPEC)
     victim = _lines_in_one_set(l2, 1)[0]
     l2.write(0.0, [victim * 4], masks=[FULL])
     _evict(l2, victim)
-    assert l2.counters()["gpusim__l2_rmw_bursts.sum"] == 1
+    assert l2.counters()["gpusim__l2_rmw_bursts.sum"] == 0
+    assert l2.hbm.counters()["dram__bytes_write.sum"] == 32
 
 
 def test_a_partly_written_sector_of_a_read_line_is_written_back_without_a_read():
@@ -95,7 +96,7 @@ def test_a_partly_written_sector_of_a_read_line_is_written_back_without_a_read()
     l2.write(5000.0, [victim * 4], masks=[WORD])
     _evict(l2, victim, t=10000.0)
     assert l2.counters()["gpusim__l2_rmw_bursts.sum"] == 0
-    assert l2.hbm.counters()["dram__bytes_write.sum"] == 64
+    assert l2.hbm.counters()["dram__bytes_write.sum"] == 32
 
 
 def test_a_partial_store_takes_two_sectors_of_slice_bandwidth():

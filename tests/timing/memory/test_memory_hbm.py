@@ -148,3 +148,22 @@ def test_refresh_longer_than_its_interval_is_refused():
     from gpusim.errors import ConfigError
     with pytest.raises(ConfigError, match="t_rfc_ns"):
         replace(hbm={"t_rfc_ns": 4000.0})
+
+
+def _rows_in_different_banks(h, count, channel=0):
+    """First burst of `count` rows of one channel, each in a bank not used before."""
+    out, banks, b = [], set(), 0
+    while len(out) < count:
+        c, bk, _ = h.locate(b)
+        if c == channel and bk not in banks:
+            banks.add(bk)
+            out.append(b)
+        b += ROW_BURSTS
+    return out
+
+
+def test_activations_of_one_channel_take_a_quarter_of_tfaw_each():
+    h = HBM(replace(hbm={"t_faw_ns": 40.0}))
+    rows = _rows_in_different_banks(h, 16)                        # no bank is reused: only tFAW limits
+    done = [h.read_burst(0.0, b) for b in rows]
+    assert (done[-1] - done[0]) / (len(rows) - 1) == pytest.approx(40.0 / 4 * NS, rel=0.01)

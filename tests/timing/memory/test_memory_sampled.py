@@ -58,17 +58,17 @@ def test_phantom_write_backs_start_once_the_whole_gpus_l2_would_be_full():
     _write_stream(l2, cap // 4 - 10)
     assert l2.hbm.bursts_written == 0
     _write_stream(l2, cap // 2)
-    assert l2.counters()["gpusim__l2_phantom_writeback_bursts.sum"] > 0
+    assert l2.counters()["gpusim__l2_phantom_writeback_sectors.sum"] > 0
 
 
-def test_phantom_write_backs_follow_the_dirty_bursts_per_allocated_line():
-    # a pure write stream dirties both 64-B bursts of every line: each phantom eviction writes two
+def test_phantom_write_backs_follow_the_dirty_sectors_per_allocated_line():
+    # a pure write stream dirties all four sectors of every line: each phantom eviction writes four
     l2 = L2Cache(SPEC, sm_fraction=1 / 64, share_blocks_per_simulated=4.0)
     cap = l2.capacity_lines
     lines = cap // 2                                          # the simulated L2 itself never fills
     _write_stream(l2, lines)
     gated = lines - cap // 4
-    assert l2.phantom_bursts == pytest.approx(2 * gated, abs=4)
+    assert l2.phantom_sectors == pytest.approx(4 * gated, abs=8)
 
 
 def test_phantom_write_backs_are_counted_at_the_whole_run_s_rate():
@@ -80,13 +80,13 @@ def test_phantom_write_backs_are_counted_at_the_whole_run_s_rate():
         l2.read(float(i), [4 * i + k for k in range(4)])
     for i in range(n):
         l2.write(float(n + i), [4 * i + k for k in range(4)], masks=[FULL] * 4)
-    assert l2.phantom_bursts + l2.phantom_correction_bursts() == pytest.approx(2 * (n - cap // 4), rel=0.01)
+    assert l2.phantom_sectors + l2.phantom_correction_sectors() == pytest.approx(4 * (n - cap // 4), rel=0.01)
 
 
 def test_no_phantoms_in_a_full_simulation():
     l2 = L2Cache(SPEC)
     _write_stream(l2, l2.capacity_lines // 2)
-    assert l2.hbm.bursts_written == 0 and l2.phantom_correction_bursts() == 0
+    assert l2.hbm.bursts_written == 0 and l2.phantom_correction_sectors() == 0
 
 
 def test_sampled_vector_add_writes_back_all_but_the_dirty_share_of_the_l2():
