@@ -14,18 +14,22 @@ warp running it) first execution of each shared / global PTX instruction of that
 at most MAX_PER_LINE per kind.
 
 Rendering figures to PNG is most of the pictures' cost (matplotlib's ticks, layout and
-text: 40-140 ms a figure), so `gpusim run` hands it to a `Renderer`: two worker processes,
+text: 35-90 ms a figure), so `gpusim run` hands it to a `Renderer`: two worker processes,
 forked from a supervisor that loaded matplotlib while the caller loaded its programs,
 drawing a program's figures while the simulator runs it (those needing no timing are
 handed over before the launch) and the next ones. `pictures(..., renderer=r)` returns
 at once with pending figures; `Pictures.wait()` collects their bytes. Without a
 renderer they are drawn inline.
 
-Cost (transpose: 3 programs, 18 figures; 2 cores): the workers' drawing ~1.3 s of CPU,
-matplotlib's import 0.26 s (once, in the supervisor), this process ~0.1 s (capture,
-figure data, line maps, HTML). Choices measured for it: PNGs encoded here
-(`encode_png`), text unhinted (`TEXT`), the workers' collector frozen and thresholded
-(`_worker_start`).
+Cost (transpose: 3 programs, 18 figures; 2 cores): the workers' drawing ~1.0 s of CPU
+(ticks ~0.3 s of it, drawn from one Tick per axis: `gpusim.viz._ticks`), matplotlib's
+import 0.26 s (once, in the supervisor), this process ~0.1 s (capture, figure data,
+line maps, HTML). Choices measured for it: PNGs encoded here (`encode_png`), text
+unhinted (`TEXT`), the workers' collector frozen and thresholded and their malloc
+keeping freed buffers (`_worker_start`), the figure modules imported before the fork
+(`_preload`), the workers niced (`NICE`: when the cores are contended, the caller's
+simulation, which the last figures wait for, goes first; measured neutral on an idle
+2-core machine, 5-10% less wall time with two other busy processes).
 """
 from __future__ import annotations
 
@@ -42,6 +46,7 @@ from gpusim.report import svgmap
 MAX_PER_LINE = 4
 NEEDS_TIMING = ("roofline", "warp_timeline")
 DPI = 100                  # PNG resolution of the figures (theirs is 110-130)
+NICE = 10                  # the workers yield a core to the caller's simulation, which the last figures wait for
 TEXT = {"text.hinting": "no_hinting"}   # glyphs unhinted: the same text a shade softer, ~10% less drawing time
 
 
@@ -183,6 +188,7 @@ def _preload() -> None:
 def _supervise(tasks, send, lock, workers: int) -> None:
     """The Renderer's supervisor: loads matplotlib, forks the workers, reports any that dies."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)           # ^C is the caller's; it stops us through close()
+    os.nice(NICE)
     _worker_start()
     kids: set[int] = set()
 
