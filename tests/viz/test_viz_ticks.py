@@ -60,3 +60,22 @@ def test_tick_labels_stay_readable_from_the_axes():
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["zero", "three", "seven"]
     assert ax.get_xlabel() == "x"
+
+
+def test_mpl_ticks_draws_what_set_ticks_and_set_ticklabels_draw():
+    def make(fixed):
+        fig, axes = _mpl.figure(1, 1, figsize=(5, 3), dpi=100)
+        ax = axes[0, 0]
+        ax.barh(range(4), [3, 1, 4, 1])
+        if fixed:
+            _mpl.ticks(ax.yaxis, range(4), ["a", "bb", "ccc", "dddd"], fontsize=7)
+            _mpl.ticks(ax.xaxis, [0, 2, 4], ["zero", "two", "four"], rotation=90, fontsize=6)
+        else:
+            ax.set_yticks(range(4))
+            ax.set_yticklabels(["a", "bb", "ccc", "dddd"], fontsize=7)
+            ax.set_xticks([0, 2, 4])
+            ax.set_xticklabels(["zero", "two", "four"], rotation=90, fontsize=6)
+        ax.set_ylim(3.5, -0.5)
+        _mpl.save(fig, None)
+        return png(fig)
+    assert make(True) == make(False)
