@@ -184,6 +184,7 @@ class L2Cache(FarPartition):
         self._allocated = 0                      # lines allocated (homes and copies)
         self._phantom_allocs = 0                 # allocations that evicted a phantom line
         self._dirtied_sectors = 0                # sectors of home lines that went from clean to dirty
+        self._dirtied_bursts = 0                 # DRAM bursts of home lines that went from clean to dirty
         self._credit = 0.0
         self.footprint = None                    # sampled simulation: a warming.SharedFootprint, set by the engine
         self.tau = 0.0                           # grid position (block / blocks) of the requesting SM's block
@@ -467,6 +468,10 @@ class L2Cache(FarPartition):
         if not d >> k & 1:
             if not ent[spl + 2]:
                 self._dirtied_sectors += 1
+                bsh = self.hbm.burst_shift
+                base = (k >> bsh) << bsh
+                if not (d >> base) & ((1 << (1 << bsh)) - 1):
+                    self._dirtied_bursts += 1
             ent[spl] = d | 1 << k
 
     def _write_back(self, t: float, line: int, ent: list) -> float:
@@ -509,12 +514,14 @@ class L2Cache(FarPartition):
         if self._credit < 1.0:
             return t
         hbm = self.hbm
-        per = hbm.sectors_per_burst
+        # the write-backs the stand-ins stand for: bursts of as many dirty sectors as the kernel's own
+        n = max(1, min(hbm.sectors_per_burst, round(self._dirtied_sectors / max(self._dirtied_bursts, 1))))
+        if self._credit < n:
+            return t
         old = line - self._full_lines
         burst = (old if old > 0 else line) << self.line_shift >> hbm.burst_shift
         done = t
-        while self._credit >= 1.0:
-            n = min(per, int(self._credit))
+        while self._credit >= n:
             self._credit -= n
             self.phantom_sectors += n
             a = hbm.write_burst(t, burst, n)
