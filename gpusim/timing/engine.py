@@ -161,7 +161,7 @@ class TimingEngine:
             self.memory.warm_shared(fp)
             nblocks, position = self.p.geometry.nblocks, self.memory.block_position
             for sm in self.sms:
-                sm.locate = lambda sm_id, block: position(sm_id, block / nblocks)
+                sm.locate = lambda block: position(block / nblocks)
 
     def _record(self, window, l1_data: int) -> None:
         """Recording on (record.py): the chosen SMs become RecordingSMs, every L1 talks to the

@@ -97,7 +97,7 @@ class SM:
         self.pick = policies.get(sm.warp_scheduler)
         self.interval = {p: sm.pipes.of(p).issue_interval_cycles for p in PIPE_NAMES}
         self.shared_free = 0.0
-        self.locate = None                          # sampled mode, shared footprint: locate(sm_id, block) per access
+        self.locate = None                          # sampled mode, shared footprint: locate(block) per access
         self.front = FrontEnd(spec)
         self._iready = self.front.icache.lines
         self.ctas: dict[int, CTA] = {}
@@ -268,7 +268,7 @@ class SM:
             self.stats.shared_wavefronts += wf
             return start + sm.shared_latency_cycles + (wf - 1) * sm.shared_wavefront_cycles
         if self.locate is not None:                 # the L2 asks where in the grid this block is (warming.py)
-            self.locate(self.id, w.cta.block)
+            self.locate(w.cta.block)
         if s.is_atomic:
             sectors, ops, addrs = payload
             if s.aggregated:                        # the leader lane's one combined operation per address

@@ -89,7 +89,6 @@ class MemorySystem:
         self._traverse = self.noc.traverse
         self._back = self.noc.latency_cycles
         self._l2 = self.l2._access
-        self._tau = [0.0] * spec.sm_count                # grid position of each SM's latest block (warming.py)
         self.peer = None
         if peer_ranges:
             self._peer_setup(spec, sm_fraction, peer_ranges)
@@ -114,7 +113,6 @@ class MemorySystem:
     def read(self, now: float, sm_id: int, sectors) -> float:
         """Sectors (address >> 5) missed by SM `sm_id`'s L1 at `now`; when their data is at the SM."""
         lst = as_list(sectors)
-        self.l2.tau = self._tau[sm_id]
         return self._l2(self._traverse(now, len(lst) * self._sector_bytes), lst, READ,
                         part=sm_id % self.partitions) + self._back
 
@@ -123,7 +121,6 @@ class MemorySystem:
         whole sectors) of `sectors[i]`; when the L2's acknowledgement is back."""
         lst = as_list(sectors)
         masks = as_list(byte_masks) if byte_masks is not None else None
-        self.l2.tau = self._tau[sm_id]
         return self._l2(self._traverse(now, len(lst) * self._sector_bytes), lst, WRITE, masks=masks,
                         part=sm_id % self.partitions) + self._back
 
@@ -132,7 +129,6 @@ class MemorySystem:
         `ops[i]`: lane operations on sector i (each is one read-modify-write at the slice);
         `addrs[i]`: the distinct addresses among them."""
         lst = as_list(sectors)
-        self.l2.tau = self._tau[sm_id]
         t = self._traverse(now, len(lst) * self._sector_bytes)
         return self._l2(t, lst, RED if reduction else ATOM, as_list(ops) if ops is not None else None,
                         part=sm_id % self.partitions, addrs=as_list(addrs) if addrs is not None else None) + self._back
@@ -238,9 +234,9 @@ class MemorySystem:
         that the whole GPU's L2 would hold are filled without DRAM traffic."""
         self.l2.footprint = footprint
 
-    def block_position(self, sm_id: int, tau: float) -> None:
-        """SM `sm_id` now runs a block at grid position `tau` (block / grid blocks)."""
-        self._tau[sm_id] = tau
+    def block_position(self, tau: float) -> None:
+        """The next requests come from a block at grid position `tau` (block / grid blocks)."""
+        self.l2.tau = tau
 
     # -- kernel boundaries and statistics -------------------------------------------------
 
