@@ -15,9 +15,9 @@ What is modelled (an estimate from the sampled blocks, no extra execution):
   sharing among the run's own blocks (pairs / distinct: a stencil's neighbours, tiles of
   one block row) is simulated with them; the rest, with blocks elsewhere in the grid, is
   m = pairs * grid blocks / sampled blocks / D / (pairs / distinct) blocks per line. A
-  region is shared
-  when m >= 2 (a stream has m = 1: each line is one block's; a stencil's halo a little
-  more, and its neighbours run at the same time, within the sample).
+  region is shared when m >= 2 (a stream has m = 1: each line is one block's; a
+  stencil's halo a little more, and its neighbours run at the same time, within the
+  sample).
 - Residency (LRU by Che's approximation, the other blocks' touches spread evenly over the
   kernel): a line stays in the whole L2 for a share w of the kernel after its last touch,
   where the lines touched within w fill the L2's C distinct lines,
@@ -55,9 +55,9 @@ class SharedFootprint:
         (block, line) pairs in it; `capacity_lines`: distinct lines the whole L2 holds."""
         self.starts = np.asarray(starts, dtype=np.int64)
         self.ends = np.asarray(ends, dtype=np.int64)
-        lines = np.maximum(self.ends - self.starts, 1).astype(float)
+        self.lines = np.maximum(self.ends - self.starts, 1).astype(float)
         self.touches = np.asarray(touches, dtype=float)
-        m = self.touches / lines                               # blocks per line
+        m = self.touches / self.lines                          # blocks per line
         self.sharing = np.where(m >= SHARED_MIN, m, 1.0)       # below: a stream's halo, timed with it
         self.capacity_lines = float(capacity_lines)
         self.window = self._window()                           # w, at most 1
@@ -72,8 +72,7 @@ class SharedFootprint:
         """The share of the kernel a line stays in the whole L2 after its last touch (Che's
         characteristic time): the w at which the lines touched within w of the kernel fill
         the capacity, sum over regions of D * (1 - exp(-m w)) (a stream: m D w) = C."""
-        lines = np.maximum(self.ends - self.starts, 1).astype(float)
-        shared = self.sharing >= SHARED_MIN
+        lines, shared = self.lines, self.sharing >= SHARED_MIN
 
         def touched(w: float) -> float:
             return float(np.where(shared, lines * -np.expm1(-self.sharing * w),
