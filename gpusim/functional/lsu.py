@@ -42,6 +42,15 @@ def distinct_per_group(groups: np.ndarray, keys: np.ndarray, ngroups: int) -> np
     return np.bincount((u >> U64(42)).astype(np.int64), minlength=ngroups)
 
 
+def typed_view(buf: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """The byte buffer `buf` seen as elements of `dt`: its longest prefix that holds a whole
+    number of elements. A backing store's size need not be a multiple of the access width
+    (the last global allocation may be a 1-byte array); an access that passed the bounds and
+    alignment checks ends inside its allocation, hence inside this prefix."""
+    n = buf.size - buf.size % dt.itemsize
+    return buf[:n].view(dt)
+
+
 def shared_wavefronts(warps: np.ndarray, offsets: np.ndarray, nbytes: int, nwarps: int) -> np.ndarray:
     """Wavefronts per warp of one shared-memory access (see module docstring)."""
     words = (offsets >> U64(2)).astype(np.int64)
@@ -211,7 +220,7 @@ class LoadStoreUnit:
         for space, buf, off, lanes_s, pos in self._resolve(op, lanes, a):
             x.trace_access(op, space, lanes_s, off)
             self._count(op, space, lanes_s, off)
-            view = buf.view(dt)
+            view = typed_view(buf, dt)
             base = (off // U64(dt.itemsize)).astype(np.int64)
             for k, d in enumerate(op.dsts):
                 if d is not None:
@@ -228,7 +237,7 @@ class LoadStoreUnit:
                 x.fail_access(op, int(lanes_s[0]), int(off[0]), "const", "constant memory is read-only")
             x.trace_access(op, space, lanes_s, off)
             self._count(op, space, lanes_s, off)
-            view = buf.view(dt)
+            view = typed_view(buf, dt)
             base = (off // U64(dt.itemsize)).astype(np.int64)
             for k, v in enumerate(vals):
                 view[base + k] = x.lane_values(v, lanes_s)
@@ -242,7 +251,7 @@ class LoadStoreUnit:
         for space, buf, off, lanes_s, pos in self._resolve(op, lanes, a):
             x.trace_access(op, space, lanes_s, off)
             self._count(op, space, lanes_s, off)
-            view = buf.view(dt)
+            view = typed_view(buf, dt)
             idx = (off // U64(dt.itemsize)).astype(np.int64)
             operands = [x.lane_values(v, lanes_s) for v in vals]
             old = apply_in_lane_order(view, idx, operands, op.combine)
