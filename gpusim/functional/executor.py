@@ -82,7 +82,8 @@ class BatchExecutor:
 
     def __init__(self, dk: DecodedKernel, geometry: Geometry, first_block: int, nctas: int, memory,
                  params: dict[str, bytes], shared_bytes: int, local_bytes: int, counters: Counters,
-                 kernel_name: str, sm_count: int = 1, step_budget: int | None = None):
+                 kernel_name: str, sm_count: int = 1, step_budget: int | None = None,
+                 shared_banks: tuple[int, int] = (32, 4)):
         self.dk = dk
         self.geo = geometry
         self.first_block = first_block
@@ -102,7 +103,7 @@ class BatchExecutor:
         self.stacks = WarpStacks(self.launched.copy(), entry_pc=0)
         self.wait_at = np.full(self.nwarps, -1, np.int64)     # barrier instruction each warp's lanes wait at
         self.arrived = np.zeros(self.nwarps, np.uint32)      # lanes of each warp that wait at that barrier
-        self.lsu = LoadStoreUnit(self, memory, params, shared_bytes, local_bytes)
+        self.lsu = LoadStoreUnit(self, memory, params, shared_bytes, local_bytes, shared_banks)
         self.collectives = Collectives(self)
         self.record: StepRecord | None = None
         self.step_budget = DEFAULT_STEP_BUDGET if step_budget is None else step_budget

@@ -12,9 +12,11 @@ For every memory instruction executed by a step it
 - applies atomics in lane order (lowest lane of the step first), so results are
   deterministic;
 - counts, per instruction, the Nsight Compute quantities of the access: global
-  requests and 32-byte sectors, shared-memory wavefronts (32 banks of 4 bytes: a
-  warp needs as many wavefronts as the largest number of distinct 4-byte words
-  mapped to one bank), local sectors.
+  requests and 32-byte sectors, shared-memory wavefronts (`sm.shared_banks` banks of
+  `sm.shared_bank_width_bytes`, 32 of 4 bytes on every NVIDIA GPU since Maxwell: word
+  w = offset // width lives in bank w % banks; a warp needs as many wavefronts as the
+  largest number of distinct words mapped to one bank, lanes reading one word share
+  it, an access wider than a word spans consecutive words), local sectors.
 
 Does not model: caches or timing (issue 3), texture/surface memory, memory ordering
 between blocks of different batches (a batch completes before the next starts).
@@ -30,7 +32,8 @@ from isa.memory_map import CONST_WINDOW_BASE, LOCAL_WINDOW_BASE, SHARED_WINDOW_B
 
 U64 = np.uint64
 SECTOR_SHIFT = np.uint64(5)            # 32-byte sectors
-BANKS = 32
+BANKS = 32                             # the default bank geometry: 32 banks ...
+BANK_WIDTH = 4                         # ... of 4 bytes (sm.shared_banks, sm.shared_bank_width_bytes)
 
 
 def distinct_per_group(groups: np.ndarray, keys: np.ndarray, ngroups: int) -> np.ndarray:
@@ -51,26 +54,33 @@ def typed_view(buf: np.ndarray, dt: np.dtype) -> np.ndarray:
     return buf[:n].view(dt)
 
 
-def shared_wavefronts(warps: np.ndarray, offsets: np.ndarray, nbytes: int, nwarps: int) -> np.ndarray:
-    """Wavefronts per warp of one shared-memory access (see module docstring)."""
-    words = (offsets >> U64(2)).astype(np.int64)
-    nwords = max(1, nbytes // 4)
+def shared_wavefronts(warps: np.ndarray, offsets: np.ndarray, nbytes: int, nwarps: int,
+                      banks: int = BANKS, width: int = BANK_WIDTH) -> np.ndarray:
+    """Wavefronts per warp of one shared-memory access of `nbytes` per lane at byte
+    `offsets` (see module docstring): `banks` banks of `width` bytes, both powers of two.
+    With 8-byte banks two lanes reading the two halves of one 8-byte word share it
+    (Kepler's 8-byte mode); with 64 banks a stride of 32 words is 16-way, not 32-way."""
+    shift = U64(width.bit_length() - 1)
+    words = (offsets >> shift).astype(np.int64)
+    nwords = max(1, nbytes // width)
     if nwords > 1:
         words = (words[:, None] + np.arange(nwords)).ravel()
         warps = np.repeat(warps, nwords)
-    bank = words & (BANKS - 1)
-    wb = warps.astype(np.int64) * BANKS + bank
+    bank = words & (banks - 1)
+    wb = warps.astype(np.int64) * banks + bank
     pair = (wb.astype(U64) << U64(32)) | words.astype(U64)
     u = np.unique(pair)
-    per_bank = np.bincount((u >> U64(32)).astype(np.int64), minlength=nwarps * BANKS)
-    return per_bank.reshape(nwarps, BANKS).max(axis=1)
+    per_bank = np.bincount((u >> U64(32)).astype(np.int64), minlength=nwarps * banks)
+    return per_bank.reshape(nwarps, banks).max(axis=1)
 
 
 class LoadStoreUnit:
     """Memory access for one batch; `x` is its executor (state, geometry, counters)."""
 
-    def __init__(self, x, memory, params: dict[str, bytes], shared_bytes: int, local_bytes: int):
+    def __init__(self, x, memory, params: dict[str, bytes], shared_bytes: int, local_bytes: int,
+                 banks: tuple[int, int] = (BANKS, BANK_WIDTH)):
         self.x = x
+        self.banks, self.bank_width = banks           # shared memory: bank count, bytes per bank
         self.mem = memory
         self.params = params
         self.shared_bytes = shared_bytes
@@ -188,7 +198,7 @@ class LoadStoreUnit:
             kind = "st" if op.info.is_store else "ld"
         if space == "shared":
             wf = int(shared_wavefronts(wl, off - (x.cta_slot(lanes).astype(U64) * U64(self.shared_stride)),
-                                       op.info.access_bytes, nw).sum())
+                                       op.info.access_bytes, nw, self.banks, self.bank_width).sum())
             c.add_shared(i, kind, nreq, wf)
             return
         if space == "local":

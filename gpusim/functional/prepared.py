@@ -87,7 +87,8 @@ class PreparedLaunch:
         """An executor for blocks first_block .. first_block + nblocks - 1 (linear ids)."""
         return BatchExecutor(self.decoded, self.geometry, first_block, nblocks, self.memory, self.marshalled.params,
                              self.block_shared_bytes, self.layout.local_bytes, self.counters, self.name,
-                             sm_count=getattr(self.spec, "sm_count", 1), step_budget=max_steps)
+                             sm_count=getattr(self.spec, "sm_count", 1), step_budget=max_steps,
+                             shared_banks=(self.spec.sm.shared_banks, self.spec.sm.shared_bank_width_bytes))
 
     def run_all(self, batch_lanes: int, max_steps: int | None = None) -> None:
         geo = self.geometry

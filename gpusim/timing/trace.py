@@ -132,7 +132,7 @@ class TraceSource:
         info = self.p.decoded.infos[a.instr]
         if a.space == "shared":
             cta_base = (a.lanes // (wpc * 32)).astype(U64) * U64(lsu.shared_stride)
-            wf = shared_wavefronts(rel, a.offsets - cta_base, info.access_bytes, nw)
+            wf = shared_wavefronts(rel, a.offsets - cta_base, info.access_bytes, nw, lsu.banks, lsu.bank_width)
             for k in np.unique(rel).tolist():
                 new[w0 + k][a.instr] = int(wf[k])
             return
