@@ -33,7 +33,7 @@ def resolve_gpu(gpu):
 
 def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_bytes: int = 0,
            *, batch_lanes: int = BATCH_LANES, max_steps: int | None = None, timing_options=None,
-           peer_args: dict | None = None) -> Result:
+           peer_args: dict | None = None, check=None) -> Result:
     """Run `kernel[grid, block, 0, shared_bytes](*args)` on the simulated GPU `gpu`
     (a preset name, a .toml file, or a GPUSpec).
 
@@ -47,8 +47,17 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
     memory (the kernel runs on GPU 0 of `spec.system`, which needs gpu_count >= 2): results
     are the same, and the timing model sends their L1 misses, stores and atomics over NVLink
     (`gpusim/timing/memory/peer.py`; counters `nvltx__bytes.sum`, `nvlrx__bytes.sum`).
+    `check` turns on sanitizer tools ("memcheck", "racecheck", "initcheck", "synccheck", a
+    tuple of them or "all"; `gpusim.sanitizer`): their findings are `Result.hazards`, and a
+    fault they report (bad address, divergent barrier) ends the launch with a Result
+    instead of an exception.
     """
+    from gpusim.sanitizer import checked
     prepared = prepare(kernel, grid, block, args, gpu, shared_bytes, peer_args)
+    return checked(prepared, check, args, lambda: _run(prepared, timing, batch_lanes, max_steps, timing_options))
+
+
+def _run(prepared: PreparedLaunch, timing: bool, batch_lanes: int, max_steps: int | None, timing_options) -> Result:
     if not timing:
         prepared.run_all(batch_lanes, max_steps)
         return prepared.finish()

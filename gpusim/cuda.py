@@ -107,6 +107,17 @@ def set_timing(on: bool = True) -> None:
     _TIMING = bool(on)
 
 
+_CHECK: tuple = ()
+
+
+def set_check(*tools: str) -> None:
+    """Run later launches under sanitizer tools (`gpusim.sanitizer`; none: off); each
+    launch's findings are in `kernel.last_result.hazards`."""
+    from gpusim.sanitizer import normalize
+    global _CHECK
+    _CHECK = normalize(tools)
+
+
 # ----------------------------------------------------------------------------- kernels
 class Dispatcher:
     """What `cuda.jit` returns: a kernel to launch with `[grid, block, stream, shared]`,
@@ -164,7 +175,7 @@ class _Launch:
     def __call__(self, *args: Any) -> None:
         from gpusim.api import launch
         self.dispatcher.last_result = launch(self.dispatcher, self.grid, self.block, args, gpu=_GPU,
-                                             shared_bytes=self.shared_bytes, timing=_TIMING)
+                                             shared_bytes=self.shared_bytes, timing=_TIMING, check=_CHECK)
 
 
 def jit(func_or_sig: Any = None, device: bool = False, **options: Any) -> Any:
@@ -197,6 +208,7 @@ class DeviceArray:
 
     def __init__(self, host: np.ndarray):
         self._gpusim_host_ = host
+        self._gpusim_written_: np.ndarray | None = None    # per byte, written yet (initcheck); None: all
 
     @property
     def _numba_type_(self) -> Any:
@@ -229,6 +241,7 @@ class DeviceArray:
 
     def __setitem__(self, idx: Any, value: Any) -> None:
         self._gpusim_host_[idx] = getattr(value, "_gpusim_host_", value)
+        self._gpusim_written_ = None
 
     def copy_to_host(self, ary: np.ndarray | None = None, stream: Any = 0) -> np.ndarray:
         if ary is None:
@@ -238,6 +251,7 @@ class DeviceArray:
 
     def copy_to_device(self, ary: Any, stream: Any = 0) -> None:
         np.copyto(self._gpusim_host_, getattr(ary, "_gpusim_host_", ary))
+        self._gpusim_written_ = None
 
     def is_c_contiguous(self) -> bool:
         return bool(self._gpusim_host_.flags.c_contiguous)
@@ -275,8 +289,11 @@ def to_device(obj: Any, stream: Any = 0, copy: bool = True, to: DeviceArray | No
 
 def device_array(shape: Any, dtype: Any = np.float64, strides: Any = None, order: str = "C",
                  stream: Any = 0) -> DeviceArray:
-    """A zero-filled DeviceArray (zeros rather than garbage, so runs are deterministic)."""
-    return DeviceArray(np.zeros(shape, dtype=dtype, order=order))
+    """A zero-filled DeviceArray (zeros rather than garbage, so runs are deterministic); initcheck
+    (`gpusim.sanitizer`) reports kernel reads of bytes nothing has written yet."""
+    a = DeviceArray(np.zeros(shape, dtype=dtype, order=order))
+    a._gpusim_written_ = np.zeros(a.nbytes, bool)
+    return a
 
 
 def device_array_like(ary: Any, stream: Any = 0) -> DeviceArray:

@@ -107,6 +107,7 @@ class Result:
     ptx: str = ""
     sass: SassCounts | None = None               # executed SASS per SASS instruction (None: tools missing)
     extra: dict = field(default_factory=dict)
+    hazards: list = field(default_factory=list)  # gpusim.sanitizer.Hazard records of launch(check=...)
 
     @property
     def lines(self) -> dict[int, LineStats]:

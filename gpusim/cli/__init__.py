@@ -119,6 +119,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the cycles traced (default 0:20000)")
     r.set_defaults(func=_command("run", "cmd_run"))
 
+    ck = sub.add_parser("check", parents=[common], help="run a program under the sanitizer tools (memcheck, "
+                        "racecheck, initcheck, synccheck); exit status 1 when they find anything")
+    ck.add_argument("program", metavar="PROGRAM_OR_FILE", help="a program name, family prefix or .py file, as for run")
+    ck.add_argument("--tool", dest="tools", action="append", default=[], metavar="TOOL",
+                    help="memcheck, racecheck, initcheck, synccheck or all (the default); repeatable")
+    ck.add_argument("--gpu", default="h100", help="GPU preset (gpusim presets); default h100")
+    ck.add_argument("--size", default="default", help="named size of the program (default: default)")
+    ck.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                    help="override a size parameter (--set n=4096) or a dotted GPU spec field; repeatable")
+    ck.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    ck.set_defaults(func=_command("check", "cmd_check"))
+
     sub.add_parser("list", parents=[common], help="the programs, with descriptions and launch shapes").set_defaults(
         func=_command("commands", "cmd_list"))
     pr = sub.add_parser("presets", parents=[common], help="the GPU presets")

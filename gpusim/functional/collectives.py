@@ -49,6 +49,8 @@ class Collectives:
                                                np.uint32(0)), axis=1)
         else:
             mm = np.uint32(membermask)
+        if x.san is not None:
+            x.san.members(op, warps, np.broadcast_to(mm, active.shape) & np.uint32(0xFFFFFFFF), active)
         missing = mm & live & ~active
         bad = np.flatnonzero((missing != 0) & (active != 0))
         if len(bad):
@@ -84,6 +86,12 @@ class Collectives:
         vals = [f(st, x) for f in op.srcs]
         if op.kind == "syncwarp":
             self._check_members(op, vals[0], active)
+            if x.san is not None:
+                mm = vals[0]
+                mm = np.repeat(np.broadcast_to(np.asarray(mm, np.uint32), active.shape), 32) if \
+                    type(mm) is not np.ndarray else mm.astype(np.uint32)
+                part = np.flatnonzero(unpack_lanes(active) & ((mm >> np.tile(LANE, len(active))) & 1).astype(bool))
+                x.san.syncwarp(op, part + st.lo)
             return
         if op.kind == "activemask":
             self._write(op.dsts[0], np.repeat(active, 32), active)
@@ -196,6 +204,8 @@ class Collectives:
             if op is not None and op.red is not None:
                 self._reduce(op, w[at == b])
         arrived[w] = 0
+        if x.san is not None:
+            x.san.barrier(np.unique(cta))
 
     def _reduce(self, op, warps: np.ndarray) -> None:
         x = self.x

@@ -106,6 +106,7 @@ class BatchExecutor:
         self.lsu = LoadStoreUnit(self, memory, params, shared_bytes, local_bytes, shared_banks)
         self.collectives = Collectives(self)
         self.record: StepRecord | None = None
+        self.san = None                      # gpusim.sanitizer.BatchHooks when a check= tool is on
         self.step_budget = DEFAULT_STEP_BUDGET if step_budget is None else step_budget
         self.steps = 0
         self.span_masks = np.zeros(0, np.uint32)
@@ -331,12 +332,17 @@ class BatchExecutor:
 
     def fail_access(self, op, lane: int, addr: int, space: str, detail: str, kind: str = "out-of-bounds address") -> None:
         block, thread = self._where(lane)
+        if self.san is not None:
+            self.san.fault("memcheck", "misaligned" if kind.startswith("misaligned") else "out-of-bounds", op.index,
+                           lane, space, addr, detail)
         raise MemoryAccessError(f"{kind} in {space} memory", kernel=self.kernel_name, source=self.source(op.index),
                                 block=block, thread=thread, detail=f"address {addr:#x} ({op.info.access_bytes}-byte "
                                 f"{'store' if op.info.is_store else 'load'} by {op.info.mnemonic}): {detail}")
 
     def fail_collective(self, op, warp: int, lane: int, detail: str) -> None:
         block, thread = self._where(warp * 32 + lane)
+        if self.san is not None:
+            self.san.fault("synccheck", "non-converged lane in membermask", op.index, warp * 32 + lane, detail=detail)
         raise BarrierError("non-converged warp collective", kernel=self.kernel_name, source=self.source(op.index),
                            block=block, thread=thread, detail=detail)
 
@@ -344,6 +350,8 @@ class BatchExecutor:
         block, thread = self._where(warp * 32 + (lane or 0))
         if lane is not None:
             detail = f"thread {thread} is live but not at the barrier; {detail}"
+        if self.san is not None:
+            self.san.fault("synccheck", "divergent barrier", index, warp * 32 + (lane or 0), detail=detail)
         raise BarrierError("barrier deadlock", kernel=self.kernel_name, source=self.source(index),
                            block=block, thread=None, detail=detail)
 

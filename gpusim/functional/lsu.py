@@ -229,6 +229,8 @@ class LoadStoreUnit:
         dt = op.dt
         for space, buf, off, lanes_s, pos in self._resolve(op, lanes, a):
             x.trace_access(op, space, lanes_s, off)
+            if x.san is not None:
+                x.san.access(op, space, lanes_s, off)
             self._count(op, space, lanes_s, off)
             view = typed_view(buf, dt)
             base = (off // U64(dt.itemsize)).astype(np.int64)
@@ -246,6 +248,8 @@ class LoadStoreUnit:
             if space == "const":
                 x.fail_access(op, int(lanes_s[0]), int(off[0]), "const", "constant memory is read-only")
             x.trace_access(op, space, lanes_s, off)
+            if x.san is not None:
+                x.san.access(op, space, lanes_s, off)
             self._count(op, space, lanes_s, off)
             view = typed_view(buf, dt)
             base = (off // U64(dt.itemsize)).astype(np.int64)
@@ -260,6 +264,8 @@ class LoadStoreUnit:
         dt = op.dt
         for space, buf, off, lanes_s, pos in self._resolve(op, lanes, a):
             x.trace_access(op, space, lanes_s, off)
+            if x.san is not None:
+                x.san.access(op, space, lanes_s, off)
             self._count(op, space, lanes_s, off)
             view = typed_view(buf, dt)
             idx = (off // U64(dt.itemsize)).astype(np.int64)

@@ -82,13 +82,17 @@ class PreparedLaunch:
         lay = self.layout
         self.block_shared_bytes = lay.dynamic_shared_offset + self.shared_bytes if self.shared_bytes \
             else lay.static_shared_bytes
+        self.sanitizer = None                 # gpusim.sanitizer.Sanitizer: hooks every batch when set
 
     def batch(self, first_block: int, nblocks: int, *, max_steps: int | None = None) -> BatchExecutor:
         """An executor for blocks first_block .. first_block + nblocks - 1 (linear ids)."""
-        return BatchExecutor(self.decoded, self.geometry, first_block, nblocks, self.memory, self.marshalled.params,
-                             self.block_shared_bytes, self.layout.local_bytes, self.counters, self.name,
-                             sm_count=getattr(self.spec, "sm_count", 1), step_budget=max_steps,
-                             shared_banks=(self.spec.sm.shared_banks, self.spec.sm.shared_bank_width_bytes))
+        x = BatchExecutor(self.decoded, self.geometry, first_block, nblocks, self.memory, self.marshalled.params,
+                          self.block_shared_bytes, self.layout.local_bytes, self.counters, self.name,
+                          sm_count=getattr(self.spec, "sm_count", 1), step_budget=max_steps,
+                          shared_banks=(self.spec.sm.shared_banks, self.spec.sm.shared_bank_width_bytes))
+        if self.sanitizer is not None:
+            self.sanitizer.attach(x)
+        return x
 
     def run_all(self, batch_lanes: int, max_steps: int | None = None) -> None:
         geo = self.geometry

@@ -1,0 +1,74 @@
+"""initcheck: reads of memory that holds no written value.
+
+- Global memory: every byte of the launch's heap is initialised (arrays copied from
+  the host, module-scope variables, the guard gaps never read anyway) except the arrays
+  from `cuda.device_array` / `device_array_like` (gpusim's drop-in `gpusim.cuda`): those
+  start uninitialised, as `cudaMalloc`'s memory does, and each byte becomes initialised
+  when a launch (checked or not) or a host copy writes it. The simulator fills them with
+  zeros so runs are deterministic; initcheck reports the reads that rely on it.
+- Shared memory: uninitialised at the start of every block; a byte becomes initialised
+  when a thread of the block stores to it (or an atomic writes it).
+
+A load (or atomic) any of whose bytes is uninitialised is reported: one record per
+instruction and space, with the first thread and address and a count of lanes.
+
+Does not model: local memory, padding bytes of records, partial initialisation by a
+host copy of a slice (the whole array counts as written).
+
+Source: NVIDIA compute-sanitizer documentation, "Initcheck Tool".
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class Tool:
+    name = "initcheck"
+
+    def __init__(self, san, prepared, uninitialized=()):
+        self.san = san
+        self.heap = prepared.memory.global_heap
+        self.init = np.ones(len(self.heap.data), bool)
+        for addr, mask in uninitialized:             # (address, per-byte written mask) of device arrays
+            off = addr - self.heap.base
+            self.init[off:off + len(mask)] = mask
+
+    def batch(self, x, hooks):
+        return _Batch(self, x, hooks)
+
+    def written(self, addr: int, nbytes: int) -> np.ndarray:
+        off = addr - self.heap.base
+        return self.init[off:off + nbytes].copy()
+
+
+class _Batch:
+    def __init__(self, tool: Tool, x, hooks):
+        self.tool = tool
+        self.x = x
+        self.hooks = hooks
+        self.shared = np.zeros(len(x.lsu.shared), bool)
+        self.stride = x.lsu.shared_stride
+
+    def access(self, op, space: str, lanes: np.ndarray, off: np.ndarray, mode: str) -> None:
+        shadow = self.shared if space == "shared" else self.tool.init
+        nb = max(1, op.info.access_bytes)
+        b = off.astype(np.int64)
+        if nb > 1:
+            b = (b[:, None] + np.arange(nb)).ravel()
+        if mode != "write":
+            ok = shadow[b]
+            if not ok.all():
+                bad = np.flatnonzero(~ok) // nb
+                k = int(bad[0])
+                lane = int(lanes[k])
+                first = int(b[k * nb + int(np.flatnonzero(~ok[k * nb:(k + 1) * nb])[0])])
+                if space == "shared":
+                    address = first - (lane // (self.x.wpc * 32)) * self.stride
+                    what = "shared memory no thread of the block has stored to"
+                else:
+                    address = first + self.tool.heap.base
+                    what = "device memory never written (an array from cuda.device_array)"
+                self.hooks.report("initcheck", "uninitialized read", space, address,
+                                  (self.hooks.who(lane, op.index, mode),), f"reads {what}", len(np.unique(bad)))
+        if mode != "read":
+            shadow[b] = True

@@ -1,0 +1,189 @@
+"""racecheck: data hazards between threads, in shared and in global memory.
+
+Two accesses to one byte race when they come from different threads, at least one is
+a write, not both are atomics, and nothing orders them:
+- threads of different blocks are never ordered within a launch (global memory);
+- threads of different warps of one block are ordered by a barrier (`syncthreads`)
+  released between the two accesses;
+- lanes of one warp are ordered by a barrier or by a `syncwarp` the earlier lane
+  passed after its access. The functional core runs a warp's lanes in lock-step,
+  which hides such races (Volta+ hardware does not promise lock-step); racecheck
+  tracks each lane's epoch so it reports them anyway;
+- the same thread is always ordered with itself.
+
+Shadow memory, per byte of each space (the batch's shared memory; the launch's global
+heap): the last writer and up to two readers since, each as (global thread id,
+instruction, epoch). A lane's epoch is (barrier count of its block << 12) | (syncwarps
+it passed since that barrier, mod 4096). Keeping two readers is enough to find a
+concurrent reader other than a writing thread. Two lanes of one warp instruction
+writing the same byte are not reported (hardware keeps one of them); lanes of
+different warps are (WAW).
+
+Everything is vectorised over the bytes of one instruction's access (numpy gathers and
+scatters); a correct program costs about a dozen array operations per memory
+instruction. Findings are one record per (kind, space, earlier instruction, later
+instruction), with the first pair seen (two threads, two lines) and a count.
+
+Does not model: memory fences or volatile/relaxed-atomic synchronisation (a flag spin
+is reported as a race), hazards between launches, local memory (private to a thread).
+
+Source: NVIDIA compute-sanitizer documentation, "Racecheck Tool" (hazard kinds);
+CUDA C++ Programming Guide, "Synchronization Functions" (__syncwarp, __syncthreads
+memory ordering).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+SW_BITS = 12
+SW_MASK = (1 << SW_BITS) - 1
+
+
+class Shadow:
+    """Last writer and two readers of every byte of one buffer."""
+
+    def __init__(self, nbytes: int):
+        self.thr = [np.full(nbytes, -1, np.int64) for _ in range(3)]     # writer, reader 1, reader 2
+        self.ins = [np.zeros(nbytes, np.int32) for _ in range(3)]        # instruction (~index: atomic)
+        self.ep = [np.zeros(nbytes, np.int32) for _ in range(3)]
+
+
+class Tool:
+    name = "racecheck"
+
+    def __init__(self, san, prepared, uninitialized=()):
+        self.san = san
+        self.geo = prepared.geometry
+        self.heap = prepared.memory.global_heap
+        self.glob = Shadow(len(self.heap.data))
+
+    def batch(self, x, hooks):
+        return _Batch(self, x, hooks)
+
+
+class _Batch:
+    def __init__(self, tool: Tool, x, hooks):
+        self.tool = tool
+        self.x = x
+        self.hooks = hooks
+        self.tpbw = x.wpc * 32                          # lanes per block slot (warps padded to 32)
+        self.base = x.first_block * self.tpbw           # global thread id of batch lane 0
+        self.cep = np.zeros(x.nctas, np.int32)          # barriers released per block slot
+        self.sw = np.zeros(x.nlanes, np.int32)          # syncwarps passed per lane since the last barrier
+        self.shared = Shadow(len(x.lsu.shared))
+        self.stride = x.lsu.shared_stride
+
+    # ------------------------------------------------------------------ epochs
+    def barrier(self, slots: np.ndarray) -> None:
+        self.cep[slots] += 1
+        self.sw.reshape(self.x.nctas, self.tpbw)[slots] = 0
+
+    def syncwarp(self, op, lanes: np.ndarray) -> None:
+        self.sw[lanes] += 1
+
+    def racy(self, p: np.ndarray, e: np.ndarray, pins: np.ndarray, t: np.ndarray, atomic: bool) -> np.ndarray:
+        """Whether the recorded accesses (thread p, epoch e, instruction pins) and the current
+        ones by threads t are unordered accesses of different threads."""
+        c = (p >= 0) & (p != t)
+        if atomic:
+            c &= pins >= 0                               # atomics never race with atomics
+        if not c.any():
+            return c
+        idx = np.flatnonzero(c & ((p // self.tpbw) == (t // self.tpbw)))
+        if len(idx):
+            pl = p[idx] - self.base                      # the same block: p is a lane of this batch
+            cep = self.cep[pl // self.tpbw]
+            same_warp = (p[idx] >> 5) == (t[idx] >> 5)
+            ei = e[idx]
+            ordered = np.where(same_warp, ((cep << SW_BITS) | (self.sw[pl] & SW_MASK)) != ei,
+                               cep > (ei >> SW_BITS))
+            c[idx[ordered]] = False
+        return c
+
+    # ------------------------------------------------------------------ accesses
+    def access(self, op, space: str, lanes: np.ndarray, off: np.ndarray, mode: str) -> None:
+        nb = max(1, op.info.access_bytes)
+        b = off.astype(np.int64)
+        if nb > 1:
+            b = (b[:, None] + np.arange(nb)).ravel()
+            lanes = np.repeat(lanes, nb)
+        t = lanes.astype(np.int64) + self.base
+        e = (self.cep[lanes // self.tpbw] << SW_BITS) | (self.sw[lanes] & SW_MASK)
+        sh = self.shared if space == "shared" else self.tool.glob
+        index = op.index
+        if mode == "read":
+            self._check(sh, 0, b, t, False, "RAW", space, lanes, index, "write", "read")
+            self._read(sh, b, t, e, index)
+            return
+        atomic = mode == "atomic"
+        cur = "atomic" if atomic else "write"
+        self._check(sh, 0, b, t, atomic, "WAW", space, lanes, index, None, cur)
+        self._check(sh, 1, b, t, atomic, "WAR", space, lanes, index, "read", cur)
+        self._check(sh, 2, b, t, atomic, "WAR", space, lanes, index, "read", cur)
+        thr, ins, ep = sh.thr, sh.ins, sh.ep
+        thr[0][b] = t
+        ins[0][b] = ~index if atomic else index
+        ep[0][b] = e
+        thr[1][b] = -1
+        thr[2][b] = -1
+        if not atomic:                                   # lanes of other warps storing the same byte
+            got = thr[0][b]
+            lost = np.flatnonzero(got != t)
+            if len(lost):
+                other = got[lost]
+                diff = lost[(other >> 5) != (t[lost] >> 5)]
+                if len(diff):
+                    k = int(diff[0])
+                    self._report("WAW", space, b[k], int(got[k]), index, "write", int(lanes[k]), index, "write",
+                                 len(np.unique(lanes[diff])))
+
+    def _read(self, sh: Shadow, b, t, e, index) -> None:
+        thr, ins, ep = sh.thr, sh.ins, sh.ep
+        keep = self.racy(thr[1][b], ep[1][b], ins[1][b], t, False)   # a concurrent reader of another thread
+        new = ~keep
+        if new.all():
+            thr[1][b], ep[1][b], ins[1][b] = t, e, index
+            lost = thr[1][b] != t                        # another lane of this instruction holds the slot
+            sel = lost
+        else:
+            bn = b[new]
+            thr[1][bn], ep[1][bn], ins[1][bn] = t[new], e[new], index
+            sel = keep | (new & (thr[1][b] != t))
+        if sel.any():
+            bs = b[sel]
+            thr[2][bs], ep[2][bs], ins[2][bs] = t[sel], e[sel], index
+
+    def _check(self, sh: Shadow, slot: int, b, t, atomic: bool, kind: str, space: str, lanes, index: int,
+               prev_mode: str | None, cur_mode: str) -> None:
+        p = sh.thr[slot][b]
+        if not (p >= 0).any():
+            return
+        pins = sh.ins[slot][b]
+        c = self.racy(p, sh.ep[slot][b], pins, t, atomic)
+        hit = np.flatnonzero(c)
+        if not len(hit):
+            return
+        k = int(hit[0])
+        pi = int(pins[k])
+        pmode = prev_mode or ("atomic" if pi < 0 else "write")
+        self._report(kind, space, b[k], int(p[k]), ~pi if pi < 0 else pi, pmode, int(lanes[k]), index, cur_mode,
+                     len(np.unique(lanes[hit])))
+
+    def _report(self, kind, space, byte, prev_thread, prev_index, prev_mode, lane, index, mode, count) -> None:
+        geo = self.tool.geo
+        prev = self.hooks.who(prev_thread - self.base, prev_index, prev_mode) if \
+            0 <= prev_thread - self.base < self.x.nlanes else None
+        if prev is None:                                 # a block of an earlier batch
+            from gpusim.sanitizer.report import Access
+            info = self.tool.san.infos[prev_index]
+            prev = Access(geo.block_coords(prev_thread // self.tpbw), geo.thread_coords(prev_thread % self.tpbw),
+                          info.line, info.file, prev_mode, prev_index)
+        cur = self.hooks.who(lane, index, mode)
+        if space == "shared":
+            address = int(byte) - (lane // self.tpbw) * self.stride
+        else:
+            address = int(byte) + self.tool.heap.base
+        what = "threads of different blocks" if prev.block != cur.block else (
+            "lanes of one warp with no syncwarp between them" if prev_thread >> 5 == (lane + self.base) >> 5
+            else "threads of one block with no barrier between them")
+        self.hooks.report("racecheck", kind, space, address, (prev, cur), f"{what}", count)
