@@ -14,7 +14,8 @@ from gpusim.errors import (BarrierError, ConfigError, GpusimError, KernelError, 
 from gpusim.multi import System
 from gpusim.result import LineStats, Result
 from gpusim.specs import PRESETS, GPUSpec
+from gpusim import sweep                     # gpusim.sweep(...) runs a design-space sweep (a callable module)
 
-__all__ = ["launch", "prepare", "System", "Result", "LineStats", "GPUSpec", "PRESETS", "GpusimError", "LaunchError", "KernelError",
+__all__ = ["launch", "prepare", "sweep", "System", "Result", "LineStats", "GPUSpec", "PRESETS", "GpusimError", "LaunchError", "KernelError",
            "MemoryAccessError", "BarrierError", "ConfigError", "UnsupportedKernel"]
 __version__ = "0.1.0"

@@ -78,7 +78,9 @@ class TimingStats:
 
 
 class TimingEngine:
-    def __init__(self, prepared, options: TimingOptions = TimingOptions()):
+    def __init__(self, prepared, options: TimingOptions = TimingOptions(), source=TraceSource):
+        """`source` makes the functional trace source (TraceSource's signature): gpusim.sweep
+        passes one that records the streams, or replays recorded ones."""
         from gpusim.timing.memory import L1Cache, MemorySystem
         from gpusim.timing.resources import kernel_resources
         self.p = prepared
@@ -112,7 +114,7 @@ class TimingEngine:
         self.issue = IssueStreams(smap, program)
         self.block_static = program.segments
         self.stats = TimingStats(program.n_sass)
-        self.trace = TraceSource(prepared, chunk_blocks=min(max(wave, 1), max(1, (1 << 15) // (geo.warps_per_block * 32))),
+        self.trace = source(prepared, chunk_blocks=min(max(wave, 1), max(1, (1 << 15) // (geo.warps_per_block * 32))),
                                  issue=self.issue, execute_skipped=mode == "full" or options.functional == "full")
         if mode == "sampled" and self.sms_simulated < n_sm:
             self.trace.run_stop = min(self.sms_simulated, geo.nblocks)    # the first run of timed blocks

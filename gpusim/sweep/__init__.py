@@ -1,0 +1,175 @@
+"""Design-space sweeps: programs (or your launches) x sizes x GPU spec configurations,
+timed in parallel, reusing one functional run per (kernel, launch) where the spec allows.
+
+    import gpusim
+    df = gpusim.sweep(["transpose_shared", "matmul_tiled"],
+                      vary={"hbm.bandwidth_GBps": "2000:8000:4", "sm_count": [66, 132]},
+                      workers=2)
+    df[["program", "hbm.bandwidth_GBps", "sm_count", "gpu__time_duration.sum", "timing__bound"]]
+
+One row per (program, size, configuration): the program, size and its parameters
+(`param.*`), the varied fields under their dotted names, every scalar metric of the timed
+Result (`gpu__time_duration.sum`, `timing__bound`, counters, `smsp__pcsamp_*` stalls),
+`timing__utilization.<unit>`, `stall_share.<reason>`, how the functional run was obtained
+(`functional_run`: recorded / replayed / executed), whether the outputs matched the
+program's reference, the point's wall time, and then every field of the point's spec
+(`spec.<dotted key>`). Equal to independent `gpusim.launch(..., timing=True)` runs of the
+same configurations, bit for bit (replay.py, tests/sweep).
+
+Sub-modules: `space` (values, ranges, the cartesian product, sweep files), `fields`
+(replayable, functional and refused fields), `streams` and `replay` (recording and
+replaying functional runs, the disk cache), `point` (one row), `executors` (serial, local
+processes, Dask), `progress`, `cli` (`gpusim sweep`). Plots: `gpusim.viz.sweep`.
+"""
+from __future__ import annotations
+
+from gpusim.sweep.point import Launch
+from gpusim.sweep.space import configs, load_sweep_toml, parse_vary
+
+__all__ = ["Launch", "configs", "load_sweep_toml", "parse_vary", "sweep", "write"]
+
+
+def sweep(programs, sizes=("default",), vary: dict | None = None, *, gpu="h100", sets: dict | None = None,
+          workers: int | None = 1, dask: str | None = None, client=None, seed: int = 0, timing_options=None,
+          replay: bool = True, check: bool = True, cache_dir: str | None = None, progress=False, out=None):
+    """Time every (program, size, configuration) and return a pandas DataFrame (module docstring).
+
+    programs: names from `programs/` (`gpusim list`), ProgramSpecs, or `Launch`es (your kernels).
+    sizes: size names or {parameter: value} dicts, applied to every program (Launches have none).
+    vary: {dotted spec field: values}, values a list, 'a,b,c', 'START:STOP:N' or 'START:STOP:xF'.
+    gpu, sets: the base spec (preset, .toml or GPUSpec) and fixed overrides of every point.
+    workers: local processes (1: this process); dask: 'local' or a scheduler address (or
+    `client`: a dask.distributed Client); progress: True for a bar on stderr (or a stream);
+    out: also write the table (.csv or .parquet). `replay=False` executes every point.
+    """
+    import pandas as pd
+
+    from gpusim.errors import ConfigError
+    from gpusim.sweep import executors
+    from gpusim.sweep.fields import FUNCTIONAL
+    from gpusim.sweep.point import Task
+    from gpusim.sweep.progress import Progress
+    from gpusim.sweep.space import size_label
+    from gpusim.specs.describe import value_at
+
+    if isinstance(programs, (str, Launch)) or not hasattr(programs, "__iter__"):
+        programs = [programs]
+    programs = list(programs)
+    if not programs:
+        raise ConfigError("sweep: no programs given")
+    progs = [_program(p) for p in programs]
+    sizes = [sizes] if isinstance(sizes, (str, dict)) else list(sizes)
+    cfgs = configs(gpu, vary, sets)
+    if out is not None:
+        check_out(out)
+    tasks = []
+    for prog in progs:
+        for size in ([None] if isinstance(prog, Launch) else sizes):
+            if size is not None:
+                _check_size(prog, size)
+            for c in cfgs:
+                name = prog.name
+                group = (name, size_label(size) if size is not None else "",
+                         tuple(value_at(c.spec, k) for k in FUNCTIONAL))
+                tasks.append(Task(len(tasks), prog if isinstance(prog, Launch) else name, size, c.index, c.values,
+                                  c.spec, seed, timing_options, replay, check, cache_dir, group))
+    bar = None
+    if progress:
+        bar = Progress(len(tasks), stream=None if progress is True else progress)
+    if client is not None:
+        rows = executors.run_on_client(client, tasks, bar)
+    elif dask:
+        rows = executors.run_dask(tasks, dask, workers if workers and workers > 1 else None, bar)
+    elif workers is not None and workers > 1 and len(tasks) > 1:
+        rows = executors.run_processes(tasks, min(workers, len(tasks)), bar)
+    else:
+        rows = executors.run_serial(tasks, bar)
+    df = frame(rows, {t.index: t.spec for t in tasks}, [k for k, _ in cfgs[0].values])
+    if out is not None:
+        write(df, out)
+    return df
+
+
+def _program(p):
+    if isinstance(p, Launch):
+        return p
+    import programs as lib
+    from programs.base import ProgramSpec
+    if isinstance(p, ProgramSpec):
+        if lib.PROGRAMS.get(p.name) is not p:
+            from gpusim.errors import ConfigError
+            raise ConfigError(f"sweep: program {p.name!r} is not in programs/; wrap your kernel in gpusim.sweep.Launch")
+        return p
+    try:
+        return lib.get(p)
+    except KeyError as e:
+        from gpusim.errors import ConfigError
+        raise ConfigError(str(e.args[0])) from None
+
+
+def _check_size(prog, size) -> None:
+    from gpusim.errors import ConfigError
+    if isinstance(size, str):
+        if size not in prog.sizes:
+            raise ConfigError(f"{prog.name} has no size {size!r}; its sizes: {', '.join(prog.sizes)}")
+        return
+    unknown = [k for k in size if k not in prog.sizes["default"]]
+    if unknown:
+        raise ConfigError(f"{prog.name} has no parameter {unknown[0]!r}; its parameters: "
+                          + ", ".join(prog.sizes["default"]))
+
+
+def frame(rows: list[dict], specs: dict, varied: list[str]):
+    """The rows in task order as a DataFrame: identity and varied columns, time and bound,
+    the metrics, then `spec.<key>` for every field of each point's spec."""
+    import pandas as pd
+
+    from gpusim.specs.describe import leaves
+    rows = sorted(rows, key=lambda r: r["_index"])
+    for r in rows:
+        spec = specs[r.pop("_index")]
+        for key, value, _ in leaves(spec):
+            r[f"spec.{key}"] = value if isinstance(value, (int, float, str, bool)) else str(value)
+    df = pd.DataFrame(rows)
+    first = ["program", "size", "config", "gpu", *[c for c in df.columns if c.startswith("param.")], *varied,
+             "gpu__time_duration.sum", "timing__bound"]
+    first = [c for c in dict.fromkeys(first) if c in df.columns]
+    spec_cols = [c for c in df.columns if c.startswith("spec.")]
+    rest = [c for c in df.columns if c not in first and c not in spec_cols]
+    return df[first + rest + spec_cols]
+
+
+def check_out(path) -> None:
+    """ConfigError now (before any work) if `path` cannot be written as a table."""
+    from gpusim.errors import ConfigError
+    p = str(path).lower()
+    if p.endswith(".csv"):
+        return
+    if p.endswith(".parquet") or p.endswith(".pq"):
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise ConfigError(f"{path}: writing Parquet needs pyarrow, which is not installed "
+                              f"(pip install pyarrow), or write .csv") from None
+        return
+    raise ConfigError(f"{path}: --out writes .csv or .parquet (by the file's extension)")
+
+
+def write(df, path) -> None:
+    """Write the sweep table as CSV or Parquet, by `path`'s extension."""
+    check_out(path)
+    p = str(path).lower()
+    if p.endswith(".csv"):
+        df.to_csv(path, index=False)
+    else:
+        df.to_parquet(path, index=False)
+
+
+class _CallableModule(type(__import__("sys"))):
+    """`gpusim.sweep(...)` calls `sweep`; `gpusim.sweep.Launch` etc. stay module attributes."""
+
+    def __call__(self, *args, **kwargs):
+        return sweep(*args, **kwargs)
+
+
+__import__("sys").modules[__name__].__class__ = _CallableModule

@@ -1,0 +1,97 @@
+"""Where a sweep's points run: this process, local worker processes, or a Dask cluster.
+
+Every point is independent and deterministic, so where and in which order it runs changes
+no number. The order does change the cost: the points that share one recording (same
+program, size and functional fields: `Task.group`) wait until the first of them, the
+group's leader, has recorded the functional run, then replay it from the disk cache. So
+leaders go first (all groups' leaders in parallel) and each group's other points are
+handed out as soon as its leader is done.
+
+- `workers=1`: in this process, in that order.
+- `workers=N`: a `ProcessPoolExecutor` of N forked processes.
+- `dask="local"`: a `distributed.LocalCluster` of `workers` single-threaded processes (2 if
+  not given); `dask="tcp://host:8786"`: the scheduler at that address. Its workers need
+  gpusim (and the programs) installed; on other machines they record once per machine
+  where they do not share the cache directory.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+from gpusim.sweep.point import run_task
+
+
+def order(tasks: list) -> tuple[list, dict]:
+    """(leaders, {group: [followers]}) in task order."""
+    leaders, follow, seen = [], {}, set()
+    for t in tasks:
+        if t.group in seen:
+            follow.setdefault(t.group, []).append(t)
+        else:
+            seen.add(t.group)
+            leaders.append(t)
+    return leaders, follow
+
+
+def run_serial(tasks: list, progress=None) -> list[dict]:
+    leaders, follow = order(tasks)
+    rows = []
+    for t in leaders + [f for fs in follow.values() for f in fs]:
+        rows.append(run_task(t))
+        if progress:
+            progress.update()
+    return rows
+
+
+def _scheduled(submit, wait_first, tasks: list, progress=None) -> list[dict]:
+    leaders, follow = order(tasks)
+    pending = {submit(t): t for t in leaders}
+    rows = []
+    while pending:
+        done = wait_first(list(pending))
+        for f in done:
+            t = pending.pop(f)
+            rows.append(f.result())
+            if progress:
+                progress.update()
+            for g in follow.pop(t.group, ()):
+                pending[submit(g)] = g
+    return rows
+
+
+def run_processes(tasks: list, workers: int, progress=None) -> list[dict]:
+    ctx = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        return _scheduled(lambda t: pool.submit(run_task, t),
+                          lambda fs: wait(fs, return_when=FIRST_COMPLETED).done, tasks, progress)
+
+
+def run_dask(tasks: list, address: str, workers: int | None, progress=None) -> list[dict]:
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError as e:                      # pragma: no cover - a dependency of the sweep extra
+        from gpusim.errors import ConfigError
+        raise ConfigError("--dask needs dask.distributed: pip install 'dask[distributed]' "
+                          "(or pip install -e '.[sweep]')") from e
+    cluster = None
+    if address == "local":
+        cluster = LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+        client = Client(cluster)
+    else:
+        client = Client(address)
+    try:
+        return run_on_client(client, tasks, progress)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def run_on_client(client, tasks: list, progress=None) -> list[dict]:
+    """Run `tasks` on an existing dask.distributed Client."""
+    from distributed import wait as dwait
+    return _scheduled(lambda t: client.submit(run_task, t, pure=False),
+                      lambda fs: dwait(fs, return_when="FIRST_COMPLETED").done, tasks, progress)

@@ -1,0 +1,214 @@
+"""Recorded functional runs: what a sweep replays instead of executing a kernel again.
+
+A `StreamStore` holds, for one (kernel, arguments, launch, functional spec fields):
+- the per-warp streams of PTX visits (`trace.WarpStream`: blocks run, active lanes, and per
+  memory instruction its sectors, byte masks, atomic lane counts or shared wavefronts) of
+  every block the functional core executed with streams;
+- the functional counters of the whole launch (`functional.counters.Counters`), from
+  which `PreparedLaunch.finish` builds the Result's functional metrics;
+- the global memory after the launch (when it is at most `MAX_HEAP_BYTES`), so a replayed
+  launch hands back the same outputs.
+
+`RecordingSource` is the timing engine's trace source for the first run: it executes as
+`TraceSource` does and keeps every stream it produces. `ReplaySource` serves the streams a
+store holds; a block the store lacks (another SM count samples other blocks) is executed,
+alone with its chunk, on the replayed launch's fresh memory and added to the store. That
+assumes what a block's streams hold (its path, addresses, masks) does not depend on which
+other blocks ran before it: true of every data-race-free kernel whose control flow and
+addresses do not depend on values other blocks wrote or atomics returned.
+
+`StreamCache` keeps stores in memory and as pickles under `<gpusim cache>/streams/`,
+keyed by `stream_key`: the kernel's PTX (which Numba derived from its code and every
+global it froze), its arguments' shapes, dtypes and contents (scalars by value), the
+launch shape, the spec fields that change functional results (`fields.functional_key`)
+and the source of the modules that produce the streams.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import pickle
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from gpusim.timing.trace import TraceSource, WarpStream
+
+MAX_HEAP_BYTES = 64 << 20          # global memory kept to restore outputs (larger launches: outputs not restored)
+FORMAT = 1
+
+
+@dataclass
+class StreamStore:
+    key: str
+    counters: object                                  # functional.counters.Counters of the whole launch
+    heap: np.ndarray | None                           # global memory after the launch (None: too large)
+    blocks: dict = field(default_factory=dict)        # block -> [(gid, block, warp_in_block, visits), ...]
+    added: int = 0                                    # blocks added since loaded (worth saving again)
+
+    def streams(self, b: int) -> list[WarpStream]:
+        """Fresh WarpStreams of block `b` (the engine replaces their visits; the store's stay)."""
+        return [WarpStream(g, blk, w, visits) for g, blk, w, visits in self.blocks[b]]
+
+    def keep(self, b: int, streams: list[WarpStream]) -> None:
+        if b not in self.blocks:
+            self.blocks[b] = [(s.gid, s.block, s.warp_in_block, s.visits) for s in streams]
+            self.added += 1
+
+
+class RecordingSource(TraceSource):
+    """TraceSource that keeps the PTX-visit streams of every block it executes in `store`."""
+
+    def __init__(self, prepared, chunk_blocks: int, issue=None, execute_skipped: bool = True, *, store=None):
+        super().__init__(prepared, chunk_blocks, issue, execute_skipped)
+        self.store = store
+
+    def _run_chunk(self, first: int, n: int) -> None:
+        super()._run_chunk(first, n)
+        for b in range(first, first + n):
+            self.store.keep(b, self.ready[b])
+
+
+class ReplaySource(TraceSource):
+    """The streams of a StreamStore, served in the engine's order; blocks the store lacks are
+    executed (with their chunk) and kept. Never executes blocks only for their outputs."""
+
+    def __init__(self, prepared, chunk_blocks: int, issue=None, execute_skipped: bool = True, *, store=None):
+        super().__init__(prepared, chunk_blocks, issue, execute_skipped=False)
+        self.store = store
+        self.replayed = 0                             # blocks served from the store
+        self.executed_missing = 0                     # blocks the store lacked, executed here
+
+    def seek(self, b: int, length: int) -> None:
+        for k in [k for k in self.ready if k < b]:
+            del self.ready[k]
+        self.next_block = max(self.next_block, b)
+        self.run_stop = b + length
+
+    def peek(self, b: int) -> list[WarpStream]:
+        s = self.ready.get(b)
+        if s is not None:
+            return s
+        if b >= self.p.geometry.nblocks:
+            raise IndexError(b)
+        if b not in self.store.blocks:
+            n = min(self.chunk, self.p.geometry.nblocks - b)
+            if self.run_stop is not None and self.run_stop > b:
+                n = min(n, self.run_stop - b)
+            n = next((k for k in range(1, n) if b + k in self.store.blocks), n)
+            TraceSource._run_chunk(self, b, n)        # puts the chunk's streams into self.ready
+            self.executed_missing += n
+            for k in range(b, b + n):
+                self.store.keep(k, self.ready.pop(k))
+        else:
+            self.replayed += 1
+        self.ready[b] = s = self.store.streams(b)
+        self.next_block = max(self.next_block, b + 1)
+        return s
+
+    def finish_functional(self) -> None:
+        self.next_block = self.p.geometry.nblocks     # the recorded run's counters cover every block
+
+
+# ------------------------------------------------------------------ keys and the cache
+
+def _functional_sources() -> str:
+    """A digest of the modules whose code decides the streams and counters (a changed
+    simulator never replays an old recording)."""
+    global _SOURCES
+    if _SOURCES is None:
+        import gpusim
+        root = Path(gpusim.__file__).parent
+        h = hashlib.sha256()
+        for rel in sorted([*(f"functional/{p.name}" for p in (root / "functional").glob("*.py")),
+                           "timing/trace.py", "sweep/streams.py", "launch_config.py", "frontend/args.py"]):
+            p = root / rel
+            if p.exists():
+                h.update(rel.encode() + b"\0" + p.read_bytes())
+        _SOURCES = h.hexdigest()
+    return _SOURCES
+
+
+_SOURCES: str | None = None
+
+
+def args_signature(args) -> list:
+    """Shapes, dtypes and content digests of array arguments; scalars by type and value."""
+    out = []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            c = np.ascontiguousarray(a)
+            out.append(("array", a.shape, a.dtype.str, a.strides, hashlib.blake2b(c.view(np.uint8).data,
+                                                                                    digest_size=16).hexdigest()))
+        elif isinstance(a, (np.generic, int, float, bool, complex)):
+            out.append(("scalar", type(a).__name__, repr(a)))
+        else:
+            out.append(("other", type(a).__name__, repr(a)))
+    return out
+
+
+def stream_key(prepared, args, functional: tuple) -> str:
+    ck = prepared.compiled
+    parts = (FORMAT, _functional_sources(), ck.entry, hashlib.sha256(ck.ptx.encode()).hexdigest(),
+             args_signature(args), prepared.grid, prepared.block, prepared.shared_bytes,
+             repr(getattr(prepared, "peer_ranges", None)), functional)
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
+class StreamCache:
+    """Stores in memory (this process) and on disk (`directory`, default
+    `<gpusim cache dir>/streams`; `disk=False`: memory only)."""
+
+    def __init__(self, directory: str | os.PathLike | None = None, disk: bool = True):
+        self.disk = disk
+        self._dir = Path(directory) if directory is not None else None
+        self._mem: dict[str, StreamStore] = {}
+        self.loads = self.saves = 0
+
+    @property
+    def directory(self) -> Path:
+        if self._dir is None:
+            from gpusim.frontend.compile import cache_dir
+            self._dir = cache_dir() / "streams"
+        return self._dir
+
+    def _path(self, key: str) -> Path:
+        return self.directory / f"{key}.pkl"
+
+    def get(self, key: str) -> StreamStore | None:
+        s = self._mem.get(key)
+        if s is None and self.disk:
+            try:
+                data = self._path(key).read_bytes()
+            except OSError:
+                return None
+            try:
+                s = pickle.loads(data)
+            except Exception:                         # a damaged entry: record again
+                return None
+            s.added = 0
+            self.loads += 1
+            if len(self._mem) > 16:
+                self._mem.clear()
+            self._mem[key] = s
+        return s
+
+    def put(self, store: StreamStore) -> None:
+        self._mem[store.key] = store
+        self.save(store)
+
+    def save(self, store: StreamStore) -> None:
+        """Write `store` to disk (atomically; a failure only means recording again later)."""
+        if not self.disk:
+            return
+        from gpusim.frontend.diskcache import write_atomic
+        buf = io.BytesIO()
+        pickle.dump(store, buf, protocol=pickle.HIGHEST_PROTOCOL)
+        if write_atomic(self._path(store.key), buf.getvalue()):
+            store.added = 0
+            self.saves += 1
+
+    def has(self, key: str) -> bool:
+        return key in self._mem or (self.disk and self._path(key).exists())
