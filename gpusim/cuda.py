@@ -37,9 +37,7 @@ launch configuration, `_prepare_args`), `api.py` (`to_device`, `device_array`, .
 from __future__ import annotations
 
 import contextlib
-import functools
 import importlib
-import types as _pytypes
 from typing import Any
 
 import numba.cuda as _nc
@@ -57,6 +55,10 @@ from numba.cuda import (  # noqa: F401  (re-exported device-side API)
 from numba.cuda import bf16, fp16  # noqa: F401  (submodules)
 
 from gpusim import specs as _specs
+from gpusim.frontend import rng as random  # noqa: E402,F401  (cuda.random)
+
+import sys as _sys  # noqa: E402
+_sys.modules.setdefault("gpusim.cuda.random", random)
 
 # Numba types a reference to this module (reached some way `retarget` does not rewrite) as numba.cuda.
 _numba_type_ = _nbt.Module(_nc)
@@ -66,14 +68,16 @@ _GPU: str = "h100"
 _HOST_ONLY = frozenset({
     "event", "event_elapsed_time", "open_ipc_array", "IpcHandle", "current_context", "require_context",
     "set_memory_manager", "defer_cleanup", "profile_start", "profile_stop", "profiling",
-    "as_cuda_array", "from_cuda_array_interface", "is_cuda_array", "compile_for_current_device",
-    "compile_ptx_for_current_device", "vectorize", "guvectorize", "reduce", "Reduce", "driver", "devices",
+    "from_cuda_array_interface", "driver", "devices",
 })
 
 
 def __getattr__(name: str) -> Any:
     if name == "gpus":
         return list_devices()
+    if name in ("vectorize", "guvectorize", "Reduce", "reduce"):
+        from gpusim.frontend import library
+        return getattr(library, name)
     if name in _HOST_ONLY:
         raise AttributeError(f"gpusim.cuda.{name} is a host/driver API the simulator does not provide")
     try:
@@ -118,207 +122,72 @@ def set_check(*tools: str) -> None:
     _CHECK = normalize(tools)
 
 
-# ----------------------------------------------------------------------------- kernels
-class Dispatcher:
-    """What `cuda.jit` returns: a kernel to launch with `[grid, block, stream, shared]`,
-    or (`device=True`) a device function to call from kernels."""
-    _gpusim_dispatcher_ = True
-
-    def __init__(self, py_func: _pytypes.FunctionType, signatures: list | None = None, device: bool = False,
-                 options: dict | None = None):
-        functools.update_wrapper(self, py_func)
-        self.py_func = py_func
-        self.signatures = list(signatures) if signatures else None
-        self.device = bool(device)
-        self.targetoptions = {**(options or {}), "device": self.device}
-        self.last_result = None
-        self._numba_device = None
-
-    def __repr__(self) -> str:
-        kind = "device function" if self.device else "kernel"
-        return f"<gpusim.cuda {kind} {self.py_func.__qualname__}>"
-
-    def __getitem__(self, config: Any) -> _Launch:
-        if self.device:
-            raise TypeError(f"{self.py_func.__qualname__} is a device function; call it from a kernel")
-        if not isinstance(config, tuple) or len(config) not in (2, 3, 4):
-            raise ValueError("must specify at least the griddim and blockdim: kernel[grid, block] "
-                             "or kernel[grid, block, stream, shared_bytes]")
-        return self.configure(*config)
-
-    def configure(self, griddim: Any, blockdim: Any, stream: Any = 0, sharedmem: int = 0) -> _Launch:
-        return _Launch(self, griddim, blockdim, int(sharedmem or 0))
-
-    def __call__(self, *args: Any, **kwargs: Any) -> None:
-        name = self.py_func.__qualname__
-        if self.device:
-            raise TypeError(f"device function {name} can only be called from a kernel")
-        raise TypeError(f"kernel {name} needs a launch configuration: {name}[blocks, threads](...)")
-
-    @property
-    def _numba_type_(self) -> Any:
-        """Fallback typing for a device function reached through another module's attribute."""
-        if not self.device:
-            return None
-        if self._numba_device is None:
-            from gpusim.frontend.retarget import numba_device_dispatcher
-            self._numba_device = numba_device_dispatcher(self)
-        return _nbt.Dispatcher(self._numba_device)
-
-
-class _Launch:
-    """A configured launch: `kernel[grid, block]` before it is called."""
-
-    def __init__(self, dispatcher: Dispatcher, grid: Any, block: Any, shared_bytes: int):
-        self.dispatcher, self.grid, self.block, self.shared_bytes = dispatcher, grid, block, shared_bytes
-
-    def __call__(self, *args: Any) -> None:
-        from gpusim.api import launch
-        self.dispatcher.last_result = launch(self.dispatcher, self.grid, self.block, args, gpu=_GPU,
-                                             shared_bytes=self.shared_bytes, timing=_TIMING, check=_CHECK)
-
-
-def jit(func_or_sig: Any = None, device: bool = False, **options: Any) -> Any:
-    """`numba.cuda.jit`: `@jit`, `@jit(device=True)`, `@jit("void(float32[:])")`, `@jit([sig, ...], fastmath=True)`."""
-    from numba.cuda.core import sigutils
-    if isinstance(func_or_sig, _pytypes.FunctionType):
-        return Dispatcher(func_or_sig, None, device, options)
-    if hasattr(func_or_sig, "py_func"):                # re-jitting a dispatcher
-        return Dispatcher(func_or_sig.py_func, None, device, options)
-    if func_or_sig is None:
-        sigs = None
-    elif sigutils.is_signature(func_or_sig):
-        sigs = [func_or_sig]
-    elif isinstance(func_or_sig, list):
-        sigs = func_or_sig
-    else:
-        raise TypeError(f"cuda.jit expects a function, a signature or a list of signatures, got {func_or_sig!r}")
-    if sigs and not device:
-        for sig in sigs:
-            _, restype = sigutils.normalize_signature(sig)
-            if restype is not None and restype != _nbt.void:
-                raise TypeError("CUDA kernel must have void return type.")
-    return lambda fn: Dispatcher(getattr(fn, "py_func", fn), sigs, device, options)
-
-
-# ----------------------------------------------------------------------------- arrays
-class DeviceArray:
-    """A device array of the simulator: its data lives in a host numpy array that a
-    launch reads and updates in place (`_gpusim_host_`)."""
-
-    def __init__(self, host: np.ndarray):
-        self._gpusim_host_ = host
-        self._gpusim_written_: np.ndarray | None = None    # per byte, written yet (initcheck); None: all
-
-    @property
-    def _numba_type_(self) -> Any:
-        from numba.cuda.typing.typeof import Purpose, typeof
-        return typeof(self._gpusim_host_, Purpose.argument)
-
-    shape = property(lambda self: self._gpusim_host_.shape)
-    dtype = property(lambda self: self._gpusim_host_.dtype)
-    size = property(lambda self: self._gpusim_host_.size)
-    ndim = property(lambda self: self._gpusim_host_.ndim)
-    strides = property(lambda self: self._gpusim_host_.strides)
-    nbytes = property(lambda self: self._gpusim_host_.nbytes)
-    alloc_size = nbytes
-
-    def __repr__(self) -> str:
-        return f"<gpusim DeviceArray shape={self.shape} dtype={self.dtype}>"
-
-    def __len__(self) -> int:
-        return len(self._gpusim_host_)
-
-    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        a = self._gpusim_host_
-        if dtype is not None and np.dtype(dtype) != a.dtype:
-            return a.astype(dtype)
-        return a.copy() if copy else a
-
-    def __getitem__(self, idx: Any) -> Any:
-        r = self._gpusim_host_[idx]
-        return DeviceArray(r) if isinstance(r, np.ndarray) else r
-
-    def __setitem__(self, idx: Any, value: Any) -> None:
-        self._gpusim_host_[idx] = getattr(value, "_gpusim_host_", value)
-        self._gpusim_written_ = None
-
-    def copy_to_host(self, ary: np.ndarray | None = None, stream: Any = 0) -> np.ndarray:
-        if ary is None:
-            return self._gpusim_host_.copy(order="K")
-        np.copyto(ary, self._gpusim_host_)
-        return ary
-
-    def copy_to_device(self, ary: Any, stream: Any = 0) -> None:
-        np.copyto(self._gpusim_host_, getattr(ary, "_gpusim_host_", ary))
-        self._gpusim_written_ = None
-
-    def is_c_contiguous(self) -> bool:
-        return bool(self._gpusim_host_.flags.c_contiguous)
-
-    def is_f_contiguous(self) -> bool:
-        return bool(self._gpusim_host_.flags.f_contiguous)
-
-    def reshape(self, *newshape: Any, order: str = "C") -> DeviceArray:
-        return DeviceArray(self._gpusim_host_.reshape(*newshape, order=order))
-
-    def ravel(self, order: str = "C") -> DeviceArray:
-        return DeviceArray(self._gpusim_host_.ravel(order=order))
-
-    def view(self, dtype: Any) -> DeviceArray:
-        return DeviceArray(self._gpusim_host_.view(dtype))
-
-    def transpose(self, axes: Any = None) -> DeviceArray:
-        return DeviceArray(self._gpusim_host_.transpose(axes))
-
-    T = property(transpose)
-
-
-def _order(ary: np.ndarray) -> str:
-    return "F" if ary.flags.f_contiguous and not ary.flags.c_contiguous else "C"
+# ----------------------------------------------------------------------------- kernels, arrays
+from gpusim.frontend.dispatcher import Dispatcher, jit  # noqa: E402,F401
+from gpusim.frontend.devicearray import DeviceArray, dense_strides_like, empty_host, from_host  # noqa: E402,F401
+from gpusim.frontend.devicearray import host_of as _host, order_of as _order  # noqa: E402
+from numba.cuda.args import In, InOut, Out  # noqa: E402,F401
 
 
 def to_device(obj: Any, stream: Any = 0, copy: bool = True, to: DeviceArray | None = None) -> DeviceArray:
     """A DeviceArray holding a copy of `obj` (or copy `obj` into `to`)."""
-    host = np.asarray(getattr(obj, "_gpusim_host_", obj))
     if to is not None:
-        to.copy_to_device(host)
+        to.copy_to_device(obj, stream)
         return to
-    return DeviceArray(np.array(host, copy=True, order="K"))
+    if isinstance(obj, DeviceArray):
+        return obj
+    return from_host(obj, True, stream)
 
 
 def device_array(shape: Any, dtype: Any = np.float64, strides: Any = None, order: str = "C",
                  stream: Any = 0) -> DeviceArray:
     """A zero-filled DeviceArray (zeros rather than garbage, so runs are deterministic); initcheck
-    (`gpusim.sanitizer`) reports kernel reads of bytes nothing has written yet."""
-    a = DeviceArray(np.zeros(shape, dtype=dtype, order=order))
-    a._gpusim_written_ = np.zeros(a.nbytes, bool)
+    (`gpusim.sanitizer`) reports kernel reads of its bytes before anything writes them."""
+    a = DeviceArray(empty_host(shape, dtype, strides, order), stream)
+    if a._gpusim_host_.flags.c_contiguous or a._gpusim_host_.flags.f_contiguous:
+        a._gpusim_written_ = np.zeros(a.nbytes, bool)
     return a
 
 
 def device_array_like(ary: Any, stream: Any = 0) -> DeviceArray:
-    a = np.asarray(getattr(ary, "_gpusim_host_", ary))
-    return device_array(a.shape, a.dtype, order=_order(a))
+    a = _host(ary)
+    return device_array(a.shape, a.dtype, dense_strides_like(a), _order(a), stream)
 
 
 def pinned_array(shape: Any, dtype: Any = np.float64, strides: Any = None, order: str = "C") -> np.ndarray:
-    return np.zeros(shape, dtype=dtype, order=order)
+    return empty_host(shape, dtype, strides, order)
 
 
 def pinned_array_like(ary: Any) -> np.ndarray:
-    return pinned_array(ary.shape, ary.dtype, order=_order(np.asarray(ary)))
+    a = _host(ary)
+    return pinned_array(a.shape, a.dtype, dense_strides_like(a), _order(a))
 
 
 def mapped_array(shape: Any, dtype: Any = np.float64, strides: Any = None, order: str = "C", stream: Any = 0,
                  portable: bool = False, wc: bool = False) -> np.ndarray:
-    return np.zeros(shape, dtype=dtype, order=order)
+    return empty_host(shape, dtype, strides, order)
 
 
 def mapped_array_like(ary: Any, stream: Any = 0, portable: bool = False, wc: bool = False) -> np.ndarray:
-    return mapped_array(ary.shape, ary.dtype, order=_order(np.asarray(ary)))
+    a = _host(ary)
+    return mapped_array(a.shape, a.dtype, dense_strides_like(a), _order(a))
 
 
-managed_array = mapped_array
+def managed_array(shape: Any, dtype: Any = np.float64, strides: Any = None, order: str = "C", stream: Any = 0,
+                  attach_global: bool = True) -> np.ndarray:
+    return empty_host(shape, dtype, strides, order)
+
+
+def is_cuda_array(obj: Any) -> bool:
+    return isinstance(obj, DeviceArray) or hasattr(obj, "__cuda_array_interface__")
+
+
+def as_cuda_array(obj: Any, sync: bool = True) -> DeviceArray:
+    if isinstance(obj, DeviceArray):
+        return obj
+    if not is_cuda_array(obj):
+        raise TypeError("*obj* doesn't implement the cuda array interface.")
+    raise NotImplementedError("gpusim cannot read another library's device memory (__cuda_array_interface__)")
 
 
 @contextlib.contextmanager

@@ -67,6 +67,12 @@ class CompiledKernel:
     first_line: int                  # line of the `def`
     cc: tuple[int, int]
 
+    @property
+    def signature(self):
+        """Numba's signature of the compiled kernel (void return), as `overloads[...].signature`."""
+        from numba.core import types as nbt
+        return nbt.void(*self.argtypes)
+
     @cached_property
     def program(self):
         """The parsed PTX module (`isa.program.Program`), parsed once."""
@@ -138,6 +144,17 @@ def compile_kernel(kernel: Any, args: tuple | list, cc: tuple[int, int] = (9, 0)
     argtypes = at.typeof_args(name, pyfunc, args)
     if signatures:
         argtypes = at.select_signature(name, signatures, argtypes)
+    return _compile_types(pyfunc, options, argtypes, cc)
+
+
+def compile_types(kernel: Any, argtypes: tuple, cc: tuple[int, int] = (9, 0)) -> CompiledKernel:
+    """Compile `kernel` for explicit Numba argument types (eager compilation); cached."""
+    pyfunc, options, _ = _unwrap(kernel)
+    return _compile_types(pyfunc, options, tuple(argtypes), cc)
+
+
+def _compile_types(pyfunc: types.FunctionType, options: dict, argtypes: tuple, cc: tuple) -> CompiledKernel:
+    name = pyfunc.__qualname__
     cc = tuple(cc)
     opts = tuple(sorted((k, _freeze(options[k])) for k in PTX_OPTIONS if options.get(k) is not None))
     fp = fingerprint(pyfunc)
@@ -172,7 +189,8 @@ def _unwrap(kernel: Any) -> tuple[types.FunctionType, dict, list | None]:
     """(python function, target options, explicit signatures or None)."""
     from numba.cuda.dispatcher import CUDADispatcher
     if is_dropin_dispatcher(kernel):
-        pyfunc, options, sigs, device = kernel.py_func, dict(kernel.targetoptions), kernel.signatures, kernel.device
+        pyfunc, options, sigs, device = (kernel.py_func, dict(kernel.targetoptions), kernel.explicit_signatures,
+                                         kernel.device)
     elif isinstance(kernel, CUDADispatcher):
         pyfunc, options, sigs = kernel.py_func, dict(kernel.targetoptions), None
         device = bool(options.get("device"))
@@ -216,7 +234,8 @@ def _compile_ptx(name: str, pyfunc: types.FunctionType, argtypes: tuple, cc: tup
             fn = retarget(pyfunc)
             ptx, _ = cuda.compile_ptx(fn, argtypes, cc=cc, lineinfo=True, **opts)
         except Exception as e:            # Numba raises many types; all mean "cannot compile"
-            raise _rejected(name, pyfunc, e) from e
+            from gpusim.frontend.numba_errors import like
+            raise like(_rejected(name, pyfunc, e), type(e)) from e
     return ptx
 
 

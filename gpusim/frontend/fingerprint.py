@@ -114,7 +114,7 @@ class _Hasher:
         elif hasattr(v, "py_func") and hasattr(v, "targetoptions"):      # numba or drop-in dispatcher
             simple = (bool, int, float, str, tuple, type(None))
             opts = {k: o for k, o in v.targetoptions.items() if isinstance(o, simple)}
-            self.add("dispatcher", type(v).__qualname__, sorted(opts.items()), getattr(v, "signatures", None))
+            self.add("dispatcher", type(v).__qualname__, sorted(opts.items()), getattr(v, "explicit_signatures", getattr(v, "signatures", None)))
             self.function(v.py_func)
         elif isinstance(v, enum.Enum):
             self.add("enum", type(v).__module__, type(v).__qualname__, v.name)

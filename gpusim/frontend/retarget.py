@@ -56,8 +56,13 @@ def is_numba_device_dispatcher(v: Any) -> bool:
     return isinstance(v, CUDADispatcher) and bool(v.targetoptions.get("device"))
 
 
+def is_numba_dispatcher(v: Any) -> bool:
+    from numba.cuda.dispatcher import CUDADispatcher
+    return isinstance(v, CUDADispatcher)
+
+
 def _needs_swap(v: Any) -> bool:
-    return is_dropin_module(v) or (is_dropin_dispatcher(v) and v.device) or is_numba_device_dispatcher(v)
+    return is_dropin_module(v) or is_dropin_dispatcher(v) or is_numba_device_dispatcher(v)
 
 
 def _cell_value(cell: types.CellType) -> tuple[bool, Any]:
@@ -122,8 +127,8 @@ class _Retargeter:
         if is_dropin_module(v):
             import numba.cuda
             return numba.cuda
-        if is_dropin_dispatcher(v) and v.device:
-            return self._device(v, v.py_func, v.targetoptions, v.signatures)
+        if is_dropin_dispatcher(v):         # device=True or not: a call from device code
+            return self._device(v, v.py_func, v.targetoptions, v.explicit_signatures if v.device else None)
         if is_numba_device_dispatcher(v):
             return self._device(v, v.py_func, v.targetoptions, None)
         return v

@@ -124,8 +124,8 @@ def test_set_gpu_rejects_unknown_preset():
         cuda.set_gpu("rtx9999")
 
 
-def test_kernel_without_configuration_and_device_function_launch_are_type_errors():
-    with pytest.raises(TypeError, match="launch configuration"):
+def test_kernel_without_configuration_is_a_value_error_and_device_function_launch_a_type_error():
+    with pytest.raises(ValueError, match="launch configuration"):
         add_tid(np.zeros(4))
     with pytest.raises(TypeError, match="device function"):
         poly[1, 1](1.0, 2.0)

@@ -1,0 +1,263 @@
+"""The drop-in's device arrays: `numba.cuda`'s `DeviceNDArray` API over a host numpy array.
+
+A `DeviceArray` holds its data in a host numpy array (`_gpusim_host_`) that a launch
+reads and updates in place (gpusim.frontend.args marshals it). It answers what
+numba-cuda's `DeviceNDArrayBase`/`DeviceNDArray` answer: shape, strides, dtype, size,
+ndim, nbytes, alloc_size, `flags` (a dict, as Numba returns), `gpu_data` (the host
+array the view starts at), `device_ctypes_pointer`, `stream`, `copy_to_host`
+(optionally into a given array, checked for shape and dtype as Numba does),
+`copy_to_device`, `split`, `bind`, `squeeze`, `view`, `reshape` and `ravel` (with
+Numba's errors for non-contiguous arrays), `getitem`/`setitem`, `__array__`, and
+`is_cuda_ndarray`'s `__cuda_ndarray__` marker. `device_array(..., strides=)` and
+`device_array_like` keep the strides Numba would give (`_contiguous_strides_like_array`:
+a strided view's like-array is dense in the same axis order).
+
+Does not model: device memory addresses (`device_ctypes_pointer` is the host
+address), IPC handles, `__cuda_array_interface__` consumers other than gpusim.
+
+Sources: numba-cuda 0.30 `cudadrv/devicearray.py`, `api.py` (`device_array_like`,
+`_contiguous_strides_like_array`).
+"""
+from __future__ import annotations
+
+import ctypes
+import math
+from typing import Any
+
+import numpy as np
+
+
+def host_of(obj: Any) -> Any:
+    return getattr(obj, "_gpusim_host_", obj)
+
+
+class DeviceArray:
+    """A device array of the simulator (see module doc)."""
+    __cuda_ndarray__ = True
+    __cuda_memory__ = True
+
+    def __init__(self, host: np.ndarray, stream: Any = 0):
+        self._gpusim_host_ = host
+        self.stream = stream
+
+    @property
+    def _numba_type_(self) -> Any:
+        from numba.cuda.typing.typeof import Purpose, typeof
+        return typeof(self._gpusim_host_, Purpose.argument)
+
+    shape = property(lambda self: self._gpusim_host_.shape)
+    dtype = property(lambda self: self._gpusim_host_.dtype)
+    size = property(lambda self: self._gpusim_host_.size)
+    ndim = property(lambda self: self._gpusim_host_.ndim)
+    strides = property(lambda self: self._gpusim_host_.strides)
+    nbytes = property(lambda self: self._gpusim_host_.nbytes)
+
+    @property
+    def alloc_size(self) -> int:
+        h = self._gpusim_host_
+        if h.size == 0:
+            return 0
+        lo = sum(min(0, (n - 1) * s) for n, s in zip(h.shape, h.strides))
+        hi = sum(max(0, (n - 1) * s) for n, s in zip(h.shape, h.strides))
+        return hi - lo + h.itemsize
+
+    @property
+    def flags(self) -> dict:
+        f = self._gpusim_host_.flags
+        return {"C_CONTIGUOUS": bool(f.c_contiguous), "F_CONTIGUOUS": bool(f.f_contiguous),
+                "OWNDATA": False, "WRITEABLE": bool(f.writeable), "ALIGNED": bool(f.aligned),
+                "WRITEBACKIFCOPY": False}
+
+    @property
+    def gpu_data(self) -> np.ndarray:
+        return self._gpusim_host_
+
+    @property
+    def device_ctypes_pointer(self) -> ctypes.c_void_p:
+        return ctypes.c_void_p(self._gpusim_host_.ctypes.data if self.size else 0)
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        h = self._gpusim_host_
+        return {"shape": h.shape, "strides": None if h.flags.c_contiguous else h.strides,
+                "data": (h.ctypes.data if h.size else 0, False), "typestr": h.dtype.str, "stream": None,
+                "version": 3}
+
+    def __repr__(self) -> str:
+        return f"<gpusim DeviceArray shape={self.shape} dtype={self.dtype}>"
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        if copy is False:
+            raise ValueError("`copy=False` is not supported. A copy is always created.")
+        a = self._gpusim_host_.copy()
+        return a.astype(dtype) if dtype is not None and np.dtype(dtype) != a.dtype else a
+
+    def bind(self, stream: Any = 0) -> DeviceArray:
+        return DeviceArray(self._gpusim_host_, stream)
+
+    # ------------------------------------------------------------------ indexing
+    def __getitem__(self, idx: Any) -> Any:
+        return self.getitem(idx)
+
+    def getitem(self, idx: Any, stream: Any = 0) -> Any:
+        r = self._gpusim_host_[idx]
+        if isinstance(r, np.ndarray):
+            return DeviceArray(r, stream or self.stream)
+        if isinstance(r, np.void):
+            return r.copy() if hasattr(r, "copy") else r
+        return r
+
+    def __setitem__(self, idx: Any, value: Any) -> None:
+        self.setitem(idx, value)
+
+    def setitem(self, idx: Any, value: Any, stream: Any = 0) -> None:
+        self._gpusim_host_[idx] = host_of(value)
+        self._gpusim_written_ = None                 # initcheck: written (gpusim.sanitizer)
+
+    # ------------------------------------------------------------------ copies
+    def copy_to_host(self, ary: np.ndarray | None = None, stream: Any = 0) -> np.ndarray:
+        h = self._gpusim_host_
+        if any(s < 0 for s in h.strides):
+            raise NotImplementedError(f"D->H copy not implemented for negative strides: {h.strides}")
+        if ary is None:
+            return h.copy(order="K")
+        _check_compatible(self, ary)
+        np.copyto(ary, h.reshape(ary.shape) if ary.shape != h.shape else h)
+        return ary
+
+    def copy_to_device(self, ary: Any, stream: Any = 0) -> None:
+        src = np.asarray(host_of(ary))
+        if src.size == 0:
+            return
+        if not (self._gpusim_host_.flags.c_contiguous or self._gpusim_host_.flags.f_contiguous):
+            raise ValueError("Array contains non-contiguous buffer and cannot be transferred as a single "
+                             "memory region. Please ensure contiguous buffer with numpy .ascontiguousarray()")
+        _check_compatible(self, src)
+        np.copyto(self._gpusim_host_, src.reshape(self.shape) if src.shape != self.shape else src)
+        self._gpusim_written_ = None                 # initcheck: written (gpusim.sanitizer)
+
+    def copy(self) -> DeviceArray:
+        return DeviceArray(self._gpusim_host_.copy(order="K"))
+
+    # ------------------------------------------------------------------ views
+    def split(self, section: int, stream: Any = 0):
+        if self.ndim != 1:
+            raise ValueError("only support 1d array")
+        if self.strides[0] != self.dtype.itemsize:
+            raise ValueError("only support unit stride")
+        for i in range(int(math.ceil(self.size / section))):
+            yield DeviceArray(self._gpusim_host_[i * section:min((i + 1) * section, self.size)], stream)
+
+    def squeeze(self, axis: Any = None, stream: Any = 0) -> DeviceArray:
+        return DeviceArray(self._gpusim_host_.squeeze(axis), stream)
+
+    def view(self, dtype: Any) -> DeviceArray:
+        h = self._gpusim_host_
+        dtype = np.dtype(dtype)
+        if h.ndim and h.strides[-1] != h.itemsize and dtype.itemsize != h.itemsize:
+            raise ValueError("To change to a dtype of a different size, the last axis must be contiguous")
+        if h.ndim and (h.shape[-1] * h.itemsize) % dtype.itemsize:
+            raise ValueError("When changing to a larger dtype, its size must be a divisor of the total size in "
+                             "bytes of the last axis of the array.")
+        return DeviceArray(h.view(dtype))
+
+    def reshape(self, *newshape: Any, order: str = "C", **kws: Any) -> DeviceArray:
+        if len(newshape) == 1 and isinstance(newshape[0], (tuple, list)):
+            newshape = tuple(newshape[0])
+        if order not in ("C", "F", "A"):
+            raise ValueError("order not C|F|A")
+        h = self._gpusim_host_
+        if tuple(newshape) == h.shape:
+            return DeviceArray(h, self.stream)
+        return DeviceArray(_no_copy(h, h.reshape(newshape, order=order)), self.stream)
+
+    def ravel(self, order: str = "C", stream: Any = 0) -> DeviceArray:
+        if order not in ("C", "F", "A"):
+            raise ValueError("order not C|F|A")
+        h = self._gpusim_host_
+        return DeviceArray(_no_copy(h, h.ravel(order=order)), stream or self.stream)
+
+    def is_c_contiguous(self) -> bool:
+        return bool(self._gpusim_host_.flags.c_contiguous)
+
+    def is_f_contiguous(self) -> bool:
+        return bool(self._gpusim_host_.flags.f_contiguous)
+
+    def transpose(self, axes: Any = None) -> DeviceArray:
+        if axes is not None and tuple(axes) == tuple(range(self.ndim)):
+            return self
+        if self.ndim > 2 and axes is None or axes is not None and len(axes) != self.ndim:
+            raise NotImplementedError("transposing a non-2D DeviceNDArray isn't supported")
+        if self.ndim != 2 and axes is None:
+            return self
+        return DeviceArray(self._gpusim_host_.transpose(axes))
+
+    T = property(transpose)
+
+    def as_cuda_arg(self) -> np.ndarray:
+        return self._gpusim_host_
+
+    def get_ipc_handle(self):
+        raise NotImplementedError("IPC handles are a driver feature the simulator does not provide")
+
+
+def _no_copy(h: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """`r` if it is a view of `h` (device memory cannot be copied implicitly), else Numba's error."""
+    if r.size > 1 and not np.shares_memory(r, h):
+        raise NotImplementedError("operation requires copying")
+    return r
+
+
+def _check_compatible(a: Any, b: Any) -> None:
+    """numba-cuda's check_array_compatibility: same dtype, same squeezed shape and strides."""
+    b = np.asarray(host_of(b))
+    ah = host_of(a)
+    a_sq, b_sq = ah.squeeze(), b.squeeze()
+    if ah.dtype != b.dtype:
+        raise TypeError(f"incompatible dtype: {ah.dtype} vs. {b.dtype}")
+    if a_sq.shape != b_sq.shape:
+        raise ValueError(f"incompatible shape: {ah.shape} vs. {b.shape}")
+    if a_sq.size > 1 and a_sq.strides != b_sq.strides and (a_sq.flags.c_contiguous != b_sq.flags.c_contiguous):
+        raise ValueError(f"incompatible strides: {ah.strides} vs. {b.strides}")
+
+
+def order_of(ary: Any) -> str:
+    f = np.asarray(host_of(ary)).flags
+    return "F" if f.f_contiguous and not f.c_contiguous else "C"
+
+
+def dense_strides_like(ary: Any) -> tuple | None:
+    """numba-cuda `_contiguous_strides_like_array`: dense strides in `ary`'s axis order."""
+    h = host_of(ary)
+    if h.flags.c_contiguous or h.flags.f_contiguous or h.ndim <= 1:
+        return None
+    perm = sorted(range(h.ndim), key=lambda i: h.strides[i])
+    strides, stride = [0] * h.ndim, h.dtype.itemsize
+    for i in perm:
+        strides[i] = stride
+        stride *= h.shape[i]
+    return tuple(strides)
+
+
+def empty_host(shape: Any, dtype: Any, strides: Any = None, order: str = "C") -> np.ndarray:
+    """A zero-filled host array of `shape`, with `strides` (bytes) if given."""
+    dtype = np.dtype(dtype)
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    if strides is None:
+        return np.zeros(shape, dtype=dtype, order=order)
+    strides = (strides,) if isinstance(strides, (int, np.integer)) else tuple(strides)
+    extent = sum((n - 1) * s for n, s in zip(shape, strides)) + dtype.itemsize if all(shape) else 0
+    buf = np.zeros(max(extent, 0) // dtype.itemsize + 1, dtype)
+    return np.lib.stride_tricks.as_strided(buf, shape, strides)
+
+
+def from_host(obj: Any, copy: bool = True, stream: Any = 0) -> DeviceArray:
+    host = np.asarray(host_of(obj))
+    return DeviceArray(np.array(host, copy=True, order="K") if copy else host, stream)
+
+
+def is_device_array(obj: Any) -> bool:
+    return isinstance(obj, DeviceArray)

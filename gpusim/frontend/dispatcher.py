@@ -1,0 +1,289 @@
+"""The drop-in's `cuda.jit` and the dispatcher it returns (numba-cuda's `CUDADispatcher` API).
+
+`jit` accepts what `numba.cuda.jit` accepts (`@jit`, `@jit(device=True)`, a signature
+or a list of them, options). Explicit signatures are compiled when the decorator runs,
+as Numba compiles them eagerly, so typing errors surface there, with Numba's exception
+type (`numba_errors.py`). The `Dispatcher`:
+- launches with `kernel[grid, block(, stream(, shared_bytes))](*args)` through
+  `gpusim.launch` on the preset `gpusim.cuda.set_gpu` chose; `forall(ntasks, tpb)`
+  launches ceil(ntasks / tpb) blocks (tpb 0: 128 threads, where Numba asks the
+  occupancy calculator);
+- applies `extensions` (objects with `prepare_args(ty, val, stream=, retr=)`, last
+  first) and `cuda.In/Out/InOut` argument hints (`In` is not copied back);
+- records what it compiled: `overloads` (argument types -> the compiled kernel, whose
+  `signature` and `ptx` Numba's tests read), `signatures`, `specialize(*args)` (a
+  dispatcher fixed to those argument types), `specialized`, `inspect_asm(sig)` (the
+  PTX the simulator runs);
+- as a callee from device code (with or without `device=True`), it is typed through a
+  Numba device dispatcher of its retargeted function (`retarget.py`).
+Other attributes (`inspect_llvm`, `inspect_types`, ...) come from a Numba dispatcher of
+the retargeted function compiled for the same argument types (no GPU needed).
+
+Does not model: `inspect_sass`, `get_regs_per_thread`, launch-config-sensitive
+recompilation, Numba's on-disk cache (`cache=True` is accepted and ignored).
+
+Sources: numba-cuda 0.30 `decorators.py` (`jit`), `dispatcher.py` (`CUDADispatcher`:
+`__getitem__`, `forall`, `ForAll`, `specialize`, `extensions`, `_prepare_args`),
+`args.py` (`In`, `Out`, `InOut`).
+"""
+from __future__ import annotations
+
+import functools
+import types as _pytypes
+from typing import Any
+
+import numpy as np
+from numba.core import types as _nbt
+
+MISSING_LAUNCH_CONFIG = ("kernel launch configuration was not specified. Use the syntax:\n\n"
+                         "kernel_function[blockspergrid, threadsperblock](arg0, arg1, ..., argn)\n\n"
+                         "See https://numba.readthedocs.io/en/stable/cuda/kernels.html#kernel-invocation for help.")
+
+
+def _current_cc() -> tuple[int, int]:
+    from gpusim import cuda, specs
+    return tuple(specs.get(cuda.get_gpu()).compute_capability)
+
+
+class Dispatcher:
+    """What `cuda.jit` returns: a kernel to launch with `[grid, block, stream, shared]`,
+    or (`device=True`) a device function to call from kernels."""
+    _gpusim_dispatcher_ = True
+
+    def __init__(self, py_func: _pytypes.FunctionType, signatures: list | None = None, device: bool = False,
+                 options: dict | None = None):
+        functools.update_wrapper(self, py_func)
+        self.py_func = py_func
+        self.explicit_signatures = list(signatures) if signatures else None
+        self.device = bool(device)
+        opts = dict(options or {})
+        opts.setdefault("extensions", [])
+        self.targetoptions = {**opts, "device": self.device}
+        self.last_result = None
+        self._overloads: dict[tuple, Any] = {}
+        self.specializations: dict[tuple, Dispatcher] = {}
+        self._specialized = False
+        self._numba_device = None
+        self._shadow = None
+
+    def __repr__(self) -> str:
+        kind = "device function" if self.device else "kernel"
+        return f"<gpusim.cuda {kind} {self.py_func.__qualname__}>"
+
+    # ------------------------------------------------------------------ launching
+    def __getitem__(self, config: Any) -> _Launch:
+        if self.device:
+            raise TypeError(f"{self.py_func.__qualname__} is a device function; call it from a kernel")
+        if not isinstance(config, tuple) or len(config) not in (2, 3, 4):
+            raise ValueError("must specify at least the griddim and blockdim")
+        return self.configure(*config)
+
+    def configure(self, griddim: Any, blockdim: Any, stream: Any = 0, sharedmem: int = 0) -> _Launch:
+        return _Launch(self, griddim, blockdim, stream, int(sharedmem or 0))
+
+    def forall(self, ntasks: int, tpb: int = 0, stream: Any = 0, sharedmem: int = 0) -> _ForAll:
+        if ntasks < 0:
+            raise ValueError(f"Can't create ForAll with negative task count: {ntasks}")
+        return _ForAll(self, ntasks, tpb, stream, sharedmem)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.device:
+            raise TypeError(f"device function {self.py_func.__qualname__} can only be called from a kernel")
+        raise ValueError(MISSING_LAUNCH_CONFIG)
+
+    @property
+    def extensions(self) -> list:
+        return self.targetoptions["extensions"]
+
+    # ------------------------------------------------------------------ compilation
+    @property
+    def overloads(self) -> dict:
+        """Argument types -> compiled kernel (device functions: Numba's compile results)."""
+        if self.device:
+            return self._device_dispatcher().overloads
+        return self._overloads
+
+    @property
+    def signatures(self) -> list:
+        return list(self.overloads)
+
+    @property
+    def specialized(self) -> bool:
+        return self._specialized
+
+    def compile(self, sig: Any) -> Any:
+        """Compile for a signature (or argument types) now; the compiled kernel."""
+        from numba.cuda.core import sigutils
+        argtypes, restype = sigutils.normalize_signature(sig)
+        if self.device:
+            return self._device_dispatcher().compile_device(tuple(argtypes), restype)
+        from gpusim.frontend.compile import compile_types
+        ck = compile_types(self, tuple(argtypes), _current_cc())
+        self._overloads.setdefault(ck.argtypes, ck)
+        return ck
+
+    def _compile_for_args(self, args: tuple) -> Any:
+        from gpusim.frontend.compile import compile_kernel
+        ck = compile_kernel(self, args, _current_cc())
+        self._overloads.setdefault(ck.argtypes, ck)
+        return ck
+
+    def specialize(self, *args: Any) -> Dispatcher:
+        if self._specialized:
+            raise RuntimeError("Dispatcher already specialized")
+        from gpusim.frontend.argtypes import typeof_arg
+        key = tuple(typeof_arg(a) for a in args)
+        hit = self.specializations.get(key)
+        if hit is None:
+            hit = Dispatcher(self.py_func, [key], self.device, self.targetoptions)
+            hit.compile(key)
+            hit._specialized = True
+            self.specializations[key] = hit
+        return hit
+
+    def inspect_asm(self, signature: Any = None) -> Any:
+        """The PTX the simulator runs, per compiled argument types (or for `signature`)."""
+        if self.device:
+            return self._shadow_attr("inspect_asm")(signature)
+        if signature is not None:
+            from numba.cuda.core import sigutils
+            argtypes, _ = sigutils.normalize_signature(signature)
+            return self.compile(tuple(argtypes)).ptx
+        return {k: v.ptx for k, v in self.overloads.items()}
+
+    def _device_dispatcher(self) -> Any:
+        if self._numba_device is None:
+            from gpusim.frontend.compile import _pretend_device
+            from gpusim.frontend.retarget import numba_device_dispatcher
+            with _pretend_device(_current_cc()):
+                self._numba_device = numba_device_dispatcher(self)
+        return self._numba_device
+
+    @property
+    def _numba_type_(self) -> Any:
+        """Typing as a callee from device code (reached through another module's attribute)."""
+        return _nbt.Dispatcher(self._device_dispatcher())
+
+    def _shadow_attr(self, name: str) -> Any:
+        """An attribute of a Numba dispatcher of the same function, compiled for the same types."""
+        from gpusim.frontend.compile import _pretend_device
+        from gpusim.frontend.retarget import retarget
+        import numba.cuda
+        with _pretend_device(_current_cc()):
+            if self._shadow is None:
+                opts = {k: v for k, v in self.targetoptions.items() if k not in ("extensions",) and v is not None}
+                self._shadow = numba.cuda.jit(retarget(self.py_func), **opts)
+            for argtypes in self.overloads:
+                if argtypes not in self._shadow.overloads:
+                    self._shadow.compile(argtypes)
+        attr = getattr(self._shadow, name)
+        if not callable(attr):
+            return attr
+
+        def call(*a: Any, **k: Any) -> Any:
+            with _pretend_device(_current_cc()):
+                return attr(*a, **k)
+        return call
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or name in ("py_func", "targetoptions", "overloads"):
+            raise AttributeError(name)
+        if name in ("inspect_llvm", "inspect_types", "get_call_template", "typingctx", "targetctx",
+                    "nopython_signatures", "get_metadata", "definitions", "_cache"):
+            return self._shadow_attr(name)
+        raise AttributeError(f"'{type(self).__name__}' object (gpusim.cuda drop-in) has no attribute {name!r}")
+
+
+class _Launch:
+    """A configured launch: `kernel[grid, block]` before it is called."""
+
+    def __init__(self, dispatcher: Dispatcher, grid: Any, block: Any, stream: Any, shared_bytes: int):
+        self.dispatcher, self.griddim, self.blockdim = dispatcher, grid, block
+        self.stream, self.sharedmem = stream, shared_bytes
+
+    # numba-cuda's _LaunchConfiguration attribute names, and the old ones of this module
+    grid = property(lambda self: self.griddim)
+    block = property(lambda self: self.blockdim)
+    shared_bytes = property(lambda self: self.sharedmem)
+
+    def __call__(self, *args: Any) -> None:
+        from gpusim import cuda
+        from gpusim.api import launch
+        d = self.dispatcher
+        retr: list = []
+        args = _prepare(d, args, self.stream, retr)
+        d._compile_for_args(args)
+        d.last_result = launch(d, self.griddim, self.blockdim, args, gpu=cuda.get_gpu(),
+                               shared_bytes=self.sharedmem, timing=cuda._TIMING, check=cuda._CHECK)
+        for wb in retr:
+            wb()
+
+
+class _ForAll:
+    def __init__(self, dispatcher: Dispatcher, ntasks: int, tpb: int, stream: Any, sharedmem: int):
+        self.dispatcher, self.ntasks, self.thread_per_block = dispatcher, ntasks, tpb
+        self.stream, self.sharedmem = stream, sharedmem
+
+    def __call__(self, *args: Any) -> None:
+        if self.ntasks == 0:
+            return
+        tpb = self.thread_per_block or 128
+        griddim = (self.ntasks + tpb - 1) // tpb
+        return self.dispatcher[griddim, tpb, self.stream, self.sharedmem](*args)
+
+
+def _prepare(d: Dispatcher, args: tuple, stream: Any, retr: list) -> tuple:
+    """Extensions (last first) and In/Out/InOut hints, as Numba's `_prepare_args`."""
+    from numba.cuda.args import ArgHint, In
+    from gpusim.frontend.argtypes import typeof_arg
+    out = []
+    for val in args:
+        if d.extensions:
+            ty = typeof_arg(val)
+            for ext in reversed(d.extensions):
+                ty, val = ext.prepare_args(ty, val, stream=stream, retr=retr)
+        if isinstance(val, ArgHint):
+            inner = val.value
+            if isinstance(val, In) and isinstance(inner, np.ndarray):
+                inner = inner.copy()          # an input only: the kernel's writes are not copied back
+            val = inner
+        out.append(val)
+    return tuple(out)
+
+
+def jit(func_or_sig: Any = None, device: bool = False, **options: Any) -> Any:
+    """`numba.cuda.jit`: `@jit`, `@jit(device=True)`, `@jit("void(float32[:])")`, `@jit([sig, ...], fastmath=True)`."""
+    from numba.cuda.core import sigutils
+    if options.get("debug") and options.get("opt"):
+        import warnings
+        from numba.core.errors import NumbaInvalidConfigWarning
+        warnings.warn("debug=True with opt=True is not supported by CUDA. This may result in a crash or "
+                      "incorrect debugging information", NumbaInvalidConfigWarning)
+    if isinstance(func_or_sig, _pytypes.FunctionType):
+        return Dispatcher(func_or_sig, None, device, options)
+    if hasattr(func_or_sig, "py_func"):                # re-jitting a dispatcher
+        return Dispatcher(func_or_sig.py_func, None, device, options)
+    if func_or_sig is None:
+        sigs = None
+    elif sigutils.is_signature(func_or_sig):
+        sigs = [func_or_sig]
+    elif isinstance(func_or_sig, list):
+        sigs = func_or_sig
+    else:
+        raise TypeError(f"cuda.jit expects a function, a signature or a list of signatures, got {func_or_sig!r}")
+    if sigs and not device:
+        for sig in sigs:
+            _, restype = sigutils.normalize_signature(sig)
+            if restype is not None and restype != _nbt.void:
+                raise TypeError("CUDA kernel must have void return type.")
+
+    def decorate(fn: Any) -> Dispatcher:
+        d = Dispatcher(getattr(fn, "py_func", fn), sigs, device, options)
+        if sigs and not options.get("link"):
+            if device:
+                d._device_dispatcher()                 # compiles every signature now
+            else:
+                for sig in sigs:
+                    d.compile(sig)
+        return d
+    return decorate
