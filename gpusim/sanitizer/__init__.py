@@ -49,6 +49,28 @@ def normalize(check) -> tuple[str, ...]:
     return tuple(t for t in TOOLS if t in names)
 
 
+def granule(dk) -> int:
+    """Bytes per shadow entry: the smallest shared/global access of the kernel. Every access
+    is aligned to its own size (or memcheck faults first), so each covers whole granules and
+    shadowing per granule is exact; a kernel of 4-byte accesses needs a quarter of the work."""
+    sizes = [i.access_bytes for i in dk.infos if i.kind == "mem" and i.access_bytes
+             and i.space not in ("param", "local", "const")]
+    g = min(sizes, default=1)
+    return g if g in (1, 2, 4, 8, 16) else 1
+
+
+def spread(off: np.ndarray, nbytes: int, g: int) -> tuple[np.ndarray, int]:
+    """The granule indices each access of `nbytes` at byte offsets `off` covers, lane-major,
+    and how many per lane."""
+    k = max(1, nbytes // g)
+    b = off.astype(np.int64)
+    if g > 1:
+        b >>= g.bit_length() - 1
+    if k > 1:
+        b = (b[:, None] + np.arange(k)).ravel()
+    return b, k
+
+
 class Sanitizer:
     """The tools of one launch: launch-wide shadow state (global memory) and the findings."""
 

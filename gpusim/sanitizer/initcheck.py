@@ -9,6 +9,8 @@
 - Shared memory: uninitialised at the start of every block; a byte becomes initialised
   when a thread of the block stores to it (or an atomic writes it).
 
+Shadow state is one flag per granule (`sanitizer.granule`: the kernel's smallest access).
+
 A load (or atomic) any of whose bytes is uninitialised is reported: one record per
 instruction and space, with the first thread and address and a count of lanes.
 
@@ -21,6 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpusim.sanitizer import granule, spread
+
 
 class Tool:
     name = "initcheck"
@@ -28,17 +32,20 @@ class Tool:
     def __init__(self, san, prepared, uninitialized=()):
         self.san = san
         self.heap = prepared.memory.global_heap
-        self.init = np.ones(len(self.heap.data), bool)
+        self.g = g = granule(prepared.decoded)
+        self.init = np.ones(-(-len(self.heap.data) // g), bool)     # per granule: written
         for addr, mask in uninitialized:             # (address, per-byte written mask) of device arrays
-            off = addr - self.heap.base
-            self.init[off:off + len(mask)] = mask
+            off = (addr - self.heap.base) // g       # allocations are 256-byte aligned
+            pad = np.ones(-(-len(mask) // g) * g, bool)
+            pad[:len(mask)] = mask
+            self.init[off:off + len(pad) // g] = pad.reshape(-1, g).all(axis=1)
 
     def batch(self, x, hooks):
         return _Batch(self, x, hooks)
 
     def written(self, addr: int, nbytes: int) -> np.ndarray:
-        off = addr - self.heap.base
-        return self.init[off:off + nbytes].copy()
+        off = (addr - self.heap.base) // self.g
+        return np.repeat(self.init[off:off + -(-nbytes // self.g)], self.g)[:nbytes]
 
 
 class _Batch:
@@ -46,22 +53,19 @@ class _Batch:
         self.tool = tool
         self.x = x
         self.hooks = hooks
-        self.shared = np.zeros(len(x.lsu.shared), bool)
+        self.shared = np.zeros(-(-len(x.lsu.shared) // tool.g), bool)
         self.stride = x.lsu.shared_stride
 
     def access(self, op, space: str, lanes: np.ndarray, off: np.ndarray, mode: str) -> None:
         shadow = self.shared if space == "shared" else self.tool.init
-        nb = max(1, op.info.access_bytes)
-        b = off.astype(np.int64)
-        if nb > 1:
-            b = (b[:, None] + np.arange(nb)).ravel()
+        b, nb = spread(off, op.info.access_bytes, self.tool.g)
         if mode != "write":
             ok = shadow[b]
             if not ok.all():
                 bad = np.flatnonzero(~ok) // nb
                 k = int(bad[0])
                 lane = int(lanes[k])
-                first = int(b[k * nb + int(np.flatnonzero(~ok[k * nb:(k + 1) * nb])[0])])
+                first = int(b[k * nb + int(np.flatnonzero(~ok[k * nb:(k + 1) * nb])[0])]) * self.tool.g
                 if space == "shared":
                     address = first - (lane // (self.x.wpc * 32)) * self.stride
                     what = "shared memory no thread of the block has stored to"

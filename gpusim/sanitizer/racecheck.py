@@ -11,7 +11,8 @@ a write, not both are atomics, and nothing orders them:
   tracks each lane's epoch so it reports them anyway;
 - the same thread is always ordered with itself.
 
-Shadow memory, per byte of each space (the batch's shared memory; the launch's global
+Shadow memory, per granule (the kernel's smallest shared/global access, see
+`sanitizer.granule`) of each space (the batch's shared memory; the launch's global
 heap): the last writer and up to two readers since, each as (global thread id,
 instruction, epoch). A lane's epoch is (barrier count of its block << 12) | (syncwarps
 it passed since that barrier, mod 4096). Keeping two readers is enough to find a
@@ -35,17 +36,21 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpusim.errors import ConfigError
+from gpusim.sanitizer import granule, spread
+
 SW_BITS = 12
 SW_MASK = (1 << SW_BITS) - 1
 
 
 class Shadow:
-    """Last writer and two readers of every byte of one buffer."""
+    """Last writer and two readers of every granule of one buffer."""
 
-    def __init__(self, nbytes: int):
-        self.thr = [np.full(nbytes, -1, np.int64) for _ in range(3)]     # writer, reader 1, reader 2
-        self.ins = [np.zeros(nbytes, np.int32) for _ in range(3)]        # instruction (~index: atomic)
-        self.ep = [np.zeros(nbytes, np.int32) for _ in range(3)]
+    def __init__(self, nbytes: int, g: int):
+        n = -(-nbytes // g)
+        self.thr = [np.full(n, -1, np.int32) for _ in range(3)]          # writer, reader 1, reader 2
+        self.ins = [np.zeros(n, np.int32) for _ in range(3)]             # instruction (~index: atomic)
+        self.ep = [np.zeros(n, np.int32) for _ in range(3)]
 
 
 class Tool:
@@ -55,7 +60,11 @@ class Tool:
         self.san = san
         self.geo = prepared.geometry
         self.heap = prepared.memory.global_heap
-        self.glob = Shadow(len(self.heap.data))
+        if self.geo.nblocks * self.geo.warps_per_block * 32 >= 2 ** 31:
+            raise ConfigError(f"racecheck supports launches of fewer than 2**31 threads; {prepared.name} has "
+                              f"{self.geo.nblocks} blocks of {self.geo.threads_per_block}")
+        self.g = granule(prepared.decoded)
+        self.glob = Shadow(len(self.heap.data), self.g)
 
     def batch(self, x, hooks):
         return _Batch(self, x, hooks)
@@ -70,7 +79,7 @@ class _Batch:
         self.base = x.first_block * self.tpbw           # global thread id of batch lane 0
         self.cep = np.zeros(x.nctas, np.int32)          # barriers released per block slot
         self.sw = np.zeros(x.nlanes, np.int32)          # syncwarps passed per lane since the last barrier
-        self.shared = Shadow(len(x.lsu.shared))
+        self.shared = Shadow(len(x.lsu.shared), tool.g)
         self.stride = x.lsu.shared_stride
 
     # ------------------------------------------------------------------ epochs
@@ -102,12 +111,10 @@ class _Batch:
 
     # ------------------------------------------------------------------ accesses
     def access(self, op, space: str, lanes: np.ndarray, off: np.ndarray, mode: str) -> None:
-        nb = max(1, op.info.access_bytes)
-        b = off.astype(np.int64)
-        if nb > 1:
-            b = (b[:, None] + np.arange(nb)).ravel()
-            lanes = np.repeat(lanes, nb)
-        t = lanes.astype(np.int64) + self.base
+        b, k = spread(off, op.info.access_bytes, self.tool.g)
+        if k > 1:
+            lanes = np.repeat(lanes, k)
+        t = (lanes + self.base).astype(np.int32)
         e = (self.cep[lanes // self.tpbw] << SW_BITS) | (self.sw[lanes] & SW_MASK)
         sh = self.shared if space == "shared" else self.tool.glob
         index = op.index
@@ -165,7 +172,7 @@ class _Batch:
             return
         k = int(hit[0])
         pi = int(pins[k])
-        pmode = prev_mode or ("atomic" if pi < 0 else "write")
+        pmode = "atomic" if pi < 0 else (prev_mode or "write")
         self._report(kind, space, b[k], int(p[k]), ~pi if pi < 0 else pi, pmode, int(lanes[k]), index, cur_mode,
                      len(np.unique(lanes[hit])))
 
@@ -179,10 +186,11 @@ class _Batch:
             prev = Access(geo.block_coords(prev_thread // self.tpbw), geo.thread_coords(prev_thread % self.tpbw),
                           info.line, info.file, prev_mode, prev_index)
         cur = self.hooks.who(lane, index, mode)
+        byte = int(byte) * self.tool.g
         if space == "shared":
-            address = int(byte) - (lane // self.tpbw) * self.stride
+            address = byte - (lane // self.tpbw) * self.stride
         else:
-            address = int(byte) + self.tool.heap.base
+            address = byte + self.tool.heap.base
         what = "threads of different blocks" if prev.block != cur.block else (
             "lanes of one warp with no syncwarp between them" if prev_thread >> 5 == (lane + self.base) >> 5
             else "threads of one block with no barrier between them")

@@ -15,10 +15,10 @@ TPB = 128
 
 def line_of(marker: str) -> int:
     """The source line of this file carrying the comment `# L:<marker>`."""
-    lines, start = inspect.getsourcelines(inspect.getmodule(line_of))
+    lines, _ = inspect.getsourcelines(inspect.getmodule(line_of))
     for i, text in enumerate(lines):
         if text.rstrip().endswith(f"# L:{marker}"):
-            return start + i
+            return i + 1
     raise KeyError(marker)
 
 
