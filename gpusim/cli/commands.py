@@ -1,5 +1,6 @@
-"""`gpusim list`, `gpusim presets` and `gpusim collective`: the program library, the GPU
-presets, and NCCL collectives over a simulated multi-GPU system as nccl-tests prints them."""
+"""`gpusim list`, `gpusim presets`, `gpusim collective` and `gpusim sweep`: the program library,
+the GPU presets, NCCL collectives over a simulated multi-GPU system as nccl-tests prints them,
+and design-space sweeps (gpusim/sweep/cli.py)."""
 from __future__ import annotations
 
 from gpusim.cli import EXIT_OK, FAMILY_ORDER, UsageError
@@ -92,3 +93,8 @@ def cmd_collective(args) -> int:
         if not args.json:
             print(f"plot: {args.plot}")
     return EXIT_OK
+
+
+def cmd_sweep(args) -> int:
+    from gpusim.sweep.cli import cmd_sweep as run
+    return run(args)
