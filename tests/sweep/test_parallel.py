@@ -1,0 +1,37 @@
+"""Where the points run changes no number: local processes and a real dask.distributed
+cluster (LocalCluster, 2 worker processes) give the serial run's table."""
+import pandas as pd
+import pytest
+
+import gpusim
+
+PROGRAMS = ["vector_add", "reduce_sequential"]
+SIZES = ["tiny"]
+VARY = {"hbm.bandwidth_GBps": [2000, 4000]}
+
+
+def _metrics(df):
+    drop = [c for c in df.columns if c in ("wall_s", "functional_run")]
+    return df.drop(columns=drop).reset_index(drop=True)
+
+
+@pytest.fixture(scope="module")
+def serial(tmp_path_factory):
+    return gpusim.sweep(["vector_add"], ["default"], VARY, replay=False,
+                        cache_dir=str(tmp_path_factory.mktemp("serial")))
+
+
+def test_local_processes_equal_serial(serial, tmp_path):
+    par = gpusim.sweep(["vector_add"], ["default"], VARY, workers=2, cache_dir=str(tmp_path))
+    pd.testing.assert_frame_equal(_metrics(par), _metrics(serial), check_exact=True)
+    assert sorted(par["functional_run"]) == ["recorded", "replayed"]
+
+
+def test_dask_local_cluster_equals_serial(serial, tmp_path):
+    import distributed
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        df = gpusim.sweep(["vector_add"], ["default"], VARY, client=client, cache_dir=str(tmp_path))
+        ran_on = client.run(lambda: 1)
+    assert len(ran_on) == 2
+    pd.testing.assert_frame_equal(_metrics(df), _metrics(serial), check_exact=True)
