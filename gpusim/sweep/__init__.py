@@ -36,7 +36,8 @@ def sweep(programs, sizes=("default",), vary: dict | None = None, *, gpu="h100",
 
     programs: names from `programs/` (`gpusim list`), ProgramSpecs, or `Launch`es (your kernels).
     sizes: size names or {parameter: value} dicts, applied to every program (Launches have none).
-    vary: {dotted spec field: values}, values a list, 'a,b,c', 'START:STOP:N' or 'START:STOP:xF'.
+    vary: {dotted spec field: values}, values a list, 'a,b,c', 'START:STOP:N' or 'START:STOP:xF'
+    (their cartesian product); or a list of {field: value} dicts, the configurations one by one.
     gpu, sets: the base spec (preset, .toml or GPUSpec) and fixed overrides of every point.
     workers: local processes (1: this process); dask: 'local' or a scheduler address (or
     `client`: a dask.distributed Client); progress: True for a bar on stderr (or a stream);
@@ -124,11 +125,13 @@ def frame(rows: list[dict], specs: dict, varied: list[str]):
     the metrics, then `spec.<key>` for every field of each point's spec."""
     import pandas as pd
 
-    from gpusim.specs.describe import leaves
+    from gpusim.specs.describe import schema, value_at
     rows = sorted(rows, key=lambda r: r["_index"])
+    keys = list(schema())
     for r in rows:
         spec = specs[r.pop("_index")]
-        for key, value, _ in leaves(spec):
+        for key in keys:
+            value = value_at(spec, key)
             r[f"spec.{key}"] = value if isinstance(value, (int, float, str, bool)) else str(value)
     df = pd.DataFrame(rows)
     first = ["program", "size", "config", "gpu", *[c for c in df.columns if c.startswith("param.")], *varied,

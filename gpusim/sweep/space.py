@@ -6,7 +6,8 @@
   Keys are the spec's dotted field names (`gpusim presets --show h100`) or their aliases
   (`sm.count`, and `shared.banks`/`shared.bank_width_bytes` for the sm.shared_* fields).
 - `configs(base, vary, sets)` is the cartesian product of the varied fields (first key
-  slowest), each a GPUSpec built and validated before any work starts: an unknown field,
+  slowest), or, when `vary` is a list of {field: value} dicts, those points one by one
+  (what-if scenarios: `[{}, {"hbm.bandwidth_GBps": 6704}, {"sm_count": 66}]`); each a GPUSpec built and validated before any work starts: an unknown field,
   a value out of range, or a field the model does not honour (`fields.REFUSED`) is a
   ConfigError naming it.
 - `load_sweep_toml(path)` reads a sweep file:
@@ -113,6 +114,8 @@ def configs(base, vary: dict | None = None, sets: dict | None = None) -> list[Co
     fixed = {field_key(k): v for k, v in (sets or {}).items()}
     if fixed:
         spec0 = apply(spec0, fixed, origin="sweep set")
+    if isinstance(vary, (list, tuple)):
+        return _scenarios(spec0, vary)
     axes = {}
     for k, vals in (vary or {}).items():
         key = field_key(k)
@@ -131,6 +134,27 @@ def configs(base, vary: dict | None = None, sets: dict | None = None) -> list[Co
         except ConfigError as e:
             raise ConfigError(f"sweep point {', '.join(f'{k}={v}' for k, v in values)}: {e}") from None
         out.append(Config(i, values, spec))
+    return out
+
+
+def _scenarios(spec0, points) -> list[Config]:
+    """Configurations given one by one ([{field: value, ...}, ...]; {} is the base itself):
+    every point names a value for every field any point varies (the base's where it sets none)."""
+    parsed = []
+    for p in points:
+        if not isinstance(p, dict):
+            raise ConfigError(f"a list of sweep points holds dicts of field: value, got {p!r}")
+        parsed.append({field_key(k): v for k, v in p.items()})
+    keys = list(dict.fromkeys(k for p in parsed for k in p))
+    out = []
+    for i, p in enumerate(parsed):
+        for k, v in p.items():
+            check_varied(k, [parse_value(k, v)], spec0)
+        try:
+            spec = apply(spec0, p, origin="sweep") if p else spec0
+        except ConfigError as e:
+            raise ConfigError(f"sweep point {i} ({', '.join(f'{k}={v}' for k, v in p.items())}): {e}") from None
+        out.append(Config(i, tuple((k, value_at(spec, k)) for k in keys), spec))
     return out
 
 

@@ -1,0 +1,151 @@
+"""What a design-space sweep costs (issue 10's targets).
+
+    python benchmarks/sweep_speed.py [--json FILE] [--parts replay,workers,dask]
+
+- replay: the first point of a sweep (records the functional run; empty stream cache) against
+  each further point whose fields allow replay (HBM bandwidth, L2 latency, SM clock, SM count:
+  the last samples other blocks, which the replay executes), for transpose_shared 1024^2 and
+  matmul_tiled 512^3. Target: each further point at most 1/3 of the first's wall time.
+- workers: one 64-point sweep (vector_add 2^18 elements, 8 HBM bandwidths x 8 L2 hit
+  latencies, every point replayable, a cold cache each time) serial, then on 2 local worker
+  processes. Target: 2 workers >= 1.8x faster.
+- dask: the same sweep on a dask.distributed LocalCluster of 2 single-threaded worker processes
+  (cluster start-up excluded, as a standing cluster's would be). Target: within 15% of the
+  2 local processes.
+
+Every configuration is checked equal to the serial table (bit for bit, all metrics). The
+load average before and after each part is recorded: on a machine whose cores other work
+keeps busy, parallel speed-ups are bounded by the cores left free, not by the sweep.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+
+import pandas as pd
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+import gpusim  # noqa: E402
+
+REPLAY_CASES = [("transpose_shared", {"rows": 1024, "cols": 1024}), ("matmul_tiled", {"m": 512, "n": 512, "k": 512})]
+REPLAY_POINTS = [["hbm.bandwidth_GBps=6704"], ["l2.hit_latency_cycles=400"], ["clocks.sm_clock_mhz=1500"],
+                 ["sm_count=66"]]
+SWEEP_PROGRAM, SWEEP_SIZE = "vector_add", {"n": 1 << 18}
+SWEEP_VARY = {"hbm.bandwidth_GBps": "1000:8000:8", "l2.hit_latency_cycles": "150:500:8"}
+
+
+def load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def _metrics(df):
+    return df.drop(columns=["wall_s", "functional_run"]).reset_index(drop=True)
+
+
+def part_replay() -> dict:
+    from gpusim.specs import resolve
+    from gpusim.sweep.replay import timed_launch
+    from gpusim.sweep.streams import StreamCache
+    import programs
+    out = {}
+    for name, size in REPLAY_CASES:
+        P = programs.get(name)
+        c = P.case(size)               # compile (PTX and SASS caches) outside the timed points
+        gpusim.prepare(c.kernel, c.grid, c.block, c.args, "h100", c.shared_bytes).sass
+        with tempfile.TemporaryDirectory() as d:
+            cache = StreamCache(d)
+            l0 = load()
+            walls, hows = [], []
+            for sets in [[]] + REPLAY_POINTS:
+                t = time.perf_counter()
+                c = P.case(size)
+                r, how = timed_launch(c.kernel, c.grid, c.block, c.args, resolve("h100", sets), c.shared_bytes,
+                                      cache=cache)
+                walls.append(time.perf_counter() - t)
+                hows.append(how)
+            # the first point once more without recording: what an independent gpusim.launch costs
+            c = P.case(size)
+            t = time.perf_counter()
+            gpusim.launch(c.kernel, c.grid, c.block, c.args, gpu="h100", timing=True, shared_bytes=c.shared_bytes)
+            independent = time.perf_counter() - t
+        further = walls[1:]
+        out[name] = {"size": size, "first_point_s": round(walls[0], 3), "independent_launch_s": round(independent, 3),
+                     "further_points": [{"sets": s, "wall_s": round(w, 3), "functional_run": h}
+                                        for s, w, h in zip(REPLAY_POINTS, further, hows[1:])],
+                     "max_ratio": round(max(further) / walls[0], 3),
+                     "mean_ratio": round(statistics.mean(further) / walls[0], 3),
+                     "target_ratio": round(1 / 3, 3), "load_before": l0, "load_after": load()}
+        print(f"{name}: first {walls[0]:.2f} s (independent launch {independent:.2f} s), further "
+              + ", ".join(f"{w:.2f}" for w in further) + f" s: max ratio {max(further) / walls[0]:.2f}", flush=True)
+    return out
+
+
+def _sweep(**kw):
+    with tempfile.TemporaryDirectory() as d:
+        t = time.perf_counter()
+        df = gpusim.sweep([SWEEP_PROGRAM], [SWEEP_SIZE], SWEEP_VARY, cache_dir=d, **kw)
+        return df, time.perf_counter() - t
+
+
+def part_workers(serial=None) -> tuple[dict, pd.DataFrame]:
+    l0 = load()
+    ser, t1 = _sweep(workers=1) if serial is None else serial
+    l1 = load()
+    par, t2 = _sweep(workers=2)
+    pd.testing.assert_frame_equal(_metrics(par), _metrics(ser), check_exact=True)
+    res = {"points": len(ser), "serial_s": round(t1, 2), "workers2_s": round(t2, 2), "speedup": round(t1 / t2, 3),
+           "target_speedup": 1.8, "equal_to_serial": True, "load_before_serial": l0, "load_before_parallel": l1,
+           "load_after": load()}
+    print(f"64 points: serial {t1:.1f} s, 2 workers {t2:.1f} s: x{t1 / t2:.2f}", flush=True)
+    return res, ser
+
+
+def part_dask(serial: pd.DataFrame, local_s: float | None) -> dict:
+    import distributed
+    l0 = load()
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        client.run(lambda: __import__("gpusim.sweep.replay"))     # workers import gpusim before the clock
+        df, t = _sweep(client=client)
+    pd.testing.assert_frame_equal(_metrics(df), _metrics(serial), check_exact=True)
+    l1 = load()
+    if local_s is None:
+        _, local_s = _sweep(workers=2)
+    res = {"dask2_s": round(t, 2), "local2_s": round(local_s, 2), "ratio": round(t / local_s, 3),
+           "target_ratio_max": 1.15, "equal_to_serial": True, "load_before": l0, "load_after": l1}
+    print(f"dask 2 workers {t:.1f} s vs local 2 processes {local_s:.1f} s: x{t / local_s:.2f}", flush=True)
+    return res
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json")
+    ap.add_argument("--parts", default="replay,workers,dask")
+    a = ap.parse_args(argv)
+    parts = a.parts.split(",")
+    res = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "load_start": load(),
+                       "note": "shared machine: other sessions' jobs run beside this one"},
+           "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
+    if "replay" in parts:
+        res["replay"] = part_replay()
+    serial = None
+    if "workers" in parts or "dask" in parts:
+        res["workers"], serial = part_workers()
+    if "dask" in parts:
+        res["dask"] = part_dask(serial, res["workers"]["workers2_s"])
+    res["machine"]["load_end"] = load()
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(res, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
