@@ -66,7 +66,7 @@ _numba_type_ = _nbt.Module(_nc)
 _GPU: str = "h100"
 
 _HOST_ONLY = frozenset({
-    "event", "event_elapsed_time", "open_ipc_array", "IpcHandle", "current_context", "require_context",
+    "open_ipc_array", "IpcHandle",
     "set_memory_manager", "defer_cleanup", "profile_start", "profile_stop", "profiling",
     "from_cuda_array_interface", "driver", "devices",
 })
@@ -246,9 +246,103 @@ class SimulatedDevice:
         self.MAX_GRID_DIM_X, self.MAX_GRID_DIM_Y, self.MAX_GRID_DIM_Z = lim.max_grid_dims
         self.MAX_SHARED_MEMORY_PER_BLOCK = lim.max_shared_bytes_per_block_static
         self.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = lim.max_shared_bytes_per_block_optin
+        self.supports_float16 = True
+        self.supports_bfloat16 = self.compute_capability >= (8, 0)
+        self.uuid = "GPU-00000000-0000-0000-0000-000000000000"
+
+    def get_device_identity(self) -> dict:
+        return {"pci_domain_id": 0, "pci_bus_id": 0, "pci_device_id": 0}
+
+    def reset(self) -> None:
+        pass
 
     def __repr__(self) -> str:
         return f"<gpusim simulated device {self.name} (sm_{self.compute_capability[0]}{self.compute_capability[1]})>"
+
+
+class SimulatedContext:
+    """What `current_context()` returns: the one simulated device; memory queries answer the
+    preset's HBM size, resets and deallocation queues do nothing."""
+
+    def __init__(self, device: SimulatedDevice):
+        self.device = device
+        self.handle = 0
+        self.deallocations = _Deallocations()
+
+    def get_memory_info(self) -> tuple[int, int]:
+        total = int(getattr(self.device.spec, "memory_bytes", 0) or 80 << 30)
+        return total, total
+
+    def reset(self) -> None:
+        pass
+
+    def synchronize(self) -> None:
+        pass
+
+    def push(self) -> None:
+        pass
+
+    def pop(self) -> None:
+        pass
+
+
+class _Deallocations:
+    def clear(self) -> None:
+        pass
+
+    @contextlib.contextmanager
+    def disable(self):
+        yield
+
+
+def current_context(devnum: int = 0) -> SimulatedContext:
+    return SimulatedContext(get_current_device())
+
+
+def require_context(fn):
+    return fn
+
+
+def is_float16_supported() -> bool:
+    return True
+
+
+def is_bfloat16_supported() -> bool:
+    return get_current_device().compute_capability >= (8, 0)
+
+
+def is_fp8_supported() -> bool:
+    return get_current_device().compute_capability >= (8, 9)
+
+
+class Event:
+    """A stream event: launches are synchronous, so it is always complete; elapsed times are 0."""
+
+    def __init__(self, timing: bool = True):
+        self.timing = timing
+
+    def record(self, stream: Any = 0) -> None:
+        pass
+
+    def synchronize(self) -> None:
+        pass
+
+    def wait(self, stream: Any = 0) -> None:
+        pass
+
+    def query(self) -> bool:
+        return True
+
+    def elapsed_time(self, other: Event) -> float:
+        return 0.0
+
+
+def event(timing: bool = True) -> Event:
+    return Event(timing)
+
+
+def event_elapsed_time(start: Event, stop: Event) -> float:
+    return start.elapsed_time(stop)
 
 
 def get_current_device() -> SimulatedDevice:

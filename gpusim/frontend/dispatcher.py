@@ -212,11 +212,31 @@ class _Launch:
         d = self.dispatcher
         retr: list = []
         args = _prepare(d, args, self.stream, retr)
-        d._compile_for_args(args)
-        d.last_result = launch(d, self.griddim, self.blockdim, args, gpu=cuda.get_gpu(),
-                               shared_bytes=self.sharedmem, timing=cuda._TIMING, check=cuda._CHECK)
+        ck = d._compile_for_args(args)
+        from gpusim.frontend import printf
+        if printf.uses_printf(ck.ptx) and not cuda._CHECK:
+            d.last_result = _launch_printing(d, self, args)
+        else:
+            d.last_result = launch(d, self.griddim, self.blockdim, args, gpu=cuda.get_gpu(),
+                                   shared_bytes=self.sharedmem, timing=cuda._TIMING, check=cuda._CHECK)
         for wb in retr:
             wb()
+
+
+def _launch_printing(d: Dispatcher, cfg: _Launch, args: tuple) -> Any:
+    """A launch of a kernel that prints: run it, then print its FIFO to stdout (as CUDA
+    prints at kernel completion), even when the kernel then fails."""
+    import sys
+    from gpusim import api, cuda
+    from gpusim.frontend import printf
+    prepared = api.prepare(d, cfg.griddim, cfg.blockdim, args, cuda.get_gpu(), cfg.sharedmem)
+    try:
+        return api._run(prepared, cuda._TIMING, api.BATCH_LANES, None, None)
+    finally:
+        text = printf.lines(prepared.memory, prepared.layout.symbols)
+        if text:
+            sys.stdout.write(text)
+            sys.stdout.flush()
 
 
 class _ForAll:

@@ -22,7 +22,7 @@ What it models (PTX ISA 9.7.9.21 "cvt"):
 Lenient defaults for forms PTX marks mandatory: a missing float rounding is `.rn`, a missing
 integer rounding for float -> int is `.rzi` (the PTX example `cvt.s32.f64 j, r`).
 
-Not modelled: fp8/fp6/fp4/ue8m0 formats, `.rs` stochastic rounding.
+fp8 pairs (.e4m3x2, .e5m2x2) are in `fp8.py`. Not modelled: fp6/fp4/ue8m0 formats, `.rs` stochastic rounding.
 
 Sources: PTX ISA 9.7.9.21; IEEE 754-2019 5.4.1 and 7.4.
 """
@@ -185,6 +185,9 @@ def _payload_nan(st: str, dt: str):
 def bind_cvt(instr: Instruction) -> Bound:
     """cvt{.irnd|.frnd}{.ftz}{.sat}{.relu}{.satfinite}.dtype.atype d, a (or d, a, b for x2)."""
     types, mods = instr.types, instr.modifiers
+    if "e4m3x2" in mods or "e5m2x2" in mods:
+        from isa.semantics.fp8 import bind_cvt_fp8
+        return bind_cvt_fp8(instr)
 
     def bad(reason):
         return UnsupportedInstruction(instr.mnemonic, reason=reason)

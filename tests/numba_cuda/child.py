@@ -5,7 +5,8 @@
 The module `numba.cuda.tests.cudapy.MODULE` (and every usecase module it imports from
 that package) is imported with its source changed the way a user changes a program:
 `from numba import cuda` -> `from gpusim import cuda`, `from numba.cuda import X` ->
-`from gpusim.cuda import X`, `import numba.cuda as c` -> `import gpusim.cuda as c`.
+`from gpusim.cuda import X`, `import numba.cuda as c` -> `import gpusim.cuda as c`, also in
+program text that a test runs in a subprocess.
 Nothing else is patched in the tests, except numba.cuda.testing's compute-capability
 probe, which asks the simulated device instead of the CUDA driver.
 
@@ -53,6 +54,12 @@ class _Rewrite(ast.NodeTransformer):
             return [ast.copy_location(n, node) for n in out]
         if node.level == 0 and node.module == "numba.cuda":
             node.module = "gpusim.cuda"
+        return node
+
+    def visit_Constant(self, node: ast.Constant):
+        # programs the tests run in a subprocess (source text): the same one-import change
+        if isinstance(node.value, str) and "from numba import cuda\n" in node.value:
+            node.value = node.value.replace("from numba import cuda\n", "from gpusim import cuda\n")
         return node
 
     def visit_Import(self, node: ast.Import):
