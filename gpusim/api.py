@@ -5,35 +5,95 @@ kernel + args -> PTX (gpusim.frontend) -> decoded blocks (gpusim.functional.deco
 caller's numpy arrays -> a `Result` with Nsight-named counters.
 
 `gpusim.prepare(...)` returns the `PreparedLaunch` itself, for driving warps step by step.
+
+Bad input never surfaces as an internal traceback: every error is a `gpusim.errors.
+GpusimError` (the `isa` layer's errors converted to theirs). Launches are bounded: a kernel
+that does not finish stops at its step budget (`gpusim/functional/budget.py`), and a launch
+whose functional execution alone would take hours (more than `MAX_WARPS` warps) is refused
+up front with an estimate.
 """
 from __future__ import annotations
 
+import dataclasses
+from contextlib import contextmanager
+from dataclasses import dataclass
+
 import numpy as np
 
-from gpusim import specs
+from gpusim.errors import GpusimError, LaunchError, from_isa
 from gpusim.timing.engine import STALL_METRIC
 from gpusim.functional.prepared import PreparedLaunch
 from gpusim.result import Result
 
 BATCH_LANES = 1 << 15        # lanes executed together: bounds memory, keeps numpy calls large
+MAX_WARPS = 1 << 24          # warps a launch may execute functionally (the programs' largest: 524,288)
+WARPS_PER_SECOND = 60_000    # functional execution of a short kernel on one core, at best (vector_add: ~50-100k)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where a running launch is (`launch(..., progress=callback)`): after every batch of
+    blocks, every timed block, and every 1024 steps of a batch (so a spinning kernel shows
+    its steps climbing towards the budget)."""
+    kernel: str
+    phase: str                      # 'functional' or 'timing'
+    blocks_done: int
+    blocks_total: int
+    steps: int = 0                  # steps of the batch running now (0 between batches)
+    step_budget: int = 0            # that batch's step budget
+    simulated_ns: float | None = None   # timing: simulated time so far
+
+
+@contextmanager
+def user_errors():
+    """Turn the `isa` layer's errors into gpusim's (`gpusim.errors.from_isa`)."""
+    try:
+        yield
+    except GpusimError:
+        raise
+    except Exception as e:
+        converted = from_isa(e)
+        if converted is e:
+            raise
+        raise converted from None
 
 
 def prepare(kernel, grid, block, args, gpu="h100", shared_bytes: int = 0, peer_args=None) -> PreparedLaunch:
     """Compile, lay out memory and marshal arguments, without running anything."""
-    return PreparedLaunch(kernel, grid, block, args, resolve_gpu(gpu), shared_bytes, peer_args=peer_args)
+    with user_errors():
+        return PreparedLaunch(kernel, grid, block, args, resolve_gpu(gpu), shared_bytes, peer_args=peer_args)
 
 
 def resolve_gpu(gpu):
     """A preset name, a path to a .toml spec file, or a GPUSpec."""
-    if isinstance(gpu, str) and gpu.endswith(".toml"):
-        from gpusim.specs.overrides import load_toml
-        return load_toml(gpu)
-    return specs.get(gpu)
+    from gpusim.specs.overrides import resolve
+    return resolve(gpu)
+
+
+def check_size(kernel, grid, block, spec, functional_all: bool, max_warps: int | None) -> None:
+    """LaunchError with an estimate when executing every warp of the launch would take hours."""
+    if max_warps is None or not functional_all:
+        return
+    from gpusim.functional.prepared import kernel_name
+    from gpusim.launch_config import check_dims
+    name = kernel_name(kernel)
+    g, b = check_dims(spec, name, grid, block)
+    blocks, threads = g[0] * g[1] * g[2], b[0] * b[1] * b[2]
+    warps = blocks * -(-threads // 32)
+    if warps <= max_warps:
+        return
+    hours = warps / WARPS_PER_SECOND / 3600
+    raise LaunchError(f"kernel {name}: grid {g} x block {b} is {blocks:,} blocks, {blocks * threads:,} threads "
+                      f"({warps:,} warps); the simulator executes every warp (at best about {WARPS_PER_SECOND:,} "
+                      f"warps/s), so this launch would take at least {hours:,.1f} hours. gpusim refuses launches of "
+                      f"more than {max_warps:,} warps: launch a smaller grid, time a sample with "
+                      f"timing=True, timing_options=TimingOptions(functional='sampled'), or pass max_warps=None")
 
 
 def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_bytes: int = 0,
            *, batch_lanes: int = BATCH_LANES, max_steps: int | None = None, timing_options=None,
-           peer_args: dict | None = None, check=None) -> Result:
+           peer_args: dict | None = None, check=None, progress=None,
+           max_warps: int | None = MAX_WARPS) -> Result:
     """Run `kernel[grid, block, 0, shared_bytes](*args)` on the simulated GPU `gpu`
     (a preset name, a .toml file, or a GPUSpec).
 
@@ -41,8 +101,11 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
     `timing=True` also runs the SimPy timing model and adds predicted time, cycles,
     memory traffic, warp stalls and the bound to `Result.metrics` (and stalls per
     line); `timing_options` is a `gpusim.timing.TimingOptions` (full or sampled mode).
-    `max_steps` bounds the steps of one batch of blocks (default
-    `gpusim.functional.executor.DEFAULT_STEP_BUDGET`) before a kernel is reported as not finishing.
+    `max_steps` bounds the steps of one batch of blocks, functional and timing alike, before
+    the kernel is reported as not finishing (`StepBudgetExceeded`, naming the lines the
+    warps were at); the default scales with the launch (`gpusim/functional/budget.py`).
+    `max_warps` refuses, before any work, a launch that would execute more warps (None: no limit).
+    `progress` is called with a `Progress` record as the launch advances (`gpusim run` draws it).
     `peer_args` ({argument index: peer GPU id}) places those array arguments in a peer GPU's
     memory (the kernel runs on GPU 0 of `spec.system`, which needs gpu_count >= 2): results
     are the same, and the timing model sends their L1 misses, stores and atomics over NVLink
@@ -53,16 +116,45 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
     instead of an exception.
     """
     from gpusim.sanitizer import checked
-    prepared = prepare(kernel, grid, block, args, gpu, shared_bytes, peer_args)
-    return checked(prepared, check, args, lambda: _run(prepared, timing, batch_lanes, max_steps, timing_options))
+    for name, v in (("max_steps", max_steps), ("max_warps", max_warps), ("batch_lanes", batch_lanes)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
+            raise LaunchError(f"{name} must be a positive integer{' or None' if name != 'batch_lanes' else ''}, "
+                              f"got {v!r}")
+    spec = resolve_gpu(gpu)
+    sampled = bool(timing and timing_options is not None and timing_options.functional == "sampled"
+                   and timing_options.mode != "full")
+    check_size(kernel, grid, block, spec, not sampled, max_warps)
+    prepared = prepare(kernel, grid, block, args, spec, shared_bytes, peer_args)
+    if max_steps is not None:
+        prepared.step_budget = int(max_steps)
+    with user_errors():
+        return checked(prepared, check, args,
+                       lambda: _run(prepared, timing, batch_lanes, timing_options, progress))
 
 
-def _run(prepared: PreparedLaunch, timing: bool, batch_lanes: int, max_steps: int | None, timing_options) -> Result:
+def _run(prepared: PreparedLaunch, timing: bool, batch_lanes: int, timing_options, progress) -> Result:
     if not timing:
-        prepared.run_all(batch_lanes, max_steps)
+        _run_functional(prepared, batch_lanes, progress)
         return prepared.finish()
     from gpusim.timing.engine import TimingEngine, TimingOptions
-    engine = TimingEngine(prepared, timing_options or TimingOptions())
+    opt = timing_options or TimingOptions()
+    engine = None
+    if progress is not None:
+        def sim_ns():
+            return engine.env.now * prepared.spec.cycle_ns if engine is not None else None
+
+        def timed_block(done, total, chained=opt.progress):
+            if chained is not None:
+                chained(done, total)
+            progress(Progress(prepared.name, "timing", done, total, simulated_ns=sim_ns()))
+
+        def spinning(ex):
+            done = engine.done_blocks if engine is not None else 0
+            total = engine.blocks_simulated if engine is not None else prepared.geometry.nblocks
+            progress(Progress(prepared.name, "timing", done, total, ex.steps, ex.step_budget, sim_ns()))
+        opt = dataclasses.replace(opt, progress=timed_block)
+        prepared.on_steps = spinning
+    engine = TimingEngine(prepared, opt)
     with np.errstate(all="ignore"):
         timed = engine.run()
     executed = engine.trace.executed             # sampled: the blocks executed, from across the grid
@@ -73,3 +165,22 @@ def _run(prepared: PreparedLaunch, timing: bool, batch_lanes: int, max_steps: in
     if engine.recording is not None:             # TimingOptions(record=TraceWindow(...))
         result.extra["recording"] = engine.recording
     return result
+
+
+def _run_functional(prepared: PreparedLaunch, batch_lanes: int, progress) -> None:
+    """Every block, in batches of about `batch_lanes` lanes, reporting to `progress`."""
+    if progress is None:
+        prepared.run_all(batch_lanes)
+        return
+    geo = prepared.geometry
+    per_batch = max(1, min(geo.nblocks, batch_lanes // (geo.warps_per_block * 32)))
+    state = {"done": 0}
+    prepared.on_steps = lambda ex: progress(Progress(prepared.name, "functional", state["done"], geo.nblocks,
+                                                     ex.steps, ex.step_budget))
+    progress(Progress(prepared.name, "functional", 0, geo.nblocks))
+    with np.errstate(all="ignore"):
+        for first in range(0, geo.nblocks, per_batch):
+            n = min(per_batch, geo.nblocks - first)
+            prepared.batch(first, n).run()
+            state["done"] = first + n
+            progress(Progress(prepared.name, "functional", first + n, geo.nblocks))

@@ -1,22 +1,68 @@
 """Errors a gpusim user can act on: each names the kernel, and where it applies the
-Python source line, the block and thread, and the offending value."""
+Python source line, the block and thread, and the offending value.
+
+Every error gpusim raises for bad input is a `GpusimError`; the `gpusim` command prints
+one as a single `error: ...` line and exits with the class's `exit_code`:
+
+    0   success
+    1   a simulated output differs from its numpy reference (`gpusim check`: hazards found)
+    2   bad command line: unknown program, size or parameter, a file without PROGRAM
+    3   GpusimError not listed below (e.g. NVIDIA's ptxas missing for timing)
+    4   ConfigError: a GPU spec, preset, override or TOML file
+    5   LaunchError: launch shape, arguments, shared memory, a launch too large to simulate
+    6   UnsupportedKernel: a kernel the simulator cannot compile or run (print, grid sync,
+        recursion, an unsupported PTX instruction or call, PTX it cannot parse)
+    7   KernelError: the kernel failed while running (trap, assertion)
+    8   MemoryAccessError: an out-of-bounds or misaligned access
+    9   BarrierError: a barrier some threads can never reach, a non-converged collective
+    10  StepBudgetExceeded: the kernel did not finish within its step budget (an endless loop)
+    130 interrupted (Ctrl-C)
+
+The `isa` layer's errors (`isa.errors`) cannot derive from these (isa never imports
+gpusim); `from_isa` turns one into the gpusim class of the same name, which derives from
+both, so `except isa.errors.UnsupportedCall` and `except GpusimError` both catch it.
+"""
 from __future__ import annotations
+
+import isa.errors as _isa
 
 
 class GpusimError(Exception):
     """Base of every error gpusim raises for bad input."""
-
-
-class LaunchError(GpusimError):
-    """A launch CUDA itself would refuse (bad grid/block shape, too much shared memory)."""
+    exit_code = 3
 
 
 class ConfigError(GpusimError):
     """An invalid GPU spec or preset name."""
+    exit_code = 4
+
+
+class LaunchError(GpusimError):
+    """A launch CUDA itself would refuse (bad grid/block shape, too much shared memory, bad
+    arguments), or one too large to simulate."""
+    exit_code = 5
+
+
+class UnsupportedKernel(GpusimError):
+    """A kernel or argument the simulator cannot run (names what and why)."""
+    exit_code = 6
+
+
+class PtxSyntaxError(UnsupportedKernel, _isa.PtxSyntaxError):
+    """PTX that gpusim's parser cannot read (names the PTX line)."""
+
+
+class UnsupportedCall(UnsupportedKernel, _isa.UnsupportedCall):
+    """A call gpusim cannot inline: print, cooperative grid sync, recursion, a callee without a definition."""
+
+
+class UnsupportedInstruction(UnsupportedKernel, _isa.UnsupportedInstruction):
+    """A PTX instruction outside gpusim's opcode table."""
 
 
 class KernelError(GpusimError):
     """The kernel did something undefined while running (bad address, deadlock)."""
+    exit_code = 7
 
     def __init__(self, what: str, *, kernel: str, source: str | None = None,
                  block: tuple[int, int, int] | None = None, thread: tuple[int, int, int] | None = None,
@@ -36,11 +82,40 @@ class KernelError(GpusimError):
 
 class MemoryAccessError(KernelError):
     """An access outside every allocation, or misaligned (compute-sanitizer memcheck's class)."""
+    exit_code = 8
 
 
 class BarrierError(KernelError):
     """A barrier some live threads of a block can never reach (divergent syncthreads)."""
+    exit_code = 9
 
 
-class UnsupportedKernel(GpusimError):
-    """A kernel or argument the simulator cannot run (names what and why)."""
+class StepBudgetExceeded(KernelError):
+    """The kernel ran past its step budget: a loop that never ends (names the lines and threads)."""
+    exit_code = 10
+
+
+_FROM_ISA = ((_isa.PtxSyntaxError, PtxSyntaxError), (_isa.UnsupportedCall, UnsupportedCall),
+             (_isa.UnsupportedInstruction, UnsupportedInstruction))
+
+
+def from_isa(e: BaseException, message: str | None = None) -> BaseException:
+    """The gpusim error for an `isa.errors.IsaError` (same fields, `message` if given);
+    `e` itself when it is already a GpusimError or not an isa error."""
+    if isinstance(e, GpusimError) or not isinstance(e, _isa.IsaError):
+        return e
+    cls = next((g for i, g in _FROM_ISA if isinstance(e, i)), UnsupportedKernel)
+    out = cls.__new__(cls)
+    out.__dict__.update(e.__dict__)
+    out.args = (message if message is not None else str(e),)
+    return out
+
+
+def exit_code(e: BaseException) -> int:
+    """The `gpusim` command's exit status for error `e` (see the module doc)."""
+    code = getattr(type(e), "exit_code", None)
+    if isinstance(e, GpusimError) and isinstance(code, int):
+        return code
+    if isinstance(e, _isa.IsaError):
+        return UnsupportedKernel.exit_code
+    return GpusimError.exit_code

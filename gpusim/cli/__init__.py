@@ -7,9 +7,12 @@ and show where each kernel's work goes, line by line.
     gpusim run my_kernel.py --json             # a file defining PROGRAM = ProgramSpec(...)
     gpusim list | gpusim presets
 
-Exit status: 0 on success; 1 when a simulated output differs from its numpy
-reference; 2 for errors a user can act on (unknown program or parameter, bad launch,
-a kernel fault), printed as one `error: ...` line (`--traceback` for the trace).
+Exit status (`EXIT_CODES`, printed by `gpusim --help`): 0 on success; 1 when a simulated
+output differs from its numpy reference (`gpusim check`: hazards found); 2 for a bad
+command line (unknown program, size or parameter); 3-10 for each class of
+`gpusim.errors.GpusimError` (a GPU spec, a launch, an unsupported kernel, a fault, a
+kernel that does not finish; see gpusim/errors.py); 130 when interrupted. Every error is
+printed as one `error: ...` line (`--traceback` for the trace).
 This package is the only part of gpusim that prints: `run.py` (the run command: source
 views, pictures, traces), `commands.py` (list, presets, collective); this module parses
 the command line and resolves programs.
@@ -34,6 +37,21 @@ FAMILY_ORDER = {
 }
 
 EXIT_OK, EXIT_MISMATCH, EXIT_ERROR = 0, 1, 2
+EXIT_INTERRUPTED = 130
+EXIT_CODES = (            # status, meaning: `gpusim --help` prints this table
+    (0, "success"),
+    (1, "a simulated output differs from its numpy reference (gpusim check: the tools found hazards)"),
+    (2, "bad command line: unknown program, size, parameter or option; a file without PROGRAM"),
+    (3, "another gpusim error (e.g. NVIDIA's ptxas/nvdisasm missing for timing)"),
+    (4, "ConfigError: bad GPU preset, spec field or value (out of range), or TOML file"),
+    (5, "LaunchError: bad launch shape, arguments or shared memory, or a launch too large to simulate"),
+    (6, "UnsupportedKernel: the kernel uses what gpusim cannot run (grid sync, recursion, ...)"),
+    (7, "KernelError: the kernel failed while running (trap, assert)"),
+    (8, "MemoryAccessError: out-of-bounds or misaligned access"),
+    (9, "BarrierError: a barrier not all threads reach, a non-converged warp collective"),
+    (10, "StepBudgetExceeded: the kernel did not finish within its step budget (--max-steps)"),
+    (130, "interrupted"),
+)
 
 
 class UsageError(Exception):
@@ -79,7 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
                         help="show the Python traceback of an error")
     p = argparse.ArgumentParser(prog="gpusim", parents=[common],
-                                description="Run CUDA kernels (Numba) in a GPU simulator and see where the work goes.")
+                                description="Run CUDA kernels (Numba) in a GPU simulator and see where the work goes.",
+                                epilog="exit status:\n" + "\n".join(f"  {c:<4} {m}" for c, m in EXIT_CODES),
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.set_defaults(traceback=False)
     from gpusim import __version__
     p.add_argument("--version", action="version", version=f"gpusim {__version__}")
@@ -114,6 +134,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--html", metavar="FILE",
                    help="write one self-contained HTML page: the source view with per-line heat, the figures "
                         "and per-line bank/coalescing maps (a family: every member on one page)")
+    r.add_argument("--max-steps", type=int, default=None, metavar="N",
+                   help="steps (basic blocks of a group of warps) one batch of blocks may take before the kernel "
+                        "is reported as not finishing (exit 10); default: 10,000 plus 8 per loop iteration the "
+                        "arguments allow (gpusim/functional/budget.py)")
     r.add_argument("--trace-sm", type=int, default=0, metavar="N", help="the SM traced (default 0)")
     r.add_argument("--trace-cycles", default="0:20000", metavar="START:END",
                    help="the cycles traced (default 0:20000)")
@@ -177,7 +201,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except KeyboardInterrupt:
-        return 130
+        sys.stderr.write("\ninterrupted\n")
+        return EXIT_INTERRUPTED
     except Exception as e:
         if not is_user_error(e):
             raise
@@ -186,7 +211,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def is_user_error(e: BaseException) -> bool:
     from gpusim.errors import GpusimError
-    if isinstance(e, (UsageError, GpusimError)):
+    from isa.errors import IsaError
+    if isinstance(e, (UsageError, GpusimError, IsaError)):
         return True
     try:
         from numba.core.errors import NumbaError
@@ -198,9 +224,37 @@ def is_user_error(e: BaseException) -> bool:
 def report_error(e: BaseException, show_traceback: bool, prefix: str = "") -> int:
     if show_traceback:
         traceback.print_exception(e, file=sys.stderr)
-    msg = str(e).strip() or type(e).__name__
+    msg = " ".join(str(e).split()) or type(e).__name__           # one line, whatever the message holds
     print(f"error: {prefix}{msg}", file=sys.stderr)
-    return EXIT_MISMATCH if isinstance(e, CheckFailed) else EXIT_ERROR
+    return error_code(e)
+
+
+def error_code(e: BaseException) -> int:
+    """The exit status for error `e` (EXIT_CODES)."""
+    from gpusim.errors import GpusimError, UnsupportedKernel, exit_code
+    from isa.errors import IsaError
+    if isinstance(e, CheckFailed):
+        return EXIT_MISMATCH
+    if isinstance(e, (GpusimError, IsaError)):
+        return exit_code(e)
+    if isinstance(e, UsageError):
+        return EXIT_ERROR
+    return UnsupportedKernel.exit_code               # Numba's own errors: the kernel cannot be compiled
+
+
+def split_sets(items: list[str], members=()) -> tuple[list[str], list[str]]:
+    """`--set` items -> (GPU spec overrides, program parameters). A dotted key is a spec
+    field; so is a bare one that names a spec field or alias (`sm_count`, the name `gpusim
+    presets --show` prints) unless a program of `members` has a parameter of that name."""
+    from gpusim.specs.describe import schema
+    from gpusim.specs.overrides import ALIASES
+    params = {k for m in members for sizes in m.sizes.values() for k in sizes}
+    gpu, prog = [], []
+    for item in items or []:
+        key = item.partition("=")[0].strip()
+        spec_key = "." in key or ((key in schema() or key in ALIASES) and key not in params)
+        (gpu if spec_key else prog).append(item)
+    return gpu, prog
 
 
 # ---------------------------------------------------------------- resolving programs
@@ -242,8 +296,12 @@ def params_for(spec, size: str, sets: dict) -> dict:
     known = spec.sizes[size]
     unknown = [k for k in sets if k not in known]
     if unknown:
+        from gpusim.specs.describe import schema
+        from gpusim.specs.overrides import ALIASES
+        close = difflib.get_close_matches(unknown[0], list(schema()) + list(ALIASES), n=2, cutoff=0.75)
+        hint = f"; or a GPU spec field? did you mean {' or '.join(close)}?" if close else ""
         raise UsageError(f"{spec.name} has no parameter {unknown[0]!r}; its parameters: "
-                         + ", ".join(f"{k}={v}" for k, v in known.items()))
+                         + ", ".join(f"{k}={v}" for k, v in known.items()) + hint)
     params = dict(known)
     for k, v in sets.items():
         params[k] = coerce(spec.name, k, v, known[k])

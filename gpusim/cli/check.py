@@ -10,7 +10,7 @@ The outputs are not compared with numpy (a racy kernel may still compute the rig
 """
 from __future__ import annotations
 
-from gpusim.cli import EXIT_OK, build_case, params_for, parse_sets, resolve
+from gpusim.cli import EXIT_OK, UsageError, build_case, params_for, parse_sets, resolve, split_sets
 
 EXIT_HAZARDS = 1
 
@@ -19,10 +19,15 @@ def cmd_check(args) -> int:
     import gpusim
     from gpusim.sanitizer import normalize, summary
     from gpusim.specs.overrides import resolve as resolve_spec
-    tools = normalize(args.tools or "all")
-    gpu = resolve_spec(args.gpu, [s for s in args.sets if "." in s.partition("=")[0]])
-    sets = parse_sets([s for s in args.sets if "." not in s.partition("=")[0]])
+    from gpusim.errors import ConfigError
+    try:
+        tools = normalize(args.tools or "all")
+    except ConfigError as e:                 # --tool is the command line's: exit 2, not a GPU spec's 4
+        raise UsageError(str(e)) from None
     _, specs = resolve(args.program)
+    gpu_sets, prog_sets = split_sets(args.sets, specs)
+    gpu = resolve_spec(args.gpu, gpu_sets)
+    sets = parse_sets(prog_sets)
     plans = [(spec, params_for(spec, args.size, sets)) for spec in specs]      # bad --size/--set: fail first
     found = []
     for spec, params in plans:

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from gpusim.cli import (EXIT_OK, CheckFailed, UsageError, build_case, fmt_params, is_user_error, params_for,
-                        parse_sets, parse_value, report_error, resolve)
+                        parse_sets, parse_value, report_error, resolve, split_sets)
 
 
 def run_one(spec, params: dict, args, renderer=None, before_timed=None):
@@ -34,17 +34,19 @@ def run_one(spec, params: dict, args, renderer=None, before_timed=None):
             pics = pictures(subject, line_maps=bool(args.html), renderer=renderer)
         except Exception:
             pics = None                  # drawn after the launch, so a faulting kernel reports the launch's error
+    from gpusim.cli.progress import ProgressLine
+    line = ProgressLine(case.name) if ProgressLine.wanted() else None
     try:
         options = None
         if args.timing:
             from gpusim.timing.engine import TimingOptions
-            options = TimingOptions(mode=args.mode, record=getattr(args, "trace_window", None),
-                                    progress=progress_printer(case.name) if sys.stderr.isatty() else None)
+            options = TimingOptions(mode=args.mode, record=getattr(args, "trace_window", None))
         result = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu=args.gpu_spec, timing=args.timing,
-                               shared_bytes=case.shared_bytes, timing_options=options)
+                               shared_bytes=case.shared_bytes, timing_options=options, progress=line,
+                               max_steps=getattr(args, "max_steps", None))
     finally:
-        if args.timing and sys.stderr.isatty():
-            sys.stderr.write("\r\033[K")
+        if line is not None:
+            line.clear()
     status = "skipped"
     if args.check:
         try:
@@ -67,19 +69,6 @@ def wants_pictures(args) -> bool:
     return bool(getattr(args, "plot", None) or getattr(args, "html", None))
 
 
-def progress_printer(name: str):
-    """A progress callback writing 'name: blocks done/total' to stderr (a terminal only)."""
-    state = {"last": -1}
-
-    def show(done: int, total: int) -> None:
-        pct = 100 * done // max(total, 1)
-        if pct != state["last"]:
-            state["last"] = pct
-            sys.stderr.write(f"\r{name}: timing {done}/{total} blocks ({pct}%)")
-            sys.stderr.flush()
-    return show
-
-
 def cmd_run(args) -> int:
     if not wants_pictures(args):
         return run_programs(args, None)
@@ -92,11 +81,10 @@ def run_programs(args, renderer) -> int:
     """cmd_run's body: the programs run here, their figures drawn by `renderer` (None: no pictures)."""
     from gpusim import report
     from gpusim.specs.overrides import resolve as resolve_spec
-    gpu_sets = [s for s in args.sets if "." in s.partition("=")[0]]
-    args.sets = [s for s in args.sets if "." not in s.partition("=")[0]]
+    family, members = resolve(args.program)
+    gpu_sets, args.sets = split_sets(args.sets, members)
     args.gpu_spec = resolve_spec(args.gpu, gpu_sets)       # unknown preset or bad override: fail before any work
     sets = parse_sets(args.sets)
-    family, members = resolve(args.program)
     plans = [(spec, params_for(spec, args.size, sets)) for spec in members]     # bad --size/--set: fail first
     args.trace_window = trace_window(args)
     if wants_pictures(args) and args.timing and args.trace_window is None:

@@ -46,12 +46,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from gpusim.errors import UnsupportedKernel
-from gpusim.frontend.diskcache import write_atomic
+from gpusim.frontend.diskcache import read_text_entry, write_entry
 from gpusim.frontend import argtypes as at
 from gpusim.frontend.fingerprint import fingerprint
 from gpusim.frontend.retarget import is_dropin_dispatcher, retarget
 
-CACHE_FORMAT = 1                                     # bump when the disk layout or key changes
+CACHE_FORMAT = 2                                     # bump when the disk layout or key changes (2: checked entries)
 PTX_OPTIONS = ("fastmath", "opt", "launch_bounds", "forceinline")   # targetoptions passed to compile_ptx
 
 
@@ -84,9 +84,13 @@ class CompiledKernel:
     def kernel(self):
         """The parsed entry (`isa.program.Kernel`)."""
         from gpusim.frontend.link import link
-        prog = self.program
-        k = prog.kernels[self.entry] if self.entry in prog.kernels else prog.kernel()
-        return link(prog, k)                     # inline device-function calls (and fp16 shims)
+        from isa.errors import IsaError
+        try:
+            prog = self.program
+            k = prog.kernels[self.entry] if self.entry in prog.kernels else prog.kernel()
+            return link(prog, k)                 # inline device-function calls (and fp16 shims)
+        except IsaError as e:
+            raise _isa_error(e, self) from None
 
 
 @dataclass
@@ -251,8 +255,80 @@ def _rejected(name: str, pyfunc: types.FunctionType, exc: BaseException) -> Unsu
     head = useful[0] if useful else type(exc).__name__
     if head.endswith(":") and len(useful) > 1:
         head = f"{head} {useful[1]}"
+    cycle = _recursion(pyfunc) if "insert_unresolved_ref" in text or "recursi" in text.lower() else None
+    if cycle:
+        fn = pyfunc.__globals__.get(cycle[0])
+        fn = getattr(fn, "py_func", fn)
+        at = f" (defined at {_source_file(fn)}:{_def_line(fn)})" if isinstance(fn, types.FunctionType) else ""
+        return UnsupportedKernel(f"kernel {name} cannot be compiled: device function {cycle[0]} is recursive "
+                                 f"({' -> '.join(cycle)}){at}. Numba compiles a recursive device function only "
+                                 "with an explicit signature, and gpusim inlines every call, so it cannot run "
+                                 "recursion either way; rewrite it as a loop")
     where = _problem_line(pyfunc, text)
     return UnsupportedKernel(f"kernel {name} cannot be compiled by Numba: {head}{where}")
+
+
+def _isa_error(e, ck: CompiledKernel):
+    """The gpusim error for an `isa` error met while reading or linking `ck`'s PTX, its
+    message naming the kernel, what is unsupported in Python terms, and the source line."""
+    from gpusim.errors import from_isa
+    callee = getattr(e, "callee", "") or ""
+    where = _ptx_source(ck, getattr(e, "ptx_line", 0))
+    if callee.startswith("cudaCG"):
+        msg = (f"kernel {ck.name}: cooperative grid sync is not supported (cuda.cg.this_grid().sync(){where}): "
+               "gpusim runs a grid's blocks in batches, never all resident at once, so no block can wait for the "
+               "whole grid; split the kernel into two launches")
+    elif callee == "vprintf":
+        msg = f"kernel {ck.name}: print() in a kernel is not supported (device printf{where})"
+    elif str(e).startswith(f"kernel {ck.name}"):
+        msg = str(e)
+    else:
+        msg = f"kernel {ck.name}: {e}" + (where if where and "(at " not in str(e) else "")
+    return from_isa(e, msg)
+
+
+def _ptx_source(ck: CompiledKernel, ptx_line: int) -> str:
+    """' at file:line: code' for the Python line PTX line `ptx_line` came from ('' if unknown)."""
+    if not ptx_line:
+        return ""
+    try:
+        prog = ck.program
+        fns = (*prog.kernels.values(), *prog.functions.values())
+        loc = next((ins.loc for fn in fns for ins in fn.instructions if ins.ptx_line == ptx_line and ins.loc), None)
+    except Exception:                        # the PTX itself did not parse: no lines to map
+        return f" at PTX line {ptx_line}"
+    if loc is None:
+        return f" at PTX line {ptx_line}"
+    code = linecache.getline(loc.file, loc.line).strip()
+    return f" at {loc.file}:{loc.line}: {code}" if code else f" at {loc.file}:{loc.line}"
+
+
+def _recursion(pyfunc: types.FunctionType) -> list[str] | None:
+    """The names of a cycle of device functions reachable from `pyfunc` through the
+    globals its code names (['fact', 'fact'] for a function calling itself), or None."""
+    def callees(fn):
+        codes, names = [fn.__code__], []
+        while codes:
+            c = codes.pop()
+            names.extend(c.co_names)
+            codes.extend(x for x in c.co_consts if isinstance(x, types.CodeType))
+        for n in dict.fromkeys(names):
+            g = fn.__globals__.get(n)
+            f = getattr(g, "py_func", None)
+            if isinstance(f, types.FunctionType):
+                yield f
+
+    def walk(fn, path):
+        for f in callees(fn):
+            names = [p.__name__ for p in path]
+            if f in path:
+                return names[path.index(f):] + [f.__name__]
+            if len(path) < 16:
+                found = walk(f, path + [f])
+                if found:
+                    return found
+        return None
+    return walk(pyfunc, [pyfunc])
 
 
 def _problem_line(pyfunc: types.FunctionType, text: str) -> str:
@@ -323,18 +399,17 @@ def _disk_path(digest: str, name: str, argtypes: tuple, cc: tuple, opts: tuple) 
 
 
 def _disk_load(path: Path | None) -> str | None:
+    """The cached PTX at `path`, or None when missing or corrupt (`diskcache.read_entry`
+    checks its length and SHA-256: a truncated, garbled or edited entry is rebuilt)."""
     if path is None:
         return None
-    try:
-        text = path.read_text()
-    except OSError:
-        return None
-    return text if ".entry" in text else None
+    text = read_text_entry(path)
+    return text if text is not None and ".entry" in text else None
 
 
 def _disk_store(path: Path | None, ptx: str) -> None:
     """Write atomically (temp file + rename); a read-only cache directory is not an error."""
     if path is None:
         return
-    if write_atomic(path, ptx):
+    if write_entry(path, ptx):
         _STATS.disk_writes += 1

@@ -109,6 +109,7 @@ class BatchExecutor:
         self.san = None                      # gpusim.sanitizer.BatchHooks when a check= tool is on
         self.step_budget = DEFAULT_STEP_BUDGET if step_budget is None else step_budget
         self.steps = 0
+        self.on_steps = None                 # callable(executor), every 1024 steps (progress while a batch runs)
         self.span_masks = np.zeros(0, np.uint32)
         self.span_w0 = 0
         self._lane_arrays: dict[str, np.ndarray] = {}
@@ -272,6 +273,8 @@ class BatchExecutor:
         self.steps += 1
         if self.steps > self.step_budget:
             self.fail_budget(b)
+        if self.on_steps is not None and not self.steps & 1023:
+            self.on_steps(self)
         self._terminate(blk, g, masks)
 
     def _terminate(self, blk, g, masks) -> None:
@@ -363,9 +366,5 @@ class BatchExecutor:
                           source=self.source(index), block=block, thread=thread)
 
     def fail_budget(self, b: int) -> None:
-        blk = self.dk.blocks[b]
-        raise KernelError("kernel did not finish", kernel=self.kernel_name,
-                          source=self.source(blk.first) if blk.last > blk.first else None,
-                          detail=f"{self.steps} steps executed in one batch (budget {self.step_budget}); "
-                          "a loop that never ends, or a spin-wait on another thread of the same warp, "
-                          "which stack-based reconvergence cannot schedule")
+        from gpusim.functional.budget import budget_error
+        raise budget_error(self, b)

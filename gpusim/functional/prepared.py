@@ -83,13 +83,18 @@ class PreparedLaunch:
         self.block_shared_bytes = lay.dynamic_shared_offset + self.shared_bytes if self.shared_bytes \
             else lay.static_shared_bytes
         self.sanitizer = None                 # gpusim.sanitizer.Sanitizer: hooks every batch when set
+        from gpusim.functional.budget import default_step_budget
+        self.step_budget = default_step_budget(self.args, self.geometry.nblocks * self.geometry.threads_per_block)
+        self.on_steps = None                  # callable(executor) every 1024 steps of a batch (progress), or None
 
     def batch(self, first_block: int, nblocks: int, *, max_steps: int | None = None) -> BatchExecutor:
         """An executor for blocks first_block .. first_block + nblocks - 1 (linear ids)."""
         x = BatchExecutor(self.decoded, self.geometry, first_block, nblocks, self.memory, self.marshalled.params,
                           self.block_shared_bytes, self.layout.local_bytes, self.counters, self.name,
-                          sm_count=getattr(self.spec, "sm_count", 1), step_budget=max_steps,
+                          sm_count=getattr(self.spec, "sm_count", 1),
+                          step_budget=self.step_budget if max_steps is None else max_steps,
                           shared_banks=(self.spec.sm.shared_banks, self.spec.sm.shared_bank_width_bytes))
+        x.on_steps = self.on_steps
         if self.sanitizer is not None:
             self.sanitizer.attach(x)
         return x

@@ -81,7 +81,7 @@ def fake_launch(monkeypatch, tmp_path):
     import gpusim
     calls = []
 
-    def launch(kernel, grid, block, args, gpu="h100", timing=False, shared_bytes=0, timing_options=None):
+    def launch(kernel, grid, block, args, gpu="h100", timing=False, shared_bytes=0, timing_options=None, **kw):
         calls.append((kernel, grid, block, args, {"gpu": gpu, "timing": timing, "shared_bytes": shared_bytes,
                                                   "timing_options": timing_options}))
         r = make_result(tmp_path)

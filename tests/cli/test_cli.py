@@ -81,8 +81,8 @@ def test_unknown_program_exits_2_listing_close_matches(capsys):
     assert "did you mean: vector_add" in err
 
 
-def test_unknown_gpu_exits_2(capsys, fake_launch):
-    assert cli.main(["run", "vector_add", "--gpu", "b200"]) == 2
+def test_unknown_gpu_exits_4_a_config_error(capsys, fake_launch):
+    assert cli.main(["run", "vector_add", "--gpu", "b200"]) == 4
     assert "unknown GPU preset 'b200'" in capsys.readouterr().err
     assert fake_launch == []
 
@@ -137,10 +137,10 @@ def test_gpusim_error_is_one_line_without_traceback(capsys, monkeypatch):
         raise LaunchError("kernel vector_add: block (2048, 1, 1) has 2048 threads, above the limit")
 
     monkeypatch.setattr(gpusim, "launch", bad_launch)
-    assert cli.main(["run", "vector_add"]) == 2
+    assert cli.main(["run", "vector_add"]) == 5                 # LaunchError's exit status
     err = capsys.readouterr().err
     assert err == "error: kernel vector_add: block (2048, 1, 1) has 2048 threads, above the limit\n"
-    assert cli.main(["run", "vector_add", "--traceback"]) == 2
+    assert cli.main(["run", "vector_add", "--traceback"]) == 5
     err = capsys.readouterr().err
     assert "Traceback" in err and err.endswith("above the limit\n")
 
@@ -281,8 +281,8 @@ def test_collective_plots_busbw(tmp_path):
 
 
 def test_collective_bad_inputs_are_clear_errors(capsys):
-    assert cli.main(["collective", "all_sum"]) == 2
+    assert cli.main(["collective", "all_sum"]) == 4                 # ConfigError
     assert "unknown collective" in capsys.readouterr().err
-    assert cli.main(["collective", "all_reduce", "--sizes", "1M:64K"]) == 2
-    assert cli.main(["collective", "all_reduce", "--gpus", "1"]) == 2
-    assert cli.main(["collective", "all_reduce", "--set", "system.topology=ring"]) == 2
+    assert cli.main(["collective", "all_reduce", "--sizes", "1M:64K"]) == 4
+    assert cli.main(["collective", "all_reduce", "--gpus", "1"]) == 2       # a bad command line
+    assert cli.main(["collective", "all_reduce", "--set", "system.topology=ring"]) == 4
