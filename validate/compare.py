@@ -49,6 +49,9 @@ COUNTERS = ("smsp__inst_executed.sum", "smsp__thread_inst_executed.sum",
             "lts__t_sectors_op_read.sum", "lts__t_sectors_op_write.sum", "dram__bytes_read.sum",
             "dram__bytes_write.sum", "sm__warps_active.avg.pct_of_peak_sustained_active", "sm__cycles_elapsed.max")
 MIB = 1 << 20
+# written per kernel into `--out` next to the duration
+COMPARED_COUNTERS = ("smsp__inst_executed.sum", "smsp__thread_inst_executed.sum", "lts__t_sectors_op_read.sum",
+                     "lts__t_sectors_op_write.sum", "dram__bytes_read.sum", "dram__bytes_write.sum")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -218,7 +221,18 @@ def summarize(rows: list[Row]) -> dict:
         out[f"{key}_cases"] = len(errs)
         out[f"{key}_mape_pct"] = 100 * float(np.mean(errs)) if errs else None
         out[f"{key}_within_5pct_share"] = 100 * float(np.mean([e <= 0.05 for e in errs])) if errs else None
+    # DRAM writes that cannot be the kernel's own stores: more bytes written to DRAM than the L2
+    # took from the SMs (lts write sectors, which already count far lines twice)
+    out["dram_write_bytes_beyond_stores"] = sorted(
+        r.name for r in rows if both(r, "dram__bytes_write.sum") and r.measured["dram__bytes_write.sum"] > MIB
+        and r.measured["dram__bytes_write.sum"] > 32 * r.measured.get("lts__t_sectors_op_write.sum", 0.0))
     return out
+
+
+def kernel_counters(r: Row) -> dict:
+    """The compared counters of one kernel: {metric: [measured, predicted]}."""
+    return {m: [r.measured[m], round(r.predicted[m], 1)] for m in COMPARED_COUNTERS
+            if m in r.measured and m in r.predicted}
 
 
 def plot(rows: list[Row], path: Path, title: str) -> None:
@@ -308,7 +322,7 @@ def run(args) -> int:
                     "error_pct": round(100 * rel_err(r.predicted[DURATION], r.measured[DURATION]), 2)
                     if DURATION in r.predicted else None,
                     "sampling_error_pct": r.predicted.get("timing__sampling_error_pct"),
-                    "bound": r.predicted.get("timing__bound")} for r in rows]
+                    "bound": r.predicted.get("timing__bound"), "counters": kernel_counters(r)} for r in rows]
         command = "python -m validate " + " ".join(shlex.quote(a) for a in sys.argv[1:])
         args.out.write_text(json.dumps({"command": command, "summary": summary, "kernels": kernels}, indent=1))
     if args.json:
