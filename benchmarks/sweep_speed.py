@@ -49,7 +49,9 @@ def _metrics(df):
     return df.drop(columns=["wall_s", "functional_run"]).reset_index(drop=True)
 
 
-def part_replay() -> dict:
+def part_replay(repeats: int = 3) -> dict:
+    """Per case, `repeats` rounds of: a fresh stream cache, the first point (recording), the
+    further points (replaying); wall and CPU seconds of each; ratios from the rounds' medians."""
     from gpusim.specs import resolve
     from gpusim.sweep.replay import timed_launch
     from gpusim.sweep.streams import StreamCache
@@ -59,31 +61,38 @@ def part_replay() -> dict:
         P = programs.get(name)
         c = P.case(size)               # compile (PTX and SASS caches) outside the timed points
         gpusim.prepare(c.kernel, c.grid, c.block, c.args, "h100", c.shared_bytes).sass
-        with tempfile.TemporaryDirectory() as d:
-            cache = StreamCache(d)
-            l0 = load()
-            walls, hows = [], []
-            for sets in [[]] + REPLAY_POINTS:
-                t = time.perf_counter()
-                c = P.case(size)
-                r, how = timed_launch(c.kernel, c.grid, c.block, c.args, resolve("h100", sets), c.shared_bytes,
-                                      cache=cache)
-                walls.append(time.perf_counter() - t)
-                hows.append(how)
-            # the first point once more without recording: what an independent gpusim.launch costs
-            c = P.case(size)
-            t = time.perf_counter()
-            gpusim.launch(c.kernel, c.grid, c.block, c.args, gpu="h100", timing=True, shared_bytes=c.shared_bytes)
-            independent = time.perf_counter() - t
-        further = walls[1:]
-        out[name] = {"size": size, "first_point_s": round(walls[0], 3), "independent_launch_s": round(independent, 3),
-                     "further_points": [{"sets": s, "wall_s": round(w, 3), "functional_run": h}
-                                        for s, w, h in zip(REPLAY_POINTS, further, hows[1:])],
-                     "max_ratio": round(max(further) / walls[0], 3),
-                     "mean_ratio": round(statistics.mean(further) / walls[0], 3),
-                     "target_ratio": round(1 / 3, 3), "load_before": l0, "load_after": load()}
-        print(f"{name}: first {walls[0]:.2f} s (independent launch {independent:.2f} s), further "
-              + ", ".join(f"{w:.2f}" for w in further) + f" s: max ratio {max(further) / walls[0]:.2f}", flush=True)
+        l0 = load()
+        rounds = []
+        for _ in range(repeats):
+            with tempfile.TemporaryDirectory() as d:
+                cache = StreamCache(d)
+                walls, cpus, hows = [], [], []
+                for sets in [[]] + REPLAY_POINTS:
+                    t, u = time.perf_counter(), time.process_time()
+                    c = P.case(size)
+                    r, how = timed_launch(c.kernel, c.grid, c.block, c.args, resolve("h100", sets), c.shared_bytes,
+                                          cache=cache)
+                    walls.append(time.perf_counter() - t)
+                    cpus.append(time.process_time() - u)
+                    hows.append(how)
+            rounds.append((walls, cpus, hows))
+        med = lambda xs: statistics.median(xs)                        # noqa: E731
+        first_w = med([r[0][0] for r in rounds])
+        first_c = med([r[1][0] for r in rounds])
+        further = []
+        for i, sets in enumerate(REPLAY_POINTS, start=1):
+            w, cpu = med([r[0][i] for r in rounds]), med([r[1][i] for r in rounds])
+            further.append({"sets": sets, "wall_s": round(w, 3), "cpu_s": round(cpu, 3),
+                            "wall_ratio": round(w / first_w, 3), "cpu_ratio": round(cpu / first_c, 3),
+                            "functional_run": rounds[0][2][i]})
+        out[name] = {"size": size, "repeats": repeats, "first_point_wall_s": round(first_w, 3),
+                     "first_point_cpu_s": round(first_c, 3), "further_points": further,
+                     "max_wall_ratio": max(f["wall_ratio"] for f in further),
+                     "max_cpu_ratio": max(f["cpu_ratio"] for f in further), "target_ratio": round(1 / 3, 3),
+                     "rounds_wall_s": [[round(x, 3) for x in r[0]] for r in rounds],
+                     "load_before": l0, "load_after": load()}
+        print(f"{name}: first {first_w:.2f} s wall / {first_c:.2f} s CPU; further (wall/CPU ratio) "
+              + ", ".join(f"{f['wall_ratio']:.2f}/{f['cpu_ratio']:.2f}" for f in further), flush=True)
     return out
 
 

@@ -61,10 +61,26 @@ def _scheduled(submit, wait_first, tasks: list, progress=None) -> list[dict]:
     return rows
 
 
+def _dumps(task) -> bytes:
+    """A task as bytes: cloudpickle (shipped with dask) where installed, so a Launch of a kernel
+    or check function defined in __main__ or a notebook reaches the workers; else pickle."""
+    try:
+        import cloudpickle
+    except ImportError:                           # pragma: no cover - installed with the sweep extra
+        import pickle
+        return pickle.dumps(task)
+    return cloudpickle.dumps(task)
+
+
+def _run_pickled(blob: bytes) -> dict:
+    import pickle
+    return run_task(pickle.loads(blob))
+
+
 def run_processes(tasks: list, workers: int, progress=None) -> list[dict]:
     ctx = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        return _scheduled(lambda t: pool.submit(run_task, t),
+        return _scheduled(lambda t: pool.submit(_run_pickled, _dumps(t)),
                           lambda fs: wait(fs, return_when=FIRST_COMPLETED).done, tasks, progress)
 
 

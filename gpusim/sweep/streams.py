@@ -17,7 +17,8 @@ assumes what a block's streams hold (its path, addresses, masks) does not depend
 other blocks ran before it: true of every data-race-free kernel whose control flow and
 addresses do not depend on values other blocks wrote or atomics returned.
 
-`StreamCache` keeps stores in memory and as pickles under `<gpusim cache>/streams/`,
+`StreamCache` keeps stores in memory and as pickles under `<gpusim cache>/streams/` (at most
+`MAX_CACHE_BYTES`, the least recently written dropped first),
 keyed by `stream_key`: the kernel's PTX (which Numba derived from its code and every
 global it froze), its arguments' shapes, dtypes and contents (scalars by value), the
 launch shape, the spec fields that change functional results (`fields.functional_key`)
@@ -37,6 +38,7 @@ import numpy as np
 from gpusim.timing.trace import TraceSource, WarpStream
 
 MAX_HEAP_BYTES = 64 << 20          # global memory kept to restore outputs (larger launches: outputs not restored)
+MAX_CACHE_BYTES = 2 << 30          # recordings kept on disk; the least recently written go first
 FORMAT = 1
 
 
@@ -209,6 +211,23 @@ class StreamCache:
         if write_atomic(self._path(store.key), buf.getvalue()):
             store.added = 0
             self.saves += 1
+            self._prune()
+
+    def _prune(self) -> None:
+        """Drop the least recently written recordings beyond MAX_CACHE_BYTES."""
+        try:
+            files = [(p.stat().st_mtime, p.stat().st_size, p) for p in self.directory.glob("*.pkl")]
+        except OSError:
+            return
+        total = sum(f[1] for f in files)
+        for _, size, p in sorted(files):
+            if total <= MAX_CACHE_BYTES:
+                break
+            try:
+                p.unlink()
+                total -= size
+            except OSError:
+                pass
 
     def has(self, key: str) -> bool:
         return key in self._mem or (self.disk and self._path(key).exists())
