@@ -46,11 +46,13 @@ def test_cli_writes_one_row_per_point_with_every_spec_field(tmp_path, capsys):
 
 
 def test_cli_refuses_unknown_field_and_parquet_before_work(tmp_path, capsys):
-    assert main(["sweep", "vector_add", "--vary", "hbm.bandwith=1,2"]) == 2
+    from gpusim.errors import exit_code
+    bad_spec = exit_code(ConfigError("x"))                     # the exit status of a spec error
+    assert main(["sweep", "vector_add", "--vary", "hbm.bandwith=1,2"]) == bad_spec
     assert "did you mean" in capsys.readouterr().err
     try:
         import pyarrow  # noqa: F401
     except ImportError:
-        assert main(["sweep", "vector_add", "--out", str(tmp_path / "x.parquet")]) == 2
+        assert main(["sweep", "vector_add", "--out", str(tmp_path / "x.parquet")]) == bad_spec
         assert "pyarrow" in capsys.readouterr().err
-    assert main(["sweep", "vector_add", "--out", str(tmp_path / "x.xlsx")]) == 2
+    assert main(["sweep", "vector_add", "--out", str(tmp_path / "x.xlsx")]) == bad_spec
