@@ -73,7 +73,8 @@ class Dispatcher:
     # ------------------------------------------------------------------ launching
     def __getitem__(self, config: Any) -> _Launch:
         if self.device:
-            raise TypeError(f"{self.py_func.__qualname__} is a device function; call it from a kernel")
+            raise RuntimeError(f"Cannot compile a device function as a kernel: {self.py_func.__qualname__} "
+                               "is a device function; call it from a kernel")
         if not isinstance(config, tuple) or len(config) not in (2, 3, 4):
             raise ValueError("must specify at least the griddim and blockdim")
         return self.configure(*config)
@@ -144,7 +145,9 @@ class Dispatcher:
     def inspect_asm(self, signature: Any = None) -> Any:
         """The PTX the simulator runs, per compiled argument types (or for `signature`)."""
         if self.device:
-            return self._shadow_attr("inspect_asm")(signature)
+            from gpusim.frontend.compile import _pretend_device
+            with _pretend_device(_current_cc()):
+                return self._device_dispatcher().inspect_asm(signature)
         if signature is not None:
             from numba.cuda.core import sigutils
             argtypes, _ = sigutils.normalize_signature(signature)
@@ -188,6 +191,17 @@ class Dispatcher:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_") or name in ("py_func", "targetoptions", "overloads"):
             raise AttributeError(name)
+        if self.device and name in ("compile_device", "inspect_llvm", "inspect_types", "get_call_template",
+                                    "nopython_signatures", "typingctx", "targetctx"):
+            attr = getattr(self._device_dispatcher(), name)
+            if not callable(attr):
+                return attr
+
+            def call(*a: Any, **k: Any) -> Any:
+                from gpusim.frontend.compile import _pretend_device
+                with _pretend_device(_current_cc()):
+                    return attr(*a, **k)
+            return call
         if name in ("inspect_llvm", "inspect_types", "get_call_template", "typingctx", "targetctx",
                     "nopython_signatures", "get_metadata", "definitions", "_cache"):
             return self._shadow_attr(name)

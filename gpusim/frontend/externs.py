@@ -81,9 +81,16 @@ def resolve_externs(program: Program, names: tuple[str, ...] | list[str] | None 
     if not names:
         return {}
     catalog = _catalog()
-    missing = [n for n in names if n not in catalog]
+    user: dict[str, Kernel] = {}
+    for n in [n for n in names if n not in catalog]:
+        for src in declared_sources(n):
+            user.update(_user_functions(src, _arch(program)))
+    missing = [n for n in names if n not in catalog and n not in user]
     if missing:
         raise _missing(program, missing[0])
+    names = [n for n in names if n not in user]
+    if not names:
+        return user
     source = _source(names, catalog)
     with _LOCK:
         funcs = _MEMORY.get(source)
@@ -92,7 +99,54 @@ def resolve_externs(program: Program, names: tuple[str, ...] | list[str] | None 
             module = parse(_GLUED_DECL_RE.sub(r"\1 .", ptx))
             funcs = {n: f for n, f in module.functions.items() if f.defined}
             _MEMORY[source] = funcs
+    return {**funcs, **user}
+
+
+# ----------------------------------------------------------------------------- user code
+def declared_sources(name: str) -> list:
+    """The `link=` files and code objects of the function `cuda.declare_device(name, ...)`
+    declared (Numba keeps them with the function's lowering in the CUDA target context)."""
+    from numba.cuda.compiler import ExternFunction
+    from numba.cuda.descriptor import cuda_target
+    out: list = []
+    for func, overloads in list(cuda_target.target_context._defns.items()):
+        if isinstance(func, ExternFunction) and func.name == name:
+            for _, impl in overloads.versions:
+                for lib in getattr(impl, "libs", ()):
+                    out += [f for f in getattr(lib, "_linking_files", ()) if f not in out]
+    return out
+
+
+def _user_functions(src, arch: str) -> dict[str, Kernel]:
+    """Functions defined by one linked source: a .cu/.ptx path or a CUSource/PTXSource."""
+    kind, text, where = _user_text(src)
+    key = f"{kind}:{where}:{text}"
+    with _LOCK:
+        funcs = _MEMORY.get(key)
+        if funcs is None:
+            ptx = _compiled(text, arch, where) if kind == "cu" else text
+            module = parse(_GLUED_DECL_RE.sub(r"\1 .", ptx))
+            funcs = {n: f for n, f in module.functions.items() if f.defined}
+            _MEMORY[key] = funcs
     return dict(funcs)
+
+
+def _user_text(src) -> tuple[str, str, str]:
+    """(kind 'cu' or 'ptx', source text, include directory) of a linked source."""
+    if isinstance(src, (str, os.PathLike)):
+        path = Path(src)
+        kind = path.suffix.lstrip(".").lower()
+        if kind not in ("cu", "ptx"):
+            raise UnsupportedCall(f"linked file {path.name}: the simulator links CUDA C++ (.cu) and PTX (.ptx) "
+                                  f"sources, not .{kind} (compiled or LTO-IR code it cannot read)")
+        return kind, path.read_text(), str(path.parent)
+    kind = getattr(src, "kind", "")
+    data = getattr(src, "data", None)
+    if data is None or kind not in ("cu", "ptx"):
+        raise UnsupportedCall(f"linked code {getattr(src, 'name', src)!r} of kind {kind or '?'}: the simulator "
+                              "links CUDA C++ and PTX sources only")
+    text = data.decode() if isinstance(data, (bytes, bytearray)) else str(data)
+    return kind, text, ""
 
 
 def describe(name: str) -> str:
@@ -192,9 +246,9 @@ def _cache_path(source: str, arch: str) -> Path | None:
     return cache_dir() / "externs" / f"{hashlib.sha256(key.encode()).hexdigest()}.ptx"
 
 
-def _compiled(source: str, arch: str) -> str:
+def _compiled(source: str, arch: str, include: str = "") -> str:
     """PTX of `source` for `arch`, from the disk cache or NVRTC."""
-    path = _cache_path(source, arch)
+    path = _cache_path(include + "\n" + source if include else source, arch)
     if path is not None:
         try:
             text = path.read_text()
@@ -202,7 +256,7 @@ def _compiled(source: str, arch: str) -> str:
                 return text
         except OSError:
             pass
-    ptx = _nvrtc(source, arch)
+    ptx = _nvrtc(source, arch, include)
     if path is not None:
         write_atomic(path, ptx)
     return ptx
@@ -223,7 +277,7 @@ def _include_dirs() -> list[str]:
     return dirs
 
 
-def _nvrtc(source: str, arch: str) -> str:
+def _nvrtc(source: str, arch: str, include: str = "") -> str:
     try:
         from cuda.bindings import nvrtc
     except ImportError as e:
@@ -233,13 +287,13 @@ def _nvrtc(source: str, arch: str) -> str:
     _check(nvrtc, err, "nvrtcCreateProgram")
     try:
         opts = [f"--gpu-architecture={arch}".encode(), b"-rdc=true"]
-        opts += [f"-I{d}".encode() for d in _include_dirs()]
+        opts += [f"-I{d}".encode() for d in ([include] if include else []) + _include_dirs()]
         (res,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
         if res != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             err, n = nvrtc.nvrtcGetProgramLogSize(prog)
             log = b" " * n
             nvrtc.nvrtcGetProgramLog(prog, log)
-            raise UnsupportedCall("NVRTC could not compile numba-cuda's helper source for the simulator:\n"
+            raise UnsupportedCall("NVRTC could not compile the device source for the simulator:\n"
                                   + log.decode(errors="replace").strip())
         err, n = nvrtc.nvrtcGetPTXSize(prog)
         _check(nvrtc, err, "nvrtcGetPTXSize")
