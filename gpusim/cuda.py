@@ -75,6 +75,9 @@ _HOST_ONLY = frozenset({
 def __getattr__(name: str) -> Any:
     if name == "gpus":
         return list_devices()
+    if name in ("compile", "compile_ptx", "compile_for_current_device", "compile_ptx_for_current_device"):
+        from gpusim.frontend import hostcompile
+        return getattr(hostcompile, name)
     if name in ("vectorize", "guvectorize", "Reduce", "reduce"):
         from gpusim.frontend import library
         return getattr(library, name)

@@ -145,7 +145,7 @@ class Dispatcher:
     def inspect_asm(self, signature: Any = None) -> Any:
         """The PTX the simulator runs, per compiled argument types (or for `signature`)."""
         if self.device:
-            from gpusim.frontend.compile import _pretend_device
+            from gpusim.frontend.hostcompile import simulated_device as _pretend_device
             with _pretend_device(_current_cc()):
                 return self._device_dispatcher().inspect_asm(signature)
         if signature is not None:
@@ -156,7 +156,7 @@ class Dispatcher:
 
     def _device_dispatcher(self) -> Any:
         if self._numba_device is None:
-            from gpusim.frontend.compile import _pretend_device
+            from gpusim.frontend.hostcompile import simulated_device as _pretend_device
             from gpusim.frontend.retarget import numba_device_dispatcher
             with _pretend_device(_current_cc()):
                 self._numba_device = numba_device_dispatcher(self)
@@ -169,7 +169,7 @@ class Dispatcher:
 
     def _shadow_attr(self, name: str) -> Any:
         """An attribute of a Numba dispatcher of the same function, compiled for the same types."""
-        from gpusim.frontend.compile import _pretend_device
+        from gpusim.frontend.hostcompile import simulated_device as _pretend_device
         from gpusim.frontend.retarget import retarget
         import numba.cuda
         with _pretend_device(_current_cc()):
@@ -198,7 +198,7 @@ class Dispatcher:
                 return attr
 
             def call(*a: Any, **k: Any) -> Any:
-                from gpusim.frontend.compile import _pretend_device
+                from gpusim.frontend.hostcompile import simulated_device as _pretend_device
                 with _pretend_device(_current_cc()):
                     return attr(*a, **k)
             return call

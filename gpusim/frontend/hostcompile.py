@@ -1,0 +1,85 @@
+"""numba-cuda's host-side compilation entry points, for the simulated device.
+
+`cuda.compile`, `cuda.compile_ptx`, `cuda.compile_for_current_device` and
+`cuda.compile_ptx_for_current_device` compile a Python function with Numba (no GPU
+needed) and return its PTX (or LTO-IR/cubin where Numba can make them without a
+driver). Numba asks the CUDA driver for the current device's compute capability where
+none is given; here `simulated_device()` answers with the chosen preset's, while the
+call runs (`numba.cuda.cudadrv.devices.get_context`, `numba.cuda.api`'s and the
+dispatcher's `get_current_device`). A function written against `gpusim.cuda` is
+retargeted to `numba.cuda` first (`retarget.py`).
+
+Sources: numba-cuda 0.30 `compiler.py` (`compile`, `compile_ptx`,
+`compile_for_current_device`), `codegen.py` (`_ensure_cc`).
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+import types
+from typing import Any
+
+_LOCK = threading.RLock()
+
+
+class _Device:
+    def __init__(self, cc: tuple[int, int]) -> None:
+        self.compute_capability = cc
+        self.name = f"gpusim sm_{cc[0]}{cc[1]}"
+        self.id = 0
+
+
+class _Context:
+    def __init__(self, cc: tuple[int, int]) -> None:
+        self.device = _Device(cc)
+
+
+def simulated_cc() -> tuple[int, int]:
+    from gpusim import cuda, specs
+    return tuple(specs.get(cuda.get_gpu()).compute_capability)
+
+
+@contextlib.contextmanager
+def simulated_device(cc: tuple[int, int] | None = None):
+    """Numba's device queries answer `cc` (default: the chosen preset's) while this runs."""
+    import numba.cuda.api as api
+    import numba.cuda.compiler as compiler
+    import numba.cuda.cudadrv.devices as devices
+    import numba.cuda.dispatcher as dispatcher
+    cc = tuple(cc or simulated_cc())
+    ctx = _Context(cc)
+    targets = [(devices, "get_context", lambda devnum=None: ctx), (api, "get_current_device", lambda: ctx.device),
+               (compiler, "get_current_device", lambda: ctx.device),
+               (dispatcher, "get_current_device", lambda: ctx.device)]
+    with _LOCK:
+        saved = [(mod, name, getattr(mod, name)) for mod, name, _ in targets]
+        for mod, name, fn in targets:
+            setattr(mod, name, fn)
+        try:
+            yield ctx.device
+        finally:
+            for mod, name, fn in saved:
+                setattr(mod, name, fn)
+
+
+def _numba_func(pyfunc: Any) -> Any:
+    from gpusim.frontend.retarget import is_dropin_dispatcher, retarget
+    if is_dropin_dispatcher(pyfunc):
+        pyfunc = pyfunc.py_func
+    return retarget(pyfunc) if isinstance(pyfunc, types.FunctionType) else pyfunc
+
+
+def _wrap(name: str):
+    def call(pyfunc: Any, *args: Any, **kwargs: Any) -> Any:
+        import numba.cuda
+        with simulated_device():
+            return getattr(numba.cuda, name)(_numba_func(pyfunc), *args, **kwargs)
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"`numba.cuda.{name}` for the simulated device (see gpusim.frontend.hostcompile)."
+    return call
+
+
+compile = _wrap("compile")  # noqa: A001  (numba's name)
+compile_ptx = _wrap("compile_ptx")
+compile_for_current_device = _wrap("compile_for_current_device")
+compile_ptx_for_current_device = _wrap("compile_ptx_for_current_device")
