@@ -60,6 +60,11 @@ def user_errors():
 
 def prepare(kernel, grid, block, args, gpu="h100", shared_bytes: int = 0, peer_args=None) -> PreparedLaunch:
     """Compile, lay out memory and marshal arguments, without running anything."""
+    if isinstance(shared_bytes, (bool, np.bool_)) or not isinstance(shared_bytes, (int, np.integer)):
+        raise LaunchError(f"shared_bytes (dynamic shared memory per block) must be an integer, got {shared_bytes!r}")
+    if not isinstance(args, (tuple, list)):
+        raise LaunchError(f"args must be a tuple or list of the kernel's arguments, got {type(args).__name__} "
+                          f"{args!r:.60}")
     with user_errors():
         return PreparedLaunch(kernel, grid, block, args, resolve_gpu(gpu), shared_bytes, peer_args=peer_args)
 

@@ -19,13 +19,18 @@ from isa.types import dtype as ptx_dtype
 
 def dims3(value, what: str, kernel: str) -> tuple[int, int, int]:
     """An int or a 1-3 tuple of ints as (x, y, z)."""
-    if isinstance(value, (int, np.integer)):
+    def is_int(v) -> bool:
+        return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+    if is_int(value):
         t = (int(value),)
     else:
         try:
-            t = tuple(int(v) for v in value)
+            items = tuple(value)
         except TypeError:
-            raise LaunchError(f"kernel {kernel}: {what} must be an int or a tuple of 1-3 ints, got {value!r}") from None
+            items = None
+        if items is None or isinstance(value, (str, bytes)) or not all(is_int(v) for v in items):
+            raise LaunchError(f"kernel {kernel}: {what} must be an int or a tuple of 1-3 ints, got {value!r}")
+        t = tuple(int(v) for v in items)
     if not 1 <= len(t) <= 3:
         raise LaunchError(f"kernel {kernel}: {what} must have 1 to 3 dimensions, got {value!r}")
     return (t + (1, 1))[:3]
@@ -117,6 +122,11 @@ def check_shared(spec: GPUSpec, kernel: str, static_bytes: int, dynamic_bytes: i
     lim = spec.limits
     if dynamic_bytes < 0:
         raise LaunchError(f"kernel {kernel}: dynamic shared memory must be >= 0 bytes, got {dynamic_bytes}")
+    if static_bytes > lim.max_shared_bytes_per_block_static:
+        raise LaunchError(f"kernel {kernel}: declares {static_bytes} bytes of static shared memory "
+                          f"(cuda.shared.array), above the {lim.max_shared_bytes_per_block_static}-byte limit of static "
+                          f"shared memory per block (ptxas: too much shared data); allocate more than that dynamically "
+                          f"(cuda.shared.array(0, ...) and shared_bytes=)")
     total = static_bytes + dynamic_bytes
     if total > lim.max_shared_bytes_per_block_optin:
         raise LaunchError(f"kernel {kernel}: needs {total} bytes of shared memory per block ({static_bytes} static + "

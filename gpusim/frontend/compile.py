@@ -240,14 +240,14 @@ def _compile_ptx(name: str, pyfunc: types.FunctionType, argtypes: tuple, cc: tup
             ptx, _ = cuda.compile_ptx(fn, argtypes, cc=cc, lineinfo=True, **opts)
         except Exception as e:            # Numba raises many types; all mean "cannot compile"
             from gpusim.frontend.numba_errors import like
-            raise like(_rejected(name, pyfunc, e), type(e)) from e
+            raise like(_rejected(name, pyfunc, e, argtypes), type(e)) from e
     return ptx
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def _rejected(name: str, pyfunc: types.FunctionType, exc: BaseException) -> UnsupportedKernel:
+def _rejected(name: str, pyfunc: types.FunctionType, exc: BaseException, argtypes: tuple = ()) -> UnsupportedKernel:
     """UnsupportedKernel with the first meaningful line of Numba's message and the source line."""
     text = _ANSI.sub("", str(exc))
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
@@ -255,6 +255,8 @@ def _rejected(name: str, pyfunc: types.FunctionType, exc: BaseException) -> Unsu
     head = useful[0] if useful else type(exc).__name__
     if head.endswith(":") and len(useful) > 1:
         head = f"{head} {useful[1]}"
+    if "setitem(readonly array" in text:
+        return _readonly(name, pyfunc, argtypes)
     cycle = _recursion(pyfunc) if "insert_unresolved_ref" in text or "recursi" in text.lower() else None
     if cycle:
         fn = pyfunc.__globals__.get(cycle[0])
@@ -266,6 +268,24 @@ def _rejected(name: str, pyfunc: types.FunctionType, exc: BaseException) -> Unsu
                                  "recursion either way; rewrite it as a loop")
     where = _problem_line(pyfunc, text)
     return UnsupportedKernel(f"kernel {name} cannot be compiled by Numba: {head}{where}")
+
+
+def _readonly(name: str, pyfunc: types.FunctionType, argtypes: tuple) -> UnsupportedKernel:
+    """The error for a kernel storing into a read-only array: which argument, and where."""
+    params = list(inspect.signature(pyfunc).parameters)
+    ro = [(i, p) for i, (p, t) in enumerate(zip(params, argtypes)) if getattr(t, "mutable", True) is False]
+    where = ""
+    try:
+        body, start = inspect.getsourcelines(pyfunc)
+    except (OSError, TypeError):
+        body, start = [], 0
+    for k, line in enumerate(body):
+        if any(re.search(rf"\b{p}\s*\[[^\]]*\]\s*([-+*/%&|^]|<<|>>|//|\*\*)?=(?!=)", line) for _, p in ro):
+            where = f" (at {_source_file(pyfunc)}:{start + k}: {line.strip()})"
+            break
+    what = ", ".join(f"argument {i} ({p})" for i, p in ro) or "an argument"
+    return UnsupportedKernel(f"kernel {name} stores into {what}, a read-only array (flags.writeable == False)"
+                             f"{where}; pass a writable array for the arguments the kernel writes")
 
 
 def _isa_error(e, ck: CompiledKernel):

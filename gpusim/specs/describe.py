@@ -1,5 +1,5 @@
 """A GPU spec as a parts list: every settable field by its dotted key, with its value in
-units and its one-line description (what `gpusim presets --show h100` prints).
+units, its valid range and its one-line description (what `gpusim presets --show h100` prints).
 
 What it does: walks the frozen dataclasses of `GPUSpec` (`schema` for the types, `leaves`
 for the values), formats each value by the unit its field name ends in (`_bytes`,
@@ -14,7 +14,7 @@ import functools
 import typing
 
 from gpusim.specs.gpu import GPUSpec
-from gpusim.specs.units import field_docs
+from gpusim.specs.units import field_docs, format_range, range_of
 
 NOT_SETTABLE = frozenset({"source"})       # recorded by presets and overrides, not a hardware number
 
@@ -99,6 +99,19 @@ def format_value(key: str, v) -> str:
     return _num(v)
 
 
+def valid_range(key: str) -> str:
+    """'[1..1024]' for a bounded field, in the unit its name ends in ('[1..64 MiB]'), else ''."""
+    _, owner, name = schema()[key]
+    r = range_of(owner, name)
+    if r is None:
+        return ""
+    lo, hi = r
+    if "_bytes" in name and isinstance(hi, int) and hi >= 1 << 20:
+        return f"[{lo}..{_size(hi)}]"
+    unit = next((u for suffix, u in _UNITS if key.endswith(suffix)), "")
+    return f"[{format_range(lo, hi)}{' ' + unit if unit else ''}]"
+
+
 def derived(spec: GPUSpec) -> list[tuple[str, str]]:
     """Figures that follow from the parts list, for checking against datasheets."""
     sm, ghz = spec.sm, spec.clocks.sm_clock_mhz / 1000.0
@@ -127,10 +140,12 @@ def describe(spec: GPUSpec) -> str:
     by_group: dict[str, list[str]] = {}
     for key, value, doc in leaves(spec):
         g = key.rsplit(".", 1)[0] if "." in key else "chip"
-        by_group.setdefault(g, []).append(f"  {key:<44} {format_value(key, value):<26} {doc}".rstrip())
+        rng = valid_range(key)
+        by_group.setdefault(g, []).append(f"  {key:<44} {format_value(key, value):<26} {rng:<22} {doc}".rstrip())
     for g in by_group:                     # first-appearance order: a group's scalars stay together
         lines.append(f"[{g}]")
         lines.extend(by_group[g])
+    lines.append("(each field: value, [valid range], description; set one with --set KEY=VALUE)")
     lines.append("[derived]")
     lines.extend(f"  {name:<44} {text}" for name, text in derived(spec))
     return "\n".join(lines)

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from gpusim.errors import ConfigError
 from gpusim.specs.interconnect import NCCLSpec, NVLinkSpec, PCIeSpec, SystemSpec
 from gpusim.specs.limits import LaunchLimits
-from gpusim.specs.units import ClockSpec, HBMSpec, L1Spec, L2Spec, LaunchSpec, NoCSpec, SMSpec
+from gpusim.specs.units import (ClockSpec, HBMSpec, L1Spec, L2Spec, LaunchSpec, NoCSpec, SMSpec, bounded,
+                                check_ranges)
 
 
 @dataclass(frozen=True)
@@ -21,7 +22,7 @@ class GPUSpec:
     name: str                                    # preset name, e.g. 'h100'
     marketing_name: str                          # e.g. 'NVIDIA H100 SXM5 80GB'
     compute_capability: tuple[int, int]          # PTX target sm_XY
-    sm_count: int = 132                          # streaming multiprocessors
+    sm_count: int = bounded(132, 1, 1024)        # streaming multiprocessors
     clocks: ClockSpec = field(default_factory=ClockSpec)
     sm: SMSpec = field(default_factory=SMSpec)
     l1: L1Spec = field(default_factory=L1Spec)
@@ -42,7 +43,7 @@ class GPUSpec:
         if len(self.compute_capability) != 2:
             raise ConfigError(f"compute_capability must be (major, minor), got {self.compute_capability}")
         if not (isinstance(self.sm_count, int) and self.sm_count > 0):
-            raise ConfigError(f"GPUSpec.sm_count must be a positive integer, got {self.sm_count!r}")
+            raise ConfigError(f"GPUSpec.sm_count must be a positive integer, got {self.sm_count!r} (valid range 1..1024)")
         if self.system.topology != "pcie" and self.nvlink.links == 0 and self.system.gpu_count > 1:
             raise ConfigError(f"system.topology {self.system.topology!r} joins GPUs by NVLink, but nvlink.links is 0; "
                               f"use system.topology=pcie")
@@ -50,6 +51,7 @@ class GPUSpec:
                 and self.nvlink.links < self.system.gpu_count - 1:
             raise ConfigError(f"system.topology 'direct' with {self.system.gpu_count} GPUs needs at least one NVLink "
                               f"to each peer ({self.system.gpu_count - 1}); nvlink.links is {self.nvlink.links}")
+        check_ranges(self)
 
     @property
     def cycle_ns(self) -> float:

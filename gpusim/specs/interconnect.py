@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpusim.errors import ConfigError
-from gpusim.specs.units import _integer, _nonnegative, _positive
+from gpusim.specs.units import _integer, _nonnegative, _positive, bounded, check_ranges
 
 TOPOLOGIES = ("nvswitch", "direct", "pcie")
 
@@ -26,17 +26,18 @@ def _fraction(obj, *names: str) -> None:
 
 @dataclass(frozen=True)
 class NVLinkSpec:
-    generation: int = 4                          # NVLink generation (2: V100, 3: A100, 4: H100/H200)
-    links: int = 18                              # NVLinks of one GPU
-    link_bandwidth_GBps: float = 26.5625         # one link, one direction, signalling rate
-    data_efficiency: float = 0.83                # payload share of the link rate a copy stream reaches (packet headers)
-    latency_ns: float = 900.0                    # one-way, GPU to a peer's L2 over the links (+ switch_latency_ns)
+    generation: int = bounded(4, 1, 16)          # NVLink generation (2: V100, 3: A100, 4: H100/H200)
+    links: int = bounded(18, 0, 1024)            # NVLinks of one GPU
+    link_bandwidth_GBps: float = bounded(26.5625, 0.001, 1e5)  # one link, one direction, signalling rate
+    data_efficiency: float = bounded(0.83, 0.001, 1.0)  # payload share of the link rate a copy stream reaches (packet headers)
+    latency_ns: float = bounded(900.0, 0.001, 1e7)  # one-way, GPU to a peer's L2 over the links (+ switch_latency_ns)
 
     def __post_init__(self) -> None:
         _integer(self, "generation", "links")
         _positive(self, "generation", "link_bandwidth_GBps", "latency_ns")
         _nonnegative(self, "links")
         _fraction(self, "data_efficiency")
+        check_ranges(self)
 
     @property
     def bandwidth_GBps(self) -> float:
@@ -46,21 +47,22 @@ class NVLinkSpec:
 
 @dataclass(frozen=True)
 class PCIeSpec:
-    generation: int = 5                          # PCIe generation of the GPU's host link
-    lanes: int = 16                              # lanes of that link
-    bandwidth_GBps: float = 63.0                 # payload bandwidth, one direction (128b/130b coding, TLP overhead)
-    latency_ns: float = 1500.0                   # one-way, GPU to GPU through the host bridge
+    generation: int = bounded(5, 1, 16)          # PCIe generation of the GPU's host link
+    lanes: int = bounded(16, 1, 64)              # lanes of that link
+    bandwidth_GBps: float = bounded(63.0, 0.001, 1e5)  # payload bandwidth, one direction (128b/130b coding, TLP overhead)
+    latency_ns: float = bounded(1500.0, 0.001, 1e7)  # one-way, GPU to GPU through the host bridge
 
     def __post_init__(self) -> None:
         _integer(self, "generation", "lanes")
         _positive(self, "generation", "lanes", "bandwidth_GBps", "latency_ns")
+        check_ranges(self)
 
 
 @dataclass(frozen=True)
 class SystemSpec:
-    gpu_count: int = 1                           # GPUs of this kind in the simulated system
+    gpu_count: int = bounded(1, 1, 1024)         # GPUs of this kind in the simulated system
     topology: str = "nvswitch"                   # nvswitch (links into switches), direct (split over peers), pcie
-    switch_latency_ns: float = 250.0             # added by one NVSwitch traversal (topology nvswitch)
+    switch_latency_ns: float = bounded(250.0, 0.0, 1e7)  # added by one NVSwitch traversal (topology nvswitch)
 
     def __post_init__(self) -> None:
         _integer(self, "gpu_count")
@@ -68,29 +70,30 @@ class SystemSpec:
         _nonnegative(self, "switch_latency_ns")
         if self.topology not in TOPOLOGIES:
             raise ConfigError(f"SystemSpec.topology must be one of {', '.join(TOPOLOGIES)}, got {self.topology!r}")
+        check_ranges(self)
 
 
 @dataclass(frozen=True)
 class NCCLSpec:
-    max_channels: int = 24                       # rings/trees NCCL builds (one thread block each per GPU)
-    threads_per_channel: int = 512               # threads of a channel's block (NCCL_LL_MAX_NTHREADS)
-    channel_threshold_bytes_per_thread: int = 8  # fewer channels below channels x threads x this (x ranks for LL)
-    slices_per_step: int = 8                     # NCCL_STEPS: buffer slots a channel pipelines per step
-    simple_efficiency: float = 0.89              # Simple: share of the link payload rate a channel's copies reach
-    ll_efficiency: float = 0.40                  # LL: 8-byte lines of 4 data bytes + flag, x the copy rate
-    ll128_efficiency: float = 0.88               # LL128: 128-byte lines of 120 data bytes, x the copy rate
-    tree_efficiency: float = 0.84                # a chain's (intra-node tree's) rate relative to a ring step's
-    channel_bandwidth_GBps: float = 26.7         # one channel's copy rate (one thread block moving the data)
-    launch_latency_ns: float = 4000.0            # a collective's fixed cost: kernel launch and final sync
-    ll_base_latency_ns: float = 1000.0           # LL's fixed cost beyond launch (NCCL's baseLat)
-    ll128_base_latency_ns: float = 7600.0        # LL128's fixed cost beyond launch
-    simple_base_latency_ns: float = 8400.0       # Simple's fixed cost beyond launch
-    ll_step_latency_ns: float = 500.0            # one ring/tree step in LL (flag polling), beyond the link latency
-    ll128_step_latency_ns: float = 850.0         # one step in LL128
-    simple_step_latency_ns: float = 3000.0       # one step in Simple (fifo handshakes through memory fences)
-    p2p_latency_ns: float = 3000.0               # a send/recv group's fixed cost beyond launch
-    p2p_all_channels_min_bytes: int = 256 << 20  # peer transfers this large get all channels, smaller max_channels/n
-    launch_skew_per_gpu_ns: float = 1900.0       # one process launching every GPU's kernel: delay per further GPU
+    max_channels: int = bounded(24, 1, 1024)     # rings/trees NCCL builds (one thread block each per GPU)
+    threads_per_channel: int = bounded(512, 1, 1024)  # threads of a channel's block (NCCL_LL_MAX_NTHREADS)
+    channel_threshold_bytes_per_thread: int = bounded(8, 1, 1 << 20)  # fewer channels below channels x threads x this (x ranks for LL)
+    slices_per_step: int = bounded(8, 1, 1024)   # NCCL_STEPS: buffer slots a channel pipelines per step
+    simple_efficiency: float = bounded(0.89, 0.001, 1.0)  # Simple: share of the link payload rate a channel's copies reach
+    ll_efficiency: float = bounded(0.40, 0.001, 1.0)  # LL: 8-byte lines of 4 data bytes + flag, x the copy rate
+    ll128_efficiency: float = bounded(0.88, 0.001, 1.0)  # LL128: 128-byte lines of 120 data bytes, x the copy rate
+    tree_efficiency: float = bounded(0.84, 0.001, 1.0)  # a chain's (intra-node tree's) rate relative to a ring step's
+    channel_bandwidth_GBps: float = bounded(26.7, 0.001, 1e5)  # one channel's copy rate (one thread block moving the data)
+    launch_latency_ns: float = bounded(4000.0, 0.0, 1e9)  # a collective's fixed cost: kernel launch and final sync
+    ll_base_latency_ns: float = bounded(1000.0, 0.0, 1e9)  # LL's fixed cost beyond launch (NCCL's baseLat)
+    ll128_base_latency_ns: float = bounded(7600.0, 0.0, 1e9)  # LL128's fixed cost beyond launch
+    simple_base_latency_ns: float = bounded(8400.0, 0.0, 1e9)  # Simple's fixed cost beyond launch
+    ll_step_latency_ns: float = bounded(500.0, 0.0, 1e9)  # one ring/tree step in LL (flag polling), beyond the link latency
+    ll128_step_latency_ns: float = bounded(850.0, 0.0, 1e9)  # one step in LL128
+    simple_step_latency_ns: float = bounded(3000.0, 0.0, 1e9)  # one step in Simple (fifo handshakes through memory fences)
+    p2p_latency_ns: float = bounded(3000.0, 0.0, 1e9)  # a send/recv group's fixed cost beyond launch
+    p2p_all_channels_min_bytes: int = bounded(256 << 20, 0, 1 << 50)  # peer transfers this large get all channels, smaller max_channels/n
+    launch_skew_per_gpu_ns: float = bounded(1900.0, 0.0, 1e9)  # one process launching every GPU's kernel: delay per further GPU
 
     def __post_init__(self) -> None:
         _integer(self, "max_channels", "threads_per_channel", "channel_threshold_bytes_per_thread",
@@ -102,6 +105,7 @@ class NCCLSpec:
         _nonnegative(self, "launch_latency_ns", "ll_base_latency_ns", "ll128_base_latency_ns",
                      "simple_base_latency_ns", "ll_step_latency_ns", "ll128_step_latency_ns", "launch_skew_per_gpu_ns",
                      "simple_step_latency_ns", "p2p_latency_ns")
+        check_ranges(self)
 
     def efficiency(self, protocol: str) -> float:
         return {"simple": self.simple_efficiency, "ll": self.ll_efficiency, "ll128": self.ll128_efficiency}[protocol]

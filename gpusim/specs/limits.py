@@ -11,16 +11,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpusim.errors import ConfigError
+from gpusim.specs.units import bounded, check_ranges
 
 
 @dataclass(frozen=True)
 class LaunchLimits:
     warp_size_threads: int = 32                    # threads per warp
-    max_threads_per_block: int = 1024              # threads in one block
+    max_threads_per_block: int = bounded(1024, 32, 4096)  # threads in one block
     max_block_dims: tuple[int, int, int] = (1024, 1024, 64)
     max_grid_dims: tuple[int, int, int] = (2**31 - 1, 65535, 65535)
-    max_shared_bytes_per_block_static: int = 48 * 1024
-    max_shared_bytes_per_block_optin: int = 227 * 1024   # shared memory one block may opt in to
+    max_shared_bytes_per_block_static: int = bounded(48 * 1024, 1, 64 * 1024 * 1024)
+    max_shared_bytes_per_block_optin: int = bounded(227 * 1024, 1, 64 * 1024 * 1024)  # shared memory one block may opt in to
 
     def __post_init__(self) -> None:
         if self.warp_size_threads != 32:
@@ -30,3 +31,4 @@ class LaunchLimits:
                 raise ConfigError(f"{f} must be positive (got {getattr(self, f)})")
         if self.max_shared_bytes_per_block_optin < self.max_shared_bytes_per_block_static:
             raise ConfigError("max_shared_bytes_per_block_optin must be >= max_shared_bytes_per_block_static")
+        check_ranges(self)

@@ -27,6 +27,7 @@ from gpusim.errors import ConfigError
 from gpusim.specs import presets
 from gpusim.specs.describe import groups, schema, value_at
 from gpusim.specs.gpu import GPUSpec
+from gpusim.specs.units import format_range, range_of
 
 # Short names users type -> the dotted key they mean.
 ALIASES: dict[str, str] = {
@@ -76,11 +77,13 @@ def _suggest(k: str) -> str:
 
 def parse_value(key: str, raw):
     """`raw` (a string from --set, or a TOML/Python value) as the type of field `key`."""
-    typ = schema()[key][0]
+    typ, owner, name = schema()[key]
     try:
         return _convert(key, typ, raw)
     except (ValueError, TypeError) as e:
-        raise ConfigError(f"bad value for {key}={_text(raw)}: {e}") from None
+        r = range_of(owner, name)
+        hint = f" (valid range {format_range(*r)})" if r else ""
+        raise ConfigError(f"bad value for {key}={_text(raw)}: {e}{hint}") from None
 
 
 def _convert(key: str, typ, raw):

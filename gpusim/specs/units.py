@@ -1,65 +1,114 @@
 """Sub-specs of a GPU: each a frozen parts list with units in its field names.
 
-Every field has a default (the H100 SXM5 value, cited in `presets.py`) and a one-line
-description in the comment beside it. Validation runs on construction (`__post_init__`);
-an invalid value is a `ConfigError` naming the field, the value and the rule it breaks.
+Every field has a default (the H100 SXM5 value, cited in `presets.py`), a one-line
+description in the comment beside it and, for numbers, its valid range beside the default
+(`bounded(default, lo, hi)`, gem5's bounded Param): wide enough for any GPU one might
+imagine (ten to a hundred times today's), narrow enough that the simulator's work stays
+bounded (`--set sm.count=1e6` would build a million SM models). Validation runs on
+construction (`__post_init__`): the rules first, then `check_ranges`; an invalid value is a
+`ConfigError` naming the field, the value and the rule or range it breaks.
+`gpusim presets --show` prints each field's range (`range_of`).
 """
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass, field, fields
 
 from gpusim.errors import ConfigError
+
+KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
+
+
+def bounded(default, lo, hi):
+    """A spec field with default `default` and valid range lo..hi (inclusive)."""
+    return field(default=default, metadata={"range": (lo, hi)})
+
+
+def range_of(cls, name: str) -> tuple | None:
+    """The (lo, hi) of field `name` of spec class `cls`, or None if it has none."""
+    for f in fields(cls):
+        if f.name == name:
+            return f.metadata.get("range")
+    return None
+
+
+def format_range(lo, hi) -> str:
+    """'1..1024', '0.001..1e+06'."""
+    num = lambda x: str(x) if isinstance(x, int) else f"{x:g}"            # noqa: E731
+    return f"{num(lo)}..{num(hi)}"
+
+
+def _hint(obj, n: str) -> str:
+    r = range_of(type(obj), n)
+    return f" (valid range {format_range(*r)})" if r else ""
+
+
+def check_ranges(obj) -> None:
+    """ConfigError for the first field of `obj` outside its `bounded` range, or not an
+    integer where the field is one (NaN and infinities are outside every range)."""
+    for f in fields(obj):
+        r = f.metadata.get("range")
+        if r is None:
+            continue
+        v = getattr(obj, f.name)
+        what = f"{type(obj).__name__}.{f.name}"
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise ConfigError(f"{what} must be a number in {format_range(*r)}, got {v!r}")
+        if f.type in ("int", int) and not isinstance(v, numbers.Integral):
+            raise ConfigError(f"{what} must be an integer in {format_range(*r)}, got {v!r}")
+        if math.isnan(v) or not r[0] <= v <= r[1]:
+            raise ConfigError(f"{what} = {v!r} is outside its valid range {format_range(*r)}")
 
 
 def _positive(obj, *names: str) -> None:
     for n in names:
         v = getattr(obj, n)
         if not (isinstance(v, (int, float)) and v > 0):
-            raise ConfigError(f"{type(obj).__name__}.{n} must be a positive number, got {v!r}")
+            raise ConfigError(f"{type(obj).__name__}.{n} must be a positive number, got {v!r}{_hint(obj, n)}")
 
 
 def _nonnegative(obj, *names: str) -> None:
     for n in names:
         v = getattr(obj, n)
         if not (isinstance(v, (int, float)) and v >= 0):
-            raise ConfigError(f"{type(obj).__name__}.{n} must be >= 0, got {v!r}")
+            raise ConfigError(f"{type(obj).__name__}.{n} must be >= 0, got {v!r}{_hint(obj, n)}")
 
 
 def _power_of_two(obj, *names: str) -> None:
     for n in names:
         v = getattr(obj, n)
         if not (isinstance(v, int) and v > 0 and (v & (v - 1)) == 0):
-            raise ConfigError(f"{type(obj).__name__}.{n} must be a power of two, got {v!r}")
+            raise ConfigError(f"{type(obj).__name__}.{n} must be a power of two, got {v!r}{_hint(obj, n)}")
 
 
 def _integer(obj, *names: str) -> None:
     for n in names:
         v = getattr(obj, n)
         if isinstance(v, bool) or not isinstance(v, int):
-            raise ConfigError(f"{type(obj).__name__}.{n} must be an integer, got {v!r}")
-
-
-KiB = 1024
+            raise ConfigError(f"{type(obj).__name__}.{n} must be an integer, got {v!r}{_hint(obj, n)}")
 
 
 @dataclass(frozen=True)
 class ClockSpec:
-    sm_clock_mhz: float = 1980.0                 # SM clock used to turn cycles into time (boost)
-    memory_clock_mhz: float = 2619.0             # HBM data clock, informational
+    sm_clock_mhz: float = bounded(1980.0, 50.0, 10000.0)  # SM clock used to turn cycles into time (boost)
+    memory_clock_mhz: float = bounded(2619.0, 50.0, 20000.0)  # HBM data clock, informational
 
     def __post_init__(self) -> None:
         _positive(self, "sm_clock_mhz", "memory_clock_mhz")
+        check_ranges(self)
 
 
 @dataclass(frozen=True)
 class PipeSpec:
     """One execution pipe of a sub-partition (SMSP), Nsight Compute's pipe names."""
-    issue_interval_cycles: float = 1.0           # cycles between two warp instructions on this pipe of one SMSP (32 / lanes); 0: the architecture has no such pipe
-    latency_cycles: int = 4                      # cycles from issue until a dependent instruction may issue
+    issue_interval_cycles: float = bounded(1.0, 0.0, 1024.0)  # cycles between two warp instructions on this pipe of one SMSP (32 / lanes); 0: the architecture has no such pipe
+    latency_cycles: int = bounded(4, 1, 10_000)  # cycles from issue until a dependent instruction may issue
 
     def __post_init__(self) -> None:
         _nonnegative(self, "issue_interval_cycles")
         _positive(self, "latency_cycles")
+        check_ranges(self)
 
 
 @dataclass(frozen=True)
@@ -87,30 +136,30 @@ class PipesSpec:
 
 @dataclass(frozen=True)
 class SMSpec:
-    sub_partitions: int = 4                      # SMSPs per SM, each with its own warp scheduler
-    issue_width_warp_inst_per_cycle: int = 1     # warp instructions one scheduler issues per cycle
-    max_threads_per_sm: int = 2048               # resident threads per SM
-    max_warps_per_sm: int = 64                   # resident warps per SM
-    max_blocks_per_sm: int = 32                  # resident thread blocks per SM
-    registers_per_sm: int = 65536                # 32-bit registers
-    max_registers_per_thread: int = 255          # ptxas limit per thread
-    register_allocation_unit: int = 256          # registers allocated per warp in multiples of this
-    warp_allocation_granularity: int = 4         # CUDA occupancy calculator's warp allocation granularity
-    shared_memory_per_sm_bytes: int = 228 * KiB  # largest carve-out for shared memory
+    sub_partitions: int = bounded(4, 1, 16)      # SMSPs per SM, each with its own warp scheduler
+    issue_width_warp_inst_per_cycle: int = bounded(1, 1, 8)  # warp instructions one scheduler issues per cycle
+    max_threads_per_sm: int = bounded(2048, 32, 65_536)  # resident threads per SM
+    max_warps_per_sm: int = bounded(64, 1, 2048)  # resident warps per SM
+    max_blocks_per_sm: int = bounded(32, 1, 1024)  # resident thread blocks per SM
+    registers_per_sm: int = bounded(65536, 256, 1 << 24)  # 32-bit registers
+    max_registers_per_thread: int = bounded(255, 1, 1024)  # ptxas limit per thread
+    register_allocation_unit: int = bounded(256, 1, 65_536)  # registers allocated per warp in multiples of this
+    warp_allocation_granularity: int = bounded(4, 1, 64)  # CUDA occupancy calculator's warp allocation granularity
+    shared_memory_per_sm_bytes: int = bounded(228 * KiB, 1, 64 * MiB)  # largest carve-out for shared memory
     shared_carveouts_bytes: tuple[int, ...] = (0, 8 * KiB, 16 * KiB, 32 * KiB, 64 * KiB, 100 * KiB, 132 * KiB,
                                                164 * KiB, 196 * KiB, 228 * KiB)  # shared sizes the driver can pick
-    shared_allocation_unit_bytes: int = 128      # shared memory per block rounds up to this
-    reserved_shared_per_block_bytes: int = 1024  # system use per block (CC >= 8.0)
-    l1_shared_total_bytes: int = 256 * KiB       # unified L1 + shared capacity per SM
-    shared_banks: int = 32                       # shared-memory banks
-    shared_bank_width_bytes: int = 4             # bytes per bank per cycle
-    shared_latency_cycles: int = 23              # shared load, no conflict, to dependent use
-    shared_wavefront_cycles: int = 1             # extra cycles per additional wavefront of a conflicted access
-    barrier_latency_cycles: int = 20             # last arrival to release of a CTA barrier
-    instruction_cache_line_bytes: int = 128      # instruction-cache line (8 SASS instructions of 16 B)
-    instruction_prefetch_lines: int = 32         # lines kept requested ahead of the line a warp uses
-    instruction_fetch_bytes_per_cycle: float = 7.76  # an SM's instruction fetch stream (cold code)
-    constant_cache_line_bytes: int = 64          # constant-cache line (kernel parameters, __constant__ data)
+    shared_allocation_unit_bytes: int = bounded(128, 1, 65_536)  # shared memory per block rounds up to this
+    reserved_shared_per_block_bytes: int = bounded(1024, 0, 65_536)  # system use per block (CC >= 8.0)
+    l1_shared_total_bytes: int = bounded(256 * KiB, 1, 64 * MiB)  # unified L1 + shared capacity per SM
+    shared_banks: int = bounded(32, 1, 1024)     # shared-memory banks
+    shared_bank_width_bytes: int = bounded(4, 1, 64)  # bytes per bank per cycle
+    shared_latency_cycles: int = bounded(23, 1, 10_000)  # shared load, no conflict, to dependent use
+    shared_wavefront_cycles: int = bounded(1, 0, 1000)  # extra cycles per additional wavefront of a conflicted access
+    barrier_latency_cycles: int = bounded(20, 1, 100_000)  # last arrival to release of a CTA barrier
+    instruction_cache_line_bytes: int = bounded(128, 16, 4096)  # instruction-cache line (8 SASS instructions of 16 B)
+    instruction_prefetch_lines: int = bounded(32, 0, 4096)  # lines kept requested ahead of the line a warp uses
+    instruction_fetch_bytes_per_cycle: float = bounded(7.76, 0.01, 4096.0)  # an SM's instruction fetch stream (cold code)
+    constant_cache_line_bytes: int = bounded(64, 4, 4096)  # constant-cache line (kernel parameters, __constant__ data)
     pipes: PipesSpec = field(default_factory=PipesSpec)
     warp_scheduler: str = "gto"                  # warp scheduling policy name (gpusim.timing.policies)
 
@@ -134,6 +183,7 @@ class SMSpec:
                 and all(a < b for a, b in zip(c, c[1:]))):
             raise ConfigError(f"SMSpec.shared_carveouts_bytes must be a non-empty, strictly increasing tuple of "
                               f"byte counts >= 0, got {c!r}")
+        check_ranges(self)
 
     def carveout_bytes(self, shared_bytes_per_sm: int) -> int:
         """The shared-memory carve-out the driver picks for `shared_bytes_per_sm`: the
@@ -147,12 +197,12 @@ class SMSpec:
 
 @dataclass(frozen=True)
 class L1Spec:
-    line_bytes: int = 128                        # tag granularity
-    sector_bytes: int = 32                       # fill and valid granularity
-    associativity: int = 4                       # ways (the data-cache part is l1_shared_total - shared carve-out)
-    hit_latency_cycles: int = 32                 # global load hit, to dependent use
-    mshr_entries: int = 256                      # outstanding missed sectors per SM
-    bandwidth_bytes_per_cycle: int = 128         # L1 <-> SM datapath (one wavefront per cycle)
+    line_bytes: int = bounded(128, 16, 4096)     # tag granularity
+    sector_bytes: int = bounded(32, 4, 4096)     # fill and valid granularity
+    associativity: int = bounded(4, 1, 1024)     # ways (the data-cache part is l1_shared_total - shared carve-out)
+    hit_latency_cycles: int = bounded(32, 1, 10_000)  # global load hit, to dependent use
+    mshr_entries: int = bounded(256, 1, 1 << 20)  # outstanding missed sectors per SM
+    bandwidth_bytes_per_cycle: int = bounded(128, 1, 65_536)  # L1 <-> SM datapath (one wavefront per cycle)
     write_allocate: bool = False                 # global stores: write-through, no write-allocate
 
     def __post_init__(self) -> None:
@@ -160,26 +210,27 @@ class L1Spec:
         _positive(self, "hit_latency_cycles", "mshr_entries", "bandwidth_bytes_per_cycle")
         if self.sector_bytes > self.line_bytes:
             raise ConfigError("L1Spec.sector_bytes cannot exceed line_bytes")
+        check_ranges(self)
 
 
 @dataclass(frozen=True)
 class L2Spec:
-    size_bytes: int = 50 * 1024 * KiB            # capacity of all slices together
-    slices: int = 80                             # independent L2 banks the address hash spreads sectors over
-    associativity: int = 16                      # ways per set
-    line_bytes: int = 128                        # tag granularity
-    sector_bytes: int = 32                       # fill and valid granularity
-    hit_latency_cycles: int = 276                # load that hits L2, SM clock cycles, to dependent use
-    bandwidth_bytes_per_cycle_per_slice: float = 64.0  # data returned per SM cycle by one slice
-    write_bandwidth_bytes_per_cycle_per_slice: float = 35.0  # data written (stores) per SM cycle by one slice
-    atomic_latency_cycles: int = 40              # extra cycles for a read-modify-write at the slice
-    atomic_same_address_interval_cycles: float = 2.0  # cycles between two lane atomics on one sector at a slice
-    atomic_extra_address_cycles: float = 0.0  # each further distinct address of one sector in one request: its turn
-    atomic_ops_per_cycle_per_slice: float = 4.0  # sector read-modify-writes (one per sector a request's lanes touch) a slice's atomic units finish per cycle
-    partitions: int = 2                          # L2 partitions; an SM's near one caches copies of lines homed in the far one
-    fabric_latency_cycles: int = 100             # one crossing of the fabric between partitions (a far access crosses twice)
-    fabric_bandwidth_bytes_per_cycle: float = 2120.0  # data across the partition fabric, all partitions together
-    ecc_granule_bytes: int = 32                  # L2 data ECC word: a write covering part of one costs the slice a read too
+    size_bytes: int = bounded(50 * 1024 * KiB, 1024, 16 * GiB)  # capacity of all slices together
+    slices: int = bounded(80, 1, 4096)           # independent L2 banks the address hash spreads sectors over
+    associativity: int = bounded(16, 1, 1024)    # ways per set
+    line_bytes: int = bounded(128, 16, 4096)     # tag granularity
+    sector_bytes: int = bounded(32, 4, 4096)     # fill and valid granularity
+    hit_latency_cycles: int = bounded(276, 1, 100_000)  # load that hits L2, SM clock cycles, to dependent use
+    bandwidth_bytes_per_cycle_per_slice: float = bounded(64.0, 0.01, 65536.0)  # data returned per SM cycle by one slice
+    write_bandwidth_bytes_per_cycle_per_slice: float = bounded(35.0, 0.01, 65536.0)  # data written (stores) per SM cycle by one slice
+    atomic_latency_cycles: int = bounded(40, 0, 100_000)  # extra cycles for a read-modify-write at the slice
+    atomic_same_address_interval_cycles: float = bounded(2.0, 0.0, 10000.0)  # cycles between two lane atomics on one sector at a slice
+    atomic_extra_address_cycles: float = bounded(0.0, 0.0, 10000.0)  # each further distinct address of one sector in one request: its turn
+    atomic_ops_per_cycle_per_slice: float = bounded(4.0, 0.001, 1024.0)  # sector read-modify-writes (one per sector a request's lanes touch) a slice's atomic units finish per cycle
+    partitions: int = bounded(2, 1, 64)          # L2 partitions; an SM's near one caches copies of lines homed in the far one
+    fabric_latency_cycles: int = bounded(100, 1, 100_000)  # one crossing of the fabric between partitions (a far access crosses twice)
+    fabric_bandwidth_bytes_per_cycle: float = bounded(2120.0, 0.01, 1e6)  # data across the partition fabric, all partitions together
+    ecc_granule_bytes: int = bounded(32, 1, 4096)  # L2 data ECC word: a write covering part of one costs the slice a read too
 
     def __post_init__(self) -> None:
         _positive(self, "atomic_ops_per_cycle_per_slice")
@@ -204,6 +255,7 @@ class L2Spec:
         if self.size_bytes // set_bytes < self.slices:
             raise ConfigError(f"L2Spec.size_bytes ({self.size_bytes}) must give every one of the {self.slices} "
                               f"slices at least one set of {set_bytes} bytes")
+        check_ranges(self)
 
     @property
     def sets(self) -> int:
@@ -213,27 +265,27 @@ class L2Spec:
 
 @dataclass(frozen=True)
 class HBMSpec:
-    stacks: int = 5                              # HBM stacks (sites populated and enabled)
-    channels: int = 160                          # independent channels (pseudo-channels) across all stacks
-    bus_width_bits: int = 5120                   # DRAM interface width, all channels together
-    bandwidth_GBps: float = 3352.0               # peak, all channels together
-    capacity_bytes: int = 85017493504            # device memory cudaMalloc can use
-    latency_ns: float = 204.0                    # added beyond an L2 miss, unloaded
-    access_granularity_bytes: int = 64           # DRAM burst; a 32-byte sector request moves this much
-    banks_per_channel: int = 32                  # banks of one pseudo-channel, each with one row buffer
-    row_bytes: int = 1024                        # row (page) of a pseudo-channel, in one bank
-    channel_interleave_bytes: int = 256          # contiguous bytes of one channel before the address moves to the next
-    t_rcd_ns: float = 14.0                       # tRCD: activate to column command
-    t_rp_ns: float = 14.0                        # tRP: precharge to activate
-    t_ras_ns: float = 34.0                       # tRAS: activate to precharge, at least
-    t_wr_ns: float = 16.0                        # tWR: last write data to precharge (write recovery)
-    t_ccd_l_ns: float = 2.0                      # tCCD_L: column command to column command in one bank (32 B each)
-    t_wtr_ns: float = 22.0                       # tWTR (+ write latency): data bus idle from a write to a read
-    t_rtw_ns: float = 2.0                        # tRTW: data bus idle from a read to a write
-    t_faw_ns: float = 0.0                        # tFAW: at most 4 row activations per pseudo-channel in this window (0: no limit)
-    t_refi_ns: float = 3900.0                    # tREFI: interval between all-bank refreshes of a pseudo-channel
-    t_rfc_ns: float = 450.0                      # tRFC: an all-bank refresh blocks its pseudo-channel this long
-    write_queue_bursts: int = 16                 # writes a controller collects per channel before draining them together
+    stacks: int = bounded(5, 1, 64)              # HBM stacks (sites populated and enabled)
+    channels: int = bounded(160, 1, 16_384)      # independent channels (pseudo-channels) across all stacks
+    bus_width_bits: int = bounded(5120, 1, 1 << 20)  # DRAM interface width, all channels together
+    bandwidth_GBps: float = bounded(3352.0, 0.001, 1e6)  # peak, all channels together
+    capacity_bytes: int = bounded(85017493504, MiB, 1 << 50)  # device memory cudaMalloc can use
+    latency_ns: float = bounded(204.0, 1.0, 1e6)  # added beyond an L2 miss, unloaded
+    access_granularity_bytes: int = bounded(64, 1, 4096)  # DRAM burst; a 32-byte sector request moves this much
+    banks_per_channel: int = bounded(32, 1, 1024)  # banks of one pseudo-channel, each with one row buffer
+    row_bytes: int = bounded(1024, 32, MiB)      # row (page) of a pseudo-channel, in one bank
+    channel_interleave_bytes: int = bounded(256, 1, MiB)  # contiguous bytes of one channel before the address moves to the next
+    t_rcd_ns: float = bounded(14.0, 0.0, 1e5)    # tRCD: activate to column command
+    t_rp_ns: float = bounded(14.0, 0.0, 1e5)     # tRP: precharge to activate
+    t_ras_ns: float = bounded(34.0, 0.0, 1e5)    # tRAS: activate to precharge, at least
+    t_wr_ns: float = bounded(16.0, 0.0, 1e5)     # tWR: last write data to precharge (write recovery)
+    t_ccd_l_ns: float = bounded(2.0, 0.0, 1e5)   # tCCD_L: column command to column command in one bank (32 B each)
+    t_wtr_ns: float = bounded(22.0, 0.0, 1e5)    # tWTR (+ write latency): data bus idle from a write to a read
+    t_rtw_ns: float = bounded(2.0, 0.0, 1e5)     # tRTW: data bus idle from a read to a write
+    t_faw_ns: float = bounded(0.0, 0.0, 1e5)     # tFAW: at most 4 row activations per pseudo-channel in this window (0: no limit)
+    t_refi_ns: float = bounded(3900.0, 1.0, 1e9)  # tREFI: interval between all-bank refreshes of a pseudo-channel
+    t_rfc_ns: float = bounded(450.0, 0.0, 1e8)   # tRFC: an all-bank refresh blocks its pseudo-channel this long
+    write_queue_bursts: int = bounded(16, 1, 65_536)  # writes a controller collects per channel before draining them together
 
     def __post_init__(self) -> None:
         _positive(self, "stacks", "channels", "bus_width_bits", "bandwidth_GBps", "capacity_bytes", "latency_ns",
@@ -253,25 +305,28 @@ class HBMSpec:
         if self.latency_ns * 1.0 < self.t_rcd_ns + self.t_rp_ns:
             raise ConfigError(f"HBMSpec.latency_ns ({self.latency_ns}) is the latency of a row miss and must cover "
                               f"t_rp_ns + t_rcd_ns ({self.t_rp_ns + self.t_rcd_ns})")
+        check_ranges(self)
 
 
 @dataclass(frozen=True)
 class NoCSpec:
-    bandwidth_bytes_per_cycle: float = 5120.0    # SM <-> L2 crossbar, all SMs together
-    latency_cycles: int = 20                     # one traversal
+    bandwidth_bytes_per_cycle: float = bounded(5120.0, 0.01, 2e7)  # SM <-> L2 crossbar, all SMs together
+    latency_cycles: int = bounded(20, 1, 100_000)  # one traversal
 
     def __post_init__(self) -> None:
         _positive(self, "bandwidth_bytes_per_cycle", "latency_cycles")
+        check_ranges(self)
 
 
 @dataclass(frozen=True)
 class LaunchSpec:
-    kernel_launch_overhead_ns: float = 2500.0    # host-visible launch to first block (what gpu__time_duration excludes: 0)
-    kernel_fixed_ns: float = 1800.0              # fixed cost inside gpu__time_duration (front end, drain)
-    block_dispatch_cycles: float = 40.0          # an SM accepts at most one new block every this many cycles
+    kernel_launch_overhead_ns: float = bounded(2500.0, 0.0, 1e9)  # host-visible launch to first block (what gpu__time_duration excludes: 0)
+    kernel_fixed_ns: float = bounded(1800.0, 0.0, 1e9)  # fixed cost inside gpu__time_duration (front end, drain)
+    block_dispatch_cycles: float = bounded(40.0, 0.0, 1e6)  # an SM accepts at most one new block every this many cycles
 
     def __post_init__(self) -> None:
         _nonnegative(self, "kernel_launch_overhead_ns", "kernel_fixed_ns", "block_dispatch_cycles")
+        check_ranges(self)
 
 
 def field_docs(cls) -> dict[str, str]:

@@ -1,0 +1,72 @@
+"""Numba features gpusim cannot run: an UnsupportedKernel (a GpusimError) naming what and where."""
+import numpy as np
+import pytest
+
+import gpusim
+import isa.errors
+from gpusim.errors import GpusimError, PtxSyntaxError, UnsupportedCall, UnsupportedInstruction, UnsupportedKernel, \
+    from_isa
+
+from bad_inputs import grid_sync, recursive, stream_in_kernel
+
+
+def test_grid_sync_says_cooperative_grid_sync_is_not_supported():
+    with pytest.raises(UnsupportedCall) as e:
+        gpusim.launch(grid_sync, 1, 32, (np.zeros(32, np.int64),))
+    msg = str(e.value)
+    assert "cooperative grid sync is not supported" in msg and "cudaCGGetIntrinsicHandle" not in msg
+    assert "bad_inputs.py:49" in msg and isinstance(e.value, GpusimError)
+
+
+def test_grid_sync_is_still_an_isa_unsupported_call():
+    with pytest.raises(isa.errors.UnsupportedCall):
+        gpusim.launch(grid_sync, 1, 32, (np.zeros(32, np.int64),))
+
+
+def test_recursion_without_signature_names_the_function():
+    with pytest.raises(UnsupportedKernel, match=r"device function fact is recursive \(fact -> fact\).*bad_inputs.py:55"):
+        gpusim.launch(recursive, 1, 32, (np.zeros(1, np.int64),))
+
+
+def test_stream_inside_a_kernel_names_the_line():
+    with pytest.raises(UnsupportedKernel, match=r"stream.*bad_inputs.py:66: s = cuda.stream\(\)"):
+        gpusim.launch(stream_in_kernel, 1, 32, (np.zeros(1, np.int64),))
+
+
+@pytest.mark.parametrize("err, cls", [
+    (isa.errors.PtxSyntaxError("unmatched '}'", 12, "}"), PtxSyntaxError),
+    (isa.errors.UnsupportedCall("recursive device function f", callee="f", ptx_line=3), UnsupportedCall),
+    (isa.errors.UnsupportedInstruction("wgmma.mma_async", ptx_line=40), UnsupportedInstruction),
+])
+def test_isa_errors_become_gpusim_errors_keeping_their_fields(err, cls):
+    g = from_isa(err)
+    assert isinstance(g, cls) and isinstance(g, GpusimError) and isinstance(g, type(err))
+    assert g.ptx_line == err.ptx_line and str(g) == str(err)
+
+
+def test_grid_sync_from_the_command_line_is_one_line_with_exit_6(run_cli, tmp_path):
+    path = tmp_path / "gridsync.py"
+    path.write_text(USER_GRID_SYNC)
+    code, _, err = run_cli("run", str(path), "--functional")
+    from bad_inputs import one_line
+    assert code == 6 and "cooperative grid sync is not supported" in one_line(err)
+
+
+USER_GRID_SYNC = '''
+import numpy as np
+from numba import cuda
+from programs.base import Case, ProgramSpec
+
+
+@cuda.jit
+def all_wait(a):
+    g = cuda.cg.this_grid()
+    g.sync()
+
+
+def build(rng, n):
+    return Case("all_wait", all_wait, (1,), (32,), (np.zeros(n),), {})
+
+
+PROGRAM = ProgramSpec("all_wait", "grid sync", build, sizes={"default": {"n": 32}})
+'''
