@@ -73,3 +73,25 @@ def test_plain_read_of_an_atomically_updated_word_races():
 
 def test_bytes_of_one_word_stored_by_different_threads_do_not_race():
     assert races(B.byte_per_thread, 1, 128, (np.zeros(128, np.int32),)) == []
+
+
+def test_timing_mode_reports_the_same_race():
+    a = np.arange(256, dtype=np.float32)
+    hs = races(B.tree_reduce_no_sync, 2, 128, (a, np.zeros(2, np.float32)), timing=True)
+    assert [(h.kind, h.lines) for h in hs] == [("RAW", (line_of("tree"), line_of("tree")))]
+
+
+def test_dropin_launch_under_set_check_puts_hazards_on_last_result():
+    from gpusim import cuda
+
+    @cuda.jit
+    def swap_halves(a):
+        t = cuda.threadIdx.x
+        a[t] = a[(t + 32) % 64]
+
+    cuda.set_check("racecheck")
+    try:
+        swap_halves[1, 64](np.arange(64, dtype=np.int32))
+    finally:
+        cuda.set_check()
+    assert [h.kind for h in swap_halves.last_result.hazards] == ["WAR"]
