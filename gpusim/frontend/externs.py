@@ -46,7 +46,7 @@ import re
 import threading
 from pathlib import Path
 
-from gpusim.frontend.diskcache import write_atomic
+from gpusim.frontend.diskcache import read_text_entry, write_entry
 from isa.demangle import pretty_name
 from isa.errors import UnsupportedCall
 from isa.parser import parse
@@ -250,15 +250,12 @@ def _compiled(source: str, arch: str, include: str = "") -> str:
     """PTX of `source` for `arch`, from the disk cache or NVRTC."""
     path = _cache_path(include + "\n" + source if include else source, arch)
     if path is not None:
-        try:
-            text = path.read_text()
-            if ".func" in text:
-                return text
-        except OSError:
-            pass
+        text = read_text_entry(path)             # None when missing or corrupt (then rebuilt)
+        if text is not None and ".func" in text:
+            return text
     ptx = _nvrtc(source, arch, include)
     if path is not None:
-        write_atomic(path, ptx)
+        write_entry(path, ptx)
     return ptx
 
 

@@ -32,7 +32,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from gpusim.errors import GpusimError
-from gpusim.frontend.diskcache import write_atomic
+from gpusim.frontend.diskcache import read_entry, read_text_entry, write_entry
 
 CACHE_FORMAT = 1
 INSTALL_HINT = "pip install 'cuda-toolkit[nvcc,nvdisasm]==13.*' (packages nvidia-cuda-nvcc, nvidia-cuda-nvdisasm)"
@@ -174,10 +174,12 @@ def _disk_load(key: str) -> PtxasInfo | None:
     if os.environ.get("GPUSIM_DISK_CACHE", "1") == "0":
         return None
     base = sass_cache_dir() / key
+    meta, cubin = read_text_entry(base.with_suffix(".json")), read_entry(base.with_suffix(".cubin"))
+    if meta is None or cubin is None:            # missing, or corrupt (checked entries: rebuilt)
+        return None
     try:
-        meta = json.loads(base.with_suffix(".json").read_text())
-        return PtxasInfo(**meta, cubin=base.with_suffix(".cubin").read_bytes())
-    except (OSError, ValueError, TypeError):
+        return PtxasInfo(**json.loads(meta), cubin=cubin)
+    except (ValueError, TypeError):
         return None
 
 
@@ -187,8 +189,8 @@ def _disk_store(key: str, info: PtxasInfo) -> None:
         return
     meta = {k: v for k, v in asdict(info).items() if k != "cubin"}
     base = sass_cache_dir() / key
-    if write_atomic(base.with_suffix(".cubin"), info.cubin):
-        write_atomic(base.with_suffix(".json"), json.dumps(meta))
+    if write_entry(base.with_suffix(".cubin"), info.cubin):
+        write_entry(base.with_suffix(".json"), json.dumps(meta))
 
 
 # ----------------------------------------------------------------------------- nvdisasm
@@ -214,17 +216,14 @@ def disassemble(cubin: bytes) -> str:
         return text
     path = sass_cache_dir() / f"{key}.sass"
     disk = os.environ.get("GPUSIM_DISK_CACHE", "1") != "0"
-    try:
-        text = path.read_text() if disk else None
-    except OSError:
-        text = None
+    text = read_text_entry(path) if disk else None
     if text is None:
         with tempfile.TemporaryDirectory(prefix="gpusim-nvdisasm-") as tmp:
             src = Path(tmp) / "kernel.cubin"
             src.write_bytes(cubin)
             text = _run([nvdisasm, *NVDISASM_OPTIONS, str(src)], "nvdisasm " + " ".join(NVDISASM_OPTIONS)).stdout
         if disk:
-            write_atomic(path, text)
+            write_entry(path, text)
     with _LOCK:
         if len(_TEXT) > 512:
             _TEXT.clear()
