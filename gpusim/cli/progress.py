@@ -39,7 +39,10 @@ class ProgressLine:
             parts.append(f"{p.simulated_ns / 1000:,.2f} us simulated")
         if p.steps:
             parts.append(f"batch at step {p.steps:,} of {p.step_budget:,}")
-        parts.append(f"{time.monotonic() - self.start:.0f} s")
+        elapsed = time.monotonic() - self.start
+        left = f", about {elapsed * (p.blocks_total - p.blocks_done) / p.blocks_done:.0f} s left" \
+            if 0 < p.blocks_done < p.blocks_total and not p.steps else ""
+        parts.append(f"{elapsed:.0f} s{left}")
         return ", ".join(parts)
 
     def __call__(self, p) -> None:
