@@ -15,6 +15,16 @@ TIME = "gpu__time_duration.sum"
 
 
 def m(name, size, *sets):
+    key = (name, repr(size), sets)
+    if key not in _SEEN:                        # a baseline several tests compare against runs once
+        _SEEN[key] = _run(name, size, *sets)
+    return _SEEN[key]
+
+
+_SEEN: dict = {}
+
+
+def _run(name, size, *sets):
     c = programs.get(name).case(size)
     r, _ = timed_launch(c.kernel, c.grid, c.block, c.args, resolve("h100", list(sets)), c.shared_bytes, cache=CACHE)
     return r.metrics
