@@ -119,14 +119,28 @@ def _fits(want: nbt.Type, have: nbt.Type) -> bool:
 
 
 def select_signature(name: str, signatures: list, have: tuple[nbt.Type, ...]) -> tuple[nbt.Type, ...]:
-    """The argument types of the first explicit signature the actual types fit."""
+    """The argument types of the explicit signature Numba's dispatcher picks for the actual
+    types: the best-rated conversion (exact < promote < safe < unsafe), TypeError when two
+    signatures rate the same (ambiguous), UnsupportedKernel (also a TypeError) when none fits.
+    Arrays convert only to the same dtype and ndim (layout C/F -> A, mutable -> readonly)."""
+    from numba.core.typing.templates import Signature
     from numba.cuda.core import sigutils
-    tried = []
+    from numba.cuda.descriptor import cuda_target
+    from gpusim.frontend.numba_errors import like
+    cases = []
     for sig in signatures:
         want, _ = sigutils.normalize_signature(sig)
-        want = tuple(want)
-        tried.append(f"({', '.join(map(str, want))})")
-        if len(want) == len(have) and all(_fits(w, h) for w, h in zip(want, have)):
-            return want
-    raise UnsupportedKernel(f"kernel {name}: no signature matches the argument types ({', '.join(map(str, have))}); "
-                            f"declared: {'; '.join(tried)}")
+        cases.append(Signature(nbt.void, tuple(want), None))
+    tried = "; ".join(f"({', '.join(map(str, c.args))})" for c in cases)
+    fits = [c for c in cases if len(c.args) == len(have) and all(_fits(w, h) for w, h in zip(c.args, have))]
+    if fits:
+        typingctx = cuda_target.typing_context
+        try:
+            best = typingctx.resolve_overload(name, fits, have, {}, allow_ambiguous=False)
+        except TypeError as e:
+            raise TypeError(f"kernel {name}: ambiguous overloading for argument types "
+                            f"({', '.join(map(str, have))}): {e}") from None
+        if best is not None:
+            return tuple(best.args)
+    raise like(UnsupportedKernel(f"kernel {name}: No matching definition for argument type(s) "
+                                 f"{', '.join(map(str, have))}; declared: {tried}"), TypeError)

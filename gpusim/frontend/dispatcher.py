@@ -154,6 +154,51 @@ class Dispatcher:
             return self.compile(tuple(argtypes)).ptx
         return {k: v.ptx for k, v in self.overloads.items()}
 
+    # ------------------------------------------------------------------ kernel properties (ptxas' report)
+    def _compiled_for(self, signature: Any) -> Any:
+        if signature is None:
+            if len(self._overloads) != 1:
+                raise ValueError("signature must be given for a dispatcher with more than one overload")
+            return next(iter(self._overloads.values()))
+        from numba.cuda.core import sigutils
+        argtypes, _ = sigutils.normalize_signature(signature)
+        return self.compile(tuple(argtypes))
+
+    def _ptxas(self, signature: Any) -> Any:
+        from gpusim.frontend.sass.tools import ptxas_info
+        ck = self._compiled_for(signature)
+        return ck, ptxas_info(ck.ptx, ck.entry, ck.cc)
+
+    def _per_overload(self, signature: Any, fn) -> Any:
+        if signature is None and not self._specialized:          # Numba: a dict over the overloads
+            return {k: fn(self._ptxas(k)) for k in self._overloads}
+        return fn(self._ptxas(signature))
+
+    def get_regs_per_thread(self, signature: Any = None) -> Any:
+        return self._per_overload(signature, lambda r: int(r[1].registers_per_thread))
+
+    def get_shared_mem_per_block(self, signature: Any = None) -> Any:
+        return self._per_overload(signature, lambda r: int(r[1].shared_bytes_static))
+
+    def get_local_mem_per_thread(self, signature: Any = None) -> Any:
+        return self._per_overload(signature, lambda r: int(r[1].local_bytes))
+
+    def get_const_mem_size(self, signature: Any = None) -> Any:
+        def const_bytes(r):
+            prog = r[0].program
+            return int(sum(v.size_bytes for v in prog.globals if v.space == "const"))
+        return self._per_overload(signature, const_bytes)
+
+    def get_max_threads_per_block(self, signature: Any = None) -> Any:
+        from gpusim import cuda, specs
+        spec = specs.get(cuda.get_gpu())
+        most_block = spec.limits.max_threads_per_block
+
+        def most(r):
+            by_regs = spec.sm.registers_per_sm // max(1, r[1].registers_per_thread) // 32 * 32
+            return int(min(most_block, by_regs, _max_threads(self.targetoptions.get("launch_bounds")) or most_block))
+        return self._per_overload(signature, most)
+
     def _device_dispatcher(self) -> Any:
         if self._numba_device is None:
             from gpusim.frontend.hostcompile import simulated_device as _pretend_device
@@ -225,6 +270,16 @@ class _Launch:
         from gpusim.api import launch
         d = self.dispatcher
         retr: list = []
+        limit = _max_threads(d.targetoptions.get("launch_bounds"))
+        if limit is not None:
+            b = self.blockdim if isinstance(self.blockdim, (tuple, list)) else (self.blockdim,)
+            if int(np.prod([int(v) for v in b])) > limit:
+                from cuda.core._utils.cuda_utils import CUDAError
+                from gpusim.errors import LaunchError
+                from gpusim.frontend.numba_errors import like
+                raise like(LaunchError(f"[CUDA_ERROR_INVALID_VALUE] kernel {d.py_func.__qualname__}: block of "
+                                       f"{self.blockdim} threads exceeds its launch_bounds of {limit} threads"),
+                           CUDAError)
         args = _prepare(d, args, self.stream, retr)
         ck = d._compile_for_args(args)
         from gpusim.frontend import printf
@@ -285,6 +340,23 @@ def _prepare(d: Dispatcher, args: tuple, stream: Any, retr: list) -> tuple:
     return tuple(out)
 
 
+def _check_carveout(carveout: Any) -> None:
+    """numba-cuda's validation of `shared_memory_carveout`: -1..100 or MaxL1/MaxShared/default."""
+    if isinstance(carveout, str):
+        if carveout not in ("MaxL1", "MaxShared", "default"):
+            raise ValueError(f"Invalid carveout value: {carveout}. Must be -1 to 100 or one of "
+                             "['MaxL1', 'MaxShared', 'default']")
+    elif not -1 <= carveout <= 100:
+        raise ValueError("Carveout must be between -1 and 100")
+
+
+def _max_threads(launch_bounds: Any) -> int | None:
+    if launch_bounds is None:
+        return None
+    lb = launch_bounds if isinstance(launch_bounds, (tuple, list)) else (launch_bounds,)
+    return int(lb[0]) if lb else None
+
+
 def jit(func_or_sig: Any = None, device: bool = False, **options: Any) -> Any:
     """`numba.cuda.jit`: `@jit`, `@jit(device=True)`, `@jit("void(float32[:])")`, `@jit([sig, ...], fastmath=True)`."""
     from numba.cuda.core import sigutils
@@ -311,8 +383,12 @@ def jit(func_or_sig: Any = None, device: bool = False, **options: Any) -> Any:
             if restype is not None and restype != _nbt.void:
                 raise TypeError("CUDA kernel must have void return type.")
 
+    if options.get("shared_memory_carveout") is not None:
+        _check_carveout(options["shared_memory_carveout"])
+
     def decorate(fn: Any) -> Dispatcher:
         d = Dispatcher(getattr(fn, "py_func", fn), sigs, device, options)
+        d._specialized = bool(sigs) and not device
         if sigs and not options.get("link"):
             if device:
                 d._device_dispatcher()                 # compiles every signature now

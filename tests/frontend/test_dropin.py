@@ -98,7 +98,7 @@ def test_explicit_signature_converts_a_python_int_to_the_declared_int32(fake_mem
 
 
 def test_explicit_signature_refuses_other_dtypes():
-    with pytest.raises(gpusim.UnsupportedKernel, match="no signature matches"):
+    with pytest.raises(gpusim.UnsupportedKernel, match="No matching definition"):
         compile_kernel(with_signature, (np.zeros(64, np.float64), 64))
 
 
