@@ -63,7 +63,7 @@ def recursive(a):
 
 
 def stream_in_kernel(a):
-    s = cuda.stream()
+    s = cuda.stream()                             # noqa: F841
     a[0] = 1
 
 
