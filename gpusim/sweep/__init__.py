@@ -34,7 +34,8 @@ def sweep(programs, sizes=("default",), vary: dict | None = None, *, gpu="h100",
           replay: bool = True, check: bool = True, cache_dir: str | None = None, progress=False, out=None):
     """Time every (program, size, configuration) and return a pandas DataFrame (module docstring).
 
-    programs: names from `programs/` (`gpusim list`), ProgramSpecs, or `Launch`es (your kernels).
+    programs: names from `programs/` (`gpusim list`), ProgramSpecs (also from your own file,
+    `programs.load_file`), or `Launch`es (your kernels).
     sizes: size names or {parameter: value} dicts, applied to every program (Launches have none).
     vary: {dotted spec field: values}, values a list, 'a,b,c', 'START:STOP:N' or 'START:STOP:xF'
     (their cartesian product); or a list of {field: value} dicts, the configurations one by one.
@@ -52,6 +53,7 @@ def sweep(programs, sizes=("default",), vary: dict | None = None, *, gpu="h100",
     from gpusim.sweep.progress import Progress
     from gpusim.sweep.space import size_label
     from gpusim.specs.describe import value_at
+    import programs as lib
 
     if isinstance(programs, (str, Launch)) or not hasattr(programs, "__iter__"):
         programs = [programs]
@@ -72,7 +74,8 @@ def sweep(programs, sizes=("default",), vary: dict | None = None, *, gpu="h100",
                 name = prog.name
                 group = (name, size_label(size) if size is not None else "",
                          tuple(value_at(c.spec, k) for k in FUNCTIONAL))
-                tasks.append(Task(len(tasks), prog if isinstance(prog, Launch) else name, size, c.index, c.values,
+                library = not isinstance(prog, Launch) and lib.PROGRAMS.get(name) is prog
+                tasks.append(Task(len(tasks), name if library else prog, size, c.index, c.values,
                                   c.spec, seed, timing_options, replay, check, cache_dir, group))
     bar = None
     if progress:
@@ -96,10 +99,7 @@ def _program(p):
         return p
     import programs as lib
     from programs.base import ProgramSpec
-    if isinstance(p, ProgramSpec):
-        if lib.PROGRAMS.get(p.name) is not p:
-            from gpusim.errors import ConfigError
-            raise ConfigError(f"sweep: program {p.name!r} is not in programs/; wrap your kernel in gpusim.sweep.Launch")
+    if isinstance(p, ProgramSpec):               # from programs/ or a user's file (programs.load_file)
         return p
     try:
         return lib.get(p)
@@ -173,6 +173,9 @@ class _CallableModule(type(__import__("sys"))):
 
     def __call__(self, *args, **kwargs):
         return sweep(*args, **kwargs)
+
+    def __reduce__(self):                        # pickled by name, as modules are (cloudpickle, dask)
+        return __import__("importlib").import_module, (self.__name__,)
 
 
 __import__("sys").modules[__name__].__class__ = _CallableModule

@@ -49,9 +49,9 @@ def cmd_sweep(args) -> int:
     from gpusim.sweep.space import load_sweep_toml, parse_size, parse_vary
 
     kw = load_sweep_toml(args.file) if args.file else {}
-    names = []
+    names = []                                    # ProgramSpecs: names, families or .py files
     for p in args.programs or kw.pop("programs", []):
-        names += [s.name for s in resolve(p)[1]]
+        names += resolve(p)[1]
     kw.pop("programs", None)
     if not names:
         raise UsageError("gpusim sweep: name at least one program (gpusim list) or give --file")
