@@ -239,7 +239,7 @@ def _compile_ptx(name: str, pyfunc: types.FunctionType, argtypes: tuple, cc: tup
             ptx, _ = cuda.compile_ptx(fn, argtypes, cc=cc, lineinfo=True, **opts)
         except Exception as e:            # Numba raises many types; all mean "cannot compile"
             from gpusim.frontend.numba_errors import like
-            raise like(rejected(name, pyfunc, e, argtypes), type(e)) from e
+            raise like(rejected(name, pyfunc, e, argtypes), e) from e
     return ptx
 
 

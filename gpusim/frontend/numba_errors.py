@@ -13,6 +13,9 @@ Sources: numba-cuda 0.30 `dispatcher.py`, `numba.core.errors`.
 from __future__ import annotations
 
 import functools
+import re
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @functools.lru_cache(maxsize=None)
@@ -27,12 +30,20 @@ def _combined(gpusim_type: type, cause_type: type) -> type | None:
         return None
 
 
-def like(err: BaseException, cause_type: type) -> BaseException:
-    """`err` re-made as an instance of both its type and `cause_type` (see module doc)."""
+def like(err: BaseException, cause: type | BaseException) -> BaseException:
+    """`err` re-made as an instance of both its type and `cause`'s type (see module doc).
+    Given the cause itself, its message follows gpusim's (a caller matching Numba's text
+    still finds it)."""
+    cause_type = cause if isinstance(cause, type) else type(cause)
     cls = _combined(type(err), cause_type)
     if cls is None or cls is type(err):
         return err
-    new = cls.__new__(cls, *err.args)
-    BaseException.__init__(new, *err.args)
+    args = err.args
+    if isinstance(cause, BaseException) and args and isinstance(args[0], str):
+        text = _ANSI.sub("", str(cause)).strip()
+        if text and text not in args[0]:
+            args = (f"{args[0]}\n\nNumba's message:\n{text}",) + tuple(args[1:])
+    new = cls.__new__(cls, *args)
+    BaseException.__init__(new, *args)
     new.__dict__.update(getattr(err, "__dict__", {}))
     return new
