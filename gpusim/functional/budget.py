@@ -2,10 +2,10 @@
 
 A step runs one basic block for a group of warps (`executor.py`). A kernel whose warps
 follow one path takes about as many steps per batch of blocks as the blocks of its longest
-path: every program of `programs/` at its largest size takes at most 1,031 steps per batch
-(matmul_naive at 4096^3, its k loop unrolled 4x by LLVM; most take under 200). A step
-costs 30-300 us of wall time (one warp, a cheap block to a block of atomics), so a spinning
-kernel must be stopped after some 10^4 steps to end in seconds, not minutes.
+path: every program of `programs/` at its largest size takes at most 1,797 steps per batch
+(matmul_tiled at 4096^3; matmul_naive 1,031, its k loop unrolled 4x by LLVM; all others
+under 200). A step costs 30-300 us of wall time (one warp, a cheap block to a block of
+atomics), so a spinning kernel must be stopped after some 10^4 steps to end in seconds, not minutes.
 
 The default budget per batch is therefore
 
@@ -20,6 +20,13 @@ capped at 2^24. For the programs and a spinning thread with small arrays that is
 that really loops a million times over a million-element array gets 8 million steps.
 `launch(..., max_steps=N)` and `gpusim run --max-steps N` set it explicitly.
 
+A batch also stops after `WARP_STEPS_PER_STEP` (128) times as many warp-steps (the warps
+of each step, summed): many warps spinning in lock-step cost time and, in timing mode,
+memory per warp and step (each warp's path is recorded). 64 blocks of 256 threads spinning
+(512 warps a step) stop after 2,502 steps instead of 10,008; the heaviest program batch,
+matmul_tiled at 4096^3 (1,797 steps of at most 1,024 warps: at most 1.84 M warp-steps),
+stays under its 5.5 M.
+
 `budget_error` is the error: the kernel, the source lines the unfinished warps were at,
 how many warps and threads each, and the first block and thread of each.
 """
@@ -30,8 +37,9 @@ import math
 import numpy as np
 
 from gpusim.errors import StepBudgetExceeded
+from gpusim.functional.executor import WARP_STEPS_PER_STEP
 
-STEPS_BASE = 10_000              # steps any batch may take (the programs take <= 1,031)
+STEPS_BASE = 10_000              # steps any batch may take (the programs take <= 1,797)
 STEPS_PER_ITERATION = 8          # steps allowed per loop iteration of the bound (a loop body of up to 8 blocks)
 SCALAR_CAP = 1 << 24             # integer arguments count as loop bounds up to this
 
@@ -90,7 +98,8 @@ def budget_error(ex, block: int) -> StepBudgetExceeded:
     blocks = (ex.geo.block_coords(ex.first_block), ex.geo.block_coords(ex.first_block + ex.nctas - 1))
     span = f"block {blocks[0]}" if ex.nctas == 1 else f"blocks {blocks[0]}..{blocks[1]}"
     b0, t0 = ex._where(order[0][1][2]) if order else (None, None)
-    detail = (f"{ex.steps} steps in one batch ({span}; budget {ex.step_budget}); unfinished warps were at "
+    detail = (f"{ex.steps} steps ({ex.warp_steps} warp-steps) in one batch ({span}; budget {ex.step_budget} "
+              f"steps or {WARP_STEPS_PER_STEP * ex.step_budget} warp-steps); unfinished warps were at "
               + "; ".join(parts) + ". A loop that never ends, or a spin-wait on another thread of the same warp "
               "(which stack-based reconvergence cannot schedule); if the kernel is only long, raise the budget: "
               "launch(..., max_steps=N) or gpusim run --max-steps N")

@@ -31,6 +31,7 @@ from gpusim.functional.state import BatchState, convert
 from gpusim.functional.warps import EXIT, FULL_MASK, WarpStacks
 
 DEFAULT_STEP_BUDGET = 2_000_000            # steps (one block for a group of warps) per batch before "did not finish"
+WARP_STEPS_PER_STEP = 128                  # ... and warp-steps (warps x steps) per step of budget (budget.py)
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,7 @@ class BatchExecutor:
         self.san = None                      # gpusim.sanitizer.BatchHooks when a check= tool is on
         self.step_budget = DEFAULT_STEP_BUDGET if step_budget is None else step_budget
         self.steps = 0
+        self.warp_steps = 0                  # sum over steps of the warps each ran (budget.py: also bounded)
         self.on_steps = None                 # callable(executor), every 1024 steps (progress while a batch runs)
         self.span_masks = np.zeros(0, np.uint32)
         self.span_w0 = 0
@@ -271,7 +273,8 @@ class BatchExecutor:
             op.run(self)
         self.counters.add_block(b, len(g), int(np.bitwise_count(masks).sum()))
         self.steps += 1
-        if self.steps > self.step_budget:
+        self.warp_steps += len(g)
+        if self.steps > self.step_budget or self.warp_steps > WARP_STEPS_PER_STEP * self.step_budget:
             self.fail_budget(b)
         if self.on_steps is not None and not self.steps & 1023:
             self.on_steps(self)

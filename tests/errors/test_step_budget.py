@@ -44,9 +44,14 @@ def test_64_blocks_of_256_spinning_stop_naming_all_their_warps():
     assert "512 warps (16384 threads)" in msg and "blocks (0, 0, 0)..(63, 0, 0)" in msg
 
 
+def test_64_blocks_of_256_spinning_stop_in_timing_mode_too():
+    msg = stopped(spin_everyone, 64, 256, (np.zeros(64 * 256, np.int64),), 20, timing=True)
+    assert "512 warps (16384 threads)" in msg and "1281024 warp-steps" in msg
+
+
 def test_timing_mode_honours_max_steps():
-    msg = stopped(spin_everyone, 64, 256, (np.zeros(64 * 256, np.int64),), 10, timing=True, max_steps=500)
-    assert "budget 500)" in msg
+    msg = stopped(spin_one_thread, 1, 32, (np.zeros(1, np.int64),), 5, timing=True, max_steps=500)
+    assert "501 steps (501 warp-steps) in one batch (block (0, 0, 0); budget 500 steps or 64000 warp-steps)" in msg
 
 
 def test_run_max_steps_stops_a_spinning_file_with_exit_10(run_cli, tmp_path):
