@@ -125,6 +125,13 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
             raise LaunchError(f"{name} must be a positive integer{' or None' if name != 'batch_lanes' else ''}, "
                               f"got {v!r}")
+    if progress is not None and not callable(progress):
+        raise LaunchError(f"progress must be a callable taking a gpusim.api.Progress, got {progress!r:.60}")
+    if timing_options is not None:
+        from gpusim.timing.engine import TimingOptions
+        if not isinstance(timing_options, TimingOptions):
+            raise LaunchError(f"timing_options must be a gpusim.timing.TimingOptions, got "
+                              f"{type(timing_options).__name__} {timing_options!r:.60}")
     spec = resolve_gpu(gpu)
     sampled = bool(timing and timing_options is not None and timing_options.functional == "sampled"
                    and timing_options.mode != "full")

@@ -57,3 +57,13 @@ def test_largest_legal_grid_is_refused_at_once_with_an_estimate():
 def test_zero_max_steps_is_refused():
     with pytest.raises(LaunchError, match=r"max_steps must be a positive integer or None, got 0"):
         gpusim.launch(noop, 1, 32, A, max_steps=0)
+
+
+def test_timing_options_of_the_wrong_type():
+    with pytest.raises(LaunchError, match=r"timing_options must be a gpusim.timing.TimingOptions, got dict"):
+        gpusim.launch(noop, 1, 32, A, timing=True, timing_options={"mode": "full"})
+
+
+def test_progress_that_is_not_callable():
+    with pytest.raises(LaunchError, match=r"progress must be a callable"):
+        gpusim.launch(noop, 1, 32, A, progress="yes")
