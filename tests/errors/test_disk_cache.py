@@ -108,3 +108,23 @@ def test_concurrent_writers_in_processes_and_threads_leave_whole_entries(tmp_pat
         p.join(30)
     assert bad.value == 0 and diskcache.read_entry(path) in (b"A" * 5000, b"B" * 7000)
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]      # no temporary files left
+
+
+def test_garbled_sass_cache_entries_are_rebuilt(cache, monkeypatch):
+    from gpusim.frontend.sass import tools
+    a = np.arange(32, dtype=np.float32)
+    gpusim.launch(add_half, 1, 32, (a,), timing=True)                  # fills the PTX and SASS caches
+    sass = cache / "sass"
+    entries = [p for p in sass.iterdir() if p.suffix in (".json", ".cubin", ".sass")]
+    assert entries
+    for p in entries:
+        p.write_bytes(b"\xff\xfe garbage")
+    monkeypatch.setattr(tools, "_MEMORY", {})
+    monkeypatch.setattr(tools, "_TEXT", {})
+    fc.clear_memory_cache()
+    from gpusim.functional import prepared
+    monkeypatch.setattr(prepared, "_DECODED", {})
+    a = np.arange(32, dtype=np.float32)
+    r = gpusim.launch(add_half, 1, 32, (a,), timing=True)
+    assert (a == np.arange(32, dtype=np.float32) + 0.5).all() and r.metrics["gpu__time_duration.sum"] > 0
+    assert all(diskcache.read_entry(p) is not None for p in entries)     # rewritten whole
