@@ -128,3 +128,14 @@ def test_garbled_sass_cache_entries_are_rebuilt(cache, monkeypatch):
     r = gpusim.launch(add_half, 1, 32, (a,), timing=True)
     assert (a == np.arange(32, dtype=np.float32) + 0.5).all() and r.metrics["gpu__time_duration.sum"] > 0
     assert all(diskcache.read_entry(p) is not None for p in entries)     # rewritten whole
+
+
+def test_cold_and_warm_cache_give_the_same_metrics(cache):
+    def metrics():
+        fc.clear_memory_cache()
+        r = gpusim.launch(add_half, 1, 32, (np.arange(32, dtype=np.float32),), timing=True)
+        return {k: v for k, v in r.metrics.items() if isinstance(v, (int, float))}
+    cold = metrics()
+    assert fc.cache_stats().compiles == 1
+    warm = metrics()
+    assert fc.cache_stats().disk_hits == 1 and warm == cold
