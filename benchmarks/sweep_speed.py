@@ -104,6 +104,28 @@ def _sweep(**kw):
         return df, time.perf_counter() - t
 
 
+def _spin(_=None) -> int:
+    s = 0
+    for i in range(2_000_000):
+        s += i * i
+    return s
+
+
+def machine_parallelism() -> float:
+    """What 2 processes gain over 1 on this machine right now: 8 pure-Python loops serial vs
+    on a fork pool of 2 (2.0 on an idle 2-core machine; ~1.0 when other work fills the cores)."""
+    import multiprocessing
+    t = time.perf_counter()
+    for k in range(8):
+        _spin(k)
+    t1 = time.perf_counter() - t
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        t = time.perf_counter()
+        pool.map(_spin, range(8))
+        t2 = time.perf_counter() - t
+    return round(t1 / t2, 3)
+
+
 def _warm(_=None):
     """One point in a throwaway cache: imports, the kernel's compile and SASS map in this process."""
     with tempfile.TemporaryDirectory() as d:
@@ -164,7 +186,11 @@ def main(argv=None) -> int:
     if "replay" in parts:
         res["replay"] = part_replay()
     if "workers" in parts or "dask" in parts:
+        before = machine_parallelism()
         res["parallel"] = part_parallel(dask="dask" in parts)
+        res["parallel"]["machine_parallelism_2_processes"] = [before, machine_parallelism()]
+        print(f"machine: 2 processes of pure Python run x{res['parallel']['machine_parallelism_2_processes']} "
+              f"faster than 1 (2.0 = two free cores)")
     res["machine"]["load_end"] = load()
     if a.json:
         with open(a.json, "w") as f:
