@@ -193,7 +193,11 @@ class DeviceArray:
             raise NotImplementedError("transposing a non-2D DeviceNDArray isn't supported")
         if self.ndim != 2 and axes is None:
             return self
-        return DeviceArray(self._gpusim_host_.transpose(axes))
+        h = self._gpusim_host_
+        if h.flags.c_contiguous or h.flags.f_contiguous:
+            return DeviceArray(h.transpose(axes))
+        # Numba transposes a strided view with its transpose kernel into a new C-contiguous array
+        return DeviceArray(np.ascontiguousarray(h.transpose(axes)))
 
     T = property(transpose)
 
