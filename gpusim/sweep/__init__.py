@@ -44,8 +44,6 @@ def sweep(programs, sizes=("default",), vary: dict | None = None, *, gpu="h100",
     `client`: a dask.distributed Client); progress: True for a bar on stderr (or a stream);
     out: also write the table (.csv or .parquet). `replay=False` executes every point.
     """
-    import pandas as pd
-
     from gpusim.errors import ConfigError
     from gpusim.sweep import executors
     from gpusim.sweep.fields import FUNCTIONAL

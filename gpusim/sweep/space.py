@@ -7,7 +7,8 @@
   (`sm.count`, and `shared.banks`/`shared.bank_width_bytes` for the sm.shared_* fields).
 - `configs(base, vary, sets)` is the cartesian product of the varied fields (first key
   slowest), or, when `vary` is a list of {field: value} dicts, those points one by one
-  (what-if scenarios: `[{}, {"hbm.bandwidth_GBps": 6704}, {"sm_count": 66}]`); each a GPUSpec built and validated before any work starts: an unknown field,
+  (what-if scenarios: `[{}, {"hbm.bandwidth_GBps": 6704}, {"sm_count": 66}]`); each a GPUSpec
+  built and validated before any work starts: an unknown field,
   a value out of range, or a field the model does not honour (`fields.REFUSED`) is a
   ConfigError naming it.
 - `load_sweep_toml(path)` reads a sweep file:

@@ -106,8 +106,9 @@ def plot_sweep(df, varied: list[str], path=None, metric: str = TIME):
         return lines(df, real[0], metric, path)
     fig, axes = _mpl.figure(figsize=(6.4, 4.0), dpi=100, layout="constrained")
     ax = axes[0][0]
-    names = [" ".join(map(str, k)) if isinstance(k, tuple) else str(k) for k, _ in df.groupby(_series_keys(df), sort=False)]
-    vals = [g[metric].mean() * _scale(metric) for _, g in df.groupby(_series_keys(df), sort=False)]
+    groups = list(df.groupby(_series_keys(df), sort=False))
+    names = [" ".join(map(str, k)) if isinstance(k, tuple) else str(k) for k, _ in groups]
+    vals = [g[metric].mean() * _scale(metric) for _, g in groups]
     ax.bar(range(len(vals)), vals)
     _mpl.ticks(ax.xaxis, range(len(vals)), names, rotation=20, fontsize=8)
     ax.set_ylabel(_label(metric))
