@@ -40,6 +40,11 @@ MISSING_LAUNCH_CONFIG = ("kernel launch configuration was not specified. Use the
                          "See https://numba.readthedocs.io/en/stable/cuda/kernels.html#kernel-invocation for help.")
 
 
+def _simulated():
+    from gpusim.frontend.hostcompile import simulated_device
+    return simulated_device(_current_cc())
+
+
 def _current_cc() -> tuple[int, int]:
     from gpusim import cuda, specs
     return tuple(specs.get(cuda.get_gpu()).compute_capability)
@@ -102,7 +107,7 @@ class Dispatcher:
         """Argument types -> compiled kernel (device functions: Numba's compile results)."""
         if self.device:
             return self._device_dispatcher().overloads
-        return self._overloads
+        return {k: _Overload(self, ck) for k, ck in self._overloads.items()}
 
     @property
     def signatures(self) -> list:
@@ -199,6 +204,17 @@ class Dispatcher:
             return int(min(most_block, by_regs, _max_threads(self.targetoptions.get("launch_bounds")) or most_block))
         return self._per_overload(signature, most)
 
+    def _numba_compile_result(self, argtypes: tuple) -> Any:
+        """Numba's compile result of this function for `argtypes` (typed as a device function:
+        the same typing and lowering, no driver needed)."""
+        if self._shadow is None:
+            import numba.cuda
+            from gpusim.frontend.retarget import retarget
+            with _simulated():
+                self._shadow = numba.cuda.jit(retarget(self.py_func), device=True)
+        with _simulated():
+            return self._shadow.compile_device(tuple(argtypes))
+
     def _device_dispatcher(self) -> Any:
         if self._numba_device is None:
             from gpusim.frontend.hostcompile import simulated_device as _pretend_device
@@ -213,23 +229,16 @@ class Dispatcher:
         return _nbt.Dispatcher(self._device_dispatcher())
 
     def _shadow_attr(self, name: str) -> Any:
-        """An attribute of a Numba dispatcher of the same function, compiled for the same types."""
-        from gpusim.frontend.hostcompile import simulated_device as _pretend_device
-        from gpusim.frontend.retarget import retarget
-        import numba.cuda
-        with _pretend_device(_current_cc()):
-            if self._shadow is None:
-                opts = {k: v for k, v in self.targetoptions.items() if k not in ("extensions",) and v is not None}
-                self._shadow = numba.cuda.jit(retarget(self.py_func), **opts)
-            for argtypes in self.overloads:
-                if argtypes not in self._shadow.overloads:
-                    self._shadow.compile(argtypes)
+        """An attribute of a Numba (device) dispatcher of the same function, compiled for the
+        same argument types as this one (`inspect_llvm`, `inspect_types`, ...)."""
+        for argtypes in self._overloads:
+            self._numba_compile_result(argtypes)
         attr = getattr(self._shadow, name)
         if not callable(attr):
             return attr
 
         def call(*a: Any, **k: Any) -> Any:
-            with _pretend_device(_current_cc()):
+            with _simulated():
                 return attr(*a, **k)
         return call
 
@@ -251,6 +260,26 @@ class Dispatcher:
                     "nopython_signatures", "get_metadata", "definitions", "_cache"):
             return self._shadow_attr(name)
         raise AttributeError(f"'{type(self).__name__}' object (gpusim.cuda drop-in) has no attribute {name!r}")
+
+
+class _Overload:
+    """One compiled kernel as `overloads[argtypes]` shows it: gpusim's CompiledKernel (ptx,
+    signature, entry, ...), and for Numba's compile-result internals (`_type_annotation`,
+    `library`, ...) the same kernel compiled by a Numba dispatcher (built when first asked)."""
+
+    def __init__(self, dispatcher: Dispatcher, ck: Any):
+        self._dispatcher, self._ck = dispatcher, ck
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return getattr(self._ck, name)
+        except AttributeError:
+            pass
+        cres = self._dispatcher._numba_compile_result(self._ck.argtypes)
+        return getattr(cres, name[1:] if name in ("_type_annotation",) else name)
+
+    def __repr__(self) -> str:
+        return f"<gpusim overload {self._ck.name}{self._ck.argtypes}>"
 
 
 class _Launch:
