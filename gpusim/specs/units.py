@@ -11,6 +11,7 @@ construction (`__post_init__`): the rules first, then `check_ranges`; an invalid
 """
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from dataclasses import dataclass, field, fields
@@ -329,6 +330,7 @@ class LaunchSpec:
         check_ranges(self)
 
 
+@functools.lru_cache(maxsize=None)
 def field_docs(cls) -> dict[str, str]:
     """Field name -> its one-line description (the comment beside it in the class body;
     for a field written over several lines, the first comment of its continuation)."""
