@@ -98,3 +98,17 @@ def test_missing_toml_file(run_cli, tmp_path):
 def test_gpu_that_is_not_a_name():
     with pytest.raises(ConfigError, match=r"unknown GPU preset 5; known presets: a100"):
         gpusim.launch(lambda a: None, 1, 32, (np.zeros(1),), gpu=5)
+
+
+def test_toml_with_an_unknown_field_suggests_the_close_one(tmp_path):
+    p = tmp_path / "typo.toml"
+    p.write_text('base = "h100"\n[sm]\nsub_partiton = 2\n')
+    with pytest.raises(ConfigError, match=r"typo.toml: unknown GPU spec key 'sm.sub_partiton'.*did you mean sm.sub_partitions"):
+        load_toml(p)
+
+
+def test_toml_with_text_for_a_number(tmp_path):
+    p = tmp_path / "text.toml"
+    p.write_text('base = "h100"\nsm_count = "many"\n')
+    with pytest.raises(ConfigError, match=r"text.toml: bad value for sm_count=many: expected an integer"):
+        load_toml(p)

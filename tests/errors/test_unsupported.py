@@ -70,3 +70,16 @@ def build(rng, n):
 
 PROGRAM = ProgramSpec("all_wait", "grid sync", build, sizes={"default": {"n": 32}})
 '''
+
+
+def test_ptx_that_does_not_parse_is_a_gpusim_error_naming_kernel_and_line():
+    import dataclasses
+    from gpusim.frontend.compile import compile_kernel
+    from bad_inputs import copy
+    a = np.zeros(4, np.float32)
+    ck = compile_kernel(copy, (a, a))
+    broken = dataclasses.replace(ck, ptx=ck.ptx.replace("ret;", "ret", 1))       # a statement without ';'
+    with pytest.raises(PtxSyntaxError) as e:
+        broken.kernel
+    assert isinstance(e.value, GpusimError) and str(e.value).startswith("kernel copy: ")
+    assert "PTX line" in str(e.value)
