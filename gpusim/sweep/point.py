@@ -21,7 +21,8 @@ STALL_PREFIX = "smsp__pcsamp_warps_issue_stalled_"
 class Launch:
     """A user's kernel launch to sweep: `args` are copied for every point (the kernel may
     update them in place), or `make_args()` builds them afresh. `check(args)` (optional)
-    raises AssertionError when the outputs are wrong."""
+    raises AssertionError when the outputs are wrong. `peer_args` ({argument index: peer GPU})
+    places arrays in a peer GPU's memory (needs system.gpu_count >= 2; gpusim.launch's)."""
     name: str
     kernel: object
     grid: object
@@ -30,6 +31,7 @@ class Launch:
     shared_bytes: int = 0
     make_args: object = None
     check: object = None
+    peer_args: dict | None = None
 
     def fresh_args(self) -> tuple:
         if self.make_args is not None:
@@ -65,25 +67,26 @@ def _cache(directory):
 
 
 def _case(task: Task):
-    """(name, size label, params, kernel, grid, block, args, shared_bytes, checker)."""
+    """(name, size label, params, kernel, grid, block, args, shared_bytes, checker, peer_args)."""
     from gpusim.sweep.space import size_label
     if isinstance(task.program, Launch):
         ln = task.program
         args = ln.fresh_args()
         chk = (lambda: ln.check(args)) if ln.check is not None else None
-        return ln.name, "", {}, ln.kernel, ln.grid, ln.block, args, ln.shared_bytes, chk
+        return ln.name, "", {}, ln.kernel, ln.grid, ln.block, args, ln.shared_bytes, chk, ln.peer_args
     import programs
     spec = programs.get(task.program) if isinstance(task.program, str) else task.program
     c = spec.case(task.size, seed=task.seed)
-    return spec.name, size_label(task.size), c.params, c.kernel, c.grid, c.block, c.args, c.shared_bytes, c.check
+    return (spec.name, size_label(task.size), c.params, c.kernel, c.grid, c.block, c.args, c.shared_bytes, c.check,
+            None)
 
 
 def run_task(task: Task) -> dict:
     from gpusim.sweep.replay import timed_launch
     t0 = time.perf_counter()
-    name, size, params, kernel, grid, block, args, shared, check = _case(task)
+    name, size, params, kernel, grid, block, args, shared, check, peer = _case(task)
     result, how = timed_launch(kernel, grid, block, args, task.spec, shared, task.options,
-                               cache=_cache(task.cache_dir), replay=task.replay)
+                               cache=_cache(task.cache_dir), replay=task.replay, peer_args=peer)
     ok = None
     if task.check and check is not None and result.extra.get("outputs_restored", True):
         try:

@@ -10,8 +10,8 @@ runs the timing engine on the recorded streams (`ReplaySource`), and assembles t
 from the recorded counters: the functional core does not run the launch again.
 
 Not replayed: `TimingOptions(functional='sampled')` (its counters extrapolate the blocks a
-run happened to execute), and launches with peer arrays (their memory placement is part
-of the spec's system).
+run happened to execute). Launches with peer arrays replay (the arrays' placement is part of
+the recording's key); NVLink and system fields are timing-only.
 """
 from __future__ import annotations
 
@@ -33,14 +33,15 @@ def default_cache() -> StreamCache:
 
 
 def timed_launch(kernel, grid, block, args, spec, shared_bytes: int = 0, options=None,
-                 cache: StreamCache | None = None, replay: bool = True):
+                 cache: StreamCache | None = None, replay: bool = True, peer_args: dict | None = None):
     """(Result, 'recorded' | 'replayed' | 'executed') for a timed launch of `kernel` on `spec`
-    (a GPUSpec). `replay=False` or an unreplayable launch runs as gpusim.launch does."""
+    (a GPUSpec). `replay=False` or an unreplayable launch runs as gpusim.launch does; `peer_args`
+    as gpusim.launch's (arrays in a peer GPU's memory: NVLink traffic; keyed by their placement)."""
     from gpusim.api import prepare
     from gpusim.timing.engine import STALL_METRIC, TimingEngine, TimingOptions
     options = options or TimingOptions()
     cache = cache if cache is not None else default_cache()
-    prepared = prepare(kernel, grid, block, args, spec, shared_bytes)
+    prepared = prepare(kernel, grid, block, args, spec, shared_bytes, peer_args)
     if not replay or options.functional != "full":
         source, how, store = None, "executed", None
     else:

@@ -125,3 +125,14 @@ def test_fields_the_model_does_not_honour_are_refused_before_work(field, value):
 def test_unknown_field_is_refused_with_a_suggestion():
     with pytest.raises(ConfigError, match="did you mean"):
         configs("h100", {"hbm.bandwith_GBps": [1000]})
+
+
+def test_nvlink_fields_slow_a_kernel_reading_a_peer_gpus_array():
+    import gpusim
+    c = programs.get("vector_add").case({"n": 1 << 16})
+    peer = gpusim.sweep.Launch("vector_add_peer", c.kernel, c.grid, c.block, c.args, peer_args={0: 1})
+    df = gpusim.sweep(peer, sets={"system.gpu_count": 2}, vary=[{}, {"nvlink.link_bandwidth_GBps": 5},
+                                                               {"nvlink.links": 2}, {"nvlink.latency_ns": 3000}])
+    base, *slower = df[TIME].tolist()
+    assert all(t > 1.3 * base for t in slower), df[TIME].tolist()
+    assert df["timing__bound"].tolist()[2] == "nvlink_bandwidth"
