@@ -79,7 +79,8 @@ def isa_error(e, ck):
     elif str(e).startswith(f"kernel {ck.name}"):
         msg = str(e)
     else:
-        msg = f"kernel {ck.name}: {e}" + (where if where and "(at " not in str(e) else "")
+        python_line = where and not where.startswith(" at PTX line") and "(at " not in str(e)
+        msg = f"kernel {ck.name}: {e}" + (f" ({where.strip()})" if python_line else "")
     return from_isa(e, msg)
 
 
