@@ -1,13 +1,14 @@
 """A grammar of small random CUDA kernels, as Hypothesis strategies producing Python source.
 
 A *random kernel* (`kernel_body`) is a straight-line sequence of typed statements over a
-pool of variables, in the dtypes int32, int64, uint32, uint64, float32, float64 and bool
-(loaded from int8/int32/int64/uint32/uint64/float32/float64 input arrays):
+pool of variables, in the dtypes int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+float32, float64 and bool (loaded from input arrays of those types):
 arithmetic, bitwise ops, shifts, floor division and modulo, min/max, conversions,
 comparisons and selects; `if`/`else` on per-thread data (divergence), nested once;
 `for` loops with per-thread trip counts; shared memory written, `syncthreads`, read at
 another thread's slot, `syncthreads`; warp shuffles (xor, up, down, idx) and votes
-(ballot, any, all) in converged code; integer atomics (add, min, max, and, or, xor)
+(ballot, any, all) in converged code, and xor shuffles and votes of the lanes of one side
+of a divergent branch (masks 0x0000ffff, 0xffff0000, even and odd lanes); integer atomics (add, min, max, and, or, xor)
 on a per-kernel slot. Every variable it defines is written to an output row.
 
 `composite_source` puts many random kernels into one `@cuda.jit` function (each in its
@@ -37,14 +38,20 @@ from dataclasses import dataclass, field
 
 from hypothesis import strategies as st
 
-INTS = ("int32", "int64", "uint32", "uint64")
+INTS = ("int32", "int64", "uint32", "uint64", "int8", "int16", "uint8", "uint16")
 FLOATS = ("float32", "float64")
 DTYPES = INTS + FLOATS
 SHUFFLE_TYPES = ("int32", "int64", "float32", "float64")
 INPUTS = {"int32": "xi", "int64": "xl", "uint32": "xu", "uint64": "xq", "float32": "xf", "float64": "xd",
-          "int8": "xb"}
-OUTPUTS = {"int32": "oi", "int64": "ol", "uint32": "ou", "uint64": "oq", "float32": "of", "float64": "od"}
+          "int8": "xb", "int16": "xh", "uint8": "xc", "uint16": "xw"}
+OUTPUTS = {"int32": "oi", "int64": "ol", "uint32": "ou", "uint64": "oq", "float32": "of", "float64": "od",
+           "int8": "ob", "int16": "oh", "uint8": "oc", "uint16": "ow"}
+ARGS = tuple(INPUTS.values()) + tuple(OUTPUTS.values()) + ("ai", "au", "al")
 ATOMICS = {"int32": "ai", "uint32": "au", "int64": "al"}
+PARTIAL = [                        # (lanes taking a branch, their mask, xor distances staying among them)
+    ("(t & 31) < 16", 0x0000FFFF, (1, 2, 4, 8)), ("(t & 31) >= 16", 0xFFFF0000, (1, 2, 4, 8)),
+    ("(t & 1) == 0", 0x55555555, (2, 4, 8, 16)), ("(t & 1) == 1", 0xAAAAAAAA, (2, 4, 8, 16)),
+]
 MAX_VARS = 12                      # output rows per random kernel and dtype
 ATOMIC_SLOTS = 4                   # atomic accumulator slots per random kernel and dtype
 FLOAT_LIMIT = {"float32": 1e30, "float64": 1e300}
@@ -77,36 +84,41 @@ class Body:
         self.lines.append("    " * indent + line)
 
 
-CONSTANTS = {                      # typed constants, defined once at the top of a composite
-    "float": [0.0, 0.5, 1.0, 1.5, 2.0, 3.25, -1.0, -2.5, 7.0, 0.125, 4.0, 3.0, 10.0, -8.0],
-    "uint": [0, 1, 2, 3, 4, 5, 6, 7, 255, 1000, 65535, 123456789],
-    "int": [0, 1, 2, 3, 4, 5, 6, 7, -1, -7, 100, -1000, 65536, 123456789],
-}
-SHORT = {"int32": "i", "int64": "l", "uint32": "u", "uint64": "q", "float32": "f", "float64": "d"}
+FLOAT_CONSTANTS = [0.0, 0.5, 1.0, 1.5, 2.0, 3.25, -1.0, -2.5, 7.0, 0.125, 4.0, 3.0, 10.0, -8.0]
+INT_CONSTANTS = [0, 1, 2, 3, 4, 5, 6, 7, -1, -7, 100, -100, 255, 1000, -1000, 65535, 65536, 123456789]
+BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64, "uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64}
+SHORT = {"int32": "i", "int64": "l", "uint32": "u", "uint64": "q", "float32": "f", "float64": "d",
+         "int8": "b", "int16": "h", "uint8": "c", "uint16": "w"}
+
+
+def table(dtype: str) -> list:
+    """The typed constants of `dtype`: every value of the list that it holds."""
+    if dtype in FLOATS:
+        return FLOAT_CONSTANTS
+    n = BITS[dtype]
+    lo, hi = (0, 2 ** n - 1) if dtype.startswith("u") else (-2 ** (n - 1), 2 ** (n - 1) - 1)
+    return [v for v in INT_CONSTANTS if lo <= v <= hi]
 
 
 def constants(dtype: str) -> list:
-    return CONSTANTS["float" if dtype in FLOATS else "uint" if dtype.startswith("u") else "int"][:10]
+    """The constants a literal of `dtype` is drawn from."""
+    return table(dtype)[:10] + table(dtype)[10:][:4]
 
 
 def const(dtype: str, value) -> str:
     """The name of the typed constant `value` of `dtype` (see `constant_lines`)."""
-    table = CONSTANTS["float" if dtype in FLOATS else "uint" if dtype.startswith("u") else "int"]
-    return f"c{SHORT[dtype]}{table.index(value)}"
+    return f"c{SHORT[dtype]}{table(dtype).index(value)}"
 
 
 def constant_lines() -> list[str]:
-    out = []
-    for dtype in DTYPES:
-        table = CONSTANTS["float" if dtype in FLOATS else "uint" if dtype.startswith("u") else "int"]
-        out += [f"    c{SHORT[dtype]}{i} = {dtype}({v!r})" for i, v in enumerate(table)]
-    return out
+    return [f"    c{SHORT[d]}{i} = {d}({v!r})" for d in DTYPES for i, v in enumerate(table(d))]
 
 
 def wrap(dtype: str, text: str) -> str:
-    """`text` (an operation on two `dtype` values) as a `dtype`: Numba computes int32/uint32
-    arithmetic in 64 bits (numpy in 32), so those are cast back; other dtypes keep their type."""
-    return f"{dtype}({text})" if dtype in ("int32", "uint32") else f"({text})"
+    """`text` (an operation on two `dtype` values) as a `dtype`: Numba computes integer
+    arithmetic narrower than 64 bits in 64 bits (numpy in the operand type), so those are
+    cast back; other dtypes keep their type."""
+    return f"{dtype}({text})" if dtype in BITS and BITS[dtype] < 64 else f"({text})"
 
 
 def _literal(draw, dtype: str) -> tuple[str, float]:
@@ -176,8 +188,8 @@ def expr(draw, body: Body, dtype: str, depth: int, allow_prod: bool = True) -> t
             v = _pick(draw, body, src)
             if v is None:
                 return _leaf(draw, body, dtype, allow_prod)
-            return f"{dtype}({v.name})", False, {"bool": 1.0, "int32": 2.0 ** 31, "uint32": 2.0 ** 32}.get(
-                src, 2.0 ** 63) if dtype == "int64" else 2.0 ** 64
+            return f"{dtype}({v.name})", False, (2.0 ** BITS[src] if src in BITS and BITS[src] < 64 else
+                                                 1.0 if src == "bool" else 2.0 ** 63) if dtype == "int64" else 2.0 ** 64
         c = cond(draw, body, depth - 1)
         a, _, ma = expr(draw, body, dtype, depth - 1)
         b, _, mb = expr(draw, body, dtype, depth - 1)
@@ -245,7 +257,7 @@ def _assign(draw, body: Body, indent: int, dtype: str, allow_prod: bool = True) 
 def statement(draw, body: Body, top: bool, indent: int = 1) -> None:
     kinds = ["assign", "assign", "assign", "if", "loop", "cond"]
     if top:
-        kinds += ["shared", "shuffle", "vote", "atomic"]
+        kinds += ["shared", "shuffle", "vote", "atomic", "partial"]
     kind = draw(st.sampled_from(kinds))
     if kind == "assign":
         body.vars.append(_assign(draw, body, indent, draw(st.sampled_from(DTYPES))))
@@ -314,6 +326,24 @@ def statement(draw, body: Body, top: bool, indent: int = 1) -> None:
         v = body.new(dtype, src.prod, src.mag)
         body.emit(f"{v.name} = cuda.{fn}(0xFFFFFFFF, {src.name}, {arg})", indent)
         body.vars.append(v)
+    elif kind == "partial":                          # a collective of the lanes of one side of a branch
+        test, mask, xors = draw(st.sampled_from(PARTIAL))
+        dtype = draw(st.sampled_from(SHUFFLE_TYPES))
+        src = _pick(draw, body, dtype) or _assign(draw, body, indent, dtype)
+        other = _pick(draw, body, dtype) or src
+        v = body.new(dtype, src.prod or other.prod, max(src.mag, other.mag))
+        body.emit(f"if {test}:", indent)
+        if draw(st.booleans()):
+            body.emit(f"{v.name} = cuda.shfl_xor_sync({mask:#010x}, {src.name}, {draw(st.sampled_from(xors))})",
+                      indent + 1)
+        else:
+            how = draw(st.sampled_from(["ballot_sync", "any_sync", "all_sync"]))
+            # Numba types a vote's result int32 (Numba's simulator: a Python int): uint32 first
+            body.emit(f"{v.name} = {dtype}(uint32(cuda.{how}({mask:#010x}, {cond(draw, body, 1)})))", indent + 1)
+            v.prod, v.mag = other.prod, max(other.mag, 2.0 ** 32)
+        body.emit("else:", indent)
+        body.emit(f"{v.name} = {other.name}", indent + 1)
+        body.vars.append(v)
     elif kind == "vote":
         c = cond(draw, body, 1)
         how = draw(st.sampled_from(["ballot_sync", "any_sync", "all_sync"]))
@@ -337,10 +367,9 @@ def kernel_body(draw, k: int, block: int) -> list[str]:
     body = Body(k, block)
     for dtype, arr in INPUTS.items():             # loaded once per composite (`composite_source`)
         if draw(st.integers(0, 2)):
-            d = "int32" if dtype == "int8" else dtype
-            body.vars.append(Var(f"in_{arr}", d, False, INPUT_FLOAT_MAG if d in FLOATS else 2.0 ** 64))
+            body.vars.append(Var(f"in_{arr}", dtype, False, INPUT_FLOAT_MAG if dtype in FLOATS else 2.0 ** 64))
     inputs = len(body.vars)
-    for _ in range(draw(st.integers(2, 6))):
+    for _ in range(draw(st.integers(2, 5))):
         statement(draw, body, top=True)
     written: dict[str, int] = {}
     for v in body.vars[inputs:]:                  # the inputs themselves need no checking
@@ -359,18 +388,18 @@ def composite_source(bodies: list[list[str]], name: str = "composite") -> str:
     inputs and defining the typed constants the bodies use (Numba compiles each line)."""
     import re
     text = "\n".join(line for b in bodies for line in b)
-    used = set(re.findall(r"\b(c[iluqfd]\d+|in_x[a-z])\b", text))
+    used = set(re.findall(r"\b(c[a-z]\d+|in_x[a-z])\b", text))
     prelude = [line for line in constant_lines() if line.split("=")[0].strip() in used]
     for dtype, arr in INPUTS.items():
         if f"in_{arr}" in used:
-            prelude.append(f"    in_{arr} = {'int32' if dtype == 'int8' else dtype}({arr}[g])")
+            prelude.append(f"    in_{arr} = {dtype}({arr}[g])")
     head = [
         "from numba import cuda",
-        "from numba import int32, int64, uint32, uint64, float32, float64",
+        "from numba import int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64",
         "",
         "",
         "@cuda.jit",
-        f"def {name}(xi, xl, xu, xq, xf, xd, xb, oi, ol, ou, oq, of, od, ai, au, al):",
+        f"def {name}({', '.join(ARGS)}):",
         "    t = int32(cuda.threadIdx.x)",
         "    g = int32(cuda.grid(1))",
     ] + prelude

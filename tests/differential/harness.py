@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from grammar import ATOMIC_SLOTS, MAX_VARS
+from grammar import ARGS, ATOMIC_SLOTS, INPUTS, MAX_VARS, OUTPUTS
 
-ARG_NAMES = ("xi", "xl", "xu", "xq", "xf", "xd", "xb", "oi", "ol", "ou", "oq", "of", "od", "ai", "au", "al")
-OUTPUT_NAMES = ARG_NAMES[7:]
+NIN = len(INPUTS)
+OUTPUT_NAMES = ARGS[NIN:]
 
 
 def make_args(seed: int, nthreads: int, nkernels: int) -> list[np.ndarray]:
@@ -24,9 +24,9 @@ def make_args(seed: int, nthreads: int, nkernels: int) -> list[np.ndarray]:
 
     xf = (rng.integers(-64, 64, n) / 8.0).astype(np.float32) + rng.random(n).astype(np.float32)
     xd = rng.uniform(-8, 8, n)
-    args = [ints(np.int32), ints(np.int64), ints(np.uint32), ints(np.uint64), xf, xd, ints(np.int8)]
-    for dt in (np.int32, np.int64, np.uint32, np.uint64, np.float32, np.float64):
-        args.append(np.zeros((nkernels * MAX_VARS, n), dt))
+    args = [xf if d == "float32" else xd if d == "float64" else ints(np.dtype(d)) for d in INPUTS]
+    for d in OUTPUTS:
+        args.append(np.zeros((nkernels * MAX_VARS, n), np.dtype(d)))
     for dt in (np.int32, np.uint32, np.int64):
         args.append(ints(dt)[:1].repeat(nkernels * ATOMIC_SLOTS) if n else np.zeros(nkernels * ATOMIC_SLOTS, dt))
     return args

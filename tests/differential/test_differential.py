@@ -1,14 +1,15 @@
 """Differential test: random kernels (`grammar.py`) run in gpusim and in Numba's own CUDA
 simulator give identical outputs.
 
-Hypothesis draws `COMPOSITES` composites of `KERNELS` random kernels each (derandomized:
-every CI run checks the same 500+ kernels); each composite is written as a Python file,
-compiled and run by gpusim (the kernel is defined with gpusim's drop-in `gpusim.cuda`),
-and run by Numba's simulator in a long-lived subprocess (`cudasim_worker.py`) at the same
-time. Every output element (each variable of each kernel, per thread, and the atomic
-accumulators) must be equal; a mismatch names the random kernel and prints its source.
+Hypothesis draws `EXAMPLES` examples (derandomized: every CI run checks the same kernels),
+each of `PARTS` composites of `KERNELS` random kernels. Each composite is written as a
+Python file twice: with gpusim's drop-in (`from gpusim import cuda`) and with Numba's
+(`from numba import cuda`). Long-lived workers (`worker.py`) run them: one gpusim worker
+per part, so the parts compile on separate cores (Numba's compilation is most of the
+cost), and one worker in Numba's simulator. Every output element (each variable of each
+kernel, per thread, and the atomic accumulators) must be equal; a mismatch names the
+random kernel and prints its source.
 """
-import importlib.util
 import json
 import os
 import subprocess
@@ -23,73 +24,84 @@ from hypothesis import strategies as st
 import harness
 from grammar import composite_source, kernel_body
 
-KERNELS = 20                # random kernels per composite (one compile, one launch)
-COMPOSITES = 26             # composites per run: 520 random kernels
+KERNELS = 10                # random kernels per composite (one compile, one launch)
+PARTS = 2                   # composites per example, compiled in parallel
+EXAMPLES = 26               # 26 x 2 x 10 = 520 random kernels per run
 HERE = Path(__file__).resolve().parent
 
 
+class Worker:
+    def __init__(self, cudasim: bool):
+        env = dict(os.environ)
+        if cudasim:
+            env["NUMBA_ENABLE_CUDASIM"] = "1"
+        else:
+            env.pop("NUMBA_ENABLE_CUDASIM", None)
+        self.p = subprocess.Popen([sys.executable, str(HERE / "worker.py")], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+
+    def send(self, path: Path, grid: int, block: int, seed: int, out: Path) -> None:
+        self.p.stdin.write(json.dumps({"path": str(path), "name": "composite", "grid": grid, "block": block,
+                                       "seed": seed, "kernels": KERNELS, "out": str(out)}) + "\n")
+        self.p.stdin.flush()
+
+    def receive(self, what: str) -> None:
+        line = self.p.stdout.readline()
+        assert line, f"the worker running {what} died"
+        answer = json.loads(line)
+        assert answer["ok"], f"{what} failed: {answer['error']}"
+
+    def close(self) -> None:
+        self.p.stdin.close()
+        self.p.wait(timeout=60)
+
+
 @pytest.fixture(scope="module")
-def cudasim():
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    p = subprocess.Popen([sys.executable, str(HERE / "cudasim_worker.py")], stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
-    yield p
-    p.stdin.close()
-    p.wait(timeout=60)
+def workers():
+    ws = {"cudasim": Worker(True), "gpusim": [Worker(False) for _ in range(PARTS)]}
+    yield ws
+    for w in [ws["cudasim"], *ws["gpusim"]]:
+        w.close()
 
 
-def load(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def run_gpusim(path: Path, grid: int, block: int, seed: int) -> list[np.ndarray]:
-    from gpusim.api import BATCH_LANES, prepare
-    mod = load(path, f"gpusim_{path.stem}")
-    args = harness.make_args(seed, grid * block, KERNELS)
-    p = prepare(mod.composite, grid, block, args)            # compile (drop-in), lay out, marshal
-    with np.errstate(all="ignore"):
-        p.run_all(BATCH_LANES)
-    p.marshalled.copy_back(p.memory)                          # as launch() does, without the SASS counts
-    return args[7:]
-
-
-def test_random_kernels_match_numba_simulator(cudasim, tmp_path):
+def test_random_kernels_match_numba_simulator(workers, tmp_path):
     checked = []
 
-    @settings(max_examples=COMPOSITES, derandomize=True, database=None, deadline=None,
+    @settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None,
               suppress_health_check=list(HealthCheck), phases=(Phase.generate,))
     @given(st.data())
-    def composite(data):
+    def example(data):
         block = data.draw(st.sampled_from([32, 64]), label="block")
         grid = 2
-        bodies = [data.draw(kernel_body(k, block), label=f"kernel {k}") for k in range(KERNELS)]
         i = len(checked)
-        seed = 1000 + i
-        src = composite_source(bodies)
-        ref_path = tmp_path / f"cudasim_{i}.py"
-        sim_path = tmp_path / f"gpusim_{i}.py"
-        ref_path.write_text(src)
-        sim_path.write_text(src.replace("from numba import cuda\n", "from gpusim import cuda\n", 1))
-        out = tmp_path / f"ref_{i}.npy"
-        cudasim.stdin.write(json.dumps({"path": str(ref_path), "name": "composite", "grid": grid, "block": block,
-                                        "seed": seed, "kernels": KERNELS, "out": str(out)}) + "\n")
-        cudasim.stdin.flush()
-        got = run_gpusim(sim_path, grid, block, seed)         # while the simulator runs the same
-        answer = json.loads(cudasim.stdout.readline())
-        assert answer["ok"], f"Numba's simulator failed on composite {i} ({sim_path}): {answer['error']}"
-        want = list(np.load(out, allow_pickle=True))
-        bad = harness.mismatches(got, want)
-        if bad:
-            k = bad[0][0]
-            lines = "\n".join(bodies[k])
-            rows = "\n".join(f"  {name}[{row}, {col}]: gpusim {g!r}, Numba simulator {w!r}"
-                             for kk, name, row, col, g, w in bad if kk == k)
-            raise AssertionError(f"random kernel {k} of composite {i} (block {block}, seed {seed}; file {sim_path}) "
-                                 f"differs:\n{rows}\nits source:\n{lines}")
-        checked.append(KERNELS)
+        parts = []
+        for part in range(PARTS):
+            bodies = [data.draw(kernel_body(k, block), label=f"part {part} kernel {k}") for k in range(KERNELS)]
+            src = composite_source(bodies)
+            name = f"{i}_{part}"
+            (tmp_path / f"cudasim_{name}.py").write_text(src)
+            (tmp_path / f"gpusim_{name}.py").write_text(src.replace("from numba import cuda\n",
+                                                                    "from gpusim import cuda\n", 1))
+            parts.append((name, bodies, 1000 * i + part))
+        for (name, _, seed), w in zip(parts, workers["gpusim"]):
+            w.send(tmp_path / f"gpusim_{name}.py", grid, block, seed, tmp_path / f"gpusim_{name}.npy")
+        for name, _, seed in parts:
+            workers["cudasim"].send(tmp_path / f"cudasim_{name}.py", grid, block, seed, tmp_path / f"ref_{name}.npy")
+        for (name, _, _), w in zip(parts, workers["gpusim"]):
+            w.receive(f"gpusim on {tmp_path / f'gpusim_{name}.py'}")
+        for name, _, _ in parts:
+            workers["cudasim"].receive(f"Numba's simulator on {tmp_path / f'cudasim_{name}.py'}")
+        for name, bodies, seed in parts:
+            got = list(np.load(tmp_path / f"gpusim_{name}.npy", allow_pickle=True))
+            want = list(np.load(tmp_path / f"ref_{name}.npy", allow_pickle=True))
+            bad = harness.mismatches(got, want)
+            if bad:
+                k = bad[0][0]
+                rows = "\n".join(f"  {out}[{row}, {col}]: gpusim {g!r}, Numba simulator {w!r}"
+                                 for kk, out, row, col, g, w in bad if kk == k)
+                raise AssertionError(f"random kernel {k} of {tmp_path / f'gpusim_{name}.py'} (block {block}, "
+                                     f"seed {seed}) differs:\n{rows}\nits source:\n" + "\n".join(bodies[k]))
+        checked.append(PARTS * KERNELS)
 
-    composite()
+    example()
     assert sum(checked) >= 500
