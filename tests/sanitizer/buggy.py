@@ -188,3 +188,18 @@ def byte_per_thread(out):
     s[t] = t
     cuda.syncthreads()
     out[t] = s[127 - t]
+
+
+@cuda.jit
+def global_shift_no_sync(a, out):
+    t = cuda.threadIdx.x
+    a[t] = t                                          # L:gs_write
+    out[t] = a[(t + 32) % 64]                         # L:gs_read
+
+
+@cuda.jit
+def global_shift(a, out):
+    t = cuda.threadIdx.x
+    a[t] = t
+    cuda.syncthreads()
+    out[t] = a[(t + 32) % 64]

@@ -95,3 +95,13 @@ def test_dropin_launch_under_set_check_puts_hazards_on_last_result():
     finally:
         cuda.set_check()
     assert [h.kind for h in swap_halves.last_result.hazards] == ["WAR"]
+
+
+def test_global_race_between_warps_of_one_block_without_a_barrier():
+    hs = races(B.global_shift_no_sync, 1, 64, (np.zeros(64, np.int32), np.zeros(64, np.int32)))
+    assert [(h.kind, h.space, h.lines, h.threads) for h in hs] == [
+        ("RAW", "global", (line_of("gs_write"), line_of("gs_read")), ((32, 0, 0), (0, 0, 0)))]
+
+
+def test_global_accesses_of_one_block_ordered_by_a_barrier_do_not_race():
+    assert races(B.global_shift, 1, 64, (np.zeros(64, np.int32), np.zeros(64, np.int32))) == []
