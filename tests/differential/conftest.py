@@ -1,4 +1,4 @@
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))     # `import grammar`, `import harness`
+sys.path.insert(0, str(Path(__file__).resolve().parent))     # `import random_kernels`, `import kernel_io`

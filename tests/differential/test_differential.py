@@ -1,4 +1,4 @@
-"""Differential test: random kernels (`grammar.py`) run in gpusim and in Numba's own CUDA
+"""Differential test: random kernels (`random_kernels.py`) run in gpusim and in Numba's own CUDA
 simulator give identical outputs.
 
 Hypothesis draws `EXAMPLES` examples (derandomized: every CI run checks the same kernels),
@@ -21,8 +21,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-import harness
-from grammar import composite_source, kernel_body
+import kernel_io
+from random_kernels import composite_source, kernel_body
 
 KERNELS = 10                # random kernels per composite (one compile, one launch)
 PARTS = 2                   # composites per example, compiled in parallel
@@ -94,7 +94,7 @@ def test_random_kernels_match_numba_simulator(workers, tmp_path):
         for name, bodies, seed in parts:
             got = list(np.load(tmp_path / f"gpusim_{name}.npy", allow_pickle=True))
             want = list(np.load(tmp_path / f"ref_{name}.npy", allow_pickle=True))
-            bad = harness.mismatches(got, want)
+            bad = kernel_io.mismatches(got, want)
             if bad:
                 k = bad[0][0]
                 rows = "\n".join(f"  {out}[{row}, {col}]: gpusim {g!r}, Numba simulator {w!r}"

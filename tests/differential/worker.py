@@ -4,7 +4,7 @@ imported, so the simulator cannot share the test's process).
 
 A long-lived subprocess: it reads one JSON request per line on stdin, {"path", "name",
 "grid", "block", "seed", "kernels", "out"}, imports the kernel from `path`, runs it on
-`harness.make_args(seed, ...)` and saves the outputs to `out` (.npy of an object array),
+`kernel_io.make_args(seed, ...)` and saves the outputs to `out` (.npy of an object array),
 then answers one JSON line: {"ok": true, "cpu_s"} or {"ok": false, "error"}.
 
 gpusim runs the kernel as `launch` does (compile through the drop-in, lay out memory,
@@ -36,7 +36,7 @@ def main() -> int:
     cudasim = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
     sys.path[:0] = [str(HERE), str(HERE.parent / "programs")]
     import numpy as np
-    import harness
+    import kernel_io
     if cudasim:
         from _cudasim_check import install_warp_intrinsics
         install_warp_intrinsics()
@@ -51,13 +51,13 @@ def main() -> int:
             mod = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(mod)
             kern = getattr(mod, req["name"])
-            args = harness.make_args(req["seed"], req["grid"] * req["block"], req["kernels"])
+            args = kernel_io.make_args(req["seed"], req["grid"] * req["block"], req["kernels"])
             if cudasim:
                 kern[req["grid"], req["block"]](*args)
             else:
                 run_gpusim(kern, req["grid"], req["block"], args)
-            outs = np.empty(len(harness.OUTPUT_NAMES), object)
-            outs[:] = args[harness.NIN:]
+            outs = np.empty(len(kernel_io.OUTPUT_NAMES), object)
+            outs[:] = args[kernel_io.NIN:]
             np.save(req["out"], outs, allow_pickle=True)
             answer = {"ok": True, "cpu_s": time.process_time() - t}
         except Exception as e:

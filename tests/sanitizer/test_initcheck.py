@@ -4,8 +4,8 @@ import numpy as np
 
 import gpusim
 from gpusim import cuda as gcuda
-from buggy import line_of
-import buggy as B
+from buggy_kernels import line_of
+import buggy_kernels as B
 
 
 def uninit(kernel, grid, block, args):

@@ -4,8 +4,8 @@ import pytest
 
 import gpusim
 from gpusim.errors import ConfigError, MemoryAccessError
-from buggy import line_of
-import buggy as B
+from buggy_kernels import line_of
+import buggy_kernels as B
 
 
 def test_out_of_bounds_store_is_a_record_with_thread_line_and_address():

@@ -3,8 +3,8 @@ barrier, syncwarp, atomics or one thread order the accesses."""
 import numpy as np
 
 import gpusim
-from buggy import line_of
-import buggy as B
+from buggy_kernels import line_of
+import buggy_kernels as B
 
 
 def races(kernel, grid, block, args, **kw):

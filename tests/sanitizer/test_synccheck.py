@@ -2,8 +2,8 @@
 import numpy as np
 
 import gpusim
-from buggy import line_of
-import buggy as B
+from buggy_kernels import line_of
+import buggy_kernels as B
 
 
 def sync(kernel, grid, block, args):

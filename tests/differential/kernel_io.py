@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grammar import ARGS, ATOMIC_SLOTS, INPUTS, MAX_VARS, OUTPUTS
+from random_kernels import ARGS, ATOMIC_SLOTS, INPUTS, MAX_VARS, OUTPUTS
 
 NIN = len(INPUTS)
 OUTPUT_NAMES = ARGS[NIN:]
