@@ -59,6 +59,8 @@ from gpusim.frontend import rng as random  # noqa: E402,F401  (cuda.random)
 
 import sys as _sys  # noqa: E402
 _sys.modules.setdefault("gpusim.cuda.random", random)
+from gpusim.frontend.library import install_numba_targets as _install  # noqa: E402
+_install()                       # numba.vectorize/guvectorize(target="cuda") simulate too
 
 # Numba types a reference to this module (reached some way `retarget` does not rewrite) as numba.cuda.
 _numba_type_ = _nbt.Module(_nc)

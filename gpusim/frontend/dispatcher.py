@@ -275,7 +275,13 @@ class _Overload:
             return getattr(self._ck, name)
         except AttributeError:
             pass
+        if name == "inspect_asm":
+            return lambda cc=None: self._ck.ptx
         cres = self._dispatcher._numba_compile_result(self._ck.argtypes)
+        if name == "inspect_llvm":
+            return lambda: cres.library.get_llvm_str()
+        if name == "_codelibrary":
+            return cres.library
         return getattr(cres, name[1:] if name in ("_type_annotation",) else name)
 
     def __repr__(self) -> str:

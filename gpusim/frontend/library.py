@@ -42,7 +42,9 @@ def _private_copy(name: str, alias: str) -> types.ModuleType:
 def _strided(ary: Any, shape: tuple, strides: tuple) -> Any:
     from gpusim.frontend.devicearray import DeviceArray, host_of
     h = host_of(ary)
-    return DeviceArray(np.lib.stride_tricks.as_strided(h, tuple(shape), tuple(strides), writeable=False))
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (int(shape),)
+    strides = tuple(strides) if isinstance(strides, (tuple, list)) else (int(strides),)
+    return DeviceArray(np.lib.stride_tricks.as_strided(h, shape, strides))   # mutable, as Numba types it
 
 
 @functools.lru_cache(maxsize=None)
@@ -100,3 +102,23 @@ def Reduce(functor: Any) -> Any:  # noqa: N802  (numba's name)
 
 
 reduce = Reduce
+
+
+def _cuda_vectorize(*args: Any, **kwargs: Any) -> Any:
+    return _vectorizers().CUDAVectorize(*args, **kwargs)
+
+
+def _cuda_guvectorize(*args: Any, **kwargs: Any) -> Any:
+    return _vectorizers().CUDAGUFuncVectorize(*args, **kwargs)
+
+
+def install_numba_targets() -> None:
+    """Make `numba.vectorize(..., target="cuda")` / `numba.guvectorize(..., target="cuda")` build
+    the simulator's ufuncs, as `gpusim.cuda.vectorize` does: a program that imports the drop-in
+    runs its CUDA ufuncs in the simulator even where they are declared through numba's own
+    decorators. (Real-GPU Numba ufuncs in the same process then simulate too.)"""
+    from numba.np.ufunc import decorators as d
+    for registry, impl in ((d.Vectorize.target_registry, _cuda_vectorize),
+                           (d.GUVectorize.target_registry, _cuda_guvectorize)):
+        registry.ondemand.pop("cuda", None)
+        dict.__setitem__(registry, "cuda", impl)
