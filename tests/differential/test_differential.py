@@ -31,8 +31,8 @@ HERE = Path(__file__).resolve().parent
 
 
 class Worker:
-    def __init__(self, cudasim: bool):
-        env = dict(os.environ)
+    def __init__(self, cudasim: bool, cache: Path):
+        env = dict(os.environ, GPUSIM_CACHE_DIR=str(cache))    # the random kernels' PTX: not in the user's cache
         if cudasim:
             env["NUMBA_ENABLE_CUDASIM"] = "1"
         else:
@@ -57,8 +57,9 @@ class Worker:
 
 
 @pytest.fixture(scope="module")
-def workers():
-    ws = {"cudasim": Worker(True), "gpusim": [Worker(False) for _ in range(PARTS)]}
+def workers(tmp_path_factory):
+    cache = tmp_path_factory.mktemp("ptx_cache")
+    ws = {"cudasim": Worker(True, cache), "gpusim": [Worker(False, cache) for _ in range(PARTS)]}
     yield ws
     for w in [ws["cudasim"], *ws["gpusim"]]:
         w.close()
