@@ -9,6 +9,7 @@ samples (`stall_share.<reason>`), and how the functional run was obtained.
 """
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -56,6 +57,8 @@ class Task:
 
 
 _CACHES: dict = {}
+_ONE_AT_A_TIME = threading.Lock()     # a Dask worker with several threads: points of one process in turn
+                                      # (the GIL allows no more, and recordings are shared per process)
 
 
 def _cache(directory):
@@ -82,6 +85,11 @@ def _case(task: Task):
 
 
 def run_task(task: Task) -> dict:
+    with _ONE_AT_A_TIME:
+        return _run_task(task)
+
+
+def _run_task(task: Task) -> dict:
     from gpusim.sweep.replay import timed_launch
     t0 = time.perf_counter()
     name, size, params, kernel, grid, block, args, shared, check, peer = _case(task)
