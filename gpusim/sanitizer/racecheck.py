@@ -25,6 +25,9 @@ scatters); a correct program costs about a dozen array operations per memory
 instruction. Findings are one record per (kind, space, earlier instruction, later
 instruction), with the first pair seen (two threads, two lines) and a count.
 
+Cost: 36 bytes of shadow per granule (4 bytes for a kernel of word accesses: 9x the
+arrays and shared memory of the launch), allocated when the launch starts.
+
 Does not model: memory fences or volatile/relaxed-atomic synchronisation (a flag spin
 is reported as a race), hazards between launches, local memory (private to a thread).
 
