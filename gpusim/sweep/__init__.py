@@ -16,6 +16,13 @@ program's reference, the point's wall time, and then every field of the point's 
 (`spec.<dotted key>`). Equal to independent `gpusim.launch(..., timing=True)` runs of the
 same configurations, bit for bit (replay.py, tests/sweep).
 
+Reading a sweep: a launch of more blocks than the GPU holds is timed in sampled mode, whose
+estimate moves by up to about its own `timing__sampling_error_pct` (a column) with any change
+of timing; differences below it are no difference (transpose_shared 4096^2 at 66 SMs is
+bound by its conflicted shared reads, and HBM bandwidths 1676-6704 GB/s give 140.7-144.6 us in
+no monotonic order at a 1.1% error estimate: benchmarks/results/sweep_hbm_anomaly.json). Raise
+`TimingOptions(max_waves=...)` (`timing_options=`) to shrink it.
+
 Sub-modules: `space` (values, ranges, the cartesian product, sweep files), `fields`
 (replayable, functional and refused fields), `streams` and `replay` (recording and
 replaying functional runs, the disk cache), `point` (one row), `executors` (serial, local
