@@ -14,7 +14,7 @@ def add_parser(sub, common) -> None:
     s = sub.add_parser("sweep", parents=[common],
                        help="time programs over a grid of GPU spec values (a table, a plot)")
     s.add_argument("programs", nargs="*", metavar="PROGRAM",
-                   help="program names or families (gpusim list); or give --file")
+                   help="program names, families (gpusim list) or .py files defining PROGRAM; or give --file")
     s.add_argument("--file", metavar="SWEEP.toml", help="a sweep file: gpu, programs, sizes, [set], [vary]")
     s.add_argument("--gpu", default=None, help="base GPU preset or .toml spec (default h100)")
     s.add_argument("--size", dest="sizes", action="append", default=[], metavar="SIZE",
@@ -30,7 +30,8 @@ def add_parser(sub, common) -> None:
                                                      "(tcp://host:8786), or 'local' for a LocalCluster")
     s.add_argument("--out", metavar="FILE", help="write the whole table: .csv, or .parquet (needs pyarrow)")
     s.add_argument("--plot", metavar="FILE.png",
-                   help="plot time against the first varied field (a heatmap over the first two with one program)")
+                   help="plot time against the varied field, one line per program; with two or more varied "
+                        "fields a heatmap over the first two, one panel per program")
     s.add_argument("--seed", type=int, default=0, help="seed of the programs' random inputs")
     s.add_argument("--no-replay", dest="replay", action="store_false",
                    help="execute the functional run at every point (results are identical; slower)")
