@@ -1,6 +1,7 @@
 """racecheck: the two accesses of each race, by line and thread; no report where a
 barrier, syncwarp, atomics or one thread order the accesses."""
 import numpy as np
+import pytest
 
 import gpusim
 from buggy_kernels import line_of
@@ -81,6 +82,7 @@ def test_timing_mode_reports_the_same_race():
     assert [(h.kind, h.lines) for h in hs] == [("RAW", (line_of("tree"), line_of("tree")))]
 
 
+@pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaPerformanceWarning")   # the drop-in's, as Numba's
 def test_dropin_launch_under_set_check_puts_hazards_on_last_result():
     from gpusim import cuda
 
