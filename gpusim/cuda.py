@@ -130,6 +130,7 @@ def set_check(*tools: str) -> None:
 # ----------------------------------------------------------------------------- kernels, arrays
 from gpusim.frontend.dispatcher import Dispatcher, jit  # noqa: E402,F401
 from gpusim.frontend.devicearray import DeviceArray, dense_strides_like, empty_host, from_host  # noqa: E402,F401
+from gpusim.frontend.devicearray import host_mapped  # noqa: E402
 from gpusim.frontend.devicearray import host_of as _host, order_of as _order  # noqa: E402
 from numba.cuda.args import In, InOut, Out  # noqa: E402,F401
 
@@ -170,7 +171,7 @@ def pinned_array_like(ary: Any) -> np.ndarray:
 
 def mapped_array(shape: Any, dtype: Any = np.float64, strides: Any = None, order: str = "C", stream: Any = 0,
                  portable: bool = False, wc: bool = False) -> np.ndarray:
-    return empty_host(shape, dtype, strides, order)
+    return host_mapped(empty_host(shape, dtype, strides, order))
 
 
 def mapped_array_like(ary: Any, stream: Any = 0, portable: bool = False, wc: bool = False) -> np.ndarray:
@@ -180,7 +181,7 @@ def mapped_array_like(ary: Any, stream: Any = 0, portable: bool = False, wc: boo
 
 def managed_array(shape: Any, dtype: Any = np.float64, strides: Any = None, order: str = "C", stream: Any = 0,
                   attach_global: bool = True) -> np.ndarray:
-    return empty_host(shape, dtype, strides, order)
+    return host_mapped(empty_host(shape, dtype, strides, order))
 
 
 def is_cuda_array(obj: Any) -> bool:

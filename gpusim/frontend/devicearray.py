@@ -263,5 +263,14 @@ def from_host(obj: Any, copy: bool = True, stream: Any = 0) -> DeviceArray:
     return DeviceArray(np.array(host, copy=True, order="K") if copy else host, stream)
 
 
+class HostMappedArray(np.ndarray):
+    """A pinned, mapped or managed array: host memory the device reads directly (a numpy
+    array; passing it to a kernel is not an implicit copy)."""
+
+
+def host_mapped(a: np.ndarray) -> HostMappedArray:
+    return a.view(HostMappedArray)
+
+
 def is_device_array(obj: Any) -> bool:
     return isinstance(obj, DeviceArray)

@@ -85,6 +85,18 @@ class Dispatcher:
         return self.configure(*config)
 
     def configure(self, griddim: Any, blockdim: Any, stream: Any = 0, sharedmem: int = 0) -> _Launch:
+        from numba.cuda import config
+        if config.CUDA_LOW_OCCUPANCY_WARNINGS and not config.DISABLE_PERFORMANCE_WARNINGS:
+            g = griddim if isinstance(griddim, (tuple, list)) else (griddim,)
+            try:
+                size = int(np.prod([int(v) for v in g]))
+            except (TypeError, ValueError):
+                size = 128                     # a bad shape: the launch reports it
+            if size < 128:                     # numba-cuda's heuristic threshold
+                import warnings
+                from numba.cuda.core.errors import NumbaPerformanceWarning
+                warnings.warn(NumbaPerformanceWarning(f"Grid size {size} will likely result in GPU "
+                                                      "under-utilization due to low occupancy."))
         return _Launch(self, griddim, blockdim, stream, int(sharedmem or 0))
 
     def forall(self, ntasks: int, tpb: int = 0, stream: Any = 0, sharedmem: int = 0) -> _ForAll:
@@ -316,6 +328,7 @@ class _Launch:
                                        f"{self.blockdim} threads exceeds its launch_bounds of {limit} threads"),
                            CUDAError)
         args = _prepare(d, args, self.stream, retr)
+        _warn_implicit_copies(args)
         ck = d._compile_for_args(args)
         from gpusim.frontend import printf
         if printf.uses_printf(ck.ptx) and not cuda._CHECK:
@@ -356,6 +369,18 @@ class _ForAll:
         return self.dispatcher[griddim, tpb, self.stream, self.sharedmem](*args)
 
 
+def _warn_implicit_copies(args: tuple) -> None:
+    """numba-cuda's warning for host arrays passed to a kernel (each is copied in and out)."""
+    from numba.cuda import config
+    if config.CUDA_WARN_ON_IMPLICIT_COPY and not config.DISABLE_PERFORMANCE_WARNINGS:
+        from gpusim.frontend.devicearray import HostMappedArray
+        if any(isinstance(a, np.ndarray) and not isinstance(a, HostMappedArray) for a in args):
+            import warnings
+            from numba.cuda.core.errors import NumbaPerformanceWarning
+            warnings.warn(NumbaPerformanceWarning("Host array used in CUDA kernel will incur copy overhead "
+                                                  "to/from device."))
+
+
 def _prepare(d: Dispatcher, args: tuple, stream: Any, retr: list) -> tuple:
     """Extensions (last first) and In/Out/InOut hints, as Numba's `_prepare_args`."""
     from numba.cuda.args import ArgHint, In
@@ -373,6 +398,30 @@ def _prepare(d: Dispatcher, args: tuple, stream: Any, retr: list) -> tuple:
             val = inner
         out.append(val)
     return tuple(out)
+
+
+def _check_options(device: bool, options: dict) -> None:
+    """numba-cuda's option checks at decoration: deprecated keywords, debug with opt or lineinfo
+    (warnings), link on a device function."""
+    import warnings
+    from numba.cuda.core import config
+    from numba.cuda.core.errors import DeprecationError, NumbaInvalidConfigWarning
+    for kw in ("argtypes", "restype", "bind"):
+        if options.get(kw) is not None:
+            raise DeprecationError(f"The {kw} argument to jit is deprecated, and will be removed in a future "
+                                   "release. See https://numba.readthedocs.io/en/stable/reference/"
+                                   "deprecation.html#deprecation-of-eager-compilation-of-cuda-device-functions")
+    debug = config.CUDA_DEBUGINFO_DEFAULT if options.get("debug") is None else options["debug"]
+    opt = (config.OPT != 0) if options.get("opt") is None else options["opt"]
+    if debug and opt:
+        warnings.warn(NumbaInvalidConfigWarning("debug=True with opt=True is not supported by CUDA. This may "
+                                                "result in a crash - set debug=False or opt=False."))
+    if debug and options.get("lineinfo"):
+        warnings.warn(NumbaInvalidConfigWarning("debug and lineinfo are mutually exclusive. Use debug to get full "
+                                                "debug info (this disables some optimizations), or lineinfo for "
+                                                "line info only with code generation unaffected."))
+    if device and options.get("link"):
+        raise ValueError("link keyword invalid for device function")
 
 
 def _check_carveout(carveout: Any) -> None:
@@ -395,11 +444,7 @@ def _max_threads(launch_bounds: Any) -> int | None:
 def jit(func_or_sig: Any = None, device: bool = False, **options: Any) -> Any:
     """`numba.cuda.jit`: `@jit`, `@jit(device=True)`, `@jit("void(float32[:])")`, `@jit([sig, ...], fastmath=True)`."""
     from numba.cuda.core import sigutils
-    if options.get("debug") and options.get("opt"):
-        import warnings
-        from numba.core.errors import NumbaInvalidConfigWarning
-        warnings.warn("debug=True with opt=True is not supported by CUDA. This may result in a crash or "
-                      "incorrect debugging information", NumbaInvalidConfigWarning)
+    _check_options(device, options)
     if isinstance(func_or_sig, _pytypes.FunctionType):
         return Dispatcher(func_or_sig, None, device, options)
     if hasattr(func_or_sig, "py_func"):                # re-jitting a dispatcher
