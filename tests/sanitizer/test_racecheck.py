@@ -82,7 +82,7 @@ def test_timing_mode_reports_the_same_race():
     assert [(h.kind, h.lines) for h in hs] == [("RAW", (line_of("tree"), line_of("tree")))]
 
 
-@pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaPerformanceWarning")   # the drop-in's, as Numba's
+@pytest.mark.filterwarnings("ignore::numba.cuda.core.errors.NumbaPerformanceWarning")   # the drop-in's, as Numba's
 def test_dropin_launch_under_set_check_puts_hazards_on_last_result():
     from gpusim import cuda
 
