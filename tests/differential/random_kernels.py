@@ -5,11 +5,13 @@ pool of variables, in the dtypes int8, int16, int32, int64, uint8, uint16, uint3
 float32, float64 and bool (loaded from input arrays of those types):
 arithmetic, bitwise ops, shifts, floor division and modulo, min/max, conversions,
 comparisons and selects; `if`/`else` on per-thread data (divergence), nested once;
-`for` loops with per-thread trip counts; shared memory written, `syncthreads`, read at
+`for` loops with per-thread trip counts, `while` loops with a `break`; per-thread local
+arrays indexed by thread data; shared memory written, `syncthreads`, read at
 another thread's slot, `syncthreads`; warp shuffles (xor, up, down, idx) and votes
 (ballot, any, all) in converged code, and xor shuffles and votes of the lanes of one side
-of a divergent branch (masks 0x0000ffff, 0xffff0000, even and odd lanes); integer atomics (add, min, max, and, or, xor)
-on a per-kernel slot. Every variable it defines is written to an output row.
+of a divergent branch (masks 0x0000ffff, 0xffff0000, even and odd lanes); integer atomics
+(add, min, max, and, or, xor) on a per-kernel slot of global memory and on shared memory
+(read after a barrier). Every variable it defines is written to an output row.
 
 `composite_source` puts many random kernels into one `@cuda.jit` function (each in its
 own rows of the outputs, one after another), so one compile and one launch check them
@@ -255,9 +257,9 @@ def _assign(draw, body: Body, indent: int, dtype: str, allow_prod: bool = True) 
 
 
 def statement(draw, body: Body, top: bool, indent: int = 1) -> None:
-    kinds = ["assign", "assign", "assign", "if", "loop", "cond"]
+    kinds = ["assign", "assign", "assign", "if", "loop", "cond", "while", "local"]
     if top:
-        kinds += ["shared", "shuffle", "vote", "atomic", "partial"]
+        kinds += ["shared", "shuffle", "vote", "atomic", "partial", "shared_atomic"]
     kind = draw(st.sampled_from(kinds))
     if kind == "assign":
         body.vars.append(_assign(draw, body, indent, draw(st.sampled_from(DTYPES))))
@@ -308,8 +310,9 @@ def statement(draw, body: Body, top: bool, indent: int = 1) -> None:
         src = _pick(draw, body, dtype) or _assign(draw, body, indent, dtype)
         sh = f"sh{body.k}_{body.n}"
         body.n += 1
+        xor = draw(st.sampled_from([m for m in (1, 2, 16, 32) if m < body.block]))
         other = draw(st.sampled_from([f"{body.block - 1} - t", f"(t + {draw(st.integers(1, body.block - 1))}) % "
-                                      f"{body.block}", f"t ^ {draw(st.sampled_from([m for m in (1, 2, 16, 32) if m < body.block]))}"]))
+                                      f"{body.block}", f"t ^ {xor}"]))
         body.emit(f"{sh} = cuda.shared.array({body.block}, {dtype})", indent)
         body.emit(f"{sh}[t] = {src.name}", indent)
         body.emit("cuda.syncthreads()", indent)
@@ -325,6 +328,63 @@ def statement(draw, body: Body, top: bool, indent: int = 1) -> None:
         fn = {"xor": "shfl_xor_sync", "up": "shfl_up_sync", "down": "shfl_down_sync", "idx": "shfl_sync"}[how]
         v = body.new(dtype, src.prod, src.mag)
         body.emit(f"{v.name} = cuda.{fn}(0xFFFFFFFF, {src.name}, {arg})", indent)
+        body.vars.append(v)
+    elif kind == "while":                            # a loop with a per-thread trip count and a break
+        dtype = draw(st.sampled_from(DTYPES))
+        init, _ = _literal(draw, dtype)
+        acc = body.new(dtype)
+        j = body.new("int32")
+        body.emit(f"{acc.name} = {init}", indent)
+        body.emit(f"{j.name} = {const('int32', 0)}", indent)
+        body.emit(f"while {j.name} < int32(t & {draw(st.sampled_from([3, 7]))}):", indent)
+        body.vars.append(j)
+        step, _, ms = expr(draw, body, dtype, 1, allow_prod=False)
+        if dtype in FLOATS:
+            body.emit(f"{acc.name} = {acc.name} + {step}", indent + 1)
+            acc.mag = 8 * ms + 10
+        elif dtype == "int64":
+            body.emit(f"{acc.name} = {int64_op(acc.name, '^', step, 2.0 ** 63)[0]}", indent + 1)
+            acc.mag = 2.0 ** 63
+        else:
+            body.emit(f"{acc.name} = {wrap(dtype, f'{acc.name} + {step}')}", indent + 1)
+            acc.mag = 2.0 ** 64
+        body.vars.append(acc)
+        body.emit(f"if {cond(draw, body, 0)}:", indent + 1)
+        body.emit("break", indent + 2)
+        body.emit(f"{j.name} = int32({j.name} + {const('int32', 1)})", indent + 1)
+        body.vars.remove(acc)
+        body.vars.remove(j)
+        body.vars.append(acc)
+    elif kind == "local":                            # a per-thread array indexed by thread data
+        dtype = draw(st.sampled_from(DTYPES))
+        la = f"la{body.k}_{body.n}"
+        body.n += 1
+        body.emit(f"{la} = cuda.local.array(4, {dtype})", indent)
+        prod, mag = False, 0.0
+        for q in range(4):
+            text, p_, m_ = _leaf(draw, body, dtype, True)
+            prod, mag = prod or p_, max(mag, m_)
+            body.emit(f"{la}[{q}] = {text}", indent)
+        v = body.new(dtype, prod, mag)
+        body.emit(f"{v.name} = {la}[(t + {draw(st.integers(0, 3))}) & 3]", indent)
+        body.vars.append(v)
+    elif kind == "shared_atomic":                    # atomics on shared memory, read after a barrier
+        dtype = draw(st.sampled_from(tuple(ATOMICS)))
+        sa = f"sa{body.k}_{body.n}"
+        body.n += 1
+        src = _pick(draw, body, dtype)
+        val = src.name if src is not None else _literal(draw, dtype)[0]
+        op = draw(st.sampled_from(["add", "min", "max", "and_", "or_", "xor"] if dtype != "int64"
+                                  else ["add", "min", "max"]))
+        body.emit(f"{sa} = cuda.shared.array(4, {dtype})", indent)
+        body.emit("if t < 4:", indent)
+        body.emit(f"{sa}[t] = {_literal(draw, dtype)[0]}", indent + 1)
+        body.emit("cuda.syncthreads()", indent)
+        body.emit(f"cuda.atomic.{op}({sa}, t & 3, {val})", indent)
+        body.emit("cuda.syncthreads()", indent)
+        v = body.new(dtype, mag=2.0 ** 64)
+        body.emit(f"{v.name} = {sa}[t & 3]", indent)
+        body.emit("cuda.syncthreads()", indent)
         body.vars.append(v)
     elif kind == "partial":                          # a collective of the lanes of one side of a branch
         test, mask, xors = draw(st.sampled_from(PARTIAL))
