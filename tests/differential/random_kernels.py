@@ -310,7 +310,7 @@ def statement(draw, body: Body, top: bool, indent: int = 1) -> None:
         src = _pick(draw, body, dtype) or _assign(draw, body, indent, dtype)
         sh = f"sh{body.k}_{body.n}"
         body.n += 1
-        xor = draw(st.sampled_from([m for m in (1, 2, 16, 32) if m < body.block]))
+        xor = draw(st.sampled_from([m for m in (1, 2, 16, 32) if body.block % (2 * m) == 0]))
         other = draw(st.sampled_from([f"{body.block - 1} - t", f"(t + {draw(st.integers(1, body.block - 1))}) % "
                                       f"{body.block}", f"t ^ {xor}"]))
         body.emit(f"{sh} = cuda.shared.array({body.block}, {dtype})", indent)

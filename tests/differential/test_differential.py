@@ -72,7 +72,7 @@ def test_random_kernels_match_numba_simulator(workers, tmp_path):
               suppress_health_check=list(HealthCheck), phases=(Phase.generate,))
     @given(st.data())
     def example(data):
-        block = data.draw(st.sampled_from([32, 64]), label="block")
+        block = data.draw(st.sampled_from([32, 64, 96]), label="block")     # whole warps: full-mask collectives
         grid = 2
         i = len(checked)
         parts = []
