@@ -107,3 +107,12 @@ def test_global_race_between_warps_of_one_block_without_a_barrier():
 
 def test_global_accesses_of_one_block_ordered_by_a_barrier_do_not_race():
     assert races(B.global_shift, 1, 64, (np.zeros(64, np.int32), np.zeros(64, np.int32))) == []
+
+
+def test_a_hazard_is_a_frozen_record_naming_tool_kernel_lines_threads_and_address():
+    import dataclasses
+    h = races(B.tree_reduce_no_sync, 1, 128, (np.arange(128, dtype=np.float32), np.zeros(1, np.float32)))[0]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        h.kind = "WAW"
+    assert (h.tool, h.kernel, len(h.lines), len(h.threads), h.block, type(h.address)) == (
+        "racecheck", "tree_reduce_no_sync", 2, 2, (0, 0, 0), int)
