@@ -71,6 +71,18 @@ class Dispatcher:
         self._numba_device = None
         self._shadow = None
 
+    def __reduce__(self):
+        """Pickled as Numba pickles its dispatchers: the function (by value, with Numba's
+        pickler) and the options; compiled code is not kept."""
+        from numba.cuda import serialize
+        opts = {k: v for k, v in self.targetoptions.items() if k != "device"}
+        return serialize.custom_reduce(type(self), dict(py_func=self.py_func, signatures=self.explicit_signatures,
+                                                        device=self.device, options=opts))
+
+    @classmethod
+    def _rebuild(cls, py_func, signatures, device, options):
+        return cls(py_func, signatures, device, options)
+
     def __repr__(self) -> str:
         kind = "device function" if self.device else "kernel"
         return f"<gpusim.cuda {kind} {self.py_func.__qualname__}>"
@@ -86,6 +98,8 @@ class Dispatcher:
 
     def configure(self, griddim: Any, blockdim: Any, stream: Any = 0, sharedmem: int = 0) -> _Launch:
         from numba.cuda import config
+        from numba.cuda.errors import normalize_kernel_dimensions
+        griddim, blockdim = normalize_kernel_dimensions(griddim, blockdim)      # Numba's 3-tuples and errors
         if config.CUDA_LOW_OCCUPANCY_WARNINGS and not config.DISABLE_PERFORMANCE_WARNINGS:
             g = griddim if isinstance(griddim, (tuple, list)) else (griddim,)
             try:
@@ -306,6 +320,13 @@ class _Launch:
     def __init__(self, dispatcher: Dispatcher, grid: Any, block: Any, stream: Any, shared_bytes: int):
         self.dispatcher, self.griddim, self.blockdim = dispatcher, grid, block
         self.stream, self.sharedmem = stream, shared_bytes
+        self.pre_launch_callbacks: list = []       # callback(overload, launch config), before each launch
+
+    def __reduce__(self):
+        if self.pre_launch_callbacks:
+            import pickle
+            raise pickle.PicklingError("Cannot pickle configured launches with pre-launch callbacks")
+        return (_Launch, (self.dispatcher, self.griddim, self.blockdim, self.stream, self.sharedmem))
 
     # numba-cuda's _LaunchConfiguration attribute names, and the old ones of this module
     grid = property(lambda self: self.griddim)
@@ -330,6 +351,8 @@ class _Launch:
         args = _prepare(d, args, self.stream, retr)
         _warn_implicit_copies(args)
         ck = d._compile_for_args(args)
+        for callback in self.pre_launch_callbacks:
+            callback(_Overload(d, ck), self)
         from gpusim.frontend import printf
         if printf.uses_printf(ck.ptx) and not cuda._CHECK:
             d.last_result = _launch_printing(d, self, args)

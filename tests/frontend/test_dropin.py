@@ -106,7 +106,7 @@ def test_launch_passes_grid_block_and_default_shared(launches):
     a = np.zeros(64, np.int32)
     assert add_tid[2, 32](a) is None
     (call,) = launches
-    assert (call["kernel"], call["grid"], call["block"]) == (add_tid, 2, 32)
+    assert (call["kernel"], call["grid"], call["block"]) == (add_tid, (2, 1, 1), (32, 1, 1))   # normalized as Numba does
     assert (call["shared_bytes"], call["gpu"]) == (0, "h100")
     assert call["args"][0] is a
     assert isinstance(add_tid.last_result, FakeResult)
@@ -116,7 +116,7 @@ def test_launch_with_stream_and_dynamic_shared_on_chosen_gpu(launches):
     cuda.set_gpu("h200")
     add_tid[(2, 2), (8, 4), cuda.stream(), 128](np.zeros(4, np.int32))
     assert (launches[0]["grid"], launches[0]["block"], launches[0]["shared_bytes"], launches[0]["gpu"]) == \
-        ((2, 2), (8, 4), 128, "h200")
+        ((2, 2, 1), (8, 4, 1), 128, "h200")
 
 
 def test_set_gpu_rejects_unknown_preset():
