@@ -61,6 +61,8 @@ import sys as _sys  # noqa: E402
 _sys.modules.setdefault("gpusim.cuda.random", random)
 from gpusim.frontend.library import install_numba_targets as _install  # noqa: E402
 _install()                       # numba.vectorize/guvectorize(target="cuda") simulate too
+from gpusim.frontend.hostcompile import install_when_no_driver as _no_driver  # noqa: E402
+_no_driver()                     # without a GPU, Numba's device queries answer the simulated device
 
 # Numba types a reference to this module (reached some way `retarget` does not rewrite) as numba.cuda.
 _numba_type_ = _nbt.Module(_nc)

@@ -83,3 +83,41 @@ compile = _wrap("compile")  # noqa: A001  (numba's name)
 compile_ptx = _wrap("compile_ptx")
 compile_for_current_device = _wrap("compile_for_current_device")
 compile_ptx_for_current_device = _wrap("compile_ptx_for_current_device")
+
+
+class _LiveContext:
+    """A context whose device follows `gpusim.cuda.set_gpu` (asked at each query)."""
+
+    @property
+    def device(self) -> _Device:
+        return _Device(simulated_cc())
+
+
+_INSTALLED: list = []
+
+
+def install_when_no_driver() -> bool:
+    """On a machine without a CUDA driver, make Numba's own device queries (used by
+    `numba.cuda.compiler.compile_ptx_for_current_device`, `compile_ptx` without `cc`,
+    ...) answer the simulated device for the rest of the process, as if the program ran on
+    the chosen preset. With a driver present nothing changes. True if installed."""
+    if _INSTALLED:
+        return True
+    from numba.cuda.cudadrv import driver as drv
+    try:
+        drv.driver.get_device_count()
+        return False                                  # a real driver answers: leave Numba alone
+    except Exception:                                 # CudaSupportError, missing library, ...
+        pass
+    import numba.cuda.api as api
+    import numba.cuda.compiler as compiler
+    import numba.cuda.cudadrv.devices as devices
+    import numba.cuda.dispatcher as dispatcher
+    ctx = _LiveContext()
+    for mod, name, fn in ((devices, "get_context", lambda devnum=None: ctx),
+                          (api, "get_current_device", lambda: ctx.device),
+                          (compiler, "get_current_device", lambda: ctx.device),
+                          (dispatcher, "get_current_device", lambda: ctx.device)):
+        _INSTALLED.append((mod, name, getattr(mod, name)))
+        setattr(mod, name, fn)
+    return True
