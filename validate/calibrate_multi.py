@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FITTED = ("launch_latency_ns", "ll_base_latency_ns", "ll128_base_latency_ns", "simple_base_latency_ns",
           "ll_step_latency_ns", "ll128_step_latency_ns", "simple_step_latency_ns",
           "simple_efficiency", "ll_efficiency", "ll128_efficiency", "channel_bandwidth_GBps", "p2p_latency_ns",
-          "tree_efficiency", "launch_skew_per_gpu_ns")
+          "tree_efficiency", "launch_skew_per_gpu_ns", "p2p_channel_bandwidth_GBps", "p2p_receive_bandwidth_GBps")
 FRACTIONS = {"simple_efficiency", "ll_efficiency", "ll128_efficiency", "tree_efficiency"}
 
 
@@ -37,9 +37,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--preset", default="h200", help="preset whose calibrated file gets the [nccl] table")
     p.add_argument("--passes", type=int, default=12, help="coordinate-search passes at most")
     p.add_argument("--dry-run", action="store_true", help="print the fit, write nothing")
+    p.add_argument("--only", help="comma list of nccl.* numbers to fit (default: all of them); the rest keep "
+                                  "the preset's values")
+    p.add_argument("--ops", help="comma list of collectives whose records enter the fit (default: all); with "
+                                 "--only the numbers that only those collectives use fit as fast")
 
 
-def records(data: dict) -> list[tuple]:
+def records(data: dict, ops=None) -> list[tuple]:
     out = []
     for r in data.get("collectives", []):
         if "time_us" in r:
@@ -47,7 +51,7 @@ def records(data: dict) -> list[tuple]:
     for r in data.get("forced", []):
         if "time_us" in r:
             out.append(("all_reduce", r["bytes"], r["gpus"], r["algorithm_forced"], r["protocol_forced"], r["time_us"]))
-    return out
+    return [r for r in out if ops is None or r[0] in ops]
 
 
 def loss(spec, recs) -> float:
@@ -55,7 +59,7 @@ def loss(spec, recs) -> float:
     return sum(math.log(simulate(op, b, spec, n, a, p).time_us / t) ** 2 for op, b, n, a, p, t in recs) / len(recs)
 
 
-def fit(spec, recs, passes: int = 12, log=lambda m: print(m, flush=True)):
+def fit(spec, recs, passes: int = 12, log=lambda m: print(m, flush=True), names=FITTED):
     values = {k: float(getattr(spec.nccl, k)) for k in FITTED}
 
     def with_values(v):
@@ -65,7 +69,7 @@ def fit(spec, recs, passes: int = 12, log=lambda m: print(m, flush=True)):
     step = 0.3
     for i in range(passes):
         gained = False
-        for k in FITTED:
+        for k in names:
             for sign in (+1, -1):
                 moved = False
                 while True:                      # keep going while it helps (a line search)
@@ -87,12 +91,20 @@ def fit(spec, recs, passes: int = 12, log=lambda m: print(m, flush=True)):
     return values, math.sqrt(best)
 
 
-def write_table(path: Path, values: dict, data_path: Path, data: dict, rms: float) -> None:
+def write_table(path: Path, values: dict, data_path: Path, data: dict, rms: float, extra: str = "") -> None:
+    """Write `values` as the [nccl] table; a partial fit (`extra`: its --only/--ops) keeps the
+    table's earlier provenance lines and adds its own below them."""
     text = path.read_text()
     prov = data.get("provenance", {})
-    lines = [f"[nccl]    # fitted by `python -m validate calibrate-multi --data {data_path.relative_to(ROOT)}` to "
-             f"NCCL {prov.get('nccl_version')} on {prov.get('gpu_count')} GPUs ({prov.get('date')}); "
-             f"rms log error {rms:.3f}"]
+    line = (f"# fitted by `python -m validate calibrate-multi --data {data_path.relative_to(ROOT)}{extra}` to "
+            f"NCCL {prov.get('nccl_version')} on {prov.get('gpu_count')} GPUs ({prov.get('date')}); "
+            f"rms log error {rms:.3f}")
+    old = re.search(r"^\[nccl\][^\n]*\n((?:#[^\n]*\n)*)", text, flags=re.M)
+    if extra and old:
+        head = old.group(0).rstrip("\n").split("\n")
+        lines = head[:1] + [h for h in head[1:]] + [line.replace("# fitted", "# then refitted", 1)]
+    else:
+        lines = ["[nccl]    " + line]
     for k in FITTED:
         v = values[k]
         lines.append(f"{k} = {round(v, 4) if k in FRACTIONS else round(v, 1)}")
@@ -108,9 +120,15 @@ def run(args) -> int:
     from gpusim.specs import calibrated, presets
     data = json.loads(args.data.read_text())
     spec = presets.get(args.preset)
-    recs = records(data)
+    ops = {o.strip() for o in args.ops.split(",")} if args.ops else None
+    names = tuple(n.strip() for n in args.only.split(",")) if args.only else FITTED
+    unknown = [n for n in names if n not in FITTED]
+    if unknown:
+        print(f"--only: not fitted numbers: {', '.join(unknown)}; known: {', '.join(FITTED)}")
+        return 2
+    recs = records(data, ops)
     t = time.perf_counter()
-    values, rms = fit(spec, recs, args.passes)
+    values, rms = fit(spec, recs, args.passes, names=names)
     for k in FITTED:
         print(f"nccl.{k} = {values[k]:.4g}")
     print(f"rms log error {rms:.4f} over {len(recs)} records, {time.perf_counter() - t:.0f} s")
@@ -119,6 +137,7 @@ def run(args) -> int:
         if path is None:
             print(f"no calibrated file for {spec.name}; nothing written")
             return 1
-        write_table(Path(path), values, args.data.resolve(), data, rms)
+        extra = (f" --only {args.only}" if args.only else "") + (f" --ops {args.ops}" if args.ops else "")
+        write_table(Path(path), values, args.data.resolve(), data, rms, extra)
         print(f"wrote [nccl] into {path}")
     return 0

@@ -32,10 +32,13 @@ from gpusim.interconnect.fabric import Fabric
 
 
 class Pipeline:
-    def __init__(self, fabric: Fabric, spec, protocol: str, channels: int, efficiency_scale: float = 1.0):
+    def __init__(self, fabric: Fabric, spec, protocol: str, channels: int, efficiency_scale: float = 1.0,
+                 channel_GBps: float | None = None):
         self.fabric, self.env = fabric, fabric.env
         self.eff = spec.nccl.efficiency(protocol) * efficiency_scale
-        self.copy_GBps = channels * spec.nccl.channel_bandwidth_GBps
+        self.copy_GBps = channels * (spec.nccl.channel_bandwidth_GBps if channel_GBps is None else channel_GBps)
+        if protocol == "ll" and channel_GBps is not None:   # p2p LL: the channel stores flags with its data,
+            self.copy_GBps *= spec.nccl.ll_efficiency          # its data rate drops alike (rings: see DEVIATIONS.md)
         self.step_ns = spec.nccl.step_latency_ns(protocol)
 
     def handshake(self):
@@ -119,24 +122,29 @@ def tree(pipe: Pipeline, n: int, nbytes: float, k: int) -> simpy.Event:
     return simpy.AllOf(env, procs + [down[hops - 1][k - 1]])
 
 
-def p2p(pipe: Pipeline, pairs: list[tuple[int, int, float]], k: int) -> simpy.Event:
+def p2p(pipe: Pipeline, pairs: list[tuple[int, int, float]], k: int, chunks: int = 1,
+        receive_GBps: float = 0.0) -> simpy.Event:
+    """Each flow sends its bytes in k slices (all its channels together), which stream over
+    the link; with `receive_GBps` the receiver copies each of its `chunks` (NCCL's steps)
+    out of its buffer into the user's once the whole chunk has landed, at that rate, chunk
+    after chunk (NCCL's receive side without registered buffers): a flow ends one chunk's
+    copy after its last slice lands."""
     env = pipe.env
-    events = []
+    k = max(k, chunks)
+    landed = [[env.event() for _ in range(k)] for _ in pairs]
+    last_of_chunk = [((c + 1) * k + chunks - 1) // chunks - 1 for c in range(chunks)]
 
-    def flow(src, dst, nbytes):
+    def flow(i, src, dst, nbytes):
         yield from pipe.handshake()
         for j in range(k):
-            ev = env.event()
-            events.append(ev)
-            yield from pipe.send(src, dst, nbytes / k, ev)
+            yield from pipe.send(src, dst, nbytes / k, landed[i][j])
 
-    procs = [env.process(flow(s, d, b)) for s, d, b in pairs]
-    done = env.event()
+    def receive(i, nbytes):
+        for c in range(chunks):
+            yield landed[i][last_of_chunk[c]]
+            if receive_GBps:
+                yield env.timeout(nbytes / chunks / receive_GBps)
 
-    def all_landed():
-        yield simpy.AllOf(env, procs)
-        yield simpy.AllOf(env, events)
-        done.succeed()
-
-    env.process(all_landed())
-    return done
+    procs = [env.process(flow(i, s, d, b)) for i, (s, d, b) in enumerate(pairs)]
+    procs += [env.process(receive(i, b)) for i, (_, _, b) in enumerate(pairs)]
+    return simpy.AllOf(env, procs)

@@ -9,11 +9,11 @@ time = nccl.launch_latency_ns + (n - 1) x nccl.launch_skew_per_gpu_ns (one proce
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from gpusim.collectives import algorithms
 from gpusim.collectives.conventions import busbw_factor, check_op
-from gpusim.collectives.tuning import fine_slices, plan, slices
+from gpusim.collectives.tuning import fine_slices, p2p_chunks, p2p_plan, plan, slices
 from gpusim.errors import ConfigError
 from gpusim.interconnect.fabric import Fabric
 from gpusim.specs.overrides import resolve
@@ -58,11 +58,14 @@ def simulate(op: str, size_bytes: int, gpu="h200", gpus: int | None = None, algo
     fabric = Fabric(spec, gpus=n)
     link = min(fabric.route_bandwidth_GBps(0, 1), fabric.route_bandwidth_GBps(1, 0))
     p = plan(spec, op, n, size, link, algorithm, protocol)
-    channels = p.channels
-    if p.algorithm == "p2p" and size / (n if op == "all_to_all" else 1) < spec.nccl.p2p_all_channels_min_bytes:
-        channels = max(1, spec.nccl.max_channels // n)          # each peer connection's share of the channels
-    pipe = algorithms.Pipeline(fabric, spec, p.protocol, channels,
-                               spec.nccl.tree_efficiency if p.algorithm == "tree" else 1.0)
+    channels, protocol = p.channels, p.protocol
+    if p.algorithm == "p2p":                                   # NCCL's channels and protocol per peer operation
+        pp = p2p_plan(spec, n, size / (n if op == "all_to_all" else 1))
+        channels, protocol = pp.channels, pp.protocol
+        p = replace(p, protocol=protocol, channels=channels)
+    pipe = algorithms.Pipeline(fabric, spec, protocol, channels,
+                               spec.nccl.tree_efficiency if p.algorithm == "tree" else 1.0,
+                               spec.nccl.p2p_channel_bandwidth_GBps if p.algorithm == "p2p" else None)
     fixed_ns = spec.nccl.launch_latency_ns + (n - 1) * spec.nccl.launch_skew_per_gpu_ns \
         + (spec.nccl.base_latency_ns(p.protocol) if p.algorithm != "p2p" else 0)
     if p.algorithm == "ring" and op in ("all_reduce", "all_gather", "reduce_scatter"):
@@ -79,12 +82,14 @@ def simulate(op: str, size_bytes: int, gpu="h200", gpus: int | None = None, algo
     elif op == "send_recv":
         fixed_ns += spec.nccl.p2p_latency_ns
         pairs = [(r, (r + 1) % n, size) for r in range(n)]
-        done = algorithms.p2p(pipe, pairs, slices(spec, size / p.channels, "simple"))
+        done = algorithms.p2p(pipe, pairs, slices(spec, pp.part_bytes, protocol), p2p_chunks(spec, pp),
+                              channels * spec.nccl.p2p_receive_bandwidth_GBps)
     else:                                                     # all_to_all
         fixed_ns += spec.nccl.p2p_latency_ns
         b = size / n
         pairs = [(r, q, b) for r in range(n) for q in range(n) if q != r]
-        done = algorithms.p2p(pipe, pairs, slices(spec, b / p.channels, "simple"))
+        done = algorithms.p2p(pipe, pairs, slices(spec, pp.part_bytes, protocol), p2p_chunks(spec, pp),
+                              channels * spec.nccl.p2p_receive_bandwidth_GBps)
     fabric.env.run(until=done)
     t_ns = fixed_ns + fabric.env.now
     algbw = size / t_ns                                        # bytes/ns == GB/s

@@ -18,11 +18,18 @@ are NCCL's own constants where it has them, else estimates named here.
   Simple and LL128, whose slots are 512 KiB and ~560 KiB, 64 KiB: NCCL's direct-pointer
   P2P over NVLink forwards data at that granularity or finer, which the measured
   broadcast (1.1 x size / link rate at 64 MiB on 4 GPUs) needs; an estimate).
-- Point-to-point (send/recv, all_to_all): each peer connection gets max_channels / n
-  channels (NCCL's p2p channels per peer), so a single flow on 4 GPUs copies at a quarter
-  of the channels' rate, until a transfer reaches nccl.p2p_all_channels_min_bytes: the
-  measured send_recv on 4 H200s jumps from 160 GB/s at 128 MiB to 299 at 256 MiB (NCCL's
-  mechanism for that was not identified; the threshold is the measurement's).
+- Point-to-point (send/recv, all_to_all): `p2p_plan`, NCCL's scheduling of one peer
+  operation (read in enqueue.cc/paths.cc, 2.28). NCCL rounds its channel count up to a
+  power of two for p2p (24 -> 32, as its log says: "32 p2p channels, 32 per peer"); an
+  operation to one peer starts on `per_peer` channels, halved while per_peer x ranks
+  exceeds the 32 (2 GPUs: 16, 4 GPUs: 8, 8 GPUs: 4), uses fewer while a channel's part
+  would be under step/8, and doubles them (up to 32) while a part would exceed 32 steps:
+  a Simple step is nccl.p2p_chunk_bytes (512 KiB), so parts above 16 MiB double the
+  channels. That is the measured jump of send_recv on 4 H200s (8 channels, 160 GB/s at
+  128 MiB; 16 channels, 299 GB/s at 256 MiB; 32 from 512 MiB) and on 2 (16 channels to
+  256 MiB, 32 from 512 MiB). An operation of at most 32 x nccl.p2p_ll_threshold_bytes
+  (512 KiB) to one peer runs LL (step 32 KiB of data), larger ones Simple: all_to_all on
+  4 GPUs is LL to 2 MiB.
 """
 from __future__ import annotations
 
@@ -38,6 +45,7 @@ BASE_US = {"ring": {"ll": 6.6, "ll128": 14.0, "simple": 8.4}, "tree": {"ll": 6.8
 HW_US = {"ring": {"ll": 0.6, "ll128": 1.9, "simple": 3.4}, "tree": {"ll": 0.6, "ll128": 1.25, "simple": 4.0}}
 SELECT_FACTOR = {"simple": 0.60, "ll128": 0.94 * 0.60, "ll": 0.50 * 0.60}   # reproduce 148 of NCCL's 150
 LL_SELECT_CAP_GBps = 120.0                                                   # logged choices (4 x H200)
+LL_STEP_BYTES = 64 << 10            # LL buffer 512 KiB / NCCL_STEPS: 16-byte lines, half data
 SLOT_BYTES = {"simple": 64 << 10, "ll": 32 << 10, "ll128": 64 << 10}
 
 
@@ -104,6 +112,40 @@ def plan(spec, op: str, n: int, size: int, link_GBps: float, algorithm: str | No
     best = min(((predicted_us(spec, op, n, size, a, p, link_GBps), a, p) for a in algos for p in protos))
     _, a, p = best
     return Plan(op, n, size, a, p, channels_for(spec, op, n, size, p), bool(algorithm or protocol))
+
+
+@dataclass(frozen=True)
+class P2PPlan:
+    protocol: str
+    channels: int          # channels of one peer operation
+    part_bytes: float      # what one of them moves
+
+
+def p2p_plan(spec, n: int, peer_bytes: float) -> P2PPlan:
+    """NCCL's protocol and channels for one send (and its matching receive) of `peer_bytes`
+    to one peer in a group over `n` ranks (module docstring)."""
+    cfg = spec.nccl
+    total = 1 << max(0, math.ceil(math.log2(cfg.max_channels)))     # p2pnChannels: a power of two
+    per_peer_max = total
+    start = per_peer_max
+    while start * n > total and start > 1:
+        start //= 2
+    ll = peer_bytes <= per_peer_max * cfg.p2p_ll_threshold_bytes
+    step = LL_STEP_BYTES if ll else cfg.p2p_chunk_bytes
+    min_part, max_part = step / 8, step * 32
+    ch = max(1, min(start, math.ceil(peer_bytes / min_part)))
+    part = max(min_part, peer_bytes / ch)
+    while part > max_part and ch <= per_peer_max // 2:
+        ch *= 2
+        part = peer_bytes / ch
+    return P2PPlan("ll" if ll else "simple", ch, peer_bytes / ch)
+
+
+def p2p_chunks(spec, pp: P2PPlan, limit: int = 256) -> int:
+    """Chunks of one peer operation's part: NCCL moves a part in steps of
+    nccl.p2p_chunk_bytes (Simple) or LL's 32 KiB of data; at most `limit` (for speed)."""
+    chunk = LL_STEP_BYTES // 2 if pp.protocol == "ll" else spec.nccl.p2p_chunk_bytes
+    return max(1, min(limit, math.ceil(pp.part_bytes / chunk)))
 
 
 def slices(spec, size_per_channel_step: float, protocol: str, limit: int = 256) -> int:

@@ -225,7 +225,10 @@ _NCCL = NCCLSpec(
     ll128_step_latency_ns=850.0,           # estimate: as above
     simple_step_latency_ns=3000.0,         # estimate: as above
     p2p_latency_ns=3000.0,                 # estimate: [MEAS-NVL] 64 KiB send_recv
-    p2p_all_channels_min_bytes=256 << 20,  # [MEAS-NVL] send_recv on 4 H200s: 160 GB/s at 128 MiB, 299 at 256 MiB
+    p2p_channel_bandwidth_GBps=20.0,       # estimate: [MEAS-NVL] send_recv on 4 GPUs, 8 channels per peer at 160 GB/s
+    p2p_receive_bandwidth_GBps=40.0,       # estimate: [MEAS-NVL] send_recv tails (a chunk's copy out of the buffer)
+    p2p_chunk_bytes=512 << 10,             # NCCL's NCCL_P2P_NVL_CHUNKSIZE default; [MEAS-NVL] log: "P2P Chunksize set to 524288"
+    p2p_ll_threshold_bytes=16384,          # NCCL's NCCL_P2P_LL_THRESHOLD default (x 32 p2p channels: LL up to 512 KiB per peer)
     launch_skew_per_gpu_ns=1900.0,         # estimate: [MEAS-NVL] 64 KiB send_recv 9.3 us on 2 GPUs, 13.1 on 4
 )
 
