@@ -35,19 +35,28 @@ def main() -> int:
     ap.add_argument("--module-timeout", type=float, default=300.0)
     ap.add_argument("--test-timeout", type=float, default=60.0)
     ap.add_argument("--out", help="JSON results file")
+    ap.add_argument("--reclassify", metavar="JSON", help="no run: classify a stored run again with the current "
+                    "not_applicable.toml and crash rule")
     args = ap.parse_args()
     mods = args.modules or harness.all_modules()
     load0 = os.getloadavg()[0]
     t0 = time.time()
-    suite = harness.run_suite(mods, args.jobs, args.module_timeout, args.test_timeout,
-                              progress=lambda m, r: print(f"{m}: {r['passed']}/{r['passed'] + r['failed']}",
-                                                          file=sys.stderr, flush=True))
+    if args.reclassify:
+        stored = json.loads(Path(args.reclassify).read_text())
+        suite = harness.reclassify(stored)
+        suite["meta"] = {**stored.get("meta", {}), "reclassified": True}
+    else:
+        suite = harness.run_suite(mods, args.jobs, args.module_timeout, args.test_timeout,
+                                  progress=lambda m, r: print(f"{m}: {r['passed']}/{r['passed'] + r['failed']}",
+                                                              file=sys.stderr, flush=True))
     without = harness.summarize([c for m, r in suite["modules"].items() if m != "test_libdevice"
                                  for c in r["results"]])
     suite["total_without_test_libdevice"] = without
-    suite["meta"] = {"numba_cuda": metadata.version("numba-cuda"), "numba": metadata.version("numba"),
-                     "python": platform.python_version(), "jobs": args.jobs, "wall_s": round(time.time() - t0, 1),
-                     "load_before": load0, "command": "python benchmarks/numba_cuda_suite.py " + " ".join(sys.argv[1:])}
+    if not args.reclassify:
+        suite["meta"] = {"numba_cuda": metadata.version("numba-cuda"), "numba": metadata.version("numba"),
+                         "python": platform.python_version(), "jobs": args.jobs,
+                         "wall_s": round(time.time() - t0, 1), "load_before": load0,
+                         "command": "python benchmarks/numba_cuda_suite.py " + " ".join(sys.argv[1:])}
     print(harness.table(suite))
     w = without
     print(f"without test_libdevice: {w['passed']} passed, {w['failed']} failed, pass rate {100 * w['pass_rate']:.1f}%")

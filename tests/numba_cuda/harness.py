@@ -139,11 +139,18 @@ def classify(records: list[dict], na: dict[str, str]) -> list[dict]:
             c["error"] = f"{r.get('exc', status)}: {r.get('msg', '')}".strip()
             if r.get("where"):
                 c["where"] = r["where"]
-        if r.get("crash"):
+        if r.get("crash") and not _raised_on_purpose(r.get("trace") or ""):
             c["crash"] = True
             c["trace"] = r.get("trace")
         out.append(c)
     return out
+
+
+def _raised_on_purpose(trace: str) -> bool:
+    """Whether the innermost frame of a formatted traceback is a `raise` statement (see child.py)."""
+    lines = trace.splitlines()
+    files = [i for i, ln in enumerate(lines) if ln.lstrip().startswith('File "')]
+    return bool(files) and files[-1] + 1 < len(lines) and lines[files[-1] + 1].lstrip().startswith("raise")
 
 
 def summarize(classified: list[dict]) -> dict:
@@ -173,6 +180,24 @@ def run_suite(modules: list[str], jobs: int = 2, module_timeout_s: float = 300.0
                 progress(m, results[m])
     every = [c for r in results.values() for c in r["results"]]
     return {"modules": results, "total": summarize(every)}
+
+
+def reclassify(suite: dict) -> dict:
+    """`suite` (a stored run) classified again with the current not-applicable list and crash
+    rule, from each test's recorded status, error and traceback."""
+    na = load_not_applicable()
+    out = {}
+    for m, r in suite["modules"].items():
+        records = []
+        for c in r["results"]:
+            exc, _, msg = (c.get("error") or "").partition(": ")
+            rec = {"id": c["id"], "status": c["status"], "seconds": c.get("seconds"), "exc": exc, "msg": msg,
+                   "where": c.get("where"), "crash": c.get("crash"), "trace": c.get("trace")}
+            records.append({k: v for k, v in rec.items() if v is not None})
+        cl = classify(records, na)
+        out[m] = {**summarize(cl), "seconds": r.get("seconds"), "results": cl}
+    every = [c for r in out.values() for c in r["results"]]
+    return {**suite, "modules": out, "total": summarize(every)}
 
 
 def failures(suite: dict) -> list[str]:
