@@ -287,11 +287,7 @@ class TimingEngine:
         if stretch:
             # the left-out iterations' DRAM traffic cannot move faster than the simulated SMs'
             # share of the peak (a loop whose early iterations filled the L2 at full speed)
-            mem = self.memory.counters()
-            dram = sum(mem.get(k, 0.0) * self.issue.traffic_scale(k)
-                       for k in ("dram__bytes_read.sum", "dram__bytes_write.sum"))
-            floor = dram / (self.spec.hbm_bytes_per_cycle * self.sms_simulated / self.spec.sm_count)
-            stretch = max(stretch, floor - t_sim)
+            stretch = max(stretch, self._dram_floor_cycles(1.0) - t_sim)
         if self.blocks_simulated >= self.blocks_share:
             return t_sim + stretch
         # extrapolate the remaining waves at the steady-state rate after the first wave, stretched
@@ -310,7 +306,20 @@ class TimingEngine:
             per_block = t_sim / len(order)
         if t_sim > 0:
             per_block *= (t_sim + stretch) / t_sim
-        return t_sim + stretch + (self.blocks_share - self.blocks_simulated) * per_block
+        total = t_sim + stretch + (self.blocks_share - self.blocks_simulated) * per_block
+        # likewise the remaining waves' (the first waves wrote into an L2 share that was still empty)
+        return max(total, self._dram_floor_cycles(self.blocks_share / max(self.blocks_simulated, 1)))
+
+    def _dram_floor_cycles(self, blocks_scale: float) -> float:
+        """The least time in which the simulated SMs' share of the DRAM (its peak less the share
+        refresh takes) moves the simulated DRAM bytes, scaled by `blocks_scale` and by what loop
+        sampling left out."""
+        mem = self.memory.counters()
+        dram = sum(mem.get(k, 0.0) * self.issue.traffic_scale(k)
+                   for k in ("dram__bytes_read.sum", "dram__bytes_write.sum"))
+        h, spec = self.spec.hbm, self.spec
+        peak = spec.hbm_bytes_per_cycle * self.sms_simulated / spec.sm_count * (1.0 - h.t_rfc_ns / h.t_refi_ns)
+        return dram * blocks_scale / peak
 
     def _metrics(self) -> dict:
         spec = self.spec

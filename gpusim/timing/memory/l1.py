@@ -13,11 +13,17 @@ What is modelled:
 - Each sector is invalid or valid from a time: its fill time while its miss is in flight
   (the MSHR), the time it arrived after. A load of a sector whose fill is still in
   flight merges into that miss (no new L2 request) and is ready at the fill time.
-- Data stage: a request of n sectors takes ceil(n * 32 / bandwidth_bytes_per_cycle)
-  wavefronts, one per cycle, in request order per SM (hits and misses alike, charged at
-  the lookup). Load-to-use of hits: data-stage start + (wavefronts - 1) +
-  `hit_latency_cycles`, so one fully coalesced 128-B load on an idle L1 is ready exactly
-  `hit_latency_cycles` after issue.
+- Tag and data stages: a request of n sectors takes ceil(n * 32 / bandwidth_bytes_per_cycle)
+  data wavefronts, and as many tag cycles as the most of its distinct lines that fall in
+  one tag bank (bank = line index mod `l1.tag_banks`; each bank looks up one line per
+  cycle, so 4 banks resolve up to 4 lines x 4 sectors per cycle, as NVIDIA describes the
+  Volta-and-later tag stage); the request holds the stage for the larger of the two, one
+  wavefront per cycle, in request order per SM (hits and misses alike, charged at the
+  lookup). A warp whose lanes read 32 lines a power-of-two number of lines apart (a
+  row-major gemv with a thread per row) needs 32 tag cycles, not 8: H200 `gemv_rowmajor`
+  runs at 0.94 such lines per SM cycle. Load-to-use of hits: stage start + (wavefronts -
+  1) + `hit_latency_cycles`, so one fully coalesced 128-B load on an idle L1 is ready
+  exactly `hit_latency_cycles` after issue.
 - Misses: allocate (the line's LRU victim is dropped; L1 lines are never dirty), leave
   at the lookup time to `lower.read(t, sm_id, missed_sectors)` and are ready when it
   says (the L2/HBM load-to-use, see `system.py`). A request's ready time is the latest
@@ -44,8 +50,8 @@ What is modelled:
   count as lookup misses), `gpusim__l1_mshr_wait_cycles.sum`. `L1Cache.sum_counters`
   adds several SMs' counters and recomputes the rates.
 
-Not modelled: the tag stage's own throughput and sets per cycle, bank conflicts of global
-accesses, texture/constant paths, cache operators (.cg/.cs/.lu/.cv: every load is
+Not modelled: the true tag-bank function (line index mod banks is the model's choice),
+bank conflicts of global data accesses, texture/constant paths, cache operators (.cg/.cs/.lu/.cv: every load is
 cached here, as `ld.ca`), the ld.global.nc path, L1 prefetching, the fill's own use of
 the data stage, the exact Nsight wavefront rule for scattered accesses, and store
 coalescing within a warp: on H200 the five 4-byte stores of warp_vote_demo's 20-byte
@@ -56,6 +62,8 @@ issuing warp, which `store` is not given.
 
 Sources: Jia et al., "Dissecting the NVIDIA Volta GPU Architecture via
 Microbenchmarking" (2018), sectored L1 (32-B sectors, 128-B lines), LRU, hit latency;
+NVIDIA's developer forums (G. Smith): "on GV100+ the L1TEX tag stage can resolve 4 sets x
+4 sectors per cycle", wavefronts generated until all threads are handled;
 NVIDIA CUDA C++ Programming Guide, "Compute Capability 9.0: Global Memory" (write-through
 L1, no write-allocate for global stores); Nsight Compute Kernel Profiling Guide,
 "L1/TEX cache" and metrics reference (l1tex__ names).
@@ -94,6 +102,7 @@ class L1Cache:
         self.mshr_entries = l1.mshr_entries
         self.write_allocate = l1.write_allocate
         self._bytes_per_wavefront = l1.bandwidth_bytes_per_cycle
+        self._tag_mask = l1.tag_banks - 1
         self._sets = [OrderedDict() for _ in range(self.n_sets)]
         self.reset_counters()
         self.flush()
@@ -112,11 +121,29 @@ class L1Cache:
 
     # -- requests -----------------------------------------------------------------------
 
-    def _stage(self, now: float, n: int) -> tuple[float, int]:
+    def _stage(self, now: float, n: int, lst=None) -> tuple[float, int]:
         wf = -(-n * self.sector_bytes // self._bytes_per_wavefront)
+        if lst is not None and n > 1:
+            tag = self._tag_cycles(lst)
+            if tag > wf:
+                wf = tag
         start = now if now >= self._free else self._free
         self._free = start + wf
         return start, wf
+
+    def _tag_cycles(self, lst) -> int:
+        """Tag-stage cycles of a request: its distinct lines, one per tag bank per cycle."""
+        sh = self.line_shift
+        lines = {s >> sh for s in lst}
+        if len(lines) <= 1:
+            return 1
+        mask = self._tag_mask
+        if not mask:
+            return len(lines)
+        counts = [0] * (mask + 1)
+        for line in lines:
+            counts[line & mask] += 1
+        return max(counts)
 
     def load(self, now: float, sectors, local: bool = False) -> float:
         """A warp's load of distinct sectors (address >> 5) issued at `now`; when its data is ready."""
@@ -127,7 +154,7 @@ class L1Cache:
         self._ld_sec[sp] += n
         if n == 0:
             return now
-        start, wf = self._stage(now, n)
+        start, wf = self._stage(now, n, lst)
         ready = start + wf - 1 + self.hit_latency_cycles
         nsets = self.n_sets
         if nsets == 0:
@@ -208,7 +235,7 @@ class L1Cache:
         self._st_sec[sp] += n
         if n == 0:
             return now
-        start, wf = self._stage(now, n)
+        start, wf = self._stage(now, n, lst)
         nsets = self.n_sets
         hits = 0
         if nsets:

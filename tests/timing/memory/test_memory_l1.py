@@ -1,4 +1,6 @@
 """L1Cache on top of the MemorySystem (test spec: _memory_spec): one hardware property per test."""
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -51,6 +53,22 @@ def test_32_sector_hit_takes_eight_wavefronts():
     s = np.arange(0, 32 * 4, 4, dtype=np.uint64)  # 32 lines, one sector each, in 32 distinct sets
     l1.load(0.0, s)
     assert l1.load(5000.0, s) == 5000.0 + 7 + HIT
+
+
+def test_32_lines_in_one_tag_bank_take_32_tag_cycles():
+    _, l1 = fresh()
+    s = np.arange(0, 32 * 16, 16, dtype=np.uint64)  # lines 4 apart: all in tag bank 0 of 4
+    l1.load(0.0, s)
+    assert l1.load(5000.0, s) == 5000.0 + 31 + HIT
+
+
+def test_one_tag_bank_looks_up_one_line_per_cycle():
+    spec = dataclasses.replace(SPEC, l1=dataclasses.replace(SPEC.l1, tag_banks=1))
+    ms = MemorySystem(spec)
+    l1 = L1Cache(spec, L1_DATA, ms, 0)
+    s = np.arange(0, 16 * 4, 4, dtype=np.uint64)    # 16 consecutive lines, one sector each
+    l1.load(0.0, s)
+    assert l1.load(5000.0, s) == 5000.0 + 15 + HIT
 
 
 def test_second_load_of_an_in_flight_sector_merges():
