@@ -30,6 +30,10 @@ Sources (the tags the comments use):
   in 4s), 32 blocks per SM for 7.0/8.0/9.0, and the carve-out sizes.
 - [NCU] Nsight Compute Kernel Profiling Guide, Memory Tables: L1 and L2 lines are 128 B of
   four 32-B sectors.
+- [NV-FORUM] NVIDIA developer forums, answers by NVIDIA's G. Smith on L1TEX ("Pascal L1
+  cache", "How does the LSU execute load/store instructions in the Ampere architecture"):
+  on GV100 and later the L1TEX tag stage resolves 4 sets x 4 sectors per cycle and keeps
+  generating wavefronts until every thread of the request is handled.
 - [JEDEC] JESD235 (HBM2/2E: 16 pseudo-channels of 64 bits per stack) and JESD238 (HBM3:
   32 pseudo-channels of 32 bits per stack).
 - [Jia18] Jia et al., "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking"
@@ -185,6 +189,8 @@ _HOPPER_L1 = L1Spec(
     mshr_entries=1024,                     # estimate: undocumented; Little's law on the measured 4.1 TB/s H200
     #                                        stream read (validate/data/h200.json) needs > 350 sectors in flight per SM
     bandwidth_bytes_per_cycle=128,         # estimate: one 128-B wavefront per cycle, as shared memory
+    tag_banks=4,                           # [NV-FORUM] GV100+ tag stage: 4 sets x 4 sectors per cycle; bank = line mod 4
+    #                                        is the model's choice, fits [NCU-DATA] gemv_rowmajor (0.94 lines/cycle)
     write_allocate=False,                  # estimate: global stores write through to L2 ([Jia18] on Volta)
 )
 _HOPPER_NOC_LATENCY = 20                   # estimate: one crossbar traversal, part of the L2 hit latency
@@ -427,6 +433,7 @@ A100 = GPUSpec(
         hit_latency_cycles=33,             # [Abdelkhalik22]
         mshr_entries=256,                  # estimate: undocumented
         bandwidth_bytes_per_cycle=128,     # estimate: one 128-B wavefront per cycle
+        tag_banks=4,                       # [NV-FORUM] GV100+: 4 sets x 4 sectors per cycle
         write_allocate=False,              # estimate: write-through, as Volta [Jia18]
     ),
     l2=L2Spec(
@@ -557,6 +564,7 @@ V100 = GPUSpec(
         hit_latency_cycles=28,             # [Jia18]; [DEWING] 36 with its 8-cycle loop
         mshr_entries=256,                  # estimate: undocumented
         bandwidth_bytes_per_cycle=128,     # estimate: one 128-B wavefront per cycle
+        tag_banks=4,                       # [NV-FORUM] GV100+: 4 sets x 4 sectors per cycle
         write_allocate=False,              # estimate: write-through [Jia18]
     ),
     l2=L2Spec(
