@@ -210,7 +210,12 @@ def mapped(*arylist: Any, **kws: Any):
 
 # ----------------------------------------------------------------------------- device, streams
 class Stream:
-    """A stream: launches complete before they return, so everything here is a no-op."""
+    """A stream: launches complete before they return, so everything here is a no-op.
+    `handle` is the pointer an external stream wraps (0 for streams of the simulator)."""
+
+    def __init__(self, handle: int = 0):
+        import ctypes
+        self.handle = ctypes.c_void_p(handle)
 
     def synchronize(self) -> None:
         pass
@@ -228,7 +233,7 @@ default_stream = legacy_default_stream = per_thread_default_stream = stream
 
 
 def external_stream(ptr: int) -> Stream:
-    return Stream()
+    return Stream(ptr)
 
 
 def synchronize() -> None:

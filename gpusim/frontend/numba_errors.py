@@ -46,4 +46,6 @@ def like(err: BaseException, cause: type | BaseException) -> BaseException:
     new = cls.__new__(cls, *args)
     BaseException.__init__(new, *args)
     new.__dict__.update(getattr(err, "__dict__", {}))
+    if hasattr(cause, "msg") and args and isinstance(args[0], str):
+        new.msg = args[0]                    # NumbaError's message attribute
     return new
