@@ -31,6 +31,34 @@ def host_of(obj: Any) -> Any:
     return getattr(obj, "_gpusim_host_", obj)
 
 
+class _Memory:
+    """`gpu_data`: the allocation behind a device array (views share it and compare equal);
+    its pointers are host addresses of the simulator's copy."""
+
+    def __init__(self, host: np.ndarray):
+        self.host = host
+        base = host
+        while isinstance(base.base, np.ndarray):
+            base = base.base
+        self._key = (base.__array_interface__["data"][0], base.nbytes)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Memory) and other._key == self._key
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    @property
+    def device_pointer(self) -> int:
+        return self.host.__array_interface__["data"][0]
+
+    @property
+    def device_ctypes_pointer(self) -> ctypes.c_void_p:
+        return ctypes.c_void_p(self.device_pointer)
+
+    device_pointer_value = device_pointer
+
+
 class DeviceArray:
     """A device array of the simulator (see module doc)."""
     __cuda_ndarray__ = True
@@ -69,8 +97,8 @@ class DeviceArray:
                 "WRITEBACKIFCOPY": False}
 
     @property
-    def gpu_data(self) -> np.ndarray:
-        return self._gpusim_host_
+    def gpu_data(self) -> _Memory:
+        return _Memory(self._gpusim_host_)
 
     @property
     def device_ctypes_pointer(self) -> ctypes.c_void_p:

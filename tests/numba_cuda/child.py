@@ -132,6 +132,9 @@ class _Result(unittest.TestResult):
 
     def _err(self, test, err, status):
         etype, exc, tb = err
+        if etype.__name__ == "Skipped" and etype.__module__.startswith("_pytest"):
+            self.addSkip(test, str(exc))              # pytest.skip() inside a unittest test
+            return
         msg = str(exc).strip().splitlines()
         info = {"exc": "Timeout" if etype is _Timeout else etype.__name__, "msg": (msg[0] if msg else "")[:300]}
         frames = traceback.extract_tb(tb)
