@@ -132,7 +132,7 @@ class _Result(unittest.TestResult):
 
     def _err(self, test, err, status):
         etype, exc, tb = err
-        if etype.__name__ == "Skipped" and etype.__module__.startswith("_pytest"):
+        if etype.__name__ == "Skipped" and any(c.__module__ == "_pytest.outcomes" for c in etype.__mro__):
             self.addSkip(test, str(exc))              # pytest.skip() inside a unittest test
             return
         msg = str(exc).strip().splitlines()
