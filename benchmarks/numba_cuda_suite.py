@@ -35,6 +35,8 @@ def main() -> int:
     ap.add_argument("--module-timeout", type=float, default=300.0)
     ap.add_argument("--test-timeout", type=float, default=60.0)
     ap.add_argument("--out", help="JSON results file")
+    ap.add_argument("--merge", metavar="JSON", help="run only the named modules and replace their entries in this "
+                    "stored run (meta.rerun lists them)")
     ap.add_argument("--reclassify", metavar="JSON", help="no run: classify a stored run again with the current "
                     "not_applicable.toml and crash rule")
     args = ap.parse_args()
@@ -49,6 +51,14 @@ def main() -> int:
         suite = harness.run_suite(mods, args.jobs, args.module_timeout, args.test_timeout,
                                   progress=lambda m, r: print(f"{m}: {r['passed']}/{r['passed'] + r['failed']}",
                                                               file=sys.stderr, flush=True))
+    if args.merge:
+        stored = harness.reclassify(json.loads(Path(args.merge).read_text()))
+        stored["modules"].update(suite["modules"])
+        every = [c for r in stored["modules"].values() for c in r["results"]]
+        meta = stored.get("meta", {})
+        meta["rerun"] = sorted(set(meta.get("rerun", [])) | set(suite["modules"]))
+        suite = {**stored, "total": harness.summarize(every), "meta": meta}
+        args.reclassify = args.merge
     without = harness.summarize([c for m, r in suite["modules"].items() if m != "test_libdevice"
                                  for c in r["results"]])
     suite["total_without_test_libdevice"] = without
