@@ -267,7 +267,7 @@ def test_unit_class(mnemonic, unit):
 
 
 @pytest.mark.parametrize("mnemonic", ["cvt.rn.s32.s16", "cvt.ftz.f64.f16", "cvt.rna.f32.f64",
-                                      "cvt.rn.satfinite.e4m3x2.f32", "cvt.rni.f32.f64", "cvt.rn.s32.f32"])
+                                      "cvt.rn.satfinite.e2m1x2.f32", "cvt.rni.f32.f64", "cvt.rn.s32.f32"])
 def test_unsupported_forms_raise(mnemonic):
     with pytest.raises(UnsupportedInstruction):
         bind_cvt(instr(mnemonic, 1))
