@@ -113,7 +113,7 @@ def write_table(path: Path, values: dict, data_path: Path, data: dict, rms: floa
         text = re.sub(r"^\[nccl\][^\[]*", block + "\n", text, flags=re.M)
     else:
         text = text.rstrip("\n") + "\n\n" + block
-    path.write_text(text)
+    path.write_text(text.rstrip("\n") + "\n")
 
 
 def run(args) -> int:
