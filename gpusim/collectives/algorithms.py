@@ -22,7 +22,12 @@ NCCL's own cost model has it (latency + size / bandwidth, not overlapped).
   fine slices, both directions at once, one handshake per hop; its rate is scaled by
   nccl.tree_efficiency. NCCL never chose Tree within one node in the measured log; the
   forced Tree/Simple on 4 H200s is slower at 64 KiB-16 MiB than this (DEVIATIONS.md).
-- p2p(pairs): independent flows (send_recv: r -> r+1; all_to_all: every ordered pair).
+- p2p(pairs): independent flows (send_recv: r -> r+1; all_to_all: every ordered pair),
+  each on its peer operation's channels (tuning.p2p_plan) at nccl.p2p_channel_bandwidth_GBps
+  per channel (x ll_efficiency for LL: the channel stores a flag with its data), in fine
+  slices over the link; the receiver copies each landed chunk (nccl.p2p_chunk_bytes) out of
+  its buffer at nccl.p2p_receive_bandwidth_GBps per channel, so a flow ends one chunk's copy
+  after its last slice lands.
 """
 from __future__ import annotations
 

@@ -4,7 +4,8 @@
 time = nccl.launch_latency_ns + (n - 1) x nccl.launch_skew_per_gpu_ns (one process launches
        the GPUs' kernels one after another, as nccl-tests -g and the measurements here do)
        + the protocol's base latency (nccl.<protocol>_base_latency_ns;
-       nccl.p2p_latency_ns for send/recv patterns instead)
+       nccl.p2p_latency_ns for send/recv patterns instead, whose protocol and channels
+       are NCCL's per peer operation: tuning.p2p_plan)
        + the simulated pattern (first slice sent to last slice landed).
 """
 from __future__ import annotations

@@ -161,4 +161,3 @@ def fine_slices(nbytes: float, piece: int = 64 << 10, limit: int = 256) -> int:
     """Slices of a forwarding chain (broadcast, reduce, tree): 64 KiB pieces of the whole
     message (all channels), at most `limit` (for speed)."""
     return max(1, min(limit, math.ceil(nbytes / piece)))
-
