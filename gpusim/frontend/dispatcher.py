@@ -308,7 +308,11 @@ class _Overload:
             return lambda: cres.library.get_llvm_str()
         if name == "_codelibrary":
             return cres.library
-        return getattr(cres, name[1:] if name in ("_type_annotation",) else name)
+        try:
+            return getattr(cres, name[1:] if name in ("_type_annotation",) else name)
+        except AttributeError:
+            raise AttributeError(f"compiled kernel {self._ck.name}{self._ck.argtypes} has no attribute {name!r} "
+                                 "in gpusim's drop-in (nor has Numba's compile result)") from None
 
     def __repr__(self) -> str:
         return f"<gpusim overload {self._ck.name}{self._ck.argtypes}>"
