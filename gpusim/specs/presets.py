@@ -222,7 +222,7 @@ _NCCL = NCCLSpec(
     ll_efficiency=0.40,                    # estimate: half the line is flags; [MEAS-NVL] forced LL at 1 GiB
     ll128_efficiency=0.88,                 # estimate: 120 of 128 bytes data; [MEAS-NVL] forced LL128
     tree_efficiency=0.84,                  # estimate: [MEAS-NVL] forced Tree/Simple on 4 GPUs
-    channel_bandwidth_GBps=26.7,           # estimate: [MEAS-NVL] send_recv on 4 GPUs, 6 channels per peer at 160 GB/s
+    channel_bandwidth_GBps=26.7,           # estimate: [MEAS-NVL] ring steps that also copy into the local output
     launch_latency_ns=4000.0,              # estimate: [MEAS-NVL] 64 KiB calls on 2 and 4 GPUs
     ll_base_latency_ns=1000.0,             # estimate: as above (NCCL's own baseLat tables give the shape)
     ll128_base_latency_ns=7600.0,          # estimate: as above
@@ -234,7 +234,7 @@ _NCCL = NCCLSpec(
     p2p_channel_bandwidth_GBps=20.0,       # estimate: [MEAS-NVL] send_recv on 4 GPUs, 8 channels per peer at 160 GB/s
     p2p_receive_bandwidth_GBps=40.0,       # estimate: [MEAS-NVL] send_recv tails (a chunk's copy out of the buffer)
     p2p_chunk_bytes=512 << 10,             # NCCL's NCCL_P2P_NVL_CHUNKSIZE default; [MEAS-NVL] log: "P2P Chunksize set to 524288"
-    p2p_ll_threshold_bytes=16384,          # NCCL's NCCL_P2P_LL_THRESHOLD default (x 32 p2p channels: LL up to 512 KiB per peer)
+    p2p_ll_threshold_bytes=16384,          # estimate: NCCL_P2P_LL_THRESHOLD default read in NCCL 2.28 (x 32 channels: LL to 512 KiB per peer)
     launch_skew_per_gpu_ns=1900.0,         # estimate: [MEAS-NVL] 64 KiB send_recv 9.3 us on 2 GPUs, 13.1 on 4
 )
 
