@@ -232,11 +232,12 @@ def parse_sets(sets) -> dict[str, str]:
     return out
 
 
-def _flatten(table: dict, prefix: str = "") -> dict[str, object]:
+def flatten(table: dict, prefix: str = "") -> dict[str, object]:
+    """A TOML table's nested keys as dotted ones: {"hbm": {"t_faw_ns": 18}} -> {"hbm.t_faw_ns": 18}."""
     out: dict[str, object] = {}
     for k, v in table.items():
         if isinstance(v, dict):
-            out.update(_flatten(v, f"{prefix}{k}."))
+            out.update(flatten(v, f"{prefix}{k}."))
         else:
             out[prefix + k] = v
     return out
@@ -269,7 +270,7 @@ def load_toml(path: str | os.PathLike, _depth: int = 0) -> GPUSpec:
             base_spec = load_toml(p.parent / base, _depth + 1)
         else:
             base_spec = presets.get(base)
-        return apply(base_spec, _flatten(data), name=name.strip() if name else None, origin=f"file {p}")
+        return apply(base_spec, flatten(data), name=name.strip() if name else None, origin=f"file {p}")
     except ConfigError as e:
         raise ConfigError(f"{p}: {e}") from None
 

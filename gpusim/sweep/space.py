@@ -33,7 +33,7 @@ from pathlib import Path
 from gpusim.errors import ConfigError
 from gpusim.specs.describe import schema, value_at
 from gpusim.specs.gpu import GPUSpec
-from gpusim.specs.overrides import apply, canonical_key, parse_value, resolve
+from gpusim.specs.overrides import apply, canonical_key, flatten, parse_value, resolve
 from gpusim.sweep.fields import check_varied
 
 # the short names, unambiguous (one field each)
@@ -198,21 +198,11 @@ def load_sweep_toml(path) -> dict:
         g = data["gpu"]
         out["gpu"] = str(p.parent / g) if isinstance(g, str) and g.endswith(".toml") else g
     if "set" in data:
-        out["sets"] = _flat(data["set"])
+        out["sets"] = flatten(data["set"])
     if "vary" in data:
-        out["vary"] = _flat(data["vary"])
+        out["vary"] = flatten(data["vary"])
     if isinstance(out.get("programs"), str):
         out["programs"] = [out["programs"]]
-    return out
-
-
-def _flat(table: dict, prefix: str = "") -> dict:
-    out = {}
-    for k, v in table.items():
-        if isinstance(v, dict):
-            out.update(_flat(v, f"{prefix}{k}."))
-        else:
-            out[prefix + k] = v
     return out
 
 
