@@ -218,9 +218,7 @@ def summarize(rows: list[Row]) -> dict:
                 scale = 32 if key == "l2_sectors" else 1
                 if meas * scale > MIB:
                     errs.append(abs(rel_err(sum(r.predicted[m] for m in metrics), meas)))
-        out[f"{key}_cases"] = len(errs)
-        out[f"{key}_mape_pct"] = 100 * float(np.mean(errs)) if errs else None
-        out[f"{key}_within_5pct_share"] = 100 * float(np.mean([e <= 0.05 for e in errs])) if errs else None
+        out.update(_error_figures(key, errs))
     # DRAM writes that cannot all be the kernel's own: more bytes written to DRAM than the SMs
     # stored (32 B per stored sector, counted per request: an upper bound on what they dirtied);
     # the DRAM write figures again over the other kernels
@@ -230,10 +228,15 @@ def summarize(rows: list[Row]) -> dict:
     out["dram_write_bytes_beyond_stores"] = sorted(foreign)
     own = [abs(rel_err(r.predicted["dram__bytes_write.sum"], r.measured["dram__bytes_write.sum"])) for r in rows
            if both(r, "dram__bytes_write.sum") and r.measured["dram__bytes_write.sum"] > MIB and r.name not in foreign]
-    out["dram_write_bytes_own_cases"] = len(own)
-    out["dram_write_bytes_own_mape_pct"] = 100 * float(np.mean(own)) if own else None
-    out["dram_write_bytes_own_within_5pct_share"] = 100 * float(np.mean([e <= 0.05 for e in own])) if own else None
+    out.update(_error_figures("dram_write_bytes_own", own))
     return out
+
+
+def _error_figures(key: str, errs: list[float]) -> dict:
+    """`key`_cases, _mape_pct and _within_5pct_share of relative errors."""
+    return {f"{key}_cases": len(errs),
+            f"{key}_mape_pct": 100 * float(np.mean(errs)) if errs else None,
+            f"{key}_within_5pct_share": 100 * float(np.mean([e <= 0.05 for e in errs])) if errs else None}
 
 
 def kernel_counters(r: Row) -> dict:
