@@ -49,6 +49,7 @@ class Marshalled:
     copyback: list[tuple[np.ndarray, int]]            # host array (maybe a view) <- device address, after launch
     records: list[tuple[np.ndarray, np.void]] = field(default_factory=list)   # (1-element buffer, record)
     arrays: list[list[tuple[int, int]]] = field(default_factory=list)   # per argument: its arrays' (address, nbytes)
+    keep: list = field(default_factory=list)          # host arrays behind captured ranges, alive until copied back
 
     def copy_back(self, mem) -> None:
         """Device -> host for every writable argument. A non-contiguous view is filled from
@@ -149,6 +150,27 @@ class _Marshaller:
         self.chunks += [u64(0), u64(0), u64(buf.size), u64(buf.itemsize), u64(addr)]
         self.chunks += [u64(s) for s in buf.shape] + [u64(s) for s in _strides(buf)]
 
+    def captured(self, captured: tuple) -> None:
+        """Map the device arrays the kernel captured (`captured.py`) into global memory: onto
+        an argument's allocation holding the same bytes, or onto a copy written back after."""
+        from gpusim.frontend.captured import byte_bounds, byte_range, host_bytes, merged
+        ranges = merged([r for r in (byte_range(n, obj) for n, obj in captured) if r is not None])
+        for r in ranges:
+            target = None
+            for addr, buf in self._device_arrays.values():
+                if buf.size and (buf.flags.c_contiguous or buf.flags.f_contiguous):
+                    lo, hi = byte_bounds(buf)
+                    if lo <= r.lo and r.hi <= hi:
+                        target = addr + (r.lo - lo)
+                        break
+            if target is None:
+                raw = host_bytes(r)
+                target = self.mem.alloc_array(raw, f"{self.name}.{r.name} (captured)")
+                if r.writable:
+                    self.out.copyback.append((raw, target))
+                self.out.keep.append(r.host)
+            self.mem.global_heap.map_alias(r.lo, r.hi - r.lo, target)
+
     def record(self, value: Any, label: str) -> None:
         buf = np.array(value).reshape(1)
         addr = self.mem.alloc_array(buf, label)
@@ -174,6 +196,7 @@ def marshal(compiled, args, mem) -> Marshalled:
         m.arrays = []
         m.arg(ty, value, f"kernel {name}: {describe_arg(pyfunc, i)}", label)
         m.out.arrays.append(m.arrays)
+    m.captured(getattr(compiled, "captured", ()))
     decls = compiled.kernel.params
     if len(decls) != len(m.chunks):
         raise GpusimError(f"kernel {name}: built {len(m.chunks)} parameter values for the {len(decls)} `.param`s of "

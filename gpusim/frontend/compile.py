@@ -65,6 +65,7 @@ class CompiledKernel:
     source_file: str                 # absolute path, as the PTX `.file` directive names it
     first_line: int                  # line of the `def`
     cc: tuple[int, int]
+    captured: tuple = ()             # (name, device array) captured as globals/closures (captured.py)
 
     @property
     def signature(self):
@@ -180,7 +181,8 @@ def _compile_types(pyfunc: types.FunctionType, options: dict, argtypes: tuple, c
             _disk_store(path, ptx)
         entry = _entry_name(ptx, name)
         ck = CompiledKernel(name=name, pyfunc=pyfunc, argtypes=argtypes, ptx=ptx, entry=entry,
-                            source_file=source_file(pyfunc), first_line=def_line(pyfunc), cc=cc)
+                            source_file=source_file(pyfunc), first_line=def_line(pyfunc), cc=cc,
+                            captured=fp.captured)
         _MEMORY[mkey] = (ck, fp.refs)
         return ck
 

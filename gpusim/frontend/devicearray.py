@@ -12,8 +12,9 @@ Numba's errors for non-contiguous arrays), `getitem`/`setitem`, `__array__`, and
 `device_array_like` keep the strides Numba would give (`_contiguous_strides_like_array`:
 a strided view's like-array is dense in the same axis order).
 
-Does not model: device memory addresses (`device_ctypes_pointer` is the host
-address), IPC handles, `__cuda_array_interface__` consumers other than gpusim.
+Does not model: device memory addresses (`device_ctypes_pointer` and the interface's
+pointer are the host address; a kernel that captures the array as a global reaches it
+there, `captured.py`), IPC handles, `__cuda_array_interface__` consumers other than gpusim.
 
 Sources: numba-cuda 0.30 `cudadrv/devicearray.py`, `api.py` (`device_array_like`,
 `_contiguous_strides_like_array`).
@@ -106,9 +107,10 @@ class DeviceArray:
 
     @property
     def __cuda_array_interface__(self) -> dict:
+        from gpusim.frontend.captured import export
         h = self._gpusim_host_
         return {"shape": h.shape, "strides": None if h.flags.c_contiguous else h.strides,
-                "data": (h.ctypes.data if h.size else 0, False), "typestr": h.dtype.str, "stream": None,
+                "data": (export(h) if h.size else 0, False), "typestr": h.dtype.str, "stream": None,
                 "version": 3}
 
     def __repr__(self) -> str:

@@ -7,6 +7,8 @@ every device function it references: the source text, the file and first line
 (they become `.loc` lines), the bytecode, and the value of every global name,
 closure cell and default the code mentions. Numpy arrays are keyed by dtype, shape
 and a SHA-256 of their bytes, so changing a constant table re-keys the kernel.
+A device array (an object with `__cuda_array_interface__`) is keyed by identity: Numba
+embeds its pointer, not its values; such objects are listed in `captured`.
 
 `disk_ok` is False when some referenced value has no stable content key (an
 arbitrary object, an object array, a function without source text): such a kernel
@@ -28,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from gpusim.frontend.captured import interface_of
 from gpusim.frontend.retarget import code_names
 
 LIBRARY_ROOTS = frozenset({"numpy", "numba", "numba_cuda", "math", "cmath", "operator", "builtins", "gpusim"})
@@ -38,6 +41,7 @@ class Fingerprint:
     digest: str         # hex SHA-256 over code and frozen values
     disk_ok: bool       # every value had a content key (safe to share across processes)
     refs: tuple = field(default=(), compare=False, repr=False)   # objects keyed by id(); hold them
+    captured: tuple = field(default=(), compare=False, repr=False)   # (name, device array) the code captures
 
 
 def _root(module_name: str | None) -> str:
@@ -50,6 +54,8 @@ class _Hasher:
         self.disk_ok = True
         self._seen: set[int] = set()
         self._keep: list[Any] = []          # objects whose id() went into the key stay alive
+        self.captured: list[tuple[str, Any]] = []   # objects with __cuda_array_interface__ (captured.py)
+        self._label = "?"
 
     def add(self, *parts: Any) -> None:
         for p in parts:
@@ -78,9 +84,11 @@ class _Hasher:
         names = code_names(code)
         for name in sorted(names & fn.__globals__.keys()):
             self.add("global", name)
+            self._label = name
             self.value(fn.__globals__[name], names)
         for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
             self.add("cell", name)
+            self._label = name
             try:
                 self.value(cell.cell_contents, names)
             except ValueError:
@@ -109,6 +117,10 @@ class _Hasher:
             self.add("dtype", v.descr)
         elif isinstance(v, types.FunctionType):
             self.function(v)
+        elif interface_of(v) is not None:       # a device array: Numba embeds its pointer, not its values
+            if all(c is not v for _, c in self.captured):
+                self.captured.append((self._label, v))
+            self.unsure(v)
         elif isinstance(v, types.ModuleType):
             self._module(v, names)
         elif hasattr(v, "py_func") and hasattr(v, "targetoptions"):      # numba or drop-in dispatcher
@@ -143,6 +155,7 @@ class _Hasher:
         # A user module: Numba freezes `mod.NAME` too; key the attributes the code names.
         for name in sorted(n for n in names if hasattr(mod, n)):
             self.add("attr", name)
+            self._label = f"{mod.__name__}.{name}"
             self.value(getattr(mod, name), names)
 
 
@@ -174,4 +187,4 @@ def fingerprint(fn: types.FunctionType) -> Fingerprint:
     """The cache key of `fn` and everything it freezes (see module doc)."""
     h = _Hasher()
     h.function(fn)
-    return Fingerprint(h.digest(), h.disk_ok, tuple(h._keep))
+    return Fingerprint(h.digest(), h.disk_ok, tuple(h._keep), tuple(h.captured))

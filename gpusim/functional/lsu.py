@@ -150,10 +150,13 @@ class LoadStoreUnit:
         if space == "global" or space == "const":
             heap = self.mem.global_heap if space == "global" else self.mem.const_heap
             absa = a if space == "global" else a + U64(CONST_WINDOW_BASE)
+            if heap.aliases:                                  # captured device arrays (memory.Heap.map_alias)
+                absa = heap.translate(absa)
             ok = heap.check(absa, nbytes)
             if not ok.all():
                 k = int(np.flatnonzero(~ok)[0])
-                x.fail_access(op, int(lanes[k]), int(absa[k]), space, heap.nearest(int(absa[k])))
+                shown = int(a[k]) if space == "global" else int(absa[k])
+                x.fail_access(op, int(lanes[k]), shown, space, heap.nearest(int(absa[k])))
             off = absa - U64(heap.base)
             buf = heap.data
         elif space == "shared":

@@ -5,7 +5,9 @@ every allocation (each array argument, each module-scope `.global`) is placed at
 256-byte aligned address with an unmapped guard gap after it, so an access past the
 end of an array lands in no allocation and is reported, as compute-sanitizer's
 memcheck would, instead of silently touching a neighbour. `.const` data lives in its
-own heap mapped at the const window. Shared and local memory are arrays indexed by
+own heap mapped at the const window. An alias (`Heap.map_alias`) maps a range of
+addresses outside the heap onto bytes inside it: device arrays a kernel captured as
+globals live at their drop-in addresses (`gpusim/frontend/captured.py`). Shared and local memory are arrays indexed by
 (block slot, offset) and (thread slot, offset); their generic addresses are offsets
 inside the shared and local windows.
 
@@ -43,6 +45,8 @@ class Heap:
         self.data = np.zeros(0, np.uint8)
         self._starts = np.zeros(0, np.uint64)
         self._ends = np.zeros(0, np.uint64)
+        self.aliases: list[tuple[int, int, int]] = []     # (first address, nbytes, heap address it maps to)
+        self._alias_starts = self._alias_ends = self._alias_delta = None
 
     def alloc(self, nbytes: int, name: str, init: bytes | np.ndarray | None = None, align: int = ALLOC_ALIGN) -> int:
         """Reserve `nbytes` (copying `init` in) and return the absolute address."""
@@ -53,6 +57,30 @@ class Heap:
             self._pending.append((off, init))
         self._top = off + max(int(nbytes), 1) + GUARD_BYTES
         return addr
+
+    def map_alias(self, start: int, nbytes: int, target: int) -> None:
+        """Make addresses start .. start + nbytes - 1 reach target .. target + nbytes - 1
+        (a range outside the heap and every state-space window; ranges must not overlap)."""
+        from isa.memory_map import WINDOW_BYTES, WINDOWS
+        end = start + nbytes
+        clash = [n for n, b in WINDOWS.items() if b and start < b + WINDOW_BYTES and b < end]
+        if end > self.base and start < self.base + (1 << 40) or clash:
+            from gpusim.errors import GpusimError
+            raise GpusimError(f"cannot map {nbytes} bytes at {start:#x} into the {self.label} heap: the range "
+                              f"overlaps the simulator's own address windows ({clash or 'heap'})")
+        for s0, n0, _ in self.aliases:
+            if start < s0 + n0 and s0 < end:
+                raise ValueError(f"alias {start:#x}+{nbytes} overlaps alias {s0:#x}+{n0}")
+        self.aliases.append((int(start), int(nbytes), int(target)))
+
+    def translate(self, addrs: np.ndarray) -> np.ndarray:
+        """`addrs` with every address inside an alias replaced by the heap address it maps to."""
+        i = np.searchsorted(self._alias_starts, addrs, side="right").astype(np.int64) - 1
+        ic = np.where(i >= 0, i, 0)
+        inside = (i >= 0) & (addrs < self._alias_ends[ic])
+        if not inside.any():
+            return addrs
+        return np.where(inside, addrs + self._alias_delta[ic], addrs)
 
     def seal(self) -> None:
         """Materialise the heap once every allocation is known."""
@@ -65,6 +93,11 @@ class Heap:
         self.data = data
         self._starts = np.array([a.address for a in self.allocations], np.uint64)
         self._ends = np.array([a.address + a.nbytes for a in self.allocations], np.uint64)
+        if self.aliases:
+            al = sorted(self.aliases)
+            self._alias_starts = np.array([a[0] for a in al], np.uint64)
+            self._alias_ends = np.array([a[0] + a[1] for a in al], np.uint64)
+            self._alias_delta = np.array([(a[2] - a[0]) % (1 << 64) for a in al], np.uint64)   # wraps mod 2**64
 
     def check(self, addrs: np.ndarray, nbytes: int) -> np.ndarray:
         """Boolean mask of addresses whose `nbytes` access lies inside one allocation."""
