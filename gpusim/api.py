@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpusim.errors import GpusimError, LaunchError, from_isa
+from gpusim.errors import GpusimError, LaunchError, UnsupportedKernel, from_isa
 from gpusim.timing.engine import STALL_METRIC
 from gpusim.functional.prepared import PreparedLaunch
 from gpusim.result import Result
@@ -148,6 +148,9 @@ def _run(prepared: PreparedLaunch, timing: bool, batch_lanes: int, timing_option
     if not timing:
         _run_functional(prepared, batch_lanes, progress)
         return prepared.finish()
+    if prepared.cooperative:
+        raise UnsupportedKernel(f"kernel {prepared.name} uses cuda.cg.this_grid() (grid-wide sync): the timing model "
+                                "does not model a grid barrier; run it with timing=False (results are exact)")
     from gpusim.timing.engine import TimingEngine, TimingOptions
     opt = timing_options or TimingOptions()
     engine = None
@@ -185,7 +188,7 @@ def _run_functional(prepared: PreparedLaunch, batch_lanes: int, progress) -> Non
         prepared.run_all(batch_lanes)
         return
     geo = prepared.geometry
-    per_batch = max(1, min(geo.nblocks, batch_lanes // (geo.warps_per_block * 32)))
+    per_batch = prepared.blocks_per_batch(batch_lanes)
     state = {"done": 0}
     prepared.on_steps = lambda ex: progress(Progress(prepared.name, "functional", state["done"], geo.nblocks,
                                                      ex.steps, ex.step_budget))

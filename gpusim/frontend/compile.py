@@ -23,8 +23,7 @@ No GPU is needed: Numba asks `get_current_device()` for the compute capability w
 it compiles a called device function, so compilation runs with that lookup answering
 `cc` (the trick of tests/isa/ptx/regenerate.py), under a lock.
 
-Does not model: `link=` (external CUDA/PTX code; refused), cooperative launches,
-`debug=True` exception reporting, Numba's own on-disk cache (`cache=True` is
+Does not model: `link=` (external CUDA/PTX code; refused), `debug=True` exception reporting, Numba's own on-disk cache (`cache=True` is
 ignored). Sources: numba-cuda 0.30 `dispatcher.py` (`compile_device`,
 `typeof_pyval`), `compiler.py` (`compile_ptx`), `decorators.py` (`jit` options).
 """
@@ -76,9 +75,16 @@ class CompiledKernel:
     @cached_property
     def program(self):
         """The parsed PTX module (`isa.program.Program`), parsed once."""
+        from gpusim.frontend import cg
         from gpusim.frontend.printf import instrument
         from isa.parser import parse
-        return parse(instrument(self.ptx))        # vprintf defined: print() writes a FIFO
+        return parse(cg.instrument(instrument(self.ptx)))   # vprintf defined: print() writes a FIFO; grid sync
+
+    @property
+    def cooperative(self) -> bool:
+        """Whether the kernel uses cuda.cg.this_grid() (launched cooperatively, `cg.py`)."""
+        from gpusim.frontend.cg import uses_grid_group
+        return uses_grid_group(self.ptx)
 
     @cached_property
     def kernel(self):

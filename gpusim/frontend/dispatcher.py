@@ -317,6 +317,13 @@ class _Overload:
     def __repr__(self) -> str:
         return f"<gpusim overload {self._ck.name}{self._ck.argtypes}>"
 
+    def max_cooperative_grid_blocks(self, blockdim: Any, dynsmemsize: int = 0) -> int:
+        """Most blocks of `blockdim` a cooperative launch of this kernel may have on the
+        simulated GPU: occupancy's blocks per SM x SMs (numba-cuda `_Kernel`; `cg.py`)."""
+        from gpusim import cuda, specs
+        from gpusim.frontend.cg import max_cooperative_grid_blocks
+        return max_cooperative_grid_blocks(self._ck, specs.get(cuda.get_gpu()), blockdim, dynsmemsize)
+
 
 class _Launch:
     """A configured launch: `kernel[grid, block]` before it is called."""

@@ -5,9 +5,9 @@
   source line; a recursive device function (Numba's "insert_unresolved_ref" attribute
   error) names the function and its call cycle; a store into a read-only array names the
   argument and the line.
-- `isa_error`: the PTX could not be read or linked (`isa.errors`): cooperative grid sync
-  (`cudaCGGetIntrinsicHandle`) and device printf are named as what they are, with the
-  Python line of the call, and the error becomes gpusim's (`gpusim.errors.from_isa`).
+- `isa_error`: the PTX could not be read or linked (`isa.errors`): device printf is named
+  as what it is, with the Python line of the call, and the error becomes gpusim's
+  (`gpusim.errors.from_isa`). (Cooperative grid sync is defined, `cg.py`.)
 """
 from __future__ import annotations
 
@@ -70,11 +70,7 @@ def isa_error(e, ck):
     from gpusim.errors import from_isa
     callee = getattr(e, "callee", "") or ""
     where = _ptx_source(ck, getattr(e, "ptx_line", 0))
-    if callee.startswith("cudaCG"):
-        msg = (f"kernel {ck.name}: cooperative grid sync is not supported (cuda.cg.this_grid().sync(){where}): "
-               "gpusim runs a grid's blocks in batches, never all resident at once, so no block can wait for the "
-               "whole grid; split the kernel into two launches")
-    elif callee == "vprintf":
+    if callee == "vprintf":
         msg = f"kernel {ck.name}: print() in a kernel is not supported (device printf{where})"
     elif str(e).startswith(f"kernel {ck.name}"):
         msg = str(e)

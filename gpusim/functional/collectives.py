@@ -9,7 +9,11 @@ reconvergence, so it is reported (`BarrierError`) rather than hung.
 
 A CTA barrier releases when every live thread of the block waits at it. A block
 whose live threads cannot all arrive (some are suspended on a divergent path, or
-wait at a different barrier) is reported with the lines involved.
+wait at a different barrier) is reported with the lines involved. A grid barrier
+(`this_grid().sync()`; every call site counts as the same barrier, as the runtime's
+counter-based grid sync does) releases when every block of the launch waits at one;
+blocks at CTA barriers are released first. A block that finished without arriving
+is reported as a deadlock.
 
 Source: PTX ISA, "shfl.sync", "vote.sync", "activemask", "match.sync", "bar.warp.sync",
 "bar, barrier"; CUDA C++ Programming Guide, "Warp Shuffle Functions", "Synchronization Functions".
@@ -21,6 +25,7 @@ import numpy as np
 U32 = np.dtype(np.uint32)
 BOOL = np.dtype(np.bool_)
 LANE = np.arange(32, dtype=np.uint32)
+GRID_KEY = -2                   # what every grid-barrier site counts as when matching a block's barriers
 
 
 def pack_lanes(bits: np.ndarray) -> np.ndarray:
@@ -190,14 +195,27 @@ class Collectives:
                            "while other live threads of their warp are on a different path and can never arrive")
         cta = w // x.wpc
         at = wait_at[w]
+        grid = None
+        if x.grid_barriers is not None:                  # every grid.sync() site is one barrier
+            grid = np.isin(at, x.grid_barriers)
+            key = np.where(grid, GRID_KEY, at)
+        else:
+            key = at
         first = np.full(x.nctas, -1, np.int64)
-        first[cta[::-1]] = at[::-1]
-        diff = np.flatnonzero(at != first[cta])
+        first[cta[::-1]] = key[::-1]
+        diff = np.flatnonzero(key != first[cta])
         if len(diff):
             k = w[diff[0]]
             x.fail_barrier(int(k), int(wait_at[k]), None, "threads of one block wait at different barriers "
-                           f"(PTX instructions {int(first[cta[diff[0]]])} and {int(wait_at[k])}); "
-                           "__syncthreads must be reached by all threads of the block at the same call")
+                           f"(PTX instructions {int(wait_at[w[np.flatnonzero(cta == cta[diff[0]])[0]]])} and "
+                           f"{int(wait_at[k])}); __syncthreads and this_grid().sync() must be reached by all "
+                           "threads of the block at the same call")
+        if grid is not None and grid.any():
+            if not grid.all():                           # blocks at CTA barriers go first; the grid waits
+                keep = ~grid
+                w, cta, at = w[keep], cta[keep], at[keep]
+            else:
+                self._check_grid(w, cta)
         # Blocks whose warps have all exited but some wait would be a bug; all waiting blocks release now.
         for b in np.unique(at):
             op = x.barrier_op(int(b))
@@ -206,6 +224,25 @@ class Collectives:
         arrived[w] = 0
         if x.san is not None:
             x.san.barrier(np.unique(cta))
+
+    def _check_grid(self, w: np.ndarray, cta: np.ndarray) -> None:
+        """Every block of the launch waits at a grid barrier: this batch must hold the whole
+        grid, and no block may have finished without arriving (on a GPU the others would wait
+        for it forever)."""
+        x = self.x
+        if x.first_block != 0 or x.nctas != x.geo.nblocks:
+            x.fail_barrier(int(w[0]), int(x.wait_at[w[0]]), None,
+                           f"this_grid().sync() needs all {x.geo.nblocks} blocks of the grid running at once "
+                           f"(a cooperative launch), but this batch runs blocks {x.first_block} to "
+                           f"{x.first_block + x.nctas - 1}; run the launch with the whole grid in one batch")
+        waiting = np.zeros(x.nctas, bool)
+        waiting[cta] = True
+        if not waiting.all():
+            gone = int(np.flatnonzero(~waiting)[0])
+            x.fail_barrier(int(w[0]), int(x.wait_at[w[0]]), None,
+                           f"grid barrier deadlock: block {x.geo.block_coords(x.first_block + gone)} finished "
+                           "without reaching this_grid().sync(), which the other blocks wait at; every block "
+                           "of a cooperative grid must reach each grid sync")
 
     def _reduce(self, op, warps: np.ndarray) -> None:
         x = self.x

@@ -10,7 +10,9 @@ lets a timing model drive single warps instead.
 
 After the block's ops, its terminator updates the stacks (uniform or divergent
 branch, exit, barrier wait); a barrier releases once every live warp of a block
-waits at it. A step budget stops runaway loops with an error naming the lines.
+waits at it, a grid barrier (cooperative groups' `this_grid().sync()`) once every
+block of the launch waits at one, which needs the whole grid in one batch (a
+cooperative launch: all blocks co-resident, `gpusim/frontend/cg.py`). A step budget stops runaway loops with an error naming the lines.
 
 Does not model: time. `StepRecord`s (block, warps, masks, accesses) are what a timing
 model consumes.
@@ -116,6 +118,8 @@ class BatchExecutor:
         self.span_w0 = 0
         self._lane_arrays: dict[str, np.ndarray] = {}
         self._barriers = {b.barrier.index: b.barrier for b in dk.blocks if b.barrier is not None}
+        grid = sorted(i for i, b in self._barriers.items() if getattr(b, "scope", "cta") == "grid")
+        self.grid_barriers = np.array(grid, np.int64) if grid else None   # this_grid().sync() sites, or None
         # Blocks that can only exit (nothing but ret/exit), plus EXIT itself in the last slot (index -1):
         # lanes parked there need not arrive at a barrier, as exited threads need not on hardware.
         self.exit_only = np.array([b.terminator == "exit" and not b.ops for b in dk.blocks] + [True])

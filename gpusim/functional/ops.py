@@ -13,10 +13,14 @@ import numpy as np
 
 from isa.errors import UnsupportedInstruction
 from isa.semantics.carry import implicit_operands
-from isa.program import Address, Instruction, Reg, Sym
+from isa.program import Address, Imm, Instruction, Reg, Sym
 from isa.types import dtype as ptx_dtype
 
 U64 = np.dtype(np.uint64)
+# The simulator's grid-wide barrier (cooperative groups' this_grid().sync(), defined in PTX by
+# gpusim/frontend/cg.py) is written `barrier.sync GRID_BARRIER_ID`: PTX barrier ids are 0..15 and
+# ptxas rejects any other, so no kernel compiled for a GPU contains this one.
+GRID_BARRIER_ID = 0x6772
 
 
 class Op:
@@ -118,8 +122,10 @@ class WarpOp(Op):
 
 
 class BarrierOp(Op):
-    """bar.sync / barrier.sync / bar.red: the warps of the step wait at this barrier."""
-    __slots__ = ("red", "dst", "pred")
+    """bar.sync / barrier.sync / bar.red: the warps of the step wait at this barrier.
+    `scope` is 'cta', or 'grid' for the grid barrier (GRID_BARRIER_ID): it releases when
+    every block of the launch waits at a grid barrier (`collectives.Collectives.release`)."""
+    __slots__ = ("red", "dst", "pred", "scope")
     is_cta_barrier = True
 
     def run(self, x):
@@ -177,6 +183,11 @@ class OpFactory:
                                              reason="barriers with a thread count are not supported")
             op = BarrierOp()
             op.index, op.guard, op.red, op.dst, op.pred = i, guard, None, None, None
+            first = ins.operands[0] if ins.operands else None
+            op.scope = "grid" if isinstance(first, Imm) and first.value == GRID_BARRIER_ID else "cta"
+            if op.scope == "grid" and (guard is not None or "red" in ins.modifiers):
+                raise UnsupportedInstruction(ins.mnemonic, ptx_line=ins.ptx_line, kernel=dec.kernel.name,
+                                             reason="the grid barrier takes no guard and no reduction")
             if "red" in ins.modifiers:
                 op.red = next(m for m in ins.modifiers if m in ("popc", "and", "or"))
                 op.dst = dec.flat_dests(ins.operands[:1], ins)[0]

@@ -82,6 +82,10 @@ class PreparedLaunch:
         lay = self.layout
         self.block_shared_bytes = lay.dynamic_shared_offset + self.shared_bytes if self.shared_bytes \
             else lay.static_shared_bytes
+        self.cooperative = bool(getattr(self.compiled, "cooperative", False))   # this_grid(): whole grid at once
+        if self.cooperative:
+            from gpusim.frontend.cg import check_cooperative_launch
+            check_cooperative_launch(self)
         self.sanitizer = None                 # gpusim.sanitizer.Sanitizer: hooks every batch when set
         from gpusim.functional.budget import default_step_budget
         self.step_budget = default_step_budget(self.args, self.geometry.nblocks * self.geometry.threads_per_block)
@@ -99,9 +103,17 @@ class PreparedLaunch:
             self.sanitizer.attach(x)
         return x
 
+    def blocks_per_batch(self, batch_lanes: int) -> int:
+        """Blocks executed together: about `batch_lanes` lanes' worth, or the whole grid for a
+        cooperative kernel (its grid barrier needs every block resident)."""
+        geo = self.geometry
+        if self.cooperative:
+            return geo.nblocks
+        return max(1, min(geo.nblocks, batch_lanes // (geo.warps_per_block * 32)))
+
     def run_all(self, batch_lanes: int, max_steps: int | None = None) -> None:
         geo = self.geometry
-        per_batch = max(1, min(geo.nblocks, batch_lanes // (geo.warps_per_block * 32)))
+        per_batch = self.blocks_per_batch(batch_lanes)
         with np.errstate(all="ignore"):
             for first in range(0, geo.nblocks, per_batch):
                 self.batch(first, min(per_batch, geo.nblocks - first), max_steps=max_steps).run()

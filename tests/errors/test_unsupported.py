@@ -10,17 +10,17 @@ from gpusim.errors import GpusimError, PtxSyntaxError, UnsupportedCall, Unsuppor
 from bad_inputs import grid_sync, recursive, stream_in_kernel
 
 
-def test_grid_sync_says_cooperative_grid_sync_is_not_supported():
-    with pytest.raises(UnsupportedCall) as e:
-        gpusim.launch(grid_sync, 1, 32, (np.zeros(32, np.int64),))
+def test_grid_sync_under_the_timing_model_is_refused_as_not_modelled():
+    with pytest.raises(UnsupportedKernel) as e:
+        gpusim.launch(grid_sync, 1, 32, (np.zeros(32, np.int64),), timing=True)
     msg = str(e.value)
-    assert "cooperative grid sync is not supported" in msg and "cudaCGGetIntrinsicHandle" not in msg
-    assert "bad_inputs.py:49" in msg and isinstance(e.value, GpusimError)
+    assert "timing model does not model a grid barrier" in msg and isinstance(e.value, GpusimError)
 
 
-def test_grid_sync_is_still_an_isa_unsupported_call():
-    with pytest.raises(isa.errors.UnsupportedCall):
-        gpusim.launch(grid_sync, 1, 32, (np.zeros(32, np.int64),))
+def test_grid_sync_runs_functionally():
+    a = np.zeros(32, np.int64)
+    gpusim.launch(grid_sync, 1, 32, (a,))
+    assert a.sum() == 32
 
 
 def test_recursion_without_signature_names_the_function():
@@ -47,9 +47,9 @@ def test_isa_errors_become_gpusim_errors_keeping_their_fields(err, cls):
 def test_grid_sync_from_the_command_line_is_one_line_with_exit_6(run_cli, tmp_path):
     path = tmp_path / "gridsync.py"
     path.write_text(USER_GRID_SYNC)
-    code, _, err = run_cli("run", str(path), "--functional")
+    code, _, err = run_cli("run", str(path))
     from bad_inputs import one_line
-    assert code == 6 and "cooperative grid sync is not supported" in one_line(err)
+    assert code == 6 and "does not model a grid barrier" in one_line(err)
 
 
 USER_GRID_SYNC = '''
