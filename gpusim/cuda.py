@@ -27,8 +27,9 @@ too); `synchronize`, streams and `pinned`/`mapped` contexts as no-ops; a device
 object describing the preset.
 
 Does not model: asynchrony (a launch completes before it returns), events and
-their timings, IPC, multiple devices, `vectorize`/`reduce`, `link=` (refused at
-launch). Other `numba.cuda` names resolve to `numba.cuda` itself; host/driver APIs
+their timings, IPC, multiple devices, `link=` (refused at launch). `cudadrv`,
+`devicearray` and `kernels` are numba-cuda's with the simulator's arrays and kernels
+(`gpusim/frontend/cudadrv.py`). Other `numba.cuda` names resolve to `numba.cuda` itself; host/driver APIs
 that need a GPU raise AttributeError naming the gap.
 
 Sources: numba-cuda 0.30 `decorators.py` (`jit`), `dispatcher.py` (`__getitem__`
@@ -135,6 +136,8 @@ from gpusim.frontend.devicearray import DeviceArray, dense_strides_like, empty_h
 from gpusim.frontend.devicearray import host_mapped  # noqa: E402
 from gpusim.frontend.devicearray import host_of as _host, order_of as _order  # noqa: E402
 from numba.cuda.args import In, InOut, Out  # noqa: E402,F401
+from gpusim.frontend.cudadrv import install as _install_namespaces  # noqa: E402
+_install_namespaces(_sys.modules[__name__])     # cuda.cudadrv, cuda.devicearray, cuda.kernels (simulated)
 
 
 def to_device(obj: Any, stream: Any = 0, copy: bool = True, to: DeviceArray | None = None) -> DeviceArray:

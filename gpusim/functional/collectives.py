@@ -15,6 +15,16 @@ counter-based grid sync does) releases when every block of the launch waits at o
 blocks at CTA barriers are released first. A block that finished without arriving
 is reported as a deadlock.
 
+`bar.warp.sync` (`cuda.syncwarp()`) inside a divergent branch, naming lanes that took
+the other side and already wait at the reconvergence point (they have no code left to
+run before it, so no other `bar.warp.sync` to meet): those lanes count as arrived, and
+the calling lanes go on. PTX (sm_70+) makes the caller wait until the named lanes
+execute a `bar.warp.sync`; those lanes cannot before reconverging, and Volta+ hardware
+completes such code (numba-cuda's `cuda.Reduce` kernel calls `syncwarp()` under
+`if tid < 2`). It costs nothing functionally: lanes of a warp run in lockstep here, so
+memory ordering among them holds anyway. Named lanes still to run their side of the
+branch are reported as before.
+
 Source: PTX ISA, "shfl.sync", "vote.sync", "activemask", "match.sync", "bar.warp.sync",
 "bar, barrier"; CUDA C++ Programming Guide, "Warp Shuffle Functions", "Synchronization Functions".
 """
@@ -44,8 +54,10 @@ class Collectives:
         self.red_pred: np.ndarray | None = None        # bar.red predicate per lane of the batch
 
     # ------------------------------------------------------------------ helpers
-    def _check_members(self, op, membermask, active: np.ndarray) -> None:
-        """Every live lane named in membermask must be active in its warp."""
+    def _check_members(self, op, membermask, active: np.ndarray, parked_ok: bool = False) -> None:
+        """Every live lane named in membermask must be active in its warp (`parked_ok`:
+        or, for bar.warp.sync, waiting at a reconvergence point with no code left to run
+        before it, see `run`)."""
         x = self.x
         warps = x.span_warps()
         live = x.stacks.live_mask(warps, x.launched)
@@ -57,6 +69,8 @@ class Collectives:
         if x.san is not None:
             x.san.members(op, warps, np.broadcast_to(mm, active.shape) & np.uint32(0xFFFFFFFF), active)
         missing = mm & live & ~active
+        if parked_ok and (missing != 0).any():
+            missing = missing & x.stacks.pending_lanes(warps)
         bad = np.flatnonzero((missing != 0) & (active != 0))
         if len(bad):
             w = int(bad[0])
@@ -90,7 +104,7 @@ class Collectives:
         active = self._active(g)
         vals = [f(st, x) for f in op.srcs]
         if op.kind == "syncwarp":
-            self._check_members(op, vals[0], active)
+            self._check_members(op, vals[0], active, parked_ok=True)
             if x.san is not None:
                 mm = vals[0]
                 mm = np.repeat(np.broadcast_to(np.asarray(mm, np.uint32), active.shape), 32) if \

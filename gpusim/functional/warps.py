@@ -67,6 +67,17 @@ class WarpStacks:
         m = self.mask[np.arange(len(d)), np.maximum(d - 1, 0)]
         return np.where(d > 0, m, np.uint32(0))
 
+    def pending_lanes(self, warps: np.ndarray) -> np.ndarray:
+        """Per warp, the lanes of entries below the top that still have code to run before
+        their reconvergence pc: sibling paths not yet run (a mask disjoint from the top's;
+        reconvergence entries contain the top's lanes) whose pc is not already there."""
+        d = self.depth[warps]
+        top = self.mask[warps, np.maximum(d - 1, 0)]
+        below = np.arange(self.pc.shape[1])[None, :] < (d - 1)[:, None]
+        m = self.mask[warps]
+        pend = below & ((m & top[:, None]) == 0) & (self.pc[warps] != self.rpc[warps])
+        return np.bitwise_or.reduce(np.where(pend, m, np.uint32(0)), axis=1)
+
     def live_mask(self, warps: np.ndarray, launched: np.ndarray) -> np.ndarray:
         """Lanes of `warps` that were launched and have not exited."""
         return launched[warps] & ~self.exited[warps]
