@@ -23,8 +23,13 @@ No GPU is needed: Numba asks `get_current_device()` for the compute capability w
 it compiles a called device function, so compilation runs with that lookup answering
 `cc` (the trick of tests/isa/ptx/regenerate.py), under a lock.
 
-Does not model: `link=` (external CUDA/PTX code; refused), `debug=True` exception reporting, Numba's own on-disk cache (`cache=True` is
-ignored). Sources: numba-cuda 0.30 `dispatcher.py` (`compile_device`,
+`debug=True` kernels are compiled with Numba's debug error model (a raised exception stores
+its status code and thread in the kernel's `__errcode__` globals) and keep the exception
+classes by code (`exceptions`, from Numba's call helper; such kernels skip the disk cache);
+`kernel_exceptions.py` raises them after the launch.
+
+Does not model: `link=` (external CUDA/PTX code; refused), Numba's own on-disk cache
+(`cache=True` is ignored). Sources: numba-cuda 0.30 `dispatcher.py` (`compile_device`,
 `typeof_pyval`), `compiler.py` (`compile_ptx`), `decorators.py` (`jit` options).
 """
 from __future__ import annotations
@@ -49,8 +54,11 @@ from gpusim.frontend.fingerprint import fingerprint
 from gpusim.frontend.rejections import def_line, isa_error, rejected, source_file
 from gpusim.frontend.retarget import is_dropin_dispatcher, retarget
 
+# PTX ISA "Kernel Function Parameter Attributes": `.param .u64 .ptr{.space}{.align N} name` says what a
+# pointer parameter points to; it changes no value, so it is dropped before parsing.
+_PTR_ATTRIBUTE = re.compile(r"(\.param\s+\.[bu]64)\s+\.ptr(?:\s+\.(?:global|shared|const|local))?(?:\s+\.align\s+\d+)?")
 CACHE_FORMAT = 2                                     # bump when the disk layout or key changes (2: checked entries)
-PTX_OPTIONS = ("fastmath", "opt", "launch_bounds", "forceinline")   # targetoptions passed to compile_ptx
+PTX_OPTIONS = ("fastmath", "opt", "launch_bounds", "forceinline", "debug")   # targetoptions passed to compile_ptx
 
 
 @dataclass(frozen=True)
@@ -65,6 +73,7 @@ class CompiledKernel:
     first_line: int                  # line of the `def`
     cc: tuple[int, int]
     captured: tuple = ()             # (name, device array) captured as globals/closures (captured.py)
+    exceptions: dict | None = dataclasses.field(default=None, compare=False)   # debug=True: code -> (class, args, loc)
 
     @property
     def signature(self):
@@ -78,7 +87,8 @@ class CompiledKernel:
         from gpusim.frontend import cg
         from gpusim.frontend.printf import instrument
         from isa.parser import parse
-        return parse(cg.instrument(instrument(self.ptx)))   # vprintf defined: print() writes a FIFO; grid sync
+        ptx = _PTR_ATTRIBUTE.sub(r"\1", self.ptx)       # debug PTX's `.param .u64 .ptr .align 1 p`: a hint only
+        return parse(cg.instrument(instrument(ptx)))   # vprintf defined: print() writes a FIFO; grid sync
 
     @property
     def cooperative(self) -> bool:
@@ -175,12 +185,14 @@ def _compile_types(pyfunc: types.FunctionType, options: dict, argtypes: tuple, c
         if hit is not None:
             _STATS.memory_hits += 1
             return hit[0]
-        path = _disk_path(fp.digest, name, argtypes, cc, opts) if fp.disk_ok else None
+        debug = bool(dict(opts).get("debug"))
+        path = _disk_path(fp.digest, name, argtypes, cc, opts) if fp.disk_ok and not debug else None
         ptx = _disk_load(path)
+        exceptions = None
         if ptx is not None:
             _STATS.disk_hits += 1
         else:
-            ptx = _compile_ptx(name, pyfunc, argtypes, cc, dict(opts))
+            ptx, exceptions = _compile_ptx(name, pyfunc, argtypes, cc, dict(opts))
             _STATS.compiles += 1
             if not fp.disk_ok:
                 _STATS.disk_unkeyable += 1
@@ -188,7 +200,7 @@ def _compile_types(pyfunc: types.FunctionType, options: dict, argtypes: tuple, c
         entry = _entry_name(ptx, name)
         ck = CompiledKernel(name=name, pyfunc=pyfunc, argtypes=argtypes, ptx=ptx, entry=entry,
                             source_file=source_file(pyfunc), first_line=def_line(pyfunc), cc=cc,
-                            captured=fp.captured)
+                            captured=fp.captured, exceptions=exceptions)
         _MEMORY[mkey] = (ck, fp.refs)
         return ck
 
@@ -239,16 +251,35 @@ def _pretend_device(cc: tuple[int, int]):
         dispatcher.get_current_device = saved
 
 
-def _compile_ptx(name: str, pyfunc: types.FunctionType, argtypes: tuple, cc: tuple, opts: dict) -> str:
+def _compile_ptx(name: str, pyfunc: types.FunctionType, argtypes: tuple, cc: tuple, opts: dict) -> tuple:
+    """(PTX, the kernel's user exceptions by status code when compiled with debug=True, else None)."""
+    import warnings
+
     from numba import cuda
-    with _pretend_device(cc):
+    import numba.cuda.compiler as ncc
+    from numba.cuda.core.errors import NumbaInvalidConfigWarning
+    debug = bool(opts.get("debug"))
+    results = []
+    real = ncc.compile_cuda
+
+    def keep(*a, **k):                    # the kernel's compile result: its call helper maps exception codes
+        cres = real(*a, **k)
+        results.append(cres)
+        return cres
+    with _pretend_device(cc), warnings.catch_warnings():
+        warnings.simplefilter("ignore", NumbaInvalidConfigWarning)     # `jit` warned at decoration already
+        if debug:
+            ncc.compile_cuda = keep
         try:
             fn = retarget(pyfunc)
-            ptx, _ = cuda.compile_ptx(fn, argtypes, cc=cc, lineinfo=True, **opts)
+            ptx, _ = cuda.compile_ptx(fn, argtypes, cc=cc, lineinfo=not debug, **opts)
         except Exception as e:            # Numba raises many types; all mean "cannot compile"
             from gpusim.frontend.numba_errors import like
             raise like(rejected(name, pyfunc, e, argtypes), e) from e
-    return ptx
+        finally:
+            ncc.compile_cuda = real
+    helper = getattr(results[-1], "call_helper", None) if results else None
+    return ptx, (dict(getattr(helper, "exceptions", {}) or {}) if debug else None)
 
 
 def _entry_name(ptx: str, name: str) -> str:

@@ -123,6 +123,9 @@ class PreparedLaunch:
         `counter_scale` > 1 when only a sample of the blocks was executed (sampled timing
         with sampled functional execution): counts are extrapolated to the whole launch."""
         self.marshalled.copy_back(self.memory)
+        if getattr(self.compiled, "exceptions", None) is not None:     # debug=True: a raise in the kernel
+            from gpusim.frontend.kernel_exceptions import raise_if_failed
+            raise_if_failed(self)
         dk = self.decoded
         table = self.counters.instruction_table(np.array(dk.cfg.block_of, dtype=np.int64))
         if counter_scale != 1.0:
