@@ -31,6 +31,12 @@ What is modelled (per pseudo-channel, `spec.hbm.channels` of them):
   after a drain it has room again when the drained writes reach the bus, so a
   backlogged channel holds the L2's evictions (and the stores behind them) back. Writes
   still queued when a kernel ends are not timed (they are counted).
+- Read-modify-write (`rmw_burst`: the L2 evicts a burst with dirty bytes it never
+  fetched): the burst's sectors are read, and the merged sectors join the write queue
+  only when the read's data is back at the L2, in time order; meanwhile the channel
+  serves whatever else arrives. So the write finds its row still open only if nothing
+  else used the bank: random 4-byte stores (H200 `random_access/write`) pay two
+  activations per store, as the measured time says, not one.
 - Refresh: an all-bank refresh takes `t_rfc` of every `t_refi` from each channel: its
   bus carries `1 - t_rfc / t_refi` of its peak (the refresh time spread evenly, so
   reordered and backlogged requests see it too), and every `t_refi` (staggered over
@@ -73,6 +79,8 @@ tRAS 34, tWR 16, tCCD_L 2, tWTR_L 8, tREFI 3.9 us) for values; Ramulator 2 (Luo 
 """
 from __future__ import annotations
 
+import heapq
+
 from gpusim.errors import ConfigError
 from gpusim.timing.memory.hashing import unit_of
 from gpusim.timing.memory.servers import BandwidthServer
@@ -83,7 +91,8 @@ READ_DIR, WRITE_DIR = 0, 1
 class _Channel:
     """One pseudo-channel: its bus, its banks (created on first use) and their rows."""
 
-    __slots__ = ("bus", "act", "banks", "rows", "opened", "wrote", "dir", "wq", "next_refresh", "accept_at")
+    __slots__ = ("bus", "act", "banks", "rows", "opened", "wrote", "dir", "wq", "next_refresh", "accept_at",
+                 "merged")
 
     def __init__(self, bus: BandwidthServer, banks: int, first_refresh: float):
         self.bus = bus
@@ -96,6 +105,7 @@ class _Channel:
         self.wq: list = []                           # queued write bursts (channel-local index)
         self.next_refresh = first_refresh
         self.accept_at = float("-inf")               # the queue has room again (its last drain reached the bus)
+        self.merged: list = []                       # heap of (time, burst, bytes): read-modify-writes whose read is on its way
 
 
 class HBM:
@@ -177,6 +187,8 @@ class HBM:
         nch = self.channels
         ch = self._chans[unit_of(chunk, nch)]
         q = chunk // nch // self.chunks_per_row
+        if ch.merged and ch.merged[0][0] <= t:
+            self._admit(ch, t)
         if t >= ch.next_refresh:
             self._refresh(ch, t)
         ready, lat = self._bank(ch, t, q, False, nbytes)
@@ -194,16 +206,25 @@ class HBM:
         self.bursts_written += 1
         nbytes = sectors * self.sector_bytes if sectors else self.granularity_bytes
         self.bytes_written += nbytes
-        chunk = burst // self.bursts_per_chunk
-        nch = self.channels
-        ch = self._chans[unit_of(chunk, nch)]
-        if t >= ch.next_refresh:
-            self._refresh(ch, t)
-        accepted = t if t >= ch.accept_at else ch.accept_at
-        ch.wq.append((chunk // nch // self.chunks_per_row, burst, nbytes))
-        if len(ch.wq) >= self._wq_len:
-            self._drain(ch, accepted)
-        return accepted
+        ch = self._chans[unit_of(burst // self.bursts_per_chunk, self.channels)]
+        if ch.merged and ch.merged[0][0] <= t:
+            self._admit(ch, t)
+        return self._enqueue(ch, t, burst, nbytes)
+
+    def rmw_burst(self, t: float, burst: int, fetched: int, written: int) -> float:
+        """A dirty burst with bytes never fetched, evicted at t: its `fetched` 32-B sectors are
+        read, merged under the dirty bytes, and the `written` sectors go to the write queue
+        when the read's data is back at the L2 (not before: in between, the channel serves
+        whatever else arrives, so the write finds the row open only if nothing else used
+        the bank). Returns when the queue would take the write (a backlogged channel holds
+        the L2 back)."""
+        back = self.read_burst(t, burst, fetched)
+        self.bursts_written += 1
+        nbytes = written * self.sector_bytes
+        self.bytes_written += nbytes
+        ch = self._chans[unit_of(burst // self.bursts_per_chunk, self.channels)]
+        heapq.heappush(ch.merged, (back, burst, nbytes))
+        return t if t >= ch.accept_at else ch.accept_at
 
     # -- public API -------------------------------------------------------------------
 
@@ -228,12 +249,33 @@ class HBM:
         return done
 
     def drain(self, t: float) -> None:
-        """Issue every queued write now (a controller with nothing else to do)."""
+        """Issue every queued write now (a controller with nothing else to do), and the
+        merged writes of read-modify-writes once their reads are back."""
         for ch in self._chans:
+            while ch.merged:
+                back, burst, nbytes = heapq.heappop(ch.merged)
+                self._enqueue(ch, back if back > t else t, burst, nbytes)
             if ch.wq:
                 self._drain(ch, t)
 
     # -- internals ----------------------------------------------------------------------
+
+    def _enqueue(self, ch: _Channel, t: float, burst: int, nbytes: int) -> float:
+        """Queue one write burst at its channel; drain when the queue is full."""
+        if t >= ch.next_refresh:
+            self._refresh(ch, t)
+        accepted = t if t >= ch.accept_at else ch.accept_at
+        ch.wq.append((burst // self.bursts_per_chunk // self.channels // self.chunks_per_row, burst, nbytes))
+        if len(ch.wq) >= self._wq_len:
+            self._drain(ch, accepted)
+        return accepted
+
+    def _admit(self, ch: _Channel, t: float) -> None:
+        """The merged writes whose reads were back by t join the write queue, in time order."""
+        merged = ch.merged
+        while merged and merged[0][0] <= t:
+            back, burst, nbytes = heapq.heappop(merged)
+            self._enqueue(ch, back, burst, nbytes)
 
     def _bank(self, ch: _Channel, t: float, q: int, write: bool, nbytes: int) -> tuple[float, float]:
         """Book bank time for one burst (`nbytes` of it) of channel-local row block q arriving
@@ -306,6 +348,7 @@ class HBM:
                 if srv is not None:
                     srv.clear_bookings()
             ch.wq = []
+            ch.merged = []
             ch.accept_at = float("-inf")
             if ch.next_refresh != float("inf"):
                 ch.next_refresh = ch.next_refresh % self._refi

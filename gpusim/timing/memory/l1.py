@@ -39,6 +39,14 @@ What is modelled:
   allocates and validates the sector. Every store goes to `lower.write` with the bytes
   it writes in each sector (32-bit byte masks: the L2 keeps valid and dirty bytes); the
   warp does not wait: `store` returns when the L1 accepted it (data-stage end).
+  At most `l1.mshr_entries` store sectors per SM are on their way to the L2 unacknowledged
+  (a pool of their own, sized like the read MSHRs: the model's choice, no published
+  figure); a store that does not fit waits, holding the in-order stage, until enough
+  acknowledgements are back (the earliest first). An L2 acknowledges a write once its
+  line is allocated, so a DRAM-bound store stream (evictions waiting for the write
+  queue) holds the SM's stores back, as the hardware's crossbar credits do; without the
+  limit a store-only kernel would issue its stores at once and end when a backlog
+  booked far ahead drains.
 - Atomics and reductions: performed at the L2 (`lower.atomic`); the L1 copies of their
   sectors are invalidated.
 - Counters (Nsight names, global and local spaces):
@@ -47,7 +55,8 @@ What is modelled:
   `l1tex__t_sector_hit_rate.pct`, `l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct`,
   `l1tex__m_xbar2l1tex_read_bytes.sum`, `l1tex__m_l1tex2xbar_write_bytes.sum`; and
   `gpusim__l1_mshr_merged_sectors.sum` (lookups that joined an in-flight miss; they
-  count as lookup misses), `gpusim__l1_mshr_wait_cycles.sum`. `L1Cache.sum_counters`
+  count as lookup misses), `gpusim__l1_mshr_wait_cycles.sum`, `gpusim__l1_store_wait_cycles.sum`
+  (cycles stores waited for room to leave). `L1Cache.sum_counters`
   adds several SMs' counters and recomputes the rates.
 
 Not modelled: the true tag-bank function (line index mod banks is the model's choice),
@@ -117,6 +126,8 @@ class L1Cache:
         self._free = float("-inf")        # data stage free from
         self._mshr: list = []             # heap of (ready time, sectors)
         self._inflight = 0
+        self._wbuf: list = []             # heap of (acknowledge time, sectors): stores on their way to the L2
+        self._wbuf_inflight = 0
         self.drain_time = float("-inf")   # latest completion of anything sent below
 
     # -- requests -----------------------------------------------------------------------
@@ -260,11 +271,34 @@ class L1Cache:
                 byte_masks = byte_masks[send]
             if not lst:
                 return start + wf
-        self._write_bytes += len(lst) * self.sector_bytes
-        done = self.lower.write(start, self.sm_id, lst, byte_masks)
+        m = len(lst)
+        self._write_bytes += m * self.sector_bytes
+        t = self._store_wait(start, m)
+        if t > start:                                   # in order: the requests behind it wait too
+            if t + wf > self._free:
+                self._free = t + wf
+        done = self.lower.write(t, self.sm_id, lst, byte_masks)
+        heappush(self._wbuf, (done, m))
+        self._wbuf_inflight += m
         if done > self.drain_time:
             self.drain_time = done
-        return start + wf
+        return t + wf
+
+    def _store_wait(self, t: float, m: int) -> float:
+        """When m more store sectors may leave for the L2: at most `mshr_entries` of them
+        unacknowledged per SM (the earliest acknowledgements free room first)."""
+        heap = self._wbuf
+        while heap and heap[0][0] <= t:
+            self._wbuf_inflight -= heappop(heap)[1]
+        if self._wbuf_inflight + m > self.mshr_entries:
+            t0 = t
+            while heap and self._wbuf_inflight + m > self.mshr_entries:
+                r, c = heappop(heap)
+                self._wbuf_inflight -= c
+                if r > t:
+                    t = r
+            self._store_wait_cycles += t - t0
+        return t
 
     def atomic(self, now: float, sectors, reduction: bool = False, ops=None, addrs=None) -> float:
         """A warp's global atomic (`reduction`: RED, no result) at `now`; when its result is back.
@@ -302,6 +336,7 @@ class L1Cache:
         self._read_bytes = self._write_bytes = 0
         self._merged = 0
         self._mshr_wait_cycles = 0.0
+        self._store_wait_cycles = 0.0
 
     def counters(self) -> dict[str, float]:
         out: dict[str, float] = {}
@@ -322,6 +357,7 @@ class L1Cache:
         out["l1tex__m_l1tex2xbar_write_bytes.sum"] = float(self._write_bytes)
         out["gpusim__l1_mshr_merged_sectors.sum"] = float(self._merged)
         out["gpusim__l1_mshr_wait_cycles.sum"] = float(self._mshr_wait_cycles)
+        out["gpusim__l1_store_wait_cycles.sum"] = float(self._store_wait_cycles)
         _add_rates(out)
         return out
 

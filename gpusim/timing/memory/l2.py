@@ -499,8 +499,9 @@ class L2Cache(FarPartition):
                         partial += 1
             if partial:                                 # the dirty sectors with bytes never fetched
                 self.rmw_bursts += 1
-                hbm.read_burst(t, burst, partial)
-            a = hbm.write_burst(t, burst, written)
+                a = hbm.rmw_burst(t, burst, partial, written)
+            else:
+                a = hbm.write_burst(t, burst, written)
             if a > done:
                 done = a
         return done

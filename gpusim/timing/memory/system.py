@@ -48,8 +48,8 @@ request path is exactly the one above (the peer path is bound only when there ar
 
 Not modelled: anything that makes latency depend on which SM or slice beyond the
 near/far partition (distance on the die), per-SM crossbar port limits, memory-side
-request queue limits (only bandwidth creates backpressure; the L1's MSHRs bound what
-each SM has in flight).
+request queue limits (only bandwidth creates backpressure; the L1's MSHRs and its
+unacknowledged-store limit bound what each SM has in flight).
 Ordering: the timing model advances SMs in time quanta, so requests reach the shared
 servers slightly out of time order; the windowed servers (`servers.py`) absorb that to
 within one window (32 cycles).

@@ -87,6 +87,25 @@ def test_writes_wait_in_the_write_queue_until_it_is_full():
     assert h.counters()["dram__bytes_write.sum"] == 32 * 64
 
 
+def test_a_read_modify_writes_write_waits_for_its_read_and_finds_the_row_taken_by_traffic_in_between():
+    h = HBM(replace(hbm={"write_queue_bursts": 1}))               # a queued write is issued at once
+    mine, other = _bursts_in_one_bank(h, 2)
+    h.rmw_burst(0.0, mine, 1, 1)                                  # read one sector, merge, write it back
+    assert h._chans[0].wq == [] and len(h._chans[0].merged) == 1  # the write waits for the read's data
+    h.read_burst(10.0, other)                                     # another row of the bank, before the data is back
+    h.drain(2 * HBM_CYCLES)
+    assert (h.row_hits, h.row_misses) == (0, 3)                   # the write reopens its row
+
+
+def test_a_read_modify_writes_write_finds_its_row_open_when_nothing_else_used_the_bank():
+    h = HBM(replace(hbm={"write_queue_bursts": 1}))
+    mine = _bursts_in_one_bank(h, 1)[0]
+    h.rmw_burst(0.0, mine, 1, 1)
+    h.drain(2 * HBM_CYCLES)
+    assert (h.row_hits, h.row_misses) == (1, 1)
+    assert (h.bytes_read, h.bytes_written) == (32, 32)
+
+
 def _channel_stream(spec, pattern, n=4000):
     """Bursts of one channel's open rows offered at twice its bus rate; bus bytes per cycle achieved."""
     h = HBM(spec)

@@ -148,6 +148,15 @@ def test_mshr_limit_holds_the_ninth_32_sector_miss_until_the_first_returns():
     assert l1.counters()["gpusim__l1_mshr_wait_cycles.sum"] == ready[0] - 64
 
 
+def test_store_limit_holds_the_ninth_32_sector_store_until_the_first_is_acknowledged():
+    _, l1 = fresh()                                  # 256 store sectors in flight = 8 stores of 32 sectors
+    accepted = [l1.store(0.0, np.arange(32 * i, 32 * i + 32, dtype=np.uint64)) for i in range(9)]
+    assert accepted[:8] == [8.0 * (i + 1) for i in range(8)]          # one after another, 8 wavefronts each
+    first_ack = 0.0 + L2HIT                                           # an idle L2 acknowledges a write at its hit latency
+    assert accepted[8] == pytest.approx(first_ack + 8.0)
+    assert l1.counters()["gpusim__l1_store_wait_cycles.sum"] == pytest.approx(first_ack - 64.0)
+
+
 def test_no_data_cache_when_shared_takes_all_of_l1():
     _, l1 = fresh(data=0)
     l1.load(0.0, sec(0))
