@@ -28,7 +28,9 @@ parameter's width as ctypes does; floats round to the parameter's precision.
 address, bytes): how the timing model knows the address range of an array that
 `gpusim.launch(peer_args=...)` places on a peer GPU.
 
-Does not model: `CPointer` arguments and `None` (Numba's launcher refuses them too).
+A `CPointer` parameter takes a raw address (an integer or `c_void_p`), 8 bytes; when it
+points into a drop-in device array, that array is mapped at its address for the launch
+(`captured.py`). Does not model: `None` arguments (Numba's launcher refuses them too).
 """
 from __future__ import annotations
 
@@ -70,7 +72,8 @@ def _int_bytes(value: Any, bits: int, what: str) -> bytes:
     try:
         n = operator.index(value)
     except TypeError:
-        raise UnsupportedKernel(f"{what}: expected an integer, got {value!r}") from None
+        from gpusim.frontend.numba_errors import like      # numba-cuda: ctypes' TypeError
+        raise like(UnsupportedKernel(f"{what}: expected an integer, got {value!r}"), TypeError) from None
     return (n & ((1 << bits) - 1)).to_bytes(bits // 8, "little")
 
 
@@ -99,6 +102,7 @@ class _Marshaller:
         self.out = Marshalled({}, [])
         self._device_arrays: dict[int, tuple[int, np.ndarray]] = {}   # id(host) -> (address, host)
         self.arrays: list[tuple[int, int]] = []      # the current argument's arrays: (address, nbytes)
+        self.pointer_ranges: list = []                # captured.Range of raw pointer arguments
 
     def arg(self, ty: nbt.Type, value: Any, what: str, label: str) -> None:
         if isinstance(ty, nbt.Array):
@@ -123,6 +127,8 @@ class _Marshaller:
                 self.arg(t, v, f"{what}[{i}]", f"{label}[{i}]")
         elif isinstance(ty, nbt.Record):
             self.record(value, label)
+        elif isinstance(ty, nbt.CPointer):
+            self.pointer(value, what)
         else:
             raise UnsupportedKernel(f"{what}: Numba cannot pass a value of type {ty} to a kernel")
 
@@ -150,11 +156,29 @@ class _Marshaller:
         self.chunks += [u64(0), u64(0), u64(buf.size), u64(buf.itemsize), u64(addr)]
         self.chunks += [u64(s) for s in buf.shape] + [u64(s) for s in _strides(buf)]
 
+    def pointer(self, value: Any, what: str) -> None:
+        """A raw device pointer (an integer or `c_void_p`), as Numba passes it; the drop-in
+        array it points into is mapped at that address (`captured.pointer_range`)."""
+        import ctypes
+
+        from gpusim.frontend.captured import pointer_range
+        raw = value.value if isinstance(value, ctypes.c_void_p) else value
+        try:
+            addr = operator.index(raw or 0)
+        except TypeError:
+            raise UnsupportedKernel(f"{what}: a pointer parameter takes an integer address, got {value!r}") from None
+        r = pointer_range(addr) if addr else None
+        if r is not None:
+            self.pointer_ranges.append(r)
+        self.chunks.append((addr % (1 << 64)).to_bytes(8, "little"))
+
     def captured(self, captured: tuple) -> None:
-        """Map the device arrays the kernel captured (`captured.py`) into global memory: onto
-        an argument's allocation holding the same bytes, or onto a copy written back after."""
+        """Map the device arrays the kernel captured (`captured.py`) and those raw pointer
+        arguments point into, into global memory: onto an argument's allocation holding the
+        same bytes, or onto a copy written back after."""
         from gpusim.frontend.captured import byte_bounds, byte_range, host_bytes, merged
-        ranges = merged([r for r in (byte_range(n, obj) for n, obj in captured) if r is not None])
+        ranges = merged([r for r in (byte_range(n, obj) for n, obj in captured) if r is not None]
+                        + self.pointer_ranges)
         for r in ranges:
             target = None
             for addr, buf in self._device_arrays.values():

@@ -19,8 +19,12 @@ So a captured array is read as it is at launch time (not frozen at compile time)
 writes to it are visible on the host afterwards, as numba-cuda's tests expect
 (test_device_array_capture.py: `test_mutability`).
 
+The same mapping serves raw pointers passed for `CPointer` kernel parameters
+(`pointer_range`: the whole array the pointer points into).
+
 A pointer is resolved only if it lies inside an array this process's drop-in handed
-out through `__cuda_array_interface__` (the registry below, weakly held): memory gpusim
+out as a device pointer (`__cuda_array_interface__`, `gpu_data.device_pointer`,
+`device_ctypes_pointer`: the registry below, weakly held): memory gpusim
 does not hold (a real GPU library's pointer) is not mapped, and an access to it is an
 out-of-bounds error naming the address.
 
@@ -115,6 +119,17 @@ def _lookup(lo: int, hi: int) -> np.ndarray | None:
         h = ref()
         if h is not None and _inside(h, lo, hi):
             return h
+    return None
+
+
+def pointer_range(addr: int) -> Range | None:
+    """The whole drop-in array a raw pointer (an integer or `c_void_p` passed for a `CPointer`
+    parameter) points into, as a range to map; None when gpusim holds no such memory."""
+    for ref in list(_EXPORTED.values()):
+        h = ref()
+        if h is not None and _inside(h, addr, addr + 1):
+            lo, hi = byte_bounds(h)
+            return Range(f"pointer {addr:#x}", lo, hi, bool(h.flags.writeable), h)
     return None
 
 

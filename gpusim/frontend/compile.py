@@ -162,6 +162,11 @@ def compile_kernel(kernel: Any, args: tuple | list, cc: tuple[int, int] = (9, 0)
     pyfunc, options, signatures = _unwrap(kernel)
     name = pyfunc.__qualname__
     args = tuple(args)
+    if signatures and len(signatures) == 1 and getattr(kernel, "_specialized", False):
+        # a specialized drop-in dispatcher (one explicit signature): numba-cuda launches its one
+        # kernel whatever the argument types, passing each value as the declared type asks
+        from numba.cuda.core import sigutils
+        return _compile_types(pyfunc, options, tuple(sigutils.normalize_signature(signatures[0])[0]), cc)
     argtypes = at.typeof_args(name, pyfunc, args)
     if signatures:
         argtypes = at.select_signature(name, signatures, argtypes)

@@ -51,7 +51,8 @@ class _Memory:
 
     @property
     def device_pointer(self) -> int:
-        return self.host.__array_interface__["data"][0]
+        from gpusim.frontend.captured import export
+        return export(self.host)
 
     @property
     def device_ctypes_pointer(self) -> ctypes.c_void_p:
@@ -103,7 +104,8 @@ class DeviceArray:
 
     @property
     def device_ctypes_pointer(self) -> ctypes.c_void_p:
-        return ctypes.c_void_p(self._gpusim_host_.ctypes.data if self.size else 0)
+        from gpusim.frontend.captured import export
+        return ctypes.c_void_p(export(self._gpusim_host_) if self.size else 0)
 
     @property
     def __cuda_array_interface__(self) -> dict:

@@ -155,6 +155,10 @@ class Dispatcher:
         return ck
 
     def _compile_for_args(self, args: tuple) -> Any:
+        if self._specialized and len(self._overloads) == 1:
+            # numba-cuda launches a specialized dispatcher's one kernel whatever the argument types
+            # (`CUDADispatcher.call`); each value is passed as the declared type asks
+            return next(iter(self._overloads.values()))
         from gpusim.frontend.compile import compile_kernel
         ck = compile_kernel(self, args, _current_cc())
         self._overloads.setdefault(ck.argtypes, ck)
@@ -479,6 +483,7 @@ def jit(func_or_sig: Any = None, device: bool = False, **options: Any) -> Any:
     """`numba.cuda.jit`: `@jit`, `@jit(device=True)`, `@jit("void(float32[:])")`, `@jit([sig, ...], fastmath=True)`."""
     from numba.cuda.core import sigutils
     _check_options(device, options)
+    single = False
     if isinstance(func_or_sig, _pytypes.FunctionType):
         return Dispatcher(func_or_sig, None, device, options)
     if hasattr(func_or_sig, "py_func"):                # re-jitting a dispatcher
@@ -487,6 +492,7 @@ def jit(func_or_sig: Any = None, device: bool = False, **options: Any) -> Any:
         sigs = None
     elif sigutils.is_signature(func_or_sig):
         sigs = [func_or_sig]
+        single = True
     elif isinstance(func_or_sig, list):
         sigs = func_or_sig
     else:
@@ -502,7 +508,7 @@ def jit(func_or_sig: Any = None, device: bool = False, **options: Any) -> Any:
 
     def decorate(fn: Any) -> Dispatcher:
         d = Dispatcher(getattr(fn, "py_func", fn), sigs, device, options)
-        d._specialized = bool(sigs) and not device
+        d._specialized = single and not device          # numba-cuda: one signature, not a list
         if sigs and not options.get("link"):
             if device:
                 d._device_dispatcher()                 # compiles every signature now

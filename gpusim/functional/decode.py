@@ -23,6 +23,11 @@ from isa.program import Imm, Instruction, Kernel, PredPair, Reg, Special, Sym, V
 from isa.types import dtype as ptx_dtype, type_bytes, unsigned_dtype
 
 
+# PTX ISA "Predefined Identifiers" that are constants: `WARP_SZ` (threads per warp, 32 on every
+# target; numba-cuda's `cuda.warpsize` lowers to `mov.u32 %r, WARP_SZ`).
+PREDEFINED = {"WARP_SZ": 32}
+
+
 @dataclass(frozen=True, slots=True)
 class InstrInfo:
     """Static facts about one instruction (index into kernel.instructions)."""
@@ -120,7 +125,10 @@ class Decoder:
             name = op.name
             return lambda st, x: x.special(name, want)
         if isinstance(op, Sym):
-            v = imm_value(Imm(self.symbol_address(op.name, instr)), t)
+            if op.name in PREDEFINED and op.name not in self.symbols:
+                v = imm_value(Imm(PREDEFINED[op.name]), t)
+            else:
+                v = imm_value(Imm(self.symbol_address(op.name, instr)), t)
             return lambda st, x: v
         raise UnsupportedInstruction(instr.mnemonic, ptx_line=instr.ptx_line, kernel=self.kernel.name,
                                      reason=f"operand {op!r} cannot be a source here")

@@ -97,9 +97,15 @@ def test_explicit_signature_converts_a_python_int_to_the_declared_int32(fake_mem
     assert last.type == "u32" and m.params[last.name] == (64).to_bytes(4, "little")
 
 
-def test_explicit_signature_refuses_other_dtypes():
+def test_explicit_signatures_refuse_other_dtypes():
+    listed = cuda.jit(["void(float32[:], int32)", "void(int32[:], int32)"])(with_signature.py_func)
     with pytest.raises(gpusim.UnsupportedKernel, match="No matching definition"):
-        compile_kernel(with_signature, (np.zeros(64, np.float64), 64))
+        compile_kernel(listed, (np.zeros(64, np.float64), 64))
+
+
+def test_single_signature_is_specialized_and_takes_any_argument_types_as_numba_does():
+    ck = compile_kernel(with_signature, (np.zeros(64, np.float64), 64))
+    assert with_signature.specialized and [str(t) for t in ck.argtypes] == ["array(float32, 1d, A)", "int32"]
 
 
 def test_launch_passes_grid_block_and_default_shared(launches):
