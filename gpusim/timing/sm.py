@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 
+from gpusim.frontend.sass.operands import B_BASE, N_B
 from gpusim.timing import policies
 from gpusim.timing.fetch import FrontEnd
 from gpusim.timing.issue_stream import LOOP
@@ -41,21 +42,24 @@ PIPE_NAMES = ("alu", "fmaheavy", "fmalite", "fp16", "fp64", "xu", "lsu", "adu", 
 from isa.memory_map import CONST_WINDOW_BASE
 
 INF = math.inf
+REG_SLOTS = B_BASE + N_B                  # scoreboard slots (static.StaticInstr.srcs/dsts: operands.py's numbering)
+THROTTLE = {FIXED: "math_pipe_throttle", SHARED: "mio_throttle", GLOBAL: "lg_throttle"}   # a ready warp's pipe busy
 STALL_REASONS = ("selected", "not_selected", "wait", "short_scoreboard", "long_scoreboard", "barrier",
                  "math_pipe_throttle", "mio_throttle", "lg_throttle", "dispatch_stall", "no_instructions", "imc_miss")
 
 
 class Warp:
     __slots__ = ("stream", "vi", "instrs", "ii", "mem", "cta", "slot", "age", "ready_at", "reason", "throttled",
-                 "reg_ready", "reg_kind", "last_issue", "at_barrier", "cand", "iline")
+                 "reg_ready", "reg_kind", "last_issue", "at_barrier", "cand", "iline", "sp", "cur")
 
-    def __init__(self, stream, cta, slot, age, t0):
-        self.stream, self.cta, self.slot, self.age = stream, cta, slot, age
+    def __init__(self, stream, cta, slot, age, t0, sp=None):
+        self.stream, self.cta, self.slot, self.age, self.sp = stream, cta, slot, age, sp
         self.vi, self.ii = -1, 0
         self.instrs, self.mem = (), None
+        self.cur = None                           # instrs[ii]: the instruction it issues next
         self.ready_at, self.reason, self.throttled = t0, "dispatch_stall", False
-        self.reg_ready: dict[int, float] = {}
-        self.reg_kind: dict[int, int] = {}
+        self.reg_ready = [-INF] * REG_SLOTS      # slot -> when its value is ready (-inf: never written)
+        self.reg_kind = [FIXED] * REG_SLOTS       # slot -> how that value is produced (FIXED/SHARED/GLOBAL)
         self.last_issue = t0 - 1
         self.at_barrier = False
         self.cand = t0
@@ -73,13 +77,17 @@ class CTA:
 
 
 class SubPartition:
-    __slots__ = ("warps", "pipe_free", "last", "issued")
+    """`next`: no warp of it can issue before this cycle unless the SM's clock has passed it (a
+    lower bound of its warps' `cand`, or a cycle at which one of them was ready already):
+    `SM.advance` looks only at sub-partitions whose `next` has come."""
+    __slots__ = ("warps", "pipe_free", "last", "issued", "next")
 
     def __init__(self):
         self.warps: list[Warp] = []
-        self.pipe_free: dict[str, float] = {}
+        self.pipe_free: dict[str, float] = dict.fromkeys(PIPE_NAMES, 0.0)   # pipe -> free from cycle
         self.last = None
         self.issued = 0
+        self.next = INF
 
 
 class SM:
@@ -92,11 +100,17 @@ class SM:
         self.block_static = block_static           # block index -> tuple of StaticInstr
         self.l1 = l1
         self.stats = stats
+        self._stall = stats.stall
+        self._selected = stats.stall["selected"]
         self.on_cta_done = on_cta_done
         self.sps = [SubPartition() for _ in range(sm.sub_partitions)]
         self.pick = policies.get(sm.warp_scheduler)
+        self._policy = sm.warp_scheduler
         self.interval = {p: sm.pipes.of(p).issue_interval_cycles for p in PIPE_NAMES}
         self.shared_free = 0.0
+        self._wf_cycles = sm.shared_wavefront_cycles
+        self._wf_step = max(sm.shared_wavefront_cycles, 1)
+        self._shared_latency = sm.shared_latency_cycles
         self.locate = None                          # sampled mode, shared footprint: locate(block) per access
         self.front = FrontEnd(spec)
         self._iready = self.front.icache.lines
@@ -107,7 +121,6 @@ class SM:
         self.warp_cycles = 0.0                     # integral of resident warps over time
         self.active_cycles = 0.0                   # cycles with at least one resident warp
         self._last_change = 0.0
-        self.busy_until = 0.0
         self.loop_start = INF                      # loop sampling: first LOOP marker, last SKIP marker,
         self.loop_end = -INF                       # SASS instructions kept and left out (issue_stream.py)
         self.loop_kept = 0.0
@@ -130,10 +143,13 @@ class SM:
         cta = CTA(block, t0)
         nsp = len(self.sps)
         for s in streams:
-            w = Warp(s, cta, s.warp_in_block // nsp, self.next_age, t0)
+            sp = self.sps[s.warp_in_block % nsp]
+            w = Warp(s, cta, s.warp_in_block // nsp, self.next_age, t0, sp)
             self.next_age += 1
             cta.warps.append(w)
-            self.sps[s.warp_in_block % nsp].warps.append(w)
+            sp.warps.append(w)
+            if t0 < sp.next:
+                sp.next = t0
             self._next_visit(w, t0)
         cta.live = len(cta.warps)
         self.ctas[block] = cta
@@ -147,6 +163,8 @@ class SM:
 
     # ------------------------------------------------------------------ stepping
     def next_time(self) -> float:
+        """The earliest cycle at which one of its warps may issue (exact: the engine wakes
+        the SM at the quantum holding it)."""
         best = INF
         for sp in self.sps:
             for w in sp.warps:
@@ -156,10 +174,16 @@ class SM:
         return best
 
     def advance(self, until: float) -> None:
-        """Issue everything that can issue before cycle `until`."""
+        """Issue everything that can issue before cycle `until`: cycle after cycle at which
+        a warp may issue, each sub-partition (in order) whose `next` has come issues one of
+        its ready warps (the policy's pick; warps whose pipe is busy wait for it)."""
         sps = self.sps
+        policy = self._policy
         while True:
-            t = self.next_time()
+            t = INF
+            for sp in sps:
+                if sp.next < t:
+                    t = sp.next
             if t < self.t:
                 t = self.t
             if t >= until or t == INF:
@@ -167,74 +191,89 @@ class SM:
                 return
             issued = False
             for sp in sps:
-                if self._issue_one(sp, t):
-                    issued = True
-            self.t = t + 1 if issued else t
-            if not issued:
-                # candidates were stale (pipeline became busy): their cand moved forward; loop again
-                continue
-
-    def _issue_one(self, sp: SubPartition, t: float) -> bool:
-        ready = []
-        free = sp.pipe_free
-        for w in sp.warps:
-            if w.cand <= t:
-                units = w.instrs[w.ii].unit
-                pf = free.get(units[0], 0.0)
-                if len(units) > 1:
-                    for u in units[1:]:
-                        f = free.get(u, 0.0)
-                        if f < pf:
-                            pf = f
-                if pf > t:
-                    w.cand = pf
-                    w.throttled = True
+                if sp.next > t:
+                    continue
+                ready = []
+                free = sp.pipe_free
+                later = INF                     # the earliest candidate after t
+                for w in sp.warps:
+                    c = w.cand
+                    if c <= t:
+                        s = w.cur
+                        pf = free[s.unit0]
+                        for u in s.unit_rest:
+                            f = free[u]
+                            if f < pf:
+                                pf = f
+                        if pf > t:
+                            w.cand = pf
+                            w.throttled = True
+                            if pf < later:
+                                later = pf
+                        else:
+                            ready.append(w)
+                    elif c < later:
+                        later = c
+                if not ready:
+                    sp.next = later
+                    continue
+                if len(ready) == 1:
+                    w = ready[0]
+                    sp.next = later             # its next candidate lowers it (_prepare)
                 else:
-                    ready.append(w)
-        if not ready:
-            return False
-        w = ready[0] if len(ready) == 1 else self.pick(ready, sp.last)
-        sp.last = w
-        self._issue(sp, w, t)
-        return True
+                    # sp.warps, hence `ready`, is in age order (oldest first): gto and oldest
+                    # pick as policies.py's functions do, without the call
+                    if policy == "gto":
+                        last = sp.last
+                        w = last if last is not None and last in ready else ready[0]
+                    elif policy == "oldest":
+                        w = ready[0]
+                    else:
+                        w = self.pick(ready, sp.last)
+                    sp.next = t                 # the others stay ready
+                sp.last = w
+                self._issue(sp, w, t)
+                issued = True
+            # nothing issued: candidates were stale (pipeline became busy) or `next` was below
+            # the earliest candidate; both moved forward; loop again
+            self.t = t + 1 if issued else t
 
     def _issue(self, sp: SubPartition, w: Warp, t: float) -> None:
-        s = w.instrs[w.ii]
-        stall = self.stats.stall
+        s = w.cur
         idx = s.index
         gap0 = w.last_issue + 1
         if t > gap0:
-            dep_end = min(max(w.ready_at, gap0), t)
+            dep_end = w.ready_at                # min(max(ready_at, gap0), t)
+            if dep_end < gap0:
+                dep_end = gap0
+            if dep_end > t:
+                dep_end = t
+            stall = self._stall
             if dep_end > gap0:
                 stall[w.reason][idx] += dep_end - gap0
             rest = t - dep_end
             if rest > 0:
-                if w.throttled:
-                    r = "lg_throttle" if s.result == GLOBAL else ("mio_throttle" if s.result == SHARED else
-                                                                   "math_pipe_throttle")
-                else:
-                    r = "not_selected"
-                stall[r][idx] += rest
-        stall["selected"][idx] += 1
+                stall[THROTTLE[s.result] if w.throttled else "not_selected"][idx] += rest
+        self._selected[idx] += 1
         w.throttled = False
-        units = s.unit
         free = sp.pipe_free
-        u = units[0]
-        if len(units) > 1:                      # the first free of its pipes (FP32: fmalite or fmaheavy)
-            for v in units:
-                if free.get(v, 0.0) <= t:
+        u = s.unit0
+        if s.unit_rest:                         # the first free of its pipes (FP32: fmalite or fmaheavy)
+            for v in s.unit:
+                if free[v] <= t:
                     u = v
                     break
         free[u] = t + self.interval[u]
         sp.issued += 1
         ready = t + s.latency
-        if s.result != FIXED:
+        result = s.result
+        if result != FIXED:
             ready = self._memory(s, w, t, ready)
-        for d in s.dsts:
-            w.reg_ready[d] = ready
-            w.reg_kind[d] = s.result
-        if ready > self.busy_until:
-            self.busy_until = ready
+        if s.dsts:
+            rr, rk = w.reg_ready, w.reg_kind
+            for d in s.dsts:
+                rr[d] = ready
+                rk[d] = result
         w.last_issue = t
         w.ii += 1
         if w.ii >= len(w.instrs):
@@ -242,12 +281,40 @@ class SM:
             if w.vi >= len(w.stream.visits):
                 self._warp_done(w, t + 1)
                 return
+        else:
+            w.cur = w.instrs[w.ii]
         if s.is_barrier:
             self._arrive(w, t)                 # may release the block's warps, which prepares them
             if w.at_barrier:
                 w.cand = INF
             return
-        self._prepare(w, t + 1)
+        # _prepare(w, t + 1), inlined (once per issue): w is not at a barrier
+        t1 = t + 1
+        s = w.cur
+        r, reason = t1, "wait"
+        if w.ready_at > r:
+            r, reason = w.ready_at, w.reason
+        rr = w.reg_ready
+        for reg in s.regs:
+            v = rr[reg]
+            if v > r:
+                r, reason = v, DEP_STALL[w.reg_kind[reg]]
+        il = s.iline
+        if il == w.iline:
+            f = self._iready[il]
+        else:
+            f = self.front.icache.ready(t1, il)
+            w.iline = il
+        if f > r:
+            r, reason = f, "no_instructions"
+        if s.const_lines:
+            for line in s.const_lines:
+                f = self.front.ccache.ready(t1, line)
+                if f > r:
+                    r, reason = f, "imc_miss"
+        w.ready_at, w.reason, w.cand = r, reason, r
+        if r < sp.next:
+            sp.next = r
 
     def _memory(self, s, w: Warp, t: float, fixed_ready: float) -> float:
         payload = w.mem.get(s.index) if w.mem else None
@@ -261,12 +328,11 @@ class SM:
                 done = max(done, cc.ready(t, line) + fixed_ready - t)
             return done
         if s.result == SHARED:
-            sm = self.spec.sm
             wf = payload if isinstance(payload, int) else 1
             start = t if t > self.shared_free else self.shared_free
-            self.shared_free = start + wf * max(sm.shared_wavefront_cycles, 1)
+            self.shared_free = start + wf * self._wf_step
             self.stats.shared_wavefronts += wf
-            return start + sm.shared_latency_cycles + (wf - 1) * sm.shared_wavefront_cycles
+            return start + self._shared_latency + (wf - 1) * self._wf_cycles
         if self.locate is not None:                 # the L2 asks where in the grid this block is (warming.py)
             self.locate(w.cta.block)
         if s.is_atomic:
@@ -286,14 +352,14 @@ class SM:
         if w.at_barrier:
             w.cand = INF
             return
-        s = w.instrs[w.ii]
+        s = w.cur
         r, reason = t_min, "wait"
         if w.ready_at > r:                      # set by a barrier release or the block's dispatch
             r, reason = w.ready_at, w.reason
         rr = w.reg_ready
-        for reg in s.srcs + s.dsts:
-            v = rr.get(reg)
-            if v is not None and v > r:
+        for reg in s.regs:
+            v = rr[reg]
+            if v > r:
                 r, reason = v, DEP_STALL[w.reg_kind[reg]]
         if s.iline == w.iline:                  # the line it issued from last: present
             f = self._iready[s.iline]
@@ -307,6 +373,9 @@ class SM:
             if f > r:
                 r, reason = f, "imc_miss"
         w.ready_at, w.reason, w.cand = r, reason, r
+        sp = w.sp
+        if r < sp.next:
+            sp.next = r
 
     def _next_visit(self, w: Warp, t: float) -> None:
         w.vi += 1
@@ -330,9 +399,10 @@ class SM:
             w.vi += 1
         if w.vi < len(visits):
             block, _, mem = visits[w.vi]
-            w.instrs = self.block_static[block]
+            w.instrs = instrs = self.block_static[block]
             w.mem = mem
             w.ii = 0
+            w.cur = instrs[0] if instrs else None
             if w.vi == 0:
                 self._prepare(w, t)
 
@@ -355,10 +425,7 @@ class SM:
         cta.waiting = []
 
     def _warp_done(self, w: Warp, t: float) -> None:
-        for sp in self.sps:
-            if w in sp.warps:
-                sp.warps.remove(w)
-                break
+        w.sp.warps.remove(w)
         cta = w.cta
         cta.live -= 1
         if cta.waiting and len(cta.waiting) >= cta.live:

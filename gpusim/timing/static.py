@@ -13,7 +13,7 @@ block (`SassMap.regions`), or one SASS block of a loop ptxas unrolled
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -39,6 +39,15 @@ class StaticInstr:
     const_lines: tuple[int, ...] = ()   # constant-cache lines of its c[bank][offset] operands
     const_load: bool = False        # an indexed constant load (LDC with a register index): lines from its payload
     aggregated: bool = False        # a warp-aggregated atomic: one leader lane's operation per address
+    # derived, for the SM's issue loop: srcs + dsts (the scoreboard's); unit[0]; the other pipes
+    regs: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    unit0: str = field(init=False, repr=False, compare=False)
+    unit_rest: tuple[str, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "regs", self.srcs + self.dsts)
+        object.__setattr__(self, "unit0", self.unit[0])
+        object.__setattr__(self, "unit_rest", self.unit[1:])
 
 
 @dataclass(frozen=True)
