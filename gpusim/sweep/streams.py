@@ -18,7 +18,9 @@ other blocks ran before it: true of every data-race-free kernel whose control fl
 addresses do not depend on values other blocks wrote or atomics returned.
 
 `StreamCache` keeps stores in memory and as pickles under `<gpusim cache>/streams/` (at most
-`MAX_CACHE_BYTES`, the least recently written dropped first),
+`MAX_CACHE_BYTES`, the least recently written recordings dropped first): `<key>.pkl` the store
+as first written, `<key>.part-*.pkl` the blocks replays added later (each such file only the
+blocks one save added, so a sweep over SM counts does not write the whole store again per point),
 keyed by `stream_key`: the kernel's PTX (which Numba derived from its code and every
 global it froze), its arguments' shapes, dtypes and contents (scalars by value), the
 launch shape, the spec fields that change functional results (`fields.functional_key`)
@@ -30,6 +32,7 @@ import hashlib
 import io
 import os
 import pickle
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,7 +42,7 @@ from gpusim.timing.trace import TraceSource, WarpStream
 
 MAX_HEAP_BYTES = 64 << 20          # global memory kept to restore outputs (larger launches: outputs not restored)
 MAX_CACHE_BYTES = 2 << 30          # recordings kept on disk; the least recently written go first
-FORMAT = 1
+FORMAT = 2
 
 
 @dataclass
@@ -48,7 +51,11 @@ class StreamStore:
     counters: object                                  # functional.counters.Counters of the whole launch
     heap: np.ndarray | None                           # global memory after the launch (None: too large)
     blocks: dict = field(default_factory=dict)        # block -> [(gid, block, warp_in_block, visits), ...]
-    added: int = 0                                    # blocks added since loaded (worth saving again)
+    added: int = 0                                    # blocks added since loaded or saved (worth saving again)
+    fresh: list = field(default_factory=list)         # those blocks
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "added": 0, "fresh": []}
 
     def streams(self, b: int) -> list[WarpStream]:
         """Fresh WarpStreams of block `b` (the engine replaces their visits; the store's stay)."""
@@ -58,6 +65,7 @@ class StreamStore:
         if b not in self.blocks:
             self.blocks[b] = [(s.gid, s.block, s.warp_in_block, s.visits) for s in streams]
             self.added += 1
+            self.fresh.append(b)
 
 
 class RecordingSource(TraceSource):
@@ -179,6 +187,9 @@ class StreamCache:
     def _path(self, key: str) -> Path:
         return self.directory / f"{key}.pkl"
 
+    def _parts(self, key: str) -> list[Path]:
+        return sorted(self.directory.glob(f"{key}.part-*.pkl"))
+
     def get(self, key: str) -> StreamStore | None:
         s = self._mem.get(key)
         if s is None and self.disk:
@@ -190,7 +201,14 @@ class StreamCache:
                 s = pickle.loads(data)
             except Exception:                         # a damaged entry: record again
                 return None
-            s.added = 0
+            for part in self._parts(key):            # blocks later replays added
+                try:
+                    more = pickle.loads(part.read_bytes())
+                except Exception:                     # damaged or gone: those blocks are executed again
+                    continue
+                for b, v in more.items():
+                    s.blocks.setdefault(b, v)
+            s.added, s.fresh = 0, []
             self.loads += 1
             if len(self._mem) > 16:
                 self._mem.clear()
@@ -199,35 +217,51 @@ class StreamCache:
 
     def put(self, store: StreamStore) -> None:
         self._mem[store.key] = store
-        self.save(store)
+        self.save(store, whole=True)
 
-    def save(self, store: StreamStore) -> None:
-        """Write `store` to disk (atomically; a failure only means recording again later)."""
+    def save(self, store: StreamStore, whole: bool = False) -> None:
+        """Write `store` to disk (atomically; a failure only means recording or executing
+        again later): the whole store when `whole` or where its file is missing, else only
+        the blocks added since it was loaded or saved, as a part file beside it."""
         if not self.disk:
             return
         from gpusim.frontend.diskcache import write_atomic
-        buf = io.BytesIO()
-        pickle.dump(store, buf, protocol=pickle.HIGHEST_PROTOCOL)
-        if write_atomic(self._path(store.key), buf.getvalue()):
-            store.added = 0
+        main = self._path(store.key)
+        if not whole and store.fresh and main.exists():
+            path = self.directory / f"{store.key}.part-{uuid.uuid4().hex}.pkl"
+            data = pickle.dumps({b: store.blocks[b] for b in store.fresh}, protocol=pickle.HIGHEST_PROTOCOL)
+        else:
+            path = main
+            buf = io.BytesIO()
+            pickle.dump(store, buf, protocol=pickle.HIGHEST_PROTOCOL)
+            data = buf.getvalue()
+        if write_atomic(path, data):
+            store.added, store.fresh = 0, []
             self.saves += 1
             self._prune()
 
     def _prune(self) -> None:
-        """Drop the least recently written recordings beyond MAX_CACHE_BYTES."""
+        """Drop the least recently written recordings (a store with its part files) beyond
+        MAX_CACHE_BYTES."""
+        groups: dict[str, list] = {}
         try:
-            files = [(p.stat().st_mtime, p.stat().st_size, p) for p in self.directory.glob("*.pkl")]
+            for p in self.directory.glob("*.pkl"):
+                st = p.stat()
+                g = groups.setdefault(p.name.split(".", 1)[0], [0.0, 0, []])
+                g[0], g[1] = max(g[0], st.st_mtime), g[1] + st.st_size
+                g[2].append(p)
         except OSError:
             return
-        total = sum(f[1] for f in files)
-        for _, size, p in sorted(files):
+        total = sum(g[1] for g in groups.values())
+        for _, size, paths in sorted(groups.values(), key=lambda g: g[0]):
             if total <= MAX_CACHE_BYTES:
                 break
-            try:
-                p.unlink()
-                total -= size
-            except OSError:
-                pass
+            for p in paths:
+                try:
+                    p.unlink()
+                except OSError:
+                    pass
+            total -= size
 
     def has(self, key: str) -> bool:
         return key in self._mem or (self.disk and self._path(key).exists())
