@@ -212,13 +212,21 @@ def mapped(*arylist: Any, **kws: Any):
 
 
 # ----------------------------------------------------------------------------- device, streams
+class _Handle(__import__("ctypes").c_void_p):
+    """A stream handle: a `c_void_p` that `int()` reads, as numba-cuda's stream handles are."""
+
+    def __int__(self) -> int:
+        return self.value or 0
+
+    __index__ = __int__
+
+
 class Stream:
     """A stream: launches complete before they return, so everything here is a no-op.
     `handle` is the pointer an external stream wraps (0 for streams of the simulator)."""
 
     def __init__(self, handle: int = 0):
-        import ctypes
-        self.handle = ctypes.c_void_p(handle)
+        self.handle = _Handle(handle)
 
     def synchronize(self) -> None:
         pass

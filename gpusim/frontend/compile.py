@@ -9,13 +9,14 @@ Accepts a plain function, a `numba.cuda.jit` dispatcher (its `py_func` and
 pointed at numba.cuda first (`retarget.py`).
 
 Caches:
-- in memory, keyed by (code object, fingerprint, argtypes, cc, options); the
+- in memory, keyed by (code object, fingerprint, argtypes, cc, options, Numba's
+  configuration: `numba_config`); the
   fingerprint (`fingerprint.py`) covers every global, closure value and device
   function Numba freezes, so changing a constant array recompiles;
 - on disk, one `<sha256>.ptx` file per key under `$GPUSIM_CACHE_DIR` (default
   `~/.cache/gpusim/ptx/`), keyed by the fingerprint (source text, file, first line,
-  bytecode, frozen values), argtypes, cc, options and the Python, numpy, numba and
-  numba-cuda versions. A kernel whose frozen values have no stable content key is
+  bytecode, frozen values), argtypes, cc, options, Numba's configuration and the
+  Python, numpy, numba and numba-cuda versions. A kernel whose frozen values have no stable content key is
   never written to disk. `GPUSIM_DISK_CACHE=0` turns the disk cache off.
 `cache_stats()` counts memory hits, disk hits and real compilations.
 
@@ -184,7 +185,7 @@ def _compile_types(pyfunc: types.FunctionType, options: dict, argtypes: tuple, c
     cc = tuple(cc)
     opts = tuple(sorted((k, _freeze(options[k])) for k in PTX_OPTIONS if options.get(k) is not None))
     fp = fingerprint(pyfunc)
-    mkey = (_Identity(pyfunc.__code__), fp.digest, argtypes, cc, opts)
+    mkey = (_Identity(pyfunc.__code__), fp.digest, argtypes, cc, opts, numba_config())
     with _LOCK:
         hit = _MEMORY.get(mkey)
         if hit is not None:
@@ -208,6 +209,32 @@ def _compile_types(pyfunc: types.FunctionType, options: dict, argtypes: tuple, c
                             captured=fp.captured, exceptions=exceptions)
         _MEMORY[mkey] = (ck, fp.refs)
         return ck
+
+
+# numba configuration that only the host side reads (launch warnings, the memory manager,
+# logging, streams): changing it needs no recompilation
+_HOST_CONFIG = frozenset({
+    "DISABLE_PERFORMANCE_WARNINGS", "CUDA_WARN_ON_IMPLICIT_COPY", "CUDA_LOW_OCCUPANCY_WARNINGS",
+    "CUDA_LOG_LEVEL", "CUDA_LOG_API_ARGS", "CUDA_LOG_SIZE", "CUDA_DEALLOCS_COUNT", "CUDA_DEALLOCS_RATIO",
+    "CUDA_ARRAY_INTERFACE_SYNC", "CUDA_PER_THREAD_DEFAULT_STREAM", "CUDA_MEMORY_MANAGER",
+    "NUMBA_NUM_THREADS", "NUMBA_DEFAULT_NUM_THREADS", "CACHE_DIR", "SHOW_HELP", "COLOR_SCHEME",
+})
+
+
+def numba_config() -> tuple:
+    """Numba's configuration as it affects compilation (`numba.core.config`'s settings, less
+    the host-only ones): part of both cache keys, so a changed setting (a test's
+    `override_config`, `NUMBA_OPT`) recompiles, as Numba's own dispatchers would."""
+    from numba.cuda import config
+    global _CONFIG_NAMES
+    if _CONFIG_NAMES is None:
+        _CONFIG_NAMES = tuple(k for k in dir(config) if k.isupper() and k not in _HOST_CONFIG)
+    d = vars(config)
+    vals = [d.get(k) for k in _CONFIG_NAMES]
+    return tuple(tuple(v) if type(v) is list else v for v in vals)       # hashable (a list-valued setting too)
+
+
+_CONFIG_NAMES: tuple | None = None
 
 
 def _freeze(v: Any) -> Any:
@@ -310,7 +337,8 @@ def _versions() -> tuple:
 def _disk_path(digest: str, name: str, argtypes: tuple, cc: tuple, opts: tuple) -> Path | None:
     if os.environ.get("GPUSIM_DISK_CACHE", "1") == "0":
         return None
-    key = repr((CACHE_FORMAT, _versions(), digest, name, [(type(t).__name__, str(t)) for t in argtypes], cc, opts))
+    key = repr((CACHE_FORMAT, _versions(), digest, name, [(type(t).__name__, str(t)) for t in argtypes], cc, opts,
+                numba_config()))
     return cache_dir() / f"{hashlib.sha256(key.encode()).hexdigest()}.ptx"
 
 
