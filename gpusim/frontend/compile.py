@@ -17,7 +17,8 @@ Caches:
   `~/.cache/gpusim/ptx/`), keyed by the fingerprint (source text, file, first line,
   bytecode, frozen values), argtypes, cc, options, Numba's configuration and the
   Python, numpy, numba and numba-cuda versions. A kernel whose frozen values have no stable content key is
-  never written to disk. `GPUSIM_DISK_CACHE=0` turns the disk cache off.
+  never written to disk, nor one whose compilation warned or read the launch
+  configuration (its passes must act again in the next process, as Numba's would). `GPUSIM_DISK_CACHE=0` turns the disk cache off.
 `cache_stats()` counts memory hits, disk hits and real compilations.
 
 No GPU is needed: Numba asks `get_current_device()` for the compute capability when
@@ -58,7 +59,7 @@ from gpusim.frontend.retarget import is_dropin_dispatcher, retarget
 # PTX ISA "Kernel Function Parameter Attributes": `.param .u64 .ptr{.space}{.align N} name` says what a
 # pointer parameter points to; it changes no value, so it is dropped before parsing.
 _PTR_ATTRIBUTE = re.compile(r"(\.param\s+\.[bu]64)\s+\.ptr(?:\s+\.(?:global|shared|const|local))?(?:\s+\.align\s+\d+)?")
-CACHE_FORMAT = 2                                     # bump when the disk layout or key changes (2: checked entries)
+CACHE_FORMAT = 3                                     # bump when the disk layout or key changes (2: checked entries; 3: numba config in the key, no side-effect compiles)
 PTX_OPTIONS = ("fastmath", "opt", "launch_bounds", "forceinline", "debug")   # targetoptions passed to compile_ptx
 
 
@@ -171,7 +172,8 @@ def compile_kernel(kernel: Any, args: tuple | list, cc: tuple[int, int] = (9, 0)
     argtypes = at.typeof_args(name, pyfunc, args)
     if signatures:
         argtypes = at.select_signature(name, signatures, argtypes)
-    return _compile_types(pyfunc, options, argtypes, cc)
+    from gpusim.frontend.launchconfig import compile_key
+    return _compile_types(pyfunc, options, argtypes, cc, compile_key(kernel))
 
 
 def compile_types(kernel: Any, argtypes: tuple, cc: tuple[int, int] = (9, 0)) -> CompiledKernel:
@@ -180,19 +182,20 @@ def compile_types(kernel: Any, argtypes: tuple, cc: tuple[int, int] = (9, 0)) ->
     return _compile_types(pyfunc, options, tuple(argtypes), cc)
 
 
-def _compile_types(pyfunc: types.FunctionType, options: dict, argtypes: tuple, cc: tuple) -> CompiledKernel:
+def _compile_types(pyfunc: types.FunctionType, options: dict, argtypes: tuple, cc: tuple,
+                   extra: tuple = ()) -> CompiledKernel:
     name = pyfunc.__qualname__
     cc = tuple(cc)
     opts = tuple(sorted((k, _freeze(options[k])) for k in PTX_OPTIONS if options.get(k) is not None))
     fp = fingerprint(pyfunc)
-    mkey = (_Identity(pyfunc.__code__), fp.digest, argtypes, cc, opts, numba_config())
+    mkey = (_Identity(pyfunc.__code__), fp.digest, argtypes, cc, opts, numba_config()) + extra
     with _LOCK:
         hit = _MEMORY.get(mkey)
         if hit is not None:
             _STATS.memory_hits += 1
             return hit[0]
         debug = bool(dict(opts).get("debug"))
-        path = _disk_path(fp.digest, name, argtypes, cc, opts) if fp.disk_ok and not debug else None
+        path = _disk_path(fp.digest, name, argtypes, cc, opts) if fp.disk_ok and not debug and not extra else None
         ptx = _disk_load(path)
         exceptions = None
         if ptx is not None:
@@ -202,7 +205,8 @@ def _compile_types(pyfunc: types.FunctionType, options: dict, argtypes: tuple, c
             _STATS.compiles += 1
             if not fp.disk_ok:
                 _STATS.disk_unkeyable += 1
-            _disk_store(path, ptx)
+            if not getattr(_SIDE_EFFECTS, "value", False):
+                _disk_store(path, ptx)
         entry = _entry_name(ptx, name)
         ck = CompiledKernel(name=name, pyfunc=pyfunc, argtypes=argtypes, ptx=ptx, entry=entry,
                             source_file=source_file(pyfunc), first_line=def_line(pyfunc), cc=cc,
@@ -298,8 +302,11 @@ def _compile_ptx(name: str, pyfunc: types.FunctionType, argtypes: tuple, cc: tup
         cres = real(*a, **k)
         results.append(cres)
         return cres
-    with _pretend_device(cc), warnings.catch_warnings():
-        warnings.simplefilter("ignore", NumbaInvalidConfigWarning)     # `jit` warned at decoration already
+    from gpusim.frontend import launchconfig
+    launchconfig.consulted(reset=True)
+    consulted = False
+    with _pretend_device(cc), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         if debug:
             ncc.compile_cuda = keep
         try:
@@ -310,8 +317,18 @@ def _compile_ptx(name: str, pyfunc: types.FunctionType, argtypes: tuple, cc: tup
             raise like(rejected(name, pyfunc, e, argtypes), e) from e
         finally:
             ncc.compile_cuda = real
+            consulted = launchconfig.consulted(reset=False)
+    said = [w for w in caught if not issubclass(w.category, NumbaInvalidConfigWarning)]   # `jit` warned already
+    for w in said:                        # Numba's own warnings, passed on through the caller's filters
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
     helper = getattr(results[-1], "call_helper", None) if results else None
+    # a compilation that warned or read the launch configuration is not stored on disk: the next
+    # process compiles it again and its passes act again, as Numba's would
+    _SIDE_EFFECTS.value = bool(said) or consulted
     return ptx, (dict(getattr(helper, "exceptions", {}) or {}) if debug else None)
+
+
+_SIDE_EFFECTS = threading.local()         # the last _compile_ptx of this thread warned or read the launch config
 
 
 def _entry_name(ptx: str, name: str) -> str:

@@ -15,7 +15,8 @@ tiled-transpose kernel runs in the simulator; `cuda.kernels.reduction` is `libra
 numba-cuda's own `numba.cuda.kernels.transpose.transpose` is routed to it for drop-in
 arrays, or when no CUDA driver is present (`_route_numba_transpose`).
 
-`install()` registers the modules under `gpusim.cuda.*` in `sys.modules`, so that
+`cuda.launchconfig` is `launchconfig.py`. `install()` registers the modules under
+`gpusim.cuda.*` in `sys.modules`, so that
 `from gpusim.cuda.kernels.transpose import transpose` and `from gpusim.cuda.cudadrv
 import driver` import them (submodules not listed here still import from numba-cuda's
 package path, as before).
@@ -180,4 +181,7 @@ def install(parent: types.ModuleType) -> None:
                       ("kernels.transpose", kernels.transpose), ("kernels.reduction", kernels.reduction)):
         sys.modules.setdefault(f"{parent.__name__}.{name}", mod)
     parent.cudadrv, parent.devicearray, parent.kernels = drv, da, kernels
+    from gpusim.frontend import launchconfig
+    sys.modules.setdefault(f"{parent.__name__}.launchconfig", launchconfig)
+    parent.launchconfig = launchconfig
     _route_numba_transpose()

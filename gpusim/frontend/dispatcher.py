@@ -70,6 +70,8 @@ class Dispatcher:
         self._specialized = False
         self._numba_device = None
         self._shadow = None
+        self._launch_config_sensitive = False     # compiles once per launch configuration (launchconfig.py)
+        self._lcs_argtypes: set = set()           # argument types whose compilation was marked so
 
     def __reduce__(self):
         """Pickled as Numba pickles its dispatchers: the function (by value, with Numba's
@@ -122,6 +124,16 @@ class Dispatcher:
         if self.device:
             raise TypeError(f"device function {self.py_func.__qualname__} can only be called from a kernel")
         raise ValueError(MISSING_LAUNCH_CONFIG)
+
+    def mark_launch_config_sensitive(self) -> None:
+        """Mark the compilation in progress as depending on the launch configuration
+        (numba-cuda's; called by compiler passes while a launch compiles)."""
+        from gpusim.frontend.launchconfig import ensure_current_launch_config
+        cfg = ensure_current_launch_config()
+        if cfg.dispatcher is not self:
+            raise RuntimeError("mark_launch_config_sensitive() must be called on the active launch configuration's "
+                               "dispatcher")
+        cfg._kernel_launch_config_sensitive = True
 
     @property
     def extensions(self) -> list:
@@ -321,6 +333,10 @@ class _Overload:
     def __repr__(self) -> str:
         return f"<gpusim overload {self._ck.name}{self._ck.argtypes}>"
 
+    @property
+    def launch_config_sensitive(self) -> bool:
+        return self._ck.argtypes in self._dispatcher._lcs_argtypes
+
     def max_cooperative_grid_blocks(self, blockdim: Any, dynsmemsize: int = 0) -> int:
         """Most blocks of `blockdim` a cooperative launch of this kernel may have on the
         simulated GPU: occupancy's blocks per SM x SMs (numba-cuda `_Kernel`; `cg.py`)."""
@@ -336,6 +352,13 @@ class _Launch:
         self.dispatcher, self.griddim, self.blockdim = dispatcher, grid, block
         self.stream, self.sharedmem = stream, shared_bytes
         self.pre_launch_callbacks: list = []       # callback(overload, launch config), before each launch
+        self._kernel_launch_config_sensitive = None
+
+    @property
+    def args(self) -> Any:
+        """The arguments of the launch compiling in this thread (numba-cuda's), else None."""
+        from gpusim.frontend.launchconfig import current_launch_args
+        return current_launch_args()
 
     def __reduce__(self):
         if self.pre_launch_callbacks:
@@ -365,15 +388,20 @@ class _Launch:
                            CUDAError)
         args = _prepare(d, args, self.stream, retr)
         _warn_implicit_copies(args)
-        ck = d._compile_for_args(args)
-        for callback in self.pre_launch_callbacks:
-            callback(_Overload(d, ck), self)
-        from gpusim.frontend import printf
-        if printf.uses_printf(ck.ptx) and not cuda._CHECK:
-            d.last_result = _launch_printing(d, self, args)
-        else:
-            d.last_result = launch(d, self.griddim, self.blockdim, args, gpu=cuda.get_gpu(),
-                                   shared_bytes=self.sharedmem, timing=cuda._TIMING, check=cuda._CHECK)
+        from gpusim.frontend import launchconfig, printf
+        self._keyed = d._launch_config_sensitive      # compile per launch configuration (launchconfig.compile_key)
+        with launchconfig.compiling(self, args):      # compiler passes see this launch (launchconfig.py)
+            ck = d._compile_for_args(args)
+            if self._kernel_launch_config_sensitive:
+                d._launch_config_sensitive = True
+                d._lcs_argtypes.add(ck.argtypes)
+            for callback in self.pre_launch_callbacks:
+                callback(_Overload(d, ck), self)
+            if printf.uses_printf(ck.ptx) and not cuda._CHECK:
+                d.last_result = _launch_printing(d, self, args)
+            else:
+                d.last_result = launch(d, self.griddim, self.blockdim, args, gpu=cuda.get_gpu(),
+                                       shared_bytes=self.sharedmem, timing=cuda._TIMING, check=cuda._CHECK)
         for wb in retr:
             wb()
 
