@@ -22,7 +22,10 @@ Per kernel and metric: predicted, measured, relative error. Summary (errors in p
   ptxas's SASS differs most from the PTX the simulator counts);
 - global sectors per request (ld and st): the share of kernels where they match exactly;
 - L2 sectors (read + write), DRAM read and write bytes: MAPE and the share within 5%, over
-  kernels that move > 1 MiB;
+  kernels that move > 1 MiB. Each launch starts with the dirty L2 data that ncu's kernel
+  replay leaves before every profiled kernel (`validate/data/ncu_replay.json`, about 2.4 MB
+  on H100 and H200, measured by `benchmarks/ncu_dirty_probe.py`): a kernel whose traffic
+  exceeds the L2 writes it back, as Nsight counts;
 - SASS warp instructions (`smsp__inst_executed.sum`): MAPE and the share within 5%;
 - sampling: the predictions' own sampling-error estimates (`timing__sampling_error_pct`);
 - per kind (program, microbenchmark, heldout): duration MAPE; the eight worst kernels.
@@ -114,15 +117,30 @@ def build_case(k: dict):
     return spec.case(k["size"], seed=k.get("seed", 0))
 
 
-def predict(k: dict, gpu) -> Row:
+REPLAY_FILE = Path(__file__).parent / "data" / "ncu_replay.json"
+
+
+def replay_residue(data: dict) -> int:
+    """Dirty bytes ncu's kernel replay leaves in the L2 before each kernel of a measurement
+    file (`validate/data/ncu_replay.json`, measured by `benchmarks/ncu_dirty_probe.py` on
+    that GPU); 0 for a GPU without a probe."""
+    short = data.get("provenance", {}).get("gpu_short_name")
+    gpus = json.loads(REPLAY_FILE.read_text())["gpus"]
+    return int(gpus.get(short, {}).get("l2_dirty_bytes_at_launch", 0))
+
+
+def predict(k: dict, gpu, l2_dirty_bytes: int = 0) -> Row:
+    """One kernel's prediction; `l2_dirty_bytes`: dirty data in the L2 at launch, as the
+    measurement had it (`replay_residue`)."""
     import time
 
     import gpusim
     from gpusim.timing.engine import TimingOptions
     case = build_case(k)
     t = time.perf_counter()
+    opts = TimingOptions(mode="auto", functional="sampled", l2_dirty_bytes_at_launch=l2_dirty_bytes)
     r = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu=gpu, shared_bytes=case.shared_bytes,
-                      timing=True, timing_options=TimingOptions(mode="auto", functional="sampled"))
+                      timing=True, timing_options=opts)
     pred = {m: float(v) for m, v in r.metrics.items()
             if (m in COUNTERS or m == DURATION or m.startswith(("sm__inst_executed_pipe_", "timing__sampl",
                                                                   "timing__loop")))
@@ -283,20 +301,22 @@ def compare(data_path: Path, preset: str | None = None, only: str | None = None,
     kernels = [k for k in data["kernels"] if usable(k) and (not only or re.search(only, k["name"]))]
     skipped = [k["name"] for k in kernels if budget is not None and estimated_cost(k) > budget]
     kernels = [k for k in kernels if k["name"] not in skipped]
-    rows = _predict_all(kernels, gpu, jobs, progress)
+    residue = replay_residue(data)
+    rows = _predict_all(kernels, gpu, jobs, progress, residue)
     summary = summarize(rows)
     summary["skipped_over_budget"] = skipped
+    summary["l2_dirty_bytes_at_launch"] = residue
     return rows, summary, preset
 
 
-def _predict_all(kernels: list[dict], gpu, jobs: int | None, progress) -> list[Row]:
+def _predict_all(kernels: list[dict], gpu, jobs: int | None, progress, residue: int = 0) -> list[Row]:
     """Predictions in the data file's order, in `jobs` processes (the costliest first)."""
     import os
     jobs = jobs or os.cpu_count() or 1
     if jobs <= 1 or len(kernels) <= 1:
         rows = []
         for i, k in enumerate(kernels):
-            rows.append(predict(k, gpu))
+            rows.append(predict(k, gpu, residue))
             if progress:
                 progress(i + 1, len(kernels), rows[-1])
         return rows
@@ -305,7 +325,7 @@ def _predict_all(kernels: list[dict], gpu, jobs: int | None, progress) -> list[R
     order = sorted(range(len(kernels)), key=lambda i: -estimated_cost(kernels[i]))
     out: list[Row | None] = [None] * len(kernels)
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-        futures = {pool.submit(predict, kernels[i], gpu): i for i in order}
+        futures = {pool.submit(predict, kernels[i], gpu, residue): i for i in order}
         for done, f in enumerate(as_completed(futures), 1):
             out[futures[f]] = f.result()
             if progress:

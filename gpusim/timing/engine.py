@@ -50,6 +50,9 @@ class TimingOptions:
     #                                    blocks; heavier blocks get fewer waves (at least one); None: max_waves
     record: object = None              # a record.TraceWindow: record issues, stalls, memory requests of those
     #                                    SMs and cycles (Result.extra['recording']); None: off, nothing recorded
+    l2_dirty_bytes_at_launch: int = 0  # dirty bytes the L2 holds when the kernel starts, at addresses the kernel
+    #                                    does not use, written back as its traffic evicts them (what a previous
+    #                                    kernel or a profiler leaves: validate compare sets ncu's replay residue)
 
     def __post_init__(self) -> None:
         from gpusim.errors import ConfigError
@@ -63,6 +66,8 @@ class TimingOptions:
             v = getattr(self, name)
             if v is not None and not (isinstance(v, int) and v > 0):
                 raise ConfigError(f"{name} must be a positive integer or None, got {v!r}")
+        if not (isinstance(self.l2_dirty_bytes_at_launch, int) and self.l2_dirty_bytes_at_launch >= 0):
+            raise ConfigError(f"l2_dirty_bytes_at_launch must be an integer >= 0, got {self.l2_dirty_bytes_at_launch!r}")
 
 
 class TimingStats:
@@ -132,6 +137,8 @@ class TimingEngine:
         self.memory = MemorySystem(spec, sm_fraction=frac,
                                    share_blocks_per_simulated=self.blocks_share / max(self.blocks_simulated, 1),
                                    peer_ranges=getattr(prepared, "peer_ranges", ()))
+        if options.l2_dirty_bytes_at_launch:
+            self.memory.l2.preload_dirty(options.l2_dirty_bytes_at_launch)
         shared_per_sm = bps * self.res.shared_bytes_per_block
         l1_data = spec.sm.l1_shared_total_bytes - spec.sm.carveout_bytes(shared_per_sm)   # the driver's carve-out
         self.sms = [SM(i, spec, self.block_static, L1Cache(spec, l1_data, self.memory, i), self.stats,

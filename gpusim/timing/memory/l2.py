@@ -103,7 +103,7 @@ the measured H100/H200 counters in validate/data (see DEVIATIONS.md).
 """
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, deque
 
 from gpusim.errors import ConfigError
 from gpusim.timing.memory.hashing import unit_of
@@ -186,6 +186,7 @@ class L2Cache(FarPartition):
         self._dirtied_sectors = 0                # sectors of home lines that went from clean to dirty
         self._dirtied_bursts = 0                 # DRAM bursts of home lines that went from clean to dirty
         self._credit = 0.0
+        self._residue: deque = deque()           # lines of preload_dirty not yet evicted, oldest first
         self.footprint = None                    # sampled simulation: a warming.SharedFootprint, set by the engine
         self.tau = 0.0                           # grid position (block / blocks) of the requesting SM's block
         self.stall = NEG_INF                     # set by an allocation whose victim's write-back had to wait
@@ -229,6 +230,40 @@ class L2Cache(FarPartition):
                     for k in range(spl):
                         if ent[k] is not None:
                             ent[k] = NEG_INF
+
+    def preload_dirty(self, nbytes: int) -> int:
+        """Start with `nbytes` (the whole GPU's; this share gets its fraction) of wholly dirty
+        lines at addresses no kernel uses (from byte 2^44 up), the least recently used of their
+        sets, as a previous kernel or a profiler's memory restore leaves them: the kernel's
+        allocations evict and write them back first. Lines that find their set full are left
+        out. In sampled simulation (`share_blocks_per_simulated` r > 1, counters scaled up by
+        the blocks) they take their room in the share, one in r of them dirty, so the scaled
+        write-backs come to `nbytes`. Returns the lines placed."""
+        spl = self.sectors_per_line
+        want = round(nbytes * self.capacity_lines / self._full_lines) // (spl * self.sector_bytes)
+        base = (1 << 44) >> (self.line_shift + self.sector_bytes.bit_length() - 1)
+        every, credit = 1.0 / self._share_ratio, 0.0
+        for line in range(base, base + want):
+            od = self._sets[self.home_of(line)][self.set_of(line)]
+            if len(od) >= self.ways or line in od:
+                continue
+            credit += every
+            dirty = credit >= 1.0 - 1e-9
+            if dirty:
+                credit -= 1.0
+            od[line] = [NEG_INF] * spl + [(1 << spl) - 1 if dirty else 0, None, False]
+            self._residue.append(line)
+        return len(self._residue)
+
+    def _evict_residue(self, t: float) -> float:
+        """Sampled simulation, once the whole L2 is full: an allocation evicts the oldest line
+        left of `preload_dirty` instead of a stand-in (written back if dirty); when DRAM took it."""
+        while self._residue:
+            line = self._residue.popleft()
+            ent = self._sets[self.home_of(line)][self.set_of(line)].pop(line, None)
+            if ent is not None:
+                return self._write_back(t, line, ent) if ent[self.sectors_per_line] else t
+        return t
 
     def reset_counters(self) -> None:
         self._hits = [[0, 0, 0, 0], [0, 0, 0, 0]]        # [src][op]
@@ -373,8 +408,11 @@ class L2Cache(FarPartition):
                     else:
                         self.stall = self._write_back(ts, vline, vent)
             elif not warm and self._share_ratio > 1.0 and self._allocated * self._share_ratio >= self.capacity_lines:
-                self._phantom_allocs += 1
-                self.stall = self._phantom(ts, line)
+                if self._residue:                       # the whole L2 is full: its oldest lines go first
+                    self.stall = self._evict_residue(ts)
+                else:
+                    self._phantom_allocs += 1
+                    self.stall = self._phantom(ts, line)
             ent = [None] * spl + [0, None, warm]
             od[line] = ent
             if warm:                                    # valid from the other SMs' accesses (warming.py)

@@ -102,6 +102,35 @@ def test_evicting_a_dirty_line_writes_its_dirty_sector_to_dram():
     assert l2.hbm.counters()["dram__bytes_write.sum"] == 32  # one 32-B sector
 
 
+SMALL_L2 = {"size_bytes": 80 * 4 * 16 * 128}                               # 4 sets of 16 ways per slice: 640 KiB
+
+
+def test_dirty_lines_at_launch_are_written_back_by_a_stream_larger_than_the_l2():
+    l2 = L2Cache(replace(l2=SMALL_L2))
+    assert l2.preload_dirty(64 * 1024) == 64 * 1024 // 128                # 64 KiB of whole dirty lines
+    for i in range(0, 2 * l2.capacity_lines * 4, 4):                      # read twice the L2's lines
+        l2.read(0.0, [i])
+    assert l2.hbm.counters()["dram__bytes_write.sum"] == 64 * 1024
+
+
+def test_dirty_lines_at_launch_stay_while_the_kernel_fits_beside_them():
+    l2 = L2Cache(replace(l2=SMALL_L2))
+    l2.preload_dirty(64 * 1024)
+    for i in range(0, (l2.capacity_lines // 2) * 4, 4):                   # half the L2
+        l2.read(0.0, [i])
+    assert l2.hbm.counters()["dram__bytes_write.sum"] == 0
+
+
+def test_sampled_dirty_lines_at_launch_write_back_their_share_once_the_whole_l2_is_full():
+    # half the SMs simulated, each simulated block standing for 4: the share holds half the
+    # 64 KiB (256 lines) and one in 4 of them dirty, so the written bytes scale back to the whole
+    l2 = L2Cache(replace(l2=SMALL_L2), sm_fraction=0.5, share_blocks_per_simulated=4.0)
+    assert l2.preload_dirty(64 * 1024) == 256
+    for i in range(0, l2.capacity_lines * 4, 4):                          # the whole L2 is full after a quarter
+        l2.read(0.0, [i])
+    assert l2.hbm.counters()["dram__bytes_write.sum"] == 64 * 128
+
+
 def test_64_byte_bursts_fill_the_sibling_sector():
     ms = MemorySystem(H100)
     ms.read(0.0, 0, [10])                                 # sectors 10 and 11 share a burst
