@@ -3,21 +3,30 @@
 All of a call's channels run the same pattern over the same ports, so they are simulated
 together: one slice stands for the matching slot of every channel (bytes = channels x
 slot), and a sender moves it no faster than the channels can copy it
-(channels x nccl.channel_bandwidth_GBps) nor than the route allows (fabric ports, with
-the protocol's payload efficiency); the copy and the link pipeline. Ports: see
-`Fabric.carry`. A slice lands one route latency after it leaves the ports ; a rank forwards a slice only once it has
-arrived (the data dependency of a pipelined ring or chain). Each step of a ring starts
-with the protocol's step latency (the slot handshake), paid in series with the data, as
-NCCL's own cost model has it (latency + size / bandwidth, not overlapped).
+(channels x nccl.channel_bandwidth_GBps; for LL and LL128 x the protocol's payload share,
+as the channels copy whole lines, flags included) nor than the route allows (fabric ports,
+with the protocol's payload efficiency). Ports: see `Fabric.carry`. A slice lands one route
+latency after it leaves the ports; a rank forwards a slice only once it has arrived (the
+data dependency of a pipelined ring or chain).
 
-- ring(steps): every step, rank r sends size/n to rank r+1 in slices, once the whole
-  previous step has arrived from r-1 and the step's handshake is done (all_reduce: 2(n-1)
-  steps; all_gather, reduce_scatter: n-1). Steps do not overlap: a ring's time is then
-  latency + size / bandwidth, the form of NCCL's own cost model, which the measured 4 x H200
-  all_reduce follows (37.5 us flat to 1 MiB, then + 1.5 x size / 353 GB/s within 5%).
+Rings and chains store (`Pipeline.store`): NCCL's P2P transport over NVLink has the
+channel's thread block write straight into the peer's buffer, so the copy and the wire are
+one stage and a slice keeps the sender busy for the slower of the two. Tree and the
+point-to-point patterns keep the older two-stage form (`Pipeline.send`: copy, then the
+link, pipelined), which their fitted numbers assume.
+
+- ring(steps): every step, rank r sends size/n to rank r+1 in slices (all_reduce: 2(n-1)
+  steps; all_gather, reduce_scatter: n-1). A step starts with the protocol's sync latency
+  (nccl.<protocol>_step_latency_ns), paid once per slice of a chunk: Simple cuts an
+  all_reduce/all_gather/reduce_scatter chunk into 2 slices, each closed by its own fence
+  and flag (tuning.SIMPLE_SLICES_PER_CHUNK, from NCCL's collectives.h), LL and LL128 one.
+  Simple and LL128: a step starts once the whole previous step has landed (a Simple slice
+  is 1 MiB of one channel at large sizes); LL streams: slice j of step s leaves as soon as
+  slice j of step s-1 has landed, as every LL line carries its own flag.
 - chain(order): a pipelined chain (broadcast from the root; reduce towards it), in fine
   slices (ranks forward what lands as it lands: the measured broadcast takes nearly the
-  same time over 1 and 3 hops); every hop pays one step latency, in parallel.
+  same time over 1 and 3 hops); every hop pays one sync latency (one slice per chunk), in
+  parallel.
 - tree: NCCL's intra-node tree is a chain: reduce up to rank 0, then broadcast down, in
   fine slices, both directions at once, one handshake per hop; its rate is scaled by
   nccl.tree_efficiency. NCCL never chose Tree within one node in the measured log; the
@@ -59,29 +68,51 @@ class Pipeline:
         yield self.env.timeout((nbytes if copy_bytes is None else copy_bytes) / self.copy_GBps)
         self.env.process(self._move(src, dst, nbytes, arrived))
 
-    def _move(self, src: int, dst: int, nbytes: float, ev: simpy.Event):
-        yield from self.fabric.carry(src, dst, nbytes, self.eff)
+    def store(self, src: int, dst: int, nbytes: float, arrived: simpy.Event, copy_bytes: float | None = None):
+        """Process: the sender's channels store one slice straight into the peer's buffer (NCCL's
+        P2P transport over NVLink: the thread block's stores are the link traffic), so the copy
+        and the wire are one stage: the sender is busy for the slower of its copy
+        (`copy_bytes` at the channels' copy rate) and the route's wire time, and the slice
+        lands one route latency later."""
+        copy_ns = (nbytes if copy_bytes is None else copy_bytes) / self.copy_GBps
+        wire_ns = nbytes / (self.fabric.route_bandwidth_GBps(src, dst) * self.eff)
+        busy = max(wire_ns, copy_ns)
+        self.env.process(self._move(src, dst, nbytes, arrived, self.eff * wire_ns / busy))
+        yield self.env.timeout(busy)
+
+    def _move(self, src: int, dst: int, nbytes: float, ev: simpy.Event, eff: float | None = None):
+        yield from self.fabric.carry(src, dst, nbytes, self.eff if eff is None else eff)
         ev.succeed()
 
 
-def ring(pipe: Pipeline, n: int, nsteps: int, step_bytes: float, k: int, local_copy_steps=()) -> simpy.Event:
+def ring(pipe: Pipeline, n: int, nsteps: int, step_bytes: float, k: int, local_copy_steps=(),
+         stream: bool = False, syncs: int = 1) -> simpy.Event:
     """`local_copy_steps`: steps whose channels also write a slice into a local buffer
     (all_gather's step 0: the rank's own block into its output; reduce_scatter's last
     step: the reduced block into the output; all_reduce's step n-1, the first all-gather
     step: the reduced block into the output while sending it on). The measured
     all_gather and reduce_scatter on 2 H200s run at 272-277 GB/s busbw, all_reduce at 326,
-    broadcast at 365: the step that copies twice is slower by what the channels can copy."""
+    broadcast at 365: the step that copies twice is slower by what the channels can copy.
+    `stream` (LL): a rank forwards slice j of step s as soon as slice j of step s-1 has
+    landed, not once the whole step has: every LL line carries its own flag, so the
+    receiver consumes and forwards data as it lands (NCCL's prims_ll.h polls line by line).
+    `syncs`: sync latencies a step pays (Simple: its slices per chunk, each closed by a
+    fence and a flag in NCCL's prims_simple.h)."""
     env = pipe.env
     arrived = [[[env.event() for _ in range(k)] for _ in range(nsteps)] for _ in range(n)]   # at rank r+1
 
     def rank(r):
+        got = arrived[(r - 1) % n]
         for s in range(nsteps):
-            if s > 0:                               # the whole previous step has landed here
-                yield simpy.AllOf(env, arrived[(r - 1) % n][s - 1])
-            yield from pipe.handshake()
+            if s > 0 and not stream:                # the whole previous step has landed here
+                yield simpy.AllOf(env, got[s - 1])
+            for _ in range(syncs):
+                yield from pipe.handshake()
             double = 2.0 if s in local_copy_steps else 1.0
             for j in range(k):
-                yield from pipe.send(r, (r + 1) % n, step_bytes / k, arrived[r][s][j], double * step_bytes / k)
+                if s > 0 and stream:
+                    yield got[s - 1][j]
+                yield from pipe.store(r, (r + 1) % n, step_bytes / k, arrived[r][s][j], double * step_bytes / k)
 
     procs = [env.process(rank(r)) for r in range(n)]
     return simpy.AllOf(env, procs + [arrived[r][nsteps - 1][k - 1] for r in range(n)])
@@ -97,7 +128,7 @@ def chain(pipe: Pipeline, order: list[int], nbytes: float, k: int) -> simpy.Even
         for j in range(k):
             if i > 0:
                 yield arrived[i - 1][j]
-            yield from pipe.send(order[i], order[i + 1], nbytes / k, arrived[i][j])
+            yield from pipe.store(order[i], order[i + 1], nbytes / k, arrived[i][j])
 
     procs = [env.process(node(i)) for i in range(hops)]
     return simpy.AllOf(env, procs + [arrived[hops - 1][k - 1]])

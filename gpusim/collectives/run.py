@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 from gpusim.collectives import algorithms
 from gpusim.collectives.conventions import busbw_factor, check_op
-from gpusim.collectives.tuning import fine_slices, p2p_chunks, p2p_plan, plan, slices
+from gpusim.collectives.tuning import SIMPLE_SLICES_PER_CHUNK, fine_slices, p2p_chunks, p2p_plan, plan, slices
 from gpusim.errors import ConfigError
 from gpusim.interconnect.fabric import Fabric
 from gpusim.specs.overrides import resolve
@@ -73,7 +73,11 @@ def simulate(op: str, size_bytes: int, gpu="h200", gpus: int | None = None, algo
         nsteps = 2 * (n - 1) if op == "all_reduce" else n - 1
         step = size / n
         local = {"all_gather": (0,), "reduce_scatter": (n - 2,), "all_reduce": (n - 1,)}.get(op, ())
-        done = algorithms.ring(pipe, n, nsteps, step, slices(spec, step / p.channels, p.protocol), local)
+        if p.protocol != "simple":              # the channels copy LL / LL128 lines, flags included
+            pipe.copy_GBps *= spec.nccl.efficiency(p.protocol)
+        syncs = SIMPLE_SLICES_PER_CHUNK[op] if p.protocol == "simple" else 1
+        done = algorithms.ring(pipe, n, nsteps, step, slices(spec, step / p.channels, p.protocol), local,
+                               stream=p.protocol == "ll", syncs=syncs)
     elif p.algorithm == "tree":
         done = algorithms.tree(pipe, n, size, fine_slices(size))
     elif op == "broadcast":

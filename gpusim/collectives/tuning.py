@@ -47,6 +47,12 @@ SELECT_FACTOR = {"simple": 0.60, "ll128": 0.94 * 0.60, "ll": 0.50 * 0.60}   # re
 LL_SELECT_CAP_GBps = 120.0                                                   # logged choices (4 x H200)
 LL_STEP_BYTES = 64 << 10            # LL buffer 512 KiB / NCCL_STEPS: 16-byte lines, half data
 SLOT_BYTES = {"simple": 64 << 10, "ll": 32 << 10, "ll128": 64 << 10}
+# Simple ring slices per chunk, NCCL's src/include/collectives.h (2.28): ALLREDUCE_CHUNKSTEPS /
+# ALLREDUCE_SLICESTEPS = (NCCL_STEPS / 2) / (NCCL_STEPS / 4) = 2, the same for AllGather and
+# ReduceScatter; BROADCAST_ and REDUCE_CHUNKSTEPS / SLICESTEPS = 1 / 1. Each slice ends with its own
+# fence and flag (prims_simple.h: postPeer per slice), so a ring step of Simple pays the
+# protocol's sync latency this many times. LL and LL128 run one slice per chunk.
+SIMPLE_SLICES_PER_CHUNK = {"all_reduce": 2, "all_gather": 2, "reduce_scatter": 2, "broadcast": 1, "reduce": 1}
 
 
 @dataclass(frozen=True)

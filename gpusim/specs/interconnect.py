@@ -83,14 +83,14 @@ class NCCLSpec:
     ll_efficiency: float = bounded(0.40, 0.001, 1.0)  # LL: 8-byte lines of 4 data bytes + flag, x the copy rate
     ll128_efficiency: float = bounded(0.88, 0.001, 1.0)  # LL128: 128-byte lines of 120 data bytes, x the copy rate
     tree_efficiency: float = bounded(0.84, 0.001, 1.0)  # a chain's (intra-node tree's) rate relative to a ring step's
-    channel_bandwidth_GBps: float = bounded(26.7, 0.001, 1e5)  # one channel's copy rate (one thread block moving the data)
+    channel_bandwidth_GBps: float = bounded(26.7, 0.001, 1e5)  # one channel's copy rate (one thread block moving the data; LL/LL128 rings: x the protocol's payload share, as it copies whole lines)
     launch_latency_ns: float = bounded(4000.0, 0.0, 1e9)  # a collective's fixed cost: kernel launch and final sync
     ll_base_latency_ns: float = bounded(1000.0, 0.0, 1e9)  # LL's fixed cost beyond launch (NCCL's baseLat)
     ll128_base_latency_ns: float = bounded(7600.0, 0.0, 1e9)  # LL128's fixed cost beyond launch
     simple_base_latency_ns: float = bounded(8400.0, 0.0, 1e9)  # Simple's fixed cost beyond launch
     ll_step_latency_ns: float = bounded(500.0, 0.0, 1e9)  # one ring/tree step in LL (flag polling), beyond the link latency
     ll128_step_latency_ns: float = bounded(850.0, 0.0, 1e9)  # one step in LL128
-    simple_step_latency_ns: float = bounded(3000.0, 0.0, 1e9)  # one step in Simple (fifo handshakes through memory fences)
+    simple_step_latency_ns: float = bounded(3000.0, 0.0, 1e9)  # one Simple slice's sync (fence + flag); a ring step of all_reduce/all_gather/reduce_scatter pays 2 (NCCL: 2 slices per chunk)
     p2p_latency_ns: float = bounded(3000.0, 0.0, 1e9)  # a send/recv group's fixed cost beyond launch
     p2p_channel_bandwidth_GBps: float = bounded(20.0, 0.001, 1e5)  # one p2p channel's send rate (its block also runs the receive)
     p2p_receive_bandwidth_GBps: float = bounded(40.0, 0.001, 1e5)  # one p2p channel copying a landed chunk from its buffer to the user's

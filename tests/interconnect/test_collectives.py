@@ -142,3 +142,42 @@ def test_send_recv_on_4_gpus_doubles_its_rate_when_its_channels_double():
     # measured on 4 H200s: 160 GB/s busbw at 128 MiB (8 channels), 299 at 256 MiB (16)
     a, b = (simulate("send_recv", s, H200, 4).busbw_GBps for s in (128 * MiB, 256 * MiB))
     assert 1.6 < b / a < 2.1
+
+
+def _fixed_ns(spec, n, protocol):
+    return spec.nccl.launch_latency_ns + (n - 1) * spec.nccl.launch_skew_per_gpu_ns + spec.nccl.base_latency_ns(protocol)
+
+
+def test_a_ring_or_chain_slice_is_one_stage_of_copy_and_wire():
+    # NVLink P2P: the channels' stores are the link traffic, so one 64 KiB slice costs the slower of its
+    # copy (2 channels at 64 KiB) and its wire time, not their sum
+    r = simulate("broadcast", 64 << 10, H200, 2, protocol="Simple")
+    copy_ns = (64 << 10) / (r.channels * H200.nccl.channel_bandwidth_GBps)
+    wire_ns = (64 << 10) / (H200.nvlink.bandwidth_GBps * H200.nccl.simple_efficiency)
+    latency = H200.nvlink.latency_ns + H200.system.switch_latency_ns
+    busy = max(copy_ns, wire_ns)
+    rest = r.time_us * 1e3 - _fixed_ns(H200, 2, "simple") - H200.nccl.simple_step_latency_ns
+    # the slice then crosses the switch's ingress port (cut-through: Fabric.carry) and lands
+    assert r.channels == 2 and rest == pytest.approx(busy + max(busy, latency), rel=1e-6)
+
+
+def test_simple_ring_steps_pay_two_slice_syncs_and_chains_one():
+    # NCCL collectives.h: ALLREDUCE_CHUNKSTEPS / ALLREDUCE_SLICESTEPS = 2 slices per chunk, each closed by a
+    # fence and a flag; BROADCAST_ 1. A 4-GPU all_reduce has 6 ring steps: 12 syncs on its path; a broadcast 1
+    slow = apply(H200, {"nccl.simple_step_latency_ns": H200.nccl.simple_step_latency_ns + 1000.0})
+    grow = {op: simulate(op, 64 << 10, slow, 4, protocol="Simple").time_us
+            - simulate(op, 64 << 10, H200, 4, protocol="Simple").time_us for op in ("all_reduce", "broadcast")}
+    assert grow["all_reduce"] == pytest.approx(12.0, abs=0.05) and grow["broadcast"] == pytest.approx(1.0, abs=0.05)
+
+
+def test_ll_ring_steps_stream_instead_of_waiting_for_the_whole_step():
+    # every LL line carries its flag, so a rank goes on with the next step as soon as the slices it needs have
+    # landed; LL128 (here given LL's numbers) waits for the whole previous step to land: over the 6 steps of a
+    # 4-GPU all_reduce it loses one route latency (NVLink + switch) at each of the 5 step boundaries
+    n, size, nc = 4, 4 * MiB, H200.nccl
+    as_ll = apply(H200, {"nccl.ll128_efficiency": nc.ll_efficiency, "nccl.ll128_base_latency_ns": nc.ll_base_latency_ns,
+                         "nccl.ll128_step_latency_ns": nc.ll_step_latency_ns})
+    ll = simulate("all_reduce", size, as_ll, n, protocol="LL")
+    ll128 = simulate("all_reduce", size, as_ll, n, protocol="LL128")
+    latency_us = (H200.nvlink.latency_ns + H200.system.switch_latency_ns) / 1e3
+    assert ll.channels == ll128.channels and ll128.time_us - ll.time_us == pytest.approx(5 * latency_us, rel=0.1)
