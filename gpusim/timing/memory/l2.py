@@ -256,13 +256,15 @@ class L2Cache(FarPartition):
         return len(self._residue)
 
     def _evict_residue(self, t: float) -> float:
-        """Sampled simulation, once the whole L2 is full: an allocation evicts the oldest line
-        left of `preload_dirty` instead of a stand-in (written back if dirty); when DRAM took it."""
+        """Sampled simulation, once the whole L2 is full: an allocation evicts the oldest dirty
+        line left of `preload_dirty` instead of a stand-in (the clean ones before it only held
+        room, and leave with it); when DRAM took its write-back."""
+        spl = self.sectors_per_line
         while self._residue:
             line = self._residue.popleft()
             ent = self._sets[self.home_of(line)][self.set_of(line)].pop(line, None)
-            if ent is not None:
-                return self._write_back(t, line, ent) if ent[self.sectors_per_line] else t
+            if ent is not None and ent[spl]:
+                return self._write_back(t, line, ent)
         return t
 
     def reset_counters(self) -> None:
