@@ -6,7 +6,8 @@ cost, each protocol's per-step latency and payload efficiency, one channel's cop
 the tree's rate, point-to-point setup). The link itself (nvlink.*) is not fitted: its
 bandwidth and efficiency come from nvidia-smi and the measured peer copy ([MEAS-NVL]).
 Objective: mean squared log ratio of predicted to measured time over every collective
-record (NCCL's own choice) and every forced-protocol all_reduce. Method: coordinate
+record (NCCL's own choice) and every forced-protocol all_reduce (`--forced Ring` keeps only the
+forced rings: NCCL never chose Tree here and the tree model is the roughest part). Method: coordinate
 search in log space (each number x or / a step, repeated while it helps; the step halves
 when a pass gains nothing), deterministic; it starts from the preset's current numbers. Takes a few minutes on one core.
 
@@ -41,15 +42,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                   "the preset's values")
     p.add_argument("--ops", help="comma list of collectives whose records enter the fit (default: all); with "
                                  "--only the numbers that only those collectives use fit as fast")
+    p.add_argument("--forced", help="comma list of the forced all_reduce algorithms whose records enter the fit "
+                                    "(Ring, Tree; default: both). NCCL never chose Tree within one node here, and "
+                                    "the forced Tree calls are off by up to 50% (DEVIATIONS.md), so a fit of the "
+                                    "ring numbers can leave them out")
 
 
-def records(data: dict, ops=None) -> list[tuple]:
+def records(data: dict, ops=None, forced=None) -> list[tuple]:
     out = []
     for r in data.get("collectives", []):
         if "time_us" in r:
             out.append((r["op"], r["bytes"], r["gpus"], None, None, r["time_us"]))
     for r in data.get("forced", []):
-        if "time_us" in r:
+        if "time_us" in r and (forced is None or r["algorithm_forced"].lower() in forced):
             out.append(("all_reduce", r["bytes"], r["gpus"], r["algorithm_forced"], r["protocol_forced"], r["time_us"]))
     return [r for r in out if ops is None or r[0] in ops]
 
@@ -126,7 +131,8 @@ def run(args) -> int:
     if unknown:
         print(f"--only: not fitted numbers: {', '.join(unknown)}; known: {', '.join(FITTED)}")
         return 2
-    recs = records(data, ops)
+    forced = {a.strip().lower() for a in args.forced.split(",")} if args.forced else None
+    recs = records(data, ops, forced)
     t = time.perf_counter()
     values, rms = fit(spec, recs, args.passes, names=names)
     for k in FITTED:
@@ -137,7 +143,8 @@ def run(args) -> int:
         if path is None:
             print(f"no calibrated file for {spec.name}; nothing written")
             return 1
-        extra = (f" --only {args.only}" if args.only else "") + (f" --ops {args.ops}" if args.ops else "")
+        extra = (f" --only {args.only}" if args.only else "") + (f" --ops {args.ops}" if args.ops else "") \
+            + (f" --forced {args.forced}" if args.forced else "")
         write_table(Path(path), values, args.data.resolve(), data, rms, extra)
         print(f"wrote [nccl] into {path}")
     return 0
