@@ -10,7 +10,15 @@ A `StreamStore` holds, for one (kernel, arguments, launch, functional spec field
   launch hands back the same outputs.
 
 `RecordingSource` is the timing engine's trace source for the first run: it executes as
-`TraceSource` does and keeps every stream it produces. `ReplaySource` serves the streams a
+`TraceSource` does and keeps every stream it produces.
+
+Both sources also keep, in memory only (not pickled), each block's streams as the SM issues
+them (`issue_stream.IssueStreams.convert`: SASS segments, accesses moved onto their SASS
+instructions, stores combined) with what converting them added to the converter's counters,
+keyed by the conversion's inputs (the SASS mapping and segments): a later replay of the same
+process hands those to the engine instead of converting the PTX visits again. Only where loop
+sampling is off (`warp_budget` None): with it, what a warp keeps depends on the spec (the
+blocks timed). `ReplaySource` serves the streams a
 store holds; a block the store lacks (another SM count samples other blocks) is executed,
 alone with its chunk, on the replayed launch's fresh memory and added to the store. That
 assumes what a block's streams hold (its path, addresses, masks) does not depend on which
@@ -53,9 +61,11 @@ class StreamStore:
     blocks: dict = field(default_factory=dict)        # block -> [(gid, block, warp_in_block, visits), ...]
     added: int = 0                                    # blocks added since loaded or saved (worth saving again)
     fresh: list = field(default_factory=list)         # those blocks
+    sass: dict = field(default_factory=dict)          # block -> (conversion key, SASS visits per warp,
+    #                                                   (kept instructions, kept accesses, dropped) per warp)
 
     def __getstate__(self) -> dict:
-        return {**self.__dict__, "added": 0, "fresh": []}
+        return {**self.__dict__, "added": 0, "fresh": [], "sass": {}}
 
     def streams(self, b: int) -> list[WarpStream]:
         """Fresh WarpStreams of block `b` (the engine replaces their visits; the store's stay)."""
@@ -68,7 +78,52 @@ class StreamStore:
             self.fresh.append(b)
 
 
-class RecordingSource(TraceSource):
+def conversion_key(issue) -> str:
+    """What `IssueStreams.convert` turns PTX visits into SASS visits with (loop sampling off)."""
+    m = issue.smap
+    parts = (m.origin, m.home, m.regions, m.unrolled, m.payload_target, m.payload_home, m.payload_back, m.copies,
+             [(b.start, b.end) for b in m.cfg.blocks], sorted(issue.region.items()),
+             sorted(issue.block_segment.items()), sorted(issue.stores.items()))
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
+class _KeepsConversions:
+    """block(): the SASS visits of a block converted before (this process, same conversion)
+    with the converter's counters advanced as converting them did; else converted and kept."""
+
+    _conversion: str | None = None
+
+    def block(self, b: int) -> list[WarpStream]:
+        issue = self.issue
+        if issue is None or issue.warp_budget is not None:
+            return TraceSource.block(self, b)
+        if self._conversion is None:
+            self._conversion = conversion_key(issue)
+        streams = self.peek(b)
+        del self.ready[b]
+        kept = self.store.sass.get(b)
+        if kept is not None and kept[0] == self._conversion:
+            for st, visits, (inst, acc, dropped) in zip(streams, kept[1], kept[2]):
+                st.visits = visits
+                issue.kept[0] += inst                  # as convert() adds them, warp after warp
+                issue.kept[1] += acc
+                issue.dropped += dropped
+            return streams
+        sass, adds = [], []
+        cost = issue.cost
+        for st in streams:
+            # what convert() adds to kept (its own sums, so floats add up the same), and to dropped
+            inst = sum(cost.get(v[0], 0) for v in st.visits)
+            acc = sum(len(v[2]) for v in st.visits)
+            d = issue.dropped
+            st.visits = issue.convert(st.visits)
+            sass.append(st.visits)
+            adds.append((inst, acc, issue.dropped - d))
+        self.store.sass[b] = (self._conversion, sass, adds)
+        return streams
+
+
+class RecordingSource(_KeepsConversions, TraceSource):
     """TraceSource that keeps the PTX-visit streams of every block it executes in `store`."""
 
     def __init__(self, prepared, chunk_blocks: int, issue=None, execute_skipped: bool = True, *, store=None):
@@ -81,7 +136,7 @@ class RecordingSource(TraceSource):
             self.store.keep(b, self.ready[b])
 
 
-class ReplaySource(TraceSource):
+class ReplaySource(_KeepsConversions, TraceSource):
     """The streams of a StreamStore, served in the engine's order; blocks the store lacks are
     executed (with their chunk) and kept. Never executes blocks only for their outputs."""
 
