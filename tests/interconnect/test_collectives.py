@@ -145,7 +145,8 @@ def test_send_recv_on_4_gpus_doubles_its_rate_when_its_channels_double():
 
 
 def _fixed_ns(spec, n, protocol):
-    return spec.nccl.launch_latency_ns + (n - 1) * spec.nccl.launch_skew_per_gpu_ns + spec.nccl.base_latency_ns(protocol)
+    nc = spec.nccl
+    return nc.launch_latency_ns + (n - 1) * nc.launch_skew_per_gpu_ns + nc.base_latency_ns(protocol)
 
 
 def test_a_ring_or_chain_slice_is_one_stage_of_copy_and_wire():
