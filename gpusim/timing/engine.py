@@ -337,6 +337,10 @@ class TimingEngine:
         inst_scale = scale * (kept[0] + skipped[0]) / kept[0] if kept[0] else scale   # loop sampling left out
         mem = self.memory.counters()
         m = {k: v * scale * self.issue.traffic_scale(k) for k, v in mem.items() if not k.endswith(".pct")}
+        residue = self.memory.l2.residue_written_bytes()    # whole-GPU bytes already (TimingOptions)
+        if residue:
+            m["dram__bytes_write.sum"] = m.get("dram__bytes_write.sum", 0.0) + residue
+            m["dram__sectors_write.sum"] = m.get("dram__sectors_write.sum", 0.0) + residue / spec.l2.sector_bytes
         m.update({k: v for k, v in mem.items() if k.endswith(".pct")})
         m["sm__cycles_elapsed.max"] = cycles
         m["gpu__time_duration.sum"] = cycles * spec.cycle_ns + spec.launch.kernel_fixed_ns

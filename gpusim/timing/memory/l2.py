@@ -186,7 +186,11 @@ class L2Cache(FarPartition):
         self._dirtied_sectors = 0                # sectors of home lines that went from clean to dirty
         self._dirtied_bursts = 0                 # DRAM bursts of home lines that went from clean to dirty
         self._credit = 0.0
-        self._residue: deque = deque()           # lines of preload_dirty not yet evicted, oldest first
+        self._residue: deque = deque()           # lines of preload_dirty, oldest first (some may be gone)
+        self._residue_lines: set = set()         # those still in the L2
+        self._residue_placed = 0
+        self._residue_bytes = 0
+        self._residue_credit = 0.0
         self.footprint = None                    # sampled simulation: a warming.SharedFootprint, set by the engine
         self.tau = 0.0                           # grid position (block / blocks) of the requesting SM's block
         self.stall = NEG_INF                     # set by an allocation whose victim's write-back had to wait
@@ -232,40 +236,44 @@ class L2Cache(FarPartition):
                             ent[k] = NEG_INF
 
     def preload_dirty(self, nbytes: int) -> int:
-        """Start with `nbytes` (the whole GPU's; this share gets its fraction) of wholly dirty
-        lines at addresses no kernel uses (from byte 2^44 up), the least recently used of their
-        sets, as a previous kernel or a profiler's memory restore leaves them: the kernel's
-        allocations evict and write them back first. Lines that find their set full are left
-        out. In sampled simulation (`share_blocks_per_simulated` r > 1, counters scaled up by
-        the blocks) they take their room in the share, one in r of them dirty, so the scaled
-        write-backs come to `nbytes`. Returns the lines placed."""
+        """Start with `nbytes` (the whole GPU's; this share holds its fraction) of dirty lines at
+        addresses no kernel uses (from byte 2^44 up), the least recently used of their sets, as
+        a previous kernel or a profiler's memory restore leaves them: the kernel's allocations
+        evict them first. Only the counters see their write-back (`residue_written_bytes`: the
+        share of `nbytes` evicted, for the whole GPU, neither scaled by sampling nor timed: a
+        few MB against the tens of MB a kernel must move to evict them). Lines that find their
+        set full are left out. Returns the lines placed."""
         spl = self.sectors_per_line
         want = round(nbytes * self.capacity_lines / self._full_lines) // (spl * self.sector_bytes)
         base = (1 << 44) >> (self.line_shift + self.sector_bytes.bit_length() - 1)
-        every, credit = 1.0 / self._share_ratio, 0.0
         for line in range(base, base + want):
             od = self._sets[self.home_of(line)][self.set_of(line)]
             if len(od) >= self.ways or line in od:
                 continue
-            credit += every
-            dirty = credit >= 1.0 - 1e-9
-            if dirty:
-                credit -= 1.0
-            od[line] = [NEG_INF] * spl + [(1 << spl) - 1 if dirty else 0, None, False]
+            od[line] = [NEG_INF] * spl + [0, None, False]     # clean here: counted, not timed
             self._residue.append(line)
-        return len(self._residue)
+        self._residue_lines = set(self._residue)
+        self._residue_placed = len(self._residue)
+        self._residue_bytes = nbytes
+        return self._residue_placed
 
-    def _evict_residue(self, t: float) -> float:
-        """Sampled simulation, once the whole L2 is full: an allocation evicts the oldest dirty
-        line left of `preload_dirty` instead of a stand-in (the clean ones before it only held
-        room, and leave with it); when DRAM took its write-back."""
-        spl = self.sectors_per_line
-        while self._residue:
+    def residue_written_bytes(self) -> float:
+        """Bytes of `preload_dirty` written back so far, for the whole GPU."""
+        if not self._residue_placed:
+            return 0.0
+        return self._residue_bytes * (self._residue_placed - len(self._residue_lines)) / self._residue_placed
+
+    def _evict_residue(self) -> None:
+        """Sampled simulation, once the whole L2 is full: each allocation stands for
+        `share_blocks_per_simulated` (r) allocations of the share, which evict r of the oldest
+        lines, those of `preload_dirty` first."""
+        self._residue_credit += self._share_ratio
+        while self._residue_credit >= 1.0 and self._residue:
+            self._residue_credit -= 1.0
             line = self._residue.popleft()
-            ent = self._sets[self.home_of(line)][self.set_of(line)].pop(line, None)
-            if ent is not None and ent[spl]:
-                return self._write_back(t, line, ent)
-        return t
+            if line in self._residue_lines:
+                self._residue_lines.discard(line)
+                self._sets[self.home_of(line)][self.set_of(line)].pop(line, None)
 
     def reset_counters(self) -> None:
         self._hits = [[0, 0, 0, 0], [0, 0, 0, 0]]        # [src][op]
@@ -404,6 +412,8 @@ class L2Cache(FarPartition):
             warm = fp is not None and fp.warm(line, self.tau)
             if len(od) >= self.ways:
                 vline, vent = od.popitem(last=False)
+                if self._residue_lines and vline in self._residue_lines:
+                    self._residue_lines.discard(vline)
                 if vent[spl]:
                     if fp is not None and fp.warm(vline, self.tau):
                         self.warm_kept_lines += 1       # the whole L2 still holds it: no write-back yet
@@ -411,10 +421,9 @@ class L2Cache(FarPartition):
                         self.stall = self._write_back(ts, vline, vent)
             elif not warm and self._share_ratio > 1.0 and self._allocated * self._share_ratio >= self.capacity_lines:
                 if self._residue:                       # the whole L2 is full: its oldest lines go first
-                    self.stall = self._evict_residue(ts)
-                else:
-                    self._phantom_allocs += 1
-                    self.stall = self._phantom(ts, line)
+                    self._evict_residue()
+                self._phantom_allocs += 1
+                self.stall = self._phantom(ts, line)
             ent = [None] * spl + [0, None, warm]
             od[line] = ent
             if warm:                                    # valid from the other SMs' accesses (warming.py)
