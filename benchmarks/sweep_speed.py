@@ -2,10 +2,14 @@
 
     python benchmarks/sweep_speed.py [--json FILE] [--parts replay,workers,dask]
 
+(--json FILE: an existing FILE keeps the parts not run this time.)
+
 - replay: the first point of a sweep (records the functional run; empty stream cache) against
   each further point whose fields allow replay (HBM bandwidth, L2 latency, SM clock, SM count:
   the last samples other blocks, which the replay executes), for transpose_shared 1024^2 and
-  matmul_tiled 512^3. Target: each further point at most 1/3 of the first's wall time.
+  matmul_tiled 512^3. Target: each further point at most 1/3 of the first's wall time. Each
+  point's timed blocks (`timing__blocks_simulated`) are listed: sampled mode times each
+  simulated SM's share of the grid, so at 66 SMs a replay times twice the blocks of 132 SMs.
 - workers: one 64-point sweep (vector_add 2^18 elements, 8 HBM bandwidths x 8 L2 hit
   latencies, every point replayable, a cold stream cache each time) serial, then on 2 local
   worker processes. Target: 2 workers >= 1.8x faster.
@@ -67,7 +71,7 @@ def part_replay(repeats: int = 3) -> dict:
         for _ in range(repeats):
             with tempfile.TemporaryDirectory() as d:
                 cache = StreamCache(d)
-                walls, cpus, hows = [], [], []
+                walls, cpus, hows, blocks = [], [], [], []
                 for sets in [[]] + REPLAY_POINTS:
                     t, u = time.perf_counter(), time.process_time()
                     c = P.case(size)
@@ -76,7 +80,8 @@ def part_replay(repeats: int = 3) -> dict:
                     walls.append(time.perf_counter() - t)
                     cpus.append(time.process_time() - u)
                     hows.append(how)
-            rounds.append((walls, cpus, hows))
+                    blocks.append(r.metrics["timing__blocks_simulated"])
+            rounds.append((walls, cpus, hows, blocks))
         med = lambda xs: statistics.median(xs)                        # noqa: E731
         first_w = med([r[0][0] for r in rounds])
         first_c = med([r[1][0] for r in rounds])
@@ -85,9 +90,10 @@ def part_replay(repeats: int = 3) -> dict:
             w, cpu = med([r[0][i] for r in rounds]), med([r[1][i] for r in rounds])
             further.append({"sets": sets, "wall_s": round(w, 3), "cpu_s": round(cpu, 3),
                             "wall_ratio": round(w / first_w, 3), "cpu_ratio": round(cpu / first_c, 3),
-                            "functional_run": rounds[0][2][i]})
+                            "functional_run": rounds[0][2][i], "blocks_simulated": rounds[0][3][i]})
         out[name] = {"size": size, "repeats": repeats, "first_point_wall_s": round(first_w, 3),
-                     "first_point_cpu_s": round(first_c, 3), "further_points": further,
+                     "first_point_cpu_s": round(first_c, 3), "first_point_blocks_simulated": rounds[0][3][0],
+                     "further_points": further,
                      "max_wall_ratio": max(f["wall_ratio"] for f in further),
                      "max_cpu_ratio": max(f["cpu_ratio"] for f in further), "target_ratio": round(1 / 3, 3),
                      "rounds_wall_s": [[round(x, 3) for x in r[0]] for r in rounds],
@@ -180,18 +186,30 @@ def main(argv=None) -> int:
     ap.add_argument("--parts", default="replay,workers,dask")
     a = ap.parse_args(argv)
     parts = a.parts.split(",")
-    res = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "load_start": load(),
-                       "note": "shared machine: other sessions' jobs run beside this one"},
-           "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
+    machine = {"cpus": os.cpu_count(), "python": platform.python_version(), "load_start": load(),
+               "note": "shared machine: other sessions' jobs run beside this one"}
+    res = {}
+    if a.json and os.path.exists(a.json):
+        with open(a.json) as f:
+            res = json.load(f)
+        if "machine" in res:                    # a file of the older layout: one stamp for every part
+            old = {"date": res.pop("date", None), "machine": res.pop("machine")}
+            for part in ("replay", "parallel"):
+                if part in res:
+                    res.setdefault(f"{part}_run", old)
+    stamp = {"command": "python benchmarks/sweep_speed.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+             "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "machine": machine}
     if "replay" in parts:
         res["replay"] = part_replay()
+        res["replay_run"] = stamp
     if "workers" in parts or "dask" in parts:
         before = machine_parallelism()
         res["parallel"] = part_parallel(dask="dask" in parts)
         res["parallel"]["machine_parallelism_2_processes"] = [before, machine_parallelism()]
+        res["parallel_run"] = stamp
         print(f"machine: 2 processes of pure Python run x{res['parallel']['machine_parallelism_2_processes']} "
               f"faster than 1 (2.0 = two free cores)")
-    res["machine"]["load_end"] = load()
+    machine["load_end"] = load()
     if a.json:
         with open(a.json, "w") as f:
             json.dump(res, f, indent=1)
