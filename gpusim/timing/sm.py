@@ -31,6 +31,9 @@ Jia et al. 2018 and Luo et al. 2024 microbenchmarks (latencies, via the presets)
 from __future__ import annotations
 
 import math
+from heapq import heappop, heappush
+
+import numpy as np
 
 from gpusim.frontend.sass.operands import B_BASE, N_B
 from gpusim.timing import policies
@@ -50,7 +53,7 @@ STALL_REASONS = ("selected", "not_selected", "wait", "short_scoreboard", "long_s
 
 class Warp:
     __slots__ = ("stream", "vi", "instrs", "ii", "mem", "cta", "slot", "age", "ready_at", "reason", "throttled",
-                 "reg_ready", "reg_kind", "last_issue", "at_barrier", "cand", "iline", "sp", "cur")
+                 "reg_ready", "reg_kind", "last_issue", "at_barrier", "cand", "iline", "sp", "cur", "local_delta")
 
     def __init__(self, stream, cta, slot, age, t0, sp=None):
         self.stream, self.cta, self.slot, self.age, self.sp = stream, cta, slot, age, sp
@@ -64,13 +67,14 @@ class Warp:
         self.at_barrier = False
         self.cand = t0
         self.iline = -1                           # instruction-cache line of its latest instruction
+        self.local_delta = 0                      # sectors from its frame in the stream to its SM slot's frame
 
 
 class CTA:
-    __slots__ = ("block", "warps", "live", "waiting", "start")
+    __slots__ = ("block", "warps", "live", "waiting", "start", "slot")
 
-    def __init__(self, block, start):
-        self.block, self.start = block, start
+    def __init__(self, block, start, slot=0):
+        self.block, self.start, self.slot = block, start, slot
         self.warps: list[Warp] = []
         self.live = 0
         self.waiting: list[Warp] = []
@@ -115,6 +119,7 @@ class SM:
         self.front = FrontEnd(spec)
         self._iready = self.front.icache.lines
         self.ctas: dict[int, CTA] = {}
+        self._free_slots: list[int] = []           # block slots freed by finished CTAs (local frames), lowest first
         self.t = 0.0
         self.next_age = 0
         self.resident_warps = 0
@@ -140,11 +145,14 @@ class SM:
     def add_cta(self, block: int, streams, t0: float) -> None:
         t0 = max(t0, self.t)
         self._account(t0)
-        cta = CTA(block, t0)
+        cta = CTA(block, t0, heappop(self._free_slots) if self._free_slots else len(self.ctas))
         nsp = len(self.sps)
+        frames = self.id * self.spec.sm.max_warps_per_sm + cta.slot * len(streams)
         for s in streams:
             sp = self.sps[s.warp_in_block % nsp]
             w = Warp(s, cta, s.warp_in_block // nsp, self.next_age, t0, sp)
+            if s.local_sectors:                     # local memory is per resident warp slot, reused by later blocks
+                w.local_delta = (frames + s.warp_in_block - s.gid) * s.local_sectors
             self.next_age += 1
             cta.warps.append(w)
             sp.warps.append(w)
@@ -340,6 +348,9 @@ class SM:
             if s.aggregated:                        # the leader lane's one combined operation per address
                 ops = addrs = None
             return self.l1.atomic(t, sectors, not s.dsts, ops, addrs)
+        if s.is_local and w.local_delta:            # its SM slot's frame (uint64 wraps a negative shift)
+            d = np.uint64(w.local_delta % (1 << 64))
+            payload = (payload[0] + d,) + tuple(payload[1:]) if s.is_store else payload + d
         if s.is_store:
             self.l1.store(t, payload[0], byte_masks=payload[1], send=payload[2] if len(payload) > 2 else None)
             return fixed_ready
@@ -434,5 +445,6 @@ class SM:
             self._account(t)
             self.resident_warps -= len(cta.warps)
             del self.ctas[cta.block]
+            heappush(self._free_slots, cta.slot)
             self.stats.block_done(cta.block, cta.start, t)
             self.on_cta_done(self, cta.block, t)

@@ -39,6 +39,7 @@ class StaticInstr:
     const_lines: tuple[int, ...] = ()   # constant-cache lines of its c[bank][offset] operands
     const_load: bool = False        # an indexed constant load (LDC with a register index): lines from its payload
     aggregated: bool = False        # a warp-aggregated atomic: one leader lane's operation per address
+    is_local: bool = False          # LDL/STL: the warp's local frame, relocated to its SM slot (sm.py)
     # derived, for the SM's issue loop: srcs + dsts (the scoreboard's); unit[0]; the other pipes
     regs: tuple[int, ...] = field(init=False, repr=False, compare=False)
     unit0: str = field(init=False, repr=False, compare=False)
@@ -150,5 +151,6 @@ def sass_classifier(spec):
         writes, reads = register_operands(x)
         return StaticInstr(index=i, unit=issue, result=result, dsts=writes, srcs=reads,
                            is_store=op.is_store or op.is_atomic, is_atomic=op.is_atomic, is_barrier=op.is_barrier,
-                           latency=pipes.of("fp16" if op.pipe == "fp16" else issue[0]).latency_cycles)
+                           latency=pipes.of("fp16" if op.pipe == "fp16" else issue[0]).latency_cycles,
+                           is_local=op.memory == "local")
     return classify

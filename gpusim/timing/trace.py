@@ -34,6 +34,7 @@ class WarpStream:
     block: int                    # linear block id
     warp_in_block: int
     visits: list
+    local_sectors: int = 0        # sectors of its local frame (frames at LOCAL_WINDOW_BASE, one per gid in order)
 
 
 class TraceSource:
@@ -106,6 +107,8 @@ class TraceSource:
         streams = [WarpStream(gid=first * wpc + w, block=first + w // wpc, warp_in_block=w % wpc, visits=[])
                    for w in range(n * wpc)]
         lsu = ex.lsu
+        for st in streams:
+            st.local_sectors = lsu.local_stride          # stride bytes per lane x 32 lanes / 32-B sectors
         with np.errstate(all="ignore"):
             while True:
                 rec = ex.step()
@@ -140,7 +143,7 @@ class TraceSource:
             addr = a.offsets + U64(GLOBAL_BASE)
         elif a.space == "const":
             addr = a.offsets + U64(CONST_WINDOW_BASE)
-        else:                                          # local: interleaved per warp, distinct per warp
+        else:                                          # local: interleaved per warp, a frame per gid (sm.py moves it to the warp's slot)
             hw = lsu._local_hw_offsets(a.lanes, a.offsets, info.access_bytes)
             rep = len(hw) // len(a.lanes)
             gw = np.repeat(wl + first * wpc, rep).astype(U64)

@@ -141,3 +141,21 @@ def test_timing_is_deterministic():
     r1 = gpusim.launch(c1.kernel, c1.grid, c1.block, c1.args, timing=True)
     r2 = gpusim.launch(c2.kernel, c2.grid, c2.block, c2.args, timing=True)
     assert r1.metrics == r2.metrics
+
+
+def local_frames(out, step):
+    a = cuda.local.array(64, int32)                   # indexed by a run-time value: lives in local memory
+    t = cuda.threadIdx.x
+    for k in range(64):
+        a[(k * step) % 64] = t + k
+    out[cuda.grid(1)] = a[t % 64]
+
+
+def test_later_blocks_reuse_the_local_frames_of_the_resident_slots_they_take():
+    # local memory is per resident warp slot: 32 blocks on one SM that holds 8 at a time (4 waves)
+    # store into 8 blocks' frames, so 3 of 4 local store sectors find their line in the L2
+    one = dataclasses.replace(specs.get("h100"), name="h100-1sm", sm_count=1)
+    out = np.zeros(32 * 256, np.int32)
+    r = gpusim.launch(local_frames, 32, 256, (out, 5), gpu=one, timing=True, timing_options=FULL)
+    miss = r.metrics["lts__t_sectors_op_write_lookup_miss.sum"] / r.metrics["lts__t_sectors_op_write.sum"]
+    assert miss == pytest.approx(0.25, abs=0.05)
