@@ -61,19 +61,8 @@ What is modelled:
   (hbm.py), so a saturated DRAM holds stores back.
   Nothing is written back at kernel end (`flush`): on hardware the L2 keeps dirty lines,
   so `dram__bytes_write.sum` is below the bytes stored.
-- Sampled simulation: the simulated SMs' share of the L2 would, in the full launch, be
-  full of earlier blocks' lines long before the simulated blocks end. When the caller
-  says how many blocks of the share each simulated block stands for
-  (`share_blocks_per_simulated` r > 1), a line allocated into a set with a free way
-  once r * lines allocated so far reaches the capacity evicts a stand-in ("phantom")
-  line instead: it writes back as many sectors as the kernel's own lines have dirtied
-  per allocated line so far (a running rate, issued deterministically), at the address
-  one full-GPU capacity before the new line (what LRU evicts in a stream). So write-back
-  traffic is present in the simulated time. The running rate lags where lines are
-  dirtied after they were allocated (read, then written); the counters therefore count
-  the phantom evictions at the rate over the whole simulation
-  (`phantom_correction_sectors`). DRAM write counters then scale with the blocks,
-  including what the full L2 keeps dirty at the end.
+- Sampled simulation and dirty data at launch: stand-in ("phantom") evictions for the
+  unsimulated blocks' lines and lines left dirty before the kernel (`l2_standins.py`).
 - Shared footprints in sampled simulation (`footprint`, a warming.SharedFootprint set
   by the engine; `tau`, the requesting block's grid position): a line the whole GPU's L2
   would hold is allocated valid (no DRAM fill, no phantom), and evicted dirty without a
@@ -109,6 +98,7 @@ from gpusim.errors import ConfigError
 from gpusim.timing.memory.hashing import unit_of
 from gpusim.timing.memory.hbm import HBM
 from gpusim.timing.memory.l2_partitions import FABRIC, FULL, READ, RED, TEX, WRITE, ATOM, FarPartition
+from gpusim.timing.memory.l2_standins import StandIns
 from gpusim.timing.memory.servers import BandwidthServer
 
 NEG_INF = float("-inf")
@@ -120,7 +110,7 @@ def as_list(sectors) -> list:
     return sectors.tolist() if hasattr(sectors, "tolist") else list(sectors)
 
 
-class L2Cache(FarPartition):
+class L2Cache(FarPartition, StandIns):
     """`read`, `write`, `atomic` (t, sectors, part) -> time the data/ack leaves the near slice."""
 
     def __init__(self, spec, hbm: HBM | None = None, sm_fraction: float = 1.0, *,
@@ -234,46 +224,6 @@ class L2Cache(FarPartition):
                     for k in range(spl):
                         if ent[k] is not None:
                             ent[k] = NEG_INF
-
-    def preload_dirty(self, nbytes: int) -> int:
-        """Start with `nbytes` (the whole GPU's; this share holds its fraction) of dirty lines at
-        addresses no kernel uses (from byte 2^44 up), the least recently used of their sets, as
-        a previous kernel or a profiler's memory restore leaves them: the kernel's allocations
-        evict them first. Only the counters see their write-back (`residue_written_bytes`: the
-        share of `nbytes` evicted, for the whole GPU, neither scaled by sampling nor timed: a
-        few MB against the tens of MB a kernel must move to evict them). Lines that find their
-        set full are left out. Returns the lines placed."""
-        spl = self.sectors_per_line
-        want = round(nbytes * self.capacity_lines / self._full_lines) // (spl * self.sector_bytes)
-        base = (1 << 44) >> (self.line_shift + self.sector_bytes.bit_length() - 1)
-        for line in range(base, base + want):
-            od = self._sets[self.home_of(line)][self.set_of(line)]
-            if len(od) >= self.ways or line in od:
-                continue
-            od[line] = [NEG_INF] * spl + [0, None, False]     # clean here: counted, not timed
-            self._residue.append(line)
-        self._residue_lines = set(self._residue)
-        self._residue_placed = len(self._residue)
-        self._residue_bytes = nbytes
-        return self._residue_placed
-
-    def residue_written_bytes(self) -> float:
-        """Bytes of `preload_dirty` written back so far, for the whole GPU."""
-        if not self._residue_placed:
-            return 0.0
-        return self._residue_bytes * (self._residue_placed - len(self._residue_lines)) / self._residue_placed
-
-    def _evict_residue(self) -> None:
-        """Sampled simulation, once the whole L2 is full: each allocation stands for
-        `share_blocks_per_simulated` (r) allocations of the share, which evict r of the oldest
-        lines, those of `preload_dirty` first."""
-        self._residue_credit += self._share_ratio
-        while self._residue_credit >= 1.0 and self._residue:
-            self._residue_credit -= 1.0
-            line = self._residue.popleft()
-            if line in self._residue_lines:
-                self._residue_lines.discard(line)
-                self._sets[self.home_of(line)][self.set_of(line)].pop(line, None)
 
     def reset_counters(self) -> None:
         self._hits = [[0, 0, 0, 0], [0, 0, 0, 0]]        # [src][op]
@@ -554,39 +504,6 @@ class L2Cache(FarPartition):
             if a > done:
                 done = a
         return done
-
-    def _phantom(self, t: float, line: int) -> float:
-        """A stand-in for a line of an unsimulated block evicted by this allocation (see the
-        module docstring): write back the kernel's running dirty sectors per allocated line."""
-        if not self._allocated:
-            return t
-        self._credit += self._dirtied_sectors / self._allocated
-        if self._credit < 1.0:
-            return t
-        hbm = self.hbm
-        # the write-backs the stand-ins stand for: bursts of as many dirty sectors as the kernel's own
-        n = max(1, min(hbm.sectors_per_burst, round(self._dirtied_sectors / max(self._dirtied_bursts, 1))))
-        if self._credit < n:
-            return t
-        old = line - self._full_lines
-        burst = (old if old > 0 else line) << self.line_shift >> hbm.burst_shift
-        done = t
-        while self._credit >= n:
-            self._credit -= n
-            self.phantom_sectors += n
-            a = hbm.write_burst(t, burst, n)
-            if a > done:
-                done = a
-            burst += 1
-        return done
-
-    def phantom_correction_sectors(self) -> float:
-        """Phantom write-backs still owed, in 32-B sectors: the sectors the phantom evictions
-        stand for at the kernel's dirtying rate over the whole simulation, minus those issued
-        at the running rate (which lags where lines are dirtied after they are allocated)."""
-        if not self._allocated:
-            return 0.0
-        return self._phantom_allocs * self._dirtied_sectors / self._allocated - self.phantom_sectors
 
     def _prune_atomics(self, t: float) -> None:
         horizon = t - 65536.0                           # far beyond any quantum's reordering

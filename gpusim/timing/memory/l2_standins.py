@@ -1,0 +1,107 @@
+"""The L2's stand-ins: lines the simulation does not hold that the real L2 would evict.
+
+What is modelled:
+- Sampled simulation: the simulated SMs' share of the L2 would, in the full launch, be
+  full of earlier blocks' lines long before the simulated blocks end. When the caller
+  says how many blocks of the share each simulated block stands for
+  (`share_blocks_per_simulated` r > 1), a line allocated into a set with a free way
+  once r * lines allocated so far reaches the capacity evicts a stand-in ("phantom")
+  line instead: it writes back as many sectors as the kernel's own lines have dirtied
+  per allocated line so far (a running rate, issued deterministically), at the address
+  one full-GPU capacity before the new line (what LRU evicts in a stream). So write-back
+  traffic is present in the simulated time. The running rate lags where lines are
+  dirtied after they were allocated (read, then written); the counters therefore count
+  the phantom evictions at the rate over the whole simulation
+  (`phantom_correction_sectors`). DRAM write counters then scale with the blocks,
+  including what the full L2 keeps dirty at the end.
+- Dirty data at launch (`preload_dirty`, `TimingOptions.l2_dirty_bytes_at_launch`): lines a
+  previous kernel or a profiler left dirty (Nsight Compute's multi-pass kernel replay leaves
+  about 2.4 MB before every profiled kernel, `benchmarks/ncu_dirty_probe.py`). They sit at
+  addresses no kernel uses, the least recently used of their sets, so the kernel's
+  allocations evict them first; in sampled simulation the share holds its fraction of them
+  and, once the whole L2 is full, each allocation evicts `share_blocks_per_simulated` of them.
+  Only the counters see their write-back (`residue_written_bytes`, whole-GPU bytes that no
+  sampling scales): a few MB against the tens of MB a kernel must move to evict them.
+
+Sources: the H100/H200 counters in validate/data and benchmarks/results/ncu_dirty_probe_*.json.
+"""
+from __future__ import annotations
+
+NEG_INF = float("-inf")
+
+
+class StandIns:
+    """Mixed into `L2Cache`: the phantom evictions and the dirty lines at launch."""
+
+    def preload_dirty(self, nbytes: int) -> int:
+        """Start with `nbytes` (the whole GPU's; this share holds its fraction) of dirty lines at
+        addresses no kernel uses (from byte 2^44 up), the least recently used of their sets, as
+        a previous kernel or a profiler's memory restore leaves them: the kernel's allocations
+        evict them first. Only the counters see their write-back (`residue_written_bytes`: the
+        share of `nbytes` evicted, for the whole GPU, neither scaled by sampling nor timed: a
+        few MB against the tens of MB a kernel must move to evict them). Lines that find their
+        set full are left out. Returns the lines placed."""
+        spl = self.sectors_per_line
+        want = round(nbytes * self.capacity_lines / self._full_lines) // (spl * self.sector_bytes)
+        base = (1 << 44) >> (self.line_shift + self.sector_bytes.bit_length() - 1)
+        for line in range(base, base + want):
+            od = self._sets[self.home_of(line)][self.set_of(line)]
+            if len(od) >= self.ways or line in od:
+                continue
+            od[line] = [NEG_INF] * spl + [0, None, False]     # clean here: counted, not timed
+            self._residue.append(line)
+        self._residue_lines = set(self._residue)
+        self._residue_placed = len(self._residue)
+        self._residue_bytes = nbytes
+        return self._residue_placed
+
+    def residue_written_bytes(self) -> float:
+        """Bytes of `preload_dirty` written back so far, for the whole GPU."""
+        if not self._residue_placed:
+            return 0.0
+        return self._residue_bytes * (self._residue_placed - len(self._residue_lines)) / self._residue_placed
+
+    def _evict_residue(self) -> None:
+        """Sampled simulation, once the whole L2 is full: each allocation stands for
+        `share_blocks_per_simulated` (r) allocations of the share, which evict r of the oldest
+        lines, those of `preload_dirty` first."""
+        self._residue_credit += self._share_ratio
+        while self._residue_credit >= 1.0 and self._residue:
+            self._residue_credit -= 1.0
+            line = self._residue.popleft()
+            if line in self._residue_lines:
+                self._residue_lines.discard(line)
+                self._sets[self.home_of(line)][self.set_of(line)].pop(line, None)
+
+    def _phantom(self, t: float, line: int) -> float:
+        """A stand-in for a line of an unsimulated block evicted by this allocation (see the
+        module docstring): write back the kernel's running dirty sectors per allocated line."""
+        if not self._allocated:
+            return t
+        self._credit += self._dirtied_sectors / self._allocated
+        if self._credit < 1.0:
+            return t
+        hbm = self.hbm
+        # the write-backs the stand-ins stand for: bursts of as many dirty sectors as the kernel's own
+        n = max(1, min(hbm.sectors_per_burst, round(self._dirtied_sectors / max(self._dirtied_bursts, 1))))
+        if self._credit < n:
+            return t
+        old = line - self._full_lines
+        burst = (old if old > 0 else line) << self.line_shift >> hbm.burst_shift
+        done = t
+        while self._credit >= n:
+            self._credit -= n
+            self.phantom_sectors += n
+            a = hbm.write_burst(t, burst, n)
+            if a > done:
+                done = a
+            burst += 1
+        return done
+
+    def phantom_correction_sectors(self) -> float:
+        """Phantom write-backs still owed, in 32-B sectors: the sectors the phantom evictions
+        stand for at the kernel's dirtying rate over the whole simulation, minus those issued
+        at the running rate (which lags where lines are dirtied after they are allocated)."""
+        if not self._allocated:
+            return 0.0
+        return self._phantom_allocs * self._dirtied_sectors / self._allocated - self.phantom_sectors
