@@ -88,6 +88,41 @@ from gpusim.timing.memory.hashing import unit_of
 _SPACES = ("global", "local")
 
 
+class _InFlight:
+    """Sectors sent below the L1 and not back yet, at most `limit` of them (the read MSHRs,
+    the unacknowledged stores): `room(t, m)` is when m more may leave, the earliest returns
+    freeing room first; `add(done, m)` books m sectors back at `done`."""
+
+    __slots__ = ("limit", "heap", "count", "wait_cycles")
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.wait_cycles = 0.0
+        self.clear()
+
+    def clear(self) -> None:
+        self.heap: list = []                 # (back time, sectors)
+        self.count = 0
+
+    def room(self, t: float, m: int) -> float:
+        heap = self.heap
+        while heap and heap[0][0] <= t:
+            self.count -= heappop(heap)[1]
+        if self.count + m > self.limit:
+            t0 = t
+            while heap and self.count + m > self.limit:
+                r, c = heappop(heap)
+                self.count -= c
+                if r > t:
+                    t = r
+            self.wait_cycles += t - t0
+        return t
+
+    def add(self, done: float, m: int) -> None:
+        heappush(self.heap, (done, m))
+        self.count += m
+
+
 class L1Cache:
     """`load`, `store`, `atomic` (now, sectors) for one SM; `counters()`."""
 
@@ -113,6 +148,8 @@ class L1Cache:
         self._bytes_per_wavefront = l1.bandwidth_bytes_per_cycle
         self._tag_mask = l1.tag_banks - 1
         self._sets = [OrderedDict() for _ in range(self.n_sets)]
+        self._mshr = _InFlight(self.mshr_entries)        # missed sectors in flight
+        self._wbuf = _InFlight(self.mshr_entries)        # store sectors on their way to the L2
         self.reset_counters()
         self.flush()
 
@@ -124,10 +161,8 @@ class L1Cache:
         for od in self._sets:
             od.clear()
         self._free = float("-inf")        # data stage free from
-        self._mshr: list = []             # heap of (ready time, sectors)
-        self._inflight = 0
-        self._wbuf: list = []             # heap of (acknowledge time, sectors): stores on their way to the L2
-        self._wbuf_inflight = 0
+        self._mshr.clear()
+        self._wbuf.clear()
         self.drain_time = float("-inf")   # latest completion of anything sent below
 
     # -- requests -----------------------------------------------------------------------
@@ -205,34 +240,19 @@ class L1Cache:
         m = len(misses)
         self._ld_miss[sp] += m
         if m:
-            t = self._mshr_wait(start, m)
+            t = self._mshr.room(start, m)
             r = self.lower.read(t, self.sm_id, misses)
             if ents is not None:
                 mask = self.sectors_per_line - 1
                 for ent, s in zip(ents, misses):
                     ent[s & mask] = r
-            heappush(self._mshr, (r, m))
-            self._inflight += m
+            self._mshr.add(r, m)
             self._read_bytes += m * self.sector_bytes
             if r > self.drain_time:
                 self.drain_time = r
             if r > ready:
                 ready = r
         return ready
-
-    def _mshr_wait(self, t: float, m: int) -> float:
-        heap = self._mshr
-        while heap and heap[0][0] <= t:
-            self._inflight -= heappop(heap)[1]
-        if self._inflight + m > self.mshr_entries:
-            t0 = t
-            while heap and self._inflight + m > self.mshr_entries:
-                r, c = heappop(heap)
-                self._inflight -= c
-                if r > t:
-                    t = r
-            self._mshr_wait_cycles += t - t0
-        return t
 
     def store(self, now: float, sectors, local: bool = False, byte_masks=None, send=None) -> float:
         """A warp's store at `now` of the bytes `byte_masks[i]` (bit b: byte b; None: whole
@@ -273,32 +293,15 @@ class L1Cache:
                 return start + wf
         m = len(lst)
         self._write_bytes += m * self.sector_bytes
-        t = self._store_wait(start, m)
+        t = self._wbuf.room(start, m)
         if t > start:                                   # in order: the requests behind it wait too
             if t + wf > self._free:
                 self._free = t + wf
         done = self.lower.write(t, self.sm_id, lst, byte_masks)
-        heappush(self._wbuf, (done, m))
-        self._wbuf_inflight += m
+        self._wbuf.add(done, m)
         if done > self.drain_time:
             self.drain_time = done
         return t + wf
-
-    def _store_wait(self, t: float, m: int) -> float:
-        """When m more store sectors may leave for the L2: at most `mshr_entries` of them
-        unacknowledged per SM (the earliest acknowledgements free room first)."""
-        heap = self._wbuf
-        while heap and heap[0][0] <= t:
-            self._wbuf_inflight -= heappop(heap)[1]
-        if self._wbuf_inflight + m > self.mshr_entries:
-            t0 = t
-            while heap and self._wbuf_inflight + m > self.mshr_entries:
-                r, c = heappop(heap)
-                self._wbuf_inflight -= c
-                if r > t:
-                    t = r
-            self._store_wait_cycles += t - t0
-        return t
 
     def atomic(self, now: float, sectors, reduction: bool = False, ops=None, addrs=None) -> float:
         """A warp's global atomic (`reduction`: RED, no result) at `now`; when its result is back.
@@ -335,8 +338,8 @@ class L1Cache:
         self._at_req, self._at_sec = [0, 0], [0, 0]
         self._read_bytes = self._write_bytes = 0
         self._merged = 0
-        self._mshr_wait_cycles = 0.0
-        self._store_wait_cycles = 0.0
+        self._mshr.wait_cycles = 0.0
+        self._wbuf.wait_cycles = 0.0
 
     def counters(self) -> dict[str, float]:
         out: dict[str, float] = {}
@@ -356,8 +359,8 @@ class L1Cache:
         out["l1tex__m_xbar2l1tex_read_bytes.sum"] = float(self._read_bytes)
         out["l1tex__m_l1tex2xbar_write_bytes.sum"] = float(self._write_bytes)
         out["gpusim__l1_mshr_merged_sectors.sum"] = float(self._merged)
-        out["gpusim__l1_mshr_wait_cycles.sum"] = float(self._mshr_wait_cycles)
-        out["gpusim__l1_store_wait_cycles.sum"] = float(self._store_wait_cycles)
+        out["gpusim__l1_mshr_wait_cycles.sum"] = float(self._mshr.wait_cycles)
+        out["gpusim__l1_store_wait_cycles.sum"] = float(self._wbuf.wait_cycles)
         _add_rates(out)
         return out
 
