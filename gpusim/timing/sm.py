@@ -67,7 +67,7 @@ class Warp:
         self.at_barrier = False
         self.cand = t0
         self.iline = -1                           # instruction-cache line of its latest instruction
-        self.local_delta = 0                      # sectors from its frame in the stream to its SM slot's frame
+        self.local_delta = 0                      # sectors from its frame in the stream to its SM slot's (uint64, wrapping)
 
 
 class CTA:
@@ -152,7 +152,7 @@ class SM:
             sp = self.sps[s.warp_in_block % nsp]
             w = Warp(s, cta, s.warp_in_block // nsp, self.next_age, t0, sp)
             if s.local_sectors:                     # local memory is per resident warp slot, reused by later blocks
-                w.local_delta = (frames + s.warp_in_block - s.gid) * s.local_sectors
+                w.local_delta = np.uint64((frames + s.warp_in_block - s.gid) * s.local_sectors % (1 << 64))
             self.next_age += 1
             cta.warps.append(w)
             sp.warps.append(w)
@@ -348,8 +348,8 @@ class SM:
             if s.aggregated:                        # the leader lane's one combined operation per address
                 ops = addrs = None
             return self.l1.atomic(t, sectors, not s.dsts, ops, addrs)
-        if s.is_local and w.local_delta:            # its SM slot's frame (uint64 wraps a negative shift)
-            d = np.uint64(w.local_delta % (1 << 64))
+        if s.is_local and w.local_delta:            # its SM slot's frame
+            d = w.local_delta
             payload = (payload[0] + d,) + tuple(payload[1:]) if s.is_store else payload + d
         if s.is_store:
             self.l1.store(t, payload[0], byte_masks=payload[1], send=payload[2] if len(payload) > 2 else None)

@@ -177,7 +177,8 @@ class L2Cache(FarPartition, StandIns):
         self._dirtied_bursts = 0                 # DRAM bursts of home lines that went from clean to dirty
         self._credit = 0.0
         self._residue: deque = deque()           # lines of preload_dirty, oldest first (some may be gone)
-        self._residue_lines: set = set()         # those still in the L2
+        self._residue_range = (0, 0)             # their line indices
+        self._residue_evicted = 0
         self._residue_placed = 0
         self._residue_bytes = 0
         self._residue_credit = 0.0
@@ -362,8 +363,8 @@ class L2Cache(FarPartition, StandIns):
             warm = fp is not None and fp.warm(line, self.tau)
             if len(od) >= self.ways:
                 vline, vent = od.popitem(last=False)
-                if self._residue_lines and vline in self._residue_lines:
-                    self._residue_lines.discard(vline)
+                if self._residue and self._is_residue(vline):
+                    self._residue_evicted += 1
                 if vent[spl]:
                     if fp is not None and fp.warm(vline, self.tau):
                         self.warm_kept_lines += 1       # the whole L2 still holds it: no write-back yet

@@ -35,12 +35,12 @@ class StandIns:
 
     def preload_dirty(self, nbytes: int) -> int:
         """Start with `nbytes` (the whole GPU's; this share holds its fraction) of dirty lines at
-        addresses no kernel uses (from byte 2^44 up), the least recently used of their sets, as
-        a previous kernel or a profiler's memory restore leaves them: the kernel's allocations
-        evict them first. Only the counters see their write-back (`residue_written_bytes`: the
-        share of `nbytes` evicted, for the whole GPU, neither scaled by sampling nor timed: a
-        few MB against the tens of MB a kernel must move to evict them). Lines that find their
-        set full are left out. Returns the lines placed."""
+        addresses no L2 request uses (from byte 2^44 up: the shared-memory window), the least
+        recently used of their sets, as a previous kernel or a profiler's memory restore leaves
+        them: the kernel's allocations evict them first. Only the counters see their write-back
+        (`residue_written_bytes`: the share of `nbytes` evicted, for the whole GPU, neither scaled
+        by sampling nor timed: a few MB against the tens of MB a kernel must move to evict them).
+        Lines that find their set full are left out. Returns the lines placed."""
         spl = self.sectors_per_line
         want = round(nbytes * self.capacity_lines / self._full_lines) // (spl * self.sector_bytes)
         base = (1 << 44) >> (self.line_shift + self.sector_bytes.bit_length() - 1)
@@ -50,16 +50,19 @@ class StandIns:
                 continue
             od[line] = [NEG_INF] * spl + [0, None, False]     # clean here: counted, not timed
             self._residue.append(line)
-        self._residue_lines = set(self._residue)
+        self._residue_range = (base, base + want)
         self._residue_placed = len(self._residue)
         self._residue_bytes = nbytes
         return self._residue_placed
 
     def residue_written_bytes(self) -> float:
         """Bytes of `preload_dirty` written back so far, for the whole GPU."""
-        if not self._residue_placed:
-            return 0.0
-        return self._residue_bytes * (self._residue_placed - len(self._residue_lines)) / self._residue_placed
+        placed = self._residue_placed
+        return self._residue_bytes * self._residue_evicted / placed if placed else 0.0
+
+    def _is_residue(self, line: int) -> bool:
+        lo, hi = self._residue_range
+        return lo <= line < hi
 
     def _evict_residue(self) -> None:
         """Sampled simulation, once the whole L2 is full: each allocation stands for
@@ -69,9 +72,8 @@ class StandIns:
         while self._residue_credit >= 1.0 and self._residue:
             self._residue_credit -= 1.0
             line = self._residue.popleft()
-            if line in self._residue_lines:
-                self._residue_lines.discard(line)
-                self._sets[self.home_of(line)][self.set_of(line)].pop(line, None)
+            if self._sets[self.home_of(line)][self.set_of(line)].pop(line, None) is not None:
+                self._residue_evicted += 1
 
     def _phantom(self, t: float, line: int) -> float:
         """A stand-in for a line of an unsimulated block evicted by this allocation (see the
