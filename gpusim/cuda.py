@@ -64,6 +64,8 @@ from gpusim.frontend.library import install_numba_targets as _install  # noqa: E
 _install()                       # numba.vectorize/guvectorize(target="cuda") simulate too
 from gpusim.frontend.hostcompile import install_when_no_driver as _no_driver  # noqa: E402
 _no_driver()                     # without a GPU, Numba's device queries answer the simulated device
+from gpusim.frontend.nrt import install_runtime as _nrt_runtime  # noqa: E402
+_nrt_runtime()                   # ... and numba-cuda's NRT statistics (rtsys) answer the simulator's
 
 # Numba types a reference to this module (reached some way `retarget` does not rewrite) as numba.cuda.
 _numba_type_ = _nbt.Module(_nc)

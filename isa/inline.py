@@ -32,6 +32,11 @@ Inlined instructions keep their `.loc` (the callee's source line); one with no
 their PTX line when the callee is in the same module; a callee from `externs` (another
 PTX module) is reported at the PTX line of the call.
 
+PTX's system calls (`malloc`, `free`: PTX ISA chapter 7 "System Calls") are not
+inlined: a `call` of one that the module declares but defines nowhere stays a `call`
+(its call-scope params become `.local` like any other), for the executor to carry out
+(`gpusim.functional.syscalls`).
+
 Not modelled (`UnsupportedCall`, naming the callee and the PTX line of the call):
 recursion (a function reachable from itself), calls through a register (function
 pointers, `.callprototype`), calls to a `.extern .func` that neither the module nor
@@ -54,7 +59,19 @@ from isa.program import (
 )
 
 MAX_INSTRUCTIONS = 1_000_000     # an inlined kernel larger than this is refused (exponential fan-out)
+SYSTEM_CALLS = frozenset({"malloc", "free"})   # PTX system calls the executor carries out (not inlined)
 _TAG_RE = re.compile(r"\$i(\d+)")
+
+
+def is_system_call(program: Program, ins: Instruction, externs: dict[str, Kernel] | None = None) -> bool:
+    """Whether `ins` calls a PTX system call (`SYSTEM_CALLS`) that nothing defines."""
+    if ins.opcode != "call":
+        return False
+    target = _split_call(ins)[1]
+    if not isinstance(target, Sym) or target.name not in SYSTEM_CALLS:
+        return False
+    f = program.functions.get(target.name) or (externs or {}).get(target.name)
+    return f is None or not f.defined
 
 
 def has_calls(kernel: Kernel) -> bool:
@@ -81,7 +98,7 @@ def reachable_externs(program: Program, kernel: Kernel) -> tuple[str, ...]:
             if ins.opcode != "call":
                 continue
             target = _split_call(ins)[1]
-            if not isinstance(target, Sym) or target.name in seen:
+            if not isinstance(target, Sym) or target.name in seen or is_system_call(program, ins):
                 continue
             seen.add(target.name)
             callee = program.functions.get(target.name)
@@ -169,7 +186,9 @@ class _Inliner:
             at.setdefault(i, []).append(text)
         for i, s in enumerate(fn.body):
             pragmas.extend((len(body), t) for t in at.get(i, ()))
-            if isinstance(s, Instruction) and s.opcode == "call":
+            if isinstance(s, Instruction) and s.opcode == "call" and is_system_call(self.program, s, self.externs):
+                body.append(s)                   # carried out by the executor (module docstring)
+            elif isinstance(s, Instruction) and s.opcode == "call":
                 self.site(fn, origin, s, chain, regs, locals_, body)
                 if len(body) > MAX_INSTRUCTIONS:
                     raise UnsupportedCall(

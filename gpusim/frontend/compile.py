@@ -86,11 +86,12 @@ class CompiledKernel:
     @cached_property
     def program(self):
         """The parsed PTX module (`isa.program.Program`), parsed once."""
-        from gpusim.frontend import cg
+        from gpusim.frontend import cg, nrt
         from gpusim.frontend.printf import instrument
         from isa.parser import parse
         ptx = _PTR_ATTRIBUTE.sub(r"\1", self.ptx)       # debug PTX's `.param .u64 .ptr .align 1 p`: a hint only
-        return parse(cg.instrument(instrument(ptx)))   # vprintf defined: print() writes a FIFO; grid sync
+        # vprintf defined: print() writes a FIFO; grid sync; Numba's runtime (NRT) on the device heap
+        return parse(nrt.instrument(cg.instrument(instrument(ptx))))
 
     @property
     def cooperative(self) -> bool:

@@ -26,9 +26,10 @@ keyed by the source text, the target, the NVRTC version and the numba-cuda versi
 (`cache_dir()` is the frontend's PTX cache directory, `$GPUSIM_CACHE_DIR` or
 `~/.cache/gpusim/ptx`; `GPUSIM_DISK_CACHE=0` turns it off).
 
-Not modelled: NRT (`NRT_*`, memory management in kernels), `vprintf` (device
-`print`), user `link=` files and `declare_device` externals other than numba-cuda's
-own: asking for one of them raises `UnsupportedCall` naming it and what it is.
+Elsewhere: NRT (`NRT_*`, memory management in kernels) is defined in PTX by `nrt.py`,
+`vprintf` (device `print`) by `printf.py`. Not modelled: user `link=` files and
+`declare_device` externals other than numba-cuda's own: asking for one of them raises
+`UnsupportedCall` naming it and what it is.
 
 Sources: numba-cuda 0.30 `_internal/cuda_fp16.py` (numbast-generated bindings),
 `cudadrv/nvrtc.py` (`compile`: options and include paths), `dispatcher.py`

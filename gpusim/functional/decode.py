@@ -216,8 +216,11 @@ class Decoder:
                     if ins.opcode == "trap":
                         ops.append(self.ops.trap(self, ins, i))
                         ops[-1].info = infos[i]
-                    elif ins.opcode == "call":
-                        spec.bind(ins)          # raises the unsupported-call error
+                    elif ins.opcode == "call":          # a system call (others are inlined or refused)
+                        from gpusim.functional.syscalls import SysCallOp
+                        ops.append(SysCallOp(self, ins, i, self.guard(ins)))
+                        ops[-1].info = infos[i]
+                        continue
                     if i == bb.end - 1:
                         guard = self.guard(ins)
                     continue

@@ -128,6 +128,7 @@ class DeviceMemory:
         self.global_heap = Heap(GLOBAL_BASE, "global")
         self.const_heap = Heap(CONST_WINDOW_BASE, "const")
         self.symbols: dict[str, int] = {}      # module-scope variable name -> address
+        self.device_heap = None                # syscalls.DeviceHeap when the kernel calls malloc/free
 
     def alloc_array(self, arr: np.ndarray, name: str) -> int:
         """Copy a host array to the device (its bytes in memory order) and return its address."""

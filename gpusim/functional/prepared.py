@@ -72,6 +72,9 @@ class PreparedLaunch:
         self.shared_bytes = int(shared_bytes)
         check_shared(spec, self.name, self.layout.static_shared_bytes, self.shared_bytes)
         self.marshalled = marshal(self.compiled, self.args, self.memory)
+        from gpusim.functional.syscalls import HEAP_BYTES, HEAP_NAME, DeviceHeap, calls_malloc
+        if calls_malloc(self.compiled.kernel):           # device malloc/free (numba-cuda's NRT): the heap
+            self.memory.device_heap = DeviceHeap(self.memory.global_heap.alloc(HEAP_BYTES, HEAP_NAME), HEAP_BYTES)
         self.memory.seal()
         # sector ranges of the arrays `peer_args` places on peer GPUs (timing only: the data is the same)
         self.peer_ranges = check_peer_args(spec, self.name, self.compiled.pyfunc, self.args,
@@ -123,6 +126,8 @@ class PreparedLaunch:
         `counter_scale` > 1 when only a sample of the blocks was executed (sampled timing
         with sampled functional execution): counts are extrapolated to the whole launch."""
         self.marshalled.copy_back(self.memory)
+        from gpusim.frontend.nrt import harvest
+        harvest(self.memory, self.layout.symbols)       # numba-cuda runtime statistics (NRT kernels only)
         if getattr(self.compiled, "exceptions", None) is not None:     # debug=True: a raise in the kernel
             from gpusim.frontend.kernel_exceptions import raise_if_failed
             raise_if_failed(self)

@@ -8,6 +8,8 @@ wait on other warps); these entries give operand types and unit class.
 - `trap`: aborts the kernel (reported as an error).
 - `bar{.cta}.sync a{, b}`, `barrier{.cta}.sync{.aligned}`, `bar.red.{popc,and,or}`:
   CTA barriers; `bar.red` also reduces a predicate or counts it.
+- `call malloc` / `call free`: PTX system calls (device heap); the executor carries
+  them out (`gpusim.functional.syscalls`); every other call is inlined before decoding.
 - `membar.{cta,gl,sys}`, `fence.*`: ordering only; lanes run in lockstep here, so
   they have no functional effect.
 
@@ -39,7 +41,17 @@ def bind_bar(instr: Instruction) -> Bound:
     return Bound((), ("u32",) * len(instr.operands), None, "sync")
 
 
+# PTX system calls the executor carries out (PTX ISA "System Calls"): name -> (result types, argument types)
+SYSTEM_CALL_TYPES = {"malloc": (("u64",), ("u64",)), "free": ((), ("u64",))}
+
+
 def bind_call(instr: Instruction) -> Bound:
+    from isa.program import Sym
+    target = instr.operands[1] if len(instr.operands) > 1 and not isinstance(instr.operands[0], Sym) \
+        else (instr.operands[0] if instr.operands else None)
+    if isinstance(target, Sym) and target.name in SYSTEM_CALL_TYPES:
+        dsts, srcs = SYSTEM_CALL_TYPES[target.name]
+        return Bound(dsts, srcs, None, "misc")
     raise UnsupportedInstruction(instr.mnemonic, reason="calls to non-inlined device functions are not supported yet; "
                                  "NVVM inlines Numba device functions unless they are recursive or forced out of line")
 
