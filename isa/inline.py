@@ -37,8 +37,10 @@ inlined: a `call` of one that the module declares but defines nowhere stays a `c
 (its call-scope params become `.local` like any other), for the executor to carry out
 (`gpusim.functional.syscalls`).
 
-Not modelled (`UnsupportedCall`, naming the callee and the PTX line of the call):
-recursion (a function reachable from itself), calls through a register (function
+Recursive functions (reachable from themselves) are not inlined: their calls stay, and
+`isa.recursion` places each once and calls it through a per-thread stack.
+
+Not modelled (`UnsupportedCall`, naming the callee and the PTX line of the call): calls through a register (function
 pointers, `.callprototype`), calls to a `.extern .func` that neither the module nor
 `externs` defines, nesting deeper than `max_depth`, and results larger than
 `MAX_INSTRUCTIONS`. Call-site `.param` alignment beyond the declared one and the ABI
@@ -113,8 +115,15 @@ def inline_calls(program: Program, kernel: Kernel, externs: dict[str, Kernel] | 
                  max_depth: int = 16) -> Kernel:
     """An equivalent kernel without `call` (see the module docstring). `externs` defines
     functions the module only declares (`gpusim.frontend.externs.resolve_externs`)."""
-    inl = _Inliner(program, kernel, externs or {}, max_depth)
+    from isa.recursion import lower, recursive_functions
+    defined = {n: f for n, f in program.functions.items() if f.defined}
+    rec = recursive_functions(program, kernel, defined)
+    inl = _Inliner(program, kernel, externs or {}, max_depth, keep=rec)
     flat = inl.flat(kernel, "module", (("module", kernel.name),))
+    if rec:                 # recursive functions: placed once, called through a stack (isa.recursion)
+        regs, locs, body = lower(inl, kernel, flat, rec,
+                                 lambda n: inl.flat(inl.defined[n], "module", (("module", n),)))
+        flat = _Flat(regs, locs, body, flat.pragmas)
     converted = {v.name for v in flat.locals if v.space == "param"}
     locals_ = tuple(dataclasses.replace(v, space="local") if v.space == "param" else v for v in flat.locals)
     body = tuple(_param_to_local(s, converted, None) if isinstance(s, Instruction) else s for s in flat.body)
@@ -140,14 +149,21 @@ def _split_call(ins: Instruction) -> tuple[tuple, object, tuple, tuple]:
     return rets, target, args, tuple(ops)
 
 
+def _callee_name(ins: Instruction) -> str | None:
+    target = _split_call(ins)[1]
+    return target.name if isinstance(target, Sym) else None
+
+
 def _where(ins: Instruction, caller: str) -> str:
     src = f", {ins.loc.file}:{ins.loc.line}" if ins.loc else ""
     return f"called at PTX line {ins.ptx_line}{src}, from {pretty_name(caller)}"
 
 
 class _Inliner:
-    def __init__(self, program: Program, root: Kernel, externs: dict[str, Kernel], max_depth: int):
+    def __init__(self, program: Program, root: Kernel, externs: dict[str, Kernel], max_depth: int,
+                 keep: frozenset[str] = frozenset()):
         self.program, self.root, self.externs, self.max_depth = program, root, externs, max_depth
+        self.keep = keep                     # recursive functions: their calls stay (isa.recursion lowers them)
         self.defined = {n: f for n, f in program.functions.items() if f.defined}
         self.cache: dict[tuple[str, str], _Flat] = {}
         self.next_tag = 1 + max((int(m) for fn in (root, *self.defined.values())
@@ -188,6 +204,8 @@ class _Inliner:
             pragmas.extend((len(body), t) for t in at.get(i, ()))
             if isinstance(s, Instruction) and s.opcode == "call" and is_system_call(self.program, s, self.externs):
                 body.append(s)                   # carried out by the executor (module docstring)
+            elif isinstance(s, Instruction) and s.opcode == "call" and _callee_name(s) in self.keep:
+                body.append(s)
             elif isinstance(s, Instruction) and s.opcode == "call":
                 self.site(fn, origin, s, chain, regs, locals_, body)
                 if len(body) > MAX_INSTRUCTIONS:

@@ -40,8 +40,8 @@ def rejected(name: str, pyfunc: types.FunctionType, exc: BaseException, argtypes
         at = f" (defined at {source_file(fn)}:{def_line(fn)})" if isinstance(fn, types.FunctionType) else ""
         return UnsupportedKernel(f"kernel {name} cannot be compiled: device function {cycle[0]} is recursive "
                                  f"({' -> '.join(cycle)}){at}. Numba compiles a recursive device function only "
-                                 "with an explicit signature, and gpusim inlines every call, so it cannot run "
-                                 "recursion either way; rewrite it as a loop")
+                                 "with an explicit signature, e.g. @cuda.jit(\"int64(int64)\", device=True) "
+                                 "(gpusim then runs it on a per-thread call stack)")
     where = _problem_line(pyfunc, text)
     return UnsupportedKernel(f"kernel {name} cannot be compiled by Numba: {head}{where}")
 

@@ -372,6 +372,21 @@ class BatchExecutor:
         raise KernelError("trap (assertion or exception raised in the kernel)", kernel=self.kernel_name,
                           source=self.source(index), block=block, thread=thread)
 
+    def fail_stack_overflow(self, index: int, g) -> None:
+        """A call of a recursive device function found the thread's call stack full (isa.recursion)."""
+        from isa.recursion import MAX_CALL_DEPTH
+        st = self.state
+        m = st.m if st.m is not None else np.ones(st.hi - st.lo, bool)
+        if type(g) is np.ndarray:
+            m = m & g
+        lane = st.lo + int(np.flatnonzero(m)[0])
+        block, thread = self._where(lane)
+        raise KernelError("call stack overflow", kernel=self.kernel_name, source=self.source(index),
+                          block=block, thread=thread,
+                          detail=f"recursive device-function calls nested deeper than {MAX_CALL_DEPTH} "
+                                 "(gpusim's call-depth limit, isa.recursion.MAX_CALL_DEPTH; a GPU's limit is "
+                                 "cudaLimitStackSize bytes of stack per thread)")
+
     def fail_budget(self, b: int) -> None:
         from gpusim.functional.budget import budget_error
         raise budget_error(self, b)

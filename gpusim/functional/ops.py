@@ -141,9 +141,14 @@ class NopOp(Op):
 
 
 class TrapOp(Op):
-    __slots__ = ()
+    __slots__ = ("overflow",)
 
     def run(self, x):
+        g = self.guard_mask(x) if self.guard is not None else None
+        if g is not None and not np.any(g if x.state.m is None else (g & x.state.m)):
+            return
+        if self.overflow:                 # isa.recursion's stack check
+            x.fail_stack_overflow(self.index, g)
         x.fail_trap(self.index)
 
 
@@ -153,6 +158,7 @@ class OpFactory:
     def trap(self, dec, ins, i):
         op = TrapOp()
         op.index, op.guard = i, dec.guard(ins)
+        op.overflow = "gpusim_stack_overflow" in ins.suffixes
         return op
 
     def make(self, dec, ins: Instruction, i: int, spec, bound):

@@ -149,10 +149,21 @@ class PreparedLaunch:
                       table=table, infos=dk.infos, ptx=self.compiled.ptx, sass=sass)
 
     @property
+    def recursive(self) -> bool:
+        """Whether the kernel calls recursive device functions (through isa.recursion's stack)."""
+        from isa.recursion import STACK
+        return STACK in self.decoded.symbols
+
+    @property
     def sass(self):
         """The kernel's SASS mapped onto its PTX blocks (`gpusim.frontend.sass.SassMap`), or
         None where NVIDIA's ptxas/nvdisasm are not installed."""
         from gpusim.frontend.sass import SassToolError, kernel_map
+        if self.recursive:
+            from gpusim.errors import UnsupportedKernel
+            raise UnsupportedKernel(f"kernel {self.name} calls recursive device functions: gpusim runs them through "
+                                    "its own call stack (isa.recursion), which ptxas's SASS does not map onto; "
+                                    "timing such a kernel is not modelled (launch it with timing=False)")
         try:
             return kernel_map(self.compiled, self.decoded)
         except SassToolError:
@@ -160,7 +171,10 @@ class PreparedLaunch:
 
     def sass_counts(self, counter_scale: float = 1.0) -> SassCounts | None:
         """Executed SASS warp and thread instructions per SASS instruction, from the PTX
-        blocks the functional core ran (None without the SASS tools)."""
+        blocks the functional core ran (None without the SASS tools, or for a kernel with
+        recursive device functions: its counters stay PTX-level)."""
+        if self.recursive:
+            return None
         smap = self.sass
         if smap is None:
             return None

@@ -254,17 +254,22 @@ def test_guarded_call_runs_only_where_its_guard_is_true(x, result, callee_ran):
     assert ("%r$i1_3" in regs) == callee_ran
 
 
-def test_mutual_recursion_raises_naming_the_function_and_the_call_line():
+def test_mutual_recursion_places_each_function_once_behind_the_call_stack():
+    from isa.recursion import STACK
     p = parse(MUTUAL)
-    with pytest.raises(UnsupportedCall, match=r"recursive device function ping \(called at PTX line 10, from pong\)") as e:
-        inline_calls(p, p.kernel())
-    assert e.value.callee == "ping" and "call chain k -> ping -> pong -> ping" in str(e.value)
+    k = inline_calls(p, p.kernel())
+    assert not has_calls(k)
+    assert STACK in {v.name for v in k.locals}
+    loads = [i for i in k.instructions if i.opcode == "ld" and i.suffixes == ("local", "u32")
+             and i.operands[0] in (Reg("%r$rc0_1"), Reg("%r$rc1_1"))]
+    assert len(loads) == 2                   # ping's and pong's `ld.param %r1`: one copy each
 
 
-def test_recursive_numba_function_raises_with_its_python_name():
+def test_a_recursive_functions_depot_lives_in_its_stack_frame_not_in_the_kernel():
     p = parse((PTX_DIR / "recursive_call.ptx").read_text())
-    with pytest.raises(UnsupportedCall, match=r"recursive device function __main__\.dev_fib .*cannot run recursion"):
-        inline_calls(p, p.kernel())
+    k = inline_calls(p, p.kernel())
+    depots = {v.name for v in k.locals if v.name.startswith("__local_depot")}
+    assert depots == {"__local_depot0"}      # the kernel's own; dev_fib's __local_depot1 is frame-relative
 
 
 def test_nesting_deeper_than_max_depth_raises():
