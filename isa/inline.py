@@ -241,7 +241,9 @@ class _Inliner:
             raise UnsupportedCall(f"device function {pretty_name(callee.name)} ({where}) is nested more than "
                                   f"{self.max_depth} calls deep", callee=callee.name,
                                   ptx_line=ins.ptx_line, kernel=self.root.name)
-        if len(args) != len(callee.params) or len(rets) > len(callee.retvals):
+        # a void callee may be called with a result the caller ignores: Numba declares a C-ABI
+        # `void f(...)` (declare_device(..., abi="c")) as returning a .b64 it never uses
+        if len(args) != len(callee.params) or (len(rets) > len(callee.retvals) and callee.retvals):
             raise UnsupportedCall(f"call of {pretty_name(callee.name)} ({where}) passes {len(args)} arguments "
                                   f"and {len(rets)} return values; the function takes {len(callee.params)} "
                                   f"and {len(callee.retvals)}", callee=callee.name, ptx_line=ins.ptx_line,

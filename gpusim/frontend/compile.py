@@ -30,7 +30,8 @@ its status code and thread in the kernel's `__errcode__` globals) and keep the e
 classes by code (`exceptions`, from Numba's call helper; such kernels skip the disk cache);
 `kernel_exceptions.py` raises them after the launch.
 
-Does not model: `link=` (external CUDA/PTX code; refused), Numba's own on-disk cache
+`link=` sources (.cu compiled with NVRTC, .ptx) define the external functions the kernel
+declares (`externs.py`). Does not model: Numba's own on-disk cache
 (`cache=True` is ignored). Sources: numba-cuda 0.30 `dispatcher.py` (`compile_device`,
 `typeof_pyval`), `compiler.py` (`compile_ptx`), `decorators.py` (`jit` options).
 """
@@ -76,6 +77,7 @@ class CompiledKernel:
     cc: tuple[int, int]
     captured: tuple = ()             # (name, device array) captured as globals/closures (captured.py)
     exceptions: dict | None = dataclasses.field(default=None, compare=False)   # debug=True: code -> (class, args, loc)
+    link: tuple = dataclasses.field(default=(), compare=False)    # the kernel's link= sources (externs.py)
 
     @property
     def signature(self):
@@ -107,7 +109,7 @@ class CompiledKernel:
         try:
             prog = self.program
             k = prog.kernels[self.entry] if self.entry in prog.kernels else prog.kernel()
-            return link(prog, k)                 # inline device-function calls (and fp16 shims)
+            return link(prog, k, self.link)      # inline device-function calls (fp16 shims, link= code)
         except IsaError as e:
             raise isa_error(e, self) from None
 
@@ -189,7 +191,8 @@ def _compile_types(pyfunc: types.FunctionType, options: dict, argtypes: tuple, c
     cc = tuple(cc)
     opts = tuple(sorted((k, _freeze(options[k])) for k in PTX_OPTIONS if options.get(k) is not None))
     fp = fingerprint(pyfunc)
-    mkey = (_Identity(pyfunc.__code__), fp.digest, argtypes, cc, opts, numba_config()) + extra
+    links = tuple(options.get("link") or ())        # link=: .cu/.ptx files and code objects (externs.py)
+    mkey = (_Identity(pyfunc.__code__), fp.digest, argtypes, cc, opts, numba_config(), tuple(map(id, links))) + extra
     with _LOCK:
         hit = _MEMORY.get(mkey)
         if hit is not None:
@@ -211,7 +214,7 @@ def _compile_types(pyfunc: types.FunctionType, options: dict, argtypes: tuple, c
         entry = _entry_name(ptx, name)
         ck = CompiledKernel(name=name, pyfunc=pyfunc, argtypes=argtypes, ptx=ptx, entry=entry,
                             source_file=source_file(pyfunc), first_line=def_line(pyfunc), cc=cc,
-                            captured=fp.captured, exceptions=exceptions)
+                            captured=fp.captured, exceptions=exceptions, link=links)
         _MEMORY[mkey] = (ck, fp.refs)
         return ck
 
@@ -263,9 +266,6 @@ def _unwrap(kernel: Any) -> tuple[types.FunctionType, dict, list | None]:
     name = pyfunc.__qualname__
     if device:
         raise UnsupportedKernel(f"{name} is a device function (device=True); launch a kernel that calls it")
-    if options.get("link"):
-        raise UnsupportedKernel(f"kernel {name} links external code (link={options['link']!r}); "
-                                "the simulator runs only what Numba compiles from Python")
     return pyfunc, options, sigs
 
 

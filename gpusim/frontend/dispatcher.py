@@ -145,7 +145,11 @@ class Dispatcher:
         """Argument types -> compiled kernel (device functions: Numba's compile results)."""
         if self.device:
             return self._device_dispatcher().overloads
-        return {k: _Overload(self, ck) for k, ck in self._overloads.items()}
+        out = {}
+        for disp in self.__dict__.get("_device_compiles", ()):   # compiled as a device function (retarget.py)
+            out.update(disp.overloads)
+        out.update({k: _Overload(self, ck) for k, ck in self._overloads.items()})
+        return out
 
     @property
     def signatures(self) -> list:

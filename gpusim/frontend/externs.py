@@ -72,10 +72,12 @@ _KNOWN = {           # what a name that no catalog entry defines is, for the err
 }
 
 
-def resolve_externs(program: Program, names: tuple[str, ...] | list[str] | None = None) -> dict[str, Kernel]:
+def resolve_externs(program: Program, names: tuple[str, ...] | list[str] | None = None,
+                    sources: tuple = ()) -> dict[str, Kernel]:
     """Definitions of the external device functions `names` (default: every `.func`
     `program` declares without defining), plus everything the compiled helper module
-    defines. Raises `UnsupportedCall` for a name no helper source provides."""
+    defines. `sources` (a kernel's `link=` list) are searched after each name's own
+    `declare_device(link=...)` sources. Raises `UnsupportedCall` for a name no source provides."""
     if names is None:
         names = [n for n, f in program.functions.items() if not f.defined]
     names = sorted(set(names))
@@ -85,6 +87,9 @@ def resolve_externs(program: Program, names: tuple[str, ...] | list[str] | None 
     user: dict[str, Kernel] = {}
     for n in [n for n in names if n not in catalog]:
         for src in declared_sources(n):
+            user.update(_user_functions(src, _arch(program)))
+    if sources and any(n not in catalog and n not in user for n in names):
+        for src in sources:
             user.update(_user_functions(src, _arch(program)))
     missing = [n for n in names if n not in catalog and n not in user]
     if missing:

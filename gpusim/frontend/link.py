@@ -13,13 +13,14 @@ from isa.inline import has_calls, inline_calls, reachable_externs
 from isa.program import Kernel, Program
 
 
-def link(program: Program, kernel: Kernel) -> Kernel:
-    """A call-free equivalent of `kernel` (itself if it makes no call)."""
+def link(program: Program, kernel: Kernel, sources: tuple = ()) -> Kernel:
+    """A call-free equivalent of `kernel` (itself if it makes no call); `sources` are the
+    kernel's `link=` files and code objects, searched for functions nothing else defines."""
     if not has_calls(kernel):
         return kernel
     needed = reachable_externs(program, kernel)
     externs = None
     if needed:
         from gpusim.frontend.externs import resolve_externs
-        externs = resolve_externs(program, needed)
+        externs = resolve_externs(program, needed, sources=sources)
     return inline_calls(program, kernel, externs)

@@ -143,6 +143,8 @@ class _Retargeter:
             opts["lineinfo"] = True
         disp = cuda.jit(self._shell(py_func), device=True, **opts)
         self._dispatchers[key] = (orig, disp)
+        if is_dropin_dispatcher(orig) and not orig.device:     # a kernel called from device code: Numba
+            orig.__dict__.setdefault("_device_compiles", []).append(disp)   # lists those compiles in its overloads
         if sigs:
             self._eager.append((disp, list(sigs)))
         return disp
