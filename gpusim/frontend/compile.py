@@ -204,6 +204,7 @@ def _compile_types(pyfunc: types.FunctionType, options: dict, argtypes: tuple, c
         exceptions = None
         if ptx is not None:
             _STATS.disk_hits += 1
+            _note_device_callees(name, pyfunc, argtypes, cc, dict(opts))
         else:
             ptx, exceptions = _compile_ptx(name, pyfunc, argtypes, cc, dict(opts))
             _STATS.compiles += 1
@@ -217,6 +218,26 @@ def _compile_types(pyfunc: types.FunctionType, options: dict, argtypes: tuple, c
                             captured=fp.captured, exceptions=exceptions, link=links)
         _MEMORY[mkey] = (ck, fp.refs)
         return ck
+
+
+def _note_device_callees(name: str, pyfunc, argtypes: tuple, cc: tuple, opts: dict) -> None:
+    """A disk hit skips Numba, so the kernels this one calls from device code are not
+    compiled as device functions and would list no such overloads; note the compile on
+    them, for `Dispatcher.overloads` to run when asked (what a compile would have done)."""
+    from gpusim.frontend.retarget import _cell_value, code_names
+    refs = [pyfunc.__globals__[n] for n in code_names(pyfunc.__code__) if n in pyfunc.__globals__]
+    refs += [v for ok, v in map(_cell_value, pyfunc.__closure__ or ()) if ok]
+    for v in refs:
+        if is_dropin_dispatcher(v) and not v.device:
+            v.__dict__.setdefault("_lazy_device_compiles", []).append((name, pyfunc, argtypes, cc, opts))
+
+
+def run_noted_compiles(dispatcher) -> None:
+    """Run the compiles `_note_device_callees` noted on `dispatcher` (see there)."""
+    pending = dispatcher.__dict__.pop("_lazy_device_compiles", [])
+    for name, pyfunc, argtypes, cc, opts in pending:
+        with _LOCK:
+            _compile_ptx(name, pyfunc, argtypes, cc, opts)
 
 
 # numba configuration that only the host side reads (launch warnings, the memory manager,

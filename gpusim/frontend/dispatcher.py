@@ -146,6 +146,9 @@ class Dispatcher:
         if self.device:
             return self._device_dispatcher().overloads
         out = {}
+        if "_lazy_device_compiles" in self.__dict__:             # called from a kernel that came from disk
+            from gpusim.frontend.compile import run_noted_compiles
+            run_noted_compiles(self)
         for disp in self.__dict__.get("_device_compiles", ()):   # compiled as a device function (retarget.py)
             out.update(disp.overloads)
         out.update({k: _Overload(self, ck) for k, ck in self._overloads.items()})

@@ -63,3 +63,22 @@ def test_a_void_c_abi_function_runs_although_numba_declares_a_result():
     x = np.zeros(4, dtype=np.int32)
     kernel[1, 32](x)
     assert x.tolist() == [1, 11, 21, 31]
+
+
+@cuda.jit
+def _plus_one(v):
+    return v + 1
+
+
+@cuda.jit
+def _calls_a_kernel(x):
+    i = cuda.grid(1)
+    if i < len(x):
+        x[i] = _plus_one(x[i])
+
+
+def test_a_kernel_called_from_device_code_lists_that_compile_among_its_signatures():
+    x = np.arange(4, dtype=np.int32)
+    _calls_a_kernel[1, 32](x)
+    assert x.tolist() == [1, 2, 3, 4]
+    assert [str(t) for t in _plus_one.signatures[0]] == ["int32"]
