@@ -32,7 +32,7 @@ Inlined instructions keep their `.loc` (the callee's source line); one with no
 their PTX line when the callee is in the same module; a callee from `externs` (another
 PTX module) is reported at the PTX line of the call.
 
-PTX's system calls (`malloc`, `free`: PTX ISA chapter 7 "System Calls") are not
+PTX's system calls (`malloc`, `free`, `__assertfail`: PTX ISA chapter 7 "System Calls") are not
 inlined: a `call` of one that the module declares but defines nowhere stays a `call`
 (its call-scope params become `.local` like any other), for the executor to carry out
 (`gpusim.functional.syscalls`).
@@ -61,7 +61,7 @@ from isa.program import (
 )
 
 MAX_INSTRUCTIONS = 1_000_000     # an inlined kernel larger than this is refused (exponential fan-out)
-SYSTEM_CALLS = frozenset({"malloc", "free"})   # PTX system calls the executor carries out (not inlined)
+SYSTEM_CALLS = frozenset({"malloc", "free", "__assertfail"})   # PTX system calls the executor carries out
 _TAG_RE = re.compile(r"\$i(\d+)")
 
 

@@ -63,7 +63,7 @@ _DEFINES_RE = re.compile(r'extern\s+"C"\s+__device__\s+[\w\s\*&]+?\b(\w+)\s*\(')
 # wants a space after the state space, so one is inserted before parsing.
 _GLUED_DECL_RE = re.compile(r"(?<![\w.])(\.(?:reg|local|shared|param))\.(?=[a-z])")
 _LOCK = threading.Lock()
-_MEMORY: dict[str, dict[str, Kernel]] = {}
+_MEMORY: dict[str, "Externs"] = {}
 
 _KNOWN = {           # what a name that no catalog entry defines is, for the error message
     "vprintf": "device printf (Python print() in a kernel)",
@@ -82,15 +82,15 @@ def resolve_externs(program: Program, names: tuple[str, ...] | list[str] | None 
         names = [n for n, f in program.functions.items() if not f.defined]
     names = sorted(set(names))
     if not names:
-        return {}
+        return Externs()
     catalog = _catalog()
-    user: dict[str, Kernel] = {}
+    user = Externs()
     for n in [n for n in names if n not in catalog]:
         for src in declared_sources(n):
-            user.update(_user_functions(src, _arch(program)))
+            user.update_from(_user_functions(src, _arch(program)))
     if sources and any(n not in catalog and n not in user for n in names):
         for src in sources:
-            user.update(_user_functions(src, _arch(program)))
+            user.update_from(_user_functions(src, _arch(program)))
     missing = [n for n in names if n not in catalog and n not in user]
     if missing:
         raise _missing(program, missing[0])
@@ -101,11 +101,37 @@ def resolve_externs(program: Program, names: tuple[str, ...] | list[str] | None 
     with _LOCK:
         funcs = _MEMORY.get(source)
         if funcs is None:
-            ptx = _compiled(source, _arch(program))
-            module = parse(_GLUED_DECL_RE.sub(r"\1 .", ptx))
-            funcs = {n: f for n, f in module.functions.items() if f.defined}
+            funcs = _functions(_compiled(source, _arch(program)))
             _MEMORY[source] = funcs
-    return {**funcs, **user}
+    return Externs({**funcs, **user}, (*funcs.globals, *user.globals))
+
+
+class Externs(dict):
+    """Function name -> definition, with `globals`: the module-scope variables (string
+    constants of an `assert`, tables) the defining modules declare, renamed apart
+    (`__gpusim_ext_` prefix) so they cannot meet the kernel's own; `link` places them."""
+
+    def __init__(self, funcs=(), globals_: tuple = ()):
+        super().__init__(funcs)
+        self.globals = tuple(globals_)
+
+    def update_from(self, other: "Externs") -> None:
+        self.update(other)
+        have = {v.name for v in self.globals}
+        self.globals += tuple(v for v in other.globals if v.name not in have)
+
+
+_GLOBAL_DECL_RE = re.compile(r"\.global\s+(?:\.align\s+\d+\s+)?\.\w+\s+([\w$]+)")
+
+
+def _functions(ptx: str) -> Externs:
+    """The functions a compiled helper module defines, and its module-scope variables."""
+    ptx = _GLUED_DECL_RE.sub(r"\1 .", ptx)
+    for name in sorted(set(_GLOBAL_DECL_RE.findall(ptx)), key=len, reverse=True):
+        ptx = re.sub(r"(?<![\w$])" + re.escape(name) + r"(?![\w$])", "__gpusim_ext_" + name.replace("$", "_S"), ptx)
+    module = parse(ptx)
+    return Externs({n: f for n, f in module.functions.items() if f.defined},
+                   tuple(v for v in module.globals if v.space in ("global", "const")))
 
 
 # ----------------------------------------------------------------------------- user code
@@ -130,11 +156,9 @@ def _user_functions(src, arch: str) -> dict[str, Kernel]:
     with _LOCK:
         funcs = _MEMORY.get(key)
         if funcs is None:
-            ptx = _compiled(text, arch, where) if kind == "cu" else text
-            module = parse(_GLUED_DECL_RE.sub(r"\1 .", ptx))
-            funcs = {n: f for n, f in module.functions.items() if f.defined}
+            funcs = _functions(_compiled(text, arch, where) if kind == "cu" else text)
             _MEMORY[key] = funcs
-    return dict(funcs)
+    return funcs
 
 
 def _user_text(src) -> tuple[str, str, str]:

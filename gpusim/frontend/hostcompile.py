@@ -28,6 +28,11 @@ class _Device:
         self.name = f"gpusim sm_{cc[0]}{cc[1]}"
         self.id = 0
 
+    # numba-cuda's Device properties (cudadrv/driver.py), by compute capability
+    supports_float16 = property(lambda self: tuple(self.compute_capability) >= (5, 3))
+    supports_bfloat16 = property(lambda self: tuple(self.compute_capability) >= (8, 0))
+    supports_fp8 = property(lambda self: tuple(self.compute_capability) >= (8, 9))
+
 
 class _Context:
     def __init__(self, cc: tuple[int, int]) -> None:
@@ -115,6 +120,7 @@ def install_when_no_driver() -> bool:
     import numba.cuda.dispatcher as dispatcher
     ctx = _LiveContext()
     for mod, name, fn in ((devices, "get_context", lambda devnum=None: ctx),
+                          (api, "current_context", lambda devnum=None: ctx),      # is_fp8_supported, ...
                           (api, "get_current_device", lambda: ctx.device),
                           (compiler, "get_current_device", lambda: ctx.device),
                           (dispatcher, "get_current_device", lambda: ctx.device)):

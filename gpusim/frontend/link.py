@@ -23,4 +23,9 @@ def link(program: Program, kernel: Kernel, sources: tuple = ()) -> Kernel:
     if needed:
         from gpusim.frontend.externs import resolve_externs
         externs = resolve_externs(program, needed, sources=sources)
-    return inline_calls(program, kernel, externs)
+    out = inline_calls(program, kernel, externs)
+    extra = [v for v in getattr(externs, "globals", ()) if v.name not in {g.name for g in program.globals}]
+    if extra:                            # the helper modules' own variables (assert messages, tables)
+        import dataclasses
+        out = dataclasses.replace(out, locals=out.locals + tuple(extra))
+    return out

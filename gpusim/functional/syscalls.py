@@ -1,4 +1,5 @@
-"""PTX system calls `malloc` and `free`: the device heap, executed by the functional core.
+"""PTX system calls `malloc` and `free` (the device heap) and `__assertfail`, executed by the
+functional core.
 
 What it models: CUDA's device-side `malloc(size)` / `free(ptr)`, which PTX declares as
 `.extern .func` system calls that the driver provides (PTX ISA chapter 7, "System
@@ -10,6 +11,10 @@ one step are carried out lane by lane in lane order (lowest lane first), so the
 addresses a launch gets are deterministic. The `call`'s arguments and result are the
 call-scope params that `isa.inline` turned into `.local` variables, read and written
 directly (they are the ABI's hand-off, not a memory access of the program).
+
+`__assertfail(message, file, line, function, charSize)`, which a failed C `assert` in
+linked CUDA C++ calls, stops the launch with a `KernelError` quoting the assertion as the
+device runtime prints it (`file:line: function: Assertion `message` failed.`).
 
 Errors (`DeviceHeapError`, naming the kernel, source line, block, thread and sizes):
 a request that does not fit in what is left of the heap (CUDA's `malloc` returns NULL
@@ -41,6 +46,15 @@ from isa.program import ArgList, Sym
 HEAP_BYTES = 8 << 20          # cudaLimitMallocHeapSize default: 8 MiB
 ALIGN_BYTES = 16              # malloc's alignment guarantee
 HEAP_NAME = "device malloc heap"
+
+
+def _cstring(memory, addr: int) -> str:
+    """The NUL-terminated string at generic address `addr` (global or constant memory)."""
+    for heap in (memory.const_heap, memory.global_heap):
+        off = addr - heap.base
+        if 0 <= off < len(heap.data):
+            return bytes(heap.data[off:off + 4096]).split(b"\0", 1)[0].decode(errors="replace")
+    return f"<string at {addr:#x}>"
 
 
 class DeviceHeapError(KernelError):
@@ -107,19 +121,21 @@ def _target(ins) -> str | None:
 
 class SysCallOp:
     """`call (retval0), malloc, (param0)` / `call free, (param0)` for the active lanes."""
-    __slots__ = ("index", "guard", "info", "name", "arg", "ret")
+    __slots__ = ("index", "guard", "info", "name", "args", "ret")
 
     def __init__(self, dec, ins, index: int, guard):
+        from isa.semantics.control import SYSTEM_CALL_TYPES
         self.index, self.guard, self.name = index, guard, _target(ins)
         ops = ins.operands
         rets = ops[0].elems if isinstance(ops[0], ArgList) else ()
         args = ops[-1].elems if isinstance(ops[-1], ArgList) and ops[-1] is not ops[0] else ()
-        if len(args) != 1 or len(rets) != (1 if self.name == "malloc" else 0):
+        want_rets, want_args = SYSTEM_CALL_TYPES[self.name]
+        if len(args) != len(want_args) or len(rets) != len(want_rets):
             from isa.errors import UnsupportedInstruction
             raise UnsupportedInstruction(ins.mnemonic, ptx_line=ins.ptx_line, kernel=dec.kernel.name,
-                                         reason=f"{self.name} takes one argument and returns "
-                                                f"{'a pointer' if self.name == 'malloc' else 'nothing'}")
-        self.arg = self._local(dec, args[0], ins)
+                                         reason=f"{self.name} takes {len(want_args)} arguments and returns "
+                                                f"{len(want_rets)} values")
+        self.args = [(self._local(dec, a, ins), t) for a, t in zip(args, want_args)]
         self.ret = self._local(dec, rets[0], ins) if rets else None
 
     @staticmethod
@@ -146,7 +162,9 @@ class SysCallOp:
         lsu = x.lsu
         view = lsu.local.view(np.uint64)
         stride = lsu.local_stride
-        args = view[(lanes * stride + self.arg) // 8]
+        if self.name == "__assertfail":
+            self._assert_failed(x, int(lanes[0]))
+        args = view[(lanes * stride + self.args[0][0]) // 8]
         heap = getattr(lsu.mem, "device_heap", None)
         if heap is None:
             raise AssertionError("a kernel that calls malloc was launched without a device heap")
@@ -164,6 +182,19 @@ class SysCallOp:
             for k, ptr in enumerate(args.tolist()):
                 if ptr and not heap.free(ptr):
                     self._fail(x, int(lanes[k]), f"free({ptr:#x}): not a block malloc returned, or freed already")
+
+    def _assert_failed(self, x, lane: int) -> None:
+        """`__assertfail(message, file, line, function, char size)`: a C `assert` failed (CUDA
+        stops the kernel: "device-side assert triggered"); report it with the C message."""
+        local = x.lsu.local
+        base = lane * x.lsu.local_stride
+        vals = [int(local[base + off:base + off + (4 if t == "u32" else 8)].view(
+            np.uint32 if t == "u32" else np.uint64)[0]) for off, t in self.args]
+        msg, file, line, func = (_cstring(x.lsu.mem, vals[0]), _cstring(x.lsu.mem, vals[1]), vals[2],
+                                 _cstring(x.lsu.mem, vals[3]))
+        block, thread = x._where(lane)
+        raise KernelError("device-side assert triggered", kernel=x.kernel_name, source=x.source(self.index),
+                          block=block, thread=thread, detail=f"{file}:{line}: {func}: Assertion `{msg}` failed.")
 
     def _fail(self, x, lane: int, detail: str) -> None:
         block, thread = x._where(lane)

@@ -8,7 +8,8 @@ wait on other warps); these entries give operand types and unit class.
 - `trap`: aborts the kernel (reported as an error).
 - `bar{.cta}.sync a{, b}`, `barrier{.cta}.sync{.aligned}`, `bar.red.{popc,and,or}`:
   CTA barriers; `bar.red` also reduces a predicate or counts it.
-- `call malloc` / `call free`: PTX system calls (device heap); the executor carries
+- `call malloc` / `call free` / `call __assertfail`: PTX system calls (device heap, a
+  failed C `assert`); the executor carries
   them out (`gpusim.functional.syscalls`); every other call is inlined before decoding.
 - `membar.{cta,gl,sys}`, `fence.*`: ordering only; lanes run in lockstep here, so
   they have no functional effect.
@@ -42,7 +43,8 @@ def bind_bar(instr: Instruction) -> Bound:
 
 
 # PTX system calls the executor carries out (PTX ISA "System Calls"): name -> (result types, argument types)
-SYSTEM_CALL_TYPES = {"malloc": (("u64",), ("u64",)), "free": ((), ("u64",))}
+SYSTEM_CALL_TYPES = {"malloc": (("u64",), ("u64",)), "free": ((), ("u64",)),
+                     "__assertfail": ((), ("u64", "u64", "u32", "u64", "u64"))}
 
 
 def bind_call(instr: Instruction) -> Bound:

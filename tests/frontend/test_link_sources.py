@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from numba.cuda import types
 
 from gpusim import cuda
@@ -82,3 +83,26 @@ def test_a_kernel_called_from_device_code_lists_that_compile_among_its_signature
     _calls_a_kernel[1, 32](x)
     assert x.tolist() == [1, 2, 3, 4]
     assert [str(t) for t in _plus_one.signatures[0]] == ["int32"]
+
+
+CHECKED = cuda.CUSource("""
+extern "C" __device__ void __assertfail(const char *, const char *, unsigned, const char *, unsigned long);
+#define assert(e) ((e) ? (void)0 : __assertfail(#e, "checked.cu", __LINE__, __func__, 1))
+extern "C" __device__ int checked_half(int v) { assert(v % 2 == 0); return v / 2; }
+""")
+
+
+def test_a_failed_c_assert_in_linked_code_stops_the_launch_quoting_it():
+    from gpusim.errors import KernelError
+    half = cuda.declare_device("checked_half", "int32(int32)", link=CHECKED, abi="c")
+
+    @cuda.jit
+    def halve(x):
+        i = cuda.grid(1)
+        if i < len(x):
+            x[i] = half(x[i])
+
+    x = np.array([2, 4, 7, 8], dtype=np.int32)
+    with pytest.raises(KernelError, match=r"device-side assert triggered.*thread \(2, 0, 0\).*"
+                                          r"checked.cu:4: checked_half: Assertion `v % 2 == 0` failed"):
+        halve[1, 4](x)
