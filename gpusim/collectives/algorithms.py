@@ -31,9 +31,12 @@ link, pipelined), which their fitted numbers assume.
   fine slices, both directions at once, one handshake per hop; its rate is scaled by
   nccl.tree_efficiency. NCCL never chose Tree within one node in the measured log; the
   forced Tree/Simple on 4 H200s is slower at 64 KiB-16 MiB than this (DEVIATIONS.md).
-- p2p(pairs): independent flows (send_recv: r -> r+1; all_to_all: every ordered pair),
+- p2p(pairs): independent flows, one per NCCL p2p round d (send to r + d, receive from r - d;
+  send_recv: d = 1; all_to_all: every d, d = 0 being the copy to self, which uses no link),
   each on its peer operation's channels (tuning.p2p_plan) at nccl.p2p_channel_bandwidth_GBps
-  per channel (x ll_efficiency for LL: the channel stores a flag with its data), in fine
+  per channel, or less where rounds share channels and split their warps
+  (tuning.p2p_channel_shares: all_to_all once its channels double), (x ll_efficiency for LL:
+  the channel stores a flag with its data), in fine
   slices over the link; the receiver copies each landed chunk (nccl.p2p_chunk_bytes) out of
   its buffer at nccl.p2p_receive_bandwidth_GBps per channel, so a flow ends one chunk's copy
   after its last slice lands.
@@ -59,13 +62,14 @@ class Pipeline:
         """Process: one step's slot handshake (the sender learns the receiver's slot is free)."""
         yield self.env.timeout(self.step_ns)
 
-    def send(self, src: int, dst: int, nbytes: float, arrived: simpy.Event, copy_bytes: float | None = None):
+    def send(self, src: int, dst: int, nbytes: float, arrived: simpy.Event, copy_bytes: float | None = None,
+             share: float = 1.0):
         """Process: the sender's channels copy one slice out (`copy_bytes`, default nbytes, at
-        their copy rate; a step that also writes the slice into a local buffer copies twice
-        as much), then it travels on its own (ports in order, then the route latency) and
-        triggers `arrived` when it lands; the sender goes on with the next slice meanwhile
-        (its copies pipeline with the link)."""
-        yield self.env.timeout((nbytes if copy_bytes is None else copy_bytes) / self.copy_GBps)
+        their copy rate x `share`, the part of their warps this flow has; a step that also writes
+        the slice into a local buffer copies twice as much), then it travels on its own (ports in
+        order, then the route latency) and triggers `arrived` when it lands; the sender goes on
+        with the next slice meanwhile (its copies pipeline with the link)."""
+        yield self.env.timeout((nbytes if copy_bytes is None else copy_bytes) / (self.copy_GBps * share))
         self.env.process(self._move(src, dst, nbytes, arrived))
 
     def store(self, src: int, dst: int, nbytes: float, arrived: simpy.Event, copy_bytes: float | None = None):
@@ -158,29 +162,42 @@ def tree(pipe: Pipeline, n: int, nbytes: float, k: int) -> simpy.Event:
     return simpy.AllOf(env, procs + [down[hops - 1][k - 1]])
 
 
-def p2p(pipe: Pipeline, pairs: list[tuple[int, int, float]], k: int, chunks: int = 1,
+def p2p(pipe: Pipeline, pairs: list[tuple], k: int, chunks: int = 1,
         receive_GBps: float = 0.0) -> simpy.Event:
-    """Each flow sends its bytes in k slices (all its channels together), which stream over
-    the link; with `receive_GBps` the receiver copies each of its `chunks` (NCCL's steps)
-    out of its buffer into the user's once the whole chunk has landed, at that rate, chunk
-    after chunk (NCCL's receive side without registered buffers): a flow ends one chunk's
-    copy after its last slice lands."""
+    """Each flow (src, dst, bytes[, send share, receive share]) sends its bytes in k slices (all its
+    channels together), which stream over the link; with `receive_GBps` the receiver copies each of
+    its `chunks` (NCCL's steps) out of its buffer into the user's once the whole chunk has landed, at
+    that rate, chunk after chunk (NCCL's receive side without registered buffers): a flow ends one
+    chunk's copy after its last slice lands. The shares (default 1) scale the flow's send and receive
+    rates: the part of its channels' warps it has where other flows' works share them
+    (tuning.p2p_channel_shares). A flow with src == dst is a copy to self (all_to_all's own block):
+    no link, its channels copy at `receive_GBps` x its share."""
     env = pipe.env
     k = max(k, chunks)
-    landed = [[env.event() for _ in range(k)] for _ in pairs]
+    flows = [(f[0], f[1], f[2], f[3] if len(f) > 3 else 1.0, f[4] if len(f) > 4 else 1.0) for f in pairs]
+    landed = [[env.event() for _ in range(k)] for _ in flows]
     last_of_chunk = [((c + 1) * k + chunks - 1) // chunks - 1 for c in range(chunks)]
 
-    def flow(i, src, dst, nbytes):
+    def flow(i, src, dst, nbytes, share):
         yield from pipe.handshake()
         for j in range(k):
-            yield from pipe.send(src, dst, nbytes / k, landed[i][j])
+            yield from pipe.send(src, dst, nbytes / k, landed[i][j], share=share)
 
-    def receive(i, nbytes):
+    def receive(i, nbytes, share):
         for c in range(chunks):
             yield landed[i][last_of_chunk[c]]
             if receive_GBps:
-                yield env.timeout(nbytes / chunks / receive_GBps)
+                yield env.timeout(nbytes / chunks / (receive_GBps * share))
 
-    procs = [env.process(flow(i, s, d, b)) for i, (s, d, b) in enumerate(pairs)]
-    procs += [env.process(receive(i, b)) for i, (_, _, b) in enumerate(pairs)]
+    def self_copy(nbytes, share):
+        yield from pipe.handshake()
+        yield env.timeout(nbytes / ((receive_GBps or pipe.copy_GBps) * share))
+
+    procs = []
+    for i, (src, dst, b, ss, rs) in enumerate(flows):
+        if src == dst:
+            procs.append(env.process(self_copy(b, ss)))
+        else:
+            procs += [env.process(flow(i, src, dst, b, ss)), env.process(receive(i, b, rs))]
     return simpy.AllOf(env, procs)
+

@@ -14,7 +14,8 @@ from dataclasses import asdict, dataclass, field, replace
 
 from gpusim.collectives import algorithms
 from gpusim.collectives.conventions import busbw_factor, check_op
-from gpusim.collectives.tuning import SIMPLE_SLICES_PER_CHUNK, fine_slices, p2p_chunks, p2p_plan, plan, slices
+from gpusim.collectives.tuning import (SIMPLE_SLICES_PER_CHUNK, fine_slices, p2p_channel_shares, p2p_chunks, p2p_plan,
+                                       p2p_warps, plan, slices)
 from gpusim.errors import ConfigError
 from gpusim.interconnect.fabric import Fabric
 from gpusim.specs.overrides import resolve
@@ -84,15 +85,14 @@ def simulate(op: str, size_bytes: int, gpu="h200", gpus: int | None = None, algo
         done = algorithms.chain(pipe, list(range(n)), size, fine_slices(size))
     elif op == "reduce":
         done = algorithms.chain(pipe, list(range(n - 1, -1, -1)), size, fine_slices(size))
-    elif op == "send_recv":
+    else:                                                     # send_recv, all_to_all: NCCL's p2p rounds
         fixed_ns += spec.nccl.p2p_latency_ns
-        pairs = [(r, (r + 1) % n, size) for r in range(n)]
-        done = algorithms.p2p(pipe, pairs, slices(spec, pp.part_bytes, protocol), p2p_chunks(spec, pp),
-                              channels * spec.nccl.p2p_receive_bandwidth_GBps)
-    else:                                                     # all_to_all
-        fixed_ns += spec.nccl.p2p_latency_ns
-        b = size / n
-        pairs = [(r, q, b) for r in range(n) for q in range(n) if q != r]
+        b = size / n if op == "all_to_all" else size
+        rounds = list(range(n)) if op == "all_to_all" else [1]     # round d: send to r + d, receive from r - d
+        shares = p2p_channel_shares(spec, rounds, channels)
+        self_warps = p2p_warps(1)[2] / p2p_warps(1)[1]            # a copy to self has the whole block's warps
+        pairs = sorted((r, (r + d) % n, b, shares[d][0] * (self_warps if d == 0 else 1.0), shares[d][1])
+                       for r in range(n) for d in rounds)
         done = algorithms.p2p(pipe, pairs, slices(spec, pp.part_bytes, protocol), p2p_chunks(spec, pp),
                               channels * spec.nccl.p2p_receive_bandwidth_GBps)
     fabric.env.run(until=done)

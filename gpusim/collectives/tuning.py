@@ -29,7 +29,10 @@ are NCCL's own constants where it has them, else estimates named here.
   128 MiB; 16 channels, 299 GB/s at 256 MiB; 32 from 512 MiB) and on 2 (16 channels to
   256 MiB, 32 from 512 MiB). An operation of at most 32 x nccl.p2p_ll_threshold_bytes
   (512 KiB) to one peer runs LL (step 32 KiB of data), larger ones Simple: all_to_all on
-  4 GPUs is LL to 2 MiB.
+  4 GPUs is LL to 2 MiB. Round d (send to rank + d, receive from rank - d; NCCL's p2p
+  schedule within one node, init.cc) starts on channel bitreverse(d) (channel.h) and takes the
+  next ones; where rounds overlap (all_to_all once its channels double) the works on a channel
+  split its 20 warps (sendrecv.h): `p2p_channel_shares`.
 """
 from __future__ import annotations
 
@@ -145,6 +148,58 @@ def p2p_plan(spec, n: int, peer_bytes: float) -> P2PPlan:
         ch *= 2
         part = peer_bytes / ch
     return P2PPlan("ll" if ll else "simple", ch, peer_bytes / ch)
+
+
+# A p2p channel's thread block and how NCCL's kernel splits it between the works that share the
+# channel (src/device/sendrecv.h, 2.28): every work gets nWarps / nWorks warps; of those, a send/recv
+# pair gives (w - 1) // 2 to the receive and the rest to the send (w // 2 each for w <= 4), and a Simple
+# send keeps one warp for the fence once it has 3 or more (NCCL_SIMPLE_EXTRA_GROUP_IF_NTHREADS_GE);
+# a copy to self uses all w. Block size: NCCL_MAX_NTHREADS = 640 (device.h), 20 warps.
+P2P_BLOCK_WARPS = 640 // 32
+SIMPLE_FENCE_WARP_FROM = 3
+
+
+def p2p_warps(works: int) -> tuple[int, int, int]:
+    """(send worker warps, receive warps, self-copy warps) of one work on a channel shared by `works`."""
+    w = max(1, P2P_BLOCK_WARPS // max(1, works))
+    recv = w // 2 if w <= 4 else (w - 1) // 2
+    send = recv if w <= 4 else recv + 1
+    return send - (1 if send >= SIMPLE_FENCE_WARP_FROM else 0), recv, w
+
+
+def p2p_round_channels(spec, round_: int, nch: int) -> list[int]:
+    """The p2p channels of round `round_` (peer offset: send to rank + round, receive from rank - round):
+    NCCL's base is the round's index bit-reversed over log2(p2p channels) bits (channel.h,
+    ncclP2pChannelBaseForRound), its parts take the next channels (device.h, ncclP2pChannelForPart)."""
+    total = 1 << max(0, math.ceil(math.log2(spec.nccl.max_channels)))
+    bits = total.bit_length() - 1
+    base = int(format(round_ % total, f"0{bits}b")[::-1], 2) if bits else 0
+    return [(base + part) % total for part in range(min(nch, total))]
+
+
+def p2p_channel_shares(spec, rounds: list[int], nch: int) -> dict[int, tuple[float, float]]:
+    """Per round: (send share, receive share), the mean over its channels of the rate a channel
+    gives it relative to a channel of its own (1.0), when the rounds' channels overlap. A send runs
+    at min(nccl.p2p_channel_bandwidth_GBps, its worker warps x nccl.p2p_warp_bandwidth_GBps): a
+    channel of its own has more warps than the channel's own limit needs; the receive and a copy to
+    self in proportion to their warps."""
+    chans = {r: p2p_round_channels(spec, r, nch) for r in rounds}
+    works: dict[int, int] = {}
+    for cs in chans.values():
+        for c in cs:
+            works[c] = works.get(c, 0) + 1
+    cfg = spec.nccl
+    _, r1, c1 = p2p_warps(1)
+    send_rate = lambda w: min(cfg.p2p_channel_bandwidth_GBps, p2p_warps(w)[0] * cfg.p2p_warp_bandwidth_GBps)
+    out = {}
+    for r, cs in chans.items():
+        if r == 0:                       # the copy to self: all the work's warps copy
+            share = sum(p2p_warps(works[c])[2] / c1 for c in cs) / len(cs)
+            out[r] = (share, share)
+        else:
+            out[r] = (sum(send_rate(works[c]) / send_rate(1) for c in cs) / len(cs),
+                      sum(p2p_warps(works[c])[1] / r1 for c in cs) / len(cs))
+    return out
 
 
 def p2p_chunks(spec, pp: P2PPlan, limit: int = 256) -> int:

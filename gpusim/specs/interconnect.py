@@ -94,6 +94,7 @@ class NCCLSpec:
     p2p_latency_ns: float = bounded(3000.0, 0.0, 1e9)  # a send/recv group's fixed cost beyond launch
     p2p_channel_bandwidth_GBps: float = bounded(20.0, 0.001, 1e5)  # one p2p channel's send rate (its block also runs the receive)
     p2p_receive_bandwidth_GBps: float = bounded(40.0, 0.001, 1e5)  # one p2p channel copying a landed chunk from its buffer to the user's
+    p2p_warp_bandwidth_GBps: float = bounded(2.6, 0.001, 1e5)  # one send warp of a p2p channel: a channel whose warps other works share sends at min(p2p_channel_bandwidth_GBps, its send warps x this)
     p2p_chunk_bytes: int = bounded(512 << 10, 1024, 1 << 30)  # Simple send/recv step over NVLink (NCCL_P2P_NVL_CHUNKSIZE)
     p2p_ll_threshold_bytes: int = bounded(16384, 0, 1 << 30)  # send/recv of at most 32 channels x this run LL (NCCL_P2P_LL_THRESHOLD)
     launch_skew_per_gpu_ns: float = bounded(1900.0, 0.0, 1e9)  # one process launching every GPU's kernel: delay per further GPU
@@ -104,7 +105,8 @@ class NCCLSpec:
         _positive(self, "max_channels", "threads_per_channel", "channel_threshold_bytes_per_thread",
                   "slices_per_step")
         _fraction(self, "simple_efficiency", "ll_efficiency", "ll128_efficiency", "tree_efficiency")
-        _positive(self, "channel_bandwidth_GBps", "p2p_channel_bandwidth_GBps", "p2p_receive_bandwidth_GBps")
+        _positive(self, "channel_bandwidth_GBps", "p2p_channel_bandwidth_GBps", "p2p_receive_bandwidth_GBps",
+                  "p2p_warp_bandwidth_GBps")
         _nonnegative(self, "launch_latency_ns", "ll_base_latency_ns", "ll128_base_latency_ns",
                      "simple_base_latency_ns", "ll_step_latency_ns", "ll128_step_latency_ns", "launch_skew_per_gpu_ns",
                      "simple_step_latency_ns", "p2p_latency_ns")

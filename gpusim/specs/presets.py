@@ -233,6 +233,7 @@ _NCCL = NCCLSpec(
     p2p_latency_ns=3000.0,                 # estimate: [MEAS-NVL] 64 KiB send_recv
     p2p_channel_bandwidth_GBps=20.0,       # estimate: [MEAS-NVL] send_recv on 4 GPUs, 8 channels per peer at 160 GB/s
     p2p_receive_bandwidth_GBps=40.0,       # estimate: [MEAS-NVL] send_recv tails (a chunk's copy out of the buffer)
+    p2p_warp_bandwidth_GBps=2.6,           # calibrated: [MEAS-NVL] all_to_all on 2 H200s at 1 GiB, 32 channels each shared by two works: 1623 us, 10.4 GB/s per channel over 4 send worker warps
     p2p_chunk_bytes=512 << 10,             # NCCL's NCCL_P2P_NVL_CHUNKSIZE default; [MEAS-NVL] log: "P2P Chunksize set to 524288"
     p2p_ll_threshold_bytes=16384,          # estimate: NCCL_P2P_LL_THRESHOLD default read in NCCL 2.28 (x 32 channels: LL to 512 KiB per peer)
     launch_skew_per_gpu_ns=1900.0,         # estimate: [MEAS-NVL] 64 KiB send_recv 9.3 us on 2 GPUs, 13.1 on 4

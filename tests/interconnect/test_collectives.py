@@ -182,3 +182,25 @@ def test_ll_ring_steps_stream_instead_of_waiting_for_the_whole_step():
     ll128 = simulate("all_reduce", size, as_ll, n, protocol="LL128")
     latency_us = (H200.nvlink.latency_ns + H200.system.switch_latency_ns) / 1e3
     assert ll.channels == ll128.channels and ll128.time_us - ll.time_us == pytest.approx(5 * latency_us, rel=0.1)
+
+
+def test_p2p_rounds_start_on_bit_reversed_channels():
+    # NCCL 2.28 channel.h: round d's base is d bit-reversed over log2(32) bits; its parts take the next channels
+    from gpusim.collectives.tuning import p2p_round_channels
+    assert [p2p_round_channels(H200, d, 8)[0] for d in range(4)] == [0, 16, 8, 24]
+    assert p2p_round_channels(H200, 3, 16)[-1] == 7          # wraps around the 32 p2p channels
+
+
+def test_p2p_works_sharing_a_channel_split_its_warps():
+    # sendrecv.h: 20 warps shared by 2 works give each 10: 5 send warps (4 workers + the fence warp), 4 receive
+    from gpusim.collectives.tuning import p2p_warps
+    assert p2p_warps(1) == (9, 9, 20) and p2p_warps(2) == (4, 4, 10)
+
+
+def test_all_to_all_whose_rounds_share_channels_sends_at_its_warps_rate():
+    # 2 GPUs, 1 GiB: 512 MiB per peer doubles to 32 channels, so the peer round shares every channel with the
+    # copy to self; 4 worker warps x nccl.p2p_warp_bandwidth_GBps each
+    from gpusim.collectives.tuning import p2p_channel_shares
+    nc = H200.nccl
+    send_share = p2p_channel_shares(H200, [0, 1], 32)[1][0]
+    assert send_share == pytest.approx(4 * nc.p2p_warp_bandwidth_GBps / nc.p2p_channel_bandwidth_GBps)
