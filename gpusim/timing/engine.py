@@ -337,6 +337,7 @@ class TimingEngine:
         inst_scale = scale * (kept[0] + skipped[0]) / kept[0] if kept[0] else scale   # loop sampling left out
         mem = self.memory.counters()
         m = {k: v * scale * self.issue.traffic_scale(k) for k, v in mem.items() if not k.endswith(".pct")}
+        self._count_skipped_writebacks(m, scale)
         residue = self.memory.l2.residue_written_bytes()    # whole-GPU bytes already (TimingOptions)
         if residue:
             m["dram__bytes_write.sum"] = m.get("dram__bytes_write.sum", 0.0) + residue
@@ -367,6 +368,18 @@ class TimingEngine:
         m["timing__loop_sampled_fraction"] = kept[0] / (kept[0] + skipped[0]) if kept[0] + skipped[0] else 1.0
         m["timing__sampling_error_pct"] = self._sampling_error(cycles)
         return m
+
+    def _count_skipped_writebacks(self, m: dict, scale: float) -> None:
+        """Loop sampling: the dirty lines the left-out iterations' loads would have evicted
+        are written back (l2_standins.py), in the counters only."""
+        written, partial = self.memory.l2.skipped_traffic_writebacks(self.issue.traffic_scale("dram__bytes_read.sum"))
+        if not written:
+            return
+        sb = self.spec.l2.sector_bytes
+        for side, n in (("write", written * self.issue.traffic_scale("dram__bytes_write.sum")),
+                        ("read", partial * self.issue.traffic_scale("dram__bytes_read.sum"))):
+            m[f"dram__sectors_{side}.sum"] = max(0.0, m.get(f"dram__sectors_{side}.sum", 0.0) + n * scale)
+            m[f"dram__bytes_{side}.sum"] = max(0.0, m.get(f"dram__bytes_{side}.sum", 0.0) + n * scale * sb)
 
     def _sampling_error(self, cycles: float) -> float:
         """A standard error, in percent of the predicted cycles, of what sampling extrapolated:

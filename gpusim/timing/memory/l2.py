@@ -325,6 +325,8 @@ class L2Cache(FarPartition, StandIns):
                 if self.stall > ts:                     # the victim's write-back had to get into DRAM first
                     ts = self.stall
                 r = self._home(ent, ts, lst, i, j, op, ops, masks, TEX)
+                if masks is not None and ent[self.sectors_per_line + 1]:
+                    self._demote_partial(part, line, s, ent)
                 if op != READ and self.partitions > 1:
                     self._drop_copies(line, s, home, part, lst, i, j)
             else:
@@ -386,6 +388,13 @@ class L2Cache(FarPartition, StandIns):
         else:
             od.move_to_end(line)
         return ent
+
+    def _demote_partial(self, p: int, line: int, s: int, ent: list) -> None:
+        """A home line left with sectors only partly valid (bytes written, never fetched) goes
+        to the LRU end of its set: the next allocation there evicts it (see the docstring)."""
+        if any(e[0] != FULL for e in ent[self.sectors_per_line + 1].values()):
+            first, nsets = self._geometry[s]
+            self._sets[p][first + unit_of(line // self.slices, nsets)].move_to_end(line, last=False)
 
     def _home(self, ent, ts, lst, i, j, op, ops, masks, src) -> float:
         """Sectors lst[i:j] of one line at its home slice, looked up at ts; their ready time."""

@@ -18,21 +18,34 @@ What is modelled (an estimate from the sampled blocks, no extra execution):
   region is shared when m >= 2 (a stream has m = 1: each line is one block's; a
   stencil's halo a little more, and its neighbours run at the same time, within the
   sample).
-- Residency (LRU by Che's approximation, the other blocks' touches spread evenly over the
-  kernel): a line stays in the whole L2 for a share w of the kernel after its last touch,
-  where the lines touched within w fill the L2's C distinct lines,
-      sum over shared regions of D * (1 - exp(-m w)) + sum over streams of min(D, m D w) = C
-  (w = 1 when everything fits). A line of a region touched by m blocks is then in the
-  whole L2 when one of the other m - 1 blocks touched it within w before, and not before
-  the kernel started: at grid position tau (block / grid blocks) the probability is
-      p(tau) = 1 - exp(-(m - 1) * min(tau, w)).
+- Residency (LRU, the other blocks' touches spread over the kernel): a line stays in the
+  whole L2 for a share w of the kernel after its last touch, where the lines touched
+  within w fill the L2's C distinct lines,
+      sum over shared regions of touched_r(w) + sum over streams of min(D, m D w) = C
+  (w = 1 when everything fits). How a shared region's lines are touched within w depends
+  on how its blocks find them:
+  * irregular regions (gathers and scatters through an index, a hash): each line's
+    touches fall at random grid positions, Che's approximation: touched_r(w) =
+    D (1 - exp(-m w)); a line is in the whole L2 when one of the other m - 1 blocks
+    touched it within w before, and not before the kernel started: at grid position tau
+    (block / grid blocks) the probability is p(tau) = 1 - exp(-(m - 1) * min(tau, w));
+  * regular regions (a block's lines of the region at one stride: a matmul's column
+    strip of B, a row strip of A): the grid walks the region in order and comes back to
+    a line once every 1/m of the grid (a matmul's B once per block row), so
+    touched_r(w) = D min(1, m w) and a line is held exactly when its reuse distance
+    fits: p(tau) = 1 if 1/m <= min(tau, w), else 0. A cyclic walk over more than the L2
+    holds gets no hits under LRU, where Che's approximation would give it a share of
+    them (matmul_tiled 4096^3 on an H200: 16.9 GB of DRAM reads measured, one 64 MB B
+    per block row; with Che's 5.9 GB were predicted).
+  A region is regular when, over the run's blocks, at least `REGULAR_SHARE` of the
+  gaps between a block's consecutive lines of it are that block's commonest gap.
 - The L2 (`l2.py`) asks on a miss of its share: `warm(line, tau)` draws the line's fixed
   uniform hash u(line) against p(tau), so runs are deterministic. A warm line is filled
   without DRAM traffic and takes no share of the phantom stand-ins; a warm dirty line
   evicted from the share is kept (no write-back: the whole L2 would still hold it).
 
-Not modelled: timing structure within the kernel (blocks that share lines at the same
-time, like a matmul's concurrent tiles, are taken as spread evenly), the near/far copies'
+Not modelled: timing structure within the kernel beyond that (blocks that share lines at
+the same time are taken as spread evenly over the grid), the near/far copies'
 exact capacity (C counts a line once plus half a line for its far copy), and lines
 outside the array arguments (local memory, constants).
 """
@@ -45,38 +58,47 @@ import numpy as np
 HASH_MULT = 0x9E3779B97F4A7C15
 MASK64 = (1 << 64) - 1
 SHARED_MIN = 2.0           # blocks per line from which a region counts as shared (a halo is not)
+REGULAR_SHARE = 0.5        # share of a block's line gaps at its commonest gap from which a region is regular
 
 
 class SharedFootprint:
     """Per-region sharing degree and the residency probability of its lines."""
 
-    def __init__(self, starts, ends, touches, capacity_lines: float):
+    def __init__(self, starts, ends, touches, capacity_lines: float, regular=None):
         """`starts`, `ends`: each region's line range; `touches`: the whole grid's
-        (block, line) pairs in it; `capacity_lines`: distinct lines the whole L2 holds."""
+        (block, line) pairs in it; `capacity_lines`: distinct lines the whole L2 holds;
+        `regular`: per region, whether the grid walks it in order (default: none does)."""
         self.starts = np.asarray(starts, dtype=np.int64)
         self.ends = np.asarray(ends, dtype=np.int64)
         self.lines = np.maximum(self.ends - self.starts, 1).astype(float)
         self.touches = np.asarray(touches, dtype=float)
         m = self.touches / self.lines                          # blocks per line
         self.sharing = np.where(m >= SHARED_MIN, m, 1.0)       # below: a stream's halo, timed with it
+        self.regular = (np.zeros(len(self.starts), dtype=bool) if regular is None
+                        else np.asarray(regular, dtype=bool))
         self.capacity_lines = float(capacity_lines)
         self.window = self._window()                           # w, at most 1
         self._list = list(zip(self.starts.tolist(), self.ends.tolist(),
-                              np.maximum(self.sharing - 1.0, 0.0).tolist()))
+                              np.maximum(self.sharing - 1.0, 0.0).tolist(),
+                              (1.0 / self.sharing).tolist(), self.regular.tolist()))
 
     @property
     def active(self) -> bool:
-        return any(a > 0 for _, _, a in self._list)
+        return any(extra > 0 for _, _, extra, _, _ in self._list)
 
     def _window(self) -> float:
         """The share of the kernel a line stays in the whole L2 after its last touch (Che's
         characteristic time): the w at which the lines touched within w of the kernel fill
-        the capacity, sum over regions of D * (1 - exp(-m w)) (a stream: m D w) = C."""
+        the capacity, sum over regions of D * (1 - exp(-m w)) (regular: D min(1, m w); a
+        stream: m D w) = C."""
         lines, shared = self.lines, self.sharing >= SHARED_MIN
+        regular = shared & self.regular
 
         def touched(w: float) -> float:
-            return float(np.where(shared, lines * -np.expm1(-self.sharing * w),
-                                  np.minimum(lines, self.touches * w)).sum())
+            random_walk = lines * -np.expm1(-self.sharing * w)
+            in_order = lines * np.minimum(1.0, self.sharing * w)
+            return float(np.where(regular, in_order,
+                                  np.where(shared, random_walk, np.minimum(lines, self.touches * w))).sum())
 
         if touched(1.0) <= self.capacity_lines:
             return 1.0
@@ -91,9 +113,13 @@ class SharedFootprint:
 
     def probability(self, line: int, tau: float) -> float:
         """Whether the whole L2 holds `line` at grid position `tau`, as a probability."""
-        for a, b, extra in self._list:
+        for a, b, extra, gap, regular in self._list:
             if a <= line < b:
-                return -math.expm1(-extra * min(tau, self.window)) if extra > 0 else 0.0
+                if extra <= 0:
+                    return 0.0
+                if regular:                 # back once every gap of the grid: held if that fits
+                    return 1.0 if gap <= min(tau, self.window) else 0.0
+                return -math.expm1(-extra * min(tau, self.window))
         return 0.0
 
     def warm(self, line: int, tau: float) -> bool:
@@ -114,6 +140,8 @@ def shared_footprint(arrays, streams_by_block, grid_blocks: int, sectors_per_lin
     starts = np.array([a for a, _ in ranges], dtype=np.int64)
     ends = np.array([b for _, b in ranges], dtype=np.int64)
     pairs = np.zeros(len(ranges))
+    gaps = np.zeros(len(ranges))                 # per region: gaps between a block's consecutive lines
+    common = np.zeros(len(ranges))               # ... of them at the block's commonest gap
     lsh = sectors_per_line.bit_length() - 1
     seen = []
     for streams in streams_by_block:
@@ -124,13 +152,29 @@ def shared_footprint(arrays, streams_by_block, grid_blocks: int, sectors_per_lin
         ok = (idx >= 0) & (lines < ends[np.maximum(idx, 0)])
         pairs += np.bincount(idx[ok], minlength=len(ranges))
         seen.append(lines[ok])
+        _count_gaps(lines[ok], idx[ok], gaps, common)
     touches = pairs * grid_blocks / len(streams_by_block)
     if seen:                                   # sharing among the run's own blocks is simulated with them
         union = np.unique(np.concatenate(seen))
         distinct = np.bincount(np.searchsorted(starts, union, side="right") - 1, minlength=len(ranges))
         touches = touches / np.maximum(pairs / np.maximum(distinct, 1), 1.0)
-    fp = SharedFootprint(starts, ends, touches, capacity_lines)
+    regular = common >= REGULAR_SHARE * np.maximum(gaps, 1.0)
+    fp = SharedFootprint(starts, ends, touches, capacity_lines, regular=regular)
     return fp if fp.active else None
+
+
+def _count_gaps(lines: np.ndarray, idx: np.ndarray, gaps: np.ndarray, common: np.ndarray) -> None:
+    """Add one block's line gaps per region (`lines` sorted, `idx` their regions) to `gaps`,
+    and those at the block's commonest gap in that region to `common`."""
+    if lines.size < 2:
+        return
+    d = np.diff(lines)
+    r = idx[1:]
+    same = r == idx[:-1]
+    for region in np.unique(r[same]).tolist():
+        g = d[same & (r == region)]
+        gaps[region] += g.size
+        common[region] += np.unique(g, return_counts=True)[1].max()
 
 
 def _block_lines(streams, lsh: int) -> np.ndarray:

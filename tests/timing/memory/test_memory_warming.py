@@ -53,3 +53,25 @@ def test_a_sampled_scatter_into_an_l2_resident_array_reads_each_line_about_once(
     footprint = 3 * 4 * n                         # x and perm streamed, out filled once for its partial writes
     assert r.metrics["gpusim__l2_warm_fill_lines.sum"] > 0
     assert r.metrics["dram__bytes_read.sum"] < 1.3 * footprint
+
+
+def test_a_regular_region_walked_in_order_beyond_the_l2_is_never_warm():
+    # matmul 4096^3: B (64 MB) is walked once per block row; LRU keeps none of a cyclic walk larger than it
+    d, m, c = 100_000, 64.0, 40_000.0
+    fp = SharedFootprint([0], [d], [m * d], capacity_lines=c, regular=[True])
+    assert math.isclose(fp.window, c / (m * d), rel_tol=1e-6)      # D min(1, m w) = C
+    assert fp.probability(7, 0.9) == 0.0
+
+
+def test_a_regular_region_that_fits_is_warm_from_its_first_reuse_on():
+    fp = SharedFootprint([0], [1000], [32_000.0], capacity_lines=5000.0, regular=[True])
+    assert fp.probability(7, 1 / 32 - 1e-9) == 0.0                 # before the grid comes back to it
+    assert fp.probability(7, 1 / 32) == 1.0
+
+
+def test_a_block_lines_at_one_stride_make_a_region_regular():
+    from gpusim.timing.memory.warming import _count_gaps
+    gaps, common = np.zeros(2), np.zeros(2)
+    _count_gaps(np.array([0, 128, 256, 384, 1000, 1003, 1100, 1500]), np.array([0, 0, 0, 0, 1, 1, 1, 1]),
+                gaps, common)
+    assert list(gaps) == [3, 3] and list(common) == [3, 1]        # region 0: one stride; region 1: scattered
