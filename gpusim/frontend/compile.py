@@ -86,6 +86,14 @@ class CompiledKernel:
         return nbt.void(*self.argtypes)
 
     @cached_property
+    def sass_ptx(self) -> str:
+        """The PTX that ptxas assembles for the kernel's SASS: Numba's, with numba-cuda's runtime
+        (NRT) defined as the simulator runs it (`nrt.py`; ptxas links `malloc`/`free` itself), so
+        that its lines are those of the parsed program. Numba's PTX otherwise."""
+        from gpusim.frontend import nrt
+        return nrt.instrument(self.ptx) if nrt.uses_nrt(self.ptx) else self.ptx
+
+    @cached_property
     def program(self):
         """The parsed PTX module (`isa.program.Program`), parsed once."""
         from gpusim.frontend import cg, nrt

@@ -72,3 +72,13 @@ def test_heap_exhaustion_names_kernel_thread_and_the_heap_limit():
         _too_big[1, 32](np.zeros(32))
     msg = str(e.value)
     assert "_too_big" in msg and "thread (26, 0, 0)" in msg and "cudaLimitMallocHeapSize" in msg
+
+
+def test_an_nrt_kernel_is_timed_from_the_sass_ptxas_makes_of_the_runtime_as_run():
+    import gpusim
+    from gpusim.frontend.sass import have_nvdisasm, have_ptxas
+    if not (have_ptxas() and have_nvdisasm()):
+        pytest.skip("NVIDIA's ptxas/nvdisasm are not installed")
+    r = gpusim.launch(cuda.jit(_copy_sum), 1, 32, (np.zeros(32), np.arange(3.0)), timing=True)
+    assert r.metrics["gpusim__instruction_level"] == "sass"
+    assert any(i.base == "CALL" for i in r.sass.instructions)          # NRT functions, malloc/free
