@@ -370,9 +370,13 @@ class TimingEngine:
         return m
 
     def _count_skipped_writebacks(self, m: dict, scale: float) -> None:
-        """Loop sampling: the dirty lines the left-out iterations' loads would have evicted
-        are written back (l2_standins.py), in the counters only."""
-        written, partial = self.memory.l2.skipped_traffic_writebacks(self.issue.traffic_scale("dram__bytes_read.sum"))
+        """Loop sampling: the dirty lines the left-out iterations' loads and stores would have
+        evicted are written back (l2_standins.py), in the counters only."""
+        kept = self.issue.kept_kinds[0] + self.issue.kept_kinds[1]
+        left_out = self.issue.skipped_kinds[0] + self.issue.skipped_kinds[1]
+        if not kept or not left_out:
+            return
+        written, partial = self.memory.l2.skipped_traffic_writebacks((kept + left_out) / kept)
         if not written:
             return
         sb = self.spec.l2.sector_bytes

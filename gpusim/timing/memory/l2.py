@@ -176,6 +176,7 @@ class L2Cache(FarPartition, StandIns):
         self._dirtied_sectors = 0                # sectors of home lines that went from clean to dirty
         self._dirtied_bursts = 0                 # DRAM bursts of home lines that went from clean to dirty
         self._credit = 0.0
+        self._evicting_sets: set = set()         # id() of the sets that have evicted a line
         self._residue: deque = deque()           # lines of preload_dirty, oldest first (some may be gone)
         self._residue_range = (0, 0)             # their line indices
         self._residue_evicted = 0
@@ -365,6 +366,7 @@ class L2Cache(FarPartition, StandIns):
             warm = fp is not None and fp.warm(line, self.tau)
             if len(od) >= self.ways:
                 vline, vent = od.popitem(last=False)
+                self._evicting_sets.add(id(od))
                 if self._residue and self._is_residue(vline):
                     self._residue_evicted += 1
                 if vent[spl]:

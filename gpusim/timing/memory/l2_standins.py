@@ -23,12 +23,13 @@ What is modelled:
   Only the counters see their write-back (`residue_written_bytes`, whole-GPU bytes that no
   sampling scales): a few MB against the tens of MB a kernel must move to evict them.
 - Traffic that loop sampling left out (`skipped_traffic_writebacks`): when the timing model
-  simulates 1/s of a loop's iterations, the L2 sees 1/s of the allocations their loads
-  make, so dirty lines that the left-out loads would have evicted are still in the share
+  simulates 1/s of a loop's loads and stores, the L2 sees 1/s of the allocations they
+  make, so dirty lines that the left-out accesses would have evicted are still in the share
   at the end (matmul 4096^3: C written after the k loop, evicted on the GPU by the next
-  blocks' 16 GB of A and B; 1/14 of it simulated). A line at LRU depth d of its set (d
-  lines used since) has seen about d * s allocations in the real run: at d * s >= ways
-  it was evicted, and its dirty sectors are counted as written back (with the read of a
+  blocks' 16 GB of A and B; 1/14 of it simulated). A line at LRU depth d of a set that has
+  evicted lines (d lines used since) has seen about d * s allocations in the real run: at
+  d * s >= ways it was evicted (a set that never evicted holds a reused footprint that
+  fits: the left-out accesses hit it), and its dirty sectors are counted as written back (with the read of a
   read-modify-write for bytes never fetched). The phantoms stand for the dirty lines
   earlier blocks left in the share; the left-out loads would have evicted those before
   the simulated blocks came, in the same proportion, so the phantom write-backs shrink
@@ -114,17 +115,20 @@ class StandIns:
         return done
 
     def skipped_traffic_writebacks(self, scale: float) -> tuple[float, int]:
-        """Loop sampling (1 in `scale` of the loads simulated): (dirty sectors written back, of
-        them read first) that the left-out allocations add: the home lines at LRU depth
-        >= ways / scale of their set, less the same share of the phantom write-backs (see
+        """Loop sampling (1 in `scale` of the loads and stores simulated): (dirty sectors written
+        back, of them read first) that the left-out allocations add: the home lines at LRU
+        depth >= ways / scale of a set that has evicted, less the same share of the phantom write-backs (see
         the module docstring)."""
         if scale <= 1.0:
             return 0.0, 0
         spl = self.sectors_per_line
         keep = self.ways / scale
         written = partial = held = 0
+        evicting = self._evicting_sets
         for sets in self._sets:
             for od in sets:
+                if id(od) not in evicting:              # no allocation pressure: what it holds stays
+                    continue
                 for depth, ent in enumerate(reversed(od.values())):
                     d = ent[spl]
                     if not d or ent[spl + 2]:

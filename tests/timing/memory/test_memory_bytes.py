@@ -155,10 +155,20 @@ def test_a_line_whose_written_sectors_are_whole_keeps_its_lru_place():
 
 def test_loop_sampling_counts_the_dirty_lines_its_left_out_loads_would_evict():
     l2 = L2Cache(SPEC)
-    lines = _lines_in_one_set(l2, l2.ways)
-    l2.write(0.0, [lines[0] * 4], masks=[FULL])                    # the oldest line of the set, dirty
-    for i, ln in enumerate(lines[1:]):
-        l2.read(100.0 * (i + 1), [ln * 4])                         # then ways - 1 younger lines
+    first, dirty, *younger = _lines_in_one_set(l2, l2.ways + 1)
+    l2.read(0.0, [first * 4])
+    l2.write(50.0, [dirty * 4], masks=[FULL])
+    for i, ln in enumerate(younger):
+        l2.read(100.0 * (i + 1), [ln * 4])                         # ways - 1 younger lines: `first` evicted
     assert l2.skipped_traffic_writebacks(1.0) == (0, 0)            # every load simulated: still held
     assert l2.skipped_traffic_writebacks(2.0) == (1, 0)            # depth 15 >= 16 / 2: evicted
     assert l2.skipped_traffic_writebacks(1.05) == (0, 0)           # depth 15 < 16 / 1.05: held
+
+
+def test_loop_sampling_keeps_the_dirty_lines_of_a_set_that_never_evicted():
+    l2 = L2Cache(SPEC)
+    lines = _lines_in_one_set(l2, l2.ways)
+    l2.write(0.0, [lines[0] * 4], masks=[FULL])
+    for i, ln in enumerate(lines[1:]):
+        l2.read(100.0 * (i + 1), [ln * 4])                         # the set fills up, nothing leaves it
+    assert l2.skipped_traffic_writebacks(16.0) == (0, 0)           # a footprint that fits: left-out accesses hit
