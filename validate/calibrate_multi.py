@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 FITTED = ("launch_latency_ns", "ll_base_latency_ns", "ll128_base_latency_ns", "simple_base_latency_ns",
           "ll_step_latency_ns", "ll128_step_latency_ns", "simple_step_latency_ns",
           "simple_efficiency", "ll_efficiency", "ll128_efficiency", "channel_bandwidth_GBps", "p2p_latency_ns",
-          "tree_efficiency", "launch_skew_per_gpu_ns", "p2p_channel_bandwidth_GBps", "p2p_receive_bandwidth_GBps")
+          "tree_efficiency", "launch_skew_per_gpu_ns", "p2p_channel_bandwidth_GBps", "p2p_receive_bandwidth_GBps",
+          "p2p_warp_bandwidth_GBps")
 FRACTIONS = {"simple_efficiency", "ll_efficiency", "ll128_efficiency", "tree_efficiency"}
 
 
