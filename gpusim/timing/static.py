@@ -61,17 +61,34 @@ class IssueProgram:
     n_sass: int
 
 
+_PROGRAMS: dict = {}
+
+
 def issue_program(smap, decoded, classify, spec=None) -> IssueProgram:
     """Segments for a `SassMap` of `decoded` (the functional core's kernel);
     `classify(i, instr, ptx_info) -> StaticInstr` is the architecture's opcode table;
-    `spec` (a GPUSpec) sets the instruction and constant cache line sizes."""
+    `spec` (a GPUSpec) sets the instruction and constant cache line sizes. Kept in memory per
+    (map, kernel, table, line sizes): the points of a sweep share one kernel's program
+    (`sass_classifier` hands out one table per architecture and pipes)."""
+    ishift = (spec.sm.instruction_cache_line_bytes if spec else 128).bit_length() - 1
+    cshift = (spec.sm.constant_cache_line_bytes if spec else 64).bit_length() - 1
+    key = (id(smap), id(decoded), id(classify), ishift, cshift)
+    hit = _PROGRAMS.get(key)
+    if hit is not None and hit[0] is smap and hit[1] is decoded and hit[2] is classify:
+        return hit[3]
+    program = _issue_program(smap, decoded, classify, ishift, cshift)
+    if len(_PROGRAMS) >= 32:
+        _PROGRAMS.clear()
+    _PROGRAMS[key] = (smap, decoded, classify, program)    # holding them keeps their ids unique
+    return program
+
+
+def _issue_program(smap, decoded, classify, ishift: int, cshift: int) -> IssueProgram:
     import dataclasses
 
     from gpusim.timing.fetch import constant_operands
     ins = smap.listing.instructions
     infos = decoded.infos
-    ishift = (spec.sm.instruction_cache_line_bytes if spec else 128).bit_length() - 1
-    cshift = (spec.sm.constant_cache_line_bytes if spec else 64).bit_length() - 1
     statics = []
     for i, x in enumerate(ins):
         o = smap.origin[i]
@@ -128,16 +145,31 @@ def _owners(smap, decoded) -> np.ndarray:
 _DEPENDENCY = {"fixed": FIXED, "mio": SHARED, "l1tex": GLOBAL}
 
 
+_CLASSIFIERS: dict = {}
+
+
 def sass_classifier(spec):
     """`classify(i, instr, ptx_info) -> StaticInstr` for `spec`'s architecture: the pipe from
     `gpusim.frontend.sass.opcodes`, registers from `operands`, the pipe's latency. An
     instruction issues to the first free of its physical pipes: FP32 to fmalite or
     fmaheavy (only fmaheavy where fmalite's interval is 0), half precision to the fp16
-    pipe or, where it has none (interval 0), to the FMA pipes with the fp16 latency."""
+    pipe or, where it has none (interval 0), to the FMA pipes with the fp16 latency.
+    One function per (architecture, pipes): what it reads of `spec`."""
+    key = (spec.compute_capability, spec.sm.pipes)
+    try:
+        fn = _CLASSIFIERS.get(key)
+    except TypeError:                                  # unhashable pipes: a table of its own
+        return _classifier(*key)
+    if fn is None:
+        if len(_CLASSIFIERS) >= 32:
+            _CLASSIFIERS.clear()
+        fn = _CLASSIFIERS[key] = _classifier(*key)
+    return fn
+
+
+def _classifier(cc, pipes):
     from gpusim.frontend.sass.opcodes import classify as sass_op
     from gpusim.frontend.sass.operands import register_operands
-    pipes = spec.sm.pipes
-    cc = spec.compute_capability
     fp32 = tuple(p for p in ("fmalite", "fmaheavy") if pipes.of(p).issue_interval_cycles > 0)
     fp16 = ("fp16",) if pipes.fp16.issue_interval_cycles > 0 else fp32
     route = {"fma": fp32, "fp16": fp16}
