@@ -15,11 +15,13 @@ A `StreamStore` holds, for one (kernel, arguments, launch, functional spec field
 Both sources also keep, in memory only (not pickled), each block's streams as the SM issues
 them (`issue_stream.IssueStreams.convert`: SASS segments, accesses moved onto their SASS
 instructions, stores combined) with what converting them added to the converter's counters,
-keyed by the conversion's inputs (the SASS mapping and segments): a later replay of the same
-process hands those to the engine instead of converting the PTX visits again. Only where loop
-sampling is off (`warp_budget` None): with it, what a warp keeps depends on the spec (the
-blocks timed). `ReplaySource` serves the streams a
-store holds; a block the store lacks (another SM count samples other blocks) is executed,
+keyed by the conversion's inputs (the SASS mapping and segments; with loop sampling, the
+budget per warp and the loop chosen so far, which depend on the blocks a spec times): a later
+replay of the same process hands those to the engine instead of converting the PTX visits
+again, and advances the converter's counters and loop choice as converting did.
+
+`ReplaySource` serves the streams a store holds; a block the store lacks (another SM count
+samples other blocks) is executed,
 alone with its chunk, on the replayed launch's fresh memory and added to the store. That
 assumes what a block's streams hold (its path, addresses, masks) does not depend on which
 other blocks ran before it: true of every data-race-free kernel whose control flow and
@@ -61,8 +63,9 @@ class StreamStore:
     blocks: dict = field(default_factory=dict)        # block -> [(gid, block, warp_in_block, visits), ...]
     added: int = 0                                    # blocks added since loaded or saved (worth saving again)
     fresh: list = field(default_factory=list)         # those blocks
-    sass: dict = field(default_factory=dict)          # block -> (conversion key, SASS visits per warp,
-    #                                                   (kept instructions, kept accesses, dropped) per warp)
+    sass: dict = field(default_factory=dict)          # block -> {(conversion key, warp budget, loop state):
+    #                                                   (SASS visits per warp, convert()'s `adds` per warp,
+    #                                                   loop state after)}
 
     def __getstate__(self) -> dict:
         return {**self.__dict__, "added": 0, "fresh": [], "sass": {}}
@@ -79,7 +82,7 @@ class StreamStore:
 
 
 def conversion_key(issue) -> str:
-    """What `IssueStreams.convert` turns PTX visits into SASS visits with (loop sampling off)."""
+    """The SASS mapping `IssueStreams.convert` turns PTX visits into SASS visits with."""
     m = issue.smap
     parts = (m.origin, m.home, m.regions, m.unrolled, m.payload_target, m.payload_home, m.payload_back, m.copies,
              [(b.start, b.end) for b in m.cfg.blocks], sorted(issue.region.items()),
@@ -88,38 +91,37 @@ def conversion_key(issue) -> str:
 
 
 class _KeepsConversions:
-    """block(): the SASS visits of a block converted before (this process, same conversion)
-    with the converter's counters advanced as converting them did; else converted and kept."""
+    """block(): the SASS visits of a block converted before (this process, same conversion,
+    same loop-sampling state) with the converter's counters and loop choice advanced as
+    converting them did; else converted and kept."""
 
     _conversion: str | None = None
 
     def block(self, b: int) -> list[WarpStream]:
         issue = self.issue
-        if issue is None or issue.warp_budget is not None:
+        if issue is None:
             return TraceSource.block(self, b)
         if self._conversion is None:
             self._conversion = conversion_key(issue)
         streams = self.peek(b)
         del self.ready[b]
-        kept = self.store.sass.get(b)
-        if kept is not None and kept[0] == self._conversion:
-            for st, visits, (inst, acc, dropped) in zip(streams, kept[1], kept[2]):
-                st.visits = visits
-                issue.kept[0] += inst                  # as convert() adds them, warp after warp
-                issue.kept[1] += acc
-                issue.dropped += dropped
+        # what convert() reads besides the visits: the mapping, the budget, the loop chosen so far
+        state = (self._conversion, issue.warp_budget, issue.loop_chosen, issue.loop)
+        kept = self.store.sass.setdefault(b, {})
+        hit = kept.get(state)
+        if hit is not None:
+            visits, adds, after = hit
+            for st, v, a in zip(streams, visits, adds):
+                st.visits = v
+                issue.add(a)                           # as convert() added them, warp after warp
+            issue.loop_chosen, issue.loop = after
             return streams
-        sass, adds = [], []
-        cost = issue.cost
+        visits, adds = [], []
         for st in streams:
-            # what convert() adds to kept (its own sums, so floats add up the same), and to dropped
-            inst = sum(cost.get(v[0], 0) for v in st.visits)
-            acc = sum(len(v[2]) for v in st.visits)
-            d = issue.dropped
             st.visits = issue.convert(st.visits)
-            sass.append(st.visits)
-            adds.append((inst, acc, issue.dropped - d))
-        self.store.sass[b] = (self._conversion, sass, adds)
+            visits.append(st.visits)
+            adds.append(issue.adds)
+        kept[state] = (visits, adds, (issue.loop_chosen, issue.loop))
         return streams
 
 

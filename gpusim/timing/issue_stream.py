@@ -73,25 +73,46 @@ class IssueStreams:
         self.stores = {seg: v for seg, v in self.stores.items() if len(v) > 1}   # segments with 2+ stores
 
     def convert(self, visits: list) -> list:
+        """The SASS visits of one warp's PTX visits; the counters advanced by `adds` (the same
+        terms `add` takes: a caller that keeps the result can advance them again without
+        converting, gpusim.sweep's replay)."""
         cost = self.cost
         total = sum(cost.get(v[0], 0) for v in visits)
         acc = sum(len(v[2]) for v in visits)
+        skipped = kinds_kept = kinds_skipped = None
         if self.warp_budget is not None and total > self.warp_budget:
             kinds = _kinds(visits)
             visits = self._sample(visits, total)
             k_inst = sum(cost.get(v[0], 0) for v in visits if v[0] >= 0)
             k_acc = sum(len(v[2]) for v in visits if v[0] >= 0)
-            self.skipped[0] += total - k_inst
-            self.skipped[1] += acc - k_acc
-            kept = _kinds(visits)
-            for i in range(3):
-                self.skipped_kinds[i] += kinds[i] - kept[i]
+            skipped = (total - k_inst, acc - k_acc)
+            kinds_kept = _kinds(visits)
+            kinds_skipped = [kinds[i] - kinds_kept[i] for i in range(3)]
             total, acc = k_inst, k_acc
-            self.kept_kinds = [a + b for a, b in zip(self.kept_kinds, kept)]
         elif self.warp_budget is not None:
-            self.kept_kinds = [a + b for a, b in zip(self.kept_kinds, _kinds(visits))]
+            kinds_kept = _kinds(visits)
+        dropped = self.dropped
+        out = self._convert(visits)
+        self.adds = (total, acc, skipped, kinds_kept, kinds_skipped, self.dropped - dropped)
+        self.dropped = dropped
+        self.add(self.adds)
+        return out
+
+    def add(self, adds: tuple) -> None:
+        """Advance the counters by what converting one warp added (`convert` sets `adds`)."""
+        total, acc, skipped, kinds_kept, kinds_skipped, dropped = adds
+        if skipped is not None:
+            self.skipped[0] += skipped[0]
+            self.skipped[1] += skipped[1]
+            for i in range(3):
+                self.skipped_kinds[i] += kinds_skipped[i]
+        if kinds_kept is not None:
+            self.kept_kinds = [a + b for a, b in zip(self.kept_kinds, kinds_kept)]
         self.kept[0] += total
         self.kept[1] += acc
+        self.dropped += dropped
+
+    def _convert(self, visits: list) -> list:
         out: list = []
         latest: dict[int, dict] = {}                 # PTX home block -> mem of its latest SASS visit
         pending: dict[int, dict] = {}                # PTX home block -> accesses waiting for its next visit
