@@ -47,7 +47,7 @@ LAUNCHES = [  # (program, size, preset, timing options as a dict or None)
     ("matmul_tiled", "default", "h100", {"record": {"sms": 0}}),
 ]
 SPEED_POINTS = [[], ["hbm.bandwidth_GBps=6704"], ["l2.hit_latency_cycles=400"], ["clocks.sm_clock_mhz=1500"],
-                ["sm_count=66"]]                     # benchmarks/sweep_speed.py's
+                ["sm_count=66"], ["sm_count=66", "hbm.bandwidth_GBps=6704"]]   # benchmarks/sweep_speed.py's
 MORE_POINTS = [["sm_count=16", "hbm.bandwidth_GBps=1500"], ["sm.warp_scheduler=lrr"],
                ["sm.warp_scheduler=oldest", "l2.hit_latency_cycles=150"]]
 REPLAYS = [("transpose_shared", {"rows": 1024, "cols": 1024}, "h100", SPEED_POINTS + MORE_POINTS),

@@ -6,10 +6,11 @@
 
 - replay: the first point of a sweep (records the functional run; empty stream cache) against
   each further point whose fields allow replay (HBM bandwidth, L2 latency, SM clock, SM count:
-  the last samples other blocks, which the replay executes), for transpose_shared 1024^2 and
-  matmul_tiled 512^3. Target: each further point at most 1/3 of the first's wall time. Each
-  point's timed blocks (`timing__blocks_simulated`) are listed: sampled mode times each
-  simulated SM's share of the grid, so at 66 SMs a replay times twice the blocks of 132 SMs.
+  66 SMs samples other blocks, which its first point executes; a second 66-SM point finds them
+  recorded), for transpose_shared 1024^2 and matmul_tiled 512^3. Target: each further point at
+  most 1/3 of the first's wall time. Each point's timed blocks (`timing__blocks_simulated`) and
+  the blocks it executed functionally are listed: sampled mode times each simulated SM's share
+  of the grid, so at 66 SMs a replay times twice the blocks of 132 SMs.
 - workers: one 64-point sweep (vector_add 2^18 elements, 8 HBM bandwidths x 8 L2 hit
   latencies, every point replayable, a cold stream cache each time) serial, then on 2 local
   worker processes. Target: 2 workers >= 1.8x faster.
@@ -41,7 +42,7 @@ import gpusim  # noqa: E402
 
 REPLAY_CASES = [("transpose_shared", {"rows": 1024, "cols": 1024}), ("matmul_tiled", {"m": 512, "n": 512, "k": 512})]
 REPLAY_POINTS = [["hbm.bandwidth_GBps=6704"], ["l2.hit_latency_cycles=400"], ["clocks.sm_clock_mhz=1500"],
-                 ["sm_count=66"]]
+                 ["sm_count=66"], ["sm_count=66", "hbm.bandwidth_GBps=6704"]]
 SWEEP_PROGRAM, SWEEP_SIZE = "vector_add", {"n": 1 << 18}
 SWEEP_VARY = {"hbm.bandwidth_GBps": "1000:8000:8", "l2.hit_latency_cycles": "150:500:8"}
 
@@ -71,7 +72,7 @@ def part_replay(repeats: int = 3) -> dict:
         for _ in range(repeats):
             with tempfile.TemporaryDirectory() as d:
                 cache = StreamCache(d)
-                walls, cpus, hows, blocks = [], [], [], []
+                walls, cpus, hows, blocks, executed = [], [], [], [], []
                 for sets in [[]] + REPLAY_POINTS:
                     t, u = time.perf_counter(), time.process_time()
                     c = P.case(size)
@@ -81,7 +82,8 @@ def part_replay(repeats: int = 3) -> dict:
                     cpus.append(time.process_time() - u)
                     hows.append(how)
                     blocks.append(r.metrics["timing__blocks_simulated"])
-            rounds.append((walls, cpus, hows, blocks))
+                    executed.append(r.extra.get("blocks_executed"))
+            rounds.append((walls, cpus, hows, blocks, executed))
         med = lambda xs: statistics.median(xs)                        # noqa: E731
         first_w = med([r[0][0] for r in rounds])
         first_c = med([r[1][0] for r in rounds])
@@ -90,7 +92,8 @@ def part_replay(repeats: int = 3) -> dict:
             w, cpu = med([r[0][i] for r in rounds]), med([r[1][i] for r in rounds])
             further.append({"sets": sets, "wall_s": round(w, 3), "cpu_s": round(cpu, 3),
                             "wall_ratio": round(w / first_w, 3), "cpu_ratio": round(cpu / first_c, 3),
-                            "functional_run": rounds[0][2][i], "blocks_simulated": rounds[0][3][i]})
+                            "functional_run": rounds[0][2][i], "blocks_simulated": rounds[0][3][i],
+                            "blocks_executed": rounds[0][4][i]})
         out[name] = {"size": size, "repeats": repeats, "first_point_wall_s": round(first_w, 3),
                      "first_point_cpu_s": round(first_c, 3), "first_point_blocks_simulated": rounds[0][3][0],
                      "further_points": further,

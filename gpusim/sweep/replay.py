@@ -76,6 +76,7 @@ def timed_launch(kernel, grid, block, args, spec, shared_bytes: int = 0, options
             cache.save(store)
         result = prepared.finish()
         result.extra["outputs_restored"] = store.heap is not None
+        result.extra["blocks_executed"] = engine.trace.executed_missing   # timed blocks the recording lacked
     else:
         executed = engine.trace.executed
         result = prepared.finish(nblocks / executed if executed < nblocks else 1.0)
