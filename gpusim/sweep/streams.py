@@ -21,11 +21,12 @@ replay of the same process hands those to the engine instead of converting the P
 again, and advances the converter's counters and loop choice as converting did.
 
 `ReplaySource` serves the streams a store holds; a block the store lacks (another SM count
-samples other blocks) is executed,
-alone with its chunk, on the replayed launch's fresh memory and added to the store. That
-assumes what a block's streams hold (its path, addresses, masks) does not depend on which
-other blocks ran before it: true of every data-race-free kernel whose control flow and
-addresses do not depend on values other blocks wrote or atomics returned.
+samples other blocks) is executed, alone with its chunk, on the replayed launch's fresh memory
+and added to the store. That assumes what a block's streams hold (its path, addresses, masks)
+does not depend on which other blocks ran before it: true of every data-race-free kernel whose
+control flow and addresses do not depend on values other blocks wrote or atomics returned.
+The conversions kept grow with the loop-sampling budgets a process meets (one per SM count
+of a loop-sampled launch).
 
 `StreamCache` keeps stores in memory and as pickles under `<gpusim cache>/streams/` (at most
 `MAX_CACHE_BYTES`, the least recently written recordings dropped first): `<key>.pkl` the store
