@@ -200,4 +200,3 @@ def p2p(pipe: Pipeline, pairs: list[tuple], k: int, chunks: int = 1,
         else:
             procs += [env.process(flow(i, src, dst, b, ss)), env.process(receive(i, b, rs))]
     return simpy.AllOf(env, procs)
-
