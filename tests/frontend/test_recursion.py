@@ -87,3 +87,35 @@ def test_one_call_too_deep_names_kernel_line_and_thread():
     msg = str(e.value)
     assert "deep" in msg and "thread (5, 0, 0)" in msg and "test_recursion.py:" in msg
     assert "return 1 + countdown(n - 1)" in msg
+
+
+def test_every_activation_allocates_and_frees_its_own_array(monkeypatch):
+    from numba.cuda import config
+    from numba.cuda.memory_management.nrt import rtsys
+    monkeypatch.setattr(config, "CUDA_ENABLE_NRT", True)
+
+    @cuda.jit("f8(i8)", device=True)             # compiled eagerly: needs NRT on
+    def _nested_sums(n):
+        if n == 0:
+            return 0.0
+        t = np.empty(n, dtype=np.float64)      # an array per activation, on the device heap
+        for i in range(n):
+            t[i] = i
+        return t.sum() + _nested_sums(n - 1)
+
+    @cuda.jit
+    def kernel(r, x):
+        i = cuda.grid(1)
+        r[i] = _nested_sums(x[i])
+
+    rtsys.memsys_enable_stats()
+    try:
+        before = rtsys.get_allocation_stats()
+        x = np.arange(8, dtype=np.int64)
+        r = np.zeros(8)
+        kernel[1, 8](r, x)
+        after = rtsys.get_allocation_stats()
+    finally:
+        rtsys.memsys_disable_stats()
+    assert r.tolist() == [float(sum(sum(range(m)) for m in range(1, n + 1))) for n in x]
+    assert (after.alloc - before.alloc, after.free - before.free) == (28, 28)     # 0 + 1 + ... + 7 activations
