@@ -341,7 +341,12 @@ def _compile_ptx(name: str, pyfunc: types.FunctionType, argtypes: tuple, cc: tup
             ncc.compile_cuda = keep
         try:
             fn = retarget(pyfunc)
-            ptx, _ = cuda.compile_ptx(fn, argtypes, cc=cc, lineinfo=not debug, **opts)
+            try:
+                ptx, _ = cuda.compile_ptx(fn, argtypes, cc=cc, lineinfo=not debug, **opts)
+            except Exception as e:        # Numba's line info failing on a type (an empty tuple: a
+                if debug or not _in_debuginfo(e):      # division by zero in debuginfo.py): without it,
+                    raise                 # errors then name PTX lines instead of Python lines
+                ptx, _ = cuda.compile_ptx(fn, argtypes, cc=cc, lineinfo=False, **opts)
         except Exception as e:            # Numba raises many types; all mean "cannot compile"
             from gpusim.frontend.numba_errors import like
             raise like(rejected(name, pyfunc, e, argtypes), e) from e
@@ -356,6 +361,13 @@ def _compile_ptx(name: str, pyfunc: types.FunctionType, argtypes: tuple, cc: tup
     # process compiles it again and its passes act again, as Numba's would
     _SIDE_EFFECTS.value = bool(said) or consulted
     return ptx, (dict(getattr(helper, "exceptions", {}) or {}) if debug else None)
+
+
+def _in_debuginfo(e: BaseException) -> bool:
+    """Whether `e` was raised inside Numba's debug/line-info generation."""
+    import traceback
+    tb = e.__traceback__
+    return any(f.filename.endswith(os.path.join("cuda", "debuginfo.py")) for f in traceback.extract_tb(tb))
 
 
 _SIDE_EFFECTS = threading.local()         # the last _compile_ptx of this thread warned or read the launch config

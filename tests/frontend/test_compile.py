@@ -193,3 +193,17 @@ def test_parsed_kernel_has_numba_array_abi_param_count():
     ck = compile_kernel(saxpy, _args())
     assert len(ck.kernel.params) == 3 * (5 + 2 * 1) + 2
     assert ck.kernel is ck.kernel          # parsed once
+
+
+def test_a_tuple_of_empty_tuples_compiles_although_numbas_line_info_cannot_describe_it():
+    import numpy as np
+    from gpusim import cuda
+
+    @cuda.jit
+    def lengths(r, x):
+        r[0] = len(x)
+        r[1] = len(x[0])
+
+    r = np.ones(2, dtype=np.int64)
+    lengths[1, 1](r, ((), (), ()))               # Numba's debuginfo divides by the empty tuple's size
+    assert r.tolist() == [3, 0]
