@@ -110,6 +110,17 @@ def as_list(sectors) -> list:
     return sectors.tolist() if hasattr(sectors, "tolist") else list(sectors)
 
 
+class LRUSet(OrderedDict):
+    """One set's lines, least recently used first: line -> entry [sector valid-from times...,
+    dirty sector bits, partial byte masks, warm, `allocs` at its last use]; `allocs` counts
+    the lines allocated into the set so far."""
+    __slots__ = ("allocs",)
+
+    def __init__(self):
+        super().__init__()
+        self.allocs = 0
+
+
 class L2Cache(FarPartition, StandIns):
     """`read`, `write`, `atomic` (t, sectors, part) -> time the data/ack leaves the near slice."""
 
@@ -165,7 +176,7 @@ class L2Cache(FarPartition, StandIns):
         self.fabric_latency_cycles = l2.fabric_latency_cycles
         self.fabric = BandwidthServer(l2.fabric_bandwidth_bytes_per_cycle * sm_fraction, l2.fabric_latency_cycles,
                                       name="L2.fabric")
-        self._sets = [[OrderedDict() for _ in range(per_part)] for _ in range(self.partitions)]
+        self._sets = [[LRUSet() for _ in range(per_part)] for _ in range(self.partitions)]
         self._atom_free: dict[int, float] = {}   # sector -> earliest start of its next RMW
         self._granule = l2.ecc_granule_bytes
         self._whole: dict[int, bool] = {0: True, FULL: True}     # byte mask -> covers whole ECC granules
@@ -176,7 +187,6 @@ class L2Cache(FarPartition, StandIns):
         self._dirtied_sectors = 0                # sectors of home lines that went from clean to dirty
         self._dirtied_bursts = 0                 # DRAM bursts of home lines that went from clean to dirty
         self._credit = 0.0
-        self._evicting_sets: set = set()         # id() of the sets that have evicted a line
         self._residue: deque = deque()           # lines of preload_dirty, oldest first (some may be gone)
         self._residue_range = (0, 0)             # their line indices
         self._residue_evicted = 0
@@ -326,8 +336,6 @@ class L2Cache(FarPartition, StandIns):
                 if self.stall > ts:                     # the victim's write-back had to get into DRAM first
                     ts = self.stall
                 r = self._home(ent, ts, lst, i, j, op, ops, masks, TEX)
-                if masks is not None and ent[self.sectors_per_line + 1]:
-                    self._demote_partial(part, line, s, ent)
                 if op != READ and self.partitions > 1:
                     self._drop_copies(line, s, home, part, lst, i, j)
             else:
@@ -366,7 +374,6 @@ class L2Cache(FarPartition, StandIns):
             warm = fp is not None and fp.warm(line, self.tau)
             if len(od) >= self.ways:
                 vline, vent = od.popitem(last=False)
-                self._evicting_sets.add(id(od))
                 if self._residue and self._is_residue(vline):
                     self._residue_evicted += 1
                 if vent[spl]:
@@ -379,7 +386,8 @@ class L2Cache(FarPartition, StandIns):
                     self._evict_residue()
                 self._phantom_allocs += 1
                 self.stall = self._phantom(ts, line)
-            ent = [None] * spl + [0, None, warm]
+            od.allocs += 1
+            ent = [None] * spl + [0, None, warm, od.allocs]
             od[line] = ent
             if warm:                                    # valid from the other SMs' accesses (warming.py)
                 for k in range(spl):
@@ -389,14 +397,8 @@ class L2Cache(FarPartition, StandIns):
                 self._allocated += 1
         else:
             od.move_to_end(line)
+            ent[self.sectors_per_line + 3] = od.allocs
         return ent
-
-    def _demote_partial(self, p: int, line: int, s: int, ent: list) -> None:
-        """A home line left with sectors only partly valid (bytes written, never fetched) goes
-        to the LRU end of its set: the next allocation there evicts it (see the docstring)."""
-        if any(e[0] != FULL for e in ent[self.sectors_per_line + 1].values()):
-            first, nsets = self._geometry[s]
-            self._sets[p][first + unit_of(line // self.slices, nsets)].move_to_end(line, last=False)
 
     def _home(self, ent, ts, lst, i, j, op, ops, masks, src) -> float:
         """Sectors lst[i:j] of one line at its home slice, looked up at ts; their ready time."""

@@ -26,10 +26,10 @@ What is modelled:
   simulates 1/s of a loop's loads and stores, the L2 sees 1/s of the allocations they
   make, so dirty lines that the left-out accesses would have evicted are still in the share
   at the end (matmul 4096^3: C written after the k loop, evicted on the GPU by the next
-  blocks' 16 GB of A and B; 1/14 of it simulated). A line at LRU depth d of a set that has
-  evicted lines (d lines used since) has seen about d * s allocations in the real run: at
-  d * s >= ways it was evicted (a set that never evicted holds a reused footprint that
-  fits: the left-out accesses hit it), and its dirty sectors are counted as written back (with the read of a
+  blocks' 16 GB of A and B; 1/14 of it simulated). A line at LRU depth d of its set, after
+  whose last use the set allocated a lines, has seen about d + (s - 1) a lines allocated
+  or used after it in the real run: at ways or more it was evicted (lines reused in every
+  iteration, a local frame or a footprint that fits, were used lately and stay), and its dirty sectors are counted as written back (with the read of a
   read-modify-write for bytes never fetched). The phantoms stand for the dirty lines
   earlier blocks left in the share; the left-out loads would have evicted those before
   the simulated blocks came, in the same proportion, so the phantom write-backs shrink
@@ -62,7 +62,7 @@ class StandIns:
             od = self._sets[self.home_of(line)][self.set_of(line)]
             if len(od) >= self.ways or line in od:
                 continue
-            od[line] = [NEG_INF] * spl + [0, None, False]     # clean here: counted, not timed
+            od[line] = [NEG_INF] * spl + [0, None, False, od.allocs]     # clean here: counted, not timed
             self._residue.append(line)
         self._residue_range = (base, base + want)
         self._residue_placed = len(self._residue)
@@ -117,25 +117,22 @@ class StandIns:
     def skipped_traffic_writebacks(self, scale: float) -> tuple[float, int]:
         """Loop sampling (1 in `scale` of the loads and stores simulated): (dirty sectors written
         back, of them read first) that the left-out allocations add: the home lines at LRU
-        depth >= ways / scale of a set that has evicted, less the same share of the phantom write-backs (see
+        depth d, after whose last use their set allocated a lines, with d + (scale - 1) a >= ways, less the same share of the phantom write-backs (see
         the module docstring)."""
         if scale <= 1.0:
             return 0.0, 0
         spl = self.sectors_per_line
-        keep = self.ways / scale
         written = partial = held = 0
-        evicting = self._evicting_sets
+        more = scale - 1.0
         for sets in self._sets:
             for od in sets:
-                if id(od) not in evicting:              # no allocation pressure: what it holds stays
-                    continue
                 for depth, ent in enumerate(reversed(od.values())):
                     d = ent[spl]
                     if not d or ent[spl + 2]:
                         continue
                     n = bin(d).count("1")
                     held += n
-                    if depth < keep:
+                    if depth + more * (od.allocs - ent[spl + 3]) < self.ways:
                         continue
                     written += n
                     pm = ent[spl + 1]

@@ -29,8 +29,8 @@ What is modelled (an estimate from the sampled blocks, no extra execution):
     D (1 - exp(-m w)); a line is in the whole L2 when one of the other m - 1 blocks
     touched it within w before, and not before the kernel started: at grid position tau
     (block / grid blocks) the probability is p(tau) = 1 - exp(-(m - 1) * min(tau, w));
-  * regular regions (a block's lines of the region at one stride: a matmul's column
-    strip of B, a row strip of A): the grid walks the region in order and comes back to
+  * regular regions (a block's lines of the region at one stride of more than one line:
+    a matmul's column strip of B): the grid walks the region in order and comes back to
     a line once every 1/m of the grid (a matmul's B once per block row), so
     touched_r(w) = D min(1, m w) and a line is held exactly when its reuse distance
     fits: p(tau) = 1 if 1/m <= min(tau, w), else 0. A cyclic walk over more than the L2
@@ -38,7 +38,10 @@ What is modelled (an estimate from the sampled blocks, no extra execution):
     them (matmul_tiled 4096^3 on an H200: 16.9 GB of DRAM reads measured, one 64 MB B
     per block row; with Che's 5.9 GB were predicted).
   A region is regular when, over the run's blocks, at least `REGULAR_SHARE` of the
-  gaps between a block's consecutive lines of it are that block's commonest gap.
+  gaps between a block's consecutive lines of it are that block's commonest gap, and
+  that gap is more than one line. Contiguous runs of lines (a tile, a row, random
+  columns within a row: held-out gather_cols) are shared by neighbouring blocks at
+  once rather than once per walk of the grid, and keep Che's approximation.
 - The L2 (`l2.py`) asks on a miss of its share: `warm(line, tau)` draws the line's fixed
   uniform hash u(line) against p(tau), so runs are deterministic. A warm line is filled
   without DRAM traffic and takes no share of the phantom stand-ins; a warm dirty line
@@ -165,7 +168,8 @@ def shared_footprint(arrays, streams_by_block, grid_blocks: int, sectors_per_lin
 
 def _count_gaps(lines: np.ndarray, idx: np.ndarray, gaps: np.ndarray, common: np.ndarray) -> None:
     """Add one block's line gaps per region (`lines` sorted, `idx` their regions) to `gaps`,
-    and those at the block's commonest gap in that region to `common`."""
+    and those at the block's commonest gap in that region to `common` where that gap is a
+    stride (more than one line)."""
     if lines.size < 2:
         return
     d = np.diff(lines)
@@ -174,7 +178,10 @@ def _count_gaps(lines: np.ndarray, idx: np.ndarray, gaps: np.ndarray, common: np
     for region in np.unique(r[same]).tolist():
         g = d[same & (r == region)]
         gaps[region] += g.size
-        common[region] += np.unique(g, return_counts=True)[1].max()
+        values, counts = np.unique(g, return_counts=True)
+        top = int(counts.argmax())
+        if values[top] > 1:                         # a stride, not a contiguous run of lines
+            common[region] += counts[top]
 
 
 def _block_lines(streams, lsh: int) -> np.ndarray:

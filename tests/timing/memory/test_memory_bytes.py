@@ -132,27 +132,6 @@ def test_an_ecc_granule_that_is_not_a_power_of_two_up_to_a_sector_is_refused(gra
         replace(l2={"ecc_granule_bytes": granule})
 
 
-def test_a_line_left_partly_valid_is_the_next_victim_of_its_set():
-    # scatter_store (held-out, H200): about one DRAM write-back, and its read, per random 4-byte store
-    l2 = L2Cache(SPEC)
-    partial, *others = _lines_in_one_set(l2, l2.ways + 1)
-    for i, ln in enumerate(others[:-1]):
-        l2.read(100.0 * i, [ln * 4])                              # ways - 1 lines, older than the store
-    l2.write(5000.0, [partial * 4], masks=[WORD])
-    l2.read(6000.0, [others[-1] * 4])                              # the set is full: one way must go
-    assert l2.counters()["gpusim__l2_rmw_bursts.sum"] == 1
-
-
-def test_a_line_whose_written_sectors_are_whole_keeps_its_lru_place():
-    l2 = L2Cache(SPEC)
-    written, *others = _lines_in_one_set(l2, l2.ways + 1)
-    for i, ln in enumerate(others[:-1]):
-        l2.read(100.0 * i, [ln * 4])
-    l2.write(5000.0, [written * 4], masks=[FULL])
-    l2.read(6000.0, [others[-1] * 4])                              # evicts the oldest read line instead
-    assert l2.hbm.counters()["dram__bytes_write.sum"] == 0
-
-
 def test_loop_sampling_counts_the_dirty_lines_its_left_out_loads_would_evict():
     l2 = L2Cache(SPEC)
     first, dirty, *younger = _lines_in_one_set(l2, l2.ways + 1)
@@ -165,10 +144,13 @@ def test_loop_sampling_counts_the_dirty_lines_its_left_out_loads_would_evict():
     assert l2.skipped_traffic_writebacks(1.05) == (0, 0)           # depth 15 < 16 / 1.05: held
 
 
-def test_loop_sampling_keeps_the_dirty_lines_of_a_set_that_never_evicted():
+def test_loop_sampling_keeps_a_dirty_line_used_after_the_set_last_allocated():
+    # a local frame or a footprint that fits: every iteration uses it again, the left-out ones hit it
     l2 = L2Cache(SPEC)
-    lines = _lines_in_one_set(l2, l2.ways)
-    l2.write(0.0, [lines[0] * 4], masks=[FULL])
-    for i, ln in enumerate(lines[1:]):
-        l2.read(100.0 * (i + 1), [ln * 4])                         # the set fills up, nothing leaves it
-    assert l2.skipped_traffic_writebacks(16.0) == (0, 0)           # a footprint that fits: left-out accesses hit
+    first, dirty, *younger = _lines_in_one_set(l2, l2.ways + 1)
+    l2.read(0.0, [first * 4])
+    l2.write(50.0, [dirty * 4], masks=[FULL])
+    for i, ln in enumerate(younger):
+        l2.read(100.0 * (i + 1), [ln * 4])
+    l2.read(5000.0, [dirty * 4])                                   # used again, nothing allocated since
+    assert l2.skipped_traffic_writebacks(16.0) == (0, 0)

@@ -75,3 +75,10 @@ def test_a_block_lines_at_one_stride_make_a_region_regular():
     _count_gaps(np.array([0, 128, 256, 384, 1000, 1003, 1100, 1500]), np.array([0, 0, 0, 0, 1, 1, 1, 1]),
                 gaps, common)
     assert list(gaps) == [3, 3] and list(common) == [3, 1]        # region 0: one stride; region 1: scattered
+
+
+def test_a_block_lines_in_one_contiguous_run_do_not_make_a_region_regular():
+    from gpusim.timing.memory.warming import _count_gaps
+    gaps, common = np.zeros(1), np.zeros(1)
+    _count_gaps(np.arange(100, 132), np.zeros(32, dtype=np.int64), gaps, common)   # a row of 32 lines
+    assert (gaps[0], common[0]) == (31, 0)
