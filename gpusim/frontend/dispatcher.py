@@ -135,6 +135,14 @@ class Dispatcher:
                                "dispatcher")
         cfg._kernel_launch_config_sensitive = True
 
+    # numba-cuda's dispatchers carry their function's code (`self.__code__ = self.func_code`):
+    # its target context's `compile_subroutine(builder, dispatcher, sig)` keys on it and compiles
+    # the function itself (an @intrinsic calling a device function does this)
+    __code__ = property(lambda self: self.py_func.__code__)
+    __closure__ = property(lambda self: self.py_func.__closure__)
+    __globals__ = property(lambda self: self.py_func.__globals__)
+    __defaults__ = property(lambda self: self.py_func.__defaults__)
+
     @property
     def extensions(self) -> list:
         return self.targetoptions["extensions"]

@@ -216,3 +216,30 @@ def test_closure_captured_device_function_and_constants_key_the_cache():
 @cuda.jit(device=True)
 def poly_one(x):
     return poly(x, x)
+
+
+def test_an_intrinsic_can_compile_a_dropin_device_function_as_a_subroutine():
+    import numpy as np
+    from numba.cuda import types
+    from numba.cuda.extending import intrinsic
+    from gpusim import cuda
+
+    twice = cuda.jit(device=True)(lambda x: 2 * x)
+    sig = types.int32(types.int32)
+
+    @intrinsic
+    def call_twice(typingctx, v):
+        def codegen(context, builder, signature, args):
+            cres = context.compile_subroutine(builder, twice, sig, caching=False)   # keys on twice.__code__
+            return context.call_internal(builder, cres.fndesc, sig, args)
+        return sig, codegen
+
+    @cuda.jit
+    def kernel(x):
+        i = cuda.grid(1)
+        if i < x.size:
+            x[i] = call_twice(x[i])
+
+    x = np.arange(5, dtype=np.int32)
+    kernel[1, 32](x)
+    assert x.tolist() == [0, 2, 4, 6, 8]
