@@ -118,11 +118,12 @@ def _fits(want: nbt.Type, have: nbt.Type) -> bool:
     return want == have
 
 
-def select_signature(name: str, signatures: list, have: tuple[nbt.Type, ...]) -> tuple[nbt.Type, ...]:
+def select_signature(name: str, signatures: list, have: tuple[nbt.Type, ...], key=None) -> tuple[nbt.Type, ...]:
     """The argument types of the explicit signature Numba's dispatcher picks for the actual
     types: the best-rated conversion (exact < promote < safe < unsafe), TypeError when two
     signatures rate the same (ambiguous), UnsupportedKernel (also a TypeError) when none fits.
-    Arrays convert only to the same dtype and ndim (layout C/F -> A, mutable -> readonly)."""
+    Arrays convert only to the same dtype and ndim (layout C/F -> A, mutable -> readonly).
+    `key` (the kernel's Python function) names the kernel in Numba's ambiguity message."""
     from numba.core.typing.templates import Signature
     from numba.cuda.core import sigutils
     from numba.cuda.descriptor import cuda_target
@@ -136,7 +137,8 @@ def select_signature(name: str, signatures: list, have: tuple[nbt.Type, ...]) ->
     if fits:
         typingctx = cuda_target.typing_context
         try:
-            best = typingctx.resolve_overload(name, fits, have, {}, allow_ambiguous=False)
+            best = typingctx.resolve_overload(key if key is not None else name, fits, have, {},
+                                              allow_ambiguous=False)
         except TypeError as e:
             raise TypeError(f"kernel {name}: ambiguous overloading for argument types "
                             f"({', '.join(map(str, have))}): {e}") from None

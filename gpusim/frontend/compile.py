@@ -182,7 +182,7 @@ def compile_kernel(kernel: Any, args: tuple | list, cc: tuple[int, int] = (9, 0)
         return _compile_types(pyfunc, options, tuple(sigutils.normalize_signature(signatures[0])[0]), cc)
     argtypes = at.typeof_args(name, pyfunc, args)
     if signatures:
-        argtypes = at.select_signature(name, signatures, argtypes)
+        argtypes = at.select_signature(name, signatures, argtypes, key=pyfunc)
     from gpusim.frontend.launchconfig import compile_key
     return _compile_types(pyfunc, options, argtypes, cc, compile_key(kernel))
 

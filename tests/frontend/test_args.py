@@ -223,3 +223,20 @@ def test_real_device_memory_round_trip_c_f_and_view(method):
 
 def three_arrays(a, b, v):
     a[0, 0] = b[0, 0] + v[0]
+
+
+def test_two_equally_good_explicit_signatures_raise_numbas_ambiguity_message():
+    import numpy as np
+    import pytest
+    from gpusim import cuda
+
+    def add(r, x, y):
+        r[0] = x + y
+
+    k = cuda.jit(["(float64[::1], float32, float64)", "(float64[::1], float64, float32)",
+                  "(float64[::1], int64, int64)"])(add)
+    with pytest.raises(TypeError) as e:
+        k[1, 1](np.zeros(1), 1.0, 2.0)
+    msg = str(e.value)
+    assert "Ambiguous overloading for <function " in msg
+    assert "float32, float64) -> none\n" in msg and "float64, float32) -> none" in msg and "int64" not in msg
