@@ -290,7 +290,7 @@ def _compiled(source: str, arch: str, include: str = "") -> str:
 
 
 def _include_dirs() -> list[str]:
-    """numba-cuda's bundled fp16/bf16/fp8 headers, then the CUDA toolkit's include directory."""
+    """numba-cuda's bundled fp16/bf16/fp8 headers, the CUDA toolkit's include directory, CCCL's."""
     import numba.cuda
     base = Path(numba.cuda.__file__).parent
     dirs = [str(base / "include" / str(_nvrtc_version()[0]))]
@@ -301,6 +301,16 @@ def _include_dirs() -> list[str]:
             dirs.append(str(inc))
     except Exception:                  # no toolkit headers found: the bundled ones may suffice
         pass
+    try:                               # CCCL (libcu++: <cuda/std/...>, <cuda/barrier>), as numba-cuda adds it
+        from cuda import pathfinder
+        found = pathfinder.locate_nvidia_header_directory("cccl")
+        cccl = found.abs_path if found is not None else None
+    except Exception:
+        cccl = None
+    if cccl is None and len(dirs) > 1 and (Path(dirs[-1]) / "cccl").is_dir():
+        cccl = str(Path(dirs[-1]) / "cccl")
+    if cccl:
+        dirs.append(str(cccl))
     return dirs
 
 
