@@ -104,8 +104,6 @@ class FarPartition:
         if self.stall > tsf:
             tsf = self.stall
         r = self._home(ent, tsf, lst, i, j, op, ops, masks, FABRIC)
-        if masks is not None and ent[self.sectors_per_line + 1]:
-            self._demote_partial(home, line, s, ent)
         if self.partitions > 2:
             self._drop_copies(line, s, home, part, lst, i, j)
         return r + self.fabric_latency_cycles
