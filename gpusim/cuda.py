@@ -26,8 +26,12 @@ pinned, mapped and managed arrays as plain numpy arrays (a launch copies them ba
 too); `synchronize`, streams and `pinned`/`mapped` contexts as no-ops; a device
 object describing the preset.
 
+Kernels may allocate arrays (numba-cuda's runtime, `config.CUDA_ENABLE_NRT`: on the simulated
+device heap, `gpusim/frontend/nrt.py`), call recursive device functions (`isa/recursion.py`)
+and link external CUDA C++/PTX (`link=`, `declare_device`: `gpusim/frontend/externs.py`).
+
 Does not model: asynchrony (a launch completes before it returns), events and
-their timings, IPC, multiple devices, `link=` (refused at launch). `cudadrv`,
+their timings, IPC, multiple devices. `cudadrv`,
 `devicearray` and `kernels` are numba-cuda's with the simulator's arrays and kernels
 (`gpusim/frontend/cudadrv.py`). Other `numba.cuda` names resolve to `numba.cuda` itself; host/driver APIs
 that need a GPU raise AttributeError naming the gap.
