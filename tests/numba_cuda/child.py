@@ -6,7 +6,8 @@ The module `numba.cuda.tests.cudapy.MODULE` (and every usecase module it imports
 that package) is imported with its source changed the way a user changes a program:
 `from numba import cuda` -> `from gpusim import cuda`, `from numba.cuda import X` ->
 `from gpusim.cuda import X`, `import numba.cuda as c` -> `import gpusim.cuda as c`, also in
-program text that a test runs in a subprocess.
+program text that a test runs in a subprocess, and in a test run again in a subprocess
+(`run_test_in_subprocess`: `subproc/sitecustomize.py` installs the change there).
 Nothing else is patched in the tests, except numba.cuda.testing's compute-capability
 probe, which asks the simulated device instead of the CUDA driver.
 
@@ -200,6 +201,10 @@ def main(argv: list[str] | None = None) -> int:
         out.write(json.dumps(rec) + "\n")
 
     install()
+    # processes the tests start themselves (run_test_in_subprocess) get the same change (subproc/)
+    os.environ["GPUSIM_NUMBA_CUDA_REWRITE"] = "1"
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                                          "subproc"), os.environ.get("PYTHONPATH")]))
     name = f"{PACKAGE}.{args.module}"
     try:
         mod = importlib.import_module(name)
