@@ -116,6 +116,11 @@ class _Hasher:
         elif isinstance(v, np.dtype):
             self.add("dtype", v.descr)
         elif isinstance(v, types.FunctionType):
+            if "<locals>" in v.__qualname__:
+                # a plain function a kernel refers to is what Numba types through a registry keyed
+                # by the function object (@overload): two local functions with the same code may
+                # have been registered differently (strict=...), so the object itself is the key
+                self.unsure(v)
             self.function(v)
         elif interface_of(v) is not None:       # a device array: Numba embeds its pointer, not its values
             if all(c is not v for _, c in self.captured):

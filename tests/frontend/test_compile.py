@@ -207,3 +207,17 @@ def test_a_tuple_of_empty_tuples_compiles_although_numbas_line_info_cannot_descr
     r = np.ones(2, dtype=np.int64)
     lengths[1, 1](r, ((), (), ()))               # Numba's debuginfo divides by the empty tuple's size
     assert r.tolist() == [3, 0]
+
+
+def test_kernels_calling_two_local_functions_of_the_same_code_get_different_cache_keys():
+    from gpusim.frontend.fingerprint import fingerprint
+
+    def make():
+        def helper(x):                 # e.g. a function an @overload registers, strict or not
+            return x
+
+        def kern(r):
+            r[0] = helper(1)
+        return kern
+    a, b = make(), make()
+    assert fingerprint(a).digest != fingerprint(b).digest
