@@ -207,7 +207,8 @@ def _compile_types(pyfunc: types.FunctionType, options: dict, argtypes: tuple, c
             _STATS.memory_hits += 1
             return hit[0]
         debug = bool(dict(opts).get("debug"))
-        path = _disk_path(fp.digest, name, argtypes, cc, opts) if fp.disk_ok and not debug and not extra else None
+        path = _disk_path(fp.digest, name, argtypes, cc, opts) if fp.disk_ok and not debug and not extra \
+            and not _numba_dumps() else None
         ptx = _disk_load(path)
         exceptions = None
         if ptx is not None:
@@ -361,6 +362,13 @@ def _compile_ptx(name: str, pyfunc: types.FunctionType, argtypes: tuple, cc: tup
     # process compiles it again and its passes act again, as Numba's would
     _SIDE_EFFECTS.value = bool(said) or consulted
     return ptx, (dict(getattr(helper, "exceptions", {}) or {}) if debug else None)
+
+
+def _numba_dumps() -> bool:
+    """Whether Numba is set to print its compilation (NUMBA_DUMP_IR, _LLVM, _ASSEMBLY, ...): such a
+    compile is neither read from nor written to disk, so that it runs and prints, as Numba's would."""
+    from numba.cuda import config
+    return any(getattr(config, k) for k in dir(config) if k.startswith("DUMP_") and isinstance(getattr(config, k), (bool, int)))
 
 
 def _in_debuginfo(e: BaseException) -> bool:

@@ -221,3 +221,21 @@ def test_kernels_calling_two_local_functions_of_the_same_code_get_different_cach
         return kern
     a, b = make(), make()
     assert fingerprint(a).digest != fingerprint(b).digest
+
+
+def test_a_compile_that_numba_is_set_to_dump_is_never_taken_from_disk(monkeypatch, capsys):
+    import numpy as np
+    from numba.cuda import config
+    from gpusim import cuda
+    from gpusim.frontend import compile as fc
+
+    @cuda.jit
+    def inc(x):
+        x[0] += 1
+
+    monkeypatch.setattr(config, "DUMP_BYTECODE", True)
+    for _ in range(2):
+        fc.clear_memory_cache()
+        inc[1, 1](np.zeros(1))
+    capsys.readouterr()
+    assert (fc.cache_stats().compiles, fc.cache_stats().disk_hits) == (2, 0)
