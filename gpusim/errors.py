@@ -10,8 +10,8 @@ one as a single `error: ...` line and exits with the class's `exit_code`:
     3   GpusimError not listed below (e.g. NVIDIA's ptxas missing for timing)
     4   ConfigError: a GPU spec, preset, override or TOML file
     5   LaunchError: launch shape, arguments, shared memory, a launch too large to simulate
-    6   UnsupportedKernel: a kernel the simulator cannot compile or run (print, grid sync,
-        recursion, an unsupported PTX instruction or call, PTX it cannot parse)
+    6   UnsupportedKernel: a kernel the simulator cannot compile or run (an unsupported PTX
+        instruction, an indirect call, a callee without a definition, PTX it cannot parse)
     7   KernelError: the kernel failed while running (trap, assertion)
     8   MemoryAccessError: an out-of-bounds or misaligned access
     9   BarrierError: a barrier some threads can never reach, a non-converged collective
@@ -53,7 +53,7 @@ class PtxSyntaxError(UnsupportedKernel, _isa.PtxSyntaxError):
 
 
 class UnsupportedCall(UnsupportedKernel, _isa.UnsupportedCall):
-    """A call gpusim cannot inline: print, cooperative grid sync, recursion, a callee without a definition."""
+    """A call gpusim cannot place: an indirect call, a callee without a definition, linked code it cannot build."""
 
 
 class UnsupportedInstruction(UnsupportedKernel, _isa.UnsupportedInstruction):
