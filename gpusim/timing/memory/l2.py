@@ -18,7 +18,7 @@ What is modelled:
   near partition (one `lts__t_sectors` count); lines homed in the far partition are
   served from a near copy or cross the partition fabric to their home, where they
   count again (`l2_partitions.py`). Only homes are ever dirty.
-- Each slice: `associativity` ways, LRU (an OrderedDict per set, most recent last),
+- Each slice: `associativity` ways, LRU (an `LRUSet` per set, most recent last),
   lines of `line_bytes / sector_bytes` sectors. A sector is invalid or valid from a
   time (its fill time: a sector whose fill is still on its way merges the new request,
   which waits for the fill - the L2's own miss merging). Per sector the L2 keeps which
@@ -487,6 +487,11 @@ class L2Cache(FarPartition, StandIns):
                     self._dirtied_bursts += 1
             ent[spl] = d | 1 << k
 
+    def _unfetched(self, ent: list, k: int) -> bool:
+        """Whether sector k of a line holds bytes that were never fetched (written in part)."""
+        pm = ent[self.sectors_per_line + 1]
+        return ent[k] is None or bool(pm and k in pm and pm[k][0] != FULL)
+
     def _write_back(self, t: float, line: int, ent: list) -> float:
         """Evicting a dirty home line: each burst with dirty bytes is written; a burst with
         invalid bytes is read first (read-modify-write at the DRAM's granularity). Returns
@@ -496,7 +501,6 @@ class L2Cache(FarPartition, StandIns):
         bsh = hbm.burst_shift
         per = 1 << bsh
         dirty = ent[spl]
-        pm = ent[spl + 1]
         first = line << self.line_shift
         done = t
         for base in range(0, spl, per):
@@ -508,8 +512,7 @@ class L2Cache(FarPartition, StandIns):
             for kk in range(base, base + per):
                 if dirty >> kk & 1:
                     written += 1
-                    if ent[kk] is None or (pm and kk in pm and pm[kk][0] != FULL):
-                        partial += 1
+                    partial += self._unfetched(ent, kk)
             if partial:                                 # the dirty sectors with bytes never fetched
                 self.rmw_bursts += 1
                 a = hbm.rmw_burst(t, burst, partial, written)

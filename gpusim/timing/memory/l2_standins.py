@@ -29,8 +29,9 @@ What is modelled:
   blocks' 16 GB of A and B; 1/14 of it simulated). A line at LRU depth d of its set, after
   whose last use the set allocated a lines, has seen about d + (s - 1) a lines allocated
   or used after it in the real run: at ways or more it was evicted (lines reused in every
-  iteration, a local frame or a footprint that fits, were used lately and stay), and its dirty sectors are counted as written back (with the read of a
-  read-modify-write for bytes never fetched). The phantoms stand for the dirty lines
+  iteration, a local frame or a footprint that fits, were used lately and stay), and its
+  dirty sectors are counted as written back (with the read of a read-modify-write for
+  bytes never fetched). The phantoms stand for the dirty lines
   earlier blocks left in the share; the left-out loads would have evicted those before
   the simulated blocks came, in the same proportion, so the phantom write-backs shrink
   by the share of the held dirty sectors counted here (matmul_tiled 4096^3 on H200:
@@ -41,7 +42,6 @@ Sources: the H100/H200 counters in validate/data and benchmarks/results/ncu_dirt
 from __future__ import annotations
 
 NEG_INF = float("-inf")
-FULL = 0xFFFFFFFF                        # every byte of a 32-B sector
 
 
 class StandIns:
@@ -117,8 +117,8 @@ class StandIns:
     def skipped_traffic_writebacks(self, scale: float) -> tuple[float, int]:
         """Loop sampling (1 in `scale` of the loads and stores simulated): (dirty sectors written
         back, of them read first) that the left-out allocations add: the home lines at LRU
-        depth d, after whose last use their set allocated a lines, with d + (scale - 1) a >= ways, less the same share of the phantom write-backs (see
-        the module docstring)."""
+        depth d, after whose last use their set allocated a lines, with d + (scale - 1) a >=
+        ways, less the same share of the phantom write-backs (see the module docstring)."""
         if scale <= 1.0:
             return 0.0, 0
         spl = self.sectors_per_line
@@ -135,9 +135,7 @@ class StandIns:
                     if depth + more * (od.allocs - ent[spl + 3]) < self.ways:
                         continue
                     written += n
-                    pm = ent[spl + 1]
-                    partial += sum(1 for k in range(spl) if d >> k & 1 and
-                                   (ent[k] is None or (pm and k in pm and pm[k][0] != FULL)))
+                    partial += sum(1 for k in range(spl) if d >> k & 1 and self._unfetched(ent, k))
         if not written:
             return 0.0, 0
         phantoms = self.phantom_sectors + self.phantom_correction_sectors()
