@@ -25,7 +25,10 @@ Per kernel and metric: predicted, measured, relative error. Summary (errors in p
   kernels that move > 1 MiB. Each launch starts with the dirty L2 data that ncu's kernel
   replay leaves before every profiled kernel (`validate/data/ncu_replay.json`, about 2.4 MB
   on H100 and H200, measured by `benchmarks/ncu_dirty_probe.py`): a kernel whose traffic
-  exceeds the L2 writes it back, as Nsight counts;
+  exceeds the L2 writes it back, as Nsight counts; and over each predicted duration the
+  writes that reach the L2 and DRAM from outside the kernel while it runs (about 18 MB/s of
+  DRAM writes and 0.9-1.0 M L2 write sectors per second, measured beside one spinning
+  thread: `ncu_dirty_probe.py --background`);
 - SASS warp instructions (`smsp__inst_executed.sum`): MAPE and the share within 5%;
 - sampling: the predictions' own sampling-error estimates (`timing__sampling_error_pct`);
 - per kind (program, microbenchmark, heldout): duration MAPE; the eight worst kernels.
@@ -120,25 +123,29 @@ def build_case(k: dict):
 REPLAY_FILE = Path(__file__).parent / "data" / "ncu_replay.json"
 
 
-def replay_residue(data: dict) -> int:
-    """Dirty bytes ncu's kernel replay leaves in the L2 before each kernel of a measurement
-    file (`validate/data/ncu_replay.json`, measured by `benchmarks/ncu_dirty_probe.py` on
-    that GPU); 0 for a GPU without a probe."""
+ENVIRONMENT = ("l2_dirty_bytes_at_launch", "background_dram_write_bytes_per_s", "background_l2_write_sectors_per_s")
+
+
+def measurement_environment(data: dict) -> dict:
+    """What Nsight's measurement adds to each kernel of a measurement file, as TimingOptions
+    fields (`validate/data/ncu_replay.json`, measured by `benchmarks/ncu_dirty_probe.py` on
+    that GPU): the dirty L2 data its kernel replay leaves before the kernel, and the writes
+    from outside the kernel while it runs; empty for a GPU without a probe."""
     short = data.get("provenance", {}).get("gpu_short_name")
-    gpus = json.loads(REPLAY_FILE.read_text())["gpus"]
-    return int(gpus.get(short, {}).get("l2_dirty_bytes_at_launch", 0))
+    gpu = json.loads(REPLAY_FILE.read_text())["gpus"].get(short, {})
+    return {k: (int(gpu[k]) if k == "l2_dirty_bytes_at_launch" else float(gpu[k])) for k in ENVIRONMENT if k in gpu}
 
 
-def predict(k: dict, gpu, l2_dirty_bytes: int = 0) -> Row:
-    """One kernel's prediction; `l2_dirty_bytes`: dirty data in the L2 at launch, as the
-    measurement had it (`replay_residue`)."""
+def predict(k: dict, gpu, environment: dict | None = None) -> Row:
+    """One kernel's prediction; `environment`: what the measurement added to the kernel
+    (`measurement_environment`)."""
     import time
 
     import gpusim
     from gpusim.timing.engine import TimingOptions
     case = build_case(k)
     t = time.perf_counter()
-    opts = TimingOptions(mode="auto", functional="sampled", l2_dirty_bytes_at_launch=l2_dirty_bytes)
+    opts = TimingOptions(mode="auto", functional="sampled", **(environment or {}))
     r = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu=gpu, shared_bytes=case.shared_bytes,
                       timing=True, timing_options=opts)
     pred = {m: float(v) for m, v in r.metrics.items()
@@ -301,22 +308,22 @@ def compare(data_path: Path, preset: str | None = None, only: str | None = None,
     kernels = [k for k in data["kernels"] if usable(k) and (not only or re.search(only, k["name"]))]
     skipped = [k["name"] for k in kernels if budget is not None and estimated_cost(k) > budget]
     kernels = [k for k in kernels if k["name"] not in skipped]
-    residue = replay_residue(data)
-    rows = _predict_all(kernels, gpu, jobs, progress, residue)
+    environment = measurement_environment(data)
+    rows = _predict_all(kernels, gpu, jobs, progress, environment)
     summary = summarize(rows)
     summary["skipped_over_budget"] = skipped
-    summary["l2_dirty_bytes_at_launch"] = residue
+    summary.update(environment)
     return rows, summary, preset
 
 
-def _predict_all(kernels: list[dict], gpu, jobs: int | None, progress, residue: int = 0) -> list[Row]:
+def _predict_all(kernels: list[dict], gpu, jobs: int | None, progress, environment: dict | None = None) -> list[Row]:
     """Predictions in the data file's order, in `jobs` processes (the costliest first)."""
     import os
     jobs = jobs or os.cpu_count() or 1
     if jobs <= 1 or len(kernels) <= 1:
         rows = []
         for i, k in enumerate(kernels):
-            rows.append(predict(k, gpu, residue))
+            rows.append(predict(k, gpu, environment))
             if progress:
                 progress(i + 1, len(kernels), rows[-1])
         return rows
@@ -325,7 +332,7 @@ def _predict_all(kernels: list[dict], gpu, jobs: int | None, progress, residue: 
     order = sorted(range(len(kernels)), key=lambda i: -estimated_cost(kernels[i]))
     out: list[Row | None] = [None] * len(kernels)
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-        futures = {pool.submit(predict, kernels[i], gpu, residue): i for i in order}
+        futures = {pool.submit(predict, kernels[i], gpu, environment): i for i in order}
         for done, f in enumerate(as_completed(futures), 1):
             out[futures[f]] = f.result()
             if progress:

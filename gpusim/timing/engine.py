@@ -53,6 +53,9 @@ class TimingOptions:
     l2_dirty_bytes_at_launch: int = 0  # dirty bytes the L2 holds when the kernel starts, at addresses the kernel
     #                                    does not use, written back as its traffic evicts them (what a previous
     #                                    kernel or a profiler leaves: validate compare sets ncu's replay residue)
+    background_dram_write_bytes_per_s: float = 0.0    # DRAM writes from outside the kernel while it runs, and
+    background_l2_write_sectors_per_s: float = 0.0    # the L2 write sectors they make: counted, not timed
+    #                                    (validate compare sets what ncu measures beside a spinning thread)
 
     def __post_init__(self) -> None:
         from gpusim.errors import ConfigError
@@ -68,6 +71,10 @@ class TimingOptions:
                 raise ConfigError(f"{name} must be a positive integer or None, got {v!r}")
         if not (isinstance(self.l2_dirty_bytes_at_launch, int) and self.l2_dirty_bytes_at_launch >= 0):
             raise ConfigError(f"l2_dirty_bytes_at_launch must be an integer >= 0, got {self.l2_dirty_bytes_at_launch!r}")
+        for name in ("background_dram_write_bytes_per_s", "background_l2_write_sectors_per_s"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < float("inf"):
+                raise ConfigError(f"{name} must be a number >= 0, got {v!r}")
 
 
 class TimingStats:
@@ -345,6 +352,7 @@ class TimingEngine:
         m.update({k: v for k, v in mem.items() if k.endswith(".pct")})
         m["sm__cycles_elapsed.max"] = cycles
         m["gpu__time_duration.sum"] = cycles * spec.cycle_ns + spec.launch.kernel_fixed_ns
+        self._count_background_writes(m, m["gpu__time_duration.sum"] * 1e-9)
         warp_cycles = sum(sm.warp_cycles for sm in self.sms)
         active = sum(sm.active_cycles for sm in self.sms)
         m["sm__warps_active.avg.pct_of_peak_sustained_active"] = \
@@ -384,6 +392,17 @@ class TimingEngine:
                         ("read", partial * self.issue.traffic_scale("dram__bytes_read.sum"))):
             m[f"dram__sectors_{side}.sum"] = max(0.0, m.get(f"dram__sectors_{side}.sum", 0.0) + n * scale)
             m[f"dram__bytes_{side}.sum"] = max(0.0, m.get(f"dram__bytes_{side}.sum", 0.0) + n * scale * sb)
+
+    def _count_background_writes(self, m: dict, seconds: float) -> None:
+        """Writes from outside the kernel while it runs (`TimingOptions.background_*`), counted."""
+        dram = self.opt.background_dram_write_bytes_per_s * seconds
+        if dram:
+            m["dram__bytes_write.sum"] = m.get("dram__bytes_write.sum", 0.0) + dram
+            m["dram__sectors_write.sum"] = m.get("dram__sectors_write.sum", 0.0) + dram / self.spec.l2.sector_bytes
+        l2 = self.opt.background_l2_write_sectors_per_s * seconds
+        if l2:
+            for k in ("lts__t_sectors_op_write.sum", "lts__t_sectors.sum"):
+                m[k] = m.get(k, 0.0) + l2
 
     def _sampling_error(self, cycles: float) -> float:
         """A standard error, in percent of the predicted cycles, of what sampling extrapolated:
