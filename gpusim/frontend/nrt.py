@@ -55,27 +55,23 @@ def _call1r(fn: str, arg: str, out: str) -> str:
             "call.uni (retval0), %s, (param0); ld.param.b64 %s, [retval0]; }" % (arg, fn, out))
 
 
+def _allocate(name: str) -> str:
+    """NRT_Allocate and NRT_Allocate_External (nrt.cu: the same malloc, one allocation counted)."""
+    return f"""
+.func (.param .b64 func_retval0) {name}(.param .b64 {name}_param_0)
+{{
+    .reg .b64 %rd<3>;
+    ld.param.u64 %rd1, [{name}_param_0];
+    {_call1r("malloc", "%rd1", "%rd2")}
+    red.global.add.u64 [{STATS}], 1;
+    st.param.b64 [func_retval0], %rd2;
+    ret;
+}}"""
+
+
 _DEFS = {
-    "NRT_Allocate": f"""
-.func (.param .b64 func_retval0) NRT_Allocate(.param .b64 NRT_Allocate_param_0)
-{{
-    .reg .b64 %rd<3>;
-    ld.param.u64 %rd1, [NRT_Allocate_param_0];
-    {_call1r("malloc", "%rd1", "%rd2")}
-    red.global.add.u64 [{STATS}], 1;
-    st.param.b64 [func_retval0], %rd2;
-    ret;
-}}""",
-    "NRT_Allocate_External": f"""
-.func (.param .b64 func_retval0) NRT_Allocate_External(.param .b64 NRT_Allocate_External_param_0)
-{{
-    .reg .b64 %rd<3>;
-    ld.param.u64 %rd1, [NRT_Allocate_External_param_0];
-    {_call1r("malloc", "%rd1", "%rd2")}
-    red.global.add.u64 [{STATS}], 1;
-    st.param.b64 [func_retval0], %rd2;
-    ret;
-}}""",
+    "NRT_Allocate": _allocate("NRT_Allocate"),
+    "NRT_Allocate_External": _allocate("NRT_Allocate_External"),
     "NRT_Free": f"""
 .func NRT_Free(.param .b64 NRT_Free_param_0)
 {{

@@ -132,25 +132,28 @@ def test_an_ecc_granule_that_is_not_a_power_of_two_up_to_a_sector_is_refused(gra
         replace(l2={"ecc_granule_bytes": granule})
 
 
-def test_loop_sampling_counts_the_dirty_lines_its_left_out_loads_would_evict():
-    l2 = L2Cache(SPEC)
-    first, dirty, *younger = _lines_in_one_set(l2, l2.ways + 1)
-    l2.read(0.0, [first * 4])
-    l2.write(50.0, [dirty * 4], masks=[FULL])
-    for i, ln in enumerate(younger):
-        l2.read(100.0 * (i + 1), [ln * 4])                         # ways - 1 younger lines: `first` evicted
-    assert l2.skipped_traffic_writebacks(1.0) == (0, 0)            # every load simulated: still held
-    assert l2.skipped_traffic_writebacks(2.0) == (1, 0)            # depth 15 >= 16 / 2: evicted
-    assert l2.skipped_traffic_writebacks(1.05) == (0, 0)           # depth 15 < 16 / 1.05: held
-
-
-def test_loop_sampling_keeps_a_dirty_line_used_after_the_set_last_allocated():
-    # a local frame or a footprint that fits: every iteration uses it again, the left-out ones hit it
-    l2 = L2Cache(SPEC)
+def _dirty_line_under_younger_reads(l2):
+    """A set holding one dirty line, then ways - 1 lines read after it (the oldest clean line
+    evicted): the dirty line is at depth ways - 1, and its set allocated ways - 1 lines since."""
     first, dirty, *younger = _lines_in_one_set(l2, l2.ways + 1)
     l2.read(0.0, [first * 4])
     l2.write(50.0, [dirty * 4], masks=[FULL])
     for i, ln in enumerate(younger):
         l2.read(100.0 * (i + 1), [ln * 4])
+    return dirty
+
+
+def test_loop_sampling_counts_the_dirty_lines_its_left_out_loads_would_evict():
+    l2 = L2Cache(SPEC)
+    _dirty_line_under_younger_reads(l2)
+    assert l2.skipped_traffic_writebacks(1.0) == (0, 0)            # every load simulated: still held
+    assert l2.skipped_traffic_writebacks(2.0) == (1, 0)            # 15 + 1 * 15 >= 16: evicted
+    assert l2.skipped_traffic_writebacks(1.05) == (0, 0)           # 15 + 0.05 * 15 < 16: held
+
+
+def test_loop_sampling_keeps_a_dirty_line_used_after_the_set_last_allocated():
+    # a local frame or a footprint that fits: every iteration uses it again, the left-out ones hit it
+    l2 = L2Cache(SPEC)
+    dirty = _dirty_line_under_younger_reads(l2)
     l2.read(5000.0, [dirty * 4])                                   # used again, nothing allocated since
     assert l2.skipped_traffic_writebacks(16.0) == (0, 0)
