@@ -7,7 +7,7 @@ that makes code depend on them calls `dispatcher.mark_launch_config_sensitive()`
 which the dispatcher compiles once per launch configuration. Here:
 - `current_launch_config()` / `ensure_current_launch_config()` / `capture_compile_config`
   are numba-cuda's functions over this module's thread-local state, which the drop-in's
-  launch (`dispatcher._Launch.__call__`) sets around `Dispatcher._compile_for_args`;
+  launch (`launching._Launch.__call__`) sets around `Dispatcher._compile_for_args`;
 - the configured launch (`_Launch`) is the configuration object, as in numba-cuda;
 - a launch of a dispatcher already known to be launch-config sensitive adds (griddim,
   blockdim, sharedmem) to its PTX cache key (`compile_key`), so a new configuration

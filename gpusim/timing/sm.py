@@ -20,9 +20,12 @@ issue), not one SimPy event per instruction; the SimPy engine (`engine.py`) runs
 SMs in quanta so shared memory-system units see requests in time order up to one
 quantum of skew.
 
-Does not model: instruction fetch/i-cache, register bank conflicts and operand
-collectors, dual issue, the exact SASS stream (PTX instructions are timed; see
-DEVIATIONS.md), warp-level divergence costs beyond the executed instruction stream.
+Warps issue the SASS that ptxas made of the PTX they executed (`issue_stream.py`,
+`frontend/sass/mapping.py`), fetched through the instruction and constant caches
+(`fetch.py`). Residency, barriers and block completion: `residency.py`.
+
+Does not model: register bank conflicts and operand collectors, dual issue,
+warp-level divergence costs beyond the executed instruction stream (DEVIATIONS.md).
 
 Sources: Volta/Ampere/Hopper whitepapers (4 SMSPs per SM, 1 warp instruction per
 SMSP per cycle); Nsight Compute "Kernel Profiling Guide", warp scheduler states;
@@ -31,53 +34,21 @@ Jia et al. 2018 and Luo et al. 2024 microbenchmarks (latencies, via the presets)
 from __future__ import annotations
 
 import math
-from heapq import heappop, heappush
 
-import numpy as np
 
-from gpusim.frontend.sass.operands import B_BASE, N_B
 from gpusim.timing import policies
 from gpusim.timing.fetch import FrontEnd
 from gpusim.timing.issue_stream import LOOP
+from gpusim.timing.residency import Residency, Warp
 from gpusim.timing.static import DEP_STALL, FIXED, GLOBAL, SHARED
 
 PIPE_NAMES = ("alu", "fmaheavy", "fmalite", "fp16", "fp64", "xu", "lsu", "adu", "cbu", "uniform", "tensor", "tex")
 from isa.memory_map import CONST_WINDOW_BASE
 
 INF = math.inf
-REG_SLOTS = B_BASE + N_B                  # scoreboard slots (static.StaticInstr.srcs/dsts: operands.py's numbering)
 THROTTLE = {FIXED: "math_pipe_throttle", SHARED: "mio_throttle", GLOBAL: "lg_throttle"}   # a ready warp's pipe busy
 STALL_REASONS = ("selected", "not_selected", "wait", "short_scoreboard", "long_scoreboard", "barrier",
                  "math_pipe_throttle", "mio_throttle", "lg_throttle", "dispatch_stall", "no_instructions", "imc_miss")
-
-
-class Warp:
-    __slots__ = ("stream", "vi", "instrs", "ii", "mem", "cta", "slot", "age", "ready_at", "reason", "throttled",
-                 "reg_ready", "reg_kind", "last_issue", "at_barrier", "cand", "iline", "sp", "cur", "local_delta")
-
-    def __init__(self, stream, cta, slot, age, t0, sp=None):
-        self.stream, self.cta, self.slot, self.age, self.sp = stream, cta, slot, age, sp
-        self.vi, self.ii = -1, 0
-        self.instrs, self.mem = (), None
-        self.cur = None                           # instrs[ii]: the instruction it issues next
-        self.ready_at, self.reason, self.throttled = t0, "dispatch_stall", False
-        self.reg_ready = [-INF] * REG_SLOTS      # slot -> when its value is ready (-inf: never written)
-        self.reg_kind = [FIXED] * REG_SLOTS       # slot -> how that value is produced (FIXED/SHARED/GLOBAL)
-        self.last_issue = t0 - 1
-        self.at_barrier = False
-        self.cand = t0
-        self.iline = -1                           # instruction-cache line of its latest instruction
-        self.local_delta = 0                      # sectors from its frame in the stream to its SM slot's (uint64, wrapping)
-
-
-class CTA:
-    __slots__ = ("block", "warps", "live", "waiting", "start", "slot")
-
-    def __init__(self, block, start, slot=0):
-        self.block, self.start, self.slot = block, start, slot
-        self.warps: list[Warp] = []
-        self.live = 0
-        self.waiting: list[Warp] = []
 
 
 class SubPartition:
@@ -94,7 +65,7 @@ class SubPartition:
         self.next = INF
 
 
-class SM:
+class SM(Residency):
     """See module docstring. `on_cta_done(sm, block, t)` is called when a block finishes."""
 
     def __init__(self, sm_id: int, spec, block_static, l1, stats, on_cta_done):
@@ -118,7 +89,7 @@ class SM:
         self.locate = None                          # sampled mode, shared footprint: locate(block) per access
         self.front = FrontEnd(spec)
         self._iready = self.front.icache.lines
-        self.ctas: dict[int, CTA] = {}
+        self.ctas: dict = {}                         # block -> residency.CTA
         self._free_slots: list[int] = []           # block slots freed by finished CTAs (local frames), lowest first
         self.t = 0.0
         self.next_age = 0
@@ -132,42 +103,6 @@ class SM:
         self.loop_skipped = 0.0
         self.loop_mark = (-1.0, 0)                 # (time, instructions issued) at the latest warmed-up LOOP marker
         self.loop_rate: float | None = None        # instructions per cycle in the loop's steady state
-
-    # ------------------------------------------------------------------ residency
-    def _account(self, t: float) -> None:
-        if t > self._last_change:
-            dt = t - self._last_change
-            self.warp_cycles += self.resident_warps * dt
-            if self.resident_warps:
-                self.active_cycles += dt
-            self._last_change = t
-
-    def add_cta(self, block: int, streams, t0: float) -> None:
-        t0 = max(t0, self.t)
-        self._account(t0)
-        cta = CTA(block, t0, heappop(self._free_slots) if self._free_slots else len(self.ctas))
-        nsp = len(self.sps)
-        frames = self.id * self.spec.sm.max_warps_per_sm + cta.slot * len(streams)
-        for s in streams:
-            sp = self.sps[s.warp_in_block % nsp]
-            w = Warp(s, cta, s.warp_in_block // nsp, self.next_age, t0, sp)
-            if s.local_sectors:                     # local memory is per resident warp slot, reused by later blocks
-                w.local_delta = np.uint64((frames + s.warp_in_block - s.gid) * s.local_sectors % (1 << 64))
-            self.next_age += 1
-            cta.warps.append(w)
-            sp.warps.append(w)
-            if t0 < sp.next:
-                sp.next = t0
-            self._next_visit(w, t0)
-        cta.live = len(cta.warps)
-        self.ctas[block] = cta
-        self.resident_warps += len(cta.warps)
-        for w in list(cta.warps):
-            if w.vi >= len(w.stream.visits):
-                self._warp_done(w, t0)
-
-    def has_work(self) -> bool:
-        return bool(self.ctas)
 
     # ------------------------------------------------------------------ stepping
     def next_time(self) -> float:
@@ -416,35 +351,3 @@ class SM:
             w.cur = instrs[0] if instrs else None
             if w.vi == 0:
                 self._prepare(w, t)
-
-    # ------------------------------------------------------------------ barriers and completion
-    def _arrive(self, w: Warp, t: float) -> None:
-        cta = w.cta
-        w.at_barrier = True
-        cta.waiting.append(w)
-        if len(cta.waiting) >= cta.live:
-            self._release(cta, t)
-
-    def _release(self, cta: CTA, t: float) -> None:
-        rel = t + self.spec.sm.barrier_latency_cycles
-        for w in cta.waiting:
-            w.at_barrier = False
-            w.ready_at = rel
-            w.reason = "barrier"
-            if w.vi < len(w.stream.visits):
-                self._prepare(w, w.last_issue + 1)
-        cta.waiting = []
-
-    def _warp_done(self, w: Warp, t: float) -> None:
-        w.sp.warps.remove(w)
-        cta = w.cta
-        cta.live -= 1
-        if cta.waiting and len(cta.waiting) >= cta.live:
-            self._release(cta, t)
-        if cta.live == 0:
-            self._account(t)
-            self.resident_warps -= len(cta.warps)
-            del self.ctas[cta.block]
-            heappush(self._free_slots, cta.slot)
-            self.stats.block_done(cta.block, cta.start, t)
-            self.on_cta_done(self, cta.block, t)

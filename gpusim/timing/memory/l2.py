@@ -53,14 +53,7 @@ What is modelled:
   A request's time is the latest over its sectors.
 - Misses fetch whole HBM bursts (`hbm.access_granularity_bytes`); with 64-B bursts the
   sibling sector of the pair is filled too (sector promotion).
-- Write-back: evicting a home line writes its dirty 32-B sectors, burst by burst
-  (`dram__bytes_write`: 32 B per dirty sector, as the H200 measures for random 4-byte
-  stores, `random_access/write`); a dirty sector with bytes never fetched (a partial
-  write) is read first (`dram__bytes_read`, 32 B), merged and written. The
-  allocation that evicted it proceeds when the DRAM's write queue took the bursts
-  (hbm.py), so a saturated DRAM holds stores back.
-  Nothing is written back at kernel end (`flush`): on hardware the L2 keeps dirty lines,
-  so `dram__bytes_write.sum` is below the bytes stored.
+- Write-back of evicted dirty lines, byte masks and ECC granules: `l2_writeback.py`.
 - Sampled simulation and dirty data at launch: stand-in ("phantom") evictions for the
   unsimulated blocks' lines and lines left dirty before the kernel (`l2_standins.py`).
 - Shared footprints in sampled simulation (`footprint`, a warming.SharedFootprint set
@@ -99,6 +92,7 @@ from gpusim.timing.memory.hashing import unit_of
 from gpusim.timing.memory.hbm import HBM
 from gpusim.timing.memory.l2_partitions import FABRIC, FULL, READ, RED, TEX, WRITE, ATOM, FarPartition
 from gpusim.timing.memory.l2_standins import StandIns
+from gpusim.timing.memory.l2_writeback import WriteBack
 from gpusim.timing.memory.servers import BandwidthServer
 
 NEG_INF = float("-inf")
@@ -121,7 +115,7 @@ class LRUSet(OrderedDict):
         self.allocs = 0
 
 
-class L2Cache(FarPartition, StandIns):
+class L2Cache(FarPartition, StandIns, WriteBack):
     """`read`, `write`, `atomic` (t, sectors, part) -> time the data/ack leaves the near slice."""
 
     def __init__(self, spec, hbm: HBM | None = None, sm_fraction: float = 1.0, *,
@@ -258,21 +252,6 @@ class L2Cache(FarPartition, StandIns):
         """Bytes booked at each slice (how evenly the hash spread the traffic)."""
         return [s.bytes_served for s in self._servers]
 
-    def dirty_bytes(self) -> int:
-        """Bytes the L2 holds dirty now (what a kernel leaves behind)."""
-        spl = self.sectors_per_line
-        n = 0
-        for sets in self._sets:
-            for od in sets:
-                for ent in od.values():
-                    d = ent[spl]
-                    if d:
-                        pm = ent[spl + 1]
-                        for k in range(spl):
-                            if d >> k & 1:
-                                n += bin(pm[k][1]).count("1") if pm and k in pm else 32
-        return n
-
     def counters(self, elapsed_cycles: float | None = None) -> dict[str, float]:
         out: dict[str, float] = {}
         H, M = self._hits, self._misses
@@ -346,20 +325,6 @@ class L2Cache(FarPartition, StandIns):
         if op >= ATOM and len(self._atom_free) > 1 << 16:
             self._prune_atomics(t)
         return latest + self.pipeline_latency_cycles
-
-    def _partial_cost(self, masks: list, i: int, j: int) -> int:
-        """Extra slice bytes for the sectors of masks[i:j] that cover part of an ECC granule."""
-        whole = self._whole
-        extra = 0
-        for idx in range(i, j):
-            m = masks[idx]
-            w = whole.get(m)
-            if w is None:
-                w = whole[m] = _covers_whole_granules(m, self._granule)
-            if not w:
-                extra += self.sector_bytes
-                self.partial_write_sectors += 1
-        return extra
 
     def _entry(self, p: int, line: int, s: int, ts: float, alloc: bool = True) -> list | None:
         """The line's entry in partition p (allocated, evicting the LRU way, if absent)."""
@@ -475,63 +440,6 @@ class L2Cache(FarPartition, StandIns):
         self._misses[src][op] += misses
         return latest
 
-    def _dirty(self, ent, k: int) -> None:
-        spl = self.sectors_per_line
-        d = ent[spl]
-        if not d >> k & 1:
-            if not ent[spl + 2]:
-                self._dirtied_sectors += 1
-                bsh = self.hbm.burst_shift
-                base = (k >> bsh) << bsh
-                if not (d >> base) & ((1 << (1 << bsh)) - 1):
-                    self._dirtied_bursts += 1
-            ent[spl] = d | 1 << k
-
-    def _unfetched(self, ent: list, k: int) -> bool:
-        """Whether sector k of a line holds bytes that were never fetched (written in part)."""
-        pm = ent[self.sectors_per_line + 1]
-        return ent[k] is None or bool(pm and k in pm and pm[k][0] != FULL)
-
-    def _write_back(self, t: float, line: int, ent: list) -> float:
-        """Evicting a dirty home line: each burst with dirty bytes is written; a burst with
-        invalid bytes is read first (read-modify-write at the DRAM's granularity). Returns
-        when DRAM took the last burst (the way is free then)."""
-        hbm = self.hbm
-        spl = self.sectors_per_line
-        bsh = hbm.burst_shift
-        per = 1 << bsh
-        dirty = ent[spl]
-        first = line << self.line_shift
-        done = t
-        for base in range(0, spl, per):
-            if not (dirty >> base) & ((1 << per) - 1):
-                continue
-            self.dirty_evictions += 1
-            burst = (first + base) >> bsh
-            written = partial = 0
-            for kk in range(base, base + per):
-                if dirty >> kk & 1:
-                    written += 1
-                    partial += self._unfetched(ent, kk)
-            if partial:                                 # the dirty sectors with bytes never fetched
-                self.rmw_bursts += 1
-                a = hbm.rmw_burst(t, burst, partial, written)
-            else:
-                a = hbm.write_burst(t, burst, written)
-            if a > done:
-                done = a
-        return done
-
     def _prune_atomics(self, t: float) -> None:
         horizon = t - 65536.0                           # far beyond any quantum's reordering
         self._atom_free = {s: a for s, a in self._atom_free.items() if a > horizon}
-
-
-def _covers_whole_granules(m: int, granule: int) -> bool:
-    """Whether byte mask m (32 bits) covers each `granule`-byte group wholly or not at all."""
-    g = (1 << granule) - 1
-    for b in range(0, 32, granule):
-        x = (m >> b) & g
-        if x and x != g:
-            return False
-    return True

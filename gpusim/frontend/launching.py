@@ -1,0 +1,143 @@
+"""A configured launch of the drop-in's `Dispatcher` (numba-cuda's `_LaunchConfiguration`):
+`kernel[grid, block(, stream(, shared_bytes))]` before it is called, and `forall`'s.
+
+Calling it checks the block against the kernel's `launch_bounds`, applies the
+dispatcher's `extensions` (last first) and `cuda.In/Out/InOut` hints (`In` is not copied
+back), warns about host arrays as numba-cuda does (each is copied in and out), makes
+itself the current launch configuration while the kernel compiles (`launchconfig.py`),
+runs the `pre_launch_callbacks`, and launches through `gpusim.launch` on the preset
+`gpusim.cuda.set_gpu` chose; a kernel that prints has its FIFO printed at completion,
+even when it then fails.
+
+Sources: numba-cuda 0.30 `dispatcher.py` (`_LaunchConfiguration`, `ForAll`, `_prepare_args`).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from gpusim.frontend.dispatcher import Dispatcher
+
+
+class _Launch:
+    """A configured launch: `kernel[grid, block]` before it is called."""
+
+    def __init__(self, dispatcher: Dispatcher, grid: Any, block: Any, stream: Any, shared_bytes: int):
+        self.dispatcher, self.griddim, self.blockdim = dispatcher, grid, block
+        self.stream, self.sharedmem = stream, shared_bytes
+        self.pre_launch_callbacks: list = []       # callback(overload, launch config), before each launch
+        self._kernel_launch_config_sensitive = None
+
+    @property
+    def args(self) -> Any:
+        """The arguments of the launch compiling in this thread (numba-cuda's), else None."""
+        from gpusim.frontend.launchconfig import current_launch_args
+        return current_launch_args()
+
+    def __reduce__(self):
+        if self.pre_launch_callbacks:
+            import pickle
+            raise pickle.PicklingError("Cannot pickle configured launches with pre-launch callbacks")
+        return (_Launch, (self.dispatcher, self.griddim, self.blockdim, self.stream, self.sharedmem))
+
+    # numba-cuda's _LaunchConfiguration attribute names, and the old ones of this module
+    grid = property(lambda self: self.griddim)
+    block = property(lambda self: self.blockdim)
+    shared_bytes = property(lambda self: self.sharedmem)
+
+    def __call__(self, *args: Any) -> None:
+        from gpusim import cuda
+        from gpusim.api import launch
+        from gpusim.frontend.dispatcher import _max_threads, _Overload
+        d = self.dispatcher
+        retr: list = []
+        limit = _max_threads(d.targetoptions.get("launch_bounds"))
+        if limit is not None:
+            b = self.blockdim if isinstance(self.blockdim, (tuple, list)) else (self.blockdim,)
+            if int(np.prod([int(v) for v in b])) > limit:
+                from cuda.core._utils.cuda_utils import CUDAError
+                from gpusim.errors import LaunchError
+                from gpusim.frontend.numba_errors import like
+                raise like(LaunchError(f"[CUDA_ERROR_INVALID_VALUE] kernel {d.py_func.__qualname__}: block of "
+                                       f"{self.blockdim} threads exceeds its launch_bounds of {limit} threads"),
+                           CUDAError)
+        args = _prepare(d, args, self.stream, retr)
+        _warn_implicit_copies(args)
+        from gpusim.frontend import launchconfig, printf
+        self._keyed = d._launch_config_sensitive      # compile per launch configuration (launchconfig.compile_key)
+        with launchconfig.compiling(self, args):      # compiler passes see this launch (launchconfig.py)
+            ck = d._compile_for_args(args)
+            if self._kernel_launch_config_sensitive:
+                d._launch_config_sensitive = True
+                d._lcs_argtypes.add(ck.argtypes)
+            for callback in self.pre_launch_callbacks:
+                callback(_Overload(d, ck), self)
+            if printf.uses_printf(ck.ptx) and not cuda._CHECK:
+                d.last_result = _launch_printing(d, self, args)
+            else:
+                d.last_result = launch(d, self.griddim, self.blockdim, args, gpu=cuda.get_gpu(),
+                                       shared_bytes=self.sharedmem, timing=cuda._TIMING, check=cuda._CHECK)
+        for wb in retr:
+            wb()
+
+
+def _launch_printing(d: Dispatcher, cfg: _Launch, args: tuple) -> Any:
+    """A launch of a kernel that prints: run it, then print its FIFO to stdout (as CUDA
+    prints at kernel completion), even when the kernel then fails."""
+    import sys
+    from gpusim import api, cuda
+    from gpusim.frontend import printf
+    prepared = api.prepare(d, cfg.griddim, cfg.blockdim, args, cuda.get_gpu(), cfg.sharedmem)
+    try:
+        return api._run(prepared, cuda._TIMING, api.BATCH_LANES, None, None)
+    finally:
+        text = printf.lines(prepared.memory, prepared.layout.symbols)
+        if text:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+
+
+class _ForAll:
+    def __init__(self, dispatcher: Dispatcher, ntasks: int, tpb: int, stream: Any, sharedmem: int):
+        self.dispatcher, self.ntasks, self.thread_per_block = dispatcher, ntasks, tpb
+        self.stream, self.sharedmem = stream, sharedmem
+
+    def __call__(self, *args: Any) -> None:
+        if self.ntasks == 0:
+            return
+        tpb = self.thread_per_block or 128
+        griddim = (self.ntasks + tpb - 1) // tpb
+        return self.dispatcher[griddim, tpb, self.stream, self.sharedmem](*args)
+
+
+def _warn_implicit_copies(args: tuple) -> None:
+    """numba-cuda's warning for host arrays passed to a kernel (each is copied in and out)."""
+    from numba.cuda import config
+    if config.CUDA_WARN_ON_IMPLICIT_COPY and not config.DISABLE_PERFORMANCE_WARNINGS:
+        from gpusim.frontend.devicearray import HostMappedArray
+        if any(isinstance(a, np.ndarray) and not isinstance(a, HostMappedArray) for a in args):
+            import warnings
+            from numba.cuda.core.errors import NumbaPerformanceWarning
+            warnings.warn(NumbaPerformanceWarning("Host array used in CUDA kernel will incur copy overhead "
+                                                  "to/from device."))
+
+
+def _prepare(d: Dispatcher, args: tuple, stream: Any, retr: list) -> tuple:
+    """Extensions (last first) and In/Out/InOut hints, as Numba's `_prepare_args`."""
+    from numba.cuda.args import ArgHint, In
+    from gpusim.frontend.argtypes import typeof_arg
+    out = []
+    for val in args:
+        if d.extensions:
+            ty = typeof_arg(val)
+            for ext in reversed(d.extensions):
+                ty, val = ext.prepare_args(ty, val, stream=stream, retr=retr)
+        if isinstance(val, ArgHint):
+            inner = val.value
+            if isinstance(val, In) and isinstance(inner, np.ndarray):
+                inner = inner.copy()          # an input only: the kernel's writes are not copied back
+            val = inner
+        out.append(val)
+    return tuple(out)
