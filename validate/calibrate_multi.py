@@ -12,6 +12,7 @@ search in log space (each number x or / a step, repeated while it helps; the ste
 when a pass gains nothing), deterministic; it starts from the preset's current numbers. Takes a few minutes on one core.
 
     python -m validate calibrate-multi --data validate/data/h200x4_multi.json --preset h200
+    python -m validate calibrate-multi --data validate/data/h200x4_multi.json --data validate/data/h200x2_multi.json
 """
 from __future__ import annotations
 
@@ -30,12 +31,14 @@ FITTED = ("launch_latency_ns", "ll_base_latency_ns", "ll128_base_latency_ns", "s
           "ll_step_latency_ns", "ll128_step_latency_ns", "simple_step_latency_ns",
           "simple_efficiency", "ll_efficiency", "ll128_efficiency", "channel_bandwidth_GBps", "p2p_latency_ns",
           "tree_efficiency", "launch_skew_per_gpu_ns", "p2p_channel_bandwidth_GBps", "p2p_receive_bandwidth_GBps",
-          "p2p_warp_bandwidth_GBps")
+          "p2p_warp_bandwidth_GBps", "simple_slice_sync_ns")
 FRACTIONS = {"simple_efficiency", "ll_efficiency", "ll128_efficiency", "tree_efficiency"}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    p.add_argument("--data", type=Path, action="append",
+                   help="measure-multi file; repeat to fit several together (their records pooled, each record "
+                        f"once; default: {DEFAULT_DATA.relative_to(ROOT)})")
     p.add_argument("--preset", default="h200", help="preset whose calibrated file gets the [nccl] table")
     p.add_argument("--passes", type=int, default=12, help="coordinate-search passes at most")
     p.add_argument("--dry-run", action="store_true", help="print the fit, write nothing")
@@ -45,7 +48,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                  "--only the numbers that only those collectives use fit as fast")
     p.add_argument("--forced", help="comma list of the forced all_reduce algorithms whose records enter the fit "
                                     "(Ring, Tree; default: both). NCCL never chose Tree within one node here, and "
-                                    "the forced Tree calls are off by up to 50% (DEVIATIONS.md), so a fit of the "
+                                    "the forced Tree calls are off by up to 50%% (DEVIATIONS.md), so a fit of the "
                                     "ring numbers can leave them out")
 
 
@@ -58,6 +61,12 @@ def records(data: dict, ops=None, forced=None) -> list[tuple]:
         if "time_us" in r and (forced is None or r["algorithm_forced"].lower() in forced):
             out.append(("all_reduce", r["bytes"], r["gpus"], r["algorithm_forced"], r["protocol_forced"], r["time_us"]))
     return [r for r in out if ops is None or r[0] in ops]
+
+
+def pooled(datas: list[dict], ops=None, forced=None) -> list[tuple]:
+    """The records of several measure-multi files together (a record of the same call measured on
+    two machines enters once per machine: both are measurements)."""
+    return [r for d in datas for r in records(d, ops, forced)]
 
 
 def loss(spec, recs) -> float:
@@ -97,14 +106,16 @@ def fit(spec, recs, passes: int = 12, log=lambda m: print(m, flush=True), names=
     return values, math.sqrt(best)
 
 
-def write_table(path: Path, values: dict, data_path: Path, data: dict, rms: float, extra: str = "") -> None:
+def write_table(path: Path, values: dict, data_paths: list[Path], datas: list[dict], rms: float,
+                extra: str = "") -> None:
     """Write `values` as the [nccl] table; a partial fit (`extra`: its --only/--ops) keeps the
     table's earlier provenance lines and adds its own below them."""
     text = path.read_text()
-    prov = data.get("provenance", {})
-    line = (f"# fitted by `python -m validate calibrate-multi --data {data_path.relative_to(ROOT)}{extra}` to "
-            f"NCCL {prov.get('nccl_version')} on {prov.get('gpu_count')} GPUs ({prov.get('date')}); "
-            f"rms log error {rms:.3f}")
+    provs = [d.get("provenance", {}) for d in datas]
+    args = " ".join(f"--data {p.relative_to(ROOT)}" for p in data_paths)
+    machines = " and ".join(f"{p.get('gpu_count')} GPUs ({p.get('date')})" for p in provs)
+    line = (f"# fitted by `python -m validate calibrate-multi {args}{extra}` to "
+            f"NCCL {provs[0].get('nccl_version')} on {machines}; rms log error {rms:.3f}")
     old = re.search(r"^\[nccl\][^\n]*\n((?:#[^\n]*\n)*)", text, flags=re.M)
     if extra and old:
         head = old.group(0).rstrip("\n").split("\n")
@@ -124,7 +135,8 @@ def write_table(path: Path, values: dict, data_path: Path, data: dict, rms: floa
 
 def run(args) -> int:
     from gpusim.specs import calibrated, presets
-    data = json.loads(args.data.read_text())
+    paths = [p.resolve() for p in (args.data or [DEFAULT_DATA])]
+    datas = [json.loads(p.read_text()) for p in paths]
     spec = presets.get(args.preset)
     ops = {o.strip() for o in args.ops.split(",")} if args.ops else None
     names = tuple(n.strip() for n in args.only.split(",")) if args.only else FITTED
@@ -133,7 +145,7 @@ def run(args) -> int:
         print(f"--only: not fitted numbers: {', '.join(unknown)}; known: {', '.join(FITTED)}")
         return 2
     forced = {a.strip().lower() for a in args.forced.split(",")} if args.forced else None
-    recs = records(data, ops, forced)
+    recs = pooled(datas, ops, forced)
     t = time.perf_counter()
     values, rms = fit(spec, recs, args.passes, names=names)
     for k in FITTED:
@@ -146,6 +158,6 @@ def run(args) -> int:
             return 1
         extra = (f" --only {args.only}" if args.only else "") + (f" --ops {args.ops}" if args.ops else "") \
             + (f" --forced {args.forced}" if args.forced else "")
-        write_table(Path(path), values, args.data.resolve(), data, rms, extra)
+        write_table(Path(path), values, paths, datas, rms, extra)
         print(f"wrote [nccl] into {path}")
     return 0

@@ -16,13 +16,15 @@ point-to-point patterns keep the older two-stage form (`Pipeline.send`: copy, th
 link, pipelined), which their fitted numbers assume.
 
 - ring(steps): every step, rank r sends size/n to rank r+1 in slices (all_reduce: 2(n-1)
-  steps; all_gather, reduce_scatter: n-1). A step starts with the protocol's sync latency
-  (nccl.<protocol>_step_latency_ns), paid once per slice of a chunk: Simple cuts an
-  all_reduce/all_gather/reduce_scatter chunk into 2 slices, each closed by its own fence
-  and flag (tuning.SIMPLE_SLICES_PER_CHUNK, from NCCL's collectives.h), LL and LL128 one.
-  Simple and LL128: a step starts once the whole previous step has landed (a Simple slice
-  is 1 MiB of one channel at large sizes); LL streams: slice j of step s leaves as soon as
-  slice j of step s-1 has landed, as every LL line carries its own flag.
+  steps; all_gather, reduce_scatter: n-1). Simple: a step is NCCL's slices of it
+  (tuning.simple_ring_syncs: a channel runs its part in chunk loops of 2 MiB, every ring
+  step of a loop cut into 2 slices, from enqueue.cc calcCollChunking and prims_simple.h
+  genericOp), each costing its channels one slice sync (nccl.simple_slice_sync_ns: slot
+  wait, barriers, copy-loop fill and drain, flag) beside their copy, which the link
+  overlaps, and sent once the same slice of the previous step has landed here. LL: a step
+  pays one sync latency (nccl.ll_step_latency_ns) and streams: slice j of step s leaves as
+  soon as slice j of step s-1 has landed, as every LL line carries its own flag. LL128: a
+  step starts once the whole previous step has landed.
 - chain(order): a pipelined chain (broadcast from the root; reduce towards it), in fine
   slices (ranks forward what lands as it lands: the measured broadcast takes nearly the
   same time over 1 and 3 hops); every hop pays one sync latency (one slice per chunk), in
@@ -72,25 +74,30 @@ class Pipeline:
         yield self.env.timeout((nbytes if copy_bytes is None else copy_bytes) / (self.copy_GBps * share))
         self.env.process(self._move(src, dst, nbytes, arrived))
 
-    def store(self, src: int, dst: int, nbytes: float, arrived: simpy.Event, copy_bytes: float | None = None):
+    def store(self, src: int, dst: int, nbytes: float, arrived: simpy.Event, copy_bytes: float | None = None,
+              stall_ns: float = 0.0):
         """Process: the sender's channels store one slice straight into the peer's buffer (NCCL's
         P2P transport over NVLink: the thread block's stores are the link traffic), so the copy
         and the wire are one stage: the sender is busy for the slower of its copy
-        (`copy_bytes` at the channels' copy rate) and the route's wire time, and the slice
-        lands one route latency later."""
+        (`copy_bytes` at the channels' copy rate, plus `stall_ns` in which each channel waits on
+        its own sync) and the route's wire time, and the slice lands one route latency later.
+        A channel's stall does not stop the others, which keep the link busy meanwhile."""
         copy_ns = (nbytes if copy_bytes is None else copy_bytes) / self.copy_GBps
         wire_ns = nbytes / (self.fabric.route_bandwidth_GBps(src, dst) * self.eff)
-        busy = max(wire_ns, copy_ns)
-        self.env.process(self._move(src, dst, nbytes, arrived, self.eff * wire_ns / busy))
-        yield self.env.timeout(busy)
+        hold = max(wire_ns, copy_ns)
+        self.env.process(self._move(src, dst, nbytes, arrived, self.eff * wire_ns / hold, stall_ns))
+        yield self.env.timeout(max(wire_ns, copy_ns + stall_ns))
 
-    def _move(self, src: int, dst: int, nbytes: float, ev: simpy.Event, eff: float | None = None):
+    def _move(self, src: int, dst: int, nbytes: float, ev: simpy.Event, eff: float | None = None,
+              delay_ns: float = 0.0):
+        if delay_ns:
+            yield self.env.timeout(delay_ns)
         yield from self.fabric.carry(src, dst, nbytes, self.eff if eff is None else eff)
         ev.succeed()
 
 
 def ring(pipe: Pipeline, n: int, nsteps: int, step_bytes: float, k: int, local_copy_steps=(),
-         stream: bool = False, syncs: int = 1) -> simpy.Event:
+         stream: bool = False, groups: int = 0) -> simpy.Event:
     """`local_copy_steps`: steps whose channels also write a slice into a local buffer
     (all_gather's step 0: the rank's own block into its output; reduce_scatter's last
     step: the reduced block into the output; all_reduce's step n-1, the first all-gather
@@ -99,26 +106,50 @@ def ring(pipe: Pipeline, n: int, nsteps: int, step_bytes: float, k: int, local_c
     broadcast at 365: the step that copies twice is slower by what the channels can copy.
     `stream` (LL): a rank forwards slice j of step s as soon as slice j of step s-1 has
     landed, not once the whole step has: every LL line carries its own flag, so the
-    receiver consumes and forwards data as it lands (NCCL's prims_ll.h polls line by line).
-    `syncs`: sync latencies a step pays (Simple: its slices per chunk, each closed by a
-    fence and a flag in NCCL's prims_simple.h)."""
+    receiver consumes and forwards data as it lands (NCCL's prims_ll.h polls line by line);
+    a step pays one sync latency. Otherwise (LL128) a step starts once the whole previous
+    step has landed.
+    `groups` (Simple): a step is NCCL's slices (tuning.simple_ring_syncs: 2 per chunk loop),
+    the k pieces cut into that many groups; each costs its channels one slice sync
+    (pipe.step_ns = nccl.simple_slice_sync_ns: prims_simple.h waitPeer, barriers, the copy
+    loop's fill and drain, postPeer's flag; the fence runs on an extra warp) on top of their
+    copy, which the wire overlaps (each channel stalls on its own sync while the others keep
+    the link busy: a link-bound ring hides it, a copy-bound or latency-bound one pays it);
+    the slice lands one sync later and leaves once the same NCCL slice of the previous step
+    has landed (the receiver's flag is per slice, so slices stream across steps and loops:
+    NCCL runs every step of one chunk before the next chunk, on the same FIFO slots)."""
     env = pipe.env
+    if groups:
+        k = max(k, groups)
     arrived = [[[env.event() for _ in range(k)] for _ in range(nsteps)] for _ in range(n)]   # at rank r+1
+
+    def simple(r):
+        got = arrived[(r - 1) % n]
+        bounds = [(q * k) // groups for q in range(groups + 1)]
+        for s in range(nsteps):
+            double = 2.0 if s in local_copy_steps else 1.0
+            for q in range(groups):
+                lo, hi = bounds[q], bounds[q + 1]
+                if s > 0:                           # NCCL slice q of the previous step has landed here
+                    yield got[s - 1][hi - 1]
+                stall = pipe.step_ns / (hi - lo)    # the slice's sync, spread over its pieces
+                for j in range(lo, hi):
+                    yield from pipe.store(r, (r + 1) % n, step_bytes / k, arrived[r][s][j], double * step_bytes / k,
+                                          stall)
 
     def rank(r):
         got = arrived[(r - 1) % n]
         for s in range(nsteps):
             if s > 0 and not stream:                # the whole previous step has landed here
                 yield simpy.AllOf(env, got[s - 1])
-            for _ in range(syncs):
-                yield from pipe.handshake()
+            yield from pipe.handshake()
             double = 2.0 if s in local_copy_steps else 1.0
             for j in range(k):
                 if s > 0 and stream:
                     yield got[s - 1][j]
                 yield from pipe.store(r, (r + 1) % n, step_bytes / k, arrived[r][s][j], double * step_bytes / k)
 
-    procs = [env.process(rank(r)) for r in range(n)]
+    procs = [env.process(simple(r) if groups else rank(r)) for r in range(n)]
     return simpy.AllOf(env, procs + [arrived[r][nsteps - 1][k - 1] for r in range(n)])
 
 

@@ -14,8 +14,8 @@ from dataclasses import asdict, dataclass, field, replace
 
 from gpusim.collectives import algorithms
 from gpusim.collectives.conventions import busbw_factor, check_op
-from gpusim.collectives.tuning import (SIMPLE_SLICES_PER_CHUNK, fine_slices, p2p_channel_shares, p2p_chunks, p2p_plan,
-                                       p2p_warps, plan, slices)
+from gpusim.collectives.tuning import (fine_slices, p2p_channel_shares, p2p_chunks, p2p_plan,
+                                       p2p_warps, plan, simple_ring_syncs, slices)
 from gpusim.errors import ConfigError
 from gpusim.interconnect.fabric import Fabric
 from gpusim.specs.overrides import resolve
@@ -76,9 +76,13 @@ def simulate(op: str, size_bytes: int, gpu="h200", gpus: int | None = None, algo
         local = {"all_gather": (0,), "reduce_scatter": (n - 2,), "all_reduce": (n - 1,)}.get(op, ())
         if p.protocol != "simple":              # the channels copy LL / LL128 lines, flags included
             pipe.copy_GBps *= spec.nccl.efficiency(p.protocol)
-        syncs = SIMPLE_SLICES_PER_CHUNK[op] if p.protocol == "simple" else 1
-        done = algorithms.ring(pipe, n, nsteps, step, slices(spec, step / p.channels, p.protocol), local,
-                               stream=p.protocol == "ll", syncs=syncs)
+        if p.protocol == "simple":              # NCCL's chunk loops and slices, each with its own sync
+            pipe.step_ns = spec.nccl.simple_slice_sync_ns
+            done = algorithms.ring(pipe, n, nsteps, step, slices(spec, step / p.channels, p.protocol), local,
+                                   groups=simple_ring_syncs(spec, op, step / p.channels))
+        else:
+            done = algorithms.ring(pipe, n, nsteps, step, slices(spec, step / p.channels, p.protocol), local,
+                                   stream=p.protocol == "ll")
     elif p.algorithm == "tree":
         done = algorithms.tree(pipe, n, size, fine_slices(size))
     elif op == "broadcast":

@@ -56,6 +56,29 @@ SLOT_BYTES = {"simple": 64 << 10, "ll": 32 << 10, "ll128": 64 << 10}
 # fence and flag (prims_simple.h: postPeer per slice), so a ring step of Simple pays the
 # protocol's sync latency this many times. LL and LL128 run one slice per chunk.
 SIMPLE_SLICES_PER_CHUNK = {"all_reduce": 2, "all_gather": 2, "reduce_scatter": 2, "broadcast": 1, "reduce": 1}
+# A Simple ring's chunk: CHUNKSTEPS (NCCL_STEPS / 2 = 4) steps of the Simple buffer's slot (NCCL's default
+# buffer 4 MiB, DEFAULT_BUFFSIZE in src/init.cc, / NCCL_STEPS = 512 KiB): 2 MiB of a channel per loop
+# (enqueue.cc calcCollChunking: chunkSize = stepSize x chunkSteps, no reduction for Ring/Simple).
+SIMPLE_BUFFER_BYTES = 4 << 20
+SIMPLE_RING_CHUNK_STEPS = 4
+SIMPLE_MIN_SLICE_DIVISOR = 32        # prims_simple.h genericOp: slice = max(nelem / SlicePerChunk, sliceSize / 32)
+
+
+def simple_ring_syncs(spec, op: str, part_bytes: float) -> int:
+    """Slice syncs one channel of a Simple ring pays per ring step for its `part_bytes` of that step:
+    NCCL runs a ring in loops of one chunk per channel (all_gather.h, reduce_scatter.h, all_reduce.h
+    runRing: for elemOffset in range(0, partCount, chunkCount)), every step of a loop a primitive over
+    the chunk, cut into SlicePerChunk slices (prims_simple.h genericOp) of at least sliceSize / 32, each
+    with its own slot wait (waitPeer), barriers, copy loop and flag (postPeer; the fence runs on an
+    extra warp, overlapping the next slice's copy). So a step pays 2 syncs per loop, and one where
+    the chunk is no larger than the minimum slice (the second slice is empty: no data, no fence)."""
+    per = SIMPLE_SLICES_PER_CHUNK[op]
+    slot = SIMPLE_BUFFER_BYTES // spec.nccl.slices_per_step
+    chunk = slot * SIMPLE_RING_CHUNK_STEPS
+    min_slice = slot * (SIMPLE_RING_CHUNK_STEPS // per) / SIMPLE_MIN_SLICE_DIVISOR
+    loops = max(1, math.ceil(part_bytes / chunk))
+    last = part_bytes - (loops - 1) * chunk
+    return (loops - 1) * per + max(1, min(per, math.ceil(last / min_slice)))
 
 
 @dataclass(frozen=True)

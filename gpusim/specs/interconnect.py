@@ -90,7 +90,8 @@ class NCCLSpec:
     simple_base_latency_ns: float = bounded(8400.0, 0.0, 1e9)  # Simple's fixed cost beyond launch
     ll_step_latency_ns: float = bounded(500.0, 0.0, 1e9)  # one ring/tree step in LL (flag polling), beyond the link latency
     ll128_step_latency_ns: float = bounded(850.0, 0.0, 1e9)  # one step in LL128
-    simple_step_latency_ns: float = bounded(3000.0, 0.0, 1e9)  # one Simple slice's sync (fence + flag); a ring step of all_reduce/all_gather/reduce_scatter pays 2 (NCCL: 2 slices per chunk)
+    simple_step_latency_ns: float = bounded(3000.0, 0.0, 1e9)  # Simple chains (broadcast/reduce, tree) and p2p flows: the sync that opens a hop or flow
+    simple_slice_sync_ns: float = bounded(3000.0, 0.0, 1e9)  # Simple rings: one NCCL slice's fixed cost to its channel (slot wait, barriers, copy-loop fill and drain, flag); 2 per 2 MiB chunk loop of a channel and ring step (tuning.simple_ring_syncs), overlapped by the link
     p2p_latency_ns: float = bounded(3000.0, 0.0, 1e9)  # a send/recv group's fixed cost beyond launch
     p2p_channel_bandwidth_GBps: float = bounded(20.0, 0.001, 1e5)  # one p2p channel's send rate (its block also runs the receive)
     p2p_receive_bandwidth_GBps: float = bounded(40.0, 0.001, 1e5)  # one p2p channel copying a landed chunk from its buffer to the user's
@@ -109,7 +110,7 @@ class NCCLSpec:
                   "p2p_warp_bandwidth_GBps")
         _nonnegative(self, "launch_latency_ns", "ll_base_latency_ns", "ll128_base_latency_ns",
                      "simple_base_latency_ns", "ll_step_latency_ns", "ll128_step_latency_ns", "launch_skew_per_gpu_ns",
-                     "simple_step_latency_ns", "p2p_latency_ns")
+                     "simple_step_latency_ns", "simple_slice_sync_ns", "p2p_latency_ns")
         check_ranges(self)
 
     def efficiency(self, protocol: str) -> float:
