@@ -35,7 +35,11 @@ neighbour's SASS, issued under the neighbour's active mask, as on the GPU.
 (the first of its SASS blocks entered from outside), the SASS blocks homed there, in
 control-flow order. A branch between two of them is a branch ptxas made (no PTX
 counterpart): the walk avoids a side that calls an internal slow-path subroutine
-(`FCHK` fails only for special operands), else takes the fall-through. A `CALL` to an
+(`FCHK` fails only for special operands), else takes the fall-through. The same holds
+where that branch ends the block before the region: ptxas lays out `@!P BRA fast;
+CALL slowpath; fast:` after a division's FCHK or a square root's range test, so the
+call block and the fast path are both entered from outside, the call block first; the
+entry is the first one whose straight run calls no slow path. A `CALL` to an
 internal subroutine (64-bit division and remainder, ...) inlines the subroutine's
 instructions, along its fall-through path, up to `RET`.
 
@@ -365,7 +369,8 @@ def _subroutine(cfg: SassCFG, ins, call: int) -> list[int]:
 
 
 def _region(cfg: SassCFG, ins, home, h: int) -> list[int]:
-    k = _entries(cfg, home, h)[0]
+    entries = _entries(cfg, home, h)
+    k = next((e for e in entries if not _calls_slow_path(cfg, ins, home, e, h)), entries[0])
     out: list[int] = []
     seen: set[int] = set()
     while k is not None and k not in seen and home[k] == h:
