@@ -88,3 +88,13 @@ def test_a_two_gpu_machine_never_fitted_on_meets_the_same_figures():
     assert summary["time_within_25pct_share_lt_1MiB"] >= SMALL_WITHIN_25
     assert summary["choice_agreement_pct"] >= 97.0
     assert summary["copy_bw_max_err_pct_ge_16MiB"] <= 5.0
+
+
+def test_calibrate_multi_fits_the_records_of_several_files_together():
+    # calibrate-multi --data A --data B: each file's collectives and forced rings, one after the other
+    import json
+
+    from validate.calibrate_multi import pooled, records
+    four, two = (json.loads(p.read_text()) for p in (DATA, DATA.with_name("h200x2_multi.json")))
+    assert len(records(four, forced={"ring"})) == 300 and len(records(two, forced={"ring"})) == 150
+    assert len(pooled([four, two], forced={"ring"})) == 450
