@@ -230,6 +230,7 @@ _NCCL = NCCLSpec(
     ll_step_latency_ns=500.0,              # estimate: per extra step from 2 to 4 GPUs, [MEAS-NVL]
     ll128_step_latency_ns=850.0,           # estimate: as above
     simple_step_latency_ns=3000.0,         # estimate: as above
+    simple_slice_sync_ns=3000.0,           # estimate: one Simple slice's sync in a ring (NCCL prims_simple.h: slot wait, barriers, flag); calibrate-multi fits it
     p2p_latency_ns=3000.0,                 # estimate: [MEAS-NVL] 64 KiB send_recv
     p2p_channel_bandwidth_GBps=20.0,       # estimate: [MEAS-NVL] send_recv on 4 GPUs, 8 channels per peer at 160 GB/s
     p2p_receive_bandwidth_GBps=40.0,       # estimate: [MEAS-NVL] send_recv tails (a chunk's copy out of the buffer)
