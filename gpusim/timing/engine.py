@@ -20,7 +20,9 @@ Deterministic: SimPy orders events by (time, priority, insertion); nothing reads
 """
 from __future__ import annotations
 
+import gc
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +35,26 @@ from gpusim.timing.static import issue_program, sass_classifier
 from gpusim.timing.trace import TraceSource
 
 STALL_METRIC = "smsp__pcsamp_warps_issue_stalled_{}"
+
+
+FULL_COLLECTION_THRESHOLD = 1000      # gen1 collections between two full ones while a launch is timed (Python: 10)
+
+
+@contextmanager
+def rare_full_collections():
+    """While a launch is timed, the garbage collector runs a full (generation 2) collection
+    at most every FULL_COLLECTION_THRESHOLD gen1 collections instead of every 10. A launch
+    allocates millions of objects that live for a block or a quantum and outlive the young
+    collections; with Python's default each full collection rescans them all (in a sweep of
+    small launches, one point in seven paid a full collection as long as the point itself).
+    Young collections still free the cycles (warps and their blocks) as they die. The
+    threshold is restored afterwards; results do not depend on it."""
+    old = gc.get_threshold()
+    gc.set_threshold(old[0], old[1], max(old[2], FULL_COLLECTION_THRESHOLD))
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
 
 
 @dataclass(frozen=True)
@@ -262,6 +284,10 @@ class TimingEngine(Extrapolation):
 
     # ------------------------------------------------------------------ run
     def run(self) -> dict:
+        with rare_full_collections():
+            return self._run()
+
+    def _run(self) -> dict:
         for k in range(self.bps):                          # initial wave: round-robin over the SMs
             for sm in self.sms:
                 self._dispatch(sm, 0.0)
