@@ -1,6 +1,6 @@
 """What a design-space sweep costs (issue 10's targets).
 
-    python benchmarks/sweep_speed.py [--json FILE] [--parts replay,workers,dask]
+    python benchmarks/sweep_speed.py [--json FILE] [--parts replay,workers,dask] [--rounds N]
 
 (--json FILE: an existing FILE keeps the parts not run this time.)
 
@@ -187,6 +187,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json")
     ap.add_argument("--parts", default="replay,workers,dask")
+    ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds of serial / local / Dask (medians)")
     a = ap.parse_args(argv)
     parts = a.parts.split(",")
     machine = {"cpus": os.cpu_count(), "python": platform.python_version(), "load_start": load(),
@@ -207,7 +208,7 @@ def main(argv=None) -> int:
         res["replay_run"] = stamp
     if "workers" in parts or "dask" in parts:
         before = machine_parallelism()
-        res["parallel"] = part_parallel(dask="dask" in parts)
+        res["parallel"] = part_parallel(rounds=a.rounds, dask="dask" in parts)
         res["parallel"]["machine_parallelism_2_processes"] = [before, machine_parallelism()]
         res["parallel_run"] = stamp
         print(f"machine: 2 processes of pure Python run x{res['parallel']['machine_parallelism_2_processes']} "

@@ -5,7 +5,8 @@ no number. The order does change the cost: the points that share one recording (
 program, size and functional fields: `Task.group`) wait until the first of them, the
 group's leader, has recorded the functional run, then replay it from the disk cache. So
 leaders go first (all groups' leaders in parallel) and each group's other points are
-handed out as soon as its leader is done.
+handed out as soon as its leader is done; a worker that would otherwise wait (fewer groups
+than workers) takes a group's next point at once and records the run again itself.
 
 - `workers=1`: in this process, in that order.
 - `workers=N`: a `ProcessPoolExecutor` of N forked processes.
@@ -45,9 +46,22 @@ def run_serial(tasks: list, progress=None) -> list[dict]:
     return rows
 
 
-def _scheduled(submit, wait_first, tasks: list, progress=None) -> list[dict]:
+def _scheduled(submit, wait_first, tasks: list, progress=None, slots: int = 1) -> list[dict]:
+    """Leaders first; a group's other points once its leader is done. Where fewer leaders
+    than `slots` (the workers) would leave workers idle, those take further points of the
+    groups at once, round-robin, and record their own copy of the functional run instead of
+    waiting (same results; a worker never idles behind a recording)."""
     leaders, follow = order(tasks)
     pending = {submit(t): t for t in leaders}
+    groups = [g for g in follow if follow[g]]
+    while len(pending) < slots and groups:
+        for g in list(groups):
+            if len(pending) >= slots:
+                break
+            t = follow[g].pop(0)
+            pending[submit(t)] = t
+            if not follow[g]:
+                groups.remove(g)
     rows = []
     while pending:
         done = wait_first(list(pending))
@@ -81,7 +95,7 @@ def run_processes(tasks: list, workers: int, progress=None) -> list[dict]:
     ctx = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         return _scheduled(lambda t: pool.submit(_run_pickled, _dumps(t)),
-                          lambda fs: wait(fs, return_when=FIRST_COMPLETED).done, tasks, progress)
+                          lambda fs: wait(fs, return_when=FIRST_COMPLETED).done, tasks, progress, workers)
 
 
 def run_dask(tasks: list, address: str, workers: int | None, progress=None) -> list[dict]:
@@ -109,5 +123,6 @@ def run_dask(tasks: list, address: str, workers: int | None, progress=None) -> l
 def run_on_client(client, tasks: list, progress=None) -> list[dict]:
     """Run `tasks` on an existing dask.distributed Client."""
     from distributed import wait as dwait
+    slots = sum(client.nthreads().values()) or 1
     return _scheduled(lambda t: client.submit(run_task, t, pure=False),
-                      lambda fs: dwait(fs, return_when="FIRST_COMPLETED").done, tasks, progress)
+                      lambda fs: dwait(fs, return_when="FIRST_COMPLETED").done, tasks, progress, slots)

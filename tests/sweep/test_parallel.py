@@ -7,7 +7,7 @@ import gpusim
 
 PROGRAMS = ["vector_add", "reduce_sequential"]
 SIZES = ["tiny"]
-VARY = {"hbm.bandwidth_GBps": [2000, 4000]}
+VARY = {"hbm.bandwidth_GBps": [2000, 3000, 4000, 5000]}
 
 
 def _metrics(df):
@@ -24,7 +24,10 @@ def serial(tmp_path_factory):
 def test_local_processes_equal_serial(serial, tmp_path):
     par = gpusim.sweep(["vector_add"], ["default"], VARY, workers=2, cache_dir=str(tmp_path))
     pd.testing.assert_frame_equal(_metrics(par), _metrics(serial), check_exact=True)
-    assert sorted(par["functional_run"]) == ["recorded", "replayed"]
+    # one group, two workers: the second worker takes a point at once and records its own copy unless the
+    # first recording is already on disk when it starts; every later point replays
+    hows = par["functional_run"].value_counts()
+    assert hows.get("recorded", 0) in (1, 2) and hows.get("replayed", 0) == 4 - hows.get("recorded", 0)
 
 
 def test_dask_local_cluster_equals_serial(serial, tmp_path):
