@@ -51,7 +51,7 @@ def spin_app(ms: int) -> None:
     import numpy as np
     from numba import cuda
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-    from validate.microbench import clock64
+    from validate.microbench_kernels import clock64
 
     @cuda.jit
     def spin(out, cycles):
