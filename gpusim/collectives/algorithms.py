@@ -97,7 +97,7 @@ class Pipeline:
 
 
 def ring(pipe: Pipeline, n: int, nsteps: int, step_bytes: float, k: int, local_copy_steps=(),
-         stream: bool = False, groups: int = 0) -> simpy.Event:
+         stream: bool = False, groups: int = 0, slice_sync_ns: float = 0.0) -> simpy.Event:
     """`local_copy_steps`: steps whose channels also write a slice into a local buffer
     (all_gather's step 0: the rank's own block into its output; reduce_scatter's last
     step: the reduced block into the output; all_reduce's step n-1, the first all-gather
@@ -111,7 +111,7 @@ def ring(pipe: Pipeline, n: int, nsteps: int, step_bytes: float, k: int, local_c
     step has landed.
     `groups` (Simple): a step is NCCL's slices (tuning.simple_ring_syncs: 2 per chunk loop),
     the k pieces cut into that many groups; each costs its channels one slice sync
-    (pipe.step_ns = nccl.simple_slice_sync_ns: prims_simple.h waitPeer, barriers, the copy
+    (`slice_sync_ns` = nccl.simple_slice_sync_ns: prims_simple.h waitPeer, barriers, the copy
     loop's fill and drain, postPeer's flag; the fence runs on an extra warp) on top of their
     copy, which the wire overlaps (each channel stalls on its own sync while the others keep
     the link busy: a link-bound ring hides it, a copy-bound or latency-bound one pays it);
@@ -132,7 +132,7 @@ def ring(pipe: Pipeline, n: int, nsteps: int, step_bytes: float, k: int, local_c
                 lo, hi = bounds[q], bounds[q + 1]
                 if s > 0:                           # NCCL slice q of the previous step has landed here
                     yield got[s - 1][hi - 1]
-                stall = pipe.step_ns / (hi - lo)    # the slice's sync, spread over its pieces
+                stall = slice_sync_ns / (hi - lo)   # the slice's sync, spread over its pieces
                 for j in range(lo, hi):
                     yield from pipe.store(r, (r + 1) % n, step_bytes / k, arrived[r][s][j], double * step_bytes / k,
                                           stall)

@@ -77,9 +77,9 @@ def simulate(op: str, size_bytes: int, gpu="h200", gpus: int | None = None, algo
         if p.protocol != "simple":              # the channels copy LL / LL128 lines, flags included
             pipe.copy_GBps *= spec.nccl.efficiency(p.protocol)
         if p.protocol == "simple":              # NCCL's chunk loops and slices, each with its own sync
-            pipe.step_ns = spec.nccl.simple_slice_sync_ns
             done = algorithms.ring(pipe, n, nsteps, step, slices(spec, step / p.channels, p.protocol), local,
-                                   groups=simple_ring_syncs(spec, op, step / p.channels))
+                                   groups=simple_ring_syncs(spec, op, step / p.channels),
+                                   slice_sync_ns=spec.nccl.simple_slice_sync_ns)
         else:
             done = algorithms.ring(pipe, n, nsteps, step, slices(spec, step / p.channels, p.protocol), local,
                                    stream=p.protocol == "ll")

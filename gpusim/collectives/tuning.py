@@ -52,10 +52,10 @@ LL_STEP_BYTES = 64 << 10            # LL buffer 512 KiB / NCCL_STEPS: 16-byte li
 SLOT_BYTES = {"simple": 64 << 10, "ll": 32 << 10, "ll128": 64 << 10}
 # Simple ring slices per chunk, NCCL's src/include/collectives.h (2.28): ALLREDUCE_CHUNKSTEPS /
 # ALLREDUCE_SLICESTEPS = (NCCL_STEPS / 2) / (NCCL_STEPS / 4) = 2, the same for AllGather and
-# ReduceScatter; BROADCAST_ and REDUCE_CHUNKSTEPS / SLICESTEPS = 1 / 1. Each slice ends with its own
-# fence and flag (prims_simple.h: postPeer per slice), so a ring step of Simple pays the
-# protocol's sync latency this many times. LL and LL128 run one slice per chunk.
-SIMPLE_SLICES_PER_CHUNK = {"all_reduce": 2, "all_gather": 2, "reduce_scatter": 2, "broadcast": 1, "reduce": 1}
+# ReduceScatter. Each slice ends with its own fence and flag (prims_simple.h: postPeer per slice),
+# so each costs its channels one nccl.simple_slice_sync_ns (`simple_ring_syncs`). LL and LL128 run
+# one slice per chunk.
+SIMPLE_SLICES_PER_CHUNK = {"all_reduce": 2, "all_gather": 2, "reduce_scatter": 2}
 # A Simple ring's chunk: CHUNKSTEPS (NCCL_STEPS / 2 = 4) steps of the Simple buffer's slot (NCCL's default
 # buffer 4 MiB, DEFAULT_BUFFSIZE in src/init.cc, / NCCL_STEPS = 512 KiB): 2 MiB of a channel per loop
 # (enqueue.cc calcCollChunking: chunkSize = stepSize x chunkSteps, no reduction for Ring/Simple).
