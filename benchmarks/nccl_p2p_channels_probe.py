@@ -1,0 +1,146 @@
+"""send_recv and all_to_all on 2 GPUs with NCCL's p2p channels capped, 1-128 MiB: whether the
+4-GPU send_recv shape (measured faster than the model at 4-8 MiB, then a step in fixed cost
+between 8 and 16 MiB; DEVIATIONS.md, issue 8's misses) follows from the channels per peer.
+
+On 4 GPUs NCCL 2.28 starts an operation to one peer on 8 of its 32 p2p channels (per peer
+halved while per_peer x ranks > p2p channels); on 2 GPUs on 16. `NCCL_MAX_P2P_NCHANNELS=16`
+on 2 GPUs gives the 4-GPU start (8 a peer), `=8` the 8-GPU start (4 a peer), so their shape
+can be measured where only a 2-GPU machine is lent. Run on a 2-GPU machine (device kind
+nvidia-h200-x2), from the repository root:
+
+    NCCL_NVLS_ENABLE=0 python benchmarks/nccl_p2p_channels_probe.py --out FILE
+
+Each setting runs in its own process (NCCL reads its environment once); timing is
+`validate.measure_multi.Ranks.timed` (CUDA graphs of up to 200 calls), every size twice,
+interleaved. Writes one record per (setting, op, size, round) with the NCCL INFO lines that
+name the p2p channels, and provenance (GPU names, driver, NCCL version, date, command).
+Only numpy and cupy are needed.
+
+    python benchmarks/nccl_p2p_channels_probe.py --compare FILE     # on any machine
+
+prints the model against such a file: each setting whose NCCL variables the spec can say
+(`NCCL_MAX_P2P_NCHANNELS` -> `nccl.max_channels`, which sets the p2p channels as NCCL's cap
+does; `NCCL_P2P_NVL_CHUNKSIZE` -> `nccl.p2p_chunk_bytes`, as its log says it set it), the median of its rounds per size.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+MIB = 1 << 20
+SIZES = [m * MIB for m in (1, 2, 3, 4, 5, 6, 8, 10, 12, 14, 16, 20, 24, 32, 64, 128)]
+SETTINGS = {"default": {}, "max_p2p_16": {"NCCL_MAX_P2P_NCHANNELS": "16"},
+            "max_p2p_8": {"NCCL_MAX_P2P_NCHANNELS": "8"}}
+OPS = ("send_recv", "all_to_all")
+
+
+def worker(setting: str, rounds: int, out: str, ops=OPS) -> int:
+    from validate.measure_multi import Ranks
+    ranks = Ranks(2)
+    records = []
+    for rnd in range(rounds):
+        for op in ops:
+            for size in SIZES:
+                rec = ranks.timed(op, size)
+                rec.update({"setting": setting, "round": rnd})
+                records.append(rec)
+                print(f"{setting:11s} {op:10s} {size // MIB:4d} MiB {rec['time_us']:9.2f} us "
+                      f"busbw {rec['busbw_GBps']:6.1f}", flush=True)
+    with open(out, "w") as f:
+        json.dump(records, f)
+    return 0
+
+
+MODELLED = {"NCCL_MAX_P2P_NCHANNELS": "nccl.max_channels", "NCCL_P2P_NVL_CHUNKSIZE": "nccl.p2p_chunk_bytes"}
+
+
+def compare(path: str) -> int:
+    import statistics
+    from collections import defaultdict
+
+    from gpusim.collectives.run import simulate
+    from gpusim.specs.overrides import apply
+    with open(path) as f:
+        data = json.load(f)
+    times = defaultdict(list)
+    for r in data["records"]:
+        times[(r["setting"], r["op"], r["bytes"])].append(r["time_us"])
+    specs = {}
+    for name, info in data["provenance"]["settings"].items():
+        env = info["env"]
+        if all(k in MODELLED for k in env):
+            values = {MODELLED[k]: int(v) for k, v in env.items()}
+            for line in info["nccl_info"]:             # what NCCL made of it (it caps the chunk at 512 KiB)
+                if "P2P Chunksize set to" in line:
+                    values["nccl.p2p_chunk_bytes"] = int(line.rsplit(" ", 1)[1])
+            specs[name] = apply("h200", values)
+        else:
+            print(f"{name}: not modelled ({', '.join(k for k in env if k not in MODELLED)})")
+    print(f"{'setting':16s} {'op':10s} {'MiB':>4s} {'measured us':>11s} {'model us':>9s} {'error':>7s} channels")
+    for (name, op, size), ts in sorted(times.items()):
+        if name not in specs:
+            continue
+        m = statistics.median(ts)
+        p = simulate(op, size, specs[name], gpus=2)
+        print(f"{name:16s} {op:10s} {size // MIB:4d} {m:11.2f} {p.time_us:9.2f} {100 * (p.time_us / m - 1):+6.1f}% "
+              f"{p.channels}")
+    return 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out")
+    ap.add_argument("--compare", metavar="FILE", help="print the model against a measured file")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--setting", action="append", metavar="NAME:VAR=VALUE[,VAR=VALUE]",
+                    help="a setting of NCCL variables (repeatable; default: the three of SETTINGS)")
+    ap.add_argument("--ops", default=",".join(OPS))
+    ap.add_argument("--worker")
+    a = ap.parse_args(argv)
+    ops = tuple(o for o in a.ops.split(",") if o)
+    if a.compare:
+        return compare(a.compare)
+    if not a.out:
+        ap.error("--out FILE is needed to measure")
+    if a.worker:
+        return worker(a.worker, a.rounds, a.out, ops)
+    settings = SETTINGS
+    if a.setting:
+        settings = {}
+        for text in a.setting:
+            name, _, pairs = text.partition(":")
+            settings[name] = dict(p.split("=", 1) for p in pairs.split(",") if p)
+    from cupy.cuda import nccl
+    records, info = [], {}
+    for setting, env_extra in settings.items():
+        part = f"{a.out}.{setting}.json"
+        env = dict(os.environ, NCCL_NVLS_ENABLE="0", NCCL_DEBUG="INFO", **env_extra)
+        r = subprocess.run([sys.executable, __file__, "--worker", setting, "--rounds", str(a.rounds), "--out", part,
+                            "--ops", ",".join(ops)],
+                           env=env, capture_output=True, text=True, timeout=400)
+        lines = (r.stdout + r.stderr).splitlines()
+        sys.stdout.write("\n".join(x for x in lines if "NCCL INFO" not in x) + "\n")
+        info[setting] = {"env": env_extra, "returncode": r.returncode,
+                         "nccl_info": [x for x in lines if "p2p" in x.lower() and "NCCL INFO" in x][:12]}
+        if os.path.exists(part):
+            with open(part) as f:
+                records += json.load(f)
+            os.remove(part)
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.strip()
+    prov = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "command": "NCCL_NVLS_ENABLE=0 python benchmarks/nccl_p2p_channels_probe.py " + " ".join(sys.argv[1:]),
+            "nvidia_smi": smi, "nccl_version": nccl.get_version(), "settings": info}
+    with open(a.out, "w") as f:
+        json.dump({"provenance": prov, "records": records}, f, indent=1)
+    return 0 if all(v["returncode"] == 0 for v in info.values()) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
