@@ -38,17 +38,37 @@ SIZES = [m * MIB for m in (1, 2, 3, 4, 5, 6, 8, 10, 12, 14, 16, 20, 24, 32, 64, 
 SETTINGS = {"default": {}, "max_p2p_16": {"NCCL_MAX_P2P_NCHANNELS": "16"},
             "max_p2p_8": {"NCCL_MAX_P2P_NCHANNELS": "8"}}
 OPS = ("send_recv", "all_to_all")
+ROTATE = "GPUSIM_ROTATE"     # a setting's buffer pairs per GPU, used in turn by successive calls (default 1)
+
+
+def rotating_ranks(n: int, rotate: int):
+    """`Ranks` whose successive calls use `rotate` different buffer pairs per GPU (a call's data
+    footprint x rotate across the CUDA graph's back-to-back calls, its size unchanged)."""
+    from validate.measure_multi import Ranks
+
+    class RotatingRanks(Ranks):
+        turn = 0
+
+        def bufs(self, nbytes: int):
+            if rotate == 1:
+                return super().bufs(nbytes)
+            whole = super().bufs(nbytes * rotate)
+            k, n4 = self.turn % rotate, nbytes // 4
+            self.turn += 1
+            return tuple((s[k * n4:(k + 1) * n4], r[k * n4:(k + 1) * n4]) for s, r in whole)
+
+    return RotatingRanks(n)
 
 
 def worker(setting: str, rounds: int, out: str, ops=OPS) -> int:
-    from validate.measure_multi import Ranks
-    ranks = Ranks(2)
+    rotate = int(os.environ.get(ROTATE, "1"))
+    ranks = rotating_ranks(2, rotate)
     records = []
     for rnd in range(rounds):
         for op in ops:
             for size in SIZES:
                 rec = ranks.timed(op, size)
-                rec.update({"setting": setting, "round": rnd})
+                rec.update({"setting": setting, "round": rnd, "rotate": rotate})
                 records.append(rec)
                 print(f"{setting:11s} {op:10s} {size // MIB:4d} MiB {rec['time_us']:9.2f} us "
                       f"busbw {rec['busbw_GBps']:6.1f}", flush=True)
@@ -99,7 +119,8 @@ def main(argv=None) -> int:
     ap.add_argument("--compare", metavar="FILE", help="print the model against a measured file")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--setting", action="append", metavar="NAME:VAR=VALUE[,VAR=VALUE]",
-                    help="a setting of NCCL variables (repeatable; default: the three of SETTINGS)")
+                    help="a setting of NCCL variables, and GPUSIM_ROTATE=K for K buffer pairs used in turn "
+                         "(repeatable; default: the three of SETTINGS)")
     ap.add_argument("--ops", default=",".join(OPS))
     ap.add_argument("--worker")
     a = ap.parse_args(argv)
