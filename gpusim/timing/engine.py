@@ -102,7 +102,7 @@ class TimingOptions:
 
 class TimingStats:
     def __init__(self, n_instr: int):
-        self.stall = {r: [0.0] * n_instr for r in STALL_REASONS}
+        self.stall = np.zeros((len(STALL_REASONS), n_instr))     # [reason, SASS instruction]: cycles
         self.shared_wavefronts = 0
         self.block_end: dict[int, float] = {}
         self.block_start: dict[int, float] = {}
@@ -171,7 +171,7 @@ class TimingEngine(Extrapolation):
             self.memory.l2.preload_dirty(options.l2_dirty_bytes_at_launch)
         shared_per_sm = bps * self.res.shared_bytes_per_block
         l1_data = spec.sm.l1_shared_total_bytes - spec.sm.carveout_bytes(shared_per_sm)   # the driver's carve-out
-        self.sms = [SM(i, spec, self.block_static, L1Cache(spec, l1_data, self.memory, i), self.stats,
+        self.sms = [SM(i, spec, program, L1Cache(spec, l1_data, self.memory, i), self.stats,
                        self._cta_done) for i in range(self.sms_simulated)]
         self.recording = None
         if options.record is not None:
@@ -212,7 +212,7 @@ class TimingEngine(Extrapolation):
         for i in range(self.sms_simulated):
             lower = CountingMemory(self.memory, recorder)
             if i in window.sms:
-                sm = RecordingSM(i, self.spec, self.block_static, L1Cache(self.spec, l1_data, lower, i),
+                sm = RecordingSM(i, self.spec, self.program, L1Cache(self.spec, l1_data, lower, i),
                                  self.stats, self._cta_done)
                 sm.attach(recorder, lower)
                 self.sms[i] = sm
@@ -304,7 +304,7 @@ class TimingEngine(Extrapolation):
         m["timing__outputs_complete"] = complete
         if self.recording is not None:
             self._recorder.finish(math.ceil(max(self.stats.block_end.values(), default=0.0)))
-            self.recording.sm_issued = {i: sum(sp.issued for sp in self.sms[i].sps) for i in self.opt.record.sms}
+            self.recording.sm_issued = {i: self.sms[i].issued for i in self.opt.record.sms}
         return m
 
     def _metrics(self) -> dict:
@@ -329,10 +329,10 @@ class TimingEngine(Extrapolation):
         active = sum(sm.active_cycles for sm in self.sms)
         m["sm__warps_active.avg.pct_of_peak_sustained_active"] = \
             100.0 * warp_cycles / active / spec.sm.max_warps_per_sm if active else 0.0
-        stalls = self.stats.stall
+        stalls = {r: self.stats.stall[i].tolist() for i, r in enumerate(STALL_REASONS)}
         for r, arr in stalls.items():
             m[STALL_METRIC.format(r)] = sum(arr) * inst_scale
-        issued = sum(sp.issued for sm in self.sms for sp in sm.sps)
+        issued = sum(sm.issued for sm in self.sms)
         m["timing__mode"] = self.mode
         m["timing__sms_simulated"] = self.sms_simulated
         m["timing__blocks_simulated"] = self.blocks_simulated

@@ -28,10 +28,18 @@ Sources: Jia et al., "Dissecting the NVIDIA Volta GPU Architecture via
 Microbenchmarking" (2018), sections 3.2-3.3 (L0/L1 instruction caches, 128-B lines;
 constant cache hierarchy); Nsight Compute Kernel Profiling Guide, warp stall reasons
 `no_instructions` and `imc_miss`.
+
+The caches' state is an array per cache (its scalars, then one ready time per line) that
+the compiled issue loop reads and updates; `issue_loop.cache_ready` is the fill and
+prefetch arithmetic, compiled with the loop (numba's cache sees one file).
 """
 from __future__ import annotations
 
 import re
+
+import numpy as np
+
+from gpusim.timing import issue_loop as L
 
 _CONST_OPERAND = re.compile(r"c\[(0x[0-9a-fA-F]+)\]\[(0x[0-9a-fA-F]+)\]")
 
@@ -42,54 +50,55 @@ def constant_operands(operands: str) -> tuple[tuple[int, int], ...]:
 
 
 class ReadOnlyCache:
-    """Lines present in one SM (line -> time its data arrived or will arrive), filled one
-    after another by a fetch stream: the first `fill_cycles` after its request, the next
-    ones `cycles_per_line` apart; using a line requests the `prefetch` lines after it."""
+    """Lines present in one SM (their ready times: when the data arrived or will arrive),
+    filled one after another by a fetch stream: the first `fill_cycles` after its request,
+    the next ones `cycles_per_line` apart; using a line requests the `prefetch` lines after
+    it. `lines`: the line numbers used (0 .. lines - 1) or, for sparse ones, `slots`: line ->
+    its slot in the array (lines not in it get the next slots as they come; no prefetch)."""
 
-    __slots__ = ("lines", "line_shift", "fill_cycles", "cycles_per_line", "prefetch", "free", "frontier", "misses")
+    __slots__ = ("a", "line_shift", "slots")
 
-    def __init__(self, line_bytes: int, fill_cycles: float, cycles_per_line: float = 0.0, prefetch_lines: int = 0):
-        self.lines: dict[int, float] = {}
+    def __init__(self, line_bytes: int, fill_cycles: float, cycles_per_line: float = 0.0, prefetch_lines: int = 0,
+                 lines: int = 0, slots: dict | None = None):
         self.line_shift = line_bytes.bit_length() - 1
-        self.fill_cycles = fill_cycles
-        self.cycles_per_line = cycles_per_line
-        self.prefetch = prefetch_lines
-        self.free = float("-inf")                # when the stream delivered its latest line
-        self.frontier = -1                       # highest line requested
-        self.misses = 0
+        self.slots = None if slots is None else dict(slots)
+        if self.slots is not None and prefetch_lines:
+            raise ValueError("a cache of sparse lines does not prefetch")
+        n = (len(self.slots) if self.slots is not None else lines) + prefetch_lines + 1
+        self.a = a = np.full(L.C_LINES + n, np.nan)
+        a[L.C_FREE] = -np.inf                    # when the stream delivered its latest line
+        a[L.C_FILL], a[L.C_CPL], a[L.C_PREF] = fill_cycles, cycles_per_line, prefetch_lines
+        a[L.C_FRONT] = -1                        # highest line requested
+        a[L.C_MISS] = 0
+
+    @property
+    def misses(self) -> int:
+        return int(self.a[L.C_MISS])
 
     def ready(self, t: float, line: int) -> float:
         """When line `line` (byte offset >> line_shift) is present; requests it if absent and
-        keeps the prefetch ahead of it."""
-        r = self.lines.get(line)
-        if r is None:
-            self.misses += 1
-            r = self._request(t, line)
-        if line + self.prefetch > self.frontier:
-            for k in range(max(self.frontier, line) + 1, line + self.prefetch + 1):
-                if k not in self.lines:
-                    self._request(t, k)
-            self.frontier = line + self.prefetch
-        return r
-
-    def _request(self, t: float, line: int) -> float:
-        r = t + self.fill_cycles
-        if self.free + self.cycles_per_line > r:
-            r = self.free + self.cycles_per_line
-        self.free = r
-        self.lines[line] = r
-        return r
+        keeps the prefetch ahead of it. May replace `a` by a larger array."""
+        if self.slots is not None:
+            slot = self.slots.get(line)
+            if slot is None:
+                slot = self.slots[line] = len(self.slots)
+        else:
+            slot = line
+        need = L.C_LINES + slot + int(self.a[L.C_PREF]) + 1
+        if need > len(self.a):
+            self.a = np.concatenate([self.a, np.full(max(need - len(self.a), len(self.a)), np.nan)])
+        return L.cache_ready(self.a, float(t), slot)
 
 
 class FrontEnd:
-    """The instruction and constant caches of one SM."""
+    """The instruction and constant caches of one SM, for a kernel's `static.IssueTable`."""
 
     __slots__ = ("icache", "ccache")
 
-    def __init__(self, spec):
+    def __init__(self, spec, table):
         sm = spec.sm
         fill = spec.l2.hit_latency_cycles
         self.icache = ReadOnlyCache(sm.instruction_cache_line_bytes, fill,
                                     sm.instruction_cache_line_bytes / sm.instruction_fetch_bytes_per_cycle,
-                                    sm.instruction_prefetch_lines)
-        self.ccache = ReadOnlyCache(sm.constant_cache_line_bytes, fill)
+                                    sm.instruction_prefetch_lines, lines=table.ilines)
+        self.ccache = ReadOnlyCache(sm.constant_cache_line_bytes, fill, slots=table.const_slots)

@@ -28,12 +28,14 @@ window. Stall intervals that straddle the window are clipped to it.
 
 Off (the default `TimingOptions.record = None`) nothing of this exists: the engine builds
 plain `SM`s and the L1s talk to the memory system directly. On, the recording SMs call
-the same methods and only read state, so every metric is identical (a test checks).
+the same methods and only read state, so every metric is identical (a test checks): the
+compiled issue loop stops before each issue of a recording SM (`SM._before_issue`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpusim.timing import issue_loop as L
 from gpusim.timing.sm import SM
 from gpusim.timing.static import GLOBAL, SHARED
 
@@ -162,22 +164,23 @@ class CountingMemory:
 
 class RecordingSM(SM):
     """An `SM` that reports issues, stalls, barriers and memory requests to a `Recorder`.
-    It calls the base methods unchanged and only reads state around them."""
+    It calls the base methods unchanged and only reads state around them; the issue loop
+    calls `_before_issue` before each issue."""
 
     def attach(self, recorder: Recorder, lower: CountingMemory) -> None:
         self.recorder = recorder
         self.counting = lower
-        self._sp_index = {id(sp): k for k, sp in enumerate(self.sps)}
         self._slots: dict = {}                       # Warp -> (sp, slot)
-        self._free = [set() for _ in self.sps]       # free slot numbers below _top, per sp
-        self._top = [0] * len(self.sps)
+        self._free = [set() for _ in range(self.nsp)]    # free slot numbers below _top, per sp
+        self._top = [0] * self.nsp
+        self.I[L.I_HOOK] = 1                         # the issue loop calls _before_issue
         self._arrivals: dict = {}                    # block -> [(sp, slot, t)]
         self._cur = None                             # (sp, slot, sass index) of the instruction issuing
 
     def _slot(self, w) -> tuple[int, int]:
         got = self._slots.get(w)
         if got is None:
-            k = w.stream.warp_in_block % len(self.sps)
+            k = w.stream.warp_in_block % self.nsp
             free = self._free[k]
             if free:
                 s = min(free)
@@ -188,9 +191,9 @@ class RecordingSM(SM):
             got = self._slots[w] = (k, s)
         return got
 
-    def _issue(self, sp, w, t) -> None:
+    def _before_issue(self, sp, w, t) -> None:
         rec = self.recorder
-        s = w.instrs[w.ii]
+        s = w.cur
         k, slot = self._slot(w)
         gap0 = w.last_issue + 1
         if t > rec.start and gap0 < rec.end and t > gap0:
@@ -212,7 +215,6 @@ class RecordingSM(SM):
         if rec.start <= t < rec.end and rec.room():
             rec.rec.issues.append((self.id, k, slot, t, s.index, w.stream.block, w.stream.warp_in_block))
         self._cur = (k, slot)
-        super()._issue(sp, w, t)
 
     def _memory(self, s, w, t, fixed_ready):
         self.counting.last = None

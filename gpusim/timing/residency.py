@@ -11,8 +11,9 @@ integrals (`warp_cycles`, `active_cycles`: `sm__warps_active`).
   warp arrives; a warp that finishes no longer counts towards the barrier.
 - A block completes with its last warp: its slot is freed and `on_cta_done` called.
 
-A mixin of `sm.SM`: it uses the SM's `sps`, `ctas`, `spec`, `stats` and `_prepare`,
-`_next_visit`.
+A mixin of `sm.SM`: it uses the SM's arrays (`issue_loop.py`), `ctas`, `spec`, `stats`
+and `_prepare`, `_next_visit`. A warp's scheduling state lives in a row of the SM's
+arrays; its `Warp` object holds the rest (its stream, visit, block) and reads the row.
 """
 from __future__ import annotations
 
@@ -21,30 +22,61 @@ from heapq import heappop, heappush
 
 import numpy as np
 
-from gpusim.frontend.sass.operands import B_BASE, N_B
-from gpusim.timing.static import FIXED
+from gpusim.timing import issue_loop as L
 
 INF = math.inf
-REG_SLOTS = B_BASE + N_B                  # scoreboard slots (static.StaticInstr.srcs/dsts: operands.py's numbering)
+_REASONS = L.STALL_REASONS
 
 
 class Warp:
-    __slots__ = ("stream", "vi", "instrs", "ii", "mem", "cta", "slot", "age", "ready_at", "reason", "throttled",
-                 "reg_ready", "reg_kind", "last_issue", "at_barrier", "cand", "iline", "sp", "cur", "local_delta")
+    """A resident warp: `k` its row in the SM's arrays, `f` / `i` views of that row (the
+    properties below read them: register ready times and kinds, ready_at, reason, ...)."""
+    __slots__ = ("stream", "vi", "mem", "cta", "slot", "age", "sp", "local_delta", "k", "f", "i", "flat")
 
-    def __init__(self, stream, cta, slot, age, t0, sp=None):
+    def __init__(self, stream, cta, slot, age, sp, k, f, i, flat):
         self.stream, self.cta, self.slot, self.age, self.sp = stream, cta, slot, age, sp
-        self.vi, self.ii = -1, 0
-        self.instrs, self.mem = (), None
-        self.cur = None                           # instrs[ii]: the instruction it issues next
-        self.ready_at, self.reason, self.throttled = t0, "dispatch_stall", False
-        self.reg_ready = [-INF] * REG_SLOTS      # slot -> when its value is ready (-inf: never written)
-        self.reg_kind = [FIXED] * REG_SLOTS       # slot -> how that value is produced (FIXED/SHARED/GLOBAL)
-        self.last_issue = t0 - 1
-        self.at_barrier = False
-        self.cand = t0
-        self.iline = -1                           # instruction-cache line of its latest instruction
+        self.k, self.f, self.i, self.flat = k, f, i, flat
+        self.vi = -1
+        self.mem = None
         self.local_delta = 0                      # sectors from its frame in the stream to its SM slot's (uint64, wrapping)
+
+    @property
+    def cur(self):
+        """The StaticInstr it issues next."""
+        return self.flat[self.i.item(L.W_CUR)]
+
+    @property
+    def ready_at(self) -> float:
+        return self.f.item(L.W_READY)
+
+    @ready_at.setter
+    def ready_at(self, v: float) -> None:
+        self.f[L.W_READY] = v
+
+    @property
+    def last_issue(self) -> float:
+        return self.f.item(L.W_LAST)
+
+    @property
+    def reason(self) -> str:
+        """The Nsight warp state its wait until ready_at counts under."""
+        return _REASONS[self.i.item(L.W_REASON)]
+
+    @reason.setter
+    def reason(self, v: str) -> None:
+        self.i[L.W_REASON] = _REASONS.index(v)
+
+    @property
+    def throttled(self) -> bool:
+        return bool(self.i.item(L.W_THROT))
+
+    @property
+    def at_barrier(self) -> bool:
+        return bool(self.i.item(L.W_ATBAR))
+
+    @at_barrier.setter
+    def at_barrier(self, v: bool) -> None:
+        self.i[L.W_ATBAR] = v
 
 
 class CTA:
@@ -72,18 +104,20 @@ class Residency:
         t0 = max(t0, self.t)
         self._account(t0)
         cta = CTA(block, t0, heappop(self._free_slots) if self._free_slots else len(self.ctas))
-        nsp = len(self.sps)
+        nsp = self.nsp
         frames = self.id * self.spec.sm.max_warps_per_sm + cta.slot * len(streams)
         for s in streams:
-            sp = self.sps[s.warp_in_block % nsp]
-            w = Warp(s, cta, s.warp_in_block // nsp, self.next_age, t0, sp)
+            sp = s.warp_in_block % nsp
+            if not self._free_rows:
+                self._grow()
+            k = self._free_rows.pop()
+            w = Warp(s, cta, s.warp_in_block // nsp, self.next_age, sp, k, self.WF[k], self.WI[k], self._flat)
+            self._warps[k] = w
             if s.local_sectors:                     # local memory is per resident warp slot, reused by later blocks
                 w.local_delta = np.uint64((frames + s.warp_in_block - s.gid) * s.local_sectors % (1 << 64))
             self.next_age += 1
             cta.warps.append(w)
-            sp.warps.append(w)
-            if t0 < sp.next:
-                sp.next = t0
+            L.add_warp(k, sp, float(t0), self.WF, self.WI, self.SPF, self.SPI)
             self._next_visit(w, t0)
         cta.live = len(cta.warps)
         self.ctas[block] = cta
@@ -91,6 +125,20 @@ class Residency:
         for w in list(cta.warps):
             if w.vi >= len(w.stream.visits):
                 self._warp_done(w, t0)
+
+    def _grow(self) -> None:
+        """Twice the warp rows (more resident warps than `max_warps_per_sm`)."""
+        cap = len(self._warps)
+        self.WF = np.concatenate([self.WF, np.zeros_like(self.WF)])
+        self.WI = np.concatenate([self.WI, np.zeros_like(self.WI)])
+        self.SPI = np.concatenate([self.SPI, np.zeros((self.nsp, cap), dtype=np.int64)], axis=1)
+        self.BUF = np.zeros(2 * cap, dtype=np.int64)
+        self._warps += [None] * cap
+        self._free_rows = list(range(2 * cap - 1, cap - 1, -1)) + self._free_rows
+        for k, w in enumerate(self._warps):
+            if w is not None:
+                w.f, w.i = self.WF[k], self.WI[k]
+        self._pack()
 
     def has_work(self) -> bool:
         return bool(self.ctas)
@@ -113,7 +161,12 @@ class Residency:
         cta.waiting = []
 
     def _warp_done(self, w: Warp, t: float) -> None:
-        w.sp.warps.remove(w)
+        k = w.k
+        if self.SPI.item(w.sp, L.S_LAST) == k:     # policies may still ask for it (lrr: its slot)
+            self._departed[w.sp] = w
+        L.remove_warp(k, w.sp, self.SPI)
+        self._warps[k] = None
+        self._free_rows.append(k)
         cta = w.cta
         cta.live -= 1
         if cta.waiting and len(cta.waiting) >= cta.live:

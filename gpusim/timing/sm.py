@@ -18,7 +18,10 @@ and `selected` for the issue cycle.
 For speed the SM advances with its own event loop (next cycle at which any SMSP can
 issue), not one SimPy event per instruction; the SimPy engine (`engine.py`) runs the
 SMs in quanta so shared memory-system units see requests in time order up to one
-quantum of skew.
+quantum of skew. The loop itself is compiled (`issue_loop.py`, on this SM's arrays);
+it returns here for what needs Python objects: a memory instruction's ready time
+(`_memory`: the L1 / L2 / HBM model), a warp's next segment (`_next_visit`), barriers
+and block completion (`residency.py`), a Python warp-scheduling policy.
 
 Warps issue the SASS that ptxas made of the PTX they executed (`issue_stream.py`,
 `frontend/sass/mapping.py`), fetched through the instruction and constant caches
@@ -35,63 +38,64 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 
+from gpusim.timing import issue_loop as L
 from gpusim.timing import policies
 from gpusim.timing.fetch import FrontEnd
 from gpusim.timing.issue_stream import LOOP
 from gpusim.timing.residency import Residency, Warp
-from gpusim.timing.static import DEP_STALL, FIXED, GLOBAL, SHARED
-
-PIPE_NAMES = ("alu", "fmaheavy", "fmalite", "fp16", "fp64", "xu", "lsu", "adu", "cbu", "uniform", "tensor", "tex")
+from gpusim.timing.static import PIPE_NAMES, SHARED
 from isa.memory_map import CONST_WINDOW_BASE
 
 INF = math.inf
-THROTTLE = {FIXED: "math_pipe_throttle", SHARED: "mio_throttle", GLOBAL: "lg_throttle"}   # a ready warp's pipe busy
-STALL_REASONS = ("selected", "not_selected", "wait", "short_scoreboard", "long_scoreboard", "barrier",
-                 "math_pipe_throttle", "mio_throttle", "lg_throttle", "dispatch_stall", "no_instructions", "imc_miss")
-
-
-class SubPartition:
-    """`next`: no warp of it can issue before this cycle unless the SM's clock has passed it (a
-    lower bound of its warps' `cand`, or a cycle at which one of them was ready already):
-    `SM.advance` looks only at sub-partitions whose `next` has come."""
-    __slots__ = ("warps", "pipe_free", "last", "issued", "next")
-
-    def __init__(self):
-        self.warps: list[Warp] = []
-        self.pipe_free: dict[str, float] = dict.fromkeys(PIPE_NAMES, 0.0)   # pipe -> free from cycle
-        self.last = None
-        self.issued = 0
-        self.next = INF
+STALL_REASONS = L.STALL_REASONS
+POLICY_CODES = {"gto": L.P_GTO, "oldest": L.P_OLDEST}      # compiled; any other policy is called from Python
 
 
 class SM(Residency):
-    """See module docstring. `on_cta_done(sm, block, t)` is called when a block finishes."""
+    """See module docstring. `program`: the kernel's `static.IssueProgram`; `stats.stall`:
+    an array [STALL_REASONS, SASS instruction]; `on_cta_done(sm, block, t)` is called when a
+    block finishes."""
 
-    def __init__(self, sm_id: int, spec, block_static, l1, stats, on_cta_done):
+    def __init__(self, sm_id: int, spec, program, l1, stats, on_cta_done):
         self.id = sm_id
         self.spec = spec
         sm = spec.sm
-        self.block_static = block_static           # block index -> tuple of StaticInstr
+        self.table = table = program.table
+        self._flat = table.flat                    # row -> StaticInstr
+        self._seg_start = table.seg_start
         self.l1 = l1
         self.stats = stats
-        self._stall = stats.stall
-        self._selected = stats.stall["selected"]
         self.on_cta_done = on_cta_done
-        self.sps = [SubPartition() for _ in range(sm.sub_partitions)]
+        self.nsp = nsp = sm.sub_partitions
         self.pick = policies.get(sm.warp_scheduler)
-        self._policy = sm.warp_scheduler
-        self.interval = {p: sm.pipes.of(p).issue_interval_cycles for p in PIPE_NAMES}
         self.shared_free = 0.0
         self._wf_cycles = sm.shared_wavefront_cycles
         self._wf_step = max(sm.shared_wavefront_cycles, 1)
         self._shared_latency = sm.shared_latency_cycles
         self.locate = None                          # sampled mode, shared footprint: locate(block) per access
-        self.front = FrontEnd(spec)
-        self._iready = self.front.icache.lines
+        self.front = FrontEnd(spec, table)
+        cap = max(sm.max_warps_per_sm, 1)
+        self._warps: list = [None] * cap           # array row -> Warp
+        self._free_rows = list(range(cap - 1, -1, -1))
+        self._departed: list = [None] * nsp        # a sub-partition's last issued warp, gone (for Python policies)
+        self.WF = np.zeros((cap, L.WF_COLS))
+        self.WI = np.zeros((cap, L.WI_COLS), dtype=np.int64)
+        self.SPF = np.zeros((nsp, L.S_PIPE + len(PIPE_NAMES)))
+        self.SPF[:, L.S_NEXT] = INF                # no warp of it can issue before this cycle, unless the SM's
+        #                                            clock has passed it (a lower bound of its warps' candidates)
+        self.SPI = np.zeros((nsp, L.S_W + cap), dtype=np.int64)
+        self.SPI[:, L.S_LAST] = -1
+        self.F = np.zeros(L.F_INTERVAL + len(PIPE_NAMES))
+        self.F[L.F_INTERVAL:] = [sm.pipes.of(p).issue_interval_cycles for p in PIPE_NAMES]
+        self.I = np.zeros(L.I_SIZE, dtype=np.int64)
+        self.I[L.I_NSP] = nsp
+        self.I[L.I_POLICY] = POLICY_CODES.get(sm.warp_scheduler, L.P_PYTHON)
+        self.BUF = np.zeros(cap, dtype=np.int64)
+        self._pack()
         self.ctas: dict = {}                         # block -> residency.CTA
         self._free_slots: list[int] = []           # block slots freed by finished CTAs (local frames), lowest first
-        self.t = 0.0
         self.next_age = 0
         self.resident_warps = 0
         self.warp_cycles = 0.0                     # integral of resident warps over time
@@ -104,160 +108,64 @@ class SM(Residency):
         self.loop_mark = (-1.0, 0)                 # (time, instructions issued) at the latest warmed-up LOOP marker
         self.loop_rate: float | None = None        # instructions per cycle in the loop's steady state
 
+    def _pack(self) -> None:
+        """The arrays `issue_loop.run` takes (again after one of them was replaced)."""
+        self._arrays = (self.table.ti, self.table.tx, self.WF, self.WI, self.SPF, self.SPI, self.F, self.I,
+                        self.front.icache.a, self.front.ccache.a, self.stats.stall, self.BUF)
+
+    @property
+    def t(self) -> float:
+        """The SM's clock: every cycle before it is done."""
+        return self.F.item(L.F_T)
+
+    @property
+    def issued(self) -> int:
+        """Warp instructions issued (all sub-partitions)."""
+        return int(self.SPI[:, L.S_ISSUED].sum())
+
     # ------------------------------------------------------------------ stepping
     def next_time(self) -> float:
         """The earliest cycle at which one of its warps may issue (exact: the engine wakes
         the SM at the quantum holding it)."""
-        best = INF
-        for sp in self.sps:
-            for w in sp.warps:
-                c = w.cand
-                if c < best:
-                    best = c
-        return best
+        return L.next_time(self.WF, self.SPI, self.nsp)
 
     def advance(self, until: float) -> None:
         """Issue everything that can issue before cycle `until`: cycle after cycle at which
         a warp may issue, each sub-partition (in order) whose `next` has come issues one of
-        its ready warps (the policy's pick; warps whose pipe is busy wait for it)."""
-        sps = self.sps
-        policy = self._policy
+        its ready warps (the policy's pick; warps whose pipe is busy wait for it). The
+        compiled loop runs until something needs Python (module docstring)."""
+        run = L.run
+        until = float(until)
+        F, I, warps = self.F, self.I, self._warps
         while True:
-            t = INF
-            for sp in sps:
-                if sp.next < t:
-                    t = sp.next
-            if t < self.t:
-                t = self.t
-            if t >= until or t == INF:
-                self.t = max(self.t, min(until, t))
+            ev = run(until, *self._arrays)
+            if ev == L.EV_DONE:
                 return
-            issued = False
-            for sp in sps:
-                if sp.next > t:
-                    continue
-                ready = []
-                free = sp.pipe_free
-                later = INF                     # the earliest candidate after t
-                for w in sp.warps:
-                    c = w.cand
-                    if c <= t:
-                        s = w.cur
-                        pf = free[s.unit0]
-                        for u in s.unit_rest:
-                            f = free[u]
-                            if f < pf:
-                                pf = f
-                        if pf > t:
-                            w.cand = pf
-                            w.throttled = True
-                            if pf < later:
-                                later = pf
-                        else:
-                            ready.append(w)
-                    elif c < later:
-                        later = c
-                if not ready:
-                    sp.next = later
-                    continue
-                if len(ready) == 1:
-                    w = ready[0]
-                    sp.next = later             # its next candidate lowers it (_prepare)
-                else:
-                    # sp.warps, hence `ready`, is in age order (oldest first): gto and oldest
-                    # pick as policies.py's functions do, without the call
-                    if policy == "gto":
-                        last = sp.last
-                        w = last if last is not None and last in ready else ready[0]
-                    elif policy == "oldest":
-                        w = ready[0]
-                    else:
-                        w = self.pick(ready, sp.last)
-                    sp.next = t                 # the others stay ready
-                sp.last = w
-                self._issue(sp, w, t)
-                issued = True
-            # nothing issued: candidates were stale (pipeline became busy) or `next` was below
-            # the earliest candidate; both moved forward; loop again
-            self.t = t + 1 if issued else t
+            w = warps[I.item(L.I_EVW)] if ev != L.EV_PICK else None
+            t = F.item(L.F_TCUR)
+            if ev == L.EV_MEM:
+                s = self._flat[I.item(L.I_EVJ)]
+                F[L.F_PENDING] = self._memory(s, w, t, F.item(L.F_PENDING))
+                if s.const_load and self.front.ccache.a is not self._arrays[9]:
+                    self._pack()
+            elif ev == L.EV_VISIT:
+                self._next_visit(w, t + 1)
+                if w.vi >= len(w.stream.visits):
+                    self._warp_done(w, t + 1)
+                    I[L.I_WDONE] = 1
+            elif ev == L.EV_BARRIER:
+                self._arrive(w, t)                 # may release the block's warps, which prepares them
+            elif ev == L.EV_PICK:
+                k = I.item(L.I_K)
+                ready = [warps[x] for x in self.BUF[:I.item(L.I_NREADY)].tolist()]
+                last = self.SPI.item(k, L.S_LAST)
+                I[L.I_EVW] = self.pick(ready, warps[last] if last >= 0 else
+                                       (self._departed[k] if last == -2 else None)).k
+            else:                                  # EV_ISSUE
+                self._before_issue(I.item(L.I_K), w, t)
 
-    def _issue(self, sp: SubPartition, w: Warp, t: float) -> None:
-        s = w.cur
-        idx = s.index
-        gap0 = w.last_issue + 1
-        if t > gap0:
-            dep_end = w.ready_at                # min(max(ready_at, gap0), t)
-            if dep_end < gap0:
-                dep_end = gap0
-            if dep_end > t:
-                dep_end = t
-            stall = self._stall
-            if dep_end > gap0:
-                stall[w.reason][idx] += dep_end - gap0
-            rest = t - dep_end
-            if rest > 0:
-                stall[THROTTLE[s.result] if w.throttled else "not_selected"][idx] += rest
-        self._selected[idx] += 1
-        w.throttled = False
-        free = sp.pipe_free
-        u = s.unit0
-        if s.unit_rest:                         # the first free of its pipes (FP32: fmalite or fmaheavy)
-            for v in s.unit:
-                if free[v] <= t:
-                    u = v
-                    break
-        free[u] = t + self.interval[u]
-        sp.issued += 1
-        ready = t + s.latency
-        result = s.result
-        if result != FIXED:
-            ready = self._memory(s, w, t, ready)
-        if s.dsts:
-            rr, rk = w.reg_ready, w.reg_kind
-            for d in s.dsts:
-                rr[d] = ready
-                rk[d] = result
-        w.last_issue = t
-        w.ii += 1
-        if w.ii >= len(w.instrs):
-            self._next_visit(w, t + 1)
-            if w.vi >= len(w.stream.visits):
-                self._warp_done(w, t + 1)
-                return
-        else:
-            w.cur = w.instrs[w.ii]
-        if s.is_barrier:
-            self._arrive(w, t)                 # may release the block's warps, which prepares them
-            if w.at_barrier:
-                w.cand = INF
-            return
-        # _prepare(w, t + 1), inlined (once per issue): w is not at a barrier
-        t1 = t + 1
-        s = w.cur
-        r, reason = t1, "wait"
-        if w.ready_at > r:
-            r, reason = w.ready_at, w.reason
-        rr = w.reg_ready
-        for reg in s.regs:
-            v = rr[reg]
-            if v > r:
-                r, reason = v, DEP_STALL[w.reg_kind[reg]]
-        il = s.iline
-        if il == w.iline:
-            f = self._iready[il]
-        else:
-            f = self.front.icache.ready(t1, il)
-            w.iline = il
-        if f > r:
-            r, reason = f, "no_instructions"
-        if s.const_lines:
-            for line in s.const_lines:
-                f = self.front.ccache.ready(t1, line)
-                if f > r:
-                    r, reason = f, "imc_miss"
-        w.ready_at, w.reason, w.cand = r, reason, r
-        if r < sp.next:
-            sp.next = r
+    def _before_issue(self, sp: int, w: Warp, t: float) -> None:
+        """Called before each issue when `I[I_HOOK]` is set (record.RecordingSM)."""
 
     def _memory(self, s, w: Warp, t: float, fixed_ready: float) -> float:
         payload = w.mem.get(s.index) if w.mem else None
@@ -295,40 +203,15 @@ class SM(Residency):
         """When w's next instruction may issue as far as its own state goes: after the
         previous issue, after an external hold (barrier release, dispatch) and after its
         source and destination registers are ready. Records the binding reason."""
-        if w.at_barrier:
-            w.cand = INF
-            return
-        s = w.cur
-        r, reason = t_min, "wait"
-        if w.ready_at > r:                      # set by a barrier release or the block's dispatch
-            r, reason = w.ready_at, w.reason
-        rr = w.reg_ready
-        for reg in s.regs:
-            v = rr[reg]
-            if v > r:
-                r, reason = v, DEP_STALL[w.reg_kind[reg]]
-        if s.iline == w.iline:                  # the line it issued from last: present
-            f = self._iready[s.iline]
-        else:
-            f = self.front.icache.ready(t_min, s.iline)
-            w.iline = s.iline
-        if f > r:
-            r, reason = f, "no_instructions"
-        for line in s.const_lines:
-            f = self.front.ccache.ready(t_min, line)
-            if f > r:
-                r, reason = f, "imc_miss"
-        w.ready_at, w.reason, w.cand = r, reason, r
-        sp = w.sp
-        if r < sp.next:
-            sp.next = r
+        L.prepare(w.k, float(t_min), self.table.ti, self.table.tx, self.WF, self.WI, self.SPF,
+                  self.front.icache.a, self.front.ccache.a)
 
     def _next_visit(self, w: Warp, t: float) -> None:
         w.vi += 1
         visits = w.stream.visits
         while w.vi < len(visits) and visits[w.vi][0] < 0:  # loop-sampling markers (issue_stream.py)
             kind, counts, _ = visits[w.vi]
-            issued = sum(sp.issued for sp in self.sps)
+            issued = self.issued
             if kind == LOOP:
                 self.loop_start = min(self.loop_start, t)
                 if counts:                      # past the warm-up: the latest such mark starts the rate window
@@ -344,10 +227,10 @@ class SM(Residency):
                 self.loop_skipped += counts[1]
             w.vi += 1
         if w.vi < len(visits):
-            block, _, mem = visits[w.vi]
-            w.instrs = instrs = self.block_static[block]
+            seg, _, mem = visits[w.vi]
             w.mem = mem
-            w.ii = 0
-            w.cur = instrs[0] if instrs else None
+            wi = w.i
+            wi[L.W_CUR] = self._seg_start[seg]
+            wi[L.W_END] = self._seg_start[seg + 1]
             if w.vi == 0:
                 self._prepare(w, t)

@@ -14,6 +14,7 @@ block (`SassMap.regions`), or one SASS block of a loop ptxas unrolled
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -22,6 +23,7 @@ import numpy as np
 # L1TEX (global, local, atomics) -> 'long_scoreboard'.
 FIXED, SHARED, GLOBAL = 0, 1, 2
 DEP_STALL = {FIXED: "wait", SHARED: "short_scoreboard", GLOBAL: "long_scoreboard"}
+PIPE_NAMES = ("alu", "fmaheavy", "fmalite", "fp16", "fp64", "xu", "lsu", "adu", "cbu", "uniform", "tensor", "tex")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +61,50 @@ class IssueProgram:
     block_segment: dict[int, int]           # SASS block of an unrolled loop -> its segment
     owner: np.ndarray                       # SASS instruction -> PTX instruction its stalls are reported on
     n_sass: int
+
+    @cached_property
+    def table(self) -> IssueTable:
+        """The segments as flat arrays, built once per program (the points of a sweep share it)."""
+        return _issue_table(self.segments)
+
+
+@dataclass(frozen=True, eq=False)
+class IssueTable:
+    """An IssueProgram's instructions, segment after segment, as the compiled issue loop reads
+    them (`issue_loop.py`): `ti` one row per instruction (`issue_loop.T_*` columns; its
+    pipes, registers written and read, constant-cache lines as offsets into `tx`)."""
+    ti: np.ndarray                          # int64 [instruction, T_COLS]
+    tx: np.ndarray                          # int64: the lists
+    seg_start: list                         # segment -> its first row; [-1]: the number of rows
+    flat: tuple                             # row -> StaticInstr
+    const_slots: dict                       # constant-cache line -> its slot in the cache's array (fetch.py)
+    ilines: int                             # instruction-cache lines: highest line + 1
+
+
+def _issue_table(segments) -> IssueTable:
+    from gpusim.timing import issue_loop as L
+    flat = tuple(s for seg in segments for s in seg)
+    seg_start = [0]
+    for seg in segments:
+        seg_start.append(seg_start[-1] + len(seg))
+    const_slots: dict = {}
+    for s in flat:
+        for line in s.const_lines:
+            const_slots.setdefault(line, len(const_slots))
+    ti = np.zeros((len(flat), L.T_COLS), dtype=np.int64)
+    tx: list[int] = []
+    pipe = {p: i for i, p in enumerate(PIPE_NAMES)}
+    for r, s in enumerate(flat):
+        row = ti[r]
+        row[L.T_SASS], row[L.T_RESULT], row[L.T_LAT] = s.index, s.result, s.latency
+        row[L.T_ILINE], row[L.T_BAR] = s.iline, s.is_barrier
+        for n_col, o_col, items in ((L.T_NUNIT, L.T_UNIT, [pipe[u] for u in s.unit]), (L.T_NREG, L.T_REG, s.regs),
+                                    (L.T_NDST, L.T_DST, s.dsts),
+                                    (L.T_NCONST, L.T_CONST, [const_slots[c] for c in s.const_lines])):
+            row[n_col], row[o_col] = len(items), len(tx)
+            tx.extend(items)
+    return IssueTable(ti, np.array(tx + [0], dtype=np.int64), seg_start, flat, const_slots,
+                      max((s.iline for s in flat), default=0) + 1)
 
 
 _PROGRAMS: dict = {}

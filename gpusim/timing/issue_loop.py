@@ -1,0 +1,391 @@
+"""The SM's issue loop, compiled (numba): the sub-partition warp schedulers, the register
+scoreboard, pipeline booking, stall attribution and the instruction / constant caches of
+`sm.py` and `fetch.py`, on packed arrays. The model is the one `sm.py` documents; this
+module is how it runs fast.
+
+`run` issues cycle after cycle until `until` or until something needs Python, then
+returns an event code; the SM (`sm.SM.advance`) handles the event and calls `run` again,
+which resumes where it stopped (the phase in `I[I_PHASE]`):
+- `EV_MEM`: a shared / global / local / atomic instruction issued: its ready time comes
+  from the memory model (`SM._memory`), put into `F[F_PENDING]`;
+- `EV_VISIT`: a warp issued the last instruction of its segment: the next visit
+  (`SM._next_visit`), or the warp is done (`I[I_WDONE] = 1`);
+- `EV_BARRIER`: a warp issued a CTA barrier (`Residency._arrive`);
+- `EV_PICK`: more than one warp is ready and the policy is neither `gto` nor `oldest`:
+  `policies.py` picks among `BUF[:I[I_NREADY]]`, into `I[I_EVW]`;
+- `EV_ISSUE` (only with `I[I_HOOK]` set, the recording SM): a warp is about to issue.
+Everything is done in the order of the Python model it replaced (sub-partitions in
+order, warps in age order, the same float operations), so results are identical.
+
+Layout (column indices below): per warp row `k` of `WF` (floats: register ready times,
+then ready_at, last issue, candidate cycle) and `WI` (ints: register result kinds, then
+reason, throttled, at barrier, instruction-cache line, current flat instruction, end of
+its segment, sub-partition); per sub-partition row of `SPF` (next, pipe free times) and
+`SPI` (last issued warp, issued count, resident warps, their rows in age order); the
+SM's scalars `F`, `I`; one array per read-only cache (`fetch.py`); the kernel's
+instruction table `TI`, `TX` (`static.IssueTable`); `STALL` [reason, SASS instruction].
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from gpusim.frontend.sass.operands import B_BASE, N_B
+
+INF = math.inf
+REG_SLOTS = B_BASE + N_B
+
+# events
+EV_DONE, EV_MEM, EV_VISIT, EV_BARRIER, EV_PICK, EV_ISSUE = 0, 1, 2, 3, 4, 5
+# resume phases
+PH_SCAN, PH_PICKED, PH_ISSUE, PH_MEM, PH_VISIT, PH_BARRIER = 0, 1, 2, 3, 4, 5
+# stall reasons (Nsight Compute warp states; the rows of STALL) and their indices
+STALL_REASONS = ("selected", "not_selected", "wait", "short_scoreboard", "long_scoreboard", "barrier",
+                 "math_pipe_throttle", "mio_throttle", "lg_throttle", "dispatch_stall", "no_instructions", "imc_miss")
+R_SELECTED, R_NOT_SELECTED, R_WAIT, R_BARRIER, R_DISPATCH, R_NO_INSTR, R_IMC = 0, 1, 2, 5, 9, 10, 11
+R_DEP0, R_THROTTLE0 = 2, 6                  # + result kind (FIXED, SHARED, GLOBAL)
+# policies
+P_GTO, P_OLDEST, P_PYTHON = 0, 1, 2
+# TI columns (static.IssueTable); lists are offsets into TX
+T_SASS, T_RESULT, T_LAT, T_ILINE, T_BAR, T_NUNIT, T_UNIT, T_NREG, T_REG, T_NDST, T_DST, T_NCONST, T_CONST = range(13)
+T_COLS = 13
+# WF / WI columns after the REG_SLOTS register columns
+W_READY, W_LAST, W_CAND = REG_SLOTS, REG_SLOTS + 1, REG_SLOTS + 2
+WF_COLS = REG_SLOTS + 3
+W_REASON, W_THROT, W_ATBAR, W_ILINE, W_CUR, W_END, W_SP = range(REG_SLOTS, REG_SLOTS + 7)
+WI_COLS = REG_SLOTS + 7
+# SPF / SPI columns
+S_NEXT, S_PIPE = 0, 1
+S_LAST, S_ISSUED, S_N, S_W = 0, 1, 2, 3
+# F / I entries
+F_T, F_TCUR, F_PENDING, F_INTERVAL = 0, 1, 2, 3       # F_INTERVAL + pipe: issue interval
+I_PHASE, I_K, I_ISSUED, I_EVW, I_EVJ, I_WDONE, I_NREADY, I_POLICY, I_HOOK, I_NSP = range(10)
+I_SIZE = 10
+# read-only cache arrays: scalars, then one ready time per line (NaN: absent)
+C_FREE, C_FILL, C_CPL, C_FRONT, C_MISS, C_PREF, C_LINES = range(7)
+
+
+@njit(cache=True)
+def _request(C, t, line):
+    r = t + C[C_FILL]
+    if C[C_FREE] + C[C_CPL] > r:
+        r = C[C_FREE] + C[C_CPL]
+    C[C_FREE] = r
+    C[C_LINES + line] = r
+    return r
+
+
+@njit(cache=True)
+def cache_ready(C, t, line):
+    """fetch.ReadOnlyCache.ready: when `line` is present; requests it if absent and keeps the
+    sequential prefetch ahead of it."""
+    r = C[C_LINES + line]
+    if np.isnan(r):
+        C[C_MISS] += 1
+        r = _request(C, t, line)
+    pref = int(C[C_PREF])
+    front = int(C[C_FRONT])
+    if line + pref > front:
+        lo = front if front > line else line
+        for k in range(lo + 1, line + pref + 1):
+            if np.isnan(C[C_LINES + k]):
+                _request(C, t, k)
+        C[C_FRONT] = line + pref
+    return r
+
+
+@njit(cache=True)
+def prepare(w, t_min, TI, TX, WF, WI, SPF, ICA, CCA):
+    """SM._prepare: when w's next instruction may issue as far as its own state goes (after
+    t_min, an external hold, its registers, its instruction and constant lines)."""
+    if WI[w, W_ATBAR]:
+        WF[w, W_CAND] = INF
+        return
+    j = WI[w, W_CUR]
+    r = t_min
+    reason = R_WAIT
+    if WF[w, W_READY] > r:
+        r = WF[w, W_READY]
+        reason = WI[w, W_REASON]
+    o = TI[j, T_REG]
+    for q in range(TI[j, T_NREG]):
+        reg = TX[o + q]
+        v = WF[w, reg]
+        if v > r:
+            r = v
+            reason = R_DEP0 + WI[w, reg]
+    il = TI[j, T_ILINE]
+    if il == WI[w, W_ILINE]:
+        f = ICA[C_LINES + il]
+    else:
+        f = cache_ready(ICA, t_min, il)
+        WI[w, W_ILINE] = il
+    if f > r:
+        r = f
+        reason = R_NO_INSTR
+    o = TI[j, T_CONST]
+    for q in range(TI[j, T_NCONST]):
+        f = cache_ready(CCA, t_min, TX[o + q])
+        if f > r:
+            r = f
+            reason = R_IMC
+    WF[w, W_READY] = r
+    WI[w, W_REASON] = reason
+    WF[w, W_CAND] = r
+    sp = WI[w, W_SP]
+    if r < SPF[sp, S_NEXT]:
+        SPF[sp, S_NEXT] = r
+
+
+@njit(cache=True)
+def add_warp(k, sp, t0, WF, WI, SPF, SPI):
+    """A warp arrives in row k, the youngest of sub-partition sp, dispatched at t0: nothing
+    written yet, its first instruction held until t0 (`dispatch_stall`)."""
+    for r in range(REG_SLOTS):
+        WF[k, r] = -INF                        # never written
+        WI[k, r] = 0                           # FIXED
+    WF[k, W_READY] = t0
+    WF[k, W_LAST] = t0 - 1
+    WF[k, W_CAND] = t0
+    WI[k, W_REASON] = R_DISPATCH
+    WI[k, W_THROT] = 0
+    WI[k, W_ATBAR] = 0
+    WI[k, W_ILINE] = -1
+    WI[k, W_CUR] = 0
+    WI[k, W_END] = 0
+    WI[k, W_SP] = sp
+    n = SPI[sp, S_N]
+    SPI[sp, S_W + n] = k
+    SPI[sp, S_N] = n + 1
+    if t0 < SPF[sp, S_NEXT]:
+        SPF[sp, S_NEXT] = t0
+
+
+@njit(cache=True)
+def remove_warp(k, sp, SPI):
+    """Warp row k leaves sub-partition sp (the others keep their age order); if it issued
+    last there, `last` becomes -2 (a warp no longer resident)."""
+    n = SPI[sp, S_N]
+    q = 0
+    while SPI[sp, S_W + q] != k:
+        q += 1
+    for r in range(q, n - 1):
+        SPI[sp, S_W + r] = SPI[sp, S_W + r + 1]
+    SPI[sp, S_N] = n - 1
+    if SPI[sp, S_LAST] == k:
+        SPI[sp, S_LAST] = -2
+
+
+@njit(cache=True)
+def next_time(WF, SPI, nsp):
+    """SM.next_time: the earliest candidate cycle of a resident warp."""
+    best = INF
+    for k in range(nsp):
+        for q in range(SPI[k, S_N]):
+            c = WF[SPI[k, S_W + q], W_CAND]
+            if c < best:
+                best = c
+    return best
+
+
+@njit(cache=True)
+def _scan(k, t, TI, TX, WF, WI, SPF, SPI, I, BUF):
+    """Sub-partition k's scheduler at cycle t: the warp it issues, -1 if none is ready, -2 if
+    the policy is Python's (BUF[:I[I_NREADY]] the ready warps, oldest first)."""
+    later = INF
+    n = 0
+    for q in range(SPI[k, S_N]):
+        w = SPI[k, S_W + q]
+        c = WF[w, W_CAND]
+        if c <= t:
+            j = WI[w, W_CUR]
+            o = TI[j, T_UNIT]
+            pf = SPF[k, S_PIPE + TX[o]]
+            for u in range(1, TI[j, T_NUNIT]):
+                f = SPF[k, S_PIPE + TX[o + u]]
+                if f < pf:
+                    pf = f
+            if pf > t:
+                WF[w, W_CAND] = pf
+                WI[w, W_THROT] = 1
+                if pf < later:
+                    later = pf
+            else:
+                BUF[n] = w
+                n += 1
+        elif c < later:
+            later = c
+    if n == 0:
+        SPF[k, S_NEXT] = later
+        return -1
+    if n == 1:
+        SPF[k, S_NEXT] = later                 # its next candidate lowers it (prepare)
+        return BUF[0]
+    SPF[k, S_NEXT] = t                         # the others stay ready
+    policy = I[I_POLICY]
+    if policy == P_GTO:
+        last = SPI[k, S_LAST]
+        if last >= 0:
+            for q in range(n):
+                if BUF[q] == last:
+                    return last
+        return BUF[0]
+    if policy == P_OLDEST:
+        return BUF[0]
+    I[I_NREADY] = n
+    return -2
+
+
+@njit(cache=True)
+def _book(k, w, t, TI, TX, WF, WI, SPF, SPI, F, STALL):
+    """The issue itself: stall cycles since the warp's previous issue, its pipe booked.
+    Returns the flat instruction issued."""
+    j = WI[w, W_CUR]
+    idx = TI[j, T_SASS]
+    gap0 = WF[w, W_LAST] + 1
+    if t > gap0:
+        dep_end = WF[w, W_READY]               # min(max(ready_at, gap0), t)
+        if dep_end < gap0:
+            dep_end = gap0
+        if dep_end > t:
+            dep_end = t
+        if dep_end > gap0:
+            STALL[WI[w, W_REASON], idx] += dep_end - gap0
+        rest = t - dep_end
+        if rest > 0:
+            if WI[w, W_THROT]:
+                STALL[R_THROTTLE0 + TI[j, T_RESULT], idx] += rest
+            else:
+                STALL[R_NOT_SELECTED, idx] += rest
+    STALL[R_SELECTED, idx] += 1
+    WI[w, W_THROT] = 0
+    o = TI[j, T_UNIT]
+    u = TX[o]
+    nu = TI[j, T_NUNIT]
+    if nu > 1:                                 # the first free of its pipes (FP32: fmalite or fmaheavy)
+        for q in range(nu):
+            v = TX[o + q]
+            if SPF[k, S_PIPE + v] <= t:
+                u = v
+                break
+    SPF[k, S_PIPE + u] = t + F[F_INTERVAL + u]
+    SPI[k, S_ISSUED] += 1
+    return j
+
+
+@njit(cache=True)
+def run(until, TI, TX, WF, WI, SPF, SPI, F, I, ICA, CCA, STALL, BUF):
+    """SM.advance until `until` or the next event (module docstring)."""
+    nsp = I[I_NSP]
+    phase = I[I_PHASE]
+    I[I_PHASE] = PH_SCAN
+    t = F[F_TCUR]
+    k = I[I_K]
+    issued = I[I_ISSUED]
+    w = I[I_EVW]
+    j = I[I_EVJ]
+    while True:
+        if phase == PH_SCAN:                   # a new cycle: the earliest `next` of a sub-partition
+            t = INF
+            for q in range(nsp):
+                if SPF[q, S_NEXT] < t:
+                    t = SPF[q, S_NEXT]
+            if t < F[F_T]:
+                t = F[F_T]
+            if t >= until or t == INF:
+                m = until if until < t else t
+                if m > F[F_T]:
+                    F[F_T] = m
+                return EV_DONE
+            k = 0
+            issued = 0
+        while k < nsp:
+            if phase == PH_SCAN:
+                if SPF[k, S_NEXT] > t:
+                    k += 1
+                    continue
+                w = _scan(k, t, TI, TX, WF, WI, SPF, SPI, I, BUF)
+                if w == -1:
+                    k += 1
+                    continue
+                if w == -2:
+                    F[F_TCUR] = t
+                    I[I_K] = k
+                    I[I_ISSUED] = issued
+                    I[I_PHASE] = PH_PICKED
+                    return EV_PICK
+                phase = PH_PICKED
+            if phase == PH_PICKED:              # w: the scan's pick or, resumed, the policy's (I[I_EVW])
+                SPI[k, S_LAST] = w
+                if I[I_HOOK]:
+                    F[F_TCUR] = t
+                    I[I_K] = k
+                    I[I_ISSUED] = issued
+                    I[I_EVW] = w
+                    I[I_PHASE] = PH_ISSUE
+                    return EV_ISSUE
+                phase = PH_ISSUE
+            if phase == PH_ISSUE:
+                j = _book(k, w, t, TI, TX, WF, WI, SPF, SPI, F, STALL)
+                ready = t + TI[j, T_LAT]
+                if TI[j, T_RESULT] != 0:       # not FIXED: the memory model says when
+                    F[F_TCUR] = t
+                    F[F_PENDING] = ready
+                    I[I_K] = k
+                    I[I_ISSUED] = issued
+                    I[I_EVW] = w
+                    I[I_EVJ] = j
+                    I[I_PHASE] = PH_MEM
+                    return EV_MEM
+                phase = PH_MEM
+            elif phase == PH_MEM:
+                ready = F[F_PENDING]
+            if phase == PH_MEM:
+                o = TI[j, T_DST]
+                kind = TI[j, T_RESULT]
+                for q in range(TI[j, T_NDST]):
+                    d = TX[o + q]
+                    WF[w, d] = ready
+                    WI[w, d] = kind
+                WF[w, W_LAST] = t
+                if j + 1 >= WI[w, W_END]:       # the segment's last instruction: Python's next visit
+                    F[F_TCUR] = t
+                    I[I_K] = k
+                    I[I_ISSUED] = issued
+                    I[I_EVW] = w
+                    I[I_EVJ] = j
+                    I[I_PHASE] = PH_VISIT
+                    return EV_VISIT
+                WI[w, W_CUR] = j + 1
+                I[I_WDONE] = 0
+                phase = PH_VISIT
+            if phase == PH_VISIT:
+                if I[I_WDONE]:
+                    I[I_WDONE] = 0
+                    issued = 1
+                    k += 1
+                    phase = PH_SCAN
+                    w = -1
+                    continue
+                if TI[j, T_BAR]:
+                    F[F_TCUR] = t
+                    I[I_K] = k
+                    I[I_ISSUED] = issued
+                    I[I_EVW] = w
+                    I[I_EVJ] = j
+                    I[I_PHASE] = PH_BARRIER
+                    return EV_BARRIER
+                prepare(w, t + 1, TI, TX, WF, WI, SPF, ICA, CCA)
+            elif phase == PH_BARRIER:
+                if WI[w, W_ATBAR]:
+                    WF[w, W_CAND] = INF
+            issued = 1
+            k += 1
+            phase = PH_SCAN
+            w = -1
+        # nothing issued: candidates were stale (pipeline became busy) or `next` was below
+        # the earliest candidate; both moved forward; loop again
+        F[F_T] = t + 1 if issued else t
+        phase = PH_SCAN
