@@ -5,7 +5,7 @@ Run on a 2-GPU machine (device kind nvidia-h200-x2), from the repository root:
 
     NCCL_NVLS_ENABLE=0 python benchmarks/nccl_inplace_probe.py --out FILE
 
-Timing is `validate.measure_multi.Ranks.timed` (CUDA graphs of up to 200 calls), each
+Timing is `validate.measure_nccl.Ranks.timed` (CUDA graphs of up to 200 calls), each
 configuration twice, interleaved. Writes one record per (op, placement, size, round) with
 provenance (GPU names, driver, NCCL version, date, command). Only numpy and cupy are needed.
 """
@@ -20,7 +20,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from validate.measure_multi import Ranks  # noqa: E402
+from validate.measure_nccl import Ranks  # noqa: E402
 
 SIZES = [1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20, 64 << 20]
 

@@ -11,7 +11,7 @@ nvidia-h200-x2), from the repository root:
     NCCL_NVLS_ENABLE=0 python benchmarks/nccl_p2p_channels_probe.py --out FILE
 
 Each setting runs in its own process (NCCL reads its environment once); timing is
-`validate.measure_multi.Ranks.timed` (CUDA graphs of up to 200 calls), every size twice,
+`validate.measure_nccl.Ranks.timed` (CUDA graphs of up to 200 calls), every size twice,
 interleaved. Writes one record per (setting, op, size, round) with the NCCL INFO lines that
 name the p2p channels, and provenance (GPU names, driver, NCCL version, date, command).
 Only numpy and cupy are needed.
@@ -44,7 +44,7 @@ ROTATE = "GPUSIM_ROTATE"     # a setting's buffer pairs per GPU, used in turn by
 def rotating_ranks(n: int, rotate: int):
     """`Ranks` whose successive calls use `rotate` different buffer pairs per GPU (a call's data
     footprint x rotate across the CUDA graph's back-to-back calls, its size unchanged)."""
-    from validate.measure_multi import Ranks
+    from validate.measure_nccl import Ranks
 
     class RotatingRanks(Ranks):
         turn = 0
