@@ -103,7 +103,6 @@ class TimingOptions:
 class TimingStats:
     def __init__(self, n_instr: int):
         self.stall = np.zeros((len(STALL_REASONS), n_instr))     # [reason, SASS instruction]: cycles
-        self.shared_wavefronts = 0
         self.block_end: dict[int, float] = {}
         self.block_start: dict[int, float] = {}
 
@@ -385,7 +384,7 @@ class TimingEngine(Extrapolation):
         mem = self.memory.counters()
         util = {
             "compute": issued / (sim_cycles * self.sms_simulated * spec.sm.sub_partitions),
-            "shared_memory": self.stats.shared_wavefronts / (sim_cycles * self.sms_simulated),
+            "shared_memory": sum(sm.shared_wavefronts for sm in self.sms) / (sim_cycles * self.sms_simulated),
             "l2_bandwidth": mem.get("lts__t_sectors.sum", 0.0) * spec.l2.sector_bytes /
             (sim_cycles * spec.l2.slices * spec.l2.bandwidth_bytes_per_cycle_per_slice * frac),
             "hbm_bandwidth": (mem.get("dram__bytes_read.sum", 0.0) + mem.get("dram__bytes_write.sum", 0.0)) /

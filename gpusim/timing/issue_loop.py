@@ -6,8 +6,9 @@ module is how it runs fast.
 `run` issues cycle after cycle until `until` or until something needs Python, then
 returns an event code; the SM (`sm.SM.advance`) handles the event and calls `run` again,
 which resumes where it stopped (the phase in `I[I_PHASE]`):
-- `EV_MEM`: a shared / global / local / atomic instruction issued: its ready time comes
-  from the memory model (`SM._memory`), put into `F[F_PENDING]`;
+- `EV_MEM`: a global / local / atomic instruction issued: its ready time comes from the
+  memory model (`SM._memory`), put into `F[F_PENDING]`; a shared-memory access is timed
+  here (`shared_access`) with its wavefronts from `SHW` (set per visit by the SM);
 - `EV_VISIT`: a warp issued the last instruction of its segment: the next visit
   (`SM._next_visit`), or the warp is done (`I[I_WDONE] = 1`);
 - `EV_BARRIER`: a warp issued a CTA barrier (`Residency._arrive`);
@@ -28,6 +29,7 @@ instruction table `TI`, `TX` (`static.IssueTable`); `STALL` [reason, SASS instru
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 from numba import njit
@@ -50,7 +52,8 @@ R_DEP0, R_THROTTLE0 = 2, 6                  # + result kind (FIXED, SHARED, GLOB
 P_GTO, P_OLDEST, P_PYTHON = 0, 1, 2
 # TI columns (static.IssueTable); lists are offsets into TX
 T_SASS, T_RESULT, T_LAT, T_ILINE, T_BAR, T_NUNIT, T_UNIT, T_NREG, T_REG, T_NDST, T_DST, T_NCONST, T_CONST = range(13)
-T_COLS = 13
+T_SHQ = 13                                  # a shared-memory access: its column in SHW, else -1
+T_COLS = 14
 # WF / WI columns after the REG_SLOTS register columns
 W_READY, W_LAST, W_CAND = REG_SLOTS, REG_SLOTS + 1, REG_SLOTS + 2
 WF_COLS = REG_SLOTS + 3
@@ -60,14 +63,32 @@ WI_COLS = REG_SLOTS + 7
 S_NEXT, S_PIPE = 0, 1
 S_LAST, S_ISSUED, S_N, S_W = 0, 1, 2, 3
 # F / I entries
-F_T, F_TCUR, F_PENDING, F_INTERVAL = 0, 1, 2, 3       # F_INTERVAL + pipe: issue interval
-I_PHASE, I_K, I_ISSUED, I_EVW, I_EVJ, I_WDONE, I_NREADY, I_POLICY, I_HOOK, I_NSP = range(10)
-I_SIZE = 10
+F_T, F_TCUR, F_PENDING, F_SHFREE, F_WFSTEP, F_SHLAT, F_WFCYC = range(7)
+F_INTERVAL = 7                              # F_INTERVAL + pipe: its issue interval
+I_PHASE, I_K, I_ISSUED, I_EVW, I_EVJ, I_WDONE, I_NREADY, I_POLICY, I_HOOK, I_NSP, I_WAVEFRONTS = range(11)
+I_SIZE = 11
 # read-only cache arrays: scalars, then one ready time per line (NaN: absent)
 C_FREE, C_FILL, C_CPL, C_FRONT, C_MISS, C_PREF, C_LINES = range(7)
 
+_UNCACHED: list = []
 
-@njit(cache=True)
+
+def _compiled(fn):
+    """`numba.njit` with numba's on-disk cache (compiled once per machine, loaded afterwards);
+    where numba finds no writable cache directory (`NUMBA_CACHE_DIR` names one), compiled
+    in each process instead, with one warning."""
+    try:
+        return njit(cache=True)(fn)
+    except RuntimeError:                         # numba: "cannot cache function ...: no locator available"
+        if not _UNCACHED:
+            warnings.warn("gpusim: numba finds no writable cache directory for the compiled issue loop; it is "
+                          "compiled in this process (a few seconds). Set NUMBA_CACHE_DIR to a writable directory "
+                          "to compile it once.", RuntimeWarning, stacklevel=2)
+        _UNCACHED.append(fn.__name__)
+        return njit(fn)
+
+
+@_compiled
 def _request(C, t, line):
     r = t + C[C_FILL]
     if C[C_FREE] + C[C_CPL] > r:
@@ -77,7 +98,7 @@ def _request(C, t, line):
     return r
 
 
-@njit(cache=True)
+@_compiled
 def cache_ready(C, t, line):
     """fetch.ReadOnlyCache.ready: when `line` is present; requests it if absent and keeps the
     sequential prefetch ahead of it."""
@@ -96,7 +117,18 @@ def cache_ready(C, t, line):
     return r
 
 
-@njit(cache=True)
+@_compiled
+def shared_access(F, I, t, wf):
+    """The SM's shared-memory data path: an access of `wf` wavefronts issued at t starts when
+    the path is free, takes one wavefront per `F_WFSTEP` cycles; its result is ready the
+    shared latency after it starts plus `F_WFCYC` per further wavefront."""
+    start = t if t > F[F_SHFREE] else F[F_SHFREE]
+    F[F_SHFREE] = start + wf * F[F_WFSTEP]
+    I[I_WAVEFRONTS] += wf
+    return start + F[F_SHLAT] + (wf - 1) * F[F_WFCYC]
+
+
+@_compiled
 def prepare(w, t_min, TI, TX, WF, WI, SPF, ICA, CCA):
     """SM._prepare: when w's next instruction may issue as far as its own state goes (after
     t_min, an external hold, its registers, its instruction and constant lines)."""
@@ -139,7 +171,7 @@ def prepare(w, t_min, TI, TX, WF, WI, SPF, ICA, CCA):
         SPF[sp, S_NEXT] = r
 
 
-@njit(cache=True)
+@_compiled
 def add_warp(k, sp, t0, WF, WI, SPF, SPI):
     """A warp arrives in row k, the youngest of sub-partition sp, dispatched at t0: nothing
     written yet, its first instruction held until t0 (`dispatch_stall`)."""
@@ -163,7 +195,7 @@ def add_warp(k, sp, t0, WF, WI, SPF, SPI):
         SPF[sp, S_NEXT] = t0
 
 
-@njit(cache=True)
+@_compiled
 def remove_warp(k, sp, SPI):
     """Warp row k leaves sub-partition sp (the others keep their age order); if it issued
     last there, `last` becomes -2 (a warp no longer resident)."""
@@ -178,7 +210,7 @@ def remove_warp(k, sp, SPI):
         SPI[sp, S_LAST] = -2
 
 
-@njit(cache=True)
+@_compiled
 def next_time(WF, SPI, nsp):
     """SM.next_time: the earliest candidate cycle of a resident warp."""
     best = INF
@@ -190,7 +222,7 @@ def next_time(WF, SPI, nsp):
     return best
 
 
-@njit(cache=True)
+@_compiled
 def _scan(k, t, TI, TX, WF, WI, SPF, SPI, I, BUF):
     """Sub-partition k's scheduler at cycle t: the warp it issues, -1 if none is ready, -2 if
     the policy is Python's (BUF[:I[I_NREADY]] the ready warps, oldest first)."""
@@ -238,7 +270,7 @@ def _scan(k, t, TI, TX, WF, WI, SPF, SPI, I, BUF):
     return -2
 
 
-@njit(cache=True)
+@_compiled
 def _book(k, w, t, TI, TX, WF, WI, SPF, SPI, F, STALL):
     """The issue itself: stall cycles since the warp's previous issue, its pipe booked.
     Returns the flat instruction issued."""
@@ -275,8 +307,8 @@ def _book(k, w, t, TI, TX, WF, WI, SPF, SPI, F, STALL):
     return j
 
 
-@njit(cache=True)
-def run(until, TI, TX, WF, WI, SPF, SPI, F, I, ICA, CCA, STALL, BUF):
+@_compiled
+def run(until, TI, TX, WF, WI, SPF, SPI, F, I, ICA, CCA, STALL, BUF, SHW):
     """SM.advance until `until` or the next event (module docstring)."""
     nsp = I[I_NSP]
     phase = I[I_PHASE]
@@ -330,7 +362,12 @@ def run(until, TI, TX, WF, WI, SPF, SPI, F, I, ICA, CCA, STALL, BUF):
             if phase == PH_ISSUE:
                 j = _book(k, w, t, TI, TX, WF, WI, SPF, SPI, F, STALL)
                 ready = t + TI[j, T_LAT]
-                if TI[j, T_RESULT] != 0:       # not FIXED: the memory model says when
+                q = TI[j, T_SHQ]
+                if q >= 0 and I[I_HOOK] == 0:  # shared memory: here (SHW: its wavefronts, -1 no access)
+                    wf = SHW[w, q]
+                    if wf >= 0:
+                        ready = shared_access(F, I, t, wf)
+                elif TI[j, T_RESULT] != 0:     # not FIXED: the memory model says when
                     F[F_TCUR] = t
                     F[F_PENDING] = ready
                     I[I_K] = k

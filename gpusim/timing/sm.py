@@ -70,10 +70,6 @@ class SM(Residency):
         self.on_cta_done = on_cta_done
         self.nsp = nsp = sm.sub_partitions
         self.pick = policies.get(sm.warp_scheduler)
-        self.shared_free = 0.0
-        self._wf_cycles = sm.shared_wavefront_cycles
-        self._wf_step = max(sm.shared_wavefront_cycles, 1)
-        self._shared_latency = sm.shared_latency_cycles
         self.locate = None                          # sampled mode, shared footprint: locate(block) per access
         self.front = FrontEnd(spec, table)
         cap = max(sm.max_warps_per_sm, 1)
@@ -88,11 +84,17 @@ class SM(Residency):
         self.SPI = np.zeros((nsp, L.S_W + cap), dtype=np.int64)
         self.SPI[:, L.S_LAST] = -1
         self.F = np.zeros(L.F_INTERVAL + len(PIPE_NAMES))
+        self.F[L.F_WFSTEP] = max(sm.shared_wavefront_cycles, 1)
+        self.F[L.F_SHLAT] = sm.shared_latency_cycles
+        self.F[L.F_WFCYC] = sm.shared_wavefront_cycles
         self.F[L.F_INTERVAL:] = [sm.pipes.of(p).issue_interval_cycles for p in PIPE_NAMES]
         self.I = np.zeros(L.I_SIZE, dtype=np.int64)
         self.I[L.I_NSP] = nsp
         self.I[L.I_POLICY] = POLICY_CODES.get(sm.warp_scheduler, L.P_PYTHON)
         self.BUF = np.zeros(cap, dtype=np.int64)
+        self._seg_shared = table.seg_shared
+        self.SHW = np.zeros((cap, max(table.shared_columns, 1)), dtype=np.int64)   # per warp: the wavefronts
+        #                                            of its visit's shared-memory accesses (-1: none)
         self._pack()
         self.ctas: dict = {}                         # block -> residency.CTA
         self._free_slots: list[int] = []           # block slots freed by finished CTAs (local frames), lowest first
@@ -111,12 +113,17 @@ class SM(Residency):
     def _pack(self) -> None:
         """The arrays `issue_loop.run` takes (again after one of them was replaced)."""
         self._arrays = (self.table.ti, self.table.tx, self.WF, self.WI, self.SPF, self.SPI, self.F, self.I,
-                        self.front.icache.a, self.front.ccache.a, self.stats.stall, self.BUF)
+                        self.front.icache.a, self.front.ccache.a, self.stats.stall, self.BUF, self.SHW)
 
     @property
     def t(self) -> float:
         """The SM's clock: every cycle before it is done."""
         return self.F.item(L.F_T)
+
+    @property
+    def shared_wavefronts(self) -> int:
+        """Shared-memory wavefronts served."""
+        return self.I.item(L.I_WAVEFRONTS)
 
     @property
     def issued(self) -> int:
@@ -179,11 +186,7 @@ class SM(Residency):
                 done = max(done, cc.ready(t, line) + fixed_ready - t)
             return done
         if s.result == SHARED:
-            wf = payload if isinstance(payload, int) else 1
-            start = t if t > self.shared_free else self.shared_free
-            self.shared_free = start + wf * self._wf_step
-            self.stats.shared_wavefronts += wf
-            return start + self._shared_latency + (wf - 1) * self._wf_cycles
+            return L.shared_access(self.F, self.I, float(t), payload if isinstance(payload, int) else 1)
         if self.locate is not None:                 # the L2 asks where in the grid this block is (warming.py)
             self.locate(w.cta.block)
         if s.is_atomic:
@@ -229,6 +232,12 @@ class SM(Residency):
         if w.vi < len(visits):
             seg, _, mem = visits[w.vi]
             w.mem = mem
+            shared = self._seg_shared[seg]
+            if shared:                          # the wavefronts of its shared-memory accesses (-1: none)
+                row = w.sh
+                for q, idx in shared:
+                    p = mem.get(idx) if mem else None
+                    row[q] = -1 if p is None else (p if isinstance(p, int) else 1)
             wi = w.i
             wi[L.W_CUR] = self._seg_start[seg]
             wi[L.W_END] = self._seg_start[seg + 1]

@@ -79,6 +79,8 @@ class IssueTable:
     flat: tuple                             # row -> StaticInstr
     const_slots: dict                       # constant-cache line -> its slot in the cache's array (fetch.py)
     ilines: int                             # instruction-cache lines: highest line + 1
+    seg_shared: list                        # segment -> its shared-memory accesses: (T_SHQ column, SASS index)
+    shared_columns: int                     # the most shared-memory accesses of a segment
 
 
 def _issue_table(segments) -> IssueTable:
@@ -92,6 +94,13 @@ def _issue_table(segments) -> IssueTable:
         for line in s.const_lines:
             const_slots.setdefault(line, len(const_slots))
     ti = np.zeros((len(flat), L.T_COLS), dtype=np.int64)
+    ti[:, L.T_SHQ] = -1
+    seg_shared = []
+    for a, seg in enumerate(segments):
+        mine = [r for r, s in enumerate(seg) if s.result == SHARED and not s.const_load]
+        for q, r in enumerate(mine):
+            ti[seg_start[a] + r, L.T_SHQ] = q
+        seg_shared.append(tuple((q, seg[r].index) for q, r in enumerate(mine)))
     tx: list[int] = []
     pipe = {p: i for i, p in enumerate(PIPE_NAMES)}
     for r, s in enumerate(flat):
@@ -104,7 +113,8 @@ def _issue_table(segments) -> IssueTable:
             row[n_col], row[o_col] = len(items), len(tx)
             tx.extend(items)
     return IssueTable(ti, np.array(tx + [0], dtype=np.int64), seg_start, flat, const_slots,
-                      max((s.iline for s in flat), default=0) + 1)
+                      max((s.iline for s in flat), default=0) + 1, seg_shared,
+                      max((len(x) for x in seg_shared), default=0))
 
 
 _PROGRAMS: dict = {}

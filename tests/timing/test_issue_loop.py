@@ -1,0 +1,54 @@
+"""The compiled issue loop (gpusim/timing/issue_loop.py) follows the model sm.py and
+policies.py document: one property per test."""
+import dataclasses
+
+import numpy as np
+import pytest
+from numba import cuda
+
+import gpusim
+import programs
+from gpusim import specs
+from gpusim.timing import policies
+from gpusim.timing.engine import TimingOptions
+from gpusim.timing.record import TraceWindow
+
+
+def fma_chain(out, a, b):
+    x = out[cuda.grid(1)]
+    for _ in range(32):
+        x = x * a + b
+    out[cuda.grid(1)] = x
+
+
+def test_a_dependent_fixed_latency_instruction_issues_exactly_the_pipe_latency_after_its_producer():
+    h100 = specs.get("h100")
+    out = np.ones(32, np.float32)
+    r = gpusim.launch(fma_chain, 1, 32, (out, np.float32(1.0001), np.float32(0.5)), gpu=h100, timing=True,
+                      timing_options=TimingOptions(mode="full", record=TraceWindow(sms=(0,))))
+    rec = r.extra["recording"]
+    ffma = [e[3] for e in rec.issues if rec.opcodes[e[4]] == "FFMA"]   # the unrolled chain x = x * a + b
+    assert len(ffma) == 32
+    assert set(np.diff(ffma).tolist()) == {float(h100.sm.pipes.fmaheavy.latency_cycles)}
+
+
+def _metrics(name, size, gpu):
+    c = programs.get(name).case(size)
+    r = gpusim.launch(c.kernel, c.grid, c.block, c.args, gpu=gpu, timing=True, shared_bytes=c.shared_bytes)
+    return {k: v for k, v in r.metrics.items()}, r.table
+
+
+@pytest.mark.parametrize("policy, reference", [("gto", policies.greedy_then_oldest), ("oldest", policies.oldest_first)])
+def test_the_compiled_schedulers_pick_as_the_policy_functions_do(monkeypatch, policy, reference):
+    # the loop runs gto and oldest itself; under another name the same function is called from
+    # Python for every choice among several ready warps: every metric and stall table agrees
+    monkeypatch.setitem(policies.POLICIES, "python-" + policy, reference)
+    h100 = specs.get("h100")
+    compiled = dataclasses.replace(h100, sm=dataclasses.replace(h100.sm, warp_scheduler=policy))
+    python = dataclasses.replace(h100, sm=dataclasses.replace(h100.sm, warp_scheduler="python-" + policy))
+    for name in ("transpose_shared", "reduce_sequential"):
+        m1, t1 = _metrics(name, "small", compiled)
+        m2, t2 = _metrics(name, "small", python)
+        assert m1 == m2
+        for k in t1:
+            assert np.array_equal(np.asarray(t1[k]), np.asarray(t2[k])), k
