@@ -42,7 +42,7 @@ FULL_COLLECTION_THRESHOLD = 1000      # gen1 collections between two full ones w
 
 @contextmanager
 def rare_full_collections():
-    """While a launch is timed, the garbage collector runs a full (generation 2) collection
+    """While a launch is built and timed, the garbage collector runs a full (generation 2) collection
     at most every FULL_COLLECTION_THRESHOLD gen1 collections instead of every 10. A launch
     allocates millions of objects that live for a block or a quantum and outlive the young
     collections; with Python's default each full collection rescans them all (in a sweep of
@@ -115,6 +115,10 @@ class TimingEngine(Extrapolation):
     def __init__(self, prepared, options: TimingOptions = TimingOptions(), source=TraceSource):
         """`source` makes the functional trace source (TraceSource's signature): gpusim.sweep
         passes one that records the streams, or replays recorded ones."""
+        with rare_full_collections():          # building allocates the L1s' sets and the first blocks' streams
+            self._build(prepared, options, source)
+
+    def _build(self, prepared, options: TimingOptions, source) -> None:
         from gpusim.timing.memory import L1Cache, MemorySystem
         from gpusim.timing.resources import kernel_resources
         self.p = prepared
