@@ -60,13 +60,13 @@ def rotating_ranks(n: int, rotate: int):
     return RotatingRanks(n)
 
 
-def worker(setting: str, rounds: int, out: str, ops=OPS) -> int:
+def worker(setting: str, rounds: int, out: str, ops=OPS, sizes=SIZES) -> int:
     rotate = int(os.environ.get(ROTATE, "1"))
     ranks = rotating_ranks(2, rotate)
     records = []
     for rnd in range(rounds):
         for op in ops:
-            for size in SIZES:
+            for size in sizes:
                 rec = ranks.timed(op, size)
                 rec.update({"setting": setting, "round": rnd, "rotate": rotate})
                 records.append(rec)
@@ -121,16 +121,18 @@ def main(argv=None) -> int:
     ap.add_argument("--setting", action="append", metavar="NAME:VAR=VALUE[,VAR=VALUE]",
                     help="a setting of NCCL variables, and GPUSIM_ROTATE=K for K buffer pairs used in turn "
                          "(repeatable; default: the three of SETTINGS)")
-    ap.add_argument("--ops", default=",".join(OPS))
+    ap.add_argument("--ops", default=",".join(OPS), help="comma list of measure_nccl.OPS")
+    ap.add_argument("--sizes", default=",".join(str(s // MIB) for s in SIZES), help="comma list of MiB")
     ap.add_argument("--worker")
     a = ap.parse_args(argv)
     ops = tuple(o for o in a.ops.split(",") if o)
+    sizes = [int(m) * MIB for m in a.sizes.split(",") if m]
     if a.compare:
         return compare(a.compare)
     if not a.out:
         ap.error("--out FILE is needed to measure")
     if a.worker:
-        return worker(a.worker, a.rounds, a.out, ops)
+        return worker(a.worker, a.rounds, a.out, ops, sizes)
     settings = SETTINGS
     if a.setting:
         settings = {}
@@ -143,7 +145,7 @@ def main(argv=None) -> int:
         part = f"{a.out}.{setting}.json"
         env = dict(os.environ, NCCL_NVLS_ENABLE="0", NCCL_DEBUG="INFO", **env_extra)
         r = subprocess.run([sys.executable, __file__, "--worker", setting, "--rounds", str(a.rounds), "--out", part,
-                            "--ops", ",".join(ops)],
+                            "--ops", ",".join(ops), "--sizes", a.sizes],
                            env=env, capture_output=True, text=True, timeout=400)
         lines = (r.stdout + r.stderr).splitlines()
         sys.stdout.write("\n".join(x for x in lines if "NCCL INFO" not in x) + "\n")
