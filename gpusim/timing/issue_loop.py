@@ -308,6 +308,19 @@ def _book(k, w, t, TI, TX, WF, WI, SPF, SPI, F, STALL):
 
 
 @_compiled
+def _stop(F, I, t, k, issued, w, j, phase, event):
+    """Where `run` stops (it resumes there): cycle, sub-partition, whether one issued in this
+    cycle, the warp and instruction of the event, the phase to resume in."""
+    F[F_TCUR] = t
+    I[I_K] = k
+    I[I_ISSUED] = issued
+    I[I_EVW] = w
+    I[I_EVJ] = j
+    I[I_PHASE] = phase
+    return event
+
+
+@_compiled
 def run(until, TI, TX, WF, WI, SPF, SPI, F, I, ICA, CCA, STALL, BUF, SHW):
     """SM.advance until `until` or the next event (module docstring)."""
     nsp = I[I_NSP]
@@ -343,21 +356,12 @@ def run(until, TI, TX, WF, WI, SPF, SPI, F, I, ICA, CCA, STALL, BUF, SHW):
                     k += 1
                     continue
                 if w == -2:
-                    F[F_TCUR] = t
-                    I[I_K] = k
-                    I[I_ISSUED] = issued
-                    I[I_PHASE] = PH_PICKED
-                    return EV_PICK
+                    return _stop(F, I, t, k, issued, w, j, PH_PICKED, EV_PICK)
                 phase = PH_PICKED
             if phase == PH_PICKED:              # w: the scan's pick or, resumed, the policy's (I[I_EVW])
                 SPI[k, S_LAST] = w
                 if I[I_HOOK]:
-                    F[F_TCUR] = t
-                    I[I_K] = k
-                    I[I_ISSUED] = issued
-                    I[I_EVW] = w
-                    I[I_PHASE] = PH_ISSUE
-                    return EV_ISSUE
+                    return _stop(F, I, t, k, issued, w, j, PH_ISSUE, EV_ISSUE)
                 phase = PH_ISSUE
             if phase == PH_ISSUE:
                 j = _book(k, w, t, TI, TX, WF, WI, SPF, SPI, F, STALL)
@@ -368,14 +372,8 @@ def run(until, TI, TX, WF, WI, SPF, SPI, F, I, ICA, CCA, STALL, BUF, SHW):
                     if wf >= 0:
                         ready = shared_access(F, I, t, wf)
                 elif TI[j, T_RESULT] != 0:     # not FIXED: the memory model says when
-                    F[F_TCUR] = t
                     F[F_PENDING] = ready
-                    I[I_K] = k
-                    I[I_ISSUED] = issued
-                    I[I_EVW] = w
-                    I[I_EVJ] = j
-                    I[I_PHASE] = PH_MEM
-                    return EV_MEM
+                    return _stop(F, I, t, k, issued, w, j, PH_MEM, EV_MEM)
                 phase = PH_MEM
             elif phase == PH_MEM:
                 ready = F[F_PENDING]
@@ -388,13 +386,7 @@ def run(until, TI, TX, WF, WI, SPF, SPI, F, I, ICA, CCA, STALL, BUF, SHW):
                     WI[w, d] = kind
                 WF[w, W_LAST] = t
                 if j + 1 >= WI[w, W_END]:       # the segment's last instruction: Python's next visit
-                    F[F_TCUR] = t
-                    I[I_K] = k
-                    I[I_ISSUED] = issued
-                    I[I_EVW] = w
-                    I[I_EVJ] = j
-                    I[I_PHASE] = PH_VISIT
-                    return EV_VISIT
+                    return _stop(F, I, t, k, issued, w, j, PH_VISIT, EV_VISIT)
                 WI[w, W_CUR] = j + 1
                 I[I_WDONE] = 0
                 phase = PH_VISIT
@@ -407,13 +399,7 @@ def run(until, TI, TX, WF, WI, SPF, SPI, F, I, ICA, CCA, STALL, BUF, SHW):
                     w = -1
                     continue
                 if TI[j, T_BAR]:
-                    F[F_TCUR] = t
-                    I[I_K] = k
-                    I[I_ISSUED] = issued
-                    I[I_EVW] = w
-                    I[I_EVJ] = j
-                    I[I_PHASE] = PH_BARRIER
-                    return EV_BARRIER
+                    return _stop(F, I, t, k, issued, w, j, PH_BARRIER, EV_BARRIER)
                 prepare(w, t + 1, TI, TX, WF, WI, SPF, ICA, CCA)
             elif phase == PH_BARRIER:
                 if WI[w, W_ATBAR]:
