@@ -8,9 +8,10 @@ returns an event code; the SM (`sm.SM.advance`) handles the event and calls `run
 which resumes where it stopped (the phase in `I[I_PHASE]`):
 - `EV_MEM`: a global / local / atomic instruction issued: its ready time comes from the
   memory model (`SM._memory`), put into `F[F_PENDING]`; a shared-memory access is timed
-  here (`shared_access`) with its wavefronts from `SHW` (set per visit by the SM);
-- `EV_VISIT`: a warp issued the last instruction of its segment: the next visit
-  (`SM._next_visit`), or the warp is done (`I[I_WDONE] = 1`);
+  here (`shared_access`) with its wavefronts from `SHP`;
+- `EV_VISIT`: a warp issued the last instruction of its segment and its next visit is
+  not a segment (a loop-sampling marker: `SM._next_visit`) or it has none (the warp is
+  done: `I[I_WDONE] = 1`); segment after segment it goes on here (`VP`);
 - `EV_BARRIER`: a warp issued a CTA barrier (`Residency._arrive`);
 - `EV_PICK`: more than one warp is ready and the policy is neither `gto` nor `oldest`:
   `policies.py` picks among `BUF[:I[I_NREADY]]`, into `I[I_EVW]`;
@@ -21,10 +22,18 @@ order, warps in age order, the same float operations), so results are identical.
 Layout (column indices below): per warp row `k` of `WF` (floats: register ready times,
 then ready_at, last issue, candidate cycle) and `WI` (ints: register result kinds, then
 reason, throttled, at barrier, instruction-cache line, current flat instruction, end of
-its segment, sub-partition); per sub-partition row of `SPF` (next, pipe free times) and
+its segment, sub-partition, its visits' rows in `VP`: first, end, current, and where its
+visit's shared-memory wavefronts start in `SHP`); per sub-partition row of `SPF` (next, pipe free times) and
 `SPI` (last issued warp, issued count, resident warps, their rows in age order); the
 SM's scalars `F`, `I`; one array per read-only cache (`fetch.py`); the kernel's
-instruction table `TI`, `TX` (`static.IssueTable`); `STALL` [reason, SASS instruction].
+instruction table `TI`, `TX`, `TS` (`static.IssueTable`); `STALL` [reason, SASS
+instruction]; the SM's pool of its warps' visits `VP` (segment, or < 0 a marker; start of
+its wavefronts in `SHP`) and `SHP` (per shared-memory access of a visit, in segment order:
+wavefronts, -1 none).
+
+One file: numba's cache (`cache=True`) is invalidated only by changes to the file that
+defines a function, so everything compiled, and every constant it uses, lives here (the
+constants taken from elsewhere are literals checked at import).
 """
 from __future__ import annotations
 
@@ -34,10 +43,14 @@ import warnings
 import numpy as np
 from numba import njit
 
-from gpusim.frontend.sass.operands import B_BASE, N_B
+from gpusim.frontend.sass import operands
+from gpusim.timing import static
 
 INF = math.inf
-REG_SLOTS = B_BASE + N_B
+REG_SLOTS = 352                             # scoreboard slots: operands.B_BASE + N_B
+if REG_SLOTS != operands.B_BASE + operands.N_B or (static.FIXED, static.SHARED, static.GLOBAL) != (0, 1, 2):
+    raise ImportError("gpusim.timing.issue_loop: REG_SLOTS must be operands.B_BASE + N_B and the result kinds "
+                      "FIXED, SHARED, GLOBAL 0, 1, 2 (the compiled loop's cache sees only this file)")
 
 # events
 EV_DONE, EV_MEM, EV_VISIT, EV_BARRIER, EV_PICK, EV_ISSUE = 0, 1, 2, 3, 4, 5
@@ -52,13 +65,13 @@ R_DEP0, R_THROTTLE0 = 2, 6                  # + result kind (FIXED, SHARED, GLOB
 P_GTO, P_OLDEST, P_PYTHON = 0, 1, 2
 # TI columns (static.IssueTable); lists are offsets into TX
 T_SASS, T_RESULT, T_LAT, T_ILINE, T_BAR, T_NUNIT, T_UNIT, T_NREG, T_REG, T_NDST, T_DST, T_NCONST, T_CONST = range(13)
-T_SHQ = 13                                  # a shared-memory access: its column in SHW, else -1
+T_SHQ = 13                                  # a shared-memory access: its place among its segment's, else -1
 T_COLS = 14
 # WF / WI columns after the REG_SLOTS register columns
 W_READY, W_LAST, W_CAND = REG_SLOTS, REG_SLOTS + 1, REG_SLOTS + 2
 WF_COLS = REG_SLOTS + 3
-W_REASON, W_THROT, W_ATBAR, W_ILINE, W_CUR, W_END, W_SP = range(REG_SLOTS, REG_SLOTS + 7)
-WI_COLS = REG_SLOTS + 7
+W_REASON, W_THROT, W_ATBAR, W_ILINE, W_CUR, W_END, W_SP, W_V0, W_VN, W_V, W_SH = range(REG_SLOTS, REG_SLOTS + 11)
+WI_COLS = REG_SLOTS + 11
 # SPF / SPI columns
 S_NEXT, S_PIPE = 0, 1
 S_LAST, S_ISSUED, S_N, S_W = 0, 1, 2, 3
@@ -172,9 +185,10 @@ def prepare(w, t_min, TI, TX, WF, WI, SPF, ICA, CCA):
 
 
 @_compiled
-def add_warp(k, sp, t0, WF, WI, SPF, SPI):
-    """A warp arrives in row k, the youngest of sub-partition sp, dispatched at t0: nothing
-    written yet, its first instruction held until t0 (`dispatch_stall`)."""
+def add_warp(k, sp, t0, v0, vn, WF, WI, SPF, SPI):
+    """A warp arrives in row k, the youngest of sub-partition sp, dispatched at t0, its visits
+    in rows v0..vn-1 of VP: nothing written yet, its first instruction held until t0
+    (`dispatch_stall`)."""
     for r in range(REG_SLOTS):
         WF[k, r] = -INF                        # never written
         WI[k, r] = 0                           # FIXED
@@ -188,11 +202,24 @@ def add_warp(k, sp, t0, WF, WI, SPF, SPI):
     WI[k, W_CUR] = 0
     WI[k, W_END] = 0
     WI[k, W_SP] = sp
+    WI[k, W_V0] = v0
+    WI[k, W_VN] = vn
+    WI[k, W_V] = v0 - 1                        # before its first visit
     n = SPI[sp, S_N]
     SPI[sp, S_W + n] = k
     SPI[sp, S_N] = n + 1
     if t0 < SPF[sp, S_NEXT]:
         SPF[sp, S_NEXT] = t0
+
+
+@_compiled
+def enter(w, v, TS, WI, VP):
+    """Warp w starts visit row v of VP: the first instruction of its segment."""
+    WI[w, W_V] = v
+    seg = VP[v, 0]
+    WI[w, W_CUR] = TS[seg]
+    WI[w, W_END] = TS[seg + 1]
+    WI[w, W_SH] = VP[v, 1]
 
 
 @_compiled
@@ -321,7 +348,7 @@ def _stop(F, I, t, k, issued, w, j, phase, event):
 
 
 @_compiled
-def run(until, TI, TX, WF, WI, SPF, SPI, F, I, ICA, CCA, STALL, BUF, SHW):
+def run(until, TI, TX, TS, WF, WI, SPF, SPI, F, I, ICA, CCA, STALL, BUF, VP, SHP):
     """SM.advance until `until` or the next event (module docstring)."""
     nsp = I[I_NSP]
     phase = I[I_PHASE]
@@ -367,8 +394,8 @@ def run(until, TI, TX, WF, WI, SPF, SPI, F, I, ICA, CCA, STALL, BUF, SHW):
                 j = _book(k, w, t, TI, TX, WF, WI, SPF, SPI, F, STALL)
                 ready = t + TI[j, T_LAT]
                 q = TI[j, T_SHQ]
-                if q >= 0 and I[I_HOOK] == 0:  # shared memory: here (SHW: its wavefronts, -1 no access)
-                    wf = SHW[w, q]
+                if q >= 0 and I[I_HOOK] == 0:  # shared memory: here (its wavefronts, -1 no access)
+                    wf = SHP[WI[w, W_SH] + q]
                     if wf >= 0:
                         ready = shared_access(F, I, t, wf)
                 elif TI[j, T_RESULT] != 0:     # not FIXED: the memory model says when
@@ -385,9 +412,14 @@ def run(until, TI, TX, WF, WI, SPF, SPI, F, I, ICA, CCA, STALL, BUF, SHW):
                     WF[w, d] = ready
                     WI[w, d] = kind
                 WF[w, W_LAST] = t
-                if j + 1 >= WI[w, W_END]:       # the segment's last instruction: Python's next visit
-                    return _stop(F, I, t, k, issued, w, j, PH_VISIT, EV_VISIT)
-                WI[w, W_CUR] = j + 1
+                if j + 1 >= WI[w, W_END]:       # the segment's last instruction: the next visit
+                    v = WI[w, W_V] + 1
+                    if v < WI[w, W_VN] and VP[v, 0] >= 0:
+                        enter(w, v, TS, WI, VP)
+                    else:                      # a marker, or the warp is done: Python
+                        return _stop(F, I, t, k, issued, w, j, PH_VISIT, EV_VISIT)
+                else:
+                    WI[w, W_CUR] = j + 1
                 I[I_WDONE] = 0
                 phase = PH_VISIT
             if phase == PH_VISIT:

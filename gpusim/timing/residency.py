@@ -31,14 +31,23 @@ _REASONS = L.STALL_REASONS
 class Warp:
     """A resident warp: `k` its row in the SM's arrays, `f` / `i` views of that row (the
     properties below read them: register ready times and kinds, ready_at, reason, ...)."""
-    __slots__ = ("stream", "vi", "mem", "cta", "slot", "age", "sp", "local_delta", "k", "f", "i", "sh", "flat")
+    __slots__ = ("stream", "cta", "slot", "age", "sp", "local_delta", "k", "f", "i", "flat", "pool")
 
-    def __init__(self, stream, cta, slot, age, sp, k, f, i, sh, flat):
+    def __init__(self, stream, cta, slot, age, sp, k, f, i, flat):
         self.stream, self.cta, self.slot, self.age, self.sp = stream, cta, slot, age, sp
-        self.k, self.f, self.i, self.sh, self.flat = k, f, i, sh, flat
-        self.vi = -1
-        self.mem = None
+        self.k, self.f, self.i, self.flat = k, f, i, flat
+        self.pool = (0, 0)                        # its wavefronts in the SM's SHP: first, how many
         self.local_delta = 0                      # sectors from its frame in the stream to its SM slot's (uint64, wrapping)
+
+    @property
+    def vi(self) -> int:
+        """Its visit (index into stream.visits; -1 before the first, len(visits) when done)."""
+        return self.i.item(L.W_V) - self.i.item(L.W_V0)
+
+    @property
+    def mem(self):
+        """Its visit's payloads (SASS instruction -> payload)."""
+        return self.stream.visits[self.vi][2]
 
     @property
     def cur(self):
@@ -111,14 +120,14 @@ class Residency:
             if not self._free_rows:
                 self._grow()
             k = self._free_rows.pop()
-            w = Warp(s, cta, s.warp_in_block // nsp, self.next_age, sp, k, self.WF[k], self.WI[k], self.SHW[k],
-                     self._flat)
+            w = Warp(s, cta, s.warp_in_block // nsp, self.next_age, sp, k, self.WF[k], self.WI[k], self._flat)
             self._warps[k] = w
             if s.local_sectors:                     # local memory is per resident warp slot, reused by later blocks
                 w.local_delta = np.uint64((frames + s.warp_in_block - s.gid) * s.local_sectors % (1 << 64))
             self.next_age += 1
             cta.warps.append(w)
-            L.add_warp(k, sp, float(t0), self.WF, self.WI, self.SPF, self.SPI)
+            v0, vn = self._load_visits(w)
+            L.add_warp(k, sp, float(t0), v0, vn, self.WF, self.WI, self.SPF, self.SPI)
             self._next_visit(w, t0)
         cta.live = len(cta.warps)
         self.ctas[block] = cta
@@ -132,14 +141,13 @@ class Residency:
         cap = len(self._warps)
         self.WF = np.concatenate([self.WF, np.zeros_like(self.WF)])
         self.WI = np.concatenate([self.WI, np.zeros_like(self.WI)])
-        self.SHW = np.concatenate([self.SHW, np.zeros_like(self.SHW)])
         self.SPI = np.concatenate([self.SPI, np.zeros((self.nsp, cap), dtype=np.int64)], axis=1)
         self.BUF = np.zeros(2 * cap, dtype=np.int64)
         self._warps += [None] * cap
         self._free_rows = list(range(2 * cap - 1, cap - 1, -1)) + self._free_rows
         for k, w in enumerate(self._warps):
             if w is not None:
-                w.f, w.i, w.sh = self.WF[k], self.WI[k], self.SHW[k]
+                w.f, w.i = self.WF[k], self.WI[k]
         self._pack()
 
     def has_work(self) -> bool:

@@ -18,10 +18,11 @@ and `selected` for the issue cycle.
 For speed the SM advances with its own event loop (next cycle at which any SMSP can
 issue), not one SimPy event per instruction; the SimPy engine (`engine.py`) runs the
 SMs in quanta so shared memory-system units see requests in time order up to one
-quantum of skew. The loop itself is compiled (`issue_loop.py`, on this SM's arrays);
-it returns here for what needs Python objects: a memory instruction's ready time
-(`_memory`: the L1 / L2 / HBM model), a warp's next segment (`_next_visit`), barriers
-and block completion (`residency.py`), a Python warp-scheduling policy.
+quantum of skew. The loop itself is compiled (`issue_loop.py`, on this SM's arrays,
+shared memory and the caches included); it returns here for what needs Python objects:
+a global / local / atomic access's ready time (`_memory`: the L1 / L2 / HBM model),
+loop-sampling markers and a warp's last visit (`_next_visit`), barriers and block
+completion (`residency.py`), a Python warp-scheduling policy.
 
 Warps issue the SASS that ptxas made of the PTX they executed (`issue_stream.py`,
 `frontend/sass/mapping.py`), fetched through the instruction and constant caches
@@ -93,8 +94,9 @@ class SM(Residency):
         self.I[L.I_POLICY] = POLICY_CODES.get(sm.warp_scheduler, L.P_PYTHON)
         self.BUF = np.zeros(cap, dtype=np.int64)
         self._seg_shared = table.seg_shared
-        self.SHW = np.zeros((cap, max(table.shared_columns, 1)), dtype=np.int64)   # per warp: the wavefronts
-        #                                            of its visit's shared-memory accesses (-1: none)
+        self.VP = np.zeros((256, 2), dtype=np.int64)   # its warps' visits (issue_loop.py), rows 0.._vtop-1 used
+        self.SHP = np.zeros(256, dtype=np.int64)       # their shared-memory accesses' wavefronts, 0.._shtop-1
+        self._vtop = self._shtop = 0
         self._pack()
         self.ctas: dict = {}                         # block -> residency.CTA
         self._free_slots: list[int] = []           # block slots freed by finished CTAs (local frames), lowest first
@@ -112,8 +114,8 @@ class SM(Residency):
 
     def _pack(self) -> None:
         """The arrays `issue_loop.run` takes (again after one of them was replaced)."""
-        self._arrays = (self.table.ti, self.table.tx, self.WF, self.WI, self.SPF, self.SPI, self.F, self.I,
-                        self.front.icache.a, self.front.ccache.a, self.stats.stall, self.BUF, self.SHW)
+        self._arrays = (self.table.ti, self.table.tx, self.table.ts, self.WF, self.WI, self.SPF, self.SPI, self.F,
+                        self.I, self.front.icache.a, self.front.ccache.a, self.stats.stall, self.BUF, self.VP, self.SHP)
 
     @property
     def t(self) -> float:
@@ -153,7 +155,7 @@ class SM(Residency):
             if ev == L.EV_MEM:
                 s = self._flat[I.item(L.I_EVJ)]
                 F[L.F_PENDING] = self._memory(s, w, t, F.item(L.F_PENDING))
-                if s.const_load and self.front.ccache.a is not self._arrays[9]:
+                if s.const_load and self.front.ccache.a is not self._arrays[10]:
                     self._pack()
             elif ev == L.EV_VISIT:
                 self._next_visit(w, t + 1)
@@ -210,10 +212,14 @@ class SM(Residency):
                   self.front.icache.a, self.front.ccache.a)
 
     def _next_visit(self, w: Warp, t: float) -> None:
-        w.vi += 1
+        """w moves to its next visit: loop-sampling markers are noted on the way, a segment
+        entered (issue_loop.enter); none left: w.vi == len(its visits)."""
+        wi = w.i
+        v0, vn = wi.item(L.W_V0), wi.item(L.W_VN)
+        v = wi.item(L.W_V) + 1
         visits = w.stream.visits
-        while w.vi < len(visits) and visits[w.vi][0] < 0:  # loop-sampling markers (issue_stream.py)
-            kind, counts, _ = visits[w.vi]
+        while v < vn and visits[v - v0][0] < 0:    # loop-sampling markers (issue_stream.py)
+            kind, counts, _ = visits[v - v0]
             issued = self.issued
             if kind == LOOP:
                 self.loop_start = min(self.loop_start, t)
@@ -228,18 +234,57 @@ class SM(Residency):
                 self.loop_end = max(self.loop_end, t)
                 self.loop_kept += counts[0]
                 self.loop_skipped += counts[1]
-            w.vi += 1
-        if w.vi < len(visits):
-            seg, _, mem = visits[w.vi]
-            w.mem = mem
-            shared = self._seg_shared[seg]
-            if shared:                          # the wavefronts of its shared-memory accesses (-1: none)
-                row = w.sh
-                for q, idx in shared:
-                    p = mem.get(idx) if mem else None
-                    row[q] = -1 if p is None else (p if isinstance(p, int) else 1)
-            wi = w.i
-            wi[L.W_CUR] = self._seg_start[seg]
-            wi[L.W_END] = self._seg_start[seg + 1]
-            if w.vi == 0:
+            v += 1
+        wi[L.W_V] = v
+        if v < vn:
+            L.enter(w.k, v, self.table.ts, self.WI, self.VP)
+            if v == v0:
                 self._prepare(w, t)
+
+    def _load_visits(self, w: Warp) -> tuple[int, int]:
+        """w's visits into the SM's pool (VP, SHP): rows v0..vn-1."""
+        seg_shared = self._seg_shared
+        segs, offs, wfs = [], [], []
+        for seg, _, mem in w.stream.visits:
+            segs.append(seg)
+            offs.append(len(wfs))
+            if seg >= 0:
+                for q, idx in seg_shared[seg]:
+                    p = mem.get(idx) if mem else None
+                    wfs.append(-1 if p is None else (p if isinstance(p, int) else 1))
+        nv, nsh = len(segs), len(wfs)
+        if self._vtop + nv > len(self.VP) or self._shtop + nsh > len(self.SHP):
+            self._compact(nv, nsh)
+        v0, s0 = self._vtop, self._shtop
+        if nv:
+            self.VP[v0:v0 + nv, 0] = segs
+            self.VP[v0:v0 + nv, 1] = offs
+            self.VP[v0:v0 + nv, 1] += s0
+        if nsh:
+            self.SHP[s0:s0 + nsh] = wfs
+        self._vtop, self._shtop = v0 + nv, s0 + nsh
+        w.pool = (s0, nsh)
+        return v0, v0 + nv
+
+    def _compact(self, nv: int, nsh: int) -> None:
+        """Room for nv more visits and nsh wavefronts: the resident warps' visits moved to the
+        front of pools large enough for twice what they and the new ones take."""
+        live = [w for w in self._warps if w is not None]
+        wi = self.WI
+        need_v = nv + sum(wi.item(w.k, L.W_VN) - wi.item(w.k, L.W_V0) for w in live)
+        need_s = nsh + sum(w.pool[1] for w in live)
+        vp, shp = np.zeros((max(2 * need_v, 256), 2), dtype=np.int64), np.zeros(max(2 * need_s, 256), dtype=np.int64)
+        tv = ts = 0
+        for w in live:
+            a, b = wi.item(w.k, L.W_V0), wi.item(w.k, L.W_VN)
+            s0, n = w.pool
+            vp[tv:tv + b - a] = self.VP[a:b]
+            vp[tv:tv + b - a, 1] += ts - s0
+            shp[ts:ts + n] = self.SHP[s0:s0 + n]
+            for col in (L.W_V0, L.W_VN, L.W_V):
+                wi[w.k, col] += tv - a
+            wi[w.k, L.W_SH] += ts - s0
+            w.pool = (ts, n)
+            tv, ts = tv + b - a, ts + n
+        self.VP, self.SHP, self._vtop, self._shtop = vp, shp, tv, ts
+        self._pack()

@@ -76,11 +76,11 @@ class IssueTable:
     ti: np.ndarray                          # int64 [instruction, T_COLS]
     tx: np.ndarray                          # int64: the lists
     seg_start: list                         # segment -> its first row; [-1]: the number of rows
+    ts: np.ndarray                          # seg_start as an int64 array
     flat: tuple                             # row -> StaticInstr
     const_slots: dict                       # constant-cache line -> its slot in the cache's array (fetch.py)
     ilines: int                             # instruction-cache lines: highest line + 1
-    seg_shared: list                        # segment -> its shared-memory accesses: (T_SHQ column, SASS index)
-    shared_columns: int                     # the most shared-memory accesses of a segment
+    seg_shared: list                        # segment -> its shared-memory accesses: (T_SHQ place, SASS index)
 
 
 def _issue_table(segments) -> IssueTable:
@@ -112,9 +112,9 @@ def _issue_table(segments) -> IssueTable:
                                     (L.T_NCONST, L.T_CONST, [const_slots[c] for c in s.const_lines])):
             row[n_col], row[o_col] = len(items), len(tx)
             tx.extend(items)
-    return IssueTable(ti, np.array(tx + [0], dtype=np.int64), seg_start, flat, const_slots,
-                      max((s.iline for s in flat), default=0) + 1, seg_shared,
-                      max((len(x) for x in seg_shared), default=0))
+    return IssueTable(ti, np.array(tx + [0], dtype=np.int64), seg_start, np.array(seg_start, dtype=np.int64), flat,
+                      const_slots,
+                      max((s.iline for s in flat), default=0) + 1, seg_shared)
 
 
 _PROGRAMS: dict = {}
