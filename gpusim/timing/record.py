@@ -8,7 +8,7 @@ the data behind `gpusim.viz.warp_timeline` and the Chrome trace (`gpusim.report.
 What is recorded, for the chosen SMs and cycles [start_cycle, end_cycle) only:
 - per warp: every issue (cycle, SASS instruction: opcode, source line), every stall
   interval before an issue with the Nsight warp state it is counted under (the same
-  split `sm.SM._issue` adds to `smsp__pcsamp_warps_issue_stalled_*`: the binding
+  split `issue_loop._book` adds to `smsp__pcsamp_warps_issue_stalled_*`: the binding
   dependency or hold, then `*_throttle` or `not_selected`), barrier arrivals and
   releases. Warps are placed in hardware warp slots per sub-partition (the lowest free
   slot when the warp arrives, freed when it exits), which bounds the rows;
