@@ -177,7 +177,8 @@ class SM(Residency):
         """Called before each issue when `I[I_HOOK]` is set (record.RecordingSM)."""
 
     def _memory(self, s, w: Warp, t: float, fixed_ready: float) -> float:
-        payload = w.mem.get(s.index) if w.mem else None
+        mem = w.mem
+        payload = mem.get(s.index) if mem else None
         if payload is None:
             return fixed_ready                      # no active lane accessed memory
         if s.const_load:                            # indexed constant load: through the constant cache
