@@ -17,14 +17,12 @@ arrays; its `Warp` object holds the rest (its stream, visit, block) and reads th
 """
 from __future__ import annotations
 
-import math
 from heapq import heappop, heappush
 
 import numpy as np
 
 from gpusim.timing import issue_loop as L
 
-INF = math.inf
 _REASONS = L.STALL_REASONS
 
 
