@@ -150,8 +150,8 @@ def part_parallel(rounds: int = 2, dask: bool = True) -> dict:
     cluster = client = None
     if dask:
         import distributed
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                           dashboard_address=None)
+        from gpusim.sweep.executors import local_cluster
+        cluster = local_cluster(2)             # as gpusim.sweep(dask="local") starts it
         client = distributed.Client(cluster)
         client.run(_warm)
     times = {"serial": [], "local2": [], "dask2": []}

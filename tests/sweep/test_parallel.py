@@ -30,11 +30,23 @@ def test_local_processes_equal_serial(serial, tmp_path):
     assert hows.get("recorded", 0) in (1, 2) and hows.get("replayed", 0) == 4 - hows.get("recorded", 0)
 
 
-def test_dask_local_cluster_equals_serial(serial, tmp_path):
+@pytest.fixture(scope="module")
+def dask_client():
+    """gpusim's own LocalCluster (the one `dask="local"` starts), 2 worker processes."""
     import distributed
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
-        df = gpusim.sweep(["vector_add"], ["default"], VARY, client=client, cache_dir=str(tmp_path))
-        ran_on = client.run(lambda: 1)
-    assert len(ran_on) == 2
+
+    from gpusim.sweep.executors import local_cluster
+    with local_cluster(2) as cluster, distributed.Client(cluster) as client:
+        yield client
+
+
+def test_dask_local_cluster_equals_serial(serial, dask_client, tmp_path):
+    df = gpusim.sweep(["vector_add"], ["default"], VARY, client=dask_client, cache_dir=str(tmp_path))
+    assert len(dask_client.run(lambda: 1)) == 2
     pd.testing.assert_frame_equal(_metrics(df), _metrics(serial), check_exact=True)
+
+
+def test_local_cluster_workers_keep_glibc_mmap_threshold(dask_client):
+    # dask's nanny would start them with MALLOC_TRIM_THRESHOLD_=65536 (a point ~15% slower: executors.py)
+    import os
+    assert set(dask_client.run(os.environ.get, "MALLOC_TRIM_THRESHOLD_").values()) == {None}
