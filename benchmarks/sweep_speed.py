@@ -15,9 +15,11 @@
   latencies, every point replayable, a cold stream cache each time) serial, then on 2 local
   worker processes. Target: 2 workers >= 1.8x faster.
 - dask: the same sweep on a dask.distributed LocalCluster of 2 single-threaded worker processes
-  (a standing cluster: start-up excluded, each worker warmed by one point as the forked local
-  workers inherit this warm process). Target: within 15% of the 2 local processes.
-  Rounds of serial / local / Dask are interleaved so that load changes hit all three.
+  (`gpusim.sweep.executors.local_cluster`, as `dask="local"` starts it; a standing cluster:
+  start-up excluded, each worker warmed by one point as the forked local workers inherit this
+  warm process). Target: within 15% of the 2 local processes, measured beside the same
+  standing cluster (`part_parallel`). Rounds are interleaved so that load changes hit both
+  sides of each ratio.
 
 Every configuration is checked equal to the serial table (bit for bit, all metrics). The
 load average before and after each part is recorded: on a machine whose cores other work
@@ -142,42 +144,50 @@ def _warm(_=None):
     return os.getpid()
 
 
+def _rounds(kinds, rounds: int, client, ref, times: dict, loads: list):
+    for _ in range(rounds):
+        for kind in kinds:
+            loads.append(load())
+            kw = {"workers": 1} if kind == "serial" else {"workers": 2} if kind == "local2" else {"client": client}
+            df, t = _sweep(**kw)
+            if ref[0] is None:
+                ref[0] = df
+            pd.testing.assert_frame_equal(_metrics(df), _metrics(ref[0]), check_exact=True)
+            times[kind].append(round(t, 2))
+            print(f"{kind}: {t:.1f} s (load {loads[-1]})", flush=True)
+
+
 def part_parallel(rounds: int = 2, dask: bool = True) -> dict:
-    """`rounds` interleaved rounds of: serial, 2 local processes, 2 Dask workers (a standing
-    LocalCluster whose workers ran one point first, as the forked local workers inherit this
-    warm process). Every table checked equal to the first serial one; medians compared."""
+    """Two phases, each of `rounds` interleaved rounds. First serial against 2 local processes,
+    with nothing else of this benchmark alive. Then, with a standing LocalCluster (gpusim's
+    `executors.local_cluster`, as `dask="local"` starts it; its workers ran one point first, as
+    the forked local workers inherit this warm process), 2 local processes against 2 Dask
+    workers: the cluster's idle processes and its scheduler thread in this process take some
+    CPU from a 2-core machine, so each ratio compares runs made beside the same background.
+    Every table checked equal to the first serial one; medians compared."""
     _warm()
-    cluster = client = None
+    times = {"serial": [], "local2": [], "local2_beside_cluster": [], "dask2": []}
+    loads, ref = [], [None]
+    _rounds(("serial", "local2"), rounds, None, ref, times, loads)
     if dask:
         import distributed
         from gpusim.sweep.executors import local_cluster
-        cluster = local_cluster(2)             # as gpusim.sweep(dask="local") starts it
+        cluster = local_cluster(2)
         client = distributed.Client(cluster)
-        client.run(_warm)
-    times = {"serial": [], "local2": [], "dask2": []}
-    loads = []
-    ref = None
-    try:
-        for _ in range(rounds):
-            for kind in ("serial", "local2", "dask2") if dask else ("serial", "local2"):
-                loads.append(load())
-                kw = {"workers": 1} if kind == "serial" else {"workers": 2} if kind == "local2" else {"client": client}
-                df, t = _sweep(**kw)
-                if ref is None:
-                    ref = df
-                pd.testing.assert_frame_equal(_metrics(df), _metrics(ref), check_exact=True)
-                times[kind].append(round(t, 2))
-                print(f"{kind}: {t:.1f} s (load {loads[-1]})", flush=True)
-    finally:
-        if client is not None:
+        try:
+            client.run(_warm)
+            beside = {"local2": [], "dask2": []}
+            _rounds(("local2", "dask2"), rounds, client, ref, beside, loads)
+            times["local2_beside_cluster"], times["dask2"] = beside["local2"], beside["dask2"]
+        finally:
             client.close()
             cluster.close()
     med = {k: statistics.median(v) for k, v in times.items() if v}
-    res = {"points": len(ref), "program": SWEEP_PROGRAM, "size": SWEEP_SIZE, "vary": SWEEP_VARY, "times_s": times,
+    res = {"points": len(ref[0]), "program": SWEEP_PROGRAM, "size": SWEEP_SIZE, "vary": SWEEP_VARY, "times_s": times,
            "median_s": med, "speedup_2_local_workers": round(med["serial"] / med["local2"], 3),
            "target_speedup": 1.8, "equal_to_serial": True, "loads": loads, "load_after": load()}
     if dask:
-        res["dask2_over_local2"] = round(med["dask2"] / med["local2"], 3)
+        res["dask2_over_local2"] = round(med["dask2"] / med["local2_beside_cluster"], 3)
         res["target_dask_over_local_max"] = 1.15
     print(f"speed-up x{res['speedup_2_local_workers']}" + (f", dask/local {res['dask2_over_local2']}" if dask else ""))
     return res
