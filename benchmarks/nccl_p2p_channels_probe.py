@@ -18,9 +18,10 @@ Only numpy and cupy are needed.
 
     python benchmarks/nccl_p2p_channels_probe.py --compare FILE     # on any machine
 
-prints the model against such a file: each setting whose NCCL variables the spec can say
-(`NCCL_MAX_P2P_NCHANNELS` -> `nccl.max_channels`, which sets the p2p channels as NCCL's cap
-does; `NCCL_P2P_NVL_CHUNKSIZE` -> `nccl.p2p_chunk_bytes`, as its log says it set it), the median of its rounds per size.
+prints the model against such a file (`validate.compare_multi.channel_setting_rows`: each
+setting whose NCCL variables the spec can say, `NCCL_MAX_P2P_NCHANNELS` -> `nccl.max_channels`,
+which sets the p2p channels as NCCL's cap does, `NCCL_P2P_NVL_CHUNKSIZE` -> `nccl.p2p_chunk_bytes`;
+the median of its rounds per size).
 """
 from __future__ import annotations
 
@@ -77,39 +78,16 @@ def worker(setting: str, rounds: int, out: str, ops=OPS, sizes=SIZES) -> int:
     return 0
 
 
-MODELLED = {"NCCL_MAX_P2P_NCHANNELS": "nccl.max_channels", "NCCL_P2P_NVL_CHUNKSIZE": "nccl.p2p_chunk_bytes"}
-
-
 def compare(path: str) -> int:
-    import statistics
-    from collections import defaultdict
-
-    from gpusim.collectives.run import simulate
-    from gpusim.specs.overrides import apply
+    from validate.compare_multi import channel_setting_rows
     with open(path) as f:
-        data = json.load(f)
-    times = defaultdict(list)
-    for r in data["records"]:
-        times[(r["setting"], r["op"], r["bytes"])].append(r["time_us"])
-    specs = {}
-    for name, info in data["provenance"]["settings"].items():
-        env = info["env"]
-        if all(k in MODELLED for k in env):
-            values = {MODELLED[k]: int(v) for k, v in env.items()}
-            for line in info["nccl_info"]:             # what NCCL made of it (it caps the chunk at 512 KiB)
-                if "P2P Chunksize set to" in line:
-                    values["nccl.p2p_chunk_bytes"] = int(line.rsplit(" ", 1)[1])
-            specs[name] = apply("h200", values)
-        else:
-            print(f"{name}: not modelled ({', '.join(k for k in env if k not in MODELLED)})")
+        rows, left_out = channel_setting_rows(json.load(f))
+    for name in left_out:
+        print(f"{name}: not modelled")
     print(f"{'setting':16s} {'op':10s} {'MiB':>4s} {'measured us':>11s} {'model us':>9s} {'error':>7s} channels")
-    for (name, op, size), ts in sorted(times.items()):
-        if name not in specs:
-            continue
-        m = statistics.median(ts)
-        p = simulate(op, size, specs[name], gpus=2)
-        print(f"{name:16s} {op:10s} {size // MIB:4d} {m:11.2f} {p.time_us:9.2f} {100 * (p.time_us / m - 1):+6.1f}% "
-              f"{p.channels}")
+    for r in rows:
+        print(f"{r['setting']:16s} {r['op']:10s} {r['bytes'] // MIB:4d} {r['measured_us']:11.2f} "
+              f"{r['predicted_us']:9.2f} {r['time_err_pct']:+6.1f}% {r['channels']}")
     return 0
 
 

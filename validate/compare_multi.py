@@ -82,6 +82,42 @@ def collective_rows(data: dict, gpu) -> list[dict]:
     return rows
 
 
+# NCCL variables of a probe setting (benchmarks/nccl_p2p_channels_probe.py) the spec can say
+CHANNEL_SETTING_FIELDS = {"NCCL_MAX_P2P_NCHANNELS": "nccl.max_channels", "NCCL_P2P_NVL_CHUNKSIZE": "nccl.p2p_chunk_bytes"}
+
+
+def channel_setting_rows(data: dict, gpu="h200") -> tuple[list[dict], list[str]]:
+    """(rows, settings left out) for a p2p probe file (`benchmarks/nccl_p2p_channels_probe.py`):
+    each setting whose NCCL variables map onto spec fields (`CHANNEL_SETTING_FIELDS`; the chunk
+    as NCCL's log says it set it, which caps it at 512 KiB) simulated on `gpu` with them, against
+    the median of its rounds per (op, size); the settings with other variables are left out."""
+    from gpusim.collectives import simulate
+    from gpusim.specs.overrides import apply
+    specs, left_out = {}, []
+    for name, info in data["provenance"]["settings"].items():
+        env = info["env"]
+        if not all(k in CHANNEL_SETTING_FIELDS for k in env):
+            left_out.append(f"{name} ({', '.join(k for k in env if k not in CHANNEL_SETTING_FIELDS)})")
+            continue
+        values = {CHANNEL_SETTING_FIELDS[k]: int(v) for k, v in env.items()}
+        for line in info["nccl_info"]:
+            if "P2P Chunksize set to" in line:
+                values["nccl.p2p_chunk_bytes"] = int(line.rsplit(" ", 1)[1])
+        specs[name] = apply(gpu, values)
+    times: dict = {}
+    for r in data["records"]:
+        if r["setting"] in specs:
+            times.setdefault((r["setting"], r["op"], r["gpus"], r["bytes"]), []).append(r["time_us"])
+    rows = []
+    for (name, op, n, size), ts in sorted(times.items()):
+        m = statistics.median(ts)
+        p = simulate(op, size, specs[name], n)
+        rows.append({"setting": name, "op": op, "gpus": n, "bytes": size, "measured_us": m, "predicted_us": p.time_us,
+                     "time_err_pct": _err(p.time_us, m), "busbw_err_pct": _err(size / p.time_us, size / m),
+                     "channels": p.channels, "protocol": p.protocol})
+    return rows, left_out
+
+
 def copy_rows(data: dict, gpu) -> list[dict]:
     from gpusim.interconnect.copy_engine import peer_copies
     rows = []
