@@ -5,12 +5,13 @@
 (--json FILE: an existing FILE keeps the parts not run this time.)
 
 - replay: the first point of a sweep (records the functional run; empty stream cache) against
-  each further point whose fields allow replay (HBM bandwidth, L2 latency, SM clock, SM count:
-  66 SMs samples other blocks, which its first point executes; a second 66-SM point finds them
-  recorded), for transpose_shared 1024^2 and matmul_tiled 512^3. Target: each further point at
-  most 1/3 of the first's wall time. Each point's timed blocks (`timing__blocks_simulated`) and
-  the blocks it executed functionally are listed: sampled mode times each simulated SM's share
-  of the grid, so at 66 SMs a replay times twice the blocks of 132 SMs.
+  each further point whose fields allow replay (HBM bandwidth, L2 latency, SM clock, SM count),
+  for transpose_shared 1024^2 and matmul_tiled 512^3. As `gpusim.sweep` does, the point with
+  the fewest SMs (66) records: sampled mode times each simulated SM's share of the grid, so
+  66 SMs time twice the blocks of 132 (which are among them); recorded at 132 SMs, the first
+  66-SM point would execute the others. Target: each further point at most 1/3 of the first's
+  wall time. Each point's timed blocks (`timing__blocks_simulated`) and the blocks it executed
+  functionally are listed.
 - workers: one 64-point sweep (vector_add 2^18 elements, 8 HBM bandwidths x 8 L2 hit
   latencies, every point replayable, a cold stream cache each time) serial, then on 2 local
   worker processes. Target: 2 workers >= 1.8x faster.
@@ -58,13 +59,18 @@ def _metrics(df):
 
 
 def part_replay(repeats: int = 3) -> dict:
-    """Per case, `repeats` rounds of: a fresh stream cache, the first point (recording), the
-    further points (replaying); wall and CPU seconds of each; ratios from the rounds' medians."""
+    """Per case, `repeats` rounds of: a fresh stream cache, the first point (recording: the
+    point with the fewest SMs, where `gpusim.sweep` records, `executors.order`), the further
+    points (replaying) in their order; wall and CPU seconds of each; ratios from the rounds'
+    medians."""
     from gpusim.specs import resolve
     from gpusim.sweep.replay import timed_launch
     from gpusim.sweep.streams import StreamCache
     import programs
     out = {}
+    points = [[]] + REPLAY_POINTS
+    lead = min(range(len(points)), key=lambda i: resolve("h100", points[i]).sm_count)
+    points = [points[lead]] + [p for i, p in enumerate(points) if i != lead]
     for name, size in REPLAY_CASES:
         P = programs.get(name)
         c = P.case(size)               # compile (PTX and SASS caches) outside the timed points
@@ -75,7 +81,7 @@ def part_replay(repeats: int = 3) -> dict:
             with tempfile.TemporaryDirectory() as d:
                 cache = StreamCache(d)
                 walls, cpus, hows, blocks, executed = [], [], [], [], []
-                for sets in [[]] + REPLAY_POINTS:
+                for sets in points:
                     t, u = time.perf_counter(), time.process_time()
                     c = P.case(size)
                     r, how = timed_launch(c.kernel, c.grid, c.block, c.args, resolve("h100", sets), c.shared_bytes,
@@ -90,13 +96,14 @@ def part_replay(repeats: int = 3) -> dict:
         first_w = med([r[0][0] for r in rounds])
         first_c = med([r[1][0] for r in rounds])
         further = []
-        for i, sets in enumerate(REPLAY_POINTS, start=1):
+        for i, sets in enumerate(points[1:], start=1):
             w, cpu = med([r[0][i] for r in rounds]), med([r[1][i] for r in rounds])
             further.append({"sets": sets, "wall_s": round(w, 3), "cpu_s": round(cpu, 3),
                             "wall_ratio": round(w / first_w, 3), "cpu_ratio": round(cpu / first_c, 3),
                             "functional_run": rounds[0][2][i], "blocks_simulated": rounds[0][3][i],
                             "blocks_executed": rounds[0][4][i]})
-        out[name] = {"size": size, "repeats": repeats, "first_point_wall_s": round(first_w, 3),
+        out[name] = {"size": size, "repeats": repeats, "first_point_sets": points[0],
+                     "first_point_wall_s": round(first_w, 3),
                      "first_point_cpu_s": round(first_c, 3), "first_point_blocks_simulated": rounds[0][3][0],
                      "further_points": further,
                      "max_wall_ratio": max(f["wall_ratio"] for f in further),

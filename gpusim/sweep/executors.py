@@ -2,8 +2,9 @@
 
 Every point is independent and deterministic, so where and in which order it runs changes
 no number. The order does change the cost: the points that share one recording (same
-program, size and functional fields: `Task.group`) wait until the first of them, the
-group's leader, has recorded the functional run, then replay it from the disk cache. So
+program, size and functional fields: `Task.group`) wait until one of them, the group's
+leader (its point with the fewest SMs: `order`), has recorded the functional run, then
+replay it from the disk cache. So
 leaders go first (all groups' leaders in parallel) and each group's other points are
 handed out as soon as its leader is done; a worker that would otherwise wait (fewer groups
 than workers) takes a group's next point at once and records the run again itself.
@@ -33,14 +34,22 @@ from gpusim.sweep.point import run_task
 
 
 def order(tasks: list) -> tuple[list, dict]:
-    """(leaders, {group: [followers]}) in task order."""
-    leaders, follow, seen = [], {}, set()
+    """(leaders, {group: [followers]}): a group's leader is its point with the fewest SMs (the
+    first such in task order), the others follow in task order. Sampled timing simulates a
+    fixed number of SMs for as many waves as the grid takes on the whole GPU, so fewer SMs time
+    more of the grid's blocks (transpose_shared 1024^2: 125 at 66 SMs, 63 at 132, which are
+    among those 125): recording there, the other points find the blocks they time recorded
+    instead of executing them (`streams.ReplaySource`)."""
+    groups: dict = {}
     for t in tasks:
-        if t.group in seen:
-            follow.setdefault(t.group, []).append(t)
-        else:
-            seen.add(t.group)
-            leaders.append(t)
+        groups.setdefault(t.group, []).append(t)
+    leaders, follow = [], {}
+    for g, ts in groups.items():
+        lead = min(ts, key=lambda t: t.spec.sm_count)
+        leaders.append(lead)
+        rest = [t for t in ts if t is not lead]
+        if rest:
+            follow[g] = rest
     return leaders, follow
 
 
