@@ -25,3 +25,25 @@ def unit_of(i: int, n: int) -> int:
     """The unit (0..n-1) that block index `i` maps to."""
     q = i // n
     return (i - q * n + (q ^ (q >> 3) ^ (q >> 7) ^ (q >> 12) ^ (q >> 18) ^ (q >> 25))) % n
+
+
+# Speed: a line's units are looked up many times (L1 set, L2 slice and set) and unit_of on
+# the 40-bit indices of real addresses costs more than a dict lookup, so hot callers keep
+# memos i -> unit_of(i, n); their contents never change a result, only how fast it comes.
+MEMO_ENTRIES = 1 << 16
+
+
+def memo(n: int) -> dict:
+    """The memo shared by every caller hashing over n units (see `remember`)."""
+    return _MEMOS.setdefault(n, {})
+
+
+def remember(m: dict, i: int, n: int) -> int:
+    """unit_of(i, n), stored in memo m (emptied first when it holds `MEMO_ENTRIES`)."""
+    if len(m) >= MEMO_ENTRIES:
+        m.clear()
+    u = m[i] = unit_of(i, n)
+    return u
+
+
+_MEMOS: dict[int, dict] = {}

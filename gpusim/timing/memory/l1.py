@@ -83,7 +83,7 @@ from collections import OrderedDict
 from heapq import heappop, heappush
 
 from gpusim.errors import ConfigError
-from gpusim.timing.memory.hashing import unit_of
+from gpusim.timing.memory.hashing import memo, remember, unit_of
 
 _SPACES = ("global", "local")
 
@@ -148,6 +148,7 @@ class L1Cache:
         self._bytes_per_wavefront = l1.bandwidth_bytes_per_cycle
         self._tag_mask = l1.tag_banks - 1
         self._sets = [OrderedDict() for _ in range(self.n_sets)]
+        self._memo = memo(self.n_sets)
         self._mshr = _InFlight(self.mshr_entries)        # missed sectors in flight
         self._wbuf = _InFlight(self.mshr_entries)        # store sectors on their way to the L2
         self.reset_counters()
@@ -170,9 +171,11 @@ class L1Cache:
     def _stage(self, now: float, n: int, lst=None) -> tuple[float, int]:
         wf = -(-n * self.sector_bytes // self._bytes_per_wavefront)
         if lst is not None and n > 1:
-            tag = self._tag_cycles(lst)
-            if tag > wf:
-                wf = tag
+            sh = self.line_shift                # the tag cycles are at most the span of lines: skip when that fits
+            if (max(lst) >> sh) - (min(lst) >> sh) >= wf:
+                tag = self._tag_cycles(lst)
+                if tag > wf:
+                    wf = tag
         start = now if now >= self._free else self._free
         self._free = start + wf
         return start, wf
@@ -186,6 +189,9 @@ class L1Cache:
         mask = self._tag_mask
         if not mask:
             return len(lines)
+        if len(lines) == 2:                     # the common case: one cycle each if they share a bank
+            a, b = lines
+            return 2 if (a ^ b) & mask == 0 else 1
         counts = [0] * (mask + 1)
         for line in lines:
             counts[line & mask] += 1
@@ -208,6 +214,7 @@ class L1Cache:
         else:
             sh, mask, ways, spl, sets = self.line_shift, self.sectors_per_line - 1, self.ways, \
                 self.sectors_per_line, self._sets
+            memo = self._memo
             misses, ents = [], []
             merged = 0
             cur = -1
@@ -216,7 +223,8 @@ class L1Cache:
                 line = s >> sh
                 if line != cur:                         # once per run of sectors in one line
                     cur = line
-                    od = sets[unit_of(line, nsets)]
+                    x = memo.get(line)                  # the set: unit_of(line, nsets), memoised
+                    od = sets[x if x is not None else remember(memo, line, nsets)]
                     ent = od.get(line)
                     if ent is None:
                         if len(od) >= ways:
@@ -235,18 +243,22 @@ class L1Cache:
                     continue
                 misses.append(s)
                 ents.append(ent)
-            self._merged += merged
-            self._ld_miss[sp] += merged
+            if merged:
+                self._merged += merged
+                self._ld_miss[sp] += merged
         m = len(misses)
-        self._ld_miss[sp] += m
         if m:
-            t = self._mshr.room(start, m)
+            self._ld_miss[sp] += m
+            mshr = self._mshr
+            heap = mshr.heap                            # room(start, m) only when it could differ from start
+            t = mshr.room(start, m) if (heap and heap[0][0] <= start) or mshr.count + m > mshr.limit else start
             r = self.lower.read(t, self.sm_id, misses)
             if ents is not None:
                 mask = self.sectors_per_line - 1
                 for ent, s in zip(ents, misses):
                     ent[s & mask] = r
-            self._mshr.add(r, m)
+            heappush(heap, (r, m))                      # mshr.add(r, m), inlined
+            mshr.count += m
             self._read_bytes += m * self.sector_bytes
             if r > self.drain_time:
                 self.drain_time = r
@@ -270,10 +282,15 @@ class L1Cache:
         nsets = self.n_sets
         hits = 0
         if nsets:
-            sh, mask, sets = self.line_shift, self.sectors_per_line - 1, self._sets
+            sh, mask, sets, memo = self.line_shift, self.sectors_per_line - 1, self._sets, self._memo
+            cur = -1
+            od = None
             for s in lst:
                 line = s >> sh
-                od = sets[unit_of(line, nsets)]
+                if line != cur:                         # once per run of sectors in one line
+                    cur = line
+                    x = memo.get(line)                  # the set: unit_of(line, nsets), memoised
+                    od = sets[x if x is not None else remember(memo, line, nsets)]
                 ent = od.get(line)
                 if ent is not None and ent[s & mask] is not None:
                     hits += 1                           # updated in place, stays valid
@@ -293,12 +310,15 @@ class L1Cache:
                 return start + wf
         m = len(lst)
         self._write_bytes += m * self.sector_bytes
-        t = self._wbuf.room(start, m)
+        wbuf = self._wbuf
+        heap = wbuf.heap                                # room(start, m) only when it could differ from start
+        t = wbuf.room(start, m) if (heap and heap[0][0] <= start) or wbuf.count + m > wbuf.limit else start
         if t > start:                                   # in order: the requests behind it wait too
             if t + wf > self._free:
                 self._free = t + wf
         done = self.lower.write(t, self.sm_id, lst, byte_masks)
-        self._wbuf.add(done, m)
+        heappush(heap, (done, m))                       # wbuf.add(done, m), inlined
+        wbuf.count += m
         if done > self.drain_time:
             self.drain_time = done
         return t + wf

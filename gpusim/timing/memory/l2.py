@@ -88,7 +88,7 @@ from __future__ import annotations
 from collections import OrderedDict, deque
 
 from gpusim.errors import ConfigError
-from gpusim.timing.memory.hashing import unit_of
+from gpusim.timing.memory.hashing import MEMO_ENTRIES, unit_of
 from gpusim.timing.memory.hbm import HBM
 from gpusim.timing.memory.l2_partitions import FABRIC, FULL, READ, RED, TEX, WRITE, ATOM, FarPartition
 from gpusim.timing.memory.l2_standins import StandIns
@@ -171,6 +171,7 @@ class L2Cache(FarPartition, StandIns, WriteBack):
         self.fabric = BandwidthServer(l2.fabric_bandwidth_bytes_per_cycle * sm_fraction, l2.fabric_latency_cycles,
                                       name="L2.fabric")
         self._sets = [[LRUSet() for _ in range(per_part)] for _ in range(self.partitions)]
+        self._memo: dict[int, tuple] = {}      # line -> _place(line) (speed: hashing.py's memos)
         self._atom_free: dict[int, float] = {}   # sector -> earliest start of its next RMW
         self._granule = l2.ecc_granule_bytes
         self._whole: dict[int, bool] = {0: True, FULL: True}     # byte mask -> covers whole ECC granules
@@ -290,7 +291,8 @@ class L2Cache(FarPartition, StandIns, WriteBack):
         if op >= ATOM:
             self._addrs = addrs                         # distinct addresses per sector, read by _home's RMW turn
         sh = self.line_shift
-        nslices, spp, servers, sbytes = self.slices, self.slices_per_partition, self._servers, self.sector_bytes
+        spp, servers, sbytes = self.slices_per_partition, self._servers, self.sector_bytes
+        memo, near_sets, use = self._memo, self._sets[part], self.sectors_per_line + 3
         latest = t
         n = len(lst)
         i = 0
@@ -299,8 +301,8 @@ class L2Cache(FarPartition, StandIns, WriteBack):
             j = i + 1
             while j < n and lst[j] >> sh == line:
                 j += 1
-            g = unit_of(line, nslices)
-            home, s = divmod(g, spp)
+            where = memo.get(line)
+            home, s, x = where if where is not None else self._place(line)
             nbytes = (j - i) * sbytes
             if op == WRITE:
                 if masks is not None:
@@ -310,15 +312,21 @@ class L2Cache(FarPartition, StandIns, WriteBack):
                 nbytes += (j - i) * self._atom_cost     # one read-modify-write per sector of the request
             ts = servers[part * spp + s].serve(t, nbytes)
             if home == part:
-                self.stall = NEG_INF
-                ent = self._entry(part, line, s, ts)
-                if self.stall > ts:                     # the victim's write-back had to get into DRAM first
-                    ts = self.stall
+                od = near_sets[x]
+                ent = od.get(line)
+                if ent is None:
+                    self.stall = NEG_INF
+                    ent = self._allocate(od, line, ts)
+                    if self.stall > ts:                 # the victim's write-back had to get into DRAM first
+                        ts = self.stall
+                else:                                   # a hit: what _entry does, inlined
+                    od.move_to_end(line)
+                    ent[use] = od.allocs
                 r = self._home(ent, ts, lst, i, j, op, ops, masks, TEX)
                 if op != READ and self.partitions > 1:
-                    self._drop_copies(line, s, home, part, lst, i, j)
+                    self._drop_copies(line, x, home, part, lst, i, j)
             else:
-                r = self._far(line, s, home, part, ts, lst, i, j, op, ops, masks, nbytes)
+                r = self._far(line, s, x, home, part, ts, lst, i, j, op, ops, masks, nbytes)
             if r > latest:
                 latest = r
             i = j
@@ -326,61 +334,72 @@ class L2Cache(FarPartition, StandIns, WriteBack):
             self._prune_atomics(t)
         return latest + self.pipeline_latency_cycles
 
-    def _entry(self, p: int, line: int, s: int, ts: float, alloc: bool = True) -> list | None:
-        """The line's entry in partition p (allocated, evicting the LRU way, if absent)."""
+    def _place(self, line: int) -> tuple[int, int, int]:
+        """(home partition, slice within it, set within the partition) of a line, memoised."""
+        memo = self._memo
+        if len(memo) >= MEMO_ENTRIES:
+            memo.clear()
+        g = unit_of(line, self.slices)
+        home, s = divmod(g, self.slices_per_partition)
         first, nsets = self._geometry[s]
-        od = self._sets[p][first + unit_of(line // self.slices, nsets)]
+        where = memo[line] = (home, s, first + unit_of(line // self.slices, nsets))
+        return where
+
+    def _entry(self, p: int, line: int, x: int, ts: float, alloc: bool = True) -> list | None:
+        """The line's entry in set x of partition p (allocated, evicting the LRU way, if absent)."""
+        od = self._sets[p][x]
         ent = od.get(line)
         if ent is None:
-            if not alloc:
-                return None
-            spl = self.sectors_per_line
-            fp = self.footprint
-            warm = fp is not None and fp.warm(line, self.tau)
-            if len(od) >= self.ways:
-                vline, vent = od.popitem(last=False)
-                if self._residue and self._is_residue(vline):
-                    self._residue_evicted += 1
-                if vent[spl]:
-                    if fp is not None and fp.warm(vline, self.tau):
-                        self.warm_kept_lines += 1       # the whole L2 still holds it: no write-back yet
-                    else:
-                        self.stall = self._write_back(ts, vline, vent)
-            elif not warm and self._share_ratio > 1.0 and self._allocated * self._share_ratio >= self.capacity_lines:
-                if self._residue:                       # the whole L2 is full: its oldest lines go first
-                    self._evict_residue()
-                self._phantom_allocs += 1
-                self.stall = self._phantom(ts, line)
-            od.allocs += 1
-            ent = [None] * spl + [0, None, warm, od.allocs]
-            od[line] = ent
-            if warm:                                    # valid from the other SMs' accesses (warming.py)
-                for k in range(spl):
-                    ent[k] = NEG_INF
-                self.warm_fills += 1
-            else:
-                self._allocated += 1
+            return self._allocate(od, line, ts) if alloc else None
+        od.move_to_end(line)
+        ent[self.sectors_per_line + 3] = od.allocs
+        return ent
+
+    def _allocate(self, od: LRUSet, line: int, ts: float) -> list:
+        """A new entry for the line in set od, evicting its LRU way if the set is full."""
+        spl = self.sectors_per_line
+        fp = self.footprint
+        warm = fp is not None and fp.warm(line, self.tau)
+        if len(od) >= self.ways:
+            vline, vent = od.popitem(last=False)
+            if self._residue and self._is_residue(vline):
+                self._residue_evicted += 1
+            if vent[spl]:
+                if fp is not None and fp.warm(vline, self.tau):
+                    self.warm_kept_lines += 1           # the whole L2 still holds it: no write-back yet
+                else:
+                    self.stall = self._write_back(ts, vline, vent)
+        elif not warm and self._share_ratio > 1.0 and self._allocated * self._share_ratio >= self.capacity_lines:
+            if self._residue:                           # the whole L2 is full: its oldest lines go first
+                self._evict_residue()
+            self._phantom_allocs += 1
+            self.stall = self._phantom(ts, line)
+        od.allocs += 1
+        ent = [None] * spl + [0, None, warm, od.allocs]
+        od[line] = ent
+        if warm:                                        # valid from the other SMs' accesses (warming.py)
+            for k in range(spl):
+                ent[k] = NEG_INF
+            self.warm_fills += 1
         else:
-            od.move_to_end(line)
-            ent[self.sectors_per_line + 3] = od.allocs
+            self._allocated += 1
         return ent
 
     def _home(self, ent, ts, lst, i, j, op, ops, masks, src) -> float:
         """Sectors lst[i:j] of one line at its home slice, looked up at ts; their ready time."""
         spl = self.sectors_per_line
         mask = spl - 1
-        hbm = self.hbm
-        bsh, bmask = hbm.burst_shift, hbm.sectors_per_burst - 1
         hits = misses = 0
-        latest = ts
         pm = ent[spl + 1]
-        for idx in range(i, j):
-            s = lst[idx]
-            k = s & mask
-            r = ent[k]
-            if op == WRITE:
+        if op == WRITE:                                 # a write is ready at ts
+            d, warm = ent[spl], ent[spl + 2]
+            bsh = self.hbm.burst_shift
+            burst_bits = (1 << (1 << bsh)) - 1
+            dirtied = bursts = 0
+            for idx in range(i, j):
+                k = lst[idx] & mask
                 m = masks[idx] if masks is not None else FULL
-                if r is None:
+                if ent[k] is None:
                     misses += 1
                     ent[k] = ts
                     if m != FULL:
@@ -395,43 +414,62 @@ class L2Cache(FarPartition, StandIns, WriteBack):
                         e[1] |= m
                         if e[0] == FULL and e[1] == FULL:
                             del pm[k]
-                    elif m != FULL and not (ent[spl] >> k & 1):     # valid, clean: now partly dirty
+                    elif m != FULL and not (d >> k & 1):    # valid, clean: now partly dirty
                         if pm is None:
                             pm = ent[spl + 1] = {}
                         pm[k] = [FULL, m]
-                self._dirty(ent, k)
-                r = ts
-            else:
-                valid = r is not None and (pm is None or k not in pm or pm[k][0] == FULL)
-                if not valid:
-                    misses += 1
-                    r = hbm.read_burst(ts, s >> bsh)
-                    base = (k >> bsh) << bsh            # fill every sector of the burst not wholly valid
-                    for kk in range(base, base + bmask + 1):
-                        if ent[kk] is None:
+                if not d >> k & 1:                      # self._dirty(ent, k), inlined (hot path)
+                    if not warm:
+                        dirtied += 1
+                        if not (d >> ((k >> bsh) << bsh)) & burst_bits:
+                            bursts += 1
+                    d |= 1 << k
+            ent[spl] = d
+            if dirtied:
+                self._dirtied_sectors += dirtied
+                self._dirtied_bursts += bursts
+            if pm is not None and not pm:
+                ent[spl + 1] = None
+            self._hits[src][WRITE] += hits
+            self._misses[src][WRITE] += misses
+            return ts
+        hbm = self.hbm
+        bsh, bmask = hbm.burst_shift, hbm.sectors_per_burst - 1
+        latest = ts
+        for idx in range(i, j):
+            s = lst[idx]
+            k = s & mask
+            r = ent[k]
+            valid = r is not None and (pm is None or k not in pm or pm[k][0] == FULL)
+            if not valid:
+                misses += 1
+                r = hbm.read_burst(ts, s >> bsh)
+                base = (k >> bsh) << bsh            # fill every sector of the burst not wholly valid
+                for kk in range(base, base + bmask + 1):
+                    if ent[kk] is None:
+                        ent[kk] = r
+                    elif pm and kk in pm:
+                        e = pm[kk]
+                        if e[0] != FULL:
                             ent[kk] = r
-                        elif pm and kk in pm:
-                            e = pm[kk]
-                            if e[0] != FULL:
-                                ent[kk] = r
-                                e[0] = FULL
-                                if e[1] == FULL or e[1] == 0:
-                                    del pm[kk]
-                elif r > ts:
-                    misses += 1                         # fill in flight: wait for it, no new fetch
-                else:
-                    hits += 1
-                    r = ts
-                if op != READ:                          # read-modify-write at the slice, one per lane op
-                    a = self._atom_free.get(s, NEG_INF)
-                    if a > r:
-                        r = a
-                    n_ops = ops[idx] if ops is not None else 1
-                    extra = self._addrs[idx] - 1 if self._addrs is not None else 0
-                    turn = self.atomic_address_cycles * extra + self.atomic_interval_cycles * n_ops
-                    self._atom_free[s] = r + turn
-                    r += self.atomic_latency_cycles + turn - self.atomic_interval_cycles
-                    self._dirty(ent, k)
+                            e[0] = FULL
+                            if e[1] == FULL or e[1] == 0:
+                                del pm[kk]
+            elif r > ts:
+                misses += 1                         # fill in flight: wait for it, no new fetch
+            else:
+                hits += 1
+                r = ts
+            if op != READ:                          # read-modify-write at the slice, one per lane op
+                a = self._atom_free.get(s, NEG_INF)
+                if a > r:
+                    r = a
+                n_ops = ops[idx] if ops is not None else 1
+                extra = self._addrs[idx] - 1 if self._addrs is not None else 0
+                turn = self.atomic_address_cycles * extra + self.atomic_interval_cycles * n_ops
+                self._atom_free[s] = r + turn
+                r += self.atomic_latency_cycles + turn - self.atomic_interval_cycles
+                self._dirty(ent, k)
             if r > latest:
                 latest = r
         if pm is not None and not pm:

@@ -29,8 +29,6 @@ the H100/H200 counters in validate/data.
 """
 from __future__ import annotations
 
-from gpusim.timing.memory.hashing import unit_of
-
 NEG_INF = float("-inf")
 READ, WRITE, ATOM, RED = 0, 1, 2, 3
 FULL = 0xFFFFFFFF                        # every byte of a 32-B sector
@@ -41,71 +39,83 @@ class FarPartition:
     """The far-line paths of `l2.L2Cache` (a mixin: it uses the cache's sets, slices,
     fabric server, `_entry` and `_home`)."""
 
-    def _far(self, line, s, home, part, ts, lst, i, j, op, ops, masks, nbytes) -> float:
-        """A line homed in the other partition: near copy, fabric, home slice."""
-        mask = self.sectors_per_line - 1
-        copy = self._entry(part, line, s, ts, alloc=op != ATOM and op != RED)
-        H, M = self._hits[TEX], self._misses[TEX]
+    def _far(self, line, s, x, home, part, ts, lst, i, j, op, ops, masks, nbytes) -> float:
+        """A line homed in the other partition (slice s of each, set x): near copy, fabric, home slice."""
+        spl = self.sectors_per_line
+        mask = spl - 1
+        copy = self._entry(part, line, x, ts, op != ATOM and op != RED)
         if op == READ:
-            fwd = []
+            sub = []                                    # the sectors that go on to the home
             r_near = ts
-            pm = copy[self.sectors_per_line + 1]
+            pm = copy[spl + 1]
+            hits = 0
             for idx in range(i, j):
                 k = lst[idx] & mask
                 r = copy[k]
                 if r is not None and (pm is None or k not in pm or pm[k][0] == FULL) and r <= ts:
-                    H[READ] += 1
+                    hits += 1
                 elif r is not None and (pm is None or k not in pm) and r > ts:
-                    M[READ] += 1                        # its fill is on the way through the fabric: wait for it
-                    if r > r_near:
+                    if r > r_near:                      # its fill is on the way through the fabric: wait for it
                         r_near = r
                 else:
-                    M[READ] += 1
-                    fwd.append(idx)
-            if not fwd:
+                    sub.append(lst[idx])
+            self._hits[TEX][READ] += hits
+            self._misses[TEX][READ] += j - i - hits
+            if not sub:
                 return r_near
-            sub = [lst[idx] for idx in fwd]
             fb = len(sub) * self.sector_bytes
             tf = self.fabric.serve(ts, fb)
             tsf = self._servers[home * self.slices_per_partition + s].serve(tf, fb)
             self.stall = NEG_INF
-            ent = self._entry(home, line, s, tsf)
+            ent = self._entry(home, line, x, tsf)
             if self.stall > tsf:
                 tsf = self.stall
             r = self._home(ent, tsf, sub, 0, len(sub), READ, None, None, FABRIC) + self.fabric_latency_cycles
-            for x in sub:                                   # fill the copy
-                k = x & mask
+            for sec in sub:                             # fill the copy
+                k = sec & mask
                 copy[k] = r
                 if pm and k in pm:
                     del pm[k]
             if pm is not None and not pm:
-                copy[self.sectors_per_line + 1] = None
+                copy[spl + 1] = None
             return r if r > r_near else r_near
         # writes and atomics: the near lookup, then on to the home
         n_near = j - i
         present = 0
         if op == WRITE:
-            for idx in range(i, j):
-                present += self._copy_write(copy, lst[idx] & mask, masks[idx] if masks is not None else FULL, ts)
+            pm = copy[spl + 1]
+            for idx in range(i, j):                     # each sector: _copy_write, inlined (hot path)
+                k = lst[idx] & mask
+                if copy[k] is None:
+                    copy[k] = ts
+                    m = masks[idx] if masks is not None else FULL
+                    if m != FULL:
+                        if pm is None:
+                            pm = copy[spl + 1] = {}
+                        pm[k] = [m, 0]
+                else:
+                    present += 1
+                    if pm and k in pm:
+                        self._copy_write(copy, k, masks[idx] if masks is not None else FULL, ts)
         elif copy is not None:
             for idx in range(i, j):
                 k = lst[idx] & mask
                 if copy[k] is not None:
                     present += 1
                     copy[k] = None
-                    if copy[self.sectors_per_line + 1]:
-                        copy[self.sectors_per_line + 1].pop(k, None)
-        H[op] += present
-        M[op] += n_near - present
+                    if copy[spl + 1]:
+                        copy[spl + 1].pop(k, None)
+        self._hits[TEX][op] += present
+        self._misses[TEX][op] += n_near - present
         tf = self.fabric.serve(ts, n_near * self.sector_bytes)
         tsf = self._servers[home * self.slices_per_partition + s].serve(tf, nbytes)
         self.stall = NEG_INF
-        ent = self._entry(home, line, s, tsf)
+        ent = self._entry(home, line, x, tsf)
         if self.stall > tsf:
             tsf = self.stall
         r = self._home(ent, tsf, lst, i, j, op, ops, masks, FABRIC)
         if self.partitions > 2:
-            self._drop_copies(line, s, home, part, lst, i, j)
+            self._drop_copies(line, x, home, part, lst, i, j)
         return r + self.fabric_latency_cycles
 
     def _copy_write(self, copy, k: int, m: int, ts: float) -> int:
@@ -128,15 +138,14 @@ class FarPartition:
                 pm[k][0] = v
         return 1
 
-    def _drop_copies(self, line, s, home, part, lst, i, j) -> None:
-        """A write or atomic at the home: copies in partitions other than the writer's go stale."""
+    def _drop_copies(self, line, x, home, part, lst, i, j) -> None:
+        """A write or atomic at the home (the line's set: x): copies in partitions other than
+        the writer's go stale."""
         mask = self.sectors_per_line - 1
-        q = line // self.slices
-        first, nsets = self._geometry[s]
         for p in range(self.partitions):
             if p == home or p == part:
                 continue
-            ent = self._sets[p][first + unit_of(q, nsets)].get(line)
+            ent = self._sets[p][x].get(line)
             if ent is not None:
                 pm = ent[self.sectors_per_line + 1]
                 for idx in range(i, j):

@@ -112,17 +112,17 @@ class MemorySystem:
 
     def read(self, now: float, sm_id: int, sectors) -> float:
         """Sectors (address >> 5) missed by SM `sm_id`'s L1 at `now`; when their data is at the SM."""
-        lst = as_list(sectors)
-        return self._l2(self._traverse(now, len(lst) * self._sector_bytes), lst, READ,
-                        part=sm_id % self.partitions) + self._back
+        lst = sectors if type(sectors) is list else as_list(sectors)    # the L2 does not modify it
+        return self._l2(self._traverse(now, len(lst) * self._sector_bytes), lst, READ, None, None,
+                        sm_id % self.partitions) + self._back
 
     def write(self, now: float, sm_id: int, sectors, byte_masks=None) -> float:
         """Writes leaving the SM at `now` of the bytes `byte_masks[i]` (bit b: byte b; None:
         whole sectors) of `sectors[i]`; when the L2's acknowledgement is back."""
-        lst = as_list(sectors)
+        lst = sectors if type(sectors) is list else as_list(sectors)
         masks = as_list(byte_masks) if byte_masks is not None else None
-        return self._l2(self._traverse(now, len(lst) * self._sector_bytes), lst, WRITE, masks=masks,
-                        part=sm_id % self.partitions) + self._back
+        return self._l2(self._traverse(now, len(lst) * self._sector_bytes), lst, WRITE, None, masks,
+                        sm_id % self.partitions) + self._back
 
     def atomic(self, now: float, sm_id: int, sectors, reduction: bool = False, ops=None, addrs=None) -> float:
         """Atomics performed at the L2 (`reduction`: RED, no value returned); when the result is back.
