@@ -185,8 +185,9 @@ class HBM:
         self.bytes_read += nbytes
         chunk = burst // self.bursts_per_chunk
         nch = self.channels
-        ch = self._chans[unit_of(chunk, nch)]
-        q = chunk // nch // self.chunks_per_row
+        q = chunk // nch                                # unit_of(chunk, nch), inlined, its q reused (hot path)
+        ch = self._chans[(chunk - q * nch + (q ^ (q >> 3) ^ (q >> 7) ^ (q >> 12) ^ (q >> 18) ^ (q >> 25))) % nch]
+        q //= self.chunks_per_row
         if ch.merged and ch.merged[0][0] <= t:
             self._admit(ch, t)
         if t >= ch.next_refresh:
@@ -282,8 +283,8 @@ class HBM:
         at t; return (time the bank lets it onto the bus, its latency from there). A row
         activation first takes a slot of the channel's tFAW window."""
         nb = self.banks_per_channel
-        b = unit_of(q, nb)
-        row = q // nb
+        row = q // nb                                   # b = unit_of(q, nb), inlined (hot path)
+        b = (q - row * nb + (row ^ (row >> 3) ^ (row >> 7) ^ (row >> 12) ^ (row >> 18) ^ (row >> 25))) % nb
         srv = ch.banks[b]
         if srv is None:
             srv = ch.banks[b] = BandwidthServer(1.0, 0.0, name="HBM.bank")

@@ -206,16 +206,26 @@ class L1Cache:
         self._ld_sec[sp] += n
         if n == 0:
             return now
-        start, wf = self._stage(now, n, lst)
+        wf = -(-n * self.sector_bytes // self._bytes_per_wavefront)     # self._stage, inlined (hot path)
+        if n > 1:
+            sh = self.line_shift
+            if (max(lst) >> sh) - (min(lst) >> sh) >= wf:
+                tag = self._tag_cycles(lst)
+                if tag > wf:
+                    wf = tag
+        start = self._free
+        if now >= start:
+            start = now
+        self._free = start + wf
         ready = start + wf - 1 + self.hit_latency_cycles
         nsets = self.n_sets
         if nsets == 0:
             misses, ents = lst, None
         else:
-            sh, mask, ways, spl, sets = self.line_shift, self.sectors_per_line - 1, self.ways, \
-                self.sectors_per_line, self._sets
-            memo = self._memo
+            sh, mask, ways, spl, sets, memo = self.line_shift, self.sectors_per_line - 1, self.ways, \
+                self.sectors_per_line, self._sets, self._memo
             misses, ents = [], []
+            miss, fill = misses.append, ents.append
             merged = 0
             cur = -1
             ent = None
@@ -233,16 +243,14 @@ class L1Cache:
                         od[line] = ent
                     else:
                         od.move_to_end(line)
-                k = s & mask
-                r = ent[k]
-                if r is not None:
-                    if r > start:                       # fill in flight: merge into its MSHR
-                        merged += 1
-                        if r > ready:
-                            ready = r
-                    continue
-                misses.append(s)
-                ents.append(ent)
+                r = ent[s & mask]
+                if r is None:
+                    miss(s)
+                    fill(ent)
+                elif r > start:                         # fill in flight: merge into its MSHR
+                    merged += 1
+                    if r > ready:
+                        ready = r
             if merged:
                 self._merged += merged
                 self._ld_miss[sp] += merged

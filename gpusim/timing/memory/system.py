@@ -61,6 +61,7 @@ from bisect import bisect_right
 from gpusim.errors import ConfigError
 from gpusim.timing.memory.hbm import HBM
 from gpusim.timing.memory.l2 import ATOM, READ, RED, WRITE, L2Cache, as_list
+from gpusim.timing.memory.l2_partitions import FULL
 from gpusim.timing.memory.noc import NoC
 from gpusim.timing.memory.peer import PeerPort
 
@@ -121,6 +122,8 @@ class MemorySystem:
         whole sectors) of `sectors[i]`; when the L2's acknowledgement is back."""
         lst = sectors if type(sectors) is list else as_list(sectors)
         masks = as_list(byte_masks) if byte_masks is not None else None
+        if masks and min(masks) == FULL:                # whole sectors: the same as no masks, and faster
+            masks = None
         return self._l2(self._traverse(now, len(lst) * self._sector_bytes), lst, WRITE, None, masks,
                         sm_id % self.partitions) + self._back
 
