@@ -80,47 +80,13 @@ L1, no write-allocate for global stores); Nsight Compute Kernel Profiling Guide,
 from __future__ import annotations
 
 from collections import OrderedDict
-from heapq import heappop, heappush
+from heapq import heappush
 
 from gpusim.errors import ConfigError
 from gpusim.timing.memory.hashing import memo, remember, unit_of
+from gpusim.timing.memory.inflight import InFlight
 
 _SPACES = ("global", "local")
-
-
-class _InFlight:
-    """Sectors sent below the L1 and not back yet, at most `limit` of them (the read MSHRs,
-    the unacknowledged stores): `room(t, m)` is when m more may leave, the earliest returns
-    freeing room first; `add(done, m)` books m sectors back at `done`."""
-
-    __slots__ = ("limit", "heap", "count", "wait_cycles")
-
-    def __init__(self, limit: int):
-        self.limit = limit
-        self.wait_cycles = 0.0
-        self.clear()
-
-    def clear(self) -> None:
-        self.heap: list = []                 # (back time, sectors)
-        self.count = 0
-
-    def room(self, t: float, m: int) -> float:
-        heap = self.heap
-        while heap and heap[0][0] <= t:
-            self.count -= heappop(heap)[1]
-        if self.count + m > self.limit:
-            t0 = t
-            while heap and self.count + m > self.limit:
-                r, c = heappop(heap)
-                self.count -= c
-                if r > t:
-                    t = r
-            self.wait_cycles += t - t0
-        return t
-
-    def add(self, done: float, m: int) -> None:
-        heappush(self.heap, (done, m))
-        self.count += m
 
 
 class L1Cache:
@@ -149,8 +115,8 @@ class L1Cache:
         self._tag_mask = l1.tag_banks - 1
         self._sets = [OrderedDict() for _ in range(self.n_sets)]
         self._memo = memo(self.n_sets)
-        self._mshr = _InFlight(self.mshr_entries)        # missed sectors in flight
-        self._wbuf = _InFlight(self.mshr_entries)        # store sectors on their way to the L2
+        self._mshr = InFlight(self.mshr_entries)        # missed sectors in flight
+        self._wbuf = InFlight(self.mshr_entries)        # store sectors on their way to the L2
         self.reset_counters()
         self.flush()
 
@@ -291,18 +257,19 @@ class L1Cache:
         hits = 0
         if nsets:
             sh, mask, sets, memo = self.line_shift, self.sectors_per_line - 1, self._sets, self._memo
+            allocate = self.write_allocate
             cur = -1
-            od = None
+            od = ent = None
             for s in lst:
                 line = s >> sh
                 if line != cur:                         # once per run of sectors in one line
                     cur = line
                     x = memo.get(line)                  # the set: unit_of(line, nsets), memoised
                     od = sets[x if x is not None else remember(memo, line, nsets)]
-                ent = od.get(line)
+                    ent = od.get(line)
                 if ent is not None and ent[s & mask] is not None:
                     hits += 1                           # updated in place, stays valid
-                elif self.write_allocate:
+                elif allocate:
                     if ent is None:
                         if len(od) >= self.ways:
                             od.popitem(last=False)

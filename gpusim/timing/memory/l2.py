@@ -90,7 +90,8 @@ from collections import OrderedDict, deque
 from gpusim.errors import ConfigError
 from gpusim.timing.memory.hashing import MEMO_ENTRIES, unit_of
 from gpusim.timing.memory.hbm import HBM
-from gpusim.timing.memory.l2_partitions import FABRIC, FULL, READ, RED, TEX, WRITE, ATOM, FarPartition
+from gpusim.timing.memory.l2_home import HomeSlice
+from gpusim.timing.memory.l2_partitions import ATOM, FABRIC, FULL, READ, RED, TEX, WRITE, FarPartition
 from gpusim.timing.memory.l2_standins import StandIns
 from gpusim.timing.memory.l2_writeback import WriteBack
 from gpusim.timing.memory.servers import BandwidthServer
@@ -115,7 +116,7 @@ class LRUSet(OrderedDict):
         self.allocs = 0
 
 
-class L2Cache(FarPartition, StandIns, WriteBack):
+class L2Cache(HomeSlice, FarPartition, StandIns, WriteBack):
     """`read`, `write`, `atomic` (t, sectors, part) -> time the data/ack leaves the near slice."""
 
     def __init__(self, spec, hbm: HBM | None = None, sm_fraction: float = 1.0, *,
@@ -339,10 +340,14 @@ class L2Cache(FarPartition, StandIns, WriteBack):
         memo = self._memo
         if len(memo) >= MEMO_ENTRIES:
             memo.clear()
-        g = unit_of(line, self.slices)
-        home, s = divmod(g, self.slices_per_partition)
-        first, nsets = self._geometry[s]
-        where = memo[line] = (home, s, first + unit_of(line // self.slices, nsets))
+        n = self.slices                                 # g = unit_of(line, n) and set_of(line), inlined
+        q = line // n
+        home, s = divmod((line - q * n + (q ^ (q >> 3) ^ (q >> 7) ^ (q >> 12) ^ (q >> 18) ^ (q >> 25))) % n,
+                         self.slices_per_partition)
+        first, n = self._geometry[s]
+        x = q // n
+        where = memo[line] = (home, s, first + (q - x * n + (x ^ (x >> 3) ^ (x >> 7) ^ (x >> 12) ^ (x >> 18)
+                                                              ^ (x >> 25))) % n)
         return where
 
     def _entry(self, p: int, line: int, x: int, ts: float, alloc: bool = True) -> list | None:
@@ -384,100 +389,3 @@ class L2Cache(FarPartition, StandIns, WriteBack):
         else:
             self._allocated += 1
         return ent
-
-    def _home(self, ent, ts, lst, i, j, op, ops, masks, src) -> float:
-        """Sectors lst[i:j] of one line at its home slice, looked up at ts; their ready time."""
-        spl = self.sectors_per_line
-        mask = spl - 1
-        hits = misses = 0
-        pm = ent[spl + 1]
-        if op == WRITE:                                 # a write is ready at ts
-            d, warm = ent[spl], ent[spl + 2]
-            bsh = self.hbm.burst_shift
-            burst_bits = (1 << (1 << bsh)) - 1
-            dirtied = bursts = 0
-            for idx in range(i, j):
-                k = lst[idx] & mask
-                m = masks[idx] if masks is not None else FULL
-                if ent[k] is None:
-                    misses += 1
-                    ent[k] = ts
-                    if m != FULL:
-                        if pm is None:
-                            pm = ent[spl + 1] = {}
-                        pm[k] = [m, m]
-                else:
-                    hits += 1
-                    if pm and k in pm:
-                        e = pm[k]
-                        e[0] |= m
-                        e[1] |= m
-                        if e[0] == FULL and e[1] == FULL:
-                            del pm[k]
-                    elif m != FULL and not (d >> k & 1):    # valid, clean: now partly dirty
-                        if pm is None:
-                            pm = ent[spl + 1] = {}
-                        pm[k] = [FULL, m]
-                if not d >> k & 1:                      # self._dirty(ent, k), inlined (hot path)
-                    if not warm:
-                        dirtied += 1
-                        if not (d >> ((k >> bsh) << bsh)) & burst_bits:
-                            bursts += 1
-                    d |= 1 << k
-            ent[spl] = d
-            if dirtied:
-                self._dirtied_sectors += dirtied
-                self._dirtied_bursts += bursts
-            if pm is not None and not pm:
-                ent[spl + 1] = None
-            self._hits[src][WRITE] += hits
-            self._misses[src][WRITE] += misses
-            return ts
-        hbm = self.hbm
-        bsh, bmask = hbm.burst_shift, hbm.sectors_per_burst - 1
-        latest = ts
-        for idx in range(i, j):
-            s = lst[idx]
-            k = s & mask
-            r = ent[k]
-            valid = r is not None and (pm is None or k not in pm or pm[k][0] == FULL)
-            if not valid:
-                misses += 1
-                r = hbm.read_burst(ts, s >> bsh)
-                base = (k >> bsh) << bsh            # fill every sector of the burst not wholly valid
-                for kk in range(base, base + bmask + 1):
-                    if ent[kk] is None:
-                        ent[kk] = r
-                    elif pm and kk in pm:
-                        e = pm[kk]
-                        if e[0] != FULL:
-                            ent[kk] = r
-                            e[0] = FULL
-                            if e[1] == FULL or e[1] == 0:
-                                del pm[kk]
-            elif r > ts:
-                misses += 1                         # fill in flight: wait for it, no new fetch
-            else:
-                hits += 1
-                r = ts
-            if op != READ:                          # read-modify-write at the slice, one per lane op
-                a = self._atom_free.get(s, NEG_INF)
-                if a > r:
-                    r = a
-                n_ops = ops[idx] if ops is not None else 1
-                extra = self._addrs[idx] - 1 if self._addrs is not None else 0
-                turn = self.atomic_address_cycles * extra + self.atomic_interval_cycles * n_ops
-                self._atom_free[s] = r + turn
-                r += self.atomic_latency_cycles + turn - self.atomic_interval_cycles
-                self._dirty(ent, k)
-            if r > latest:
-                latest = r
-        if pm is not None and not pm:
-            ent[spl + 1] = None
-        self._hits[src][op] += hits
-        self._misses[src][op] += misses
-        return latest
-
-    def _prune_atomics(self, t: float) -> None:
-        horizon = t - 65536.0                           # far beyond any quantum's reordering
-        self._atom_free = {s: a for s, a in self._atom_free.items() if a > horizon}
