@@ -172,7 +172,7 @@ class L2Cache(HomeSlice, FarPartition, StandIns, WriteBack):
         self.fabric = BandwidthServer(l2.fabric_bandwidth_bytes_per_cycle * sm_fraction, l2.fabric_latency_cycles,
                                       name="L2.fabric")
         self._sets = [[LRUSet() for _ in range(per_part)] for _ in range(self.partitions)]
-        self._memo: dict[int, tuple] = {}      # line -> _place(line) (speed: hashing.py's memos)
+        self._memo: dict[int, int] = {}        # line -> _place(line) (speed: hashing.py's memos)
         self._atom_free: dict[int, float] = {}   # sector -> earliest start of its next RMW
         self._granule = l2.ecc_granule_bytes
         self._whole: dict[int, bool] = {0: True, FULL: True}     # byte mask -> covers whole ECC granules
@@ -303,7 +303,10 @@ class L2Cache(HomeSlice, FarPartition, StandIns, WriteBack):
             while j < n and lst[j] >> sh == line:
                 j += 1
             where = memo.get(line)
-            home, s, x = where if where is not None else self._place(line)
+            if where is None:
+                where = self._place(line)
+            x = where >> 20
+            home, s = divmod(where & 0xFFFFF, spp)
             nbytes = (j - i) * sbytes
             if op == WRITE:
                 if masks is not None:
@@ -335,19 +338,20 @@ class L2Cache(HomeSlice, FarPartition, StandIns, WriteBack):
             self._prune_atomics(t)
         return latest + self.pipeline_latency_cycles
 
-    def _place(self, line: int) -> tuple[int, int, int]:
-        """(home partition, slice within it, set within the partition) of a line, memoised."""
+    def _place(self, line: int) -> int:
+        """Where a line lives, memoised: its set within a partition (set_of) << 20 | its slice
+        g < 2**20 (home partition g // slices_per_partition). One int, not a tuple: a memo of
+        tuples outlives the young collections and makes the next launch pay a full one."""
         memo = self._memo
         if len(memo) >= MEMO_ENTRIES:
             memo.clear()
         n = self.slices                                 # g = unit_of(line, n) and set_of(line), inlined
         q = line // n
-        home, s = divmod((line - q * n + (q ^ (q >> 3) ^ (q >> 7) ^ (q >> 12) ^ (q >> 18) ^ (q >> 25))) % n,
-                         self.slices_per_partition)
-        first, n = self._geometry[s]
+        g = (line - q * n + (q ^ (q >> 3) ^ (q >> 7) ^ (q >> 12) ^ (q >> 18) ^ (q >> 25))) % n
+        first, n = self._geometry[g % self.slices_per_partition]
         x = q // n
-        where = memo[line] = (home, s, first + (q - x * n + (x ^ (x >> 3) ^ (x >> 7) ^ (x >> 12) ^ (x >> 18)
-                                                              ^ (x >> 25))) % n)
+        x = first + (q - x * n + (x ^ (x >> 3) ^ (x >> 7) ^ (x >> 12) ^ (x >> 18) ^ (x >> 25))) % n
+        where = memo[line] = (x << 20) | g
         return where
 
     def _entry(self, p: int, line: int, x: int, ts: float, alloc: bool = True) -> list | None:
