@@ -172,7 +172,7 @@ class L2Cache(HomeSlice, FarPartition, StandIns, WriteBack):
         self.fabric = BandwidthServer(l2.fabric_bandwidth_bytes_per_cycle * sm_fraction, l2.fabric_latency_cycles,
                                       name="L2.fabric")
         self._sets = [[LRUSet() for _ in range(per_part)] for _ in range(self.partitions)]
-        self._memo: dict[int, int] = {}        # line -> _place(line) (speed: hashing.py's memos)
+        self._memo: dict[int, int] = {}        # line -> its set << 20 | slice (speed: hashing.py's memos)
         self._atom_free: dict[int, float] = {}   # sector -> earliest start of its next RMW
         self._granule = l2.ecc_granule_bytes
         self._whole: dict[int, bool] = {0: True, FULL: True}     # byte mask -> covers whole ECC granules
@@ -292,7 +292,8 @@ class L2Cache(HomeSlice, FarPartition, StandIns, WriteBack):
         if op >= ATOM:
             self._addrs = addrs                         # distinct addresses per sector, read by _home's RMW turn
         sh = self.line_shift
-        spp, servers, sbytes = self.slices_per_partition, self._servers, self.sector_bytes
+        nslices, spp, servers, sbytes = self.slices, self.slices_per_partition, self._servers, self.sector_bytes
+        geometry = self._geometry
         memo, near_sets, use = self._memo, self._sets[part], self.sectors_per_line + 3
         latest = t
         n = len(lst)
@@ -302,11 +303,20 @@ class L2Cache(HomeSlice, FarPartition, StandIns, WriteBack):
             j = i + 1
             while j < n and lst[j] >> sh == line:
                 j += 1
-            where = memo.get(line)
-            if where is None:
-                where = self._place(line)
-            x = where >> 20
-            home, s = divmod(where & 0xFFFFF, spp)
+            where = memo.get(line)                      # the line's set x << 20 | slice g, memoised
+            if where is None:                           # g = unit_of(line, slices), x = set_of(line), inlined
+                q = line // nslices
+                g = (line - q * nslices + (q ^ (q >> 3) ^ (q >> 7) ^ (q >> 12) ^ (q >> 18) ^ (q >> 25))) % nslices
+                home, s = divmod(g, spp)
+                first, nsets = geometry[s]
+                x = q // nsets
+                x = first + (q - x * nsets + (x ^ (x >> 3) ^ (x >> 7) ^ (x >> 12) ^ (x >> 18) ^ (x >> 25))) % nsets
+                if len(memo) >= MEMO_ENTRIES:
+                    memo.clear()
+                memo[line] = (x << 20) | g              # one int, not a tuple: tuples outlive young collections
+            else:                                       # and made the next launch pay a full one
+                x = where >> 20
+                home, s = divmod(where & 0xFFFFF, spp)
             nbytes = (j - i) * sbytes
             if op == WRITE:
                 if masks is not None:
@@ -337,22 +347,6 @@ class L2Cache(HomeSlice, FarPartition, StandIns, WriteBack):
         if op >= ATOM and len(self._atom_free) > 1 << 16:
             self._prune_atomics(t)
         return latest + self.pipeline_latency_cycles
-
-    def _place(self, line: int) -> int:
-        """Where a line lives, memoised: its set within a partition (set_of) << 20 | its slice
-        g < 2**20 (home partition g // slices_per_partition). One int, not a tuple: a memo of
-        tuples outlives the young collections and makes the next launch pay a full one."""
-        memo = self._memo
-        if len(memo) >= MEMO_ENTRIES:
-            memo.clear()
-        n = self.slices                                 # g = unit_of(line, n) and set_of(line), inlined
-        q = line // n
-        g = (line - q * n + (q ^ (q >> 3) ^ (q >> 7) ^ (q >> 12) ^ (q >> 18) ^ (q >> 25))) % n
-        first, n = self._geometry[g % self.slices_per_partition]
-        x = q // n
-        x = first + (q - x * n + (x ^ (x >> 3) ^ (x >> 7) ^ (x >> 12) ^ (x >> 18) ^ (x >> 25))) % n
-        where = memo[line] = (x << 20) | g
-        return where
 
     def _entry(self, p: int, line: int, x: int, ts: float, alloc: bool = True) -> list | None:
         """The line's entry in set x of partition p (allocated, evicting the LRU way, if absent)."""

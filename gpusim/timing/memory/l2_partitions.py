@@ -43,7 +43,14 @@ class FarPartition:
         """A line homed in the other partition (slice s of each, set x): near copy, fabric, home slice."""
         spl = self.sectors_per_line
         mask = spl - 1
-        copy = self._entry(part, line, x, ts, op != ATOM and op != RED)
+        od = self._sets[part][x]                        # the near copy: _entry, inlined (hot path)
+        copy = od.get(line)
+        if copy is None:
+            if op != ATOM and op != RED:
+                copy = self._allocate(od, line, ts)
+        else:
+            od.move_to_end(line)
+            copy[spl + 3] = od.allocs
         if op == READ:
             sub = []                                    # the sectors that go on to the home
             r_near = ts
