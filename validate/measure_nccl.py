@@ -21,8 +21,10 @@ import time
 
 import numpy as np
 
+# The ops and nccl-tests' busbw factors (doc/PERFORMANCE.md): busbw = algbw * factor(n). The same as
+# gpusim.collectives.conventions, repeated because this module runs on the GPU machine without gpusim's
+# dependencies (tests/validate/test_multi_vs_measured.py checks the two agree).
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all", "send_recv")
-# nccl-tests' busbw factors (doc/PERFORMANCE.md): busbw = algbw * factor(n)
 BUSBW_FACTOR = {
     "all_reduce": lambda n: 2 * (n - 1) / n,
     "all_gather": lambda n: (n - 1) / n,

@@ -98,3 +98,11 @@ def test_calibrate_multi_fits_the_records_of_several_files_together():
     four, two = (json.loads(p.read_text()) for p in (DATA, DATA.with_name("h200x2_multi.json")))
     assert len(records(four, forced={"ring"})) == 300 and len(records(two, forced={"ring"})) == 150
     assert len(pooled([four, two], forced={"ring"})) == 450
+
+
+def test_measure_side_busbw_factors_are_the_models():
+    # validate.measure_nccl repeats nccl-tests' factors so that it runs without gpusim on the GPU machine
+    from gpusim.collectives.conventions import OPS, busbw_factor
+    from validate.measure_nccl import BUSBW_FACTOR, OPS as MEASURED_OPS
+    assert MEASURED_OPS == OPS
+    assert all(BUSBW_FACTOR[op](n) == busbw_factor(op, n) for op in OPS for n in range(2, 9))
