@@ -4,10 +4,11 @@ Every point is independent and deterministic, so where and in which order it run
 no number. The order does change the cost: the points that share one recording (same
 program, size and functional fields: `Task.group`) wait until one of them, the group's
 leader (its point with the fewest SMs: `order`), has recorded the functional run, then
-replay it from the disk cache. So
-leaders go first (all groups' leaders in parallel) and each group's other points are
-handed out as soon as its leader is done; a worker that would otherwise wait (fewer groups
-than workers) takes a group's next point at once and records the run again itself.
+replay it from the disk cache. So leaders go first (all groups' leaders in parallel) and
+each group's other points are handed out as soon as its leader is done; a worker that would
+otherwise wait (fewer groups than workers) takes a group's next point at once and records
+the run again itself (the later of the two recordings stays on disk: either serves every
+point, a smaller one with more blocks to execute).
 
 - `workers=1`: in this process, in that order.
 - `workers=N`: a `ProcessPoolExecutor` of N forked processes.
