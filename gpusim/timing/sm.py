@@ -65,7 +65,6 @@ class SM(Residency):
         sm = spec.sm
         self.table = table = program.table
         self._flat = table.flat                    # row -> StaticInstr
-        self._seg_start = table.seg_start
         self.l1 = l1
         self.stats = stats
         self.on_cta_done = on_cta_done

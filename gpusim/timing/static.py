@@ -75,8 +75,7 @@ class IssueTable:
     pipes, registers written and read, constant-cache lines as offsets into `tx`)."""
     ti: np.ndarray                          # int64 [instruction, T_COLS]
     tx: np.ndarray                          # int64: the lists
-    seg_start: list                         # segment -> its first row; [-1]: the number of rows
-    ts: np.ndarray                          # seg_start as an int64 array
+    ts: np.ndarray                          # int64: segment -> its first row; [-1]: the number of rows
     flat: tuple                             # row -> StaticInstr
     const_slots: dict                       # constant-cache line -> its slot in the cache's array (fetch.py)
     ilines: int                             # instruction-cache lines: highest line + 1
@@ -112,7 +111,7 @@ def _issue_table(segments) -> IssueTable:
                                     (L.T_NCONST, L.T_CONST, [const_slots[c] for c in s.const_lines])):
             row[n_col], row[o_col] = len(items), len(tx)
             tx.extend(items)
-    return IssueTable(ti, np.array(tx + [0], dtype=np.int64), seg_start, np.array(seg_start, dtype=np.int64), flat,
+    return IssueTable(ti, np.array(tx + [0], dtype=np.int64), np.array(seg_start, dtype=np.int64), flat,
                       const_slots,
                       max((s.iline for s in flat), default=0) + 1, seg_shared)
 
