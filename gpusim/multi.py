@@ -9,12 +9,20 @@ copies and NCCL collectives on a timeline where work on different GPUs overlaps.
     print(sysm.elapsed_us, sysm.timeline_table())
 
 Each GPU has three in-order streams, as CUDA programs use them: "compute" (kernels),
-"copy" (its copy engine) and "comm" (NCCL). An operation starts when its stream on every
-GPU it involves is free and the operations named in `after` have ended; operations on
-different streams or GPUs overlap. Times come from the single-GPU timing model (kernels,
-with `peer_args` for arrays on other GPUs), `gpusim.interconnect.copy_engine` (copies) and
-`gpusim.collectives` (collectives). Each is simulated on its own: two transfers that
-overlap on the timeline do not slow each other on the links (DEVIATIONS.md).
+"copy" (its copy engine) and "comm" (NCCL). An operation starts when its stream is free on
+every GPU it runs on (a collective: all its GPUs; a peer copy: the source GPU, whose copy
+engine moves it) and the operations named in `after` have ended; operations on different
+streams or GPUs overlap.
+
+The timeline is one SimPy simulation over one fabric (`gpusim.interconnect.Fabric`), run
+when a time is first asked for and again after new work is added: copies
+(`gpusim.interconnect.copy_engine`) and collectives (`gpusim.collectives`, each on its GPUs'
+ranks of the fabric: `RankView`) move their chunks through the same NVLink ports, so two
+transfers that overlap share the ports they both cross and each takes longer than alone
+(`Op.standalone_us` is its time alone, `Op.time_us` its time here). Kernels take their
+single-GPU timing model's time (with `peer_args` for arrays on other GPUs); their peer
+traffic, and the SMs and memory a collective's channels take from a kernel beside it, are
+not shared with the rest of the timeline (DEVIATIONS.md, row "concurrency").
 Functional results are exact: arrays hold what the GPUs would hold. A launch on one GPU
 with no other GPU involved is exactly `gpusim.launch`.
 """
@@ -23,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import simpy
 
 from gpusim.errors import ConfigError
 
@@ -48,19 +57,33 @@ class DeviceArray:
         return self.data.shape
 
 
-@dataclass
+@dataclass(eq=False)
 class Op:
+    """One operation of a System's timeline. `standalone_us`: its time alone on an idle system;
+    `start_us`, `end_us`, `time_us`: on the timeline, where overlapping transfers share ports."""
     name: str
     kind: str                     # kernel, copy, collective
     gpus: tuple[int, ...]
     stream: str
-    start_us: float
-    end_us: float
+    standalone_us: float
     detail: dict = field(default_factory=dict)
+    after: tuple = field(default=(), repr=False)
+    system: "System" = field(default=None, repr=False)
+    body: object = field(default=None, repr=False)      # fabric -> SimPy process body
+    stream_gpus: tuple = field(default=None, repr=False)  # the GPUs whose `stream` it occupies (default: gpus)
+
+    @property
+    def start_us(self) -> float:
+        return self.system._times()[self][0]
+
+    @property
+    def end_us(self) -> float:
+        return self.system._times()[self][1]
 
     @property
     def time_us(self) -> float:
-        return self.end_us - self.start_us
+        start, end = self.system._times()[self]
+        return end - start
 
 
 class System:
@@ -73,8 +96,9 @@ class System:
         if n != spec.system.gpu_count:
             spec = apply(spec, {"system.gpu_count": n})
         self.spec, self.n = spec, n
-        self.ready = {(g, s): 0.0 for g in range(n) for s in STREAMS}
         self.timeline: list[Op] = []
+        self._solved: dict | None = None
+        self._counters: dict | None = None
 
     # ---- placement -------------------------------------------------------------------
     def _gpu(self, gpu) -> int:
@@ -89,18 +113,54 @@ class System:
         return DeviceArray(np.zeros(shape, dtype), self._gpu(gpu), self)
 
     # ---- scheduling ------------------------------------------------------------------
-    def _schedule(self, name, kind, gpus, stream, dur_us, after, detail) -> Op:
-        deps = [op.end_us for op in (after or [])]
-        start = max([self.ready[(g, stream)] for g in gpus] + deps + [0.0])
-        op = Op(name, kind, tuple(gpus), stream, start, start + dur_us, detail)
-        for g in gpus:
-            self.ready[(g, stream)] = op.end_us
+    def _schedule(self, name, kind, gpus, stream, standalone_us, after, detail, body=None, stream_gpus=None) -> Op:
+        """Add an operation; `body(fabric)` is its SimPy process body on the shared fabric
+        (default: busy for `standalone_us`); it waits for `stream` on `stream_gpus` (default `gpus`)."""
+        after = tuple(after or ())
+        for a in after:
+            if not isinstance(a, Op) or a.system is not self:
+                raise ConfigError(f"{name}: after= takes operations of this System, got {a!r}")
+        if body is None:
+            body = lambda fabric, ns=standalone_us * 1e3: (yield fabric.env.timeout(ns))  # noqa: E731
+        op = Op(name, kind, tuple(gpus), stream, standalone_us, detail, after, self, body,
+                tuple(gpus if stream_gpus is None else stream_gpus))
         self.timeline.append(op)
+        self._solved = None
         return op
+
+    def _times(self) -> dict:
+        """Every operation's (start_us, end_us): one simulation of the whole timeline."""
+        if self._solved is None:
+            from gpusim.interconnect.fabric import Fabric
+            fabric = Fabric(self.spec, gpus=max(self.n, 2))
+            env = fabric.env
+            times, done, last = {}, {}, {}
+
+            def run(op, deps):
+                if deps:
+                    yield simpy.AllOf(env, deps)
+                start = env.now
+                yield env.process(op.body(fabric))
+                times[op] = (start / 1e3, env.now / 1e3)
+
+            for op in self.timeline:                       # in the order the program issued them
+                deps = [last[(g, op.stream)] for g in op.stream_gpus if (g, op.stream) in last]
+                done[op] = env.process(run(op, deps + [done[a] for a in op.after]))
+                for g in op.stream_gpus:
+                    last[(g, op.stream)] = done[op]
+            env.run()
+            self._solved, self._counters = times, fabric.counters()
+        return self._solved
 
     @property
     def elapsed_us(self) -> float:
-        return max((op.end_us for op in self.timeline), default=0.0)
+        return max((end for _, end in self._times().values()), default=0.0)
+
+    def counters(self) -> dict[str, list[float]]:
+        """Bytes each GPU sent and received over its links on the timeline (nvltx__bytes.sum,
+        nvlrx__bytes.sum): copies and collectives."""
+        self._times()
+        return self._counters
 
     # ---- kernels ---------------------------------------------------------------------
     def launch(self, kernel, grid, block, args, gpu: int = 0, shared_bytes: int = 0, after=None, timing=True,
@@ -132,12 +192,13 @@ class System:
         if not execute:
             if time_like is None:
                 raise ConfigError("launch(execute=False) needs time_like=: there is no time without a run")
-            return self._schedule(kname, "kernel", [g], "compute", time_like.time_us, after, {"peer_args": peer})
+            return self._schedule(kname, "kernel", [g], "compute", time_like.standalone_us, after,
+                                  {"peer_args": peer})
         r = gpusim.launch(kernel, grid, block, plain, gpu=self.spec, timing=do_time, shared_bytes=shared_bytes,
                           timing_options=(timing_options or TimingOptions(mode="auto"))     # every block executed
                           if do_time else None, peer_args=peer or None)
         if time_like is not None:
-            dur = time_like.time_us
+            dur = time_like.standalone_us
         elif timing:
             dur = float(r.metrics["gpu__time_duration.sum"]) / 1e3
         else:
@@ -148,7 +209,7 @@ class System:
     # ---- copies ----------------------------------------------------------------------
     def copy(self, dst: DeviceArray, src: DeviceArray, after=None) -> Op:
         """cudaMemcpyPeerAsync(dst, src) on the source GPU's copy engine."""
-        from gpusim.interconnect.copy_engine import peer_copies
+        from gpusim.interconnect.copy_engine import copy_process, peer_copies
         if dst.data.nbytes != src.data.nbytes:
             raise ConfigError(f"copy: destination has {dst.data.nbytes} bytes, source {src.data.nbytes}")
         dst.data[...] = src.data.reshape(dst.data.shape) if dst.data.dtype == src.data.dtype else \
@@ -156,13 +217,16 @@ class System:
         if dst.gpu == src.gpu:
             dur = 2 * src.nbytes / (self.spec.hbm.bandwidth_GBps * 1e3)     # read + write in device memory
             return self._schedule("copy", "copy", [src.gpu], "copy", dur, after, {"bytes": src.nbytes})
-        t = peer_copies(self.spec, [(src.gpu, dst.gpu, src.nbytes)], gpus=self.n)
-        return self._schedule(f"copy {src.gpu}->{dst.gpu}", "copy", [src.gpu, dst.gpu], "copy", t["time_us"], after,
-                              {"bytes": src.nbytes})
+        alone = peer_copies(self.spec, [(src.gpu, dst.gpu, src.nbytes)], gpus=self.n)["time_us"]
+        return self._schedule(f"copy {src.gpu}->{dst.gpu}", "copy", [src.gpu, dst.gpu], "copy", alone, after,
+                              {"bytes": src.nbytes},
+                              lambda fabric: copy_process(fabric, src.gpu, dst.gpu, src.nbytes), [src.gpu])
 
     # ---- collectives -----------------------------------------------------------------
     def _collective(self, op: str, arrays: list[DeviceArray], outputs, after, root: int = 0, **nccl) -> Op:
         from gpusim.collectives import functional, simulate
+        from gpusim.collectives.run import plan_on, start_pattern
+        from gpusim.interconnect.fabric import Fabric, RankView
         gpus = [a.gpu for a in arrays]
         if len(set(gpus)) != len(gpus) or len(gpus) < 2:
             raise ConfigError(f"{op}: give one array on each of at least 2 distinct GPUs, got GPUs {gpus}")
@@ -175,7 +239,15 @@ class System:
             t.data[...] = res.reshape(t.data.shape)
         size = arrays[0].nbytes * (len(arrays) if op == "all_gather" else 1)
         c = simulate(op, size, self.spec, len(arrays), **nccl)
-        return self._schedule(op, "collective", gpus, "comm", c.time_us, after, {"result": c})
+        call = plan_on(RankView(Fabric(self.spec, gpus=self.n), gpus), op, size, self.spec, **nccl)
+
+        ranks = gpus[root:] + gpus[:root]        # the model's chains start (broadcast) or end (reduce) at rank 0
+
+        def body(fabric):
+            yield fabric.env.timeout(call.fixed_ns)
+            yield start_pattern(call, self.spec, RankView(fabric, ranks))
+
+        return self._schedule(op, "collective", gpus, "comm", c.time_us, after, {"result": c}, body)
 
     def all_reduce(self, arrays, after=None, **nccl) -> Op:
         return self._collective("all_reduce", arrays, None, after, **nccl)
@@ -198,7 +270,9 @@ class System:
     # ---- reporting -------------------------------------------------------------------
     def timeline_table(self) -> str:
         from gpusim.report.fmt import table
-        rows = [[op.name, op.kind, ",".join(map(str, op.gpus)), op.stream, f"{op.start_us:.2f}", f"{op.end_us:.2f}",
-                 f"{op.time_us:.2f}"] for op in sorted(self.timeline, key=lambda o: (o.start_us, o.gpus))]
-        return "\n".join(table(["operation", "kind", "GPUs", "stream", "start (us)", "end (us)", "time (us)"], rows,
-                               "lllrrrr"))
+        times = self._times()
+        rows = [[op.name, op.kind, ",".join(map(str, op.gpus)), op.stream, f"{times[op][0]:.2f}",
+                 f"{times[op][1]:.2f}", f"{times[op][1] - times[op][0]:.2f}", f"{op.standalone_us:.2f}"]
+                for op in sorted(self.timeline, key=lambda o: (times[o][0], o.gpus))]
+        return "\n".join(table(["operation", "kind", "GPUs", "stream", "start (us)", "end (us)", "time (us)",
+                                "alone (us)"], rows, "lllrrrrr"))

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
 
+import simpy
+
 from gpusim.collectives import algorithms
 from gpusim.collectives.conventions import busbw_factor, check_op
 from gpusim.collectives.tuning import (fine_slices, p2p_channel_shares, p2p_chunks, p2p_plan,
@@ -41,13 +43,24 @@ class CollectiveResult:
         return d
 
 
-def simulate(op: str, size_bytes: int, gpu="h200", gpus: int | None = None, algorithm: str | None = None,
-             protocol: str | None = None, dtype_bytes: int = 4) -> CollectiveResult:
-    """Time one `op` of nccl-tests size `size_bytes` over `gpus` GPUs of `gpu` (a preset name, a
-    .toml file or a spec; gpus defaults to spec.system.gpu_count)."""
-    spec = resolve(gpu)
+@dataclass(frozen=True)
+class CallPlan:
+    """One call as NCCL would run it: the op, its ranks and size, NCCL's plan (algorithm,
+    protocol, channels; for p2p its per-peer-operation plan) and the fixed cost paid before
+    the pattern's first slice leaves (launch, launch skew, base latency)."""
+    op: str
+    gpus: int
+    bytes: int
+    plan: object
+    p2p: object
+    fixed_ns: float
+
+
+def plan_call(op: str, size_bytes: int, spec, gpus: int, link_GBps: float, algorithm: str | None = None,
+              protocol: str | None = None, dtype_bytes: int = 4) -> CallPlan:
+    """Check one call's arguments and plan it; `link_GBps` is the slower direction of a rank's route."""
     op = check_op(op)
-    n = int(gpus if gpus is not None else spec.system.gpu_count)
+    n = int(gpus)
     if n < 2:
         raise ConfigError(f"{op} needs at least 2 GPUs: pass gpus=N or set system.gpu_count (got {n})")
     size = int(size_bytes)
@@ -57,19 +70,31 @@ def simulate(op: str, size_bytes: int, gpu="h200", gpus: int | None = None, algo
     if size % (dtype_bytes * per_rank_blocks):
         raise ConfigError(f"{op}: {size} bytes do not split into {per_rank_blocks} blocks of {dtype_bytes}-byte "
                           f"elements")
-    fabric = Fabric(spec, gpus=n)
-    link = min(fabric.route_bandwidth_GBps(0, 1), fabric.route_bandwidth_GBps(1, 0))
-    p = plan(spec, op, n, size, link, algorithm, protocol)
-    channels, protocol = p.channels, p.protocol
+    p, pp = plan(spec, op, n, size, link_GBps, algorithm, protocol), None
     if p.algorithm == "p2p":                                   # NCCL's channels and protocol per peer operation
         pp = p2p_plan(spec, n, size / (n if op == "all_to_all" else 1))
-        channels, protocol = pp.channels, pp.protocol
-        p = replace(p, protocol=protocol, channels=channels)
+        p = replace(p, protocol=pp.protocol, channels=pp.channels)
+    fixed_ns = spec.nccl.launch_latency_ns + (n - 1) * spec.nccl.launch_skew_per_gpu_ns \
+        + (spec.nccl.base_latency_ns(p.protocol) if p.algorithm != "p2p" else spec.nccl.p2p_latency_ns)
+    return CallPlan(op, n, size, p, pp, fixed_ns)
+
+
+def plan_on(fabric, op: str, size_bytes: int, spec, algorithm: str | None = None, protocol: str | None = None,
+            dtype_bytes: int = 4) -> CallPlan:
+    """`plan_call` for a call over `fabric`'s ranks (a `Fabric` or a `RankView`), with the
+    slower direction of rank 0's route to rank 1 as NCCL's link."""
+    link = min(fabric.route_bandwidth_GBps(0, 1), fabric.route_bandwidth_GBps(1, 0))
+    return plan_call(op, size_bytes, spec, fabric.n, link, algorithm, protocol, dtype_bytes)
+
+
+def start_pattern(call: CallPlan, spec, fabric) -> simpy.Event:
+    """Start the call's pattern on `fabric` (its ranks 0..n-1: a `Fabric`, or a `RankView` of a
+    larger one) at the fabric's present time; the event fires when the last slice has landed."""
+    op, n, size, p, pp = call.op, call.gpus, call.bytes, call.plan, call.p2p
+    channels, protocol = p.channels, p.protocol
     pipe = algorithms.Pipeline(fabric, spec, protocol, channels,
                                spec.nccl.tree_efficiency if p.algorithm == "tree" else 1.0,
                                spec.nccl.p2p_channel_bandwidth_GBps if p.algorithm == "p2p" else None)
-    fixed_ns = spec.nccl.launch_latency_ns + (n - 1) * spec.nccl.launch_skew_per_gpu_ns \
-        + (spec.nccl.base_latency_ns(p.protocol) if p.algorithm != "p2p" else 0)
     if p.algorithm == "ring" and op in ("all_reduce", "all_gather", "reduce_scatter"):
         nsteps = 2 * (n - 1) if op == "all_reduce" else n - 1
         step = size / n
@@ -77,33 +102,44 @@ def simulate(op: str, size_bytes: int, gpu="h200", gpus: int | None = None, algo
         if p.protocol != "simple":              # the channels copy LL / LL128 lines, flags included
             pipe.copy_GBps *= spec.nccl.efficiency(p.protocol)
         if p.protocol == "simple":              # NCCL's chunk loops and slices, each with its own sync
-            done = algorithms.ring(pipe, n, nsteps, step, slices(spec, step / p.channels, p.protocol), local,
+            return algorithms.ring(pipe, n, nsteps, step, slices(spec, step / p.channels, p.protocol), local,
                                    groups=simple_ring_syncs(spec, op, step / p.channels),
                                    slice_sync_ns=spec.nccl.simple_slice_sync_ns)
-        else:
-            done = algorithms.ring(pipe, n, nsteps, step, slices(spec, step / p.channels, p.protocol), local,
-                                   stream=p.protocol == "ll")
-    elif p.algorithm == "tree":
-        done = algorithms.tree(pipe, n, size, fine_slices(size))
-    elif op == "broadcast":
-        done = algorithms.chain(pipe, list(range(n)), size, fine_slices(size))
-    elif op == "reduce":
-        done = algorithms.chain(pipe, list(range(n - 1, -1, -1)), size, fine_slices(size))
-    else:                                                     # send_recv, all_to_all: NCCL's p2p rounds
-        fixed_ns += spec.nccl.p2p_latency_ns
-        b = size / n if op == "all_to_all" else size
-        rounds = list(range(n)) if op == "all_to_all" else [1]     # round d: send to r + d, receive from r - d
-        shares = p2p_channel_shares(spec, rounds, channels)
-        self_warps = p2p_warps(1)[2] / p2p_warps(1)[1]            # a copy to self has the whole block's warps
-        pairs = sorted((r, (r + d) % n, b, shares[d][0] * (self_warps if d == 0 else 1.0), shares[d][1])
-                       for r in range(n) for d in rounds)
-        done = algorithms.p2p(pipe, pairs, slices(spec, pp.part_bytes, protocol), p2p_chunks(spec, pp),
-                              channels * spec.nccl.p2p_receive_bandwidth_GBps)
-    fabric.env.run(until=done)
-    t_ns = fixed_ns + fabric.env.now
-    algbw = size / t_ns                                        # bytes/ns == GB/s
-    return CollectiveResult(op, n, size, t_ns / 1e3, algbw, algbw * busbw_factor(op, n), p.algorithm, p.protocol,
-                            p.channels, spec.name, tuple(fabric.sent))
+        return algorithms.ring(pipe, n, nsteps, step, slices(spec, step / p.channels, p.protocol), local,
+                               stream=p.protocol == "ll")
+    if p.algorithm == "tree":
+        return algorithms.tree(pipe, n, size, fine_slices(size))
+    if op == "broadcast":
+        return algorithms.chain(pipe, list(range(n)), size, fine_slices(size))
+    if op == "reduce":
+        return algorithms.chain(pipe, list(range(n - 1, -1, -1)), size, fine_slices(size))
+    b = size / n if op == "all_to_all" else size               # send_recv, all_to_all: NCCL's p2p rounds
+    rounds = list(range(n)) if op == "all_to_all" else [1]     # round d: send to r + d, receive from r - d
+    shares = p2p_channel_shares(spec, rounds, channels)
+    self_warps = p2p_warps(1)[2] / p2p_warps(1)[1]            # a copy to self has the whole block's warps
+    pairs = sorted((r, (r + d) % n, b, shares[d][0] * (self_warps if d == 0 else 1.0), shares[d][1])
+                   for r in range(n) for d in rounds)
+    return algorithms.p2p(pipe, pairs, slices(spec, pp.part_bytes, protocol), p2p_chunks(spec, pp),
+                          channels * spec.nccl.p2p_receive_bandwidth_GBps)
+
+
+def simulate(op: str, size_bytes: int, gpu="h200", gpus: int | None = None, algorithm: str | None = None,
+             protocol: str | None = None, dtype_bytes: int = 4) -> CollectiveResult:
+    """Time one `op` of nccl-tests size `size_bytes` over `gpus` GPUs of `gpu` (a preset name, a
+    .toml file or a spec; gpus defaults to spec.system.gpu_count), alone on a fresh fabric."""
+    spec = resolve(gpu)
+    op = check_op(op)
+    n = int(gpus if gpus is not None else spec.system.gpu_count)
+    if n < 2:
+        raise ConfigError(f"{op} needs at least 2 GPUs: pass gpus=N or set system.gpu_count (got {n})")
+    fabric = Fabric(spec, gpus=n)
+    call = plan_on(fabric, op, size_bytes, spec, algorithm, protocol, dtype_bytes)
+    fabric.env.run(until=start_pattern(call, spec, fabric))
+    t_ns = call.fixed_ns + fabric.env.now
+    algbw = call.bytes / t_ns                                  # bytes/ns == GB/s
+    p = call.plan
+    return CollectiveResult(op, n, call.bytes, t_ns / 1e3, algbw, algbw * busbw_factor(op, n), p.algorithm,
+                            p.protocol, p.channels, spec.name, tuple(fabric.sent))
 
 
 def parse_size(text: str) -> int:
@@ -144,4 +180,5 @@ def sweep(op: str, sizes: list[int], gpu="h200", gpus: int | None = None, algori
     return [simulate(op, s, gpu, gpus, algorithm, protocol) for s in sizes]
 
 
-__all__ = ["CollectiveResult", "simulate", "sweep", "parse_size", "parse_sizes"]
+__all__ = ["CallPlan", "CollectiveResult", "plan_call", "plan_on", "simulate", "start_pattern", "sweep",
+           "parse_size", "parse_sizes"]

@@ -100,3 +100,27 @@ class Fabric:
 
     def counters(self) -> dict[str, list[float]]:
         return {"nvltx__bytes.sum": list(self.sent), "nvlrx__bytes.sum": list(self.received)}
+
+
+class RankView:
+    """Ranks 0..k-1 of one collective placed on GPUs `gpus` of a larger fabric: the same ports,
+    so the collective shares them with whatever else runs on that fabric (`gpusim.System`)."""
+
+    def __init__(self, fabric: Fabric, gpus):
+        self.fabric, self.gpus, self.env = fabric, tuple(int(g) for g in gpus), fabric.env
+        if len(set(self.gpus)) != len(self.gpus) or not all(0 <= g < fabric.n for g in self.gpus):
+            raise ConfigError(f"ranks must be distinct GPUs of the fabric's {fabric.n}, got {list(gpus)}")
+        self.n = len(self.gpus)
+
+    def route_bandwidth_GBps(self, src: int, dst: int) -> float:
+        return self.fabric.route_bandwidth_GBps(self.gpus[src], self.gpus[dst])
+
+    def carry(self, src: int, dst: int, nbytes: float, efficiency: float = 1.0):
+        yield from self.fabric.carry(self.gpus[src], self.gpus[dst], nbytes, efficiency)
+
+    def transfer(self, src: int, dst: int, nbytes: float, efficiency: float = 1.0, min_ns: float = 0.0):
+        yield from self.fabric.transfer(self.gpus[src], self.gpus[dst], nbytes, efficiency, min_ns)
+
+    @property
+    def sent(self) -> list[float]:
+        return [self.fabric.sent[g] for g in self.gpus]

@@ -70,3 +70,55 @@ def test_a_timed_launch_computes_every_element_of_a_large_grid():
     out = s.device_array(1 << 20, np.float32, gpu=0)
     s.launch(scale, 4096, 256, (x, out), gpu=0)           # timing samples blocks; the outputs stay exact
     assert np.array_equal(out.data, 2.0 * x.data)
+
+
+# ---- the timeline shares the fabric: overlapping transfers split the ports they cross ----------
+
+def _copies(s, pairs, nbytes):
+    ops = []
+    for src, dst in pairs:
+        a = s.to_device(np.ones(nbytes // 4, np.float32), gpu=src)
+        ops.append(s.copy(s.device_array(nbytes // 4, np.float32, gpu=dst), a))
+    return ops
+
+
+def test_two_copies_into_one_gpu_share_its_ingress_port():
+    s = gpusim.System("h200", gpus=3)
+    a, b = _copies(s, [(1, 0), (2, 0)], 64 << 20)
+    assert a.start_us == b.start_us == 0.0                  # two source GPUs' copy engines at once
+    assert a.time_us == pytest.approx(2 * a.standalone_us, rel=0.02)
+    assert b.time_us == pytest.approx(2 * b.standalone_us, rel=0.02)
+
+
+def test_copies_in_opposite_directions_do_not_slow_each_other():
+    s = gpusim.System("h200", gpus=2)
+    a, b = _copies(s, [(0, 1), (1, 0)], 64 << 20)
+    assert (a.time_us, b.time_us) == pytest.approx((a.standalone_us, b.standalone_us), rel=1e-9)
+
+
+def test_a_copy_during_an_all_reduce_slows_both():
+    s = gpusim.System("h200", gpus=4)
+    xs = [s.to_device(np.ones(4 << 20, np.float32), gpu=g) for g in range(4)]
+    ar = s.all_reduce(xs)
+    cp, = _copies(s, [(0, 1)], 64 << 20)
+    assert ar.time_us > 1.05 * ar.standalone_us and cp.time_us > 1.2 * cp.standalone_us
+    sent = s.counters()["nvltx__bytes.sum"][0]                       # GPU 0's egress carried both
+    assert sent / (s.elapsed_us * 1e3) <= s.spec.nvlink.bandwidth_GBps   # and never beyond its rate
+
+
+def test_a_collective_alone_on_the_timeline_takes_its_simulated_time():
+    s = gpusim.System("h200", gpus=4)
+    xs = [s.to_device(np.ones(1 << 18, np.float32), gpu=g) for g in (1, 3)]
+    op = s.all_gather(xs, [s.device_array(1 << 19, np.float32, gpu=g) for g in (1, 3)])
+    alone = gpusim.collectives.simulate("all_gather", 2 << 20, s.spec, 2)
+    assert op.time_us == pytest.approx(alone.time_us, rel=1e-9)
+    assert s.counters()["nvltx__bytes.sum"] == pytest.approx([0.0, 1 << 20, 0.0, 1 << 20])
+
+
+def test_broadcast_sends_from_its_root_gpu():
+    s = gpusim.System("h200", gpus=3)
+    xs = [s.to_device(np.full(1 << 16, g, np.float32), gpu=g) for g in range(3)]
+    s.broadcast(xs, root=2)
+    sent = s.counters()["nvltx__bytes.sum"]
+    assert sent[2] == pytest.approx(1 << 18) and sent[1] == 0.0          # the chain runs 2 -> 0 -> 1
+    assert all(np.all(x.data == 2) for x in xs)
