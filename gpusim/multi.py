@@ -20,9 +20,11 @@ when a time is first asked for and again after new work is added: copies
 ranks of the fabric: `RankView`) move their chunks through the same NVLink ports, so two
 transfers that overlap share the ports they both cross and each takes longer than alone
 (`Op.standalone_us` is its time alone, `Op.time_us` its time here). Kernels take their
-single-GPU timing model's time (with `peer_args` for arrays on other GPUs); their peer
-traffic, and the SMs and memory a collective's channels take from a kernel beside it, are
-not shared with the rest of the timeline (DEVIATIONS.md, row "concurrency").
+single-GPU timing model's time (with `peer_args` for arrays on other GPUs); a kernel's peer
+traffic (`nvltx__bytes.sum`, `nvlrx__bytes.sum`) goes over the same ports, spread over its
+time alone, and makes the kernel late by what it queues there
+(`gpusim.interconnect.kernel_traffic`). The SMs and memory a collective's channels take
+from a kernel beside it are not modelled (DEVIATIONS.md, row "concurrency").
 Functional results are exact: arrays hold what the GPUs would hold. A launch on one GPU
 with no other GPU involved is exactly `gpusim.launch`.
 """
@@ -189,22 +191,32 @@ class System:
         kname = name or getattr(kernel, "__name__", None) or getattr(getattr(kernel, "py_func", None), "__name__",
                                                                      "kernel")
         do_time = timing and time_like is None
-        if not execute:
-            if time_like is None:
-                raise ConfigError("launch(execute=False) needs time_like=: there is no time without a run")
-            return self._schedule(kname, "kernel", [g], "compute", time_like.standalone_us, after,
-                                  {"peer_args": peer})
-        r = gpusim.launch(kernel, grid, block, plain, gpu=self.spec, timing=do_time, shared_bytes=shared_bytes,
-                          timing_options=(timing_options or TimingOptions(mode="auto"))     # every block executed
-                          if do_time else None, peer_args=peer or None)
+        if not execute and time_like is None:
+            raise ConfigError("launch(execute=False) needs time_like=: there is no time without a run")
+        r = None
+        if execute:
+            r = gpusim.launch(kernel, grid, block, plain, gpu=self.spec, timing=do_time, shared_bytes=shared_bytes,
+                              timing_options=(timing_options or TimingOptions(mode="auto"))  # every block executed
+                              if do_time else None, peer_args=peer or None)
         if time_like is not None:
-            dur = time_like.standalone_us
+            dur, link_bytes = time_like.standalone_us, time_like.detail.get("link_bytes", (0.0, 0.0))
         elif timing:
             dur = float(r.metrics["gpu__time_duration.sum"]) / 1e3
+            link_bytes = (r.metrics.get("nvltx__bytes.sum", 0.0), r.metrics.get("nvlrx__bytes.sum", 0.0))
         else:
-            dur = 0.0
-        detail = {"peer_args": peer, "result": r}
-        return self._schedule(kname, "kernel", [g], "compute", dur, after, detail)
+            dur, link_bytes = 0.0, (0.0, 0.0)
+        detail = {"peer_args": peer, "link_bytes": link_bytes}
+        if r is not None:
+            detail["result"] = r
+        body = None
+        if peer and dur > 0:                # its NVLink traffic shares the ports with copies and collectives
+            from gpusim.interconnect.kernel_traffic import flows, kernel_process
+            weights: dict[int, float] = {}
+            for i in peer:
+                weights[args[i].gpu] = weights.get(args[i].gpu, 0.0) + args[i].nbytes
+            traffic = flows(g, weights, *link_bytes)
+            body = lambda fabric: kernel_process(fabric, dur * 1e3, traffic)   # noqa: E731
+        return self._schedule(kname, "kernel", [g], "compute", dur, after, detail, body)
 
     # ---- copies ----------------------------------------------------------------------
     def copy(self, dst: DeviceArray, src: DeviceArray, after=None) -> Op:

@@ -75,20 +75,25 @@ class Fabric:
         floor on the time the ports are held (a sender slower than the link)."""
         if min_ns:
             yield self.env.timeout(min_ns)
-        yield from self.carry(src, dst, nbytes, efficiency)
+        return (yield from self.carry(src, dst, nbytes, efficiency))
 
-    def carry(self, src: int, dst: int, nbytes: float, efficiency: float = 1.0):
+    def carry(self, src: int, dst: int, nbytes: float, efficiency: float = 1.0, granted: simpy.Event | None = None):
         """SimPy process: one chunk over the route, landed at dst when it returns.
 
         The chunk holds the egress port, then the ingress port, each for its wire time;
         an uncontended receiver overlaps the sender (cut-through: the chunk lands one
         latency after leaving the egress port, or when the ingress port has finished it,
-        whichever is later), a busy one delays it."""
+        whichever is later), a busy one delays it. Returns the time it queued for the ports;
+        `granted` (if given) succeeds with that time once the last port has taken the chunk."""
         ports = self.route(src, dst)
-        ns = 0.0
+        ns = waited = 0.0
         for i, p in enumerate(ports):
             with p.server.request() as r:
+                asked = self.env.now
                 yield r
+                waited += self.env.now - asked
+                if granted is not None and i == len(ports) - 1:
+                    granted.succeed(waited)
                 ns = p.time_ns(nbytes) / efficiency
                 yield self.env.timeout(ns)
                 p.account(nbytes, ns)
@@ -97,6 +102,7 @@ class Fabric:
         self.received[dst] += nbytes
         credit = ns if len(ports) > 1 else 0.0
         yield self.env.timeout(max(0.0, self.latency_ns - credit))
+        return waited
 
     def counters(self) -> dict[str, list[float]]:
         return {"nvltx__bytes.sum": list(self.sent), "nvlrx__bytes.sum": list(self.received)}
@@ -115,11 +121,11 @@ class RankView:
     def route_bandwidth_GBps(self, src: int, dst: int) -> float:
         return self.fabric.route_bandwidth_GBps(self.gpus[src], self.gpus[dst])
 
-    def carry(self, src: int, dst: int, nbytes: float, efficiency: float = 1.0):
-        yield from self.fabric.carry(self.gpus[src], self.gpus[dst], nbytes, efficiency)
+    def carry(self, src: int, dst: int, nbytes: float, efficiency: float = 1.0, granted: simpy.Event | None = None):
+        return (yield from self.fabric.carry(self.gpus[src], self.gpus[dst], nbytes, efficiency))
 
     def transfer(self, src: int, dst: int, nbytes: float, efficiency: float = 1.0, min_ns: float = 0.0):
-        yield from self.fabric.transfer(self.gpus[src], self.gpus[dst], nbytes, efficiency, min_ns)
+        return (yield from self.fabric.transfer(self.gpus[src], self.gpus[dst], nbytes, efficiency, min_ns))
 
     @property
     def sent(self) -> list[float]:

@@ -122,3 +122,38 @@ def test_broadcast_sends_from_its_root_gpu():
     sent = s.counters()["nvltx__bytes.sum"]
     assert sent[2] == pytest.approx(1 << 18) and sent[1] == 0.0          # the chain runs 2 -> 0 -> 1
     assert all(np.all(x.data == 2) for x in xs)
+
+
+def _peer_read_kernel(s, n):
+    """A kernel on GPU 0 reading n floats that live on GPU 1."""
+    from numba import cuda
+
+    @cuda.jit
+    def scale(x, out):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i] = 2.0 * x[i]
+
+    x = s.to_device(np.ones(n, np.float32), gpu=1)
+    return s.launch(scale, n // 256, 256, (x, s.device_array(n, np.float32, gpu=0)), gpu=0)
+
+
+def test_a_peer_kernel_alone_keeps_its_time_and_puts_its_reads_on_the_links():
+    s = gpusim.System("h200", gpus=2)
+    k = _peer_read_kernel(s, 1 << 20)
+    assert k.time_us == k.standalone_us
+    assert s.counters()["nvltx__bytes.sum"][1] == pytest.approx(4 << 20)     # GPU 1 sent the data
+
+
+def test_a_peer_kernel_and_a_copy_the_same_way_slow_each_other():
+    s = gpusim.System("h200", gpus=2)
+    k = _peer_read_kernel(s, 1 << 22)
+    cp, = _copies(s, [(1, 0)], 16 << 20)                 # GPU 1 -> GPU 0, as the kernel's reads
+    assert k.time_us > 1.1 * k.standalone_us and cp.time_us > 1.3 * cp.standalone_us
+
+
+def test_a_peer_kernel_and_a_copy_the_other_way_do_not():
+    s = gpusim.System("h200", gpus=2)
+    k = _peer_read_kernel(s, 1 << 22)
+    cp, = _copies(s, [(0, 1)], 16 << 20)
+    assert (k.time_us, cp.time_us) == pytest.approx((k.standalone_us, cp.standalone_us), rel=1e-9)
