@@ -123,7 +123,8 @@ class System:
             if not isinstance(a, Op) or a.system is not self:
                 raise ConfigError(f"{name}: after= takes operations of this System, got {a!r}")
         if body is None:
-            body = lambda fabric, ns=standalone_us * 1e3: (yield fabric.env.timeout(ns))  # noqa: E731
+            def body(fabric, ns=standalone_us * 1e3):          # busy on its stream, no link traffic
+                yield fabric.env.timeout(ns)
         op = Op(name, kind, tuple(gpus), stream, standalone_us, detail, after, self, body,
                 tuple(gpus if stream_gpus is None else stream_gpus))
         self.timeline.append(op)
@@ -151,6 +152,9 @@ class System:
                 for g in op.stream_gpus:
                     last[(g, op.stream)] = done[op]
             env.run()
+            stuck = [op.name for op in self.timeline if op not in times]
+            if stuck:
+                raise RuntimeError(f"System timeline: {stuck} never finished (a simulation error, please report)")
             self._solved, self._counters = times, fabric.counters()
         return self._solved
 
@@ -160,7 +164,7 @@ class System:
 
     def counters(self) -> dict[str, list[float]]:
         """Bytes each GPU sent and received over its links on the timeline (nvltx__bytes.sum,
-        nvlrx__bytes.sum): copies and collectives."""
+        nvlrx__bytes.sum): copies, collectives and peer-access kernels."""
         self._times()
         return self._counters
 
