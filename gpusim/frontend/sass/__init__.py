@@ -4,9 +4,11 @@ functional core executes.
 - `tools.py`: `ptxas` (registers, shared memory, stack, the cubin) and `nvdisasm`.
 - `listing.py`: the SASS listing with each instruction's Python and PTX line.
 - `operands.py`: which registers a SASS instruction reads and writes.
+- `opcodes.py`: the opcode table: each SASS instruction's pipe, latency class and memory.
 - `cfg.py`: SASS basic blocks, dominators and loops.
 - `mapping.py`: which SASS a warp issues for each PTX basic block it executes
   (the timing model times SASS, the functional core executes PTX).
+- `homes.py`: the mapping's first stage: the PTX block (home) each SASS block belongs to.
 """
 import threading
 
