@@ -176,6 +176,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="spec overrides, e.g. --set nvlink.links=12 --set system.topology=direct")
     co.add_argument("--algorithm", choices=("ring", "tree"), help="force NCCL_ALGO (default: NCCL's choice)")
     co.add_argument("--protocol", choices=("LL", "LL128", "Simple"), help="force NCCL_PROTO (default: NCCL's choice)")
+    co.add_argument("--in-place", action="store_true",
+                    help="NCCL's in-place call (one buffer per rank; default out of place, as nccl-tests "
+                         "measures): a broadcast root then sends without copying into its own output")
     co.add_argument("--json", action="store_true", help="one JSON object per size")
     co.add_argument("--plot", metavar="FILE", help="write busbw against size (PNG/SVG/PDF by extension)")
     co.set_defaults(func=_command("commands", "cmd_collective"))

@@ -70,7 +70,8 @@ def cmd_collective(args) -> int:
     n = args.gpus if args.gpus is not None else (spec.system.gpu_count if spec.system.gpu_count > 1 else 8)
     if n < 2:
         raise UsageError(f"--gpus must be at least 2, got {n}")
-    results = [simulate(op, size, spec, n, args.algorithm, args.protocol) for size in parse_sizes(args.sizes)]
+    results = [simulate(op, size, spec, n, args.algorithm, args.protocol, in_place=args.in_place)
+               for size in parse_sizes(args.sizes)]
     if args.json:
         for r in results:
             print(_json.dumps({"op": r.op, "gpus": r.gpus, "bytes": r.bytes, "time_us": round(r.time_us, 3),
@@ -79,7 +80,8 @@ def cmd_collective(args) -> int:
     else:
         print(f"# {op} on {n} x {spec.marketing_name} ({spec.name}), {spec.system.topology}, "
               f"{spec.nvlink.links} NVLinks x {spec.nvlink.link_bandwidth_GBps:g} GB/s per direction; "
-              f"nccl-tests conventions (size: {'gathered output' if op == 'all_gather' else 'input per rank'})")
+              f"nccl-tests conventions (size: {'gathered output' if op == 'all_gather' else 'input per rank'}"
+              f"{'; in place' if args.in_place else ''})")
         rows = [[f"{r.bytes}", f"{r.time_us:.2f}", f"{r.algbw_GBps:.2f}", f"{r.busbw_GBps:.2f}",
                  r.algorithm.upper() if r.algorithm == "p2p" else r.algorithm.capitalize(),
                  {"ll": "LL", "ll128": "LL128", "simple": "Simple"}[r.protocol], str(r.channels)] for r in results]

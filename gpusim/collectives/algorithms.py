@@ -28,7 +28,8 @@ link, pipelined), which their fitted numbers assume.
 - chain(order): a pipelined chain (broadcast from the root; reduce towards it), in fine
   slices (ranks forward what lands as it lands: the measured broadcast takes nearly the
   same time over 1 and 3 hops); every hop pays one sync latency (one slice per chunk), in
-  parallel.
+  parallel. `root_copy`: the first rank's copy per byte sent (the out-of-place broadcast
+  root's copySend, which also stores into its own output: tuning.ROOT_COPY_SEND_COST).
 - tree: NCCL's intra-node tree is a chain: reduce up to rank 0, then broadcast down, in
   fine slices, both directions at once, one handshake per hop; its rate is scaled by
   nccl.tree_efficiency. NCCL never chose Tree within one node in the measured log; the
@@ -153,7 +154,7 @@ def ring(pipe: Pipeline, n: int, nsteps: int, step_bytes: float, k: int, local_c
     return simpy.AllOf(env, procs + [arrived[r][nsteps - 1][k - 1] for r in range(n)])
 
 
-def chain(pipe: Pipeline, order: list[int], nbytes: float, k: int) -> simpy.Event:
+def chain(pipe: Pipeline, order: list[int], nbytes: float, k: int, root_copy: float = 1.0) -> simpy.Event:
     env = pipe.env
     hops = len(order) - 1
     arrived = [[env.event() for _ in range(k)] for _ in range(hops)]   # arrived[i][j]: at order[i+1]
@@ -163,7 +164,8 @@ def chain(pipe: Pipeline, order: list[int], nbytes: float, k: int) -> simpy.Even
         for j in range(k):
             if i > 0:
                 yield arrived[i - 1][j]
-            yield from pipe.store(order[i], order[i + 1], nbytes / k, arrived[i][j])
+            yield from pipe.store(order[i], order[i + 1], nbytes / k, arrived[i][j],
+                                  (root_copy if i == 0 else 1.0) * nbytes / k)
 
     procs = [env.process(node(i)) for i in range(hops)]
     return simpy.AllOf(env, procs + [arrived[hops - 1][k - 1]])

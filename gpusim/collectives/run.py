@@ -16,8 +16,8 @@ import simpy
 
 from gpusim.collectives import algorithms
 from gpusim.collectives.conventions import busbw_factor, check_op
-from gpusim.collectives.tuning import (fine_slices, p2p_channel_shares, p2p_chunks, p2p_plan,
-                                       p2p_warps, plan, simple_ring_syncs, slices)
+from gpusim.collectives.tuning import (ROOT_COPY_SEND_COST, fine_slices, p2p_channel_shares, p2p_chunks,
+                                       p2p_plan, p2p_warps, plan, simple_ring_syncs, slices)
 from gpusim.errors import ConfigError
 from gpusim.interconnect.fabric import Fabric
 from gpusim.specs.overrides import resolve
@@ -47,17 +47,19 @@ class CollectiveResult:
 class CallPlan:
     """One call as NCCL would run it: the op, its ranks and size, NCCL's plan (algorithm,
     protocol, channels; for p2p its per-peer-operation plan) and the fixed cost paid before
-    the pattern's first slice leaves (launch, launch skew, base latency)."""
+    the pattern's first slice leaves (launch, launch skew, base latency). `in_place`: the call
+    reads and writes one buffer per rank (NCCL's in-place call; nccl-tests measures out of place)."""
     op: str
     gpus: int
     bytes: int
     plan: object
     p2p: object
     fixed_ns: float
+    in_place: bool = False
 
 
 def plan_call(op: str, size_bytes: int, spec, gpus: int, link_GBps: float, algorithm: str | None = None,
-              protocol: str | None = None, dtype_bytes: int = 4) -> CallPlan:
+              protocol: str | None = None, dtype_bytes: int = 4, in_place: bool = False) -> CallPlan:
     """Check one call's arguments and plan it; `link_GBps` is the slower direction of a rank's route."""
     op = check_op(op)
     n = int(gpus)
@@ -76,15 +78,15 @@ def plan_call(op: str, size_bytes: int, spec, gpus: int, link_GBps: float, algor
         p = replace(p, protocol=pp.protocol, channels=pp.channels)
     fixed_ns = spec.nccl.launch_latency_ns + (n - 1) * spec.nccl.launch_skew_per_gpu_ns \
         + (spec.nccl.base_latency_ns(p.protocol) if p.algorithm != "p2p" else spec.nccl.p2p_latency_ns)
-    return CallPlan(op, n, size, p, pp, fixed_ns)
+    return CallPlan(op, n, size, p, pp, fixed_ns, bool(in_place))
 
 
 def plan_on(fabric, op: str, size_bytes: int, spec, algorithm: str | None = None, protocol: str | None = None,
-            dtype_bytes: int = 4) -> CallPlan:
+            dtype_bytes: int = 4, in_place: bool = False) -> CallPlan:
     """`plan_call` for a call over `fabric`'s ranks (a `Fabric` or a `RankView`), with the
     slower direction of rank 0's route to rank 1 as NCCL's link."""
     link = min(fabric.route_bandwidth_GBps(0, 1), fabric.route_bandwidth_GBps(1, 0))
-    return plan_call(op, size_bytes, spec, fabric.n, link, algorithm, protocol, dtype_bytes)
+    return plan_call(op, size_bytes, spec, fabric.n, link, algorithm, protocol, dtype_bytes, in_place)
 
 
 def start_pattern(call: CallPlan, spec, fabric) -> simpy.Event:
@@ -109,8 +111,9 @@ def start_pattern(call: CallPlan, spec, fabric) -> simpy.Event:
                                stream=p.protocol == "ll")
     if p.algorithm == "tree":
         return algorithms.tree(pipe, n, size, fine_slices(size))
-    if op == "broadcast":
-        return algorithms.chain(pipe, list(range(n)), size, fine_slices(size))
+    if op == "broadcast":                   # out of place, the root also copies into its own output
+        return algorithms.chain(pipe, list(range(n)), size, fine_slices(size),
+                                1.0 if call.in_place else ROOT_COPY_SEND_COST)
     if op == "reduce":
         return algorithms.chain(pipe, list(range(n - 1, -1, -1)), size, fine_slices(size))
     b = size / n if op == "all_to_all" else size               # send_recv, all_to_all: NCCL's p2p rounds
@@ -124,16 +127,22 @@ def start_pattern(call: CallPlan, spec, fabric) -> simpy.Event:
 
 
 def simulate(op: str, size_bytes: int, gpu="h200", gpus: int | None = None, algorithm: str | None = None,
-             protocol: str | None = None, dtype_bytes: int = 4) -> CollectiveResult:
+             protocol: str | None = None, dtype_bytes: int = 4, in_place: bool = False) -> CollectiveResult:
     """Time one `op` of nccl-tests size `size_bytes` over `gpus` GPUs of `gpu` (a preset name, a
-    .toml file or a spec; gpus defaults to spec.system.gpu_count), alone on a fresh fabric."""
+    .toml file or a spec; gpus defaults to spec.system.gpu_count), alone on a fresh fabric.
+    `in_place`: NCCL's in-place call (send and receive buffer the same; nccl-tests and
+    `validate measure-multi` measure out of place, the default). It changes broadcast only: its
+    root then sends without copying into its own output (tuning.ROOT_COPY_SEND_COST). reduce,
+    all_reduce and reduce_scatter run the same primitives either way (reduce measured the same,
+    validate/data/h200x2_broadcast_inplace.json); NCCL's in-place all_gather also skips its
+    step-0 copy, which is not modelled (not measured)."""
     spec = resolve(gpu)
     op = check_op(op)
     n = int(gpus if gpus is not None else spec.system.gpu_count)
     if n < 2:
         raise ConfigError(f"{op} needs at least 2 GPUs: pass gpus=N or set system.gpu_count (got {n})")
     fabric = Fabric(spec, gpus=n)
-    call = plan_on(fabric, op, size_bytes, spec, algorithm, protocol, dtype_bytes)
+    call = plan_on(fabric, op, size_bytes, spec, algorithm, protocol, dtype_bytes, in_place)
     fabric.env.run(until=start_pattern(call, spec, fabric))
     t_ns = call.fixed_ns + fabric.env.now
     algbw = call.bytes / t_ns                                  # bytes/ns == GB/s

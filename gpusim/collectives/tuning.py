@@ -62,6 +62,12 @@ SIMPLE_SLICES_PER_CHUNK = {"all_reduce": 2, "all_gather": 2, "reduce_scatter": 2
 SIMPLE_BUFFER_BYTES = 4 << 20
 SIMPLE_RING_CHUNK_STEPS = 4
 SIMPLE_MIN_SLICE_DIVISOR = 32        # prims_simple.h genericOp: slice = max(nelem / SlicePerChunk, sliceSize / 32)
+# The root of an out-of-place broadcast (NCCL's src/device/broadcast.h runRing: inputBuf != outputBuf)
+# runs copySend: its channels load each element once and store it twice, into the next rank's buffer
+# and into their own output; in place it runs send, one load and one store. Its copy (a channel's
+# memory operations per element) takes 3 / 2 as long: a chain's root stores `ROOT_COPY_SEND_COST` x
+# its bytes at the channels' copy rate (algorithms.chain); the wire carries them once.
+ROOT_COPY_SEND_COST = 1.5
 
 
 def simple_ring_syncs(spec, op: str, part_bytes: float) -> int:

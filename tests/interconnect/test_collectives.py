@@ -66,16 +66,17 @@ def test_ll_is_slower_than_simple_for_a_gigabyte():
 
 
 def test_faster_links_make_large_collectives_faster_in_proportion():
-    # 1.2x the link rate stays below the 24 channels' copy rate (24 x channel_bandwidth_GBps)
+    # 1.2x the link rate stays below the 24 channels' copy rate (24 x channel_bandwidth_GBps); in place, the
+    # root sends without also copying into its own output
     fast = apply(H200, {"nvlink.link_bandwidth_GBps": 1.2 * H200.nvlink.link_bandwidth_GBps})
-    t1 = simulate("broadcast", GiB, H200, 8).time_us
-    t2 = simulate("broadcast", GiB, fast, 8).time_us
+    t1 = simulate("broadcast", GiB, H200, 8, in_place=True).time_us
+    t2 = simulate("broadcast", GiB, fast, 8, in_place=True).time_us
     assert t1 / t2 == pytest.approx(1.2, rel=0.03)
 
 
 def test_channels_copy_rate_caps_a_much_faster_link():
     fast = apply(H200, {"nvlink.link_bandwidth_GBps": 4 * H200.nvlink.link_bandwidth_GBps})
-    r = simulate("broadcast", GiB, fast, 8)
+    r = simulate("broadcast", GiB, fast, 8, in_place=True)
     assert r.busbw_GBps == pytest.approx(24 * H200.nccl.channel_bandwidth_GBps, rel=0.07)   # + pipeline fill
 
 
@@ -151,8 +152,8 @@ def _fixed_ns(spec, n, protocol):
 
 def test_a_ring_or_chain_slice_is_one_stage_of_copy_and_wire():
     # NVLink P2P: the channels' stores are the link traffic, so one 64 KiB slice costs the slower of its
-    # copy (2 channels at 64 KiB) and its wire time, not their sum
-    r = simulate("broadcast", 64 << 10, H200, 2, protocol="Simple")
+    # copy (2 channels at 64 KiB) and its wire time, not their sum (in place: the root copies nothing else)
+    r = simulate("broadcast", 64 << 10, H200, 2, protocol="Simple", in_place=True)
     copy_ns = (64 << 10) / (r.channels * H200.nccl.channel_bandwidth_GBps)
     wire_ns = (64 << 10) / (H200.nvlink.bandwidth_GBps * H200.nccl.simple_efficiency)
     latency = H200.nvlink.latency_ns + H200.system.switch_latency_ns
@@ -160,6 +161,18 @@ def test_a_ring_or_chain_slice_is_one_stage_of_copy_and_wire():
     rest = r.time_us * 1e3 - _fixed_ns(H200, 2, "simple") - H200.nccl.simple_step_latency_ns
     # the slice then crosses the switch's ingress port (cut-through: Fabric.carry) and lands
     assert r.channels == 2 and rest == pytest.approx(busy + max(busy, latency), rel=1e-6)
+
+
+def test_an_out_of_place_broadcast_root_stores_each_byte_twice():
+    # NCCL broadcast.h: out of place the root runs copySend (one load, two stores: the next rank's buffer and its
+    # own output), in place send (one load, one store), so its copy takes 3/2 as long. At 1 GiB on 2 GPUs the
+    # root's 24 channels then bind (1.5 x 1 GiB / (24 x 22.2 GB/s) = 3.02 ms) where in place the wire does
+    # (1 GiB / (NVLink payload rate x simple_efficiency) = 2.93 ms)
+    from gpusim.collectives.tuning import ROOT_COPY_SEND_COST
+    out, inp = (simulate("broadcast", GiB, H200, 2, in_place=p).time_us for p in (False, True))
+    copy_us = ROOT_COPY_SEND_COST * GiB / (24 * H200.nccl.channel_bandwidth_GBps) / 1e3
+    wire_us = GiB / (H200.nvlink.bandwidth_GBps * H200.nccl.simple_efficiency) / 1e3
+    assert ROOT_COPY_SEND_COST == 1.5 and out - inp == pytest.approx(copy_us - wire_us, rel=0.02)
 
 
 def test_simple_ring_steps_pay_two_slice_syncs_and_chains_none():
