@@ -254,6 +254,7 @@ class System:
                                   f"{res.size} (pass outputs= of that size)")
             t.data[...] = res.reshape(t.data.shape)
         size = arrays[0].nbytes * (len(arrays) if op == "all_gather" else 1)
+        nccl.setdefault("in_place", outputs is None)   # results written over the inputs: NCCL's in-place call
         c = simulate(op, size, self.spec, len(arrays), **nccl)
         call = plan_on(RankView(Fabric(self.spec, gpus=self.n), gpus), op, size, self.spec, **nccl)
 
@@ -275,6 +276,7 @@ class System:
         return self._collective("reduce_scatter", arrays, outputs, after, **nccl)
 
     def broadcast(self, arrays, root: int = 0, after=None, **nccl) -> Op:
+        """In place, as NCCL's ncclBroadcast with sendbuff == recvbuff: the root copies nothing."""
         return self._collective("broadcast", arrays, None, after, root=root, **nccl)
 
     def reduce(self, arrays, root: int = 0, after=None, **nccl) -> Op:

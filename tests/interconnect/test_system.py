@@ -157,3 +157,11 @@ def test_a_peer_kernel_and_a_copy_the_other_way_do_not():
     k = _peer_read_kernel(s, 1 << 22)
     cp, = _copies(s, [(0, 1)], 16 << 20)
     assert (k.time_us, cp.time_us) == pytest.approx((k.standalone_us, cp.standalone_us), rel=1e-9)
+
+
+def test_a_broadcast_over_its_own_arrays_is_timed_in_place():
+    s = gpusim.System("h200", gpus=2)
+    op = s.broadcast([s.to_device(np.ones(1 << 22, np.float32), gpu=g) for g in range(2)])
+    inplace = gpusim.collectives.simulate("broadcast", 16 << 20, s.spec, 2, in_place=True)
+    assert op.standalone_us == pytest.approx(inplace.time_us, rel=1e-12)
+    assert op.standalone_us < gpusim.collectives.simulate("broadcast", 16 << 20, s.spec, 2).time_us
