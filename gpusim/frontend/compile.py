@@ -21,9 +21,8 @@ Caches:
   configuration (its passes must act again in the next process, as Numba's would). `GPUSIM_DISK_CACHE=0` turns the disk cache off.
 `cache_stats()` counts memory hits, disk hits and real compilations.
 
-No GPU is needed: Numba asks `get_current_device()` for the compute capability when
-it compiles a called device function, so compilation runs with that lookup answering
-`cc` (the trick of tests/isa/ptx/regenerate.py), under a lock.
+The call into Numba (`compile_ptx` for the kernel's compute capability with no GPU,
+Numba's warnings passed on, debug exceptions kept) is `numbacompile.py`.
 
 `debug=True` kernels are compiled with Numba's debug error model (a raised exception stores
 its status code and thread in the kernel's `__errcode__` globals) and keep the exception
@@ -44,7 +43,6 @@ import re
 import sys
 import threading
 import types
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -54,8 +52,9 @@ from gpusim.errors import UnsupportedKernel
 from gpusim.frontend.diskcache import read_text_entry, write_entry
 from gpusim.frontend import argtypes as at
 from gpusim.frontend.fingerprint import fingerprint
-from gpusim.frontend.rejections import def_line, isa_error, rejected, source_file
-from gpusim.frontend.retarget import is_dropin_dispatcher, retarget
+from gpusim.frontend.numbacompile import _SIDE_EFFECTS, _compile_ptx
+from gpusim.frontend.rejections import def_line, isa_error, source_file
+from gpusim.frontend.retarget import is_dropin_dispatcher
 
 # PTX ISA "Kernel Function Parameter Attributes": `.param .u64 .ptr{.space}{.align N} name` says what a
 # pointer parameter points to; it changes no value, so it is dropped before parsing.
@@ -299,86 +298,11 @@ def _unwrap(kernel: Any) -> tuple[types.FunctionType, dict, list | None]:
     return pyfunc, options, sigs
 
 
-# ----------------------------------------------------------------------------- compilation
-class _PretendDevice:
-    def __init__(self, cc: tuple[int, int]) -> None:
-        self.compute_capability = cc
-        self.name = f"gpusim sm_{cc[0]}{cc[1]}"
-
-
-@contextmanager
-def _pretend_device(cc: tuple[int, int]):
-    """Numba compiles called device functions for `get_current_device()`'s cc; answer `cc`."""
-    import numba.cuda.dispatcher as dispatcher
-    saved = dispatcher.get_current_device
-    dispatcher.get_current_device = lambda: _PretendDevice(cc)
-    try:
-        yield
-    finally:
-        dispatcher.get_current_device = saved
-
-
-def _compile_ptx(name: str, pyfunc: types.FunctionType, argtypes: tuple, cc: tuple, opts: dict) -> tuple:
-    """(PTX, the kernel's user exceptions by status code when compiled with debug=True, else None)."""
-    import warnings
-
-    from numba import cuda
-    import numba.cuda.compiler as ncc
-    from numba.cuda.core.errors import NumbaInvalidConfigWarning
-    debug = bool(opts.get("debug"))
-    results = []
-    real = ncc.compile_cuda
-
-    def keep(*a, **k):                    # the kernel's compile result: its call helper maps exception codes
-        cres = real(*a, **k)
-        results.append(cres)
-        return cres
-    from gpusim.frontend import launchconfig
-    launchconfig.consulted(reset=True)
-    consulted = False
-    with _pretend_device(cc), warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        if debug:
-            ncc.compile_cuda = keep
-        try:
-            fn = retarget(pyfunc)
-            try:
-                ptx, _ = cuda.compile_ptx(fn, argtypes, cc=cc, lineinfo=not debug, **opts)
-            except Exception as e:        # Numba's line info failing on a type (an empty tuple: a
-                if debug or not _in_debuginfo(e):      # division by zero in debuginfo.py): without it,
-                    raise                 # errors then name PTX lines instead of Python lines
-                ptx, _ = cuda.compile_ptx(fn, argtypes, cc=cc, lineinfo=False, **opts)
-        except Exception as e:            # Numba raises many types; all mean "cannot compile"
-            from gpusim.frontend.numba_errors import like
-            raise like(rejected(name, pyfunc, e, argtypes), e) from e
-        finally:
-            ncc.compile_cuda = real
-            consulted = launchconfig.consulted(reset=False)
-    said = [w for w in caught if not issubclass(w.category, NumbaInvalidConfigWarning)]   # `jit` warned already
-    for w in said:                        # Numba's own warnings, passed on through the caller's filters
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
-    helper = getattr(results[-1], "call_helper", None) if results else None
-    # a compilation that warned or read the launch configuration is not stored on disk: the next
-    # process compiles it again and its passes act again, as Numba's would
-    _SIDE_EFFECTS.value = bool(said) or consulted
-    return ptx, (dict(getattr(helper, "exceptions", {}) or {}) if debug else None)
-
-
 def _numba_dumps() -> bool:
     """Whether Numba is set to print its compilation (NUMBA_DUMP_IR, _LLVM, _ASSEMBLY, ...): such a
     compile is neither read from nor written to disk, so that it runs and prints, as Numba's would."""
     from numba.cuda import config
     return any(getattr(config, k) for k in dir(config) if k.startswith("DUMP_") and isinstance(getattr(config, k), (bool, int)))
-
-
-def _in_debuginfo(e: BaseException) -> bool:
-    """Whether `e` was raised inside Numba's debug/line-info generation."""
-    import traceback
-    tb = e.__traceback__
-    return any(f.filename.endswith(os.path.join("cuda", "debuginfo.py")) for f in traceback.extract_tb(tb))
-
-
-_SIDE_EFFECTS = threading.local()         # the last _compile_ptx of this thread warned or read the launch config
 
 
 def _entry_name(ptx: str, name: str) -> str:

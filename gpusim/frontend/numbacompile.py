@@ -1,0 +1,105 @@
+"""Numba's compilation of one kernel to PTX: the call `compile.py` makes on a cache miss
+(`_compile_ptx`).
+
+The kernel's function (retargeted to numba.cuda: `retarget.py`) goes through
+`numba.cuda.compile_ptx(fn, argtypes, cc=cc, lineinfo=True, **options)` (`lineinfo=False`
+with `debug=True`); when Numba's line-info generation fails on a type, it is compiled
+again without line info. A failure is reported as gpusim's rejection (`rejections.py`),
+also an instance of Numba's exception type (`numba_errors.py`). Numba's warnings are
+passed on through the caller's filters (but `NumbaInvalidConfigWarning`: `jit` warned
+already).
+
+No GPU is needed: Numba asks `get_current_device()` for the compute capability when
+it compiles a called device function, so compilation runs with that lookup answering
+`cc` (the trick of tests/isa/ptx/regenerate.py), under `compile.py`'s lock.
+
+`debug=True` kernels are compiled with Numba's debug error model, and the kernel's
+exception classes by status code are taken from Numba's call helper (returned with the
+PTX; `kernel_exceptions.py` raises them after the launch). A compilation that warned or
+read the launch configuration sets `_SIDE_EFFECTS.value`: `compile.py` then does not
+store it on disk.
+
+Sources: numba-cuda 0.30 `compiler.py` (`compile_ptx`, `compile_cuda`), `dispatcher.py`
+(`get_current_device`).
+"""
+from __future__ import annotations
+
+import os
+import threading
+import types
+from contextlib import contextmanager
+
+from gpusim.frontend.rejections import rejected
+from gpusim.frontend.retarget import retarget
+
+
+class _PretendDevice:
+    def __init__(self, cc: tuple[int, int]) -> None:
+        self.compute_capability = cc
+        self.name = f"gpusim sm_{cc[0]}{cc[1]}"
+
+
+@contextmanager
+def _pretend_device(cc: tuple[int, int]):
+    """Numba compiles called device functions for `get_current_device()`'s cc; answer `cc`."""
+    import numba.cuda.dispatcher as dispatcher
+    saved = dispatcher.get_current_device
+    dispatcher.get_current_device = lambda: _PretendDevice(cc)
+    try:
+        yield
+    finally:
+        dispatcher.get_current_device = saved
+
+
+def _compile_ptx(name: str, pyfunc: types.FunctionType, argtypes: tuple, cc: tuple, opts: dict) -> tuple:
+    """(PTX, the kernel's user exceptions by status code when compiled with debug=True, else None)."""
+    import warnings
+
+    from numba import cuda
+    import numba.cuda.compiler as ncc
+    from numba.cuda.core.errors import NumbaInvalidConfigWarning
+    debug = bool(opts.get("debug"))
+    results = []
+    real = ncc.compile_cuda
+
+    def keep(*a, **k):                    # the kernel's compile result: its call helper maps exception codes
+        cres = real(*a, **k)
+        results.append(cres)
+        return cres
+    from gpusim.frontend import launchconfig
+    launchconfig.consulted(reset=True)
+    consulted = False
+    with _pretend_device(cc), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if debug:
+            ncc.compile_cuda = keep
+        try:
+            fn = retarget(pyfunc)
+            try:
+                ptx, _ = cuda.compile_ptx(fn, argtypes, cc=cc, lineinfo=not debug, **opts)
+            except Exception as e:        # Numba's line info failing on a type (an empty tuple: a
+                if debug or not _in_debuginfo(e):      # division by zero in debuginfo.py): without it,
+                    raise                 # errors then name PTX lines instead of Python lines
+                ptx, _ = cuda.compile_ptx(fn, argtypes, cc=cc, lineinfo=False, **opts)
+        except Exception as e:            # Numba raises many types; all mean "cannot compile"
+            from gpusim.frontend.numba_errors import like
+            raise like(rejected(name, pyfunc, e, argtypes), e) from e
+        finally:
+            ncc.compile_cuda = real
+            consulted = launchconfig.consulted(reset=False)
+    said = [w for w in caught if not issubclass(w.category, NumbaInvalidConfigWarning)]   # `jit` warned already
+    for w in said:                        # Numba's own warnings, passed on through the caller's filters
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    helper = getattr(results[-1], "call_helper", None) if results else None
+    # a compilation that warned or read the launch configuration is not stored on disk: the next
+    # process compiles it again and its passes act again, as Numba's would
+    _SIDE_EFFECTS.value = bool(said) or consulted
+    return ptx, (dict(getattr(helper, "exceptions", {}) or {}) if debug else None)
+
+def _in_debuginfo(e: BaseException) -> bool:
+    """Whether `e` was raised inside Numba's debug/line-info generation."""
+    import traceback
+    tb = e.__traceback__
+    return any(f.filename.endswith(os.path.join("cuda", "debuginfo.py")) for f in traceback.extract_tb(tb))
+
+_SIDE_EFFECTS = threading.local()         # the last _compile_ptx of this thread warned or read the launch config
