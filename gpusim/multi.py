@@ -19,12 +19,14 @@ when a time is first asked for and again after new work is added: copies
 (`gpusim.interconnect.copy_engine`) and collectives (`gpusim.collectives`, each on its GPUs'
 ranks of the fabric: `RankView`) move their chunks through the same NVLink ports, so two
 transfers that overlap share the ports they both cross and each takes longer than alone
-(`Op.standalone_us` is its time alone, `Op.time_us` its time here). Kernels take their
-single-GPU timing model's time (with `peer_args` for arrays on other GPUs); a kernel's peer
+(`Op.standalone_us` is its time alone, `Op.time_us` its time here). A kernel's time alone
+comes from the single-GPU timing model (with `peer_args` for arrays on other GPUs); its peer
 traffic (`nvltx__bytes.sum`, `nvlrx__bytes.sum`) goes over the same ports, spread over its
 time alone, and makes the kernel late by what it queues there
-(`gpusim.interconnect.kernel_traffic`). The SMs and memory a collective's channels take
-from a kernel beside it are not modelled (DEVIATIONS.md, row "concurrency").
+(`gpusim.interconnect.kernel_traffic`). On its GPU a kernel shares the SMs and the DRAM
+(`gpusim.gpu_share`): a collective's channels each hold an SM, and a collective or a copy
+uses DRAM bandwidth, so a kernel beside them runs on what they leave; collectives and
+copies keep their speed beside a kernel (DEVIATIONS.md, row "concurrency").
 Functional results are exact: arrays hold what the GPUs would hold. A launch on one GPU
 with no other GPU involved is exactly `gpusim.launch`.
 """
@@ -71,7 +73,7 @@ class Op:
     detail: dict = field(default_factory=dict)
     after: tuple = field(default=(), repr=False)
     system: "System" = field(default=None, repr=False)
-    body: object = field(default=None, repr=False)      # fabric -> SimPy process body
+    body: object = field(default=None, repr=False)      # (fabric, shares) -> SimPy process body
     stream_gpus: tuple = field(default=None, repr=False)  # the GPUs whose `stream` it occupies (default: gpus)
 
     @property
@@ -116,14 +118,15 @@ class System:
 
     # ---- scheduling ------------------------------------------------------------------
     def _schedule(self, name, kind, gpus, stream, standalone_us, after, detail, body=None, stream_gpus=None) -> Op:
-        """Add an operation; `body(fabric)` is its SimPy process body on the shared fabric
-        (default: busy for `standalone_us`); it waits for `stream` on `stream_gpus` (default `gpus`)."""
+        """Add an operation; `body(fabric, shares)` is its SimPy process body on the shared fabric
+        and the GPUs' `GPUShare`s (default: busy for `standalone_us`); it waits for `stream` on
+        `stream_gpus` (default `gpus`)."""
         after = tuple(after or ())
         for a in after:
             if not isinstance(a, Op) or a.system is not self:
                 raise ConfigError(f"{name}: after= takes operations of this System, got {a!r}")
         if body is None:
-            def body(fabric, ns=standalone_us * 1e3):          # busy on its stream, no link traffic
+            def body(fabric, shares, ns=standalone_us * 1e3):  # busy on its stream, nothing shared
                 yield fabric.env.timeout(ns)
         op = Op(name, kind, tuple(gpus), stream, standalone_us, detail, after, self, body,
                 tuple(gpus if stream_gpus is None else stream_gpus))
@@ -134,16 +137,18 @@ class System:
     def _times(self) -> dict:
         """Every operation's (start_us, end_us): one simulation of the whole timeline."""
         if self._solved is None:
+            from gpusim.gpu_share import GPUShare
             from gpusim.interconnect.fabric import Fabric
             fabric = Fabric(self.spec, gpus=max(self.n, 2))
             env = fabric.env
+            shares = [GPUShare(env, self.spec.sm_count, self.spec.hbm.bandwidth_GBps) for _ in range(self.n)]
             times, done, last = {}, {}, {}
 
             def run(op, deps):
                 if deps:
                     yield simpy.AllOf(env, deps)
                 start = env.now
-                yield env.process(op.body(fabric))
+                yield env.process(op.body(fabric, shares))
                 times[op] = (start / 1e3, env.now / 1e3)
 
             for op in self.timeline:                       # in the order the program issued them
@@ -212,15 +217,36 @@ class System:
         detail = {"peer_args": peer, "link_bytes": link_bytes}
         if r is not None:
             detail["result"] = r
-        body = None
+        traffic = []
         if peer and dur > 0:                # its NVLink traffic shares the ports with copies and collectives
-            from gpusim.interconnect.kernel_traffic import flows, kernel_process
+            from gpusim.interconnect.kernel_traffic import flows
             weights: dict[int, float] = {}
             for i in peer:
                 weights[args[i].gpu] = weights.get(args[i].gpu, 0.0) + args[i].nbytes
             traffic = flows(g, weights, *link_bytes)
-            body = lambda fabric: kernel_process(fabric, dur * 1e3, traffic)   # noqa: E731
+        sms_used, dram_GBps = (time_like.detail["sms_used"], time_like.detail["dram_GBps"]) if time_like is not None \
+            else self._kernel_needs(r, grid, dur)
+        detail.update(sms_used=sms_used, dram_GBps=dram_GBps)
+
+        def body(fabric, shares):           # its SMs and DRAM shared with collectives and copies on GPU g
+            from gpusim.gpu_share import kernel_work
+            from gpusim.interconnect.kernel_traffic import kernel_process
+            work = kernel_work(shares[g], dur * 1e3, sms_used, dram_GBps)
+            if traffic:
+                yield from kernel_process(fabric, dur * 1e3, traffic, work)
+            else:
+                yield from work
+
         return self._schedule(kname, "kernel", [g], "compute", dur, after, detail, body)
+
+    def _kernel_needs(self, r, grid, dur_us: float) -> tuple[int, float]:
+        """SMs a kernel keeps busy alone (its blocks, at most every SM) and its DRAM rate alone."""
+        blocks = int(np.prod(grid)) if np.iterable(grid) else int(grid)
+        if r is None or dur_us <= 0:
+            return min(self.spec.sm_count, blocks), 0.0
+        m = r.metrics
+        return min(self.spec.sm_count, blocks), \
+            (m.get("dram__bytes_read.sum", 0.0) + m.get("dram__bytes_write.sum", 0.0)) / (dur_us * 1e3)
 
     # ---- copies ----------------------------------------------------------------------
     def copy(self, dst: DeviceArray, src: DeviceArray, after=None) -> Op:
@@ -235,8 +261,9 @@ class System:
             return self._schedule("copy", "copy", [src.gpu], "copy", dur, after, {"bytes": src.nbytes})
         alone = peer_copies(self.spec, [(src.gpu, dst.gpu, src.nbytes)], gpus=self.n)["time_us"]
         return self._schedule(f"copy {src.gpu}->{dst.gpu}", "copy", [src.gpu, dst.gpu], "copy", alone, after,
-                              {"bytes": src.nbytes},
-                              lambda fabric: copy_process(fabric, src.gpu, dst.gpu, src.nbytes), [src.gpu])
+                              {"bytes": src.nbytes}, self._holding_body(
+                                  {src.gpu: 0, dst.gpu: 0}, src.nbytes / (alone * 1e3),
+                                  lambda fabric: copy_process(fabric, src.gpu, dst.gpu, src.nbytes)), [src.gpu])
 
     # ---- collectives -----------------------------------------------------------------
     def _collective(self, op: str, arrays: list[DeviceArray], outputs, after, root: int = 0, **nccl) -> Op:
@@ -260,11 +287,27 @@ class System:
 
         ranks = gpus[root:] + gpus[:root]        # the model's chains start (broadcast) or end (reduce) at rank 0
 
-        def body(fabric):
+        def pattern(fabric):
             yield fabric.env.timeout(call.fixed_ns)
             yield start_pattern(call, self.spec, RankView(fabric, ranks))
 
-        return self._schedule(op, "collective", gpus, "comm", c.time_us, after, {"result": c}, body)
+        link_bytes = sum(c.link_bytes_sent) / len(gpus)                # a GPU's mean, each way
+        dram_GBps = self.spec.nccl.dram_bytes_per_link_byte * link_bytes / (c.time_us * 1e3)
+        blocks = _channel_blocks(self.spec, call)
+        return self._schedule(op, "collective", gpus, "comm", c.time_us, after, {"result": c, "sms": blocks},
+                              self._holding_body({g: blocks for g in gpus}, dram_GBps, pattern))
+
+    @staticmethod
+    def _holding_body(sms: dict, dram_GBps: float, body):
+        """`body(fabric)` while holding `sms[g]` SMs and `dram_GBps` of DRAM on each GPU g."""
+        def held(fabric, shares):
+            tokens = [object() for _ in sms]
+            for t, (g, k) in zip(tokens, sms.items()):
+                shares[g].enter(t, k, dram_GBps)
+            yield fabric.env.process(body(fabric))
+            for t, g in zip(tokens, sms):
+                shares[g].leave(t)
+        return held
 
     def all_reduce(self, arrays, after=None, **nccl) -> Op:
         return self._collective("all_reduce", arrays, None, after, **nccl)
@@ -294,3 +337,15 @@ class System:
                 for op in sorted(self.timeline, key=lambda o: (times[o][0], o.gpus))]
         return "\n".join(table(["operation", "kind", "GPUs", "stream", "start (us)", "end (us)", "time (us)",
                                 "alone (us)"], rows, "lllrrrrr"))
+
+
+def _channel_blocks(spec, call) -> int:
+    """Thread blocks (SMs) a collective's kernel runs on each GPU: one per channel; a p2p call's
+    rounds each on their own channels (tuning.p2p_round_channels), together at most NCCL's p2p
+    channels."""
+    from gpusim.collectives.tuning import p2p_round_channels
+    p = call.plan
+    if p.algorithm != "p2p":
+        return int(p.channels)
+    rounds = range(call.gpus) if call.op == "all_to_all" else [1]
+    return len({ch for d in rounds for ch in p2p_round_channels(spec, d, p.channels)})

@@ -35,9 +35,11 @@ def flows(gpu: int, peers: dict[int, float], sent_bytes: float, received_bytes: 
     return out
 
 
-def kernel_process(fabric, duration_ns: float, traffic: list[tuple]):
-    """SimPy process body: the kernel runs `duration_ns` with its `traffic` flows paced over
-    that time, and ends that long after it started plus the largest queueing wait of a chunk."""
+def kernel_process(fabric, duration_ns: float, traffic: list[tuple], work=None):
+    """SimPy process body: the kernel runs `duration_ns` (or the process body `work`, its
+    computation where it shares the GPU) with its `traffic` flows paced over `duration_ns`,
+    and ends when `work` has, or `duration_ns` after it started plus the largest queueing
+    wait of a chunk, whichever is later."""
     env = fabric.env
     start = env.now
     traffic = [t for t in traffic if t[2] > 0]
@@ -51,7 +53,7 @@ def kernel_process(fabric, duration_ns: float, traffic: list[tuple]):
             env.process(fabric.carry(src, dst, nbytes / k, granted=granted[-1]))
 
     issuing = [env.process(flow(i, *t)) for i, t in enumerate(traffic)]
-    yield env.timeout(duration_ns)
+    yield env.process(work) if work is not None else env.timeout(duration_ns)
     if issuing:
         yield simpy.AllOf(env, issuing)
         waits = yield simpy.AllOf(env, granted)

@@ -99,6 +99,7 @@ class NCCLSpec:
     p2p_chunk_bytes: int = bounded(512 << 10, 1024, 1 << 30)  # Simple send/recv step over NVLink (NCCL_P2P_NVL_CHUNKSIZE)
     p2p_ll_threshold_bytes: int = bounded(16384, 0, 1 << 30)  # send/recv of at most 32 channels x this run LL (NCCL_P2P_LL_THRESHOLD)
     launch_skew_per_gpu_ns: float = bounded(1900.0, 0.0, 1e9)  # one process launching every GPU's kernel: delay per further GPU
+    dram_bytes_per_link_byte: float = bounded(3.0, 0.0, 100.0)  # DRAM traffic of a collective per byte its links carry (gpusim.System: a kernel beside it gets the rest of the DRAM)
 
     def __post_init__(self) -> None:
         _integer(self, "max_channels", "threads_per_channel", "channel_threshold_bytes_per_thread",
@@ -108,7 +109,7 @@ class NCCLSpec:
         _fraction(self, "simple_efficiency", "ll_efficiency", "ll128_efficiency", "tree_efficiency")
         _positive(self, "channel_bandwidth_GBps", "p2p_channel_bandwidth_GBps", "p2p_receive_bandwidth_GBps",
                   "p2p_warp_bandwidth_GBps")
-        _nonnegative(self, "launch_latency_ns", "ll_base_latency_ns", "ll128_base_latency_ns",
+        _nonnegative(self, "dram_bytes_per_link_byte", "launch_latency_ns", "ll_base_latency_ns", "ll128_base_latency_ns",
                      "simple_base_latency_ns", "ll_step_latency_ns", "ll128_step_latency_ns", "launch_skew_per_gpu_ns",
                      "simple_step_latency_ns", "simple_slice_sync_ns", "p2p_latency_ns")
         check_ranges(self)

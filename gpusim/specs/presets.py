@@ -102,6 +102,10 @@ Sources (the tags the comments use):
   peer copy 0 -> 1 of 1 GiB at 396 GB/s (0.83 of 18 x 26.5625); NCCL 2.28.9 builds 24
   channels, chooses Ring always (NVLS off), LL/LL128/Simple by size; its log and the
   forced-protocol runs give the NCCL figures of the calibrated h200 preset.
+- [NCCL-ISSUES] NCCL's maintainer (S. Jeaugey) in NVIDIA/nccl issues: #181 and #689 (NCCL's
+  blocks use all of an SM's registers: 640 threads at -maxrregcount 96, so they never share an
+  SM with a compute kernel), #1428 (a collective's DRAM traffic is "at least 2x" its link
+  bandwidth, "it can be 3x" with the user's buffers).
 - "estimate": a modelling choice or extrapolation; the comment says from what.
 
 H200's L2 is 60 MiB: the device reports 62914560 B [MEAS] (PyTorch said 60 MB on these
@@ -238,6 +242,7 @@ _NCCL = NCCLSpec(
     p2p_chunk_bytes=512 << 10,             # NCCL's NCCL_P2P_NVL_CHUNKSIZE default; [MEAS-NVL] log: "P2P Chunksize set to 524288"
     p2p_ll_threshold_bytes=16384,          # estimate: NCCL_P2P_LL_THRESHOLD default read in NCCL 2.28 (x 32 channels: LL to 512 KiB per peer)
     launch_skew_per_gpu_ns=1900.0,         # estimate: [MEAS-NVL] 64 KiB send_recv 9.3 us on 2 GPUs, 13.1 on 4
+    dram_bytes_per_link_byte=3.0,          # estimate: [NCCL-ISSUES] #1428 "at least 2x ... it can be 3x" (FIFO landing, read back, output)
 )
 
 H100 = GPUSpec(

@@ -165,3 +165,64 @@ def test_a_broadcast_over_its_own_arrays_is_timed_in_place():
     inplace = gpusim.collectives.simulate("broadcast", 16 << 20, s.spec, 2, in_place=True)
     assert op.standalone_us == pytest.approx(inplace.time_us, rel=1e-12)
     assert op.standalone_us < gpusim.collectives.simulate("broadcast", 16 << 20, s.spec, 2).time_us
+
+
+# ---- a collective's channels hold SMs and DRAM bandwidth that a kernel beside it loses -----------
+
+def _fma_kernel():
+    from numba import cuda
+
+    @cuda.jit
+    def fma_heavy(x):
+        i = cuda.grid(1)
+        if i < x.size:
+            v = x[i]
+            for _ in range(64):
+                v = v * 1.0001 + 0.5
+            x[i] = v
+    return fma_heavy
+
+
+def _beside_a_long_all_reduce(blocks):
+    s = gpusim.System("h200", gpus=2)
+    ar = s.all_reduce([s.to_device(np.ones(1 << 26, np.float32), gpu=g) for g in range(2)])   # ~900 us
+    k = s.launch(_fma_kernel(), blocks, 256, (s.to_device(np.ones(blocks * 256, np.float32), gpu=0),), gpu=0)
+    return s, ar, k
+
+
+def test_a_kernel_beside_a_collective_runs_on_the_sms_its_channels_leave():
+    s, ar, k = _beside_a_long_all_reduce(10 * 132)
+    channels = ar.detail["sms"]
+    assert channels == 24
+    assert k.time_us == pytest.approx(k.standalone_us * 132 / (132 - channels), rel=1e-9)
+
+
+def test_a_kernel_with_fewer_blocks_than_the_free_sms_keeps_its_time():
+    s, ar, k = _beside_a_long_all_reduce(100)
+    assert k.time_us == pytest.approx(k.standalone_us, rel=1e-12)
+
+
+def test_the_collective_keeps_its_time_beside_a_kernel():
+    s, ar, k = _beside_a_long_all_reduce(10 * 132)
+    assert ar.time_us == pytest.approx(ar.standalone_us, rel=1e-12)
+
+
+def test_a_dram_bound_kernel_gets_the_dram_bandwidth_a_collective_leaves():
+    from gpusim.gpu_share import GPUShare
+    import simpy
+    share = GPUShare(simpy.Environment(), 132, 4800.0)
+    share.enter("all_reduce", 24, 1200.0)
+    assert share.kernel_rate(sms_used=10, dram_GBps=4000.0) == pytest.approx(3600.0 / 4000.0)
+    assert share.kernel_rate(sms_used=132, dram_GBps=1000.0) == pytest.approx(108 / 132)
+
+
+def test_the_collectives_dram_traffic_per_link_byte_is_honoured():
+    from gpusim.specs.overrides import apply, resolve
+    from programs.vector_add import vector_add
+    times = []
+    for factor in (0.0, 16.0):
+        s = gpusim.System(apply(resolve("h200"), {"nccl.dram_bytes_per_link_byte": factor}), gpus=2)
+        s.all_reduce([s.to_device(np.ones(1 << 24, np.float32), gpu=g) for g in range(2)])
+        xs = [s.to_device(np.ones(1 << 20, np.float32), gpu=0) for _ in range(3)]
+        times.append(s.launch(vector_add, 4096, 256, xs, gpu=0).time_us)
+    assert times[1] > 1.2 * times[0]
