@@ -74,7 +74,8 @@ def main(argv=None) -> int:
             print(f"{n}^3 matmul, {variant}:")
             for r in rows_:
                 print(f"  {r['gpus']} GPUs: {r['elapsed_us']:9.1f} us, speedup {r['speedup']:.2f}, efficiency "
-                      f"{100 * r['efficiency']:.0f}%, exposed communication {r['exposed_communication_us']:.1f} us, "
+                      f"{100 * r['efficiency']:.0f}%, exposed communication {r['exposed_communication_us']:.1f} us "
+                      f"(compute slowed {r['compute_slowdown_us']:.1f} us), "
                       f"{r['check']}")
     if a.json:
         a.json.parent.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,10 @@ Variants:
   computes a partial C (m x n), and a reduce_scatter leaves rows block g of the sum on GPU g.
 Overlap: each GPU's work is cut into `chunks` row pieces; chunk i's collective (on the
 "comm" stream) runs while chunk i+1's kernel computes (on the "compute" stream), so with
-enough chunks the link time hides behind the compute time except the last piece.
+enough chunks the link time hides behind the compute time except the last piece. Hiding
+it costs compute: the collective's channels hold SMs, and the kernel beside it runs on the
+rest (`gpusim.gpu_share`): "compute_slowdown_us" is what GPU 0's kernels lost that way,
+"exposed_communication_us" the elapsed time beyond its kernels' time alone.
 Identical kernels on identical GPUs take identical time: one launch per chunk shape is
 timed, the rest reuse it (`time_like`); every launch still runs functionally.
 
@@ -104,10 +107,14 @@ def run(gpus: int, m: int, n: int, k: int, variant: str = "all_gather", gpu="h20
                 c_full[i * crow:(i + 1) * crow] = np.concatenate([o.data for o in outs])
             else:
                 c_full[i * crow:(i + 1) * crow] = parts[0].data
-    kernel_us = sum(op.time_us for op in sysm.timeline if op.kind == "kernel" and 0 in op.gpus)
+    kernels0 = [op for op in sysm.timeline if op.kind == "kernel" and 0 in op.gpus]
+    kernel_us = sum(op.standalone_us for op in kernels0)              # GPU 0's kernels, each alone
     comm_us = sum(op.time_us for op in sysm.timeline if op.kind == "collective")
     out = {"variant": variant, "gpus": gpus, "m": m, "n": n, "k": k, "chunks": chunks, "gpu": sysm.spec.name,
            "elapsed_us": sysm.elapsed_us, "compute_us_per_gpu": kernel_us, "communication_us": comm_us,
+           # what the kernels lost to the collectives beside them (the SMs their channels hold)
+           "compute_slowdown_us": sum(op.time_us for op in kernels0) - kernel_us,
+           # elapsed beyond compute alone: communication not hidden, and the overlap's cost to compute
            "exposed_communication_us": max(0.0, sysm.elapsed_us - kernel_us),
            "timeline": [(op.name, op.kind, list(op.gpus), op.stream, op.start_us, op.end_us) for op in sysm.timeline]}
     if check:
@@ -127,9 +134,11 @@ def scaling(gpu_counts, m, n, k, variant="all_gather", gpu="h200", chunks=4, che
         r = run(g, m, n, k, variant, gpu, chunks, check=check) if g > 1 else {"elapsed_us": t1, "check": "n/a",
                                                                   "communication_us": 0.0,
                                                                   "exposed_communication_us": 0.0,
+                                                                  "compute_slowdown_us": 0.0,
                                                                   "compute_us_per_gpu": t1}
         rows.append({"gpus": g, "variant": variant, "elapsed_us": r["elapsed_us"],
                      "compute_us_per_gpu": r["compute_us_per_gpu"], "communication_us": r["communication_us"],
+                     "compute_slowdown_us": r["compute_slowdown_us"],
                      "exposed_communication_us": r["exposed_communication_us"], "speedup": t1 / r["elapsed_us"],
                      "efficiency": t1 / (g * r["elapsed_us"]), "check": r.get("check", "not run")})
     return rows
@@ -151,11 +160,12 @@ def main(argv=None) -> int:
         return 0
     print(f"# {a.size}^3 float32 matmul, {a.variant} split, {a.chunks} chunks, {a.gpu} (gpusim predictions; "
           f"GPU counts above the machines measured here are predictions only)")
-    print(f"{'GPUs':>4} {'elapsed us':>11} {'compute us':>11} {'comm us':>9} {'exposed us':>11} {'speedup':>8} "
-          f"{'efficiency':>10}  check")
+    print(f"{'GPUs':>4} {'elapsed us':>11} {'compute us':>11} {'comm us':>9} {'slowdown us':>11} "
+          f"{'exposed us':>11} {'speedup':>8} {'efficiency':>10}  check")
     for r in rows:
         print(f"{r['gpus']:4d} {r['elapsed_us']:11.1f} {r['compute_us_per_gpu']:11.1f} {r['communication_us']:9.1f} "
-              f"{r['exposed_communication_us']:11.1f} {r['speedup']:8.2f} {100 * r['efficiency']:9.1f}%  {r['check']}")
+              f"{r['compute_slowdown_us']:11.1f} {r['exposed_communication_us']:11.1f} {r['speedup']:8.2f} "
+              f"{100 * r['efficiency']:9.1f}%  {r['check']}")
     return 0
 
 

@@ -52,6 +52,12 @@ def test_split_matmul_is_correct_and_overlaps_communication():
     assert colls[0][4] < kernels[1][5]                         # chunk 0's all_gather runs during chunk 1's kernel
 
 
+def test_split_matmul_pays_for_its_overlap_in_compute():
+    r = split_matmul(2, 256, 1024, 64, "all_gather", "h200", chunks=2)   # 128 blocks a chunk: more than the
+    assert r["compute_slowdown_us"] > 0.0                      # SMs the all_gather's channels leave
+    assert r["exposed_communication_us"] == pytest.approx(r["elapsed_us"] - r["compute_us_per_gpu"])
+
+
 def test_reduce_scatter_matmul_is_correct():
     assert split_matmul(2, 64, 64, 128, "reduce_scatter", "h200", chunks=2)["check"] == "passed"
 
