@@ -17,7 +17,7 @@ import simpy
 from gpusim.collectives import algorithms
 from gpusim.collectives.conventions import busbw_factor, check_op
 from gpusim.collectives.tuning import (ROOT_COPY_SEND_COST, fine_slices, p2p_channel_shares, p2p_chunks,
-                                       p2p_plan, p2p_warps, plan, simple_ring_syncs, slices)
+                                       p2p_plan, p2p_warps, plan, ring_partition, simple_ring_syncs, slices)
 from gpusim.errors import ConfigError
 from gpusim.interconnect.fabric import Fabric
 from gpusim.specs.overrides import resolve
@@ -56,6 +56,7 @@ class CallPlan:
     p2p: object
     fixed_ns: float
     in_place: bool = False
+    imbalance: float = 1.0          # a ring's busiest channel's part / the mean part (tuning.ring_partition)
 
 
 def plan_call(op: str, size_bytes: int, spec, gpus: int, link_GBps: float, algorithm: str | None = None,
@@ -72,13 +73,16 @@ def plan_call(op: str, size_bytes: int, spec, gpus: int, link_GBps: float, algor
     if size % (dtype_bytes * per_rank_blocks):
         raise ConfigError(f"{op}: {size} bytes do not split into {per_rank_blocks} blocks of {dtype_bytes}-byte "
                           f"elements")
-    p, pp = plan(spec, op, n, size, link_GBps, algorithm, protocol), None
+    p, pp, imbalance = plan(spec, op, n, size, link_GBps, algorithm, protocol), None, 1.0
     if p.algorithm == "p2p":                                   # NCCL's channels and protocol per peer operation
         pp = p2p_plan(spec, n, size / (n if op == "all_to_all" else 1))
         p = replace(p, protocol=pp.protocol, channels=pp.channels)
+    elif p.algorithm == "ring" and op in ("all_reduce", "all_gather", "reduce_scatter"):
+        used, imbalance = ring_partition(op, n, size, p.channels, p.protocol)   # the channels given data
+        p = replace(p, channels=used)
     fixed_ns = spec.nccl.launch_latency_ns + (n - 1) * spec.nccl.launch_skew_per_gpu_ns \
         + (spec.nccl.base_latency_ns(p.protocol) if p.algorithm != "p2p" else spec.nccl.p2p_latency_ns)
-    return CallPlan(op, n, size, p, pp, fixed_ns, bool(in_place))
+    return CallPlan(op, n, size, p, pp, fixed_ns, bool(in_place), imbalance)
 
 
 def plan_on(fabric, op: str, size_bytes: int, spec, algorithm: str | None = None, protocol: str | None = None,
@@ -97,6 +101,7 @@ def start_pattern(call: CallPlan, spec, fabric) -> simpy.Event:
     pipe = algorithms.Pipeline(fabric, spec, protocol, channels,
                                spec.nccl.tree_efficiency if p.algorithm == "tree" else 1.0,
                                spec.nccl.p2p_channel_bandwidth_GBps if p.algorithm == "p2p" else None)
+    pipe.copy_GBps /= call.imbalance            # a ring's channels copy together as fast as the busiest allows
     if p.algorithm == "ring" and op in ("all_reduce", "all_gather", "reduce_scatter"):
         nsteps = 2 * (n - 1) if op == "all_reduce" else n - 1
         step = size / n

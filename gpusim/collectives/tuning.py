@@ -70,6 +70,41 @@ SIMPLE_MIN_SLICE_DIVISOR = 32        # prims_simple.h genericOp: slice = max(nel
 ROOT_COPY_SEND_COST = 1.5
 
 
+# NCCL 2.28 (enqueue.cc, scheduling a collective's work onto channels) hands each channel a
+# contiguous block of whole cells: a cell is 16 KiB of link traffic (CELL_TRAFFIC_BYTES / traffic
+# per byte, rounded up to 16 bytes), a channel gets cells up to the call's traffic over its channels
+# (at least 16 KiB), the last channel takes the remainder. A small call so leaves channels empty,
+# and the busiest channel can carry a cell more than the mean: the measured NCCL logs
+# (validate/data/h200x4_multi.json, h200x2_multi.json: channel{Lo..Hi}) show these counts for every
+# all_reduce / all_gather / reduce_scatter call (the thread threshold alone, channels_for, gives NCCL's
+# maximum: 24 where the logs have 22 at 256-512 KiB). run.plan_call applies it to those rings only:
+# broadcast and reduce (traffic 1 per byte) get the logged counts from it too, but their chain,
+# fitted with the threshold's counts, then fits the measurements worse (DEVIATIONS.md, "channels").
+CELL_TRAFFIC_BYTES = 16 << 10
+
+
+def ring_partition(op: str, n: int, size: int, channels: int, protocol: str) -> tuple[int, float]:
+    """(channels that get data, the busiest channel's part / the mean part) of a ring or chain
+    call that may use `channels` (its data per rank: `size`, or size / n for all_gather and
+    reduce_scatter; traffic per byte: all_reduce 2, all_gather / reduce_scatter n, broadcast /
+    reduce 1, x 4 for LL)."""
+    per_byte = {"all_reduce": 2, "all_gather": n, "reduce_scatter": n}.get(op, 1) * (4 if protocol == "ll" else 1)
+    count = size if op == "all_reduce" else size // n
+    cell = -(-(-(-CELL_TRAFFIC_BYTES // per_byte)) // 16) * 16          # bytes of data per cell
+    cells = -(-count // cell)
+    per_channel = min(cells, -(-max(CELL_TRAFFIC_BYTES, count * per_byte // channels) // (cell * per_byte)))
+    first = per_channel
+    middle, last = (cells - first) // per_channel, (cells - first) % per_channel
+    if (first != 0) + middle + (last != 0) > channels:                  # the last channel takes the rest
+        middle = channels - 2
+        per_channel = (cells - first) // (middle + 1)
+        last = per_channel + (cells - first) % (middle + 1)
+    if last == 0 and middle:
+        last, middle = per_channel, middle - 1
+    parts = [first] + [per_channel] * middle + ([last] if last else [])
+    return len(parts), max(parts) * cell / (count / len(parts))
+
+
 def simple_ring_syncs(spec, op: str, part_bytes: float) -> int:
     """Slice syncs one channel of a Simple ring pays per ring step for its `part_bytes` of that step:
     NCCL runs a ring in loops of one chunk per channel (all_gather.h, reduce_scatter.h, all_reduce.h

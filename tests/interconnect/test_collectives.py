@@ -59,6 +59,17 @@ def test_protocol_choice_agrees_with_nccls_log():
     assert len(agree) == 150 and sum(agree) >= 148
 
 
+@pytest.mark.parametrize("data", ["h200x4_multi.json", "h200x2_multi.json"])
+def test_ring_channel_counts_are_nccls_for_every_logged_call(data):
+    # NCCL's log gives channel{Lo..Hi} per call: enqueue.cc's cells leave channels empty on small calls
+    from validate.compare_multi import nccl_choices
+    choices = nccl_choices(json.loads((DATA.parent / data).read_text()))
+    rings = {k: v for k, v in choices.items() if k[0] in ("all_reduce", "all_gather", "reduce_scatter")}
+    got = {k: simulate(k[0], k[2], H200, k[1]).channels for k in rings}
+    wrong = {k: (got[k], rings[k][2]) for k in rings if got[k] != rings[k][2]}
+    assert len(rings) >= 45 and not wrong
+
+
 def test_ll_is_slower_than_simple_for_a_gigabyte():
     ll = simulate("all_reduce", GiB, H200, 4, protocol="LL").time_us
     simple = simulate("all_reduce", GiB, H200, 4, protocol="Simple").time_us
