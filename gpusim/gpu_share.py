@@ -64,6 +64,7 @@ def kernel_work(share: GPUShare, duration_ns: float, sms_used: int, dram_GBps: f
             continue
         t0 = env.now
         yield env.timeout(remaining / rate) | changed
-        remaining = 0.0 if remaining - (env.now - t0) * rate <= 1e-9 * duration_ns else \
-            remaining - (env.now - t0) * rate
+        remaining -= (env.now - t0) * rate
+        if remaining <= 1e-9 * duration_ns:       # done, up to the rounding of the steps above
+            remaining = 0.0
 
