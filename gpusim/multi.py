@@ -343,9 +343,8 @@ def _channel_blocks(spec, call) -> int:
     """Thread blocks (SMs) a collective's kernel runs on each GPU: one per channel; a p2p call's
     rounds each on their own channels (tuning.p2p_round_channels), together at most NCCL's p2p
     channels."""
-    from gpusim.collectives.tuning import p2p_round_channels
+    from gpusim.collectives.tuning import p2p_round_channels, p2p_rounds
     p = call.plan
     if p.algorithm != "p2p":
         return int(p.channels)
-    rounds = range(call.gpus) if call.op == "all_to_all" else [1]
-    return len({ch for d in rounds for ch in p2p_round_channels(spec, d, p.channels)})
+    return len({ch for d in p2p_rounds(call.op, call.gpus) for ch in p2p_round_channels(spec, d, p.channels)})

@@ -17,7 +17,8 @@ import simpy
 from gpusim.collectives import algorithms
 from gpusim.collectives.conventions import busbw_factor, check_op
 from gpusim.collectives.tuning import (ROOT_COPY_SEND_COST, fine_slices, p2p_channel_shares, p2p_chunks,
-                                       p2p_plan, p2p_warps, plan, ring_partition, simple_ring_syncs, slices)
+                                       p2p_plan, p2p_rounds, p2p_warps, plan, ring_partition, simple_ring_syncs,
+                                       slices)
 from gpusim.errors import ConfigError
 from gpusim.interconnect.fabric import Fabric
 from gpusim.specs.overrides import resolve
@@ -122,7 +123,7 @@ def start_pattern(call: CallPlan, spec, fabric) -> simpy.Event:
     if op == "reduce":
         return algorithms.chain(pipe, list(range(n - 1, -1, -1)), size, fine_slices(size))
     b = size / n if op == "all_to_all" else size               # send_recv, all_to_all: NCCL's p2p rounds
-    rounds = list(range(n)) if op == "all_to_all" else [1]     # round d: send to r + d, receive from r - d
+    rounds = p2p_rounds(op, n)                                 # round d: send to r + d, receive from r - d
     shares = p2p_channel_shares(spec, rounds, channels)
     self_warps = p2p_warps(1)[2] / p2p_warps(1)[1]            # a copy to self has the whole block's warps
     pairs = sorted((r, (r + d) % n, b, shares[d][0] * (self_warps if d == 0 else 1.0), shares[d][1])

@@ -88,11 +88,14 @@ def ring_partition(op: str, n: int, size: int, channels: int, protocol: str) -> 
     call that may use `channels` (its data per rank: `size`, or size / n for all_gather and
     reduce_scatter; traffic per byte: all_reduce 2, all_gather / reduce_scatter n, broadcast /
     reduce 1, x 4 for LL)."""
+    def div_up(a: int, b: int) -> int:
+        return -(-a // b)
+
     per_byte = {"all_reduce": 2, "all_gather": n, "reduce_scatter": n}.get(op, 1) * (4 if protocol == "ll" else 1)
     count = size if op == "all_reduce" else size // n
-    cell = -(-(-(-CELL_TRAFFIC_BYTES // per_byte)) // 16) * 16          # bytes of data per cell
-    cells = -(-count // cell)
-    per_channel = min(cells, -(-max(CELL_TRAFFIC_BYTES, count * per_byte // channels) // (cell * per_byte)))
+    cell = div_up(div_up(CELL_TRAFFIC_BYTES, per_byte), 16) * 16           # bytes of data per cell
+    cells = div_up(count, cell)
+    per_channel = min(cells, div_up(max(CELL_TRAFFIC_BYTES, count * per_byte // channels), cell * per_byte))
     first = per_channel
     middle, last = (cells - first) // per_channel, (cells - first) % per_channel
     if (first != 0) + middle + (last != 0) > channels:                  # the last channel takes the rest
@@ -229,6 +232,12 @@ def p2p_warps(works: int) -> tuple[int, int, int]:
     recv = w // 2 if w <= 4 else (w - 1) // 2
     send = recv if w <= 4 else recv + 1
     return send - (1 if send >= SIMPLE_FENCE_WARP_FROM else 0), recv, w
+
+
+def p2p_rounds(op: str, n: int) -> list[int]:
+    """NCCL's p2p rounds of a call (round d: send to rank + d, receive from rank - d): all_to_all
+    every d (0 being the copy to self), send_recv d = 1."""
+    return list(range(n)) if op == "all_to_all" else [1]
 
 
 def p2p_round_channels(spec, round_: int, nch: int) -> list[int]:
