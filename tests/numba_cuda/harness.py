@@ -133,6 +133,8 @@ def classify(records: list[dict], na: dict[str, str]) -> list[dict]:
         reason = na_reason(r["id"], na)
         outcome = "passed" if status in ("pass", "xfail") else "skipped" if status == "skip" else "failed"
         c = {"id": r["id"], "outcome": outcome, "status": status, "seconds": r.get("seconds")}
+        if status == "skip" and r.get("msg"):
+            c["skip_reason"] = r["msg"]
         if reason is not None:
             c.update(outcome="not_applicable", reason=reason, ran=outcome)
         if status in ("fail", "error", "xpass"):
@@ -199,6 +201,12 @@ def reclassify(suite: dict) -> dict:
         out[m] = {**summarize(cl), "seconds": r.get("seconds"), "results": cl}
     every = [c for r in out.values() for c in r["results"]]
     return {**suite, "modules": out, "total": summarize(every)}
+
+
+def skips(suite: dict) -> list[str]:
+    """Every skipped test with its reason (the test's own decorator, e.g. "requires cffi")."""
+    return [f"{c['id']}: {c.get('skip_reason', '')}" for r in suite["modules"].values() for c in r["results"]
+            if c["outcome"] == "skipped"]
 
 
 def failures(suite: dict) -> list[str]:

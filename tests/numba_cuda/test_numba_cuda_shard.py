@@ -1,6 +1,7 @@
 """numba-cuda's cudapy tests on the drop-in, CI shard: the modules of `ci_shard.toml` run through
 the harness (subprocess per module) and their pass rate stays at or above the committed floor,
-with no crash inside gpusim. The full suite is `python benchmarks/numba_cuda_suite.py`."""
+with no crash inside gpusim and no test skipped for a missing module (pyproject's test extras
+install them all: cffi for test_cffi). The full suite is `python benchmarks/numba_cuda_suite.py`."""
 from __future__ import annotations
 
 import tomllib
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import harness
+from dependency_skips import is_missing_dependency
 
 HERE = Path(__file__).resolve().parent
 SHARD = tomllib.loads((HERE / "ci_shard.toml").read_text())
@@ -28,6 +30,8 @@ def test_shard_pass_rate_holds_the_floor():
     total = suite["total"]
     failed = "\n".join(harness.failures(suite))
     assert total["crashes"] == 0, f"crashes inside gpusim:\n{failed}"
+    missing = [s for s in harness.skips(suite) if is_missing_dependency(s.partition(": ")[2])]
+    assert not missing, "numba-cuda tests skipped for a module the test extras do not install:\n" + "\n".join(missing)
     assert total["passed"] + total["failed"] >= SHARD["min_applicable"], harness.table(suite)
     assert total["pass_rate"] >= SHARD["floor"], \
         f"pass rate {total['pass_rate']:.3f} below the floor {SHARD['floor']}; failures:\n{failed}"

@@ -197,7 +197,7 @@ def test_agrees_with_cuda_occupancy_h_on_3000_random_launches(tmp_path):
     cudaOccupancyMaxActiveBlocksPerMultiprocessor) for H100, A100 and V100."""
     inc = _occupancy_header_dir()
     if shutil.which("g++") is None or inc is None:
-        pytest.skip("needs g++ and cuda_occupancy.h (nvidia-cuda-runtime wheel)")
+        pytest.skip("g++ or cuda_occupancy.h (nvidia-cuda-runtime wheel) not installed")
     src, exe = tmp_path / "occ.cpp", tmp_path / "occ"
     src.write_text(_HARNESS)
     subprocess.run(["g++", "-O1", f"-I{inc}", str(src), "-o", str(exe)], check=True, capture_output=True)
