@@ -36,7 +36,13 @@ import math
 
 import numpy as np
 
-from isa.semantics.tensor_formats import FORMATS, decode, encode_exact, encode_rn, representable
+from isa.semantics.tensor_formats import (
+    FORMATS,
+    decode,
+    encode_exact,
+    encode_rn,
+    representable,
+)
 from validate.semantics.tensor_forms import TYPES
 
 SEED = 20261128
@@ -161,7 +167,7 @@ def fam_exact(x: Ctx):
 def fam_align(x: Ctx):
     out = []
     big = 2.0 ** x.e0
-    for s in range(0, x.pa + 17):
+    for s in range(x.pa + 17):
         for sg in (1, -1):
             small = sg * x.sig(x.pa) * 2.0 ** (x.e0 - s)
             out.append(x.test([(0, big)], small, f"align_c:s={s}:{'+' if sg > 0 else '-'}"))
@@ -522,7 +528,7 @@ def layout_case(x: Ctx, m: int, n: int):
             a = np.abs(a)
         if x.btype == "u8":
             b = np.abs(b)
-        f = lambda v, t: v.astype(np.int64).astype(np.uint64) & np.uint64(0xFF if t != "s32" else 0xFFFFFFFF)  # noqa: E731
+        f = lambda v, t: v.astype(np.int64).astype(np.uint64) & np.uint64(0xFF if t != "s32" else 0xFFFFFFFF)
         return f(a, x.atype), f(b, x.btype), f(c, "s32")
     return x.enc(x.atype, a), x.enc(x.btype, b), x.enc(x.ctype, c)
 

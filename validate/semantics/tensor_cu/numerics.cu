@@ -168,30 +168,54 @@ static void run_ldsm(int nsets, const std::vector<uint8_t>& in, const char* out)
   write_file(out, h.data(), h.size());
 }
 
-int main(int argc, char** argv) {
-  if (argc < 2) { fprintf(stderr, "usage: see the header of numerics.cu\n"); return 1; }
-  std::string mode = argv[1];
-  if (mode == "mma" && argc == 6) {
-    int form = atoi(argv[2]), n = atoi(argv[3]);
-    auto in = read_file(argv[4]);
-#define X(I) if (form == I) { run_mma<I>(n, in, argv[5]); return 0; }
+static int dispatch(const std::vector<std::string>& a) {
+  size_t n = a.size();
+  if (n == 5 && a[0] == "mma") {
+    int form = atoi(a[1].c_str()), cases = atoi(a[2].c_str());
+    auto in = read_file(a[3].c_str());
+#define X(I) if (form == I) { run_mma<I>(cases, in, a[4].c_str()); return 0; }
     MMA_FORM_LIST(X)
 #undef X
     fprintf(stderr, "unknown mma form %d\n", form); return 1;
   }
-  if (mode == "wgmma" && argc == 7) {
-    int form = atoi(argv[2]), n = atoi(argv[3]), img = atoi(argv[4]);
-    auto in = read_file(argv[5]);
-#define X(I) if (form == I) { run_wgmma<I>(n, img, in, argv[6]); return 0; }
+  if (n == 6 && a[0] == "wgmma") {
+    int form = atoi(a[1].c_str()), cases = atoi(a[2].c_str()), img = atoi(a[3].c_str());
+    auto in = read_file(a[4].c_str());
+#define X(I) if (form == I) { run_wgmma<I>(cases, img, in, a[5].c_str()); return 0; }
     WG_FORM_LIST(X)
 #undef X
     fprintf(stderr, "unknown wgmma form %d\n", form); return 1;
   }
-  if (mode == "ldsm" && argc == 5) {
-    auto in = read_file(argv[3]);
-    run_ldsm(atoi(argv[2]), in, argv[4]);
+  if (n == 4 && a[0] == "ldsm") {
+    auto in = read_file(a[2].c_str());
+    run_ldsm(atoi(a[1].c_str()), in, a[3].c_str());
     return 0;
   }
   fprintf(stderr, "bad arguments\n");
   return 1;
+}
+
+// `numerics batch <manifest>`: one job per line (the arguments above), one CUDA context for all;
+// prints "done <line>" after each, so the driver can rerun what a fault left undone.
+int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "batch") {
+    FILE* f = fopen(argv[2], "r");
+    if (!f) { fprintf(stderr, "cannot open %s\n", argv[2]); return 2; }
+    char line[4096];
+    int k = 0, bad = 0;
+    while (fgets(line, sizeof line, f)) {
+      std::vector<std::string> a;
+      for (char* t = strtok(line, " \t\r\n"); t; t = strtok(nullptr, " \t\r\n")) a.push_back(t);
+      if (a.empty()) continue;
+      int rc = dispatch(a);
+      bad += rc != 0;
+      printf("done %d rc %d\n", k++, rc);
+      fflush(stdout);
+    }
+    fclose(f);
+    return bad ? 1 : 0;
+  }
+  std::vector<std::string> a;
+  for (int i = 1; i < argc; i++) a.push_back(argv[i]);
+  return dispatch(a);
 }
