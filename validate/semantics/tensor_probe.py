@@ -90,13 +90,14 @@ def provenance(run: Run, nvcc: str | None) -> dict:
         except (OSError, subprocess.TimeoutExpired):
             return None
     fields = ("name,driver_version,pci.bus_id,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,"
-              "power.draw,power.limit,temperature.gpu,persistence_mode,compute_mode,clocks_throttle_reasons.active")
+              "power.draw,power.limit,temperature.gpu,persistence_mode,compute_mode")
     return {
         "date_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "command": " ".join([sys.executable] + sys.argv),
         "cwd": os.getcwd(),
         "nvidia_smi_fields": fields,
         "nvidia_smi_before": q(["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader"]),
+        "clock_event_reasons": q(["nvidia-smi", "--query-gpu=clocks_event_reasons.active", "--format=csv,noheader"]),
         "nvidia_smi_clocks": q(["nvidia-smi", "-q", "-d", "CLOCK"]),
         "nvcc": q([nvcc, "--version"]) if nvcc else None,
         "python": platform.python_version(), "numpy": np.__version__,
