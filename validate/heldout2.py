@@ -56,18 +56,20 @@ again).
 
 H200 and H100 times: not yet measured (the README's validation table has the rows).
 
-`ORDERINGS` lists 30 textbook orderings the GPU is expected to show (`slower` takes longer
+`ORDERINGS` lists 29 textbook orderings the GPU is expected to show (`slower` takes longer
 than `faster`), written down before any measurement; `validate orderings` and `validate compare`
 report which hold in the measurement and which in the predictions. An ordering the GPU does
 not show is a wrong expectation, reported as such, not a target for the model.
 
-Measurement cost (estimate; no GPU was used to write this suite): 99 launches, the same
-count as the first held-out suite's 100 (which includes its defaults), and about 60 ms of
-kernel time in all, so Nsight Compute's ~20-40 replay passes a kernel add only seconds of
-GPU time; the cost is per launch (process start, compilation, host builds of at most a
-few seconds, copies of at most ~2.5 GB) as in the first suite: about 2-3 minutes for the
-events pass and 3-5 for the ncu pass on each GPU. The largest case (strided_copy/lane128B)
-holds 1.5 GiB on the device, the 256 MiB L2 flush buffer aside.
+Measurement cost (estimated; no GPU was used to write this suite): 99 launches, as many as the
+first held-out suite's 100 (its 32 tiny defaults included), with roughly 50 ms of kernel time
+in all, so the ~15-40 replay passes Nsight Compute makes a kernel add only a few seconds of
+GPU time. The cost is per launch, as in the first suite: compiling 34 kernels, host builds
+(numpy inputs and references, at most a few seconds each on an idle machine, three built
+ahead in threads), copies and checks of at most 1 GiB a case: about 2-3 minutes for the
+events pass and 3-5 minutes for the two ncu chunks on each GPU. No case holds more than 1 GiB
+on the device (stencil3d_*/n512, strided_copy/lane32B and lane128B), besides the events
+pass's 256 MiB L2 flush buffer.
 
 Only numpy, numba and `programs.base` are imported: `validate measure` imports this module on
 a GPU machine without gpusim.
