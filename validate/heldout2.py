@@ -44,7 +44,7 @@ again).
 | layernorm_smem_row    | block per row, row staged in dynamic shared memory          | 32Ki x 1Ki, 8Ki x 4Ki, 4Ki x 8Ki         |
 | softmax_warp_row      | warp per row, three passes over global                      | 128Ki x 256, 32Ki x 1Ki, 4Ki x 8Ki       |
 | softmax_block_row     | block per row, shared-memory reductions                     | same shapes                              |
-| flash_attn_fwd        | online softmax over shared key/value tiles, local arrays    | 16 heads x 1Ki, 2Ki, 2Ki causal (d=64)   |
+| flash_attn_fwd        | online softmax over shared key/value tiles, 128+ registers  | 16 heads x 1Ki, 2Ki, 2Ki causal (d=64)   |
 | hist_global_atomic    | one global atomic a key: 32, 256 bins (contention), 2^20    | 2^22, 2^22, 2^24 keys                    |
 | hist_shared_priv      | shared-memory bins, 32 keys a thread, merged globally       | 32, 256 bins (2^22 keys), 4096 (2^24)    |
 | atomic_add_single_f32 | one float atomic a thread on one address                    | 2^20, 2^22                               |
@@ -188,7 +188,7 @@ HELDOUT2: dict[str, ProgramSpec] = {s.name: s for s in (
     _spec("softmax_block_row", "softmax over rows, one block of 256 per row",
           rows.build_softmax_block, {"rows": 20, "cols": 300}, ("softmax", "shared-memory", "rows"), **SOFTMAX),
     _spec("flash_attn_fwd", "attention forward, online softmax over shared key/value tiles (d = 64)",
-          rows.build_flash_attn, {"heads": 1, "seq": 64, "causal": True}, ("attention", "shared-memory", "local-memory"),
+          rows.build_flash_attn, {"heads": 1, "seq": 64, "causal": True}, ("attention", "shared-memory", "registers"),
           s1k={"heads": 16, "seq": 1024}, s2k={"heads": 16, "seq": 2048},
           s2k_causal={"heads": 16, "seq": 2048, "causal": True}),
     # ---- atomics -------------------------------------------------------------------------

@@ -3,8 +3,8 @@ dynamic shared memory (one global read, two-pass mean and variance from shared),
 one warp per row (three passes over the row in global memory, butterfly shuffles) and with one
 block (256 threads) per row (shared-memory block reductions), and a FlashAttention-style
 forward pass: one thread per query row, 64 query rows a block, key and value tiles of 64 rows
-staged in shared memory, an online softmax (running max and sum) and the output row in local
-arrays; head dimension 64, optionally causal.
+staged in shared memory, an online softmax (running max and sum), the query and output rows in local arrays
+(which the compiler keeps in registers); head dimension 64, optionally causal.
 
 float32 throughout; references in float64, compared within float32 rounding.
 """
