@@ -20,6 +20,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "calibrate-multi": ("validate.calibrate_multi", "fit the NCCL numbers (nccl.*) to a measure-multi file; write "
                         "them into the calibrated preset"),
     "calibrate": ("validate.calibrate", "fit spec numbers to the microbenchmarks; write a <gpu>-calibrated preset"),
+    "orderings": ("validate.orderings", "the second held-out suite's textbook orderings in a measurement file "
+                  "(and in `compare --out` predictions)"),
 }
 
 

@@ -2,7 +2,7 @@
 simulator's predictions against committed measurements, metric by metric.
 
 Every kernel of the data file (a program at one size, a microbenchmark, or a held-out kernel
-of `validate.heldout`) is rebuilt
+of `validate.heldout` or `validate.heldout2`) is rebuilt
 from its recorded name, size and seed and run through `gpusim.launch(timing=True)` on
 the chosen preset (default: the measured GPU's preset, which is its calibrated one where
 `python -m validate calibrate` wrote one, else the cited datasheet). Launches of more blocks than SMs use sampled timing, with
@@ -31,7 +31,9 @@ Per kernel and metric: predicted, measured, relative error. Summary (errors in p
   thread: `ncu_dirty_probe.py --background`);
 - SASS warp instructions (`smsp__inst_executed.sum`): MAPE and the share within 5%;
 - sampling: the predictions' own sampling-error estimates (`timing__sampling_error_pct`);
-- per kind (program, microbenchmark, heldout): duration MAPE; the eight worst kernels.
+- per kind (program, microbenchmark, heldout, heldout2): duration MAPE; the eight worst kernels;
+- for heldout2 kernels, the suite's textbook orderings (`validate.orderings.summary`): how many
+  the measurement shows, and how many of those the predictions show.
 `--jobs N` predicts in N processes (default: the CPU count), the costliest kernels first.
 """
 from __future__ import annotations
@@ -114,6 +116,9 @@ def build_case(k: dict):
     elif "heldout" in k:
         from validate.heldout import HELDOUT
         spec = HELDOUT[k["heldout"]]
+    elif "heldout2" in k:
+        from validate.heldout2 import HELDOUT2
+        spec = HELDOUT2[k["heldout2"]]
     else:
         from validate.microbench import MICROBENCHMARKS
         spec = MICROBENCHMARKS[k["microbenchmark"]]
@@ -154,7 +159,7 @@ def predict(k: dict, gpu, environment: dict | None = None) -> Row:
             and isinstance(v, (int, float))}
     pred["timing__mode"] = r.metrics.get("timing__mode")
     pred["timing__bound"] = r.metrics.get("timing__bound")
-    kind = next((key for key in ("program", "heldout") if key in k), "microbenchmark")
+    kind = next((key for key in ("program", "heldout", "heldout2") if key in k), "microbenchmark")
     return Row(k["name"], kind, k["metrics"], pred,
                time.perf_counter() - t)
 
@@ -275,7 +280,7 @@ def plot(rows: list[Row], path: Path, title: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(6.5, 6))
-    for kind, marker in (("program", "o"), ("microbenchmark", "^"), ("heldout", "s")):
+    for kind, marker in (("program", "o"), ("microbenchmark", "^"), ("heldout", "s"), ("heldout2", "D")):
         pts = [(r.measured[DURATION] / 1e3, r.predicted[DURATION] / 1e3) for r in rows
                if r.kind == kind and DURATION in r.predicted]
         if pts:
@@ -311,6 +316,11 @@ def compare(data_path: Path, preset: str | None = None, only: str | None = None,
     environment = measurement_environment(data)
     rows = _predict_all(kernels, gpu, jobs, progress, environment)
     summary = summarize(rows)
+    if any(r.kind == "heldout2" for r in rows):
+        from validate import orderings     # lazy: imports the heldout2 kernels (numba)
+        timed = [r for r in rows if DURATION in r.predicted]
+        summary.update(orderings.summary({r.name: r.measured[DURATION] for r in timed},
+                                         {r.name: r.predicted[DURATION] for r in timed}))
     summary["skipped_over_budget"] = skipped
     summary.update(environment)
     return rows, summary, preset

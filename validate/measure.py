@@ -2,12 +2,14 @@
 every microbenchmark of `validate.microbench` on this machine's NVIDIA GPU through Numba,
 and write `validate/data/<gpu>.json` (provenance + one record per kernel). `--suite heldout`
 runs the held-out suite of `validate.heldout` instead (records keyed "heldout"; write it to
-its own file, e.g. `--out validate/data/h200_heldout.json`), `--suite all` runs both.
+its own file, e.g. `--out validate/data/h200_heldout.json`), `--suite heldout2` the second
+held-out suite of `validate.heldout2` (records keyed "heldout2"; its measured sizes, not its
+'default'), `--suite all` all of them.
 
 Reproduce, on the GPU machine, from the repository root (numba, numba-cuda, numpy < 2.5
 and Nsight Compute's `ncu`; nothing of gpusim is imported):
 
-    python -m validate measure [--gpu-name h100] [--out validate/data/h100.json] [--suite heldout]
+    python -m validate measure [--gpu-name h100] [--out validate/data/h100.json] [--suite heldout|heldout2]
 
 Method, per kernel (a program case or a microbenchmark size), in two worker processes
 (`validate.measure_worker`):
@@ -45,14 +47,15 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-SUITES = ("programs", "heldout", "all")
+SUITES = ("programs", "heldout", "heldout2", "all")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gpu-name", help="short name for the data file (default from the device: h100, h200, ...)")
     p.add_argument("--out", type=Path, help="output JSON (default validate/data/<gpu-name>.json)")
     p.add_argument("--suite", choices=SUITES, default="programs", help="programs: the programs and the "
-                   "microbenchmarks (default); heldout: the held-out suite (validate.heldout); all: both")
+                   "microbenchmarks (default); heldout: the held-out suite (validate.heldout); heldout2: the second "
+                   "held-out suite's measured sizes (validate.heldout2); all: all three")
     p.add_argument("--only", default=None, help="regex on 'group/size' (e.g. 'vector_add|pointer_chase/fp_4KiB')")
     p.add_argument("--skip", default=None, help="regex on 'group/size' of kernels to leave out")
     p.add_argument("--no-ncu", action="store_true", help="events pass only (no Nsight Compute counters)")
@@ -74,7 +77,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def selected(only: str | None, skip: str | None, suite: str = "programs") -> list[tuple[str, str, str]]:
     """(kind, group, size) for every size of every kernel of `suite`, in run order: program
-    and microbenchmark sizes ("programs"), held-out sizes ("heldout"), or all of them ("all")."""
+    and microbenchmark sizes ("programs"), held-out sizes ("heldout"), the second held-out suite's
+    measured sizes ("heldout2": all but 'default'), or all of them ("all")."""
     if suite not in SUITES:
         raise ValueError(f"unknown suite {suite!r}; choose one of {', '.join(SUITES)}")
     out = []
@@ -86,6 +90,9 @@ def selected(only: str | None, skip: str | None, suite: str = "programs") -> lis
     if suite in ("heldout", "all"):
         from validate.heldout import HELDOUT
         out += [("heldout", name, size) for name, spec in HELDOUT.items() for size in spec.sizes]
+    if suite in ("heldout2", "all"):
+        from validate.heldout2 import HELDOUT2, measured_sizes     # lazy, as the other suites: numba kernels
+        out += [("heldout2", name, size) for name in HELDOUT2 for size in measured_sizes(name)]
     keep = lambda g, s: (only is None or re.search(only, f"{g}/{s}")) and not (skip and re.search(skip, f"{g}/{s}"))
     return [(k, g, s) for k, g, s in out if keep(g, s)]
 
@@ -97,6 +104,9 @@ def spec_of(kind: str, group: str):
     if kind == "heldout":
         from validate.heldout import HELDOUT
         return HELDOUT[group]
+    if kind == "heldout2":
+        from validate.heldout2 import HELDOUT2
+        return HELDOUT2[group]
     from validate.microbench import MICROBENCHMARKS
     return MICROBENCHMARKS[group]
 

@@ -59,7 +59,8 @@ def test_measure_suite_heldout_selects_every_heldout_size_and_nothing_else():
 def test_measure_default_suite_is_unchanged_and_all_is_both():
     default = measure.selected(None, None)
     assert {k for k, _, _ in default} == {"program", "microbenchmark"}
-    assert measure.selected(None, None, "all") == default + measure.selected(None, None, "heldout")
+    assert measure.selected(None, None, "all") == (default + measure.selected(None, None, "heldout")
+                                                   + measure.selected(None, None, "heldout2"))
     assert measure.selected("^strided_read/", None, "heldout") == [
         ("heldout", "strided_read", s) for s in HELDOUT["strided_read"].sizes]
 
