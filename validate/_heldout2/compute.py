@@ -21,7 +21,7 @@ from numba import cuda, float32, float64, njit
 from numba.cuda import libdevice
 
 from programs.base import Case
-from validate._heldout2 import blocks, small_ints
+from validate._heldout2 import blocks
 
 BLOCK = 256
 MANDEL_BLOCK = (16, 16)
