@@ -11,6 +11,10 @@ Covers independent `gpusim.launch(..., timing=True)` runs of programs, sizes and
 h200) and, through `gpusim.sweep.replay.timed_launch`, the recorded first point and the
 replayed points of benchmarks/sweep_speed.py (HBM bandwidth, L2 latency, SM clock, SM count).
 Per launch: every metric (its repr) and every per-instruction stall table (its bytes' digest).
+
+Predictions depend on the toolchain that makes the SASS (ptxas, NVVM) and on numba/numba-cuda's
+PTX: the snapshot records their versions under "_toolchain", and --check names any that differ
+(a snapshot from another toolchain is no reference: record one with --write first).
 """
 from __future__ import annotations
 
@@ -54,6 +58,19 @@ REPLAYS = [("transpose_shared", {"rows": 1024, "cols": 1024}, "h100", SPEED_POIN
            ("matmul_tiled", {"m": 512, "n": 512, "k": 512}, "h100", SPEED_POINTS),
            ("histogram_global", "default", "h200", SPEED_POINTS + MORE_POINTS),
            ("reduce_sequential", "small", "h100", [[], ["sm.warp_scheduler=lrr"], ["sm_count=8"]])]
+
+
+def toolchain() -> dict:
+    """Versions of what turns a kernel into PTX and SASS (the snapshot's "_toolchain" entry)."""
+    import importlib.metadata as md
+    out = {}
+    for dist in ("numba", "numba-cuda", "llvmlite", "numpy", "nvidia-cuda-nvcc", "nvidia-nvvm",
+                 "nvidia-cuda-nvdisasm", "simpy"):
+        try:
+            out[dist] = md.version(dist)
+        except md.PackageNotFoundError:
+            out[dist] = None
+    return out
 
 
 def snapshot(result) -> dict:
@@ -143,11 +160,15 @@ def main(argv=None) -> int:
     snap = independent() if a.independent else collect()
     if a.write:
         with open(a.write, "w") as f:
-            json.dump(snap, f, indent=0, sort_keys=True)
+            json.dump({"_toolchain": toolchain(), **snap}, f, indent=0, sort_keys=True)
         print(f"{len(snap)} launches, {sum(len(v) for v in snap.values())} values written to {a.write}")
         return 0
     with open(a.check or a.independent) as f:
         want = json.load(f)
+    recorded = want.pop("_toolchain", None)
+    if recorded != toolchain():
+        print(f"NOTE the snapshot was recorded with another toolchain: {recorded} (now {toolchain()}); "
+              "differences may come from it")
     if a.independent:                     # only the sweep points; how they were obtained differs by design
         want = {k: {kk: vv for kk, vv in v.items() if kk != "how"} for k, v in want.items() if k in snap}
     bad = 0
