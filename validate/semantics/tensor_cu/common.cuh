@@ -32,7 +32,8 @@ static void write_file(const char* path, const void* p, size_t n) {
 template <class T> static T* to_dev(const void* host, size_t bytes) {
   T* d = nullptr;
   CK(cudaMalloc(&d, bytes ? bytes : 16));
-  if (bytes) CK(cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice));
+  if (bytes && host) CK(cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice));
+  else if (bytes) CK(cudaMemset(d, 0xFF, bytes));   // an output buffer: filled with a pattern no result has by chance
   return d;
 }
 
