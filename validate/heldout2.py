@@ -56,10 +56,11 @@ again).
 
 H200 and H100 times: not yet measured (the README's validation table has the rows).
 
-`ORDERINGS` lists 29 textbook orderings the GPU is expected to show (`slower` takes longer
+`ORDERINGS` lists 28 textbook orderings the GPU is expected to show (`slower` takes longer
 than `faster`), written down before any measurement; `validate orderings` and `validate compare`
 report which hold in the measurement and which in the predictions. An ordering the GPU does
-not show is a wrong expectation, reported as such, not a target for the model.
+not show is a wrong expectation, reported as such, not a target for the model: 29 were written
+down; the H200 did not show one (`NOT_SHOWN`, with its measured ratio).
 
 Measurement cost (estimated; no GPU was used to write this suite): 99 launches, as many as the
 first held-out suite's 100 (its 32 tiny defaults included), with roughly 50 ms of kernel time
@@ -270,7 +271,14 @@ ORDERINGS: tuple[Ordering, ...] = (
            "27 loads a point against 5 (z neighbours in registers)"),
     Ordering("wave_quant/g529", "wave_quant/g528", "one block more than a full wave runs as a second wave"),
     Ordering("wave_quant/g1057", "wave_quant/g1056", "one block more than two full waves runs as a third"),
-    Ordering("flash_attn_fwd/s2k", "flash_attn_fwd/s2k_causal", "causal attention skips about half the keys"),
+)
+
+# Expectations written down before the measurement that the GPU did not show (the measured ratio
+# slower/faster, H200, validate/data/h200_heldout2.json): kept as a record, not checked.
+NOT_SHOWN: tuple[tuple[Ordering, float], ...] = (
+    (Ordering("flash_attn_fwd/s2k", "flash_attn_fwd/s2k_causal", "causal attention skips about half the keys"),
+     1079.23 / 1169.63),        # events: causal 8% slower: its last row blocks still read every key (the launch lasts as
+                                # long as they do) and the diagonal tile's branch diverges within each warp
 )
 
 
