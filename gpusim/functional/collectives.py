@@ -67,7 +67,7 @@ class Collectives:
         else:
             mm = np.uint32(membermask)
         if x.san is not None:
-            x.san.members(op, warps, np.broadcast_to(mm, active.shape) & np.uint32(0xFFFFFFFF), active)
+            x.san.members(op, warps, np.broadcast_to(mm, active.shape) & np.uint32(0xFFFFFFFF), active, membermask)
         missing = mm & live & ~active
         if parked_ok and (missing != 0).any():
             missing = missing & x.stacks.pending_lanes(warps)
@@ -148,6 +148,8 @@ class Collectives:
             j = minl | (b & ~seg)
             ok = j <= maxl
         j = np.where(ok, j, lane)
+        if self.x.san is not None:
+            self.x.san.shuffle(op, j, active, vals[-1])
         src = (np.arange(span) & ~31) + j
         d = st.full(a, U32)[src]
         self._write(op.dsts[0], d, active)
@@ -237,7 +239,7 @@ class Collectives:
                 self._reduce(op, w[at == b])
         arrived[w] = 0
         if x.san is not None:
-            x.san.barrier(np.unique(cta))
+            x.san.barrier(np.unique(cta), grid is not None and bool(grid.all()))
 
     def _check_grid(self, w: np.ndarray, cta: np.ndarray) -> None:
         """Every block of the launch waits at a grid barrier: this batch must hold the whole

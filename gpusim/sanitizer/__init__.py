@@ -110,6 +110,8 @@ class BatchHooks:
         self._barrier = [p.barrier for p in parts if hasattr(p, "barrier")]
         self._syncwarp = [p.syncwarp for p in parts if hasattr(p, "syncwarp")]
         self._members = [p.members for p in parts if hasattr(p, "members")]
+        self._shuffle = [p.shuffle for p in parts if hasattr(p, "shuffle")]
+        self._fence = [p.fence for p in parts if hasattr(p, "fence")]
 
     # ------------------------------------------------------------------ from the functional core
     def access(self, op, space: str, lanes: np.ndarray, off: np.ndarray) -> None:
@@ -119,20 +121,33 @@ class BatchHooks:
             for f in self._access:
                 f(op, space, lanes, off, mode)
 
-    def barrier(self, slots: np.ndarray) -> None:
-        """The blocks in CTA slots `slots` are released from a barrier."""
+    def barrier(self, slots: np.ndarray, grid: bool = False) -> None:
+        """The blocks in CTA slots `slots` are released from a barrier (`grid`: the grid
+        barrier, which releases every block of the launch)."""
         for f in self._barrier:
-            f(slots)
+            f(slots, grid)
+
+    def fence(self, op, lanes: np.ndarray) -> None:
+        """Batch lanes `lanes` execute a memory fence (`membar` / `fence`)."""
+        for f in self._fence:
+            f(op, lanes)
 
     def syncwarp(self, op, lanes: np.ndarray) -> None:
         """Batch lanes `lanes` complete a `syncwarp` together."""
         for f in self._syncwarp:
             f(op, lanes)
 
-    def members(self, op, warps: np.ndarray, membermask: np.ndarray, active: np.ndarray) -> None:
-        """A warp collective of `warps` (batch warp ids) with per-warp `membermask` and `active` masks."""
+    def members(self, op, warps: np.ndarray, membermask: np.ndarray, active: np.ndarray, lane_masks) -> None:
+        """A warp collective of `warps` (batch warp ids, the span) with per-warp `membermask`
+        (the union over its active lanes) and `active` masks; `lane_masks`: the membermask
+        each lane of the span passed (one value, or one per lane)."""
         for f in self._members:
-            f(op, warps, membermask, active)
+            f(op, warps, membermask, active, lane_masks)
+
+    def shuffle(self, op, src: np.ndarray, active: np.ndarray, lane_masks) -> None:
+        """A shuffle: each lane of the span reads lane `src` of its warp; `active` per warp."""
+        for f in self._shuffle:
+            f(op, src, active, lane_masks)
 
     def fault(self, tool: str, kind: str, index: int, lane: int, space: str = "", address: int | None = None,
               detail: str = "") -> None:

@@ -86,7 +86,7 @@ class _Batch:
         self.stride = x.lsu.shared_stride
 
     # ------------------------------------------------------------------ epochs
-    def barrier(self, slots: np.ndarray) -> None:
+    def barrier(self, slots: np.ndarray, grid: bool = False) -> None:
         self.cep[slots] += 1
         self.sw.reshape(self.x.nctas, self.tpbw)[slots] = 0
 
