@@ -72,9 +72,12 @@ def spread(off: np.ndarray, nbytes: int, g: int) -> tuple[np.ndarray, int]:
 
 
 class Sanitizer:
-    """The tools of one launch: launch-wide shadow state (global memory) and the findings."""
+    """The tools of one launch: launch-wide shadow state (global memory) and the findings.
+    `track_writes`: no tool on, but device arrays with unwritten bytes are passed, so
+    initcheck's write bookkeeping runs alone (`initcheck.WriteTracker`)."""
 
-    def __init__(self, prepared, tools: tuple[str, ...], uninitialized: list[tuple[int, np.ndarray]] = ()):
+    def __init__(self, prepared, tools: tuple[str, ...], uninitialized: list[tuple[int, np.ndarray]] = (),
+                 track_writes: bool = False):
         from gpusim.sanitizer import initcheck, memcheck, racecheck, synccheck
         self.prepared = prepared
         self.enabled = frozenset(tools)
@@ -83,6 +86,8 @@ class Sanitizer:
         self.infos = prepared.decoded.infos
         modules = {"memcheck": memcheck, "racecheck": racecheck, "initcheck": initcheck, "synccheck": synccheck}
         self.tools = [modules[t].Tool(self, prepared, uninitialized) for t in tools]
+        if track_writes and "initcheck" not in self.enabled:
+            self.tools.append(initcheck.WriteTracker(self, prepared, uninitialized))
 
     def attach(self, x) -> None:
         """Hook a batch executor (called for every batch the launch creates)."""
@@ -169,20 +174,42 @@ class BatchHooks:
         self.san.collector.add(tool, kind, space, address, accesses, detail, count)
 
 
+def device_arrays(args, marshalled) -> list[tuple[object, int, int]]:
+    """(drop-in device array, device address, bytes) of every device array argument, top
+    level or in a tuple, as `frontend/args.py` laid them out."""
+    out = []
+    for i, a in enumerate(args):
+        found = _arrays_in(a)
+        spans = marshalled.arrays[i] if i < len(marshalled.arrays) else []
+        if len(found) == len(spans):
+            out += [(d, addr, n) for d, (addr, n) in zip(found, spans) if d is not None]
+    return out
+
+
+def _arrays_in(v) -> list:
+    """The arrays of one argument in marshalling order: a device array, or None for a host array."""
+    if hasattr(v, "_gpusim_host_"):
+        return [v]
+    if isinstance(v, np.ndarray):
+        return [None]
+    if isinstance(v, tuple):
+        return [a for e in v for a in _arrays_in(e)]
+    return []
+
+
 def checked(prepared, check, args, run):
     """Run `run()` (the launch of `prepared`) with the tools of `check` hooked in and return
     its Result with `hazards`; without tools, just run it. Device arrays' written-byte
-    masks (initcheck's `cuda.device_array`) are updated either way."""
-    tools = normalize(check)
-    arrays = [(i, a) for i, a in enumerate(args) if getattr(a, "_gpusim_written_", None) is not None]
-    if not tools:
-        result = run()
-        for _, a in arrays:                  # unchecked: what the launch wrote is unknown, so all counts as written
-            a._gpusim_written_ = None
-        return result
+    flags (initcheck, `device_memory.py`) are updated either way: without tools, the
+    launch's stores are tracked while some argument still has unwritten bytes."""
     from gpusim.errors import KernelError
-    spans = [(a, prepared.marshalled.arrays[i][0]) for i, a in arrays]
-    san = Sanitizer(prepared, tools, [(addr, a._gpusim_written_) for a, (addr, _) in spans])
+    from gpusim.sanitizer import device_memory
+    tools = normalize(check)
+    spans = [(a, addr, n, device_memory.launch_state(a)) for a, addr, n in device_arrays(args, prepared.marshalled)]
+    spans = [s for s in spans if s[3] is not None]
+    if not tools and not spans:
+        return run()
+    san = Sanitizer(prepared, tools, [(addr, w) for _, addr, _, w in spans], track_writes=bool(spans))
     prepared.sanitizer = san
     try:
         result = run()
@@ -190,8 +217,7 @@ def checked(prepared, check, args, run):
         if not san.fatal:
             raise
         result = prepared.finish()
-    for a, (addr, nbytes) in spans:
-        w = san.written(addr, nbytes) if "initcheck" in san.enabled else None
-        a._gpusim_written_ = None if w is None or w.all() else w
+    for a, addr, n, _ in spans:
+        device_memory.launched(a, san.written(addr, n))
     result.hazards = san.hazards()
     return result

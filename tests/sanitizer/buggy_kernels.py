@@ -226,3 +226,24 @@ def shfl_reads_inactive_lane(a, out):
     if t < 16:
         v = cuda.shfl_sync(0xFFFF, v, 20)             # L:shfl_src
     out[t] = v
+
+
+@cuda.jit
+def fill_first_half(d):
+    i = cuda.grid(1)
+    if i < d.size // 2:
+        d[i] = 1
+
+
+@cuda.jit
+def fill(d):
+    i = cuda.grid(1)
+    if i < d.size:
+        d[i] = 1
+
+
+@cuda.jit
+def copy2d(src, dst):
+    i, j = cuda.grid(2)
+    if i < dst.shape[0] and j < dst.shape[1]:
+        dst[i, j] = src[i, j]                         # L:copy2d
