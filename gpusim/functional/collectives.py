@@ -7,6 +7,12 @@ the block's last thread): a live lane that is named but not converged with the
 others would make Volta+ hardware wait for it, and cannot arrive under stack-based
 reconvergence, so it is reported (`BarrierError`) rather than hung.
 
+A lane that executes a `.sync` collective its membermask does not name, and a shuffle
+reading a lane the mask does not name, are undefined in PTX; here the collective is
+computed over the lanes that execute it and a shuffle gives the source lane's register
+as it stands (DEVIATIONS.md; synccheck reports both, through the `members` and
+`shuffle` hooks).
+
 A CTA barrier releases when every live thread of the block waits at it. A block
 whose live threads cannot all arrive (some are suspended on a divergent path, or
 wait at a different barrier) is reported with the lines involved. A grid barrier

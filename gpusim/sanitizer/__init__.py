@@ -4,22 +4,26 @@
 
 - memcheck (`memcheck.py`): out-of-bounds and misaligned accesses;
 - racecheck (`racecheck.py`): shared- and global-memory hazards (RAW, WAR, WAW) between
-  threads with no barrier (or, within a warp, no `syncwarp`) between the two accesses;
+  threads that nothing orders: no barrier (within a warp, no `syncwarp`), no release and
+  acquire through fences and atomics, no grid barrier (`ordering.py`);
 - initcheck (`initcheck.py`): reads of shared memory never stored by the block, and of
-  device arrays never written (`cuda.device_array`);
+  device-array bytes never written (`cuda.device_array`: tracked per byte across
+  launches, checked or not, through slices and views, `device_memory.py`);
 - synccheck (`synccheck.py`): barriers in divergent code, warp collectives whose
-  membermask names exited or non-converged lanes.
+  membermask names exited or non-converged lanes or not the calling lane, shuffles
+  reading a lane outside the mask.
 
 The functional core calls a `BatchHooks` object (`executor.san`, None when no tool is
-on: the hooks then cost one attribute test per memory instruction, barrier release and
-warp collective) from its load/store unit (`access`), its barrier release and
-`syncwarp` (`barrier`, `syncwarp`), its collectives' membermask check (`members`) and
-its fault paths (`fault`: a fault stops the launch, as on hardware, and becomes a
-record instead of an exception). Findings are `report.Hazard` records in
-`Result.hazards`.
+on: the hooks then cost one attribute test per memory instruction, fence, barrier
+release and warp collective) from its load/store unit (`access`), its fences (`fence`),
+its barrier release and `syncwarp` (`barrier`, `syncwarp`), its collectives' membermask
+check and shuffles (`members`, `shuffle`) and its fault paths (`fault`: a fault stops
+the launch, as on hardware, and becomes a record instead of an exception). Findings
+are `report.Hazard` records in `Result.hazards`. A launch with no tool on still hooks
+initcheck's write bookkeeping (`initcheck.WriteTracker`) while a device-array argument
+has unwritten bytes.
 
-Does not model: local-memory hazards, memory fences (`threadfence` orders nothing here),
-hazards between launches, texture memory.
+Does not model: local-memory hazards, hazards between launches, texture memory.
 """
 from __future__ import annotations
 

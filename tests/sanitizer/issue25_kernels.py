@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import inspect
 
-import numpy as np
 from numba import cuda, int32
 
 N = 64
