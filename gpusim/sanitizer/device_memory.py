@@ -91,7 +91,13 @@ def mark(a, idx=...) -> None:
     if s is None:
         return
     h = a._gpusim_host_
-    sel = element_offsets(h, s.lo)[idx] if idx is not ... else element_offsets(h, s.lo)
+    part = h[idx]
+    if isinstance(part, np.ndarray) and part.size and np.shares_memory(part, h):
+        sel = element_offsets(part, s.lo)             # basic indexing: a view, found by its pointer
+    elif not isinstance(part, np.ndarray) and isinstance(idx, (int, np.integer, tuple)):
+        sel = element_offsets(h[..., None][idx], s.lo) if h.ndim else element_offsets(h, s.lo)   # one element
+    else:
+        sel = element_offsets(h, s.lo)[idx]            # fancy indexing: a copy, so index the offsets
     s.written[_bytes(np.asarray(sel), h.itemsize)] = True
     s.settle()
 

@@ -120,3 +120,14 @@ def test_dropin_launches_track_the_written_half_between_launches():
     finally:
         gcuda.set_check()
     assert [h.count for h in B_copy.last_result.hazards] == [32]
+
+
+def test_host_writes_of_elements_rows_columns_and_fancy_indices_mark_exactly_their_bytes():
+    from gpusim.sanitizer.device_memory import launch_state
+    d = gcuda.device_array((4, 8), np.int32)
+    d[1, -1] = 5
+    d[2] = 1
+    d[:, 0] = 3
+    d[np.array([3]), np.array([4])] = 7
+    written = launch_state(d).reshape(4, 8, 4).all(axis=2)
+    assert np.argwhere(written).tolist() == [[0, 0], [1, 0], [1, 7]] + [[2, j] for j in range(8)] + [[3, 0], [3, 4]]
