@@ -140,6 +140,7 @@ def set_check(*tools: str) -> None:
 from gpusim.frontend.dispatcher import Dispatcher, jit  # noqa: E402,F401
 from gpusim.frontend.devicearray import DeviceArray, dense_strides_like, empty_host, from_host  # noqa: E402,F401
 from gpusim.frontend.devicearray import host_mapped  # noqa: E402
+from gpusim.sanitizer.device_memory import fresh as _fresh  # noqa: E402
 from gpusim.frontend.devicearray import host_of as _host, order_of as _order  # noqa: E402
 from numba.cuda.args import In, InOut, Out  # noqa: E402,F401
 from gpusim.frontend.cudadrv import install as _install_namespaces  # noqa: E402
@@ -161,8 +162,7 @@ def device_array(shape: Any, dtype: Any = np.float64, strides: Any = None, order
     """A zero-filled DeviceArray (zeros rather than garbage, so runs are deterministic); initcheck
     (`gpusim.sanitizer`) reports kernel reads of its bytes before anything writes them."""
     a = DeviceArray(empty_host(shape, dtype, strides, order), stream)
-    if a._gpusim_host_.flags.c_contiguous or a._gpusim_host_.flags.f_contiguous:
-        a._gpusim_written_ = np.zeros(a.nbytes, bool)
+    a._gpusim_init_ = _fresh(a._gpusim_host_)
     return a
 
 

@@ -37,6 +37,8 @@ from typing import Any
 
 import numpy as np
 
+from gpusim.sanitizer.device_memory import fresh
+
 
 class _Namespace(types.ModuleType):
     """A module whose own names shadow those of a numba-cuda module (the fallback)."""
@@ -62,7 +64,9 @@ def DeviceNDArray(shape: Any, strides: Any, dtype: Any, stream: Any = 0, gpu_dat
                                   "arrays own their memory")
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     strides = None if strides is None else ((strides,) if isinstance(strides, (int, np.integer)) else tuple(strides))
-    return DeviceArray(empty_host(shape, dtype, strides), stream)
+    d = DeviceArray(empty_host(shape, dtype, strides), stream)
+    d._gpusim_init_ = fresh(d._gpusim_host_)                      # uninitialised memory (initcheck)
+    return d
 
 
 def from_array_like(ary: Any, stream: Any = 0, gpu_data: Any = None) -> Any:

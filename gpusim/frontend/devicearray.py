@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from gpusim.sanitizer import device_memory
+
 
 def host_of(obj: Any) -> Any:
     return getattr(obj, "_gpusim_host_", obj)
@@ -65,10 +67,17 @@ class DeviceArray:
     """A device array of the simulator (see module doc)."""
     __cuda_ndarray__ = True
     __cuda_memory__ = True
+    _gpusim_init_ = None            # initcheck: which bytes of the allocation were written (sanitizer.device_memory)
 
     def __init__(self, host: np.ndarray, stream: Any = 0):
         self._gpusim_host_ = host
         self.stream = stream
+
+    def _derived(self, host: np.ndarray, stream: Any = 0) -> DeviceArray:
+        """A DeviceArray over `host`, a view of this one's memory: it shares the written-byte flags."""
+        d = DeviceArray(host, stream)
+        d._gpusim_init_ = self._gpusim_init_
+        return d
 
     @property
     def _numba_type_(self) -> Any:
@@ -128,7 +137,7 @@ class DeviceArray:
         return a.astype(dtype) if dtype is not None and np.dtype(dtype) != a.dtype else a
 
     def bind(self, stream: Any = 0) -> DeviceArray:
-        return DeviceArray(self._gpusim_host_, stream)
+        return self._derived(self._gpusim_host_, stream)
 
     # ------------------------------------------------------------------ indexing
     def __getitem__(self, idx: Any) -> Any:
@@ -137,7 +146,7 @@ class DeviceArray:
     def getitem(self, idx: Any, stream: Any = 0) -> Any:
         r = self._gpusim_host_[idx]
         if isinstance(r, np.ndarray):
-            return DeviceArray(r, stream or self.stream)
+            return self._derived(r, stream or self.stream)
         if isinstance(r, np.void):
             return r.copy() if hasattr(r, "copy") else r
         return r
@@ -147,7 +156,7 @@ class DeviceArray:
 
     def setitem(self, idx: Any, value: Any, stream: Any = 0) -> None:
         self._gpusim_host_[idx] = host_of(value)
-        self._gpusim_written_ = None                 # initcheck: written (gpusim.sanitizer)
+        device_memory.mark(self, idx)
 
     # ------------------------------------------------------------------ copies
     def copy_to_host(self, ary: np.ndarray | None = None, stream: Any = 0) -> np.ndarray:
@@ -169,10 +178,12 @@ class DeviceArray:
                              "memory region. Please ensure contiguous buffer with numpy .ascontiguousarray()")
         _check_compatible(self, src)
         np.copyto(self._gpusim_host_, src.reshape(self.shape) if src.shape != self.shape else src)
-        self._gpusim_written_ = None                 # initcheck: written (gpusim.sanitizer)
+        device_memory.copy_flags(self, ary)
 
     def copy(self) -> DeviceArray:
-        return DeviceArray(self._gpusim_host_.copy(order="K"))
+        d = DeviceArray(self._gpusim_host_.copy(order="K"))
+        d._gpusim_init_ = device_memory.copied(self, d._gpusim_host_)
+        return d
 
     # ------------------------------------------------------------------ views
     def split(self, section: int, stream: Any = 0):
@@ -181,10 +192,10 @@ class DeviceArray:
         if self.strides[0] != self.dtype.itemsize:
             raise ValueError("only support unit stride")
         for i in range(int(math.ceil(self.size / section))):
-            yield DeviceArray(self._gpusim_host_[i * section:min((i + 1) * section, self.size)], stream)
+            yield self._derived(self._gpusim_host_[i * section:min((i + 1) * section, self.size)], stream)
 
     def squeeze(self, axis: Any = None, stream: Any = 0) -> DeviceArray:
-        return DeviceArray(self._gpusim_host_.squeeze(axis), stream)
+        return self._derived(self._gpusim_host_.squeeze(axis), stream)
 
     def view(self, dtype: Any) -> DeviceArray:
         h = self._gpusim_host_
@@ -194,7 +205,7 @@ class DeviceArray:
         if h.ndim and (h.shape[-1] * h.itemsize) % dtype.itemsize:
             raise ValueError("When changing to a larger dtype, its size must be a divisor of the total size in "
                              "bytes of the last axis of the array.")
-        return DeviceArray(h.view(dtype))
+        return self._derived(h.view(dtype))
 
     def reshape(self, *newshape: Any, order: str = "C", **kws: Any) -> DeviceArray:
         if len(newshape) == 1 and isinstance(newshape[0], (tuple, list)):
@@ -203,14 +214,14 @@ class DeviceArray:
             raise ValueError("order not C|F|A")
         h = self._gpusim_host_
         if tuple(newshape) == h.shape:
-            return DeviceArray(h, self.stream)
-        return DeviceArray(_no_copy(h, h.reshape(newshape, order=order)), self.stream)
+            return self._derived(h, self.stream)
+        return self._derived(_no_copy(h, h.reshape(newshape, order=order)), self.stream)
 
     def ravel(self, order: str = "C", stream: Any = 0) -> DeviceArray:
         if order not in ("C", "F", "A"):
             raise ValueError("order not C|F|A")
         h = self._gpusim_host_
-        return DeviceArray(_no_copy(h, h.ravel(order=order)), stream or self.stream)
+        return self._derived(_no_copy(h, h.ravel(order=order)), stream or self.stream)
 
     def is_c_contiguous(self) -> bool:
         return bool(self._gpusim_host_.flags.c_contiguous)
@@ -227,9 +238,12 @@ class DeviceArray:
             return self
         h = self._gpusim_host_
         if h.flags.c_contiguous or h.flags.f_contiguous:
-            return DeviceArray(h.transpose(axes))
+            return self._derived(h.transpose(axes))
         # Numba transposes a strided view with its transpose kernel into a new C-contiguous array
-        return DeviceArray(np.ascontiguousarray(h.transpose(axes)))
+        t = self._derived(h.transpose(axes))
+        d = DeviceArray(np.ascontiguousarray(t._gpusim_host_))
+        d._gpusim_init_ = device_memory.copied(t, d._gpusim_host_)
+        return d
 
     T = property(transpose)
 

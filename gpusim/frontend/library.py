@@ -44,7 +44,9 @@ def _strided(ary: Any, shape: tuple, strides: tuple) -> Any:
     h = host_of(ary)
     shape = tuple(shape) if isinstance(shape, (tuple, list)) else (int(shape),)
     strides = tuple(strides) if isinstance(strides, (tuple, list)) else (int(strides),)
-    return DeviceArray(np.lib.stride_tricks.as_strided(h, shape, strides))   # mutable, as Numba types it
+    d = DeviceArray(np.lib.stride_tricks.as_strided(h, shape, strides))   # mutable, as Numba types it
+    d._gpusim_init_ = getattr(ary, "_gpusim_init_", None)                # the same memory (initcheck)
+    return d
 
 
 @functools.lru_cache(maxsize=None)

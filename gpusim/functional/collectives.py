@@ -7,6 +7,12 @@ the block's last thread): a live lane that is named but not converged with the
 others would make Volta+ hardware wait for it, and cannot arrive under stack-based
 reconvergence, so it is reported (`BarrierError`) rather than hung.
 
+A lane that executes a `.sync` collective its membermask does not name, and a shuffle
+reading a lane the mask does not name, are undefined in PTX; here the collective is
+computed over the lanes that execute it and a shuffle gives the source lane's register
+as it stands (DEVIATIONS.md; synccheck reports both, through the `members` and
+`shuffle` hooks).
+
 A CTA barrier releases when every live thread of the block waits at it. A block
 whose live threads cannot all arrive (some are suspended on a divergent path, or
 wait at a different barrier) is reported with the lines involved. A grid barrier
@@ -67,7 +73,7 @@ class Collectives:
         else:
             mm = np.uint32(membermask)
         if x.san is not None:
-            x.san.members(op, warps, np.broadcast_to(mm, active.shape) & np.uint32(0xFFFFFFFF), active)
+            x.san.members(op, warps, np.broadcast_to(mm, active.shape) & np.uint32(0xFFFFFFFF), active, membermask)
         missing = mm & live & ~active
         if parked_ok and (missing != 0).any():
             missing = missing & x.stacks.pending_lanes(warps)
@@ -148,6 +154,8 @@ class Collectives:
             j = minl | (b & ~seg)
             ok = j <= maxl
         j = np.where(ok, j, lane)
+        if self.x.san is not None:
+            self.x.san.shuffle(op, j, active, vals[-1])
         src = (np.arange(span) & ~31) + j
         d = st.full(a, U32)[src]
         self._write(op.dsts[0], d, active)
@@ -237,7 +245,7 @@ class Collectives:
                 self._reduce(op, w[at == b])
         arrived[w] = 0
         if x.san is not None:
-            x.san.barrier(np.unique(cta))
+            x.san.barrier(np.unique(cta), grid is not None and bool(grid.all()))
 
     def _check_grid(self, w: np.ndarray, cta: np.ndarray) -> None:
         """Every block of the launch waits at a grid barrier: this batch must hold the whole

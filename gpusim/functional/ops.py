@@ -133,6 +133,21 @@ class BarrierOp(Op):
             x.collectives.barrier_red_arrive(self)
 
 
+class FenceOp(Op):
+    """membar / fence: no functional effect (memory here is sequentially consistent); the
+    sanitizer (racecheck) orders accesses through it, so it hears which lanes ran it."""
+    __slots__ = ()
+
+    def run(self, x):
+        if x.san is None:
+            return
+        st = x.state
+        m = np.ones(st.hi - st.lo, bool) if st.m is None else st.m
+        if self.guard is not None:
+            m = m & self.guard_mask(x)
+        x.san.fence(self, st.lo + np.flatnonzero(m))
+
+
 class NopOp(Op):
     __slots__ = ()
 
@@ -200,7 +215,7 @@ class OpFactory:
                 op.pred = dec.fetcher(ins.operands[-1], "pred", ins)
             return op
         if kind == "sync":
-            op = NopOp()
+            op = FenceOp() if ins.opcode in ("membar", "fence") and "proxy" not in ins.modifiers else NopOp()
             op.index, op.guard = i, guard
             return op
         raise UnsupportedInstruction(ins.mnemonic, ptx_line=ins.ptx_line, kernel=dec.kernel.name,

@@ -4,22 +4,26 @@
 
 - memcheck (`memcheck.py`): out-of-bounds and misaligned accesses;
 - racecheck (`racecheck.py`): shared- and global-memory hazards (RAW, WAR, WAW) between
-  threads with no barrier (or, within a warp, no `syncwarp`) between the two accesses;
+  threads that nothing orders: no barrier (within a warp, no `syncwarp`), no release and
+  acquire through fences and atomics, no grid barrier (`ordering.py`);
 - initcheck (`initcheck.py`): reads of shared memory never stored by the block, and of
-  device arrays never written (`cuda.device_array`);
+  device-array bytes never written (`cuda.device_array`: tracked per byte across
+  launches, checked or not, through slices and views, `device_memory.py`);
 - synccheck (`synccheck.py`): barriers in divergent code, warp collectives whose
-  membermask names exited or non-converged lanes.
+  membermask names exited or non-converged lanes or not the calling lane, shuffles
+  reading a lane outside the mask.
 
 The functional core calls a `BatchHooks` object (`executor.san`, None when no tool is
-on: the hooks then cost one attribute test per memory instruction, barrier release and
-warp collective) from its load/store unit (`access`), its barrier release and
-`syncwarp` (`barrier`, `syncwarp`), its collectives' membermask check (`members`) and
-its fault paths (`fault`: a fault stops the launch, as on hardware, and becomes a
-record instead of an exception). Findings are `report.Hazard` records in
-`Result.hazards`.
+on: the hooks then cost one attribute test per memory instruction, fence, barrier
+release and warp collective) from its load/store unit (`access`), its fences (`fence`),
+its barrier release and `syncwarp` (`barrier`, `syncwarp`), its collectives' membermask
+check and shuffles (`members`, `shuffle`) and its fault paths (`fault`: a fault stops
+the launch, as on hardware, and becomes a record instead of an exception). Findings
+are `report.Hazard` records in `Result.hazards`. A launch with no tool on still hooks
+initcheck's write bookkeeping (`initcheck.WriteTracker`) while a device-array argument
+has unwritten bytes.
 
-Does not model: local-memory hazards, memory fences (`threadfence` orders nothing here),
-hazards between launches, texture memory.
+Does not model: local-memory hazards, hazards between launches, texture memory.
 """
 from __future__ import annotations
 
@@ -72,9 +76,12 @@ def spread(off: np.ndarray, nbytes: int, g: int) -> tuple[np.ndarray, int]:
 
 
 class Sanitizer:
-    """The tools of one launch: launch-wide shadow state (global memory) and the findings."""
+    """The tools of one launch: launch-wide shadow state (global memory) and the findings.
+    `track_writes`: no tool on, but device arrays with unwritten bytes are passed, so
+    initcheck's write bookkeeping runs alone (`initcheck.WriteTracker`)."""
 
-    def __init__(self, prepared, tools: tuple[str, ...], uninitialized: list[tuple[int, np.ndarray]] = ()):
+    def __init__(self, prepared, tools: tuple[str, ...], uninitialized: list[tuple[int, np.ndarray]] = (),
+                 track_writes: bool = False):
         from gpusim.sanitizer import initcheck, memcheck, racecheck, synccheck
         self.prepared = prepared
         self.enabled = frozenset(tools)
@@ -83,6 +90,8 @@ class Sanitizer:
         self.infos = prepared.decoded.infos
         modules = {"memcheck": memcheck, "racecheck": racecheck, "initcheck": initcheck, "synccheck": synccheck}
         self.tools = [modules[t].Tool(self, prepared, uninitialized) for t in tools]
+        if track_writes and "initcheck" not in self.enabled:
+            self.tools.append(initcheck.WriteTracker(self, prepared, uninitialized))
 
     def attach(self, x) -> None:
         """Hook a batch executor (called for every batch the launch creates)."""
@@ -110,6 +119,8 @@ class BatchHooks:
         self._barrier = [p.barrier for p in parts if hasattr(p, "barrier")]
         self._syncwarp = [p.syncwarp for p in parts if hasattr(p, "syncwarp")]
         self._members = [p.members for p in parts if hasattr(p, "members")]
+        self._shuffle = [p.shuffle for p in parts if hasattr(p, "shuffle")]
+        self._fence = [p.fence for p in parts if hasattr(p, "fence")]
 
     # ------------------------------------------------------------------ from the functional core
     def access(self, op, space: str, lanes: np.ndarray, off: np.ndarray) -> None:
@@ -119,20 +130,33 @@ class BatchHooks:
             for f in self._access:
                 f(op, space, lanes, off, mode)
 
-    def barrier(self, slots: np.ndarray) -> None:
-        """The blocks in CTA slots `slots` are released from a barrier."""
+    def barrier(self, slots: np.ndarray, grid: bool = False) -> None:
+        """The blocks in CTA slots `slots` are released from a barrier (`grid`: the grid
+        barrier, which releases every block of the launch)."""
         for f in self._barrier:
-            f(slots)
+            f(slots, grid)
+
+    def fence(self, op, lanes: np.ndarray) -> None:
+        """Batch lanes `lanes` execute a memory fence (`membar` / `fence`)."""
+        for f in self._fence:
+            f(op, lanes)
 
     def syncwarp(self, op, lanes: np.ndarray) -> None:
         """Batch lanes `lanes` complete a `syncwarp` together."""
         for f in self._syncwarp:
             f(op, lanes)
 
-    def members(self, op, warps: np.ndarray, membermask: np.ndarray, active: np.ndarray) -> None:
-        """A warp collective of `warps` (batch warp ids) with per-warp `membermask` and `active` masks."""
+    def members(self, op, warps: np.ndarray, membermask: np.ndarray, active: np.ndarray, lane_masks) -> None:
+        """A warp collective of `warps` (batch warp ids, the span) with per-warp `membermask`
+        (the union over its active lanes) and `active` masks; `lane_masks`: the membermask
+        each lane of the span passed (one value, or one per lane)."""
         for f in self._members:
-            f(op, warps, membermask, active)
+            f(op, warps, membermask, active, lane_masks)
+
+    def shuffle(self, op, src: np.ndarray, active: np.ndarray, lane_masks) -> None:
+        """A shuffle: each lane of the span reads lane `src` of its warp; `active` per warp."""
+        for f in self._shuffle:
+            f(op, src, active, lane_masks)
 
     def fault(self, tool: str, kind: str, index: int, lane: int, space: str = "", address: int | None = None,
               detail: str = "") -> None:
@@ -154,20 +178,42 @@ class BatchHooks:
         self.san.collector.add(tool, kind, space, address, accesses, detail, count)
 
 
+def device_arrays(args, marshalled) -> list[tuple[object, int, int]]:
+    """(drop-in device array, device address, bytes) of every device array argument, top
+    level or in a tuple, as `frontend/args.py` laid them out."""
+    out = []
+    for i, a in enumerate(args):
+        found = _arrays_in(a)
+        spans = marshalled.arrays[i] if i < len(marshalled.arrays) else []
+        if len(found) == len(spans):
+            out += [(d, addr, n) for d, (addr, n) in zip(found, spans) if d is not None]
+    return out
+
+
+def _arrays_in(v) -> list:
+    """The arrays of one argument in marshalling order: a device array, or None for a host array."""
+    if hasattr(v, "_gpusim_host_"):
+        return [v]
+    if isinstance(v, np.ndarray):
+        return [None]
+    if isinstance(v, tuple):
+        return [a for e in v for a in _arrays_in(e)]
+    return []
+
+
 def checked(prepared, check, args, run):
     """Run `run()` (the launch of `prepared`) with the tools of `check` hooked in and return
     its Result with `hazards`; without tools, just run it. Device arrays' written-byte
-    masks (initcheck's `cuda.device_array`) are updated either way."""
-    tools = normalize(check)
-    arrays = [(i, a) for i, a in enumerate(args) if getattr(a, "_gpusim_written_", None) is not None]
-    if not tools:
-        result = run()
-        for _, a in arrays:                  # unchecked: what the launch wrote is unknown, so all counts as written
-            a._gpusim_written_ = None
-        return result
+    flags (initcheck, `device_memory.py`) are updated either way: without tools, the
+    launch's stores are tracked while some argument still has unwritten bytes."""
     from gpusim.errors import KernelError
-    spans = [(a, prepared.marshalled.arrays[i][0]) for i, a in arrays]
-    san = Sanitizer(prepared, tools, [(addr, a._gpusim_written_) for a, (addr, _) in spans])
+    from gpusim.sanitizer import device_memory
+    tools = normalize(check)
+    spans = [(a, addr, n, device_memory.launch_state(a)) for a, addr, n in device_arrays(args, prepared.marshalled)]
+    spans = [s for s in spans if s[3] is not None]
+    if not tools and not spans:
+        return run()
+    san = Sanitizer(prepared, tools, [(addr, w) for _, addr, _, w in spans], track_writes=bool(spans))
     prepared.sanitizer = san
     try:
         result = run()
@@ -175,8 +221,7 @@ def checked(prepared, check, args, run):
         if not san.fatal:
             raise
         result = prepared.finish()
-    for a, (addr, nbytes) in spans:
-        w = san.written(addr, nbytes) if "initcheck" in san.enabled else None
-        a._gpusim_written_ = None if w is None or w.all() else w
+    for a, addr, n, _ in spans:
+        device_memory.launched(a, san.written(addr, n))
     result.hazards = san.hazards()
     return result

@@ -1,11 +1,13 @@
 """initcheck: reads of memory that holds no written value.
 
 - Global memory: every byte of the launch's heap is initialised (arrays copied from
-  the host, module-scope variables, the guard gaps never read anyway) except the arrays
-  from `cuda.device_array` / `device_array_like` (gpusim's drop-in `gpusim.cuda`): those
-  start uninitialised, as `cudaMalloc`'s memory does, and each byte becomes initialised
-  when a launch (checked or not) or a host copy writes it. The simulator fills them with
-  zeros so runs are deterministic; initcheck reports the reads that rely on it.
+  the host, module-scope variables, the guard gaps never read anyway) except the bytes
+  of drop-in device arrays (`cuda.device_array`, `device_array_like`, `DeviceNDArray`,
+  their slices and views) that nothing has written yet: they start uninitialised, as
+  `cudaMalloc`'s memory does, and each byte becomes initialised when a launch (checked
+  or not) or a host write stores to it (`device_memory.py` keeps the flags per byte of
+  the allocation between launches). The simulator fills them with zeros so runs are
+  deterministic; initcheck reports the reads that rely on it.
 - Shared memory: uninitialised at the start of every block; a byte becomes initialised
   when a thread of the block stores to it (or an atomic writes it).
 
@@ -14,8 +16,11 @@ Shadow state is one flag per granule (`sanitizer.granule`: the kernel's smallest
 A load (or atomic) any of whose bytes is uninitialised is reported: one record per
 instruction and space, with the first thread and address and a count of lanes.
 
-Does not model: local memory, padding bytes of records, partial initialisation by a
-host copy of a slice (the whole array counts as written).
+`WriteTracker` is the part an unchecked launch runs when one of its device-array
+arguments still has unwritten bytes: it only records the stores, so that a later
+checked launch knows what that launch wrote.
+
+Does not model: local memory, padding bytes of records.
 
 Source: NVIDIA compute-sanitizer documentation, "Initcheck Tool".
 """
@@ -46,6 +51,22 @@ class Tool:
     def written(self, addr: int, nbytes: int) -> np.ndarray:
         off = (addr - self.heap.base) // self.g
         return np.repeat(self.init[off:off + -(-nbytes // self.g)], self.g)[:nbytes]
+
+
+class WriteTracker(Tool):
+    """initcheck's bookkeeping without its reports: global stores and atomics mark bytes written."""
+
+    def batch(self, x, hooks):
+        return _Writes(self)
+
+
+class _Writes:
+    def __init__(self, tool: Tool):
+        self.tool = tool
+
+    def access(self, op, space: str, lanes: np.ndarray, off: np.ndarray, mode: str) -> None:
+        if mode != "read" and space == "global":
+            self.tool.init[spread(off, op.info.access_bytes, self.tool.g)[0]] = True
 
 
 class _Batch:

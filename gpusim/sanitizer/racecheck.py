@@ -9,7 +9,12 @@ a write, not both are atomics, and nothing orders them:
   passed after its access. The functional core runs a warp's lanes in lock-step,
   which hides such races (Volta+ hardware does not promise lock-step); racecheck
   tracks each lane's epoch so it reports them anyway;
-- the same thread is always ordered with itself.
+- the same thread is always ordered with itself;
+- fences with atomic (strong) accesses, and the grid barrier, order threads of any
+  block or warp as the PTX memory model says (`ordering.py`: release/acquire through a
+  flag, the last-block idiom, `this_grid().sync()`);
+- strong accesses (atomics, `red`, volatile/relaxed loads and stores) never race with
+  each other.
 
 Shadow memory, per granule (the kernel's smallest shared/global access, see
 `sanitizer.granule`) of each space (the batch's shared memory; the launch's global
@@ -26,10 +31,11 @@ instruction. Findings are one record per (kind, space, earlier instruction, late
 instruction), with the first pair seen (two threads, two lines) and a count.
 
 Cost: 36 bytes of shadow per granule (4 bytes for a kernel of word accesses: 9x the
-arrays and shared memory of the launch), allocated when the launch starts.
+arrays and shared memory of the launch), allocated when the launch starts; 48 for a
+kernel with fences or a grid barrier (each access's fence count), which also keeps
+`ordering.py`'s per-lane state.
 
-Does not model: memory fences or volatile/relaxed-atomic synchronisation (a flag spin
-is reported as a race), hazards between launches, local memory (private to a thread).
+Does not model: hazards between launches, local memory (private to a thread).
 
 Source: NVIDIA compute-sanitizer documentation, "Racecheck Tool" (hazard kinds);
 CUDA C++ Programming Guide, "Synchronization Functions" (__syncwarp, __syncthreads
@@ -41,19 +47,19 @@ import numpy as np
 
 from gpusim.errors import ConfigError
 from gpusim.sanitizer import granule, spread
-
-SW_BITS = 12
-SW_MASK = (1 << SW_BITS) - 1
+from gpusim.sanitizer.ordering import SW_BITS, SW_MASK, BatchOrder, Order, fence_scope, strong_read, strong_write
 
 
 class Shadow:
-    """Last writer and two readers of every granule of one buffer."""
+    """Last writer and two readers of every granule of one buffer (`fences`: and each
+    access's fence count)."""
 
-    def __init__(self, nbytes: int, g: int):
+    def __init__(self, nbytes: int, g: int, fences: bool = False):
         n = -(-nbytes // g)
         self.thr = [np.full(n, -1, np.int32) for _ in range(3)]          # writer, reader 1, reader 2
         self.ins = [np.zeros(n, np.int32) for _ in range(3)]             # instruction (~index: atomic)
         self.ep = [np.zeros(n, np.int32) for _ in range(3)]
+        self.fc = [np.zeros(n, np.int32) for _ in range(3)] if fences else None
 
 
 class Tool:
@@ -67,7 +73,15 @@ class Tool:
             raise ConfigError(f"racecheck supports launches of fewer than 2**31 threads; {prepared.name} has "
                               f"{self.geo.nblocks} blocks of {self.geo.threads_per_block}")
         self.g = granule(prepared.decoded)
-        self.glob = Shadow(len(self.heap.data), self.g)
+        infos = prepared.decoded.infos
+        self.scope = [fence_scope(i.mnemonic) for i in infos]
+        self.sread = np.array([strong_read(i.mnemonic) for i in infos], bool)
+        self.swrite = np.array([strong_write(i.mnemonic) for i in infos], bool)
+        self.rmw = np.array([i.mnemonic.split(".")[0] in ("atom", "red") for i in infos], bool)
+        grid = any(getattr(b.barrier, "scope", "cta") == "grid" for b in prepared.decoded.blocks)
+        tpbw = self.geo.warps_per_block * 32
+        self.order = Order(tpbw) if any(self.scope) or grid else None
+        self.glob = Shadow(len(self.heap.data), self.g, self.order is not None)
 
     def batch(self, x, hooks):
         return _Batch(self, x, hooks)
@@ -82,20 +96,34 @@ class _Batch:
         self.base = x.first_block * self.tpbw           # global thread id of batch lane 0
         self.cep = np.zeros(x.nctas, np.int32)          # barriers released per block slot
         self.sw = np.zeros(x.nlanes, np.int32)          # syncwarps passed per lane since the last barrier
-        self.shared = Shadow(len(x.lsu.shared), tool.g)
+        self.shared = Shadow(len(x.lsu.shared), tool.g, tool.order is not None)
         self.stride = x.lsu.shared_stride
+        self.hb = None if tool.order is None else BatchOrder(tool.order, x, self.base, self.epoch)
+
+    def epoch(self, lanes: np.ndarray) -> np.ndarray:
+        """Lanes' sync epochs: (barriers released << 12) | syncwarps passed since."""
+        return (self.cep[lanes // self.tpbw] << SW_BITS) | (self.sw[lanes] & SW_MASK)
 
     # ------------------------------------------------------------------ epochs
-    def barrier(self, slots: np.ndarray) -> None:
+    def barrier(self, slots: np.ndarray, grid: bool = False) -> None:
         self.cep[slots] += 1
         self.sw.reshape(self.x.nctas, self.tpbw)[slots] = 0
+        if self.hb is not None:
+            self.hb.barrier(slots, grid)
 
     def syncwarp(self, op, lanes: np.ndarray) -> None:
         self.sw[lanes] += 1
+        if self.hb is not None:
+            self.hb.syncwarp(lanes)
 
-    def racy(self, p: np.ndarray, e: np.ndarray, pins: np.ndarray, t: np.ndarray, atomic: bool) -> np.ndarray:
-        """Whether the recorded accesses (thread p, epoch e, instruction pins) and the current
-        ones by threads t are unordered accesses of different threads."""
+    def fence(self, op, lanes: np.ndarray) -> None:
+        if self.hb is not None and len(lanes):
+            self.hb.fence(lanes, self.tool.scope[op.index])
+
+    def racy(self, p: np.ndarray, e: np.ndarray, pins: np.ndarray, t: np.ndarray, atomic: bool,
+             fc: np.ndarray | None = None) -> np.ndarray:
+        """Whether the recorded accesses (thread p, epoch e, instruction pins, fence count fc)
+        and the current ones by threads t are unordered accesses of different threads."""
         c = (p >= 0) & (p != t)
         if atomic:
             c &= pins >= 0                               # atomics never race with atomics
@@ -110,22 +138,36 @@ class _Batch:
             ordered = np.where(same_warp, ((cep << SW_BITS) | (self.sw[pl] & SW_MASK)) != ei,
                                cep > (ei >> SW_BITS))
             c[idx[ordered]] = False
+        if fc is not None and self.hb.knows:
+            idx = np.flatnonzero(c)
+            if len(idx):
+                c[idx[self.hb.known(p[idx], e[idx], fc[idx], t[idx])]] = False
         return c
 
     # ------------------------------------------------------------------ accesses
     def access(self, op, space: str, lanes: np.ndarray, off: np.ndarray, mode: str) -> None:
         b, k = spread(off, op.info.access_bytes, self.tool.g)
+        lanes0 = lanes
         if k > 1:
             lanes = np.repeat(lanes, k)
         t = (lanes + self.base).astype(np.int32)
         e = (self.cep[lanes // self.tpbw] << SW_BITS) | (self.sw[lanes] & SW_MASK)
         sh = self.shared if space == "shared" else self.tool.glob
         index = op.index
+        hb = self.hb
+        f = None if hb is None else hb.fc[lanes]
         if mode == "read":
-            self._check(sh, 0, b, t, False, "RAW", space, lanes, index, "write", "read")
-            self._read(sh, b, t, e, index)
+            strong = bool(self.tool.sread[index])
+            self._check(sh, 0, b, t, strong, "RAW", space, lanes, index, "write", "read")
+            self._read(sh, b, t, e, f, ~index if strong else index)
+            if strong and hb is not None:
+                hb.strong_read(lanes0, b[::k], space == "shared")
             return
-        atomic = mode == "atomic"
+        strong = bool(self.tool.swrite[index])
+        atomic = mode == "atomic" or strong
+        if strong and hb is not None:                    # a releasing write counts as before the fence
+            rf = hb.rel_fc[lanes]
+            f = np.where(rf > 0, rf - 1, f)
         cur = "atomic" if atomic else "write"
         self._check(sh, 0, b, t, atomic, "WAW", space, lanes, index, None, cur)
         self._check(sh, 1, b, t, atomic, "WAR", space, lanes, index, "read", cur)
@@ -134,8 +176,16 @@ class _Batch:
         thr[0][b] = t
         ins[0][b] = ~index if atomic else index
         ep[0][b] = e
+        if f is not None:
+            sh.fc[0][b] = f
         thr[1][b] = -1
         thr[2][b] = -1
+        if hb is not None:
+            if strong:
+                hb.strong_write(lanes0, b[::k], bool(self.tool.rmw[index]), bool(self.tool.sread[index]),
+                                space == "shared")
+            else:
+                hb.weak_write(b[::k], space == "shared")
         if not atomic:                                   # lanes of other warps storing the same byte
             got = thr[0][b]
             lost = np.flatnonzero(got != t)
@@ -147,21 +197,29 @@ class _Batch:
                     self._report("WAW", space, b[k], int(got[k]), index, "write", int(lanes[k]), index, "write",
                                  len(np.unique(lanes[diff])))
 
-    def _read(self, sh: Shadow, b, t, e, index) -> None:
-        thr, ins, ep = sh.thr, sh.ins, sh.ep
-        keep = self.racy(thr[1][b], ep[1][b], ins[1][b], t, False)   # a concurrent reader of another thread
+    def _read(self, sh: Shadow, b, t, e, f, index) -> None:
+        """Record a read by threads t (instruction `index`, ~index for a strong read)."""
+        thr, ins, ep, fc = sh.thr, sh.ins, sh.ep, sh.fc
+        keep = self.racy(thr[1][b], ep[1][b], ins[1][b], t, False,     # a concurrent reader of another thread
+                         None if fc is None else fc[1][b])
         new = ~keep
         if new.all():
             thr[1][b], ep[1][b], ins[1][b] = t, e, index
+            if fc is not None:
+                fc[1][b] = f
             lost = thr[1][b] != t                        # another lane of this instruction holds the slot
             sel = lost
         else:
             bn = b[new]
             thr[1][bn], ep[1][bn], ins[1][bn] = t[new], e[new], index
+            if fc is not None:
+                fc[1][bn] = f[new]
             sel = keep | (new & (thr[1][b] != t))
         if sel.any():
             bs = b[sel]
             thr[2][bs], ep[2][bs], ins[2][bs] = t[sel], e[sel], index
+            if fc is not None:
+                fc[2][bs] = f[sel]
 
     def _check(self, sh: Shadow, slot: int, b, t, atomic: bool, kind: str, space: str, lanes, index: int,
                prev_mode: str | None, cur_mode: str) -> None:
@@ -169,15 +227,18 @@ class _Batch:
         if not (p >= 0).any():
             return
         pins = sh.ins[slot][b]
-        c = self.racy(p, sh.ep[slot][b], pins, t, atomic)
+        c = self.racy(p, sh.ep[slot][b], pins, t, atomic, None if sh.fc is None else sh.fc[slot][b])
         hit = np.flatnonzero(c)
         if not len(hit):
             return
-        k = int(hit[0])
-        pi = int(pins[k])
-        pmode = "atomic" if pi < 0 else (prev_mode or "write")
-        self._report(kind, space, b[k], int(p[k]), ~pi if pi < 0 else pi, pmode, int(lanes[k]), index, cur_mode,
-                     len(np.unique(lanes[hit])))
+        ph = pins[hit]
+        for pi in (np.unique(ph) if (ph != ph[0]).any() else ph[:1]):   # one record per earlier instruction
+            mine = hit[ph == pi]
+            k = int(mine[0])
+            pi = int(pi)
+            pmode = "atomic" if pi < 0 else (prev_mode or "write")
+            self._report(kind, space, b[k], int(p[k]), ~pi if pi < 0 else pi, pmode, int(lanes[k]), index, cur_mode,
+                         len(np.unique(lanes[mine])))
 
     def _report(self, kind, space, byte, prev_thread, prev_index, prev_mode, lane, index, mode, count) -> None:
         geo = self.tool.geo

@@ -203,3 +203,47 @@ def global_shift(a, out):
     a[t] = t
     cuda.syncthreads()
     out[t] = a[(t + 32) % 64]
+
+
+@cuda.jit
+def shfl_caller_outside_mask(a, out):
+    """All 32 lanes shuffle with a mask naming only lanes 0-15."""
+    t = cuda.threadIdx.x
+    out[t] = cuda.shfl_xor_sync(0xFFFF, a[t], 1)      # L:shfl_caller
+
+
+@cuda.jit
+def shfl_zero_mask(a, out):
+    t = cuda.threadIdx.x
+    out[t] = cuda.shfl_down_sync(0, a[t], 1)          # L:shfl_zero
+
+
+@cuda.jit
+def shfl_reads_inactive_lane(a, out):
+    """Lanes 0-15 read lane 20, which neither executes the shuffle nor is in its mask."""
+    t = cuda.threadIdx.x
+    v = a[t]
+    if t < 16:
+        v = cuda.shfl_sync(0xFFFF, v, 20)             # L:shfl_src
+    out[t] = v
+
+
+@cuda.jit
+def fill_first_half(d):
+    i = cuda.grid(1)
+    if i < d.size // 2:
+        d[i] = 1
+
+
+@cuda.jit
+def fill(d):
+    i = cuda.grid(1)
+    if i < d.size:
+        d[i] = 1
+
+
+@cuda.jit
+def copy2d(src, dst):
+    i, j = cuda.grid(2)
+    if i < dst.shape[0] and j < dst.shape[1]:
+        dst[i, j] = src[i, j]                         # L:copy2d

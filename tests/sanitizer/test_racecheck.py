@@ -6,6 +6,7 @@ import pytest
 import gpusim
 from buggy_kernels import line_of
 import buggy_kernels as B
+import issue25_kernels as K
 
 
 def races(kernel, grid, block, args, **kw):
@@ -116,3 +117,21 @@ def test_a_hazard_is_a_frozen_record_naming_tool_kernel_lines_threads_and_addres
         h.kind = "WAW"
     assert (h.tool, h.kernel, len(h.lines), len(h.threads), h.block, type(h.address)) == (
         "racecheck", "tree_reduce_no_sync", 2, 2, (0, 0, 0), int)
+
+
+def test_message_passing_through_fence_and_atomic_flag_is_not_a_race():
+    out = np.zeros(2, np.int32)
+    assert races(K.message_passing_one_thread, 2, 32, (np.zeros(2, np.int32), np.zeros(1, np.int32), out)) == []
+    assert out[0] == 42
+
+
+def test_message_passing_without_the_readers_fence_is_a_race():
+    hs = races(K.mp_no_reader_fence, 2, 32, (np.zeros(2, np.int32), np.zeros(1, np.int32), np.zeros(2, np.int32)))
+    assert [(h.kind, h.lines, h.blocks) for h in hs] == [
+        ("RAW", (K.line_of("nrf_w"), K.line_of("nrf_r")), ((0, 0, 0), (1, 0, 0)))]
+
+
+def test_accesses_ordered_by_grid_sync_are_not_a_race():
+    out = np.zeros(64, np.int32)
+    assert races(K.grid_sync_rotate, 2, 32, (np.zeros(64, np.int32), out)) == []
+    assert out.tolist() == [(i + 32) % 64 for i in range(64)]
