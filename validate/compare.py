@@ -114,6 +114,9 @@ def build_case(k: dict):
     elif "heldout" in k:
         from validate.heldout import HELDOUT
         spec = HELDOUT[k["heldout"]]
+    elif "mechanism" in k:
+        from validate.mechanisms import MECHANISMS
+        spec = MECHANISMS[k["mechanism"]]
     else:
         from validate.microbench import MICROBENCHMARKS
         spec = MICROBENCHMARKS[k["microbenchmark"]]
@@ -154,7 +157,7 @@ def predict(k: dict, gpu, environment: dict | None = None) -> Row:
             and isinstance(v, (int, float))}
     pred["timing__mode"] = r.metrics.get("timing__mode")
     pred["timing__bound"] = r.metrics.get("timing__bound")
-    kind = next((key for key in ("program", "heldout") if key in k), "microbenchmark")
+    kind = next((key for key in ("program", "heldout", "mechanism") if key in k), "microbenchmark")
     return Row(k["name"], kind, k["metrics"], pred,
                time.perf_counter() - t)
 

@@ -3,6 +3,9 @@ every microbenchmark of `validate.microbench` on this machine's NVIDIA GPU throu
 and write `validate/data/<gpu>.json` (provenance + one record per kernel). `--suite heldout`
 runs the held-out suite of `validate.heldout` instead (records keyed "heldout"; write it to
 its own file, e.g. `--out validate/data/h200_heldout.json`), `--suite all` runs both.
+`--suite mechanisms` runs issue 24's mechanism microbenchmarks (`validate.mechanisms`,
+records keyed "mechanism", e.g. `--out validate/data/h200_mechanisms.json`) with the extra
+Nsight counters of `validate.ncu.MECHANISM_METRICS`.
 
 Reproduce, on the GPU machine, from the repository root (numba, numba-cuda, numpy < 2.5
 and Nsight Compute's `ncu`; nothing of gpusim is imported):
@@ -45,14 +48,15 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-SUITES = ("programs", "heldout", "all")
+SUITES = ("programs", "heldout", "all", "mechanisms")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gpu-name", help="short name for the data file (default from the device: h100, h200, ...)")
     p.add_argument("--out", type=Path, help="output JSON (default validate/data/<gpu-name>.json)")
     p.add_argument("--suite", choices=SUITES, default="programs", help="programs: the programs and the "
-                   "microbenchmarks (default); heldout: the held-out suite (validate.heldout); all: both")
+                   "microbenchmarks (default); heldout: the held-out suite (validate.heldout); all: both; "
+                   "mechanisms: issue 24's mechanism microbenchmarks (validate.mechanisms)")
     p.add_argument("--only", default=None, help="regex on 'group/size' (e.g. 'vector_add|pointer_chase/fp_4KiB')")
     p.add_argument("--skip", default=None, help="regex on 'group/size' of kernels to leave out")
     p.add_argument("--no-ncu", action="store_true", help="events pass only (no Nsight Compute counters)")
@@ -74,7 +78,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def selected(only: str | None, skip: str | None, suite: str = "programs") -> list[tuple[str, str, str]]:
     """(kind, group, size) for every size of every kernel of `suite`, in run order: program
-    and microbenchmark sizes ("programs"), held-out sizes ("heldout"), or all of them ("all")."""
+    and microbenchmark sizes ("programs"), held-out sizes ("heldout"), both ("all"), or the
+    mechanism microbenchmarks' measured sizes ("mechanisms": their 'default' sizes are for
+    the simulator only)."""
     if suite not in SUITES:
         raise ValueError(f"unknown suite {suite!r}; choose one of {', '.join(SUITES)}")
     out = []
@@ -86,6 +92,10 @@ def selected(only: str | None, skip: str | None, suite: str = "programs") -> lis
     if suite in ("heldout", "all"):
         from validate.heldout import HELDOUT
         out += [("heldout", name, size) for name, spec in HELDOUT.items() for size in spec.sizes]
+    if suite == "mechanisms":
+        from validate.mechanisms import MECHANISMS
+        out += [("mechanism", name, size) for name, spec in MECHANISMS.items() for size in spec.sizes
+                if size != "default"]
     keep = lambda g, s: (only is None or re.search(only, f"{g}/{s}")) and not (skip and re.search(skip, f"{g}/{s}"))
     return [(k, g, s) for k, g, s in out if keep(g, s)]
 
@@ -97,6 +107,9 @@ def spec_of(kind: str, group: str):
     if kind == "heldout":
         from validate.heldout import HELDOUT
         return HELDOUT[group]
+    if kind == "mechanism":
+        from validate.mechanisms import MECHANISMS
+        return MECHANISMS[group]
     from validate.microbench import MICROBENCHMARKS
     return MICROBENCHMARKS[group]
 
@@ -160,7 +173,8 @@ def _run_ncu(args, workdir: Path) -> tuple[list, dict]:
     from validate import ncu
     exe = args.ncu or ncu.find_ncu()
     stalls = [] if args.no_stalls else [ncu.STALL_REGEX, ncu.SAMPLE_COUNT]
-    metrics = list(ncu.METRICS) + list(ncu.EXTRA) + stalls
+    mech = list(ncu.MECHANISM_METRICS) if args.suite == "mechanisms" else []
+    metrics = list(ncu.METRICS) + list(ncu.EXTRA) + mech + stalls
     notes = {"ncu": exe, "dropped_metrics": []}
     try:
         notes["ncu_version"] = subprocess.run([exe, "--version"], capture_output=True, text=True,
@@ -168,8 +182,9 @@ def _run_ncu(args, workdir: Path) -> tuple[list, dict]:
     except Exception:                                    # noqa: BLE001
         notes["ncu_version"] = "unknown"
     # Preflight on the smallest kernel: drop what this ncu/chip refuses -- the names it
-    # reports, else the optional pipe counters, else PC sampling, else all but the core list.
-    for _ in range(5):
+    # reports (one a try), else the mechanism counters, else the optional pipe counters, else
+    # PC sampling, else all but the core list.
+    for _ in range(5 + len(mech)):
         log = workdir / "ncu_preflight.csv"
         r = subprocess.run(ncu.command(exe, metrics, str(log), _worker_cmd(args, "ncu", workdir / "pre.json",
                                                                           "^launch_overhead/default$",
@@ -180,7 +195,7 @@ def _run_ncu(args, workdir: Path) -> tuple[list, dict]:
         if r.returncode == 0 and ncu.parse_csv(text) and not bad:
             break
         drop = [m for m in metrics if any(b in m for b in bad)]
-        for group in (ncu.EXTRA, stalls, [m for m in metrics if m not in ncu.CORE]):
+        for group in (mech, ncu.EXTRA, stalls, [m for m in metrics if m not in ncu.CORE]):
             if not drop:
                 drop = [m for m in metrics if m in group]
         if not drop:
