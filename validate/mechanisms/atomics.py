@@ -3,7 +3,7 @@ lane, per distinct address, per sector and per hot line, for int and float, with
 without a returned value, and what ptxas already aggregates.
 
 Every kernel runs 8 blocks of 256 threads per SM (1056 blocks) and does `iters` atomic
-adds per thread (or per active lane) of a value `one` of the array's dtype, at addresses
+adds per thread (or per active lane) of 1 in the array's dtype, at addresses
 a hash of (thread or warp, iteration) picks (`common.mix32`), so ptxas cannot prove an
 address warp-uniform and emits one REDG (ATOMG when the old value is used) per warp
 instruction, with each lane's own address:
@@ -35,58 +35,66 @@ from validate.mechanisms.common import FILL_BLOCKS, THREADS, log2, mix32, mix32_
 SEED = 0x2545F491
 
 
-# ---- kernels -------------------------------------------------------------------------
+# ---- kernels ----------------------------------------------------------------------------
+# One set per dtype, the added 1 a constant of it (frozen from the closure): an atomic whose
+# value is a kernel parameter loads it with an LDC that ptxas files under the atomic's line,
+# and gpusim then misplaces the remainder loop's atomics (tests/timing/test_atomic_value_from_parameter.py).
 
-@cuda.jit
-def atomic_bins(bins, one, iters, mask, shift, seed):
-    g = uint32(cuda.grid(1))
-    for r in range(iters):
-        cuda.atomic.add(bins, (mix32(g, uint32(r), seed) & mask) << shift, one)
+def _kernels(dtype):
+    one = np.dtype(dtype).type(1)
+    zero = np.dtype(dtype).type(0)
 
+    @cuda.jit
+    def atomic_bins(bins, iters, mask, shift, seed):
+        g = uint32(cuda.grid(1))
+        for r in range(iters):
+            cuda.atomic.add(bins, (mix32(g, uint32(r), seed) & mask) << shift, one)
 
-@cuda.jit
-def atomic_bins_ret(bins, old, one, iters, mask, shift, seed):
-    g = uint32(cuda.grid(1))
-    acc = one - one
-    for r in range(iters):
-        acc += cuda.atomic.add(bins, (mix32(g, uint32(r), seed) & mask) << shift, one)
-    old[g] = acc                                 # the old values, order-dependent: recorded, not checked
+    @cuda.jit
+    def atomic_bins_ret(bins, old, iters, mask, shift, seed):
+        g = uint32(cuda.grid(1))
+        acc = zero
+        for r in range(iters):
+            acc += cuda.atomic.add(bins, (mix32(g, uint32(r), seed) & mask) << shift, one)
+        old[g] = acc                             # the old values, order-dependent: recorded, not checked
 
-
-@cuda.jit
-def atomic_lanes(counts, one, iters, lane_shift, addr_shift, span_shift, region_mask, seed):
-    g = uint32(cuda.grid(1))
-    off = ((g & uint32(31)) >> lane_shift) << addr_shift
-    w = g >> uint32(5)
-    for r in range(iters):
-        cuda.atomic.add(counts, ((mix32(w, uint32(r), seed) & region_mask) << span_shift) + off, one)
-
-
-@cuda.jit
-def atomic_hot(counts, one, iters, nactive, hot_mask, hot_shift, seed):
-    g = uint32(cuda.grid(1))
-    if (g & uint32(31)) < nactive:
+    @cuda.jit
+    def atomic_lanes(counts, iters, lane_shift, addr_shift, span_shift, region_mask, seed):
+        g = uint32(cuda.grid(1))
+        off = ((g & uint32(31)) >> lane_shift) << addr_shift
         w = g >> uint32(5)
         for r in range(iters):
-            cuda.atomic.add(counts, (mix32(w, uint32(r), seed) & hot_mask) << hot_shift, one)
+            cuda.atomic.add(counts, ((mix32(w, uint32(r), seed) & region_mask) << span_shift) + off, one)
+
+    @cuda.jit
+    def atomic_hot(counts, iters, nactive, hot_mask, hot_shift, seed):
+        g = uint32(cuda.grid(1))
+        if (g & uint32(31)) < nactive:
+            w = g >> uint32(5)
+            for r in range(iters):
+                cuda.atomic.add(counts, (mix32(w, uint32(r), seed) & hot_mask) << hot_shift, one)
+
+    @cuda.jit
+    def atomic_hot_ret(counts, old, iters, nactive, hot_mask, hot_shift, seed):
+        g = uint32(cuda.grid(1))
+        acc = zero
+        if (g & uint32(31)) < nactive:
+            w = g >> uint32(5)
+            for r in range(iters):
+                acc += cuda.atomic.add(counts, (mix32(w, uint32(r), seed) & hot_mask) << hot_shift, one)
+        old[g] = acc
+
+    @cuda.jit
+    def atomic_uniform(counts, iters, mask):
+        slot = uint32(cuda.blockIdx.x) & mask
+        for _ in range(iters):
+            cuda.atomic.add(counts, slot, one)
+
+    return {f.py_func.__name__: f for f in (atomic_bins, atomic_bins_ret, atomic_lanes, atomic_hot, atomic_hot_ret,
+                                            atomic_uniform)}
 
 
-@cuda.jit
-def atomic_hot_ret(counts, old, one, iters, nactive, hot_mask, hot_shift, seed):
-    g = uint32(cuda.grid(1))
-    acc = one - one
-    if (g & uint32(31)) < nactive:
-        w = g >> uint32(5)
-        for r in range(iters):
-            acc += cuda.atomic.add(counts, (mix32(w, uint32(r), seed) & hot_mask) << hot_shift, one)
-    old[g] = acc
-
-
-@cuda.jit
-def atomic_uniform(counts, one, iters, mask):
-    slot = uint32(cuda.blockIdx.x) & mask
-    for _ in range(iters):
-        cuda.atomic.add(counts, slot, one)
+KERNELS = {dt: _kernels(dt) for dt in ("int32", "float32", "float64")}
 
 
 # ---- builders ------------------------------------------------------------------------
@@ -103,10 +111,11 @@ def build_bins(rng, nbins, iters, shift=0, dtype="int32", ret=False, blocks=FILL
     want = np.zeros(nbins << shift, dt)
     want[::1 << shift] = np.bincount(keys.ravel(), minlength=nbins)
     bins = np.zeros(nbins << shift, dt)
-    scal = (dt.type(1), iters) + _u32(nbins - 1, shift, SEED)
+    scal = (iters,) + _u32(nbins - 1, shift, SEED)
+    k = KERNELS[dt.name]
     if ret:
-        return Case("atomic_bins", atomic_bins_ret, (blocks,), (threads,), (bins, np.zeros(n, dt)) + scal, {0: want})
-    return Case("atomic_bins", atomic_bins, (blocks,), (threads,), (bins,) + scal, {0: want})
+        return Case("atomic_bins", k["atomic_bins_ret"], (blocks,), (threads,), (bins, np.zeros(n, dt)) + scal, {0: want})
+    return Case("atomic_bins", k["atomic_bins"], (blocks,), (threads,), (bins,) + scal, {0: want})
 
 
 def build_lanes(rng, lanes_per_addr, addr_stride_words, region, iters, dtype="int32", blocks=FILL_BLOCKS,
@@ -119,8 +128,8 @@ def build_lanes(rng, lanes_per_addr, addr_stride_words, region, iters, dtype="in
     base = (mix32_np((g >> 5)[:, None], np.arange(iters)[None, :], SEED) & np.uint32(region - 1)).astype(np.int64)
     addr = base * span + (((g & 31) >> ls) << as_)[:, None]
     want = np.bincount(addr.ravel(), minlength=region * span).astype(dt)
-    return Case("atomic_lanes", atomic_lanes, (blocks,), (threads,),
-                (np.zeros(region * span, dt), dt.type(1), iters) + _u32(ls, as_, log2(span, "span"), region - 1, SEED),
+    return Case("atomic_lanes", KERNELS[dt.name]["atomic_lanes"], (blocks,), (threads,),
+                (np.zeros(region * span, dt), iters) + _u32(ls, as_, log2(span, "span"), region - 1, SEED),
                 {0: want})
 
 
@@ -133,19 +142,20 @@ def build_hot(rng, nactive, nhot, iters, hot_stride_words=1, dtype="int32", ret=
     hot = mix32_np(w[:, None], np.arange(iters)[None, :], SEED) & np.uint32(nhot - 1)
     want = np.zeros(nhot << hs, dt)
     want[::1 << hs] = np.bincount(hot.ravel(), minlength=nhot) * nactive
-    scal = (dt.type(1), iters) + _u32(nactive, nhot - 1, hs, SEED)
+    scal = (iters,) + _u32(nactive, nhot - 1, hs, SEED)
+    k = KERNELS[dt.name]
     if ret:
-        return Case("atomic_hot", atomic_hot_ret, (blocks,), (threads,),
+        return Case("atomic_hot", k["atomic_hot_ret"], (blocks,), (threads,),
                     (np.zeros(nhot << hs, dt), np.zeros(n, dt)) + scal, {0: want})
-    return Case("atomic_hot", atomic_hot, (blocks,), (threads,), (np.zeros(nhot << hs, dt),) + scal, {0: want})
+    return Case("atomic_hot", k["atomic_hot"], (blocks,), (threads,), (np.zeros(nhot << hs, dt),) + scal, {0: want})
 
 
 def build_uniform(rng, nslots, iters, dtype="int32", blocks=FILL_BLOCKS, threads=THREADS):
     dt = np.dtype(dtype)
     log2(nslots, "nslots")
     want = (np.bincount(np.arange(blocks) & (nslots - 1), minlength=nslots) * threads * iters).astype(dt)
-    return Case("atomic_uniform", atomic_uniform, (blocks,), (threads,),
-                (np.zeros(nslots, dt), dt.type(1), iters) + _u32(nslots - 1), {0: want})
+    return Case("atomic_uniform", KERNELS[dt.name]["atomic_uniform"], (blocks,), (threads,),
+                (np.zeros(nslots, dt), iters) + _u32(nslots - 1), {0: want})
 
 
 # ---- the suite -----------------------------------------------------------------------
