@@ -278,7 +278,7 @@ def plot(rows: list[Row], path: Path, title: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(6.5, 6))
-    for kind, marker in (("program", "o"), ("microbenchmark", "^"), ("heldout", "s")):
+    for kind, marker in (("program", "o"), ("microbenchmark", "^"), ("heldout", "s"), ("mechanism", "D")):
         pts = [(r.measured[DURATION] / 1e3, r.predicted[DURATION] / 1e3) for r in rows
                if r.kind == kind and DURATION in r.predicted]
         if pts:
