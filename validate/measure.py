@@ -174,8 +174,15 @@ def _run_ncu(args, workdir: Path) -> tuple[list, dict]:
     exe = args.ncu or ncu.find_ncu()
     stalls = [] if args.no_stalls else [ncu.STALL_REGEX, ncu.SAMPLE_COUNT]
     mech = list(ncu.MECHANISM_METRICS) if args.suite == "mechanisms" else []
-    metrics = list(ncu.METRICS) + list(ncu.EXTRA) + mech + stalls
     notes = {"ncu": exe, "dropped_metrics": []}
+    if mech:                               # drop the counters this ncu does not list for the device, up front
+        try:
+            q = subprocess.run([exe, "--query-metrics"], capture_output=True, text=True, timeout=120)
+            notes["dropped_metrics"] = ncu.not_listed(mech, ncu.listed_metrics(q.stdout))
+        except Exception:                                # noqa: BLE001 - the preflight below still drops them
+            pass
+        mech = [m for m in mech if m not in notes["dropped_metrics"]]
+    metrics = list(ncu.METRICS) + list(ncu.EXTRA) + mech + stalls
     try:
         notes["ncu_version"] = subprocess.run([exe, "--version"], capture_output=True, text=True,
                                               timeout=60).stdout.strip().splitlines()[-1]

@@ -200,6 +200,27 @@ def match(launched: list[dict], profiled: list[dict]) -> list[tuple[dict, dict |
     return pairs
 
 
+def listed_metrics(query_output: str) -> set[str]:
+    """Base metric names in the output of `ncu --query-metrics` (one metric a line, its name
+    the first word; headers and descriptions are skipped), e.g. {"dram__bytes", ...}."""
+    names = set()
+    for line in query_output.splitlines():
+        word = line.strip().strip('"').split('"')[0].split(",")[0].split()
+        if word and re.fullmatch(r"[a-z0-9]+__[a-z0-9_]+", word[0]):
+            names.add(word[0])
+    return names
+
+
+def not_listed(metrics, listed: set[str]) -> list[str]:
+    """The metrics whose base name (before the rollup: `.sum`, `.pct`, ...) `listed` lacks;
+    none unless `listed` holds the base name of every metric of CORE (which ncu 2025.3 is
+    known to collect on H100/H200), so a listing in another form, or misread, drops nothing."""
+    base = lambda m: m.split(".", 1)[0]
+    if not all(base(m) in listed for m in CORE):
+        return []
+    return [m for m in metrics if base(m) not in listed]
+
+
 def unknown_metrics(log_text: str) -> list[str]:
     """Metric names ncu refused ("Failed to find metric X"), to drop and retry."""
     return re.findall(r"[Ff]ailed to find metric (?:regex:)?['\"]?([A-Za-z0-9_.:\-\[\]^$+]+)", log_text)

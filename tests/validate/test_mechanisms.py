@@ -124,3 +124,11 @@ def test_hashed_atomics_are_one_redg_per_lane_and_a_uniform_int_add_is_aggregate
     assert any(w.startswith("REDG.E.ADD.F32") for w in fl) and not any(w.startswith("VOTE") for w in fl)
     shared_f32 = _sass_ops(MECHANISMS["shared_bins"].case({"op": "f32", "nbins": 256, "iters": 4, **small}))
     assert any(w.startswith("ATOMS.CAST.SPIN") for w in shared_f32)
+
+
+def test_counters_ncu_does_not_list_are_dropped_only_from_a_whole_listing():
+    listing = "Metric Name   Metric Description\n" + "\n".join(
+        f"{m.split('.')[0]}   some description" for m in ncu.CORE + ncu.MECHANISM_METRICS[1:])
+    listed = ncu.listed_metrics(listing)
+    assert ncu.not_listed(ncu.MECHANISM_METRICS, listed) == [ncu.MECHANISM_METRICS[0]]
+    assert ncu.not_listed(ncu.MECHANISM_METRICS, {"dram__bytes", "lts__t_sectors"}) == []
