@@ -167,11 +167,11 @@ SPECS = (
                     "default": {"nbins": 256, "iters": 2, **_SMALL},
                     **{f"i32_b{b}": {"nbins": b, "iters": it} for b, it in
                        ((1, 1), (8, 1), (32, 2), (256, 4), (2048, 16), (16384, 16), (131072, 16))},
-                    **{f"i32_b{b}_s32B": {"nbins": b, "iters": it, "shift": 3} for b, it in ((8, 1), (32, 2), (256, 4))},
-                    **{f"i32_b{b}_s128B": {"nbins": b, "iters": it, "shift": 5} for b, it in ((8, 1), (32, 2), (256, 4))},
+                    **{f"i32_b{b}_s32B": {"nbins": b, "iters": it, "shift": 3} for b, it in ((8, 1), (32, 4), (256, 16))},
+                    **{f"i32_b{b}_s128B": {"nbins": b, "iters": it, "shift": 5} for b, it in ((8, 1), (32, 4), (256, 16))},
                     "f32_b256": {"nbins": 256, "iters": 4, "dtype": "float32"},
                     "f32_b131072": {"nbins": 131072, "iters": 16, "dtype": "float32"},
-                    "f64_b256": {"nbins": 256, "iters": 4, "dtype": "float64"},
+                    "f64_b256": {"nbins": 256, "iters": 8, "dtype": "float64"},
                     "i32_b256_ret": {"nbins": 256, "iters": 4, "ret": True},
                     "f32_b256_ret": {"nbins": 256, "iters": 4, "dtype": "float32", "ret": True}},
                 tags=("atomics", "contention")),
@@ -179,9 +179,9 @@ SPECS = (
                 "spread over many lines or all warps on one span",
                 build_lanes, sizes={
                     "default": {"lanes_per_addr": 4, "addr_stride_words": 1, "region": 64, "iters": 2, **_SMALL},
-                    **{f"priv_l{lp}_w1": {"lanes_per_addr": lp, "addr_stride_words": 1, "region": 1 << 14, "iters": 16}
+                    **{f"priv_l{lp}_w1": {"lanes_per_addr": lp, "addr_stride_words": 1, "region": 1 << 14, "iters": 64}
                        for lp in (1, 2, 4, 8, 32)},
-                    **{f"priv_l{lp}_w8": {"lanes_per_addr": lp, "addr_stride_words": 8, "region": 1 << 14, "iters": 16}
+                    **{f"priv_l{lp}_w8": {"lanes_per_addr": lp, "addr_stride_words": 8, "region": 1 << 12, "iters": 64}
                        for lp in (1, 4)},
                     "hot_l1_w1": {"lanes_per_addr": 1, "addr_stride_words": 1, "region": 1, "iters": 2},
                     "hot_l4_w1": {"lanes_per_addr": 4, "addr_stride_words": 1, "region": 1, "iters": 2},
