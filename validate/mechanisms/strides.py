@@ -131,23 +131,25 @@ SPECS = (
                 "(16 MiB) or each element once from DRAM",
                 build_read, sizes={
                     "default": {"stride_bytes": 128, "iters": 2, "footprint_bytes": 64 * KiB, **_SMALL},
-                    **{f"l1_s{b}B": {"stride_bytes": b, "iters": 32, "footprint_bytes": 64 * KiB}
-                       for b in (4, 16, 32, 64, 128, 256, 512, 1024)},
-                    "l1_i64_s8B": {"stride_bytes": 8, "iters": 32, "footprint_bytes": 64 * KiB, "wide": True},
+                    **{f"l1_s{b}B": {"stride_bytes": b, "iters": it, "footprint_bytes": 64 * KiB}
+                       for b, it in ((4, 96), (16, 64), (32, 32), (64, 32), (128, 32), (256, 32), (512, 32),
+                                     (1024, 32))},
+                    "l1_i64_s8B": {"stride_bytes": 8, "iters": 64, "footprint_bytes": 64 * KiB, "wide": True},
                     **{f"l2_s{b}B": {"stride_bytes": b, "iters": it, "footprint_bytes": 16 * MiB}
-                       for b, it in ((4, 16), (32, 8), (128, 4))},
-                    **{f"dram_s{b}B": {"stride_bytes": b, "iters": 2} for b in (4, 16, 32, 64, 128, 256)}},
+                       for b, it in ((4, 64), (32, 8), (128, 8))},
+                    **{f"dram_s{b}B": {"stride_bytes": b, "iters": it}
+                       for b, it in ((4, 16), (16, 8), (32, 4), (64, 2), (128, 2), (256, 2))}},
                 tags=("l1", "coalescing", "memory")),
     ProgramSpec("stride_copy", "float32 copy y[e*sy] = x[e*sx]: both strided, or one side coalesced",
                 build_copy, sizes={
                     "default": {"sx": 32, "sy": 32, "iters": 2, **_SMALL},
-                    **{f"s{4 * s}B": {"sx": s, "sy": s, "iters": 2} for s in (1, 8, 32)},
+                    **{f"s{4 * s}B": {"sx": s, "sy": s, "iters": it} for s, it in ((1, 16), (8, 2), (32, 2))},
                     "read_s128B": {"sx": 32, "sy": 1, "iters": 2},
                     "write_s128B": {"sx": 1, "sy": 32, "iters": 2}},
                 tags=("l1", "coalescing", "memory", "dram")),
     ProgramSpec("stride_write", "int32 stores with lanes stride_bytes apart (partial sectors)",
                 build_write, sizes={
                     "default": {"stride_bytes": 128, "iters": 2, **_SMALL},
-                    **{f"s{b}B": {"stride_bytes": b, "iters": 2} for b in (4, 32, 128)}},
+                    **{f"s{b}B": {"stride_bytes": b, "iters": it} for b, it in ((4, 16), (32, 2), (128, 2))}},
                 tags=("l2", "partial-writes", "dram")),
 )
