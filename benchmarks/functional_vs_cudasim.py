@@ -20,7 +20,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
 DEFAULT = ["reduce_interleaved_divergent", "reduce_sequential", "vector_add", "transpose_shared", "histogram_shared"]
 

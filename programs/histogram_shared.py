@@ -14,7 +14,7 @@ Launch: 1-D, 256 threads per block, `blocks` blocks (grid-stride over n).
 """
 from numba import cuda, int32
 
-from programs._histogram import BLOCK, NBINS, build_histogram
+from programs._histogram import NBINS, build_histogram
 from programs.base import ProgramSpec
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
-WARPS = 64                     # warps in the conftest Result (2 blocks x 1024 threads)
-
 from gpusim.report import line_issues, render_comparison, render_source_view, want_color
+
+WARPS = 64                     # warps in the conftest Result (2 blocks x 1024 threads)
 
 
 def rows_by_line(text: str) -> dict[int, str]:

@@ -1,6 +1,9 @@
 """Run single PTX float instructions (inline asm via CuPy/NVRTC) on random bit patterns; save bits.
 Usage on a GPU machine: `OUT=dir python hwprobe.py [1|2]` (batch of instruction forms)."""
-import os, sys, numpy as np, cupy as cp
+import os
+import sys
+import numpy as np
+import cupy as cp
 OUT = os.environ.get("OUT", "/tmp/out")
 N = 16384
 ST = {"f32": (np.float32, "float", "f"), "f64": (np.float64, "double", "d"), "f16": (np.uint16, "unsigned short", "h"),

@@ -1,5 +1,8 @@
 """NaN propagation probe: f64 ops on all combinations of quiet/signalling NaNs, 1.0 and inf."""
-import os, itertools, numpy as np, cupy as cp
+import os
+import itertools
+import numpy as np
+import cupy as cp
 OUT = os.environ.get("OUT", "/tmp/out")
 V64 = [0x7FF8000000000005, 0xFFF8000000000007, 0x7FF0000000000001, 0xFFF4000000000003, 0x3FF0000000000000,
        0x7FF0000000000000, 0xFFF0000000000000, 0x0000000000000000]

@@ -1,5 +1,7 @@
 """Edge probe: .ftz at the subnormal boundary, .sat/.relu of -0."""
-import os, numpy as np, cupy as cp
+import os
+import numpy as np
+import cupy as cp
 OUT = os.environ.get("OUT", "/tmp/out")
 f = np.float32
 B = f(2.0 ** -126)

@@ -1,0 +1,218 @@
+"""Reference arithmetic of tensor-core matrix multiply-accumulate, parameterised by what the
+H100/H200 probe decides (`validate/semantics/tensor_probe.py`, see docs/tensor_numerics.md).
+
+What it models: one output element d = c + sum_k a_k b_k as a chain of block fused
+multiply-adds (`BlockFma`): the K products are exact; the products of a block of K (in the order
+`order`, e.g. interleaved halves) and the running addend c are aligned to an anchor exponent
+(the largest leading-bit exponent, or the largest sum of input exponents); each is cut to
+`window_bits` bits below and including the anchor's bit, by truncating its magnitude
+(`truncate="magnitude"`) or toward minus infinity (`"floor"`); the cut terms are summed exactly
+and the sum is rounded once to the accumulator format (`rounding` "rz" or "rne"); the result is
+c for the next block. With `c_last_rn` (ptxas's FP8 `mma.sync` on sm_90) the blocks start from
+c = 0 and c is added at the end by an IEEE round-to-nearest add. NaN, infinities and inf - inf
+are decided before the blocks as IEEE arithmetic would (any NaN, inf * 0 or inf - inf gives
+`nan_bits`). Integer forms (s8/u8 into s32) wrap modulo 2^32, or clamp with `satfinite`.
+
+`LITERATURE_H100` holds the parameters the studies give for H100 (Khattak and Mikaitis 2025);
+they are expectations until `validate/data/tensor_mma_h100.npz` is recorded and fitted.
+
+Not modelled: the f64 DMMA (an IEEE fma chain is assumed, `ieee_fma_chain`), sub-byte types,
+sparse mma, block-scaled (mxf8) forms of sm_100.
+
+Sources: Fasi, Higham, Mikaitis, Pranesh, "Numerical behavior of NVIDIA tensor cores", PeerJ
+Comput. Sci. 7:e330 (2021); Khattak, Mikaitis, "Accurate models of NVIDIA tensor cores",
+arXiv:2512.07004 (2025); DeepSeek-AI, "DeepSeek-V3 technical report" (2024), section 3.3.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from isa.semantics.tensor_formats import FORMATS, FloatFormat, decode
+
+ACC = {"f32": FORMATS["f32"], "f16": FORMATS["f16"]}
+
+
+@dataclass(frozen=True)
+class BlockFma:
+    block: int                      # products fused per block
+    window_bits: int                # bits kept from the anchor's bit downwards
+    rounding: str = "rz"            # final rounding of each block: "rz" or "rne"
+    anchor: str = "leading"         # "leading" (largest leading-bit exponent) or "exp_sum"
+    truncate: str = "magnitude"     # cut of aligned terms: "magnitude" (toward 0) or "floor"
+    order: tuple[int, ...] | None = None   # k visited in this order (blocks are consecutive in it)
+    c_last_rn: bool = False         # blocks start at 0, c added last with an IEEE RN add
+    nan_bits: int = 0x7FFFFFFF      # the NaN an f32 result carries (f16: low 16 bits)
+
+
+#: parameters from the literature (H100), keyed by (input type, accumulator type)
+LITERATURE_H100 = {
+    ("f16", "f32"): BlockFma(16, 26), ("bf16", "f32"): BlockFma(16, 26),
+    ("f16", "f16"): BlockFma(16, 26, rounding="rne"), ("tf32", "f32"): BlockFma(8, 26),
+    ("e4m3", "f32"): BlockFma(32, 14), ("e5m2", "f32"): BlockFma(32, 14),
+    ("e4m3", "f16"): BlockFma(32, 14, rounding="rne"), ("e5m2", "f16"): BlockFma(32, 14, rounding="rne"),
+}
+
+
+def _exact(v: float) -> tuple[int, int]:
+    """A finite float64 as (signed integer m, exponent e) with v = m * 2^e."""
+    if v == 0:
+        return 0, 0
+    m, e = math.frexp(v)
+    return int(m * (1 << 53)), e - 53
+
+
+def _leading_exp(m: int, e: int) -> int:
+    return abs(m).bit_length() - 1 + e
+
+
+def round_to_format(s: int, e: int, fmt: FloatFormat, mode: str, neg_zero: bool = False) -> int:
+    """Bits of the value s * 2^e rounded to `fmt` ("rz" or "rne"); overflow: rz -> max finite."""
+    w = 1 + fmt.exp_bits + fmt.man_bits
+    sign = 1 if s < 0 or (s == 0 and neg_zero) else 0
+    a = abs(s)
+    if a == 0:
+        return sign << (w - 1)
+    lead = a.bit_length() - 1 + e
+    q = max(lead, fmt.emin) - fmt.man_bits           # exponent of the last kept bit
+    if q > e:
+        sh = q - e
+        kept = a >> sh
+        rem = a - (kept << sh)
+        if mode == "rne":
+            half = 1 << (sh - 1)
+            if rem > half or (rem == half and kept & 1):
+                kept += 1
+        elif mode != "rz":
+            raise ValueError(f"rounding mode {mode!r}")
+    else:
+        kept = a << (e - q)
+    # kept * 2^q; renormalise a carry out of the significand
+    if kept >> (fmt.man_bits + 1):
+        kept >>= 1
+        q += 1
+    top = (1 << fmt.exp_bits) - 1
+    if kept >> fmt.man_bits == 0:                    # subnormal (or zero after rounding)
+        body = kept
+    else:
+        ef = q + fmt.man_bits + fmt.bias
+        if ef >= top:                                # overflow
+            body = (top << fmt.man_bits) if mode == "rne" else ((top - 1) << fmt.man_bits) | ((1 << fmt.man_bits) - 1)
+        else:
+            body = (ef << fmt.man_bits) | (kept & ((1 << fmt.man_bits) - 1))
+    return (sign << (w - 1)) | body
+
+
+def _special(avals, bvals, cval) -> float | None:
+    """NaN / inf result decided IEEE-like before the blocks, or None for a finite computation."""
+    prods = []
+    for a, b in zip(avals, bvals):
+        if math.isnan(a) or math.isnan(b) or ((math.isinf(a) and b == 0) or (math.isinf(b) and a == 0)):
+            return math.nan
+        if math.isinf(a) or math.isinf(b):
+            prods.append(math.copysign(math.inf, a) * math.copysign(1.0, b))
+    terms = prods + ([cval] if math.isinf(cval) or math.isnan(cval) else [])
+    if any(math.isnan(t) for t in terms):
+        return math.nan
+    if any(t == math.inf for t in terms) and any(t == -math.inf for t in terms):
+        return math.nan
+    return terms[0] if terms else None
+
+
+def _block(terms: list[tuple[int, int, int]], model: BlockFma) -> tuple[int, int]:
+    """terms (m, e, anchor exponent) -> the exactly summed cut terms as (s, e)."""
+    live = [t for t in terms if t[0] != 0]
+    if not live:
+        return 0, 0
+    anchor = max(t[2] for t in live)
+    lsb = anchor - model.window_bits + 1
+    s = 0
+    for m, e, _ in live:
+        if e >= lsb:
+            s += m << (e - lsb)
+        elif model.truncate == "floor":
+            s += m >> (lsb - e)
+        else:
+            s += (abs(m) >> (lsb - e)) * (1 if m > 0 else -1)
+    return s, lsb
+
+
+def dot(a_bits, b_bits, c_bits: int, atype: str, btype: str, ctype: str, model: BlockFma) -> int:
+    """One output element: c + sum_k a_k b_k as `model` computes it, as accumulator bits."""
+    fa, fb, fc = FORMATS[atype], FORMATS[btype], ACC[ctype]
+    av = decode(np.asarray(a_bits), fa).tolist()
+    bv = decode(np.asarray(b_bits), fb).tolist()
+    cv = float(decode(np.asarray(c_bits), fc))
+    sp = _special(av, bv, cv)
+    wc = 1 + fc.exp_bits + fc.man_bits
+    if sp is not None:
+        if math.isnan(sp):
+            return model.nan_bits & ((1 << wc) - 1)
+        return int(np.asarray(np.float64(sp)).astype(np.float32 if ctype == "f32" else np.float16).view(
+            np.uint32 if ctype == "f32" else np.uint16))
+    order = model.order or tuple(range(len(av)))
+    prods = []
+    for k in order:
+        ma, ea = _exact(av[k])
+        mb, eb = _exact(bv[k])
+        m, e = ma * mb, ea + eb
+        anchor = (_leading_exp(ma, ea) + _leading_exp(mb, eb)) if (m and model.anchor == "exp_sum") else \
+            (_leading_exp(m, e) if m else 0)
+        prods.append((m, e, anchor))
+    acc_bits = 0 if model.c_last_rn else int(c_bits)
+    for i in range(0, len(prods), model.block):
+        c_val = float(decode(np.asarray(acc_bits), fc))
+        mc, ec = _exact(c_val)
+        terms = prods[i:i + model.block] + [(mc, ec, _leading_exp(mc, ec) if mc else 0)]
+        s, e = _block(terms, model)
+        neg_zero = s == 0 and all(t[0] == 0 for t in terms) and math.copysign(1.0, c_val) < 0
+        acc_bits = round_to_format(s, e, fc, model.rounding, neg_zero)
+    if model.c_last_rn:
+        x = float(decode(np.asarray(acc_bits), fc)) + cv     # exact in float64 for f32 / f16 values
+        acc_bits = round_to_format(*_exact(x), fc, "rne", x == 0 and math.copysign(1.0, x) < 0)
+    return acc_bits
+
+
+def mma(A, B, C, atype: str, btype: str, ctype: str, model: BlockFma) -> np.ndarray:
+    """D (M x N bit patterns) for A (M x K), B (K x N), C (M x N) bit patterns."""
+    A, B, C = np.asarray(A), np.asarray(B), np.asarray(C)
+    D = np.zeros(C.shape, np.uint64)
+    for i in range(A.shape[0]):
+        for j in range(B.shape[1]):
+            D[i, j] = dot(A[i], B[:, j], int(C[i, j]), atype, btype, ctype, model)
+    return D
+
+
+def mma_int(A, B, C, atype: str, btype: str, satfinite: bool = False) -> np.ndarray:
+    """s8/u8 products summed into s32: wraps modulo 2^32, or clamps with .satfinite."""
+    def val(x, t):
+        v = np.asarray(x).astype(np.int64) & 0xFF
+        return np.where(v >= 128, v - 256, v) if t == "s8" else v
+    c = np.asarray(C).astype(np.int64) & 0xFFFFFFFF
+    c = np.where(c >= 1 << 31, c - (1 << 32), c)
+    d = val(A, atype) @ val(B, btype) + c
+    if satfinite:
+        d = np.clip(d, -(1 << 31), (1 << 31) - 1)
+    return (d & 0xFFFFFFFF).astype(np.uint64)
+
+
+def ieee_fma_chain(A, B, C) -> np.ndarray:
+    """f64 (DMMA): d = fma(a_k, b_k, d) for k in order, each rounded to nearest (an assumption)."""
+    a = np.asarray(A).astype(np.uint64).view(np.float64)
+    b = np.asarray(B).astype(np.uint64).view(np.float64)
+    d = np.asarray(C).astype(np.uint64).view(np.float64).copy()
+    out = np.zeros_like(d)
+    for i in range(d.shape[0]):
+        for j in range(d.shape[1]):
+            acc = d[i, j]
+            for k in range(a.shape[1]):
+                x, y = a[i, k], b[k, j]
+                if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(acc)):
+                    acc = x * y + acc
+                else:
+                    acc = float(Fraction(x) * Fraction(y) + Fraction(acc))
+            out[i, j] = acc
+    return out.view(np.uint64)
