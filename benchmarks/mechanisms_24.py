@@ -47,20 +47,36 @@ def _record(name: str, size: str) -> dict:
 
 
 def predict_one(item: tuple[str, str], preset: str, environment: dict) -> dict:
+    """One measured size through gpusim, as a record like a measured one; a simulator error
+    is kept as `error` (the record then has no metrics)."""
     import gpusim
     from gpusim.timing.engine import TimingOptions
     from validate.mechanisms import MECHANISMS
     name, size = item
+    rec = _record(name, size)
     case = MECHANISMS[name].case(size)
     t = time.perf_counter()
     opts = TimingOptions(mode="auto", functional="sampled", **environment)
-    r = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu=preset, shared_bytes=case.shared_bytes,
-                      timing=True, timing_options=opts)
-    metrics = {k: (float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
-               for k, v in r.metrics.items() if KEEP.match(k) and isinstance(v, (int, float, str))}
-    rec = _record(name, size)
-    rec.update(metrics=metrics, seconds=round(time.perf_counter() - t, 2))
+    try:
+        r = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu=preset, shared_bytes=case.shared_bytes,
+                          timing=True, timing_options=opts)
+    except Exception as e:                                   # noqa: BLE001 - recorded: a simulator bug to report
+        rec.update(metrics={}, error=f"{type(e).__name__}: {e}"[:500], seconds=round(time.perf_counter() - t, 2))
+        return rec
+    rec["metrics"] = {k: (float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
+                      for k, v in r.metrics.items() if KEEP.match(k) and isinstance(v, (int, float, str))}
+    rec["seconds"] = round(time.perf_counter() - t, 2)
     return rec
+
+
+def _write_predictions(path: Path, command: str, preset: str, environment: dict, done: dict, wall: float) -> None:
+    order = {f"{g}/{s}": i for i, (g, s) in enumerate(measured_sizes())}
+    kernels = sorted(done.values(), key=lambda k: order.get(k["name"], 1 << 30))
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("{" + f'"command": {json.dumps(command)}, "preset": {json.dumps(preset)}, '
+                   f'"environment": {json.dumps(environment)}, "wall_s": {round(wall, 1)},\n'
+                   ' "kernels": [\n' + ",\n".join("  " + json.dumps(k) for k in kernels) + "\n ]\n}\n")
+    tmp.replace(path)
 
 
 def cmd_predict(args) -> int:
@@ -71,30 +87,27 @@ def cmd_predict(args) -> int:
     done = {}
     if out_path.exists() and args.only:                 # a partial run updates the file's other kernels' entries
         done = {k["name"]: k for k in json.loads(out_path.read_text())["kernels"]}
+    command = "python benchmarks/mechanisms_24.py " + " ".join(sys.argv[1:])
     t0 = time.perf_counter()
+
+    def finished(rec):
+        done[rec["name"]] = rec
+        what = rec.get("error") or f"{rec['metrics']['gpu__time_duration.sum'] / 1e3:.2f} us"
+        print(f"{rec['name']}: {what} ({rec['seconds']} s)", file=sys.stderr, flush=True)
+        _write_predictions(out_path, command, args.preset, environment, done, time.perf_counter() - t0)
+
     if args.jobs > 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor, as_completed
         with ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-            futs = {pool.submit(predict_one, it, args.preset, environment): it for it in items}
+            futs = [pool.submit(predict_one, it, args.preset, environment) for it in items]
             for f in as_completed(futs):
-                rec = f.result()
-                done[rec["name"]] = rec
-                print(f"{rec['name']}: {rec['metrics']['gpu__time_duration.sum'] / 1e3:.2f} us ({rec['seconds']} s)",
-                      file=sys.stderr, flush=True)
+                finished(f.result())
     else:
         for it in items:
-            rec = predict_one(it, args.preset, environment)
-            done[rec["name"]] = rec
-            print(f"{rec['name']}: {rec['metrics']['gpu__time_duration.sum'] / 1e3:.2f} us ({rec['seconds']} s)",
-                  file=sys.stderr, flush=True)
-    order = {f"{g}/{s}": i for i, (g, s) in enumerate(measured_sizes())}
-    kernels = sorted(done.values(), key=lambda k: order.get(k["name"], 1 << 30))
-    command = "python benchmarks/mechanisms_24.py " + " ".join(sys.argv[1:])
-    out_path.write_text("{" + f'"command": {json.dumps(command)}, "preset": {json.dumps(args.preset)}, '
-                        f'"environment": {json.dumps(environment)}, "wall_s": {round(time.perf_counter() - t0, 1)},\n'
-                        ' "kernels": [\n' + ",\n".join("  " + json.dumps(k) for k in kernels) + "\n ]\n}\n")
-    print(f"wrote {out_path}: {len(kernels)} kernels", file=sys.stderr)
+            finished(predict_one(it, args.preset, environment))
+    errors = [k["name"] for k in done.values() if k.get("error")]
+    print(f"wrote {out_path}: {len(done)} kernels, {len(errors)} simulator errors {errors}", file=sys.stderr)
     return 0
 
 
@@ -167,6 +180,8 @@ def rows(data: dict, predicted: dict) -> list[dict]:
         if "mechanism" not in k or not k.get("metrics"):
             continue
         p = pred.get(k["name"])
+        if p is not None and not p.get("metrics"):       # the simulator failed on it
+            p = None
         meas = derive(k, sms)
         prd = derive({**k, "metrics": p["metrics"]}, sms) if p else {}
         ns_m = k["metrics"].get("gpu__time_duration.sum")
