@@ -119,6 +119,9 @@ def build_case(k: dict):
     elif "heldout2" in k:
         from validate.heldout2 import HELDOUT2
         spec = HELDOUT2[k["heldout2"]]
+    elif "mechanism" in k:
+        from validate.mechanisms import MECHANISMS
+        spec = MECHANISMS[k["mechanism"]]
     else:
         from validate.microbench import MICROBENCHMARKS
         spec = MICROBENCHMARKS[k["microbenchmark"]]
@@ -159,7 +162,7 @@ def predict(k: dict, gpu, environment: dict | None = None) -> Row:
             and isinstance(v, (int, float))}
     pred["timing__mode"] = r.metrics.get("timing__mode")
     pred["timing__bound"] = r.metrics.get("timing__bound")
-    kind = next((key for key in ("program", "heldout", "heldout2") if key in k), "microbenchmark")
+    kind = next((key for key in ("program", "heldout", "heldout2", "mechanism") if key in k), "microbenchmark")
     return Row(k["name"], kind, k["metrics"], pred,
                time.perf_counter() - t)
 
@@ -280,7 +283,8 @@ def plot(rows: list[Row], path: Path, title: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(6.5, 6))
-    for kind, marker in (("program", "o"), ("microbenchmark", "^"), ("heldout", "s"), ("heldout2", "D")):
+    for kind, marker in (("program", "o"), ("microbenchmark", "^"), ("heldout", "s"), ("heldout2", "D"),
+                         ("mechanism", "v")):
         pts = [(r.measured[DURATION] / 1e3, r.predicted[DURATION] / 1e3) for r in rows
                if r.kind == kind and DURATION in r.predicted]
         if pts:

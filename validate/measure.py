@@ -4,7 +4,10 @@ and write `validate/data/<gpu>.json` (provenance + one record per kernel). `--su
 runs the held-out suite of `validate.heldout` instead (records keyed "heldout"; write it to
 its own file, e.g. `--out validate/data/h200_heldout.json`), `--suite heldout2` the second
 held-out suite of `validate.heldout2` (records keyed "heldout2"; its measured sizes, not its
-'default'), `--suite all` all of them.
+'default'), `--suite all` all three.
+`--suite mechanisms` runs issue 24's mechanism microbenchmarks (`validate.mechanisms`,
+records keyed "mechanism", e.g. `--out validate/data/h200_mechanisms.json`) with the extra
+Nsight counters of `validate.ncu.MECHANISM_METRICS`.
 
 Reproduce, on the GPU machine, from the repository root (numba, numba-cuda, numpy < 2.5
 and Nsight Compute's `ncu`; nothing of gpusim is imported):
@@ -47,7 +50,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-SUITES = ("programs", "heldout", "heldout2", "all")
+SUITES = ("programs", "heldout", "heldout2", "all", "mechanisms")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -55,7 +58,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, help="output JSON (default validate/data/<gpu-name>.json)")
     p.add_argument("--suite", choices=SUITES, default="programs", help="programs: the programs and the "
                    "microbenchmarks (default); heldout: the held-out suite (validate.heldout); heldout2: the second "
-                   "held-out suite's measured sizes (validate.heldout2); all: all three")
+                   "held-out suite's measured sizes (validate.heldout2); all: all three; "
+                   "mechanisms: issue 24's mechanism microbenchmarks (validate.mechanisms)")
     p.add_argument("--only", default=None, help="regex on 'group/size' (e.g. 'vector_add|pointer_chase/fp_4KiB')")
     p.add_argument("--skip", default=None, help="regex on 'group/size' of kernels to leave out")
     p.add_argument("--no-ncu", action="store_true", help="events pass only (no Nsight Compute counters)")
@@ -78,7 +82,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def selected(only: str | None, skip: str | None, suite: str = "programs") -> list[tuple[str, str, str]]:
     """(kind, group, size) for every size of every kernel of `suite`, in run order: program
     and microbenchmark sizes ("programs"), held-out sizes ("heldout"), the second held-out suite's
-    measured sizes ("heldout2": all but 'default'), or all of them ("all")."""
+    measured sizes ("heldout2": all but 'default'), all three ("all"), or the mechanism
+    microbenchmarks' measured sizes ("mechanisms": their 'default' sizes are for the simulator only)."""
     if suite not in SUITES:
         raise ValueError(f"unknown suite {suite!r}; choose one of {', '.join(SUITES)}")
     out = []
@@ -93,6 +98,10 @@ def selected(only: str | None, skip: str | None, suite: str = "programs") -> lis
     if suite in ("heldout2", "all"):
         from validate.heldout2 import HELDOUT2, measured_sizes     # lazy, as the other suites: numba kernels
         out += [("heldout2", name, size) for name in HELDOUT2 for size in measured_sizes(name)]
+    if suite == "mechanisms":
+        from validate.mechanisms import MECHANISMS
+        out += [("mechanism", name, size) for name, spec in MECHANISMS.items() for size in spec.sizes
+                if size != "default"]
     keep = lambda g, s: (only is None or re.search(only, f"{g}/{s}")) and not (skip and re.search(skip, f"{g}/{s}"))
     return [(k, g, s) for k, g, s in out if keep(g, s)]
 
@@ -107,6 +116,9 @@ def spec_of(kind: str, group: str):
     if kind == "heldout2":
         from validate.heldout2 import HELDOUT2
         return HELDOUT2[group]
+    if kind == "mechanism":
+        from validate.mechanisms import MECHANISMS
+        return MECHANISMS[group]
     from validate.microbench import MICROBENCHMARKS
     return MICROBENCHMARKS[group]
 
@@ -170,16 +182,25 @@ def _run_ncu(args, workdir: Path) -> tuple[list, dict]:
     from validate import ncu
     exe = args.ncu or ncu.find_ncu()
     stalls = [] if args.no_stalls else [ncu.STALL_REGEX, ncu.SAMPLE_COUNT]
-    metrics = list(ncu.METRICS) + list(ncu.EXTRA) + stalls
+    mech = list(ncu.MECHANISM_METRICS) if args.suite == "mechanisms" else []
     notes = {"ncu": exe, "dropped_metrics": []}
+    if mech:                               # drop the counters this ncu does not list for the device, up front
+        try:
+            q = subprocess.run([exe, "--query-metrics"], capture_output=True, text=True, timeout=120)
+            notes["dropped_metrics"] = ncu.not_listed(mech, ncu.listed_metrics(q.stdout))
+        except Exception:                                # noqa: BLE001 - the preflight below still drops them
+            pass
+        mech = [m for m in mech if m not in notes["dropped_metrics"]]
+    metrics = list(ncu.METRICS) + list(ncu.EXTRA) + mech + stalls
     try:
         notes["ncu_version"] = subprocess.run([exe, "--version"], capture_output=True, text=True,
                                               timeout=60).stdout.strip().splitlines()[-1]
     except Exception:                                    # noqa: BLE001
         notes["ncu_version"] = "unknown"
     # Preflight on the smallest kernel: drop what this ncu/chip refuses -- the names it
-    # reports, else the optional pipe counters, else PC sampling, else all but the core list.
-    for _ in range(5):
+    # reports (one a try), else the mechanism counters, else the optional pipe counters, else
+    # PC sampling, else all but the core list.
+    for _ in range(5 + len(mech)):
         log = workdir / "ncu_preflight.csv"
         r = subprocess.run(ncu.command(exe, metrics, str(log), _worker_cmd(args, "ncu", workdir / "pre.json",
                                                                           "^launch_overhead/default$",
@@ -190,7 +211,7 @@ def _run_ncu(args, workdir: Path) -> tuple[list, dict]:
         if r.returncode == 0 and ncu.parse_csv(text) and not bad:
             break
         drop = [m for m in metrics if any(b in m for b in bad)]
-        for group in (ncu.EXTRA, stalls, [m for m in metrics if m not in ncu.CORE]):
+        for group in (mech, ncu.EXTRA, stalls, [m for m in metrics if m not in ncu.CORE]):
             if not drop:
                 drop = [m for m in metrics if m in group]
         if not drop:

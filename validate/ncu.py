@@ -75,6 +75,41 @@ METRICS = (
 # Executed warp instructions per pipe: optional (dropped as a group if this ncu refuses any).
 EXTRA = tuple(f"sm__inst_executed_pipe_{p}.sum" for p in
               ("alu", "fma", "fmaheavy", "fp64", "xu", "lsu", "uniform", "adu", "cbu"))
+# Issue 24's mechanism microbenchmarks (`--suite mechanisms`) also ask for these: what the L1's
+# tag stage (set accesses / conflicts, output wavefronts) and data stage (wavefronts) did, the
+# L1 <-> crossbar bytes, L2 requests beside sectors (atomics and reductions too), far-partition
+# lookups, DRAM fills, the L2 atomic unit's busy cycles, pipe busy cycles and issue slots, and
+# the shared atomics executed (CAS retries included). Names this ncu refuses are dropped at the
+# preflight, one a try (`measure._run_ncu`).
+MECHANISM_METRICS = (
+    "l1tex__t_sector_hit_rate.pct",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum",
+    "l1tex__t_set_accesses_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_set_conflicts_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_output_wavefronts_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_lg.sum",
+    "l1tex__t_set_accesses_pipe_lsu_mem_global_op_red.sum",
+    "l1tex__t_set_accesses_pipe_lsu_mem_global_op_atom.sum",
+    "l1tex__m_xbar2l1tex_read_bytes.sum",
+    "l1tex__m_l1tex2xbar_write_bytes.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum",
+    "lts__t_requests_srcunit_tex_op_read.sum",
+    "lts__t_requests_srcunit_tex_op_write.sum",
+    "lts__t_requests_op_red.sum",
+    "lts__t_requests_op_atom.sum",
+    "lts__t_sectors_srcunit_tex_op_read.sum",
+    "lts__t_sectors_srcunit_tex_op_write.sum",
+    "lts__t_sectors_srcunit_ltcfabric.sum",
+    "lts__t_sectors_op_read_lookup_miss.sum",
+    "lts__t_sectors_op_write_lookup_miss.sum",
+    "lts__d_atomic_input_cycles_active.sum",
+    "lts__d_sectors_fill_device.sum",
+    "sm__pipe_fp64_cycles_active.sum",
+    "sm__pipe_alu_cycles_active.sum",
+    "sm__pipe_fmaheavy_cycles_active.sum",
+    "smsp__issue_active.sum",
+    "sm__sass_inst_executed_op_shared_atom.sum",
+)
 # The list of GPU_NOTES.md, known to work on H200 with ncu 2025.3: the fallback if the full list fails.
 CORE = tuple(m for m in METRICS if not m.startswith(("launch__", "sm__maximum", "gpc__", "sm__cycles_elapsed.avg"))
              and "lookup_hit" not in m and "hit_rate" not in m and not m.startswith(("lts__t_sectors_op_atom",
@@ -163,6 +198,27 @@ def match(launched: list[dict], profiled: list[dict]) -> list[tuple[dict, dict |
     if j != len(profiled):
         raise ValueError(f"ncu profiled {len(profiled)} kernels; {j} matched the worker's launches")
     return pairs
+
+
+def listed_metrics(query_output: str) -> set[str]:
+    """Base metric names in the output of `ncu --query-metrics` (one metric a line, its name
+    the first word; headers and descriptions are skipped), e.g. {"dram__bytes", ...}."""
+    names = set()
+    for line in query_output.splitlines():
+        word = line.strip().strip('"').split('"')[0].split(",")[0].split()
+        if word and re.fullmatch(r"[a-z0-9]+__[a-z0-9_]+", word[0]):
+            names.add(word[0])
+    return names
+
+
+def not_listed(metrics, listed: set[str]) -> list[str]:
+    """The metrics whose base name (before the rollup: `.sum`, `.pct`, ...) `listed` lacks;
+    none unless `listed` holds the base name of every metric of CORE (which ncu 2025.3 is
+    known to collect on H100/H200), so a listing in another form, or misread, drops nothing."""
+    base = lambda m: m.split(".", 1)[0]
+    if not all(base(m) in listed for m in CORE):
+        return []
+    return [m for m in metrics if base(m) not in listed]
 
 
 def unknown_metrics(log_text: str) -> list[str]:

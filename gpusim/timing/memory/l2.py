@@ -98,6 +98,7 @@ from gpusim.timing.memory.servers import BandwidthServer
 
 NEG_INF = float("-inf")
 _OPS = ("read", "write", "atom", "red")
+ATOM_PRUNE_ENTRIES = 1 << 16             # atomic sectors remembered before old ones are pruned
 
 
 def as_list(sectors) -> list:
@@ -174,6 +175,7 @@ class L2Cache(HomeSlice, FarPartition, StandIns, WriteBack):
         self._sets = [[LRUSet() for _ in range(per_part)] for _ in range(self.partitions)]
         self._memo: dict[int, int] = {}        # line -> its set << 20 | slice (speed: hashing.py's memos)
         self._atom_free: dict[int, float] = {}   # sector -> earliest start of its next RMW
+        self._atom_prune_at = ATOM_PRUNE_ENTRIES  # its size that triggers the next pruning
         self._granule = l2.ecc_granule_bytes
         self._whole: dict[int, bool] = {0: True, FULL: True}     # byte mask -> covers whole ECC granules
         self._share_ratio = share_blocks_per_simulated
@@ -225,6 +227,7 @@ class L2Cache(HomeSlice, FarPartition, StandIns, WriteBack):
         self.fabric.clear_bookings()
         self.hbm.flush()
         self._atom_free.clear()
+        self._atom_prune_at = ATOM_PRUNE_ENTRIES
         spl = self.sectors_per_line
         for sets in self._sets:
             for od in sets:
@@ -344,8 +347,10 @@ class L2Cache(HomeSlice, FarPartition, StandIns, WriteBack):
             if r > latest:
                 latest = r
             i = j
-        if op >= ATOM and len(self._atom_free) > 1 << 16:
+        if op >= ATOM and len(self._atom_free) > self._atom_prune_at:
             self._prune_atomics(t)
+            # amortised: when most entries are recent, the next pruning waits for the dict to double
+            self._atom_prune_at = max(ATOM_PRUNE_ENTRIES, 2 * len(self._atom_free))
         return latest + self.pipeline_latency_cycles
 
     def _entry(self, p: int, line: int, x: int, ts: float, alloc: bool = True) -> list | None:

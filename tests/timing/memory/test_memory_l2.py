@@ -189,3 +189,16 @@ def test_writes_saturate_a_slice_at_its_write_bandwidth():
         last_r = reads.read(0.0, [0])
     assert (last_w - L2HIT) == pytest.approx((n - 1) * 32 / 32.0)   # one sector per cycle
     assert (last_r - L2HIT) == pytest.approx((n - 1) * 32 / 64.0)   # two per cycle
+
+
+@pytest.mark.slow
+def test_many_recent_atomic_sectors_are_pruned_a_few_times_not_at_every_atomic(monkeypatch):
+    """140,000 distinct sectors within one pruning horizon: the map of their next RMW starts is
+    pruned when it has doubled, so twice, not once per atomic beyond 65,536 (quadratic)."""
+    l2 = L2Cache(H100)
+    calls = []
+    prune = l2._prune_atomics
+    monkeypatch.setattr(l2, "_prune_atomics", lambda t: (calls.append(t), prune(t)))
+    for i in range(140_000):
+        l2.atomic(float(i // 64), [i], reduction=True)
+    assert len(calls) == 2
