@@ -25,7 +25,7 @@ import base64
 from dataclasses import dataclass
 from html import escape
 
-from gpusim.report.sourceview import (BAD, HOT, header, row_cells, source_spans, stall_cell,
+from gpusim.report.sourceview import (BAD, HOT, column_names, header, row_cells, source_spans, stall_cell,
                                       stall_total)
 from gpusim.report.verdict import line_issues, local_of
 
@@ -116,7 +116,7 @@ def source_table(s: Section, sid: str) -> str:
     heat, heat_what = heat_of(r)
     top = max(heat.values(), default=0.0) or 1.0
     maps = s.pictures.line_maps if s.pictures is not None else {}
-    heads = ["line", "warp inst", "SIMT %", "shared wf", "conflicts", "sect/req"] + (["local sect"] * has_local)
+    heads = column_names(r, has_local)
     heads += ["stalls (top reason)"] * bool(total_stall) + ["heat", "maps", "source"]
     ncol = len(heads)
     out = [f'<p class="legend">Heat: each line shaded by {escape(heat_what)}, relative to the hottest line '
