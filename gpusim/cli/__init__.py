@@ -167,8 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="time an NCCL collective over N simulated GPUs, nccl-tests style")
     co.add_argument("op", metavar="OP", help="all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, "
                                              "send_recv")
-    co.add_argument("--gpus", type=int, default=None, help="GPUs in the system (default: the preset's "
-                                                           "system.gpu_count, else 8)")
+    co.add_argument("--gpus", default=None, help="GPUs in the system, or a comma list (2,4,8: one table and one "
+                                                 "plot over them; default: the preset's system.gpu_count, else 8)")
     co.add_argument("--gpu", default="h200", help="GPU preset or .toml (default h200)")
     co.add_argument("--sizes", default="64K:1G", help="MIN:MAX[:FACTOR] (powers of FACTOR, default 2) or a comma "
                                                       "list of byte counts (default 64K:1G)")
