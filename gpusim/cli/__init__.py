@@ -117,6 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     r.add_argument("--json", action="store_true", help="print one JSON object (metrics and per-line stats)")
     r.add_argument("--no-check", dest="check", action="store_false", help="skip the check against numpy")
+    r.add_argument("--tolerance", metavar="ATOL[,RTOL]", default=None,
+                   help="accept float outputs within ATOL (+ RTOL x |expected|) of numpy's, e.g. 1e-6 for FMA "
+                        "contraction; default: the program's own (Case.atol, Case.rtol; 0 = exact)")
     r.add_argument("--functional", dest="timing", action="store_false",
                    help="functional simulation only: counters, no predicted time")
     r.add_argument("--timing", dest="timing", action="store_true", default=True,

@@ -49,10 +49,16 @@ def run_one(spec, params: dict, args, renderer=None, before_timed=None):
             line.clear()
     status = "skipped"
     if args.check:
+        tol = tolerance(getattr(args, "tolerance", None))
+        if tol is not None:
+            case.atol, case.rtol = tol
         try:
             case.check()
         except AssertionError as e:
-            raise CheckFailed(f"{e} (on {args.gpu}; rerun with --no-check to see the source view)") from e
+            hint = ("a float output that differs in its last bits (FMA contraction) passes with --tolerance ATOL or "
+                    "Case(..., atol=, rtol=); --no-check shows the source view" if not (case.atol or case.rtol)
+                    else "rerun with --no-check to see the source view")
+            raise CheckFailed(f"{e} (on {args.gpu}; {hint})") from e
         status = "passed"
     if before_timed is not None:
         before_timed(result)
@@ -63,6 +69,19 @@ def run_one(spec, params: dict, args, renderer=None, before_timed=None):
         from gpusim.report.pictures import pictures
         pics = pictures(subject, result, line_maps=bool(args.html), renderer=renderer)
     return case, result, status, pics
+
+
+def tolerance(text) -> tuple[float, float] | None:
+    """`--tolerance ATOL[,RTOL]` as (atol, rtol); None when not given."""
+    if text is None:
+        return None
+    try:
+        parts = [float(x) for x in str(text).split(",")]
+    except ValueError:
+        parts = []
+    if not 1 <= len(parts) <= 2 or min(parts) < 0:
+        raise UsageError(f"--tolerance expects ATOL or ATOL,RTOL (non-negative numbers, e.g. 1e-6), got {text!r}")
+    return parts[0], parts[1] if len(parts) == 2 else 0.0
 
 
 def wants_pictures(args) -> bool:
