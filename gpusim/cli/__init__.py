@@ -131,12 +131,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write a Chrome trace (open in ui.perfetto.dev) of one SM's warps, stalls and memory "
                         "requests over a window of cycles; a family writes FILE_<program>.json per member")
     r.add_argument("--plot", metavar="DIR",
-                   help="write the run's figures (bank, coalescing and divergence maps of block 0, roofline, "
+                   help="write the run's figures (bank, coalescing and divergence maps, roofline, "
                         "occupancy, warp timeline) as PNG files <program>_<figure>.png into DIR; a family also "
                         "gets <family>_ladder.png, its members' predicted time and counters side by side")
     r.add_argument("--html", metavar="FILE",
                    help="write one self-contained HTML page: the source view with per-line heat, the figures "
                         "and per-line bank/coalescing maps (a family: every member on one page)")
+    r.add_argument("--map-block", type=int, default=None, metavar="N",
+                   help="draw the bank, coalescing and divergence maps of thread block N (linear id; default: "
+                        "block 0 for the access maps, the most divergent of 8 sampled blocks for the divergence map)")
+    r.add_argument("--map-warp", type=int, default=None, metavar="W",
+                   help="draw the access maps of warp W of that block (default: each access's worst execution)")
     r.add_argument("--max-steps", type=int, default=None, metavar="N",
                    help="steps (basic blocks of a group of warps) one batch of blocks may take before the kernel "
                         "is reported as not finishing (exit 10); default: 10,000 plus 8 per loop iteration the "

@@ -30,8 +30,9 @@ def run_one(spec, params: dict, args, renderer=None, before_timed=None):
         from gpusim.viz import Subject
         initial = tuple(np.copy(a) if isinstance(a, np.ndarray) else a for a in case.args)
         subject = Subject(case.kernel, case.grid, case.block, initial, args.gpu_spec, case.shared_bytes, spec.name)
+        check_map_choice(args, case)
         try:
-            pics = pictures(subject, line_maps=bool(args.html), renderer=renderer)
+            pics = pictures(subject, line_maps=bool(args.html), renderer=renderer, **map_choice(args))
         except Exception:
             pics = None                  # drawn after the launch, so a faulting kernel reports the launch's error
     from gpusim.cli.progress import ProgressLine
@@ -67,8 +68,23 @@ def run_one(spec, params: dict, args, renderer=None, before_timed=None):
         add_timed(pics, subject, result, renderer=renderer)
     elif subject is not None:
         from gpusim.report.pictures import pictures
-        pics = pictures(subject, result, line_maps=bool(args.html), renderer=renderer)
+        pics = pictures(subject, result, line_maps=bool(args.html), renderer=renderer, **map_choice(args))
     return case, result, status, pics
+
+
+def map_choice(args) -> dict:
+    return {"block": getattr(args, "map_block", None), "warp": getattr(args, "map_warp", None)}
+
+
+def check_map_choice(args, case) -> None:
+    """--map-block / --map-warp within the launch, or a UsageError naming its range."""
+    blocks = int(np.prod(case.grid))
+    warps = -(-int(np.prod(case.block)) // 32)
+    b, w = map_choice(args).values()
+    if b is not None and not 0 <= b < blocks:
+        raise UsageError(f"--map-block {b}: {case.name} launches blocks 0..{blocks - 1}")
+    if w is not None and not 0 <= w < warps:
+        raise UsageError(f"--map-warp {w}: {case.name}'s blocks have warps 0..{warps - 1}")
 
 
 def tolerance(text) -> tuple[float, float] | None:

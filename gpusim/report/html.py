@@ -30,9 +30,9 @@ from gpusim.report.sourceview import (BAD, HOT, column_names, header, row_cells,
 from gpusim.report.verdict import line_issues, local_of
 
 FIGURE_TITLES = {
-    "bank_map": "Bank map: the most conflicted shared access of block 0",
-    "coalescing_map": "Coalescing map: the global access of block 0 moving the most sectors",
-    "divergence_map": "Divergence map: block 0's warps, lanes active per executed instruction",
+    "bank_map": "Bank map: the most conflicted shared access, its worst execution",
+    "coalescing_map": "Coalescing map: the global access moving the most sectors, its worst execution",
+    "divergence_map": "Divergence map: one block's warps, lanes active per executed instruction",
     "roofline": "Roofline: the kernel's point under the preset's ceilings",
     "occupancy": "Occupancy and waves",
     "warp_timeline": "Warp timeline: SM 0's warp slots, issue and stall states",
@@ -99,8 +99,10 @@ def section_html(s: Section, sid: str) -> str:
         out.append('<h3>Figures</h3><div class="figures">')
         for name, data in figs.items():
             src = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+            which = getattr(s.pictures, "captions", {}).get(name)
+            title = FIGURE_TITLES.get(name, name) + (f" ({which})" if which else "")
             out.append(f'<figure class="fig" data-figure="{escape(name)}"><img alt="{escape(name)}" src="{src}">'
-                       f"<figcaption>{escape(FIGURE_TITLES.get(name, name))}</figcaption></figure>")
+                       f"<figcaption>{escape(title)}</figcaption></figure>")
         out.append("</div>")
     out.append("</section>")
     return "\n".join(out)
@@ -123,7 +125,7 @@ def source_table(s: Section, sid: str) -> str:
            f'<span class="swatch" style="background:{heat_colour(1.0)}"></span>. '
            f'<span class="bad">{BAD}</span> waste (divergence, bank conflict, uncoalesced, local memory); '
            f'{HOT} hot (&ge; 20% of warp instructions). Buttons show a line\'s bank / coalescing maps '
-           f"(block 0, warp 0's first execution of each access).</p>",
+           f"(each access's worst execution in the block drawn; a selector offers its other outcomes).</p>",
            '<table class="source"><thead><tr>' + "".join(f"<th>{escape(h)}</th>" for h in heads)
            + "</tr></thead><tbody>"]
     for i, (start, end) in enumerate(spans):
@@ -149,11 +151,25 @@ def source_table(s: Section, sid: str) -> str:
             out.append(f'<tr class="src" data-line="{n}">' + "".join(tds) + "</tr>")
             if line_maps:
                 out.append(f'<tr class="map-row" id="{sid}-m{n}" hidden><td colspan="{ncol}"><div class="maps">'
-                           + "".join(f'<figure class="line-map" data-kind="{m.kind}">{m.svg}<figcaption>line {n}, '
-                                     f"{m.kind} map: {m.caption}</figcaption></figure>" for m in line_maps)
+                           + "".join(line_map_html(m, f"{sid}-m{n}-{k}") for k, m in enumerate(line_maps))
                            + "</div></td></tr>")
     out.append("</tbody></table>")
     return "\n".join(out)
+
+
+def line_map_html(m, mid: str) -> str:
+    """One line map: its SVG and caption, and where the access ran differently in other
+    executions (warps, loop iterations) a selector of them, worst first."""
+    options = getattr(m, "options", ()) or ()
+    if len(options) <= 1:
+        return (f'<figure class="line-map" data-kind="{m.kind}">{m.svg}<figcaption>line {m.line}, {m.kind} map: '
+                f"{m.caption}</figcaption></figure>")
+    select = (f'<label class="map-pick">execution: <select data-map="{mid}">'
+              + "".join(f'<option value="{k}">{o.label}</option>' for k, o in enumerate(options)) + "</select></label>")
+    views = "".join(f'<div class="map-option" data-map="{mid}" data-option="{k}"{"" if k == 0 else " hidden"}>{o.svg}'
+                    f"<figcaption>line {m.line}, {m.kind} map: {o.caption}</figcaption></div>"
+                    for k, o in enumerate(options))
+    return f'<figure class="line-map" data-kind="{m.kind}">{select}{views}</figure>'
 
 
 def _cell(c: str) -> str:
@@ -184,7 +200,8 @@ tr.gap td{text-align:left;color:#888}
 .swatch{display:inline-block;width:1.2em;height:.9em;vertical-align:middle}
 .map-toggle{font-size:11px;padding:0 4px;cursor:pointer}
 .maps{display:flex;flex-wrap:wrap;gap:12px;padding:6px 0}
-figure{margin:0}figure.line-map figcaption{font-size:11px;max-width:420px}
+figure{margin:0}figure.line-map figcaption{font-size:11px;max-width:420px;overflow-wrap:anywhere}
+.map-pick{display:block;font-size:11px;margin-bottom:4px}.map-pick select{font-size:11px;max-width:420px}
 .figures{display:flex;flex-wrap:wrap;gap:16px}.figures figure{max-width:48%}
 .figures img{max-width:100%;height:auto;border:1px solid #ddd}
 .legend{font-size:12px;color:#444}nav{margin-bottom:1em}
@@ -193,6 +210,13 @@ figure.ladder img{max-width:100%;height:auto;border:1px solid #ddd}
 
 JS = """
 (function () {
+  document.querySelectorAll('.map-pick select').forEach(function (sel) {
+    sel.addEventListener('change', function () {
+      document.querySelectorAll('.map-option[data-map="' + sel.dataset.map + '"]').forEach(function (v) {
+        v.hidden = v.dataset.option !== sel.value;
+      });
+    });
+  });
   document.querySelectorAll('.map-toggle').forEach(function (b) {
     b.addEventListener('click', function () {
       var row = document.getElementById(b.dataset.target);
@@ -207,7 +231,15 @@ JS = """
     d.imagesDecoded = Array.prototype.filter.call(q('figure.fig img'),
       function (i) { return i.complete && i.naturalWidth > 0; }).length;
     d.toggles = q('.map-toggle').length;
-    d.maps = q('.map-row svg').length;
+    d.maps = q('.map-row figure.line-map').length;
+    d.mapOptions = q('.map-row .map-option').length;
+    var sel = document.querySelector('.map-pick select');
+    if (sel && sel.options.length > 1) {
+      sel.value = '1'; sel.dispatchEvent(new Event('change'));
+      var shown = document.querySelectorAll('.map-option[data-map="' + sel.dataset.map + '"]:not([hidden])');
+      d.selectorWorks = shown.length === 1 && shown[0].dataset.option === '1' ? '1' : '0';
+      sel.value = '0'; sel.dispatchEvent(new Event('change'));
+    }
     var t = document.querySelector('.map-toggle');
     if (t) {
       var row = document.getElementById(t.dataset.target);

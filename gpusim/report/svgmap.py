@@ -17,6 +17,8 @@ from html import escape
 
 import numpy as np
 
+from gpusim.viz.capture import where_text
+
 CELL = 11                     # px per lane row and per bank column
 LEFT, TOP = 34, 30            # room for the lane and bank labels
 
@@ -100,4 +102,4 @@ def caption(m) -> str:
     else:
         what = (f"{m.n_sectors} sector{'s' * (m.n_sectors != 1)} in {m.n_lines} line{'s' * (m.n_lines != 1)}, "
                 f"{100 * m.efficiency:.0f}% of the bytes moved used")
-    return escape(f"{m.mnemonic}, block {m.block}, warp {m.warp}, execution {m.occurrence}: {what}")
+    return escape(f"{where_text(m)}: {what}")

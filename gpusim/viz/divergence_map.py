@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpusim.viz import _mpl
-from gpusim.viz.capture import Capture, capture
+from gpusim.viz.capture import Capture, capture, sample_blocks
 
 IDLE, PAD = -1, -2
 
@@ -48,6 +48,7 @@ class DivergenceMap:
     path: np.ndarray           # (warps, slots) path id, PAD past the warp's end
     reconverge: np.ndarray     # (warps, slots) True where lanes rejoined at this instruction
     paths: tuple[Path, ...]
+    why: str = ""              # how the block was chosen: 'chosen', 'the most divergent of 8 sampled blocks', ...
 
     @property
     def active(self) -> np.ndarray:
@@ -69,11 +70,24 @@ class DivergenceMap:
         return set(self.path[(self.src_line == line) & (self.path != PAD)].tolist())
 
 
-def divergence_map(subject, line: int | None = None, *, block: int = 0, warps=None, gpu=None) -> DivergenceMap:
-    """The divergence map of `warps` (default: all) of thread block `block`; `line`
-    keeps only the instructions of that source line. `subject`: a Capture or anything
-    `capture()` takes."""
-    cap = subject if isinstance(subject, Capture) else capture(subject, (block,), gpu)
+def divergence_map(subject, line: int | None = None, *, block: int | None = None, warps=None,
+                   gpu=None) -> DivergenceMap:
+    """The divergence map of `warps` (default: all) of thread block `block`; `line` keeps
+    only the instructions of that source line. `subject`: a Capture or anything
+    `capture()` takes. `block=None`: the most divergent block (`Capture.block_efficiency`)
+    of those captured, or, capturing here, of `sample_blocks` of the launch."""
+    if isinstance(subject, Capture):
+        cap = subject
+    else:
+        from gpusim.viz.capture import subject_of
+        s = subject_of(subject, gpu)
+        if block is None:
+            import gpusim
+            n = gpusim.prepare(s.kernel, s.grid, s.block, s.args, s.gpu, s.shared_bytes).geometry.nblocks
+            cap = capture(s, sample_blocks(n))
+        else:
+            cap = capture(s, (block,))
+    block, why = choose_block(cap, block)
     dk = cap.decoded
     wpc = cap.prepared.geometry.warps_per_block
     launched_last = cap.prepared.geometry.threads_per_block - 32 * (wpc - 1)
@@ -127,7 +141,18 @@ def divergence_map(subject, line: int | None = None, *, block: int = 0, warps=No
         out_instr[r, :k], out_mask[r, :k], out_path[r, :k], out_rec[r, :k] = instr, mask, path, rec
     lines = np.array([dk.infos[i].line for i in range(len(dk.infos))] + [0], np.int64)
     return DivergenceMap(cap.kernel_name, block, warps, line, out_instr, lines[out_instr], out_mask, out_path,
-                         out_rec, tuple(paths))
+                         out_rec, tuple(paths), why)
+
+
+def choose_block(cap: Capture, block: int | None) -> tuple[int, str]:
+    """(block, how it was chosen): `block` as asked, else the least efficient captured block."""
+    if block is not None:
+        return block, "chosen"
+    eff = cap.block_efficiency()
+    if len(cap.blocks) == 1 or not eff:
+        return cap.blocks[0], f"block {cap.blocks[0]} of the capture"
+    worst = min(eff, key=lambda b: (eff[b], b))
+    return worst, f"the most divergent of {len(cap.blocks)} sampled blocks"
 
 
 def plot(m: DivergenceMap, path=None, *, max_slots: int = 2000):
@@ -163,7 +188,8 @@ def plot(m: DivergenceMap, path=None, *, max_slots: int = 2000):
     ax.set_xlabel("executed PTX instruction (per warp, in order)")
     scope = f"line {m.line}" if m.line is not None else "all lines"
     eff = m.active_lanes[m.path != PAD].mean() / 32 if (m.path != PAD).any() else 0.0
-    ax.set_title(f"{m.kernel}, block {m.block}, {scope}: {100 * eff:.0f}% of lanes active over "
+    chosen = f" ({m.why})" if m.why and m.why != "chosen" and not m.why.startswith("block ") else ""
+    ax.set_title(f"{m.kernel}, block {m.block}{chosen}, {scope}: {100 * eff:.0f}% of lanes active over "
                  f"{int((m.path != PAD).sum())} warp instructions", fontsize=9)
     handles = [Patch(color="#d9d9d9", label="idle lane")] + [
         Patch(color=palette[p.id], label="converged" if p.id == 0 else f"path from line {p.line}: "

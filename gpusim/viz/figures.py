@@ -5,8 +5,9 @@ report and notebooks.
     figs["bank_map"]           # matplotlib Figure; plots/transpose_shared_bank_map.png written
 
 A bank map needs a shared access and a coalescing map a global one (the most
-conflicted / least coalesced access of block 0 is drawn); the divergence map covers
-block 0's warps; the roofline needs a timed Result (pass `result=`, or one is launched
+conflicted / least coalesced access, its worst execution, of block 0 or the block asked
+for); the divergence map covers one block's warps: the block asked for, else the most
+divergent of `capture.sample_blocks` (Capture.block_efficiency); the roofline needs a timed Result (pass `result=`, or one is launched
 with timing on copies of the arguments); the warp timeline needs a recording (a Result
 launched with `TimingOptions(record=TraceWindow(...))`; the launch made here for want of
 a Result records SM 0's first 20,000 cycles); occupancy needs only the compiled kernel.
@@ -18,22 +19,24 @@ from pathlib import Path
 FIGURES = ("bank_map", "coalescing_map", "divergence_map", "roofline", "occupancy", "warp_timeline")
 
 
-def figures_for(subject, names=None, *, gpu=None, result=None, block: int = 0, out_dir=None,
-                measured_time_ns: float | None = None) -> dict:
+def figures_for(subject, names=None, *, gpu=None, result=None, block: int | None = None, warp: int | None = None,
+                out_dir=None, measured_time_ns: float | None = None) -> dict:
     """{figure name: Figure} for `subject` (a programs Case, a program name, a
     `gpusim.viz.Subject`, a (kernel, grid, block, args[, shared_bytes]) tuple, or a timed
     `Result`, which gives the roofline alone). `names` picks from FIGURES (default: all
-    that apply); `out_dir` also writes each as `<kernel>_<name>.png`."""
-    kernel, data = figure_data(subject, names, gpu=gpu, result=result, block=block,
+    that apply); `block`, `warp`: the maps' (default: representative ones, see the module
+    docstring); `out_dir` also writes each as `<kernel>_<name>.png`."""
+    kernel, data = figure_data(subject, names, gpu=gpu, result=result, block=block, warp=warp,
                                measured_time_ns=measured_time_ns)
     return _saved(draw_all(data), kernel, out_dir)
 
 
-def figure_data(subject, names=None, *, gpu=None, result=None, block: int = 0,
+def figure_data(subject, names=None, *, gpu=None, result=None, block: int | None = None, warp: int | None = None,
                 measured_time_ns: float | None = None, capture=None) -> tuple[str, dict]:
     """(kernel name, {figure name: its data}): what `figures_for` draws, computed but
     not drawn (plain dataclasses and arrays, picklable: `draw_all` may run elsewhere).
-    `capture`: a `gpusim.viz.capture` of `subject`'s `block` already made (else made here)."""
+    `capture`: a `gpusim.viz.capture` of `subject` already made, holding `block` (or block 0
+    and, for the divergence map, the blocks to choose from); else made here."""
     from gpusim.result import Result
     names = tuple(FIGURES if names is None else names)
     unknown = set(names) - set(FIGURES)
@@ -56,13 +59,21 @@ def figure_data(subject, names=None, *, gpu=None, result=None, block: int = 0,
     cap = capture
     if cap is None and {"bank_map", "coalescing_map", "divergence_map"} & set(names):
         from gpusim.viz.capture import capture as run_capture
-        cap = run_capture(s, (block,))
+        from gpusim.viz.capture import sample_blocks
+        if block is not None or "divergence_map" not in names:
+            blocks = (block or 0,)
+        else:
+            import gpusim
+            blocks = sample_blocks(gpusim.prepare(s.kernel, s.grid, s.block, s.args, s.gpu,
+                                                  s.shared_bytes).geometry.nblocks)
+        cap = run_capture(s, blocks)
+    at = block if block is not None else cap.blocks[0] if cap is not None else 0
     if "bank_map" in names and cap.lines_with("shared"):
         from gpusim.viz import bank_map
-        data["bank_map"] = bank_map.bank_map(cap, block=block)
+        data["bank_map"] = bank_map.bank_map(cap, block=at, warp=warp)
     if "coalescing_map" in names and cap.lines_with("global"):
         from gpusim.viz import coalescing_map
-        data["coalescing_map"] = coalescing_map.coalescing_map(cap, block=block)
+        data["coalescing_map"] = coalescing_map.coalescing_map(cap, block=at, warp=warp)
     if "divergence_map" in names:
         from gpusim.viz import divergence_map
         data["divergence_map"] = divergence_map.divergence_map(cap, block=block)

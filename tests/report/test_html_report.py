@@ -73,3 +73,20 @@ def test_page_renders_in_headless_chromium_without_console_errors(page, tmp_path
     rows = re.findall(r'<tr class="src" data-line="(\d+)"', out.stdout)
     assert [int(r) for r in rows] == list(range(37, 37 + SOURCE_LINES))
     assert "acc += sh[(tid * stride + r)" in out.stdout
+
+
+def test_line_map_selector_switches_executions_in_chromium(tmp_path):
+    exe = chromium()
+    if exe is None:
+        if os.environ.get("GPUSIM_REQUIRE_BROWSER"):
+            pytest.fail("GPUSIM_REQUIRE_BROWSER is set but no chromium binary is on PATH (apt-get install chromium)")
+        pytest.skip("chromium not installed (Debian: apt-get install chromium)")
+    html = tmp_path / "r.html"
+    assert cli.main(["run", "reduce_interleaved_strided", "--functional", "--html", str(html)]) == 0
+    text = html.read_text()
+    assert text.count('class="map-pick"') >= 1 and "8 wavefronts" in text and "2 wavefronts" in text
+    out = subprocess.run([exe, "--headless=new", "--disable-gpu", "--no-sandbox", "--no-first-run",
+                          f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=5000", "--dump-dom",
+                          html.as_uri()], capture_output=True, text=True, timeout=120)
+    data = dict(re.findall(r'data-([a-z-]+)="([^"]*)"', re.search(r"<body([^>]*)>", out.stdout).group(1)))
+    assert data.get("selector-works") == "1" and int(data["map-options"]) > int(data["maps"])
