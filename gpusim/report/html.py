@@ -33,6 +33,7 @@ FIGURE_TITLES = {
     "bank_map": "Bank map: the most conflicted shared access, its worst execution",
     "coalescing_map": "Coalescing map: the global access moving the most sectors, its worst execution",
     "divergence_map": "Divergence map: one block's warps, lanes active per executed instruction",
+    "memory_chart": "Memory chart: requests, sectors, hit rates and bytes from the kernel to DRAM",
     "roofline": "Roofline: the kernel's point under the preset's ceilings",
     "occupancy": "Occupancy and waves",
     "warp_timeline": "Warp timeline: SM 0's warp slots, issue and stall states",

@@ -45,7 +45,7 @@ from html import escape
 from gpusim.report import svgmap
 
 MAX_PER_LINE = 4
-NEEDS_TIMING = ("roofline", "warp_timeline")
+NEEDS_TIMING = ("memory_chart", "roofline", "warp_timeline")     # drawn from the run's own timed Result
 DPI = 100                  # PNG resolution of the figures (theirs is 110-130)
 NICE = 10                  # the workers yield a core to the caller's simulation, which the last figures wait for
 TEXT = {"text.hinting": "no_hinting"}   # glyphs unhinted: the same text a shade softer, ~10% less drawing time

@@ -23,6 +23,7 @@ import linecache
 import textwrap
 
 from gpusim.report import fmt
+from gpusim.viz import memory_chart
 from gpusim.report.verdict import flags, line_issues, local_of
 
 HOT_SHARE = 0.20          # a line with at least this share of warp instructions is marked hot
@@ -89,6 +90,8 @@ def header(result, case_name: str | None, color: bool) -> list[str]:
     lreq, lsec = fmt.local_traffic(m)
     if lreq:
         out.append(f"local: {fmt.num(lreq)} requests, {fmt.num(lsec)} sectors")
+    if "lts__t_sectors.sum" in m:                   # timed: the memory chart's numbers
+        out.extend(memory_chart.text_lines(memory_chart.memory_chart(result)))
     return out
 
 

@@ -7,8 +7,9 @@ report and notebooks.
 A bank map needs a shared access and a coalescing map a global one (the most
 conflicted / least coalesced access, its worst execution, of block 0 or the block asked
 for); the divergence map covers one block's warps: the block asked for, else the most
-divergent of `capture.sample_blocks` (Capture.block_efficiency); the roofline needs a timed Result (pass `result=`, or one is launched
-with timing on copies of the arguments); the warp timeline needs a recording (a Result
+divergent of `capture.sample_blocks` (Capture.block_efficiency); the roofline and the memory chart need a timed Result (pass `result=`, or one is
+launched with timing on copies of the arguments), and the roofline floating-point work
+(none is drawn for an integer kernel); the warp timeline needs a recording (a Result
 launched with `TimingOptions(record=TraceWindow(...))`; the launch made here for want of
 a Result records SM 0's first 20,000 cycles); occupancy needs only the compiled kernel.
 """
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-FIGURES = ("bank_map", "coalescing_map", "divergence_map", "roofline", "occupancy", "warp_timeline")
+FIGURES = ("bank_map", "coalescing_map", "divergence_map", "memory_chart", "roofline", "occupancy", "warp_timeline")
 
 
 def figures_for(subject, names=None, *, gpu=None, result=None, block: int | None = None, warp: int | None = None,
@@ -46,7 +47,10 @@ def figure_data(subject, names=None, *, gpu=None, result=None, block: int | None
     if isinstance(subject, Result):
         result, subject = subject, None
     if subject is None:
-        if "roofline" in names and result is not None:
+        if "memory_chart" in names and result is not None:
+            from gpusim.viz import memory_chart
+            data["memory_chart"] = memory_chart.memory_chart(result)
+        if "roofline" in names and result is not None and has_flops(result):
             from gpusim.viz import roofline
             data["roofline"] = roofline.roofline(result, gpu, measured_time_ns=measured_time_ns)
         if "warp_timeline" in names and result is not None and "recording" in result.extra:
@@ -77,10 +81,13 @@ def figure_data(subject, names=None, *, gpu=None, result=None, block: int | None
     if "divergence_map" in names:
         from gpusim.viz import divergence_map
         data["divergence_map"] = divergence_map.divergence_map(cap, block=block)
-    if result is None and {"roofline", "warp_timeline"} & set(names):
+    if result is None and {"roofline", "warp_timeline", "memory_chart"} & set(names):
         from gpusim.viz import warp_timeline
         result = warp_timeline.record(s)         # timed, with the default recording window
-    if "roofline" in names:
+    if "memory_chart" in names:
+        from gpusim.viz import memory_chart
+        data["memory_chart"] = memory_chart.memory_chart(result)
+    if "roofline" in names and has_flops(result):
         from gpusim.viz import roofline
         data["roofline"] = roofline.roofline(result, s.gpu, measured_time_ns=measured_time_ns)
     if "occupancy" in names:
@@ -90,6 +97,13 @@ def figure_data(subject, names=None, *, gpu=None, result=None, block: int | None
         from gpusim.viz import warp_timeline
         data["warp_timeline"] = warp_timeline.warp_timeline(result)
     return (cap.kernel_name if cap is not None else (s.name or getattr(s.kernel, "__name__", "kernel"))), data
+
+
+def has_flops(result) -> bool:
+    """Whether a roofline of `result` has a point: the kernel executed floating-point work
+    (an integer kernel's roofline would be ceilings alone, so none is drawn)."""
+    from gpusim.viz import roofline
+    return sum(roofline.flops_of(result)[0].values()) > 0
 
 
 def draw_all(data: dict) -> dict:

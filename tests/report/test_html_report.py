@@ -18,7 +18,7 @@ from gpusim import cli
 
 PROGRAM = "bank_conflict_demo"          # default size: lines 37-48, a 32-way conflicted shared read on line 47
 SOURCE_LINES = 12                       # @cuda.jit (37) .. the last line of the kernel (48)
-FIGURES = 6                             # bank, coalescing, divergence, roofline, occupancy, warp timeline
+FIGURES = 7                             # bank, coalescing, divergence, memory chart, roofline, occupancy, warp timeline
 MAP_LINES = (43, 47, 48)                # lines with a shared or global access: one toggle each
 
 
