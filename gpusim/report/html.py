@@ -8,9 +8,10 @@ kernel with its counters (warp instructions, SIMT efficiency, shared wavefronts,
 conflicts, sectors per request, local sectors, stalls), '!' cells of waste in red,
 and the line's *heat*: its share of the stall samples (warp-cycles not issuing, from
 the timing model) when the result is timed, else its share of warp instructions (the
-legend says which), shading the source cell. Then the verdict, the figures of
-`gpusim.viz` as PNG data: URIs, and, for each line with shared or global accesses, a
-button revealing that line's bank and coalescing maps (inline SVG, `pictures.py`).
+legend says which), shading the source cell. Then the verdict, the kernel's source and SASS side by side (`sass_view.py`: executions, SIMT and
+predicated-on efficiency per SASS instruction), the figures of `gpusim.viz` as PNG
+data: URIs, and, for each line with shared or global accesses, a button revealing that
+line's bank and coalescing maps (inline SVG, `pictures.py`).
 A family's page opens with its comparison table and, when given, its ladder figure
 (`gpusim.viz.ladder`: predicted time and counters per member, PNG).
 
@@ -27,6 +28,9 @@ from html import escape
 
 from gpusim.report.sourceview import (BAD, HOT, column_names, header, row_cells, source_spans, stall_cell,
                                       stall_total)
+from gpusim.report.sass_view import CSS as SASS_CSS
+from gpusim.report.sass_view import JS as SASS_JS
+from gpusim.report.sass_view import sass_view
 from gpusim.report.verdict import line_issues, local_of
 
 FIGURE_TITLES = {
@@ -63,8 +67,8 @@ def render_html(sections: list[Section], title: str = "gpusim report", compariso
         body.append(section_html(s, f"s{i}"))
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{escape(title)}</title><style>{CSS}</style></head>\n"
-            f"<body>\n{''.join(body)}\n<script>{JS}</script>\n</body></html>\n")
+            f"<title>{escape(title)}</title><style>{CSS}{SASS_CSS}</style></head>\n"
+            f"<body>\n{''.join(body)}\n<script>{JS.replace('/*SASS*/', SASS_JS)}</script>\n</body></html>\n")
 
 
 def ladder_html(png: bytes) -> str:
@@ -91,6 +95,8 @@ def section_html(s: Section, sid: str) -> str:
     out = [f'<section id="{sid}" class="program"><h2>{escape(head[0].strip("= "))}</h2>',
            '<div class="summary">' + "".join(f"<div>{escape(h)}</div>" for h in head[1:]) + "</div>"]
     out.append(source_table(s, sid))
+    text, spans = source_spans(r)
+    out.append(sass_view(r, sid, text, spans))
     issues = line_issues(r)[:3]
     out.append('<h3>Verdict</h3><ul class="verdict">' + ("".join(f"<li>{escape(i.sentence)}</li>" for i in issues)
                                                         or "<li>no divergence, bank conflicts, uncoalesced global "
@@ -201,9 +207,12 @@ tr.gap td{text-align:left;color:#888}
 .swatch{display:inline-block;width:1.2em;height:.9em;vertical-align:middle}
 .map-toggle{font-size:11px;padding:0 4px;cursor:pointer}
 .maps{display:flex;flex-wrap:wrap;gap:12px;padding:6px 0}
-figure{margin:0}figure.line-map figcaption{font-size:11px;max-width:420px;overflow-wrap:anywhere}
+tr.map-row td{white-space:normal;text-align:left}
+figure{margin:0}figure.line-map{max-width:100%}
+figure.line-map figcaption{font-size:12px;max-width:440px;white-space:normal;overflow-wrap:anywhere}
 .map-pick{display:block;font-size:11px;margin-bottom:4px}.map-pick select{font-size:11px;max-width:420px}
-.figures{display:flex;flex-wrap:wrap;gap:16px}.figures figure{max-width:48%}
+.figures{display:flex;flex-wrap:wrap;gap:16px}.figures figure{max-width:100%}
+.figures figcaption{font-size:14px;max-width:900px}
 .figures img{max-width:100%;height:auto;border:1px solid #ddd}
 .legend{font-size:12px;color:#444}nav{margin-bottom:1em}
 figure.ladder img{max-width:100%;height:auto;border:1px solid #ddd}
@@ -211,6 +220,7 @@ figure.ladder img{max-width:100%;height:auto;border:1px solid #ddd}
 
 JS = """
 (function () {
+/*SASS*/
   document.querySelectorAll('.map-pick select').forEach(function (sel) {
     sel.addEventListener('change', function () {
       document.querySelectorAll('.map-option[data-map="' + sel.dataset.map + '"]').forEach(function (v) {
@@ -246,6 +256,16 @@ JS = """
       var row = document.getElementById(t.dataset.target);
       t.click(); var opened = !row.hidden; t.click();
       d.toggleWorks = opened && row.hidden ? '1' : '0';
+    }
+    var sv = document.querySelector('.sass-view');
+    if (sv) {
+      var was = sv.open;
+      sv.open = true;
+      var row = sv.querySelector('.pane-src tr.has-sass');
+      if (row) { row.click(); d.sassMarked = sv.dataset.marked; }
+      d.sassRows = sv.querySelectorAll('.pane-sass tbody tr').length;
+      sv.querySelectorAll('tr.mark').forEach(function (r) { r.classList.remove('mark'); });
+      sv.open = was;
     }
     d.ready = '1';
   }

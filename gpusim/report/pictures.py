@@ -426,7 +426,6 @@ def maps_by_line(cap, block: int = 0, warp: int | None = None) -> dict[int, list
     in the caption), offering each distinct execution (wavefronts; sectors and lines) as an
     option, worst first, at most MAX_OPTIONS."""
     from gpusim.viz import bank_map, coalescing_map
-    from gpusim.viz.capture import where_text
     out: dict[int, list[LineMap]] = {}
     for kind, space, mod in (("bank", "shared", bank_map), ("coalescing", "global", coalescing_map)):
         draw = svgmap.bank_svg if kind == "bank" else svgmap.coalescing_svg
@@ -442,7 +441,8 @@ def maps_by_line(cap, block: int = 0, warp: int | None = None) -> dict[int, list
                     if key not in seen:
                         seen[key] = m
                 maps = sorted(seen.items(), key=lambda kv: tuple(-k for k in kv[0]))[:MAX_OPTIONS]
-                options = tuple(MapOption(escape(f"{where_text(m)}: {outcome(m)}"), svgmap.caption(m), draw(m))
+                options = tuple(MapOption(escape(f"block {m.block}, warp {m.warp}, execution {m.occurrence + 1} of "
+                                                 f"{m.executions}: {outcome(m)}"), svgmap.caption(m), draw(m))
                                 for _, m in maps)
                 out.setdefault(line, []).append(LineMap(kind, line, options[0].caption, options[0].svg, options))
     return dict(sorted(out.items()))

@@ -172,10 +172,10 @@ def where_of(a: WarpAccess, cap: Capture | None) -> tuple[int, int, int]:
 
 def where_text(m) -> str:
     """Which access a map draws: instruction, copy of the line (an unrolled loop has one PTX
-    instruction per copy), block, warp and execution, e.g. 'ld.shared.f32 (copy 2 of 4 on
+    instruction per copy), block, warp and execution, e.g. 'ld.shared.f32 (access 2 of 4 on
     this line, PTX 57), block 0, warp 3, execution 5 of 8'."""
     copies = getattr(m, "copies", 1)
-    copy = f"copy {m.copy + 1} of {copies} on this line, " if copies > 1 else ""
+    copy = f"access {m.copy + 1} of {copies} on this line, " if copies > 1 else ""
     return (f"{m.mnemonic} ({copy}PTX {m.instr}), block {m.block}, warp {m.warp}, "
             f"execution {m.occurrence + 1} of {max(getattr(m, 'executions', 1), m.occurrence + 1)}")
 

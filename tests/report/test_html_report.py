@@ -70,6 +70,7 @@ def test_page_renders_in_headless_chromium_without_console_errors(page, tmp_path
     assert int(data["figures"]) == FIGURES and int(data["images-decoded"]) == FIGURES
     assert int(data["toggles"]) == len(MAP_LINES) and int(data["maps"]) >= len(MAP_LINES)
     assert data["toggle-works"] == "1"                   # the script opened and closed a line's map
+    assert int(data["sass-rows"]) > 20 and int(data["sass-marked"]) >= 1      # clicking a line marks its SASS
     rows = re.findall(r'<tr class="src" data-line="(\d+)"', out.stdout)
     assert [int(r) for r in rows] == list(range(37, 37 + SOURCE_LINES))
     assert "acc += sh[(tid * stride + r)" in out.stdout
@@ -90,3 +91,15 @@ def test_line_map_selector_switches_executions_in_chromium(tmp_path):
                           html.as_uri()], capture_output=True, text=True, timeout=120)
     data = dict(re.findall(r'data-([a-z-]+)="([^"]*)"', re.search(r"<body([^>]*)>", out.stdout).group(1)))
     assert data.get("selector-works") == "1" and int(data["map-options"]) > int(data["maps"])
+
+
+def test_source_and_sass_side_by_side_show_the_predicated_branch(tmp_path):
+    html = tmp_path / "d.html"
+    assert cli.main(["run", "divergence_demo", "--functional", "--html", str(html)]) == 0
+    text = html.read_text()
+    assert 'class="sass-view"' in text and 'class="pane-sass"' in text
+    pred_off = re.findall(r'<tr data-line="(\d+)" class="pred-off">.*?</tr>', text)
+    rows = re.findall(r'<tr data-line="(3[13])" class="pred-off"><td>\d+</td><td>\w+</td><td class="code">(@!?P0 [^<]+)'
+                      r'</td><td>512</td><td>100%</td><td>50%</td></tr>', text)
+    assert len(rows) >= 8 and {r[0] for r in rows} == {"31", "33"}        # both sides: 100% active, 50% on
+    assert len(pred_off) >= len(rows)
