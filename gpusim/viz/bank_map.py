@@ -147,10 +147,17 @@ def plot(maps, path=None, *, words: bool = True):
         img = np.ma.masked_less(m.grid_wavefront, 0)
         cmap = colours.with_extremes(bad="white")
         im = ax.imshow(img, cmap=cmap, vmin=-0.5, vmax=n - 0.5, aspect="equal", interpolation="nearest")
-        if words:
+        if words:                                       # each lane's word: beside its cell where the next cells are free
             for lane, bank in zip(*np.nonzero(m.grid_word >= 0)):
-                ax.text(bank, lane, str(m.grid_word[lane, bank]), ha="center", va="center", fontsize=3.6,
-                        color="white" if n > 1 and m.grid_wavefront[lane, bank] < n / 2 else "black")
+                if bank + 3 < BANKS and (m.grid_word[lane, bank + 1:bank + 4] < 0).all():
+                    ax.text(bank + 0.6, lane, f"word {m.grid_word[lane, bank]}", ha="left", va="center",
+                            fontsize=6.5, color="0.15", zorder=3)
+                elif bank >= 3 and (m.grid_word[lane, bank - 3:bank] < 0).all():
+                    ax.text(bank - 0.6, lane, f"word {m.grid_word[lane, bank]}", ha="right", va="center",
+                            fontsize=6.5, color="0.15", zorder=3)
+                else:
+                    ax.text(bank, lane, str(m.grid_word[lane, bank]), ha="center", va="center", fontsize=4.5,
+                            color="white" if n > 1 and m.grid_wavefront[lane, bank] < n / 2 else "black")
         _mpl.ticks(ax.xaxis, range(0, BANKS, 4))
         _mpl.ticks(ax.yaxis, range(0, 32, 4))
         edges = np.arange(-0.5, 32)                     # the cell grid: two line collections, not 66 minor ticks
@@ -160,9 +167,9 @@ def plot(maps, path=None, *, words: bool = True):
         ax.set_ylabel("lane")
         conflict = "conflict-free" if m.wavefronts <= 1 else f"{m.wavefronts}-way conflict"
         ax.set_title(f"{m.kernel}, line {m.line}: {m.wavefronts} wavefront{'s' * (m.wavefronts != 1)} "
-                     f"({conflict})\n{_mpl.short(m.text)}\n{where_text(m)}", fontsize=8)
+                     f"({conflict})\n{_mpl.short(m.text)}\n{where_text(m)}", fontsize=9)
         cb = fig.colorbar(im, ax=ax, shrink=0.7, ticks=_ticks(n))
-        cb.set_label("wavefront (replay) serving the word")
+        cb.set_label("wavefront (replay) serving the word, from 0")
     _mpl.save(fig, path)
     return fig
 

@@ -66,6 +66,9 @@ class Roofline:
     bytes: dict | None = None             # level -> bytes moved
     time_s: float | None = None
     measured_time_s: float | None = None
+    blocks: int = 0                       # the launch's thread blocks (0: unknown)
+    sm_count: int = 0
+    fixed_s: float = 0.0                  # the launch's fixed overhead in time_s (spec.launch.kernel_fixed_ns)
 
     def ceiling(self, name: str) -> float:
         for c in self.compute + self.memory:
@@ -184,8 +187,10 @@ def roofline(result=None, gpu=None, *, measured_time_ns: float | None = None) ->
     if t is None:
         raise ValueError(f"roofline: {result.kernel}'s Result has no time; launch it with timing=True")
     flops, src = flops_of(result)
+    blocks = int(np.prod(getattr(result, "grid", (0,))))
     return Roofline(spec.name, compute, memory, result.kernel, flops, src, kernel_bytes(result.metrics),
-                    float(t) * 1e-9, measured_time_ns * 1e-9 if measured_time_ns else None)
+                    float(t) * 1e-9, measured_time_ns * 1e-9 if measured_time_ns else None, blocks, spec.sm_count,
+                    spec.launch.kernel_fixed_ns * 1e-9)
 
 
 def plot(r: Roofline, path=None):
@@ -220,6 +225,12 @@ def plot(r: Roofline, path=None):
                             linestyle="none", markerfacecolor="none", markeredgecolor=styles[name])
             note = (f"{r.kernel}: {r.total_flops:.3g} FLOP ({r.flops_source}) in {r.time_s * 1e6:.2f} µs = "
                     f"{r.achieved_flops_per_s / 1e12:.3g} TFLOP/s")
+            if r.blocks and r.sm_count and r.blocks < r.sm_count:        # a small launch: most SMs stay idle
+                share = r.blocks / r.sm_count
+                ax.axhline(r.compute[0].value * share / 1e12, color="0.45", linestyle="-.", linewidth=1.0,
+                           label=f"FP32 of the {r.blocks} SMs {r.blocks} blocks use")
+                note += (f"\n{r.blocks} blocks on {r.sm_count} SMs: {share:.0%} of the GPU can work; "
+                         f"{r.fixed_s / r.time_s:.0%} of the time is the launch's fixed overhead")
             if r.measured_time_s:
                 note += f"; measured {r.measured_time_s * 1e6:.2f} µs (hollow)"
         else:
