@@ -8,10 +8,10 @@ coalescing maps as inline SVG (`svgmap`).
 
 The run's own timed Result gives the roofline and (when it was launched with a
 recording) the warp timeline; nothing is launched again. Bank, coalescing and
-divergence maps come from a capture of block 0 (`gpusim.viz.capture`, milliseconds
-for the programs of `programs/`). A line's maps: warp 0's (or the first
-warp running it) first execution of each shared / global PTX instruction of that line,
-at most MAX_PER_LINE per kind.
+divergence maps come from a capture of block 0 or the block asked for
+(`gpusim.viz.capture`, milliseconds for the programs of `programs/`; the divergence
+map's block, when not asked for, is chosen once the run's SIMT efficiency is known);
+a line's maps are `linemaps.py`'s.
 
 Rendering figures to PNG is most of the pictures' cost (matplotlib's ticks, layout and
 text: 35-90 ms a figure), so `gpusim run` hands it to a `Renderer`: two worker processes,
@@ -40,35 +40,15 @@ import signal
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from html import escape
+from gpusim.report.linemaps import LineMap, MapOption, maps_by_line  # noqa: F401 (the report's API)
 
-from gpusim.report import svgmap
-
-MAX_PER_LINE = 4
 NEEDS_TIMING = ("memory_chart", "roofline", "warp_timeline")     # drawn from the run's own timed Result
 DPI = 100                  # PNG resolution of the figures (theirs is 110-130)
 NICE = 10                  # the workers yield a core to the caller's simulation, which the last figures wait for
 TEXT = {"text.hinting": "no_hinting"}   # glyphs unhinted: the same text a shade softer, ~10% less drawing time
 
 
-MAX_OPTIONS = 6            # executions of one access a line map offers (its distinct outcomes, worst first)
 SURE_SIMT = 0.99           # a kernel at least this SIMT-efficient: every block alike, block 0's divergence map
-
-
-@dataclass(frozen=True)
-class MapOption:
-    label: str                 # what the selector shows: "block 0, warp 3, execution 5 of 8: 8 wavefronts"
-    caption: str               # HTML-safe text
-    svg: str
-
-
-@dataclass(frozen=True)
-class LineMap:
-    kind: str                  # 'bank' or 'coalescing'
-    line: int
-    caption: str               # HTML-safe text of the first option (the worst execution)
-    svg: str
-    options: tuple = ()        # MapOption per distinct execution, worst first (the first is caption/svg)
 
 
 @dataclass
@@ -417,39 +397,3 @@ def encode_png(rgba) -> bytes:
     header = struct.pack(">IIBBBBB", w, h, 8, 2 if c == 3 else 6, 0, 0, 0)
     return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw, 1))
             + chunk(b"IEND", b""))
-
-
-def maps_by_line(cap, block: int = 0, warp: int | None = None) -> dict[int, list[LineMap]]:
-    """{source line: its bank maps then its coalescing maps} for every line of `cap` with a
-    shared or global access in block `block` (and warp `warp`, if given): one map per PTX
-    instruction of the line (at most MAX_PER_LINE; an unrolled loop's copies are told apart
-    in the caption), offering each distinct execution (wavefronts; sectors and lines) as an
-    option, worst first, at most MAX_OPTIONS."""
-    from gpusim.viz import bank_map, coalescing_map
-    out: dict[int, list[LineMap]] = {}
-    for kind, space, mod in (("bank", "shared", bank_map), ("coalescing", "global", coalescing_map)):
-        draw = svgmap.bank_svg if kind == "bank" else svgmap.coalescing_svg
-        for line in cap.lines_with(space):
-            for instr in cap.line_instructions(line, space)[:MAX_PER_LINE]:
-                runs = cap.select(line, space, instr, block, warp)
-                if not runs:
-                    continue
-                maps, seen = [], {}
-                for a in runs:
-                    m = mod.from_access(a, cap.kernel_name, cap.source(line), cap)
-                    key = (m.wavefronts,) if kind == "bank" else (m.n_sectors, m.n_lines)
-                    if key not in seen:
-                        seen[key] = m
-                maps = sorted(seen.items(), key=lambda kv: tuple(-k for k in kv[0]))[:MAX_OPTIONS]
-                options = tuple(MapOption(escape(f"block {m.block}, warp {m.warp}, execution {m.occurrence + 1} of "
-                                                 f"{m.executions}: {outcome(m)}"), svgmap.caption(m), draw(m))
-                                for _, m in maps)
-                out.setdefault(line, []).append(LineMap(kind, line, options[0].caption, options[0].svg, options))
-    return dict(sorted(out.items()))
-
-
-def outcome(m) -> str:
-    """A map's count: '8 wavefronts' or '32 sectors in 32 lines'."""
-    if hasattr(m, "wavefronts"):
-        return f"{m.wavefronts} wavefront{'s' * (m.wavefronts != 1)}"
-    return f"{m.n_sectors} sector{'s' * (m.n_sectors != 1)} in {m.n_lines} line{'s' * (m.n_lines != 1)}"
