@@ -63,17 +63,18 @@ def bank_svg(m) -> str:
 
 
 def _legend(colours: list[str], y: float) -> str:
-    """Swatches of the wavefront colours (replay 1 .. n), a gradient's ends when there are many."""
+    """Swatches of the wavefront colours (replay 0 .. n-1, as the PNG's colour bar), five of them
+    across the range when there are many."""
     n = len(colours)
     parts = [f'<text x="{LEFT}" y="{y + 9}" font-size="9">wavefront:</text>']
     shown = list(range(n)) if n <= 8 else [0, n // 4, n // 2, 3 * n // 4, n - 1]
     x = LEFT + 58
     for k in shown:
         parts.append(f'<rect x="{x}" y="{y}" width="10" height="10" fill="{colours[k]}"/>'
-                     f'<text x="{x + 13}" y="{y + 9}" font-size="9">{k + 1}</text>')
+                     f'<text x="{x + 13}" y="{y + 9}" font-size="9">{k}</text>')
         x += 34
     if n > 8:
-        parts.append(f'<text x="{x}" y="{y + 9}" font-size="9">(of {n})</text>')
+        parts.append(f'<text x="{x}" y="{y + 9}" font-size="9">({n} in all)</text>')
     return "".join(parts)
 
 
