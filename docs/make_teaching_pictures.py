@@ -1,14 +1,18 @@
 """The pictures of the README's "Teaching" section, drawn by `gpusim.viz` from simulated runs
-of `programs/` (never by hand):
+(never by hand):
 
-    python docs/make_teaching_pictures.py [OUT_DIR]        # default: docs/teaching
+    python docs/make_teaching_pictures.py [OUT_DIR] [NAME ...]   # default: all, into docs/teaching (~3 min)
 
-Each picture is one lesson, at the program's default size on the default preset (h100):
-- divergence.png: the lane-parity branch and data-dependent loop of divergence_demo;
+Each picture is one lesson, on the default preset (h100):
+- divergence.png: docs/examples/mandelbrot.py at its default size, the most divergent of 8
+  sampled blocks (block 0, the set's far corner, is converged);
 - bank_conflicts.png: transpose_shared's 32-way conflicted tile read beside the padded tile's;
 - coalescing.png: transpose_naive's strided store, one sector per lane;
+- memory_chart.png: docs/examples/stencil_2d.py at 256 x 512 (its 524 KB input), every block
+  simulated (`mode="full"`), so the L2 sees the rows neighbouring blocks share;
 - warp_timeline.png: transpose_shared's warps on SM 0, issue and stall states over time;
-- roofline.png: matmul_tiled against the H100's compute and bandwidth ceilings;
+- roofline.png: matmul_tiled at 512 x 512 x 512 (1,024 blocks: the default size's 24 blocks
+  leave 108 of the 132 SMs idle, and its point far under every roof);
 - occupancy.png: what limits matmul_tiled's blocks per SM, and its waves;
 - reduction_ladder.png: the five reduction kernels side by side (time and counters).
 """
@@ -19,39 +23,48 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "docs" / "examples"))
 
-PICTURES = ("divergence", "bank_conflicts", "coalescing", "warp_timeline", "roofline", "occupancy",
+PICTURES = ("divergence", "bank_conflicts", "coalescing", "memory_chart", "warp_timeline", "roofline", "occupancy",
             "reduction_ladder")
+ROOFLINE_SIZE = {"m": 512, "n": 512, "k": 512}
 
 
-def make(out: Path) -> list[Path]:
+def make(out: Path, names=PICTURES) -> list[Path]:
+    import mandelbrot
+    import stencil_2d
+
     import gpusim
     import programs
     from gpusim.cli import FAMILY_ORDER
-    from gpusim.viz import bank_map, coalescing_map, divergence_map, ladder, occupancy, roofline, warp_timeline
+    from gpusim.timing.engine import TimingOptions
+    from gpusim.viz import (bank_map, coalescing_map, divergence_map, ladder, memory_chart, occupancy, roofline,
+                            warp_timeline)
 
-    def case(name):
-        return programs.get(name).case("default")
+    def case(name, size="default"):
+        return programs.get(name).case(size)
 
-    def timed(name):
-        c = case(name)
-        return gpusim.launch(c.kernel, c.grid, c.block, c.args, timing=True, shared_bytes=c.shared_bytes)
+    def timed(c, **opts):
+        return gpusim.launch(c.kernel, c.grid, c.block, c.args, timing=True, shared_bytes=c.shared_bytes,
+                             timing_options=TimingOptions(**opts) if opts else None)
 
     out.mkdir(parents=True, exist_ok=True)
     figures = {
-        "divergence": lambda: divergence_map.plot(divergence_map.divergence_map(case("divergence_demo"), warps=range(4))),
+        "divergence": lambda: divergence_map.plot(divergence_map.divergence_map(mandelbrot.PROGRAM.case("default"))),
         "bank_conflicts": lambda: bank_map.plot([bank_map.bank_map(case("transpose_shared")),
                                                  bank_map.bank_map(case("transpose_padded"))]),
         "coalescing": lambda: coalescing_map.plot(coalescing_map.coalescing_map(case("transpose_naive"))),
+        "memory_chart": lambda: memory_chart.plot(memory_chart.memory_chart(
+            timed(stencil_2d.PROGRAM.case("default"), mode="full"))),
         "warp_timeline": lambda: warp_timeline.plot(warp_timeline.warp_timeline(
             warp_timeline.record(case("transpose_shared")))),
-        "roofline": lambda: roofline.plot(roofline.roofline(timed("matmul_tiled"))),
+        "roofline": lambda: roofline.plot(roofline.roofline(timed(case("matmul_tiled", ROOFLINE_SIZE)))),
         "occupancy": lambda: occupancy.plot(occupancy.occupancy_view(case("matmul_tiled"))),
-        "reduction_ladder": lambda: ladder.plot(ladder.ladder({n: timed(n) for n in FAMILY_ORDER["reduce"]},
+        "reduction_ladder": lambda: ladder.plot(ladder.ladder({n: timed(case(n)) for n in FAMILY_ORDER["reduce"]},
                                                               family="reduce", gpu="h100")),
     }
     written = []
-    for name in PICTURES:
+    for name in names:
         path = out / f"{name}.png"
         figures[name]().savefig(path, dpi=90)
         written.append(path)
@@ -59,5 +72,8 @@ def make(out: Path) -> list[Path]:
 
 
 if __name__ == "__main__":
-    for p in make(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "docs" / "teaching"):
+    args = sys.argv[1:]
+    out = Path(args[0]) if args and args[0] not in PICTURES else ROOT / "docs" / "teaching"
+    names = [a for a in args if a in PICTURES] or PICTURES
+    for p in make(out, names):
         print(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p)

@@ -34,6 +34,14 @@ class LineStats:
         return self.metrics["smsp__thread_inst_executed.sum"] / (32 * n) if n else 0.0
 
     @property
+    def pred_on_efficiency(self) -> float:
+        """Threads whose guard predicate held per warp instruction over 32: below
+        `simt_efficiency` where ptxas predicated a branch (both sides issued, each lane on in one)."""
+        n = self.metrics["smsp__inst_executed.sum"]
+        on = self.metrics.get("smsp__thread_inst_executed_pred_on.sum", self.metrics["smsp__thread_inst_executed.sum"])
+        return on / (32 * n) if n else 0.0
+
+    @property
     def shared_wavefronts(self) -> int:
         m = self.metrics
         return (m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"]
@@ -61,18 +69,29 @@ class LineStats:
         return self.global_sectors / r if r else 0.0
 
 
+SASS_LINE_METRICS = ("smsp__inst_executed.sum", "smsp__thread_inst_executed.sum",
+                     "smsp__thread_inst_executed_pred_on.sum")
+
+
 @dataclass(frozen=True)
 class SassCounts:
-    """Executed SASS per SASS instruction: warp instructions (`inst`) and active threads
-    (`thread_inst`), as Nsight Compute counts them."""
+    """Executed SASS per SASS instruction: warp instructions (`inst`), active threads
+    (`thread_inst`) and threads whose guard predicate held (`thread_inst_pred_on`,
+    `gpusim.frontend.sass.predication`), as Nsight Compute counts them."""
     instructions: tuple                          # gpusim.frontend.sass.SassInstr
     inst: np.ndarray
     thread_inst: np.ndarray
     pipe_counters: tuple = ()                    # per instruction: the sm__inst_executed_pipe_* it counts in
+    thread_inst_pred_on: np.ndarray | None = None   # None: as thread_inst
+
+    def __post_init__(self):
+        if self.thread_inst_pred_on is None:
+            object.__setattr__(self, "thread_inst_pred_on", self.thread_inst)
 
     def metrics(self) -> dict[str, float]:
         out = {"smsp__inst_executed.sum": int(self.inst.sum()),
-               "smsp__thread_inst_executed.sum": int(self.thread_inst.sum())}
+               "smsp__thread_inst_executed.sum": int(self.thread_inst.sum()),
+               "smsp__thread_inst_executed_pred_on.sum": int(self.thread_inst_pred_on.sum())}
         if self.pipe_counters:
             from gpusim.frontend.sass.opcodes import COUNTED_PIPES
             pipes = dict.fromkeys(COUNTED_PIPES, 0)
@@ -85,11 +104,13 @@ class SassCounts:
     def by_line(self) -> dict[int, dict[str, int]]:
         """Source line -> the SASS metrics of the instructions compiled from it."""
         out: dict[int, dict[str, int]] = {}
-        for ins, n, t in zip(self.instructions, self.inst.tolist(), self.thread_inst.tolist()):
+        for ins, n, t, on in zip(self.instructions, self.inst.tolist(), self.thread_inst.tolist(),
+                                 self.thread_inst_pred_on.tolist()):
             if ins.source_line:
-                m = out.setdefault(ins.source_line, {"smsp__inst_executed.sum": 0, "smsp__thread_inst_executed.sum": 0})
+                m = out.setdefault(ins.source_line, dict.fromkeys(SASS_LINE_METRICS, 0))
                 m["smsp__inst_executed.sum"] += int(n)
                 m["smsp__thread_inst_executed.sum"] += int(t)
+                m["smsp__thread_inst_executed_pred_on.sum"] += int(on)
         return out
 
 
@@ -124,7 +145,7 @@ class Result:
                 if self.sass is not None:
                     m["gpusim__ptx_inst_executed.sum"] = m["smsp__inst_executed.sum"]
                     m["gpusim__ptx_thread_inst_executed.sum"] = m["smsp__thread_inst_executed.sum"]
-                    m.update(sass.get(line, {"smsp__inst_executed.sum": 0, "smsp__thread_inst_executed.sum": 0}))
+                    m.update(sass.get(line, dict.fromkeys(SASS_LINE_METRICS, 0)))
                 out[line] = LineStats(line, linecache.getline(self.source_file, line).rstrip(), m,
                                       tuple(by_line[line]))
             self.extra["_lines"] = out

@@ -117,6 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     r.add_argument("--json", action="store_true", help="print one JSON object (metrics and per-line stats)")
     r.add_argument("--no-check", dest="check", action="store_false", help="skip the check against numpy")
+    r.add_argument("--tolerance", metavar="ATOL[,RTOL]", default=None,
+                   help="accept float outputs within ATOL (+ RTOL x |expected|) of numpy's, e.g. 1e-6 for FMA "
+                        "contraction; default: the program's own (Case.atol, Case.rtol; 0 = exact)")
     r.add_argument("--functional", dest="timing", action="store_false",
                    help="functional simulation only: counters, no predicted time")
     r.add_argument("--timing", dest="timing", action="store_true", default=True,
@@ -128,12 +131,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write a Chrome trace (open in ui.perfetto.dev) of one SM's warps, stalls and memory "
                         "requests over a window of cycles; a family writes FILE_<program>.json per member")
     r.add_argument("--plot", metavar="DIR",
-                   help="write the run's figures (bank, coalescing and divergence maps of block 0, roofline, "
+                   help="write the run's figures (bank, coalescing and divergence maps, roofline, "
                         "occupancy, warp timeline) as PNG files <program>_<figure>.png into DIR; a family also "
                         "gets <family>_ladder.png, its members' predicted time and counters side by side")
     r.add_argument("--html", metavar="FILE",
                    help="write one self-contained HTML page: the source view with per-line heat, the figures "
                         "and per-line bank/coalescing maps (a family: every member on one page)")
+    r.add_argument("--map-block", type=int, default=None, metavar="N",
+                   help="draw the bank, coalescing and divergence maps of thread block N (linear id; default: "
+                        "block 0 for the access maps, the most divergent of 8 sampled blocks for the divergence map)")
+    r.add_argument("--map-warp", type=int, default=None, metavar="W",
+                   help="draw the access maps of warp W of that block (default: each access's worst execution)")
     r.add_argument("--max-steps", type=int, default=None, metavar="N",
                    help="steps (basic blocks of a group of warps) one batch of blocks may take before the kernel "
                         "is reported as not finishing (exit 10); default: 10,000 plus 8 per loop iteration the "
@@ -167,8 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="time an NCCL collective over N simulated GPUs, nccl-tests style")
     co.add_argument("op", metavar="OP", help="all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, "
                                              "send_recv")
-    co.add_argument("--gpus", type=int, default=None, help="GPUs in the system (default: the preset's "
-                                                           "system.gpu_count, else 8)")
+    co.add_argument("--gpus", default=None, help="GPUs in the system, or a comma list (2,4,8: one table and one "
+                                                 "plot over them; default: the preset's system.gpu_count, else 8)")
     co.add_argument("--gpu", default="h200", help="GPU preset or .toml (default h200)")
     co.add_argument("--sizes", default="64K:1G", help="MIN:MAX[:FACTOR] (powers of FACTOR, default 2) or a comma "
                                                       "list of byte counts (default 64K:1G)")

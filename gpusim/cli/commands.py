@@ -58,6 +58,19 @@ def cmd_presets(args) -> int:
     return EXIT_OK
 
 
+def gpu_counts(text, spec) -> list[int]:
+    """`--gpus` as a list of GPU counts ('8', '2,4,8'; None: the preset's system, else 8)."""
+    if text is None:
+        return [spec.system.gpu_count if spec.system.gpu_count > 1 else 8]
+    try:
+        counts = [int(x) for x in str(text).split(",") if x.strip()]
+    except ValueError:
+        raise UsageError(f"--gpus expects a GPU count or a comma list of them (2,4,8), got {text!r}") from None
+    if not counts or min(counts) < 2:
+        raise UsageError(f"--gpus must be at least 2, got {text}")
+    return counts
+
+
 def cmd_collective(args) -> int:
     import json as _json
 
@@ -67,31 +80,40 @@ def cmd_collective(args) -> int:
     from gpusim.specs import resolve as resolve_spec
     op = check_op(args.op)
     spec = resolve_spec(args.gpu, list(args.sets))
-    n = args.gpus if args.gpus is not None else (spec.system.gpu_count if spec.system.gpu_count > 1 else 8)
-    if n < 2:
-        raise UsageError(f"--gpus must be at least 2, got {n}")
-    results = [simulate(op, size, spec, n, args.algorithm, args.protocol, in_place=args.in_place)
-               for size in parse_sizes(args.sizes)]
+    counts = gpu_counts(args.gpus, spec)
+    sizes = parse_sizes(args.sizes)
+    runs = {n: [simulate(op, size, spec, n, args.algorithm, args.protocol, in_place=args.in_place) for size in sizes]
+            for n in counts}
+    several = len(counts) > 1
     if args.json:
-        for r in results:
-            print(_json.dumps({"op": r.op, "gpus": r.gpus, "bytes": r.bytes, "time_us": round(r.time_us, 3),
-                               "algbw_GBps": round(r.algbw_GBps, 3), "busbw_GBps": round(r.busbw_GBps, 3),
-                               "algorithm": r.algorithm, "protocol": r.protocol, "channels": r.channels}))
+        for results in runs.values():
+            for r in results:
+                print(_json.dumps({"op": r.op, "gpus": r.gpus, "bytes": r.bytes, "time_us": round(r.time_us, 3),
+                                   "algbw_GBps": round(r.algbw_GBps, 3), "busbw_GBps": round(r.busbw_GBps, 3),
+                                   "algorithm": r.algorithm, "protocol": r.protocol, "channels": r.channels}))
     else:
-        print(f"# {op} on {n} x {spec.marketing_name} ({spec.name}), {spec.system.topology}, "
+        who = ", ".join(map(str, counts)) if several else str(counts[0])
+        print(f"# {op} on {who} x {spec.marketing_name} ({spec.name}), {spec.system.topology}, "
               f"{spec.nvlink.links} NVLinks x {spec.nvlink.link_bandwidth_GBps:g} GB/s per direction; "
               f"nccl-tests conventions (size: {'gathered output' if op == 'all_gather' else 'input per rank'}"
               f"{'; in place' if args.in_place else ''})")
-        rows = [[f"{r.bytes}", f"{r.time_us:.2f}", f"{r.algbw_GBps:.2f}", f"{r.busbw_GBps:.2f}",
+        rows = [[str(r.gpus)] * several + [f"{r.bytes}", f"{r.time_us:.2f}", f"{r.algbw_GBps:.2f}",
+                                           f"{r.busbw_GBps:.2f}",
                  r.algorithm.upper() if r.algorithm == "p2p" else r.algorithm.capitalize(),
-                 {"ll": "LL", "ll128": "LL128", "simple": "Simple"}[r.protocol], str(r.channels)] for r in results]
-        for line in table(["size (B)", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "algorithm", "protocol",
-                           "channels"], rows, "rrrrllr"):
+                 {"ll": "LL", "ll128": "LL128", "simple": "Simple"}[r.protocol], str(r.channels)]
+                for results in runs.values() for r in results]
+        heads = ["gpus"] * several + ["size (B)", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "algorithm",
+                                      "protocol", "channels"]
+        for line in table(heads, rows, "r" * several + "rrrrllr"):
             print(line)
         print("# predicted by gpusim's interconnect model, not measured")
     if args.plot:
         from gpusim.collectives.plot import busbw_plot
-        busbw_plot(results, args.plot, f"{op}, {n} x {spec.name} (gpusim prediction)")
+        if several:
+            busbw_plot({f"{n} GPUs": rs for n, rs in runs.items()}, args.plot,
+                       f"{op} on {', '.join(map(str, counts))} x {spec.name} (gpusim prediction)")
+        else:
+            busbw_plot(runs[counts[0]], args.plot, f"{op}, {counts[0]} x {spec.name} (gpusim prediction)")
         if not args.json:
             print(f"plot: {args.plot}")
     return EXIT_OK

@@ -30,8 +30,9 @@ def run_one(spec, params: dict, args, renderer=None, before_timed=None):
         from gpusim.viz import Subject
         initial = tuple(np.copy(a) if isinstance(a, np.ndarray) else a for a in case.args)
         subject = Subject(case.kernel, case.grid, case.block, initial, args.gpu_spec, case.shared_bytes, spec.name)
+        check_map_choice(args, case)
         try:
-            pics = pictures(subject, line_maps=bool(args.html), renderer=renderer)
+            pics = pictures(subject, line_maps=bool(args.html), renderer=renderer, **map_choice(args))
         except Exception:
             pics = None                  # drawn after the launch, so a faulting kernel reports the launch's error
     from gpusim.cli.progress import ProgressLine
@@ -49,10 +50,16 @@ def run_one(spec, params: dict, args, renderer=None, before_timed=None):
             line.clear()
     status = "skipped"
     if args.check:
+        tol = tolerance(getattr(args, "tolerance", None))
+        if tol is not None:
+            case.atol, case.rtol = tol
         try:
             case.check()
         except AssertionError as e:
-            raise CheckFailed(f"{e} (on {args.gpu}; rerun with --no-check to see the source view)") from e
+            hint = ("a float output that differs in its last bits (FMA contraction) passes with --tolerance ATOL or "
+                    "Case(..., atol=, rtol=); --no-check shows the source view" if not (case.atol or case.rtol)
+                    else "rerun with --no-check to see the source view")
+            raise CheckFailed(f"{e} (on {args.gpu}; {hint})") from e
         status = "passed"
     if before_timed is not None:
         before_timed(result)
@@ -61,8 +68,36 @@ def run_one(spec, params: dict, args, renderer=None, before_timed=None):
         add_timed(pics, subject, result, renderer=renderer)
     elif subject is not None:
         from gpusim.report.pictures import pictures
-        pics = pictures(subject, result, line_maps=bool(args.html), renderer=renderer)
+        pics = pictures(subject, result, line_maps=bool(args.html), renderer=renderer, **map_choice(args))
     return case, result, status, pics
+
+
+def map_choice(args) -> dict:
+    return {"block": getattr(args, "map_block", None), "warp": getattr(args, "map_warp", None)}
+
+
+def check_map_choice(args, case) -> None:
+    """--map-block / --map-warp within the launch, or a UsageError naming its range."""
+    blocks = int(np.prod(case.grid))
+    warps = -(-int(np.prod(case.block)) // 32)
+    b, w = map_choice(args).values()
+    if b is not None and not 0 <= b < blocks:
+        raise UsageError(f"--map-block {b}: {case.name} launches blocks 0..{blocks - 1}")
+    if w is not None and not 0 <= w < warps:
+        raise UsageError(f"--map-warp {w}: {case.name}'s blocks have warps 0..{warps - 1}")
+
+
+def tolerance(text) -> tuple[float, float] | None:
+    """`--tolerance ATOL[,RTOL]` as (atol, rtol); None when not given."""
+    if text is None:
+        return None
+    try:
+        parts = [float(x) for x in str(text).split(",")]
+    except ValueError:
+        parts = []
+    if not 1 <= len(parts) <= 2 or min(parts) < 0:
+        raise UsageError(f"--tolerance expects ATOL or ATOL,RTOL (non-negative numbers, e.g. 1e-6), got {text!r}")
+    return parts[0], parts[1] if len(parts) == 2 else 0.0
 
 
 def wants_pictures(args) -> bool:

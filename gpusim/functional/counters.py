@@ -3,12 +3,18 @@ totals under Nsight Compute's metric names.
 
 Per basic block the executor adds how many warps ran it and how many of their
 threads were active; every instruction of the block inherits those (an instruction
-executes once per warp that reaches it, whatever its guard predicate). Memory
-instructions add requests, sectors and wavefronts as the load/store unit counts them.
+executes once per warp that reaches it, whatever its guard predicate). A block ending in
+a conditional branch or exit also adds the active threads whose guard held (the lanes
+that took it): the only guarded PTX instructions Numba emits are branches, so with the
+block counts these give every PTX instruction's predicated-on threads, and the SASS
+ones (`gpusim.frontend.sass.predication`). Memory instructions add requests, sectors
+and wavefronts as the load/store unit counts them.
 
 Names (Nsight Compute "Kernel Profiling Guide", metrics reference):
 - smsp__inst_executed.sum: warp instructions executed (here: PTX, not SASS).
 - smsp__thread_inst_executed.sum: active threads summed over those.
+- smsp__thread_inst_executed_pred_on.sum: those whose guard predicate held (a conditional
+  branch counts the threads that take it; a table without the field counts every active one).
 - l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum: shared wavefronts.
 - l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{ld,st}.sum: wavefronts - requests.
 - l1tex__t_requests_pipe_lsu_mem_global_op_{ld,st,atom,red}.sum, and _sectors_ likewise.
@@ -33,6 +39,7 @@ FIELDS = (
 METRICS = {
     "smsp__inst_executed.sum": ("inst",),
     "smsp__thread_inst_executed.sum": ("thread_inst",),
+    "smsp__thread_inst_executed_pred_on.sum": ("thread_inst_pred_on",),
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": ("shared_ld_wavefronts",),
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": ("shared_st_wavefronts",),
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum": ("shared_atom_wavefronts",),
@@ -61,6 +68,7 @@ class Counters:
         self.block_warps = np.zeros(n_blocks, np.int64)
         self.block_threads = np.zeros(n_blocks, np.int64)
         self.loop_back = np.zeros(n_blocks, np.int64)       # warps that took a one-block loop's back edge
+        self.taken_threads = np.zeros(n_blocks, np.int64)   # active threads whose branch/exit guard held
         self.per_instr = {f: np.zeros(n_instructions, np.int64) for f in FIELDS[2:]}
 
     def add_block(self, b: int, warps: int, threads: int) -> None:
@@ -69,6 +77,9 @@ class Counters:
 
     def add_loop_back(self, b: int, warps: int) -> None:
         self.loop_back[b] += warps
+
+    def add_taken(self, b: int, threads: int) -> None:
+        self.taken_threads[b] += threads
 
     def add_shared(self, i: int, op: str, requests: int, wavefronts: int) -> None:
         """`op` is 'ld', 'st' or 'atom' ('red' counts as 'atom')."""
@@ -87,12 +98,20 @@ class Counters:
         self.block_warps += other.block_warps
         self.block_threads += other.block_threads
         self.loop_back += other.loop_back
+        self.taken_threads += other.taken_threads
         for k, v in other.per_instr.items():
             self.per_instr[k] += v
 
-    def instruction_table(self, block_of: np.ndarray) -> dict[str, np.ndarray]:
-        """Every FIELD per instruction (block visit counts spread over their instructions)."""
+    def instruction_table(self, block_of: np.ndarray, branch_of: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """Every FIELD per instruction (block visit counts spread over their instructions);
+        with `branch_of` (per block: the index of its conditional branch or exit, -1 for
+        none) also `thread_inst_pred_on`, the active threads whose guard held."""
         out = {"inst": self.block_warps[block_of], "thread_inst": self.block_threads[block_of]}
+        if branch_of is not None:
+            on = out["thread_inst"].copy()
+            has = np.flatnonzero(branch_of >= 0)
+            on[branch_of[has]] = self.taken_threads[has]
+            out["thread_inst_pred_on"] = on
         out.update(self.per_instr)
         return out
 
@@ -110,6 +129,6 @@ def metric_values(table: dict[str, np.ndarray], select: np.ndarray | slice = sli
             if p.startswith("-"):
                 v -= round(float(table[p[1:]][select].sum()))
             else:
-                v += round(float(table[p][select].sum()))
+                v += round(float(table[p if p in table or p != "thread_inst_pred_on" else "thread_inst"][select].sum()))
         out[name] = v
     return out

@@ -295,6 +295,7 @@ class BatchExecutor:
             if neg:
                 p = ~p
             bits = pack_lanes(p)[g - self.span_w0] & masks
+            self.counters.add_taken(blk.index, int(np.bitwise_count(bits).sum()))
             if t == "cond_branch":
                 if blk.succs[0] == blk.index:              # a one-block loop's back edge
                     self.counters.add_loop_back(blk.index, int(np.count_nonzero(bits)))

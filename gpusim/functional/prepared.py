@@ -132,7 +132,9 @@ class PreparedLaunch:
             from gpusim.frontend.kernel_exceptions import raise_if_failed
             raise_if_failed(self)
         dk = self.decoded
-        table = self.counters.instruction_table(np.array(dk.cfg.block_of, dtype=np.int64))
+        branch_of = np.array([b.last - 1 if b.terminator in ("cond_branch", "cond_exit") else -1 for b in dk.blocks],
+                             np.int64)
+        table = self.counters.instruction_table(np.array(dk.cfg.block_of, dtype=np.int64), branch_of)
         if counter_scale != 1.0:
             table = {k: v * counter_scale for k, v in table.items()}
         metrics = metric_values(table)
@@ -179,12 +181,15 @@ class PreparedLaunch:
         if smap is None:
             return None
         from gpusim.frontend.sass.opcodes import classify
+        from gpusim.frontend.sass.predication import pred_on_threads
         c = self.counters
         inst, thr = smap.instruction_counts(c.block_warps * counter_scale, c.block_threads * counter_scale,
                                             c.loop_back * counter_scale)
+        on = pred_on_threads(smap, self.decoded, thr, c.block_warps * counter_scale, c.block_threads * counter_scale,
+                             c.loop_back * counter_scale, c.taken_threads * counter_scale)
         ins = smap.listing.instructions
         return SassCounts(ins, np.rint(inst), np.rint(thr),
-                          tuple(classify(x, self.compiled.cc).counters for x in ins))
+                          tuple(classify(x, self.compiled.cc).counters for x in ins), np.rint(on))
 
 
 def kernel_name(kernel) -> str:

@@ -8,9 +8,10 @@ kernel with its counters (warp instructions, SIMT efficiency, shared wavefronts,
 conflicts, sectors per request, local sectors, stalls), '!' cells of waste in red,
 and the line's *heat*: its share of the stall samples (warp-cycles not issuing, from
 the timing model) when the result is timed, else its share of warp instructions (the
-legend says which), shading the source cell. Then the verdict, the figures of
-`gpusim.viz` as PNG data: URIs, and, for each line with shared or global accesses, a
-button revealing that line's bank and coalescing maps (inline SVG, `pictures.py`).
+legend says which), shading the source cell. Then the verdict, the kernel's source and SASS side by side (`sass_view.py`: executions, SIMT and
+predicated-on efficiency per SASS instruction), the figures of `gpusim.viz` as PNG
+data: URIs, and, for each line with shared or global accesses, a button revealing that
+line's bank and coalescing maps (inline SVG, `pictures.py`).
 A family's page opens with its comparison table and, when given, its ladder figure
 (`gpusim.viz.ladder`: predicted time and counters per member, PNG).
 
@@ -25,14 +26,18 @@ import base64
 from dataclasses import dataclass
 from html import escape
 
-from gpusim.report.sourceview import (BAD, HOT, header, row_cells, source_spans, stall_cell,
+from gpusim.report.sourceview import (BAD, HOT, column_names, header, row_cells, source_spans, stall_cell,
                                       stall_total)
+from gpusim.report.sass_view import CSS as SASS_CSS
+from gpusim.report.sass_view import JS as SASS_JS
+from gpusim.report.sass_view import sass_view
 from gpusim.report.verdict import line_issues, local_of
 
 FIGURE_TITLES = {
-    "bank_map": "Bank map: the most conflicted shared access of block 0",
-    "coalescing_map": "Coalescing map: the global access of block 0 moving the most sectors",
-    "divergence_map": "Divergence map: block 0's warps, lanes active per executed instruction",
+    "bank_map": "Bank map: the most conflicted shared access, its worst execution",
+    "coalescing_map": "Coalescing map: the global access moving the most sectors, its worst execution",
+    "divergence_map": "Divergence map: one block's warps, lanes active per executed instruction",
+    "memory_chart": "Memory chart: requests, sectors, hit rates and bytes from the kernel to DRAM",
     "roofline": "Roofline: the kernel's point under the preset's ceilings",
     "occupancy": "Occupancy and waves",
     "warp_timeline": "Warp timeline: SM 0's warp slots, issue and stall states",
@@ -62,8 +67,8 @@ def render_html(sections: list[Section], title: str = "gpusim report", compariso
         body.append(section_html(s, f"s{i}"))
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{escape(title)}</title><style>{CSS}</style></head>\n"
-            f"<body>\n{''.join(body)}\n<script>{JS}</script>\n</body></html>\n")
+            f"<title>{escape(title)}</title><style>{CSS}{SASS_CSS}</style></head>\n"
+            f"<body>\n{''.join(body)}\n<script>{JS.replace('/*SASS*/', SASS_JS)}</script>\n</body></html>\n")
 
 
 def ladder_html(png: bytes) -> str:
@@ -90,6 +95,8 @@ def section_html(s: Section, sid: str) -> str:
     out = [f'<section id="{sid}" class="program"><h2>{escape(head[0].strip("= "))}</h2>',
            '<div class="summary">' + "".join(f"<div>{escape(h)}</div>" for h in head[1:]) + "</div>"]
     out.append(source_table(s, sid))
+    text, spans = source_spans(r)
+    out.append(sass_view(r, sid, text, spans))
     issues = line_issues(r)[:3]
     out.append('<h3>Verdict</h3><ul class="verdict">' + ("".join(f"<li>{escape(i.sentence)}</li>" for i in issues)
                                                         or "<li>no divergence, bank conflicts, uncoalesced global "
@@ -99,8 +106,10 @@ def section_html(s: Section, sid: str) -> str:
         out.append('<h3>Figures</h3><div class="figures">')
         for name, data in figs.items():
             src = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+            which = getattr(s.pictures, "captions", {}).get(name)
+            title = FIGURE_TITLES.get(name, name) + (f" ({which})" if which else "")
             out.append(f'<figure class="fig" data-figure="{escape(name)}"><img alt="{escape(name)}" src="{src}">'
-                       f"<figcaption>{escape(FIGURE_TITLES.get(name, name))}</figcaption></figure>")
+                       f"<figcaption>{escape(title)}</figcaption></figure>")
         out.append("</div>")
     out.append("</section>")
     return "\n".join(out)
@@ -116,14 +125,14 @@ def source_table(s: Section, sid: str) -> str:
     heat, heat_what = heat_of(r)
     top = max(heat.values(), default=0.0) or 1.0
     maps = s.pictures.line_maps if s.pictures is not None else {}
-    heads = ["line", "warp inst", "SIMT %", "shared wf", "conflicts", "sect/req"] + (["local sect"] * has_local)
+    heads = column_names(r, has_local)
     heads += ["stalls (top reason)"] * bool(total_stall) + ["heat", "maps", "source"]
     ncol = len(heads)
     out = [f'<p class="legend">Heat: each line shaded by {escape(heat_what)}, relative to the hottest line '
            f'<span class="swatch" style="background:{heat_colour(1.0)}"></span>. '
            f'<span class="bad">{BAD}</span> waste (divergence, bank conflict, uncoalesced, local memory); '
            f'{HOT} hot (&ge; 20% of warp instructions). Buttons show a line\'s bank / coalescing maps '
-           f"(block 0, warp 0's first execution of each access).</p>",
+           f"(each access's worst execution in the block drawn; a selector offers its other outcomes).</p>",
            '<table class="source"><thead><tr>' + "".join(f"<th>{escape(h)}</th>" for h in heads)
            + "</tr></thead><tbody>"]
     for i, (start, end) in enumerate(spans):
@@ -149,11 +158,25 @@ def source_table(s: Section, sid: str) -> str:
             out.append(f'<tr class="src" data-line="{n}">' + "".join(tds) + "</tr>")
             if line_maps:
                 out.append(f'<tr class="map-row" id="{sid}-m{n}" hidden><td colspan="{ncol}"><div class="maps">'
-                           + "".join(f'<figure class="line-map" data-kind="{m.kind}">{m.svg}<figcaption>line {n}, '
-                                     f"{m.kind} map: {m.caption}</figcaption></figure>" for m in line_maps)
+                           + "".join(line_map_html(m, f"{sid}-m{n}-{k}") for k, m in enumerate(line_maps))
                            + "</div></td></tr>")
     out.append("</tbody></table>")
     return "\n".join(out)
+
+
+def line_map_html(m, mid: str) -> str:
+    """One line map: its SVG and caption, and where the access ran differently in other
+    executions (warps, loop iterations) a selector of them, worst first."""
+    options = getattr(m, "options", ()) or ()
+    if len(options) <= 1:
+        return (f'<figure class="line-map" data-kind="{m.kind}">{m.svg}<figcaption>line {m.line}, {m.kind} map: '
+                f"{m.caption}</figcaption></figure>")
+    select = (f'<label class="map-pick">execution: <select data-map="{mid}">'
+              + "".join(f'<option value="{k}">{o.label}</option>' for k, o in enumerate(options)) + "</select></label>")
+    views = "".join(f'<div class="map-option" data-map="{mid}" data-option="{k}"{"" if k == 0 else " hidden"}>{o.svg}'
+                    f"<figcaption>line {m.line}, {m.kind} map: {o.caption}</figcaption></div>"
+                    for k, o in enumerate(options))
+    return f'<figure class="line-map" data-kind="{m.kind}">{select}{views}</figure>'
 
 
 def _cell(c: str) -> str:
@@ -184,8 +207,12 @@ tr.gap td{text-align:left;color:#888}
 .swatch{display:inline-block;width:1.2em;height:.9em;vertical-align:middle}
 .map-toggle{font-size:11px;padding:0 4px;cursor:pointer}
 .maps{display:flex;flex-wrap:wrap;gap:12px;padding:6px 0}
-figure{margin:0}figure.line-map figcaption{font-size:11px;max-width:420px}
-.figures{display:flex;flex-wrap:wrap;gap:16px}.figures figure{max-width:48%}
+tr.map-row td{white-space:normal;text-align:left}
+figure{margin:0}figure.line-map{max-width:100%}
+figure.line-map figcaption{font-size:12px;max-width:440px;white-space:normal;overflow-wrap:anywhere}
+.map-pick{display:block;font-size:11px;margin-bottom:4px}.map-pick select{font-size:11px;max-width:420px}
+.figures{display:flex;flex-wrap:wrap;gap:16px}.figures figure{max-width:100%}
+.figures figcaption{font-size:14px;max-width:900px}
 .figures img{max-width:100%;height:auto;border:1px solid #ddd}
 .legend{font-size:12px;color:#444}nav{margin-bottom:1em}
 figure.ladder img{max-width:100%;height:auto;border:1px solid #ddd}
@@ -193,6 +220,14 @@ figure.ladder img{max-width:100%;height:auto;border:1px solid #ddd}
 
 JS = """
 (function () {
+/*SASS*/
+  document.querySelectorAll('.map-pick select').forEach(function (sel) {
+    sel.addEventListener('change', function () {
+      document.querySelectorAll('.map-option[data-map="' + sel.dataset.map + '"]').forEach(function (v) {
+        v.hidden = v.dataset.option !== sel.value;
+      });
+    });
+  });
   document.querySelectorAll('.map-toggle').forEach(function (b) {
     b.addEventListener('click', function () {
       var row = document.getElementById(b.dataset.target);
@@ -207,12 +242,30 @@ JS = """
     d.imagesDecoded = Array.prototype.filter.call(q('figure.fig img'),
       function (i) { return i.complete && i.naturalWidth > 0; }).length;
     d.toggles = q('.map-toggle').length;
-    d.maps = q('.map-row svg').length;
+    d.maps = q('.map-row figure.line-map').length;
+    d.mapOptions = q('.map-row .map-option').length;
+    var sel = document.querySelector('.map-pick select');
+    if (sel && sel.options.length > 1) {
+      sel.value = '1'; sel.dispatchEvent(new Event('change'));
+      var shown = document.querySelectorAll('.map-option[data-map="' + sel.dataset.map + '"]:not([hidden])');
+      d.selectorWorks = shown.length === 1 && shown[0].dataset.option === '1' ? '1' : '0';
+      sel.value = '0'; sel.dispatchEvent(new Event('change'));
+    }
     var t = document.querySelector('.map-toggle');
     if (t) {
       var row = document.getElementById(t.dataset.target);
       t.click(); var opened = !row.hidden; t.click();
       d.toggleWorks = opened && row.hidden ? '1' : '0';
+    }
+    var sv = document.querySelector('.sass-view');
+    if (sv) {
+      var was = sv.open;
+      sv.open = true;
+      var row = sv.querySelector('.pane-src tr.has-sass');
+      if (row) { row.click(); d.sassMarked = sv.dataset.marked; }
+      d.sassRows = sv.querySelectorAll('.pane-sass tbody tr').length;
+      sv.querySelectorAll('tr.mark').forEach(function (r) { r.classList.remove('mark'); });
+      sv.open = was;
     }
     d.ready = '1';
   }

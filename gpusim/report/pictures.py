@@ -8,10 +8,10 @@ coalescing maps as inline SVG (`svgmap`).
 
 The run's own timed Result gives the roofline and (when it was launched with a
 recording) the warp timeline; nothing is launched again. Bank, coalescing and
-divergence maps come from a capture of block 0 (`gpusim.viz.capture`, milliseconds
-for the programs of `programs/`). A line's maps: warp 0's (or the first
-warp running it) first execution of each shared / global PTX instruction of that line,
-at most MAX_PER_LINE per kind.
+divergence maps come from a capture of block 0 or the block asked for
+(`gpusim.viz.capture`, milliseconds for the programs of `programs/`; the divergence
+map's block, when not asked for, is chosen once the run's SIMT efficiency is known);
+a line's maps are `linemaps.py`'s.
 
 Rendering figures to PNG is most of the pictures' cost (matplotlib's ticks, layout and
 text: 35-90 ms a figure), so `gpusim run` hands it to a `Renderer`: two worker processes,
@@ -40,22 +40,15 @@ import signal
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from gpusim.report.linemaps import LineMap, MapOption, maps_by_line  # noqa: F401 (the report's API)
 
-from gpusim.report import svgmap
-
-MAX_PER_LINE = 4
-NEEDS_TIMING = ("roofline", "warp_timeline")
+NEEDS_TIMING = ("memory_chart", "roofline", "warp_timeline")     # drawn from the run's own timed Result
 DPI = 100                  # PNG resolution of the figures (theirs is 110-130)
 NICE = 10                  # the workers yield a core to the caller's simulation, which the last figures wait for
 TEXT = {"text.hinting": "no_hinting"}   # glyphs unhinted: the same text a shade softer, ~10% less drawing time
 
 
-@dataclass(frozen=True)
-class LineMap:
-    kind: str                  # 'bank' or 'coalescing'
-    line: int
-    caption: str               # HTML-safe text
-    svg: str
+SURE_SIMT = 0.99           # a kernel at least this SIMT-efficient: every block alike, block 0's divergence map
 
 
 @dataclass
@@ -64,6 +57,19 @@ class Pictures:
     figures: dict[str, bytes] = field(default_factory=dict)       # figure name -> PNG
     line_maps: dict[int, list[LineMap]] = field(default_factory=dict)
     pending: dict[str, Future] = field(default_factory=dict)     # figures still being drawn by a Renderer
+    captions: dict[str, str] = field(default_factory=dict)       # figure name -> which block/warp/execution
+    capture: object = None                                       # the capture the maps came from
+    deferred: tuple = ()                                         # figures waiting for the run's Result
+
+    def describe(self, data: dict) -> None:
+        """Caption each figure of `figure_data`'s {name: data} by the block, warp and execution drawn."""
+        from gpusim.viz.capture import where_text
+        for name, d in data.items():
+            if name in ("bank_map", "coalescing_map"):
+                self.captions[name] = f"line {d.line}: {where_text(d)}"
+            elif name == "divergence_map":
+                why = "" if d.why in ("chosen", "") or d.why.startswith("block ") else f", {d.why}"
+                self.captions[name] = f"block {d.block}{why}, all {len(d.warps)} warps"
 
     def wait(self) -> "Pictures":
         """Collect the figures a Renderer is drawing (a no-op when drawn inline); figures
@@ -288,37 +294,61 @@ def pngs(data: dict) -> dict[str, bytes]:
     return {name: png(fig) for name, fig in draw_all(data).items()}
 
 
-def pictures(subject, result=None, *, names=None, line_maps: bool = True, block: int = 0,
-             renderer: Renderer | None = None) -> Pictures:
+def pictures(subject, result=None, *, names=None, line_maps: bool = True, block: int | None = None,
+             warp: int | None = None, renderer: Renderer | None = None) -> Pictures:
     """Figures (PNG) and per-line maps of `subject` (anything `gpusim.viz.capture`
     takes, with the launch's initial arguments) using `result` (the run's Result) for
-    the figures that need timing; without a timed result those are left out rather
-    than launched again (`add_timed` adds them once the run has one: the others can be
-    drawn while it runs). With a `renderer` the PNGs are pending until `.wait()`."""
+    the figures that need it; without one those are left out rather than launched again
+    (`add_timed` adds them once the run has one: the others can be drawn while it runs).
+    `block`, `warp`: the maps' (default: block 0, the worst execution of each access, and
+    for the divergence map the most divergent of a sample of blocks when the run shows
+    divergence). With a `renderer` the PNGs are pending until `.wait()`."""
     from gpusim.viz import FIGURES, capture
     from gpusim.viz.capture import subject_of
     from gpusim.viz.figures import figure_data
     s = subject_of(subject)
     names = [n for n in (FIGURES if names is None else names) if n not in NEEDS_TIMING]
-    cap = capture(s, (block,))
-    pics = Pictures(cap.kernel_name)
-    pics.draw(figure_data(s, names, block=block, capture=cap)[1] if names else {}, renderer)
+    cap = capture(s, (block if block is not None else 0,))
+    pics = Pictures(cap.kernel_name, capture=cap)
+    now = [n for n in names if n != "divergence_map" or block is not None]
+    if "divergence_map" in names and block is None:
+        pics.deferred = ("divergence_map",)      # which block: once the run's SIMT efficiency is known
+    data = figure_data(s, now, block=block, warp=warp, capture=cap)[1] if now else {}
+    pics.describe(data)
+    pics.draw(data, renderer)
     if line_maps:
-        pics.line_maps = maps_by_line(cap, block)
+        pics.line_maps = maps_by_line(cap, cap.blocks[0], warp)
     if result is not None:
         add_timed(pics, s, result, renderer=renderer)
     return pics
 
 
 def add_timed(pics: Pictures, subject, result, *, names=None, renderer: Renderer | None = None) -> Pictures:
-    """Add to `pics` the figures of `subject` that need its run's timed `result` (roofline,
-    warp timeline; those in `names`, default all); nothing for an untimed result."""
+    """Add to `pics` the figures of `subject` that need its run's `result`: the divergence
+    map of a representative block (block 0 when the run is at least SURE_SIMT efficient,
+    else the most divergent of `capture.sample_blocks`), and when timed the roofline and
+    warp timeline (those in `names`, default all)."""
     from gpusim.viz.capture import subject_of
     from gpusim.viz.figures import figure_data
+    s = subject_of(subject)
+    if "divergence_map" in pics.deferred:
+        pics.deferred = ()
+        m = result.metrics
+        inst = m.get("smsp__inst_executed.sum", 0) or 0
+        simt = m.get("smsp__thread_inst_executed.sum", 0) / (32 * inst) if inst else 1.0
+        cap = pics.capture
+        if simt < SURE_SIMT or cap is None:
+            import gpusim
+            from gpusim.viz.capture import capture, sample_blocks
+            n = gpusim.prepare(s.kernel, s.grid, s.block, s.args, s.gpu, s.shared_bytes).geometry.nblocks
+            cap = capture(s, sample_blocks(n))
+        data = figure_data(s, ["divergence_map"], capture=cap)[1]
+        pics.describe(data)
+        pics.draw(data, renderer)
     if "gpu__time_duration.sum" not in result.metrics:
         return pics
     wanted = [n for n in NEEDS_TIMING if names is None or n in names]
-    pics.draw(figure_data(result, wanted, gpu=subject_of(subject).gpu)[1] if wanted else {}, renderer)
+    pics.draw(figure_data(result, wanted, gpu=s.gpu)[1] if wanted else {}, renderer)
     return pics
 
 
@@ -367,24 +397,3 @@ def encode_png(rgba) -> bytes:
     header = struct.pack(">IIBBBBB", w, h, 8, 2 if c == 3 else 6, 0, 0, 0)
     return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw, 1))
             + chunk(b"IEND", b""))
-
-
-def maps_by_line(cap, block: int = 0) -> dict[int, list[LineMap]]:
-    """{source line: its bank maps then its coalescing maps} for every line of `cap`
-    with a shared or global access."""
-    from gpusim.viz import bank_map, coalescing_map
-    out: dict[int, list[LineMap]] = {}
-    for kind, space, mod, draw in (("bank", "shared", bank_map, svgmap.bank_svg),
-                                   ("coalescing", "global", coalescing_map, svgmap.coalescing_svg)):
-        for line in cap.lines_with(space):
-            firsts: dict[int, object] = {}                  # instruction -> warp 0's first execution of it
-            for a in cap.select(line, space, block=block):
-                cur = firsts.get(a.instr)
-                if cur is None or (cur.warp != 0 and a.warp == 0 and a.occurrence == 0):
-                    firsts[a.instr] = a
-            chosen = [firsts[i] for i in sorted(firsts)][:MAX_PER_LINE]
-            for a in chosen:
-                m = mod.from_access(a, cap.kernel_name, cap.source(line))
-                out.setdefault(line, []).append(LineMap(kind, line, svgmap.caption(m), draw(m)))
-    return dict(sorted(out.items()))
-

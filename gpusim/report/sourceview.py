@@ -8,7 +8,10 @@ and top stall reasons when the result carries them (the timing model adds
 `gpu__time_duration.sum` and friends to `result.metrics`; without them the view says
 nothing about time). Body: every line of the function(s) the kernel's instructions
 come from; lines that executed nothing have blank columns. Columns: warp
-instructions, SIMT efficiency (%), shared wavefronts, bank conflicts, global sectors
+instructions, SIMT efficiency (%: active lanes per warp instruction), predicated-on
+efficiency ("pred %": lanes whose guard predicate held, Nsight's
+`smsp__thread_inst_executed_pred_on.sum`; below SIMT % where ptxas predicated a branch,
+shown when the SASS was mapped), shared wavefronts, bank conflicts, global sectors
 per request (and local sectors when the kernel touches local memory). A cell that
 shows waste ends in '!'; a line holding >= 20% of the warp instructions has '*'.
 Footer: the verdict, the worst three lines with one sentence each (`verdict.py`).
@@ -20,6 +23,7 @@ import linecache
 import textwrap
 
 from gpusim.report import fmt
+from gpusim.viz import memory_chart
 from gpusim.report.verdict import flags, line_issues, local_of
 
 HOT_SHARE = 0.20          # a line with at least this share of warp instructions is marked hot
@@ -86,6 +90,8 @@ def header(result, case_name: str | None, color: bool) -> list[str]:
     lreq, lsec = fmt.local_traffic(m)
     if lreq:
         out.append(f"local: {fmt.num(lreq)} requests, {fmt.num(lsec)} sectors")
+    if "lts__t_sectors.sum" in m:                   # timed: the memory chart's numbers
+        out.extend(memory_chart.text_lines(memory_chart.memory_chart(result)))
     return out
 
 
@@ -126,6 +132,17 @@ def source_spans(result) -> tuple[list[str], list[tuple[int, int]]]:
     return text, spans
 
 
+def has_pred_on(result) -> bool:
+    """Whether the result counts predicated-on threads per line (its SASS was mapped)."""
+    return getattr(result, "sass", None) is not None
+
+
+def column_names(result, has_local: bool) -> list[str]:
+    """The counter columns of the view (the stalls column, when timed, is added after)."""
+    return (["line", "warp inst", "SIMT %"] + ["pred %"] * has_pred_on(result)
+            + ["shared wf", "conflicts", "sect/req"] + ["local sect"] * has_local)
+
+
 def render_source_view(result, case_name: str | None = None, width: int | None = None,
                        color: bool = False) -> str:
     """The source view of `result` as text (see the module docstring).
@@ -140,8 +157,7 @@ def render_source_view(result, case_name: str | None = None, width: int | None =
     total_stall = stall_total(result.metrics)
 
     # value cells end in a flag character (' ', '!' or '*'): headers get a space there so they line up with digits
-    headers = ["line", "warp inst ", "SIMT % ", "shared wf ", "conflicts ", "sect/req "] + (["local sect "] if has_local
-                                                                                            else [])
+    headers = [h + " " if h != "line" else h for h in column_names(result, has_local)]
     if total_stall:
         headers.append("stalls (top reason) ")
     rows, sources = [], []
@@ -194,7 +210,8 @@ def stall_cell(ls, total: float) -> str:
 
 def row_cells(result, ls, n: int, total_inst: int, has_local: bool, color: bool) -> list[str]:
     """Cells of one source line; blank where the line executed nothing."""
-    width = 6 if has_local else 5
+    pred = has_pred_on(result)
+    width = 5 + has_local + pred
     if ls is None or ls.warp_instructions == 0:
         return [str(n)] + [""] * width
     f = flags(result, ls)
@@ -206,6 +223,8 @@ def row_cells(result, ls, n: int, total_inst: int, has_local: bool, color: bool)
     hot = total_inst and ls.warp_instructions >= HOT_SHARE * total_inst
     cells = [str(n), fmt.paint(inst + HOT, fmt.YELLOW, color) if hot else inst + " ",
              mark(fmt.pct(ls.simt_efficiency), f.divergent)]
+    if pred:
+        cells.append(mark(fmt.pct(ls.pred_on_efficiency), f.predicated))
     if ls.shared_wavefronts:
         cells += [fmt.num(ls.shared_wavefronts) + " ", mark(fmt.num(ls.bank_conflicts), f.conflicted)]
     else:

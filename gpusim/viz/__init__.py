@@ -8,6 +8,8 @@ what the tests check against the counters) and `plot(data, path=None) -> Figure`
 - `divergence_map`: warps x executed instructions, each cell the 32 lanes, paths coloured;
 - `roofline`: the preset's compute and bandwidth ceilings and a timed kernel's point;
 - `occupancy`: what limits blocks per SM, and the grid's waves and tail;
+- `memory_chart`: requests, sectors, hit rates and bytes from the kernel through L1/TEX
+  and L2 to DRAM (Nsight's memory chart), from a Result's metrics;
 - `warp_timeline`: one SM's warp slots over a window of cycles, issue and Nsight stall
   states coloured, barriers marked (from a timing-model recording, `gpusim.timing.record`);
 - `ladder`: a program family side by side (`ladder({name: Result})`): predicted time as

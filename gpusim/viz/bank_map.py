@@ -26,7 +26,7 @@ import numpy as np
 
 from gpusim.functional.lsu import BANKS
 from gpusim.viz import _mpl
-from gpusim.viz.capture import Capture, WarpAccess, capture
+from gpusim.viz.capture import Capture, WarpAccess, capture, where_of, where_text
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,9 @@ class BankMap:
     wavefronts: int                # wavefronts the warp's access takes (1 = conflict-free)
     grid_wavefront: np.ndarray     # (32 lanes, 32 banks): wavefront serving the lane in that bank, -1 = none
     grid_word: np.ndarray          # (32 lanes, 32 banks): word the lane touches there, -1 = none
+    copy: int = 0                  # which of the line's shared PTX instructions (an unrolled loop: one per copy)
+    copies: int = 1
+    executions: int = 1            # how many times this warp executed the instruction
 
     @property
     def bank_conflicts(self) -> int:
@@ -57,8 +60,10 @@ class BankMap:
         return int(len(np.unique(self.lane)))
 
 
-def from_access(a: WarpAccess, kernel: str = "", text: str = "") -> BankMap:
-    """The bank map of one captured shared-memory access."""
+def from_access(a: WarpAccess, kernel: str = "", text: str = "", cap: Capture | None = None) -> BankMap:
+    """The bank map of one captured shared-memory access (`cap`: the capture it is from, for
+    which copy of the line and which execution it is)."""
+    where = where_of(a, cap)
     if a.space != "shared":
         raise ValueError(f"bank map: instruction {a.instr} ({a.mnemonic}, line {a.line}) accesses {a.space} "
                          "memory, not shared")
@@ -79,12 +84,12 @@ def from_access(a: WarpAccess, kernel: str = "", text: str = "") -> BankMap:
     grid_wf[lane, bank] = wavefront
     grid_word[lane, bank] = word
     return BankMap(kernel, a.line, text, a.instr, a.mnemonic, a.block, a.warp, a.occurrence, lane, word, bank,
-                   wavefront, int(wavefront.max()) + 1 if len(wavefront) else 0, grid_wf, grid_word)
+                   wavefront, int(wavefront.max()) + 1 if len(wavefront) else 0, grid_wf, grid_word, *where)
 
 
 def bank_maps(cap: Capture, line: int, instr: int | None = None) -> list[BankMap]:
     """Every captured execution of the shared accesses of `line` (all warps, all occurrences)."""
-    return [from_access(a, cap.kernel_name, cap.source(a.line)) for a in cap.select(line, "shared", instr)]
+    return [from_access(a, cap.kernel_name, cap.source(a.line), cap) for a in cap.select(line, "shared", instr)]
 
 
 def worst_access(cap: Capture) -> tuple[int, int]:
@@ -110,16 +115,17 @@ def wavefronts(a: WarpAccess) -> int:
     return int(np.bincount(distinct & (BANKS - 1)).max()) if len(distinct) else 0
 
 
-def bank_map(subject, line: int | None = None, *, block: int = 0, warp: int = 0, occurrence: int = 0,
-             instr: int | None = None, gpu=None) -> BankMap:
+def bank_map(subject, line: int | None = None, *, block: int = 0, warp: int | None = None,
+             occurrence: int | None = None, instr: int | None = None, gpu=None) -> BankMap:
     """The bank map of `line`'s shared access by warp `warp` of block `block`: the
     `occurrence`-th shared access of that line the warp executes (a loop the compiler
-    unrolled gives one PTX instruction per copy; `instr` picks one of them). `subject`: a
-    Capture, or anything `capture()` takes. `line=None`: the most conflicted shared
-    access (`worst_access`)."""
+    unrolled gives one PTX instruction per copy; `instr` picks one of them); `warp` or
+    `occurrence` None: the execution with the most wavefronts (the representative one: a
+    tree reduction's 16-way step, not its 2-way first). `subject`: a Capture, or anything
+    `capture()` takes. `line=None`: the most conflicted shared access (`worst_access`)."""
     cap = subject if isinstance(subject, Capture) else capture(subject, (block,), gpu)
-    hit = cap.pick("bank map", "shared", worst_access, line, block, warp, occurrence, instr)
-    return from_access(hit, cap.kernel_name, cap.source(hit.line))
+    hit = cap.pick("bank map", "shared", worst_access, line, block, warp, occurrence, instr, cost=wavefronts)
+    return from_access(hit, cap.kernel_name, cap.source(hit.line), cap)
 
 
 def padding_comparison(gpu="h100", path=None):
@@ -141,10 +147,17 @@ def plot(maps, path=None, *, words: bool = True):
         img = np.ma.masked_less(m.grid_wavefront, 0)
         cmap = colours.with_extremes(bad="white")
         im = ax.imshow(img, cmap=cmap, vmin=-0.5, vmax=n - 0.5, aspect="equal", interpolation="nearest")
-        if words:
+        if words:                                       # each lane's word: beside its cell where the next cells are free
             for lane, bank in zip(*np.nonzero(m.grid_word >= 0)):
-                ax.text(bank, lane, str(m.grid_word[lane, bank]), ha="center", va="center", fontsize=3.6,
-                        color="white" if n > 1 and m.grid_wavefront[lane, bank] < n / 2 else "black")
+                if bank + 3 < BANKS and (m.grid_word[lane, bank + 1:bank + 4] < 0).all():
+                    ax.text(bank + 0.6, lane, f"word {m.grid_word[lane, bank]}", ha="left", va="center",
+                            fontsize=6.5, color="0.15", zorder=3)
+                elif bank >= 3 and (m.grid_word[lane, bank - 3:bank] < 0).all():
+                    ax.text(bank - 0.6, lane, f"word {m.grid_word[lane, bank]}", ha="right", va="center",
+                            fontsize=6.5, color="0.15", zorder=3)
+                else:
+                    ax.text(bank, lane, str(m.grid_word[lane, bank]), ha="center", va="center", fontsize=4.5,
+                            color="white" if n > 1 and m.grid_wavefront[lane, bank] < n / 2 else "black")
         _mpl.ticks(ax.xaxis, range(0, BANKS, 4))
         _mpl.ticks(ax.yaxis, range(0, 32, 4))
         edges = np.arange(-0.5, 32)                     # the cell grid: two line collections, not 66 minor ticks
@@ -154,10 +167,9 @@ def plot(maps, path=None, *, words: bool = True):
         ax.set_ylabel("lane")
         conflict = "conflict-free" if m.wavefronts <= 1 else f"{m.wavefronts}-way conflict"
         ax.set_title(f"{m.kernel}, line {m.line}: {m.wavefronts} wavefront{'s' * (m.wavefronts != 1)} "
-                     f"({conflict})\n{_mpl.short(m.text)}  [{m.mnemonic}, block {m.block}, warp {m.warp}]",
-                     fontsize=8)
+                     f"({conflict})\n{_mpl.short(m.text)}\n{where_text(m)}", fontsize=9)
         cb = fig.colorbar(im, ax=ax, shrink=0.7, ticks=_ticks(n))
-        cb.set_label("wavefront (replay) serving the word")
+        cb.set_label("wavefront (replay) serving the word, from 0")
     _mpl.save(fig, path)
     return fig
 

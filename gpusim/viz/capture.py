@@ -112,27 +112,77 @@ class Capture:
                 and (instr is None or a.instr == instr) and (block is None or a.block == block)
                 and (warp is None or a.warp == warp)]
 
-    def pick(self, what: str, space: str, worst, line: int | None, block: int, warp: int, occurrence: int,
-             instr: int | None) -> WarpAccess:
-        """The `occurrence`-th `space` access of `line` by warp `warp` of block `block`
-        (`instr`: one PTX instruction of the line); `line=None`: `worst(self)` gives the
-        (line, instr), and a warp that never runs it falls back to the first warp that does.
-        `what` names the figure in the error."""
+    def pick(self, what: str, space: str, worst, line: int | None, block: int, warp: int | None,
+             occurrence: int | None, instr: int | None, cost=None) -> WarpAccess:
+        """One `space` access of `line` by block `block` (`instr`: one PTX instruction of the
+        line): warp `warp`'s `occurrence`-th execution; `warp` or `occurrence` None: the
+        execution costing the most (`cost(access)`: wavefronts, sectors), the first such on a
+        tie. `line=None`: `worst(self)` gives the (line, instr), and a warp that never runs it
+        falls back to any warp. `what` names the figure in the error."""
         auto = line is None
         if auto:
             line, instr = worst(self)
-        hits = self.select(line, space, instr, block, warp)[occurrence:occurrence + 1]
+        hits = [a for a in self.select(line, space, instr, block, warp)
+                if occurrence is None or a.occurrence == occurrence]
         if not hits and auto:
-            hits = self.select(line, space, instr, block)[:1]
+            hits = self.select(line, space, instr, block)
         if not hits:
             raise ValueError(f"{what}: no {space} access on line {line} by warp {warp} of block {block} "
                              f"(execution {occurrence}) in {self.kernel_name}; lines with {space} accesses: "
                              f"{self.lines_with(space)}")
+        if cost is not None and (warp is None or occurrence is None) and len(hits) > 1:
+            return max(hits, key=lambda a: (cost(a), -a.warp, -a.occurrence, -a.instr))
         return hits[0]
+
+    def executions(self, a: WarpAccess) -> int:
+        """How many times a's warp executed a's instruction in the capture."""
+        return sum(1 for b in self.accesses if b.instr == a.instr and b.block == a.block and b.warp == a.warp
+                   and (b.space == "shared") == (a.space == "shared"))
+
+    def line_instructions(self, line: int, space: str) -> list[int]:
+        """The PTX instructions of `line` accessing `space` (an unrolled loop: one per copy), in order."""
+        return sorted({a.instr for a in self.accesses if a.line == line and a.space == space})
+
+    def block_efficiency(self) -> dict[int, float]:
+        """Per captured block: active lanes over the lanes its warps launched with, summed over
+        every executed PTX instruction (1.0: never divergent; exited lanes count as idle)."""
+        dk = self.decoded
+        wpc = self.prepared.geometry.warps_per_block
+        last = self.prepared.geometry.threads_per_block - 32 * (wpc - 1)
+        on: dict[int, float] = {}
+        full: dict[int, float] = {}
+        for st in self.steps:
+            k = dk.blocks[st.bb].last - dk.blocks[st.bb].first
+            on[st.block] = on.get(st.block, 0.0) + k * bin(st.mask).count("1")
+            full[st.block] = full.get(st.block, 0.0) + k * (last if st.warp == wpc - 1 else 32)
+        return {b: on[b] / full[b] for b in sorted(on) if full[b]}
 
     def lines_with(self, space: str) -> list[int]:
         """Source lines with at least one captured access to `space`, in line order."""
         return sorted({a.line for a in self.accesses if a.space == space and a.line})
+
+
+def where_of(a: WarpAccess, cap: Capture | None) -> tuple[int, int, int]:
+    """(copy, copies, executions) of an access within its capture ((0, 1, 1) without one)."""
+    if cap is None:
+        return 0, 1, 1
+    instrs = cap.line_instructions(a.line, a.space)
+    return (instrs.index(a.instr) if a.instr in instrs else 0), max(len(instrs), 1), cap.executions(a)
+
+
+def where_text(m) -> str:
+    """Which access a map draws: instruction, copy of the line (an unrolled loop has one PTX
+    instruction per copy), block, warp and execution, e.g. 'ld.shared.f32 (access 2 of 4 on
+    this line, PTX 57), block 0, warp 3, execution 5 of 8'."""
+    copies = getattr(m, "copies", 1)
+    copy = f"access {m.copy + 1} of {copies} on this line, " if copies > 1 else ""
+    return (f"{m.mnemonic} ({copy}PTX {m.instr}), block {m.block}, warp {m.warp}, "
+            f"execution {m.occurrence + 1} of {max(getattr(m, 'executions', 1), m.occurrence + 1)}")
+
+
+def sample_blocks(nblocks: int, k: int = 8) -> tuple[int, ...]:
+    """Up to `k` blocks spread evenly over the launch, the first and the last included."""
+    return tuple(sorted({int(round(x)) for x in np.linspace(0, nblocks - 1, min(k, nblocks))}))
 
 
 def capture(subject, blocks=(0,), gpu=None) -> Capture:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpusim.viz import _mpl
-from gpusim.viz.capture import Capture, WarpAccess, capture
+from gpusim.viz.capture import Capture, WarpAccess, capture, where_of, where_text
 
 SECTOR_BYTES = 32
 LINE_BYTES = 128
@@ -44,6 +44,9 @@ class CoalescingMap:
     sectors: np.ndarray            # distinct sector base addresses touched, ascending
     lines: np.ndarray              # distinct 128-byte line base addresses touched, ascending
     requests: int = 1              # the warp instruction is one request
+    copy: int = 0                  # which of the line's global PTX instructions (an unrolled loop: one per copy)
+    copies: int = 1
+    executions: int = 1            # how many times this warp executed the instruction
 
     @property
     def n_sectors(self) -> int:
@@ -60,7 +63,9 @@ class CoalescingMap:
         return len(np.unique(span)) / (SECTOR_BYTES * self.n_sectors) if self.n_sectors else 0.0
 
 
-def from_access(a: WarpAccess, kernel: str = "", text: str = "") -> CoalescingMap:
+def from_access(a: WarpAccess, kernel: str = "", text: str = "", cap: Capture | None = None) -> CoalescingMap:
+    """The coalescing map of one captured global access (`cap`: its capture, for which copy
+    of the line and which execution it is)."""
     if a.space != "global":
         raise ValueError(f"coalescing map: instruction {a.instr} ({a.mnemonic}, line {a.line}) accesses {a.space} "
                          "memory, not global")
@@ -70,12 +75,13 @@ def from_access(a: WarpAccess, kernel: str = "", text: str = "") -> CoalescingMa
     sectors, sector_of = np.unique(sec, return_inverse=True)
     lines, line_of = np.unique(lin, return_inverse=True)
     return CoalescingMap(kernel, a.line, text, a.instr, a.mnemonic, a.block, a.warp, a.occurrence,
-                         a.lanes.astype(np.int64), addr, a.access_bytes, sector_of, line_of, sectors, lines)
+                         a.lanes.astype(np.int64), addr, a.access_bytes, sector_of, line_of, sectors, lines, 1,
+                         *where_of(a, cap))
 
 
 def coalescing_maps(cap: Capture, line: int, instr: int | None = None) -> list[CoalescingMap]:
     """Every captured execution of the global accesses of `line` (all warps, all occurrences)."""
-    return [from_access(a, cap.kernel_name, cap.source(a.line)) for a in cap.select(line, "global", instr)]
+    return [from_access(a, cap.kernel_name, cap.source(a.line), cap) for a in cap.select(line, "global", instr)]
 
 
 def worst_access(cap: Capture) -> tuple[int, int]:
@@ -91,24 +97,30 @@ def worst_access(cap: Capture) -> tuple[int, int]:
     return max(instrs, key=key)
 
 
-def coalescing_map(subject, line: int | None = None, *, block: int = 0, warp: int = 0, occurrence: int = 0,
-                   instr: int | None = None, gpu=None) -> CoalescingMap:
+def sectors(a: WarpAccess) -> int:
+    """The distinct 32-byte sectors an access touches (`from_access(a).n_sectors` without the map)."""
+    return len(np.unique(a.offsets.astype(np.uint64) // np.uint64(SECTOR_BYTES)))
+
+
+def coalescing_map(subject, line: int | None = None, *, block: int = 0, warp: int | None = None,
+                   occurrence: int | None = None, instr: int | None = None, gpu=None) -> CoalescingMap:
     """The coalescing map of `line`'s global access by warp `warp` of block `block` (the
     `occurrence`-th such access the warp executes; `instr` picks one PTX instruction where
     the line has several, e.g. a load and a store). `subject`: a Capture, or anything
     `capture()` takes. `line=None`: the access with the most sectors per request."""
     cap = subject if isinstance(subject, Capture) else capture(subject, (block,), gpu)
-    hit = cap.pick("coalescing map", "global", worst_access, line, block, warp, occurrence, instr)
-    return from_access(hit, cap.kernel_name, cap.source(hit.line))
+    hit = cap.pick("coalescing map", "global", worst_access, line, block, warp, occurrence, instr, cost=sectors)
+    return from_access(hit, cap.kernel_name, cap.source(hit.line), cap)
 
 
 def plot(maps, path=None):
     """A Figure with one panel per map (a CoalescingMap or a list, side by side)."""
     maps = [maps] if isinstance(maps, CoalescingMap) else list(maps)
     width = max(6.0, min(16.0, 2.2 + 1.1 * max(m.n_lines for m in maps)))
-    fig, axes = _mpl.figure(len(maps), 1, figsize=(width, 4.6 * len(maps)), dpi=120)
-    fig.subplots_adjust(left=0.9 / width, right=1 - 0.3 / width, bottom=0.22 / len(maps), top=1 - 0.12 / len(maps),
-                        hspace=0.45)     # fixed: no layout pass
+    height = 5.2 * len(maps)
+    fig, axes = _mpl.figure(len(maps), 1, figsize=(width, height), dpi=120)
+    fig.subplots_adjust(left=0.9 / width, right=1 - 0.3 / width, bottom=1.45 / height, top=1 - 0.75 / height,
+                        hspace=0.6)      # fixed: no layout pass
     for ax, m in zip(axes[:, 0], maps):
         nl = m.n_lines
         x0 = m.cache_line * LINE_BYTES + (m.address - m.lines[m.cache_line]).astype(np.int64)
@@ -127,11 +139,15 @@ def plot(maps, path=None):
         ax.set_ylim(31.5, -0.5)
         _mpl.ticks(ax.yaxis, range(0, 32, 4))
         ax.set_ylabel("lane")
-        ticks = [k * LINE_BYTES + LINE_BYTES / 2 for k in range(nl)]
-        _mpl.ticks(ax.xaxis, ticks, [f"{int(a):#x}" for a in m.lines], rotation=90 if nl > 4 else 0, fontsize=6)
-        ax.set_xlabel("128-byte lines touched (only those; shaded: 32-byte sectors moved)")
+        every = max(1, -(-nl // 16))                          # at most 16 labels, ~8 pt each
+        shown = range(0, nl, every)
+        ticks = [k * LINE_BYTES + LINE_BYTES / 2 for k in shown]
+        base = int(m.lines[0])
+        _mpl.ticks(ax.xaxis, ticks, [f"+{int(m.lines[k]) - base:,} B" if k else f"{base:#x}" for k in shown],
+                   rotation=90 if len(ticks) > 6 else 0, fontsize=8)
+        ax.set_xlabel("128-byte lines touched (only those; their offsets from the first; shaded: 32-byte sectors moved)")
         ax.set_title(f"{m.kernel}, line {m.line}: {m.n_sectors} sector{'s' * (m.n_sectors != 1)}, {nl} line"
                      f"{'s' * (nl != 1)}, {m.requests} request; {100 * m.efficiency:.0f}% of the bytes moved are "
-                     f"used\n{_mpl.short(m.text)}  [{m.mnemonic}, block {m.block}, warp {m.warp}]", fontsize=8)
+                     f"used\n{_mpl.short(m.text)}\n{where_text(m)}", fontsize=9)
     _mpl.save(fig, path)
     return fig

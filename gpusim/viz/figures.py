@@ -5,9 +5,11 @@ report and notebooks.
     figs["bank_map"]           # matplotlib Figure; plots/transpose_shared_bank_map.png written
 
 A bank map needs a shared access and a coalescing map a global one (the most
-conflicted / least coalesced access of block 0 is drawn); the divergence map covers
-block 0's warps; the roofline needs a timed Result (pass `result=`, or one is launched
-with timing on copies of the arguments); the warp timeline needs a recording (a Result
+conflicted / least coalesced access, its worst execution, of block 0 or the block asked
+for); the divergence map covers one block's warps: the block asked for, else the most
+divergent of `capture.sample_blocks` (Capture.block_efficiency); the roofline and the memory chart need a timed Result (pass `result=`, or one is
+launched with timing on copies of the arguments), and the roofline floating-point work
+(none is drawn for an integer kernel); the warp timeline needs a recording (a Result
 launched with `TimingOptions(record=TraceWindow(...))`; the launch made here for want of
 a Result records SM 0's first 20,000 cycles); occupancy needs only the compiled kernel.
 """
@@ -15,25 +17,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
-FIGURES = ("bank_map", "coalescing_map", "divergence_map", "roofline", "occupancy", "warp_timeline")
+FIGURES = ("bank_map", "coalescing_map", "divergence_map", "memory_chart", "roofline", "occupancy", "warp_timeline")
 
 
-def figures_for(subject, names=None, *, gpu=None, result=None, block: int = 0, out_dir=None,
-                measured_time_ns: float | None = None) -> dict:
+def figures_for(subject, names=None, *, gpu=None, result=None, block: int | None = None, warp: int | None = None,
+                out_dir=None, measured_time_ns: float | None = None) -> dict:
     """{figure name: Figure} for `subject` (a programs Case, a program name, a
     `gpusim.viz.Subject`, a (kernel, grid, block, args[, shared_bytes]) tuple, or a timed
     `Result`, which gives the roofline alone). `names` picks from FIGURES (default: all
-    that apply); `out_dir` also writes each as `<kernel>_<name>.png`."""
-    kernel, data = figure_data(subject, names, gpu=gpu, result=result, block=block,
+    that apply); `block`, `warp`: the maps' (default: representative ones, see the module
+    docstring); `out_dir` also writes each as `<kernel>_<name>.png`."""
+    kernel, data = figure_data(subject, names, gpu=gpu, result=result, block=block, warp=warp,
                                measured_time_ns=measured_time_ns)
     return _saved(draw_all(data), kernel, out_dir)
 
 
-def figure_data(subject, names=None, *, gpu=None, result=None, block: int = 0,
+def figure_data(subject, names=None, *, gpu=None, result=None, block: int | None = None, warp: int | None = None,
                 measured_time_ns: float | None = None, capture=None) -> tuple[str, dict]:
     """(kernel name, {figure name: its data}): what `figures_for` draws, computed but
     not drawn (plain dataclasses and arrays, picklable: `draw_all` may run elsewhere).
-    `capture`: a `gpusim.viz.capture` of `subject`'s `block` already made (else made here)."""
+    `capture`: a `gpusim.viz.capture` of `subject` already made, holding `block` (or block 0
+    and, for the divergence map, the blocks to choose from); else made here."""
     from gpusim.result import Result
     names = tuple(FIGURES if names is None else names)
     unknown = set(names) - set(FIGURES)
@@ -43,7 +47,10 @@ def figure_data(subject, names=None, *, gpu=None, result=None, block: int = 0,
     if isinstance(subject, Result):
         result, subject = subject, None
     if subject is None:
-        if "roofline" in names and result is not None:
+        if "memory_chart" in names and result is not None:
+            from gpusim.viz import memory_chart
+            data["memory_chart"] = memory_chart.memory_chart(result)
+        if "roofline" in names and result is not None and has_flops(result):
             from gpusim.viz import roofline
             data["roofline"] = roofline.roofline(result, gpu, measured_time_ns=measured_time_ns)
         if "warp_timeline" in names and result is not None and "recording" in result.extra:
@@ -56,20 +63,31 @@ def figure_data(subject, names=None, *, gpu=None, result=None, block: int = 0,
     cap = capture
     if cap is None and {"bank_map", "coalescing_map", "divergence_map"} & set(names):
         from gpusim.viz.capture import capture as run_capture
-        cap = run_capture(s, (block,))
+        from gpusim.viz.capture import sample_blocks
+        if block is not None or "divergence_map" not in names:
+            blocks = (block or 0,)
+        else:
+            import gpusim
+            blocks = sample_blocks(gpusim.prepare(s.kernel, s.grid, s.block, s.args, s.gpu,
+                                                  s.shared_bytes).geometry.nblocks)
+        cap = run_capture(s, blocks)
+    at = block if block is not None else cap.blocks[0] if cap is not None else 0
     if "bank_map" in names and cap.lines_with("shared"):
         from gpusim.viz import bank_map
-        data["bank_map"] = bank_map.bank_map(cap, block=block)
+        data["bank_map"] = bank_map.bank_map(cap, block=at, warp=warp)
     if "coalescing_map" in names and cap.lines_with("global"):
         from gpusim.viz import coalescing_map
-        data["coalescing_map"] = coalescing_map.coalescing_map(cap, block=block)
+        data["coalescing_map"] = coalescing_map.coalescing_map(cap, block=at, warp=warp)
     if "divergence_map" in names:
         from gpusim.viz import divergence_map
         data["divergence_map"] = divergence_map.divergence_map(cap, block=block)
-    if result is None and {"roofline", "warp_timeline"} & set(names):
+    if result is None and {"roofline", "warp_timeline", "memory_chart"} & set(names):
         from gpusim.viz import warp_timeline
         result = warp_timeline.record(s)         # timed, with the default recording window
-    if "roofline" in names:
+    if "memory_chart" in names:
+        from gpusim.viz import memory_chart
+        data["memory_chart"] = memory_chart.memory_chart(result)
+    if "roofline" in names and has_flops(result):
         from gpusim.viz import roofline
         data["roofline"] = roofline.roofline(result, s.gpu, measured_time_ns=measured_time_ns)
     if "occupancy" in names:
@@ -79,6 +97,13 @@ def figure_data(subject, names=None, *, gpu=None, result=None, block: int = 0,
         from gpusim.viz import warp_timeline
         data["warp_timeline"] = warp_timeline.warp_timeline(result)
     return (cap.kernel_name if cap is not None else (s.name or getattr(s.kernel, "__name__", "kernel"))), data
+
+
+def has_flops(result) -> bool:
+    """Whether a roofline of `result` has a point: the kernel executed floating-point work
+    (an integer kernel's roofline would be ceilings alone, so none is drawn)."""
+    from gpusim.viz import roofline
+    return sum(roofline.flops_of(result)[0].values()) > 0
 
 
 def draw_all(data: dict) -> dict:

@@ -107,6 +107,7 @@ def short_names(data: Ladder) -> list[str]:
 def plot(data: Ladder, path=None):
     """Predicted time per rung (bars from zero, speedup over the first above each),
     and one small panel per counter of COUNTERS below, bars in the same order and colours."""
+    from matplotlib.ticker import FuncFormatter      # matplotlib only when a figure is drawn
     n = len(data.programs)
     k = len(COUNTERS)
     width, height = max(10.0, 1.1 * n * k / 2), 6.8
@@ -147,6 +148,15 @@ def plot(data: Ladder, path=None):
         ax.set_title(name, fontsize=8)
         _mpl.ticks(ax.xaxis, xs, [str(k + 1) for k in xs], fontsize=7)
         ax.tick_params(axis="y", labelsize=7)
+        ax.yaxis.set_major_formatter(FuncFormatter(_short))     # 4M, 150k: no offset text over the title
         ax.set_xlabel("rung", fontsize=7)
     _mpl.save(fig, path)
     return fig
+
+
+def _short(v: float, _pos=None) -> str:
+    """An axis value as 4M, 150k, 2.5 (no scientific offset text)."""
+    for unit, k in (("M", 1e6), ("k", 1e3)):
+        if abs(v) >= k:
+            return f"{v / k:g}{unit}"
+    return f"{v:g}"

@@ -8,7 +8,9 @@ against `cuda_occupancy.h`) on the kernel's resources as the timing model sees t
 bytes per block static + dynamic, threads per block). The blocks each limit allows are
 drawn side by side, the binding one highlighted; the sweeps show the warps per SM the
 same kernel would get at other register counts and shared sizes, as Nsight Compute's
-occupancy graphs do.
+occupancy graphs do, from the same calculator at every register count and on each side of
+every shared allocation unit, so each cliff is drawn where the model puts it (33, 41, 49,
+65, 81, 129 registers for 256-thread blocks on an H100; tests/viz/test_viz_occupancy.py).
 
 Waves: a wave is `blocks_per_sm x sm_count` blocks; a grid of N blocks takes
 ceil(N / wave) waves, the last one `tail_blocks` strong. This is the idealised count
@@ -75,11 +77,11 @@ def from_numbers(spec, threads_per_block: int, registers_per_thread: int, shared
                  grid_blocks: int, kernel: str = "", registers_source: str = "given") -> OccupancyView:
     """The view for explicit resources on a GPUSpec."""
     occ = occupancy(spec, threads_per_block, registers_per_thread, shared_bytes_per_block)
-    regs = np.arange(8, spec.sm.max_registers_per_thread + 1, 8)
-    regs = np.unique(np.r_[regs, registers_per_thread, spec.sm.max_registers_per_thread])
+    regs = np.arange(0, spec.sm.max_registers_per_thread + 1)          # every count: the cliffs fall at 8k + 1
     reg_w = np.array([occupancy(spec, threads_per_block, int(r), shared_bytes_per_block).warps_per_sm for r in regs])
     top = max(spec.limits.max_shared_bytes_per_block_optin, shared_bytes_per_block)
-    sh = np.unique(np.r_[np.arange(0, top + 1, 1024), shared_bytes_per_block])
+    unit = spec.sm.shared_allocation_unit_bytes                          # constant on (k * unit, (k + 1) * unit]
+    sh = np.unique(np.r_[0, np.arange(1, top + 1, unit), shared_bytes_per_block])
     sh_w = np.array([occupancy(spec, threads_per_block, registers_per_thread, int(s)).warps_per_sm for s in sh])
     return OccupancyView(kernel, spec.name, threads_per_block, registers_per_thread, registers_source,
                          shared_bytes_per_block, occ, grid_blocks, spec.sm_count, regs, reg_w, sh, sh_w)

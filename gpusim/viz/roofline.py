@@ -24,11 +24,9 @@ FLOPs: gpusim's metrics hold no FLOP counter, and the SASS pipe counters
 instructions, and on Hopper the fma pipe also counts IMAD. So the FLOPs are derived, as
 Nsight's roofline derives them from `smsp__sass_thread_inst_executed_op_{ffma,fadd,fmul,
 hfma,hadd,hmul,dfma,dadd,dmul}_pred_on.sum`, from the executed SASS: per SASS instruction
-its thread instructions (`Result.sass.thread_inst`) x flops per thread by opcode (FFMA 2,
-FADD/FMUL 1, HFMA2 4, HADD2/HMUL2 2, DFMA 2, DADD/DMUL 1). Differences from Nsight: the
-threads counted are the active ones, not only those whose guard predicate is on (an
-upper bound where ptxas predicated floating-point work), and tensor-core work is not
-counted. Without the SASS tools the PTX arithmetic (fma/mad, add, sub, mul on f32, f64,
+its predicated-on thread instructions (`Result.sass.thread_inst_pred_on`) x flops per
+thread by opcode (FFMA 2, FADD/FMUL 1, HFMA2 4, HADD2/HMUL2 2, DFMA 2, DADD/DMUL 1).
+Tensor-core work is not counted. Without the SASS tools the PTX arithmetic (fma/mad, add, sub, mul on f32, f64,
 f16, f16x2) is counted instead (`flops_source` says which).
 """
 from __future__ import annotations
@@ -68,6 +66,9 @@ class Roofline:
     bytes: dict | None = None             # level -> bytes moved
     time_s: float | None = None
     measured_time_s: float | None = None
+    blocks: int = 0                       # the launch's thread blocks (0: unknown)
+    sm_count: int = 0
+    fixed_s: float = 0.0                  # the launch's fixed overhead in time_s (spec.launch.kernel_fixed_ns)
 
     def ceiling(self, name: str) -> float:
         for c in self.compute + self.memory:
@@ -131,11 +132,22 @@ def ceilings(spec) -> tuple[tuple[Ceiling, ...], tuple[Ceiling, ...]]:
     return compute, memory
 
 
+def flops_of(result) -> tuple[dict[str, float], str]:
+    """`kernel_flops`, cached on the Result."""
+    extra = getattr(result, "extra", None)
+    if isinstance(extra, dict) and "_flops" in extra:
+        return extra["_flops"]
+    out = kernel_flops(result)
+    if isinstance(extra, dict):
+        extra["_flops"] = out
+    return out
+
+
 def kernel_flops(result) -> tuple[dict[str, float], str]:
     """({precision: FLOPs}, 'sass' | 'ptx') executed by a Result (see the module docstring)."""
     out = dict.fromkeys(PRECISIONS, 0.0)
     if result.sass is not None:
-        for ins, t in zip(result.sass.instructions, np.asarray(result.sass.thread_inst).tolist()):
+        for ins, t in zip(result.sass.instructions, np.asarray(result.sass.thread_inst_pred_on).tolist()):
             hit = SASS_FLOPS.get(ins.opcode.split(".")[0])
             if hit:
                 out[hit[0]] += hit[1] * t
@@ -174,9 +186,11 @@ def roofline(result=None, gpu=None, *, measured_time_ns: float | None = None) ->
     t = result.metrics.get("gpu__time_duration.sum")
     if t is None:
         raise ValueError(f"roofline: {result.kernel}'s Result has no time; launch it with timing=True")
-    flops, src = kernel_flops(result)
+    flops, src = flops_of(result)
+    blocks = int(np.prod(getattr(result, "grid", (0,))))
     return Roofline(spec.name, compute, memory, result.kernel, flops, src, kernel_bytes(result.metrics),
-                    float(t) * 1e-9, measured_time_ns * 1e-9 if measured_time_ns else None)
+                    float(t) * 1e-9, measured_time_ns * 1e-9 if measured_time_ns else None, blocks, spec.sm_count,
+                    spec.launch.kernel_fixed_ns * 1e-9)
 
 
 def plot(r: Roofline, path=None):
@@ -211,6 +225,12 @@ def plot(r: Roofline, path=None):
                             linestyle="none", markerfacecolor="none", markeredgecolor=styles[name])
             note = (f"{r.kernel}: {r.total_flops:.3g} FLOP ({r.flops_source}) in {r.time_s * 1e6:.2f} µs = "
                     f"{r.achieved_flops_per_s / 1e12:.3g} TFLOP/s")
+            if r.blocks and r.sm_count and r.blocks < r.sm_count:        # a small launch: most SMs stay idle
+                share = r.blocks / r.sm_count
+                ax.axhline(r.compute[0].value * share / 1e12, color="0.45", linestyle="-.", linewidth=1.0,
+                           label=f"FP32 of the {r.blocks} SMs {r.blocks} blocks use")
+                note += (f"\n{r.blocks} blocks on {r.sm_count} SMs: {share:.0%} of the GPU can work; "
+                         f"{r.fixed_s / r.time_s:.0%} of the time is the launch's fixed overhead")
             if r.measured_time_s:
                 note += f"; measured {r.measured_time_s * 1e6:.2f} µs (hollow)"
         else:

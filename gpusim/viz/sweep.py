@@ -39,7 +39,8 @@ def lines(df, field: str, metric: str = TIME, path=None, ax=None, logx: bool | N
         raise KeyError(f"{field!r} is not a column of the sweep table (varied: fields named by --vary)")
     fig = None
     if ax is None:
-        fig, axes = _mpl.figure(figsize=(6.4, 4.0), dpi=100, layout="constrained")
+        fig, axes = _mpl.figure(figsize=(6.4, 4.2), dpi=100)
+        fig.subplots_adjust(left=0.12, right=0.97, bottom=0.14, top=0.91)    # fixed: the ticks are drawn flat
         ax = axes[0][0]
     others = [c for c in df.attrs.get("varied", []) if c != field and df[c].nunique() > 1]
     keys = _series_keys(df) + others
@@ -73,13 +74,24 @@ def heatmap(df, x: str, y: str, metric: str = TIME, path=None):
     keys = _series_keys(df)
     groups = list(df.groupby(keys, sort=False))
     n = len(groups)
-    fig, axes = _mpl.figure(1, n, figsize=(4.2 * n + 0.8, 3.8), dpi=100, layout="constrained")
+    # laid out by hand, in inches (the ticks are drawn flat, which a layout engine cannot see): each
+    # panel has room on its left for its tick labels and axis title, and its colorbar and the
+    # colorbar's label on its right, so no panel's labels run into the previous colorbar
+    left, panel, gap, bar, bar_room, top, bottom, height = 1.0, 3.0, 0.12, 0.15, 0.8, 0.5, 0.75, 3.9
+    step = left + panel + gap + bar + bar_room
+    fig = _mpl.blank(figsize=(step * n + 0.1, height), dpi=100)
+    W = step * n + 0.1
+    axes = [[fig.add_axes(((k * step + left) / W, bottom / height, panel / W, (height - top - bottom) / height))
+             for k in range(n)]]
+    bars = [fig.add_axes(((k * step + left + panel + gap) / W, bottom / height, bar / W,
+                          (height - top - bottom) / height), label="<colorbar>") for k in range(n)]
     s = _scale(metric)
     others = [c for c in df.attrs.get("varied", []) if c not in (x, y) and df[c].nunique() > 1]
-    for ax, (key, g) in zip(axes[0], groups):
+    for ax, cax, (key, g) in zip(axes[0], bars, groups):
         table = g.pivot_table(index=y, columns=x, values=metric, aggfunc="mean") * s
         im = ax.imshow(table.values, origin="lower", aspect="auto", cmap="viridis")
-        _mpl.ticks(ax.xaxis, range(len(table.columns)), [f"{v:g}" for v in table.columns])
+        _mpl.ticks(ax.xaxis, range(len(table.columns)), [f"{v:g}" for v in table.columns],
+                   **({"rotation": 30} if len(table.columns) > 5 else {}))
         _mpl.ticks(ax.yaxis, range(len(table.index)), [f"{v:g}" for v in table.index])
         lo, hi = float(table.values.min()), float(table.values.max())
         for i in range(table.shape[0]):
@@ -91,7 +103,7 @@ def heatmap(df, x: str, y: str, metric: str = TIME, path=None):
         ax.set_ylabel(y)
         name = " ".join(map(str, key)) if isinstance(key, tuple) else str(key)
         ax.set_title(name + (f" (mean over {', '.join(others)})" if others else ""), fontsize=9)
-        fig.colorbar(im, ax=ax, label=_label(metric))
+        fig.colorbar(im, cax=cax, label=_label(metric))
     _mpl.save(fig, path)
     return fig
 
@@ -104,13 +116,15 @@ def plot_sweep(df, varied: list[str], path=None, metric: str = TIME):
         return heatmap(df, real[0], real[1], metric, path)
     if real:
         return lines(df, real[0], metric, path)
-    fig, axes = _mpl.figure(figsize=(6.4, 4.0), dpi=100, layout="constrained")
+    fig, axes = _mpl.figure(figsize=(6.4, 4.2), dpi=100)
+    fig.subplots_adjust(left=0.12, right=0.97, bottom=0.2, top=0.91)
     ax = axes[0][0]
     groups = list(df.groupby(_series_keys(df), sort=False))
     names = [" ".join(map(str, k)) if isinstance(k, tuple) else str(k) for k, _ in groups]
     vals = [g[metric].mean() * _scale(metric) for _, g in groups]
     ax.bar(range(len(vals)), vals)
     _mpl.ticks(ax.xaxis, range(len(vals)), names, rotation=20, fontsize=8)
+    ax.set_xlabel("program")
     ax.set_ylabel(_label(metric))
     _mpl.save(fig, path)
     return fig

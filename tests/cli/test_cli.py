@@ -280,9 +280,34 @@ def test_collective_plots_busbw(tmp_path):
     assert png.stat().st_size > 1000
 
 
+def test_collective_over_several_gpu_counts_is_one_table_and_one_plot(tmp_path, capsys):
+    png = tmp_path / "bw.png"
+    assert cli.main(["collective", "all_reduce", "--gpus", "2,4,8", "--sizes", "1M,16M", "--plot", str(png)]) == 0
+    out = capsys.readouterr().out
+    rows = [line.split() for line in out.splitlines() if line.strip()[:1].isdigit()]
+    assert [(int(r[0]), int(r[1])) for r in rows] == [(2, 1 << 20), (2, 1 << 24), (4, 1 << 20), (4, 1 << 24),
+                                                      (8, 1 << 20), (8, 1 << 24)]
+    assert out.count("# all_reduce") == 1 and "gpus" in out.split("\n")[1]
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_busbw_plot_draws_one_line_per_gpu_count(tmp_path):
+    from gpusim.collectives.plot import busbw_plot
+    from gpusim.collectives.run import simulate
+    from gpusim.specs import resolve
+    spec = resolve("h200", [])
+    series = {f"{n} GPUs": [simulate("all_reduce", b, spec, n) for b in (1 << 20, 1 << 24)] for n in (2, 4)}
+    fig = busbw_plot(series, tmp_path / "bw.png", "all_reduce")
+    ax = fig.axes[0]
+    assert [line.get_label() for line in ax.lines] == ["2 GPUs", "4 GPUs"]
+    assert list(ax.lines[1].get_xdata()) == [1 << 20, 1 << 24]
+    assert ax.get_xlabel() and ax.get_ylabel() and (tmp_path / "bw.png").stat().st_size > 1000
+
+
 def test_collective_bad_inputs_are_clear_errors(capsys):
     assert cli.main(["collective", "all_sum"]) == 4                 # ConfigError
     assert "unknown collective" in capsys.readouterr().err
     assert cli.main(["collective", "all_reduce", "--sizes", "1M:64K"]) == 4
     assert cli.main(["collective", "all_reduce", "--gpus", "1"]) == 2       # a bad command line
+    assert cli.main(["collective", "all_reduce", "--gpus", "2,x"]) == 2
     assert cli.main(["collective", "all_reduce", "--set", "system.topology=ring"]) == 4

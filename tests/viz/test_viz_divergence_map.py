@@ -56,3 +56,16 @@ def test_divergence_map_writes_a_png(demo, tmp_path):
     out = tmp_path / "divergence.png"
     divergence_map.plot(divergence_map.divergence_map(demo[1]), out)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
+
+
+def test_the_if_converted_parity_branch_is_drawn_predicated_off_not_idle(demo):
+    c, cap, even, _ = demo
+    m = divergence_map.divergence_map(cap)
+    src = open(c.kernel.py_func.__code__.co_filename).read().splitlines()
+    loop = next(n for n, t in enumerate(src, 1) if t.strip() == "acc = (5 * acc + t) % MODULUS")
+    side = m.src_line == even
+    assert side.any() and (m.issued[side] == 0xFFFFFFFF).all()               # ptxas: issued to all 32 lanes
+    assert (m.active_lanes[side] == 16).all()                                # 16 of them do the work
+    assert (m.predicated_off[side].sum(axis=-1) == 16).all()
+    body = m.src_line == loop                                                # a real branch: idle, not predicated
+    assert body.any() and not m.predicated_off[body].any()

@@ -1,6 +1,9 @@
 """Occupancy and waves: the limiter and the wave count of known launches."""
+import numpy as np
+
 import programs
 from gpusim import specs
+from gpusim.timing.occupancy import occupancy as calc
 from gpusim.viz import Subject, occupancy
 
 
@@ -34,3 +37,26 @@ def test_occupancy_writes_a_png(tmp_path):
     out = tmp_path / "occupancy.png"
     occupancy.plot(occupancy.from_numbers(specs.get("h100"), 256, 40, 20_000, 5000), out)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
+
+
+def drawn(xs, ys, x: float) -> float:
+    """The value a `where="post"` step line through (xs, ys) shows at x."""
+    k = int(np.searchsorted(xs, x, side="right")) - 1
+    return ys[k]
+
+
+def test_register_curve_is_the_models_calculator_at_every_register_count():
+    spec = specs.get("h100")
+    v = occupancy.from_numbers(spec, 256, 32, 0, 1000)
+    for r in range(1, spec.sm.max_registers_per_thread + 1):       # the cliffs at 33, 41, 49, 65, 81, 129
+        assert drawn(v.register_sweep, v.register_sweep_warps, r) == calc(spec, 256, r, 0).warps_per_sm, r
+    assert drawn(v.register_sweep, v.register_sweep_warps, 33) == 48
+
+
+def test_shared_curve_is_the_models_calculator_at_every_allocation_unit():
+    spec = specs.get("h100")
+    v = occupancy.from_numbers(spec, 128, 32, 1000, 1000)
+    unit = spec.sm.shared_allocation_unit_bytes
+    for b in sorted({*range(0, spec.limits.max_shared_bytes_per_block_optin + 1, unit),
+                     *range(1, spec.limits.max_shared_bytes_per_block_optin + 1, unit)}):   # each side of a cliff
+        assert drawn(v.shared_sweep, v.shared_sweep_warps, b) == calc(spec, 128, 32, b).warps_per_sm, b

@@ -147,10 +147,9 @@ def test_chrome_trace_is_valid_json_with_named_processes_and_threads(tmp_path, r
     assert ("process_name", "SM 0") in names and ("thread_name", "SMSP3 warp 1") in names
     phases = {e["ph"] for e in doc["traceEvents"]}
     assert phases == {"M", "X", "i", "b", "e", "C"}
-    us = doc["otherData"]["cycle_ns"] / 1000
     issues = [e for e in doc["traceEvents"] if e.get("cat") == "issue"]
     assert len(issues) == reduce_sm0.extra["recording"].sm_issued[0]
-    assert all(e["dur"] == pytest.approx(us) for e in issues)
+    assert all(e["dur"] == 1 for e in issues)                          # one cycle each (the trace's unit)
 
 
 def test_a_big_launch_gives_a_trace_bounded_by_the_event_cap():
@@ -172,5 +171,4 @@ def test_cli_run_trace_writes_a_trace_of_the_chosen_window(tmp_path):
     check_chrome_trace(doc)
     od = doc["otherData"]
     assert (od["sms"], od["start_cycle"], od["end_cycle"]) == ([1], 100, 900)
-    us = od["cycle_ns"] / 1000
-    assert all(100 * us - 1e-9 <= e["ts"] < 900 * us for e in doc["traceEvents"] if e.get("cat") == "issue")
+    assert all(100 <= e["ts"] < 900 for e in doc["traceEvents"] if e.get("cat") == "issue")

@@ -55,7 +55,8 @@ What is modelled:
   `l1tex__t_sector_hit_rate.pct`, `l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct`,
   `l1tex__m_xbar2l1tex_read_bytes.sum`, `l1tex__m_l1tex2xbar_write_bytes.sum`; and
   `gpusim__l1_mshr_merged_sectors.sum` (lookups that joined an in-flight miss; they
-  count as lookup misses), `gpusim__l1_mshr_wait_cycles.sum`, `gpusim__l1_store_wait_cycles.sum`
+  count as lookup misses here; per space: `..._pipe_lsu_mem_{space}_op_ld.sum`, which the
+  timing engine adds to the hits it reports, as Nsight counts such a tag hit), `gpusim__l1_mshr_wait_cycles.sum`, `gpusim__l1_store_wait_cycles.sum`
   (cycles stores waited for room to leave). `L1Cache.sum_counters`
   adds several SMs' counters and recomputes the rates.
 
@@ -219,6 +220,7 @@ class L1Cache:
                         ready = r
             if merged:
                 self._merged += merged
+                self._merged_sp[sp] += merged
                 self._ld_miss[sp] += merged
         m = len(misses)
         if m:
@@ -333,6 +335,7 @@ class L1Cache:
         self._at_req, self._at_sec = [0, 0], [0, 0]
         self._read_bytes = self._write_bytes = 0
         self._merged = 0
+        self._merged_sp = [0, 0]
         self._mshr.wait_cycles = 0.0
         self._wbuf.wait_cycles = 0.0
 
@@ -344,6 +347,7 @@ class L1Cache:
             out[p.format("sectors") + "ld.sum"] = float(self._ld_sec[sp])
             out[p.format("sectors") + "ld_lookup_hit.sum"] = float(self._ld_sec[sp] - self._ld_miss[sp])
             out[p.format("sectors") + "ld_lookup_miss.sum"] = float(self._ld_miss[sp])
+            out[f"gpusim__l1_mshr_merged_sectors_pipe_lsu_mem_{space}_op_ld.sum"] = float(self._merged_sp[sp])
             out[p.format("requests") + "st.sum"] = float(self._st_req[sp])
             out[p.format("sectors") + "st.sum"] = float(self._st_sec[sp])
             out[p.format("sectors") + "st_lookup_hit.sum"] = float(self._st_hit[sp])
