@@ -74,7 +74,7 @@ def test_measure_suite_mechanisms_selects_the_measured_sizes_only():
     assert measure.spec_of("mechanism", "atomic_bins") is MECHANISMS["atomic_bins"]
     assert measure.selected("^horner/", None, "mechanisms") == [
         ("mechanism", "horner", s) for s in MECHANISMS["horner"].sizes if s != "default"]
-    assert {k for k, _, _ in measure.selected(None, None, "all")} == {"program", "microbenchmark", "heldout"}
+    assert {k for k, _, _ in measure.selected(None, None, "all")} == {"program", "microbenchmark", "heldout", "heldout2"}
 
 
 def test_the_mechanism_counters_are_extra_nsight_names():
