@@ -109,6 +109,10 @@ class Watchdog:
             left = (sp >= 0) & ~f.in_loop[np.maximum(sp, 0), b]
             if left.any():
                 self.spin[g[left]] = -1
+            d = self.drift
+            left = d.bound[g] & ~f.in_loop[np.maximum(d.loop[g], 0), b]
+            if left.any():                               # it left the loop it drifted in: it ends after all
+                d.bound[g[left]] = False
         k = int(f.header_of[b])
         if k < 0:
             return

@@ -32,14 +32,17 @@ def power_law_csr(rows: int, longest: int, seed: int = 0):
     return indptr, rng.integers(0, rows, nnz).astype(np.int32), rng.random(nnz).astype(np.float32)
 
 
-def test_a_power_law_csr_spmv_with_a_row_of_20000_entries_finishes_with_the_right_result():
-    # a size-derived budget gave this launch 10,024 steps; its longest row alone takes 20,000 iterations
-    indptr, indices, data = power_law_csr(64, 20_000)
-    x = np.random.default_rng(1).random(64).astype(np.float32)
-    y = np.zeros(64, np.float32)
-    gpusim.launch(csr_row_per_thread, 1, 64, (indptr, indices, data, x, y))
+@pytest.mark.slow
+def test_a_power_law_csr_spmv_with_a_row_of_60000_entries_finishes_with_the_right_result():
+    # the size-derived budget gave this launch 10,176 steps (8 per nonzero a thread); the longest
+    # row alone takes 15,000 (its loop unrolled 4 times)
+    rows = 4096
+    indptr, indices, data = power_law_csr(rows, 60_000)
+    x = np.random.default_rng(1).random(rows).astype(np.float32)
+    y = np.zeros(rows, np.float32)
+    gpusim.launch(csr_row_per_thread, rows // 256, 256, (indptr, indices, data, x, y))
     want = np.array([np.dot(data[indptr[r]:indptr[r + 1]].astype(np.float64), x[indices[indptr[r]:indptr[r + 1]]])
-                     for r in range(64)])
+                     for r in range(rows)])
     np.testing.assert_allclose(y, want, rtol=2e-4)
 
 
@@ -69,8 +72,8 @@ def attention_rows(q, k, v, out, scale):
         out[i, d] = acc[d] / norm
 
 
+@pytest.mark.slow
 def test_an_attention_block_of_64_query_rows_over_256_keys_finishes_with_the_right_result():
-    # 256 keys x 2 x 16 head dimensions: 8,192 inner iterations per thread, over the old budget
     rng = np.random.default_rng(2)
     q, k, v = (rng.standard_normal((n, 16)).astype(np.float32) for n in (64, 256, 256))
     out = np.zeros((64, 16), np.float32)
@@ -99,12 +102,25 @@ def test_a_loop_of_two_million_iterations_finishes():
     assert out[7] == sum(k ^ 7 for k in range(2_000_000))
 
 
-def test_a_loop_of_30000_iterations_finishes_in_timing_mode_too():
+@pytest.mark.slow
+def test_512_warps_looping_12000_times_each_finish():
+    # 3,000 steps of 512 warps: 1.5 M warp-steps, past the 1.28 M the size-derived budget allowed
+    n = np.full(64 * 256, 12_000, np.int64)
+    out = np.zeros(64 * 256, np.int64)
+    gpusim.launch(count_to, 64, 256, (n, out))
+    i = np.arange(64 * 256)
+    assert out[5] == sum(k ^ 5 for k in range(12_000)) and (out[:8] == [sum(k ^ int(t) for k in range(12_000))
+                                                                        for t in i[:8]]).all()
+
+
+@pytest.mark.slow
+def test_a_loop_of_50000_iterations_finishes_in_timing_mode_too():
+    # 12,500 steps: past the 10,008 the size-derived budget gave it
     n = np.ones(32, np.int64)
-    n[3] = 30_000
+    n[3] = 50_000
     out = np.zeros(32, np.int64)
     r = gpusim.launch(count_to, 1, 32, (n, out), timing=True)
-    assert out[3] == sum(k ^ 3 for k in range(30_000)) and r.metrics["gpu__time_duration.sum"] > 0
+    assert out[3] == sum(k ^ 3 for k in range(50_000)) and r.metrics["gpu__time_duration.sum"] > 0
 
 
 # ---------------------------------------------------------------- waiting for other warps and blocks
