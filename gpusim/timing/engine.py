@@ -240,7 +240,7 @@ class TimingEngine(Extrapolation):
         (at least one) when their functional execution would exceed `functional_budget`."""
         first = self.trace.peek(0)
         ptx_len = [b.last - b.first for b in self.p.decoded.blocks]
-        ptx_work = sum(ptx_len[v[0]] for st in first for v in st.visits)
+        ptx_work = self.block_ptx_work = sum(ptx_len[v[0]] for st in first for v in st.visits)
         cost = self.issue.cost
         sass_work = sum(cost.get(v[0], 0) for st in first for v in st.visits)
         blocks = self.blocks_share

@@ -21,7 +21,8 @@ The engine (`engine.py`) times a subset of the SMs over a subset of their blocks
   `timing__sampling_error_pct`). When they exceed `UNCERTAIN_SHARE` of the grid's line
   touches (or, after the run, `UNCERTAIN_DRAM_SHARE` of its DRAM bytes),
   `timing__sampling_note` says so, and in 'auto' mode a launch of at most
-  `FULL_FALLBACK_WARPS` warps is simulated in full instead (`engine.TimingEngine`);
+  `FULL_FALLBACK_WARPS` warps and `functional_budget` PTX warp instructions is simulated in
+  full instead (`engine.TimingEngine`);
 - the memory system scaled to the sampled SMs' share (fewer L2 slices and DRAM channels
   queue differently from the whole): not derived but measured, `SCALING_TIME_PCT` and
   `SCALING_DRAM_PCT` times the share of SMs not simulated, the largest differences of
@@ -31,8 +32,8 @@ Every estimate is a percentage of the sampled prediction. Measured against full 
 benchmarks/sampling_error.py (results in benchmarks/results/sampling_error.json).
 
 A mixin of `engine.TimingEngine`: it reads the engine's `sms`, `stats`, `memory`, `issue`,
-`spec`, `blocks_simulated`, `blocks_share`, `wave_blocks`, `sms_simulated`, `footprint` and
-`fallback`.
+`spec`, `opt`, `blocks_simulated`, `blocks_share`, `wave_blocks`, `sms_simulated`,
+`block_ptx_work`, `footprint` and `fallback`.
 """
 from __future__ import annotations
 
@@ -78,8 +79,12 @@ class Extrapolation:
                 "cannot see")
 
     def full_affordable(self) -> bool:
+        """Whether simulating every block stays within FULL_FALLBACK_WARPS warps and the
+        functional budget (PTX warp instructions, estimated from block 0)."""
         geo = self.p.geometry
-        return geo.nblocks * geo.warps_per_block <= FULL_FALLBACK_WARPS
+        budget = self.opt.functional_budget
+        return (geo.nblocks * geo.warps_per_block <= FULL_FALLBACK_WARPS
+                and (budget is None or self.block_ptx_work * geo.nblocks <= budget))
 
     def _sampling_errors(self, cycles: float, m: dict) -> tuple[float, float]:
         """(time, DRAM bytes) error estimates in percent: the statistical one of `_sampling_error`
