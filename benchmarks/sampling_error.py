@@ -1,26 +1,40 @@
 """Sampled timing against full simulation, where full simulation is feasible.
 
-    python benchmarks/sampling_error.py [--json FILE]
+    python benchmarks/sampling_error.py [--json FILE] [--only REGEX]
 
-For each program at a size with hundreds to thousands of blocks, the launch is timed
-twice: `mode="full"` (every SM, every block) and `mode="sampled"` (the default
-sample: `TimingOptions.sample_sms` SMs with the memory system scaled to their share,
-at most `max_waves` waves, the rest extrapolated). Reported: both predicted times,
-the relative error of the sampled one, and the wall-time speed-up.
+Each launch is timed with `mode="full"` (every SM, every block) and `mode="sampled"` (the
+default sample: `TimingOptions.sample_sms` SMs with the memory system scaled to their share,
+at most `max_waves` waves, the rest extrapolated), and, where sampling cannot see a reuse
+distance (`timing__sampling_note`), with `mode="auto"` (which then simulates in full).
+Reported per launch: both predicted times and DRAM bytes (read + write), the sampled ones'
+relative errors against full, the sampled run's own error estimates
+(`timing__sampling_error_pct`, `timing__sampling_dram_error_pct`, percentages of the sampled
+prediction) and whether full simulation lies within them, the note, and the wall times.
+
+Launches: programs at sizes of hundreds to thousands of blocks, and L2 capacity sweeps
+(an H100 with `l2.size_bytes` set below, at and above the working set) of a working set read
+four times by the grid in order (`reread`: the case where Che's approximation of the whole
+L2 and LRU disagree most) and gathered at random through an index (`gather`: where Che's
+approximation holds).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 import time
 
+import numpy as np
+from numba import cuda
+
 import gpusim
 import programs
+from gpusim.specs.overrides import resolve
 from gpusim.timing.engine import TimingOptions
 
-CASES = [
+PROGRAM_CASES = [
     ("vector_add", {"n": 1 << 20}),
     ("saxpy", {"n": 1 << 20}),
     ("reduce_sequential", {"n": 1 << 20}),
@@ -33,35 +47,106 @@ CASES = [
     ("histogram_global", {"n": 1 << 20}),
     ("matmul_tiled", {"m": 512, "n": 512, "k": 256}),
 ]
+MIB = 1 << 20
+SWEEPS = [  # (kernel, working set MiB, L2 sizes MiB)
+    ("reread", 1, (0.25, 0.5, 1, 2, 4)),
+    ("reread", 4, (2, 4, 8, 16)),
+    ("gather", 1, (0.25, 0.5, 1, 2, 4)),
+]
 
 
-def predict(name, params, mode):
+@cuda.jit
+def reread(a, out, n):
+    """The grid reads `a` (n floats) four times in order: block b reads a[(256 b) mod n ...]."""
+    i = cuda.grid(1)
+    if i < 4 * n:
+        v = a[i % n]
+        if v < -1.0:                    # never: only the reads are timed
+            out[0] = v
+
+
+@cuda.jit
+def gather(a, idx, out):
+    """Four reads per element of `a`, at random through `idx`."""
+    i = cuda.grid(1)
+    if i < idx.size:
+        v = a[idx[i]]
+        if v < -1.0:
+            out[0] = v
+
+
+def sweep_launch(kind: str, ws_mib: float, l2_mib: float):
+    n = int(ws_mib * MIB) // 4
+    a = np.ones(n, np.float32)
+    out = np.zeros(1, np.float32)
+    gpu = resolve("h100", [f"l2.size_bytes={int(l2_mib * MIB)}"])
+    if kind == "reread":
+        args = (a, out, n)
+    else:
+        args = (a, np.random.default_rng(0).integers(0, n, 4 * n).astype(np.int32), out)
+    return dict(name=f"{kind} {ws_mib:g} MiB x4, L2 {l2_mib:g} MiB", kernel=reread if kind == "reread" else gather,
+                grid=(4 * n + 255) // 256, block=256, args=args, shared_bytes=0, gpu=gpu)
+
+
+def program_launch(name: str, params: dict):
     c = programs.get(name).case(params)
+    return dict(name=f"{name} {params}", kernel=c.kernel, grid=c.grid, block=c.block, args=c.args,
+                shared_bytes=c.shared_bytes, gpu="h100")
+
+
+def predict(launch: dict, mode: str) -> dict:
     t = time.perf_counter()
-    r = gpusim.launch(c.kernel, c.grid, c.block, c.args, shared_bytes=c.shared_bytes, timing=True,
+    r = gpusim.launch(launch["kernel"], launch["grid"], launch["block"], launch["args"], gpu=launch["gpu"],
+                      shared_bytes=launch["shared_bytes"], timing=True,
                       timing_options=TimingOptions(mode=mode, functional="sampled"))
-    return r.metrics["gpu__time_duration.sum"], time.perf_counter() - t, r.metrics["launch__grid_size"]
+    m = r.metrics
+    return dict(ns=m["gpu__time_duration.sum"], dram=m["dram__bytes_read.sum"] + m["dram__bytes_write.sum"],
+                err=m["timing__sampling_error_pct"], dram_err=m["timing__sampling_dram_error_pct"],
+                note=m["timing__sampling_note"], mode=m["timing__mode"], wall=time.perf_counter() - t,
+                blocks=m["launch__grid_size"])
+
+
+def rel(a: float, b: float) -> float:
+    return 100.0 * (a - b) / b if b else 0.0
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json")
+    ap.add_argument("--only", help="a regular expression over the launch names")
     a = ap.parse_args(argv)
+    launches = [program_launch(n, p) for n, p in PROGRAM_CASES] + \
+        [sweep_launch(k, ws, l2) for k, ws, sizes in SWEEPS for l2 in sizes]
+    if a.only:
+        launches = [x for x in launches if re.search(a.only, x["name"])]
     rows = []
-    for name, params in CASES:
-        full, wf, blocks = predict(name, params, "full")
-        samp, ws, _ = predict(name, params, "sampled")
-        err = 100.0 * (samp - full) / full
-        rows.append(dict(program=name, params=params, blocks=blocks, full_ns=full, sampled_ns=samp, error_pct=err,
-                         full_wall_s=wf, sampled_wall_s=ws))
-        print(f"{name:30s} {blocks:6d} blocks  full {full / 1000:9.1f} us  sampled {samp / 1000:9.1f} us  "
-              f"error {err:+6.1f}%  wall {wf:6.1f}s -> {ws:5.1f}s", flush=True)
+    for x in launches:
+        full, samp = predict(x, "full"), predict(x, "sampled")
+        auto = predict(x, "auto") if samp["note"] else None
+        row = dict(launch=x["name"], blocks=full["blocks"], full_ns=full["ns"], sampled_ns=samp["ns"],
+                   error_pct=rel(samp["ns"], full["ns"]), estimate_pct=samp["err"],
+                   full_dram=full["dram"], sampled_dram=samp["dram"], dram_error_pct=rel(samp["dram"], full["dram"]),
+                   dram_estimate_pct=samp["dram_err"], note=samp["note"], full_wall_s=full["wall"],
+                   sampled_wall_s=samp["wall"])
+        # the estimates are percentages of the sampled prediction: full simulation must lie within them
+        row["covered"] = (100 * abs(full["ns"] - samp["ns"]) <= row["estimate_pct"] * samp["ns"]
+                          and 100 * abs(full["dram"] - samp["dram"]) <= row["dram_estimate_pct"] * samp["dram"])
+        if auto is not None:
+            row.update(auto_mode=auto["mode"], auto_ns=auto["ns"], auto_dram=auto["dram"], auto_wall_s=auto["wall"])
+        rows.append(row)
+        print(f"{x['name']:40s} {row['blocks']:6d} blocks  time {row['error_pct']:+6.1f}% (est {row['estimate_pct']:5.1f}%)"
+              f"  DRAM {full['dram'] / 1e6:7.2f} -> {samp['dram'] / 1e6:7.2f} MB {row['dram_error_pct']:+6.1f}% "
+              f"(est {row['dram_estimate_pct']:5.1f}%) {'ok' if row['covered'] else 'NOT COVERED'}"
+              + (f"  auto: {auto['mode']} {auto['dram'] / 1e6:.2f} MB" if auto else "")
+              + f"  wall {full['wall']:.0f}s -> {samp['wall']:.0f}s", flush=True)
+    covered = sum(r["covered"] for r in rows)
     abs_err = [abs(r["error_pct"]) for r in rows]
-    print(f"mean |error| {statistics.mean(abs_err):.1f}%  max |error| {max(abs_err):.1f}%")
+    print(f"{covered} of {len(rows)} launches within their error estimates (time and DRAM); "
+          f"time |error| mean {statistics.mean(abs_err):.1f}%, max {max(abs_err):.1f}%")
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"rows": rows, "mean_abs_error_pct": statistics.mean(abs_err),
-                       "max_abs_error_pct": max(abs_err)}, f, indent=1)
+            json.dump({"rows": rows, "covered": covered, "launches": len(rows),
+                       "mean_abs_error_pct": statistics.mean(abs_err), "max_abs_error_pct": max(abs_err)}, f, indent=1)
     return 0
 
 

@@ -7,10 +7,11 @@ caller's numpy arrays -> a `Result` with Nsight-named counters.
 `gpusim.prepare(...)` returns the `PreparedLaunch` itself, for driving warps step by step.
 
 Bad input never surfaces as an internal traceback: every error is a `gpusim.errors.
-GpusimError` (the `isa` layer's errors converted to theirs). Launches are bounded: a kernel
-that does not finish stops at its step budget (`gpusim/functional/budget.py`), and a launch
-whose functional execution alone would take hours (more than `MAX_WARPS` warps) is refused
-up front with an estimate.
+GpusimError` (the `isa` layer's errors converted to theirs). A kernel that can make no more
+progress is stopped with an error naming its loop (`gpusim/functional/watchdog.py`); a long one
+runs to the end unless the caller bounds it (`max_steps`, `time_limit_s`:
+`gpusim/functional/budget.py`); a launch whose functional execution alone would take hours
+(more than `MAX_WARPS` warps) is refused up front with an estimate.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpusim.errors import GpusimError, LaunchError, UnsupportedKernel, from_isa
+from gpusim.functional.budget import Deadline, time_limit_error
 from gpusim.timing.engine import STALL_METRIC
 from gpusim.functional.prepared import PreparedLaunch
 from gpusim.result import Result
@@ -33,14 +35,14 @@ WARPS_PER_SECOND = 60_000    # functional execution of a short kernel on one cor
 @dataclass(frozen=True)
 class Progress:
     """Where a running launch is (`launch(..., progress=callback)`): after every batch of
-    blocks, every timed block, and every 1024 steps of a batch (so a spinning kernel shows
-    its steps climbing towards the budget)."""
+    blocks, every timed block, and every 1024 steps of a batch (so a long batch shows its
+    steps climbing)."""
     kernel: str
     phase: str                      # 'functional' or 'timing'
     blocks_done: int
     blocks_total: int
     steps: int = 0                  # steps of the batch running now (0 between batches)
-    step_budget: int = 0            # that batch's step budget
+    step_budget: int = 0            # that batch's step budget (max_steps), 0 for none
     simulated_ns: float | None = None   # timing: simulated time so far
 
 
@@ -98,7 +100,7 @@ def check_size(kernel, grid, block, spec, functional_all: bool, max_warps: int |
 def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_bytes: int = 0,
            *, batch_lanes: int = BATCH_LANES, max_steps: int | None = None, timing_options=None,
            peer_args: dict | None = None, check=None, progress=None,
-           max_warps: int | None = MAX_WARPS) -> Result:
+           max_warps: int | None = MAX_WARPS, time_limit_s: float | None = None) -> Result:
     """Run `kernel[grid, block, 0, shared_bytes](*args)` on the simulated GPU `gpu`
     (a preset name, a .toml file, or a GPUSpec).
 
@@ -106,9 +108,11 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
     `timing=True` also runs the SimPy timing model and adds predicted time, cycles,
     memory traffic, warp stalls and the bound to `Result.metrics` (and stalls per
     line); `timing_options` is a `gpusim.timing.TimingOptions` (full or sampled mode).
-    `max_steps` bounds the steps of one batch of blocks, functional and timing alike, before
-    the kernel is reported as not finishing (`StepBudgetExceeded`, naming the lines the
-    warps were at); the default scales with the launch (`gpusim/functional/budget.py`).
+    A kernel runs until it finishes, or until its warps can make no more progress (`NoProgress`,
+    naming the loop, block and thread: `gpusim/functional/watchdog.py`). `max_steps` bounds the
+    steps of one batch of blocks, functional and timing alike (`StepBudgetExceeded`, naming the
+    lines the warps were at), `time_limit_s` the launch's wall-clock time after compilation
+    (`TimeLimitExceeded`; unlike everything else, machine-dependent): neither is set by default.
     `max_warps` refuses, before any work, a launch that would execute more warps (None: no limit).
     `progress` is called with a `Progress` record as the launch advances (`gpusim run` draws it).
     `peer_args` ({argument index: peer GPU id}) places those array arguments in a peer GPU's
@@ -125,6 +129,9 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
             raise LaunchError(f"{name} must be a positive integer{' or None' if name != 'batch_lanes' else ''}, "
                               f"got {v!r}")
+    if time_limit_s is not None and (isinstance(time_limit_s, bool) or not isinstance(time_limit_s, (int, float))
+                                     or not 0 < time_limit_s < float("inf")):
+        raise LaunchError(f"time_limit_s must be a positive number of seconds or None, got {time_limit_s!r}")
     if progress is not None and not callable(progress):
         raise LaunchError(f"progress must be a callable taking a gpusim.api.Progress, got {progress!r:.60}")
     if timing_options is not None:
@@ -139,6 +146,8 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
     prepared = prepare(kernel, grid, block, args, spec, shared_bytes, peer_args)
     if max_steps is not None:
         prepared.step_budget = int(max_steps)
+    if time_limit_s is not None:
+        prepared.deadline = Deadline(time_limit_s)
     with user_errors():
         return checked(prepared, check, args,
                        lambda: _run(prepared, timing, batch_lanes, timing_options, progress))
@@ -166,9 +175,16 @@ def _run(prepared: PreparedLaunch, timing: bool, batch_lanes: int, timing_option
         def spinning(ex):
             done = engine.done_blocks if engine is not None else 0
             total = engine.blocks_simulated if engine is not None else prepared.geometry.nblocks
-            progress(Progress(prepared.name, "timing", done, total, ex.steps, ex.step_budget, sim_ns()))
+            progress(Progress(prepared.name, "timing", done, total, ex.steps, ex.step_budget or 0, sim_ns()))
         opt = dataclasses.replace(opt, progress=timed_block)
         prepared.on_steps = spinning
+    if prepared.deadline is not None:            # the time limit holds while blocks are timed too
+        def in_time(done, total, chained=opt.progress, deadline=prepared.deadline):
+            if deadline.passed():
+                raise time_limit_error(prepared.name, deadline.seconds, timed=(done, total))
+            if chained is not None:
+                chained(done, total)
+        opt = dataclasses.replace(opt, progress=in_time)
     engine = TimingEngine(prepared, opt)
     with np.errstate(all="ignore"):
         timed = engine.run()
@@ -191,7 +207,7 @@ def _run_functional(prepared: PreparedLaunch, batch_lanes: int, progress) -> Non
     per_batch = prepared.blocks_per_batch(batch_lanes)
     state = {"done": 0}
     prepared.on_steps = lambda ex: progress(Progress(prepared.name, "functional", state["done"], geo.nblocks,
-                                                     ex.steps, ex.step_budget))
+                                                     ex.steps, ex.step_budget or 0))
     progress(Progress(prepared.name, "functional", 0, geo.nblocks))
     with np.errstate(all="ignore"):
         for first in range(0, geo.nblocks, per_batch):

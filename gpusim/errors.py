@@ -15,7 +15,8 @@ one as a single `error: ...` line and exits with the class's `exit_code`:
     7   KernelError: the kernel failed while running (trap, assertion)
     8   MemoryAccessError: an out-of-bounds or misaligned access
     9   BarrierError: a barrier some threads can never reach, a non-converged collective
-    10  StepBudgetExceeded: the kernel did not finish within its step budget (an endless loop)
+    10  StepBudgetExceeded: the kernel did not finish: its warps can make no more progress
+        (NoProgress), or it ran past `max_steps` or the time limit (TimeLimitExceeded)
     130 interrupted (Ctrl-C)
 
 The `isa` layer's errors (`isa.errors`) cannot derive from these (isa never imports
@@ -28,8 +29,12 @@ import isa.errors as _isa
 
 
 class GpusimError(Exception):
-    """Base of every error gpusim raises for bad input."""
+    """Base of every error gpusim raises for bad input. Pickles with its message and fields
+    (process pools send errors back: `validate compare`, sweeps), whatever its constructor takes."""
     exit_code = 3
+
+    def __reduce__(self):
+        return _isa.rebuild, (type(self), self.args, dict(self.__dict__))
 
 
 class ConfigError(GpusimError):
@@ -91,8 +96,19 @@ class BarrierError(KernelError):
 
 
 class StepBudgetExceeded(KernelError):
-    """The kernel ran past its step budget: a loop that never ends (names the lines and threads)."""
+    """The kernel did not finish: it ran past the step budget the caller set (`max_steps`), or
+    one of the subclasses below (names the lines and threads)."""
     exit_code = 10
+
+
+class NoProgress(StepBudgetExceeded):
+    """The kernel can never finish: its unfinished warps repeat a loop over values nothing can
+    change any more, or run a loop that ends only when a counter wraps around
+    (`gpusim/functional/watchdog.py`)."""
+
+
+class TimeLimitExceeded(StepBudgetExceeded):
+    """The launch ran past the wall-clock limit the caller set (`time_limit_s`, `--time-limit`)."""
 
 
 _FROM_ISA = ((_isa.PtxSyntaxError, PtxSyntaxError), (_isa.UnsupportedCall, UnsupportedCall),

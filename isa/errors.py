@@ -6,7 +6,20 @@ from __future__ import annotations
 
 
 class IsaError(Exception):
-    """Base of every error the `isa` layer raises."""
+    """Base of every error the `isa` layer raises. Pickles with its message and fields, whatever
+    its constructor takes (errors cross process pools)."""
+
+    def __reduce__(self):
+        return rebuild, (type(self), self.args, dict(self.__dict__))
+
+
+def rebuild(cls, args: tuple, state: dict) -> BaseException:
+    """An exception of class `cls` with `args` and attributes `state`, without calling its
+    constructor (what `__reduce__` of IsaError and gpusim.errors.GpusimError returns)."""
+    e = cls.__new__(cls)
+    e.args = args
+    e.__dict__.update(state)
+    return e
 
 
 class PtxSyntaxError(IsaError):

@@ -49,7 +49,7 @@ EXIT_CODES = (            # status, meaning: `gpusim --help` prints this table
     (7, "KernelError: the kernel failed while running (trap, assert)"),
     (8, "MemoryAccessError: out-of-bounds or misaligned access"),
     (9, "BarrierError: a barrier not all threads reach, a non-converged warp collective"),
-    (10, "StepBudgetExceeded: the kernel did not finish within its step budget (--max-steps)"),
+    (10, "StepBudgetExceeded: the kernel cannot finish (no progress), or passed --max-steps or --time-limit"),
     (130, "interrupted"),
 )
 
@@ -144,8 +144,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="draw the access maps of warp W of that block (default: each access's worst execution)")
     r.add_argument("--max-steps", type=int, default=None, metavar="N",
                    help="steps (basic blocks of a group of warps) one batch of blocks may take before the kernel "
-                        "is reported as not finishing (exit 10); default: 10,000 plus 8 per loop iteration the "
-                        "arguments allow (gpusim/functional/budget.py)")
+                        "is reported as not finishing (exit 10); default: no limit, a kernel runs until it "
+                        "finishes or can make no more progress (gpusim/functional/budget.py)")
+    r.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                   help="stop a launch still running after this many seconds (exit 10); default: no limit")
     r.add_argument("--trace-sm", type=int, default=0, metavar="N", help="the SM traced (default 0)")
     r.add_argument("--trace-cycles", default="0:20000", metavar="START:END",
                    help="the cycles traced (default 0:20000)")

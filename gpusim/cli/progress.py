@@ -1,5 +1,5 @@
 """The progress line of `gpusim run` on a terminal: blocks done, simulated time, and the
-steps of a batch that keeps running (a spinning kernel's steps climb to its budget).
+steps of a batch that keeps running (towards --max-steps where one is set).
 
 Written to stderr, overwritten in place (`\\r`), only when stderr is a terminal (nothing
 when piped or redirected), at most every `INTERVAL_S`, and only once a launch has run for
@@ -38,7 +38,7 @@ class ProgressLine:
         if p.simulated_ns is not None:
             parts.append(f"{p.simulated_ns / 1000:,.2f} us simulated")
         if p.steps:
-            parts.append(f"batch at step {p.steps:,} of {p.step_budget:,}")
+            parts.append(f"batch at step {p.steps:,}" + (f" of {p.step_budget:,}" if p.step_budget else ""))
         elapsed = time.monotonic() - self.start
         left = f", about {elapsed * (p.blocks_total - p.blocks_done) / p.blocks_done:.0f} s left" \
             if 0 < p.blocks_done < p.blocks_total and not p.steps else ""

@@ -1,107 +1,167 @@
-"""The step budget: when the functional core gives up on a kernel that does not finish.
+"""When the functional core stops a kernel that has not finished, and the errors that say why.
 
-A step runs one basic block for a group of warps (`executor.py`). A kernel whose warps
-follow one path takes about as many steps per batch of blocks as the blocks of its longest
-path: every program of `programs/` at its largest size takes at most 1,797 steps per batch
-(matmul_tiled at 4096^3; matmul_naive 1,031, its k loop unrolled 4x by LLVM; all others
-under 200). A step costs 30-300 us of wall time (one warp, a cheap block to a block of
-atomics), so a spinning kernel must be stopped after some 10^4 steps to end in seconds, not minutes.
+gpusim never stops a kernel for running long: a kernel's data decides how long its loops run
+(a CSR row of a million entries, a FlashAttention block of 64 query rows), and no bound read
+from its arguments can tell a long loop from an endless one. A batch stops early only when
 
-The default budget per batch is therefore
+- its warps can make no more progress (`watchdog.py`): every unfinished warp repeats a loop
+  over values nothing can change any more, or waits at a barrier only such warps could release
+  (`NoProgress`, `no_progress_error`); or every unfinished warp runs a loop that can end only
+  when a counter wraps around, after more than 2^28 thread-iterations (`wraparound_error`);
+- it ran past the step budget its caller set: `launch(..., max_steps=N)`, `gpusim run
+  --max-steps N` (`StepBudgetExceeded`, `budget_error`); a step runs one basic block for a
+  group of warps, and a batch also stops after `WARP_STEPS_PER_STEP` times as many warp-steps
+  (many warps spinning in lock-step cost time and, in timing mode, memory per warp and step);
+- the launch ran past the wall-clock limit its caller set: `launch(..., time_limit_s=S)`,
+  `gpusim run --time-limit S` (`TimeLimitExceeded`, `time_limit_error`), checked every 256
+  steps and after every block the timing model finishes. Unlike everything else in gpusim
+  this depends on the machine's speed: it is a guard for scripts, not a result.
 
-    STEPS_BASE + STEPS_PER_ITERATION * trip_bound
-
-where `trip_bound` bounds the iterations a legitimate loop of one thread can make, read
-from the launch: the elements of the largest array argument per thread of the launch (a
-grid-stride loop), the longest axis of any 2-D or higher array (a loop along a row or a
-column, as in a matmul), and the largest integer argument (a loop count passed in),
-capped at 2^24. For the programs and a spinning thread with small arrays that is 10,008 steps
-(0.3 s for one spinning thread, 3 s for a spin lock of 32 lanes doing atomics); a thread
-that really loops a million times over a million-element array gets 8 million steps.
-`launch(..., max_steps=N)` and `gpusim run --max-steps N` set it explicitly.
-
-A batch also stops after `WARP_STEPS_PER_STEP` (128) times as many warp-steps (the warps
-of each step, summed): many warps spinning in lock-step cost time and, in timing mode,
-memory per warp and step (each warp's path is recorded). 64 blocks of 256 threads spinning
-(512 warps a step) stop after 2,502 steps instead of 10,008; the heaviest program batch,
-matmul_tiled at 4096^3 (1,797 steps of at most 1,024 warps: at most 1.84 M warp-steps),
-stays under its 5.5 M.
-
-`budget_error` is the error: the kernel, the source lines the unfinished warps were at,
-how many warps and threads each, and the first block and thread of each.
+Each error is one line: the kernel, the source line the warps were at, the first block and
+thread there, how many warps and threads were where, and what a user can do.
 """
 from __future__ import annotations
 
-import math
+import os
+import time
 
 import numpy as np
 
-from gpusim.errors import StepBudgetExceeded
-from gpusim.functional.executor import WARP_STEPS_PER_STEP
+from gpusim.errors import NoProgress, StepBudgetExceeded, TimeLimitExceeded
 
-STEPS_BASE = 10_000              # steps any batch may take (the programs take <= 1,797)
-STEPS_PER_ITERATION = 8          # steps allowed per loop iteration of the bound (a loop body of up to 8 blocks)
-SCALAR_CAP = 1 << 24             # integer arguments count as loop bounds up to this
+WARP_STEPS_PER_STEP = 128        # warp-steps (warps x steps) allowed per step of an explicit budget
+CHECK_EVERY_STEPS = 256          # steps between two looks at the clock (and at the progress callback)
 
 
-def trip_bound(args, threads: int) -> int:
-    """How many iterations a loop of one thread may legitimately make, from the arguments."""
-    bound = 1
-    for a in args:
-        shape = getattr(a, "shape", None)
-        if shape is not None and not isinstance(a, (str, bytes)):
-            try:
-                dims = [int(d) for d in shape]
-            except (TypeError, ValueError):
-                continue
-            size = math.prod(dims)
-            bound = max(bound, -(-size // max(threads, 1)))
-            if len(dims) >= 2:
-                bound = max(bound, max(dims))
-        elif isinstance(a, (int, np.integer)) and not isinstance(a, bool):
-            bound = max(bound, min(abs(int(a)), SCALAR_CAP))
-    return bound
+class Deadline:
+    """A wall-clock limit of `seconds` from now (`time.monotonic`)."""
+
+    def __init__(self, seconds: float):
+        self.seconds = float(seconds)
+        self.at = time.monotonic() + self.seconds
+
+    def passed(self) -> bool:
+        return time.monotonic() > self.at
 
 
-def default_step_budget(args, threads: int) -> int:
-    """The step budget of each batch of a launch of `threads` threads with `args` (module doc)."""
-    return STEPS_BASE + STEPS_PER_ITERATION * trip_bound(args, threads)
+def _places(ex, warps: np.ndarray, first_block: int | None = None):
+    """[(source line, warps, threads, first lane, short line)] of `warps` (by their
+    top-of-stack block), the line of `first_block` first, then by threads."""
+    stacks = ex.stacks
+    warps = warps[stacks.depth[warps] > 0] if len(warps) else warps
+    tops = stacks.top_pc()[warps] if len(warps) else np.zeros(0, np.int64)
+    ok = (tops >= 0) & (tops < len(ex.dk.blocks))
+    warps, tops = warps[ok], tops[ok]
+    masks = stacks.top_mask(warps) if len(warps) else np.zeros(0, np.uint32)
+    places: dict[str, list] = {}
+    for w, pc, m in zip(warps.tolist(), tops.tolist(), masks.tolist()):
+        where = ex.block_source(pc)
+        lane = w * 32 + ((m & -m).bit_length() - 1 if m else 0)
+        entry = places.setdefault(where, [0, 0, lane, _short(ex, pc)])
+        entry[0] += 1
+        entry[1] += bin(m).count("1")
+    first = ex.block_source(first_block) if first_block is not None else None
+    return sorted(([k] + v for k, v in places.items()), key=lambda p: (p[0] != first, -p[2]))
+
+
+def _short(ex, pc: int) -> str:
+    blk = ex.dk.blocks[pc]
+    if blk.last <= blk.first:
+        return f"PTX block {pc}"
+    info = ex.dk.infos[blk.first]
+    return f"{os.path.basename(info.file)}:{info.line}" if info.line else f"PTX line {info.ptx_line}"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'s' if n != 1 else ''}"
+
+
+def _where(ex, places, limit: int = 3) -> str:
+    """'2 warps (40 threads) at k.py:12, first block (0, 0, 0) thread (3, 0, 0); ...'"""
+    parts = []
+    for k, (_, warps, threads, lane, short) in enumerate(places[:limit]):
+        first = "" if k == 0 else ", first block {} thread {}".format(*ex.lane_coords(lane))
+        parts.append(f"{_plural(warps, 'warp')} ({_plural(threads, 'thread')}) at {short}{first}")
+    if len(places) > limit:
+        parts.append(f"and {len(places) - limit} more lines")
+    return "; ".join(parts)
+
+
+def _span(ex) -> str:
+    first = ex.geo.block_coords(ex.first_block)
+    last = ex.geo.block_coords(ex.first_block + ex.nctas - 1)
+    return f"block {first}" if ex.nctas == 1 else f"blocks {first}..{last}"
+
+
+def _error(cls, what: str, ex, places, detail: str):
+    b0, t0 = ex.lane_coords(places[0][3]) if places else (None, None)
+    return cls(what, kernel=ex.kernel_name, source=places[0][0] if places else None, block=b0, thread=t0,
+               detail=detail)
 
 
 def budget_error(ex, block: int) -> StepBudgetExceeded:
-    """The error for executor `ex` past its budget while running basic block `block`:
-    where the unfinished warps were (source lines, warps and threads, first block/thread)."""
+    """Past the caller's step budget while running basic block `block`."""
+    places = _places(ex, np.arange(ex.nwarps), block)
+    detail = (f"{ex.steps:,} steps ({ex.warp_steps:,} warp-steps) in one batch ({_span(ex)}) reached the step budget "
+              f"you set ({ex.step_budget:,} steps, or {WARP_STEPS_PER_STEP * ex.step_budget:,} warp-steps); unfinished "
+              f"warps were at {_where(ex, places)}. Without max_steps gpusim runs a kernel until it finishes or can "
+              "make no more progress")
+    return _error(StepBudgetExceeded, "kernel did not finish within max_steps", ex, places, detail)
+
+
+def time_limit_error(kernel: str, seconds: float, ex=None, block: int | None = None,
+                     timed: tuple[int, int] | None = None) -> TimeLimitExceeded:
+    """Past the caller's wall-clock limit: in a functional batch (`ex`, running basic block
+    `block`), or while the timing model ran (`timed`: blocks timed, of how many)."""
+    limit = f"the time limit you set ({seconds:g} s: time_limit_s, --time-limit) passed"
+    if ex is None:
+        done, total = timed if timed is not None else (0, 0)
+        return TimeLimitExceeded("kernel did not finish within the time limit", kernel=kernel,
+                                 detail=f"{limit} while the timing model ran ({done:,} of {total:,} blocks timed)")
+    places = _places(ex, np.arange(ex.nwarps), block)
+    detail = f"{limit} after {ex.steps:,} steps of one batch ({_span(ex)}); unfinished warps were at {_where(ex, places)}"
+    return _error(TimeLimitExceeded, "kernel did not finish within the time limit", ex, places, detail)
+
+
+def no_progress_error(ex, dog, warps: np.ndarray) -> NoProgress:
+    """`warps` repeat their loops over values nothing in the batch can change any more (`dog`:
+    the batch's watchdog.Watchdog)."""
     stacks = ex.stacks
-    live = np.flatnonzero(stacks.depth > 0)
-    tops = stacks.top_pc()[live] if len(live) else np.zeros(0, np.int64)
-    ok = (tops >= 0) & (tops < len(ex.dk.blocks))
-    live, tops = live[ok], tops[ok]
-    masks = stacks.top_mask(live) if len(live) else np.zeros(0, np.uint32)
-    places: dict[str, list] = {}                 # source line -> [warps, threads, first lane]
-    for w, pc, m in zip(live.tolist(), tops.tolist(), masks.tolist()):
-        blk = ex.dk.blocks[pc]
-        where = ex.source(blk.first) if blk.last > blk.first else f"PTX block {pc}"
-        lane = w * 32 + ((m & -m).bit_length() - 1 if m else 0)
-        entry = places.setdefault(where, [0, 0, lane])
-        entry[0] += 1
-        entry[1] += bin(m).count("1")
-    blk = ex.dk.blocks[block]
-    first = ex.source(blk.first) if blk.last > blk.first else None
-    order = sorted(places.items(), key=lambda kv: (kv[0] != first, -kv[1][1]))
-    parts = []
-    for where, (warps, threads, lane) in order[:4]:
-        b, t = ex._where(lane)
-        parts.append(f"{where}: {warps} warp{'s' if warps != 1 else ''} ({threads} thread{'s' if threads != 1 else ''}), "
-                     f"first block {b} thread {t}")
-    if len(order) > 4:
-        parts.append(f"and {len(order) - 4} more lines")
-    blocks = (ex.geo.block_coords(ex.first_block), ex.geo.block_coords(ex.first_block + ex.nctas - 1))
-    span = f"block {blocks[0]}" if ex.nctas == 1 else f"blocks {blocks[0]}..{blocks[1]}"
-    b0, t0 = ex._where(order[0][1][2]) if order else (None, None)
-    detail = (f"{ex.steps} steps ({ex.warp_steps} warp-steps) in one batch ({span}; budget {ex.step_budget} "
-              f"steps or {WARP_STEPS_PER_STEP * ex.step_budget} warp-steps); unfinished warps were at "
-              + "; ".join(parts) + ". A loop that never ends, or a spin-wait on another thread of the same warp "
-              "(which stack-based reconvergence cannot schedule); if the kernel is only long, raise the budget: "
-              "launch(..., max_steps=N) or gpusim run --max-steps N")
-    return StepBudgetExceeded("kernel did not finish", kernel=ex.kernel_name, source=order[0][0] if order else first,
-                              block=b0, thread=t0, detail=detail)
+    places = _places(ex, warps)
+    waiting = int(np.count_nonzero(stacks.depth > 0)) - len(warps)
+    finished = int(np.count_nonzero(stacks.depth == 0))
+    rest = []
+    if finished:
+        rest.append(f"{_plural(finished, 'warp')} finished")
+    if waiting:
+        rest.append(f"{_plural(waiting, 'warp')} wait at a barrier only they could release")
+    if len(dog.watched):
+        reads = f"reading {dog.describe_watched()}, which nothing in the batch can change any more"
+    else:
+        reads = "reading nothing another thread could change"
+    held = stacks.live_mask(warps, ex.launched) & ~stacks.top_mask(warps)     # lanes further down the stack
+    hint = ""
+    if len(dog.watched) and held.any():
+        hint += ("; if they wait for other threads of their own warp (further down its reconvergence stack): gpusim "
+                 "runs a warp's diverged paths one after the other (DEVIATIONS.md, reconvergence), so such a "
+                 "spin-wait never ends here, though it may on Volta and later")
+    if len(dog.watched) and ex.nctas < ex.geo.nblocks and waiting == 0:
+        hint += (f"; if they wait for a later block: gpusim runs {_span(ex)} together and each batch to its end, so "
+                 "a block waiting for a later one waits for ever, as on a GPU where they are not resident at once")
+    detail = (f"after {ex.steps:,} steps {_where(ex, places)} came back to the top of their loop exactly as they "
+              f"left it, {reads}" + (f" ({', '.join(rest)})" if rest else "") + hint + "; the loop can never end")
+    return _error(NoProgress, "kernel can never finish", ex, places, detail)
+
+
+def wraparound_error(ex, drift, warps: np.ndarray) -> NoProgress:
+    """`warps` run loops that can end only when a counter wraps around (`drift`: watchdog.Drift)."""
+    places = _places(ex, warps)
+    w0 = int(warps[0])
+    left = float(drift.left[warps].max())
+    threads = int(np.bitwise_count(ex.stacks.top_mask(warps)).sum())
+    work = "" if left == float("inf") else (
+        f"; that is {left * threads:,.0f} more thread-iterations, far more than gpusim can simulate in reasonable "
+        "time: it reports a loop that can end only by wrap-around instead of running it")
+    detail = f"{_where(ex, places)} run a loop whose every exit test {drift.why[w0]}{work}"
+    return _error(NoProgress, "kernel cannot finish in reasonable time" if left != float("inf")
+                  else "kernel can never finish", ex, places, detail)

@@ -1,18 +1,31 @@
 """The SIMT executor: runs a batch of thread blocks of one launch to completion.
 
 A step executes one basic block for a group of warps whose reconvergence stacks have
-that block on top, vectorized over all their lanes at once. The default scheduler
+that block on top, vectorized over all their lanes at once. The scheduler (`next_group`)
 picks the lowest-numbered block any runnable warp waits at, so warps that follow the
 same path stay in one group and a whole batch often advances in one numpy call per
-instruction. Any other order gives the same results (warps only interact through
-barriers, atomics and memory, which the program must synchronise); `step(warps=...)`
-lets a timing model drive single warps instead.
+instruction. Any other order gives the same results for a program that synchronises
+through barriers, but not every order lets a program that waits for another warp finish
+(a spin-wait on a flag another warp sets, a lock another warp holds). Volta and later
+guarantee forward progress between the warps of a kernel and between resident blocks, so
+once a batch has run `FAIR_AFTER_STEPS` steps (more than any program of `programs/` takes)
+the scheduler also lets every warp advance:
+- a warp runnable for `STARVE_STEPS` steps without running goes next (with every runnable
+  warp at its block);
+- warps in a loop the watchdog saw a warp repeat in (`watchdog.py`: waiting for something)
+  go after the others;
+- every `STARVE_STEPS` steps, and whenever only such waiting warps can run, the blocks all of
+  whose unfinished warps wait at a barrier are released at once (before, a barrier releases
+  when nothing else can run).
+`step(warps=...)` lets a timing model drive single warps instead.
 
 After the block's ops, its terminator updates the stacks (uniform or divergent
 branch, exit, barrier wait); a barrier releases once every live warp of a block
 waits at it, a grid barrier (cooperative groups' `this_grid().sync()`) once every
 block of the launch waits at one, which needs the whole grid in one batch (a
-cooperative launch: all blocks co-resident, `gpusim/frontend/cg.py`). A step budget stops runaway loops with an error naming the lines.
+cooperative launch: all blocks co-resident, `gpusim/frontend/cg.py`). A kernel is stopped
+only when it can make no more progress (`watchdog.py`) or passes a step budget or time limit
+its caller set (`budget.py`), with an error naming the lines, blocks and threads.
 
 Does not model: time. `StepRecord`s (block, warps, masks, accesses) are what a timing
 model consumes.
@@ -25,15 +38,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gpusim.errors import BarrierError, KernelError, MemoryAccessError
+from gpusim.functional import budget
 from gpusim.functional.collectives import Collectives, pack_lanes, unpack_lanes
 from gpusim.functional.counters import Counters
 from gpusim.functional.decode import DecodedKernel
 from gpusim.functional.lsu import LoadStoreUnit
 from gpusim.functional.state import BatchState, convert
 from gpusim.functional.warps import EXIT, FULL_MASK, WarpStacks
+from gpusim.functional.watchdog import OBSERVE_AFTER_STEPS, Watchdog
 
-DEFAULT_STEP_BUDGET = 2_000_000            # steps (one block for a group of warps) per batch before "did not finish"
-WARP_STEPS_PER_STEP = 128                  # ... and warp-steps (warps x steps) per step of budget (budget.py)
+FAIR_AFTER_STEPS = OBSERVE_AFTER_STEPS     # steps of a batch before the scheduler is fair (module doc)
+STARVE_STEPS = 256                         # a warp runnable this many steps without running goes next
 
 
 @dataclass(frozen=True)
@@ -86,7 +101,8 @@ class BatchExecutor:
     def __init__(self, dk: DecodedKernel, geometry: Geometry, first_block: int, nctas: int, memory,
                  params: dict[str, bytes], shared_bytes: int, local_bytes: int, counters: Counters,
                  kernel_name: str, sm_count: int = 1, step_budget: int | None = None,
-                 shared_banks: tuple[int, int] = (32, 4)):
+                 shared_banks: tuple[int, int] = (32, 4), deadline: budget.Deadline | None = None,
+                 detect: bool = True):
         self.dk = dk
         self.geo = geometry
         self.first_block = first_block
@@ -110,10 +126,17 @@ class BatchExecutor:
         self.collectives = Collectives(self)
         self.record: StepRecord | None = None
         self.san = None                      # gpusim.sanitizer.BatchHooks when a check= tool is on
-        self.step_budget = DEFAULT_STEP_BUDGET if step_budget is None else step_budget
+        self.step_budget = step_budget       # the caller's max_steps, or None (budget.py)
+        self.deadline = deadline             # the caller's wall-clock limit, or None
         self.steps = 0
         self.warp_steps = 0                  # sum over steps of the warps each ran (budget.py: also bounded)
         self.on_steps = None                 # callable(executor), every 1024 steps (progress while a batch runs)
+        self.detect = detect                 # watch for lack of progress (watchdog.py) once the batch runs long
+        self.watch: Watchdog | None = None
+        self.waiting_pc = np.zeros(len(dk.blocks) + 1, bool)   # blocks of loops warps were seen repeating in
+        self.waited = np.zeros(self.nwarps, np.int64)   # steps each warp was runnable without running (fairness)
+        self._released_at = 0
+        self._watch_again = 0
         self.span_masks = np.zeros(0, np.uint32)
         self.span_w0 = 0
         self._lane_arrays: dict[str, np.ndarray] = {}
@@ -215,18 +238,65 @@ class BatchExecutor:
         return (self.stacks.depth > 0) & ~self.blocked()
 
     def next_group(self) -> tuple[int, np.ndarray] | None:
-        """The scheduler's choice: the lowest block any runnable warp waits at."""
+        """The scheduler's choice (module docstring): a block and every runnable warp waiting at it."""
         while True:
             run = self.runnable()
             if run.any():
                 top = self.stacks.top_pc()
-                top = np.where(run, top, np.iinfo(np.int32).max)
-                b = int(top.min())
-                return b, np.flatnonzero(top == b)
+                if self.steps < FAIR_AFTER_STEPS:
+                    b = int(np.where(run, top, np.iinfo(np.int32).max).min())
+                else:
+                    b = self._fair_block(run, top)
+                    if b is None:                        # released a block's barrier: look again
+                        continue
+                g = np.flatnonzero(run & (top == b))
+                self.waited[g] = 0
+                return b, g
             blocked = self.blocked()
             if not blocked.any():
                 return None
             self.collectives.release(blocked, self.wait_at, self.arrived)
+
+    def _fair_block(self, run: np.ndarray, top: np.ndarray) -> int | None:
+        """The lowest block of the warps not waiting in a repeating loop, unless a runnable
+        warp has starved for STARVE_STEPS (its block then); None after releasing barriers."""
+        self.waited[run] += 1
+        waiting = run & self.waiting_pc[top]
+        busy = run & ~waiting
+        if (not busy.any() or self.steps - self._released_at >= STARVE_STEPS) and self._release_ready():
+            return None
+        starved = run & (self.waited > STARVE_STEPS)
+        if starved.any():
+            return int(top[int(np.argmax(np.where(starved, self.waited, -1)))])
+        pick = busy if busy.any() else run
+        return int(np.where(pick, top, np.iinfo(np.int32).max).min())
+
+    def _release_ready(self) -> bool:
+        """Release the barrier of every block whose unfinished warps all wait at it with all their
+        live threads (blocks at a grid barrier wait for the whole grid); whether any was."""
+        self._released_at = self.steps
+        blocked = self.blocked()
+        if not blocked.any():
+            return False
+        w = np.flatnonzero(blocked)
+        if self.grid_barriers is not None:
+            w = w[~np.isin(self.wait_at[w], self.grid_barriers)]
+        whole = (self.arrived[w] | self.stacks.lanes_at(w, self.exit_only)) == self.stacks.live_mask(w, self.launched)
+        cta = w // self.wpc
+        alive = np.bincount(np.flatnonzero(self.stacks.depth > 0) // self.wpc, minlength=self.nctas)
+        ready = np.bincount(cta[whole], minlength=self.nctas)
+        first = np.full(self.nctas, -1, np.int64)
+        first[cta[::-1]] = self.wait_at[w][::-1]
+        one = np.ones(self.nctas, bool)
+        one[cta[self.wait_at[w] != first[cta]]] = False     # one barrier per block (else: the full release's error)
+        done = (ready == alive) & (alive > 0) & one
+        sel = w[whole & done[cta]]
+        if not len(sel):
+            return False
+        mask = np.zeros(self.nwarps, bool)
+        mask[sel] = True
+        self.collectives.release(mask, self.wait_at, self.arrived)
+        return True
 
     def run(self) -> None:
         while True:
@@ -273,16 +343,41 @@ class BatchExecutor:
         self.span_w0 = w0
         full = nspan == len(g) and bool((masks == FULL_MASK).all())
         self.state.span(w0 * 32, (w0 + nspan) * 32, None if full else unpack_lanes(span_masks))
+        watch = self.watch
+        own = False
+        if watch is not None:
+            own = self.record is None            # the watchdog reads the step's accesses
+            if own:
+                self.record = StepRecord(b, g, masks)
+            watch.before(b, g, masks)
         for op in blk.ops:
             op.run(self)
         self.counters.add_block(b, len(g), int(np.bitwise_count(masks).sum()))
         self.steps += 1
         self.warp_steps += len(g)
-        if self.steps > self.step_budget or self.warp_steps > WARP_STEPS_PER_STEP * self.step_budget:
-            self.fail_budget(b)
+        if self.step_budget is not None and (self.steps > self.step_budget or
+                                             self.warp_steps > budget.WARP_STEPS_PER_STEP * self.step_budget):
+            raise budget.budget_error(self, b)
+        if not self.steps % budget.CHECK_EVERY_STEPS:
+            self._every_few_steps(b)
+        self._terminate(blk, g, masks)
+        if watch is not None:
+            rec = self.record
+            if own:
+                self.record = None
+            watch.after(b, g, blk, rec)
+            if watch.gave_up:                   # walking more memory than it can watch: progressing
+                self.watch = None
+                self._watch_again = 2 * self.steps
+
+    def _every_few_steps(self, b: int) -> None:
+        """Progress, the time limit, and the watchdog's start (module docstring, budget.py)."""
         if self.on_steps is not None and not self.steps & 1023:
             self.on_steps(self)
-        self._terminate(blk, g, masks)
+        if self.deadline is not None and self.deadline.passed():
+            raise budget.time_limit_error(self.kernel_name, self.deadline.seconds, self, b)
+        if self.watch is None and self.detect and self.steps >= max(OBSERVE_AFTER_STEPS, self._watch_again):
+            self.watch = Watchdog(self)
 
     def _terminate(self, blk, g, masks) -> None:
         stacks = self.stacks
@@ -330,9 +425,17 @@ class BatchExecutor:
             self.stacks.yield_to_sibling(g[short], self.arrived)
 
     # ------------------------------------------------------------------ errors
-    def _where(self, lane: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    def lane_coords(self, lane: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+        """(block, thread) coordinates of batch lane `lane`."""
         block = self.first_block + lane // (self.wpc * 32)
         return self.geo.block_coords(block), self.geo.thread_coords(lane % (self.wpc * 32))
+
+    _where = lane_coords
+
+    def block_source(self, block: int) -> str:
+        """The source line where basic block `block` starts, or its PTX block number."""
+        blk = self.dk.blocks[block]
+        return self.source(blk.first) if blk.last > blk.first else f"PTX block {block}"
 
     def source(self, index: int) -> str:
         info = self.dk.infos[index]
@@ -388,6 +491,8 @@ class BatchExecutor:
                                  "(gpusim's call-depth limit, isa.recursion.MAX_CALL_DEPTH; a GPU's limit is "
                                  "cudaLimitStackSize bytes of stack per thread)")
 
-    def fail_budget(self, b: int) -> None:
-        from gpusim.functional.budget import budget_error
-        raise budget_error(self, b)
+    def fail_no_progress(self, dog, warps: np.ndarray) -> None:
+        raise budget.no_progress_error(self, dog, warps)
+
+    def fail_wraparound(self, drift, warps: np.ndarray) -> None:
+        raise budget.wraparound_error(self, drift, warps)

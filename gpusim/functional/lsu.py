@@ -280,8 +280,11 @@ class LoadStoreUnit:
 
 def apply_in_lane_order(view: np.ndarray, idx: np.ndarray, operands: list, combine) -> np.ndarray:
     """Apply `view[idx[k]] = combine(view[idx[k]], *operands[k])` for k in order and
-    return the old values, vectorized in rounds of distinct addresses."""
+    return the old values, vectorized in rounds of distinct addresses (integer additions,
+    `np.add`, at once: each lane's old value is its address's value plus the lanes before it)."""
     n = len(idx)
+    if combine is np.add and n > 1 and view.dtype.kind in "iu":
+        return _add_in_lane_order(view, idx, operands[0].astype(view.dtype, copy=False))
     old = np.empty(n, view.dtype)
     remaining = np.arange(n)
     while len(remaining):
@@ -295,4 +298,20 @@ def apply_in_lane_order(view: np.ndarray, idx: np.ndarray, operands: list, combi
         keep = np.ones(len(remaining), bool)
         keep[first] = False
         remaining = remaining[keep]
+    return old
+
+
+def _add_in_lane_order(view: np.ndarray, idx: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Integer atomic additions in lane order (modular, so any grouping gives the same sums)."""
+    order = np.argsort(idx, kind="stable")
+    si, sv = idx[order], v[order]
+    starts = np.flatnonzero(np.r_[True, si[1:] != si[:-1]])
+    ends = np.r_[starts[1:], len(si)]
+    incl = np.cumsum(sv, dtype=view.dtype)
+    excl = incl - sv                                   # sum of the lanes before, over all addresses
+    group = np.repeat(np.arange(len(starts)), ends - starts)
+    base = view[si[starts]]
+    old = np.empty(len(idx), view.dtype)
+    old[order] = base[group] + (excl - excl[starts][group])
+    view[si[starts]] = base + (incl[ends - 1] - excl[starts])
     return old

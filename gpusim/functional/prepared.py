@@ -90,8 +90,9 @@ class PreparedLaunch:
             from gpusim.frontend.cg import check_cooperative_launch
             check_cooperative_launch(self)
         self.sanitizer = None                 # gpusim.sanitizer.Sanitizer: hooks every batch when set
-        from gpusim.functional.budget import default_step_budget
-        self.step_budget = default_step_budget(self.args, self.geometry.nblocks * self.geometry.threads_per_block)
+        self.step_budget: int | None = None   # the caller's max_steps per batch (budget.py), or None
+        self.deadline = None                  # budget.Deadline: the caller's wall-clock limit, or None
+        self.detect = True                    # stop batches that can make no more progress (watchdog.py)
         self.on_steps = None                  # callable(executor) every 1024 steps of a batch (progress), or None
 
     def batch(self, first_block: int, nblocks: int, *, max_steps: int | None = None) -> BatchExecutor:
@@ -100,7 +101,8 @@ class PreparedLaunch:
                           self.block_shared_bytes, self.layout.local_bytes, self.counters, self.name,
                           sm_count=getattr(self.spec, "sm_count", 1),
                           step_budget=self.step_budget if max_steps is None else max_steps,
-                          shared_banks=(self.spec.sm.shared_banks, self.spec.sm.shared_bank_width_bytes))
+                          shared_banks=(self.spec.sm.shared_banks, self.spec.sm.shared_bank_width_bytes),
+                          deadline=self.deadline, detect=self.detect)
         x.on_steps = self.on_steps
         if self.sanitizer is not None:
             self.sanitizer.attach(x)

@@ -19,7 +19,7 @@ warps taking a step together.
 Differences from Volta+ independent thread scheduling (ITS): on Volta and later a
 warp's diverged paths may interleave and reconverge only where the compiler places
 `BSYNC`/`__syncwarp`, so intra-warp producer/consumer spin loops make progress there
-and would loop forever here (the executor's step budget reports that). For programs
+and would loop forever here (the watchdog reports that: `watchdog.py`). For programs
 whose result does not depend on the interleaving of a warp's diverged paths (every
 data-race-free program using `__syncthreads`/`__syncwarp` correctly) the results are
 identical; the counts of executed warp instructions equal those of a stack machine

@@ -108,6 +108,9 @@ def timing_lines(m: dict) -> list[str]:
         if bound:
             s += "   bound: " + ", ".join(bound)
         out.append(s)
+    note = m.get("timing__sampling_note")
+    if note:                                        # what sampled timing could not see (timing/extrapolation.py)
+        out.append(f"sampling: {note}")
     stalls = {k: float(v) for k, v in m.items() if "stall" in k and isinstance(v, (int, float)) and v > 0}
     if stalls:
         total = sum(stalls.values())

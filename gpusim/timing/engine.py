@@ -20,6 +20,7 @@ Deterministic: SimPy orders events by (time, priority, insertion); nothing reads
 """
 from __future__ import annotations
 
+import dataclasses
 import gc
 import math
 from contextlib import contextmanager
@@ -115,9 +116,19 @@ class TimingStats:
 class TimingEngine(Extrapolation):
     def __init__(self, prepared, options: TimingOptions = TimingOptions(), source=TraceSource):
         """`source` makes the functional trace source (TraceSource's signature): gpusim.sweep
-        passes one that records the streams, or replays recorded ones."""
+        passes one that records the streams, or replays recorded ones. In 'auto' mode a sample
+        that cannot see a reuse distance its L2 hit rate depends on (extrapolation.py,
+        `reuse_note`) is given up for full simulation where that is affordable."""
+        self.footprint = None
+        self.fallback = ""
         with rare_full_collections():          # building allocates the L1s' sets and the first blocks' streams
             self._build(prepared, options, source)
+            note = self.reuse_note(ran=False)
+            if note and options.mode == "auto" and source is TraceSource and self.full_affordable():
+                trace = self.trace                 # its blocks already ran: the full run goes on from them
+                self.footprint = None
+                self._build(prepared, dataclasses.replace(options, mode="full"), lambda *a, **k: trace.reuse(*a, **k))
+                self.fallback = note + ": simulated in full instead"
 
     def _build(self, prepared, options: TimingOptions, source) -> None:
         from gpusim.timing.memory import L1Cache, MemorySystem
@@ -201,6 +212,7 @@ class TimingEngine(Extrapolation):
         fp = shared_footprint(prepared.marshalled.arrays, first, self.p.geometry.nblocks,
                               l2.sectors_per_line, distinct)
         if fp is not None:
+            self.footprint = fp
             self.memory.warm_shared(fp)
             nblocks, position = self.p.geometry.nblocks, self.memory.block_position
             for sm in self.sms:
@@ -229,7 +241,7 @@ class TimingEngine(Extrapolation):
         (at least one) when their functional execution would exceed `functional_budget`."""
         first = self.trace.peek(0)
         ptx_len = [b.last - b.first for b in self.p.decoded.blocks]
-        ptx_work = sum(ptx_len[v[0]] for st in first for v in st.visits)
+        ptx_work = self.block_ptx_work = sum(ptx_len[v[0]] for st in first for v in st.visits)
         cost = self.issue.cost
         sass_work = sum(cost.get(v[0], 0) for st in first for v in st.visits)
         blocks = self.blocks_share
@@ -351,7 +363,10 @@ class TimingEngine(Extrapolation):
                                        for r, a in stalls.items()}
         m["gpusim__sass_unplaced_accesses.sum"] = self.issue.dropped * scale
         m["timing__loop_sampled_fraction"] = kept[0] / (kept[0] + skipped[0]) if kept[0] + skipped[0] else 1.0
-        m["timing__sampling_error_pct"] = self._sampling_error(cycles)
+        m["timing__sampling_error_pct"], m["timing__sampling_dram_error_pct"] = self._sampling_errors(cycles, m)
+        note = self.reuse_note(dram_bytes=m.get("dram__bytes_read.sum", 0.0) + m.get("dram__bytes_write.sum", 0.0))
+        m["timing__sampling_note"] = self.fallback or (note and note + "; the error estimates cover either way "
+                                                       "(mode='full' simulates every block)")
         return m
 
     def _l1_counters(self, scale: float) -> dict:

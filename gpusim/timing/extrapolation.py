@@ -9,10 +9,31 @@ The engine (`engine.py`) times a subset of the SMs over a subset of their blocks
   per block after the first wave; never less than the simulated SMs' share of the DRAM
   moving the extrapolated DRAM bytes (`_dram_floor_cycles`);
 - a standard error of that extrapolation (`_sampling_error`,
-  `timing__sampling_error_pct`), from the spread of the simulated blocks' durations.
+  `timing__sampling_error_pct`), from the spread of the simulated blocks' durations;
+- what the sample cannot see (`reuse_note`): where the L2 hit rate of data that blocks
+  far apart in the grid share depends on whether its reuse distance fits the L2, the
+  sampled SMs (which do not run those blocks together) rely on an estimate of the whole
+  L2 (`memory/warming.py`) that cannot tell a random walk (Che's approximation) from an
+  in-order one (LRU: all or nothing at the capacity knee). The line touches whose hit or
+  miss the two disagree on, times the line size, bound the DRAM bytes the sample may have
+  wrong (`timing__sampling_dram_error_pct` adds them to the statistical error); their
+  transfer time at the DRAM's peak bounds the time it may have wrong (added to
+  `timing__sampling_error_pct`). When they exceed `UNCERTAIN_SHARE` of the grid's line
+  touches (or, after the run, `UNCERTAIN_DRAM_SHARE` of its DRAM bytes),
+  `timing__sampling_note` says so, and in 'auto' mode a launch of at most
+  `FULL_FALLBACK_WARPS` warps and `functional_budget` PTX warp instructions is simulated in
+  full instead (`engine.TimingEngine`);
+- the memory system scaled to the sampled SMs' share (fewer L2 slices and DRAM channels
+  queue differently from the whole): not derived but measured, `SCALING_TIME_PCT` and
+  `SCALING_DRAM_PCT` times the share of SMs not simulated, the largest differences of
+  sampled to full simulation over benchmarks/sampling_error.py's programs (time up to
+  3.7%, DRAM bytes up to 0.8%), rounded up.
+Every estimate is a percentage of the sampled prediction. Measured against full simulation:
+benchmarks/sampling_error.py (results in benchmarks/results/sampling_error.json).
 
 A mixin of `engine.TimingEngine`: it reads the engine's `sms`, `stats`, `memory`, `issue`,
-`spec`, `blocks_simulated`, `blocks_share`, `wave_blocks` and `sms_simulated`.
+`spec`, `opt`, `blocks_simulated`, `blocks_share`, `wave_blocks`, `sms_simulated`,
+`block_ptx_work`, `footprint` and `fallback`.
 """
 from __future__ import annotations
 
@@ -21,8 +42,65 @@ import math
 import numpy as np
 
 
+UNCERTAIN_SHARE = 0.1           # share of the grid's line touches whose hit or miss the sample cannot tell
+FULL_FALLBACK_WARPS = 1 << 17    # 'auto' mode: such a launch is simulated in full up to this many warps
+UNCERTAIN_DRAM_SHARE = 0.25     # ... or of its DRAM bytes (after the run)
+SCALING_TIME_PCT = 5.0           # sampled mode: the scaled memory system's own error, time (module docstring)
+SCALING_DRAM_PCT = 2.0           # ... and DRAM bytes
+
+
 class Extrapolation:
     """Mixin of `TimingEngine` (module docstring)."""
+
+    def _reuse(self, ran: bool = True) -> tuple[float, float, int | None]:
+        """warming.reuse_uncertainty of the footprint; before the run (`ran` False) against
+        Che's estimate, as the share has fetched nothing yet."""
+        fp = self.footprint
+        if fp is None or self.mode != "sampled":
+            return 0.0, 0.0, None
+        h = self.spec.hbm
+        return fp.reuse_uncertainty(self.blocks_simulated / self.p.geometry.nblocks if ran else None,
+                                    h.access_granularity_bytes / self.spec.l2.line_bytes)
+
+    def reuse_note(self, ran: bool = True, dram_bytes: float | None = None) -> str:
+        """'' or a sentence: the sample cannot see a reuse distance (module docstring); after
+        the run also when the bytes it cannot tell are `UNCERTAIN_DRAM_SHARE` of `dram_bytes`."""
+        unsure, total, region = self._reuse(ran)
+        if region is None:
+            return ""
+        if unsure < UNCERTAIN_SHARE * max(total, 1.0) and not (
+                dram_bytes and unsure * self.spec.l2.line_bytes >= UNCERTAIN_DRAM_SHARE * dram_bytes):
+            return ""
+        spec = self.spec
+        l2_mb = spec.l2.size_bytes / 1e6
+        what = self.footprint.describe_region(region, spec.l2.line_bytes)
+        return (f"{100 * unsure / total:.0f}% of the line touches are re-reads of {what}, whose L2 hits depend on "
+                f"whether its reuse distance fits the {l2_mb:,.1f} MB L2, which a sample of {self.sms_simulated} SMs "
+                "cannot see")
+
+    def full_affordable(self) -> bool:
+        """Whether simulating every block stays within FULL_FALLBACK_WARPS warps and the
+        functional budget (PTX warp instructions, estimated from block 0)."""
+        geo = self.p.geometry
+        budget = self.opt.functional_budget
+        return (geo.nblocks * geo.warps_per_block <= FULL_FALLBACK_WARPS
+                and (budget is None or self.block_ptx_work * geo.nblocks <= budget))
+
+    def _sampling_errors(self, cycles: float, m: dict) -> tuple[float, float]:
+        """(time, DRAM bytes) error estimates in percent: the statistical one of `_sampling_error`
+        plus what the sample cannot see of the L2's reuse (module docstring)."""
+        stat = self._sampling_error(cycles)
+        if self.mode != "sampled":
+            return stat, stat
+        scaled = 1.0 - self.sms_simulated / self.spec.sm_count        # 0 when every SM is simulated
+        t_err, d_err = stat + SCALING_TIME_PCT * scaled, stat + SCALING_DRAM_PCT * scaled
+        unsure = self._reuse()[0] * self.spec.l2.line_bytes
+        if not unsure:
+            return t_err, d_err
+        dram = m.get("dram__bytes_read.sum", 0.0) + m.get("dram__bytes_write.sum", 0.0)
+        t_ns = m["gpu__time_duration.sum"]
+        bytes_per_ns = self.spec.hbm_bytes_per_cycle / self.spec.cycle_ns
+        return t_err + 100.0 * unsure / bytes_per_ns / t_ns, d_err + 100.0 * unsure / max(dram, 1.0)
 
     def _loop_stretch(self, sm) -> float:
         """Cycles loop sampling left out on `sm`: the SASS instructions left out, issued at the

@@ -119,12 +119,12 @@ class Residency:
                 self._grow()
             k = self._free_rows.pop()
             w = Warp(s, cta, s.warp_in_block // nsp, self.next_age, sp, k, self.WF[k], self.WI[k], self._flat)
-            self._warps[k] = w
             if s.local_sectors:                     # local memory is per resident warp slot, reused by later blocks
                 w.local_delta = np.uint64((frames + s.warp_in_block - s.gid) * s.local_sectors % (1 << 64))
             self.next_age += 1
             cta.warps.append(w)
-            v0, vn = self._load_visits(w)
+            v0, vn = self._load_visits(w)    # may compact the pools: only over the warps already in rows
+            self._warps[k] = w                # (row k still holds the visit range of its last warp)
             L.add_warp(k, sp, float(t0), v0, vn, self.WF, self.WI, self.SPF, self.SPI)
             self._next_visit(w, t0)
         cta.live = len(cta.warps)

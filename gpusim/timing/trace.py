@@ -51,6 +51,17 @@ class TraceSource:
         self.execute_skipped = execute_skipped             # seek(): run the blocks passed over (exact outputs)
         self.run_stop: int | None = None                   # seek(): chunks end where the sampled run ends
 
+    def reuse(self, prepared, chunk_blocks: int, issue=None, execute_skipped: bool = True) -> "TraceSource":
+        """This source, for a new engine over the same launch (TraceSource's signature): the
+        blocks it already ran are not run again (their streams stay ready), the rest run in
+        order in chunks of `chunk_blocks`, converted by the new `issue`."""
+        assert prepared is self.p
+        self.chunk = max(1, chunk_blocks)
+        self.issue = issue
+        self.execute_skipped = execute_skipped
+        self.run_stop = None
+        return self
+
     def seek(self, b: int, length: int) -> None:
         """Go on at block `b`, the first of `length` consecutive blocks to time (sampled timing
         takes them from across the grid): the blocks before it that no chunk ran are executed

@@ -3,9 +3,10 @@ status, stdout and stderr (bad_inputs.py holds the kernels and `one_line`).
 
 Issue 11's findings and the tests that hold them:
 - default budget took 765 s for one spinning thread, minutes for a spin lock and 64x256:
-  test_step_budget.py (each stops in seconds, functional and timing, naming line and threads);
+  test_step_budget.py (each stops in seconds, functional and timing, naming line and threads;
+  since issue 24 by lack of progress, with no default budget);
 - `max_steps` ignored with timing=True: test_timing_mode_honours_max_steps; no budget option
-  in `gpusim run`: test_run_max_steps_stops_a_spinning_file_with_exit_10;
+  in `gpusim run`: test_run_max_steps_stops_a_long_file_with_exit_10;
 - `--set sm.count=1e6` / 1e30 (OverflowError with --functional): test_spec_values.py;
 - the largest legal grid starts silently: test_largest_legal_grid_is_refused_at_once_with_an_estimate;
 - UnsupportedCall / PtxSyntaxError outside GpusimError, exit 1, "cannot link

@@ -116,6 +116,23 @@ def test_progress_line_is_drawn_on_a_terminal(monkeypatch):
     assert "spin: functional 0/1 blocks (0%), batch at step 4,096 of 10,008" in tty.getvalue()
 
 
+def test_progress_line_of_a_long_batch_without_a_budget_counts_its_steps(monkeypatch):
+    from gpusim.api import Progress
+    from gpusim.cli import progress
+    monkeypatch.setattr(progress, "DELAY_S", 0.0)
+    tty = Tty()
+    ProgressLine("csr", tty)(Progress("csr", "timing", 3, 8, steps=2_000_000))
+    assert "csr: timing 3/8 blocks (37%), batch at step 2,000,000, " in tty.getvalue()
+
+
+def test_a_long_kernel_reports_its_steps_while_it_runs():
+    from test_step_budget import count_to
+    seen = []
+    gpusim.launch(count_to, 1, 1, (np.array([30000]), np.zeros(1, np.int64)), progress=seen.append)
+    steps = [p.steps for p in seen if p.steps]
+    assert steps[:2] == [1024, 2048] and all(p.step_budget == 0 for p in seen)
+
+
 def test_no_progress_when_stderr_is_piped(run_cli):
     code, _, err = run_cli("run", "vector_add", "--functional")
     assert code == 0 and not ProgressLine.wanted(io.StringIO()) and "\r" not in err

@@ -99,7 +99,10 @@ def test_dram_read_bytes_within_5_percent_on_average(comparison):
 
 
 def test_sampling_error_estimates_stay_below_10_percent(comparison):
+    # where the sample sees every reuse distance; the two 67 MB B strips of the large matmuls
+    # sit at the H200 L2's capacity knee, so their notes say why their estimates are wider
     assert comparison[1]["sampling_error_max_pct"] <= 10.0
+    assert set(comparison[1]["sampling_noted"]) <= {"matmul_naive/large", "matmul_tiled/large"}
 
 
 @pytest.mark.parametrize("family", [

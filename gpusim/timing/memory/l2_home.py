@@ -71,6 +71,7 @@ class HomeSlice:
             return ts
         hbm = self.hbm
         bsh, bmask = hbm.burst_shift, hbm.sectors_per_burst - 1
+        fp = self.footprint
         latest = ts
         for idx in range(i, j):
             s = lst[idx]
@@ -80,6 +81,8 @@ class HomeSlice:
             if not valid:
                 misses += 1
                 r = hbm.read_burst(ts, s >> bsh)
+                if fp is not None:                  # what the sampled share fetched (warming.reuse_uncertainty)
+                    fp.count_dram(s // spl)
                 base = (k >> bsh) << bsh            # fill every sector of the burst not wholly valid
                 for kk in range(base, base + bmask + 1):
                     if ent[kk] is None:

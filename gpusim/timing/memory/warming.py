@@ -54,6 +54,7 @@ outside the array arguments (local memory, constants).
 """
 from __future__ import annotations
 
+import bisect
 import math
 
 import numpy as np
@@ -80,7 +81,9 @@ class SharedFootprint:
         self.regular = (np.zeros(len(self.starts), dtype=bool) if regular is None
                         else np.asarray(regular, dtype=bool))
         self.capacity_lines = float(capacity_lines)
+        self.dram = np.zeros(len(self.starts))                 # DRAM bursts the simulated share read, per region
         self.window = self._window()                           # w, at most 1
+        self._start_list, self._end_list = self.starts.tolist(), self.ends.tolist()
         self._list = list(zip(self.starts.tolist(), self.ends.tolist(),
                               np.maximum(self.sharing - 1.0, 0.0).tolist(),
                               (1.0 / self.sharing).tolist(), self.regular.tolist()))
@@ -113,6 +116,55 @@ class SharedFootprint:
             else:
                 lo = mid
         return lo
+
+    def count_dram(self, line: int) -> None:
+        """The simulated share read a DRAM burst of `line`: per region, for `reuse_uncertainty`."""
+        r = bisect.bisect_right(self._start_list, line) - 1
+        if r >= 0 and line < self._end_list[r]:
+            self.dram[r] += 1
+
+    def reuse_uncertainty(self, simulated_share: float | None, lines_per_burst: float) \
+            -> tuple[float, float, int | None]:
+        """How much of the re-touch traffic the sample cannot pin down: (line touches whose
+        hit or miss it cannot tell, all line touches of the grid, the region most affected).
+        Whether the grid walks a shared region at random (Che's approximation) or in order
+        (LRU holds a line exactly when its reuse distance fits the L2) is a guess from the
+        sample's block gaps (`regular`), and near the capacity knee the two differ by up to
+        every re-touch (a 16 MB array read four times by the grid in order with a 16 MB L2:
+        every read misses under LRU, Che gives a third of them hits). The blocks that share a
+        line are not simulated together, so the sample cannot check the guess: per region,
+        the hit fraction the simulated share achieved (1 - the lines its DRAM bursts fetched,
+        `dram` times `lines_per_burst`, over its touches, the grid's times `simulated_share`;
+        before the run, None: the estimate it uses) is compared with both estimates, and the
+        larger difference counts."""
+        shared = self.sharing >= SHARED_MIN
+        if not shared.any():
+            return 0.0, float(self.touches.sum()), None
+        walk = SharedFootprint(self.starts, self.ends, self.touches, self.capacity_lines, regular=shared).window
+        rand = SharedFootprint(self.starts, self.ends, self.touches, self.capacity_lines, regular=None).window
+        extra = np.maximum(self.sharing - 1.0, 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            before = np.where(extra > 0, rand + np.expm1(-extra * rand) / np.where(extra > 0, extra, 1.0), 0.0)
+        che = before + (1.0 - rand) * -np.expm1(-extra * rand)          # mean over tau of 1 - exp(-a min(tau, w))
+        gap = 1.0 / self.sharing
+        cyclic = np.where(gap <= walk, 1.0 - gap, 0.0)                    # mean over tau of [gap <= min(tau, w')]
+        if simulated_share is None:                # before the run: the share will do as the estimate it uses
+            simulated = np.where(self.regular, cyclic, che)
+        else:
+            sim_touches = self.touches * simulated_share
+            with np.errstate(divide="ignore", invalid="ignore"):
+                simulated = np.where(sim_touches > 0, 1.0 - self.dram * lines_per_burst / np.maximum(sim_touches, 1e-9),
+                                     np.where(self.regular, cyclic, che))
+            simulated = np.clip(simulated, 0.0, 1.0)
+        off = np.maximum(np.abs(simulated - che), np.abs(simulated - cyclic))
+        unsure = np.where(shared, self.touches * np.minimum(off, 1.0), 0.0)
+        worst = int(np.argmax(unsure)) if unsure.max() > 0 else None
+        return float(unsure.sum()), float(self.touches.sum()), worst
+
+    def describe_region(self, r: int, line_bytes: int) -> str:
+        """'a 4.2 MB region read 4 times across the grid'"""
+        size = self.lines[r] * line_bytes / 1e6
+        return f"a {size:,.1f} MB region touched by {self.sharing[r]:.1f} blocks per line across the grid"
 
     def probability(self, line: int, tau: float) -> float:
         """Whether the whole L2 holds `line` at grid position `tau`, as a probability."""

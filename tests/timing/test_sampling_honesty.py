@@ -1,0 +1,77 @@
+"""Sampled timing says how far to trust it: its error estimates cover the difference to full
+simulation, across an L2 capacity sweep too, and where its sample cannot see a reuse distance
+the L2 hit rate depends on it says so, and 'auto' mode simulates in full instead
+(gpusim/timing/extrapolation.py, memory/warming.py; the wider comparison is
+benchmarks/sampling_error.py)."""
+import numpy as np
+import pytest
+from numba import cuda
+
+import gpusim
+import programs
+from gpusim.specs.overrides import resolve
+from gpusim.timing.engine import TimingOptions
+
+MIB = 1 << 20
+
+
+def reread(a, out, n):
+    i = cuda.grid(1)                      # the grid reads `a` four times, in order
+    if i < 4 * n:
+        v = a[i % n]
+        if v < -1.0:
+            out[0] = v
+
+
+def reread_launch(l2_mib: float, mode: str):
+    n = MIB // 4                          # a 1 MiB working set
+    r = gpusim.launch(reread, (4 * n + 255) // 256, 256, (np.ones(n, np.float32), np.zeros(1, np.float32), n),
+                      gpu=resolve("h100", [f"l2.size_bytes={int(l2_mib * MIB)}"]), timing=True,
+                      timing_options=TimingOptions(mode=mode, functional="sampled"))
+    return r.metrics
+
+
+def dram(m):
+    return m["dram__bytes_read.sum"] + m["dram__bytes_write.sum"]
+
+
+def covered(sampled, full):
+    """Full simulation within the sampled run's estimates (percentages of its prediction)."""
+    t = abs(full["gpu__time_duration.sum"] / sampled["gpu__time_duration.sum"] - 1) * 100
+    d = abs(dram(full) / dram(sampled) - 1) * 100
+    return (t <= sampled["timing__sampling_error_pct"] and d <= sampled["timing__sampling_dram_error_pct"]), (t, d)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("l2_mib", [0.5, 1, 2])
+def test_the_error_estimates_cover_full_simulation_across_an_l2_capacity_sweep(l2_mib):
+    # 4 reads of 1 MiB: every read misses with an L2 at or below the working set (LRU over an
+    # in-order walk), only the first with a larger one; the sample sees neither reuse
+    sampled, full = reread_launch(l2_mib, "sampled"), reread_launch(l2_mib, "full")
+    ok, (t, d) = covered(sampled, full)
+    assert ok, f"time {t:.1f}% vs {sampled['timing__sampling_error_pct']:.1f}%, DRAM {d:.1f}% vs " \
+               f"{sampled['timing__sampling_dram_error_pct']:.1f}%"
+
+
+@pytest.mark.slow
+def test_auto_mode_names_a_reuse_distance_the_sample_cannot_see_and_simulates_in_full():
+    auto, full = reread_launch(1, "auto"), reread_launch(1, "full")
+    assert auto["timing__mode"] == "full" and dram(auto) == dram(full)
+    note = auto["timing__sampling_note"]
+    assert "re-reads of a 1.0 MB region touched by 4.0 blocks per line" in note
+    assert "whether its reuse distance fits the 1.0 MB L2" in note and note.endswith("simulated in full instead")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, params", [("vector_add", {"n": 1 << 20}), ("transpose_naive", {"rows": 1024,
+                                                                                              "cols": 1024})])
+def test_the_error_estimates_cover_full_simulation_of_streaming_programs(name, params):
+    c = programs.get(name).case(params)
+
+    def run(mode):
+        return gpusim.launch(c.kernel, c.grid, c.block, c.args, gpu="h100", shared_bytes=c.shared_bytes, timing=True,
+                             timing_options=TimingOptions(mode=mode, functional="sampled")).metrics
+
+    sampled, full = run("sampled"), run("full")
+    ok, (t, d) = covered(sampled, full)
+    assert ok and sampled["timing__sampling_note"] == "", (t, d, sampled["timing__sampling_error_pct"])
