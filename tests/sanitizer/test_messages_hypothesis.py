@@ -3,10 +3,10 @@ flags and fences (`messages.py`): correctly synchronised ones report nothing and
 right values; ones missing a fence, an atomic flag or a barrier report exactly the racy
 loads (and plain flag stores) the memory model's oracle predicts."""
 import pytest
+from hypothesis import strategies as st
 from hypothesis import HealthCheck, Phase, given, settings
 
 import gpusim
-from gpusim.errors import StepBudgetExceeded
 from messages import Plan, plans
 
 SETTINGS = settings(max_examples=40, derandomize=True, database=None, deadline=None,
@@ -58,12 +58,21 @@ def test_any_plan_between_warps_and_blocks_reports_what_the_oracle_predicts(p):
     assert got == p.expected() and p.outputs_ok(out)
 
 
-@pytest.mark.xfail(reason="needs forward progress between warps (branch progress)", strict=True,
-                   raises=StepBudgetExceeded)
+def one_thread_a_warp(p) -> bool:
+    """Whether no two threads that send or receive a message share a warp."""
+    threads = {t for m in p.messages for t in (m.writer, m.reader)}
+    return len({t // 32 for t in threads}) == len(threads)
+
+
 @settings(max_examples=3, derandomize=True, database=None, deadline=None, phases=(Phase.generate,),
           suppress_health_check=list(HealthCheck))
-@given(plans(within_blocks=True).filter(lambda p: any(m.reader // p.block == m.writer // p.block
-                                                      for m in p.messages)))
+@given(plans(within_blocks=True, block=st.just(64)).filter(
+    lambda p: any(m.reader // p.block == m.writer // p.block for m in p.messages)
+    and one_thread_a_warp(p)))
 def test_a_reader_spinning_before_its_blocks_writer_gets_the_message(p):
+    """Between warps of one block: Volta's forward progress lets the writer's warp run while
+    the reader's spins. Within one warp gpusim runs diverged paths one after the other
+    (DEVIATIONS.md, reconvergence), so plans with two messaging threads in one warp are left
+    out here."""
     got, out = run(p)
     assert got == p.expected() and p.outputs_ok(out)
