@@ -16,7 +16,10 @@ one as a single `error: ...` line and exits with the class's `exit_code`:
     8   MemoryAccessError: an out-of-bounds or misaligned access
     9   BarrierError: a barrier some threads can never reach, a non-converged collective
     10  StepBudgetExceeded: the kernel did not finish within its step budget (an endless loop)
-    130 interrupted (Ctrl-C)
+    11  OutputError: a file gpusim was asked to write cannot be written (a missing folder, a
+        directory where a file was asked for, no permission, a full disk)
+    12  WorkerLost: a worker process of a sweep died (killed, out of memory)
+    130 interrupted (Ctrl-C); 143 terminated (SIGTERM)
 
 The `isa` layer's errors (`isa.errors`) cannot derive from these (isa never imports
 gpusim); `from_isa` turns one into the gpusim class of the same name, which derives from
@@ -93,6 +96,21 @@ class BarrierError(KernelError):
 class StepBudgetExceeded(KernelError):
     """The kernel ran past its step budget: a loop that never ends (names the lines and threads)."""
     exit_code = 10
+
+
+class OutputError(GpusimError):
+    """A file gpusim was asked to write (--out, --trace, --plot, --html) cannot be written."""
+    exit_code = 11
+
+
+class WorkerLost(GpusimError):
+    """A worker process of a sweep died while running a point (killed, out of memory)."""
+    exit_code = 12
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread by the `gpusim` command's handler (exit 143); a
+    KeyboardInterrupt, so whatever stops cleanly on Ctrl-C stops so on SIGTERM too."""
 
 
 _FROM_ISA = ((_isa.PtxSyntaxError, PtxSyntaxError), (_isa.UnsupportedCall, UnsupportedCall),

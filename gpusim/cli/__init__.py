@@ -11,7 +11,8 @@ Exit status (`EXIT_CODES`, printed by `gpusim --help`): 0 on success; 1 when a s
 output differs from its numpy reference (`gpusim check`: hazards found); 2 for a bad
 command line (unknown program, size or parameter); 3-10 for each class of
 `gpusim.errors.GpusimError` (a GPU spec, a launch, an unsupported kernel, a fault, a
-kernel that does not finish; see gpusim/errors.py); 130 when interrupted. Every error is
+kernel that does not finish, a file that cannot be written, a sweep worker that died; see
+gpusim/errors.py); 130 when interrupted, 143 on SIGTERM. Every error is
 printed as one `error: ...` line (`--traceback` for the trace).
 This package is the only part of gpusim that prints: `run.py` (the run command: source
 views, pictures, traces), `commands.py` (list, presets, collective); this module parses
@@ -21,10 +22,13 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import signal
 import sys
+import threading
 import traceback
 from pathlib import Path
 
+from gpusim.errors import Terminated
 
 # Teaching order of the families whose members build on each other; other prefix
 # matches run in name order.
@@ -37,7 +41,7 @@ FAMILY_ORDER = {
 }
 
 EXIT_OK, EXIT_MISMATCH, EXIT_ERROR = 0, 1, 2
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 EXIT_CODES = (            # status, meaning: `gpusim --help` prints this table
     (0, "success"),
     (1, "a simulated output differs from its numpy reference (gpusim check: the tools found hazards)"),
@@ -50,7 +54,10 @@ EXIT_CODES = (            # status, meaning: `gpusim --help` prints this table
     (8, "MemoryAccessError: out-of-bounds or misaligned access"),
     (9, "BarrierError: a barrier not all threads reach, a non-converged warp collective"),
     (10, "StepBudgetExceeded: the kernel did not finish within its step budget (--max-steps)"),
-    (130, "interrupted"),
+    (11, "OutputError: a file to write (--out, --trace, --plot, --html) cannot be: missing folder, full disk, ..."),
+    (12, "WorkerLost: a sweep's worker process died (killed, out of memory); its finished points are kept"),
+    (130, "interrupted (Ctrl-C)"),
+    (143, "terminated (SIGTERM)"),
 )
 
 
@@ -201,15 +208,36 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as e:                      # --help, --version, usage errors: argparse printed them
         return int(e.code or 0) if not isinstance(e.code, str) else EXIT_ERROR
+    previous = _on_sigterm()
     try:
         return args.func(args)
-    except KeyboardInterrupt:
-        sys.stderr.write("\ninterrupted\n")
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as e:              # Ctrl-C, or SIGTERM (errors.Terminated): one line
+        terminated = isinstance(e, Terminated)
+        sys.stderr.write("\n" + (" ".join(str(e).split()) or ("terminated" if terminated else "interrupted")) + "\n")
+        return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
     except Exception as e:
         if not is_user_error(e):
             raise
         return report_error(e, args.traceback)
+    finally:
+        _restore_sigterm(previous)
+
+
+def _on_sigterm():
+    """While a command runs, SIGTERM raises errors.Terminated in the main thread (a
+    KeyboardInterrupt: a sweep stops as on Ctrl-C, keeping its points). The previous handler,
+    to restore; None where signals cannot be set (not the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(signum, frame):
+        raise Terminated()
+    return signal.signal(signal.SIGTERM, handler)
+
+
+def _restore_sigterm(previous) -> None:
+    if previous is not None:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def is_user_error(e: BaseException) -> bool:
@@ -227,7 +255,8 @@ def is_user_error(e: BaseException) -> bool:
 def report_error(e: BaseException, show_traceback: bool, prefix: str = "") -> int:
     if show_traceback:
         traceback.print_exception(e, file=sys.stderr)
-    msg = " ".join(str(e).split()) or type(e).__name__           # one line, whatever the message holds
+    text = "; ".join([str(e), *getattr(e, "__notes__", ())]) if str(e) else type(e).__name__
+    msg = " ".join(text.split())                                 # one line, whatever the message holds
     print(f"error: {prefix}{msg}", file=sys.stderr)
     return error_code(e)
 
