@@ -186,6 +186,8 @@ def build_parser() -> argparse.ArgumentParser:
     co.add_argument("--in-place", action="store_true",
                     help="NCCL's in-place call (one buffer per rank; default out of place, as nccl-tests "
                          "measures): a broadcast root then sends without copying into its own output")
+    co.add_argument("--yes", action="store_true",
+                    help="simulate more than 256 GPUs (minutes per size: refused otherwise, with an estimate)")
     co.add_argument("--json", action="store_true", help="one JSON object per size")
     co.add_argument("--plot", metavar="FILE", help="write busbw against size (PNG/SVG/PDF by extension)")
     co.set_defaults(func=_command("commands", "cmd_collective"))
