@@ -27,12 +27,37 @@ both, so `except isa.errors.UnsupportedCall` and `except GpusimError` both catch
 """
 from __future__ import annotations
 
+import importlib
+
 import isa.errors as _isa
 
 
 class GpusimError(Exception):
     """Base of every error gpusim raises for bad input."""
     exit_code = 3
+
+    def __reduce__(self):
+        """Pickled as its message and fields (a sweep's worker sends it to the parent): rebuilt
+        without calling `__init__` (KernelError's takes keywords), as the nearest class pickle
+        can find by name (`numba_errors.like` makes classes of the same name it cannot)."""
+        return _rebuild, (_importable(type(self)), self.args, dict(self.__dict__))
+
+
+def _importable(cls: type) -> type:
+    for c in cls.__mro__:
+        try:
+            if getattr(importlib.import_module(c.__module__), c.__qualname__, None) is c:
+                return c
+        except ImportError:                       # pragma: no cover - a class of a module gone
+            continue
+    return GpusimError
+
+
+def _rebuild(cls: type, args: tuple, state: dict) -> GpusimError:
+    err = cls.__new__(cls, *args)
+    BaseException.__init__(err, *args)
+    err.__dict__.update(state)
+    return err
 
 
 class ConfigError(GpusimError):

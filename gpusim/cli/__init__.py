@@ -245,7 +245,7 @@ def _restore_sigterm(previous) -> None:
 def is_user_error(e: BaseException) -> bool:
     from gpusim.errors import GpusimError
     from isa.errors import IsaError
-    if isinstance(e, (UsageError, GpusimError, IsaError)):
+    if isinstance(e, (UsageError, GpusimError, IsaError)) or raised_in_kernel(e):
         return True
     try:
         from numba.core.errors import NumbaError
@@ -254,10 +254,18 @@ def is_user_error(e: BaseException) -> bool:
     return isinstance(e, NumbaError)
 
 
+def raised_in_kernel(e: BaseException) -> str | None:
+    """The kernel that raised `e` (a `debug=True` kernel's own exception), or None."""
+    name = getattr(e, "gpusim_kernel", None)
+    return name if isinstance(name, str) else None
+
+
 def report_error(e: BaseException, show_traceback: bool, prefix: str = "") -> int:
     if show_traceback:
         traceback.print_exception(e, file=sys.stderr)
     text = "; ".join([str(e), *getattr(e, "__notes__", ())]) if str(e) else type(e).__name__
+    if raised_in_kernel(e):
+        text = f"kernel {raised_in_kernel(e)} raised {type(e).__name__}: {text}"
     msg = " ".join(text.split())                                 # one line, whatever the message holds
     print(f"error: {prefix}{msg}", file=sys.stderr)
     return error_code(e)
@@ -269,6 +277,9 @@ def error_code(e: BaseException) -> int:
     from isa.errors import IsaError
     if isinstance(e, CheckFailed):
         return EXIT_MISMATCH
+    if raised_in_kernel(e):
+        from gpusim.errors import KernelError
+        return KernelError.exit_code
     if isinstance(e, (GpusimError, IsaError)):
         return exit_code(e)
     if isinstance(e, UsageError):
@@ -296,6 +307,8 @@ def split_sets(items: list[str], members=()) -> tuple[list[str], list[str]]:
 def resolve(name: str):
     """PROGRAM argument -> (family name or None, [ProgramSpec, ...])."""
     import programs
+    if not name.strip():
+        raise UsageError(f"an empty program name ({name!r}); `gpusim list` shows the programs")
     if name.endswith(".py") or "/" in name or Path(name).is_file():
         try:
             return None, [programs.load_file(name)]

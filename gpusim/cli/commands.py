@@ -73,6 +73,9 @@ def cmd_collective(args) -> int:
         raise UsageError(f"--gpus must be at least 2, got {n}")
     sizes = parse_sizes(args.sizes)
     check_gpu_count(op, n, len(sizes), args.yes)
+    if args.plot:
+        from gpusim.sweep import check_writable
+        check_writable(args.plot, "--plot")
     results = []
     with Ticker(f"{op} over {n} GPUs") as tick:
         for i, size in enumerate(sizes):
@@ -96,8 +99,10 @@ def cmd_collective(args) -> int:
             print(line)
         print("# predicted by gpusim's interconnect model, not measured")
     if args.plot:
+        from gpusim.cli.run import writing
         from gpusim.collectives.plot import busbw_plot
-        busbw_plot(results, args.plot, f"{op}, {n} x {spec.name} (gpusim prediction)")
+        with writing("--plot", args.plot):
+            busbw_plot(results, args.plot, f"{op}, {n} x {spec.name} (gpusim prediction)")
         if not args.json:
             print(f"plot: {args.plot}")
     return EXIT_OK

@@ -122,8 +122,10 @@ def cmd_sweep(args) -> int:
     if args.out:
         print(f"table: {args.out} ({len(df)} rows, {len(df.columns)} columns)")
     if args.plot:
+        from gpusim.cli.run import writing
         from gpusim.viz.sweep import plot_sweep
-        plot_sweep(df, varied, path=args.plot)
+        with writing("--plot", args.plot):
+            plot_sweep(df, varied, path=args.plot)
         print(f"plot: {args.plot}")
     return EXIT_OK
 
