@@ -308,7 +308,7 @@ def resolve(name: str):
     """PROGRAM argument -> (family name or None, [ProgramSpec, ...])."""
     import programs
     if not name.strip():
-        raise UsageError(f"an empty program name ({name!r}); `gpusim list` shows the programs")
+        raise UsageError("an empty program name; `gpusim list` shows the programs")
     if name.endswith(".py") or "/" in name or Path(name).is_file():
         try:
             return None, [programs.load_file(name)]
