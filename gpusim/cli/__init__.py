@@ -99,11 +99,19 @@ def parse_sets(items: list[str]) -> dict:
     return out
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser whose usage errors stay one line, whatever the arguments hold (an
+    argument with a newline is quoted in the message)."""
+
+    def error(self, message: str):
+        super().error(" ".join(message.split()))
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
                         help="show the Python traceback of an error")
-    p = argparse.ArgumentParser(prog="gpusim", parents=[common],
+    p = _Parser(prog="gpusim", parents=[common],
                                 description="Run CUDA kernels (Numba) in a GPU simulator and see where the work goes.",
                                 epilog="exit status:\n" + "\n".join(f"  {c:<4} {m}" for c, m in EXIT_CODES),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
