@@ -23,10 +23,12 @@ bound by its conflicted shared reads, and HBM bandwidths 1676-6704 GB/s give 140
 no monotonic order at a 1.1% error estimate: benchmarks/results/sweep_hbm_anomaly.json). Raise
 `TimingOptions(max_waves=...)` (`timing_options=`) to shrink it.
 
-Sub-modules: `space` (values, ranges, the cartesian product, sweep files), `fields`
-(replayable, functional and refused fields), `streams` and `replay` (recording and
+Sub-modules: `space` (values, ranges, the cartesian product, point counts, sweep files),
+`fields` (replayable, functional and refused fields), `streams` and `replay` (recording and
 replaying functional runs, the disk cache), `point` (one row), `executors` (serial, local
-processes, Dask), `progress`, `cli` (`gpusim sweep`). Plots: `gpusim.viz.sweep`.
+processes, Dask), `run` and `store` (every finished point kept beside the output as it
+finishes, `--resume`, one-line stops), `progress`, `cli` (`gpusim sweep`). Plots:
+`gpusim.viz.sweep`.
 """
 from __future__ import annotations
 
