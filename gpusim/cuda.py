@@ -139,6 +139,7 @@ def set_check(*tools: str) -> None:
 # ----------------------------------------------------------------------------- kernels, arrays
 from gpusim.frontend.dispatcher import Dispatcher, jit  # noqa: E402,F401
 from gpusim.frontend.devicearray import DeviceArray, dense_strides_like, empty_host, from_host  # noqa: E402,F401
+from gpusim.frontend.devicearray import check_device_bytes  # noqa: E402
 from gpusim.frontend.devicearray import host_mapped  # noqa: E402
 from gpusim.sanitizer.device_memory import fresh as _fresh  # noqa: E402
 from gpusim.frontend.devicearray import host_of as _host, order_of as _order  # noqa: E402
@@ -160,7 +161,10 @@ def to_device(obj: Any, stream: Any = 0, copy: bool = True, to: DeviceArray | No
 def device_array(shape: Any, dtype: Any = np.float64, strides: Any = None, order: str = "C",
                  stream: Any = 0) -> DeviceArray:
     """A zero-filled DeviceArray (zeros rather than garbage, so runs are deterministic); initcheck
-    (`gpusim.sanitizer`) reports kernel reads of its bytes before anything writes them."""
+    (`gpusim.sanitizer`) reports kernel reads of its bytes before anything writes them. More
+    bytes than the chosen GPU's memory (`hbm.capacity_bytes`) is refused as CUDA refuses it
+    (out of memory); more than this machine can allocate, too (both a LaunchError)."""
+    check_device_bytes(shape, dtype, f"cuda.device_array({shape!r}, {np.dtype(dtype)})")
     a = DeviceArray(empty_host(shape, dtype, strides, order), stream)
     a._gpusim_init_ = _fresh(a._gpusim_host_)
     return a

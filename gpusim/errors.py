@@ -17,13 +17,18 @@ one as a single `error: ...` line and exits with the class's `exit_code`:
     9   BarrierError: a barrier some threads can never reach, a non-converged collective
     10  StepBudgetExceeded: the kernel did not finish: its warps can make no more progress
         (NoProgress), or it ran past `max_steps` or the time limit (TimeLimitExceeded)
-    130 interrupted (Ctrl-C)
+    11  OutputError: a file gpusim was asked to write cannot be written (a missing folder, a
+        directory where a file was asked for, no permission, a full disk)
+    12  WorkerLost: a worker process of a sweep died (killed, out of memory)
+    130 interrupted (Ctrl-C); 143 terminated (SIGTERM)
 
 The `isa` layer's errors (`isa.errors`) cannot derive from these (isa never imports
 gpusim); `from_isa` turns one into the gpusim class of the same name, which derives from
 both, so `except isa.errors.UnsupportedCall` and `except GpusimError` both catch it.
 """
 from __future__ import annotations
+
+import importlib
 
 import isa.errors as _isa
 
@@ -34,7 +39,27 @@ class GpusimError(Exception):
     exit_code = 3
 
     def __reduce__(self):
-        return _isa.rebuild, (type(self), self.args, dict(self.__dict__))
+        """Pickled as its message and fields (a sweep's worker sends it to the parent): rebuilt
+        without calling `__init__` (KernelError's takes keywords), as the nearest class pickle
+        can find by name (`numba_errors.like` makes classes of the same name it cannot)."""
+        return _rebuild, (_importable(type(self)), self.args, dict(self.__dict__))
+
+
+def _importable(cls: type) -> type:
+    for c in cls.__mro__:
+        try:
+            if getattr(importlib.import_module(c.__module__), c.__qualname__, None) is c:
+                return c
+        except ImportError:                       # pragma: no cover - a class of a module gone
+            continue
+    return GpusimError
+
+
+def _rebuild(cls: type, args: tuple, state: dict) -> GpusimError:
+    err = cls.__new__(cls, *args)
+    BaseException.__init__(err, *args)
+    err.__dict__.update(state)
+    return err
 
 
 class ConfigError(GpusimError):
@@ -109,6 +134,21 @@ class NoProgress(StepBudgetExceeded):
 
 class TimeLimitExceeded(StepBudgetExceeded):
     """The launch ran past the wall-clock limit the caller set (`time_limit_s`, `--time-limit`)."""
+
+
+class OutputError(GpusimError):
+    """A file gpusim was asked to write (--out, --trace, --plot, --html) cannot be written."""
+    exit_code = 11
+
+
+class WorkerLost(GpusimError):
+    """A worker process of a sweep died while running a point (killed, out of memory)."""
+    exit_code = 12
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread by the `gpusim` command's handler (exit 143); a
+    KeyboardInterrupt, so whatever stops cleanly on Ctrl-C stops so on SIGTERM too."""
 
 
 _FROM_ISA = ((_isa.PtxSyntaxError, PtxSyntaxError), (_isa.UnsupportedCall, UnsupportedCall),

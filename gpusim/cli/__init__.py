@@ -11,7 +11,8 @@ Exit status (`EXIT_CODES`, printed by `gpusim --help`): 0 on success; 1 when a s
 output differs from its numpy reference (`gpusim check`: hazards found); 2 for a bad
 command line (unknown program, size or parameter); 3-10 for each class of
 `gpusim.errors.GpusimError` (a GPU spec, a launch, an unsupported kernel, a fault, a
-kernel that does not finish; see gpusim/errors.py); 130 when interrupted. Every error is
+kernel that does not finish, a file that cannot be written, a sweep worker that died; see
+gpusim/errors.py); 130 when interrupted, 143 on SIGTERM. Every error is
 printed as one `error: ...` line (`--traceback` for the trace).
 This package is the only part of gpusim that prints: `run.py` (the run command: source
 views, pictures, traces), `commands.py` (list, presets, collective); this module parses
@@ -21,10 +22,13 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import signal
 import sys
+import threading
 import traceback
 from pathlib import Path
 
+from gpusim.errors import Terminated
 
 # Teaching order of the families whose members build on each other; other prefix
 # matches run in name order.
@@ -37,7 +41,7 @@ FAMILY_ORDER = {
 }
 
 EXIT_OK, EXIT_MISMATCH, EXIT_ERROR = 0, 1, 2
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 EXIT_CODES = (            # status, meaning: `gpusim --help` prints this table
     (0, "success"),
     (1, "a simulated output differs from its numpy reference (gpusim check: the tools found hazards)"),
@@ -50,7 +54,10 @@ EXIT_CODES = (            # status, meaning: `gpusim --help` prints this table
     (8, "MemoryAccessError: out-of-bounds or misaligned access"),
     (9, "BarrierError: a barrier not all threads reach, a non-converged warp collective"),
     (10, "StepBudgetExceeded: the kernel cannot finish (no progress), or passed --max-steps or --time-limit"),
-    (130, "interrupted"),
+    (11, "OutputError: a file to write (--out, --trace, --plot, --html) cannot be: missing folder, full disk, ..."),
+    (12, "WorkerLost: a sweep's worker process died (killed, out of memory); its finished points are kept"),
+    (130, "interrupted (Ctrl-C)"),
+    (143, "terminated (SIGTERM)"),
 )
 
 
@@ -92,11 +99,19 @@ def parse_sets(items: list[str]) -> dict:
     return out
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser whose usage errors stay one line, whatever the arguments hold (an
+    argument with a newline is quoted in the message)."""
+
+    def error(self, message: str):
+        super().error(" ".join(message.split()))
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
                         help="show the Python traceback of an error")
-    p = argparse.ArgumentParser(prog="gpusim", parents=[common],
+    p = _Parser(prog="gpusim", parents=[common],
                                 description="Run CUDA kernels (Numba) in a GPU simulator and see where the work goes.",
                                 epilog="exit status:\n" + "\n".join(f"  {c:<4} {m}" for c, m in EXIT_CODES),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -189,6 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
     co.add_argument("--in-place", action="store_true",
                     help="NCCL's in-place call (one buffer per rank; default out of place, as nccl-tests "
                          "measures): a broadcast root then sends without copying into its own output")
+    co.add_argument("--yes", action="store_true",
+                    help="simulate more than 256 GPUs (minutes per size: refused otherwise, with an estimate)")
     co.add_argument("--json", action="store_true", help="one JSON object per size")
     co.add_argument("--plot", metavar="FILE", help="write busbw against size (PNG/SVG/PDF by extension)")
     co.set_defaults(func=_command("commands", "cmd_collective"))
@@ -211,21 +228,42 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as e:                      # --help, --version, usage errors: argparse printed them
         return int(e.code or 0) if not isinstance(e.code, str) else EXIT_ERROR
+    previous = _on_sigterm()
     try:
         return args.func(args)
-    except KeyboardInterrupt:
-        sys.stderr.write("\ninterrupted\n")
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as e:              # Ctrl-C, or SIGTERM (errors.Terminated): one line
+        terminated = isinstance(e, Terminated)
+        sys.stderr.write("\n" + (" ".join(str(e).split()) or ("terminated" if terminated else "interrupted")) + "\n")
+        return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
     except Exception as e:
         if not is_user_error(e):
             raise
         return report_error(e, args.traceback)
+    finally:
+        _restore_sigterm(previous)
+
+
+def _on_sigterm():
+    """While a command runs, SIGTERM raises errors.Terminated in the main thread (a
+    KeyboardInterrupt: a sweep stops as on Ctrl-C, keeping its points). The previous handler,
+    to restore; None where signals cannot be set (not the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(signum, frame):
+        raise Terminated()
+    return signal.signal(signal.SIGTERM, handler)
+
+
+def _restore_sigterm(previous) -> None:
+    if previous is not None:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def is_user_error(e: BaseException) -> bool:
     from gpusim.errors import GpusimError
     from isa.errors import IsaError
-    if isinstance(e, (UsageError, GpusimError, IsaError)):
+    if isinstance(e, (UsageError, GpusimError, IsaError)) or raised_in_kernel(e):
         return True
     try:
         from numba.core.errors import NumbaError
@@ -234,10 +272,19 @@ def is_user_error(e: BaseException) -> bool:
     return isinstance(e, NumbaError)
 
 
+def raised_in_kernel(e: BaseException) -> str | None:
+    """The kernel that raised `e` (a `debug=True` kernel's own exception), or None."""
+    name = getattr(e, "gpusim_kernel", None)
+    return name if isinstance(name, str) else None
+
+
 def report_error(e: BaseException, show_traceback: bool, prefix: str = "") -> int:
     if show_traceback:
         traceback.print_exception(e, file=sys.stderr)
-    msg = " ".join(str(e).split()) or type(e).__name__           # one line, whatever the message holds
+    text = "; ".join([str(e), *getattr(e, "__notes__", ())]) if str(e) else type(e).__name__
+    if raised_in_kernel(e):
+        text = f"kernel {raised_in_kernel(e)} raised {type(e).__name__}: {text}"
+    msg = " ".join(text.split())                                 # one line, whatever the message holds
     print(f"error: {prefix}{msg}", file=sys.stderr)
     return error_code(e)
 
@@ -248,6 +295,9 @@ def error_code(e: BaseException) -> int:
     from isa.errors import IsaError
     if isinstance(e, CheckFailed):
         return EXIT_MISMATCH
+    if raised_in_kernel(e):
+        from gpusim.errors import KernelError
+        return KernelError.exit_code
     if isinstance(e, (GpusimError, IsaError)):
         return exit_code(e)
     if isinstance(e, UsageError):
@@ -275,6 +325,8 @@ def split_sets(items: list[str], members=()) -> tuple[list[str], list[str]]:
 def resolve(name: str):
     """PROGRAM argument -> (family name or None, [ProgramSpec, ...])."""
     import programs
+    if not name.strip():
+        raise UsageError("an empty program name; `gpusim list` shows the programs")
     if name.endswith(".py") or "/" in name or Path(name).is_file():
         try:
             return None, [programs.load_file(name)]

@@ -8,6 +8,7 @@ when piped or redirected), at most every `INTERVAL_S`, and only once a launch ha
 from __future__ import annotations
 
 import sys
+import threading
 import time
 
 INTERVAL_S = 0.2             # at most five redraws a second
@@ -59,3 +60,53 @@ class ProgressLine:
             self.stream.write("\r\033[K")
             self.stream.flush()
             self.shown = False
+
+
+class Ticker:
+    """A line on stderr saying what a long command is doing and for how long: nothing for
+    the first `DELAY_S` (short runs print nothing), then every `every_s` (in place on a
+    terminal, else a line each time), from a thread, so that one long step (a collective
+    over hundreds of GPUs) still shows it is alive. A context manager; `now(text)` sets
+    what is being done."""
+
+    DELAY_S = 2.0
+
+    def __init__(self, label: str, stream=None, every_s: float | None = None):
+        self.label = label
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = ProgressLine.wanted(self.stream)
+        self.every = every_s if every_s is not None else (INTERVAL_S * 5 if self.tty else 10.0)
+        self.text = ""
+        self.start = time.monotonic()
+        self.shown = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def now(self, text: str) -> None:
+        self.text = text
+
+    def line(self) -> str:
+        s = int(time.monotonic() - self.start)
+        return f"{self.label}: {self.text}, {s // 60}:{s % 60:02d} elapsed"
+
+    def _run(self) -> None:
+        if self._stop.wait(self.DELAY_S):
+            return
+        while True:
+            self.shown = True
+            self.stream.write(("\r\033[K" if self.tty else "") + self.line() + ("" if self.tty else "\n"))
+            self.stream.flush()
+            if self._stop.wait(self.every):
+                return
+
+    def __enter__(self) -> "Ticker":
+        self.start = time.monotonic()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        if self.shown and self.tty:
+            self.stream.write("\r\033[K")
+            self.stream.flush()

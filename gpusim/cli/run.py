@@ -4,13 +4,17 @@ its numpy reference, print the source view and verdict, and on request write the
 the next programs run), a Chrome trace (`--trace`) or JSON (`--json`)."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
 
 import numpy as np
+
+from gpusim.errors import OutputError
 
 from gpusim.cli import (EXIT_OK, CheckFailed, UsageError, build_case, fmt_params, is_user_error, params_for,
                         parse_sets, parse_value, report_error, resolve, split_sets)
@@ -105,7 +109,36 @@ def wants_pictures(args) -> bool:
     return bool(getattr(args, "plot", None) or getattr(args, "html", None))
 
 
+@contextlib.contextmanager
+def writing(option: str, path):
+    """An OSError writing the file of `option` (a full disk, a directory in the way) as one
+    OutputError line naming the option and the path."""
+    try:
+        yield
+    except OSError as e:
+        raise OutputError(f"{option} {path}: cannot write {e.filename or path}: {e.strerror or e}") from None
+
+
+def check_outputs(args) -> None:
+    """Before any work: --trace and --html name files (not directories), --plot a folder (not a
+    file), and where the folder exists it is writable."""
+    for option, value, want_dir in (("--trace", getattr(args, "trace", None), False),
+                                    ("--html", getattr(args, "html", None), False),
+                                    ("--plot", getattr(args, "plot", None), True)):
+        if not value:
+            continue
+        p = Path(value)
+        if want_dir and p.exists() and not p.is_dir():
+            raise OutputError(f"{option} {p}: names a file; --plot takes a folder for the figures")
+        if not want_dir and p.is_dir():
+            raise OutputError(f"{option} {p}: is a directory; {option} takes a file name")
+        folder = p if want_dir and p.is_dir() else p.parent
+        if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):
+            raise OutputError(f"{option} {p}: the folder {folder} is not writable")
+
+
 def cmd_run(args) -> int:
+    check_outputs(args)
     if not wants_pictures(args):
         return run_programs(args, None)
     from gpusim.report.pictures import Renderer
@@ -154,8 +187,9 @@ def run_programs(args, renderer) -> int:
         if args.trace:
             from gpusim.report.trace import write_chrome_trace
             path = Path(args.trace)
-            write_chrome_trace(result, path if len(members) == 1 else
-                               path.with_name(f"{path.stem}_{spec.name}{path.suffix}"))
+            path = path if len(members) == 1 else path.with_name(f"{path.stem}_{spec.name}{path.suffix}")
+            with writing("--trace", path):
+                write_chrome_trace(result, path)
         done.append((spec.name, result))
         if pics is not None:
             sections.append((label, result, pics))
@@ -171,13 +205,15 @@ def run_programs(args, renderer) -> int:
         ladder = family_ladder(done, family, args, renderer)
     for record, name, pics in plotted:
         pics.wait()
-        written = write_plots(pics, name, Path(args.plot)) if args.plot else []
+        with writing("--plot", args.plot):
+            written = write_plots(pics, name, Path(args.plot)) if args.plot else []
         if written and record is not None:
             record["plots"] = written
         elif not args.json:
             for path in written:
                 print(f"plot: {path}", file=out)
-    ladder_png, ladder_path = write_ladder(ladder, family, args)
+    with writing("--plot", args.plot):
+        ladder_png, ladder_path = write_ladder(ladder, family, args)
     if ladder_path and not args.json:
         print(f"plot: {ladder_path}", file=out)
     if args.html and sections:
@@ -185,9 +221,11 @@ def run_programs(args, renderer) -> int:
         comparison = (report.render_comparison(done, title=f"comparison: {family} on {args.gpu}")
                       if family and len(done) > 1 else None)
         page = Path(args.html)
-        page.parent.mkdir(parents=True, exist_ok=True)
-        page.write_text(render_html([Section(*s) for s in sections], title=f"gpusim run {args.program} on {args.gpu}",
-                                    comparison=comparison, ladder=ladder_png), encoding="utf-8")
+        html = render_html([Section(*s) for s in sections], title=f"gpusim run {args.program} on {args.gpu}",
+                           comparison=comparison, ladder=ladder_png)
+        with writing("--html", page):
+            page.parent.mkdir(parents=True, exist_ok=True)
+            page.write_text(html, encoding="utf-8")
         if not args.json:
             print(f"html: {page}", file=out)
     if args.json:

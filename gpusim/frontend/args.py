@@ -35,14 +35,17 @@ points into a drop-in device array, that array is mapped at its address for the 
 from __future__ import annotations
 
 import operator
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numba.core import types as nbt
+from numba.np.numpy_support import as_dtype
 
 from gpusim.errors import GpusimError, LaunchError, UnsupportedKernel
 from gpusim.frontend.argtypes import describe_arg, host_value, param_names
+from gpusim.frontend.numba_errors import like
 
 
 @dataclass
@@ -72,7 +75,6 @@ def _int_bytes(value: Any, bits: int, what: str) -> bytes:
     try:
         n = operator.index(value)
     except TypeError:
-        from gpusim.frontend.numba_errors import like      # numba-cuda: ctypes' TypeError
         raise like(UnsupportedKernel(f"{what}: expected an integer, got {value!r}"), TypeError) from None
     return (n & ((1 << bits) - 1)).to_bytes(bits // 8, "little")
 
@@ -93,6 +95,27 @@ def _strides(a: np.ndarray) -> tuple[int, ...]:
         out.append(step)
         step *= max(d, 1)
     return tuple(out[::-1]) if a.flags.c_contiguous else tuple(out)
+
+
+def check_dtype(ty: nbt.Array, arr: np.ndarray, what: str) -> None:
+    """LaunchError (also a TypeError) when `arr`'s elements are not of the declared type: an
+    explicit signature `void(float32[:])` given float64 data. numba-cuda's specialized
+    dispatcher (one signature) passes such an array unconverted, with its own itemsize and
+    strides, so the kernel reads and writes float32 values in float64 slots (1.0 written
+    reads back 5.26e-315); gpusim refuses it, as Numba refuses it for a list of signatures.
+    Integers of the same width and other signedness pass (the kernel sees the same bits as
+    the other type, as a view would show them)."""
+    try:
+        want = as_dtype(ty.dtype)
+    except NotImplementedError:                        # a type numpy has no dtype for: nothing to compare
+        return
+    have = arr.dtype
+    if have == want or (have.kind in "iu" and want.kind in "iu" and have.itemsize == want.itemsize
+                        and have.isnative):
+        return
+    raise like(LaunchError(f"{what} is an array of {have} but the kernel's signature declares {ty}: its "
+                           f"{have.itemsize}-byte elements would be read as {want} (Numba passes such an array "
+                           f"unconverted); convert it (a.astype(np.{want})) or declare {have}"), TypeError)
 
 
 class _Marshaller:
@@ -140,9 +163,12 @@ class _Marshaller:
             raise UnsupportedKernel(f"{what}: object arrays cannot be passed to a kernel")
         if arr.ndim != ty.ndim:
             raise UnsupportedKernel(f"{what}: array has {arr.ndim} dimensions, the kernel was compiled for {ty}")
+        check_dtype(ty, arr, what)
         if shared and id(host) in self._device_arrays:
             addr, buf = self._device_arrays[id(host)]
         else:
+            if arr.size * arr.itemsize > physical_memory():      # a copy would thrash or be killed, not fail
+                raise MemoryError
             buf = arr if (arr.flags.c_contiguous or arr.flags.f_contiguous) else np.ascontiguousarray(arr)
             if ty.layout == "C" and not buf.flags.c_contiguous or ty.layout == "F" and not buf.flags.f_contiguous:
                 raise UnsupportedKernel(f"{what}: the kernel was compiled for a {ty.layout}-contiguous array")
@@ -204,6 +230,31 @@ class _Marshaller:
             self.out.records.append((buf, value))
 
 
+def _size_text(value: Any) -> str:
+    """'its 8,589,934,592 float32 elements (32 GiB as a dense copy) are' for a too large argument."""
+    host = host_value(value)
+    if isinstance(host, np.ndarray):
+        return (f"its {host.size:,} {host.dtype} elements ({gib(host.size * host.dtype.itemsize)} as a dense copy) "
+                f"are")
+    return "it is"
+
+
+def physical_memory() -> float:
+    """This machine's memory in bytes (inf where the OS does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return float("inf")
+
+
+def gib(nbytes: int) -> str:
+    """A byte count as a person reads it: '32 GiB', '8 TiB', '512 MiB'."""
+    for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if nbytes >= 1 << shift:
+            return f"{nbytes / (1 << shift):,.3g} {unit}"
+    return f"{nbytes} B"
+
+
 def marshal(compiled, args, mem) -> Marshalled:
     """Allocate `args` in `mem` and build the `.param` bytes of `compiled`'s entry (see module doc)."""
     name, pyfunc, argtypes = compiled.name, compiled.pyfunc, compiled.argtypes
@@ -218,7 +269,13 @@ def marshal(compiled, args, mem) -> Marshalled:
     for i, (ty, value) in enumerate(zip(argtypes, args)):
         label = f"{name}.{names[i]}" if i < len(names) else f"{name}.arg{i}"
         m.arrays = []
-        m.arg(ty, value, f"kernel {name}: {describe_arg(pyfunc, i)}", label)
+        what = f"kernel {name}: {describe_arg(pyfunc, i)}"
+        try:
+            m.arg(ty, value, what, label)
+        except MemoryError:
+            raise LaunchError(f"{what}: {_size_text(value)} more than this machine can allocate to simulate the "
+                              "launch (the simulator keeps a dense copy of every argument in its device memory)") \
+                from None
         m.out.arrays.append(m.arrays)
     m.captured(getattr(compiled, "captured", ()))
     decls = compiled.kernel.params

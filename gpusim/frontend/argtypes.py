@@ -18,11 +18,19 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 from typing import Any, Callable
 
+import numpy as np
 from numba.core import types as nbt
+from numba.core.errors import NumbaError
+from numba.cuda.core.errors import NumbaValueError
 
 from gpusim.errors import LaunchError, UnsupportedKernel
+from gpusim.frontend.numba_errors import like
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def host_value(value: Any) -> Any:
@@ -88,16 +96,34 @@ def typeof_args(name: str, pyfunc: Callable, args: tuple) -> tuple[nbt.Type, ...
     check_count(name, pyfunc, args)
     out = []
     for i, a in enumerate(args):
+        swapped = byte_swapped(a)
+        if swapped is not None:
+            raise like(UnsupportedKernel(f"kernel {name}: {describe_arg(pyfunc, i)}: {swapped}"),
+                       NumbaValueError(f"Unsupported array dtype: {np.asarray(host_value(a)).dtype.str}"))
         try:
             ty = typeof_arg(a)
             why = unpassable(ty)
-        except (ValueError, TypeError) as e:
-            ty, why = None, f"Numba cannot type it ({str(e).splitlines()[0] if str(e) else type(e).__name__})"
+        except (ValueError, TypeError, NumbaError) as e:
+            ty, why = None, f"Numba cannot type it ({_ANSI.sub('', str(e)).splitlines()[0] if str(e) else type(e).__name__})"
         if why:
             raise UnsupportedKernel(f"kernel {name}: {describe_arg(pyfunc, i)} of type {type(host_value(a)).__name__}"
                                     f"{f' (Numba type {ty})' if ty is not None else ''}: {why}")
         out.append(ty)
     return tuple(out)
+
+
+def byte_swapped(value: Any) -> str | None:
+    """Why an array in non-native byte order cannot be passed (Numba's typeof refuses it:
+    "Unsupported array dtype: >f4"), or None."""
+    host = host_value(value)
+    if not isinstance(host, np.ndarray):
+        return None
+    dt = host.dtype
+    fields = [dt] if dt.fields is None else [f[0] for f in dt.fields.values()]
+    if all(f.isnative or f.byteorder in "=|" for f in fields):
+        return None
+    return (f"an array of non-native byte order (dtype {dt.str}, big-endian), which Numba cannot pass to a "
+            f"kernel; convert it first, e.g. a.astype(a.dtype.newbyteorder('='))")
 
 
 def _fits(want: nbt.Type, have: nbt.Type) -> bool:
@@ -127,7 +153,6 @@ def select_signature(name: str, signatures: list, have: tuple[nbt.Type, ...], ke
     from numba.core.typing.templates import Signature
     from numba.cuda.core import sigutils
     from numba.cuda.descriptor import cuda_target
-    from gpusim.frontend.numba_errors import like
     cases = []
     for sig in signatures:
         want, _ = sigutils.normalize_signature(sig)

@@ -170,7 +170,8 @@ class _Identity:
 
 # ----------------------------------------------------------------------------- entry point
 def compile_kernel(kernel: Any, args: tuple | list, cc: tuple[int, int] = (9, 0)) -> CompiledKernel:
-    """Compile `kernel` for the types of `args` (see module doc); cached."""
+    """Compile `kernel` for the types of `args` (see module doc); cached. A dispatcher keeps
+    what it compiled first for these types (`_frozen`)."""
     pyfunc, options, signatures = _unwrap(kernel)
     name = pyfunc.__qualname__
     args = tuple(args)
@@ -178,18 +179,39 @@ def compile_kernel(kernel: Any, args: tuple | list, cc: tuple[int, int] = (9, 0)
         # a specialized drop-in dispatcher (one explicit signature): numba-cuda launches its one
         # kernel whatever the argument types, passing each value as the declared type asks
         from numba.cuda.core import sigutils
-        return _compile_types(pyfunc, options, tuple(sigutils.normalize_signature(signatures[0])[0]), cc)
+        argtypes = tuple(sigutils.normalize_signature(signatures[0])[0])
+        return _frozen(kernel, (argtypes, cc), lambda: _compile_types(pyfunc, options, argtypes, cc))
     argtypes = at.typeof_args(name, pyfunc, args)
     if signatures:
         argtypes = at.select_signature(name, signatures, argtypes, key=pyfunc)
     from gpusim.frontend.launchconfig import compile_key
-    return _compile_types(pyfunc, options, argtypes, cc, compile_key(kernel))
+    extra = compile_key(kernel)
+    return _frozen(kernel, (argtypes, cc, extra), lambda: _compile_types(pyfunc, options, argtypes, cc, extra))
 
 
 def compile_types(kernel: Any, argtypes: tuple, cc: tuple[int, int] = (9, 0)) -> CompiledKernel:
     """Compile `kernel` for explicit Numba argument types (eager compilation); cached."""
     pyfunc, options, _ = _unwrap(kernel)
-    return _compile_types(pyfunc, options, tuple(argtypes), cc)
+    argtypes = tuple(argtypes)
+    return _frozen(kernel, (argtypes, cc), lambda: _compile_types(pyfunc, options, argtypes, cc))
+
+
+def _frozen(kernel: Any, key: tuple, build: Callable[[], CompiledKernel]) -> CompiledKernel:
+    """Numba's rule for globals: a dispatcher (`numba.cuda.jit` or the drop-in's) compiles once
+    per argument types and keeps that kernel, with the globals it froze then, however those
+    globals change later ("Numba considers global variables as compile-time constants"; its
+    `recompile()` compiles afresh: the drop-in's clears this). A plain function has no
+    dispatcher: each launch compiles it as a fresh `cuda.jit` would (the caches above, keyed
+    by the globals' values). Numba's configuration stays in the key (a changed setting
+    compiles again, as Numba's dispatchers do)."""
+    if isinstance(kernel, types.FunctionType):
+        return build()
+    memo = kernel.__dict__.setdefault("_gpusim_frozen", {})
+    full = key + (numba_config(),)
+    hit = memo.get(full)
+    if hit is None:
+        hit = memo[full] = build()
+    return hit
 
 
 def _compile_types(pyfunc: types.FunctionType, options: dict, argtypes: tuple, cc: tuple,

@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from gpusim.errors import LaunchError
+from gpusim.frontend.args import gib
 from gpusim.sanitizer import device_memory
 
 
@@ -293,20 +295,53 @@ def dense_strides_like(ary: Any) -> tuple | None:
 
 
 def empty_host(shape: Any, dtype: Any, strides: Any = None, order: str = "C") -> np.ndarray:
-    """A zero-filled host array of `shape`, with `strides` (bytes) if given."""
+    """A zero-filled host array of `shape`, with `strides` (bytes) if given; one this machine
+    cannot allocate is a LaunchError."""
     dtype = np.dtype(dtype)
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    if strides is None:
-        return np.zeros(shape, dtype=dtype, order=order)
-    strides = (strides,) if isinstance(strides, (int, np.integer)) else tuple(strides)
-    extent = sum((n - 1) * s for n, s in zip(shape, strides)) + dtype.itemsize if all(shape) else 0
-    buf = np.zeros(max(extent, 0) // dtype.itemsize + 1, dtype)
+    try:
+        if strides is None:
+            return np.zeros(shape, dtype=dtype, order=order)
+        strides = (strides,) if isinstance(strides, (int, np.integer)) else tuple(strides)
+        extent = sum((n - 1) * s for n, s in zip(shape, strides)) + dtype.itemsize if all(shape) else 0
+        buf = np.zeros(max(extent, 0) // dtype.itemsize + 1, dtype)
+    except MemoryError:
+        raise too_large(shape, dtype, "more than this machine can allocate to simulate it") from None
     return np.lib.stride_tricks.as_strided(buf, shape, strides)
+
+
+def too_large(shape: tuple, dtype: np.dtype, why: str) -> BaseException:
+    """LaunchError for an array of `shape` and `dtype` that cannot be had."""
+    n = math.prod(int(d) for d in shape)
+    return LaunchError(f"a device array of shape {tuple(int(d) for d in shape)} and dtype {dtype} "
+                       f"({gib(n * dtype.itemsize)}) is {why}")
+
+
+def check_device_bytes(shape: Any, dtype: Any, what: str) -> None:
+    """Refuse an allocation larger than the chosen GPU's memory, as cudaMalloc does."""
+    from gpusim import cuda, specs          # here: gpusim.cuda imports this module
+    dtype = np.dtype(dtype)
+    dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    try:
+        n = math.prod(int(d) for d in dims) * dtype.itemsize
+    except (TypeError, ValueError):
+        return                                              # numpy reports a bad shape itself
+    spec = specs.get(cuda.get_gpu())
+    if n > spec.hbm.capacity_bytes:
+        raise too_large(dims, dtype, f"more than the {gib(spec.hbm.capacity_bytes)} of device memory of "
+                                     f"{spec.name} (CUDA_ERROR_OUT_OF_MEMORY on the GPU; gpusim.cuda.set_gpu "
+                                     f"chooses another)")
 
 
 def from_host(obj: Any, copy: bool = True, stream: Any = 0) -> DeviceArray:
     host = np.asarray(host_of(obj))
-    return DeviceArray(np.array(host, copy=True, order="K") if copy else host, stream)
+    if copy:
+        check_device_bytes(host.shape, host.dtype, "cuda.to_device")
+        try:
+            host = np.array(host, copy=True, order="K")
+        except MemoryError:
+            raise too_large(host.shape, host.dtype, "more than this machine can allocate to simulate it") from None
+    return DeviceArray(host, stream)
 
 
 class HostMappedArray(np.ndarray):

@@ -192,6 +192,15 @@ class Dispatcher:
         self._overloads.setdefault(ck.argtypes, ck)
         return ck
 
+    def recompile(self) -> None:
+        """Compile every signature compiled so far afresh, reading the globals as they are now
+        (numba's `Dispatcher.recompile`; until then a launch reuses what was compiled first)."""
+        sigs = list(self._overloads)
+        self.__dict__.pop("_gpusim_frozen", None)
+        self._overloads.clear()
+        for argtypes in sigs:
+            self.compile(argtypes)
+
     def specialize(self, *args: Any) -> Dispatcher:
         if self._specialized:
             raise RuntimeError("Dispatcher already specialized")

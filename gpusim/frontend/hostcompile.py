@@ -19,6 +19,9 @@ import threading
 import types
 from typing import Any
 
+from gpusim.errors import UnsupportedKernel
+from gpusim.frontend.numba_errors import like
+
 _LOCK = threading.RLock()
 
 
@@ -91,11 +94,30 @@ compile_ptx_for_current_device = _wrap("compile_ptx_for_current_device")
 
 
 class _LiveContext:
-    """A context whose device follows `gpusim.cuda.set_gpu` (asked at each query)."""
+    """A context whose device follows `gpusim.cuda.set_gpu` (asked at each query). It has no
+    driver behind it: anything else Numba asks of it (a real `numba.cuda` kernel launch loads
+    a module image, `numba.cuda.to_device` allocates) is a `NoDriver` error saying how to run
+    the kernel in the simulator."""
 
     @property
     def device(self) -> _Device:
         return _Device(simulated_cc())
+
+    def __getattr__(self, name: str):
+        raise no_driver(name)
+
+
+def no_driver(what: str) -> BaseException:
+    """The error for a `numba.cuda` call that needs the GPU this machine lacks: a gpusim
+    UnsupportedKernel that is also Numba's CudaSupportError (what numba.cuda raises without a
+    driver)."""
+    from numba.cuda.cudadrv.error import CudaSupportError      # here: numba.cuda loads when a kernel is used
+
+    return like(UnsupportedKernel(
+        f"numba.cuda needs a CUDA driver for this (it asked the device context for {what!r}) and this machine "
+        "has none: gpusim answers Numba's device queries but runs kernels only when they are launched through "
+        "it: write `from gpusim import cuda` instead of `from numba import cuda`, or call "
+        "gpusim.launch(kernel, grid, block, args)"), CudaSupportError)
 
 
 _INSTALLED: list = []

@@ -11,7 +11,8 @@ registered for that code, its message prefixed with
 
 `raise_if_failed(prepared)` does the same from the simulated global memory after a
 launch (the kernel's PTX runs the helper unchanged); the exception classes come from
-the compile (`CompiledKernel.exceptions`).
+the compile (`CompiledKernel.exceptions`). The exception carries `gpusim_kernel` (the
+kernel's name), so that the `gpusim` command reports it as one line, exit status 7.
 
 Does not model: numba-cuda's omission of the write-back of host arrays converted
 implicitly for the launch (here they are copied back before the exception is raised).
@@ -53,4 +54,9 @@ def raise_if_failed(prepared) -> None:
         locinfo = f"In function {sym!r}, file {os.path.abspath(filepath)}, line {lineno}, "
     prefix = f"{locinfo}tid={tid} ctaid={ctaid}"
     exc_args = (f"{prefix}: {exc_args[0]}",) + tuple(exc_args[1:]) if exc_args else (prefix,)
-    raise exccls(*exc_args)
+    err = exccls(*exc_args)
+    try:
+        err.gpusim_kernel = ck.name              # the `gpusim` command reports it as the kernel's (exit 7)
+    except AttributeError:                       # pragma: no cover - an exception class with __slots__
+        pass
+    raise err

@@ -43,6 +43,9 @@ def normalize(check) -> tuple[str, ...]:
         return ()
     if check is True or check == "all":
         return TOOLS
+    if not isinstance(check, (str, list, tuple, set, frozenset)):
+        raise ConfigError(f"check= takes a tool name, 'all', True or a list of tool names ({', '.join(TOOLS)}), "
+                          f"got {check!r}")
     names = (check,) if isinstance(check, str) else tuple(check)
     names = tuple("all" if n is True else n for n in names)
     if "all" in names:

@@ -249,9 +249,12 @@ def load_toml(path: str | os.PathLike, _depth: int = 0) -> GPUSpec:
     `[hbm] bandwidth_GBps = 8000`, `[sm.pipes.fp64] issue_interval_cycles = 1`)."""
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text())
+        data = tomllib.loads(p.read_bytes().decode("utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"GPU spec file {str(p)!r} not found") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{p}: not a UTF-8 text file (byte {e.start}: {e.object[e.start:e.start + 1]!r}); "
+                          "TOML files are UTF-8") from None
     except OSError as e:
         raise ConfigError(f"cannot read GPU spec file {str(p)!r}: {e.strerror or e}") from None
     except tomllib.TOMLDecodeError as e:

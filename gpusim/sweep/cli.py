@@ -9,6 +9,22 @@ every metric and spec field, goes to --out); the progress bar goes to stderr.
 """
 from __future__ import annotations
 
+import argparse
+import os
+
+from gpusim.sweep.space import ASK_POINTS
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        n = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
 
 def add_parser(sub, common) -> None:
     s = sub.add_parser("sweep", parents=[common],
@@ -24,11 +40,18 @@ def add_parser(sub, common) -> None:
                         "(hbm.bandwidth_GBps=2000:8000:4) or START:STOP:xF geometric; repeatable (a grid)")
     s.add_argument("--set", dest="sets", action="append", default=[], metavar="FIELD=VALUE",
                    help="a spec override applied to every point; repeatable")
-    s.add_argument("--workers", type=int, default=None, metavar="N",
-                   help="local worker processes (default: the CPU count, at most the points)")
+    s.add_argument("--workers", type=positive_int, default=None, metavar="N",
+                   help="local worker processes, at least 1 (default: the CPU count, at most the points)")
     s.add_argument("--dask", metavar="ADDRESS", help="run the points on a dask.distributed scheduler "
                                                      "(tcp://host:8786), or 'local' for a LocalCluster")
-    s.add_argument("--out", metavar="FILE", help="write the whole table: .csv, or .parquet (needs pyarrow)")
+    s.add_argument("--out", metavar="FILE",
+                   help="write the whole table: .csv, or .parquet (needs pyarrow); every finished point is kept in "
+                        "FILE.points as it finishes, until the table is written")
+    s.add_argument("--resume", action="store_true",
+                   help="keep the points an interrupted sweep with the same --out kept in FILE.points and run only "
+                        "the missing ones")
+    s.add_argument("--yes", action="store_true",
+                   help=f"run a sweep of more than {ASK_POINTS:,} points (refused otherwise, with its count)")
     s.add_argument("--plot", metavar="FILE.png",
                    help="plot time against the varied field, one line per program; with two or more varied "
                         "fields a heatmap over the first two, one panel per program")
@@ -41,25 +64,32 @@ def add_parser(sub, common) -> None:
 
 
 def cmd_sweep(args) -> int:
-    import os
-
     from gpusim.cli import EXIT_OK, UsageError, resolve
     from gpusim.report.fmt import table
     from gpusim.specs.overrides import parse_sets
-    from gpusim.sweep import sweep
-    from gpusim.sweep.space import load_sweep_toml, parse_size, parse_vary
+    from gpusim.sweep import check_out, sweep
+    from gpusim.sweep.space import field_key, load_sweep_toml, parse_size, parse_vary
 
     kw = load_sweep_toml(args.file) if args.file else {}
     names = []                                    # ProgramSpecs: names, families or .py files
     for p in args.programs or kw.pop("programs", []):
+        if not p.strip():
+            raise UsageError("gpusim sweep: an empty program name (gpusim list shows them)")
         names += resolve(p)[1]
     kw.pop("programs", None)
     if not names:
         raise UsageError("gpusim sweep: name at least one program (gpusim list) or give --file")
-    vary = dict(kw.pop("vary", {}))
+    vary, origin = {}, {}
+    for k, vals in kw.pop("vary", {}).items():
+        key = field_key(k)
+        if key in vary:
+            raise UsageError(f"{args.file}: {key} is varied twice (as {origin[key]} and as {k})")
+        vary[key], origin[key] = vals, f"{k} in {args.file}"
     for v in args.vary:
-        k, vals = parse_vary(v)
-        vary[k] = vals
+        key, vals = parse_vary(v)
+        if key in vary:
+            raise UsageError(f"--vary {v}: {key} is already varied ({origin[key]}); give each field's values once")
+        vary[key], origin[key] = vals, f"--vary {v}"
     sets = dict(kw.pop("sets", {}))
     sets.update(parse_sets(args.sets))
     sizes = [parse_size(s) for s in args.sizes] or kw.pop("sizes", ["default"])
@@ -72,8 +102,13 @@ def cmd_sweep(args) -> int:
         workers = os.cpu_count() or 1
     if args.plot:
         _check_plot(args.plot)
+    if args.out:
+        check_out(args.out)
+    elif args.resume:
+        raise UsageError("--resume continues the sweep that writes --out FILE: give the same --out")
     df = sweep(names, sizes, vary, gpu=gpu, sets=sets, workers=workers, dask=args.dask, seed=seed,
-               replay=args.replay, progress=args.progress, out=args.out)
+               replay=args.replay, progress=args.progress, out=args.out, resume=args.resume,
+               max_points=None if args.yes else ASK_POINTS)
     varied = list(vary)
     cols = ["program", "size", *varied, "gpu__time_duration.sum", "timing__bound", "functional_run"]
     rows = []
@@ -87,13 +122,17 @@ def cmd_sweep(args) -> int:
     if args.out:
         print(f"table: {args.out} ({len(df)} rows, {len(df.columns)} columns)")
     if args.plot:
+        from gpusim.cli.run import writing
         from gpusim.viz.sweep import plot_sweep
-        plot_sweep(df, varied, path=args.plot)
+        with writing("--plot", args.plot):
+            plot_sweep(df, varied, path=args.plot)
         print(f"plot: {args.plot}")
     return EXIT_OK
 
 
 def _check_plot(path: str) -> None:
     from gpusim.cli import UsageError
+    from gpusim.sweep import check_writable
     if not str(path).lower().endswith((".png", ".svg", ".pdf")):
         raise UsageError(f"--plot writes .png, .svg or .pdf, got {path!r}")
+    check_writable(path, "--plot")

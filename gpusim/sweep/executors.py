@@ -29,8 +29,11 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+import sys
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 
+from gpusim.errors import WorkerLost
 from gpusim.sweep.point import run_task
 
 
@@ -54,17 +57,19 @@ def order(tasks: list) -> tuple[list, dict]:
     return leaders, follow
 
 
-def run_serial(tasks: list, progress=None) -> list[dict]:
+def run_serial(tasks: list, sink=None) -> list[dict]:
+    """`sink(row)` (optional) gets every row as soon as it is finished (sweep: stores it, moves
+    the progress bar)."""
     leaders, follow = order(tasks)
     rows = []
     for t in leaders + [f for fs in follow.values() for f in fs]:
         rows.append(run_task(t))
-        if progress:
-            progress.update()
+        if sink:
+            sink(rows[-1])
     return rows
 
 
-def _scheduled(submit, wait_first, tasks: list, progress=None, slots: int = 1) -> list[dict]:
+def _scheduled(submit, wait_first, tasks: list, sink=None, slots: int = 1) -> list[dict]:
     """Leaders first; a group's other points once its leader is done. Where fewer leaders
     than `slots` (the workers) would leave workers idle, those take further points of the
     groups at once, round-robin, and record their own copy of the functional run instead of
@@ -81,15 +86,18 @@ def _scheduled(submit, wait_first, tasks: list, progress=None, slots: int = 1) -
             if not follow[g]:
                 groups.remove(g)
     rows = []
-    while pending:
-        done = wait_first(list(pending))
-        for f in done:
-            t = pending.pop(f)
-            rows.append(f.result())
-            if progress:
-                progress.update()
-            for g in follow.pop(t.group, ()):
-                pending[submit(g)] = g
+    try:
+        while pending:
+            done = wait_first(list(pending))
+            for f in done:
+                t = pending.pop(f)
+                rows.append(f.result())
+                if sink:
+                    sink(rows[-1])
+                for g in follow.pop(t.group, ()):
+                    pending[submit(g)] = g
+    except BrokenProcessPool:
+        raise WorkerLost("a sweep worker process died (killed, or out of memory) while running a point") from None
     return rows
 
 
@@ -109,25 +117,62 @@ def _run_pickled(blob: bytes) -> dict:
     return run_task(pickle.loads(blob))
 
 
-def run_processes(tasks: list, workers: int, progress=None) -> list[dict]:
+def _worker_init(parent: int) -> None:
+    """A forked worker: Ctrl-C is the parent's to handle (it stops the workers); SIGTERM ends
+    the worker (the parent sees a dead worker); the worker ends with its parent, even one
+    killed by SIGKILL (Linux: PR_SET_PDEATHSIG), instead of waiting for work forever."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)     # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):                                   # pragma: no cover - no prctl
+            pass
+    if os.getppid() != parent:                                              # the parent died before prctl
+        os._exit(1)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Stop `pool` now: pending points cancelled, running ones' workers terminated."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())   # where ProcessPoolExecutor keeps them
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
+    for p in procs:
+        p.join(5)
+        if p.is_alive():                                          # pragma: no cover - ignored SIGTERM
+            p.kill()
+            p.join()
+
+
+def run_processes(tasks: list, workers: int, sink=None) -> list[dict]:
     """The forked workers start from this process's objects frozen (`gc.freeze()`, as Python's
     gc documentation advises before a fork): otherwise each worker's first full collection
     writes to every inherited object's header and so copies the parent's pages one by one
     (64-point vector_add sweep on 2 workers: 2.48 s against 2.82, medians of 4). The parent
-    unfreezes afterwards unless it was frozen before (`replay.timed_launch` freezes once)."""
+    unfreezes afterwards unless it was frozen before (`replay.timed_launch` freezes once).
+    Stopped by an exception (Ctrl-C, SIGTERM, a full disk in `sink`), the workers are
+    terminated at once; a worker that dies is a WorkerLost naming the points it may have run."""
     ctx = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
     was_frozen = gc.get_freeze_count() > 0
     gc.freeze()
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init,
+                               initargs=(os.getpid(),))
     try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-            return _scheduled(lambda t: pool.submit(_run_pickled, _dumps(t)),
-                              lambda fs: wait(fs, return_when=FIRST_COMPLETED).done, tasks, progress, workers)
+        rows = _scheduled(lambda t: pool.submit(_run_pickled, _dumps(t)),
+                          lambda fs: wait(fs, return_when=FIRST_COMPLETED).done, tasks, sink, workers)
+        pool.shutdown(wait=True)
+        return rows
     finally:
+        _stop(pool)
         if not was_frozen:
             gc.unfreeze()
 
 
-def run_dask(tasks: list, address: str, workers: int | None, progress=None) -> list[dict]:
+def run_dask(tasks: list, address: str, workers: int | None, sink=None) -> list[dict]:
     try:
         from distributed import Client
     except ImportError as e:                      # pragma: no cover - a dependency of the sweep extra
@@ -141,7 +186,7 @@ def run_dask(tasks: list, address: str, workers: int | None, progress=None) -> l
     else:
         client = Client(address)
     try:
-        return run_on_client(client, tasks, progress)
+        return run_on_client(client, tasks, sink)
     finally:
         client.close()
         if cluster is not None:
@@ -159,9 +204,9 @@ def local_cluster(workers: int = 2):
         return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
 
 
-def run_on_client(client, tasks: list, progress=None) -> list[dict]:
+def run_on_client(client, tasks: list, sink=None) -> list[dict]:
     """Run `tasks` on an existing dask.distributed Client."""
     from distributed import wait as dwait
     slots = sum(client.nthreads().values()) or 1
     return _scheduled(lambda t: client.submit(run_task, t, pure=False),
-                      lambda fs: dwait(fs, return_when="FIRST_COMPLETED").done, tasks, progress, slots)
+                      lambda fs: dwait(fs, return_when="FIRST_COMPLETED").done, tasks, sink, slots)

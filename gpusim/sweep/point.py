@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gpusim.errors import ConfigError, GpusimError
+
 STALL_PREFIX = "smsp__pcsamp_warps_issue_stalled_"
 
 
@@ -92,7 +94,13 @@ def run_task(task: Task) -> dict:
 def _run_task(task: Task) -> dict:
     from gpusim.sweep.replay import timed_launch
     t0 = time.perf_counter()
-    name, size, params, kernel, grid, block, args, shared, check, peer = _case(task)
+    try:
+        name, size, params, kernel, grid, block, args, shared, check, peer = _case(task)
+    except GpusimError:
+        raise
+    except Exception as e:                    # the program's own code refused the size (n=-5, ...)
+        label = getattr(task.program, "name", task.program)
+        raise ConfigError(f"{label}: cannot build inputs for size {task.size!r}: {type(e).__name__}: {e}") from None
     result, how = timed_launch(kernel, grid, block, args, task.spec, shared, task.options,
                                cache=_cache(task.cache_dir), replay=task.replay, peer_args=peer)
     ok = None

@@ -28,7 +28,9 @@ control flow and addresses do not depend on values other blocks wrote or atomics
 The conversions kept grow with the loop-sampling budgets a process meets (one per SM count
 of a loop-sampled launch).
 
-`StreamCache` keeps stores in memory and as pickles under `<gpusim cache>/streams/` (at most
+`StreamCache` keeps stores in memory and as pickles under `<gpusim cache>/streams/`, each a
+checked entry (`frontend/diskcache.py`: written atomically, its SHA-256 in a header line; a
+truncated, edited or flipped-byte file is not read but recorded again) (at most
 `MAX_CACHE_BYTES`, the least recently written recordings dropped first): `<key>.pkl` the store
 as first written, `<key>.part-*.pkl` the blocks replays added later (each such file only the
 blocks one save added, so a sweep over SM counts does not write the whole store again per point),
@@ -49,11 +51,12 @@ from pathlib import Path
 
 import numpy as np
 
+from gpusim.frontend.diskcache import read_entry, write_entry
 from gpusim.timing.trace import TraceSource, WarpStream
 
 MAX_HEAP_BYTES = 64 << 20          # global memory kept to restore outputs (larger launches: outputs not restored)
 MAX_CACHE_BYTES = 2 << 30          # recordings kept on disk; the least recently written go first
-FORMAT = 2
+FORMAT = 3                         # 3: entries checked (diskcache: a header with the data's SHA-256)
 
 
 @dataclass
@@ -251,18 +254,20 @@ class StreamCache:
     def get(self, key: str) -> StreamStore | None:
         s = self._mem.get(key)
         if s is None and self.disk:
-            try:
-                data = self._path(key).read_bytes()
-            except OSError:
+            data = read_entry(self._path(key))       # None: missing, or its checksum does not match
+            if data is None:
                 return None
             try:
                 s = pickle.loads(data)
-            except Exception:                         # a damaged entry: record again
+            except Exception:                         # written so by another version: record again
                 return None
             for part in self._parts(key):            # blocks later replays added
+                more = read_entry(part)
+                if more is None:                      # damaged or gone: those blocks are executed again
+                    continue
                 try:
-                    more = pickle.loads(part.read_bytes())
-                except Exception:                     # damaged or gone: those blocks are executed again
+                    more = pickle.loads(more)
+                except Exception:
                     continue
                 for b, v in more.items():
                     s.blocks.setdefault(b, v)
@@ -283,7 +288,6 @@ class StreamCache:
         the blocks added since it was loaded or saved, as a part file beside it."""
         if not self.disk:
             return
-        from gpusim.frontend.diskcache import write_atomic
         main = self._path(store.key)
         if not whole and store.fresh and main.exists():
             path = self.directory / f"{store.key}.part-{uuid.uuid4().hex}.pkl"
@@ -293,7 +297,7 @@ class StreamCache:
             buf = io.BytesIO()
             pickle.dump(store, buf, protocol=pickle.HIGHEST_PROTOCOL)
             data = buf.getvalue()
-        if write_atomic(path, data):
+        if write_entry(path, data):
             store.added, store.fresh = 0, []
             self.saves += 1
             self._prune()

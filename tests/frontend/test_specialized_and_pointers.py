@@ -1,5 +1,7 @@
-"""A kernel with one explicit signature launches whatever the argument types (numba-cuda's
-specialized dispatcher), and raw pointers of drop-in arrays reach their memory."""
+"""A kernel with one explicit signature launches its one kernel (numba-cuda's specialized
+dispatcher): scalars converted to the declared types, arrays of the declared dtype or an integer
+of the same width (another dtype is refused: tests/errors/test_numba_rules.py); raw pointers of
+drop-in arrays reach their memory."""
 from __future__ import annotations
 
 import numpy as np

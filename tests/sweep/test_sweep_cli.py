@@ -56,3 +56,27 @@ def test_cli_refuses_unknown_field_and_parquet_before_work(tmp_path, capsys):
         assert main(["sweep", "vector_add", "--out", str(tmp_path / "x.parquet")]) == bad_spec
         assert "pyarrow" in capsys.readouterr().err
     assert main(["sweep", "vector_add", "--out", str(tmp_path / "x.xlsx")]) == bad_spec
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"workers": 0}, "workers must be a positive number of processes, got 0"),
+    ({"workers": -1}, "workers must be a positive number of processes, got -1"),
+    ({"sizes": [5]}, "a size is a size name or a table of parameters, got 5"),
+    ({"sizes": []}, "no sizes given"),
+    ({"seed": -1}, "seed must be a whole number >= 0, got -1"),
+    ({"sizes": [{"n": 1.5}]}, "vector_add: parameter n takes int values"),
+    ({"vary": {"hbm.bandwidth_GBps": "1:2:1000001"}}, "gives 1,000,001 values: a sweep holds at most 1,000,000"),
+    ({"vary": {"hbm.bandwidth_GBps": "1:2:20000"}}, "this sweep has 20,000 points"),
+])
+def test_python_api_refuses_bad_arguments_before_any_work(kw, message):
+    import gpusim
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        gpusim.sweep("vector_add", **kw)
+
+
+def test_output_and_worker_errors_have_their_own_documented_exit_statuses():
+    from gpusim.cli import EXIT_CODES
+    from gpusim.errors import GpusimError, OutputError, WorkerLost
+    codes = {c for c, _ in EXIT_CODES}
+    assert OutputError.exit_code == 11 and WorkerLost.exit_code == 12
+    assert {11, 12, 130, 143} <= codes and issubclass(OutputError, GpusimError)
