@@ -93,7 +93,8 @@ def cmd_collective(args) -> int:
         for n in counts:
             runs[n] = []
             for i, size in enumerate(sizes):
-                tick.now(f"{n} GPUs, size {i + 1} of {len(sizes)} ({size:,} B)")
+                at = f"{n} GPUs, " if len(counts) > 1 else ""
+                tick.now(f"{at}size {i + 1} of {len(sizes)} ({size:,} B)")
                 runs[n].append(simulate(op, size, spec, n, args.algorithm, args.protocol, in_place=args.in_place))
     several = len(counts) > 1
     if args.json:

@@ -17,6 +17,7 @@ from gpusim.frontend.sass.tools import SassToolError
 from gpusim.functional import budget
 from gpusim.functional.syscalls import DeviceHeapError
 from gpusim.functional.watchdog import Watchdog
+from gpusim.sweep.space import TooManyPoints
 
 
 def _classes(root):
@@ -36,6 +37,8 @@ def _instance(cls):
         return cls("foo.b32", ptx_line=7, source="k.py:2", kernel="k", reason="no such opcode")
     if issubclass(cls, isa.errors.UnsupportedCall):
         return cls("cannot link", callee="f", ptx_line=3)
+    if cls is TooManyPoints:
+        return cls("a message", points=5)
     return cls("a message")
 
 
