@@ -58,15 +58,17 @@ def user_errors():
         raise converted from None
 
 
-def prepare(kernel, grid, block, args, gpu="h100", shared_bytes: int = 0, peer_args=None) -> PreparedLaunch:
-    """Compile, lay out memory and marshal arguments, without running anything."""
+def prepare(kernel, grid, block, args, gpu="h100", shared_bytes: int = 0, peer_args=None,
+            core: str | None = None) -> PreparedLaunch:
+    """Compile, lay out memory and marshal arguments, without running anything. `core`:
+    'fast' or 'reference' (`gpusim.functional.fastpath`; default GPUSIM_CORE or 'fast')."""
     if isinstance(shared_bytes, (bool, np.bool_)) or not isinstance(shared_bytes, (int, np.integer)):
         raise LaunchError(f"shared_bytes (dynamic shared memory per block) must be an integer, got {shared_bytes!r}")
     if not isinstance(args, (tuple, list)):
         raise LaunchError(f"args must be a tuple or list of the kernel's arguments, got {type(args).__name__} "
                           f"{args!r:.60}")
     with user_errors():
-        return PreparedLaunch(kernel, grid, block, args, resolve_gpu(gpu), shared_bytes, peer_args=peer_args)
+        return PreparedLaunch(kernel, grid, block, args, resolve_gpu(gpu), shared_bytes, peer_args=peer_args, core=core)
 
 
 def resolve_gpu(gpu):
@@ -98,7 +100,7 @@ def check_size(kernel, grid, block, spec, functional_all: bool, max_warps: int |
 def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_bytes: int = 0,
            *, batch_lanes: int = BATCH_LANES, max_steps: int | None = None, timing_options=None,
            peer_args: dict | None = None, check=None, progress=None,
-           max_warps: int | None = MAX_WARPS) -> Result:
+           max_warps: int | None = MAX_WARPS, core: str | None = None) -> Result:
     """Run `kernel[grid, block, 0, shared_bytes](*args)` on the simulated GPU `gpu`
     (a preset name, a .toml file, or a GPUSpec).
 
@@ -119,6 +121,9 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
     tuple of them or "all"; `gpusim.sanitizer`): their findings are `Result.hazards`, and a
     fault they report (bad address, divergent barrier) ends the launch with a Result
     instead of an exception.
+    `core` is the functional core: 'fast' (compiled ops, the default) or 'reference' (the
+    numpy interpreter that defines every instruction); both give identical results and
+    counters (`gpusim.functional.fastpath`). The environment variable GPUSIM_CORE sets the default.
     """
     from gpusim.sanitizer import checked
     for name, v in (("max_steps", max_steps), ("max_warps", max_warps), ("batch_lanes", batch_lanes)):
@@ -136,7 +141,7 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
     sampled = bool(timing and timing_options is not None and timing_options.functional == "sampled"
                    and timing_options.mode != "full")
     check_size(kernel, grid, block, spec, not sampled, max_warps)
-    prepared = prepare(kernel, grid, block, args, spec, shared_bytes, peer_args)
+    prepared = prepare(kernel, grid, block, args, spec, shared_bytes, peer_args, core)
     if max_steps is not None:
         prepared.step_budget = int(max_steps)
     with user_errors():

@@ -67,6 +67,7 @@ class DecodedKernel:
     reg_slots: dict[str, int]
     reg_dtypes: list[np.dtype]
     symbols: dict[str, tuple[str, int]] = field(default_factory=dict)
+    lsu_class: Any = None                     # the load/store unit the ops expect (None: the reference one)
 
 
 def imm_value(imm: Imm, t: str):
@@ -233,4 +234,5 @@ class Decoder:
             blocks.append(Block(index=bb.index, ops=ops, first=bb.start, last=bb.end,
                                 terminator=bb.terminator, succs=bb.succs, ipdom=cfg.ipdom[bb.index],
                                 guard=guard, barrier=barrier))
-        return DecodedKernel(k, cfg, blocks, infos, self.reg_slots, self.reg_dtypes, self.symbols)
+        return DecodedKernel(k, cfg, blocks, infos, self.reg_slots, self.reg_dtypes, self.symbols,
+                             getattr(self.ops, "lsu_class", None))

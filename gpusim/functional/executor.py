@@ -106,7 +106,7 @@ class BatchExecutor:
         self.stacks = WarpStacks(self.launched.copy(), entry_pc=0)
         self.wait_at = np.full(self.nwarps, -1, np.int64)     # barrier instruction each warp's lanes wait at
         self.arrived = np.zeros(self.nwarps, np.uint32)      # lanes of each warp that wait at that barrier
-        self.lsu = LoadStoreUnit(self, memory, params, shared_bytes, local_bytes, shared_banks)
+        self.lsu = (dk.lsu_class or LoadStoreUnit)(self, memory, params, shared_bytes, local_bytes, shared_banks)
         self.collectives = Collectives(self)
         self.record: StepRecord | None = None
         self.san = None                      # gpusim.sanitizer.BatchHooks when a check= tool is on

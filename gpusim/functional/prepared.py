@@ -16,7 +16,7 @@ from gpusim.functional.counters import Counters, metric_values
 from gpusim.functional.decode import DecodedKernel, Decoder, InstrInfo
 from gpusim.functional.executor import Access, BatchExecutor, Geometry, StepRecord
 from gpusim.functional.memory import DeviceMemory
-from gpusim.functional.ops import OpFactory
+from gpusim.functional.fastpath import factory, resolve_core
 from gpusim.launch_config import Layout, check_dims, check_peer_args, check_shared, layout
 from gpusim.result import Result, SassCounts
 from gpusim.specs.gpu import GPUSpec
@@ -24,12 +24,13 @@ from gpusim.specs.gpu import GPUSpec
 _DECODED: dict = {}
 
 
-def decoded(ck, symbols: dict) -> DecodedKernel:
-    """The decoded kernel for a compiled kernel and variable layout (cached: layouts are deterministic)."""
-    key = (ck.ptx, ck.entry, tuple(sorted(symbols.items())))
+def decoded(ck, symbols: dict, core: str = "fast") -> DecodedKernel:
+    """The decoded kernel for a compiled kernel, variable layout and core ('fast' or
+    'reference', `gpusim.functional.fastpath`; cached: layouts are deterministic)."""
+    key = (ck.ptx, ck.entry, tuple(sorted(symbols.items())), core)
     dk = _DECODED.get(key)
     if dk is None:
-        dk = Decoder(ck.kernel, symbols, OpFactory()).decode()
+        dk = Decoder(ck.kernel, symbols, factory(core)).decode()
         if len(_DECODED) > 256:
             _DECODED.clear()
         _DECODED[key] = dk
@@ -59,7 +60,7 @@ class PreparedLaunch:
     """kernel[grid, block, 0, shared_bytes](*args) ready to run on `spec`."""
 
     def __init__(self, kernel, grid, block, args, spec: GPUSpec, shared_bytes: int = 0, name: str | None = None,
-                 peer_args: dict | None = None):
+                 peer_args: dict | None = None, core: str | None = None):
         from gpusim.frontend.args import marshal
         from gpusim.frontend.compile import compile_kernel
         self.spec = spec
@@ -79,7 +80,8 @@ class PreparedLaunch:
         # sector ranges of the arrays `peer_args` places on peer GPUs (timing only: the data is the same)
         self.peer_ranges = check_peer_args(spec, self.name, self.compiled.pyfunc, self.args,
                                            self.marshalled.arrays, peer_args)
-        self.decoded = decoded(self.compiled, self.layout.symbols)
+        self.core = resolve_core(core)        # 'fast' or 'reference' (gpusim.functional.fastpath)
+        self.decoded = decoded(self.compiled, self.layout.symbols, self.core)
         self.geometry = Geometry(self.grid, self.block)
         self.counters = Counters(len(self.decoded.infos), len(self.decoded.blocks))
         lay = self.layout
