@@ -231,6 +231,9 @@ class Decoder:
                     ops.append(op)
                     if getattr(op, "is_cta_barrier", False):
                         barrier = op
+            finish = getattr(self.ops, "finish_block", None)     # a factory may fuse ops (fastpath segments)
+            if finish is not None:
+                ops = finish(ops, self.reg_dtypes)
             blocks.append(Block(index=bb.index, ops=ops, first=bb.start, last=bb.end,
                                 terminator=bb.terminator, succs=bb.succs, ipdom=cfg.ipdom[bb.index],
                                 guard=guard, barrier=barrier))

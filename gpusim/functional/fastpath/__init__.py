@@ -27,8 +27,9 @@ import os
 from gpusim.errors import LaunchError
 from gpusim.functional.fastpath.lsu import FastLoadStoreUnit
 from gpusim.functional.fastpath.memops import FastLoadOp, FastStoreOp
+from gpusim.functional.fastpath.segments import FastAluOp, KernelCode, SegmentOp
 from gpusim.functional.lsu import LoadStoreUnit
-from gpusim.functional.ops import LoadOp, OpFactory, StoreOp
+from gpusim.functional.ops import AluOp, LoadOp, OpFactory, StoreOp
 
 CORES = ("fast", "reference")
 
@@ -43,8 +44,34 @@ def resolve_core(core: str | None) -> str:
 
 
 class FastOpFactory(OpFactory):
-    """The reference factory, with compiled loads and stores where their form allows."""
+    """The reference factory, with compiled loads and stores where their form allows, and
+    runs of compilable ALU instructions fused into segments (`segments`)."""
     lsu_class = FastLoadStoreUnit
+
+    def __init__(self, alu: bool = True):
+        self.alu = alu and os.environ.get("GPUSIM_FAST_ALU", "1") != "0"
+        self.code = KernelCode()
+
+    def make(self, dec, ins, i, spec, bound):
+        op = super().make(dec, ins, i, spec, bound)
+        self.code.dec = dec
+        if self.alu and type(op) is AluOp:
+            return FastAluOp.build(op, dec, ins, bound) or op
+        return op
+
+    def finish_block(self, ops: list, reg_dtypes) -> list:
+        """The block's ops with each run of FastAluOps replaced by one SegmentOp."""
+        out, run = [], []
+        for op in ops + [None]:
+            if isinstance(op, FastAluOp):
+                run.append(op)
+                continue
+            if run:
+                out.append(SegmentOp(run, reg_dtypes, self.code))
+                run = []
+            if op is not None:
+                out.append(op)
+        return out
 
     def _mem(self, dec, ins, i, guard, bound):
         op = super()._mem(dec, ins, i, guard, bound)

@@ -1,0 +1,434 @@
+"""Compiled ALU segments: consecutive register-only instructions of a basic block run as
+one machine-code function over the lanes of a step.
+
+ALU instructions read and write only their own lane's registers, so running a run of
+them lane by lane (all instructions for lane 0, then lane 1, ...) gives exactly what
+the reference gives running them instruction by instruction over all lanes. A
+`SegmentOp` stands for such a run inside a block's op list: per lane it loads the
+registers the run reads, computes every instruction (`alu_ir` forms; a guarded
+instruction keeps the old value where its predicate is false), and stores the
+registers it writes. Loads, stores, collectives and barriers stay separate ops
+between segments, so the order of memory effects is the reference's.
+
+All segments of a kernel are compiled together with llvmlite (LLVM's MCJIT) the first
+time one runs: some milliseconds per kernel, no numba typing. A segment whose
+compilation fails, or whose special registers are not what it was compiled for, runs
+its reference ops.
+
+Registers stay where the reference keeps them (`BatchState.regs`: an array over the
+batch, or one value for every lane); a segment reads a uniform register through an
+index mask of 0 and makes the registers it writes arrays (as a partial write by the
+reference does), which changes no value.
+"""
+from __future__ import annotations
+
+import ctypes
+import threading
+
+import numpy as np
+from llvmlite import binding as llvm
+from llvmlite import ir
+
+from gpusim.functional.fastpath import alu_ir
+from gpusim.functional.fastpath.alu_ir import I8, I64, IR, convertible, ir_type
+from gpusim.functional.ops import AluOp, Op
+from gpusim.functional.decode import PREDEFINED, imm_value
+from isa.program import Imm, Reg, Special, Sym
+from isa.types import dtype as ptx_dtype
+
+BOOL = np.dtype(np.bool_)
+U32 = np.dtype(np.uint32)
+# special registers the executor gives as one value for every lane (BatchExecutor.special);
+# the others are per-lane uint32 arrays (BatchExecutor._lanes)
+UNIFORM_SPECIALS = frozenset({"%ntid.x", "%ntid.y", "%ntid.z", "%nctaid.x", "%nctaid.y", "%nctaid.z", "%nwarpid",
+                              "%nsmid", "%gridid", "%clock", "%clock64", "%globaltimer", "%globaltimer_lo",
+                              "%globaltimer_hi", "%dynamic_smem_size", "%total_smem_size"})
+# A segment variant is compiled once its reference ops have run this many lane-instructions
+# (about the numpy time its compilation costs, a few ms): short launches never wait for LLVM.
+COMPILE_AFTER = 1 << 21
+SEGMENT_FN = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
+_LLVM_LOCK = threading.Lock()
+_LLVM_READY = False
+
+
+def _llvm_target():
+    global _LLVM_READY
+    with _LLVM_LOCK:
+        if not _LLVM_READY:
+            llvm.initialize_native_target()
+            llvm.initialize_native_asmprinter()
+            _LLVM_READY = True
+    return llvm.Target.from_default_triple().create_target_machine(opt=2)
+
+
+class FastAluOp(AluOp):
+    """A reference ALU op that a segment can compile: its emitter and where its sources
+    come from (("reg", slot, dtype), ("not", slot), ("imm", value), ("special", name, dtype))."""
+    __slots__ = ("emit", "sources", "src_dtypes", "dst_dtypes")
+
+    @classmethod
+    def build(cls, ref: AluOp, dec, ins, bound):
+        emit = alu_ir.form(ins, bound)
+        if emit is None:
+            return None
+        srcs = _sources(dec, ins, bound)
+        if srcs is None:
+            return None
+        op = cls(ref.index, ref.guard, ref.fn, ref.srcs, ref.dsts)
+        op.emit, op.sources = emit, srcs
+        op.src_dtypes = [ptx_dtype(t) for t in bound.src_types]
+        op.dst_dtypes = [ptx_dtype(t) for t in bound.dst_types]
+        rd = dec.reg_dtypes
+        for (kind, *rest), want in zip(srcs, op.src_dtypes):
+            have = rd[rest[0]] if kind in ("reg", "not") else (U32 if kind == "special" and rest[0] not in
+                                                               UNIFORM_SPECIALS else want)
+            if have not in alu_ir.COMPILED_DTYPES or not convertible(have, want) or (kind == "not" and want != BOOL):
+                return None
+        for d, have in zip(op.dsts, op.dst_dtypes):
+            if d is not None and (rd[d] not in alu_ir.COMPILED_DTYPES or not convertible(have, rd[d])):
+                return None
+        if op.guard is not None and rd[op.guard[0]] != BOOL:
+            return None
+        if len(op.dsts) != len(op.dst_dtypes):
+            return None
+        return op
+
+
+def _sources(dec, ins, bound):
+    """Source descriptors in the order of Decoder.flat_sources (None if one is not compiled)."""
+    from isa.semantics.carry import implicit_operands
+    hidden_dsts, hidden_srcs = implicit_operands(ins)
+    if hidden_dsts or hidden_srcs:
+        return None
+    nd = dec.ndests(dec_spec(ins), len(bound.dst_types), ins)
+    out = []
+    for o, t in zip(ins.operands[nd:], bound.src_types):
+        if isinstance(o, Reg):
+            out.append(("reg", dec.slot(o, ins), ptx_dtype(t)))
+        elif getattr(o, "negated", False) and hasattr(o, "reg"):
+            out.append(("not", dec.slot(o.reg, ins)))
+        elif isinstance(o, Imm):
+            out.append(("imm", imm_value(o, t)))
+        elif isinstance(o, Special):
+            out.append(("special", o.name, ptx_dtype(t)))
+        elif isinstance(o, Sym):
+            if o.name in PREDEFINED and o.name not in dec.symbols:
+                out.append(("imm", imm_value(Imm(PREDEFINED[o.name]), t)))
+            else:
+                out.append(("imm", imm_value(Imm(dec.symbol_address(o.name, ins)), t)))
+        else:
+            return None
+    if len(out) != len(bound.src_types) or len(ins.operands) - nd != len(out):
+        return None
+    return out
+
+
+def dec_spec(ins):
+    from isa import opcodes
+    return opcodes.lookup(ins)
+
+
+class Segment:
+    """The plan of one segment: its ops, the registers it reads before writing them
+    (`loads`), the registers it writes (`written`), and of those the ones live after it
+    (`stores`, set by `KernelCode` from the kernel's liveness)."""
+
+    def __init__(self, ops: list[FastAluOp], reg_dtypes):
+        self.ops = ops
+        self.reg_dtypes = reg_dtypes
+        loads: list[int] = []
+        written: list[int] = []
+        specials: list[tuple[str, np.dtype]] = []
+        for op in ops:
+            needs = [src[1] for src in op.sources if src[0] in ("reg", "not")]
+            if op.guard is not None:
+                needs.append(op.guard[0])
+                needs.extend(d for d in op.dsts if d is not None)        # a guarded write keeps the old value
+            for r in needs:
+                if r not in written and r not in loads:
+                    loads.append(r)
+            for d in op.dsts:
+                if d is not None and d not in written:
+                    written.append(d)
+            for src in op.sources:
+                if src[0] == "special" and (src[1], src[2]) not in specials:
+                    specials.append((src[1], src[2]))
+        self.loads = loads
+        self.written = written
+        self.stores = list(written)
+        self.specials = specials
+        self.name = f"seg{ops[0].index}"
+
+    # ------------------------------------------------------------------ code
+    def define(self, module: ir.Module, name: str, uniform_in: frozenset, whole: bool) -> list[int]:
+        """Add `void name(i64 lo, i64 n, i8* m, i64* table)` to `module` for one variant:
+        the loads in `uniform_in` hold one value for every lane, and when `whole` (the
+        step runs every lane of the batch) stored registers whose value is uniform are
+        stored once. Values computed from uniform values only are computed once, before
+        the lane loop. The table holds (pointer, index mask) per load, per store and per
+        special register, in that order. Returns the stores that are stored once."""
+        rd = self.reg_dtypes
+        fty = ir.FunctionType(ir.VoidType(), [I64, I64, ir.PointerType(), ir.PointerType()])
+        fn = ir.Function(module, fty, name)
+        lo, n, mptr, tbl = fn.args
+        entry = fn.append_basic_block("entry")
+        loop = fn.append_basic_block("loop")
+        body = fn.append_basic_block("body")
+        nxt = fn.append_basic_block("next")
+        done = fn.append_basic_block("done")
+        eb = ir.IRBuilder(entry)
+        ntab = len(self.loads) + len(self.stores) + len(self.specials)
+        bases, masks = [], []
+        for j in range(ntab):
+            bases.append(eb.load(eb.gep(tbl, [ir.Constant(I64, 2 * j)], source_etype=ir.PointerType()),
+                                 typ=ir.PointerType()))
+            masks.append(eb.load(eb.gep(tbl, [ir.Constant(I64, 2 * j + 1)], source_etype=I64), typ=I64))
+        i = ir.IRBuilder(loop).phi(I64, "i")
+        i.add_incoming(ir.Constant(I64, 0), entry)
+        bb = ir.IRBuilder(body)
+        lane = bb.add(lo, i)
+        ue, le = IR(eb, module), IR(bb, module)                  # uniform (entry) and per-lane code
+        val: dict[int, ir.Value] = {}
+        uni: set[int] = set()
+        for k, r in enumerate(self.loads):
+            if r in uniform_in:
+                v = eb.load(bases[k], typ=_storage(rd[r]))
+                uni.add(r)
+            else:
+                v = bb.load(bb.gep(bases[k], [lane], source_etype=_storage(rd[r])), typ=_storage(rd[r]))
+            b = eb if r in uniform_in else bb
+            val[r] = b.icmp_unsigned("!=", v, ir.Constant(I8, 0)) if rd[r] == BOOL else v
+        special_val: dict = {}
+        uni_special: set = set()
+        base = len(self.loads) + len(self.stores)
+        for k, (sname, want) in enumerate(self.specials):
+            if sname in UNIFORM_SPECIALS:
+                special_val[(sname, want)] = eb.load(bases[base + k], typ=ir_type(want))
+                uni_special.add((sname, want))
+            else:
+                v = bb.load(bb.gep(bases[base + k], [lane], source_etype=ir_type(U32)), typ=ir_type(U32))
+                special_val[(sname, want)] = le.convert(v, U32, want)
+        for op in self.ops:
+            uniform = (op.guard is None or op.guard[0] in uni) and all(
+                src[0] == "imm" or (src[0] in ("reg", "not") and src[1] in uni) or
+                (src[0] == "special" and (src[1], src[2]) in uni_special) for src in op.sources)
+            e = ue if uniform else le
+            b = e.b
+            srcs = []
+            for src, want in zip(op.sources, op.src_dtypes):
+                kind = src[0]
+                if kind == "reg":
+                    srcs.append(e.convert(val[src[1]], rd[src[1]], want))
+                elif kind == "not":
+                    srcs.append(b.not_(val[src[1]]))
+                elif kind == "imm":
+                    srcs.append(e.const(want, src[1]))
+                else:
+                    srcs.append(special_val[(src[1], src[2])])
+            outs = op.emit(e, srcs)
+            g = None
+            if op.guard is not None:
+                g = val[op.guard[0]]
+                if op.guard[1]:
+                    g = b.not_(g)
+            for d, v, have in zip(op.dsts, outs, op.dst_dtypes):
+                if d is None:
+                    continue
+                v = e.convert(v, have, rd[d])
+                if g is not None:
+                    old = val[d]
+                    if not uniform or d in uni:
+                        v = b.select(g, v, old)
+                    else:                            # a uniform guard and value, a per-lane old value
+                        v = bb.select(g, v, old)
+                val[d] = v
+                if uniform and (g is None or d in uni):
+                    uni.add(d)
+                else:
+                    uni.discard(d)
+        once = [r for r in self.stores if whole and r in uni]
+        k0 = len(self.loads)
+        for k, r in enumerate(self.stores):
+            v = val[r]
+            b = eb if r in once else bb
+            if rd[r] == BOOL:
+                v = b.zext(v, I8)
+            if r in once:
+                eb.store(v, bases[k0 + k])
+            else:
+                bb.store(v, bb.gep(bases[k0 + k], [lane], source_etype=_storage(rd[r])))
+        bb.branch(nxt)
+
+        eb.cbranch(eb.icmp_signed("<=", n, ir.Constant(I64, 0)), done, loop)
+        lb = ir.IRBuilder(loop)
+        lb.position_at_end(loop)
+        has_m = lb.icmp_unsigned("!=", mptr, ir.Constant(ir.PointerType(), None))
+        lb.cbranch(has_m, _mask_check(fn, lb, mptr, i, body, nxt), body)
+        nb = ir.IRBuilder(nxt)
+        inext = nb.add(i, ir.Constant(I64, 1))
+        i.add_incoming(inext, nxt)
+        nb.cbranch(nb.icmp_signed("<", inext, n), loop, done)
+        ir.IRBuilder(done).ret_void()
+        return once
+
+
+def _mask_check(fn, b, mptr, i, body, nxt):
+    """A block that goes on to `body` when m[i] is set, else to `nxt`."""
+    blk = fn.append_basic_block("mask")
+    saved = b.block
+    b.position_at_end(blk)
+    mv = b.load(b.gep(mptr, [i], source_etype=I8), typ=I8)
+    b.cbranch(b.icmp_unsigned("!=", mv, ir.Constant(I8, 0)), body, nxt)
+    b.position_at_end(saved)
+    return blk
+
+
+def _storage(dt: np.dtype) -> ir.Type:
+    return I8 if dt == BOOL else ir_type(dt)
+
+
+class KernelCode:
+    """The machine code of one decoded kernel's segments: each segment variant is compiled
+    on first use (`variant`), into its own small module."""
+
+    def __init__(self):
+        self.segments: list[SegmentOp] = []
+        self.dec = None                      # the Decoder (kernel, CFG, register slots), for liveness
+        self.failed = False
+        self._ready = False
+        self._engines: list = []
+        self._lock = threading.Lock()
+
+    def _prepare(self) -> None:
+        """Trim each segment's stores to the registers live after it."""
+        from isa import opcodes
+        from isa.cfg import build_cfg
+        from gpusim.functional.fastpath.liveness import Liveness
+        dec = self.dec
+        instrs = dec.kernel.instructions
+
+        def ndests(i):
+            ins = instrs[i]
+            spec = opcodes.lookup(ins)
+            if spec.kind == "alu" or ins.opcode in ("ld", "ldu"):
+                try:
+                    from isa.semantics.carry import implicit_operands
+                    bound = opcodes.bind(ins)[1]
+                    hidden = len(implicit_operands(ins)[0])
+                    return dec.ndests(spec, len(bound.dst_types) - hidden, ins) if spec.kind == "alu" else 1
+                except Exception:
+                    return None
+            return None
+        live = Liveness(instrs, build_cfg(dec.kernel), ndests)
+        slots = dec.reg_slots
+        for seg in self.segments:
+            after = live.live_after(seg.ops[-1].index)
+            keep = {slots[r] for r in after if r in slots}
+            seg.plan.stores = [r for r in seg.plan.written if r in keep]
+            seg.table = np.zeros(2 * (len(seg.plan.loads) + len(seg.plan.stores) + len(seg.plan.specials)), np.int64)
+
+    def variant(self, seg: "SegmentOp", key):
+        """(function, registers stored once) of `seg` for key (uniform loads, whole), or
+        None when it does not compile (the segment then runs its reference ops)."""
+        with self._lock:
+            if self.failed or key in seg.failed:
+                return None
+            if not self._ready:
+                try:
+                    self._prepare()
+                except Exception:          # no liveness: no segment is compiled
+                    self.failed = True
+                    return None
+                self._ready = True
+            try:
+                hit = seg.variants.get(key)
+                if hit is not None:
+                    return hit
+                module = ir.Module(name=seg.plan.name)
+                name = f"{seg.plan.name}_{len(seg.variants)}"
+                once = seg.plan.define(module, name, key[0], key[1])
+                tm = _llvm_target()
+                mod = llvm.parse_assembly(str(module))
+                mod.verify()
+                engine = llvm.create_mcjit_compiler(mod, tm)
+                engine.finalize_object()
+                self._engines.append(engine)
+                hit = (SEGMENT_FN(engine.get_function_address(name)), frozenset(once))
+                seg.variants[key] = hit
+                return hit
+            except Exception:              # an LLVM failure: this variant runs the reference ops
+                seg.failed.add(key)
+                return None
+
+
+class SegmentOp(Op):
+    """A run of compilable ALU ops of one block (see module docstring)."""
+    __slots__ = ("ops", "plan", "variants", "failed", "code", "table", "interpreted")
+
+    def __init__(self, ops: list[FastAluOp], reg_dtypes, code: KernelCode):
+        self.ops = ops
+        self.index = ops[0].index
+        self.guard = None
+        self.info = ops[0].info
+        self.plan = Segment(ops, reg_dtypes)
+        self.variants: dict = {}
+        self.failed: set = set()
+        self.interpreted = 0                 # lane-instructions run by the reference ops so far
+        self.code = code
+        self.table = None
+        code.segments.append(self)
+
+    def run(self, x):
+        st = x.state
+        plan = self.plan
+        regs = st.regs
+        uniform_in = frozenset(r for r in plan.loads if type(regs[r]) is not np.ndarray)
+        key = (uniform_in, st.whole)
+        hit = self.variants.get(key)
+        if hit is None:
+            work = (st.hi - st.lo) * len(self.ops)
+            if self.interpreted + work >= COMPILE_AFTER:
+                hit = self.code.variant(self, key)
+            if hit is None:
+                self.interpreted += work
+                for op in self.ops:
+                    op.run(x)
+                return
+        fn, once = hit
+        tbl = self.table
+        keep = []
+        k = 0
+        for r in plan.loads:
+            v = regs[r]
+            if type(v) is not np.ndarray:
+                v = np.full(1, v, st.reg_dtypes[r])
+                keep.append(v)
+            tbl[2 * k] = v.__array_interface__["data"][0]
+            k += 1
+        outs = []
+        for r in plan.stores:
+            rd = st.reg_dtypes[r]
+            if r in once:
+                v = np.empty(1, rd)
+                outs.append((r, v))
+            else:
+                v = regs[r]
+                if type(v) is not np.ndarray:
+                    v = np.empty(st.nlanes, rd) if st.whole else np.full(st.nlanes, v, rd)
+                    regs[r] = v
+            keep.append(v)
+            tbl[2 * k] = v.__array_interface__["data"][0]
+            k += 1
+        for name, want in plan.specials:
+            if name in UNIFORM_SPECIALS:
+                v = np.full(1, x.special(name, want), want)
+                keep.append(v)
+            else:
+                v = x._lanes(name)
+            tbl[2 * k] = v.__array_interface__["data"][0]
+            k += 1
+        m = st.m
+        fn(st.lo, st.hi - st.lo, None if m is None else m.__array_interface__["data"][0],
+           tbl.__array_interface__["data"][0])
+        for r, v in outs:
+            regs[r] = v[0]
