@@ -23,6 +23,7 @@ reference does), which changes no value.
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 
 import numpy as np
@@ -45,7 +46,8 @@ UNIFORM_SPECIALS = frozenset({"%ntid.x", "%ntid.y", "%ntid.z", "%nctaid.x", "%nc
                               "%globaltimer_hi", "%dynamic_smem_size", "%total_smem_size"})
 # A segment variant is compiled once its reference ops have run this many lane-instructions
 # (about the numpy time its compilation costs, a few ms): short launches never wait for LLVM.
-COMPILE_AFTER = 1 << 21
+# GPUSIM_COMPILE_AFTER=0 compiles every segment at once (the tests comparing the cores do).
+COMPILE_AFTER = int(os.environ.get("GPUSIM_COMPILE_AFTER", 1 << 21))
 SEGMENT_FN = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
 _LLVM_LOCK = threading.Lock()
 _LLVM_READY = False
