@@ -22,6 +22,7 @@ import numpy as np
 
 from gpusim.errors import GpusimError, LaunchError, UnsupportedKernel, from_isa
 from gpusim.timing.engine import STALL_METRIC
+from gpusim.functional import parallel
 from gpusim.functional.prepared import PreparedLaunch
 from gpusim.result import Result
 
@@ -100,7 +101,7 @@ def check_size(kernel, grid, block, spec, functional_all: bool, max_warps: int |
 def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_bytes: int = 0,
            *, batch_lanes: int = BATCH_LANES, max_steps: int | None = None, timing_options=None,
            peer_args: dict | None = None, check=None, progress=None,
-           max_warps: int | None = MAX_WARPS, core: str | None = None) -> Result:
+           max_warps: int | None = MAX_WARPS, core: str | None = None, workers: int | None = None) -> Result:
     """Run `kernel[grid, block, 0, shared_bytes](*args)` on the simulated GPU `gpu`
     (a preset name, a .toml file, or a GPUSpec).
 
@@ -124,9 +125,15 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
     `core` is the functional core: 'fast' (compiled ops, the default) or 'reference' (the
     numpy interpreter that defines every instruction); both give identical results and
     counters (`gpusim.functional.fastpath`). The environment variable GPUSIM_CORE sets the default.
+    `workers` runs the functional execution's batches of blocks on that many processes (None:
+    GPUSIM_WORKERS, else every CPU this process may use); kernels whose blocks may communicate
+    (global atomics, fences, grid sync, device malloc) and runs with a sanitizer or timing stay on
+    one core (`gpusim.functional.parallel`). Results are identical; `Result.extra["workers"]` says
+    how many ran and why.
     """
     from gpusim.sanitizer import checked
-    for name, v in (("max_steps", max_steps), ("max_warps", max_warps), ("batch_lanes", batch_lanes)):
+    for name, v in (("max_steps", max_steps), ("max_warps", max_warps), ("batch_lanes", batch_lanes),
+                    ("workers", workers)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
             raise LaunchError(f"{name} must be a positive integer{' or None' if name != 'batch_lanes' else ''}, "
                               f"got {v!r}")
@@ -146,13 +153,16 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
         prepared.step_budget = int(max_steps)
     with user_errors():
         return checked(prepared, check, args,
-                       lambda: _run(prepared, timing, batch_lanes, timing_options, progress))
+                       lambda: _run(prepared, timing, batch_lanes, timing_options, progress, workers))
 
 
-def _run(prepared: PreparedLaunch, timing: bool, batch_lanes: int, timing_options, progress) -> Result:
+def _run(prepared: PreparedLaunch, timing: bool, batch_lanes: int, timing_options, progress,
+         workers: int | None = None) -> Result:
     if not timing:
-        _run_functional(prepared, batch_lanes, progress)
-        return prepared.finish()
+        _run_functional(prepared, batch_lanes, progress, workers)
+        result = prepared.finish()
+        result.extra["workers"] = prepared.workers
+        return result
     if prepared.cooperative:
         raise UnsupportedKernel(f"kernel {prepared.name} uses cuda.cg.this_grid() (grid-wide sync): the timing model "
                                 "does not model a grid barrier; run it with timing=False (results are exact)")
@@ -175,6 +185,7 @@ def _run(prepared: PreparedLaunch, timing: bool, batch_lanes: int, timing_option
         opt = dataclasses.replace(opt, progress=timed_block)
         prepared.on_steps = spinning
     engine = TimingEngine(prepared, opt)
+    prepared.workers = (1, "the timing model executes blocks in its own order")
     with np.errstate(all="ignore"):
         timed = engine.run()
     executed = engine.trace.executed             # sampled: the blocks executed, from across the grid
@@ -182,18 +193,25 @@ def _run(prepared: PreparedLaunch, timing: bool, batch_lanes: int, timing_option
     result.metrics.update(timed)
     for reason, arr in engine.per_instruction_stalls.items():
         result.table[STALL_METRIC.format(reason)] = arr
+    result.extra["workers"] = prepared.workers
     if engine.recording is not None:             # TimingOptions(record=TraceWindow(...))
         result.extra["recording"] = engine.recording
     return result
 
 
-def _run_functional(prepared: PreparedLaunch, batch_lanes: int, progress) -> None:
+def _run_functional(prepared: PreparedLaunch, batch_lanes: int, progress, workers: int | None = None) -> None:
     """Every block, in batches of about `batch_lanes` lanes, reporting to `progress`."""
-    if progress is None:
-        prepared.run_all(batch_lanes)
-        return
     geo = prepared.geometry
     per_batch = prepared.blocks_per_batch(batch_lanes)
+    n, why = parallel.plan(prepared, -(-geo.nblocks // per_batch), workers)
+    if progress is None or n > 1:
+        if progress is not None:
+            progress(Progress(prepared.name, "functional", 0, geo.nblocks))
+        prepared.run_all(batch_lanes, workers=workers)
+        if progress is not None:
+            progress(Progress(prepared.name, "functional", geo.nblocks, geo.nblocks))
+        return
+    prepared.workers = (n, why)
     state = {"done": 0}
     prepared.on_steps = lambda ex: progress(Progress(prepared.name, "functional", state["done"], geo.nblocks,
                                                      ex.steps, ex.step_budget))

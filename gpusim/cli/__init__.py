@@ -138,6 +138,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="steps (basic blocks of a group of warps) one batch of blocks may take before the kernel "
                         "is reported as not finishing (exit 10); default: 10,000 plus 8 per loop iteration the "
                         "arguments allow (gpusim/functional/budget.py)")
+    r.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="processes for the functional run's batches of blocks (default: GPUSIM_WORKERS, else "
+                        "every CPU; kernels whose blocks may communicate, and timing, run on one)")
+    r.add_argument("--core", choices=("fast", "reference"), default=None,
+                   help="functional core: compiled ops (fast, the default) or the numpy reference interpreter; "
+                        "results are identical")
     r.add_argument("--trace-sm", type=int, default=0, metavar="N", help="the SM traced (default 0)")
     r.add_argument("--trace-cycles", default="0:20000", metavar="START:END",
                    help="the cycles traced (default 0:20000)")

@@ -43,7 +43,8 @@ def run_one(spec, params: dict, args, renderer=None, before_timed=None):
             options = TimingOptions(mode=args.mode, record=getattr(args, "trace_window", None))
         result = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu=args.gpu_spec, timing=args.timing,
                                shared_bytes=case.shared_bytes, timing_options=options, progress=line,
-                               max_steps=getattr(args, "max_steps", None))
+                               max_steps=getattr(args, "max_steps", None), core=getattr(args, "core", None),
+                               workers=getattr(args, "workers", None))
     finally:
         if line is not None:
             line.clear()

@@ -16,6 +16,7 @@ from gpusim.functional.counters import Counters, metric_values
 from gpusim.functional.decode import DecodedKernel, Decoder, InstrInfo
 from gpusim.functional.executor import Access, BatchExecutor, Geometry, StepRecord
 from gpusim.functional.memory import DeviceMemory
+from gpusim.functional import parallel
 from gpusim.functional.fastpath import factory, resolve_core
 from gpusim.launch_config import Layout, check_dims, check_peer_args, check_shared, layout
 from gpusim.result import Result, SassCounts
@@ -95,6 +96,7 @@ class PreparedLaunch:
         from gpusim.functional.budget import default_step_budget
         self.step_budget = default_step_budget(self.args, self.geometry.nblocks * self.geometry.threads_per_block)
         self.on_steps = None                  # callable(executor) every 1024 steps of a batch (progress), or None
+        self.workers = (1, "not run yet")     # (processes of the functional run, why that many): run_all
 
     def batch(self, first_block: int, nblocks: int, *, max_steps: int | None = None) -> BatchExecutor:
         """An executor for blocks first_block .. first_block + nblocks - 1 (linear ids)."""
@@ -116,9 +118,17 @@ class PreparedLaunch:
             return geo.nblocks
         return max(1, min(geo.nblocks, batch_lanes // (geo.warps_per_block * 32)))
 
-    def run_all(self, batch_lanes: int, max_steps: int | None = None) -> None:
+    def run_all(self, batch_lanes: int, max_steps: int | None = None, workers: int | None = 1) -> None:
+        """Execute every block, in batches of about `batch_lanes` lanes, on `workers`
+        processes (None: `parallel.default_workers()`; see `gpusim.functional.parallel`
+        for when a launch stays on one core). `self.workers` records (workers, why)."""
         geo = self.geometry
         per_batch = self.blocks_per_batch(batch_lanes)
+        n, why = parallel.plan(self, -(-geo.nblocks // per_batch), workers)
+        self.workers = (n, why)
+        if n > 1:
+            parallel.run(self, per_batch, n, max_steps)
+            return
         with np.errstate(all="ignore"):
             for first in range(0, geo.nblocks, per_batch):
                 self.batch(first, min(per_batch, geo.nblocks - first), max_steps=max_steps).run()

@@ -119,7 +119,9 @@ def run_processes(tasks: list, workers: int, progress=None) -> list[dict]:
     was_frozen = gc.get_freeze_count() > 0
     gc.freeze()
     try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        # points already use every worker: each point's own functional run stays on one core
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=os.environ.__setitem__,
+                                 initargs=("GPUSIM_WORKERS", "1")) as pool:
             return _scheduled(lambda t: pool.submit(_run_pickled, _dumps(t)),
                               lambda fs: wait(fs, return_when=FIRST_COMPLETED).done, tasks, progress, workers)
     finally:
