@@ -71,6 +71,7 @@ def differences(fast: list, ref: list) -> list[str]:
 @pytest.mark.slow
 def test_random_kernels_identical_in_fast_and_reference_cores(workers, tmp_path):
     checked = []
+    calls = []                  # every call, replays included: each gets its own files
 
     @settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None,
               suppress_health_check=list(HealthCheck), phases=(Phase.generate,))
@@ -78,7 +79,8 @@ def test_random_kernels_identical_in_fast_and_reference_cores(workers, tmp_path)
     def example(data):
         block = data.draw(st.sampled_from([32, 64, 96]), label="block")
         grid = 2
-        i = len(checked)
+        i = len(calls)
+        calls.append(i)
         parts = []
         for part in range(PARTS):
             bodies = [data.draw(kernel_body(k, block), label=f"part {part} kernel {k}") for k in range(KERNELS)]
@@ -88,8 +90,13 @@ def test_random_kernels_identical_in_fast_and_reference_cores(workers, tmp_path)
         for core in ("reference", "fast"):
             for (path, _, seed), w in zip(parts, workers):
                 w.run(path, grid, block, seed, path.with_suffix(f".{core}.npy"), core)
-            for (path, _, _), w in zip(parts, workers):
-                w.receive(f"the {core} core on {path}")
+            errors = []
+            for (path, _, _), w in zip(parts, workers):        # read every answer: the workers stay in step
+                try:
+                    w.receive(f"the {core} core on {path}")
+                except AssertionError as e:
+                    errors.append(str(e))
+            assert not errors, "\n".join(errors)
         for path, bodies, seed in parts:
             ref = list(np.load(path.with_suffix(".reference.npy"), allow_pickle=True))
             fast = list(np.load(path.with_suffix(".fast.npy"), allow_pickle=True))
