@@ -23,6 +23,7 @@ import numpy as np
 from gpusim.errors import GpusimError, LaunchError, UnsupportedKernel, from_isa
 from gpusim.timing.engine import STALL_METRIC
 from gpusim.functional import parallel
+from gpusim.functional.communication import sampling_refusal
 from gpusim.functional.prepared import PreparedLaunch
 from gpusim.result import Result
 
@@ -101,7 +102,8 @@ def check_size(kernel, grid, block, spec, functional_all: bool, max_warps: int |
 def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_bytes: int = 0,
            *, batch_lanes: int = BATCH_LANES, max_steps: int | None = None, timing_options=None,
            peer_args: dict | None = None, check=None, progress=None,
-           max_warps: int | None = MAX_WARPS, core: str | None = None, workers: int | None = None) -> Result:
+           max_warps: int | None = MAX_WARPS, core: str | None = None, workers: int | None = None,
+           outputs: bool = True) -> Result:
     """Run `kernel[grid, block, 0, shared_bytes](*args)` on the simulated GPU `gpu`
     (a preset name, a .toml file, or a GPUSpec).
 
@@ -130,6 +132,11 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
     (global atomics, fences, grid sync, device malloc) and runs with a sanitizer or timing stay on
     one core (`gpusim.functional.parallel`). Results are identical; `Result.extra["workers"]` says
     how many ran and why.
+    `outputs=False` predicts time only (it implies `timing=True`): only the blocks the sampled
+    timing model times are executed, the arguments are left as they were, and
+    `Result.extra["outputs"]` says so. Kernels whose timed blocks could depend on other blocks
+    (atomics whose returned values are used, fences, volatile flags, device malloc) are refused
+    with the reason (`gpusim.functional.communication`).
     """
     from gpusim.sanitizer import checked
     for name, v in (("max_steps", max_steps), ("max_warps", max_warps), ("batch_lanes", batch_lanes),
@@ -144,6 +151,15 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
         if not isinstance(timing_options, TimingOptions):
             raise LaunchError(f"timing_options must be a gpusim.timing.TimingOptions, got "
                               f"{type(timing_options).__name__} {timing_options!r:.60}")
+    if not isinstance(outputs, (bool, np.bool_)):
+        raise LaunchError(f"outputs must be True or False, got {outputs!r:.60}")
+    if not outputs:
+        if check is not None:
+            raise LaunchError("outputs=False (prediction only) executes a sample of the blocks: the sanitizer "
+                              "tools need every block; drop check= or outputs=False")
+        from gpusim.timing.engine import TimingOptions
+        timing = True
+        timing_options = dataclasses.replace(timing_options or TimingOptions(), functional="sampled")
     spec = resolve_gpu(gpu)
     sampled = bool(timing and timing_options is not None and timing_options.functional == "sampled"
                    and timing_options.mode != "full")
@@ -151,13 +167,18 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
     prepared = prepare(kernel, grid, block, args, spec, shared_bytes, peer_args, core)
     if max_steps is not None:
         prepared.step_budget = int(max_steps)
+    if not outputs:
+        why = sampling_refusal(prepared)
+        if why is not None:
+            raise UnsupportedKernel(f"kernel {prepared.name}: prediction only (outputs=False) executes just the "
+                                    f"timed blocks, but {why}; run it with outputs=True")
     with user_errors():
         return checked(prepared, check, args,
-                       lambda: _run(prepared, timing, batch_lanes, timing_options, progress, workers))
+                       lambda: _run(prepared, timing, batch_lanes, timing_options, progress, workers, outputs))
 
 
 def _run(prepared: PreparedLaunch, timing: bool, batch_lanes: int, timing_options, progress,
-         workers: int | None = None) -> Result:
+         workers: int | None = None, outputs: bool = True) -> Result:
     if not timing:
         _run_functional(prepared, batch_lanes, progress, workers)
         result = prepared.finish()
@@ -189,7 +210,11 @@ def _run(prepared: PreparedLaunch, timing: bool, batch_lanes: int, timing_option
     with np.errstate(all="ignore"):
         timed = engine.run()
     executed = engine.trace.executed             # sampled: the blocks executed, from across the grid
-    result = prepared.finish(prepared.geometry.nblocks / executed if executed < prepared.geometry.nblocks else 1.0)
+    nblocks = prepared.geometry.nblocks
+    result = prepared.finish(nblocks / executed if executed < nblocks else 1.0, outputs=outputs)
+    if not outputs:
+        result.extra["outputs"] = (f"not computed: prediction only, {executed} of {nblocks} blocks executed; "
+                                   "the arguments are unchanged")
     result.metrics.update(timed)
     for reason, arr in engine.per_instruction_stalls.items():
         result.table[STALL_METRIC.format(reason)] = arr

@@ -138,6 +138,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="steps (basic blocks of a group of warps) one batch of blocks may take before the kernel "
                         "is reported as not finishing (exit 10); default: 10,000 plus 8 per loop iteration the "
                         "arguments allow (gpusim/functional/budget.py)")
+    r.add_argument("--predict-only", action="store_true",
+                   help="predict time without computing the outputs: execute only the blocks the sampled timing "
+                        "model times (refused, with the reason, for kernels whose blocks depend on each other)")
     r.add_argument("--workers", type=int, default=None, metavar="N",
                    help="processes for the functional run's batches of blocks (default: GPUSIM_WORKERS, else "
                         "every CPU; kernels whose blocks may communicate, and timing, run on one)")

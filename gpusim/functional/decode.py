@@ -166,7 +166,8 @@ class Decoder:
                                              reason=f"operand {op!r} cannot be a destination")
         return out
 
-    def ndests(self, spec: opcodes.OpSpec, n_values: int, instr: Instruction) -> int:
+    @staticmethod
+    def ndests(spec: opcodes.OpSpec, n_values: int, instr: Instruction) -> int:
         """How many leading operands hold the instruction's `n_values` destination values."""
         if spec.kind == "alu" or spec.kind == "warp" or instr.opcode in ("ld", "ldu", "atom"):
             n, k = 0, 0

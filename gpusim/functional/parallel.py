@@ -37,9 +37,7 @@ import traceback
 import numpy as np
 
 from gpusim.errors import GpusimError, LaunchError
-
-_MEM_ORDER = ("volatile", "relaxed", "acquire", "release", "acq_rel", "sc", "mmio")
-
+from gpusim.functional.communication import blocks_communicate
 
 def default_workers() -> int:
     """GPUSIM_WORKERS, else the number of CPUs this process may run on."""
@@ -58,25 +56,6 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
-def communication(prepared) -> str | None:
-    """Why the blocks of this launch may communicate (so it runs on one core), or None."""
-    if prepared.cooperative:
-        return "the kernel synchronises the grid (this_grid().sync()): one batch holds every block"
-    if prepared.memory.device_heap is not None:
-        return "the kernel calls device malloc/free: one allocator serves every block"
-    for ins in prepared.decoded.kernel.instructions:
-        space = ins.space
-        if ins.opcode in ("atom", "red") and space in (None, "global"):
-            return (f"{ins.mnemonic} (PTX line {ins.ptx_line}) updates global memory atomically: blocks may "
-                    "communicate through it, and its order and returned values follow the block order")
-        if ins.opcode in ("membar", "fence") and not any(m.startswith("cta") for m in ins.modifiers):
-            return f"{ins.mnemonic} (PTX line {ins.ptx_line}) orders memory between blocks"
-        if ins.opcode in ("ld", "st", "ldu") and space in (None, "global") and \
-                any(m in _MEM_ORDER for m in ins.modifiers):
-            return f"{ins.mnemonic} (PTX line {ins.ptx_line}) is a volatile or ordered global access (a flag between blocks)"
-    return None
-
-
 def plan(prepared, nbatches: int, workers: int | None) -> tuple[int, str]:
     """(workers to use, why that many) for a functional run of `nbatches` batches."""
     want = default_workers() if workers is None else workers
@@ -87,7 +66,7 @@ def plan(prepared, nbatches: int, workers: int | None) -> tuple[int, str]:
         return 1, "the launch is one batch of blocks"
     if prepared.sanitizer is not None:
         return 1, "a sanitizer tool follows accesses across blocks"
-    why = communication(prepared)
+    why = blocks_communicate(prepared)
     if why is not None:
         return 1, why
     n = min(want, nbatches)

@@ -133,14 +133,16 @@ class PreparedLaunch:
             for first in range(0, geo.nblocks, per_batch):
                 self.batch(first, min(per_batch, geo.nblocks - first), max_steps=max_steps).run()
 
-    def finish(self, counter_scale: float = 1.0) -> Result:
+    def finish(self, counter_scale: float = 1.0, outputs: bool = True) -> Result:
         """Copy results back into the caller's arrays and assemble the Result.
         `counter_scale` > 1 when only a sample of the blocks was executed (sampled timing
-        with sampled functional execution): counts are extrapolated to the whole launch."""
-        self.marshalled.copy_back(self.memory)
-        from gpusim.frontend.nrt import harvest
-        harvest(self.memory, self.layout.symbols)       # numba-cuda runtime statistics (NRT kernels only)
-        if getattr(self.compiled, "exceptions", None) is not None:     # debug=True: a raise in the kernel
+        with sampled functional execution): counts are extrapolated to the whole launch.
+        `outputs=False` (a prediction-only launch) leaves the caller's arrays as they were."""
+        if outputs:
+            self.marshalled.copy_back(self.memory)
+            from gpusim.frontend.nrt import harvest
+            harvest(self.memory, self.layout.symbols)       # numba-cuda runtime statistics (NRT kernels only)
+        if outputs and getattr(self.compiled, "exceptions", None) is not None:     # debug=True: a raise in the kernel
             from gpusim.frontend.kernel_exceptions import raise_if_failed
             raise_if_failed(self)
         dk = self.decoded

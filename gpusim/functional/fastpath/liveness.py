@@ -14,7 +14,8 @@ which are definitions; only unguarded ALU instructions and loads kill.
 """
 from __future__ import annotations
 
-from isa.cfg import CFG
+from isa import opcodes
+from isa.cfg import CFG, build_cfg
 from isa.program import Address, ArgList, Instruction, PredPair, Reg, Vector
 from isa.semantics.carry import implicit_operands
 
@@ -104,3 +105,23 @@ class Liveness:
             u, d = self.ud[j]
             live = (live - d) | u
         return live
+
+
+def kernel_liveness(kernel) -> Liveness:
+    """Liveness of an `isa.program.Kernel` (its ALU destinations as the decoder counts them)."""
+    from gpusim.functional.decode import Decoder            # decode imports nothing from here: no cycle
+    from isa.semantics.carry import implicit_operands
+    instrs = kernel.instructions
+
+    def ndests(i):
+        ins = instrs[i]
+        try:
+            spec, bound = opcodes.bind(ins)
+        except Exception:                 # not executable (a control instruction's form): all uses
+            return None
+        if ins.opcode in ("ld", "ldu"):
+            return 1
+        if spec.kind != "alu":
+            return None
+        return Decoder.ndests(spec, len(bound.dst_types) - len(implicit_operands(ins)[0]), ins)
+    return Liveness(instrs, build_cfg(kernel), ndests)

@@ -32,6 +32,7 @@ from llvmlite import ir
 
 from gpusim.functional.fastpath import alu_ir
 from gpusim.functional.fastpath.alu_ir import I8, I64, IR, convertible, ir_type
+from gpusim.functional.fastpath.liveness import kernel_liveness
 from gpusim.functional.ops import AluOp, Op
 from gpusim.functional.decode import PREDEFINED, imm_value
 from isa.program import Imm, Reg, Special, Sym
@@ -303,26 +304,8 @@ class KernelCode:
 
     def _prepare(self) -> None:
         """Trim each segment's stores to the registers live after it."""
-        from isa import opcodes
-        from isa.cfg import build_cfg
-        from gpusim.functional.fastpath.liveness import Liveness
-        dec = self.dec
-        instrs = dec.kernel.instructions
-
-        def ndests(i):
-            ins = instrs[i]
-            spec = opcodes.lookup(ins)
-            if spec.kind == "alu" or ins.opcode in ("ld", "ldu"):
-                try:
-                    from isa.semantics.carry import implicit_operands
-                    bound = opcodes.bind(ins)[1]
-                    hidden = len(implicit_operands(ins)[0])
-                    return dec.ndests(spec, len(bound.dst_types) - hidden, ins) if spec.kind == "alu" else 1
-                except Exception:
-                    return None
-            return None
-        live = Liveness(instrs, build_cfg(dec.kernel), ndests)
-        slots = dec.reg_slots
+        live = kernel_liveness(self.dec.kernel)
+        slots = self.dec.reg_slots
         for seg in self.segments:
             after = live.live_after(seg.ops[-1].index)
             keep = {slots[r] for r in after if r in slots}
