@@ -48,20 +48,23 @@ UNIFORM_SPECIALS = frozenset({"%ntid.x", "%ntid.y", "%ntid.z", "%nctaid.x", "%nc
 # A segment variant is compiled once its reference ops have run this many lane-instructions
 # (about the numpy time its compilation costs, a few ms): short launches never wait for LLVM.
 # GPUSIM_COMPILE_AFTER=0 compiles every segment at once (the tests comparing the cores do).
-COMPILE_AFTER = int(os.environ.get("GPUSIM_COMPILE_AFTER", 1 << 21))
+COMPILE_AFTER = int(os.environ.get("GPUSIM_COMPILE_AFTER", 1 << 20))
 SEGMENT_FN = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
 _LLVM_LOCK = threading.Lock()
 _LLVM_READY = False
 
 
 def _llvm_target():
+    """A target machine for this host's CPU and its features (FMA, AVX: a fused multiply-add is
+    one instruction, not a libm call; both round correctly, so results do not depend on it)."""
     global _LLVM_READY
     with _LLVM_LOCK:
         if not _LLVM_READY:
             llvm.initialize_native_target()
             llvm.initialize_native_asmprinter()
             _LLVM_READY = True
-    return llvm.Target.from_default_triple().create_target_machine(opt=2)
+    return llvm.Target.from_default_triple().create_target_machine(
+        cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=2)
 
 
 class FastAluOp(AluOp):
