@@ -150,9 +150,9 @@ def run(prepared, per_batch: int, workers: int, max_steps: int | None = None) ->
     try:
         for conn in conns:
             try:
-                status, counters, fails = conn.recv()
+                _, counters, fails = conn.recv()
             except EOFError:
-                status, counters, fails = "crash", None, [(-1, _pack_error(GpusimError(
+                counters, fails = None, [(-1, _pack_error(GpusimError(
                     f"kernel {prepared.name}: a worker process of the parallel functional run died")))]
             failures.extend(fails)
             if counters is not None:

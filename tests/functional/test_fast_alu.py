@@ -1,4 +1,4 @@
-"""The fast core's compiled ALU forms (gpusim/functional/fastpath/alu_ir.py) against the
+"""The fast core's compiled ALU forms (gpusim/functional/fastpath/forms*.py) against the
 reference semantics (isa.semantics), bit for bit, one form per test, on random bit patterns
 rich in edge values (zeros, extremes, NaNs with payloads, subnormals, infinities)."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from llvmlite import binding as llvm
 from llvmlite import ir
 
-from gpusim.functional.fastpath import alu_ir
+from gpusim.functional.fastpath import forms
 from gpusim.functional.fastpath.alu_ir import I8, I64, IR, ir_type
 from gpusim.functional.fastpath.segments import _llvm_target
 from isa import opcodes
@@ -97,7 +97,7 @@ def compiled(ins, bound, emit):
 def check(text: str, seed: int = 0) -> None:
     ins = instr(text)
     _, bound = opcodes.bind(ins)
-    emit = alu_ir.form(ins, bound)
+    emit = forms.form(ins, bound)
     assert emit is not None, f"{text} is not compiled"
     rng = np.random.default_rng(seed)
     args = [values(t, rng) for t in bound.src_types]
@@ -204,4 +204,4 @@ def test_float_form_matches_reference(text):
                                   "ex2.approx.f32 %f1, %f2;", "popc.b32 %r1, %r2;"])
 def test_forms_left_to_the_reference_are_not_claimed(text):
     ins = instr(text)
-    assert alu_ir.form(ins, opcodes.bind(ins)[1]) is None
+    assert forms.form(ins, opcodes.bind(ins)[1]) is None
