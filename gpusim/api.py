@@ -229,12 +229,13 @@ def _run_functional(prepared: PreparedLaunch, batch_lanes: int, progress, worker
     geo = prepared.geometry
     per_batch = prepared.blocks_per_batch(batch_lanes)
     n, why = parallel.plan(prepared, -(-geo.nblocks // per_batch), workers)
-    if progress is None or n > 1:
-        if progress is not None:
-            progress(Progress(prepared.name, "functional", 0, geo.nblocks))
+    if progress is None:
         prepared.run_all(batch_lanes, workers=workers)
-        if progress is not None:
-            progress(Progress(prepared.name, "functional", geo.nblocks, geo.nblocks))
+        return
+    if n > 1:
+        progress(Progress(prepared.name, "functional", 0, geo.nblocks))
+        prepared.run_all(batch_lanes, workers=workers,
+                         on_blocks=lambda done: progress(Progress(prepared.name, "functional", done, geo.nblocks)))
         return
     prepared.workers = (n, why)
     state = {"done": 0}

@@ -16,7 +16,7 @@ follow the batch order), memory fences and volatile or strong (`.relaxed`/`.acqu
 `.release`) global accesses (flags between blocks), the grid barrier (a cooperative
 launch is one batch), device `malloc` (one allocator for all blocks), a sanitizer
 (racecheck and initcheck follow accesses across blocks), or fewer than two batches. A
-progress callback hears of the start and the end only.
+progress callback hears of every batch as it completes (blocks done), not of steps.
 
 An error in a batch is reported as one core reports it: workers go on past a failing
 batch's neighbours, and the parent raises the error of the lowest failing batch (one
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import mmap
 import multiprocessing as mp
+import multiprocessing.connection as mp_connection
 import os
 import pickle
 import traceback
@@ -120,6 +121,8 @@ def _worker(prepared, firsts, per_batch, nblocks, next_batch, conn, max_steps) -
                     prepared.batch(first, min(per_batch, nblocks - first), max_steps=max_steps).run()
                 except BaseException as e:         # noqa: BLE001  (reported to the parent, re-raised there)
                     failures.append((k, _pack_error(e)))
+                    continue
+                conn.send(("batch", min(per_batch, nblocks - first), None))
         conn.send(("ok", {"block_warps": counters.block_warps, "block_threads": counters.block_threads,
                           "loop_back": counters.loop_back, **counters.per_instr}, failures))
     except BaseException as e:                     # noqa: BLE001
@@ -128,9 +131,10 @@ def _worker(prepared, firsts, per_batch, nblocks, next_batch, conn, max_steps) -
         conn.close()
 
 
-def run(prepared, per_batch: int, workers: int, max_steps: int | None = None) -> None:
+def run(prepared, per_batch: int, workers: int, max_steps: int | None = None, on_blocks=None) -> None:
     """Execute every block of `prepared` in batches of `per_batch` blocks on `workers`
-    forked processes (see module docstring); counters are added into `prepared.counters`."""
+    forked processes (see module docstring); counters are added into `prepared.counters`.
+    `on_blocks(done)` is called with the number of blocks done whenever a batch completes."""
     geo = prepared.geometry
     firsts = list(range(0, geo.nblocks, per_batch))
     heap = prepared.memory.global_heap
@@ -147,16 +151,25 @@ def run(prepared, per_batch: int, workers: int, max_steps: int | None = None) ->
         procs.append(p)
         conns.append(recv)
     results, failures = [], []
+    done = 0
     try:
-        for conn in conns:
-            try:
-                _, counters, fails = conn.recv()
-            except EOFError:
-                counters, fails = None, [(-1, _pack_error(GpusimError(
-                    f"kernel {prepared.name}: a worker process of the parallel functional run died")))]
-            failures.extend(fails)
-            if counters is not None:
-                results.append(counters)
+        waiting = list(conns)
+        while waiting:
+            for conn in mp_connection.wait(waiting):
+                try:
+                    kind, counters, fails = conn.recv()
+                except EOFError:
+                    kind, counters, fails = "crash", None, [(-1, _pack_error(GpusimError(
+                        f"kernel {prepared.name}: a worker process of the parallel functional run died")))]
+                if kind == "batch":
+                    done += counters
+                    if on_blocks is not None:
+                        on_blocks(done)
+                    continue
+                waiting.remove(conn)
+                failures.extend(fails)
+                if counters is not None:
+                    results.append(counters)
     finally:
         for p in procs:
             p.join()

@@ -118,16 +118,18 @@ class PreparedLaunch:
             return geo.nblocks
         return max(1, min(geo.nblocks, batch_lanes // (geo.warps_per_block * 32)))
 
-    def run_all(self, batch_lanes: int, max_steps: int | None = None, workers: int | None = 1) -> None:
+    def run_all(self, batch_lanes: int, max_steps: int | None = None, workers: int | None = 1,
+                on_blocks=None) -> None:
         """Execute every block, in batches of about `batch_lanes` lanes, on `workers`
         processes (None: `parallel.default_workers()`; see `gpusim.functional.parallel`
-        for when a launch stays on one core). `self.workers` records (workers, why)."""
+        for when a launch stays on one core). `self.workers` records (workers, why);
+        `on_blocks(done)` hears of each batch done on several workers."""
         geo = self.geometry
         per_batch = self.blocks_per_batch(batch_lanes)
         n, why = parallel.plan(self, -(-geo.nblocks // per_batch), workers)
         self.workers = (n, why)
         if n > 1:
-            parallel.run(self, per_batch, n, max_steps)
+            parallel.run(self, per_batch, n, max_steps, on_blocks)
             return
         with np.errstate(all="ignore"):
             for first in range(0, geo.nblocks, per_batch):
