@@ -24,6 +24,8 @@ import numpy as np
 from gpusim.errors import GpusimError, LaunchError, UnsupportedKernel, from_isa
 from gpusim.functional.budget import Deadline, time_limit_error
 from gpusim.timing.engine import STALL_METRIC
+from gpusim.functional import parallel
+from gpusim.functional.communication import sampling_refusal
 from gpusim.functional.prepared import PreparedLaunch
 from gpusim.result import Result
 
@@ -60,15 +62,17 @@ def user_errors():
         raise converted from None
 
 
-def prepare(kernel, grid, block, args, gpu="h100", shared_bytes: int = 0, peer_args=None) -> PreparedLaunch:
-    """Compile, lay out memory and marshal arguments, without running anything."""
+def prepare(kernel, grid, block, args, gpu="h100", shared_bytes: int = 0, peer_args=None,
+            core: str | None = None) -> PreparedLaunch:
+    """Compile, lay out memory and marshal arguments, without running anything. `core`:
+    'fast' or 'reference' (`gpusim.functional.fastpath`; default GPUSIM_CORE or 'fast')."""
     if isinstance(shared_bytes, (bool, np.bool_)) or not isinstance(shared_bytes, (int, np.integer)):
         raise LaunchError(f"shared_bytes (dynamic shared memory per block) must be an integer, got {shared_bytes!r}")
     if not isinstance(args, (tuple, list)):
         raise LaunchError(f"args must be a tuple or list of the kernel's arguments, got {type(args).__name__} "
                           f"{args!r:.60}")
     with user_errors():
-        return PreparedLaunch(kernel, grid, block, args, resolve_gpu(gpu), shared_bytes, peer_args=peer_args)
+        return PreparedLaunch(kernel, grid, block, args, resolve_gpu(gpu), shared_bytes, peer_args=peer_args, core=core)
 
 
 def resolve_gpu(gpu):
@@ -100,7 +104,8 @@ def check_size(kernel, grid, block, spec, functional_all: bool, max_warps: int |
 def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_bytes: int = 0,
            *, batch_lanes: int = BATCH_LANES, max_steps: int | None = None, timing_options=None,
            peer_args: dict | None = None, check=None, progress=None,
-           max_warps: int | None = MAX_WARPS, time_limit_s: float | None = None) -> Result:
+           max_warps: int | None = MAX_WARPS, time_limit_s: float | None = None, core: str | None = None,
+           workers: int | None = None, outputs: bool = True) -> Result:
     """Run `kernel[grid, block, 0, shared_bytes](*args)` on the simulated GPU `gpu`
     (a preset name, a .toml file, or a GPUSpec).
 
@@ -123,9 +128,23 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
     tuple of them or "all"; `gpusim.sanitizer`): their findings are `Result.hazards`, and a
     fault they report (bad address, divergent barrier) ends the launch with a Result
     instead of an exception.
+    `core` is the functional core: 'fast' (compiled ops, the default) or 'reference' (the
+    numpy interpreter that defines every instruction); both give identical results and
+    counters (`gpusim.functional.fastpath`). The environment variable GPUSIM_CORE sets the default.
+    `workers` runs the functional execution's batches of blocks on that many processes (None:
+    GPUSIM_WORKERS, else every CPU this process may use); kernels whose blocks may communicate
+    (global atomics, fences, grid sync, device malloc) and runs with a sanitizer or timing stay on
+    one core (`gpusim.functional.parallel`). Results are identical; `Result.extra["workers"]` says
+    how many ran and why.
+    `outputs=False` predicts time only (it implies `timing=True`): only the blocks the sampled
+    timing model times are executed, the arguments are left as they were, and
+    `Result.extra["outputs"]` says so. Kernels whose timed blocks could depend on other blocks
+    (atomics whose returned values are used, fences, volatile flags, device malloc) are refused
+    with the reason (`gpusim.functional.communication`).
     """
     from gpusim.sanitizer import checked
-    for name, v in (("max_steps", max_steps), ("max_warps", max_warps), ("batch_lanes", batch_lanes)):
+    for name, v in (("max_steps", max_steps), ("max_warps", max_warps), ("batch_lanes", batch_lanes),
+                    ("workers", workers)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
             raise LaunchError(f"{name} must be a positive integer{' or None' if name != 'batch_lanes' else ''}, "
                               f"got {v!r}")
@@ -139,24 +158,41 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
         if not isinstance(timing_options, TimingOptions):
             raise LaunchError(f"timing_options must be a gpusim.timing.TimingOptions, got "
                               f"{type(timing_options).__name__} {timing_options!r:.60}")
+    if not isinstance(outputs, (bool, np.bool_)):
+        raise LaunchError(f"outputs must be True or False, got {outputs!r:.60}")
+    if not outputs:
+        if check is not None:
+            raise LaunchError("outputs=False (prediction only) executes a sample of the blocks: the sanitizer "
+                              "tools need every block; drop check= or outputs=False")
+        from gpusim.timing.engine import TimingOptions
+        timing = True
+        timing_options = dataclasses.replace(timing_options or TimingOptions(), functional="sampled")
     spec = resolve_gpu(gpu)
     sampled = bool(timing and timing_options is not None and timing_options.functional == "sampled"
                    and timing_options.mode != "full")
     check_size(kernel, grid, block, spec, not sampled, max_warps)
-    prepared = prepare(kernel, grid, block, args, spec, shared_bytes, peer_args)
+    prepared = prepare(kernel, grid, block, args, spec, shared_bytes, peer_args, core)
     if max_steps is not None:
         prepared.step_budget = int(max_steps)
     if time_limit_s is not None:
         prepared.deadline = Deadline(time_limit_s)
+    if not outputs:
+        why = sampling_refusal(prepared)
+        if why is not None:
+            raise UnsupportedKernel(f"kernel {prepared.name}: prediction only (outputs=False) executes just the "
+                                    f"timed blocks, but {why}; run it with outputs=True")
     with user_errors():
         return checked(prepared, check, args,
-                       lambda: _run(prepared, timing, batch_lanes, timing_options, progress))
+                       lambda: _run(prepared, timing, batch_lanes, timing_options, progress, workers, outputs))
 
 
-def _run(prepared: PreparedLaunch, timing: bool, batch_lanes: int, timing_options, progress) -> Result:
+def _run(prepared: PreparedLaunch, timing: bool, batch_lanes: int, timing_options, progress,
+         workers: int | None = None, outputs: bool = True) -> Result:
     if not timing:
-        _run_functional(prepared, batch_lanes, progress)
-        return prepared.finish()
+        _run_functional(prepared, batch_lanes, progress, workers)
+        result = prepared.finish()
+        result.extra["workers"] = prepared.workers
+        return result
     if prepared.cooperative:
         raise UnsupportedKernel(f"kernel {prepared.name} uses cuda.cg.this_grid() (grid-wide sync): the timing model "
                                 "does not model a grid barrier; run it with timing=False (results are exact)")
@@ -186,25 +222,38 @@ def _run(prepared: PreparedLaunch, timing: bool, batch_lanes: int, timing_option
                 chained(done, total)
         opt = dataclasses.replace(opt, progress=in_time)
     engine = TimingEngine(prepared, opt)
+    prepared.workers = (1, "the timing model executes blocks in its own order")
     with np.errstate(all="ignore"):
         timed = engine.run()
     executed = engine.trace.executed             # sampled: the blocks executed, from across the grid
-    result = prepared.finish(prepared.geometry.nblocks / executed if executed < prepared.geometry.nblocks else 1.0)
+    nblocks = prepared.geometry.nblocks
+    result = prepared.finish(nblocks / executed if executed < nblocks else 1.0, outputs=outputs)
+    if not outputs:
+        result.extra["outputs"] = (f"not computed: prediction only, {executed} of {nblocks} blocks executed; "
+                                   "the arguments are unchanged")
     result.metrics.update(timed)
     for reason, arr in engine.per_instruction_stalls.items():
         result.table[STALL_METRIC.format(reason)] = arr
+    result.extra["workers"] = prepared.workers
     if engine.recording is not None:             # TimingOptions(record=TraceWindow(...))
         result.extra["recording"] = engine.recording
     return result
 
 
-def _run_functional(prepared: PreparedLaunch, batch_lanes: int, progress) -> None:
+def _run_functional(prepared: PreparedLaunch, batch_lanes: int, progress, workers: int | None = None) -> None:
     """Every block, in batches of about `batch_lanes` lanes, reporting to `progress`."""
-    if progress is None:
-        prepared.run_all(batch_lanes)
-        return
     geo = prepared.geometry
     per_batch = prepared.blocks_per_batch(batch_lanes)
+    n, why = parallel.plan(prepared, -(-geo.nblocks // per_batch), workers)
+    if progress is None:
+        prepared.run_all(batch_lanes, workers=workers)
+        return
+    if n > 1:
+        progress(Progress(prepared.name, "functional", 0, geo.nblocks))
+        prepared.run_all(batch_lanes, workers=workers,
+                         on_blocks=lambda done: progress(Progress(prepared.name, "functional", done, geo.nblocks)))
+        return
+    prepared.workers = (n, why)
     state = {"done": 0}
     prepared.on_steps = lambda ex: progress(Progress(prepared.name, "functional", state["done"], geo.nblocks,
                                                      ex.steps, ex.step_budget or 0))

@@ -163,6 +163,15 @@ def build_parser() -> argparse.ArgumentParser:
                         "finishes or can make no more progress (gpusim/functional/budget.py)")
     r.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
                    help="stop a launch still running after this many seconds (exit 10); default: no limit")
+    r.add_argument("--predict-only", action="store_true",
+                   help="predict time without computing the outputs: execute only the blocks the sampled timing "
+                        "model times (refused, with the reason, for kernels whose blocks depend on each other)")
+    r.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="processes for the functional run's batches of blocks (default: GPUSIM_WORKERS, else "
+                        "every CPU; kernels whose blocks may communicate, and timing, run on one)")
+    r.add_argument("--core", choices=("fast", "reference"), default=None,
+                   help="functional core: compiled ops (fast, the default) or the numpy reference interpreter; "
+                        "results are identical")
     r.add_argument("--trace-sm", type=int, default=0, metavar="N", help="the SM traced (default 0)")
     r.add_argument("--trace-cycles", default="0:20000", metavar="START:END",
                    help="the cycles traced (default 0:20000)")

@@ -43,18 +43,22 @@ def run_one(spec, params: dict, args, renderer=None, before_timed=None):
     line = ProgressLine(case.name) if ProgressLine.wanted() else None
     try:
         options = None
+        predict_only = getattr(args, "predict_only", False)
+        if predict_only:
+            args.timing = True
         if args.timing:
             from gpusim.timing.engine import TimingOptions
             options = TimingOptions(mode=args.mode, record=getattr(args, "trace_window", None))
         result = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu=args.gpu_spec, timing=args.timing,
                                shared_bytes=case.shared_bytes, timing_options=options, progress=line,
                                max_steps=getattr(args, "max_steps", None),
-                               time_limit_s=getattr(args, "time_limit", None))
+                               time_limit_s=getattr(args, "time_limit", None), core=getattr(args, "core", None),
+                               workers=getattr(args, "workers", None), outputs=not predict_only)
     finally:
         if line is not None:
             line.clear()
     status = "skipped"
-    if args.check:
+    if args.check and not getattr(args, "predict_only", False):
         tol = tolerance(getattr(args, "tolerance", None))
         if tol is not None:
             case.atol, case.rtol = tol

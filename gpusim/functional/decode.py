@@ -67,6 +67,7 @@ class DecodedKernel:
     reg_slots: dict[str, int]
     reg_dtypes: list[np.dtype]
     symbols: dict[str, tuple[str, int]] = field(default_factory=dict)
+    lsu_class: Any = None                     # the load/store unit the ops expect (None: the reference one)
 
 
 def imm_value(imm: Imm, t: str):
@@ -165,7 +166,8 @@ class Decoder:
                                              reason=f"operand {op!r} cannot be a destination")
         return out
 
-    def ndests(self, spec: opcodes.OpSpec, n_values: int, instr: Instruction) -> int:
+    @staticmethod
+    def ndests(spec: opcodes.OpSpec, n_values: int, instr: Instruction) -> int:
         """How many leading operands hold the instruction's `n_values` destination values."""
         if spec.kind == "alu" or spec.kind == "warp" or instr.opcode in ("ld", "ldu", "atom"):
             n, k = 0, 0
@@ -230,7 +232,11 @@ class Decoder:
                     ops.append(op)
                     if getattr(op, "is_cta_barrier", False):
                         barrier = op
+            finish = getattr(self.ops, "finish_block", None)     # a factory may fuse ops (fastpath segments)
+            if finish is not None:
+                ops = finish(ops, self.reg_dtypes)
             blocks.append(Block(index=bb.index, ops=ops, first=bb.start, last=bb.end,
                                 terminator=bb.terminator, succs=bb.succs, ipdom=cfg.ipdom[bb.index],
                                 guard=guard, barrier=barrier))
-        return DecodedKernel(k, cfg, blocks, infos, self.reg_slots, self.reg_dtypes, self.symbols)
+        return DecodedKernel(k, cfg, blocks, infos, self.reg_slots, self.reg_dtypes, self.symbols,
+                             getattr(self.ops, "lsu_class", None))

@@ -122,7 +122,7 @@ class BatchExecutor:
         self.stacks = WarpStacks(self.launched.copy(), entry_pc=0)
         self.wait_at = np.full(self.nwarps, -1, np.int64)     # barrier instruction each warp's lanes wait at
         self.arrived = np.zeros(self.nwarps, np.uint32)      # lanes of each warp that wait at that barrier
-        self.lsu = LoadStoreUnit(self, memory, params, shared_bytes, local_bytes, shared_banks)
+        self.lsu = (dk.lsu_class or LoadStoreUnit)(self, memory, params, shared_bytes, local_bytes, shared_banks)
         self.collectives = Collectives(self)
         self.record: StepRecord | None = None
         self.san = None                      # gpusim.sanitizer.BatchHooks when a check= tool is on
@@ -155,32 +155,35 @@ class BatchExecutor:
         return np.arange(self.span_w0, self.span_w0 + len(self.span_masks))
 
     def _lanes(self, name: str) -> np.ndarray:
+        """The per-lane special register `name` over the batch (uint32), computed on first use."""
         arr = self._lane_arrays.get(name)
         if arr is None:
             lane = np.arange(self.nlanes, dtype=np.int64)
             t = lane % (self.wpc * 32)
-            c = self.first_block + lane // (self.wpc * 32)
             bx, by, _ = self.geo.block
             gx, gy, _ = self.geo.grid
-            vals = {
-                "%tid.x": t % bx, "%tid.y": (t // bx) % by, "%tid.z": t // (bx * by),
-                "%ctaid.x": c % gx, "%ctaid.y": (c // gx) % gy, "%ctaid.z": c // (gx * gy),
-                "%laneid": lane & 31, "%warpid": t >> 5,
-                "%smid": c % self.sm_count,
-                "%lanemask_eq": np.uint64(1) << (lane & 31).astype(np.uint64),
-            }
-            for k, v in vals.items():
-                self._lane_arrays[k] = np.asarray(v).astype(np.uint32)
             l31 = (lane & 31).astype(np.uint64)
             one = np.uint64(1)
-            self._lane_arrays["%lanemask_lt"] = ((one << l31) - one).astype(np.uint32)
-            self._lane_arrays["%lanemask_le"] = ((one << (l31 + one)) - one).astype(np.uint32)
-            self._lane_arrays["%lanemask_ge"] = (~((one << l31) - one)).astype(np.uint32)
-            self._lane_arrays["%lanemask_gt"] = (~((one << (l31 + one)) - one)).astype(np.uint32)
-            arr = self._lane_arrays.get(name)
-            if arr is None:
+            vals = {
+                "%tid.x": lambda: t % bx, "%tid.y": lambda: (t // bx) % by, "%tid.z": lambda: t // (bx * by),
+                "%ctaid.x": lambda: self._ctas() % gx, "%ctaid.y": lambda: (self._ctas() // gx) % gy,
+                "%ctaid.z": lambda: self._ctas() // (gx * gy),
+                "%laneid": lambda: lane & 31, "%warpid": lambda: t >> 5,
+                "%smid": lambda: self._ctas() % self.sm_count,
+                "%lanemask_eq": lambda: one << l31,
+                "%lanemask_lt": lambda: (one << l31) - one,
+                "%lanemask_le": lambda: (one << (l31 + one)) - one,
+                "%lanemask_ge": lambda: ~((one << l31) - one),
+                "%lanemask_gt": lambda: ~((one << (l31 + one)) - one),
+            }
+            if name not in vals:
                 raise KernelError("unsupported special register", kernel=self.kernel_name, detail=name)
+            arr = self._lane_arrays[name] = np.asarray(vals[name]()).astype(np.uint32)
         return arr
+
+    def _ctas(self) -> np.ndarray:
+        lane = np.arange(self.nlanes, dtype=np.int64)
+        return self.first_block + lane // (self.wpc * 32)
 
     def special(self, name: str, want: np.dtype):
         g = self.geo

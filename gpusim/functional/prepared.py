@@ -16,7 +16,8 @@ from gpusim.functional.counters import Counters, metric_values
 from gpusim.functional.decode import DecodedKernel, Decoder, InstrInfo
 from gpusim.functional.executor import Access, BatchExecutor, Geometry, StepRecord
 from gpusim.functional.memory import DeviceMemory
-from gpusim.functional.ops import OpFactory
+from gpusim.functional import parallel
+from gpusim.functional.fastpath import factory, resolve_core
 from gpusim.launch_config import Layout, check_dims, check_peer_args, check_shared, layout
 from gpusim.result import Result, SassCounts
 from gpusim.specs.gpu import GPUSpec
@@ -24,12 +25,13 @@ from gpusim.specs.gpu import GPUSpec
 _DECODED: dict = {}
 
 
-def decoded(ck, symbols: dict) -> DecodedKernel:
-    """The decoded kernel for a compiled kernel and variable layout (cached: layouts are deterministic)."""
-    key = (ck.ptx, ck.entry, tuple(sorted(symbols.items())))
+def decoded(ck, symbols: dict, core: str = "fast") -> DecodedKernel:
+    """The decoded kernel for a compiled kernel, variable layout and core ('fast' or
+    'reference', `gpusim.functional.fastpath`; cached: layouts are deterministic)."""
+    key = (ck.ptx, ck.entry, tuple(sorted(symbols.items())), core)
     dk = _DECODED.get(key)
     if dk is None:
-        dk = Decoder(ck.kernel, symbols, OpFactory()).decode()
+        dk = Decoder(ck.kernel, symbols, factory(core)).decode()
         if len(_DECODED) > 256:
             _DECODED.clear()
         _DECODED[key] = dk
@@ -59,7 +61,7 @@ class PreparedLaunch:
     """kernel[grid, block, 0, shared_bytes](*args) ready to run on `spec`."""
 
     def __init__(self, kernel, grid, block, args, spec: GPUSpec, shared_bytes: int = 0, name: str | None = None,
-                 peer_args: dict | None = None):
+                 peer_args: dict | None = None, core: str | None = None):
         from gpusim.frontend.args import marshal
         from gpusim.frontend.compile import compile_kernel
         self.spec = spec
@@ -79,7 +81,8 @@ class PreparedLaunch:
         # sector ranges of the arrays `peer_args` places on peer GPUs (timing only: the data is the same)
         self.peer_ranges = check_peer_args(spec, self.name, self.compiled.pyfunc, self.args,
                                            self.marshalled.arrays, peer_args)
-        self.decoded = decoded(self.compiled, self.layout.symbols)
+        self.core = resolve_core(core)        # 'fast' or 'reference' (gpusim.functional.fastpath)
+        self.decoded = decoded(self.compiled, self.layout.symbols, self.core)
         self.geometry = Geometry(self.grid, self.block)
         self.counters = Counters(len(self.decoded.infos), len(self.decoded.blocks))
         lay = self.layout
@@ -94,6 +97,7 @@ class PreparedLaunch:
         self.deadline = None                  # budget.Deadline: the caller's wall-clock limit, or None
         self.detect = True                    # stop batches that can make no more progress (watchdog.py)
         self.on_steps = None                  # callable(executor) every 1024 steps of a batch (progress), or None
+        self.workers = (1, "not run yet")     # (processes of the functional run, why that many): run_all
 
     def batch(self, first_block: int, nblocks: int, *, max_steps: int | None = None) -> BatchExecutor:
         """An executor for blocks first_block .. first_block + nblocks - 1 (linear ids)."""
@@ -116,21 +120,33 @@ class PreparedLaunch:
             return geo.nblocks
         return max(1, min(geo.nblocks, batch_lanes // (geo.warps_per_block * 32)))
 
-    def run_all(self, batch_lanes: int, max_steps: int | None = None) -> None:
+    def run_all(self, batch_lanes: int, max_steps: int | None = None, workers: int | None = 1,
+                on_blocks=None) -> None:
+        """Execute every block, in batches of about `batch_lanes` lanes, on `workers`
+        processes (None: `parallel.default_workers()`; see `gpusim.functional.parallel`
+        for when a launch stays on one core). `self.workers` records (workers, why);
+        `on_blocks(done)` hears of each batch done on several workers."""
         geo = self.geometry
         per_batch = self.blocks_per_batch(batch_lanes)
+        n, why = parallel.plan(self, -(-geo.nblocks // per_batch), workers)
+        self.workers = (n, why)
+        if n > 1:
+            parallel.run(self, per_batch, n, max_steps, on_blocks)
+            return
         with np.errstate(all="ignore"):
             for first in range(0, geo.nblocks, per_batch):
                 self.batch(first, min(per_batch, geo.nblocks - first), max_steps=max_steps).run()
 
-    def finish(self, counter_scale: float = 1.0) -> Result:
+    def finish(self, counter_scale: float = 1.0, outputs: bool = True) -> Result:
         """Copy results back into the caller's arrays and assemble the Result.
         `counter_scale` > 1 when only a sample of the blocks was executed (sampled timing
-        with sampled functional execution): counts are extrapolated to the whole launch."""
-        self.marshalled.copy_back(self.memory)
-        from gpusim.frontend.nrt import harvest
-        harvest(self.memory, self.layout.symbols)       # numba-cuda runtime statistics (NRT kernels only)
-        if getattr(self.compiled, "exceptions", None) is not None:     # debug=True: a raise in the kernel
+        with sampled functional execution): counts are extrapolated to the whole launch.
+        `outputs=False` (a prediction-only launch) leaves the caller's arrays as they were."""
+        if outputs:
+            self.marshalled.copy_back(self.memory)
+            from gpusim.frontend.nrt import harvest
+            harvest(self.memory, self.layout.symbols)       # numba-cuda runtime statistics (NRT kernels only)
+        if outputs and getattr(self.compiled, "exceptions", None) is not None:     # debug=True: a raise in the kernel
             from gpusim.frontend.kernel_exceptions import raise_if_failed
             raise_if_failed(self)
         dk = self.decoded

@@ -118,12 +118,13 @@ def _run_pickled(blob: bytes) -> dict:
 
 
 def _worker_init(parent: int) -> None:
-    """A forked worker: Ctrl-C is the parent's to handle (it stops the workers); SIGTERM ends
+    """A forked worker: its launches run on one core (GPUSIM_WORKERS=1); Ctrl-C is the parent's to handle (it stops the workers); SIGTERM ends
     the worker (the parent sees a dead worker); the worker ends with its parent, even one
     killed by SIGKILL (Linux: PR_SET_PDEATHSIG), instead of waiting for work forever."""
     import signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.environ["GPUSIM_WORKERS"] = "1"        # points already use every worker: each point's functional run keeps to one core
     if sys.platform.startswith("linux"):
         try:
             import ctypes

@@ -3,9 +3,10 @@ simulator (NUMBA_ENABLE_CUDASIM=1 in the environment: it must be set before numb
 imported, so the simulator cannot share the test's process).
 
 A long-lived subprocess: it reads one JSON request per line on stdin, {"path", "name",
-"grid", "block", "seed", "kernels", "out"}, imports the kernel from `path`, runs it on
-`kernel_io.make_args(seed, ...)` and saves the outputs to `out` (.npy of an object array),
-then answers one JSON line: {"ok": true, "cpu_s"} or {"ok": false, "error"}.
+"grid", "block", "seed", "kernels", "out"} (and for gpusim optionally "core": 'fast' or
+'reference'), imports the kernel from `path`, runs it on `kernel_io.make_args(seed, ...)`
+and saves the outputs to `out` (.npy of an object array; for gpusim followed by its
+counters), then answers one JSON line: {"ok": true, "cpu_s"} or {"ok": false, "error"}.
 
 gpusim runs the kernel as `launch` does (compile through the drop-in, lay out memory,
 run every block, copy back) without the SASS counts it does not need here. The
@@ -23,13 +24,17 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def run_gpusim(kern, grid, block, args) -> None:
+def run_gpusim(kern, grid, block, args, core=None):
+    """Run the kernel in gpusim's functional core (`core`: 'fast', 'reference' or the
+    default); returns its counters as {name: array}."""
     import numpy as np
     from gpusim.api import BATCH_LANES, prepare
-    p = prepare(kern, grid, block, args)
+    p = prepare(kern, grid, block, args, core=core)
     with np.errstate(all="ignore"):
         p.run_all(BATCH_LANES)
     p.marshalled.copy_back(p.memory)
+    c = p.counters
+    return {"block_warps": c.block_warps, "block_threads": c.block_threads, "loop_back": c.loop_back, **c.per_instr}
 
 
 def main() -> int:
@@ -52,12 +57,13 @@ def main() -> int:
             spec.loader.exec_module(mod)
             kern = getattr(mod, req["name"])
             args = kernel_io.make_args(req["seed"], req["grid"] * req["block"], req["kernels"])
+            counters = {}
             if cudasim:
                 kern[req["grid"], req["block"]](*args)
             else:
-                run_gpusim(kern, req["grid"], req["block"], args)
-            outs = np.empty(len(kernel_io.OUTPUT_NAMES), object)
-            outs[:] = args[kernel_io.NIN:]
+                counters = run_gpusim(kern, req["grid"], req["block"], args, req.get("core"))
+            outs = np.empty(len(kernel_io.OUTPUT_NAMES) + len(counters), object)
+            outs[:] = list(args[kernel_io.NIN:]) + list(counters.values())
             np.save(req["out"], outs, allow_pickle=True)
             answer = {"ok": True, "cpu_s": time.process_time() - t}
         except Exception as e:

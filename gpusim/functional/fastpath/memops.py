@@ -1,0 +1,71 @@
+"""Loads and stores of the fast core: the reference ops (`gpusim.functional.ops`) that
+ask the fast load/store unit first and run as the reference when it declines."""
+from __future__ import annotations
+
+import numpy as np
+
+from gpusim.functional.ops import LoadOp, StoreOp
+from isa.program import Address, Reg, Sym
+from isa.types import unsigned_dtype
+
+
+def _slots(cls) -> list[str]:
+    out = []
+    for c in cls.__mro__:
+        out.extend(getattr(c, "__slots__", ()))
+    return out
+
+
+class FastAddress:
+    """Where a fast memory op's address comes from: register slot `bslot` read as
+    `bview` (uint32 or uint64), or the constant `bconst` (a symbol or none) when bslot < 0."""
+    __slots__ = ()
+
+    @classmethod
+    def from_op(cls, op, dec, ins, addr: Address):
+        """A copy of reference op `op` as this class, or None if its address form is not compiled."""
+        fast = cls.__new__(cls)
+        for name in _slots(type(op)):
+            if hasattr(op, name):
+                setattr(fast, name, getattr(op, name))
+        fast.bslot, fast.bview, fast.bconst = -1, np.dtype(np.uint64), np.uint64(0)
+        if isinstance(addr.base, Reg):
+            s = dec.slot(addr.base, ins)
+            width = dec.reg_dtypes[s].itemsize
+            if width not in (4, 8) or dec.reg_dtypes[s] == np.bool_:
+                return None
+            fast.bslot, fast.bview = s, np.dtype(np.uint64 if width == 8 else np.uint32)
+        elif isinstance(addr.base, Sym):
+            fast.bconst = np.uint64(dec.symbol_address(addr.base.name, ins))
+        dsts = getattr(op, "dsts", ())
+        if op.dt == np.bool_ or any(d is not None and dec.reg_dtypes[d] == np.bool_ for d in dsts):
+            return None
+        fast.uview = unsigned_dtype(op.dt.itemsize)
+        return fast
+
+
+class FastLoadOp(FastAddress, LoadOp):
+    __slots__ = ("bslot", "bview", "bconst", "uview")
+
+    def run(self, x):
+        g = self.guard_mask(x) if self.guard is not None else None
+        if type(g) is not np.ndarray and g is not None:
+            if not g:
+                return
+            g = None
+        if not x.lsu.fast_load(self, g):
+            LoadOp.run(self, x)
+
+
+class FastStoreOp(FastAddress, StoreOp):
+    __slots__ = ("bslot", "bview", "bconst", "uview")
+
+    def run(self, x):
+        g = self.guard_mask(x) if self.guard is not None else None
+        if type(g) is not np.ndarray and g is not None:
+            if not g:
+                return
+            g = None
+        vals = [f(x.state, x) for f in self.srcs]
+        if not x.lsu.fast_store(self, vals, g):
+            StoreOp.run(self, x)

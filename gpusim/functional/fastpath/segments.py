@@ -1,0 +1,258 @@
+"""Compiled ALU segments: consecutive register-only instructions of a basic block run as
+one machine-code function over the lanes of a step.
+
+ALU instructions read and write only their own lane's registers, so running a run of
+them lane by lane (all instructions for lane 0, then lane 1, ...) gives exactly what
+the reference gives running them instruction by instruction over all lanes. A
+`SegmentOp` stands for such a run inside a block's op list: per lane it loads the
+registers the run reads, computes every instruction (`forms`; a guarded
+instruction keeps the old value where its predicate is false), and stores the
+registers it writes. Loads, stores, collectives and barriers stay separate ops
+between segments, so the order of memory effects is the reference's.
+
+All segments of a kernel are compiled together with llvmlite (LLVM's MCJIT) the first
+time one runs: some milliseconds per kernel, no numba typing. A segment whose
+compilation fails, or whose special registers are not what it was compiled for, runs
+its reference ops.
+
+Registers stay where the reference keeps them (`BatchState.regs`: an array over the
+batch, or one value for every lane); a segment reads a uniform register through an
+index mask of 0 and makes the registers it writes arrays (as a partial write by the
+reference does), which changes no value.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+
+import numpy as np
+from llvmlite import binding as llvm
+from llvmlite import ir
+
+from gpusim.functional.fastpath import alu_ir
+from gpusim.functional.fastpath.alu_ir import convertible
+from gpusim.functional.fastpath.forms import form
+from gpusim.functional.fastpath.segment_ir import BOOL, U32, UNIFORM_SPECIALS, Segment
+from gpusim.functional.fastpath.liveness import kernel_liveness
+from gpusim.functional.ops import AluOp, Op
+from gpusim.functional.decode import PREDEFINED, imm_value
+from isa.program import Imm, Reg, Special, Sym
+from isa.types import dtype as ptx_dtype
+
+# A segment variant is compiled once its reference ops have run this many lane-instructions
+# (about the numpy time its compilation costs, a few ms): short launches never wait for LLVM.
+# GPUSIM_COMPILE_AFTER=0 compiles every segment at once (the tests comparing the cores do).
+COMPILE_AFTER = int(os.environ.get("GPUSIM_COMPILE_AFTER", 1 << 20))
+SEGMENT_FN = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
+_LLVM_LOCK = threading.Lock()
+_LLVM_READY = False
+
+
+def _llvm_target():
+    """A target machine for this host's CPU and its features (FMA, AVX: a fused multiply-add is
+    one instruction, not a libm call; both round correctly, so results do not depend on it)."""
+    global _LLVM_READY
+    with _LLVM_LOCK:
+        if not _LLVM_READY:
+            llvm.initialize_native_target()
+            llvm.initialize_native_asmprinter()
+            _LLVM_READY = True
+    return llvm.Target.from_default_triple().create_target_machine(
+        cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=2)
+
+
+class FastAluOp(AluOp):
+    """A reference ALU op that a segment can compile: its emitter and where its sources
+    come from (("reg", slot, dtype), ("not", slot), ("imm", value), ("special", name, dtype))."""
+    __slots__ = ("emit", "sources", "src_dtypes", "dst_dtypes")
+
+    @classmethod
+    def build(cls, ref: AluOp, dec, ins, bound):
+        emit = form(ins, bound)
+        if emit is None:
+            return None
+        srcs = _sources(dec, ins, bound)
+        if srcs is None:
+            return None
+        op = cls(ref.index, ref.guard, ref.fn, ref.srcs, ref.dsts)
+        op.emit, op.sources = emit, srcs
+        op.src_dtypes = [ptx_dtype(t) for t in bound.src_types]
+        op.dst_dtypes = [ptx_dtype(t) for t in bound.dst_types]
+        rd = dec.reg_dtypes
+        for (kind, *rest), want in zip(srcs, op.src_dtypes):
+            have = rd[rest[0]] if kind in ("reg", "not") else (U32 if kind == "special" and rest[0] not in
+                                                               UNIFORM_SPECIALS else want)
+            if have not in alu_ir.COMPILED_DTYPES or not convertible(have, want) or (kind == "not" and want != BOOL):
+                return None
+        for d, have in zip(op.dsts, op.dst_dtypes):
+            if d is not None and (rd[d] not in alu_ir.COMPILED_DTYPES or not convertible(have, rd[d])):
+                return None
+        if op.guard is not None and rd[op.guard[0]] != BOOL:
+            return None
+        if len(op.dsts) != len(op.dst_dtypes):
+            return None
+        return op
+
+
+def _sources(dec, ins, bound):
+    """Source descriptors in the order of Decoder.flat_sources (None if one is not compiled)."""
+    from isa.semantics.carry import implicit_operands
+    hidden_dsts, hidden_srcs = implicit_operands(ins)
+    if hidden_dsts or hidden_srcs:
+        return None
+    nd = dec.ndests(dec_spec(ins), len(bound.dst_types), ins)
+    out = []
+    for o, t in zip(ins.operands[nd:], bound.src_types):
+        if isinstance(o, Reg):
+            out.append(("reg", dec.slot(o, ins), ptx_dtype(t)))
+        elif getattr(o, "negated", False) and hasattr(o, "reg"):
+            out.append(("not", dec.slot(o.reg, ins)))
+        elif isinstance(o, Imm):
+            out.append(("imm", imm_value(o, t)))
+        elif isinstance(o, Special):
+            out.append(("special", o.name, ptx_dtype(t)))
+        elif isinstance(o, Sym):
+            if o.name in PREDEFINED and o.name not in dec.symbols:
+                out.append(("imm", imm_value(Imm(PREDEFINED[o.name]), t)))
+            else:
+                out.append(("imm", imm_value(Imm(dec.symbol_address(o.name, ins)), t)))
+        else:
+            return None
+    if len(out) != len(bound.src_types) or len(ins.operands) - nd != len(out):
+        return None
+    return out
+
+
+def dec_spec(ins):
+    from isa import opcodes
+    return opcodes.lookup(ins)
+
+
+class KernelCode:
+    """The machine code of one decoded kernel's segments: each segment variant is compiled
+    on first use (`variant`), into its own small module."""
+
+    def __init__(self):
+        self.segments: list[SegmentOp] = []
+        self.dec = None                      # the Decoder (kernel, CFG, register slots), for liveness
+        self.failed = False
+        self._ready = False
+        self._engines: list = []
+        self._lock = threading.Lock()
+
+    def _prepare(self) -> None:
+        """Trim each segment's stores to the registers live after it."""
+        live = kernel_liveness(self.dec.kernel)
+        slots = self.dec.reg_slots
+        for seg in self.segments:
+            after = live.live_after(seg.ops[-1].index)
+            keep = {slots[r] for r in after if r in slots}
+            seg.plan.stores = [r for r in seg.plan.written if r in keep]
+            seg.table = np.zeros(2 * (len(seg.plan.loads) + len(seg.plan.stores) + len(seg.plan.specials)), np.int64)
+
+    def variant(self, seg: "SegmentOp", key):
+        """(function, registers stored once) of `seg` for key (uniform loads, whole), or
+        None when it does not compile (the segment then runs its reference ops)."""
+        with self._lock:
+            if self.failed or key in seg.failed:
+                return None
+            if not self._ready:
+                try:
+                    self._prepare()
+                except Exception:          # no liveness: no segment is compiled
+                    self.failed = True
+                    return None
+                self._ready = True
+            try:
+                hit = seg.variants.get(key)
+                if hit is not None:
+                    return hit
+                module = ir.Module(name=seg.plan.name)
+                name = f"{seg.plan.name}_{len(seg.variants)}"
+                once = seg.plan.define(module, name, key[0], key[1])
+                tm = _llvm_target()
+                mod = llvm.parse_assembly(str(module))
+                mod.verify()
+                engine = llvm.create_mcjit_compiler(mod, tm)
+                engine.finalize_object()
+                self._engines.append(engine)
+                hit = (SEGMENT_FN(engine.get_function_address(name)), frozenset(once))
+                seg.variants[key] = hit
+                return hit
+            except Exception:              # an LLVM failure: this variant runs the reference ops
+                seg.failed.add(key)
+                return None
+
+
+class SegmentOp(Op):
+    """A run of compilable ALU ops of one block (see module docstring)."""
+    __slots__ = ("ops", "plan", "variants", "failed", "code", "table", "interpreted")
+
+    def __init__(self, ops: list[FastAluOp], reg_dtypes, code: KernelCode):
+        self.ops = ops
+        self.index = ops[0].index
+        self.guard = None
+        self.info = ops[0].info
+        self.plan = Segment(ops, reg_dtypes)
+        self.variants: dict = {}
+        self.failed: set = set()
+        self.interpreted = 0                 # lane-instructions run by the reference ops so far
+        self.code = code
+        self.table = None
+        code.segments.append(self)
+
+    def run(self, x):
+        st = x.state
+        plan = self.plan
+        regs = st.regs
+        uniform_in = frozenset(r for r in plan.loads if type(regs[r]) is not np.ndarray)
+        key = (uniform_in, st.whole)
+        hit = self.variants.get(key)
+        if hit is None:
+            work = (st.hi - st.lo) * len(self.ops)
+            if self.interpreted + work >= COMPILE_AFTER:
+                hit = self.code.variant(self, key)
+            if hit is None:
+                self.interpreted += work
+                for op in self.ops:
+                    op.run(x)
+                return
+        fn, once = hit
+        tbl = self.table
+        keep = []
+        k = 0
+        for r in plan.loads:
+            v = regs[r]
+            if type(v) is not np.ndarray:
+                v = np.full(1, v, st.reg_dtypes[r])
+                keep.append(v)
+            tbl[2 * k] = v.__array_interface__["data"][0]
+            k += 1
+        outs = []
+        for r in plan.stores:
+            rd = st.reg_dtypes[r]
+            if r in once:
+                v = np.empty(1, rd)
+                outs.append((r, v))
+            else:
+                v = regs[r]
+                if type(v) is not np.ndarray:
+                    v = np.empty(st.nlanes, rd) if st.whole else np.full(st.nlanes, v, rd)
+                    regs[r] = v
+            keep.append(v)
+            tbl[2 * k] = v.__array_interface__["data"][0]
+            k += 1
+        for name, want in plan.specials:
+            if name in UNIFORM_SPECIALS:
+                v = np.full(1, x.special(name, want), want)
+                keep.append(v)
+            else:
+                v = x._lanes(name)
+            tbl[2 * k] = v.__array_interface__["data"][0]
+            k += 1
+        m = st.m
+        fn(st.lo, st.hi - st.lo, None if m is None else m.__array_interface__["data"][0],
+           tbl.__array_interface__["data"][0])
+        for r, v in outs:
+            regs[r] = v[0]
