@@ -74,6 +74,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "this many warp instructions (estimated from the measured counts and the sampling); default: none")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: the CPU count)")
     p.add_argument("--out", type=Path, help="also write the summary and every kernel's figures here (JSON)")
+    p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                   help="give up a kernel's prediction after this many seconds (listed under no_prediction); "
+                        "default: no limit")
 
 
 @dataclass
@@ -84,6 +87,7 @@ class Row:
     predicted: dict
     seconds: float = 0.0
     notes: list = field(default_factory=list)
+    error: str = ""                  # why the model gave no prediction (predicted is then empty)
 
 
 def default_preset(data: dict) -> str:
@@ -144,18 +148,25 @@ def measurement_environment(data: dict) -> dict:
     return {k: (int(gpu[k]) if k == "l2_dirty_bytes_at_launch" else float(gpu[k])) for k in ENVIRONMENT if k in gpu}
 
 
-def predict(k: dict, gpu, environment: dict | None = None) -> Row:
+def predict(k: dict, gpu, environment: dict | None = None, time_limit_s: float | None = None) -> Row:
     """One kernel's prediction; `environment`: what the measurement added to the kernel
-    (`measurement_environment`)."""
+    (`measurement_environment`). A launch the model cannot predict (any error, or past
+    `time_limit_s`) comes back as a Row with no prediction and the error's line, so that one
+    kernel never costs the others theirs."""
     import time
 
     import gpusim
     from gpusim.timing.engine import TimingOptions
-    case = build_case(k)
+    kind = next((key for key in ("program", "heldout", "heldout2", "mechanism") if key in k), "microbenchmark")
     t = time.perf_counter()
-    opts = TimingOptions(mode="auto", functional="sampled", **(environment or {}))
-    r = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu=gpu, shared_bytes=case.shared_bytes,
-                      timing=True, timing_options=opts)
+    try:
+        case = build_case(k)
+        opts = TimingOptions(mode="auto", functional="sampled", **(environment or {}))
+        r = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu=gpu, shared_bytes=case.shared_bytes,
+                          timing=True, timing_options=opts, time_limit_s=time_limit_s)
+    except Exception as e:           # recorded, not raised: the summary counts and names every failure
+        line = str(e).splitlines()[0] if str(e) else ""
+        return Row(k["name"], kind, k["metrics"], {}, time.perf_counter() - t, error=f"{type(e).__name__}: {line}")
     pred = {m: float(v) for m, v in r.metrics.items()
             if (m in COUNTERS or m == DURATION or m.startswith(("sm__inst_executed_pipe_", "timing__sampl",
                                                                   "timing__loop")))
@@ -163,7 +174,6 @@ def predict(k: dict, gpu, environment: dict | None = None) -> Row:
     pred["timing__mode"] = r.metrics.get("timing__mode")
     pred["timing__bound"] = r.metrics.get("timing__bound")
     pred["timing__sampling_note"] = r.metrics.get("timing__sampling_note", "")
-    kind = next((key for key in ("program", "heldout", "heldout2", "mechanism") if key in k), "microbenchmark")
     return Row(k["name"], kind, k["metrics"], pred,
                time.perf_counter() - t)
 
@@ -185,8 +195,9 @@ def summarize(rows: list[Row]) -> dict:
         return m in r.measured and m in r.predicted
 
     dur = [r for r in rows if both(r, DURATION)]
+    failed = {r.name: r.error for r in rows if r.error}
     ape = [abs(rel_err(r.predicted[DURATION], r.measured[DURATION])) for r in dur]
-    out = {"kernels": len(rows), "duration_kernels": len(dur),
+    out = {"kernels": len(rows), "duration_kernels": len(dur), "no_prediction": failed,
            "duration_mape_pct": 100 * float(np.mean(ape)) if ape else None,
            "duration_median_ape_pct": 100 * float(np.median(ape)) if ape else None,
            "duration_max_ape_pct": 100 * float(max(ape)) if ape else None,
@@ -296,8 +307,9 @@ def plot(rows: list[Row], path: Path, title: str) -> None:
         if pts:
             x, y = zip(*pts)
             ax.scatter(x, y, marker=marker, label=kind, alpha=0.75)
-    lo = min(min(r.measured[DURATION], r.predicted[DURATION]) for r in rows) / 1e3 / 1.5
-    hi = max(max(r.measured[DURATION], r.predicted[DURATION]) for r in rows) / 1e3 * 1.5
+    timed = [r for r in rows if DURATION in r.predicted]
+    lo = min(min(r.measured[DURATION], r.predicted[DURATION]) for r in timed) / 1e3 / 1.5
+    hi = max(max(r.measured[DURATION], r.predicted[DURATION]) for r in timed) / 1e3 * 1.5
     ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
     for f in (0.8, 1.25):
         ax.plot([lo, hi], [lo * f, hi * f], "k:", lw=0.6)
@@ -313,7 +325,8 @@ def plot(rows: list[Row], path: Path, title: str) -> None:
 
 
 def compare(data_path: Path, preset: str | None = None, only: str | None = None, progress=None,
-            budget: float | None = None, jobs: int | None = 1) -> tuple[list[Row], dict, str]:
+            budget: float | None = None, jobs: int | None = 1,
+            time_limit_s: float | None = None) -> tuple[list[Row], dict, str]:
     import re
 
     from gpusim.api import resolve_gpu
@@ -324,7 +337,7 @@ def compare(data_path: Path, preset: str | None = None, only: str | None = None,
     skipped = [k["name"] for k in kernels if budget is not None and estimated_cost(k) > budget]
     kernels = [k for k in kernels if k["name"] not in skipped]
     environment = measurement_environment(data)
-    rows = _predict_all(kernels, gpu, jobs, progress, environment)
+    rows = _predict_all(kernels, gpu, jobs, progress, environment, time_limit_s)
     summary = summarize(rows)
     if any(r.kind == "heldout2" for r in rows):
         from validate import orderings     # lazy: imports the heldout2 kernels (numba)
@@ -336,14 +349,15 @@ def compare(data_path: Path, preset: str | None = None, only: str | None = None,
     return rows, summary, preset
 
 
-def _predict_all(kernels: list[dict], gpu, jobs: int | None, progress, environment: dict | None = None) -> list[Row]:
+def _predict_all(kernels: list[dict], gpu, jobs: int | None, progress, environment: dict | None = None,
+                 time_limit_s: float | None = None) -> list[Row]:
     """Predictions in the data file's order, in `jobs` processes (the costliest first)."""
     import os
     jobs = jobs or os.cpu_count() or 1
     if jobs <= 1 or len(kernels) <= 1:
         rows = []
         for i, k in enumerate(kernels):
-            rows.append(predict(k, gpu, environment))
+            rows.append(predict(k, gpu, environment, time_limit_s))
             if progress:
                 progress(i + 1, len(kernels), rows[-1])
         return rows
@@ -352,7 +366,7 @@ def _predict_all(kernels: list[dict], gpu, jobs: int | None, progress, environme
     order = sorted(range(len(kernels)), key=lambda i: -estimated_cost(kernels[i]))
     out: list[Row | None] = [None] * len(kernels)
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-        futures = {pool.submit(predict, kernels[i], gpu, environment): i for i in order}
+        futures = {pool.submit(predict, kernels[i], gpu, environment, time_limit_s): i for i in order}
         for done, f in enumerate(as_completed(futures), 1):
             out[futures[f]] = f.result()
             if progress:
@@ -362,10 +376,12 @@ def _predict_all(kernels: list[dict], gpu, jobs: int | None, progress, environme
 
 def run(args) -> int:
     import sys
-    show = (lambda i, n, r: print(f"[{i}/{n}] {r.name}: {r.seconds:.1f}s", file=sys.stderr)) if not args.json else None
+    show = (lambda i, n, r: print(f"[{i}/{n}] {r.name}: {r.seconds:.1f}s" + (f" no prediction: {r.error}" if r.error else ""),
+                                  file=sys.stderr, flush=True))
     import time
     t0 = time.perf_counter()
-    rows, summary, preset = compare(args.data, args.preset, args.only, show, args.budget, args.jobs)
+    rows, summary, preset = compare(args.data, args.preset, args.only, show, args.budget, args.jobs,
+                                    getattr(args, "time_limit", None))
     summary["wall_s"] = round(time.perf_counter() - t0, 1)
     summary["preset"] = preset
     summary["data"] = str(args.data)
@@ -376,6 +392,7 @@ def run(args) -> int:
         import shlex
         kernels = [{"name": r.name, "kind": r.kind, "seconds": round(r.seconds, 2),
                     "measured_ns": r.measured.get(DURATION), "predicted_ns": r.predicted.get(DURATION),
+                    "no_prediction": r.error or None,
                     "error_pct": round(100 * rel_err(r.predicted[DURATION], r.measured[DURATION]), 2)
                     if DURATION in r.predicted else None,
                     "sampling_error_pct": r.predicted.get("timing__sampling_error_pct"),

@@ -280,6 +280,17 @@ class TimingEngine(Extrapolation):
         self._dispatch(sm, t)
 
     def _sm_process(self, sm: SM):
+        """One SM's SimPy process. An error raised while it runs (a kernel error of a block
+        loaded on the way, the caller's time limit) is kept and the simulation stopped: SimPy
+        would re-raise a copy built as `type(e)(*e.args)`, which gpusim's errors with keyword
+        fields do not survive; `_run` raises the error itself."""
+        try:
+            yield from self._sm_steps(sm)
+        except Exception as e:
+            self._failure = e
+            raise simpy.core.StopSimulation(None) from None
+
+    def _sm_steps(self, sm: SM):
         env = self.env
         q = self.opt.quantum_cycles
         while True:
@@ -307,9 +318,12 @@ class TimingEngine(Extrapolation):
         for k in range(self.bps):                          # initial wave: round-robin over the SMs
             for sm in self.sms:
                 self._dispatch(sm, 0.0)
+        self._failure = None
         for sm in self.sms:
             self.env.process(self._sm_process(sm))
         self.env.run()
+        if self._failure is not None:
+            raise self._failure
         complete = True
         if self.trace.next_block < self.p.geometry.nblocks:
             if self.opt.functional == "full" or self.mode == "full":
