@@ -142,6 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--mode", choices=("auto", "full", "sampled"), default="auto",
                    help="timing: simulate every SM and block (full) or a sample of SMs and waves (sampled); "
                         "auto samples launches of more blocks than SMs")
+    r.add_argument("--unknown-sass", choices=("error", "warn"), default="error",
+                   help="timing: a SASS opcode gpusim's table lacks refuses the kernel (error) or is timed as a "
+                        "generic ALU instruction with a warning and a count, gpusim__sass_estimated_inst.sum (warn)")
     r.add_argument("--trace", metavar="FILE.json",
                    help="write a Chrome trace (open in ui.perfetto.dev) of one SM's warps, stalls and memory "
                         "requests over a window of cycles; a family writes FILE_<program>.json per member")

@@ -48,7 +48,8 @@ def run_one(spec, params: dict, args, renderer=None, before_timed=None):
             args.timing = True
         if args.timing:
             from gpusim.timing.engine import TimingOptions
-            options = TimingOptions(mode=args.mode, record=getattr(args, "trace_window", None))
+            options = TimingOptions(mode=args.mode, record=getattr(args, "trace_window", None),
+                                    unknown_sass=getattr(args, "unknown_sass", "error"))
         result = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu=args.gpu_spec, timing=args.timing,
                                shared_bytes=case.shared_bytes, timing_options=options, progress=line,
                                max_steps=getattr(args, "max_steps", None),

@@ -128,7 +128,43 @@ def derived(spec: GPUSpec) -> list[tuple[str, str]]:
         ("L2 bandwidth, all slices", f"{l2_bpc:g} B/cycle ({l2_bpc * ghz / 1000:.1f} TB/s)"),
         ("HBM latency in SM cycles", f"{spec.hbm.latency_ns * ghz:.0f} cycles beyond an L2 hit"),
         ("resident threads, whole GPU", f"{spec.sm_count * sm.max_threads_per_sm}"),
-    ]
+    ] + tensor_peaks(spec)
+
+
+_TENSOR_PEAKS = (("FP16/BF16", "fp16", "TFLOP/s"), ("TF32", "tf32", "TFLOP/s"), ("FP8", "fp8", "TFLOP/s"),
+                 ("INT8", "int8", "TOP/s"), ("FP64", "fp64", "TFLOP/s"))
+
+
+def tensor_peaks(spec: GPUSpec) -> list[tuple[str, str]]:
+    """Dense tensor-core peaks (the roofline's tensor ceilings) with where their rates come from."""
+    from gpusim.specs import presets     # here, not at the top: presets imports this module
+    ghz = spec.clocks.sm_clock_mhz / 1000.0
+    same = [p.name for p in presets.DATASHEETS.values() if p.tensor == spec.tensor]
+    tags = {"[TC-WP]", "[TC-LAT]"}
+    cited = " ".join(line.strip() for line in _tagged(presets.__doc__, tags))
+    source = (f"rates of preset {same[0]}: {cited}" if same else
+              "rates not a preset's (a spec file or --set changed them)")
+    out = []
+    for name, kind, unit in _TENSOR_PEAKS:
+        rate = spec.tensor.rate(kind)
+        if rate > 0:
+            out.append((f"peak {name} tensor (dense)", f"{spec.sm_count * rate * ghz / 1000.0:.1f} {unit} = "
+                        f"{spec.sm_count} SMs x {rate:g}/cycle/SM x {spec.clocks.sm_clock_mhz:g} MHz"))
+    out.append(("tensor sources", source))
+    return out
+
+
+def _tagged(doc: str, tags: set) -> list[str]:
+    """The lines of the presets' source list under `tags` ('- [TAG] ...' and its continuation)."""
+    out, keep = [], False
+    for line in (doc or "").splitlines():
+        if line.startswith("- "):
+            keep = any(line.startswith(f"- {t}") for t in tags)
+        elif not line.startswith("  "):
+            keep = False
+        if keep:
+            out.append(line[2:] if line.startswith("- ") else line)
+    return out
 
 
 def describe(spec: GPUSpec) -> str:

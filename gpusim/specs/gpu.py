@@ -11,8 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpusim.errors import ConfigError
+from gpusim.frontend.sass.opcodes import NEWEST_TABLE_CC, table_arch
 from gpusim.specs.interconnect import NCCLSpec, NVLinkSpec, PCIeSpec, SystemSpec
 from gpusim.specs.limits import LaunchLimits
+from gpusim.specs.tensor import TensorSpec
 from gpusim.specs.units import (ClockSpec, HBMSpec, L1Spec, L2Spec, LaunchSpec, NoCSpec, SMSpec, bounded,
                                 check_ranges)
 
@@ -30,6 +32,7 @@ class GPUSpec:
     hbm: HBMSpec = field(default_factory=HBMSpec)
     noc: NoCSpec = field(default_factory=NoCSpec)
     launch: LaunchSpec = field(default_factory=LaunchSpec)
+    tensor: TensorSpec = field(default_factory=TensorSpec)
     limits: LaunchLimits = field(default_factory=LaunchLimits)
     nvlink: NVLinkSpec = field(default_factory=NVLinkSpec)
     pcie: PCIeSpec = field(default_factory=PCIeSpec)
@@ -42,6 +45,11 @@ class GPUSpec:
             raise ConfigError("GPUSpec.name must not be empty")
         if len(self.compute_capability) != 2:
             raise ConfigError(f"compute_capability must be (major, minor), got {self.compute_capability}")
+        if table_arch(self.compute_capability) is None:
+            cc = ".".join(map(str, self.compute_capability))
+            raise ConfigError(f"compute_capability {cc} is newer than gpusim's SASS tables (up to "
+                              f"{'.'.join(map(str, NEWEST_TABLE_CC))}: sm_70, sm_80, sm_90): its opcodes, pipes and "
+                              f"latencies are not modelled (gpusim/frontend/sass/opcodes.py)")
         if not (isinstance(self.sm_count, int) and self.sm_count > 0):
             raise ConfigError(f"GPUSpec.sm_count must be a positive integer, got {self.sm_count!r} (valid range 1..1024)")
         if self.system.topology != "pcie" and self.nvlink.links == 0 and self.system.gpu_count > 1:

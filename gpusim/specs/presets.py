@@ -4,7 +4,7 @@ never by editing a preset.
 
 What it models: the parts list the simulator reads (SM count, clocks, per-SM limits,
 pipeline issue intervals and latencies, cache geometry and latencies, HBM). What it
-does not: tensor cores, TMA, clusters, MIG, power or clock throttling (clocks are the
+does not: clusters, MIG, power or clock throttling (clocks are the
 maximum boost the GPU ran at).
 
 Sources (the tags the comments use):
@@ -106,6 +106,18 @@ Sources (the tags the comments use):
   blocks use all of an SM's registers: 640 threads at -maxrregcount 96, so they never share an
   SM with a compute kernel), #1428 (a collective's DRAM traffic is "at least 2x" its link
   bandwidth, "it can be 3x" with the user's buffers).
+- [TC-WP] tensor throughput per SM per cycle, from the whitepapers' dense tensor TFLOP/s
+  divided by SMs x the clock they are quoted at: [H100-WP] H100 SXM5 989.4 FP16/BF16, 494.7
+  TF32, 1978.9 FP8 TFLOP/s and 1978.9 INT8 TOPS = 132 SMs x 1830 MHz x 4096 / 2048 / 8192 /
+  8192; FP64 tensor 66.9 TFLOP/s = 132 x 1980 MHz x 256 (the whitepaper quotes FP64 at the
+  1980 MHz boost); [A100-WP] 312 FP16, 156 TF32, 624 INT8, 19.5 FP64 = 108 x 1410 MHz x 2048
+  / 1024 / 4096 / 128, no FP8; [V100-WP] 125 TFLOP/s FP16 = 80 x 1530 MHz x 1024, no TF32,
+  FP8, INT8 (Turing's) or FP64 tensor instructions. [H200-DS]: the same GH100 SMs.
+- [TC-LAT] tensor instruction latencies: estimates of the order the microbenchmark papers
+  report for dependent chains (Sun et al., "Dissecting Tensor Cores via Microbenchmarks",
+  IEEE TPDS 2023, arXiv:2206.02874, on A100; [Luo24] on an H800 for mma.sync and wgmma):
+  about 33 cycles for HMMA m16n8k16, about 128 for HGMMA 64x128x16; the papers' tables were
+  not reachable from here, and validate/tensor_timing measures them on the H100/H200.
 - "estimate": a modelling choice or extrapolation; the comment says from what.
 
 H200's L2 is 60 MiB: the device reports 62914560 B [MEAS] (PyTorch said 60 MB on these
@@ -120,6 +132,7 @@ from gpusim.specs.describe import describe  # noqa: F401  (re-exported: presets.
 from gpusim.specs.gpu import GPUSpec
 from gpusim.specs.interconnect import NCCLSpec, NVLinkSpec, PCIeSpec, SystemSpec
 from gpusim.specs.limits import LaunchLimits
+from gpusim.specs.tensor import TensorSpec
 from gpusim.specs.units import (KiB, ClockSpec, HBMSpec, L1Spec, L2Spec, LaunchSpec, NoCSpec, PipeSpec as P,
                                 PipesSpec, SMSpec)
 
@@ -180,10 +193,20 @@ _HOPPER_SM = SMSpec(
         adu=P(2.0, 30),                    # [MEAS] BAR about 2 cycles per warp, (76.7 - 14.7) / 31; [MEAS-FE] indexed LDC 34 - 4 (its index shift)
         cbu=P(2.0, 4),                     # estimate: not measured
         uniform=P(1.0, 4),                 # estimate: one uniform instruction per cycle per SMSP, latency as the ALU
-        tensor=P(4.0, 16),                 # estimate: no tensor-core kernel is modelled
         tex=P(4.0, 4),                     # estimate: as the LSU's issue; latency from the memory units
     ),
     warp_scheduler="gto",                  # estimate: policy choice; NVIDIA does not document its scheduler
+)
+_HOPPER_TENSOR = TensorSpec(
+    fp16_dense_flop_per_cycle_per_sm=4096.0,   # [TC-WP] 989.4 TFLOP/s / (132 x 1830 MHz)
+    tf32_dense_flop_per_cycle_per_sm=2048.0,   # [TC-WP] 494.7 TFLOP/s
+    fp8_dense_flop_per_cycle_per_sm=8192.0,    # [TC-WP] 1978.9 TFLOP/s
+    int8_dense_op_per_cycle_per_sm=8192.0,     # [TC-WP] 1978.9 TOPS
+    fp64_flop_per_cycle_per_sm=256.0,          # [TC-WP] 66.9 TFLOP/s / (132 x 1980 MHz)
+    mma_latency_cycles=33.0,                   # [TC-LAT] estimate
+    wgmma_latency_cycles=128.0,                # [TC-LAT] estimate
+    shared_operand_bytes_per_cycle_per_sm=128.0,  # [CUDA-PG] 32 banks x 4 B per cycle
+    tma_request_interval_cycles=2.0,           # estimate: not measured; as the ADU's issue
 )
 _HOPPER_L1 = L1Spec(
     line_bytes=128,                        # [NCU]
@@ -256,6 +279,7 @@ H100 = GPUSpec(
     ),
     sm=_HOPPER_SM,                         # cited above
     l1=_HOPPER_L1,                         # cited above
+    tensor=_HOPPER_TENSOR,                 # cited above
     l2=L2Spec(
         size_bytes=50 * MiB,               # [H100-WP] 50 MB; [MEAS] 52428800
         slices=80,                         # estimate: 8 per 512-bit controller as A100 [SSB], 10 controllers [H100-WP]
@@ -325,6 +349,7 @@ H200 = GPUSpec(
     ),
     sm=_HOPPER_SM,                         # [H200-DS] H100 compute; [MEAS] same latencies and rates
     l1=_HOPPER_L1,                         # [MEAS] same L1 hit latency as H100
+    tensor=_HOPPER_TENSOR,                 # [H200-DS] H100 compute
     l2=L2Spec(
         size_bytes=60 * MiB,               # [MEAS] 62914560; full GH100 [H100-WP]; see the module docstring
         slices=96,                         # estimate: 8 per 512-bit controller [SSB], 12 controllers [H100-WP]
@@ -428,10 +453,20 @@ A100 = GPUSpec(
             adu=P(2.0, 20),                # estimate: as Hopper
             cbu=P(2.0, 4),                 # estimate: not measured
             uniform=P(1.0, 4),             # estimate: as Hopper
-            tensor=P(4.0, 16),             # estimate: no tensor-core kernel is modelled
             tex=P(4.0, 4),                 # estimate: as the LSU's issue
         ),
         warp_scheduler="gto",              # estimate: policy choice
+    ),
+    tensor=TensorSpec(
+        fp16_dense_flop_per_cycle_per_sm=2048.0,   # [TC-WP] 312 TFLOP/s / (108 x 1410 MHz)
+        tf32_dense_flop_per_cycle_per_sm=1024.0,   # [TC-WP] 156 TFLOP/s
+        fp8_dense_flop_per_cycle_per_sm=0.0,       # [A100-WP] no FP8 tensor instructions
+        int8_dense_op_per_cycle_per_sm=4096.0,     # [TC-WP] 624 TOPS
+        fp64_flop_per_cycle_per_sm=128.0,          # [TC-WP] 19.5 TFLOP/s
+        mma_latency_cycles=33.0,                   # [TC-LAT] estimate (Sun et al.'s A100)
+        wgmma_latency_cycles=128.0,                # estimate: no wgmma on sm_80, unused
+        shared_operand_bytes_per_cycle_per_sm=128.0,  # [CUDA-PG] 32 banks x 4 B per cycle
+        tma_request_interval_cycles=2.0,           # estimate: no TMA on sm_80, unused
     ),
     l1=L1Spec(
         line_bytes=128,                    # [NCU]
@@ -559,10 +594,20 @@ V100 = GPUSpec(
             adu=P(2.0, 20),                # estimate: as Hopper
             cbu=P(2.0, 4),                 # estimate: not measured
             uniform=P(1.0, 4),             # estimate: Volta has no uniform datapath (sm_75+): unused
-            tensor=P(4.0, 16),             # estimate: no tensor-core kernel is modelled
             tex=P(4.0, 4),                 # estimate: as the LSU's issue
         ),
         warp_scheduler="gto",              # estimate: policy choice
+    ),
+    tensor=TensorSpec(
+        fp16_dense_flop_per_cycle_per_sm=1024.0,   # [TC-WP] 125 TFLOP/s / (80 x 1530 MHz)
+        tf32_dense_flop_per_cycle_per_sm=0.0,      # [V100-WP] FP16 tensor cores only
+        fp8_dense_flop_per_cycle_per_sm=0.0,       # [V100-WP]
+        int8_dense_op_per_cycle_per_sm=0.0,        # [V100-WP] (INT8 tensor cores from Turing)
+        fp64_flop_per_cycle_per_sm=0.0,            # [V100-WP]
+        mma_latency_cycles=33.0,                   # estimate: as A100 [TC-LAT]
+        wgmma_latency_cycles=128.0,                # estimate: no wgmma on sm_70, unused
+        shared_operand_bytes_per_cycle_per_sm=128.0,  # [CUDA-PG] 32 banks x 4 B per cycle
+        tma_request_interval_cycles=2.0,           # estimate: no TMA on sm_70, unused
     ),
     l1=L1Spec(
         line_bytes=128,                    # [NCU]

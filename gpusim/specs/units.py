@@ -117,7 +117,9 @@ class PipesSpec:
     """The SMSP's pipes a SASS instruction issues to (`gpusim.frontend.sass.opcodes`).
     FP32 instructions go to whichever of fmaheavy and fmalite is free; IMAD only to
     fmaheavy; half-precision pairs to the fp16 pipe, or (fp16 interval 0) to the FMA pipes
-    with the fp16 latency. Memory instructions' latency comes from the memory units."""
+    with the fp16 latency. Memory instructions' latency comes from the memory units. The
+    tensor pipe's intervals and latencies come per instruction from `GPUSpec.tensor`
+    (`specs/tensor.py`)."""
     alu: PipeSpec = PipeSpec(2.0, 4)             # integer and logic: IADD3, LOP3, SHF, ISETP, SEL, MOV, FSETP, FMNMX
     fmaheavy: PipeSpec = PipeSpec(2.0, 4)        # FP32 and integer multiply-add (IMAD, VIADD)
     fmalite: PipeSpec = PipeSpec(2.0, 4)         # FP32 only (FADD, FMUL, FFMA); interval 0: none (FP32 shares fmaheavy)
@@ -128,7 +130,6 @@ class PipesSpec:
     adu: PipeSpec = PipeSpec(2.0, 20)            # LDC, S2UR, BAR, indirect branches (latency: LDC and S2UR results)
     cbu: PipeSpec = PipeSpec(2.0, 4)             # BRA, EXIT, BSSY, BSYNC, WARPSYNC, CALL, RET
     uniform: PipeSpec = PipeSpec(1.0, 4)         # the uniform datapath: UIADD3, ULOP3, UMOV, ULDC, ...
-    tensor: PipeSpec = PipeSpec(4.0, 16)         # HMMA, IMMA, DMMA, HGMMA
     tex: PipeSpec = PipeSpec(4.0, 4)             # TEX, TLD, SULD, SUST (latency from the memory units)
 
     def of(self, pipe: str) -> PipeSpec:

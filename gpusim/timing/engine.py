@@ -23,17 +23,19 @@ from __future__ import annotations
 import dataclasses
 import gc
 import math
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 import simpy
 
+from gpusim.errors import UnsupportedKernel
 from gpusim.timing.extrapolation import Extrapolation, sampled_blocks
 from gpusim.timing.issue_stream import IssueStreams
 from gpusim.timing.memory.l1 import L1Cache
 from gpusim.timing.sm import SM, STALL_REASONS
-from gpusim.timing.static import issue_program, sass_classifier
+from gpusim.timing.static import issue_program, sass_classifier, unknown_sass, unknown_sass_message
 from gpusim.timing.trace import TraceSource
 
 STALL_METRIC = "smsp__pcsamp_warps_issue_stalled_{}"
@@ -81,9 +83,13 @@ class TimingOptions:
     background_dram_write_bytes_per_s: float = 0.0    # DRAM writes from outside the kernel while it runs, and
     background_l2_write_sectors_per_s: float = 0.0    # the L2 write sectors they make: counted, not timed
     #                                    (validate compare sets what ncu measures beside a spinning thread)
+    unknown_sass: str = "error"        # a SASS opcode the table lacks: 'error' refuses the kernel; 'warn' times it as
+    #                                    a generic ALU instruction, warns and counts it (gpusim__sass_estimated_inst.sum)
 
     def __post_init__(self) -> None:
         from gpusim.errors import ConfigError
+        if self.unknown_sass not in ("error", "warn"):
+            raise ConfigError(f"unknown_sass must be 'error' or 'warn', got {self.unknown_sass!r}")
         if self.mode not in ("auto", "full", "sampled"):
             raise ConfigError(f"timing mode must be 'auto', 'full' or 'sampled', got {self.mode!r}")
         if self.functional not in ("full", "sampled"):
@@ -160,6 +166,12 @@ class TimingEngine(Extrapolation):
             from gpusim.frontend.sass import INSTALL_HINT
             raise ConfigError(f"kernel {prepared.name}: timing needs the kernel's SASS from NVIDIA's ptxas and "
                               f"nvdisasm, which are not installed: {INSTALL_HINT}")
+        self.unknown_sass = unknown = unknown_sass(smap.listing.instructions, spec.compute_capability)
+        if unknown:
+            text = unknown_sass_message(prepared.name, smap.listing.instructions, unknown, spec.compute_capability)
+            if options.unknown_sass == "error":
+                raise UnsupportedKernel(text)
+            warnings.warn(text, RuntimeWarning, stacklevel=2)
         self.program = program = issue_program(smap, prepared.decoded, sass_classifier(spec), spec)
         self.issue = IssueStreams(smap, program)
         self.block_static = program.segments
@@ -376,6 +388,8 @@ class TimingEngine(Extrapolation):
         self.per_instruction_stalls = {r: np.bincount(owner, weights=np.array(a) * inst_scale, minlength=n_ptx)
                                        for r, a in stalls.items()}
         m["gpusim__sass_unplaced_accesses.sum"] = self.issue.dropped * scale
+        if self.unknown_sass:                    # warp instructions timed as generic (unknown_sass='warn')
+            m["gpusim__sass_estimated_inst.sum"] = float(sum(stalls["selected"][i] for i in self.unknown_sass)) * inst_scale
         m["timing__loop_sampled_fraction"] = kept[0] / (kept[0] + skipped[0]) if kept[0] + skipped[0] else 1.0
         m["timing__sampling_error_pct"], m["timing__sampling_dram_error_pct"] = self._sampling_errors(cycles, m)
         note = self.reuse_note(dram_bytes=m.get("dram__bytes_read.sum", 0.0) + m.get("dram__bytes_write.sum", 0.0))

@@ -66,7 +66,8 @@ P_GTO, P_OLDEST, P_PYTHON = 0, 1, 2
 # TI columns (static.IssueTable); lists are offsets into TX
 T_SASS, T_RESULT, T_LAT, T_ILINE, T_BAR, T_NUNIT, T_UNIT, T_NREG, T_REG, T_NDST, T_DST, T_NCONST, T_CONST = range(13)
 T_SHQ = 13                                  # a shared-memory access: its place among its segment's, else -1
-T_COLS = 14
+T_IVL = 14                                  # the F slot of its own issue interval (tensor_pipe.py), else -1: its pipe's
+T_COLS = 15
 # WF / WI columns after the REG_SLOTS register columns
 W_READY, W_LAST, W_CAND = REG_SLOTS, REG_SLOTS + 1, REG_SLOTS + 2
 WF_COLS = REG_SLOTS + 3
@@ -77,7 +78,8 @@ S_NEXT, S_PIPE = 0, 1
 S_LAST, S_ISSUED, S_N, S_W = 0, 1, 2, 3
 # F / I entries
 F_T, F_TCUR, F_PENDING, F_SHFREE, F_WFSTEP, F_SHLAT, F_WFCYC = range(7)
-F_INTERVAL = 7                              # F_INTERVAL + pipe: its issue interval
+F_INTERVAL = 7                              # F_INTERVAL + pipe: its issue interval; after the pipes', the
+#                                             instructions' own (static.IssueTable.intervals)
 I_PHASE, I_K, I_ISSUED, I_EVW, I_EVJ, I_WDONE, I_NREADY, I_POLICY, I_HOOK, I_NSP, I_WAVEFRONTS = range(11)
 I_SIZE = 11
 # read-only cache arrays: scalars, then one ready time per line (NaN: absent)
@@ -329,7 +331,8 @@ def _book(k, w, t, TI, TX, WF, WI, SPF, SPI, F, STALL):
             if SPF[k, S_PIPE + v] <= t:
                 u = v
                 break
-    SPF[k, S_PIPE + u] = t + F[F_INTERVAL + u]
+    iv = TI[j, T_IVL]
+    SPF[k, S_PIPE + u] = t + (F[F_INTERVAL + u] if iv < 0 else F[iv])
     SPI[k, S_ISSUED] += 1
     return j
 

@@ -83,11 +83,13 @@ class SM(Residency):
         #                                            clock has passed it (a lower bound of its warps' candidates)
         self.SPI = np.zeros((nsp, L.S_W + cap), dtype=np.int64)
         self.SPI[:, L.S_LAST] = -1
-        self.F = np.zeros(L.F_INTERVAL + len(PIPE_NAMES))
+        self.F = np.zeros(L.F_INTERVAL + len(PIPE_NAMES) + len(table.intervals))
         self.F[L.F_WFSTEP] = max(sm.shared_wavefront_cycles, 1)
         self.F[L.F_SHLAT] = sm.shared_latency_cycles
         self.F[L.F_WFCYC] = sm.shared_wavefront_cycles
-        self.F[L.F_INTERVAL:] = [sm.pipes.of(p).issue_interval_cycles for p in PIPE_NAMES]
+        # the tensor pipe has no interval of its own: each instruction brings one (tensor_pipe.py)
+        self.F[L.F_INTERVAL:] = [getattr(sm.pipes, p).issue_interval_cycles if p != "tensor" else 0.0
+                                 for p in PIPE_NAMES] + list(table.intervals)
         self.I = np.zeros(L.I_SIZE, dtype=np.int64)
         self.I[L.I_NSP] = nsp
         self.I[L.I_POLICY] = POLICY_CODES.get(sm.warp_scheduler, L.P_PYTHON)

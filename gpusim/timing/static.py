@@ -13,10 +13,13 @@ block (`SassMap.regions`), or one SASS block of a loop ptxas unrolled
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
+
+from gpusim.timing import tensor_pipe
 
 # How a result becomes ready; also names the stall reason of a warp waiting on it
 # (Nsight Compute warp states): fixed latency -> 'wait', shared/MIO -> 'short_scoreboard',
@@ -42,6 +45,7 @@ class StaticInstr:
     const_load: bool = False        # an indexed constant load (LDC with a register index): lines from its payload
     aggregated: bool = False        # a warp-aggregated atomic: one leader lane's operation per address
     is_local: bool = False          # LDL/STL: the warp's local frame, relocated to its SM slot (sm.py)
+    interval: float = -1.0          # cycles it keeps its pipe busy; < 0: the pipe's issue interval (tensor_pipe.py)
     # derived, for the SM's issue loop: srcs + dsts (the scoreboard's); unit[0]; the other pipes
     regs: tuple[int, ...] = field(init=False, repr=False, compare=False)
     unit0: str = field(init=False, repr=False, compare=False)
@@ -80,6 +84,8 @@ class IssueTable:
     const_slots: dict                       # constant-cache line -> its slot in the cache's array (fetch.py)
     ilines: int                             # instruction-cache lines: highest line + 1
     seg_shared: list                        # segment -> its shared-memory accesses: (T_SHQ place, SASS index)
+    intervals: tuple = ()                   # instructions' own issue intervals: F[issue_loop.F_INTERVAL +
+    #                                         len(PIPE_NAMES) + i] (T_IVL names the slot)
 
 
 def _issue_table(segments) -> IssueTable:
@@ -102,10 +108,13 @@ def _issue_table(segments) -> IssueTable:
         seg_shared.append(tuple((q, seg[r].index) for q, r in enumerate(mine)))
     tx: list[int] = []
     pipe = {p: i for i, p in enumerate(PIPE_NAMES)}
+    intervals = tuple(sorted({s.interval for s in flat if s.interval >= 0}))
+    slot = {v: L.F_INTERVAL + len(PIPE_NAMES) + i for i, v in enumerate(intervals)}
     for r, s in enumerate(flat):
         row = ti[r]
         row[L.T_SASS], row[L.T_RESULT], row[L.T_LAT] = s.index, s.result, s.latency
         row[L.T_ILINE], row[L.T_BAR] = s.iline, s.is_barrier
+        row[L.T_IVL] = slot.get(s.interval, -1)
         for n_col, o_col, items in ((L.T_NUNIT, L.T_UNIT, [pipe[u] for u in s.unit]), (L.T_NREG, L.T_REG, s.regs),
                                     (L.T_NDST, L.T_DST, s.dsts),
                                     (L.T_NCONST, L.T_CONST, [const_slots[c] for c in s.const_lines])):
@@ -113,7 +122,7 @@ def _issue_table(segments) -> IssueTable:
             tx.extend(items)
     return IssueTable(ti, np.array(tx + [0], dtype=np.int64), np.array(seg_start, dtype=np.int64), flat,
                       const_slots,
-                      max((s.iline for s in flat), default=0) + 1, seg_shared)
+                      max((s.iline for s in flat), default=0) + 1, seg_shared, intervals)
 
 
 _PROGRAMS: dict = {}
@@ -197,6 +206,25 @@ def _owners(smap, decoded) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- the opcode table, timed
+def unknown_sass(instructions, cc) -> tuple[int, ...]:
+    """Indices of the SASS `instructions` the opcode table (`frontend/sass/opcodes.py`) has no
+    entry for on compute capability `cc`: what the timing model would only estimate."""
+    from gpusim.frontend.sass.opcodes import classify as sass_op
+    return tuple(i for i, x in enumerate(instructions) if not sass_op(x, cc).known)
+
+
+def unknown_sass_message(kernel: str, instructions, unknown, cc) -> str:
+    """One line naming the first unknown opcode of `kernel`, where it is, and the others."""
+    x = instructions[unknown[0]]
+    where = f"line {x.source_line} of {x.source_file.rsplit('/', 1)[-1]}, " if x.source_line and x.source_file else ""
+    others = sorted({instructions[i].base for i in unknown} - {x.base})
+    more = f" (also {', '.join(others)})" if others else ""
+    return (f"kernel {kernel}: SASS opcode {x.base} ({where}SASS offset {x.offset:#06x}: {x.text!r}){more} has no "
+            f"entry in gpusim's opcode table for sm_{cc[0]}{cc[1]} (gpusim/frontend/sass/opcodes.py), so its pipe "
+            f"and latency are unknown; TimingOptions(unknown_sass='warn') or gpusim run --unknown-sass warn times "
+            f"it as a generic ALU instruction and counts it (gpusim__sass_estimated_inst.sum)")
+
+
 _DEPENDENCY = {"fixed": FIXED, "mio": SHARED, "l1tex": GLOBAL}
 
 
@@ -205,12 +233,13 @@ _CLASSIFIERS: dict = {}
 
 def sass_classifier(spec):
     """`classify(i, instr, ptx_info) -> StaticInstr` for `spec`'s architecture: the pipe from
-    `gpusim.frontend.sass.opcodes`, registers from `operands`, the pipe's latency. An
+    `gpusim.frontend.sass.opcodes`, registers from `operands`, the pipe's latency (tensor and
+    async-copy instructions: their own interval and latency, `tensor_pipe.py`). An
     instruction issues to the first free of its physical pipes: FP32 to fmalite or
     fmaheavy (only fmaheavy where fmalite's interval is 0), half precision to the fp16
     pipe or, where it has none (interval 0), to the FMA pipes with the fp16 latency.
     One function per (architecture, pipes): what it reads of `spec`."""
-    key = (spec.compute_capability, spec.sm.pipes)
+    key = (spec.compute_capability, spec.sm.pipes, spec.tensor, spec.sm.sub_partitions)
     try:
         fn = _CLASSIFIERS.get(key)
     except TypeError:                                  # unhashable pipes: a table of its own
@@ -222,7 +251,7 @@ def sass_classifier(spec):
     return fn
 
 
-def _classifier(cc, pipes):
+def _classifier(cc, pipes, tensor, nsp):
     from gpusim.frontend.sass.opcodes import classify as sass_op
     from gpusim.frontend.sass.operands import register_operands
     fp32 = tuple(p for p in ("fmalite", "fmaheavy") if pipes.of(p).issue_interval_cycles > 0)
@@ -236,8 +265,12 @@ def _classifier(cc, pipes):
         if op.memory == "generic" and ptx_info is not None and ptx_info.space == "shared":
             result = SHARED                          # a generic access the functional core found in shared memory
         writes, reads = register_operands(x)
+        own = tensor_pipe.timing(x, tensor, nsp, pipes.lsu.issue_interval_cycles)
+        latency = pipes.of("fp16" if op.pipe == "fp16" else issue[0]).latency_cycles if op.pipe != "tensor" else 1
+        if own is not None and own[1] is not None:
+            latency = math.ceil(own[1])
         return StaticInstr(index=i, unit=issue, result=result, dsts=writes, srcs=reads,
                            is_store=op.is_store or op.is_atomic, is_atomic=op.is_atomic, is_barrier=op.is_barrier,
-                           latency=pipes.of("fp16" if op.pipe == "fp16" else issue[0]).latency_cycles,
-                           is_local=op.memory == "local")
+                           latency=latency, is_local=op.memory == "local",
+                           interval=-1.0 if own is None else float(own[0]))
     return classify

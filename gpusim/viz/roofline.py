@@ -9,6 +9,8 @@ Ceilings come from the GPU spec alone (`gpusim.specs`), the same arithmetic as
   spec has no fp16 pipe (interval 0: Hopper runs HFMA2 on the FMA pipes), the FP32
   lanes x 2 halves x 2;
 - FP64: the `fp64` pipe's lanes x 2 x clock;
+- tensor (FP16/BF16, TF32, FP8, INT8): SMs x the spec's dense rate per SM per cycle
+  (`GPUSpec.tensor`, cited in the presets) x clock; a type the GPU lacks (rate 0) has none;
 - HBM: `hbm.bandwidth_GBps`; L2: slices x `l2.bandwidth_bytes_per_cycle_per_slice` x
   clock; shared: SMs x banks x bank width (one 128-byte wavefront per SM cycle) x clock.
 
@@ -26,7 +28,7 @@ Nsight's roofline derives them from `smsp__sass_thread_inst_executed_op_{ffma,fa
 hfma,hadd,hmul,dfma,dadd,dmul}_pred_on.sum`, from the executed SASS: per SASS instruction
 its predicated-on thread instructions (`Result.sass.thread_inst_pred_on`) x flops per
 thread by opcode (FFMA 2, FADD/FMUL 1, HFMA2 4, HADD2/HMUL2 2, DFMA 2, DADD/DMUL 1).
-Tensor-core work is not counted. Without the SASS tools the PTX arithmetic (fma/mad, add, sub, mul on f32, f64,
+Tensor-core work is not counted yet (the tensor ceilings stand alone). Without the SASS tools the PTX arithmetic (fma/mad, add, sub, mul on f32, f64,
 f16, f16x2) is counted instead (`flops_source` says which).
 """
 from __future__ import annotations
@@ -58,7 +60,7 @@ class Ceiling:
 @dataclass(frozen=True)
 class Roofline:
     gpu: str
-    compute: tuple[Ceiling, ...]          # FP32, FP16, FP64 (FLOP/s)
+    compute: tuple[Ceiling, ...]          # FP32, FP16, FP64, then the tensor ceilings (FLOP/s, INT8: op/s)
     memory: tuple[Ceiling, ...]           # HBM, L2, shared (bytes/s)
     kernel: str = ""
     flops: dict | None = None             # precision -> FLOPs executed
@@ -119,7 +121,7 @@ def ceilings(spec) -> tuple[tuple[Ceiling, ...], tuple[Ceiling, ...]]:
                 f"x 2 x {clock}"),
         Ceiling("FP64", per_sm * lanes("fp64") * 2 * hz,
                 f"{spec.sm_count} SMs x {sm.sub_partitions} SMSPs x {lanes('fp64'):g} lanes x 2 x {clock}"),
-    )
+    ) + tensor_ceilings(spec)
     l2_bpc = spec.l2.slices * spec.l2.bandwidth_bytes_per_cycle_per_slice
     sh_bpc = spec.sm_count * sm.shared_banks * sm.shared_bank_width_bytes
     memory = (
@@ -130,6 +132,22 @@ def ceilings(spec) -> tuple[tuple[Ceiling, ...], tuple[Ceiling, ...]]:
                 f"{sm.shared_bank_width_bytes} B x {clock}"),
     )
     return compute, memory
+
+
+TENSOR_CEILINGS = (("FP16/BF16 tensor", "fp16", "FLOP"), ("TF32 tensor", "tf32", "FLOP"),
+                   ("FP8 tensor", "fp8", "FLOP"), ("INT8 tensor", "int8", "op"))
+
+
+def tensor_ceilings(spec) -> tuple[Ceiling, ...]:
+    """Dense tensor-core peaks of a GPUSpec, one per type it has (`GPUSpec.tensor`)."""
+    hz = spec.clocks.sm_clock_mhz * 1e6
+    out = []
+    for name, kind, unit in TENSOR_CEILINGS:
+        rate = spec.tensor.rate(kind)
+        if rate > 0:
+            out.append(Ceiling(name, spec.sm_count * rate * hz,
+                               f"{spec.sm_count} SMs x {rate:g} dense {unit}/cycle/SM x {spec.clocks.sm_clock_mhz:g} MHz"))
+    return tuple(out)
 
 
 def flops_of(result) -> tuple[dict[str, float], str]:
@@ -207,9 +225,10 @@ def plot(r: Roofline, path=None):
         ys = np.minimum(xs * c.value, peak)
         ax.plot(xs, ys / 1e12, color=styles.get(c.name, "0.3"), linewidth=1.4,
                 label=f"{c.name} {c.value / 1e12:.2f} TB/s")
-    for c, ls in zip(r.compute, ("-", "--", ":")):
-        ax.axhline(c.value / 1e12, color="black", linestyle=ls, linewidth=1.0,
-                   label=f"{c.name} {c.value / 1e12:.1f} TFLOP/s")
+    for c, ls in zip(r.compute, ("-", "--", ":", "-", "--", ":", "-.")):
+        tensor = c.name.endswith("tensor")
+        ax.axhline(c.value / 1e12, color="#b5651d" if tensor else "black", linestyle=ls, linewidth=1.0,
+                   label=f"{c.name} {c.value / 1e12:.1f} {'TOP/s' if c.name.startswith('INT8') else 'TFLOP/s'}")
     note = ""
     if r.flops is not None:
         if r.total_flops > 0:

@@ -19,6 +19,7 @@ from gpusim.specs import presets
 from gpusim.specs.describe import describe, leaves
 from gpusim.specs.gpu import GPUSpec
 from gpusim.specs.limits import LaunchLimits
+from gpusim.specs.tensor import TensorSpec
 from gpusim.specs.units import (ClockSpec, HBMSpec, L1Spec, L2Spec, LaunchSpec, NoCSpec, PipeSpec, PipesSpec,
                                 SMSpec)
 
@@ -249,7 +250,9 @@ def test_unknown_preset_lists_the_known_ones():
 ZERO_ALLOWED = {"sm.reserved_shared_per_block_bytes", "sm.shared_carveouts_bytes", "compute_capability",
                 "sm.pipes.fmalite.issue_interval_cycles", "sm.pipes.fp16.issue_interval_cycles",   # 0: no such pipe
                 "system.switch_latency_ns",                                                            # 0: no switch
-                "l2.atomic_extra_address_cycles"}     # 0 on datasheets: the per-lane interval carries the turn
+                "l2.atomic_extra_address_cycles",     # 0 on datasheets: the per-lane interval carries the turn
+                "tensor.tf32_dense_flop_per_cycle_per_sm", "tensor.fp8_dense_flop_per_cycle_per_sm",    # 0: no such
+                "tensor.int8_dense_op_per_cycle_per_sm", "tensor.fp64_flop_per_cycle_per_sm"}          # tensor type
 
 
 @pytest.mark.parametrize("spec", list(presets.PRESETS.values()), ids=lambda s: s.name)
@@ -263,7 +266,7 @@ def test_every_numeric_field_of_every_preset_is_positive(spec):
 
 SPEC_CLASSES = {c.__name__: c for c in (GPUSpec, ClockSpec, SMSpec, PipesSpec, PipeSpec, L1Spec, L2Spec,
                                          HBMSpec, NoCSpec, LaunchSpec, LaunchLimits, NVLinkSpec, PCIeSpec,
-                                         SystemSpec, NCCLSpec)}
+                                         SystemSpec, NCCLSpec, TensorSpec)}
 SPEC_CLASSES["P"] = PipeSpec
 
 

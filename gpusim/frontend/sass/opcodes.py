@@ -56,6 +56,15 @@ Nsight's description is the same), FP16, tensor-core, texture/surface, MATCH, RE
 R2UR, VOTEU, DEPBAR, fences and 64-bit-float conversions (put on the `xu`, Nsight's
 conversion unit).
 
+An opcode outside the table (`known` False) is timed as a generic ALU instruction only
+when the user asks for it (`TimingOptions(unknown_sass='warn')`, `gpusim run --unknown-sass
+warn`); by default the timing engine refuses the kernel naming the opcode and its line
+(`gpusim.timing.static.unknown_sass`). A compute capability above `NEWEST_TABLE_CC` has no
+table: `GPUSpec` refuses it. ENDCOLLECTIVE (the end of a WARPSYNC.COLLECTIVE fallback, a
+control instruction in the sm_90 instruction list) is on the cbu, counted by none; LEPC
+(load effective PC) and QSPC (query the state space of a generic address) on the alu:
+documented choices, no counter measured.
+
 What it does not model: the adu's data-dependent part (indexed constant loads with
 divergent addresses replay once per distinct address; the counter also shows
 fractional per-warp counts that no static table predicts), divergent branches on the
@@ -127,7 +136,7 @@ XU = _ops("MUFU F2F F2I I2F FRND POPC FLO BREV")
 ALU = _ops(
     "IADD3 IADD IADD32I LOP3 LOP LOP32I SHF SHL SHR LEA SEL FSEL PRMT IABS IMNMX VIMNMX VIMNMX3 VIADDMNMX "
     "ISETP ISET ISCADD PLOP3 PSETP P2R R2P MOV MOV32I CS2R SGXT BMSK VOTE VABSDIFF VABSDIFF4 FMNMX FSETP FSET "
-    "FCHK I2FP F2FP I2I I2IP IDE")
+    "FCHK I2FP F2FP I2I I2IP IDE LEPC QSPC")
 UNIFORM = _ops(
     "UIADD3 UIMAD ULOP3 ULOP ULOP32I ULEA USHF USEL UISETP UPLOP3 UPSETP UFLO UPOPC UBREV UPRMT USGXT UBMSK "
     "UP2UR UR2UP VOTEU R2UR ULEPC UCLEA USETMAXREG UVIADD UIMNMX UFMUL UFADD UFFMA UF2FP UI2FP")
@@ -161,7 +170,7 @@ LSU_MEM = {  # base -> (memory, is_load, is_store, is_atomic, dependency)
 LSU_OTHER = _ops("SHFL MEMBAR FENCE CCTL CCTLL CCTLT ERRBAR CGAERRBAR LDGDEPBAR ARRIVES SYNCS")
 ADU = _ops("LDC BAR S2UR BRX BRXU JMX JMXU B2R R2B MATCH REDUX DEPBAR")
 CBU = _ops("BRA JMP EXIT BSSY BSYNC BREAK BMOV WARPSYNC CALL RET YIELD KILL NANOSLEEP BPT PREEXIT WARPGROUP "
-           "ELECT")
+           "ELECT ENDCOLLECTIVE")
 CBU_COUNTED = _ops("EXIT BSSY BSYNC BREAK BMOV WARPSYNC CALL RET YIELD KILL NANOSLEEP BPT")
 MIO_DEPENDENT = _ops("MUFU F2F F2I I2F FRND POPC FLO BREV S2R S2UR LDC ULDC SHFL BRX BRXU JMX JMXU MATCH REDUX "
                      "B2R R2UR")
@@ -172,10 +181,23 @@ KNOWN = (FP32 | IMAD | FP16 | FP16_CMP | FP64 | XU | ALU | UNIFORM | UNIFORM_UNC
          | frozenset(LSU_MEM) | LSU_OTHER | ADU | CBU | {"S2R", "NOP"})
 
 
-def _arch(cc: tuple[int, int]) -> int:
-    """70, 80 or 90: the table an architecture uses (Turing reads as Volta, sm_100+ as Hopper)."""
+TABLE_ARCHS = (70, 80, 90)          # the architectures this table describes
+NEWEST_TABLE_CC = (9, 0)            # compute capabilities above it have no table (sm_100 has new opcodes, LDCU)
+
+
+def table_arch(cc: tuple[int, int]) -> int | None:
+    """70, 80 or 90: the table an architecture uses (Turing reads as Volta, every 8.x as
+    Ampere); None for a compute capability newer than the tables (`NEWEST_TABLE_CC`), whose
+    opcodes, pipes and latencies are not described here."""
+    if tuple(cc) > NEWEST_TABLE_CC:
+        return None
     major = cc[0]
     return 70 if major <= 7 else 80 if major == 8 else 90
+
+
+def _arch(cc: tuple[int, int]) -> int:
+    arch = table_arch(cc)
+    return 90 if arch is None else arch           # classify never raises; GPUSpec refuses such a cc
 
 
 def classify(instr: SassInstr, cc: tuple[int, int]) -> SassOp:
