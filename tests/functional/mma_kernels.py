@@ -34,3 +34,30 @@ def mma_kernel(ptx_op: str, na: int, nb: int, nc: int, ctype: str) -> str:
         lines.append(f"st.global.{creg[1:]} [%rd_d+{4 * i}], %d{i};\n")
     lines.append("ret;\n}\n")
     return "".join(lines)
+
+
+def ldsm_kernel(ptx_op: str, nregs: int, store: bool) -> str:
+    """One warp: shared memory (8192 u16) from `psm`, `ptx_op` at the lane's byte offset from
+    `paddr`; the registers to `pout` (ldmatrix) or from `pin` (stmatrix); shared memory back to `psm`."""
+    vec = "{" + ", ".join(f"%v{i}" for i in range(nregs)) + "}"
+    body = [HEADER, ".visible .entry ldsm_k(.param .u64 paddr, .param .u64 pio, .param .u64 psm)\n{\n",
+            ".shared .align 128 .b8 sm[16384];\n.reg .b32 %v<4>;\n.reg .b32 %tx, %i, %sb, %sa, %a;\n",
+            ".reg .b16 %h;\n.reg .b64 %g, %o, %psm, %pio, %paddr;\n.reg .pred %p;\n",
+            "ld.param.u64 %psm, [psm];\nld.param.u64 %pio, [pio];\nld.param.u64 %paddr, [paddr];\n",
+            "mov.u32 %tx, %tid.x;\nmov.u32 %sb, sm;\nmov.u32 %i, %tx;\n",
+            "$FILL:\nmul.wide.u32 %o, %i, 2;\nadd.s64 %g, %psm, %o;\nld.global.u16 %h, [%g];\n",
+            "mad.lo.u32 %sa, %i, 2, %sb;\nst.shared.u16 [%sa], %h;\nadd.u32 %i, %i, 32;\n",
+            "setp.lt.u32 %p, %i, 8192;\n@%p bra $FILL;\nbar.warp.sync -1;\n",
+            "mul.wide.u32 %o, %tx, 4;\nadd.s64 %g, %paddr, %o;\nld.global.u32 %a, [%g];\nadd.u32 %a, %a, %sb;\n",
+            f"mul.wide.u32 %o, %tx, {4 * nregs};\nadd.s64 %g, %pio, %o;\n"]
+    if store:
+        body += [f"ld.global.u32 %v{i}, [%g+{4 * i}];\n" for i in range(nregs)]
+        body.append(f"{ptx_op} [%a], {vec};\n")
+    else:
+        body.append(f"{ptx_op} {vec}, [%a];\n")
+        body += [f"st.global.u32 [%g+{4 * i}], %v{i};\n" for i in range(nregs)]
+    body += ["bar.warp.sync -1;\nmov.u32 %i, %tx;\n",
+             "$BACK:\nmul.wide.u32 %o, %i, 2;\nadd.s64 %g, %psm, %o;\nmad.lo.u32 %sa, %i, 2, %sb;\n",
+             "ld.shared.u16 %h, [%sa];\nst.global.u16 [%g], %h;\nadd.u32 %i, %i, 32;\n",
+             "setp.lt.u32 %p, %i, 8192;\n@%p bra $BACK;\nret;\n}\n"]
+    return "".join(body)
