@@ -46,8 +46,13 @@ def main() -> None:
         A, B, C = (d[f"{f.name}:{k}"] for k in "ABC")
         regs = [L.pack(A, L.frag_map(f.shape, "a", ab), ab), L.pack(B, L.frag_map(f.shape, "b", ab), ab)]
         rc = L.pack(C, L.frag_map(f.shape, "c", cb), cb)
-        (_, _, _, rd), _ = run_ptx(mma_kernel(f.ptx, na, nb, nc, f.ctype), "mma_k", (len(rc), 1, 1), (32, 1, 1),
-                                   regs + [rc, np.zeros_like(rc)])
+        try:
+            (_, _, _, rd), _ = run_ptx(mma_kernel(f.ptx, na, nb, nc, f.ctype), "mma_k", (len(rc), 1, 1), (32, 1, 1),
+                                       regs + [rc, np.zeros_like(rc)])
+        except Exception as e:          # a model failure is a result too: recorded, not hidden
+            res[f.name] = f"failed: {type(e).__name__}: {e}"
+            print(f.name, res[f.name], flush=True)
+            continue
         cmap = L.frag_map(f.shape, "c", cb)
         got = L.unpack(rd, cmap, cb, (m, n))
         gpu = L.unpack(d[f"{f.name}:D_regs"], cmap, cb, (m, n))
