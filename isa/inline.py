@@ -356,7 +356,7 @@ def _subst(o, m: dict, labels: dict):
         return Vector(tuple(None if e is None else m.get(e.name, e) if isinstance(e, Reg) else e
                             for e in o.elems))
     if isinstance(o, PredPair):
-        return PredPair(m.get(o.first.name, o.first), None if o.second is None else m.get(o.second.name, o.second))
+        return PredPair(None if o.first is None else m.get(o.first.name, o.first), None if o.second is None else m.get(o.second.name, o.second))
     if isinstance(o, ArgList):
         return ArgList(tuple(_subst(e, m, labels) for e in o.elems))
     return o

@@ -26,8 +26,11 @@ from isa.errors import UnsupportedInstruction
 from isa.program import Instruction
 
 # Functional-unit classes: what the timing model schedules on.
-UNIT_CLASSES = ("int", "fp32", "fp64", "fp16", "sfu", "ldst", "branch", "sync", "shuffle", "misc")
-KINDS = ("alu", "mem", "control", "sync", "warp")
+UNIT_CLASSES = ("int", "fp32", "fp64", "fp16", "sfu", "ldst", "branch", "sync", "shuffle", "misc", "tensor")
+# "tensor": warp- or warpgroup-wide tensor-core and matrix-memory instructions (mma, ldmatrix, wgmma);
+# "async": asynchronous copies and their completion (cp.async, mbarrier) and warp-level helpers
+# (elect.sync, setmaxnreg); both carried out by gpusim.functional.tensor_ops / async_ops
+KINDS = ("alu", "mem", "control", "sync", "warp", "tensor", "async")
 
 
 @dataclass(frozen=True, slots=True)

@@ -86,7 +86,7 @@ def format_operand(o) -> str:
     if isinstance(o, Vector):
         return "{" + ", ".join("_" if e is None else format_operand(e) for e in o.elems) + "}"
     if isinstance(o, PredPair):
-        return f"{o.first.name}|{'_' if o.second is None else o.second.name}"
+        return f"{'_' if o.first is None else o.first.name}|{'_' if o.second is None else o.second.name}"
     if isinstance(o, ArgList):
         return "(" + ", ".join(format_operand(e) for e in o.elems) + ")"
     raise TypeError(f"not a PTX operand: {o!r}")

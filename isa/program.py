@@ -77,8 +77,9 @@ class LabelRef:
 
 @dataclass(frozen=True, slots=True)
 class PredPair:
-    """Two predicate destinations `%p|%q` (setp with a complement output)."""
-    first: Reg
+    """Two destinations `%p|%q` (setp with a complement output; `elect.sync %r|%p`); either
+    may be the sink `_` (None)."""
+    first: Reg | None
     second: Reg | None
 
 

@@ -133,10 +133,12 @@ def parse_operand(tok: str, branch: bool = False):
     if not tok:
         raise ValueError("empty operand")
     c = tok[0]
+    if "|" in tok and (c == "%" or tok.startswith("_")):     # `%p|%q`, `%r|_`, `_|%p` (elect.sync)
+        a, b = (x.strip() for x in tok.split("|", 1))
+        if a == "_" and b == "_":
+            raise ValueError(f"malformed operand pair {tok!r}")
+        return PredPair(None if a == "_" else Reg(a), None if b == "_" else Reg(b))
     if c == "%":
-        if "|" in tok:
-            a, b = (x.strip() for x in tok.split("|", 1))
-            return PredPair(Reg(a), None if b == "_" else Reg(b))
         return _register(tok)
     if c == "[":
         m = _ADDR_RE.match(tok)

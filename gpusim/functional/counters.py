@@ -21,6 +21,14 @@ Names (Nsight Compute "Kernel Profiling Guide", metrics reference):
 - l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum: shared atomics' wavefronts.
 - l1tex__t_{requests,sectors}_pipe_lsu_mem_local_op_{ld,st}.sum (local memory is
   interleaved by 4-byte word across a warp's lanes, as the hardware lays it out).
+- Tensor-core and asynchronous-copy instructions (`EXTRA_METRICS`; a field exists, and its
+  metric is reported, only in kernels that execute such an instruction, so that other kernels'
+  metric sets stay as they were): sm__inst_executed_pipe_tensor_op_{hmma,imma,dmma,gmma}.sum
+  (warp instructions of mma.sync by input type, of wgmma.mma_async per warp),
+  smsp__inst_executed_op_ldsm.sum, smsp__inst_executed_op_ldgsts.sum (cp.async),
+  l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum (ldmatrix wavefronts; stmatrix counts
+  as a shared store), l1tex__t_{requests,sectors}_pipe_lsu_mem_global_op_ldgsts.sum and
+  l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum (the two sides of cp.async).
 """
 from __future__ import annotations
 
@@ -59,6 +67,20 @@ METRICS = {
     "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum": ("local_st_sectors",),
 }
 
+#: counted only where used (module docstring): metric -> field
+EXTRA_METRICS = {
+    "sm__inst_executed_pipe_tensor_op_hmma.sum": "tensor_hmma_inst",
+    "sm__inst_executed_pipe_tensor_op_imma.sum": "tensor_imma_inst",
+    "sm__inst_executed_pipe_tensor_op_dmma.sum": "tensor_dmma_inst",
+    "sm__inst_executed_pipe_tensor_op_gmma.sum": "tensor_gmma_inst",
+    "smsp__inst_executed_op_ldsm.sum": "ldsm_inst",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum": "shared_ldsm_wavefronts",
+    "smsp__inst_executed_op_ldgsts.sum": "ldgsts_inst",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ldgsts.sum": "global_ldgsts_requests",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum": "global_ldgsts_sectors",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum": "shared_ldgsts_wavefronts",
+}
+
 
 class Counters:
     """Per-instruction counter arrays (`n` instructions) and per-block visit counts."""
@@ -94,13 +116,23 @@ class Counters:
             self.per_instr[key + "_requests"][i] += requests
             self.per_instr[key + "_sectors"][i] += sectors
 
+    def add_extra(self, i: int, field: str, n: int) -> None:
+        """Add `n` to an `EXTRA_METRICS` field of instruction `i` (created on first use)."""
+        arr = self.per_instr.get(field)
+        if arr is None:
+            arr = self.per_instr[field] = np.zeros(self.n, np.int64)
+        arr[i] += n
+
     def merge(self, other: "Counters") -> None:
         self.block_warps += other.block_warps
         self.block_threads += other.block_threads
         self.loop_back += other.loop_back
         self.taken_threads += other.taken_threads
         for k, v in other.per_instr.items():
-            self.per_instr[k] += v
+            if k in self.per_instr:
+                self.per_instr[k] += v
+            else:
+                self.per_instr[k] = v.copy()
 
     def instruction_table(self, block_of: np.ndarray, branch_of: np.ndarray | None = None) -> dict[str, np.ndarray]:
         """Every FIELD per instruction (block visit counts spread over their instructions);
@@ -131,4 +163,7 @@ def metric_values(table: dict[str, np.ndarray], select: np.ndarray | slice = sli
             else:
                 v += round(float(table[p if p in table or p != "thread_inst_pred_on" else "thread_inst"][select].sum()))
         out[name] = v
+    for name, field in EXTRA_METRICS.items():
+        if field in table:
+            out[name] = int(np.asarray(table[field])[select].sum())
     return out

@@ -156,7 +156,7 @@ class Decoder:
             if isinstance(op, Vector):
                 out.extend(None if e is None else self.slot(e, instr) for e in op.elems)
             elif isinstance(op, PredPair):
-                out.append(self.slot(op.first, instr))
+                out.append(None if op.first is None else self.slot(op.first, instr))
                 if op.second is not None:
                     out.append(self.slot(op.second, instr))
             elif isinstance(op, Reg):

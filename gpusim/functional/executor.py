@@ -124,6 +124,7 @@ class BatchExecutor:
         self.arrived = np.zeros(self.nwarps, np.uint32)      # lanes of each warp that wait at that barrier
         self.lsu = (dk.lsu_class or LoadStoreUnit)(self, memory, params, shared_bytes, local_bytes, shared_banks)
         self.collectives = Collectives(self)
+        self.async_copies = None             # gpusim.functional.async_ops.AsyncCopies once a cp.async runs
         self.record: StepRecord | None = None
         self.san = None                      # gpusim.sanitizer.BatchHooks when a check= tool is on
         self.step_budget = step_budget       # the caller's max_steps, or None (budget.py)

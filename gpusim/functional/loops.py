@@ -92,7 +92,7 @@ def _regs(op) -> list[str]:
     if isinstance(op, (Vector, ArgList)):
         return [n for e in op.elems if e is not None for n in _regs(e)]
     if isinstance(op, PredPair):
-        return [op.first.name] + ([op.second.name] if op.second is not None else [])
+        return [r.name for r in (op.first, op.second) if r is not None]
     if isinstance(op, Address):
         return [op.base.name] if isinstance(op.base, Reg) else []
     reg = getattr(op, "reg", None)                   # a negated predicate source (isa.program.Guard)

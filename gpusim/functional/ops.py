@@ -187,6 +187,15 @@ class OpFactory:
             return AluOp(i, guard, bound.fn, srcs, dsts)
         if kind == "mem":
             return self._mem(dec, ins, i, guard, bound)
+        if kind in ("tensor", "async"):
+            # imported here: those modules build on Op/AddressOp of this one (a real cycle)
+            from gpusim.functional import async_ops, tensor_ops
+        if kind == "tensor":
+            op = tensor_ops.make(dec, ins, i, spec, bound, guard)
+            if op is not None:
+                return op
+        if kind == "async":
+            return async_ops.make(dec, ins, i, spec, bound, guard)
         if kind == "warp" or (ins.opcode == "bar" and "warp" in ins.modifiers):
             op = WarpOp()
             op.index, op.guard, op.kind, op.mods = i, guard, ins.opcode, ins.modifiers

@@ -186,4 +186,7 @@ def run(prepared, per_batch: int, workers: int, max_steps: int | None = None, on
         c.block_threads += r.pop("block_threads")
         c.loop_back += r.pop("loop_back")
         for k, v in r.items():
-            c.per_instr[k] += v
+            if k in c.per_instr:
+                c.per_instr[k] += v
+            else:                                   # a counter only kernels with tensor/async ops have
+                c.per_instr[k] = v.copy()

@@ -325,3 +325,11 @@ def test_inventory_lists_exactly_the_fixture_mnemonics():
     seen = {i.mnemonic for f in FIXTURES for p in [parse(f.read_text())]
             for k in (*p.kernels.values(), *p.functions.values()) for i in k.instructions}
     assert listed == seen
+
+
+def test_operand_pair_with_a_sink_first():
+    # elect.sync writes `_|%p` (no leader id); PredPair.first is then None
+    from isa.program import PredPair, Reg
+    p = parse(".version 8.5\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n.reg .pred %p;\n"
+              "elect.sync _|%p, -1;\nret;\n}\n")
+    assert p.kernel("k").instructions[0].operands[0] == PredPair(None, Reg("%p"))

@@ -30,9 +30,7 @@ def _regs(o, out: list) -> None:
         for e in o.elems:
             _regs(e, out)
     elif isinstance(o, PredPair):
-        out.append(o.first.name)
-        if o.second is not None:
-            out.append(o.second.name)
+        out.extend(r.name for r in (o.first, o.second) if r is not None)
     elif isinstance(o, ArgList):
         for e in o.elems:
             _regs(e, out)

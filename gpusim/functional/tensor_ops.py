@@ -1,0 +1,192 @@
+"""The tensor-core unit of the functional core: `mma.sync`, `ldmatrix`, `stmatrix` over whole warps.
+
+Each op gathers its operands from the 32 lanes of every warp of the step, hands them to the
+meaning in `isa.semantics.tensor` (fragment layouts, block-FMA numerics), and scatters the
+result back. These instructions are `.sync.aligned`: every thread of the warp must execute the
+same instruction together; a warp with only some of its threads active (a divergent branch, a
+guard that differs across lanes, a block size that is not a multiple of 32) is an error naming
+the kernel, line, block and thread, never a partial result.
+
+Shared-memory accounting (`gpusim.functional.lsu.shared_wavefronts`): each 8x8 matrix of an
+`ldmatrix`/`stmatrix` is 8 rows of 16 bytes, one per address lane; the matrices are served one
+after another, so a conflict-free `.x4` costs 4 wavefronts, and rows that share banks cost more.
+
+Counters (`gpusim.functional.counters.EXTRA_METRICS`): `sm__inst_executed_pipe_tensor_op_hmma`
+(f16/bf16/tf32/fp8 inputs), `_imma` (s8/u8), `_dmma` (f64) per warp instruction;
+`smsp__inst_executed_op_ldsm` and the ldmatrix wavefronts; stmatrix counts as a shared store.
+The compiled fast core (`fastpath`) keeps these reference ops as they are.
+
+Does not model: time; the racecheck sanitizer does not yet see ldmatrix/stmatrix accesses.
+
+Sources: PTX ISA 9.0, 9.7.14 "Warp Level Matrix Multiply-Accumulate Instructions".
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from types import SimpleNamespace
+
+import numpy as np
+
+from gpusim.errors import BarrierError
+from gpusim.functional.collectives import pack_lanes, unpack_lanes
+from gpusim.functional.lsu import shared_wavefronts
+from gpusim.functional.ops import AddressOp, Op
+from isa.errors import UnsupportedInstruction
+from isa.program import Address, Vector
+from isa.semantics import tensor as T
+
+U32 = np.dtype(np.uint32)
+U64 = np.uint64
+FULL = np.uint32(0xFFFFFFFF)
+PIPE_FIELD = {"s8": "tensor_imma_inst", "u8": "tensor_imma_inst", "f64": "tensor_dmma_inst"}
+
+
+def active_warps(op, x) -> np.ndarray:
+    """Span-relative indices of the warps that execute `op` (all 32 lanes, guard applied); an
+    error for a warp that executes it with only some of its lanes (module docstring)."""
+    masks = x.span_masks
+    if op.guard is not None:
+        g = op.guard_mask(x)
+        masks = masks & pack_lanes(g) if type(g) is np.ndarray else (masks if g else np.zeros_like(masks))
+    part = np.flatnonzero((masks != 0) & (masks != FULL))
+    if len(part):
+        w = int(part[0])
+        lane = int(np.flatnonzero(~unpack_lanes(masks[w:w + 1]))[0])
+        block, thread = x.lane_coords(x.state.lo + 32 * w + lane)
+        raise BarrierError("partial warp at a .sync.aligned instruction", kernel=x.kernel_name,
+                           source=x.source(op.index), block=block, thread=thread,
+                           detail=f"{op.info.mnemonic} needs all 32 threads of the warp; active mask "
+                                  f"{int(masks[w]):#010x} (thread {thread} does not execute it)")
+    return np.flatnonzero(masks == FULL)
+
+
+def lane_mask(x, warps: np.ndarray) -> np.ndarray:
+    """Bool over the span: the lanes of `warps`."""
+    m = np.zeros(x.state.hi - x.state.lo, bool)
+    m.reshape(-1, 32)[warps] = True
+    return m
+
+
+def gather(x, srcs, dt=U32) -> np.ndarray:
+    """Source values over the span as an array (warps of the span, 32, len(srcs))."""
+    st = x.state
+    return np.stack([st.full(f(st, x), dt) for f in srcs], -1).reshape(-1, 32, len(srcs))
+
+
+def scatter(x, dsts, vals: np.ndarray, warps: np.ndarray) -> None:
+    """Write vals (warps of the span, 32, len(dsts)) into `dsts` for the lanes of `warps`."""
+    m = lane_mask(x, warps)
+    for k, d in enumerate(dsts):
+        if d is not None:
+            x.state.write(d, np.ascontiguousarray(vals[:, :, k]).reshape(-1), m)
+
+
+class MmaOp(Op):
+    __slots__ = ("form", "srcs", "dsts", "nregs", "field")
+
+    def run(self, x):
+        warps = active_warps(self, x)
+        if not len(warps):
+            return
+        na, nb, nc = self.nregs
+        regs = gather(x, self.srcs)
+        out = np.zeros(regs.shape[:2] + (nc,), np.uint32)
+        for w in warps:
+            r = regs[w]
+            out[w] = T.mma_sync(self.form, r[:, :na], r[:, na:na + nb], r[:, na + nb:])
+        scatter(x, self.dsts, out, warps)
+        x.counters.add_extra(self.index, self.field, len(warps))
+
+
+class LdsmOp(AddressOp):
+    """ldmatrix (`store` False) / stmatrix: see the module docstring."""
+    __slots__ = ("form", "map", "srcs", "dsts")
+
+    def _rows(self, x, warps):
+        """Per active warp: (lanes giving row addresses, their shared offsets, element byte
+        offsets (32, nmat, 2) into the shared buffer)."""
+        f = self.form
+        a = self.addresses(x)
+        a = np.broadcast_to(np.asarray(a, U64), (x.state.hi - x.state.lo,)).reshape(-1, 32)
+        src, col = self.map
+        nrow = 8 * f.nmat
+        acc = SimpleNamespace(index=self.index, info=replace(self.info, access_bytes=16, is_store=f.store))
+        lsu = x.lsu
+        out = []
+        for w in warps:
+            rows = a[w, :nrow]
+            lanes = x.state.lo + 32 * int(w) + np.arange(nrow)
+            for k in np.flatnonzero((rows + U64(16) > U64(lsu.shared_bytes)) | (rows & U64(15) != 0))[:1]:
+                bad_align = int(rows[k]) % 16 != 0
+                x.fail_access(acc, int(lanes[k]), int(rows[k]), "shared",
+                              "misaligned: each row address must be a multiple of 16" if bad_align else
+                              f"the block has {lsu.shared_bytes} bytes of shared memory",
+                              kind="misaligned address" if bad_align else "out-of-bounds address")
+            base = U64(int(x.cta_slot(lanes[:1])[0]) * lsu.shared_stride)
+            elem = rows[src] + U64(2) * col.astype(U64) + base
+            out.append((lanes, rows, elem.astype(np.int64)))
+        return out
+
+    def _count(self, x, rows_of_warp) -> int:
+        wf = 0
+        for _, rows, _ in rows_of_warp:
+            grp = np.repeat(np.arange(self.form.nmat), 8)
+            wf += int(shared_wavefronts(grp, rows, 16, self.form.nmat, x.lsu.banks, x.lsu.bank_width).sum())
+        return wf
+
+    def run(self, x):
+        warps = active_warps(self, x)
+        if not len(warps):
+            return
+        rw = self._rows(x, warps)
+        for lanes, rows, _ in rw:
+            x.trace_access(self, "shared", lanes, rows)
+        buf = x.lsu.shared.view(np.uint16)
+        wf = self._count(x, rw)
+        if self.form.store:
+            vals = gather(x, self.srcs)
+            for (_, _, elem), w in zip(rw, warps):
+                v = vals[w]                                            # (32, nmat)
+                halves = np.stack([v & 0xFFFF, v >> 16], -1).astype(np.uint16)
+                buf[elem // 2] = halves
+            x.counters.add_shared(self.index, "st", len(warps), wf)
+            return
+        out = np.zeros(((x.state.hi - x.state.lo) // 32, 32, self.form.nmat), np.uint32)
+        for (_, _, elem), w in zip(rw, warps):
+            h = buf[elem // 2].astype(np.uint32)                       # (32, nmat, 2)
+            out[w] = h[..., 0] | (h[..., 1] << 16)
+        scatter(x, self.dsts, out, warps)
+        x.counters.add_extra(self.index, "ldsm_inst", len(warps))
+        x.counters.add_extra(self.index, "shared_ldsm_wavefronts", wf)
+
+
+def make(dec, ins, i: int, spec, bound, guard):
+    """The op for a `tensor`-kind instruction (called by `ops.OpFactory.make`)."""
+    if ins.opcode == "mma":
+        op = MmaOp()
+        op.form = T.parse_mma(ins)
+        op.nregs = op.form.nregs()
+        op.field = PIPE_FIELD.get(op.form.atype, "tensor_hmma_inst")
+        op.dsts = dec.flat_dests(ins.operands[:1], ins)
+        op.srcs = dec.flat_sources(ins.operands[1:], bound.src_types, ins)
+    elif ins.opcode in ("ldmatrix", "stmatrix"):
+        op = LdsmOp()
+        op.form = T.parse_ldsm(ins)
+        op.map = T.ldsm_map(op.form.nmat, op.form.trans)
+        op.space = "shared"
+        addr = ins.operands[0 if op.form.store else 1]
+        vec = ins.operands[1 if op.form.store else 0]
+        if not isinstance(addr, Address) or not isinstance(vec, Vector):
+            raise UnsupportedInstruction(ins.mnemonic, ptx_line=ins.ptx_line, kernel=dec.kernel.name,
+                                         reason="expected a register vector and a [address]")
+        op.set_address(dec, ins, addr)
+        if op.form.store:
+            op.srcs = dec.flat_sources([vec], bound.src_types[1:], ins)
+            op.dsts = []
+        else:
+            op.dsts = dec.flat_dests([vec], ins)
+            op.srcs = []
+    else:
+        return None
+    op.index, op.guard = i, guard
+    return op

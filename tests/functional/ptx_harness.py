@@ -1,0 +1,58 @@
+"""Test-only harness: run a PTX kernel text at the functional layer (no Numba, no front end).
+
+`run_ptx(text, entry, grid, block, params)` parses the module, lays out its variables, passes
+`params` (numpy arrays become device allocations whose address is the parameter; numpy scalars
+are passed by value), runs every block in one batch with the chosen core, and returns the arrays
+as the kernel left them plus the executor (counters, shared memory). gpusim's PTX front end
+(`gpusim.PtxSource`, being written) supersedes this for users.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from gpusim.functional.counters import Counters, metric_values
+from gpusim.functional.decode import Decoder
+from gpusim.functional.executor import BatchExecutor, Geometry
+from gpusim.functional.fastpath import factory
+from gpusim.functional.memory import DeviceMemory
+from gpusim.launch_config import layout
+from isa.parser import parse
+
+
+def run_ptx(text: str, entry: str, grid, block, params: list, *, shared_bytes: int = 0,
+            core: str = "reference"):
+    prog = parse(text)
+    k = prog.kernel(entry)
+    mem = DeviceMemory()
+    lay = layout(prog, k, mem)
+    raw, arrays = {}, []
+    for decl, v in zip(k.params, params):
+        if isinstance(v, np.ndarray):
+            v = np.ascontiguousarray(v)
+            addr = mem.alloc_array(v, decl.name)
+            arrays.append((addr, v))
+            raw[decl.name] = np.uint64(addr).tobytes()
+        else:
+            raw[decl.name] = np.asarray(v).tobytes()
+    mem.seal()
+    dk = Decoder(k, lay.symbols, factory(core)).decode()
+    geo = Geometry(tuple(grid), tuple(block))
+    counters = Counters(len(dk.infos), len(dk.blocks))
+    smem = lay.dynamic_shared_offset + shared_bytes if shared_bytes else lay.static_shared_bytes
+    x = BatchExecutor(dk, geo, 0, geo.nblocks, mem, raw, smem, lay.local_bytes, counters, entry)
+    x.run()
+    out = []
+    for addr, v in arrays:
+        r = np.empty_like(v)
+        mem.copy_back(addr, r)
+        out.append(r)
+    return out, x
+
+
+def metrics(x) -> dict:
+    """Nsight-named totals of a harness run."""
+    dk = x.dk
+    block_of = np.zeros(len(dk.infos), np.int64)
+    for b in dk.blocks:
+        block_of[b.first:b.last] = b.index
+    return metric_values(x.counters.instruction_table(block_of))

@@ -1,0 +1,128 @@
+"""cp.async with commit/wait groups, mbarrier phases, elect.sync, setmaxnreg and
+fence.proxy.async on the functional core (gpusim.functional.async_ops)."""
+import numpy as np
+import pytest
+
+from gpusim.errors import MemoryAccessError
+from isa.errors import UnsupportedInstruction
+from ptx_harness import metrics, run_ptx
+
+HEAD = ".version 8.5\n.target sm_90a\n.address_size 64\n"
+
+
+def cp_kernel(copy: str, wait: str, size: int = 16) -> str:
+    """Each of 32 threads copies `size` bytes src[tid] -> shared, reads it back before and after `wait`."""
+    return HEAD + f""".visible .entry cp_k(.param .u64 psrc, .param .u64 pbefore, .param .u64 pafter)
+{{
+.shared .align 16 .b8 buf[1024];
+.reg .b32 %tx, %sb, %sa, %v, %w;
+.reg .b64 %g, %o, %b, %a;
+ld.param.u64 %g, [psrc]; ld.param.u64 %b, [pbefore]; ld.param.u64 %a, [pafter];
+mov.u32 %tx, %tid.x; mov.u32 %sb, buf;
+mul.wide.u32 %o, %tx, {size}; add.s64 %g, %g, %o;
+mad.lo.u32 %sa, %tx, {size}, %sb;
+{copy}
+cp.async.commit_group;
+ld.shared.u32 %v, [%sa];
+{wait}
+ld.shared.u32 %w, [%sa];
+mul.wide.u32 %o, %tx, 4; add.s64 %b, %b, %o; add.s64 %a, %a, %o;
+st.global.u32 [%b], %v; st.global.u32 [%a], %w;
+ret;
+}}
+"""
+
+
+def _run(copy, wait, size=16):
+    src = np.arange(32 * size // 4, dtype=np.uint32) + 1
+    (s, before, after), x = run_ptx(cp_kernel(copy, wait, size), "cp_k", (1, 1, 1), (32, 1, 1),
+                                    [src, np.zeros(32, np.uint32), np.zeros(32, np.uint32)])
+    return src, before, after, x
+
+
+def test_copy_lands_at_the_wait_not_before():
+    src, before, after, _ = _run("cp.async.cg.shared.global [%sa], [%g], 16;", "cp.async.wait_group 0;")
+    assert before.tolist() == [0] * 32 and after.tolist() == src[::4].tolist()
+
+
+def test_wait_group_1_leaves_the_newest_group_pending():
+    _, _, after, _ = _run("cp.async.ca.shared.global [%sa], [%g], 16;", "cp.async.wait_group 1;")
+    assert after.tolist() == [0] * 32
+
+
+def test_src_size_zero_fills_the_rest():
+    src, _, after, _ = _run("cp.async.ca.shared.global [%sa], [%g], 8, 0;", "cp.async.wait_all;", size=8)
+    assert after.tolist() == [0] * 32
+
+
+def test_ldgsts_counters():
+    _, _, _, x = _run("cp.async.cg.shared.global [%sa], [%g], 16;", "cp.async.wait_all;")
+    m = metrics(x)
+    assert (m["smsp__inst_executed_op_ldgsts.sum"], m["l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum"],
+            m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum"]) == (1, 16, 4)
+
+
+def test_misaligned_cp_async_names_the_instruction():
+    with pytest.raises(MemoryAccessError, match="misaligned.*thread .*16-byte store by cp.async"):
+        _run("add.u32 %sa, %sa, 4;\ncp.async.cg.shared.global [%sa], [%g], 16;", "cp.async.wait_all;")
+
+
+def test_bulk_copy_is_refused_by_name():
+    with pytest.raises(UnsupportedInstruction, match="cp.async.bulk"):
+        _run("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%sa], [%g], 16, [%sb];",
+             "cp.async.wait_all;")
+
+
+MBAR = HEAD + """.visible .entry mb_k(.param .u64 pout)
+{
+.shared .align 8 .b64 bar;
+.reg .b32 %tx, %w, %sb, %r, %ph;
+.reg .b64 %o, %st;
+.reg .pred %p, %e, %done;
+ld.param.u64 %o, [pout];
+mov.u32 %tx, %tid.x; mov.u32 %sb, bar; shr.u32 %w, %tx, 5;
+elect.sync %r|%e, -1;
+setmaxnreg.inc.sync.aligned.u32 240;
+setp.eq.u32 %p, %tx, 0;
+@%p mbarrier.init.shared::cta.b64 [%sb], 2;
+bar.sync 0;
+fence.proxy.async.shared::cta;
+mov.u32 %ph, 0;
+mbarrier.test_wait.parity.shared::cta.b64 %done, [%sb], %ph;
+selp.u32 %r, 1, 0, %done;
+@%e mbarrier.arrive.shared::cta.b64 %st, [%sb];
+$WAIT:
+mbarrier.try_wait.parity.shared::cta.b64 %done, [%sb], %ph;
+@!%done bra $WAIT;
+mul.wide.u32 %o, %tx, 4;
+ld.param.u64 %st, [pout]; add.s64 %o, %o, %st;
+st.global.u32 [%o], %r;
+ret;
+}
+"""
+
+
+def test_mbarrier_phase_completes_after_both_warps_arrive():
+    (out,), _ = run_ptx(MBAR, "mb_k", (1, 1, 1), (64, 1, 1), [np.full(64, 7, np.uint32)])
+    assert out.tolist() == [0] * 64          # phase 0 incomplete before the arrivals; both warps pass the wait
+
+
+def test_elect_sync_picks_the_lowest_member_lane():
+    text = HEAD + """.visible .entry el_k(.param .u64 pout)
+{
+.reg .b32 %tx, %r, %v; .reg .b64 %o, %a; .reg .pred %e;
+ld.param.u64 %a, [pout]; mov.u32 %tx, %tid.x;
+elect.sync %r|%e, 0xfffffff0;
+selp.u32 %v, 100, 0, %e; add.u32 %v, %v, %r;
+mul.wide.u32 %o, %tx, 4; add.s64 %a, %a, %o; st.global.u32 [%a], %v;
+ret;
+}
+"""
+    (out,), _ = run_ptx(text, "el_k", (1, 1, 1), (32, 1, 1), [np.zeros(32, np.uint32)])
+    assert out.tolist() == [4] * 4 + [104] + [4] * 27
+
+
+def test_setmaxnreg_operand_is_checked():
+    bad = MBAR.replace("setmaxnreg.inc.sync.aligned.u32 240", "setmaxnreg.inc.sync.aligned.u32 250")
+    with pytest.raises(UnsupportedInstruction, match="setmaxnreg.*multiple of 8"):
+        run_ptx(bad, "mb_k", (1, 1, 1), (64, 1, 1), [np.zeros(64, np.uint32)])

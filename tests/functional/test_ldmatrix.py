@@ -1,0 +1,66 @@
+"""ldmatrix / stmatrix executed over a warp (gpusim.functional.tensor_ops) against the lane
+mapping the H200 recorded (ldsm:* in validate/data/tensor_wgmma_h200.npz), with bank counts."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpusim.errors import MemoryAccessError
+from mma_kernels import ldsm_kernel
+from ptx_harness import metrics, run_ptx
+
+DATA = np.load(Path(__file__).resolve().parents[2] / "validate" / "data" / "tensor_wgmma_h200.npz")
+VARIANTS = [str(v) for v in DATA["ldsm:variant"]]
+SETS = [s for s, v in enumerate(VARIANTS) if not v.startswith("movmatrix")]
+
+
+def ptx_op(variant: str) -> str:
+    kind, x = variant.split("_")[:2]
+    trans = ".trans" if variant.endswith("_t") else ""
+    return f"{'ldmatrix' if kind == 'ld' else 'stmatrix'}.sync.aligned.m8n8.{x}{trans}.shared.b16"
+
+
+def run_set(s: int):
+    v = VARIANTS[s]
+    n = int(v.split("_")[1][1])
+    store = v.startswith("st")
+    lane = np.arange(32, dtype=np.uint32)[:, None]
+    r = np.arange(4, dtype=np.uint32)[None, :]
+    vals = ((0x8000 | lane << 3 | r << 1) | ((0x8000 | lane << 3 | r << 1 | 1) << 16)).astype(np.uint32)[:, :n]
+    io = vals.copy() if store else np.zeros((32, n), np.uint32)
+    sm = np.arange(8192, dtype=np.uint16)
+    (_, io, sm), x = run_ptx(ldsm_kernel(ptx_op(v), n, store), "ldsm_k", (1, 1, 1), (32, 1, 1),
+                             [DATA["ldsm:addr"][s].astype(np.uint32), io, sm])
+    return v, n, io, sm, x
+
+
+@pytest.mark.parametrize("s", SETS, ids=lambda s: f"{VARIANTS[s]}#{s % 2}")
+def test_matches_the_recorded_registers_and_shared_memory(s):
+    v, n, io, sm, _ = run_set(s)
+    if v.startswith("ld"):
+        assert np.array_equal(io, DATA["ldsm:regs"][s][:, :n])
+    else:
+        assert np.array_equal(sm, DATA["ldsm:smem"][s])
+
+
+def _ldsm_metrics(addr):
+    _, x = run_ptx(ldsm_kernel("ldmatrix.sync.aligned.m8n8.x4.shared.b16", 4, False), "ldsm_k", (1, 1, 1),
+                   (32, 1, 1), [addr.astype(np.uint32), np.zeros((32, 4), np.uint32), np.zeros(8192, np.uint16)])
+    m = metrics(x)
+    return m["smsp__inst_executed_op_ldsm.sum"], m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum"]
+
+
+def test_contiguous_x4_is_four_wavefronts():
+    assert _ldsm_metrics(np.arange(32) * 16) == (1, 4)      # each matrix: 8 rows of 16 B in one 128 B line
+
+
+def test_rows_64_bytes_apart_conflict_four_ways():
+    # the probe's canonical addresses: rows r and r + 2 of a matrix share banks (128 B apart)
+    assert _ldsm_metrics((np.arange(32) % 8) * 64 + (np.arange(32) // 8) * 16) == (1, 16)
+
+
+def test_misaligned_row_address_is_an_error():
+    addr = np.arange(32, dtype=np.uint32) * 16 + 8
+    with pytest.raises(MemoryAccessError, match="misaligned.*ldmatrix"):
+        run_ptx(ldsm_kernel("ldmatrix.sync.aligned.m8n8.x1.shared.b16", 1, False), "ldsm_k", (1, 1, 1), (32, 1, 1),
+                [addr, np.zeros((32, 1), np.uint32), np.zeros(8192, np.uint16)])
