@@ -41,11 +41,20 @@ class BlockFma:
     block: int                      # products fused per block
     window_bits: int                # bits kept from the anchor's bit downwards
     rounding: str = "rz"            # final rounding of each block: "rz" or "rne"
-    anchor: str = "leading"         # "leading" (largest leading-bit exponent) or "exp_sum"
+    anchor: str = "leading"         # "leading" (largest leading-bit exponent), "exp_sum" (largest
+    #                                 sum of the inputs' exponents, a subnormal's taken as emin)
     truncate: str = "magnitude"     # cut of aligned terms: "magnitude" (toward 0) or "floor"
     order: tuple[int, ...] | None = None   # k visited in this order (blocks are consecutive in it)
     c_last_rn: bool = False         # blocks start at 0, c added last with an IEEE RN add
-    nan_bits: int = 0x7FFFFFFF      # the NaN an f32 result carries (f16: low 16 bits)
+    nan_bits: int = 0x7FFFFFFF      # the NaN an f32 result carries
+    nan_bits_f16: int = 0x7FFF      # the NaN an f16 result carries
+    signed_zero: bool = False       # False: a zero result is +0 whatever the signs of the terms
+    zero_anchor: bool = False       # zero products (exp_sum: zero inputs count as emin) join the anchor
+    sum_bits: int | None = None     # each block's sum first cut (by `rounding`) to this many
+    #                                 significant bits (QGMMA: 14, an "e8m13" accumulator)
+    promote: str | None = None      # inputs converted exactly to this format first (ptxas's F2FP
+    #                                 unpack of fp8 into f16 for mma.sync on sm_90)
+    overflow_inf: bool = True       # a block sum past the largest finite value gives inf (also under rz)
 
 
 #: parameters from the literature (H100), keyed by (input type, accumulator type)
@@ -69,8 +78,10 @@ def _leading_exp(m: int, e: int) -> int:
     return abs(m).bit_length() - 1 + e
 
 
-def round_to_format(s: int, e: int, fmt: FloatFormat, mode: str, neg_zero: bool = False) -> int:
-    """Bits of the value s * 2^e rounded to `fmt` ("rz" or "rne"); overflow: rz -> max finite."""
+def round_to_format(s: int, e: int, fmt: FloatFormat, mode: str, neg_zero: bool = False,
+                    overflow_inf: bool = False) -> int:
+    """Bits of the value s * 2^e rounded to `fmt` ("rz" or "rne"); overflow: rne -> infinity,
+    rz -> the largest finite value (IEEE), or infinity with `overflow_inf` (the tensor cores)."""
     w = 1 + fmt.exp_bits + fmt.man_bits
     sign = 1 if s < 0 or (s == 0 and neg_zero) else 0
     a = abs(s)
@@ -100,7 +111,7 @@ def round_to_format(s: int, e: int, fmt: FloatFormat, mode: str, neg_zero: bool 
     else:
         ef = q + fmt.man_bits + fmt.bias
         if ef >= top:                                # overflow
-            body = (top << fmt.man_bits) if mode == "rne" else ((top - 1) << fmt.man_bits) | ((1 << fmt.man_bits) - 1)
+            body = (top << fmt.man_bits) if mode == "rne" or overflow_inf else ((top - 1) << fmt.man_bits) | ((1 << fmt.man_bits) - 1)
         else:
             body = (ef << fmt.man_bits) | (kept & ((1 << fmt.man_bits) - 1))
     return (sign << (w - 1)) | body
@@ -122,13 +133,13 @@ def _special(avals, bvals, cval) -> float | None:
     return terms[0] if terms else None
 
 
-def _block(terms: list[tuple[int, int, int]], model: BlockFma) -> tuple[int, int]:
-    """terms (m, e, anchor exponent) -> the exactly summed cut terms as (s, e)."""
+def _block(terms: list[tuple[int, int, int | None]], model: BlockFma) -> tuple[int, int]:
+    """terms (m, e, anchor exponent or None) -> the exactly summed cut terms as (s, e)."""
+    anchors = [t[2] for t in terms if t[2] is not None]
     live = [t for t in terms if t[0] != 0]
-    if not live:
+    if not live or not anchors:
         return 0, 0
-    anchor = max(t[2] for t in live)
-    lsb = anchor - model.window_bits + 1
+    lsb = max(anchors) - model.window_bits + 1
     s = 0
     for m, e, _ in live:
         if e >= lsb:
@@ -140,40 +151,79 @@ def _block(terms: list[tuple[int, int, int]], model: BlockFma) -> tuple[int, int
     return s, lsb
 
 
+def _cut(s: int, e: int, bits: int, mode: str) -> tuple[int, int]:
+    """s * 2^e with its magnitude cut to `bits` significant bits ("rz" or "rne")."""
+    sh = abs(s).bit_length() - bits
+    if sh <= 0:
+        return s, e
+    a = abs(s)
+    kept, rem = a >> sh, a & ((1 << sh) - 1)
+    if mode == "rne" and (rem > 1 << (sh - 1) or (rem == 1 << (sh - 1) and kept & 1)):
+        kept += 1
+    return (kept if s > 0 else -kept), e + sh
+
+
+def _in_exp(m: int, e: int, fmt: FloatFormat) -> int:
+    """The exponent an input contributes to an `exp_sum` anchor (a subnormal or zero: emin)."""
+    return max(_leading_exp(m, e), fmt.emin) if m else fmt.emin
+
+
+def _float_bits(x: float, ctype: str) -> int:
+    """An infinity (or any float64 exactly representable) as accumulator bits."""
+    f = np.float32 if ctype == "f32" else np.float16
+    return int(np.asarray(np.float64(x)).astype(f).view(np.uint32 if ctype == "f32" else np.uint16))
+
+
+def _products(av, bv, fa: FloatFormat, fb: FloatFormat, model: BlockFma) -> list:
+    """Exact products as (m, e, anchor exponent or None) in the model's k order."""
+    prods = []
+    for k in model.order or range(len(av)):
+        if not (math.isfinite(av[k]) and math.isfinite(bv[k])):
+            prods.append((0, 0, None))          # its block is decided by `_special`
+            continue
+        ma, ea = _exact(av[k])
+        mb, eb = _exact(bv[k])
+        m, e = ma * mb, ea + eb
+        if model.anchor == "exp_sum":
+            anchor = _in_exp(ma, ea, fa) + _in_exp(mb, eb, fb) if (m or model.zero_anchor) else None
+        else:
+            anchor = _leading_exp(m, e) if m else None
+        prods.append((m, e, anchor))
+    return prods
+
+
 def dot(a_bits, b_bits, c_bits: int, atype: str, btype: str, ctype: str, model: BlockFma) -> int:
     """One output element: c + sum_k a_k b_k as `model` computes it, as accumulator bits."""
     fa, fb, fc = FORMATS[atype], FORMATS[btype], ACC[ctype]
     av = decode(np.asarray(a_bits), fa).tolist()
     bv = decode(np.asarray(b_bits), fb).tolist()
     cv = float(decode(np.asarray(c_bits), fc))
-    sp = _special(av, bv, cv)
-    wc = 1 + fc.exp_bits + fc.man_bits
-    if sp is not None:
-        if math.isnan(sp):
-            return model.nan_bits & ((1 << wc) - 1)
-        return int(np.asarray(np.float64(sp)).astype(np.float32 if ctype == "f32" else np.float16).view(
-            np.uint32 if ctype == "f32" else np.uint16))
-    order = model.order or tuple(range(len(av)))
-    prods = []
-    for k in order:
-        ma, ea = _exact(av[k])
-        mb, eb = _exact(bv[k])
-        m, e = ma * mb, ea + eb
-        anchor = (_leading_exp(ma, ea) + _leading_exp(mb, eb)) if (m and model.anchor == "exp_sum") else \
-            (_leading_exp(m, e) if m else 0)
-        prods.append((m, e, anchor))
-    acc_bits = 0 if model.c_last_rn else int(c_bits)
+    if model.promote:                           # exact: the values stay, subnormals may not
+        fa = fb = FORMATS[model.promote]
+    prods = _products(av, bv, fa, fb, model)
+    order = model.order or range(len(av))
+    acc = 0.0 if model.c_last_rn else cv
     for i in range(0, len(prods), model.block):
-        c_val = float(decode(np.asarray(acc_bits), fc))
-        mc, ec = _exact(c_val)
-        terms = prods[i:i + model.block] + [(mc, ec, _leading_exp(mc, ec) if mc else 0)]
+        ks = order[i:i + model.block]
+        sp = _special([av[k] for k in ks], [bv[k] for k in ks], acc)   # NaN / inf, block by block
+        if sp is not None:
+            acc = sp
+            continue
+        mc, ec = _exact(acc)
+        terms = prods[i:i + model.block] + [(mc, ec, _leading_exp(mc, ec) if mc else None)]
         s, e = _block(terms, model)
-        neg_zero = s == 0 and all(t[0] == 0 for t in terms) and math.copysign(1.0, c_val) < 0
-        acc_bits = round_to_format(s, e, fc, model.rounding, neg_zero)
-    if model.c_last_rn:
-        x = float(decode(np.asarray(acc_bits), fc)) + cv     # exact in float64 for f32 / f16 values
-        acc_bits = round_to_format(*_exact(x), fc, "rne", x == 0 and math.copysign(1.0, x) < 0)
-    return acc_bits
+        if model.sum_bits is not None:
+            s, e = _cut(s, e, model.sum_bits, model.rounding)
+        neg_zero = model.signed_zero and s == 0 and all(t[0] == 0 for t in terms) and math.copysign(1.0, acc) < 0
+        acc = float(decode(np.asarray(round_to_format(s, e, fc, model.rounding, neg_zero, model.overflow_inf)), fc))
+    if model.c_last_rn:                         # IEEE add (FADD / HADD2): RN, overflow to inf
+        x = acc + cv                            # exact in float64 for f32 / f16 values
+        if math.isfinite(x):
+            return round_to_format(*_exact(x), fc, "rne", x == 0 and math.copysign(1.0, x) < 0)
+        acc = x
+    if math.isnan(acc):
+        return model.nan_bits if ctype == "f32" else model.nan_bits_f16
+    return _float_bits(acc, ctype)
 
 
 def mma(A, B, C, atype: str, btype: str, ctype: str, model: BlockFma) -> np.ndarray:
