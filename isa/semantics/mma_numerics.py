@@ -26,7 +26,7 @@ arXiv:2512.07004 (2025); DeepSeek-AI, "DeepSeek-V3 technical report" (2024), sec
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
@@ -49,7 +49,6 @@ class BlockFma:
     nan_bits: int = 0x7FFFFFFF      # the NaN an f32 result carries
     nan_bits_f16: int = 0x7FFF      # the NaN an f16 result carries
     signed_zero: bool = False       # False: a zero result is +0 whatever the signs of the terms
-    zero_anchor: bool = False       # zero products (exp_sum: zero inputs count as emin) join the anchor
     sum_bits: int | None = None     # each block's sum first cut (by `rounding`) to this many
     #                                 significant bits (QGMMA: 14, an "e8m13" accumulator)
     promote: str | None = None      # inputs converted exactly to this format first (ptxas's F2FP
@@ -64,6 +63,41 @@ LITERATURE_H100 = {
     ("e4m3", "f32"): BlockFma(32, 14), ("e5m2", "f32"): BlockFma(32, 14),
     ("e4m3", "f16"): BlockFma(32, 14, rounding="rne"), ("e5m2", "f16"): BlockFma(32, 14, rounding="rne"),
 }
+
+
+def _fp8_mma_order(k: int) -> tuple[int, ...]:
+    """ptxas's fp8 mma.sync on sm_90: bytes 0-1 of each register pair go to the first HMMA."""
+    return tuple(x for x in range(k) if x % 4 < 2) + tuple(x for x in range(k) if x % 4 >= 2)
+
+
+_HMMA = BlockFma(16, 26, anchor="exp_sum")                       # f16 / bf16 (HMMA, HGMMA)
+_HMMA_TF32 = BlockFma(8, 26, anchor="exp_sum")                   # tf32 (HMMA.TF32, HGMMA.TF32)
+_QGMMA = BlockFma(32, 14, anchor="exp_sum", sum_bits=14)   # fp8 wgmma
+
+#: fitted to the H200 probe (validate/data/tensor_mma_h200.npz, tensor_wgmma_h200.npz; the H100's
+#: arrays are identical), keyed by (instruction, input class, accumulator); docs/tensor_numerics.md
+HOPPER = {
+    ("mma", "f16", "f32"): _HMMA, ("mma", "f16", "f16"): replace(_HMMA, rounding="rne"),
+    ("mma", "bf16", "f32"): _HMMA, ("mma", "tf32", "f32"): _HMMA_TF32,
+    ("mma", "fp8", "f32"): replace(_HMMA, c_last_rn=True, promote="f16"),
+    ("mma", "fp8", "f16"): replace(_HMMA, rounding="rne", c_last_rn=True, promote="f16"),
+    ("wgmma", "f16", "f32"): _HMMA, ("wgmma", "f16", "f16"): replace(_HMMA, rounding="rne"),
+    ("wgmma", "bf16", "f32"): _HMMA, ("wgmma", "tf32", "f32"): _HMMA_TF32,
+    ("wgmma", "fp8", "f32"): _QGMMA, ("wgmma", "fp8", "f16"): replace(_QGMMA, rounding="rne", sum_bits=None),
+}
+
+
+def hopper_model(instruction: str, atype: str, ctype: str, k: int) -> BlockFma:
+    """The fitted model of one sm_90 instruction ("mma" for mma.sync, "wgmma"): A's type (B's is
+    of the same class), the accumulator type and the instruction's K."""
+    cls = "fp8" if atype in ("e4m3", "e5m2") else atype
+    try:
+        model = HOPPER[(instruction, cls, ctype)]
+    except KeyError:
+        raise ValueError(f"no tensor-core model for {instruction} {atype} -> {ctype}") from None
+    if model.c_last_rn:
+        model = replace(model, order=_fp8_mma_order(k))
+    return model
 
 
 def _exact(v: float) -> tuple[int, int]:
@@ -164,8 +198,8 @@ def _cut(s: int, e: int, bits: int, mode: str) -> tuple[int, int]:
 
 
 def _in_exp(m: int, e: int, fmt: FloatFormat) -> int:
-    """The exponent an input contributes to an `exp_sum` anchor (a subnormal or zero: emin)."""
-    return max(_leading_exp(m, e), fmt.emin) if m else fmt.emin
+    """The exponent a nonzero input (or C) contributes to an `exp_sum` anchor (a subnormal: emin)."""
+    return max(_leading_exp(m, e), fmt.emin)
 
 
 def _float_bits(x: float, ctype: str) -> int:
@@ -185,7 +219,7 @@ def _products(av, bv, fa: FloatFormat, fb: FloatFormat, model: BlockFma) -> list
         mb, eb = _exact(bv[k])
         m, e = ma * mb, ea + eb
         if model.anchor == "exp_sum":
-            anchor = _in_exp(ma, ea, fa) + _in_exp(mb, eb, fb) if (m or model.zero_anchor) else None
+            anchor = _in_exp(ma, ea, fa) + _in_exp(mb, eb, fb) if m else None
         else:
             anchor = _leading_exp(m, e) if m else None
         prods.append((m, e, anchor))
@@ -210,12 +244,15 @@ def dot(a_bits, b_bits, c_bits: int, atype: str, btype: str, ctype: str, model: 
             acc = sp
             continue
         mc, ec = _exact(acc)
-        terms = prods[i:i + model.block] + [(mc, ec, _leading_exp(mc, ec) if mc else None)]
+        c_anchor = (_in_exp(mc, ec, fc) if model.anchor == "exp_sum" else _leading_exp(mc, ec)) if mc else None
+        terms = prods[i:i + model.block] + [(mc, ec, c_anchor)]
         s, e = _block(terms, model)
         if model.sum_bits is not None:
             s, e = _cut(s, e, model.sum_bits, model.rounding)
         neg_zero = model.signed_zero and s == 0 and all(t[0] == 0 for t in terms) and math.copysign(1.0, acc) < 0
         acc = float(decode(np.asarray(round_to_format(s, e, fc, model.rounding, neg_zero, model.overflow_inf)), fc))
+        if acc == 0 and not model.signed_zero:  # also a sum that underflows to zero
+            acc = 0.0
     if model.c_last_rn:                         # IEEE add (FADD / HADD2): RN, overflow to inf
         x = acc + cv                            # exact in float64 for f32 / f16 values
         if math.isfinite(x):
