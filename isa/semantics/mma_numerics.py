@@ -4,17 +4,23 @@ H100/H200 probe decides (`validate/semantics/tensor_probe.py`, see docs/tensor_n
 What it models: one output element d = c + sum_k a_k b_k as a chain of block fused
 multiply-adds (`BlockFma`): the K products are exact; the products of a block of K (in the order
 `order`, e.g. interleaved halves) and the running addend c are aligned to an anchor exponent
-(the largest leading-bit exponent, or the largest sum of input exponents); each is cut to
+(the largest leading-bit exponent, or - what the Hopper data fit - the largest sum of the inputs'
+exponents, a subnormal's taken as emin, and C's own exponent, also at least emin); each is cut to
 `window_bits` bits below and including the anchor's bit, by truncating its magnitude
-(`truncate="magnitude"`) or toward minus infinity (`"floor"`); the cut terms are summed exactly
-and the sum is rounded once to the accumulator format (`rounding` "rz" or "rne"); the result is
-c for the next block. With `c_last_rn` (ptxas's FP8 `mma.sync` on sm_90) the blocks start from
-c = 0 and c is added at the end by an IEEE round-to-nearest add. NaN, infinities and inf - inf
-are decided before the blocks as IEEE arithmetic would (any NaN, inf * 0 or inf - inf gives
-`nan_bits`). Integer forms (s8/u8 into s32) wrap modulo 2^32, or clamp with `satfinite`.
+(`truncate="magnitude"`) or toward minus infinity (`"floor"`); the cut terms are summed exactly,
+optionally cut to `sum_bits` significant bits (QGMMA's f32 sums), and rounded once to the
+accumulator format (`rounding` "rz" or "rne"; past the largest finite value: infinity, also under
+rz); the result is c for the next block. A zero result is +0 (`signed_zero` False). With
+`c_last_rn` (ptxas's FP8 `mma.sync` on sm_90: two f16 HMMAs on the inputs `promote`d to f16)
+the blocks start from c = 0 and c is added at the end by an IEEE round-to-nearest add. NaN,
+infinities and inf - inf are decided block by block as IEEE arithmetic would (any NaN, inf * 0
+or inf - inf gives `nan_bits` / `nan_bits_f16`; a block that overflowed to inf meets the next
+block's -inf as inf - inf). Integer forms (s8/u8 into s32) wrap modulo 2^32, or clamp with
+`satfinite`.
 
-`LITERATURE_H100` holds the parameters the studies give for H100 (Khattak and Mikaitis 2025);
-they are expectations until `validate/data/tensor_mma_h100.npz` is recorded and fitted.
+`HOPPER` / `hopper_model` hold the parameters fitted to the H200 probe data (every crafted test
+and every recorded element of the 52 float forms bit-exact, `validate/semantics/tensor_fit.py`);
+`LITERATURE_H100` keeps the studies' parameters (Khattak and Mikaitis 2025) for comparison.
 
 Not modelled: the f64 DMMA (an IEEE fma chain is assumed, `ieee_fma_chain`), sub-byte types,
 sparse mma, block-scaled (mxf8) forms of sm_100.
@@ -254,7 +260,7 @@ def dot(a_bits, b_bits, c_bits: int, atype: str, btype: str, ctype: str, model: 
         if acc == 0 and not model.signed_zero:  # also a sum that underflows to zero
             acc = 0.0
     if model.c_last_rn:                         # IEEE add (FADD / HADD2): RN, overflow to inf
-        x = acc + cv                            # exact in float64 for f32 / f16 values
+        x = acc + cv                            # float64 then f32/f16: double rounding innocuous (53 >= 2p + 2)
         if math.isfinite(x):
             return round_to_format(*_exact(x), fc, "rne", x == 0 and math.copysign(1.0, x) < 0)
         acc = x

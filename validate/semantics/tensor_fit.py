@@ -58,14 +58,15 @@ def recorded(d, f):
     return d[f"{f.name}:A"], d[f"{f.name}:B"], d[f"{f.name}:C"], got, list(d[f"{f.name}:labels"]), scale
 
 
-def crafted_mismatches(d, f, model) -> tuple[int, list[str]]:
-    """(tests compared, mismatch descriptions) over every row of every crafted test."""
+def crafted_mismatches(d, f, model, rows=None) -> tuple[int, list[str]]:
+    """(tests compared, mismatch descriptions) over the rows r (row t + 8 r of test t; default
+    every row) of every crafted test."""
     _, ctype, _, shape, _ = form_spec(f)
     A, B, C, got, _, _ = recorded(d, f)
-    rows = shape[0] // 8
+    rows = range(shape[0] // 8) if rows is None else rows
     n, bad = 0, []
     for (case, col), label in zip(d[f"{f.name}:test_case_col"], d[f"{f.name}:test_label"]):
-        for r in range(rows):
+        for r in rows:
             row = col + 8 * r
             want = M.dot(A[case, row], B[case, :, col], int(C[case, row, col]), f.atype, f.btype, ctype, model)
             n += 1
