@@ -88,6 +88,13 @@ def loc_file(ptx: str, entry: str) -> str:
     return files.get(int(m.group(1)), "")
 
 
+def _named(params: tuple[KernelParam, ...], names: tuple) -> tuple[KernelParam, ...]:
+    """The `.param`s named as the source names them ('n: int (.u32)'), when the counts agree."""
+    if len(names) != len(params):
+        return params
+    return tuple(KernelParam(n, f"{t} ({p.type})") for (n, t), p in zip(names, params))
+
+
 def check_target(ptx: str, name: str, cc: tuple[int, int], gpu: str) -> None:
     """UnsupportedKernel when the preset's GPU could not run PTX for this `.target` (module doc)."""
     m = _TARGET_RE.search(ptx)
@@ -102,15 +109,16 @@ def check_target(ptx: str, name: str, cc: tuple[int, int], gpu: str) -> None:
 
 
 def ptx_kernel(ptx: str, entry: str, name: str, cc: tuple[int, int], language: str, source_file: str = "",
-               first_line: int = 0) -> CompiledKernel:
-    """The `CompiledKernel` of one entry of a PTX module (cached: parsing happens once)."""
-    key = (ptx, entry, name, tuple(cc), language, source_file, first_line)
+               first_line: int = 0, names: tuple = ()) -> CompiledKernel:
+    """The `CompiledKernel` of one entry of a PTX module (cached: parsing happens once). `names`:
+    the source's (name, type) of each parameter, when the language knows them (CUDA C++)."""
+    key = (ptx, entry, name, tuple(cc), language, source_file, first_line, names)
     with _LOCK:
         ck = _MEMORY.get(key)
         if ck is None:
             ck = CompiledKernel(language=language, name=name, ptx=ptx, entry=entry, cc=tuple(cc),
                                 source_file=source_file or loc_file(ptx, entry), first_line=first_line,
-                                params=entry_params(ptx, entry))
+                                params=_named(entry_params(ptx, entry), names))
             if len(_MEMORY) > 256:
                 _MEMORY.clear()
             _MEMORY[key] = ck

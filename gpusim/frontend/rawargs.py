@@ -29,6 +29,23 @@ from gpusim.frontend.argtypes import host_value
 from gpusim.frontend.source import CompiledKernel, Marshalled
 
 _INT_TYPES = {"u", "s", "b"}
+# C++ element types a pointer parameter may name -> (numpy kind class, bytes): an array of another
+# element type would be read as this one, so it is refused (template parameters are not checked)
+_POINTEE = {"float": ("f", 4), "double": ("f", 8), "__half": ("f", 2), "half": ("f", 2), "int": ("i", 4),
+            "unsigned": ("i", 4), "unsigned int": ("i", 4), "int32_t": ("i", 4), "uint32_t": ("i", 4),
+            "long long": ("i", 8), "unsigned long long": ("i", 8), "int64_t": ("i", 8), "uint64_t": ("i", 8),
+            "size_t": ("i", 8), "short": ("i", 2), "unsigned short": ("i", 2), "int16_t": ("i", 2),
+            "uint16_t": ("i", 2), "char": ("i", 1), "signed char": ("i", 1), "unsigned char": ("i", 1),
+            "int8_t": ("i", 1), "uint8_t": ("i", 1), "bool": ("b", 1)}
+
+
+def _pointee(ctype: str) -> tuple[str, int] | None:
+    """(kind class, bytes) of the element a C++ pointer type text names ('const float* (.u64)')."""
+    text = ctype.split("(")[0]
+    if text.count("*") != 1:
+        return None
+    words = [w for w in text.replace("*", " ").split() if w not in ("const", "volatile", "__restrict__", "restrict")]
+    return _POINTEE.get(" ".join(words).replace("std::", ""))
 
 
 def _type(decl) -> tuple[str, int]:
@@ -43,8 +60,8 @@ def _refuse(ck: CompiledKernel, i: int, decl, value, want: str) -> LaunchError:
         what = f"a {value.dtype} array of shape {value.shape}"
     else:
         what = f"{shown} {value!r:.40}"
-    kind = f".{decl.type}" + (f"[{decl.dims[0]}]" if decl.dims else "")
-    return LaunchError(f"kernel {ck.name}: {ck.describe_arg(i)} is a {kind} parameter; got {what}: pass {want}")
+    kind = ck.params[i].type if i < len(ck.params) else f".{decl.type}"
+    return LaunchError(f"kernel {ck.name}: {ck.describe_arg(i)}, of type {kind}, got {what}: pass {want}")
 
 
 def _integer(ck, i, decl, value, nbytes: int) -> bytes:
@@ -98,6 +115,12 @@ class _RawMarshaller:
     def pointer(self, i: int, decl, arr: np.ndarray) -> bytes:
         if arr.dtype.hasobject:
             raise _refuse(self.ck, i, decl, arr, "an array of a numeric or structured dtype")
+        want = _pointee(self.ck.params[i].type) if i < len(self.ck.params) else None
+        if want is not None and arr.dtype.kind in "biuf" and (arr.dtype.itemsize != want[1]
+                                                               or (arr.dtype.kind == "f") != (want[0] == "f")):
+            elem = self.ck.params[i].type.split(" (")[0]
+            raise _refuse(self.ck, i, decl, arr, f"an array whose elements are {elem.replace('*', '').strip()} "
+                          f"({want[1]} bytes{', floating point' if want[0] == 'f' else ''})")
         if id(arr) in self._arrays:                          # the same array again: the same allocation
             addr, nbytes = self._arrays[id(arr)]
         else:
@@ -127,14 +150,14 @@ class _RawMarshaller:
                 return value.tobytes()
             return _integer(self.ck, i, decl, value, nbytes)
         raise LaunchError(f"kernel {self.ck.name}: {self.ck.describe_arg(i)} is a .{decl.type} parameter, which "
-                          "gpusim cannot pass")
+                          "gpusim cannot pass a value to")
 
 
 def marshal_raw(ck: CompiledKernel, args: tuple, memory) -> Marshalled:
     """Allocate the arrays of `args` in `memory` and build the entry's `.param` bytes (module doc)."""
     decls = ck.kernel.params
     if len(args) != len(decls):
-        listed = ", ".join(f"{p.name} {p.type}" for p in ck.params)
+        listed = ", ".join(f"{p.name}: {p.type}" for p in ck.params)
         raise LaunchError(f"kernel {ck.name} takes {len(decls)} argument{'s' if len(decls) != 1 else ''} "
                           f"({listed}) but the launch passed {len(args)}")
     m = _RawMarshaller(ck, memory)
