@@ -27,6 +27,7 @@ from gpusim.timing.engine import STALL_METRIC
 from gpusim.functional import parallel
 from gpusim.functional.communication import sampling_refusal
 from gpusim.functional.prepared import PreparedLaunch
+from gpusim.frontend.numbasource import as_source
 from gpusim.result import Result
 
 BATCH_LANES = 1 << 15        # lanes executed together: bounds memory, keeps numpy calls large
@@ -72,7 +73,8 @@ def prepare(kernel, grid, block, args, gpu="h100", shared_bytes: int = 0, peer_a
         raise LaunchError(f"args must be a tuple or list of the kernel's arguments, got {type(args).__name__} "
                           f"{args!r:.60}")
     with user_errors():
-        return PreparedLaunch(kernel, grid, block, args, resolve_gpu(gpu), shared_bytes, peer_args=peer_args, core=core)
+        return PreparedLaunch(as_source(kernel), grid, block, args, resolve_gpu(gpu), shared_bytes,
+                              peer_args=peer_args, core=core)
 
 
 def resolve_gpu(gpu):
@@ -85,9 +87,8 @@ def check_size(kernel, grid, block, spec, functional_all: bool, max_warps: int |
     """LaunchError with an estimate when executing every warp of the launch would take hours."""
     if max_warps is None or not functional_all:
         return
-    from gpusim.functional.prepared import kernel_name
     from gpusim.launch_config import check_dims
-    name = kernel_name(kernel)
+    name = as_source(kernel).name
     g, b = check_dims(spec, name, grid, block)
     blocks, threads = g[0] * g[1] * g[2], b[0] * b[1] * b[2]
     warps = blocks * -(-threads // 32)

@@ -137,15 +137,14 @@ def check_shared(spec: GPUSpec, kernel: str, static_bytes: int, dynamic_bytes: i
 LAUNCH_GPU = 0               # the simulated launch runs on GPU 0 of `spec.system`
 
 
-def check_peer_args(spec: GPUSpec, kernel: str, pyfunc, args: tuple, arrays: list, peer_args) \
+def check_peer_args(spec: GPUSpec, kernel: str, describe_arg, args: tuple, arrays: list, peer_args) \
         -> tuple[tuple[int, int, int], ...]:
     """`peer_args` ({argument index: peer GPU id}) checked against the launch and the system;
     returns the (first sector, end sector, peer GPU) of every array those arguments pass
-    (`arrays`: `Marshalled.arrays`, each argument's (address, bytes))."""
+    (`arrays`: `Marshalled.arrays`, each argument's (address, bytes); `describe_arg(i)`: 'argument i (x)')."""
     if peer_args is None:
         return ()
     from gpusim.errors import ConfigError
-    from gpusim.frontend.argtypes import describe_arg
     if not isinstance(peer_args, dict):
         raise LaunchError(f"kernel {kernel}: peer_args must be a dict {{argument index: peer GPU}}, "
                           f"got {type(peer_args).__name__} {peer_args!r}")
@@ -155,7 +154,7 @@ def check_peer_args(spec: GPUSpec, kernel: str, pyfunc, args: tuple, arrays: lis
         if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < len(args):
             raise LaunchError(f"kernel {kernel}: peer_args names argument {index!r}, but the launch passed "
                               f"{len(args)} argument{'s' if len(args) != 1 else ''} (indices 0..{len(args) - 1})")
-        what = describe_arg(pyfunc, int(index))
+        what = describe_arg(int(index))
         if isinstance(peer, bool) or not isinstance(peer, (int, np.integer)) or peer < 0:
             raise LaunchError(f"kernel {kernel}: peer_args puts {what} on GPU {peer!r}; a GPU id is an "
                               f"integer 0..{count - 1}")

@@ -56,8 +56,17 @@ def get(name: str) -> ProgramSpec:
 def load_file(path: str | Path) -> ProgramSpec:
     """Import the Python file at `path` and return the ProgramSpec it defines as
     PROGRAM. The file uses `from numba import cuda` and `@cuda.jit` like the modules
-    of this package (and may import `programs.base`)."""
+    of this package (and may import `programs.base`). A CUDA C++ file (`.cu`) is run through
+    the Python file of the same name beside it, which defines its PROGRAM (the kernels are
+    `gpusim.CudaSource`s of the .cu: docs/examples/transpose_cuda.py)."""
     path = Path(path).resolve()
+    if path.suffix == ".cu":
+        sidecar = path.with_suffix(".py")
+        if not sidecar.is_file():
+            raise FileNotFoundError(f"load_file: {path.name} is CUDA C++; its PROGRAM (inputs, launch, numpy "
+                                    f"reference) goes in {sidecar.name} beside it, which defines PROGRAM = "
+                                    "ProgramSpec(...) with gpusim.CudaSource kernels (docs/examples/transpose_cuda.py)")
+        path = sidecar
     if not path.is_file():
         raise FileNotFoundError(f"load_file: no such file: {path}")
     module_name = f"programs._user_{path.stem}_{abs(hash(str(path))):x}"

@@ -123,7 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", parents=[common], help="run a program (or family, or .py file) and show its source view")
     r.add_argument("program", metavar="PROGRAM",
                    help="a program name (gpusim list), a family prefix (reduce, transpose, matmul, histogram) "
-                        "or the path of a .py file defining PROGRAM = ProgramSpec(...)")
+                        "or the path of a .py file defining PROGRAM = ProgramSpec(...) (or of a .cu file with such a "
+                        ".py beside it)")
     r.add_argument("--gpu", default="h100", help="GPU preset (gpusim presets); default h100")
     r.add_argument("--size", default="default", help="named size: default, large or another of the program's (an unknown name lists them)")
     r.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
@@ -339,7 +340,7 @@ def resolve(name: str):
     import programs
     if not name.strip():
         raise UsageError("an empty program name; `gpusim list` shows the programs")
-    if name.endswith(".py") or "/" in name or Path(name).is_file():
+    if name.endswith((".py", ".cu")) or "/" in name or Path(name).is_file():
         try:
             return None, [programs.load_file(name)]
         except (FileNotFoundError, ImportError, TypeError) as e:

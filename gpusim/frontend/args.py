@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import operator
 import os
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -46,29 +45,7 @@ from numba.np.numpy_support import as_dtype
 from gpusim.errors import GpusimError, LaunchError, UnsupportedKernel
 from gpusim.frontend.argtypes import describe_arg, host_value, param_names
 from gpusim.frontend.numba_errors import like
-
-
-@dataclass
-class Marshalled:
-    params: dict[str, bytes]                          # PTX param name -> little-endian bytes
-    copyback: list[tuple[np.ndarray, int]]            # host array (maybe a view) <- device address, after launch
-    records: list[tuple[np.ndarray, np.void]] = field(default_factory=list)   # (1-element buffer, record)
-    arrays: list[list[tuple[int, int]]] = field(default_factory=list)   # per argument: its arrays' (address, nbytes)
-    keep: list = field(default_factory=list)          # host arrays behind captured ranges, alive until copied back
-
-    def copy_back(self, mem) -> None:
-        """Device -> host for every writable argument. A non-contiguous view is filled from
-        its C-ordered device buffer through a contiguous temporary; records field by field."""
-        for host, addr in self.copyback:
-            if host.flags.c_contiguous or host.flags.f_contiguous:
-                mem.copy_back(addr, host)
-            else:
-                tmp = np.empty(host.shape, host.dtype)
-                mem.copy_back(addr, tmp)
-                host[...] = tmp
-        for buf, rec in self.records:
-            for name in rec.dtype.names:
-                rec[name] = buf[0][name]
+from gpusim.frontend.source import Marshalled
 
 
 def _int_bytes(value: Any, bits: int, what: str) -> bytes:

@@ -3,7 +3,8 @@
 Models what `numba.cuda.jit` does at a kernel's first launch: type the arguments
 (`argtypes.py`), compile the Python function with
 `numba.cuda.compile_ptx(pyfunc, argtypes, cc=cc, lineinfo=True)`, keep the PTX. The
-result is a `CompiledKernel`, whose parsed `program`/`kernel` are built on first use.
+result is a `NumbaKernel` (the seam's `CompiledKernel`, `source.py`), whose parsed
+`program`/`kernel` are built on first use.
 Accepts a plain function, a `numba.cuda.jit` dispatcher (its `py_func` and
 `targetoptions`) or a `gpusim.cuda.jit` drop-in dispatcher; drop-in references are
 pointed at numba.cuda first (`retarget.py`).
@@ -44,81 +45,44 @@ import sys
 import threading
 import types
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable
+
+from numba.core import types as nbt
 
 from gpusim.errors import UnsupportedKernel
 from gpusim.frontend.diskcache import read_text_entry, write_entry
 from gpusim.frontend import argtypes as at
 from gpusim.frontend.fingerprint import fingerprint
 from gpusim.frontend.numbacompile import _SIDE_EFFECTS, _compile_ptx
-from gpusim.frontend.rejections import def_line, isa_error, source_file
+from gpusim.frontend.rejections import def_line, source_file
 from gpusim.frontend.retarget import is_dropin_dispatcher
+from gpusim.frontend.source import CompiledKernel, KernelParam
 
-# PTX ISA "Kernel Function Parameter Attributes": `.param .u64 .ptr{.space}{.align N} name` says what a
-# pointer parameter points to; it changes no value, so it is dropped before parsing.
-_PTR_ATTRIBUTE = re.compile(r"(\.param\s+\.[bu]64)\s+\.ptr(?:\s+\.(?:global|shared|const|local))?(?:\s+\.align\s+\d+)?")
 CACHE_FORMAT = 3                                     # bump when the disk layout or key changes (2: checked entries; 3: numba config in the key, no side-effect compiles)
 PTX_OPTIONS = ("fastmath", "opt", "launch_bounds", "forceinline", "debug")   # targetoptions passed to compile_ptx
 
 
-@dataclass(frozen=True)
-class CompiledKernel:
-    """A kernel compiled for one set of argument types and one compute capability."""
-    name: str                        # Python qualname of the kernel function
+@dataclass(frozen=True, kw_only=True)
+class NumbaKernel(CompiledKernel):
+    """A Numba kernel compiled for one set of argument types and one compute capability: the
+    seam's `CompiledKernel` (`source.py`) and what Numba's ABI and runtime need besides."""
+    language: str = "numba"
     pyfunc: Callable                 # the user's function (not the retargeted copy)
     argtypes: tuple                  # numba types, one per Python argument
-    ptx: str
-    entry: str                       # mangled `.entry` name in `ptx`
-    source_file: str                 # absolute path, as the PTX `.file` directive names it
-    first_line: int                  # line of the `def`
-    cc: tuple[int, int]
     captured: tuple = ()             # (name, device array) captured as globals/closures (captured.py)
     exceptions: dict | None = dataclasses.field(default=None, compare=False)   # debug=True: code -> (class, args, loc)
-    link: tuple = dataclasses.field(default=(), compare=False)    # the kernel's link= sources (externs.py)
 
     @property
     def signature(self):
         """Numba's signature of the compiled kernel (void return), as `overloads[...].signature`."""
-        from numba.core import types as nbt
         return nbt.void(*self.argtypes)
 
-    @cached_property
-    def sass_ptx(self) -> str:
-        """The PTX that ptxas assembles for the kernel's SASS: Numba's, with numba-cuda's runtime
-        (NRT) defined as the simulator runs it (`nrt.py`; ptxas links `malloc`/`free` itself), so
-        that its lines are those of the parsed program. Numba's PTX otherwise."""
-        from gpusim.frontend import nrt
-        return nrt.instrument(self.ptx) if nrt.uses_nrt(self.ptx) else self.ptx
 
-    @cached_property
-    def program(self):
-        """The parsed PTX module (`isa.program.Program`), parsed once."""
-        from gpusim.frontend import cg, nrt
-        from gpusim.frontend.printf import instrument
-        from isa.parser import parse
-        ptx = _PTR_ATTRIBUTE.sub(r"\1", self.ptx)       # debug PTX's `.param .u64 .ptr .align 1 p`: a hint only
-        # vprintf defined: print() writes a FIFO; grid sync; Numba's runtime (NRT) on the device heap
-        return parse(nrt.instrument(cg.instrument(instrument(ptx))))
-
-    @property
-    def cooperative(self) -> bool:
-        """Whether the kernel uses cuda.cg.this_grid() (launched cooperatively, `cg.py`)."""
-        from gpusim.frontend.cg import uses_grid_group
-        return uses_grid_group(self.ptx)
-
-    @cached_property
-    def kernel(self):
-        """The parsed entry (`isa.program.Kernel`)."""
-        from gpusim.frontend.link import link
-        from isa.errors import IsaError
-        try:
-            prog = self.program
-            k = prog.kernels[self.entry] if self.entry in prog.kernels else prog.kernel()
-            return link(prog, k, self.link)      # inline device-function calls (fp16 shims, link= code)
-        except IsaError as e:
-            raise isa_error(e, self) from None
+def kernel_params(pyfunc: Callable, argtypes: tuple) -> tuple[KernelParam, ...]:
+    """The kernel's arguments: Python parameter names with their Numba types."""
+    names = at.param_names(pyfunc) or ()
+    return tuple(KernelParam(names[i] if i < len(names) else f"arg{i}", str(t)) for i, t in enumerate(argtypes))
 
 
 @dataclass
@@ -131,7 +95,7 @@ class CacheStats:
 
 
 _STATS = CacheStats()
-_MEMORY: dict[tuple, tuple[CompiledKernel, tuple]] = {}
+_MEMORY: dict[tuple, tuple[NumbaKernel, tuple]] = {}
 _LOCK = threading.RLock()
 
 
@@ -169,7 +133,7 @@ class _Identity:
 
 
 # ----------------------------------------------------------------------------- entry point
-def compile_kernel(kernel: Any, args: tuple | list, cc: tuple[int, int] = (9, 0)) -> CompiledKernel:
+def compile_kernel(kernel: Any, args: tuple | list, cc: tuple[int, int] = (9, 0)) -> NumbaKernel:
     """Compile `kernel` for the types of `args` (see module doc); cached. A dispatcher keeps
     what it compiled first for these types (`_frozen`)."""
     pyfunc, options, signatures = _unwrap(kernel)
@@ -189,14 +153,14 @@ def compile_kernel(kernel: Any, args: tuple | list, cc: tuple[int, int] = (9, 0)
     return _frozen(kernel, (argtypes, cc, extra), lambda: _compile_types(pyfunc, options, argtypes, cc, extra))
 
 
-def compile_types(kernel: Any, argtypes: tuple, cc: tuple[int, int] = (9, 0)) -> CompiledKernel:
+def compile_types(kernel: Any, argtypes: tuple, cc: tuple[int, int] = (9, 0)) -> NumbaKernel:
     """Compile `kernel` for explicit Numba argument types (eager compilation); cached."""
     pyfunc, options, _ = _unwrap(kernel)
     argtypes = tuple(argtypes)
     return _frozen(kernel, (argtypes, cc), lambda: _compile_types(pyfunc, options, argtypes, cc))
 
 
-def _frozen(kernel: Any, key: tuple, build: Callable[[], CompiledKernel]) -> CompiledKernel:
+def _frozen(kernel: Any, key: tuple, build: Callable[[], NumbaKernel]) -> NumbaKernel:
     """Numba's rule for globals: a dispatcher (`numba.cuda.jit` or the drop-in's) compiles once
     per argument types and keeps that kernel, with the globals it froze then, however those
     globals change later ("Numba considers global variables as compile-time constants"; its
@@ -215,7 +179,7 @@ def _frozen(kernel: Any, key: tuple, build: Callable[[], CompiledKernel]) -> Com
 
 
 def _compile_types(pyfunc: types.FunctionType, options: dict, argtypes: tuple, cc: tuple,
-                   extra: tuple = ()) -> CompiledKernel:
+                   extra: tuple = ()) -> NumbaKernel:
     name = pyfunc.__qualname__
     cc = tuple(cc)
     opts = tuple(sorted((k, _freeze(options[k])) for k in PTX_OPTIONS if options.get(k) is not None))
@@ -243,9 +207,10 @@ def _compile_types(pyfunc: types.FunctionType, options: dict, argtypes: tuple, c
             if not getattr(_SIDE_EFFECTS, "value", False):
                 _disk_store(path, ptx)
         entry = _entry_name(ptx, name)
-        ck = CompiledKernel(name=name, pyfunc=pyfunc, argtypes=argtypes, ptx=ptx, entry=entry,
-                            source_file=source_file(pyfunc), first_line=def_line(pyfunc), cc=cc,
-                            captured=fp.captured, exceptions=exceptions, link=links)
+        ck = NumbaKernel(name=name, pyfunc=pyfunc, argtypes=argtypes, ptx=ptx, entry=entry,
+                         source_file=source_file(pyfunc), first_line=def_line(pyfunc), cc=cc,
+                         params=kernel_params(pyfunc, argtypes), captured=fp.captured, exceptions=exceptions,
+                         link=links)
         _MEMORY[mkey] = (ck, fp.refs)
         return ck
 

@@ -256,7 +256,7 @@ def _arch(program: Program) -> str:
     return f"compute_{m.group(1) if m else '90'}"
 
 
-def _nvrtc_version() -> tuple[int, int]:
+def nvrtc_version() -> tuple[int, int]:
     from cuda.bindings import nvrtc
     err, major, minor = nvrtc.nvrtcVersion()
     return int(major), int(minor)
@@ -272,7 +272,7 @@ def _cache_path(source: str, arch: str) -> Path | None:
         nc = metadata.version("numba-cuda")
     except metadata.PackageNotFoundError:
         nc = "?"
-    key = repr((CACHE_FORMAT, arch, _nvrtc_version(), nc, source))
+    key = repr((CACHE_FORMAT, arch, nvrtc_version(), nc, source))
     return cache_dir() / "externs" / f"{hashlib.sha256(key.encode()).hexdigest()}.ptx"
 
 
@@ -289,11 +289,11 @@ def _compiled(source: str, arch: str, include: str = "") -> str:
     return ptx
 
 
-def _include_dirs() -> list[str]:
+def include_dirs() -> list[str]:
     """numba-cuda's bundled fp16/bf16/fp8 headers, the CUDA toolkit's include directory, CCCL's."""
     import numba.cuda
     base = Path(numba.cuda.__file__).parent
-    dirs = [str(base / "include" / str(_nvrtc_version()[0]))]
+    dirs = [str(base / "include" / str(nvrtc_version()[0]))]
     try:
         from numba.cuda.cuda_paths import get_cuda_paths
         inc = get_cuda_paths()["include_dir"].info
@@ -324,7 +324,7 @@ def _nvrtc(source: str, arch: str, include: str = "") -> str:
     _check(nvrtc, err, "nvrtcCreateProgram")
     try:
         opts = [f"--gpu-architecture={arch}".encode(), b"-rdc=true"]
-        opts += [f"-I{d}".encode() for d in ([include] if include else []) + _include_dirs()]
+        opts += [f"-I{d}".encode() for d in ([include] if include else []) + include_dirs()]
         (res,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
         if res != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             err, n = nvrtc.nvrtcGetProgramLogSize(prog)

@@ -18,6 +18,9 @@ from gpusim.functional.executor import Access, BatchExecutor, Geometry, StepReco
 from gpusim.functional.memory import DeviceMemory
 from gpusim.functional import parallel
 from gpusim.functional.fastpath import factory, resolve_core
+from gpusim.functional.syscalls import HEAP_BYTES, HEAP_NAME, DeviceHeap, calls_malloc
+from gpusim.frontend.cg import check_cooperative_launch
+from gpusim.frontend.source import CompiledKernel, KernelSource
 from gpusim.launch_config import Layout, check_dims, check_peer_args, check_shared, layout
 from gpusim.result import Result, SassCounts
 from gpusim.specs.gpu import GPUSpec
@@ -58,28 +61,28 @@ def expand(dk: DecodedKernel, rec: StepRecord) -> list[InstrEvent]:
 
 
 class PreparedLaunch:
-    """kernel[grid, block, 0, shared_bytes](*args) ready to run on `spec`."""
+    """kernel[grid, block, 0, shared_bytes](*args) ready to run on `spec`; `source` is the kernel
+    as a `gpusim.frontend.source.KernelSource` (`gpusim.frontend.numbasource.as_source`)."""
 
-    def __init__(self, kernel, grid, block, args, spec: GPUSpec, shared_bytes: int = 0, name: str | None = None,
-                 peer_args: dict | None = None, core: str | None = None):
-        from gpusim.frontend.args import marshal
-        from gpusim.frontend.compile import compile_kernel
+    def __init__(self, source: KernelSource, grid, block, args, spec: GPUSpec, shared_bytes: int = 0,
+                 name: str | None = None, peer_args: dict | None = None, core: str | None = None):
+        # the seam (gpusim.frontend.source): a kernel in any language -> one CompiledKernel
+        self.source = source
         self.spec = spec
-        self.name = name or kernel_name(kernel)
+        self.name = name or self.source.name
         self.grid, self.block = check_dims(spec, self.name, grid, block)
         self.args = tuple(args)
-        self.compiled = compile_kernel(kernel, self.args, cc=spec.compute_capability)
+        self.compiled: CompiledKernel = self.source.compile(spec, self.args)
         self.memory = DeviceMemory()
         self.layout: Layout = layout(self.compiled.program, self.compiled.kernel, self.memory)
         self.shared_bytes = int(shared_bytes)
         check_shared(spec, self.name, self.layout.static_shared_bytes, self.shared_bytes)
-        self.marshalled = marshal(self.compiled, self.args, self.memory)
-        from gpusim.functional.syscalls import HEAP_BYTES, HEAP_NAME, DeviceHeap, calls_malloc
+        self.marshalled = self.source.marshal(self.compiled, self.args, self.memory)
         if calls_malloc(self.compiled.kernel):           # device malloc/free (numba-cuda's NRT): the heap
             self.memory.device_heap = DeviceHeap(self.memory.global_heap.alloc(HEAP_BYTES, HEAP_NAME), HEAP_BYTES)
         self.memory.seal()
         # sector ranges of the arrays `peer_args` places on peer GPUs (timing only: the data is the same)
-        self.peer_ranges = check_peer_args(spec, self.name, self.compiled.pyfunc, self.args,
+        self.peer_ranges = check_peer_args(spec, self.name, self.compiled.describe_arg, self.args,
                                            self.marshalled.arrays, peer_args)
         self.core = resolve_core(core)        # 'fast' or 'reference' (gpusim.functional.fastpath)
         self.decoded = decoded(self.compiled, self.layout.symbols, self.core)
@@ -88,9 +91,8 @@ class PreparedLaunch:
         lay = self.layout
         self.block_shared_bytes = lay.dynamic_shared_offset + self.shared_bytes if self.shared_bytes \
             else lay.static_shared_bytes
-        self.cooperative = bool(getattr(self.compiled, "cooperative", False))   # this_grid(): whole grid at once
+        self.cooperative = self.compiled.cooperative     # a grid-wide sync: the whole grid at once
         if self.cooperative:
-            from gpusim.frontend.cg import check_cooperative_launch
             check_cooperative_launch(self)
         self.sanitizer = None                 # gpusim.sanitizer.Sanitizer: hooks every batch when set
         self.step_budget: int | None = None   # the caller's max_steps per batch (budget.py), or None
@@ -144,11 +146,7 @@ class PreparedLaunch:
         `outputs=False` (a prediction-only launch) leaves the caller's arrays as they were."""
         if outputs:
             self.marshalled.copy_back(self.memory)
-            from gpusim.frontend.nrt import harvest
-            harvest(self.memory, self.layout.symbols)       # numba-cuda runtime statistics (NRT kernels only)
-        if outputs and getattr(self.compiled, "exceptions", None) is not None:     # debug=True: a raise in the kernel
-            from gpusim.frontend.kernel_exceptions import raise_if_failed
-            raise_if_failed(self)
+            self.source.after_launch(self)                  # the language's runtime (Numba: NRT stats, exceptions)
         dk = self.decoded
         branch_of = np.array([b.last - 1 if b.terminator in ("cond_branch", "cond_exit") else -1 for b in dk.blocks],
                              np.int64)
@@ -209,7 +207,3 @@ class PreparedLaunch:
         return SassCounts(ins, np.rint(inst), np.rint(thr),
                           tuple(classify(x, self.compiled.cc).counters for x in ins), np.rint(on))
 
-
-def kernel_name(kernel) -> str:
-    f = getattr(kernel, "py_func", kernel)
-    return getattr(f, "__qualname__", getattr(f, "__name__", repr(kernel)))

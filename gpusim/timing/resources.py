@@ -26,24 +26,10 @@ class KernelResources:
                 f"({self.registers_source}), {self.shared_bytes_per_block} B shared/block")
 
 
-_CACHE: dict = {}
-
-
 def registers(compiled) -> tuple[int, str, int]:
-    """(registers per thread, source, local bytes) for a CompiledKernel."""
-    key = (compiled.ptx, compiled.entry)
-    hit = _CACHE.get(key)
-    if hit is None:
-        from gpusim.frontend import sass
-        try:
-            if not sass.have_ptxas():
-                raise RuntimeError("no ptxas")
-            info = sass.ptxas_info(compiled.ptx, compiled.entry, compiled.cc)
-            hit = (info.registers_per_thread, "ptxas", info.local_bytes)
-        except Exception:
-            hit = (sass.estimate_registers_from_ptx(compiled.kernel), "ptx-estimate", 0)
-        _CACHE[key] = hit
-    return hit
+    """(registers per thread, source, local bytes) for a CompiledKernel (its `static_resources`)."""
+    r = compiled.static_resources
+    return r.registers_per_thread, r.registers_source, r.local_bytes_per_thread
 
 
 def kernel_resources(prepared) -> KernelResources:

@@ -161,7 +161,7 @@ def test_pow_float64_special_values_match_numpy(linked):
     assert np.array_equal(c, ref, equal_nan=True) and np.array_equal(np.signbit(c), np.signbit(ref))
 
 
-def test_nvrtc_include_dirs_hold_libcudacxx_as_numba_cudas_do():
+def test_nvrtcinclude_dirs_hold_libcudacxx_as_numba_cudas_do():
     from pathlib import Path
-    from gpusim.frontend.externs import _include_dirs
-    assert any((Path(d) / "cuda" / "std" / "type_traits").is_file() for d in _include_dirs())
+    from gpusim.frontend.externs import include_dirs
+    assert any((Path(d) / "cuda" / "std" / "type_traits").is_file() for d in include_dirs())

@@ -24,7 +24,7 @@ _LOCK = threading.Lock()
 
 
 def kernel_map(compiled, decoded) -> SassMap:
-    """The SASS of a compiled kernel (`gpusim.frontend.compile.CompiledKernel`) mapped onto
+    """The SASS of a compiled kernel (`gpusim.frontend.source.CompiledKernel`) mapped onto
     the PTX blocks of its decoded form (cached). Raises `SassToolError` without the tools."""
     key = (compiled.ptx, compiled.entry, compiled.cc, id(decoded))
     with _LOCK:
