@@ -272,12 +272,12 @@ def _unrolled_loops(cfg: SassCFG, ins, origin, home, ptx: _PtxFacts, dk) -> dict
         if not anchors:
             continue
         mem = dk.infos[next(iter(anchors))].kind == "mem"
-        same_kind = _MEMORY if mem else _FP_ARITHMETIC     # the SASS an anchor compiles to (not its address code)
         content = {}
         for k in mine:
             blk = cfg.blocks[k]
             c = Counter(origin[i] for i in range(blk.start, blk.end)
-                        if origin[i] in anchors and ins[i].base in same_kind)
+                        if origin[i] in anchors and (_does(ins[i].base, dk.infos[origin[i]]) if mem
+                                                     else ins[i].base in _FP_ARITHMETIC))
             content[k] = sorted(c.values())[len(c) // 2] if c else 0
         if any(c > 1 and cfg.innermost[k] is not None for k, c in content.items()):
             out[h] = UnrolledLoop(h, content, tuple(_entries(cfg, home, h)))
@@ -300,7 +300,7 @@ def _payloads(m: SassMap, ins, dk, ptx: _PtxFacts) -> None:
             per: dict[int, list[int]] = {}
             for i in range(blk.start, blk.end):
                 o = m.origin[i]
-                if o is not None and ins[i].base in _MEMORY:
+                if o is not None and ins[i].base in _MEMORY and _does(ins[i].base, dk.infos[o]):
                     per.setdefault(o, []).append(i)
             m.copies[k] = {o: tuple(v) for o, v in per.items()}
     unmatched = []
@@ -328,15 +328,25 @@ _ATOMIC = frozenset({"ATOM", "ATOMG", "ATOMS", "RED", "REDG", "REDAS"})
 _STORE = frozenset({"STG", "ST", "STS", "STL", "STSM"})
 
 
+def _does(base: str, info) -> bool:
+    """Whether a SASS memory instruction `base` filed under PTX memory instruction `info`'s
+    line does what that instruction does (an atomic, a store, a load of its space): ptxas
+    files the constant loads an access needs under the access's line too (the address of a
+    warp-aggregated atomic, the value of an atomic that adds a kernel parameter), so an
+    `LDC` is the access only where the PTX instruction reads constant or parameter space."""
+    if info.kind != "mem":
+        return False
+    if base == "LDC":
+        return info.space in ("const", "param") and not info.is_store and not info.is_atomic
+    kind = "atomic" if base in _ATOMIC else "store" if base in _STORE else "load"
+    return kind == ("atomic" if info.is_atomic else "store" if info.is_store else "load")
+
+
 def _best_kind(ins, cands: list[int], info) -> int:
     """The first of `cands` (SASS memory instructions compiled from one PTX line) that does
-    what the PTX instruction does (an atomic, a store, a load): ptxas attributes the
-    constant load of an atomic's address to the atomic's line too (a warp-aggregated
-    atomic: LDC of the address, vote, then the leader's REDG), and the LDC comes first."""
-    def kind(base: str) -> str:
-        return "atomic" if base in _ATOMIC else "store" if base in _STORE else "load"
-    want = "atomic" if info.is_atomic else "store" if info.is_store else "load"
-    return next((i for i in cands if kind(ins[i].base) == want), cands[0])
+    what the PTX instruction does (`_does`): a warp-aggregated atomic's LDC of the address
+    comes before its leader's REDG."""
+    return next((i for i in cands if _does(ins[i].base, info)), cands[0])
 
 
 def _nearest(m: SassMap, ins, dk, p: int, issued_in, by_origin) -> int | None:
