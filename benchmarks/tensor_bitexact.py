@@ -62,7 +62,7 @@ def main() -> None:
                        "seconds": round(time.time() - t, 2)}
         print(f.name, res[f.name], flush=True)
     out = {"what": __doc__.strip().splitlines()[0], "data": "validate/data/tensor_mma_h200.npz",
-           "model": "isa.semantics.tensor.model_for (literature H100 block-FMA parameters; fp8: ptxas sm_90 "
+           "model": "isa.semantics.tensor.model_for (mma_numerics.hopper_model, fitted to the probe data; fp8: ptxas sm_90 "
                     "emulation)", "forms": res}
     with open(args.out, "w") as fh:
         json.dump(out, fh, indent=1)

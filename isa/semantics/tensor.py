@@ -12,11 +12,11 @@ What it models (the meaning; `gpusim.functional.tensor_ops` carries them out ove
   (`ldsm_map`), as the PTX ISA documents and the H200 probe confirmed (`ldsm:*` in
   validate/data/tensor_wgmma_h200.npz).
 
-Numerics: `model_for` gives the block-FMA parameters per (input, accumulator) type. Until the
-fit to the probe data lands (another helper, docs/tensor_numerics.md) these are the literature's
-H100 values (`mma_numerics.LITERATURE_H100`), and FP8 `mma.sync` is ptxas's sm_90 emulation
-(two f16 HMMAs over interleaved k, then an RN add of C); they reproduce about 95% of the
-recorded H200 results bit for bit (tests/functional/test_mma_sync.py reports the counts).
+Numerics: `model_for` gives the block-FMA parameters per (input, accumulator) type, the model
+fitted to the H200 probe data (`mma_numerics.hopper_model`, docs/tensor_numerics.md); FP8
+`mma.sync` is ptxas's sm_90 emulation (two f16 HMMAs over interleaved k, then an RN add of C).
+Every recorded H200 result is reproduced bit for bit (tests/functional/test_mma_sync.py,
+benchmarks/results/tensor_bitexact.json).
 
 Not modelled (refused with the instruction's name and line): `.row.row`/`.col.col` layouts
 (the PTX ISA allows only `.row.col` for these shapes), `mma.sp`, `m8n8k4` (f64 DMMA: its
@@ -105,13 +105,10 @@ def parse_mma(instr: Instruction) -> MmaForm:
 
 
 def model_for(form: MmaForm) -> M.BlockFma:
-    """Block-FMA parameters of a floating-point mma.sync form (module docstring)."""
-    if form.atype in _FP8:              # ptxas on sm_90: 2 x HMMA.16816 (bytes 0-1 then 2-3 of each reg)
-        k = form.mnk[2]
-        order = tuple(x for x in range(k) if x % 4 < 2) + tuple(x for x in range(k) if x % 4 >= 2)
-        base = M.LITERATURE_H100[("f16", form.ctype)]
-        return M.BlockFma(16, base.window_bits, base.rounding, order=order, c_last_rn=True)
-    return M.LITERATURE_H100[(form.atype, form.ctype)]
+    """Block-FMA parameters of a floating-point mma.sync form: the model fitted to the H100/H200
+    probe data (`mma_numerics.hopper_model`, docs/tensor_numerics.md); fp8 runs as ptxas emits
+    it on sm_90, two f16 HMMAs over bytes 0-1 then 2-3 of each register."""
+    return M.hopper_model("mma", form.atype, form.ctype, form.mnk[2])
 
 
 def mma_sync(form: MmaForm, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:

@@ -73,9 +73,6 @@ def test_integer_forms_match_every_recorded_case(form):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason="block-FMA parameters are the literature's, being fitted to the probe data "
-                          "(docs/tensor_numerics.md); benchmarks/results/tensor_bitexact.json has the counts",
-                   strict=False)
 @pytest.mark.parametrize("form", [f for f in FORMS if f.ctype != "s32"], ids=lambda f: f.name)
 def test_float_forms_match_every_recorded_case(form):
     got, _ = run_form(form, slice(None))
