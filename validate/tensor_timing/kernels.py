@@ -90,7 +90,7 @@ def wgmma_source(kind: str, n: int) -> str:
     body = "\n".join("        " + one for _ in range(4))
     return f"""
 extern "C" __global__ void wgmma_{kind}_{n}(u64 *out, int iters, double *sink) {{
-    __shared__ __align__(1024) unsigned char smem[64 * 1024];
+    extern __shared__ __align__(1024) unsigned char smem[];          // 64 KiB, dynamic (static stops at 48 KiB)
     for (int i = threadIdx.x; i < 64 * 1024 / 4; i += blockDim.x) ((unsigned *)smem)[i] = i;
     __syncthreads();
     unsigned base = (unsigned)__cvta_generic_to_shared(smem);
@@ -137,7 +137,8 @@ extern "C" __global__ void ldmatrix_x4(u64 *out, int iters, double *sink) {
 
 CP_ASYNC_SOURCE = """
 extern "C" __global__ void cp_async_16(u64 *out, int iters, const int4 *src, double *sink) {
-    __shared__ __align__(128) int4 smem[4][1024];
+    extern __shared__ __align__(128) int4 smem_raw[];               // 64 KiB, dynamic (static stops at 48 KiB)
+    int4 (*smem)[1024] = reinterpret_cast<int4 (*)[1024]>(smem_raw);
     int lane = threadIdx.x & 31, warp = threadIdx.x / 32;
     unsigned dst = (unsigned)__cvta_generic_to_shared(&smem[0][threadIdx.x % 1024]);
     const int4 *p = src + (blockIdx.x * blockDim.x + threadIdx.x) % (1 << 16);
