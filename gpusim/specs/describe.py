@@ -140,7 +140,7 @@ def tensor_peaks(spec: GPUSpec) -> list[tuple[str, str]]:
     from gpusim.specs import presets     # here, not at the top: presets imports this module
     ghz = spec.clocks.sm_clock_mhz / 1000.0
     same = [p.name for p in presets.DATASHEETS.values() if p.tensor == spec.tensor]
-    tags = {"[TC-WP]", "[TC-LAT]"}
+    tags = {"[TC-WP]", "[TC-LAT]", "[MEAS-TC]"}
     cited = " ".join(line.strip() for line in _tagged(presets.__doc__, tags))
     source = (f"rates of preset {same[0]}: {cited}" if same else
               "rates not a preset's (a spec file or --set changed them)")

@@ -118,6 +118,11 @@ Sources (the tags the comments use):
   IEEE TPDS 2023, arXiv:2206.02874, on A100; [Luo24] on an H800 for mma.sync and wgmma):
   about 33 cycles for HMMA m16n8k16, about 128 for HGMMA 64x128x16; the papers' tables were
   not reachable from here, and validate/tensor_timing measures them on the H100/H200.
+- [MEAS-TC] validate/data/tensor_timing_h100.json (validate/tensor_timing, an H100 SXM,
+  2026-11-23): an f16 m16n8k16 mma.sync dependent chain 24.3 cycles per instruction (bf16,
+  tf32 m16n8k8, s8 m16n8k32 the same); one warpgroup's group of four 64x128x16 f16 wgmma
+  (committed, waited) 312.8 cycles, 120.4 of them the last one's latency at the measured
+  4,087 FLOP/cycle/SM (which confirms [TC-WP]'s 4096; FP8 and INT8 wgmma 8,174 of 8192).
 - "estimate": a modelling choice or extrapolation; the comment says from what.
 
 H200's L2 is 60 MiB: the device reports 62914560 B [MEAS] (PyTorch said 60 MB on these
@@ -203,8 +208,8 @@ _HOPPER_TENSOR = TensorSpec(
     fp8_dense_flop_per_cycle_per_sm=8192.0,    # [TC-WP] 1978.9 TFLOP/s
     int8_dense_op_per_cycle_per_sm=8192.0,     # [TC-WP] 1978.9 TOPS
     fp64_flop_per_cycle_per_sm=256.0,          # [TC-WP] 66.9 TFLOP/s / (132 x 1980 MHz)
-    mma_latency_cycles=33.0,                   # [TC-LAT] estimate
-    wgmma_latency_cycles=128.0,                # [TC-LAT] estimate
+    mma_latency_cycles=24.3,                   # [MEAS-TC] f16 m16n8k16 dependent chain, H100
+    wgmma_latency_cycles=120.4,                # [MEAS-TC] 64x128x16 f16, H100 (derived: a group of 4 less 3 issues)
     shared_operand_bytes_per_cycle_per_sm=128.0,  # [CUDA-PG] 32 banks x 4 B per cycle
     tma_request_interval_cycles=2.0,           # estimate: not measured; as the ADU's issue
 )

