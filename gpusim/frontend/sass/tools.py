@@ -117,6 +117,8 @@ def ptxas_info(ptx: str, entry: str, cc: tuple[int, int] = (9, 0), max_registers
     """Assemble `ptx` for sm_<cc> and report `entry`'s resources (cached).
     `max_registers` passes `-maxrregcount` (ptxas raises it to the arch's minimum)."""
     arch = f"sm_{cc[0]}{cc[1]}"
+    if re.search(rf"^\s*\.target\s+{arch}a\b", ptx, re.M):   # arch-specific PTX (wgmma, setmaxnreg): sm_90a
+        arch += "a"
     opts = ["-v", "-lineinfo", f"-arch={arch}"] + ([f"-maxrregcount={max_registers}"] if max_registers else [])
     ptxas = _require("ptxas")
     key = hashlib.sha256(repr((CACHE_FORMAT, ptxas_version(), opts, entry, ptx)).encode()).hexdigest()
