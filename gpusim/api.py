@@ -146,6 +146,8 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
     `Result.extra["outputs"]` says so. Kernels whose timed blocks could depend on other blocks
     (atomics whose returned values are used, fences, volatile flags, device malloc) are refused
     with the reason (`gpusim.functional.communication`).
+    A `@triton.jit` kernel takes `constexprs` (meta-parameters), `num_warps` and `num_stages`;
+    `block` is None and the grid may be a callable of the meta dict (`gpusim/triton_launch.py`).
     """
     from gpusim.sanitizer import checked
     if is_triton(kernel) or (constexprs, num_warps, num_stages) != (None, None, None):
