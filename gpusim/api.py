@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -28,7 +29,9 @@ from gpusim.functional import parallel
 from gpusim.functional.communication import sampling_refusal
 from gpusim.functional.prepared import PreparedLaunch
 from gpusim.frontend.numbasource import as_source
+from gpusim.frontend.tritonsource import is_triton
 from gpusim.result import Result
+from gpusim.triton_launch import triton_launch
 
 BATCH_LANES = 1 << 15        # lanes executed together: bounds memory, keeps numpy calls large
 MAX_WARPS = 1 << 24          # warps a launch may execute functionally (the programs' largest: 524,288)
@@ -106,7 +109,8 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
            *, batch_lanes: int = BATCH_LANES, max_steps: int | None = None, timing_options=None,
            peer_args: dict | None = None, check=None, progress=None,
            max_warps: int | None = MAX_WARPS, time_limit_s: float | None = None, core: str | None = None,
-           workers: int | None = None, outputs: bool = True) -> Result:
+           workers: int | None = None, outputs: bool = True, constexprs: dict | None = None,
+           num_warps: int | None = None, num_stages: int | None = None) -> Result:
     """Run `kernel[grid, block, 0, shared_bytes](*args)` on the simulated GPU `gpu`
     (a preset name, a .toml file, or a GPUSpec).
 
@@ -142,8 +146,17 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
     `Result.extra["outputs"]` says so. Kernels whose timed blocks could depend on other blocks
     (atomics whose returned values are used, fences, volatile flags, device malloc) are refused
     with the reason (`gpusim.functional.communication`).
+    A `@triton.jit` kernel takes `constexprs` (meta-parameters), `num_warps` and `num_stages`;
+    `block` is None and the grid may be a callable of the meta dict (`gpusim/triton_launch.py`).
     """
     from gpusim.sanitizer import checked
+    if is_triton(kernel) or (constexprs, num_warps, num_stages) != (None, None, None):
+        again = partial(launch, gpu=gpu, timing=timing, batch_lanes=batch_lanes, max_steps=max_steps,
+                        timing_options=timing_options, peer_args=peer_args, check=check, progress=progress,
+                        max_warps=max_warps, time_limit_s=time_limit_s, core=core, workers=workers, outputs=outputs)
+        with user_errors():
+            return triton_launch(kernel, grid, block, args, resolve_gpu(gpu), shared_bytes, constexprs, num_warps,
+                                 num_stages, again)
     for name, v in (("max_steps", max_steps), ("max_warps", max_warps), ("batch_lanes", batch_lanes),
                     ("workers", workers)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):

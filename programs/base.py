@@ -27,6 +27,7 @@ class Case:
     rtol: float = 0.0                            # 0 = exact (integers, copies)
     atol: float = 0.0
     params: dict[str, Any] = field(default_factory=dict)   # the size parameters used
+    options: dict[str, Any] = field(default_factory=dict)  # more gpusim.launch keywords (Triton: constexprs, num_warps)
 
     def check(self, args: tuple[Any, ...] | None = None) -> None:
         """Raise AssertionError naming the program, output and worst element if an

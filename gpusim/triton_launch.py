@@ -1,0 +1,58 @@
+"""`gpusim.launch` of a Triton kernel (`gpusim/frontend/tritonsource.py`): the launch's arguments
+bound to a `TritonSource` (grid, block of num_warps * 32 threads, shared memory from Triton's
+metadata, PTX-order arguments) and launched as any other source.
+
+A `triton.autotune` kernel's configs run one by one, each on its own copy of the array
+arguments (so every config sees the same inputs, as Triton's `reset_to_zero`/`restore_value`
+arrange on a GPU). The config kept is, with `timing=True`, the one with the least predicted
+`gpu__time_duration.sum` (what Triton's benchmark picks on the GPU), else the first; its outputs
+are copied into the caller's arrays and its `Result` returned, with `Result.extra["autotune"]`
+listing every config (meta-parameters, num_warps, num_stages, predicted ns or None) and the
+index chosen.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from gpusim.errors import LaunchError
+from gpusim.frontend.tritonsource import TritonSource, autotune_configs, is_triton
+
+TIME = "gpu__time_duration.sum"
+
+
+def triton_launch(kernel, grid, block, args, spec, shared_bytes, constexprs, num_warps, num_stages, again):
+    """Launch Triton kernel `kernel` through `again(source, grid, block, args, shared_bytes=...)`."""
+    if not is_triton(kernel):
+        raise LaunchError(f"constexprs=, num_warps= and num_stages= are for Triton kernels; {kernel!r:.60} is not one")
+    if constexprs is not None and not isinstance(constexprs, dict):
+        raise LaunchError(f"constexprs must be a dict of meta-parameter name -> value, got {constexprs!r:.60}")
+    for what, v in (("num_warps", num_warps), ("num_stages", num_stages)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
+            raise LaunchError(f"{what} must be a positive integer, got {v!r}")
+    if not isinstance(args, (tuple, list)):
+        raise LaunchError(f"args must be a tuple or list of the kernel's arguments, got {type(args).__name__}")
+    fn, configs, heuristics = autotune_configs(kernel, constexprs, num_warps, num_stages)
+    if len(configs) == 1:
+        return _one(fn, configs[0], heuristics, grid, block, args, spec, shared_bytes, again)
+    runs = []
+    for config in configs:
+        mine = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        result = _one(fn, config, heuristics, grid, block, mine, spec, shared_bytes, again)
+        runs.append((config, mine, result))
+    times = [r.metrics.get(TIME) for _, _, r in runs]
+    best = int(np.argmin(times)) if all(t is not None for t in times) else 0
+    for a, b in zip(args, runs[best][1]):
+        if isinstance(a, np.ndarray) and a.flags.writeable:
+            a[...] = b
+    result = runs[best][2]
+    result.extra["autotune"] = {"configs": [{"constexprs": c.constexprs, "num_warps": c.num_warps,
+                                             "num_stages": c.num_stages, "time_ns": t}
+                                            for (c, _, _), t in zip(runs, times)],
+                                "chosen": best, "by": TIME if times[best] is not None else "first config"}
+    return result
+
+
+def _one(fn, config, heuristics, grid, block, args, spec, shared_bytes, again):
+    source = TritonSource(fn, args, config, heuristics)
+    g, b, ptx_args, shared = source.bind(spec, grid, block, shared_bytes)
+    return again(source, g, b, ptx_args, shared_bytes=shared)
