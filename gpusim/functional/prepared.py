@@ -97,6 +97,7 @@ class PreparedLaunch:
         self.sanitizer = None                 # gpusim.sanitizer.Sanitizer: hooks every batch when set
         self.step_budget: int | None = None   # the caller's max_steps per batch (budget.py), or None
         self.deadline = None                  # budget.Deadline: the caller's wall-clock limit, or None
+        self.sass_error = ""                  # why the SASS could not be made (ptxas/nvdisasm missing or refusing)
         self.detect = True                    # stop batches that can make no more progress (watchdog.py)
         self.on_steps = None                  # callable(executor) every 1024 steps of a batch (progress), or None
         self.workers = (1, "not run yet")     # (processes of the functional run, why that many): run_all
@@ -184,7 +185,8 @@ class PreparedLaunch:
                                     "timing such a kernel is not modelled (launch it with timing=False)")
         try:
             return kernel_map(self.compiled, self.decoded)
-        except SassToolError:
+        except SassToolError as e:
+            self.sass_error = str(e)
             return None
 
     def sass_counts(self, counter_scale: float = 1.0) -> SassCounts | None:

@@ -163,9 +163,8 @@ class TimingEngine(Extrapolation):
         smap = prepared.sass
         if smap is None:
             from gpusim.errors import ConfigError
-            from gpusim.frontend.sass import INSTALL_HINT
             raise ConfigError(f"kernel {prepared.name}: timing needs the kernel's SASS from NVIDIA's ptxas and "
-                              f"nvdisasm, which are not installed: {INSTALL_HINT}")
+                              f"nvdisasm: {' '.join(prepared.sass_error.split())}")
         self.unknown_sass = unknown = unknown_sass(smap.listing.instructions, spec.compute_capability)
         if unknown:
             text = unknown_sass_message(prepared.name, smap.listing.instructions, unknown, spec.compute_capability)
