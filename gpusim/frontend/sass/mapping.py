@@ -276,8 +276,8 @@ def _unrolled_loops(cfg: SassCFG, ins, origin, home, ptx: _PtxFacts, dk) -> dict
         for k in mine:
             blk = cfg.blocks[k]
             c = Counter(origin[i] for i in range(blk.start, blk.end)
-                        if origin[i] in anchors and (_does(ins[i].base, dk.infos[origin[i]]) if mem
-                                                     else ins[i].base in _FP_ARITHMETIC))
+                        if origin[i] in anchors and (ins[i].base in _MEMORY and _does(ins[i].base, dk.infos[origin[i]])
+                                                     if mem else ins[i].base in _FP_ARITHMETIC))
             content[k] = sorted(c.values())[len(c) // 2] if c else 0
         if any(c > 1 and cfg.innermost[k] is not None for k, c in content.items()):
             out[h] = UnrolledLoop(h, content, tuple(_entries(cfg, home, h)))
@@ -334,7 +334,7 @@ def _does(base: str, info) -> bool:
     files the constant loads an access needs under the access's line too (the address of a
     warp-aggregated atomic, the value of an atomic that adds a kernel parameter), so an
     `LDC` is the access only where the PTX instruction reads constant or parameter space."""
-    if info.kind != "mem":
+    if info.kind != "mem" or base not in _MEMORY:
         return False
     if base == "LDC":
         return info.space in ("const", "param") and not info.is_store and not info.is_atomic
