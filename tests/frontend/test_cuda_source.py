@@ -78,15 +78,13 @@ def test_unknown_kernel_name_is_refused():
         gpusim.launch(gpusim.CudaSource(CU, "nothere"), 1, 32, ())
 
 
-def test_mma_in_inline_asm_is_refused_with_its_name_and_cu_line():
-    src = ('extern "C" __global__ void k(float* d, const unsigned* a) {\n'
-           '    float c0 = 0, c1 = 0, c2 = 0, c3 = 0;\n'
-           '    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, '
-           '{%8,%9}, {%0,%1,%2,%3};" : "+f"(c0), "+f"(c1), "+f"(c2), "+f"(c3) : "r"(a[0]), "r"(a[1]), "r"(a[2]), '
-           '"r"(a[3]), "r"(a[4]), "r"(a[5]));\n'
-           '    d[threadIdx.x] = c0 + c1 + c2 + c3;\n}\n')
-    with pytest.raises(gpusim.UnsupportedKernel, match=r"'mma\.sync\.aligned\.m16n8k16.*kernel k.*\.cu:3"):
-        gpusim.launch(gpusim.CudaSource(src, "k"), 1, 32, (np.zeros(32, np.float32), np.zeros(8, np.uint32)))
+def test_an_unimplemented_instruction_in_inline_asm_is_refused_with_its_name_and_cu_line():
+    src = ('extern "C" __global__ void k(unsigned* d, const unsigned* a) {\n'
+           '    unsigned r;\n'
+           '    asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(r) : "r"(a[threadIdx.x]));\n'
+           '    d[threadIdx.x] = r;\n}\n')
+    with pytest.raises(gpusim.UnsupportedKernel, match=r"'movmatrix\.sync\.aligned\.m8n8\.trans\.b16.*kernel k.*\.cu:3"):
+        gpusim.launch(gpusim.CudaSource(src, "k"), 1, 32, (np.zeros(32, np.uint32), np.zeros(32, np.uint32)))
 
 
 @pytest.mark.slow
@@ -136,3 +134,17 @@ def test_transpose_bank_conflicts_match_the_numba_kernel():
     assert rc.metrics[key] == rn.metrics[key] == 4 * 32 * 31       # 32-way conflicts: 31 extra wavefronts per warp
     st = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"
     assert rc.metrics[st] == rn.metrics[st] == 0
+
+
+def test_mma_sync_in_inline_asm_runs_on_the_tensor_core_model():
+    # A and B all 1.0 (f16 pairs 0x3C00): every element of D is the sum of 16 products, 16.0
+    src = ('extern "C" __global__ void k(float* d, const unsigned* a) {\n'
+           '    float c0 = 0, c1 = 0, c2 = 0, c3 = 0;\n'
+           '    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, '
+           '{%8,%9}, {%0,%1,%2,%3};" : "+f"(c0), "+f"(c1), "+f"(c2), "+f"(c3) : "r"(a[0]), "r"(a[1]), "r"(a[2]), '
+           '"r"(a[3]), "r"(a[4]), "r"(a[5]));\n'
+           '    d[4 * threadIdx.x] = c0; d[4 * threadIdx.x + 1] = c1; d[4 * threadIdx.x + 2] = c2;\n'
+           '    d[4 * threadIdx.x + 3] = c3;\n}\n')
+    d = np.zeros(128, np.float32)
+    r = gpusim.launch(gpusim.CudaSource(src, "k"), 1, 32, (d, np.full(8, 0x3C003C00, np.uint32)))
+    assert (d == 16.0).all() and r.metrics["sm__inst_executed_pipe_tensor_op_hmma.sum"] == 1

@@ -22,7 +22,7 @@ def test_a_row_freed_by_a_finished_warp_does_not_enter_the_compaction_of_the_nex
     # Mandelbrot, sampled): a row's last warp left its visit range in the row, beyond the pool's end
     # after a later compaction shrank it; the next warp given that row made the pool compact again
     # while loading, and the compaction copied the stale range as if the row were live
-    p = gpusim.prepare(cuda.jit(long_loop), 1, 32, (np.array([2000], np.int32), np.ones(8, np.float32),
+    p = gpusim.prepare(cuda.jit(long_loop), 1, 32, (np.array([20000], np.int32), np.ones(8, np.float32),
                                                    np.zeros(32, np.float32)), gpu="h100")
     eng = TimingEngine(p, TimingOptions(mode="full", instruction_budget=None))
     sm = eng.sms[0]
