@@ -208,6 +208,7 @@ _HOPPER_TENSOR = TensorSpec(
     fp8_dense_flop_per_cycle_per_sm=8192.0,    # [TC-WP] 1978.9 TFLOP/s
     int8_dense_op_per_cycle_per_sm=8192.0,     # [TC-WP] 1978.9 TOPS
     fp64_flop_per_cycle_per_sm=256.0,          # [TC-WP] 66.9 TFLOP/s / (132 x 1980 MHz)
+    warp_mma_rate_fraction=0.66,               # [MEAS-TC] mma.sync at 16 warps/SM: f16 2,699, tf32 1,351, s8 5,390 of 4096/2048/8192
     mma_latency_cycles=24.3,                   # [MEAS-TC] f16 m16n8k16 dependent chain, H100
     wgmma_latency_cycles=120.4,                # [MEAS-TC] 64x128x16 f16, H100 (derived: a group of 4 less 3 issues)
     shared_operand_bytes_per_cycle_per_sm=128.0,  # [CUDA-PG] 32 banks x 4 B per cycle
@@ -464,6 +465,7 @@ A100 = GPUSpec(
     ),
     tensor=TensorSpec(
         fp16_dense_flop_per_cycle_per_sm=2048.0,   # [TC-WP] 312 TFLOP/s / (108 x 1410 MHz)
+        warp_mma_rate_fraction=1.0,                # estimate: mma.sync is Ampere's only tensor path ([A100-WP] peaks)
         tf32_dense_flop_per_cycle_per_sm=1024.0,   # [TC-WP] 156 TFLOP/s
         fp8_dense_flop_per_cycle_per_sm=0.0,       # [A100-WP] no FP8 tensor instructions
         int8_dense_op_per_cycle_per_sm=4096.0,     # [TC-WP] 624 TOPS
@@ -605,6 +607,7 @@ V100 = GPUSpec(
     ),
     tensor=TensorSpec(
         fp16_dense_flop_per_cycle_per_sm=1024.0,   # [TC-WP] 125 TFLOP/s / (80 x 1530 MHz)
+        warp_mma_rate_fraction=1.0,                # estimate: HMMA is Volta's only tensor path ([V100-WP] peak)
         tf32_dense_flop_per_cycle_per_sm=0.0,      # [V100-WP] FP16 tensor cores only
         fp8_dense_flop_per_cycle_per_sm=0.0,       # [V100-WP]
         int8_dense_op_per_cycle_per_sm=0.0,        # [V100-WP] (INT8 tensor cores from Turing)

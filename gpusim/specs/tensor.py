@@ -27,13 +27,14 @@ class TensorSpec:
     fp8_dense_flop_per_cycle_per_sm: float = bounded(8192.0, 0.0, 1e6)  # FP8 E4M3/E5M2 inputs: QGMMA, HMMA.*.E4M3; 0: none
     int8_dense_op_per_cycle_per_sm: float = bounded(8192.0, 0.0, 1e6)  # INT8 inputs (INT4 at twice this): IMMA, IGMMA; 0: none
     fp64_flop_per_cycle_per_sm: float = bounded(256.0, 0.0, 1e6)  # FP64 tensor instructions: DMMA; 0: none
+    warp_mma_rate_fraction: float = bounded(1.0, 0.01, 1.0)  # share of the dense rate warp-level mma.sync (HMMA, IMMA) reaches; wgmma reaches it all
     mma_latency_cycles: float = bounded(33.0, 1.0, 100_000.0)  # warp-level HMMA m16n8k16 (FP16, FP32 accumulate): issue to dependent issue
     wgmma_latency_cycles: float = bounded(128.0, 1.0, 100_000.0)  # warpgroup HGMMA 64x128x16 (FP16, FP32 accumulate): issue to result
     shared_operand_bytes_per_cycle_per_sm: float = bounded(128.0, 1.0, 65_536.0)  # shared memory read by ldmatrix (LDSM) and wgmma operand fetch
     tma_request_interval_cycles: float = bounded(2.0, 0.0, 100_000.0)  # cycles between two requests (UTMALDG, UTMASTG, UBLKCP) a sub-partition sends the TMA unit
 
     def __post_init__(self) -> None:
-        _positive(self, "fp16_dense_flop_per_cycle_per_sm", "mma_latency_cycles", "wgmma_latency_cycles",
+        _positive(self, "fp16_dense_flop_per_cycle_per_sm", "warp_mma_rate_fraction", "mma_latency_cycles", "wgmma_latency_cycles",
                   "shared_operand_bytes_per_cycle_per_sm")
         _nonnegative(self, "tf32_dense_flop_per_cycle_per_sm", "fp8_dense_flop_per_cycle_per_sm",
                      "int8_dense_op_per_cycle_per_sm", "fp64_flop_per_cycle_per_sm", "tma_request_interval_cycles")
