@@ -12,6 +12,7 @@ from isa.semantics import wgmma as W
 from mma_kernels import wgmma_kernel
 from ptx_harness import metrics, run_ptx
 from validate.semantics.tensor_forms import WGMMA_FORMS
+from validate.semantics.tensor_numerics import _stage_layouts as stage_layouts
 from validate.semantics.tensor_numerics import wgmma_image
 
 DATA = np.load(Path(__file__).resolve().parents[2] / "validate" / "data" / "tensor_wgmma_h200.npz")
@@ -64,3 +65,67 @@ def test_every_recorded_case_is_bit_exact(form):
     n = len(DATA[f"{form.name}:A"])
     got, _ = run_form(form, slice(0, n))
     assert np.array_equal(got, DATA[f"{form.name}:D_regs"])
+
+
+def _form(name):
+    return next(f for f in FORMS if f.name == name)
+
+
+def test_gmma_counter_counts_one_per_warp():
+    _, x = run_form(_form("w_f16_f32_n8"), slice(0, 3))
+    assert metrics(x)["sm__inst_executed_pipe_tensor_op_gmma.sum"] == 3 * 4
+
+
+def test_both_inputs_negated_by_imm_scale_give_the_recorded_result():
+    f = _form("w_f16_f32_n8")
+    text = wgmma_kernel(f.ptx, f.nacc, f.dtype, False, ", -1, -1, 0, 0", 16384)
+    A, B, C = (DATA[f"{f.name}:{k}"][:2] for k in "ABC")
+    lay = [tuple(v) for v in DATA[f"{f.name}:layout"]]
+    image = np.zeros((2, 16384), np.uint8)
+    descs = []
+    for c in range(2):
+        img, da, db = wgmma_image(f, A[c], B[c], *lay)
+        image[c, :len(img)] = img
+        descs.append((da, db, 1))
+    rc = L.pack(C, L.wgmma_acc_map(f.n, 32), 32)
+    (_, _, _, _, rd), _ = run_ptx(text, "wg_k", (2, 1, 1), (128, 1, 1),
+                                  [image, np.array(descs, np.uint64), np.zeros((2, 128, 4), np.uint32), rc,
+                                   np.zeros_like(rc)])
+    assert np.array_equal(rd, DATA[f"{f.name}:D_regs"][:2])
+
+
+def test_block_of_three_warps_is_refused_with_the_line():
+    f = _form("w_f16_f32_n8")
+    text = wgmma_kernel(f.ptx, f.nacc, f.dtype, False, imms(f), 16384)
+    z = np.zeros((1, 16384), np.uint8)
+    d = np.zeros((1, 3), np.uint64)
+    with pytest.raises(BarrierError, match="warpgroup.*3 warps"):
+        run_ptx(text, "wg_k", (1, 1, 1), (96, 1, 1), [z, d, np.zeros((96, 4), np.uint32),
+                                                        np.zeros((96, 4), np.uint32), np.zeros((96, 4), np.uint32)])
+
+
+LAYOUT_FORMS = sorted({k.split(":")[1] for k in DATA.files if k.startswith("layout:")})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", LAYOUT_FORMS)
+def test_every_layout_stage_candidate_reads_what_the_gpu_read(name):
+    """The probe's layout stage fed each form's exact case through 8 (swizzle, LBO meaning)
+    descriptor candidates; gpusim decodes every one, right or wrong, as the H200 did."""
+    f = _form(name)
+    D = DATA[f"layout:{name}:D_regs"]
+    lays = stage_layouts(f, ("128B", "lbo_k"))
+    got = []
+    for lay in lays:
+        A, B, C = (DATA[f"layout:{name}:{k}"][None] for k in "ABC")
+        img, da, db = wgmma_image(f, A[0], B[0], *lay)
+        image = np.zeros((1, 65536), np.uint8)
+        image[0, :len(img)] = img
+        cb = W.ACC_BITS[f.dtype]
+        rc = L.pack(C, L.wgmma_acc_map(f.n, cb), cb)
+        text = wgmma_kernel(f.ptx, f.nacc, f.dtype, False, imms(f), 65536)
+        (_, _, _, _, rd), _ = run_ptx(text, "wg_k", (1, 1, 1), (128, 1, 1),
+                                      [image, np.array([(da, db, 1)], np.uint64), np.zeros((1, 128, 4), np.uint32),
+                                       rc, np.zeros_like(rc)])
+        got.append(rd[0])
+    assert np.array_equal(np.stack(got), D)
