@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from gpusim.errors import BarrierError
+from isa.errors import UnsupportedInstruction
 from isa.semantics import mma_layout as L
 from isa.semantics import wgmma as W
 from mma_kernels import wgmma_kernel
@@ -129,3 +130,35 @@ def test_every_layout_stage_candidate_reads_what_the_gpu_read(name):
                                        rc, np.zeros_like(rc)])
         got.append(rd[0])
     assert np.array_equal(np.stack(got), D)
+
+
+def test_warpgroup_with_an_exited_warp_is_refused():
+    f = _form("w_f16_f32_n8")
+    text = wgmma_kernel(f.ptx, f.nacc, f.dtype, False, imms(f), 16384)
+    text = text.replace("mov.u32 %tx, %tid.x;\n", "mov.u32 %tx, %tid.x;\nsetp.ge.u32 %q, %tx, 96;\n@%q ret;\n")
+    z = np.zeros((1, 128, 4), np.uint32)
+    with pytest.raises(BarrierError, match="warp 3 of its warpgroup has exited"):
+        run_ptx(text, "wg_k", (1, 1, 1), (128, 1, 1), [np.zeros((1, 16384), np.uint8), np.zeros((1, 3), np.uint64),
+                                                         z, z, z.copy()])
+
+
+def test_fast_core_runs_wgmma_through_the_reference_op():
+    f = _form("w_bf16_f32_n8")
+    A, B, C = (DATA[f"{f.name}:{k}"][:1] for k in "ABC")
+    img, da, db = wgmma_image(f, A[0], B[0], *[tuple(v) for v in DATA[f"{f.name}:layout"]])
+    image = np.zeros((1, 16384), np.uint8)
+    image[0, :len(img)] = img
+    rc = L.pack(C, L.wgmma_acc_map(f.n, 32), 32)
+    (_, _, _, _, rd), _ = run_ptx(wgmma_kernel(f.ptx, f.nacc, f.dtype, False, imms(f), 16384), "wg_k", (1, 1, 1),
+                                  (128, 1, 1), [image, np.array([(da, db, 1)], np.uint64),
+                                                np.zeros((1, 128, 4), np.uint32), rc, np.zeros_like(rc)], core="fast")
+    assert np.array_equal(rd, DATA[f"{f.name}:D_regs"][:1])
+
+
+def test_sparse_form_is_refused_with_its_name():
+    f = _form("w_f16_f32_n8")
+    text = wgmma_kernel(f.ptx.replace("mma_async", "mma_async.sp"), f.nacc, f.dtype, False, imms(f), 16384)
+    z = np.zeros((1, 128, 4), np.uint32)
+    with pytest.raises(UnsupportedInstruction, match="wgmma.*sparse"):
+        run_ptx(text, "wg_k", (1, 1, 1), (128, 1, 1), [np.zeros((1, 16384), np.uint8), np.zeros((1, 3), np.uint64),
+                                                         z, z, z.copy()])
