@@ -8,49 +8,18 @@ import pytest
 
 from gpusim.errors import BarrierError
 from isa.errors import UnsupportedInstruction
-from isa.semantics import mma_layout as L
-from isa.semantics import wgmma as W
 from mma_kernels import wgmma_kernel
 from ptx_harness import metrics, run_ptx
+from wgmma_cases import imms, layout_stage, recorded, run_cases
 from validate.semantics.tensor_forms import WGMMA_FORMS
-from validate.semantics.tensor_numerics import _stage_layouts as stage_layouts
-from validate.semantics.tensor_numerics import wgmma_image
 
 DATA = np.load(Path(__file__).resolve().parents[2] / "validate" / "data" / "tensor_wgmma_h200.npz")
 FORMS = [f for f in WGMMA_FORMS if f"{f.name}:A" in DATA]
 BIG = {f.name for f in FORMS if f.n >= 64}
 
 
-def imms(f) -> str:
-    if not f.is_float:
-        return ""
-    t = ", 1, 1"
-    if f.atype in ("f16", "bf16"):
-        t += f", {f.trans_b}" if f.a_regs else f", {f.trans_a}, {f.trans_b}"
-    return t
-
-
-def run_form(f, cases, layouts=None, scale_d=None):
-    """D registers (cases, 128, nacc) of form `f` on the recorded cases, through the PTX harness."""
-    A, B, C = (DATA[f"{f.name}:{k}"][cases] for k in "ABC")
-    sd = DATA[f"{f.name}:scale_d"][cases] if scale_d is None else scale_d
-    lay = layouts or [tuple(x) for x in DATA[f"{f.name}:layout"]]
-    imgs, descs = [], []
-    for c in range(len(A)):
-        img, da, db = wgmma_image(f, A[c], B[c], *lay)
-        imgs.append(img)
-        descs.append((da, db, int(sd[c])))
-    size = max(len(x) for x in imgs)
-    image = np.zeros((len(imgs), size), np.uint8)
-    for c, x in enumerate(imgs):
-        image[c, :len(x)] = x
-    ab, cb = W.ELEM_BITS[f.atype], W.ACC_BITS[f.dtype]
-    rc = L.pack(C, L.wgmma_acc_map(f.n, cb), cb)
-    ra = L.pack(A, L.wgmma_a_regs_map(f.k, ab), ab) if f.a_regs else np.zeros((len(A), 128, 4), np.uint32)
-    text = wgmma_kernel(f.ptx, f.nacc, f.dtype, f.a_regs, imms(f), size)
-    (_, _, _, _, rd), x = run_ptx(text, "wg_k", (len(A), 1, 1), (128, 1, 1),
-                                  [image, np.array(descs, np.uint64), ra, rc, np.zeros_like(rc)])
-    return rd, x
+def run_form(f, cases):
+    return recorded(DATA, f, cases)
 
 
 @pytest.mark.parametrize("form", [f for f in FORMS if f.name not in BIG], ids=lambda f: f.name)
@@ -77,22 +46,21 @@ def test_gmma_counter_counts_one_per_warp():
     assert metrics(x)["sm__inst_executed_pipe_tensor_op_gmma.sum"] == 3 * 4
 
 
+def _case_args(f, n):
+    A, B, C, sd = (DATA[f"{f.name}:{k}"][:n] for k in ("A", "B", "C", "scale_d"))
+    return A, B, C, sd, [tuple(tuple(v) for v in DATA[f"{f.name}:layout"])] * n
+
+
 def test_both_inputs_negated_by_imm_scale_give_the_recorded_result():
     f = _form("w_f16_f32_n8")
-    text = wgmma_kernel(f.ptx, f.nacc, f.dtype, False, ", -1, -1, 0, 0", 16384)
-    A, B, C = (DATA[f"{f.name}:{k}"][:2] for k in "ABC")
-    lay = [tuple(v) for v in DATA[f"{f.name}:layout"]]
-    image = np.zeros((2, 16384), np.uint8)
-    descs = []
-    for c in range(2):
-        img, da, db = wgmma_image(f, A[c], B[c], *lay)
-        image[c, :len(img)] = img
-        descs.append((da, db, 1))
-    rc = L.pack(C, L.wgmma_acc_map(f.n, 32), 32)
-    (_, _, _, _, rd), _ = run_ptx(text, "wg_k", (2, 1, 1), (128, 1, 1),
-                                  [image, np.array(descs, np.uint64), np.zeros((2, 128, 4), np.uint32), rc,
-                                   np.zeros_like(rc)])
-    assert np.array_equal(rd, DATA[f"{f.name}:D_regs"][:2])
+    got, _ = run_cases(f, *_case_args(f, 2), imm=", -1, -1, 0, 0")
+    assert np.array_equal(got, DATA[f"{f.name}:D_regs"][:2])
+
+
+def test_one_input_negated_by_imm_scale_changes_the_result():
+    f = _form("w_f16_f32_n8")
+    got, _ = run_cases(f, *_case_args(f, 1), imm=", -1, 1, 0, 0")
+    assert not np.array_equal(got, DATA[f"{f.name}:D_regs"][:1])
 
 
 def test_block_of_three_warps_is_refused_with_the_line():
@@ -112,24 +80,9 @@ LAYOUT_FORMS = sorted({k.split(":")[1] for k in DATA.files if k.startswith("layo
 @pytest.mark.parametrize("name", LAYOUT_FORMS)
 def test_every_layout_stage_candidate_reads_what_the_gpu_read(name):
     """The probe's layout stage fed each form's exact case through 8 (swizzle, LBO meaning)
-    descriptor candidates; gpusim decodes every one, right or wrong, as the H200 did."""
-    f = _form(name)
-    D = DATA[f"layout:{name}:D_regs"]
-    lays = stage_layouts(f, ("128B", "lbo_k"))
-    got = []
-    for lay in lays:
-        A, B, C = (DATA[f"layout:{name}:{k}"][None] for k in "ABC")
-        img, da, db = wgmma_image(f, A[0], B[0], *lay)
-        image = np.zeros((1, 65536), np.uint8)
-        image[0, :len(img)] = img
-        cb = W.ACC_BITS[f.dtype]
-        rc = L.pack(C, L.wgmma_acc_map(f.n, cb), cb)
-        text = wgmma_kernel(f.ptx, f.nacc, f.dtype, False, imms(f), 65536)
-        (_, _, _, _, rd), _ = run_ptx(text, "wg_k", (1, 1, 1), (128, 1, 1),
-                                      [image, np.array([(da, db, 1)], np.uint64), np.zeros((1, 128, 4), np.uint32),
-                                       rc, np.zeros_like(rc)])
-        got.append(rd[0])
-    assert np.array_equal(np.stack(got), D)
+    descriptor candidates; gpusim decodes every one, right or wrong, as the H200 did, and
+    refuses (an out-of-bounds shared access) those that faulted on the GPU."""
+    assert np.array_equal(layout_stage(DATA, _form(name)), DATA[f"layout:{name}:D_regs"])
 
 
 def test_warpgroup_with_an_exited_warp_is_refused():
@@ -144,15 +97,8 @@ def test_warpgroup_with_an_exited_warp_is_refused():
 
 def test_fast_core_runs_wgmma_through_the_reference_op():
     f = _form("w_bf16_f32_n8")
-    A, B, C = (DATA[f"{f.name}:{k}"][:1] for k in "ABC")
-    img, da, db = wgmma_image(f, A[0], B[0], *[tuple(v) for v in DATA[f"{f.name}:layout"]])
-    image = np.zeros((1, 16384), np.uint8)
-    image[0, :len(img)] = img
-    rc = L.pack(C, L.wgmma_acc_map(f.n, 32), 32)
-    (_, _, _, _, rd), _ = run_ptx(wgmma_kernel(f.ptx, f.nacc, f.dtype, False, imms(f), 16384), "wg_k", (1, 1, 1),
-                                  (128, 1, 1), [image, np.array([(da, db, 1)], np.uint64),
-                                                np.zeros((1, 128, 4), np.uint32), rc, np.zeros_like(rc)], core="fast")
-    assert np.array_equal(rd, DATA[f"{f.name}:D_regs"][:1])
+    got, _ = run_cases(f, *_case_args(f, 1), core="fast")
+    assert np.array_equal(got, DATA[f"{f.name}:D_regs"][:1])
 
 
 def test_sparse_form_is_refused_with_its_name():
