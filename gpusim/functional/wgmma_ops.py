@@ -7,8 +7,8 @@ that executes it with only some of its threads, or a warp whose warpgroup has a 
 already exited is an error naming the kernel, line, block and thread. Each warp w of the group
 computes its own rows 16 w .. 16 w + 15 of D (`isa.semantics.wgmma.warp_mma`), which on the
 GPU depend only on its own rows of A and all of B, so the warps need not be in the same step.
-The descriptors and scale-d are read from the warp's lane 0 (the instruction is `.aligned`:
-the PTX ISA requires the same values in every thread); A and B are read from the block's
+The descriptors and scale-d must be the same in every thread of a warp (the instruction is
+`.aligned`); a warp whose lanes disagree is an error naming the first lane that differs. A and B are read from the block's
 shared memory when the instruction issues, and D is written then: `wgmma.fence`,
 `commit_group` and `wait_group` have nothing left to order and do nothing (DEVIATIONS.md).
 
@@ -27,7 +27,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from gpusim.errors import BarrierError
+from gpusim.errors import BarrierError, KernelError
 from gpusim.functional.ops import NopOp, Op
 from gpusim.functional.tensor_ops import active_warps, gather, scatter
 from isa.errors import UnsupportedInstruction
@@ -59,6 +59,19 @@ class WgmmaOp(Op):
                                source=x.source(self.index), block=block, thread=thread,
                                detail=f"{self.info.mnemonic} needs all 4 warps of a warpgroup: {bad[1]}")
 
+    def _check_uniform(self, x, warps: np.ndarray, vals: list) -> None:
+        for v in vals:
+            diff = (v[warps, :, 0] != v[warps, :1, 0])
+            if diff.any():
+                wi, lane = (int(i) for i in np.argwhere(diff)[0])
+                w = int(warps[wi])
+                block, thread = x.lane_coords(x.state.lo + 32 * w + lane)
+                raise KernelError("non-uniform operand at wgmma.mma_async", kernel=x.kernel_name,
+                                  source=x.source(self.index), block=block, thread=thread,
+                                  detail=f"{self.info.mnemonic}: the descriptors and scale-d must be the same in every "
+                                         f"thread of the warp; lane {lane} has {int(v[w, lane, 0]):#x}, lane 0 "
+                                         f"{int(v[w, 0, 0]):#x}")
+
     def _operand(self, x, smem: np.ndarray, desc: int, rows: int, bits: int, major: str, lane: int):
         addr = W.operand_addresses(desc, rows, self.form.k, bits, major)
         hi = int(addr.max()) + bits // 8
@@ -83,6 +96,7 @@ class WgmmaOp(Op):
         scale_a, scale_b = (imm + [1, 1])[:2]
         trans_a = imm[2] if len(imm) == 4 else 0
         trans_b = imm[-1] if len(imm) >= 3 else 0
+        self._check_uniform(x, warps, [b, sd] + ([] if f.a_regs else [a]))
         ab, bb = W.ELEM_BITS[f.atype], W.ELEM_BITS[f.btype]
         out = np.zeros(c.shape, np.uint32)
         lsu = x.lsu

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpusim.errors import BarrierError
+from gpusim.errors import BarrierError, KernelError
 from isa.errors import UnsupportedInstruction
 from mma_kernels import wgmma_kernel
 from ptx_harness import metrics, run_ptx
@@ -106,5 +106,15 @@ def test_sparse_form_is_refused_with_its_name():
     text = wgmma_kernel(f.ptx.replace("mma_async", "mma_async.sp"), f.nacc, f.dtype, False, imms(f), 16384)
     z = np.zeros((1, 128, 4), np.uint32)
     with pytest.raises(UnsupportedInstruction, match="wgmma.*sparse"):
+        run_ptx(text, "wg_k", (1, 1, 1), (128, 1, 1), [np.zeros((1, 16384), np.uint8), np.zeros((1, 3), np.uint64),
+                                                         z, z, z.copy()])
+
+
+def test_descriptor_that_differs_across_a_warp_is_refused():
+    f = _form("w_f16_f32_n8")
+    text = wgmma_kernel(f.ptx, f.nacc, f.dtype, False, imms(f), 16384)
+    text = text.replace("add.s64 %db, %db, %sb64;\n", "add.s64 %db, %db, %sb64;\ncvt.u64.u32 %o, %tx;\nadd.s64 %db, %db, %o;\n")
+    z = np.zeros((1, 128, 4), np.uint32)
+    with pytest.raises(KernelError, match="non-uniform operand.*lane 1"):
         run_ptx(text, "wg_k", (1, 1, 1), (128, 1, 1), [np.zeros((1, 16384), np.uint8), np.zeros((1, 3), np.uint64),
                                                          z, z, z.copy()])
