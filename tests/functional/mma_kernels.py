@@ -61,3 +61,38 @@ def ldsm_kernel(ptx_op: str, nregs: int, store: bool) -> str:
              "ld.shared.u16 %h, [%sa];\nst.global.u16 [%g], %h;\nadd.u32 %i, %i, 32;\n",
              "setp.lt.u32 %p, %i, 8192;\n@%p bra $BACK;\nret;\n}\n"]
     return "".join(body)
+
+
+def wgmma_kernel(ptx_op: str, nacc: int, dtype: str, a_regs: bool, imms: str, smem_bytes: int) -> str:
+    """One warpgroup (128 threads) per block and case: `smem_bytes` of shared memory from `psm`
+    (case-major), descriptors (A, B, scale-d as three u64 per case, start addresses relative to
+    the shared buffer) from `pdesc`, A registers (128 x 4 u32, `_rs` forms) from `pa`, C from
+    `pc` (128 x nacc u32); D = `ptx_op` between wgmma.fence and commit/wait_group 0, to `pd`."""
+    dreg = {"f32": ".f32", "f16": ".b32", "s32": ".s32"}[dtype]
+    vec = lambda r, n: "{" + ", ".join(f"%{r}{i}" for i in range(n)) + "}"   # noqa: E731
+    a_op = vec("a", 4) if a_regs else "%da"
+    body = [HEADER, ".visible .entry wg_k(.param .u64 psm, .param .u64 pdesc, .param .u64 pa, .param .u64 pc, "
+            ".param .u64 pd)\n{\n",
+            f".shared .align 1024 .b8 sm[{smem_bytes}];\n.reg .b32 %a<4>;\n.reg {dreg} %d<{nacc}>;\n",
+            ".reg .b32 %tx, %bx, %i, %sb, %sa, %v, %gl;\n.reg .b64 %g, %o, %p64, %da, %db, %sd, %sb64, %ga, %gc;\n",
+            ".reg .pred %p, %q;\n",
+            "mov.u32 %tx, %tid.x;\nmov.u32 %bx, %ctaid.x;\nmov.u32 %sb, sm;\nmov.u32 %i, %tx;\n",
+            f"ld.param.u64 %p64, [psm];\nmul.wide.u32 %o, %bx, {smem_bytes};\nadd.s64 %p64, %p64, %o;\n",
+            "$FILL:\nmul.wide.u32 %o, %i, 4;\nadd.s64 %g, %p64, %o;\nld.global.u32 %v, [%g];\n",
+            "mad.lo.u32 %sa, %i, 4, %sb;\nst.shared.u32 [%sa], %v;\nadd.u32 %i, %i, 128;\n",
+            f"setp.lt.u32 %q, %i, {smem_bytes // 4};\n@%q bra $FILL;\nbar.sync 0;\n",
+            "ld.param.u64 %g, [pdesc];\nmul.wide.u32 %o, %bx, 24;\nadd.s64 %g, %g, %o;\n",
+            "ld.global.u64 %da, [%g];\nld.global.u64 %db, [%g+8];\nld.global.u64 %sd, [%g+16];\n",
+            "setp.ne.b64 %p, %sd, 0;\ncvt.u64.u32 %sb64, %sb;\nshr.u64 %sb64, %sb64, 4;\n",
+            "add.s64 %da, %da, %sb64;\nadd.s64 %db, %db, %sb64;\nmad.lo.u32 %gl, %bx, 128, %tx;\n",
+            "ld.param.u64 %ga, [pa];\nmul.wide.u32 %o, %gl, 16;\nadd.s64 %ga, %ga, %o;\n",
+            f"ld.param.u64 %gc, [pc];\nmul.wide.u32 %o, %gl, {4 * nacc};\nadd.s64 %gc, %gc, %o;\n"]
+    if a_regs:
+        body += [f"ld.global.b32 %a{i}, [%ga+{4 * i}];\n" for i in range(4)]
+    body += [f"ld.global{dreg} %d{i}, [%gc+{4 * i}];\n" for i in range(nacc)]
+    body += ["wgmma.fence.sync.aligned;\n", f"{ptx_op} {vec('d', nacc)}, {a_op}, %db, %p{imms};\n",
+             "wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;\n",
+             "ld.param.u64 %gc, [pd];\nmul.wide.u32 %o, %gl, " + str(4 * nacc) + ";\nadd.s64 %gc, %gc, %o;\n"]
+    body += [f"st.global{dreg} [%gc+{4 * i}], %d{i};\n" for i in range(nacc)]
+    body.append("ret;\n}\n")
+    return "".join(body)

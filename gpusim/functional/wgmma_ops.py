@@ -1,0 +1,141 @@
+"""The warpgroup tensor-core unit of the functional core: `wgmma.mma_async` and its fence,
+commit_group and wait_group, over whole warps.
+
+A warpgroup is four consecutive warps of a block (warps 4 g .. 4 g + 3). `wgmma.mma_async` is
+`.sync.aligned` over the warpgroup: a block whose warp count is not a multiple of 4, a warp
+that executes it with only some of its threads, or a warp whose warpgroup has a warp that has
+already exited is an error naming the kernel, line, block and thread. Each warp w of the group
+computes its own rows 16 w .. 16 w + 15 of D (`isa.semantics.wgmma.warp_mma`), which on the
+GPU depend only on its own rows of A and all of B, so the warps need not be in the same step.
+The descriptors and scale-d must be the same in every thread of a warp (the instruction is
+`.aligned`); a warp whose lanes disagree is an error naming the first lane that differs. A and B are read from the block's
+shared memory when the instruction issues, and D is written then: `wgmma.fence`,
+`commit_group` and `wait_group` have nothing left to order and do nothing (DEVIATIONS.md).
+
+Counters: `sm__inst_executed_pipe_tensor_op_gmma` counts one per warp that executes
+`wgmma.mma_async` (`tensor_gmma_inst`). Shared-memory wavefronts of the operand reads are not
+counted (the tensor core reads shared memory outside the LSU's pipeline).
+
+Does not model: time; the racecheck sanitizer does not see the operand reads.
+
+Sources: PTX ISA 9.0, 9.7.15 "Asynchronous Warpgroup Level Matrix Multiply-Accumulate".
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from types import SimpleNamespace
+
+import numpy as np
+
+from gpusim.errors import BarrierError, KernelError
+from gpusim.functional.ops import NopOp, Op
+from gpusim.functional.tensor_ops import active_warps, gather, scatter
+from isa.errors import UnsupportedInstruction
+from isa.program import Vector
+from isa.semantics import wgmma as W
+
+U32 = np.dtype(np.uint32)
+
+
+class WgmmaOp(Op):
+    __slots__ = ("form", "c_srcs", "a_srcs", "b_src", "sd_src", "imm_srcs", "dsts")
+
+    def _check_group(self, x, warps: np.ndarray) -> None:
+        """The module docstring's warpgroup rules, for the span-relative `warps`."""
+        glob = x.span_w0 + warps
+        bad = None
+        if x.wpc % 4:
+            bad = (int(glob[0]), f"the block has {x.wpc} warps, not whole warpgroups of 4")
+        else:
+            first = glob - (glob % x.wpc) % 4
+            for g0, gw in zip(first, glob):
+                dead = [int(v) for v in range(g0, g0 + 4) if x.stacks.depth[v] == 0]
+                if dead:
+                    bad = (int(gw), f"warp {dead[0] % x.wpc} of its warpgroup has exited")
+                    break
+        if bad is not None:
+            block, thread = x.lane_coords(32 * bad[0])
+            raise BarrierError("incomplete warpgroup at wgmma.mma_async", kernel=x.kernel_name,
+                               source=x.source(self.index), block=block, thread=thread,
+                               detail=f"{self.info.mnemonic} needs all 4 warps of a warpgroup: {bad[1]}")
+
+    def _check_uniform(self, x, warps: np.ndarray, vals: list) -> None:
+        for v in vals:
+            diff = (v[warps, :, 0] != v[warps, :1, 0])
+            if diff.any():
+                wi, lane = (int(i) for i in np.argwhere(diff)[0])
+                w = int(warps[wi])
+                block, thread = x.lane_coords(x.state.lo + 32 * w + lane)
+                raise KernelError("non-uniform operand at wgmma.mma_async", kernel=x.kernel_name,
+                                  source=x.source(self.index), block=block, thread=thread,
+                                  detail=f"{self.info.mnemonic}: the descriptors and scale-d must be the same in every "
+                                         f"thread of the warp; lane {lane} has {int(v[w, lane, 0]):#x}, lane 0 "
+                                         f"{int(v[w, 0, 0]):#x}")
+
+    def _operand(self, x, smem: np.ndarray, desc: int, rows: int, bits: int, major: str, lane: int):
+        addr = W.operand_addresses(desc, rows, self.form.k, bits, major)
+        hi = int(addr.max()) + bits // 8
+        if W.desc_fields(desc)[4] or hi > len(smem):
+            acc = SimpleNamespace(index=self.index, info=replace(self.info, access_bytes=bits // 8, is_store=False))
+            why = ("the descriptor's base-offset field is not 0 (not modelled)" if W.desc_fields(desc)[4] else
+                   f"descriptor {desc:#x} reaches byte {hi}; the block has {len(smem)} bytes of shared memory")
+            x.fail_access(acc, lane, int(addr.max()), "shared", why)
+        return W.read_operand(smem, addr, bits)
+
+    def run(self, x):
+        warps = active_warps(self, x)
+        if not len(warps):
+            return
+        self._check_group(x, warps)
+        f = self.form
+        c = gather(x, self.c_srcs)
+        a = gather(x, self.a_srcs, np.dtype(np.uint64) if not f.a_regs else U32)
+        b = gather(x, [self.b_src], np.dtype(np.uint64))
+        sd = gather(x, [self.sd_src], np.dtype(bool))
+        imm = [int(np.asarray(x.state.full(s(x.state, x), np.int64)).reshape(-1)[0]) for s in self.imm_srcs]
+        scale_a, scale_b = (imm + [1, 1])[:2]
+        trans_a = imm[2] if len(imm) == 4 else 0
+        trans_b = imm[-1] if len(imm) >= 3 else 0
+        self._check_uniform(x, warps, [b, sd] + ([] if f.a_regs else [a]))
+        ab, bb = W.ELEM_BITS[f.atype], W.ELEM_BITS[f.btype]
+        out = np.zeros(c.shape, np.uint32)
+        lsu = x.lsu
+        for w in warps:
+            lane0 = x.state.lo + 32 * int(w)
+            base = int(x.cta_slot(np.array([lane0]))[0]) * lsu.shared_stride
+            smem = lsu.shared[base:base + lsu.shared_bytes]
+            wg = int((x.span_w0 + w) % x.wpc) % 4
+            Bt = self._operand(x, smem, int(b[w, 0, 0]), f.n, bb, "mn" if trans_b else "k", lane0)
+            if f.a_regs:
+                A16 = W.a_from_regs(f, wg, a[w])
+            else:
+                A16 = self._operand(x, smem, int(a[w, 0, 0]), 64, ab, "mn" if trans_a else "k", lane0)[16 * wg:16 * wg + 16]
+            out[w] = W.warp_mma(f, wg, A16, Bt.T, c[w], bool(sd[w, 0, 0]), scale_a, scale_b)
+        scatter(x, self.dsts, out, warps)
+        x.counters.add_extra(self.index, "tensor_gmma_inst", len(warps))
+
+
+def make(dec, ins, i: int, spec, bound, guard):
+    """The op for a `wgmma` instruction (called by `ops.OpFactory.make`)."""
+    def reject(why):
+        return UnsupportedInstruction(ins.mnemonic, ptx_line=ins.ptx_line, kernel=dec.kernel.name, reason=why)
+    if ins.suffixes[:1] != ("mma_async",):
+        W.parse_sync(ins)
+        op = NopOp()
+    else:
+        op = WgmmaOp()
+        f = op.form = W.parse_wgmma(ins)
+        ops = list(ins.operands)
+        if len(ops) != 4 + f.nimm or not isinstance(ops[0], Vector):
+            raise reject(f"expected {{d}}, a, b-desc, scale-d and {f.nimm} immediates")
+        op.dsts = dec.flat_dests(ops[:1], ins)
+        src = dec.flat_sources(ops, bound.src_types, ins)
+        nacc, na = f.nacc, 4 if f.a_regs else 1
+        op.c_srcs, op.a_srcs = src[:nacc], src[nacc:nacc + na]
+        op.b_src, op.sd_src, op.imm_srcs = src[nacc + na], src[nacc + na + 1], src[nacc + na + 2:]
+        if f.nimm:
+            for o in ops[4:]:
+                if getattr(o, "value", None) not in (1, -1, 0):
+                    raise reject(f"immediate operand {o!r} must be 1 or -1 (scale) or 0/1 (transpose)")
+    op.index, op.guard = i, guard
+    return op

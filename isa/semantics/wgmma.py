@@ -1,0 +1,203 @@
+"""Warpgroup-wide tensor-core instructions of sm_90a: `wgmma.mma_async` and its fence/commit/wait.
+
+What it models (the meaning; `gpusim.functional.wgmma_ops` carries them out over warps):
+- `wgmma.mma_async.sync.aligned.m64nNkK[.satfinite].dtype.atype.btype` with f16/bf16 (K 16),
+  tf32 (K 8), e4m3/e5m2 (K 32, A and B may differ) into f32 or f16 (bf16, tf32: f32 only), and
+  s8/u8 into s32 (`.satfinite` clamps); N a multiple of 8 up to 256 (of 16 for s8/u8 past 8).
+  A (64 x K) comes from shared memory through a matrix descriptor or from registers (the `_rs`
+  form: four 32-bit registers per thread, `mma_layout.wgmma_a_regs_map`); B (K x N) always
+  through a descriptor. Operands after B: `scale-d` (a predicate: false means D = A B, C is
+  ignored), `imm-scale-a`/`imm-scale-b` (1 or -1: -1 negates every element of that input, an
+  exact sign flip), `imm-trans-a`/`imm-trans-b` (1: the operand is MN-major; f16/bf16 only).
+- The descriptor (`desc_fields`): start address >> 4 in bits 0-13, leading byte offset (LBO)
+  >> 4 in 16-29, stride byte offset (SBO) >> 4 in 32-45, swizzle in 62-63 (0 none, 1 128B,
+  2 64B, 3 32B). `operand_addresses` places element (row, k) of the rows x K operand (rows is M
+  for A, N for B, stored as B^T): core matrices of 8 rows x 16 bytes (none) or 8-row atoms of
+  rows of 32/64/128 bytes (swizzled); K-major: SBO strides 8-row groups, LBO strides 16-byte K
+  chunks (none; unused when swizzled, the instruction's 32 bytes of K fit one swizzled row);
+  MN-major: un-swizzled, LBO strides 8-k groups and SBO 16-byte MN chunks; swizzled, LBO strides
+  MN column groups of the swizzle width and SBO 8-k groups. These are the H200 probe's verdicts
+  (validate/semantics/tensor_probe.py, layout stage). The swizzle XORs byte-address bits
+  [4, 4 + log2(width / 16)) with bits [7, ...) of the absolute shared address, so a start
+  advanced inside a swizzle atom (CUTLASS's K loop) reads what the hardware reads.
+- Numerics: the block-FMA model fitted to the H200 probe, `mma_numerics.hopper_model("wgmma",
+  ...)` (HGMMA / QGMMA), integers exact (`mma_numerics.mma_int`).
+- Each warp w of the warpgroup owns rows 16 w .. 16 w + 15 of D, which depend only on its own
+  rows of A and on all of B (checked on the H200), so `warp_mma` computes one warp's share.
+
+Not modelled (refused with the instruction's name and line): `.sp` sparse forms, b1 (`.and.popc`),
+e4m3/e5m2 with MN-major operands, the descriptor's base-offset field (bits 49-51, must be 0),
+sm_100 `tcgen05`. `wgmma.fence`, `commit_group` and `wait_group` have no effect here: gpusim
+writes the accumulators when `mma_async` issues (DEVIATIONS.md).
+
+Sources: PTX ISA 9.0, 9.7.15 "Asynchronous Warpgroup Level Matrix Multiply-Accumulate
+Instructions" (9.7.15.5.1 matrix descriptor, 9.7.15.5 layouts and swizzling modes).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from isa.errors import UnsupportedInstruction
+from isa.opcodes import Bound, OpSpec
+from isa.program import Instruction, Vector
+from isa.semantics import mma_layout as L
+from isa.semantics import mma_numerics as M
+
+ELEM_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8}
+ACC_BITS = {"f32": 32, "f16": 16, "s32": 32}
+K_OF = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32, "s8": 32, "u8": 32}
+SIGN = {"f16": 1 << 15, "bf16": 1 << 15, "tf32": 1 << 31, "e4m3": 1 << 7, "e5m2": 1 << 7}
+SWIZZLE_OF_CODE = {0: "none", 1: "128B", 2: "64B", 3: "32B"}
+_FP8 = ("e4m3", "e5m2")
+_INT = ("s8", "u8")
+
+
+@dataclass(frozen=True)
+class WgmmaForm:
+    n: int
+    k: int
+    atype: str
+    btype: str
+    dtype: str
+    a_regs: bool            # A from registers (the `_rs` form)
+    satfinite: bool = False
+
+    @property
+    def nacc(self) -> int:
+        """32-bit accumulator registers per thread."""
+        return self.n * ACC_BITS[self.dtype] // 64
+
+    @property
+    def nimm(self) -> int:
+        """Immediate operands after scale-d: scale-a, scale-b, [trans-a,] trans-b."""
+        if self.dtype == "s32":
+            return 0
+        if self.atype in ("f16", "bf16"):
+            return 3 if self.a_regs else 4
+        return 2
+
+
+def _refuse(instr: Instruction, why: str):
+    raise UnsupportedInstruction(instr.mnemonic, ptx_line=instr.ptx_line, reason=why)
+
+
+def parse_sync(instr: Instruction) -> str:
+    """"fence", "commit_group" or "wait_group" for the warpgroup's ordering instructions."""
+    s = instr.suffixes
+    if s in (("fence", "sync", "aligned"), ("commit_group", "sync", "aligned"),
+             ("wait_group", "sync", "aligned")):
+        return s[0]
+    _refuse(instr, "expected wgmma.fence/commit_group/wait_group.sync.aligned")
+
+
+def parse_wgmma(instr: Instruction) -> WgmmaForm:
+    """The form of a `wgmma.mma_async...` instruction, or UnsupportedInstruction."""
+    s = list(instr.suffixes)
+    if "sp" in s:
+        _refuse(instr, "sparse wgmma.mma_async.sp is not implemented")
+    if s[:3] != ["mma_async", "sync", "aligned"] or len(s) < 4:
+        _refuse(instr, "expected wgmma.mma_async.sync.aligned.<shape>...")
+    shape, rest = s[3], s[4:]
+    sat = "satfinite" in rest
+    rest = [r for r in rest if r != "satfinite"]
+    if len(rest) != 3:
+        _refuse(instr, "expected .dtype.atype.btype")
+    d, a, b = rest
+    if a not in ELEM_BITS or b not in ELEM_BITS:
+        _refuse(instr, f"input types .{a}.{b} are not implemented")
+    if (a in _FP8) != (b in _FP8) or (a in _INT) != (b in _INT) or (a not in _FP8 + _INT and a != b):
+        _refuse(instr, f"input types .{a}.{b} do not pair")
+    want = ("s32",) if a in _INT else ("f32",) if a in ("bf16", "tf32") else ("f16", "f32")
+    if d not in want:
+        _refuse(instr, f"accumulator .{d} with inputs .{a}")
+    if sat and d != "s32":
+        _refuse(instr, ".satfinite is for s32 accumulators")
+    k = K_OF[a]
+    n = int(shape[4:shape.index("k")]) if shape.startswith("m64n") and "k" in shape else 0
+    if shape != f"m64n{n}k{k}" or not 8 <= n <= 256 or n % 8 or (a in _INT and n > 8 and n % 16):
+        _refuse(instr, f"shape .{shape} with inputs .{a}")
+    a_regs = len(instr.operands) > 1 and isinstance(instr.operands[1], Vector)
+    return WgmmaForm(n, k, a, b, d, a_regs, sat)
+
+
+def _bind_wgmma(instr: Instruction) -> Bound:
+    if instr.suffixes[:1] != ("mma_async",):
+        parse_sync(instr)
+        nsrc = 1 if instr.suffixes[0] == "wait_group" else 0
+        return Bound((), ("u32",) * nsrc, None, "tensor")
+    f = parse_wgmma(instr)
+    a = ("b32",) * 4 if f.a_regs else ("u64",)
+    return Bound(("b32",) * f.nacc, ("b32",) * f.nacc + a + ("u64", "pred") + ("s32",) * f.nimm, None, "tensor")
+
+
+# -------------------------------------------------------------------- descriptors
+def desc_fields(desc: int) -> tuple[int, int, int, str, int]:
+    """(start bytes, LBO bytes, SBO bytes, swizzle, base offset) of a matrix descriptor."""
+    d = int(desc)
+    return ((d & 0x3FFF) << 4, ((d >> 16) & 0x3FFF) << 4, ((d >> 32) & 0x3FFF) << 4,
+            SWIZZLE_OF_CODE[(d >> 62) & 3], (d >> 49) & 7)
+
+
+def operand_addresses(desc: int, rows: int, k: int, bits: int, major: str) -> np.ndarray:
+    """Shared-window byte address (rows, k) of each element's first byte (module docstring)."""
+    start, lbo, sbo, sw, _ = desc_fields(desc)
+    esz = bits // 8
+    w = L.SWIZZLE_WIDTH[sw]
+    r = np.arange(rows, dtype=np.int64)[:, None]
+    kk = np.arange(k, dtype=np.int64)[None, :]
+    if major == "k":
+        kb = kk * esz
+        if sw == "none":
+            off = (r % 8) * 16 + kb % 16 + (kb // 16) * lbo + (r // 8) * sbo
+        else:
+            off = (r % 8) * w + kb % w + (r // 8) * sbo
+    else:
+        rb = r * esz
+        if sw == "none":
+            off = (kk % 8) * 16 + rb % 16 + (rb // 16) * sbo + (kk // 8) * lbo
+        else:
+            off = (kk % 8) * w + rb % w + (rb // w) * lbo + (kk // 8) * sbo
+    return L.swizzle_addr(start + off, sw)
+
+
+def read_operand(smem: np.ndarray, addr: np.ndarray, bits: int) -> np.ndarray:
+    """Element bit patterns (uint64) at byte addresses `addr` of a uint8 shared-memory window."""
+    out = np.zeros(addr.shape, np.uint64)
+    for b in range(bits // 8):
+        out |= smem[addr + b].astype(np.uint64) << np.uint64(8 * b)
+    return out
+
+
+def _negate(x: np.ndarray, t: str, scale: int) -> np.ndarray:
+    return x ^ np.uint64(SIGN[t]) if scale == -1 else x
+
+
+def warp_mma(form: WgmmaForm, w: int, A16: np.ndarray, B: np.ndarray, c_regs: np.ndarray,
+             scale_d: bool, scale_a: int = 1, scale_b: int = 1) -> np.ndarray:
+    """Warp w's D registers (32, nacc) uint32: A16 its rows (16, K) of A, B (K, N) bit patterns,
+    c_regs its accumulator registers (32, nacc)."""
+    cb = ACC_BITS[form.dtype]
+    amap = L.wgmma_acc_map(form.n, cb)[32 * w:32 * w + 32] - np.array([16 * w, 0])
+    C = L.unpack(c_regs, amap, cb, (16, form.n)) if scale_d else np.zeros((16, form.n), np.uint64)
+    if form.dtype == "s32":
+        D = M.mma_int(A16, B, C, form.atype, form.btype, form.satfinite)
+    else:
+        model = M.hopper_model("wgmma", form.atype, form.dtype, form.k)
+        D = M.mma(_negate(A16, form.atype, scale_a), _negate(B, form.btype, scale_b), C,
+                  form.atype, form.btype, form.dtype, model)
+    return L.pack(D, amap, cb)
+
+
+def a_from_regs(form: WgmmaForm, w: int, a_regs: np.ndarray) -> np.ndarray:
+    """Warp w's rows (16, K) of A from its four A registers (32, 4)."""
+    bits = ELEM_BITS[form.atype]
+    amap = L.wgmma_a_regs_map(form.k, bits)[32 * w:32 * w + 32] - np.array([16 * w, 0])
+    return L.unpack(a_regs, amap, bits, (16, form.k))
+
+
+ENTRIES = [
+    OpSpec("wgmma", "tensor", _bind_wgmma,
+           "warpgroup matrix multiply-accumulate from shared-memory descriptors, and its fence/commit/wait"),
+]

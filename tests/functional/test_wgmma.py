@@ -1,0 +1,120 @@
+"""wgmma.mma_async with its fence/commit/wait executed over warpgroups (gpusim.functional.wgmma_ops,
+isa.semantics.wgmma), against the H200 registers recorded by validate/semantics/tensor_probe.py
+(validate/data/tensor_wgmma_h200.npz: every numerics form through its recorded descriptor layout)."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpusim.errors import BarrierError, KernelError
+from isa.errors import UnsupportedInstruction
+from mma_kernels import wgmma_kernel
+from ptx_harness import metrics, run_ptx
+from wgmma_cases import imms, layout_stage, recorded, run_cases
+from validate.semantics.tensor_forms import WGMMA_FORMS
+
+DATA = np.load(Path(__file__).resolve().parents[2] / "validate" / "data" / "tensor_wgmma_h200.npz")
+FORMS = [f for f in WGMMA_FORMS if f"{f.name}:A" in DATA]
+BIG = {f.name for f in FORMS if f.n >= 64}
+
+
+def run_form(f, cases):
+    return recorded(DATA, f, cases)
+
+
+@pytest.mark.parametrize("form", [f for f in FORMS if f.name not in BIG], ids=lambda f: f.name)
+def test_first_and_scale_d0_cases_are_bit_exact(form):
+    n = len(DATA[f"{form.name}:A"])
+    got, _ = run_form(form, [0, n - 1])
+    assert np.array_equal(got, DATA[f"{form.name}:D_regs"][[0, n - 1]])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("form", FORMS, ids=lambda f: f.name)
+def test_every_recorded_case_is_bit_exact(form):
+    n = len(DATA[f"{form.name}:A"])
+    got, _ = run_form(form, slice(0, n))
+    assert np.array_equal(got, DATA[f"{form.name}:D_regs"])
+
+
+def _form(name):
+    return next(f for f in FORMS if f.name == name)
+
+
+def test_gmma_counter_counts_one_per_warp():
+    _, x = run_form(_form("w_f16_f32_n8"), slice(0, 3))
+    assert metrics(x)["sm__inst_executed_pipe_tensor_op_gmma.sum"] == 3 * 4
+
+
+def _case_args(f, n):
+    A, B, C, sd = (DATA[f"{f.name}:{k}"][:n] for k in ("A", "B", "C", "scale_d"))
+    return A, B, C, sd, [tuple(tuple(v) for v in DATA[f"{f.name}:layout"])] * n
+
+
+def test_both_inputs_negated_by_imm_scale_give_the_recorded_result():
+    f = _form("w_f16_f32_n8")
+    got, _ = run_cases(f, *_case_args(f, 2), imm=", -1, -1, 0, 0")
+    assert np.array_equal(got, DATA[f"{f.name}:D_regs"][:2])
+
+
+def test_one_input_negated_by_imm_scale_changes_the_result():
+    f = _form("w_f16_f32_n8")
+    got, _ = run_cases(f, *_case_args(f, 1), imm=", -1, 1, 0, 0")
+    assert not np.array_equal(got, DATA[f"{f.name}:D_regs"][:1])
+
+
+def test_block_of_three_warps_is_refused_with_the_line():
+    f = _form("w_f16_f32_n8")
+    text = wgmma_kernel(f.ptx, f.nacc, f.dtype, False, imms(f), 16384)
+    z = np.zeros((1, 16384), np.uint8)
+    d = np.zeros((1, 3), np.uint64)
+    with pytest.raises(BarrierError, match="warpgroup.*3 warps"):
+        run_ptx(text, "wg_k", (1, 1, 1), (96, 1, 1), [z, d, np.zeros((96, 4), np.uint32),
+                                                        np.zeros((96, 4), np.uint32), np.zeros((96, 4), np.uint32)])
+
+
+LAYOUT_FORMS = sorted({k.split(":")[1] for k in DATA.files if k.startswith("layout:")})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", LAYOUT_FORMS)
+def test_every_layout_stage_candidate_reads_what_the_gpu_read(name):
+    """The probe's layout stage fed each form's exact case through 8 (swizzle, LBO meaning)
+    descriptor candidates; gpusim decodes every one, right or wrong, as the H200 did, and
+    refuses (an out-of-bounds shared access) those that faulted on the GPU."""
+    assert np.array_equal(layout_stage(DATA, _form(name)), DATA[f"layout:{name}:D_regs"])
+
+
+def test_warpgroup_with_an_exited_warp_is_refused():
+    f = _form("w_f16_f32_n8")
+    text = wgmma_kernel(f.ptx, f.nacc, f.dtype, False, imms(f), 16384)
+    text = text.replace("mov.u32 %tx, %tid.x;\n", "mov.u32 %tx, %tid.x;\nsetp.ge.u32 %q, %tx, 96;\n@%q ret;\n")
+    z = np.zeros((1, 128, 4), np.uint32)
+    with pytest.raises(BarrierError, match="warp 3 of its warpgroup has exited"):
+        run_ptx(text, "wg_k", (1, 1, 1), (128, 1, 1), [np.zeros((1, 16384), np.uint8), np.zeros((1, 3), np.uint64),
+                                                         z, z, z.copy()])
+
+
+def test_fast_core_runs_wgmma_through_the_reference_op():
+    f = _form("w_bf16_f32_n8")
+    got, _ = run_cases(f, *_case_args(f, 1), core="fast")
+    assert np.array_equal(got, DATA[f"{f.name}:D_regs"][:1])
+
+
+def test_sparse_form_is_refused_with_its_name():
+    f = _form("w_f16_f32_n8")
+    text = wgmma_kernel(f.ptx.replace("mma_async", "mma_async.sp"), f.nacc, f.dtype, False, imms(f), 16384)
+    z = np.zeros((1, 128, 4), np.uint32)
+    with pytest.raises(UnsupportedInstruction, match="wgmma.*sparse"):
+        run_ptx(text, "wg_k", (1, 1, 1), (128, 1, 1), [np.zeros((1, 16384), np.uint8), np.zeros((1, 3), np.uint64),
+                                                         z, z, z.copy()])
+
+
+def test_descriptor_that_differs_across_a_warp_is_refused():
+    f = _form("w_f16_f32_n8")
+    text = wgmma_kernel(f.ptx, f.nacc, f.dtype, False, imms(f), 16384)
+    text = text.replace("add.s64 %db, %db, %sb64;\n", "add.s64 %db, %db, %sb64;\ncvt.u64.u32 %o, %tx;\nadd.s64 %db, %db, %o;\n")
+    z = np.zeros((1, 128, 4), np.uint32)
+    with pytest.raises(KernelError, match="non-uniform operand.*lane 1"):
+        run_ptx(text, "wg_k", (1, 1, 1), (128, 1, 1), [np.zeros((1, 16384), np.uint8), np.zeros((1, 3), np.uint64),
+                                                         z, z, z.copy()])
