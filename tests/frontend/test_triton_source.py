@@ -10,7 +10,7 @@ except ImportError:
 
 import gpusim
 from dependency_skips import is_missing_dependency
-from gpusim.errors import GpusimError, LaunchError, UnsupportedKernel
+from gpusim.errors import LaunchError, UnsupportedKernel
 from programs.triton_kernels import layer_norm, softmax, vector_add
 
 
@@ -87,11 +87,15 @@ def test_compile_error_names_kernel_and_line():
         gpusim.launch(_bad_arange, (1,), None, (np.zeros(8, np.int32),), constexprs={"BLOCK_SIZE": 6})
 
 
-def test_wgmma_is_refused_by_name():
-    a, b = np.ones((64, 32), np.float16), np.ones((32, 64), np.float16)
-    with pytest.raises(GpusimError, match=r"wgmma\..*_dot"):
-        gpusim.launch(_dot, (1,), None, (a, b, np.zeros((64, 64), np.float32)),
-                      constexprs={"BM": 64, "BN": 64, "BK": 32}, num_warps=4, gpu="h100")
+def test_tl_dot_runs_as_wgmma_and_equals_numpy():
+    # small integers in f16: every product and partial sum is exact, so the f32 result is too
+    rng = np.random.default_rng(0)
+    a = rng.integers(-4, 5, (64, 32)).astype(np.float16)
+    b = rng.integers(-4, 5, (32, 64)).astype(np.float16)
+    c = np.zeros((64, 64), np.float32)
+    r = gpusim.launch(_dot, (1,), None, (a, b, c), constexprs={"BM": 64, "BN": 64, "BK": 32}, num_warps=4, gpu="h100")
+    assert np.array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
+    assert r.metrics["sm__inst_executed_pipe_tensor_op_gmma.sum"] > 0
 
 
 def test_autotune_runs_every_config_and_keeps_first_without_timing():
