@@ -25,8 +25,8 @@ What it models:
   MN-major layouts is what `validate/semantics/tensor_probe.py` checks on the GPU among the
   `DESC_CONVENTIONS` candidates; the recorded winner is in the probe's JSON.
 
-Not modelled: sparse `mma.sp`, `m8n8k4` f16 (Volta quad-pair layout), sub-byte types (s4, b1),
-`ldmatrix`/`stmatrix` (their lane-to-row mapping is recorded by the same probe).
+Not modelled: sparse `mma.sp`, `m8n8k4` f16 (Volta quad-pair layout), sub-byte types (s4, b1).
+`ldmatrix`/`stmatrix` lane-to-row maps live in `isa/semantics/tensor.py` (`ldsm_map`).
 
 Sources: PTX ISA 9.0, 9.7.14.5 "Matrix fragments for mma.m16n8k*" (figures per type),
 9.7.15.5 "Register fragments and shared memory matrix layouts" for wgmma (core matrices of
