@@ -118,6 +118,6 @@ def test_unsupported_opcode_names_opcode_and_lines():
     from isa.errors import UnsupportedInstruction
     from isa.opcodes import lookup
     from isa.program import Instruction, SourceLoc
-    ins = Instruction("wgmma", ("mma_async", "f32"), (), loc=SourceLoc("k.py", 12), ptx_line=40)
-    with pytest.raises(UnsupportedInstruction, match=r"'wgmma.mma_async.f32'.*PTX line 40.*k.py:12"):
+    ins = Instruction("movmatrix", ("sync", "aligned"), (), loc=SourceLoc("k.py", 12), ptx_line=40)
+    with pytest.raises(UnsupportedInstruction, match=r"'movmatrix.sync.aligned'.*PTX line 40.*k.py:12"):
         lookup(ins, kernel="k")
