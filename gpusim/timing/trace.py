@@ -17,10 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpusim.functional.lsu import shared_wavefronts
+from gpusim.timing import trace_kernels as K
 from isa.memory_map import CONST_WINDOW_BASE, GLOBAL_BASE, LOCAL_WINDOW_BASE
 
 U64 = np.uint64
+NO_MASKS = np.zeros(0, np.uint32)
 
 
 @dataclass(slots=True)
@@ -142,13 +143,14 @@ class TraceSource:
         wl = (a.lanes >> 5).astype(np.int64)
         w0 = int(wl[0])
         rel = wl - w0
-        nw = int(rel[-1]) + 1
         info = self.p.decoded.infos[a.instr]
         if a.space == "shared":
             cta_base = (a.lanes // (wpc * 32)).astype(U64) * U64(lsu.shared_stride)
-            wf = shared_wavefronts(rel, a.offsets - cta_base, info.access_bytes, nw, lsu.banks, lsu.bank_width)
-            for k in np.unique(rel).tolist():
-                new[w0 + k][a.instr] = int(wf[k])
+            shift = U64(lsu.bank_width.bit_length() - 1)
+            words = ((a.offsets - cta_base) >> shift).astype(np.int64)
+            warps, wf = K.warp_wavefronts(rel, words, max(1, info.access_bytes // lsu.bank_width), lsu.banks)
+            for k, n in zip(warps.tolist(), wf.tolist()):
+                new[w0 + k][a.instr] = n
             return
         if a.space == "global":
             addr = a.offsets + U64(GLOBAL_BASE)
@@ -161,39 +163,45 @@ class TraceSource:
             addr = U64(LOCAL_WINDOW_BASE) + gw * U64(lsu.local_stride * 32) + hw
             rel = np.repeat(rel, rep)
         sectors = addr >> U64(5)
-        keys = (rel.astype(U64) << U64(48)) | (sectors - sectors.min())
-        ops = masks = addrs = None
         if info.is_atomic:                             # each lane's operation is one read-modify-write
-            u, ops = np.unique(keys, return_counts=True)
-            # distinct addresses per (warp, sector): each beyond the first costs the sector another pass
-            per_addr = np.unique((rel.astype(U64) << U64(48)) | (addr - (sectors.min() << U64(5))))
-            addr_sector = (per_addr >> U64(48) << U64(48)) | ((per_addr & U64((1 << 48) - 1)) >> U64(5))
-            addrs = np.unique(addr_sector, return_counts=True)[1]     # aligned with u (same sort order)
-        elif info.is_store:                            # which bytes of each sector the warp writes
+            self._atomic(a.instr, new, w0, rel, addr, sectors)
+            return
+        if info.is_store:                              # which bytes of each sector the warp writes
             nb = min(info.access_bytes, 4) if a.space == "local" else info.access_bytes
             lane_masks = (U64((1 << nb) - 1) << (addr & U64(31))).astype(np.uint32)
-            order = np.argsort(keys, kind="stable")
-            sk = keys[order]
-            starts = np.flatnonzero(np.r_[True, sk[1:] != sk[:-1]])
-            u, masks = sk[starts], np.bitwise_or.reduceat(lane_masks[order], starts)
-        else:
-            u = np.unique(keys)
+            warps, starts, vals, masks = K.warp_sectors(rel, sectors, lane_masks, True)
+            bounds = starts.tolist()
+            for q, k in enumerate(warps.tolist()):
+                mem = new[w0 + k]
+                s0, s1 = bounds[q], bounds[q + 1]
+                mem[a.instr] = _merge_store(mem.get(a.instr), vals[s0:s1], masks[s0:s1])
+            return
+        warps, starts, vals, _ = K.warp_sectors(rel, sectors, NO_MASKS, False)
+        bounds = starts.tolist()
+        instr = a.instr
+        for q, k in enumerate(warps.tolist()):
+            mem = new[w0 + k]
+            seg = vals[bounds[q]:bounds[q + 1]]
+            prev = mem.get(instr)
+            mem[instr] = seg if prev is None or isinstance(prev, int) else np.union1d(prev, seg)
+
+    @staticmethod
+    def _atomic(instr: int, new: dict, w0: int, rel, addr, sectors) -> None:
+        """An atomic's payload per warp: its sectors, the lanes operating on each, and the
+        distinct addresses among them."""
+        keys = (rel.astype(U64) << U64(48)) | (sectors - sectors.min())
+        u, ops = np.unique(keys, return_counts=True)
+        # distinct addresses per (warp, sector): each beyond the first costs the sector another pass
+        per_addr = np.unique((rel.astype(U64) << U64(48)) | (addr - (sectors.min() << U64(5))))
+        addr_sector = (per_addr >> U64(48) << U64(48)) | ((per_addr & U64((1 << 48) - 1)) >> U64(5))
+        addrs = np.unique(addr_sector, return_counts=True)[1]     # aligned with u (same sort order)
         owner = (u >> U64(48)).astype(np.int64)
         vals = (u & U64((1 << 48) - 1)) + sectors.min()
         cuts = np.flatnonzero(np.diff(owner)) + 1
         starts = np.r_[0, cuts]
         ends = np.r_[cuts, len(u)]
         for k, s0, s1 in zip(owner[starts].tolist(), starts.tolist(), ends.tolist()):
-            mem = new[w0 + k]
-            seg = vals[s0:s1]
-            if ops is not None:
-                mem[a.instr] = (seg, ops[s0:s1], addrs[s0:s1])
-                continue
-            prev = mem.get(a.instr)
-            if masks is not None:
-                mem[a.instr] = _merge_store(prev, seg, masks[s0:s1])
-                continue
-            mem[a.instr] = seg if prev is None or isinstance(prev, int) else np.union1d(prev, seg)
+            new[w0 + k][instr] = (vals[s0:s1], ops[s0:s1], addrs[s0:s1])
 
 
 def _merge_store(prev, sectors: np.ndarray, masks: np.ndarray) -> tuple:
