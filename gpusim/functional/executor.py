@@ -84,6 +84,7 @@ class Access:
     space: str
     lanes: np.ndarray
     offsets: np.ndarray
+    wavefronts: tuple | None = None      # shared: (batch warp ids, wavefronts of each) where already counted
 
 
 @dataclass
@@ -226,9 +227,9 @@ class BatchExecutor:
             return v[lanes - self.state.lo]
         return np.full(len(lanes), v)
 
-    def trace_access(self, op, space, lanes, offsets) -> None:
+    def trace_access(self, op, space, lanes, offsets, wavefronts=None) -> None:
         if self.record is not None:
-            self.record.accesses.append(Access(op.index, space, lanes, offsets))
+            self.record.accesses.append(Access(op.index, space, lanes, offsets, wavefronts))
 
     def barrier_op(self, index: int):
         return self._barriers.get(index)

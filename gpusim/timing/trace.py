@@ -140,6 +140,11 @@ class TraceSource:
             self.ready[first + k] = streams[k * wpc:(k + 1) * wpc]
 
     def _access(self, a, new: dict, lsu, first: int, wpc: int) -> None:
+        if a.wavefronts is not None:                   # shared, counted by the compiled load/store unit
+            instr = a.instr
+            for w, n in zip(a.wavefronts[0].tolist(), a.wavefronts[1].tolist()):
+                new[w][instr] = n
+            return
         wl = (a.lanes >> 5).astype(np.int64)
         w0 = int(wl[0])
         rel = wl - w0

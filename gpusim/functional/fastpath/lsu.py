@@ -26,6 +26,7 @@ from isa.types import unsigned_dtype
 U64 = np.uint64
 NO_BOOL = np.zeros(1, np.bool_)
 NO_U64 = np.zeros(1, np.uint64)
+NO_I64 = np.zeros(1, np.int64)
 SHIFT = {1: 0, 2: 1, 4: 2, 8: 3, 16: 4}
 
 
@@ -62,12 +63,15 @@ class FastLoadStoreUnit(LoadStoreUnit):
         align = nbytes if nbytes in (1, 2, 4, 8, 16) else op.dt.itemsize
         lanes = (base, bval, buni, op.offset, NO_BOOL if m is None else m, m is not None,
                  NO_BOOL if g is None else g, g is not None, st.lo, n, nbytes, align)
+        per_warp = None
         if space == "shared":
             if self._bank_shift < 0:
                 return None
             buf = self.shared
+            keep = x.record is not None
+            per_warp = np.full((n + 31) >> 5, -1, np.int64) if keep else NO_I64
             status = K.place_shared(*lanes, U64(self.shared_bytes), U64(self.shared_stride), x.wpc * 32, buf.size,
-                                    self.banks, self._bank_shift, offs, res)
+                                    self.banks, self._bank_shift, offs, res, per_warp, keep)
         elif space == "local":
             buf = self.local
             status = K.place_local(*lanes, U64(self.local_bytes), U64(self.local_stride), buf.size, offs, res)
@@ -93,7 +97,11 @@ class FastLoadStoreUnit(LoadStoreUnit):
                 c.add_memory(op.index, space, what, nreq, total)
             if x.record is not None:
                 act = offs >= 0
-                x.trace_access(op, space, np.flatnonzero(act) + st.lo, offs[act].astype(U64))
+                wavefronts = None
+                if per_warp is not None:                 # the trace's per-warp wavefronts, counted here already
+                    present = np.flatnonzero(per_warp >= 0)
+                    wavefronts = (present + (st.lo >> 5), per_warp[present])
+                x.trace_access(op, space, np.flatnonzero(act) + st.lo, offs[act].astype(U64), wavefronts)
         return buf, offs, nactive
 
     def fast_load(self, op, g) -> bool:

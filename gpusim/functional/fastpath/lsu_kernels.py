@@ -176,12 +176,13 @@ def _wavefronts(words, nw, bmask, lists, counts):
 
 @njit(cache=True, nogil=True)
 def place_shared(base, bval, buniform, offset, m, use_m, g, use_g, lo, n, nbytes, align,
-                 limit, stride, lanes_per_cta, buflen, banks, bank_shift, offs, res):
+                 limit, stride, lanes_per_cta, buflen, banks, bank_shift, offs, res, per_warp, keep):
     """Shared memory: address + nbytes <= limit (the block's shared size); offset =
     block slot * stride + address. Counts wavefronts per warp: `banks` banks of
     2**bank_shift bytes, each lane touching max(1, nbytes / bank width) consecutive
     words. A warp whose words never put two different words in one bank takes one
-    wavefront; others are counted word by word (`_wavefronts`)."""
+    wavefront; others are counted word by word (`_wavefronts`). With `keep`,
+    per_warp[w - lo // 32] = warp w's wavefronts (-1: no active lane), for the trace."""
     nb = U64(nbytes)
     amask = U64(align - 1)
     per_lane = max(1, nbytes >> bank_shift)
@@ -207,7 +208,10 @@ def place_shared(base, bval, buniform, offset, m, use_m, g, use_g, lo, n, nbytes
         w = lane >> 5
         if w != cur_warp:
             if cur_warp >= 0:
-                total += _wavefronts(words, nw, bmask, lists, counts) if clash else 1
+                wf = _wavefronts(words, nw, bmask, lists, counts) if clash else 1
+                total += wf
+                if keep:
+                    per_warp[cur_warp - (lo >> 5)] = wf
             cta_base = U64(lane // lanes_per_cta) * stride
             cur_warp = w
             nreq += 1
@@ -233,7 +237,10 @@ def place_shared(base, bval, buniform, offset, m, use_m, g, use_g, lo, n, nbytes
                 bank_word[b] = word
             word += U64(1)
     if cur_warp >= 0:
-        total += _wavefronts(words, nw, bmask, lists, counts) if clash else 1
+        wf = _wavefronts(words, nw, bmask, lists, counts) if clash else 1
+        total += wf
+        if keep:
+            per_warp[cur_warp - (lo >> 5)] = wf
     res[0] = nactive
     res[1] = nreq
     res[2] = total
