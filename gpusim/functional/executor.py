@@ -97,17 +97,20 @@ class StepRecord:
 
 
 class BatchExecutor:
-    """Executes blocks `first_block .. first_block + nctas - 1` of a launch."""
+    """Executes blocks `first_block .. first_block + nctas - 1` of a launch, or the blocks
+    `block_ids` (linear ids, one per block slot, increasing) when given."""
 
     def __init__(self, dk: DecodedKernel, geometry: Geometry, first_block: int, nctas: int, memory,
                  params: dict[str, bytes], shared_bytes: int, local_bytes: int, counters: Counters,
                  kernel_name: str, sm_count: int = 1, step_budget: int | None = None,
                  shared_banks: tuple[int, int] = (32, 4), deadline: budget.Deadline | None = None,
-                 detect: bool = True):
+                 detect: bool = True, block_ids: np.ndarray | None = None):
         self.dk = dk
         self.geo = geometry
         self.first_block = first_block
         self.nctas = nctas
+        self.block_ids = (np.arange(first_block, first_block + nctas, dtype=np.int64) if block_ids is None
+                          else np.asarray(block_ids, np.int64))
         self.wpc = geometry.warps_per_block
         self.nwarps = nctas * self.wpc
         self.nlanes = self.nwarps * 32
@@ -185,7 +188,7 @@ class BatchExecutor:
 
     def _ctas(self) -> np.ndarray:
         lane = np.arange(self.nlanes, dtype=np.int64)
-        return self.first_block + lane // (self.wpc * 32)
+        return self.block_ids[lane // (self.wpc * 32)]
 
     def special(self, name: str, want: np.dtype):
         g = self.geo
@@ -432,7 +435,7 @@ class BatchExecutor:
     # ------------------------------------------------------------------ errors
     def lane_coords(self, lane: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         """(block, thread) coordinates of batch lane `lane`."""
-        block = self.first_block + lane // (self.wpc * 32)
+        block = int(self.block_ids[lane // (self.wpc * 32)])
         return self.geo.block_coords(block), self.geo.thread_coords(lane % (self.wpc * 32))
 
     _where = lane_coords

@@ -102,14 +102,17 @@ class PreparedLaunch:
         self.on_steps = None                  # callable(executor) every 1024 steps of a batch (progress), or None
         self.workers = (1, "not run yet")     # (processes of the functional run, why that many): run_all
 
-    def batch(self, first_block: int, nblocks: int, *, max_steps: int | None = None) -> BatchExecutor:
-        """An executor for blocks first_block .. first_block + nblocks - 1 (linear ids)."""
+    def batch(self, first_block: int, nblocks: int, *, max_steps: int | None = None,
+              blocks: np.ndarray | None = None) -> BatchExecutor:
+        """An executor for blocks first_block .. first_block + nblocks - 1 (linear ids), or for
+        `blocks` (increasing linear ids, first_block the first, nblocks of them) when given:
+        blocks from across the grid run as one batch (`gpusim.timing.trace`)."""
         x = BatchExecutor(self.decoded, self.geometry, first_block, nblocks, self.memory, self.marshalled.params,
                           self.block_shared_bytes, self.layout.local_bytes, self.counters, self.name,
                           sm_count=getattr(self.spec, "sm_count", 1),
                           step_budget=self.step_budget if max_steps is None else max_steps,
                           shared_banks=(self.spec.sm.shared_banks, self.spec.sm.shared_bank_width_bytes),
-                          deadline=self.deadline, detect=self.detect)
+                          deadline=self.deadline, detect=self.detect, block_ids=blocks)
         x.on_steps = self.on_steps
         if self.sanitizer is not None:
             self.sanitizer.attach(x)

@@ -136,9 +136,9 @@ class RecordingSource(_KeepsConversions, TraceSource):
         super().__init__(prepared, chunk_blocks, issue, execute_skipped)
         self.store = store
 
-    def _run_chunk(self, first: int, n: int) -> None:
-        super()._run_chunk(first, n)
-        for b in range(first, first + n):
+    def _run_blocks(self, blocks) -> None:
+        super()._run_blocks(blocks)
+        for b in blocks:
             self.store.keep(b, self.ready[b])
 
 

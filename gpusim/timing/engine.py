@@ -36,7 +36,7 @@ from gpusim.timing.issue_stream import IssueStreams
 from gpusim.timing.memory.l1 import L1Cache
 from gpusim.timing.sm import SM, STALL_REASONS
 from gpusim.timing.static import issue_program, sass_classifier, unknown_sass, unknown_sass_message
-from gpusim.timing.trace import TraceSource
+from gpusim.timing.trace import TraceSource, batch_independent
 
 STALL_METRIC = "smsp__pcsamp_warps_issue_stalled_{}"
 
@@ -59,6 +59,16 @@ def rare_full_collections():
         yield
     finally:
         gc.set_threshold(*old)
+
+
+def common_prefix(orders: list) -> list:
+    """The longest list every one of `orders` starts with."""
+    out = []
+    for items in zip(*orders):
+        if any(x != items[0] for x in items):
+            break
+        out.append(items[0])
+    return out
 
 
 @dataclass(frozen=True)
@@ -177,11 +187,25 @@ class TimingEngine(Extrapolation):
         self.stats = TimingStats(program.n_sass)
         self.trace = source(prepared, chunk_blocks=min(max(wave, 1), max(1, (1 << 15) // (geo.warps_per_block * 32))),
                                  issue=self.issue, execute_skipped=mode == "full" or options.functional == "full")
+        # sampled runs of blocks from across the grid execute together (fewer, larger batches) where
+        # a block's streams do not depend on its batch: first the first chunk the budget looks at
+        # and the blocks timed whatever it decides, then the rest of the timed blocks
+        gather = mode == "sampled" and self.sms_simulated < n_sm and options.functional == "sampled" and \
+            batch_independent(prepared)
         if mode == "sampled" and self.sms_simulated < n_sm:
             self.trace.run_stop = min(self.sms_simulated, geo.nblocks)    # the first run of timed blocks
+            if gather:
+                waves = range(1, options.max_waves + 1) if options.functional_budget is not None else \
+                    [options.max_waves]
+                timed = common_prefix([sampled_blocks(geo.nblocks, min(self.blocks_share, w * wave), n_sm,
+                                                      self.sms_simulated, bps) for w in waves])
+                first = range(min(self.trace.chunk, self.trace.run_stop))
+                self.trace.gather(sorted(set(first) | set(timed)))
         self.blocks_simulated = self._budget(options, mode, wave)
         self.block_order = order = sampled_blocks(geo.nblocks, self.blocks_simulated, n_sm, self.sms_simulated, bps)
         self.blocks_simulated = len(order)
+        if gather:
+            self.trace.gather(order)
         # first block of each run of consecutive timed blocks -> its length
         self._runs = {0: len(order)} if isinstance(order, range) and len(order) else {}
         if not isinstance(order, range):

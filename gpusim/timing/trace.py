@@ -17,7 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpusim.functional.communication import blocks_communicate
+from gpusim.functional.loops import CLOCKS
 from gpusim.timing import trace_kernels as K
+from isa.program import Special
 from isa.memory_map import CONST_WINDOW_BASE, GLOBAL_BASE, LOCAL_WINDOW_BASE
 
 U64 = np.uint64
@@ -51,6 +54,9 @@ class TraceSource:
         self.functional_steps = 0
         self.execute_skipped = execute_skipped             # seek(): run the blocks passed over (exact outputs)
         self.run_stop: int | None = None                   # seek(): chunks end where the sampled run ends
+        self.planned: dict[int, int] = {}                  # gather(): block -> its place in the plan
+        self._plan: list[int] = []
+        self.gather_blocks = max(self.chunk, (1 << 15) // (prepared.geometry.warps_per_block * 32))
 
     def reuse(self, prepared, chunk_blocks: int, issue=None, execute_skipped: bool = True) -> "TraceSource":
         """This source, for a new engine over the same launch (TraceSource's signature): the
@@ -61,7 +67,18 @@ class TraceSource:
         self.issue = issue
         self.execute_skipped = execute_skipped
         self.run_stop = None
+        self.gather_blocks = max(self.chunk, (1 << 15) // (prepared.geometry.warps_per_block * 32))
+        self.gather([])
         return self
+
+    def gather(self, blocks) -> None:
+        """Blocks the caller will take, in the order it takes them (increasing), from across
+        the grid: a block of them not yet executed runs in one batch with the next ones of
+        them, up to `gather_blocks` (about 32K threads), instead of in a chunk of consecutive
+        blocks. Only for launches whose blocks run the same whichever others share their batch
+        (`batch_independent`): the streams are those chunk by chunk gives, the batches fewer."""
+        self._plan = [int(b) for b in blocks]
+        self.planned = {b: i for i, b in enumerate(self._plan)}
 
     def seek(self, b: int, length: int) -> None:
         """Go on at block `b`, the first of `length` consecutive blocks to time (sampled timing
@@ -89,6 +106,12 @@ class TraceSource:
     def peek(self, b: int) -> list[WarpStream]:
         """Block `b`'s streams of PTX visits (executing its chunk if needed), left in place."""
         while b not in self.ready:
+            i = self.planned.get(b)
+            if i is not None and b >= self.next_block:
+                run = [k for k in self._plan[i:i + self.gather_blocks] if k >= self.next_block and k not in self.ready]
+                self._run_blocks(run)
+                self.next_block = run[-1] + 1
+                continue
             if self.next_block >= self.p.geometry.nblocks:
                 raise IndexError(b)
             n = min(self.chunk, self.p.geometry.nblocks - self.next_block)
@@ -112,12 +135,18 @@ class TraceSource:
                 self.p.batch(first, min(per, stop - first)).run()
 
     def _run_chunk(self, first: int, n: int) -> None:
+        self._run_blocks(range(first, first + n))
+
+    def _run_blocks(self, blocks) -> None:
+        """Execute `blocks` (increasing linear ids) as one batch, recording their streams."""
         p = self.p
         wpc = p.geometry.warps_per_block
+        n = len(blocks)
         self.executed += n
-        ex = p.batch(first, n)
-        streams = [WarpStream(gid=first * wpc + w, block=first + w // wpc, warp_in_block=w % wpc, visits=[])
-                   for w in range(n * wpc)]
+        ex = p.batch(blocks[0], n) if isinstance(blocks, range) else p.batch(blocks[0], n, blocks=np.array(blocks))
+        streams = [WarpStream(gid=blocks[w // wpc] * wpc + w % wpc, block=blocks[w // wpc], warp_in_block=w % wpc,
+                              visits=[]) for w in range(n * wpc)]
+        gids = np.array([st.gid for st in streams], np.int64)
         lsu = ex.lsu
         for st in streams:
             st.local_sectors = lsu.local_stride          # stride bytes per lane x 32 lanes / 32-B sectors
@@ -135,11 +164,13 @@ class TraceSource:
                     streams[w].visits.append(v)
                     new[w] = v[2]
                 for a in rec.accesses:
-                    self._access(a, new, lsu, first, wpc)
-        for k in range(n):
-            self.ready[first + k] = streams[k * wpc:(k + 1) * wpc]
+                    self._access(a, new, lsu, gids, wpc)
+        for k, b in enumerate(blocks):
+            self.ready[b] = streams[k * wpc:(k + 1) * wpc]
 
-    def _access(self, a, new: dict, lsu, first: int, wpc: int) -> None:
+    def _access(self, a, new: dict, lsu, gids: np.ndarray, wpc: int) -> None:
+        """Add access `a` of a step to the payloads `new` (batch warp -> its visit's dict);
+        gids[w]: batch warp w's global warp id."""
         if a.wavefronts is not None:                   # shared, counted by the compiled load/store unit
             instr = a.instr
             for w, n in zip(a.wavefronts[0].tolist(), a.wavefronts[1].tolist()):
@@ -164,7 +195,7 @@ class TraceSource:
         else:                                          # local: interleaved per warp, a frame per gid (sm.py moves it to the warp's slot)
             hw = lsu._local_hw_offsets(a.lanes, a.offsets, info.access_bytes)
             rep = len(hw) // len(a.lanes)
-            gw = np.repeat(wl + first * wpc, rep).astype(U64)
+            gw = np.repeat(gids[wl], rep).astype(U64)
             addr = U64(LOCAL_WINDOW_BASE) + gw * U64(lsu.local_stride * 32) + hw
             rel = np.repeat(rel, rep)
         sectors = addr >> U64(5)
@@ -207,6 +238,17 @@ class TraceSource:
         ends = np.r_[cuts, len(u)]
         for k, s0, s1 in zip(owner[starts].tolist(), starts.tolist(), ends.tolist()):
             new[w0 + k][instr] = (vals[s0:s1], ops[s0:s1], addrs[s0:s1])
+
+
+def batch_independent(prepared) -> bool:
+    """Whether each block's streams (path, addresses, masks) and the launch's functional
+    counters are the same whichever blocks share its batch, in whatever order: blocks
+    cannot communicate (`functional.communication`), nothing reads the clock (a step
+    count), no sanitizer follows accesses across blocks. `TraceSource.gather` needs it."""
+    if prepared.sanitizer is not None or blocks_communicate(prepared) is not None:
+        return False
+    return not any(type(o) is Special and o.name in CLOCKS
+                   for ins in prepared.decoded.kernel.instructions for o in ins.operands)
 
 
 def _merge_store(prev, sectors: np.ndarray, masks: np.ndarray) -> tuple:
