@@ -36,11 +36,14 @@ instructions and memory accesses on each side, for the engine to extrapolate cou
 from __future__ import annotations
 
 import math
+from itertools import chain, compress, repeat
+from operator import itemgetter
 
 import numpy as np
 
 LOOP, SKIP = -1, -2                     # marker segments (see module docstring)
 MIN_ITERATIONS = 8
+_FIRST, _MEM = itemgetter(0), itemgetter(2)        # a visit's PTX block, its payloads
 
 
 class IssueStreams:
@@ -77,12 +80,13 @@ class IssueStreams:
         terms `add` takes: a caller that keeps the result can advance them again without
         converting, gpusim.sweep's replay)."""
         cost = self.cost
-        total = sum(cost.get(v[0], 0) for v in visits)
-        acc = sum(len(v[2]) for v in visits)
+        blocks = list(map(_FIRST, visits))
+        total = sum(map(cost.get, blocks, repeat(0)))          # in visit order, as a float sum must be
+        acc = sum(map(len, map(_MEM, visits)))
         skipped = kinds_kept = kinds_skipped = None
         if self.warp_budget is not None and total > self.warp_budget:
             kinds = _kinds(visits)
-            visits = self._sample(visits, total)
+            visits = self._sample(visits, blocks, total)
             k_inst = sum(cost.get(v[0], 0) for v in visits if v[0] >= 0)
             k_acc = sum(len(v[2]) for v in visits if v[0] >= 0)
             skipped = (total - k_inst, acc - k_acc)
@@ -185,7 +189,10 @@ class IssueStreams:
                     best = (key, h)
         return best[1] if best else None
 
-    def _sample(self, visits: list, total: int) -> list:
+    def _sample(self, visits: list, blocks: list, total: int) -> list:
+        """`visits` with the middle iterations of each activation of the sampled loop left out
+        (module docstring); `blocks`: each visit's PTX block. An activation starts at the loop
+        header's first visit in a run of visits inside the loop body and ends with the run."""
         if not self.loop_chosen:
             self.loop, self.loop_chosen = self._choose_loop(visits), True
         h = self.loop
@@ -193,34 +200,35 @@ class IssueStreams:
             return visits
         body = self.smap.ptx_loops[h]
         frac = self.warp_budget / total
+        b = np.array(blocks, np.int64)
+        inside = np.isin(b, np.fromiter(body, np.int64, len(body)))
+        is_head = b == h
+        edges = np.flatnonzero(np.diff(np.r_[False, inside, False].astype(np.int8)))
+        heads_at = np.flatnonzero(is_head)
+        cost_get = self.cost.get
         out: list = []
-        i, n = 0, len(visits)
-        while i < n:
-            if visits[i][0] != h:
-                out.append(visits[i])
-                i += 1
-                continue
-            j = i
-            heads = []
-            while j < n and visits[j][0] in body:
-                if visits[j][0] == h:
-                    heads.append(j)
-                j += 1
+        i = 0
+        for s0, e0 in zip(edges[0::2].tolist(), edges[1::2].tolist()):   # runs of visits inside the body
+            lo, hi = np.searchsorted(heads_at, [s0, e0])
+            if lo == hi:
+                continue                                 # no header visit: visited one by one
+            heads = heads_at[lo:hi].tolist()             # the activation: from the first header visit to e0
+            out.extend(visits[i:heads[0]])
             count = len(heads)
             keep = max(MIN_ITERATIONS, math.ceil(frac * count))
             if count <= keep + 1:
-                out.extend(visits[i:j])
+                out.extend(visits[heads[0]:e0])
             else:
-                cost = self.cost
-                kept_part = visits[i:heads[keep]]
-                left_out = sum(cost.get(v[0], 0) for v in visits[heads[keep]:heads[count - 1]])
+                first = heads[0]
+                left_out = sum(map(cost_get, blocks[heads[keep]:heads[count - 1]], repeat(0)))
                 out.append((LOOP, 0, {}))
-                out.extend(visits[i:heads[keep // 2]])
+                out.extend(visits[first:heads[keep // 2]])
                 out.append((LOOP, 1, {}))           # the warm-up half is done
                 out.extend(visits[heads[keep // 2]:heads[keep]])
-                out.append((SKIP, (sum(cost.get(v[0], 0) for v in kept_part), left_out), {}))
-                out.extend(visits[heads[count - 1]:j])
-            i = j
+                out.append((SKIP, (sum(map(cost_get, blocks[first:heads[keep]], repeat(0))), left_out), {}))
+                out.extend(visits[heads[count - 1]:e0])
+            i = e0
+        out.extend(visits[i:])
         return out
 
     def _loop(self, b: int, run: list, out: list) -> None:
@@ -247,17 +255,13 @@ class IssueStreams:
 def _kinds(visits: list) -> list[int]:
     """[loads, stores, atomics] among the accesses of PTX visits, by payload form: a
     sector array (load), (sectors, byte masks) (store), (sectors, lane operations)
-    (atomic); shared-memory wavefront counts move no L2 traffic and are not counted."""
-    out = [0, 0, 0]
-    for v in visits:
-        if v[0] < 0:
-            continue
-        for p in v[2].values():
-            if isinstance(p, tuple):
-                out[1 if p[1].dtype == np.uint32 else 2] += 1
-            elif not isinstance(p, int):
-                out[0] += 1
-    return out
+    (atomic); shared-memory wavefront counts move no L2 traffic and are not counted.
+    (Markers' payload dicts are empty.)"""
+    payloads = list(chain.from_iterable(map(dict.values, map(_MEM, visits))))
+    tuples = list(compress(payloads, map(isinstance, payloads, repeat(tuple))))
+    stores = sum(1 for p in tuples if p[1].dtype == np.uint32)
+    wavefronts = sum(map(isinstance, payloads, repeat(int)))
+    return [len(payloads) - len(tuples) - wavefronts, stores, len(tuples) - stores]
 
 
 def combine_stores(order: list, mem: dict) -> None:
