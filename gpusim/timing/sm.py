@@ -38,19 +38,23 @@ Jia et al. 2018 and Luo et al. 2024 microbenchmarks (latencies, via the presets)
 from __future__ import annotations
 
 import math
+from operator import itemgetter
 
 import numpy as np
 
 from gpusim.timing import issue_loop as L
 from gpusim.timing import policies
 from gpusim.timing.fetch import FrontEnd
-from gpusim.timing.issue_stream import LOOP
+from gpusim.timing.issue_stream import LOOP, SKIP
 from gpusim.timing.residency import Residency, Warp
 from gpusim.timing.static import PIPE_NAMES, SHARED
 from isa.memory_map import CONST_WINDOW_BASE
 
 INF = math.inf
 STALL_REASONS = L.STALL_REASONS
+_FIRST = itemgetter(0)
+if (LOOP, SKIP) != (-1, -2):
+    raise ImportError("gpusim.timing.sm: _seg_nshared's trailing zeros stand for the markers LOOP, SKIP = -1, -2")
 POLICY_CODES = {"gto": L.P_GTO, "oldest": L.P_OLDEST}      # compiled; any other policy is called from Python
 
 
@@ -95,6 +99,8 @@ class SM(Residency):
         self.I[L.I_POLICY] = POLICY_CODES.get(sm.warp_scheduler, L.P_PYTHON)
         self.BUF = np.zeros(cap, dtype=np.int64)
         self._seg_shared = table.seg_shared
+        # shared accesses per segment, then zeros for the marker segments LOOP and SKIP (-1, -2)
+        self._seg_nshared = np.array([len(x) for x in table.seg_shared] + [0, 0], np.int64)
         self.VP = np.zeros((256, 2), dtype=np.int64)   # its warps' visits (issue_loop.py), rows 0.._vtop-1 used
         self.SHP = np.zeros(256, dtype=np.int64)       # their shared-memory accesses' wavefronts, 0.._shtop-1
         self._vtop = self._shtop = 0
@@ -246,14 +252,13 @@ class SM(Residency):
     def _load_visits(self, w: Warp) -> tuple[int, int]:
         """w's visits into the SM's pool (VP, SHP): rows v0..vn-1."""
         seg_shared = self._seg_shared
-        segs, offs, wfs = [], [], []
-        for seg, _, mem in w.stream.visits:
-            segs.append(seg)
-            offs.append(len(wfs))
-            if seg >= 0:
-                for q, idx in seg_shared[seg]:
-                    p = mem.get(idx) if mem else None
-                    wfs.append(-1 if p is None else (p if isinstance(p, int) else 1))
+        visits = w.stream.visits
+        segs = np.fromiter(map(_FIRST, visits), np.int64, len(visits))
+        per = self._seg_nshared[segs]                   # markers (< 0) take the trailing zeros
+        offs = np.cumsum(per) - per
+        wfs = [-1 if p is None else (p if isinstance(p, int) else 1)
+               for p in (mem.get(idx) if mem else None
+                         for seg, _, mem in visits if seg >= 0 for _, idx in seg_shared[seg])]
         nv, nsh = len(segs), len(wfs)
         if self._vtop + nv > len(self.VP) or self._shtop + nsh > len(self.SHP):
             self._compact(nv, nsh)
