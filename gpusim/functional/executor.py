@@ -87,6 +87,35 @@ class Access:
     wavefronts: tuple | None = None      # shared: (batch warp ids, wavefronts of each) where already counted
 
 
+class SpanAccess:
+    """An `Access` of the compiled load/store unit, kept as it computed it: the byte offset
+    of every lane of the step's span (-1: inactive) from batch lane `lo`; `lanes` and
+    `offsets` are built when first read (the trace reads `wavefronts` of a shared access
+    and nothing else)."""
+    __slots__ = ("instr", "space", "wavefronts", "_offs", "_lo", "_lanes", "_offsets")
+
+    def __init__(self, instr: int, space: str, offs: np.ndarray, lo: int, wavefronts: tuple | None = None):
+        self.instr, self.space, self.wavefronts = instr, space, wavefronts
+        self._offs, self._lo, self._lanes, self._offsets = offs, lo, None, None
+
+    def _build(self) -> None:
+        act = self._offs >= 0
+        self._lanes = np.flatnonzero(act) + self._lo
+        self._offsets = self._offs[act].astype(np.uint64)
+
+    @property
+    def lanes(self) -> np.ndarray:
+        if self._lanes is None:
+            self._build()
+        return self._lanes
+
+    @property
+    def offsets(self) -> np.ndarray:
+        if self._offsets is None:
+            self._build()
+        return self._offsets
+
+
 @dataclass
 class StepRecord:
     """What one step did: block `block` for `warps` (batch-local ids) with `masks`."""
@@ -233,6 +262,11 @@ class BatchExecutor:
     def trace_access(self, op, space, lanes, offsets, wavefronts=None) -> None:
         if self.record is not None:
             self.record.accesses.append(Access(op.index, space, lanes, offsets, wavefronts))
+
+    def trace_span_access(self, op, space, offs: np.ndarray, wavefronts=None) -> None:
+        """trace_access of the compiled load/store unit: offs over the span (-1: inactive lane)."""
+        if self.record is not None:
+            self.record.accesses.append(SpanAccess(op.index, space, offs, self.state.lo, wavefronts))
 
     def barrier_op(self, index: int):
         return self._barriers.get(index)

@@ -55,6 +55,7 @@ class IssueStreams:
         self.target = smap.payload_target
         self.home = smap.payload_home
         self.back = smap.payload_back
+        self._route = {p: (s, self.home[p], self.back[p]) for p, s in self.target.items()}   # _convert's lookups
         self.copies = smap.copies
         self._walks: dict[tuple[int, int], list] = {}
         self.dropped = 0
@@ -120,7 +121,7 @@ class IssueStreams:
         out: list = []
         latest: dict[int, dict] = {}                 # PTX home block -> mem of its latest SASS visit
         pending: dict[int, dict] = {}                # PTX home block -> accesses waiting for its next visit
-        region, target, home, back = self.region, self.target, self.home, self.back
+        region, route = self.region, self._route
         i, n = 0, len(visits)
         while i < n:
             b, lanes, mem = visits[i]
@@ -144,17 +145,22 @@ class IssueStreams:
                 out.append((seg, lanes, m))
                 latest[b] = m
             for p, payload in mem.items():
-                s = target.get(p)
-                if s is None:
+                r = route.get(p)
+                if r is None:
                     self.dropped += 1
                     continue
-                h = home[p]
-                if h == b or (back[p] and h in latest):
+                s, h, back = r
+                if h == b or (back and h in latest):
                     dest = latest[h]
                 else:
                     dest = pending.setdefault(h, {})
                 prev = dest.get(s)
-                dest[s] = payload if prev is None else merge(prev, payload)
+                if prev is None:
+                    dest[s] = payload
+                elif type(prev) is int and type(payload) is int:     # shared wavefronts: merge's max, inlined
+                    dest[s] = payload if payload > prev else prev
+                else:
+                    dest[s] = merge(prev, payload)
         for left in pending.values():
             self.dropped += len(left)
         if out and out[-1][0] >= 0 and self.stores.get(out[-1][0]):

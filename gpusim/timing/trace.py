@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpusim.functional.communication import blocks_communicate
+from gpusim.functional.executor import SpanAccess
 from gpusim.functional.loops import CLOCKS
 from gpusim.timing import trace_kernels as K
 from isa.program import Special
@@ -176,10 +177,15 @@ class TraceSource:
             for w, n in zip(a.wavefronts[0].tolist(), a.wavefronts[1].tolist()):
                 new[w][instr] = n
             return
+        info = self.p.decoded.infos[a.instr]
+        if type(a) is SpanAccess and a.space in ("global", "const") and not info.is_atomic:   # one compiled pass
+            base = U64(GLOBAL_BASE) if a.space == "global" else U64(CONST_WINDOW_BASE)
+            warps, starts, vals, masks = K.span_sectors(a._offs, a._lo, base, info.access_bytes, info.is_store)
+            self._place(a.instr, new, 0, warps, starts, vals, masks if info.is_store else None)
+            return
         wl = (a.lanes >> 5).astype(np.int64)
         w0 = int(wl[0])
         rel = wl - w0
-        info = self.p.decoded.infos[a.instr]
         if a.space == "shared":
             cta_base = (a.lanes // (wpc * 32)).astype(U64) * U64(lsu.shared_stride)
             shift = U64(lsu.bank_width.bit_length() - 1)
@@ -206,15 +212,22 @@ class TraceSource:
             nb = min(info.access_bytes, 4) if a.space == "local" else info.access_bytes
             lane_masks = (U64((1 << nb) - 1) << (addr & U64(31))).astype(np.uint32)
             warps, starts, vals, masks = K.warp_sectors(rel, sectors, lane_masks, True)
-            bounds = starts.tolist()
+            self._place(a.instr, new, w0, warps, starts, vals, masks)
+            return
+        warps, starts, vals, _ = K.warp_sectors(rel, sectors, NO_MASKS, False)
+        self._place(a.instr, new, w0, warps, starts, vals, None)
+
+    @staticmethod
+    def _place(instr: int, new: dict, w0: int, warps, starts, vals, masks) -> None:
+        """Each warp's slice of a load's sectors (or a store's sectors and byte masks) into its
+        visit's payloads, merged with what the instruction already put there in this step."""
+        bounds = starts.tolist()
+        if masks is not None:
             for q, k in enumerate(warps.tolist()):
                 mem = new[w0 + k]
                 s0, s1 = bounds[q], bounds[q + 1]
-                mem[a.instr] = _merge_store(mem.get(a.instr), vals[s0:s1], masks[s0:s1])
+                mem[instr] = _merge_store(mem.get(instr), vals[s0:s1], masks[s0:s1])
             return
-        warps, starts, vals, _ = K.warp_sectors(rel, sectors, NO_MASKS, False)
-        bounds = starts.tolist()
-        instr = a.instr
         for q, k in enumerate(warps.tolist()):
             mem = new[w0 + k]
             seg = vals[bounds[q]:bounds[q + 1]]

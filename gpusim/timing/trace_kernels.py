@@ -121,3 +121,29 @@ def warp_sectors(rel, sectors, lane_masks, store):
         out += m
     starts[nw] = out
     return warps, starts, values[:out], masks[:out] if store else masks
+
+
+@njit(cache=True, nogil=True)
+def span_sectors(offs, lo, base, nbytes, store):
+    """`warp_sectors` of a global or const access given as the compiled load/store unit
+    records it: offs[i] the byte offset of span lane lo + i (-1: inactive), `base` added to
+    make the address; a store's lanes write `nbytes` bytes. Warps are batch warp ids."""
+    n = 0
+    for i in range(len(offs)):
+        if offs[i] >= 0:
+            n += 1
+    warps = np.empty(n, np.int64)
+    sectors = np.empty(n, np.uint64)
+    lane_masks = np.empty(n if store else 0, np.uint32)
+    full = np.uint64((1 << nbytes) - 1) if store else np.uint64(0)
+    k = 0
+    for i in range(len(offs)):
+        o = offs[i]
+        if o >= 0:
+            addr = np.uint64(o) + base
+            warps[k] = (lo + i) >> 5
+            sectors[k] = addr >> np.uint64(5)
+            if store:
+                lane_masks[k] = np.uint32((full << (addr & np.uint64(31))) & np.uint64(0xFFFFFFFF))
+            k += 1
+    return warp_sectors(warps, sectors, lane_masks, store)

@@ -96,12 +96,11 @@ class FastLoadStoreUnit(LoadStoreUnit):
             else:
                 c.add_memory(op.index, space, what, nreq, total)
             if x.record is not None:
-                act = offs >= 0
                 wavefronts = None
                 if per_warp is not None:                 # the trace's per-warp wavefronts, counted here already
                     present = np.flatnonzero(per_warp >= 0)
                     wavefronts = (present + (st.lo >> 5), per_warp[present])
-                x.trace_access(op, space, np.flatnonzero(act) + st.lo, offs[act].astype(U64), wavefronts)
+                x.trace_span_access(op, space, offs, wavefronts)
         return buf, offs, nactive
 
     def fast_load(self, op, g) -> bool:
