@@ -122,7 +122,7 @@ class _KeepsConversions:
             return streams
         visits, adds = [], []
         for st in streams:
-            st.visits = issue.convert(st.visits)
+            st.visits = issue.convert(st.visits, st.summary)
             visits.append(st.visits)
             adds.append(issue.adds)
         kept[state] = (visits, adds, (issue.loop_chosen, issue.loop))

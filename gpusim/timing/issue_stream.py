@@ -37,13 +37,14 @@ from __future__ import annotations
 
 import math
 from itertools import chain, compress, repeat
-from operator import itemgetter
+from operator import itemgetter, methodcaller
 
 import numpy as np
 
 LOOP, SKIP = -1, -2                     # marker segments (see module docstring)
 MIN_ITERATIONS = 8
 _FIRST, _MEM = itemgetter(0), itemgetter(2)        # a visit's PTX block, its payloads
+_VALUES = methodcaller("values")                     # of a dict or a payloads.LazyMem
 
 
 class IssueStreams:
@@ -76,17 +77,18 @@ class IssueStreams:
                        for seg, instrs in enumerate(program.segments)}
         self.stores = {seg: v for seg, v in self.stores.items() if len(v) > 1}   # segments with 2+ stores
 
-    def convert(self, visits: list) -> list:
+    def convert(self, visits: list, summary: tuple | None = None) -> list:
         """The SASS visits of one warp's PTX visits; the counters advanced by `adds` (the same
         terms `add` takes: a caller that keeps the result can advance them again without
-        converting, gpusim.sweep's replay)."""
+        converting, gpusim.sweep's replay). `summary`: (payloads, [loads, stores, atomics])
+        of all its visits where the trace counted them (`trace.WarpStream.summary`)."""
         cost = self.cost
         blocks = list(map(_FIRST, visits))
         total = sum(map(cost.get, blocks, repeat(0)))          # in visit order, as a float sum must be
-        acc = sum(map(len, map(_MEM, visits)))
+        acc = summary[0] if summary is not None else sum(map(len, map(_MEM, visits)))
         skipped = kinds_kept = kinds_skipped = None
         if self.warp_budget is not None and total > self.warp_budget:
-            kinds = _kinds(visits)
+            kinds = list(summary[1]) if summary is not None else _kinds(visits)
             visits = self._sample(visits, blocks, total)
             k_inst = sum(cost.get(v[0], 0) for v in visits if v[0] >= 0)
             k_acc = sum(len(v[2]) for v in visits if v[0] >= 0)
@@ -263,7 +265,7 @@ def _kinds(visits: list) -> list[int]:
     sector array (load), (sectors, byte masks) (store), (sectors, lane operations)
     (atomic); shared-memory wavefront counts move no L2 traffic and are not counted.
     (Markers' payload dicts are empty.)"""
-    payloads = list(chain.from_iterable(map(dict.values, map(_MEM, visits))))
+    payloads = list(chain.from_iterable(map(_VALUES, map(_MEM, visits))))
     tuples = list(compress(payloads, map(isinstance, payloads, repeat(tuple))))
     stores = sum(1 for p in tuples if p[1].dtype == np.uint32)
     wavefronts = sum(map(isinstance, payloads, repeat(int)))

@@ -21,6 +21,7 @@ from gpusim.functional.communication import blocks_communicate
 from gpusim.functional.executor import SpanAccess
 from gpusim.functional.loops import CLOCKS
 from gpusim.timing import trace_kernels as K
+from gpusim.timing.payloads import ATOMIC, LOAD, STORE, LazyMem, StepPayloads
 from isa.program import Special
 from isa.memory_map import CONST_WINDOW_BASE, GLOBAL_BASE, LOCAL_WINDOW_BASE
 
@@ -40,6 +41,7 @@ class WarpStream:
     warp_in_block: int
     visits: list
     local_sectors: int = 0        # sectors of its local frame (frames at LOCAL_WINDOW_BASE, one per gid in order)
+    summary: tuple | None = None  # (payloads, [loads, stores, atomics]) over its visits, counted when recorded
 
 
 class TraceSource:
@@ -101,7 +103,7 @@ class TraceSource:
         del self.ready[b]
         if self.issue is not None:
             for st in streams:
-                st.visits = self.issue.convert(st.visits)
+                st.visits = self.issue.convert(st.visits, st.summary)
         return streams
 
     def peek(self, b: int) -> list[WarpStream]:
@@ -151,6 +153,8 @@ class TraceSource:
         lsu = ex.lsu
         for st in streams:
             st.local_sectors = lsu.local_stride          # stride bytes per lane x 32 lanes / 32-B sectors
+        payloads = np.zeros(len(streams), np.int64)      # per batch warp: its payloads, and their kinds
+        kinds = np.zeros((len(streams), 3), np.int64)
         with np.errstate(all="ignore"):
             while True:
                 rec = ex.step()
@@ -159,29 +163,37 @@ class TraceSource:
                 self.functional_steps += 1
                 warps = rec.warps.tolist()
                 counts = np.bitwise_count(rec.masks).tolist()
-                new = {}
-                for w, c in zip(warps, counts):
-                    v = (rec.block, c, {})
-                    streams[w].visits.append(v)
-                    new[w] = v[2]
+                b = rec.block
+                if not rec.accesses:
+                    for w, c in zip(warps, counts):
+                        streams[w].visits.append((b, c, {}))
+                    continue
+                sp = StepPayloads(rec.warps)
                 for a in rec.accesses:
-                    self._access(a, new, lsu, gids, wpc)
+                    self._access(a, sp, lsu, gids, wpc)
+                sp.finish()
+                payloads[rec.warps] += sp.counts
+                kinds[rec.warps] += sp.kinds
+                for j, (w, c) in enumerate(zip(warps, counts)):
+                    streams[w].visits.append((b, c, LazyMem(sp, j)))
+        for st, n, k in zip(streams, payloads.tolist(), kinds.tolist()):
+            st.summary = (n, k)
         for k, b in enumerate(blocks):
             self.ready[b] = streams[k * wpc:(k + 1) * wpc]
 
-    def _access(self, a, new: dict, lsu, gids: np.ndarray, wpc: int) -> None:
-        """Add access `a` of a step to the payloads `new` (batch warp -> its visit's dict);
-        gids[w]: batch warp w's global warp id."""
+    def _access(self, a, sp: StepPayloads, lsu, gids: np.ndarray, wpc: int) -> None:
+        """Add access `a` of a step to its payloads `sp`; gids[w]: batch warp w's global warp id."""
         if a.wavefronts is not None:                   # shared, counted by the compiled load/store unit
-            instr = a.instr
-            for w, n in zip(a.wavefronts[0].tolist(), a.wavefronts[1].tolist()):
-                new[w][instr] = n
+            sp.wavefronts(a.instr, *a.wavefronts)
             return
         info = self.p.decoded.infos[a.instr]
         if type(a) is SpanAccess and a.space in ("global", "const") and not info.is_atomic:   # one compiled pass
             base = U64(GLOBAL_BASE) if a.space == "global" else U64(CONST_WINDOW_BASE)
             warps, starts, vals, masks = K.span_sectors(a._offs, a._lo, base, info.access_bytes, info.is_store)
-            self._place(a.instr, new, 0, warps, starts, vals, masks if info.is_store else None)
+            if info.is_store:
+                sp.sectors(STORE, a.instr, warps, starts, vals, masks)
+            else:
+                sp.sectors(LOAD, a.instr, warps, starts, vals)
             return
         wl = (a.lanes >> 5).astype(np.int64)
         w0 = int(wl[0])
@@ -191,8 +203,7 @@ class TraceSource:
             shift = U64(lsu.bank_width.bit_length() - 1)
             words = ((a.offsets - cta_base) >> shift).astype(np.int64)
             warps, wf = K.warp_wavefronts(rel, words, max(1, info.access_bytes // lsu.bank_width), lsu.banks)
-            for k, n in zip(warps.tolist(), wf.tolist()):
-                new[w0 + k][a.instr] = n
+            sp.wavefronts(a.instr, warps + w0, wf)
             return
         if a.space == "global":
             addr = a.offsets + U64(GLOBAL_BASE)
@@ -206,36 +217,19 @@ class TraceSource:
             rel = np.repeat(rel, rep)
         sectors = addr >> U64(5)
         if info.is_atomic:                             # each lane's operation is one read-modify-write
-            self._atomic(a.instr, new, w0, rel, addr, sectors)
+            self._atomic(a.instr, sp, w0, rel, addr, sectors)
             return
         if info.is_store:                              # which bytes of each sector the warp writes
             nb = min(info.access_bytes, 4) if a.space == "local" else info.access_bytes
             lane_masks = (U64((1 << nb) - 1) << (addr & U64(31))).astype(np.uint32)
             warps, starts, vals, masks = K.warp_sectors(rel, sectors, lane_masks, True)
-            self._place(a.instr, new, w0, warps, starts, vals, masks)
+            sp.sectors(STORE, a.instr, warps + w0, starts, vals, masks)
             return
         warps, starts, vals, _ = K.warp_sectors(rel, sectors, NO_MASKS, False)
-        self._place(a.instr, new, w0, warps, starts, vals, None)
+        sp.sectors(LOAD, a.instr, warps + w0, starts, vals)
 
     @staticmethod
-    def _place(instr: int, new: dict, w0: int, warps, starts, vals, masks) -> None:
-        """Each warp's slice of a load's sectors (or a store's sectors and byte masks) into its
-        visit's payloads, merged with what the instruction already put there in this step."""
-        bounds = starts.tolist()
-        if masks is not None:
-            for q, k in enumerate(warps.tolist()):
-                mem = new[w0 + k]
-                s0, s1 = bounds[q], bounds[q + 1]
-                mem[instr] = _merge_store(mem.get(instr), vals[s0:s1], masks[s0:s1])
-            return
-        for q, k in enumerate(warps.tolist()):
-            mem = new[w0 + k]
-            seg = vals[bounds[q]:bounds[q + 1]]
-            prev = mem.get(instr)
-            mem[instr] = seg if prev is None or isinstance(prev, int) else np.union1d(prev, seg)
-
-    @staticmethod
-    def _atomic(instr: int, new: dict, w0: int, rel, addr, sectors) -> None:
+    def _atomic(instr: int, sp: StepPayloads, w0: int, rel, addr, sectors) -> None:
         """An atomic's payload per warp: its sectors, the lanes operating on each, and the
         distinct addresses among them."""
         keys = (rel.astype(U64) << U64(48)) | (sectors - sectors.min())
@@ -247,10 +241,8 @@ class TraceSource:
         owner = (u >> U64(48)).astype(np.int64)
         vals = (u & U64((1 << 48) - 1)) + sectors.min()
         cuts = np.flatnonzero(np.diff(owner)) + 1
-        starts = np.r_[0, cuts]
-        ends = np.r_[cuts, len(u)]
-        for k, s0, s1 in zip(owner[starts].tolist(), starts.tolist(), ends.tolist()):
-            new[w0 + k][instr] = (vals[s0:s1], ops[s0:s1], addrs[s0:s1])
+        starts = np.r_[0, cuts, len(u)]
+        sp.sectors(ATOMIC, instr, owner[starts[:-1]] + w0, starts, vals, ops, addrs)
 
 
 def batch_independent(prepared) -> bool:
@@ -262,16 +254,3 @@ def batch_independent(prepared) -> bool:
         return False
     return not any(type(o) is Special and o.name in CLOCKS
                    for ins in prepared.decoded.kernel.instructions for o in ins.operands)
-
-
-def _merge_store(prev, sectors: np.ndarray, masks: np.ndarray) -> tuple:
-    """A store payload (sectors, byte masks) with another part of the same warp's store
-    (a generic address resolving into two spaces) merged in: masks of a shared sector OR."""
-    if prev is None:
-        return sectors, masks
-    s = np.concatenate([prev[0], sectors])
-    m = np.concatenate([prev[1], masks])
-    order = np.argsort(s, kind="stable")
-    s, m = s[order], m[order]
-    starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
-    return s[starts], np.bitwise_or.reduceat(m, starts)

@@ -1,0 +1,55 @@
+"""A step's payloads kept per access (gpusim/timing/payloads.py): one property per test."""
+import pickle
+
+import numpy as np
+
+from gpusim.timing.payloads import LOAD, STORE, LazyMem, StepPayloads
+from gpusim.timing.trace import TraceSource
+
+import programs
+from gpusim.api import prepare
+
+
+def _step():
+    """Warps 3, 5, 8 of a step: instruction 7 a shared access of warps 3 and 8, then (a
+    generic load's global part) sectors of warps 5 and 8; instruction 9 a store of warp 5."""
+    sp = StepPayloads(np.array([3, 5, 8]))
+    sp.wavefronts(7, np.array([3, 8]), np.array([2, 1]))
+    sp.sectors(LOAD, 7, np.array([5, 8]), np.array([0, 2, 3]), np.array([10, 11, 12], np.uint64))
+    sp.sectors(STORE, 9, np.array([5]), np.array([0, 1]), np.array([40], np.uint64), np.array([0xF], np.uint32))
+    sp.finish()
+    return sp
+
+
+def test_a_warps_payloads_follow_its_accesses_in_order_a_later_load_replacing_a_wavefront_count():
+    sp = _step()
+    assert LazyMem(sp, 0)._dict() == {7: 2}
+    mem5 = LazyMem(sp, 1)._dict()
+    assert list(mem5) == [7, 9] and mem5[7].tolist() == [10, 11] and mem5[9][1].tolist() == [0xF]
+    assert LazyMem(sp, 2)[7].tolist() == [12]
+
+
+def test_counts_and_kinds_are_those_of_the_payloads_built():
+    sp = _step()
+    assert sp.counts.tolist() == [len(LazyMem(sp, j)._dict()) for j in range(3)] == [1, 2, 1]
+    assert sp.kinds.tolist() == [[0, 0, 0], [1, 1, 0], [1, 0, 0]]
+
+
+def test_a_lazy_payload_pickles_as_the_dict_it_stands_for():
+    mem = pickle.loads(pickle.dumps(LazyMem(_step(), 1)))
+    assert type(mem) is dict and list(mem) == [7, 9]
+
+
+def test_a_recorded_streams_summary_counts_its_visits_payloads():
+    c = programs.get("matmul_tiled").case("default")
+    src = TraceSource(prepare(c.kernel, c.grid, c.block, c.args, "h200"), 2)
+    for st in src.peek(0):
+        n = sum(len(v[2]) for v in st.visits)
+        kinds = [0, 0, 0]
+        for v in st.visits:
+            for p in v[2].values():
+                if isinstance(p, tuple):
+                    kinds[1 if p[1].dtype == np.uint32 else 2] += 1
+                elif not isinstance(p, int):
+                    kinds[0] += 1
+        assert st.summary == (n, kinds) and n > 0
