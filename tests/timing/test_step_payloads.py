@@ -3,11 +3,10 @@ import pickle
 
 import numpy as np
 
-from gpusim.timing.payloads import LOAD, STORE, LazyMem, StepPayloads
-from gpusim.timing.trace import TraceSource
-
 import programs
 from gpusim.api import prepare
+from gpusim.timing.payloads import LOAD, STORE, LazyMem, StepPayloads
+from gpusim.timing.trace import TraceSource
 
 
 def _step():
