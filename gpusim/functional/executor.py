@@ -84,7 +84,8 @@ class Access:
     space: str
     lanes: np.ndarray
     offsets: np.ndarray
-    wavefronts: tuple | None = None      # shared: (batch warp ids, wavefronts of each) where already counted
+    wavefronts: tuple | None = None      # shared, where already counted: (first batch warp w0, wavefronts
+    #                                      of warps w0, w0 + 1, ..., -1 where the warp has no active lane)
 
 
 class SpanAccess:

@@ -25,13 +25,15 @@ WF, LOAD, STORE, ATOMIC = -1, 0, 1, 2          # payload kinds (issue_stream._ki
 
 class StepPayloads:
     """The accesses of one step over its warps `warps` (batch warp ids, increasing)."""
-    __slots__ = ("warps", "entries", "counts", "kinds")
+    __slots__ = ("warps", "entries", "counts", "kinds", "first")
 
     def __init__(self, warps: np.ndarray):
         self.warps = warps
         self.entries: list = []          # (kind, instr, present, data...) in access order
         self.counts: np.ndarray | None = None
         self.kinds: np.ndarray | None = None
+        # the first warp when the step's warps are consecutive (arrays over a span are theirs), else -1
+        self.first = int(warps[0]) if int(warps[-1]) - int(warps[0]) + 1 == len(warps) else -1
 
     def _where(self, warps: np.ndarray) -> np.ndarray:
         j = np.searchsorted(self.warps, warps)
@@ -44,6 +46,14 @@ class StepPayloads:
         v = np.full(len(self.warps), -1, np.int64)
         v[self._where(warps)] = wf
         self.entries.append((WF, instr, v >= 0, v))
+
+    def span_wavefronts(self, instr: int, w0: int, per_warp: np.ndarray) -> None:
+        """A shared-memory access: per_warp[k] wavefronts of batch warp w0 + k (-1: none)."""
+        if w0 == self.first and len(per_warp) == len(self.warps):
+            self.entries.append((WF, instr, per_warp >= 0, per_warp))
+            return
+        present = np.flatnonzero(per_warp >= 0)
+        self.wavefronts(instr, present + w0, per_warp[present])
 
     def sectors(self, kind: int, instr: int, warps: np.ndarray, starts: np.ndarray, *arrays) -> None:
         """A load, store or atomic: batch warp warps[k] has arrays[i][starts[k]:starts[k + 1]]
@@ -60,9 +70,20 @@ class StepPayloads:
         those payloads are loads, stores, atomics (`kinds`, [warp, kind]): the last access
         of an instruction in the step decides its payload's kind."""
         n = len(self.warps)
+        entries = self.entries
+        if len({e[1] for e in entries}) == len(entries):        # each instruction once: sums of presence
+            here = np.array([e[2] for e in entries])
+            kind = np.array([e[0] for e in entries])
+            self.counts = here.sum(axis=0)
+            self.kinds = np.zeros((n, 3), np.int64)
+            for k in (LOAD, STORE, ATOMIC):
+                sel = kind == k
+                if sel.any():
+                    self.kinds[:, k] = here[sel].sum(axis=0)
+            return
         present: dict[int, np.ndarray] = {}
         final: dict[int, np.ndarray] = {}
-        for e in self.entries:
+        for e in entries:
             kind, instr, here = e[0], e[1], e[2]
             if instr not in present:
                 present[instr] = here.copy()

@@ -184,7 +184,7 @@ class TraceSource:
     def _access(self, a, sp: StepPayloads, lsu, gids: np.ndarray, wpc: int) -> None:
         """Add access `a` of a step to its payloads `sp`; gids[w]: batch warp w's global warp id."""
         if a.wavefronts is not None:                   # shared, counted by the compiled load/store unit
-            sp.wavefronts(a.instr, *a.wavefronts)
+            sp.span_wavefronts(a.instr, *a.wavefronts)
             return
         info = self.p.decoded.infos[a.instr]
         if type(a) is SpanAccess and a.space in ("global", "const") and not info.is_atomic:   # one compiled pass

@@ -96,11 +96,8 @@ class FastLoadStoreUnit(LoadStoreUnit):
             else:
                 c.add_memory(op.index, space, what, nreq, total)
             if x.record is not None:
-                wavefronts = None
-                if per_warp is not None:                 # the trace's per-warp wavefronts, counted here already
-                    present = np.flatnonzero(per_warp >= 0)
-                    wavefronts = (present + (st.lo >> 5), per_warp[present])
-                x.trace_span_access(op, space, offs, wavefronts)
+                # shared: the trace's wavefronts of each span warp (-1: none), counted here already
+                x.trace_span_access(op, space, offs, None if per_warp is None else (st.lo >> 5, per_warp))
         return buf, offs, nactive
 
     def fast_load(self, op, g) -> bool:
