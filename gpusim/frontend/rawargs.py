@@ -17,10 +17,17 @@ Arrays are copied to the simulated device (a non-contiguous view through a C-con
 copy) and every writable one is copied back after the launch. The same array object
 passed twice is one allocation, so the kernel sees one pointer (in-place kernels).
 A drop-in `DeviceArray` passes its host array, updated in place.
+
+A `DeviceView` is a pointer into a larger allocation, as a CUDA pointer to an array's first
+element is (`gpusim.cupy`: a view `x[8:]` passes `x.data.ptr + 8 * itemsize`): its whole
+`buffer` is allocated once per launch (every view of one buffer points into the same
+allocation) and copied back whole; the pointer is the allocation's address plus
+`offset_bytes`. Its `dtype` is checked against the C++ pointee as an array's is.
 """
 from __future__ import annotations
 
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -37,6 +44,17 @@ _POINTEE = {"float": ("f", 4), "double": ("f", 8), "__half": ("f", 2), "half": (
             "size_t": ("i", 8), "short": ("i", 2), "unsigned short": ("i", 2), "int16_t": ("i", 2),
             "uint16_t": ("i", 2), "char": ("i", 1), "signed char": ("i", 1), "unsigned char": ("i", 1),
             "int8_t": ("i", 1), "uint8_t": ("i", 1), "bool": ("b", 1)}
+
+
+@dataclass(frozen=True, eq=False)
+class DeviceView:
+    """A pointer argument into an allocation (module doc): `buffer` stands for the whole
+    allocation (a C- or F-contiguous array), the pointer is `offset_bytes` into it, and
+    points at elements of `dtype` (a view of `shape`, for messages)."""
+    buffer: np.ndarray
+    offset_bytes: int
+    dtype: np.dtype
+    shape: tuple
 
 
 def _pointee(ctype: str) -> tuple[str, int] | None:
@@ -56,7 +74,7 @@ def _type(decl) -> tuple[str, int]:
 def _refuse(ck: CompiledKernel, i: int, decl, value, want: str) -> LaunchError:
     shown = f"{type(value).__module__}.{type(value).__name__}" if isinstance(value, np.generic) else \
         type(value).__name__
-    if isinstance(value, np.ndarray):
+    if isinstance(value, (np.ndarray, DeviceView)):
         what = f"a {value.dtype} array of shape {value.shape}"
     else:
         what = f"{shown} {value!r:.40}"
@@ -112,7 +130,8 @@ class _RawMarshaller:
         self.out = Marshalled({}, [])
         self._arrays: dict[int, tuple[int, int]] = {}        # id(host array) -> (address, bytes)
 
-    def pointer(self, i: int, decl, arr: np.ndarray) -> bytes:
+    def _check_elements(self, i: int, decl, arr) -> None:
+        """Refuse an array whose element type the C++ pointer parameter would misread."""
         if arr.dtype.hasobject:
             raise _refuse(self.ck, i, decl, arr, "an array of a numeric or structured dtype")
         want = _pointee(self.ck.params[i].type) if i < len(self.ck.params) else None
@@ -121,6 +140,24 @@ class _RawMarshaller:
             elem = self.ck.params[i].type.split(" (")[0]
             raise _refuse(self.ck, i, decl, arr, f"an array whose elements are {elem.replace('*', '').strip()} "
                           f"({want[1]} bytes{', floating point' if want[0] == 'f' else ''})")
+
+    def view_pointer(self, i: int, decl, view: DeviceView) -> bytes:
+        """A pointer `view.offset_bytes` into `view.buffer`'s allocation (module doc)."""
+        self._check_elements(i, decl, view)
+        buf = view.buffer
+        if id(buf) in self._arrays:
+            addr, nbytes = self._arrays[id(buf)]
+        else:
+            addr = self.mem.alloc_array(buf, f"{self.ck.name}.{self.ck.params[i].name}")
+            nbytes = buf.nbytes
+            if buf.flags.writeable:
+                self.out.copyback.append((buf, addr))
+            self._arrays[id(buf)] = (addr, nbytes)
+        self.out.arrays[-1].append((addr, nbytes))
+        return int(addr + view.offset_bytes).to_bytes(8, "little")
+
+    def pointer(self, i: int, decl, arr: np.ndarray) -> bytes:
+        self._check_elements(i, decl, arr)
         if id(arr) in self._arrays:                          # the same array again: the same allocation
             addr, nbytes = self._arrays[id(arr)]
         else:
@@ -136,6 +173,11 @@ class _RawMarshaller:
     def value(self, i: int, decl, value) -> bytes:
         value = host_value(value)
         kind, nbytes = _type(decl)
+        if isinstance(value, DeviceView):
+            if decl.dims or nbytes != 8 or kind not in _INT_TYPES:
+                raise _refuse(self.ck, i, decl, value, "a numpy scalar of the parameter's type (arrays pass as "
+                                                       "64-bit pointers)")
+            return self.view_pointer(i, decl, value)
         if decl.dims:
             return _bytes(self.ck, i, decl, value)
         if isinstance(value, np.ndarray):
