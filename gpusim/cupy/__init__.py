@@ -24,9 +24,11 @@ Refused with one line naming it (`_unsupported.py`): `ElementwiseKernel`,
 function returning gpusim.cupy arrays (CuPy mirrors numpy's API).
 
 Configuration, as `gpusim.cuda` offers it:
-- `set_gpu(preset or GPUSpec)` / `get_gpu()`: the GPU later launches run on (default 'h100');
-- `set_timing(True)`: later launches also run the timing model (events then read it:
-  `cuda.get_elapsed_time`);
+- `set_gpu(preset or GPUSpec)` / `get_gpu()`: the GPU later launches run on (default 'h100',
+  or the environment variable GPUSIM_CUPY_GPU, for an unchanged program);
+- `set_timing(True)`: later launches also run the timing model, which events read
+  (`cuda.get_elapsed_time`); until `set_timing` is called, timing turns on by itself when
+  the program records its first `cuda.Event`;
 - `set_check("racecheck", ...)`: later launches run under sanitizer tools; findings are in
   the Result's `hazards`;
 - the Result of a launch: `kernel.last_result`, and `last_launch()` for the last launch of
@@ -85,10 +87,10 @@ def get_gpu():
     return _state.STATE.gpu
 
 
-def set_timing(on: bool = True) -> None:
+def set_timing(on: bool | None = True) -> None:
     """Make later launches also run the timing model (`metrics['gpu__time_duration.sum']`,
-    and the clock `cuda.Event`s read)."""
-    _state.STATE.timing = bool(on)
+    and the clock `cuda.Event`s read), or not; None: automatic (on once an event is recorded)."""
+    _state.STATE.timing = None if on is None else bool(on)
 
 
 def set_check(*tools: str) -> None:

@@ -190,7 +190,7 @@ def memory_of(root: np.ndarray) -> Memory:
     mem = Memory(root, _NEXT[0])
     _NEXT[0] += max(ALLOC_UNIT_BYTES, -(-root.nbytes // ALLOC_UNIT_BYTES) * ALLOC_UNIT_BYTES)
     key = id(root)
-    _LIVE[key] = (weakref.ref(root, lambda _r, k=key: _LIVE.pop(k, None)), mem)
+    _LIVE[key] = (weakref.ref(root, lambda _r, k=key, live=_LIVE: live.pop(k, None)), mem)
     return mem
 
 

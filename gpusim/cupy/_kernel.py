@@ -15,8 +15,8 @@ C++ kernel of that plain name. `RawModule(path=...)` loads a .ptx file (a .cubin
 machine code for a real GPU and is refused).
 
 Launching: `kernel(grid, block, args, shared_mem=0, stream=None)` runs `gpusim.launch`
-on the preset with the timing and sanitizer choices of `gpusim.cupy` (`set_timing`,
-`set_check`); grid and block are padded to three dimensions with 1s and each at least 1,
+on the preset with the timing and sanitizer choices of `gpusim.cupy` (`set_timing`, or
+automatically once the program records an event; `set_check`); grid and block are padded to three dimensions with 1s and each at least 1,
 as CuPy pads them; the arguments follow CuPy's rules (`_args.py`); a kernel that calls
 `printf` has its output printed when it completes. Dynamic shared memory above the
 per-block default (48 KiB less the kernel's static shared memory) needs
@@ -304,7 +304,7 @@ class RawKernel:
         if printf.uses_printf(ck.ptx) and not st.check:
             result = self._launch_printing(g, b, args, shared_mem, spec)
         else:
-            result = api.launch(self, g, b, args, gpu=spec, timing=st.timing, shared_bytes=shared_mem,
+            result = api.launch(self, g, b, args, gpu=spec, timing=_state.timing(), shared_bytes=shared_mem,
                                 check=st.check or None)
         self.last_result = result
         _state.record(result)
@@ -314,7 +314,7 @@ class RawKernel:
         even when it then fails."""
         prepared = api.prepare(self, g, b, args, spec, shared_mem)
         try:
-            return api._run(prepared, _state.STATE.timing, api.BATCH_LANES, None, None)
+            return api._run(prepared, _state.timing(), api.BATCH_LANES, None, None)
         finally:
             text = printf.lines(prepared.memory, prepared.layout.symbols)
             if text:

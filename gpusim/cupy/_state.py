@@ -6,10 +6,17 @@ the device's timeline is the sum of the predicted kernel durations
 (`gpu__time_duration.sum`, ns) of the launches so far. A launch run without the timing
 model has no duration; it is counted in `untimed`, so that an event interval spanning it
 is refused rather than read as shorter than it was (`cuda.get_elapsed_time`).
+
+Timing is 'auto' until `set_timing` chooses: off, until the program records a timing event
+(`cuda.Event().record()`, not `disable_timing=True`), from then on; a program that times
+its kernels with events gets predicted times without a gpusim call. The preset is 'h100',
+or the environment variable GPUSIM_CUPY_GPU (a preset name or a .toml file), so an
+unchanged program can run on another GPU.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 from typing import Any
 
 from gpusim import specs
@@ -18,8 +25,9 @@ from gpusim.errors import ConfigError
 
 @dataclass
 class State:
-    gpu: Any = "h100"                 # a preset name, a .toml path or a GPUSpec
-    timing: bool = False
+    gpu: Any = field(default_factory=lambda: os.environ.get("GPUSIM_CUPY_GPU", "h100"))  # name, .toml, GPUSpec
+    timing: bool | None = None        # None: auto (module doc)
+    events_recorded: bool = False     # a timing event was recorded (auto timing is on)
     check: tuple = ()
     last_result: Any = None           # the Result of the last launch of any kernel
     clock_ns: float = 0.0             # predicted device time of the launches so far
@@ -28,6 +36,11 @@ class State:
 
 
 STATE = State()
+
+
+def timing() -> bool:
+    """Whether the next launch runs the timing model (module doc)."""
+    return STATE.timing if STATE.timing is not None else STATE.events_recorded
 
 
 def spec():
@@ -50,6 +63,10 @@ def record(result) -> None:
 def check_gpu(gpu) -> None:
     """ConfigError for an unknown preset name (a GPUSpec or .toml path is resolved at launch)."""
     if isinstance(gpu, str) and not gpu.endswith(".toml"):
-        specs.get(gpu)
+        try:
+            specs.get(gpu)
+        except ConfigError as e:
+            where = " (from GPUSIM_CUPY_GPU)" if gpu == os.environ.get("GPUSIM_CUPY_GPU") else ""
+            raise ConfigError(f"{e}{where}") from None
     elif not isinstance(gpu, (str, specs.GPUSpec)):
         raise ConfigError(f"gpusim.cupy.set_gpu takes a preset name, a .toml path or a GPUSpec, got {gpu!r:.60}")

@@ -6,9 +6,10 @@ CuPy's null stream (`gpusim/cupy/_state.py`); so `Device().synchronize()`,
 nothing to wait for, and a non-default `Stream` orders its launches with everyone else's
 (null-stream semantics). Events read the simulated clock: `get_elapsed_time(start, end)`
 (also `start.elapsed_time(end)`, gpusim's shorthand) is the sum of the predicted kernel
-durations (`gpu__time_duration.sum`) of the launches between the two records, in ms; it
-needs `gpusim.cupy.set_timing(True)` for those launches, else it is refused rather than
-reported short. Host code, copies and launch gaps take no simulated time.
+durations (`gpu__time_duration.sum`) of the launches between the two records, in ms.
+Recording a timing event turns the timing model on for later launches (unless
+`gpusim.cupy.set_timing(False)` chose otherwise); an interval spanning an untimed launch is
+refused rather than reported short. Host code, copies and launch gaps take no simulated time.
 
 `Device(0)` describes the preset (`compute_capability` as CuPy gives it, "90";
 `attributes`, `mem_info`); there is one device. `MemoryPointer` is the arrays' `data`
@@ -168,6 +169,8 @@ class Event:
     def record(self, stream: Stream | None = None) -> None:
         st = _state.STATE
         self._at = (st.clock_ns, st.launches, st.untimed)
+        if not self.disable_timing:
+            st.events_recorded = True          # auto timing: later launches are timed (_state.py)
 
     def synchronize(self) -> None:
         pass
