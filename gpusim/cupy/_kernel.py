@@ -6,7 +6,9 @@ standard (CuPy 14 with CUDA 13, whose CCCL headers need C++17), and `-ftz=true` 
 NVRTC honours the last of repeated options, so every CuPy kernel flushes single-precision
 denormals to zero, even one given `--ftz=false`; so does it here (the `.ftz` forms of the
 float instructions, executed bit-exact). The architecture comes from the GPU preset
-(`gpusim.cupy.set_gpu`), and `-lineinfo` is added so reports show the .cu lines
+(`gpusim.cupy.set_gpu`); an `-arch` among the options goes to NVRTC as CuPy passes it, and
+PTX for a target the preset's GPU cannot run (`sm_90` on an A100) is refused. `-lineinfo` is
+added so reports show the .cu lines
 (`gpusim.frontend.cudasource`; CuPy's own headers, `#include <cupy/...>`, are not here).
 A module compiles once per architecture with all its `name_expressions`; a kernel is then
 found as CuPy's `get_function` finds it: a name expression ("f<float>") by its lowered
@@ -172,8 +174,7 @@ class RawModule:
     def _compiled(self, name: str, spec) -> CompiledKernel:
         cc = tuple(spec.compute_capability)
         ptx, lowered = self._module_ptx(cc, name)
-        if self.code is None:
-            check_target(ptx, name, cc, spec.name)
+        check_target(ptx, name, cc, spec.name)            # a .ptx file's, or an -arch option's target
         entry = self._entry(ptx, lowered, name)
         if self.code is None:
             return ptx_kernel(ptx, entry, name, cc, "ptx")
