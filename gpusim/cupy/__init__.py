@@ -32,7 +32,8 @@ Configuration, as `gpusim.cuda` offers it:
 - `set_check("racecheck", ...)`: later launches run under sanitizer tools; findings are in
   the Result's `hazards`;
 - the Result of a launch: `kernel.last_result`, and `last_launch()` for the last launch of
-  any kernel (metrics, `lines`, `lines_frame()`, ...: `gpusim.result.Result`).
+  any kernel (metrics, `lines`, `lines_frame()`, ...: `gpusim.result.Result`); `report()`
+  is the last launch's source view as text (its .cu lines with their counters, the verdict).
 A RawKernel is also a kernel `gpusim.launch` takes: `gpusim.launch(kernel, grid, block,
 args, gpu=..., timing=True, check=...)`.
 
@@ -52,6 +53,8 @@ from gpusim.cupy._array import (arange, array, asanyarray, asarray, ascontiguous
                                 wrap, zeros, zeros_like)
 from gpusim.cupy._kernel import RawKernel, RawModule
 from gpusim.cupy._unsupported import MATRIX_PRODUCTS, WHY, Linalg, Unsupported
+from gpusim.errors import GpusimError
+from gpusim.report.sourceview import render_source_view
 from gpusim.sanitizer import normalize as _normalize_tools
 
 # numpy's scalar types and constants are CuPy's too (cupy.float32 is numpy.float32)
@@ -73,7 +76,7 @@ testing = np.testing                      # assert_allclose & co. take gpusim.cu
 __all__ = ["ndarray", "array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "asnumpy", "empty",
            "empty_like", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "arange",
            "get_array_module", "RawKernel", "RawModule", "cuda", "random", "linalg", "testing", "set_gpu", "get_gpu",
-           "set_timing", "set_check", "last_launch", "is_available"]
+           "set_timing", "set_check", "last_launch", "report", "is_available"]
 
 
 # ----------------------------------------------------------------------------- configuration
@@ -102,6 +105,15 @@ def set_check(*tools: str) -> None:
 def last_launch():
     """The Result of the last launch of any kernel (None before the first)."""
     return _state.STATE.last_result
+
+
+def report(result=None, width: int | None = None) -> str:
+    """The source view of a launch's Result (default: the last launch): every .cu line with its
+    counters, and the verdict, as `gpusim run` prints it."""
+    result = result if result is not None else _state.STATE.last_result
+    if result is None:
+        raise GpusimError("gpusim.cupy.report: no kernel has been launched yet")
+    return render_source_view(result, width=width)
 
 
 def is_available() -> bool:

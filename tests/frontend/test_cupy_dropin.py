@@ -70,6 +70,7 @@ def test_cupy_vector_add_equals_numpy_and_keeps_its_result():
     assert ADD.last_result is cp.last_launch()
     assert ADD.last_result.metrics["smsp__inst_executed.sum"] > 0
     assert "gpu__time_duration.sum" not in ADD.last_result.metrics      # no event recorded: not timed
+    assert "if (i < n) c[i] = a[i] + b[i];" in cp.report()               # the source view shows the .cu line
 
 
 @pytest.mark.slow                  # two kernels through ptxas and nvdisasm
@@ -229,3 +230,13 @@ def test_reductions_and_elements_are_0d_arrays_with_get():
     assert isinstance(x.sum(), cp.ndarray) and x.sum().get() == np.float32(45)
     assert x[3].shape == () and x[3].get() == np.float32(3)
     assert repr(x[:2]) == "array([0., 1.], dtype=float32)"
+
+
+@pytest.mark.slow                  # a kernel of its own through ptxas and nvdisasm
+def test_a_ptx_file_loads_as_a_raw_module(tmp_path):
+    from gpusim.frontend.cudasource import compile_cuda
+    ptx, _ = compile_cuda(VECADD, "", "vecadd", (), (9, 0))
+    (tmp_path / "vecadd.ptx").write_text(ptx)
+    a = cp.arange(64, dtype=cp.float32)
+    cp.RawModule(path=str(tmp_path / "vecadd.ptx")).get_function("vecadd")((1,), (64,), (a, a, a, 64))
+    assert np.array_equal(a.get(), 2 * np.arange(64, dtype=np.float32))
