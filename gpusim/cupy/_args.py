@@ -63,8 +63,8 @@ def _one(ck, i: int, decl, value):
         value = value.reshape(-1)[0]
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Number, np.generic)):
         return value                                   # rawargs: bools, structs (bytes), refusals
-    if isinstance(value, np.generic):
-        return value
+    if isinstance(value, np.generic) or decl.dims:
+        return value                                   # rawargs: numpy scalars checked; a struct takes its bytes
     if isinstance(value, numbers.Integral):
         return _python_int(ck, i, decl, int(value), is_ptr64)
     if isinstance(value, float):
