@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 from gpusim import api
 from gpusim.cupy import _args, _state
@@ -113,7 +114,9 @@ class RawModule:
                 raise refuse(f"cupy.RawModule(path={p!r})", "a .cubin or .fatbin holds machine code for a real GPU; "
                                                             "gpusim runs PTX: load the .ptx, or pass the CUDA C++ as "
                                                             "code=")
-            self._text, self._path = read_text(p, "RawModule")
+            if not os.path.isfile(p):
+                raise UnsupportedKernel(f"RawModule: no file {p} (path= names a .ptx file)")
+            self._text, self._path = read_text(Path(p), "RawModule")
         else:
             if not isinstance(code, str):
                 raise UnsupportedKernel(f"RawModule: code must be the CUDA C++ source text, got "
