@@ -4,8 +4,10 @@
 The source is compiled with NVRTC (`cuda.bindings.nvrtc`, no GPU and no driver needed) to
 PTX, which then takes `PtxSource`'s path (`ptxsource.ptx_kernel`; arguments as
 `rawargs.py` passes them). NVRTC is given:
-- `--gpu-architecture=compute_XY` from the preset's compute capability (an `-arch` in
-  `options` is refused: the preset decides), `-lineinfo` (so every report shows the .cu
+- `--gpu-architecture=compute_XY` from the preset's compute capability, `compute_90a` for the
+  Hopper presets (an H100/H200 runs sm_90a's architecture-specific instructions: wgmma,
+  setmaxnreg; `__CUDA_ARCH_FEAT_SM90_ALL` is defined as with nvcc -arch=sm_90a); an `-arch` in
+  `options` is refused: the preset decides; `-lineinfo` (so every report shows the .cu
   lines), the caller's `options`, and the include directories of the CUDA pip packages
   (`externs.include_dirs`: numba-cuda's bundled headers, `nvidia/cu13/include`, CCCL);
 - the kernel as a name expression: `"saxpy"` (an `extern "C"` or a C++ kernel) or a
@@ -119,9 +121,12 @@ def _param_names(text: str, name: str) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+ARCH_SPECIFIC = ((9, 0),)        # compute capabilities whose presets compile for the 'a' target (module doc)
+
+
 def compile_cuda(text: str, path: str, name: str, options: tuple, cc: tuple[int, int]) -> tuple[str, str]:
     """(PTX, lowered entry name) of kernel `name` in `text`, from the caches or NVRTC."""
-    arch = f"compute_{cc[0]}{cc[1]}"
+    arch = f"compute_{cc[0]}{cc[1]}" + ("a" if tuple(cc) in ARCH_SPECIFIC else "")
     dirs = tuple(include_dirs()) + ((str(Path(path).parent),) if path else ())
     key = repr((CACHE_FORMAT, nvrtc_version(), arch, dirs, options, path, name, text))
     digest = hashlib.sha256(key.encode()).hexdigest()
