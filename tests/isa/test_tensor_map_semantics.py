@@ -87,3 +87,23 @@ def test_bytes_landing_before_the_expect_tx_count_negative():
     assert _phase(w) == 0 and ((w >> 42) & ((1 << 21) - 1)) == (1 << 21) - 512
     w, _ = U(w, "arrive_expect_tx", [512])
     assert _phase(w) == 1 and (w & ((1 << 21) - 1)) == 1      # completed, pending re-armed to 1
+
+
+@pytest.mark.parametrize("swizzle, width", [("32B", 32), ("64B", 64), ("128B", 128)])
+def test_a_swizzled_tma_box_is_what_a_wgmma_descriptor_reads(swizzle, width):
+    """A 64-row box of `width`-byte rows loaded with a swizzle, read through a K-major wgmma
+    descriptor of the same swizzle (8-row atoms 8 * width bytes apart), gives element (m, k)."""
+    from isa.semantics import mma_layout as L
+    from isa.semantics import wgmma as W
+    kh = width // 2                                  # halves per row
+    f = f16_map(dims=(kh, 64), strides=(width,), box=(kh, 64), swizzle=T.SWIZZLE_CODE[swizzle])
+    base = 2048                                      # a 1024-byte aligned shared address
+    glob, ok, soff = T.box_elements(f, (0, 0))
+    placed = L.swizzle_addr(base + soff, swizzle)    # where the TMA puts element i (glob // 2 = m * kh + k)
+    where = dict(zip((glob // 2).tolist(), placed.tolist()))
+    code = {"128B": 1, "64B": 2, "32B": 3}[swizzle]
+    for k0 in range(0, kh, 16):                      # the K loop: the start moves 32 bytes inside the atom
+        desc = ((base + 2 * k0) >> 4) | ((8 * width) >> 4) << 32 | code << 62
+        addr = W.operand_addresses(desc, 64, 16, 16, "k")
+        want = np.array([[where[m * kh + k0 + k] for k in range(16)] for m in range(64)])
+        assert (addr == want).all()
