@@ -208,6 +208,7 @@ class BatchExecutor:
             }
             if name not in vals:
                 vals.update(cluster_lane_values(self.geo, self._ctas))
+                vals.update({k: (lambda v=v: np.full(self.nlanes, v)) for k, v in cluster_uniform_values(self.geo).items()})
             if name not in vals:
                 raise KernelError("unsupported special register", kernel=self.kernel_name, detail=name)
             arr = self._lane_arrays[name] = np.asarray(vals[name]()).astype(np.uint32)

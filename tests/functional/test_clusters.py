@@ -176,3 +176,40 @@ def test_multicast_tensor_copy_reaches_every_block_of_the_mask():
     gpusim.launch(gpusim.CudaSource(MULTICAST, "mc"), 2, 128, (gpusim.TensorMap(a, box=(16, 8)), out), gpu="h100")
     want = a[1:9, 0:16].ravel()
     assert out[:128].tolist() == want.tolist() and out[128:].tolist() == want.tolist()
+
+
+REMOTE_ARRIVE = r"""
+typedef unsigned int u32;
+extern "C" __global__ void __cluster_dims__(2, 1, 1) remote(int* out) {
+    __shared__ __align__(8) unsigned long long bar;
+    __shared__ int flag;
+    const u32 b = (u32)__cvta_generic_to_shared(&bar);
+    u32 rank;
+    asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+    if (threadIdx.x == 0) {
+        flag = 7 + rank;
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(b) : "memory");
+    }
+    asm volatile("barrier.cluster.arrive;\nbarrier.cluster.wait;" ::: "memory");
+    if (rank == 1 && threadIdx.x == 0) {                 // block 1 arrives on block 0's barrier
+        u32 far;
+        asm volatile("mapa.shared::cluster.u32 %0, %1, 0;" : "=r"(far) : "r"(b));
+        asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" :: "r"(far) : "memory");
+    }
+    if (rank == 0) {
+        u32 done;
+        do {
+            asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\nselp.u32 %0, 1, 0, p;\n}\n"
+                         : "=r"(done) : "r"(b) : "memory");
+        } while (!done);
+    }
+    out[blockIdx.x * 32 + threadIdx.x] = flag;
+    asm volatile("barrier.cluster.arrive;\nbarrier.cluster.wait;" ::: "memory");
+}
+"""
+
+
+def test_a_block_arrives_on_another_blocks_mbarrier():
+    out = np.zeros(64, np.int32)
+    gpusim.launch(gpusim.CudaSource(REMOTE_ARRIVE, "remote"), 2, 32, (out,), gpu="h100")
+    assert out[0] == 7 and out[32] == 8                 # block 0 passed its wait: block 1's arrival completed it
