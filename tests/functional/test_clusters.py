@@ -213,3 +213,42 @@ def test_a_block_arrives_on_another_blocks_mbarrier():
     out = np.zeros(64, np.int32)
     gpusim.launch(gpusim.CudaSource(REMOTE_ARRIVE, "remote"), 2, 32, (out,), gpu="h100")
     assert out[0] == 7 and out[32] == 8                 # block 0 passed its wait: block 1's arrival completed it
+
+
+PUSH = r"""
+typedef unsigned int u32;
+extern "C" __global__ void __cluster_dims__(2, 1, 1) push(int* out) {
+    __shared__ __align__(16) int mine[32], theirs[32];
+    __shared__ __align__(8) unsigned long long bar;
+    const u32 b = (u32)__cvta_generic_to_shared(&bar);
+    u32 rank;
+    asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+    mine[threadIdx.x] = 100 * (rank + 1) + threadIdx.x;
+    if (threadIdx.x == 0) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\nmbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], 128;"
+                     :: "r"(b) : "memory");
+    }
+    asm volatile("fence.proxy.async.shared::cta;\nbarrier.cluster.arrive;\nbarrier.cluster.wait;" ::: "memory");
+    if (threadIdx.x == 0) {                               // push `mine` into the other block's `theirs`
+        u32 dst, rbar;
+        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(dst) : "r"((u32)__cvta_generic_to_shared(theirs)),
+                     "r"(rank ^ 1));
+        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rbar) : "r"(b), "r"(rank ^ 1));
+        asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], 128, [%2];"
+                     :: "r"(dst), "r"((u32)__cvta_generic_to_shared(mine)), "r"(rbar) : "memory");
+    }
+    u32 done;
+    do {
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\nselp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done) : "r"(b) : "memory");
+    } while (!done);
+    out[blockIdx.x * 32 + threadIdx.x] = theirs[threadIdx.x];
+    asm volatile("barrier.cluster.arrive;\nbarrier.cluster.wait;" ::: "memory");
+}
+"""
+
+
+def test_bulk_copy_into_another_blocks_shared_memory():
+    out = np.zeros(64, np.int32)
+    gpusim.launch(gpusim.CudaSource(PUSH, "push"), 2, 32, (out,), gpu="h100")
+    assert out[:32].tolist() == list(range(200, 232)) and out[32:].tolist() == list(range(100, 132))

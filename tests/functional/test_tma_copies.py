@@ -181,3 +181,28 @@ def test_initcheck_sees_the_bytes_a_tensor_copy_writes():
                                                                 np.int32(0), np.int32(0)),
                       gpu="h100", shared_bytes=4096, check="initcheck")
     assert r.hazards == []
+
+
+BOX5 = HELPERS + r"""
+extern "C" __global__ void box5(const __grid_constant__ CUtensorMap map, float* out) {
+    __shared__ __align__(128) float box[64];
+    __shared__ __align__(8) u64 bar;
+    const u32 b = sm(&bar), s = sm(box);
+    if (threadIdx.x == 0) { init(b); expect(b, 256); }
+    __syncthreads();
+    if (threadIdx.x == 0)
+        asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+                     "[%0], [%1, {%2, %3, %4, %5, %6}], [%7];"
+                     :: "r"(s), "l"(reinterpret_cast<u64>(&map)), "r"(4), "r"(1), "r"(1), "r"(1), "r"(1), "r"(b)
+                     : "memory");
+    wait0(b);
+    out[threadIdx.x] = box[threadIdx.x];
+}
+"""
+
+
+def test_five_dimensional_box():
+    a = np.arange(2 * 3 * 4 * 5 * 16, dtype=np.float32).reshape(2, 3, 4, 5, 16)
+    out = np.zeros(64, np.float32)
+    gpusim.launch(gpusim.CudaSource(BOX5, "box5"), 1, 64, (gpusim.TensorMap(a, box=(8, 2, 2, 2, 1)), out), gpu="h100")
+    assert out.tolist() == a[1:2, 1:3, 1:3, 1:3, 4:12].ravel().tolist()

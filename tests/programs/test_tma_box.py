@@ -40,3 +40,21 @@ def test_box_case_equals_the_gpu_byte_for_byte(case):
         rec = np.load(path)
         assert c.args[2].tobytes() == rec[f"box:{case}:dump"].tobytes(), path.name
         assert c.args[1].array.tobytes() == rec[f"box:{case}:out"].tobytes(), path.name
+
+
+@pytest.mark.skipif(not DATA, reason="GPU outputs not recorded yet (validate/semantics/tma_record.py)")
+def test_gpusim_refuses_exactly_the_maps_the_driver_refuses():
+    import importlib.util
+    from isa.semantics import tensor_map as T
+    path = Path(__file__).resolve().parents[2] / "validate" / "semantics" / "tma_record.py"
+    spec = importlib.util.spec_from_file_location("tma_record", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    m = np.zeros((64, 64), np.float16)
+    for name, kw in mod.ENCODE_CHECKS.items():
+        f = C.fields(m, 0x7000_0000_0000 + kw.get("offset", 0),
+                     **{k: v for k, v in kw.items() if k not in ("fields", "offset")})
+        for k, v in kw.get("fields", {}).items():
+            f = T.TensorMapFields(**{**f.__dict__, k: v})
+        for rec in DATA:
+            assert (int(np.load(rec)[f"driver:{name}"]) == 0) == (T.problems(f) is None), (name, rec.name)

@@ -50,12 +50,13 @@ def test_tiny_gemm_counts_its_tma_and_wgmma_instructions():
 
 @pytest.mark.slow
 @pytest.mark.skipif(not DATA, reason="GPU outputs not recorded yet (validate/semantics/tma_record.py)")
-def test_tiny_gemm_equals_the_gpu_bit_for_bit():
-    c, _ = run("tiny")
+@pytest.mark.parametrize("size", C.GEMM_RECORDED)
+def test_gemm_equals_the_gpu_bit_for_bit(size):
+    c, _ = run(size)
     for path in DATA:
         rec = np.load(path)
-        assert rec["gemm:tiny:A"].tobytes() == c.args[0].array.tobytes(), path.name
-        assert c.args[2].array.view(np.uint32).tobytes() == rec["gemm:tiny:C"].tobytes(), path.name
+        assert rec[f"gemm:{size}:A"].tobytes() == c.args[0].array.tobytes(), path.name
+        assert c.args[2].array.view(np.uint32).tobytes() == rec[f"gemm:{size}:C"].tobytes(), path.name
 
 
 @pytest.mark.slow
