@@ -4,8 +4,10 @@
 The source is compiled with NVRTC (`cuda.bindings.nvrtc`, no GPU and no driver needed) to
 PTX, which then takes `PtxSource`'s path (`ptxsource.ptx_kernel`; arguments as
 `rawargs.py` passes them). NVRTC is given:
-- `--gpu-architecture=compute_XY` from the preset's compute capability (an `-arch` in
-  `options` is refused: the preset decides), `-lineinfo` (so every report shows the .cu
+- `--gpu-architecture=compute_XY` from the preset's compute capability, `compute_90a` for the
+  Hopper presets (an H100/H200 runs sm_90a's architecture-specific instructions: wgmma,
+  setmaxnreg; `__CUDA_ARCH_FEAT_SM90_ALL` is defined as with nvcc -arch=sm_90a); an `-arch` in
+  `options` is refused: the preset decides; `-lineinfo` (so every report shows the .cu
   lines), the caller's `options`, and the include directories of the CUDA pip packages
   (`externs.include_dirs`: numba-cuda's bundled headers, `nvidia/cu13/include`, CCCL);
 - the kernel as a name expression: `"saxpy"` (an `extern "C"` or a C++ kernel) or a
@@ -155,6 +157,9 @@ def _split_top(s: str) -> list[str]:
     return out + [cur.strip()] if cur.strip() else out
 
 
+ARCH_SPECIFIC = ((9, 0),)        # compute capabilities whose presets compile for the 'a' target (module doc)
+
+
 def compile_cuda(text: str, path: str, name: str, options: tuple, cc: tuple[int, int]) -> tuple[str, str]:
     """(PTX, lowered entry name) of kernel `name` in `text`, from the caches or NVRTC."""
     ptx, lowered = _compiled(text, path, name, (name,), options, cc, key_names=name)
@@ -171,7 +176,7 @@ def compile_module(text: str, path: str, names: tuple[str, ...], options: tuple,
 
 def _compiled(text: str, path: str, what: str, names: tuple, options: tuple, cc: tuple[int, int],
               key_names) -> tuple[str, tuple[str, ...]]:
-    arch = f"compute_{cc[0]}{cc[1]}"
+    arch = f"compute_{cc[0]}{cc[1]}" + ("a" if tuple(cc) in ARCH_SPECIFIC else "")
     dirs = tuple(include_dirs()) + ((str(Path(path).parent),) if path else ())
     key = repr((CACHE_FORMAT, nvrtc_version(), arch, dirs, options, path, key_names, text))
     digest = hashlib.sha256(key.encode()).hexdigest()

@@ -13,7 +13,7 @@ Counters (`gpusim.functional.counters.EXTRA_METRICS`): `smsp__inst_executed_op_l
 instruction, the global side's requests and 32-byte sectors, the shared side's wavefronts.
 
 Does not model: time (issue 29), the racecheck view of a destination read before its wait
-(module docstring of `isa.semantics.async_copy`), `cp.async.bulk` (refused at decode).
+(module docstring of `isa.semantics.async_copy`). `cp.async.bulk*` (TMA) is `bulk_ops`.
 
 Sources: PTX ISA 9.0, "cp.async", "cp.async.wait_group", "mbarrier", "elect.sync".
 """
@@ -24,14 +24,15 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from gpusim.functional import bulk_ops
 from gpusim.functional.lsu import SECTOR_SHIFT, distinct_per_group, shared_wavefronts
 from gpusim.functional.ops import AddressOp, NopOp, Op
 from isa.errors import UnsupportedInstruction
 from isa.program import Address
 from isa.semantics import async_copy as S
+from isa.semantics.bulk_copy import is_bulk
 
 U64 = np.uint64
-PENDING_MASK = (1 << 21) - 1
 
 
 class AsyncCopies:
@@ -160,29 +161,12 @@ class MbarrierOp(AddressOp):
             x.write_lanes(self.dst, lanes, out.astype(bool) if waits else out)
 
     def _one(self, words, i, args) -> int:
-        v = int(words[i])
-        pend, exp, tx, ph = v & PENDING_MASK, (v >> 21) & PENDING_MASK, (v >> 42) & PENDING_MASK, v >> 63
         w = self.what
-        if w == "init":
-            pend, exp, tx, ph = args[0], args[0], 0, 0
-        elif w == "inval":
-            pend = exp = tx = ph = 0
-        elif w in ("test_wait", "try_wait"):
-            want = args[0] & 1 if self.parity else args[0] >> 63
-            return int(ph != want)
-        else:
-            token = ph << 63
-            if w in ("expect_tx", "arrive_expect_tx"):
-                tx += args[0]
-            if w in ("arrive", "arrive_expect_tx"):
-                pend -= args[0] if (w == "arrive" and args) else 1
-                if pend <= 0 and tx == 0:
-                    ph ^= 1
-                    pend = exp
-            words[i] = np.uint64((pend & PENDING_MASK) | (exp << 21) | ((tx & PENDING_MASK) << 42) | (ph << 63))
-            return token
-        words[i] = np.uint64((pend & PENDING_MASK) | (exp << 21) | ((tx & PENDING_MASK) << 42) | (ph << 63))
-        return 0
+        if w in ("test_wait", "try_wait"):
+            args = [args[0] & 1 if self.parity else (args[0] >> 63) & 1]
+        new, out = S.mbarrier_update(int(words[i]), w, args)
+        words[i] = np.uint64(new)
+        return out
 
 
 class ElectOp(Op):
@@ -211,6 +195,8 @@ def make(dec, ins, i: int, spec, bound, guard):
     """The op for an `async`-kind instruction (called by `ops.OpFactory.make`)."""
     reject = lambda why: UnsupportedInstruction(ins.mnemonic, ptx_line=ins.ptx_line,  # noqa: E731
                                                 kernel=dec.kernel.name, reason=why)
+    if ins.opcode == "cp" and is_bulk(ins):
+        return bulk_ops.make(dec, ins, i, spec, bound, guard)
     if ins.opcode == "cp":
         kind, n = S.cp_async_form(ins)
         if kind == "copy":

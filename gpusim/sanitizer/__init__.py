@@ -124,6 +124,7 @@ class BatchHooks:
         self._members = [p.members for p in parts if hasattr(p, "members")]
         self._shuffle = [p.shuffle for p in parts if hasattr(p, "shuffle")]
         self._fence = [p.fence for p in parts if hasattr(p, "fence")]
+        self._async_write = [p.async_write for p in parts if hasattr(p, "async_write")]
 
     # ------------------------------------------------------------------ from the functional core
     def access(self, op, space: str, lanes: np.ndarray, off: np.ndarray) -> None:
@@ -132,6 +133,12 @@ class BatchHooks:
             mode = "atomic" if op.info.is_atomic else ("write" if op.info.is_store else "read")
             for f in self._access:
                 f(op, space, lanes, off, mode)
+
+    def async_write(self, space: str, off: np.ndarray, nbytes: int) -> None:
+        """An asynchronous copy (TMA) wrote `nbytes` at each byte offset `off` of `space`'s
+        buffer: initcheck counts them written; racecheck does not see them (DEVIATIONS.md)."""
+        for f in self._async_write:
+            f(space, off, nbytes)
 
     def barrier(self, slots: np.ndarray, grid: bool = False) -> None:
         """The blocks in CTA slots `slots` are released from a barrier (`grid`: the grid

@@ -68,6 +68,10 @@ class _Writes:
         if mode != "read" and space == "global":
             self.tool.init[spread(off, op.info.access_bytes, self.tool.g)[0]] = True
 
+    def async_write(self, space: str, off: np.ndarray, nbytes: int) -> None:
+        if space == "global":
+            self.tool.init[spread(off, nbytes, self.tool.g)[0]] = True
+
 
 class _Batch:
     def __init__(self, tool: Tool, x, hooks):
@@ -97,3 +101,7 @@ class _Batch:
                                   (self.hooks.who(lane, op.index, mode),), f"reads {what}", len(np.unique(bad)))
         if mode != "read":
             shadow[b] = True
+
+    def async_write(self, space: str, off: np.ndarray, nbytes: int) -> None:
+        shadow = self.shared if space == "shared" else self.tool.init
+        shadow[spread(off, nbytes, self.tool.g)[0]] = True

@@ -67,10 +67,9 @@ def test_misaligned_cp_async_names_the_instruction():
         _run("add.u32 %sa, %sa, 4;\ncp.async.cg.shared.global [%sa], [%g], 16;", "cp.async.wait_all;")
 
 
-def test_bulk_copy_is_refused_by_name():
-    with pytest.raises(UnsupportedInstruction, match="cp.async.bulk"):
-        _run("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%sa], [%g], 16, [%sb];",
-             "cp.async.wait_all;")
+def test_bulk_reduction_is_refused_by_name():
+    with pytest.raises(UnsupportedInstruction, match=r"cp\.reduce\.async\.bulk"):
+        _run("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 [%g], [%sa], 16;", "cp.async.wait_all;")
 
 
 MBAR = HEAD + """.visible .entry mb_k(.param .u64 pout)
