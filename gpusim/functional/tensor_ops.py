@@ -91,9 +91,8 @@ class MmaOp(Op):
         na, nb, nc = self.nregs
         regs = gather(x, self.srcs)
         out = np.zeros(regs.shape[:2] + (nc,), np.uint32)
-        for w in warps:
-            r = regs[w]
-            out[w] = T.mma_sync(self.form, r[:, :na], r[:, na:na + nb], r[:, na + nb:])
+        r = regs[warps]                                  # every executing warp at once
+        out[warps] = T.mma_sync(self.form, r[..., :na], r[..., na:na + nb], r[..., na + nb:])
         scatter(x, self.dsts, out, warps)
         x.counters.add_extra(self.index, self.field, len(warps))
 

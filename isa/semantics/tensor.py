@@ -29,6 +29,7 @@ Sources: PTX ISA 9.0, 9.7.14.5 "Matrix fragments for mma.m16n8k*", 9.7.14.5.15 "
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -36,6 +37,7 @@ from isa.errors import UnsupportedInstruction
 from isa.opcodes import Bound, OpSpec
 from isa.program import Instruction
 from isa.semantics import mma_layout as L
+from isa.semantics import mma_batch as MB
 from isa.semantics import mma_numerics as M
 
 ELEM_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8,
@@ -111,18 +113,29 @@ def model_for(form: MmaForm) -> M.BlockFma:
     return M.hopper_model("mma", form.atype, form.ctype, form.mnk[2])
 
 
-def mma_sync(form: MmaForm, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """One warp's D registers (32, nD) uint32 from its A, B, C registers (32, n) uint32."""
+@lru_cache(maxsize=None)
+def _frag_maps(shape: str, ab: int, cb: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """frag_map of A, B and C/D (read-only: shared by every call)."""
+    return L.frag_map(shape, "a", ab), L.frag_map(shape, "b", ab), L.frag_map(shape, "c", cb)
+
+
+def mma_sync(form: MmaForm, a: np.ndarray, b: np.ndarray, c: np.ndarray, reference: bool = False) -> np.ndarray:
+    """D registers (..., 32, nD) uint32 from A, B, C registers (..., 32, n) uint32 of any number
+    of warps (the leading axes) at once: `mma_batch.mma`, or with `reference` the scalar
+    `mma_numerics.mma` element by element (the definition the batch is tested against)."""
     m, n, k = form.mnk
     ab, cb = ELEM_BITS[form.atype], ELEM_BITS[form.ctype]
-    A = L.unpack(a, L.frag_map(form.shape, "a", ab), ab, (m, k))
-    B = L.unpack(b, L.frag_map(form.shape, "b", ab), ab, (k, n))
-    cmap = L.frag_map(form.shape, "c", cb)
+    amap, bmap, cmap = _frag_maps(form.shape, ab, cb)
+    A = L.unpack(a, amap, ab, (m, k))
+    B = L.unpack(b, bmap, ab, (k, n))
     C = L.unpack(c, cmap, cb, (m, n))
     if form.ctype == "s32":
         D = M.mma_int(A, B, C, form.atype, form.btype, form.satfinite)
+    elif reference:
+        D = np.stack([M.mma(x, y, z, form.atype, form.btype, form.ctype, model_for(form)) for x, y, z in
+                      zip(A.reshape(-1, m, k), B.reshape(-1, k, n), C.reshape(-1, m, n))]).reshape(C.shape)
     else:
-        D = M.mma(A, B, C, form.atype, form.btype, form.ctype, model_for(form))
+        D = MB.mma(A, B, C, form.atype, form.btype, form.ctype, model_for(form))
     return L.pack(D, cmap, cb)
 
 

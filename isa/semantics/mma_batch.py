@@ -1,0 +1,240 @@
+"""Tensor-core matrix multiply-accumulate over whole batches: the block-FMA arithmetic of the
+scalar reference `isa.semantics.mma_numerics.dot`, bit for bit, for every `BlockFma` parameter
+set, compiled (tests/isa/test_mma_batch.py compares the two on random and edge-rich inputs of
+every form and on random parameter sets).
+
+What it computes: `mma(A, B, C, atype, btype, ctype, model)` with A (..., M, K), B (..., K, N),
+C (..., M, N) bit patterns and any leading batch shape (the warps of a warp instruction, and
+anything else), D (..., M, N) accumulator bits. numpy decodes the inputs to float64 and their
+anchor exponents for the whole batch; one compiled pass (`_kernel`) then runs the reference's
+steps for every output element:
+- every input of these formats is a float64, and so is every product (at most 2 x 24
+  significand bits; exponents between 2^-298 and 2^256), so `a * b` is the exact product;
+- a block's anchor is the largest exponent sum (or leading exponent) of its nonzero products
+  and of its addend; scaling a term by 2^-lsb (lsb = anchor - window + 1) is exact (a product
+  is at most 2^(window + 1) after it, and one that falls below 2^-1022 truncates to 0 or, by
+  `floor`, to -1 either way), and `trunc` / `floor` of it is the reference's shift of the
+  integer significand (magnitude / floor truncation);
+- the cut terms are integers below 2^(window + 1), at most 33 of them, so their float64 sum is
+  exact; QGMMA's sum cut and the rounding to the accumulator are done on int64 as
+  `mma_numerics._cut` and `round_to_format` do them;
+- NaN and infinity: a block's products plus its addend, summed in float64, are non-finite
+  exactly when the reference's `_special` decides the block (a NaN, inf * 0, inf - inf, or an
+  infinity; finite products never overflow float64), and that sum is its result.
+
+Compiled once per machine (numba, `cache=True`, like the fast core's kernels); `nogil`.
+
+Sources: as `isa.semantics.mma_numerics` (the model); IEEE 754 float64 arithmetic.
+"""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+from numba import njit
+
+from isa.semantics.mma_numerics import ACC, BlockFma
+from isa.semantics.tensor_formats import FORMATS, decode
+
+NONE = -(1 << 20)                       # anchor of a zero term: joins no maximum
+
+
+@lru_cache(maxsize=None)
+def _table(name: str, emin: int) -> tuple[np.ndarray, np.ndarray]:
+    """(float64 value, anchor exponent `in_exp`) of every bit pattern of an 8- or 16-bit format."""
+    v = decode(np.arange(1 << FORMATS[name].bits, dtype=np.int64), FORMATS[name])
+    return v, in_exp(v, emin)
+
+
+def in_exp(v: np.ndarray, emin: int) -> np.ndarray:
+    """The exponent each nonzero finite value gives an `exp_sum` anchor (a subnormal: emin);
+    NONE for zero (and for NaN/inf, whose blocks are decided otherwise)."""
+    ok = (v != 0) & np.isfinite(v)
+    e = np.frexp(np.where(ok, v, 1.0))[1].astype(np.int64) - 1
+    return np.where(ok, np.maximum(e, emin), NONE)
+
+
+def operand(bits, name: str, emin: int) -> tuple[np.ndarray, np.ndarray]:
+    """Bit patterns (any integer dtype) -> (exact float64 values, `in_exp` exponents with this
+    emin); tf32 ignores its low 13 bits."""
+    fmt = FORMATS[name]
+    if fmt.bits <= 16:
+        idx = np.asarray(bits).astype(np.intp) & ((1 << fmt.bits) - 1)
+        v, e = _table(name, emin)
+        return v[idx], e[idx]
+    b = np.asarray(bits).astype(np.uint32)
+    if fmt.shift:
+        b = b & np.uint32(0xFFFFFFFF ^ ((1 << fmt.shift) - 1))
+    with np.errstate(invalid="ignore"):                   # signalling NaNs stay NaN
+        v = b.view(np.float32).astype(np.float64)
+    return v, in_exp(v, emin)
+
+
+# -------------------------------------------------------------------- compiled scalar steps
+@njit(cache=True, nogil=True)
+def _bitlen(a):
+    """Bit length of 0 <= a < 2^53."""
+    return math.frexp(float(a))[1] if a else 0
+
+
+@njit(cache=True, nogil=True)
+def _round(s, e, man, expb, bias, emin, rne, overflow_inf, neg_zero):
+    """`mma_numerics.round_to_format` of s * 2^e (|s| < 2^53): the format's bits."""
+    signbit = np.int64(1) << (expb + man)
+    a = abs(s)
+    if a == 0:
+        return signbit if neg_zero else np.int64(0)
+    q = max(_bitlen(a) - 1 + e, emin) - man              # exponent of the last kept bit
+    if q > e:
+        sh = q - e
+        if sh > 62:
+            kept = np.int64(0)
+        else:
+            kept = a >> sh
+            if rne:
+                rem = a - (kept << sh)
+                half = np.int64(1) << (sh - 1)
+                if rem > half or (rem == half and kept & 1):
+                    kept += 1
+    else:
+        kept = a << (e - q)
+    if kept >> (man + 1):
+        kept >>= 1
+        q += 1
+    top = (1 << expb) - 1
+    if kept >> man == 0:
+        body = kept
+    else:
+        ef = q + man + bias
+        if ef >= top:
+            body = (top << man) if rne or overflow_inf else ((top - 1) << man) | ((1 << man) - 1)
+        else:
+            body = (ef << man) | (kept & ((1 << man) - 1))
+    return (signbit if s < 0 else 0) | body
+
+
+@njit(cache=True, nogil=True)
+def _value(bits, man, expb, bias, emin):
+    """Accumulator bits -> float64."""
+    top = (1 << expb) - 1
+    ef = (bits >> man) & top
+    mant = bits & ((1 << man) - 1)
+    sign = -1.0 if (bits >> (expb + man)) & 1 else 1.0
+    if ef == top:
+        return sign * math.inf if mant == 0 else math.nan
+    if ef == 0:
+        return sign * math.ldexp(float(mant), emin - man)
+    return sign * math.ldexp(float(mant | (1 << man)), ef - bias - man)
+
+
+@njit(cache=True, nogil=True)
+def _rn_bits(x, man, expb, bias, emin):
+    """Bits of float64 x rounded to nearest even in the accumulator format (-0 kept, x finite)."""
+    if x == 0:
+        return np.int64(1) << (expb + man) if math.copysign(1.0, x) < 0 else np.int64(0)
+    f, e = math.frexp(x)
+    return _round(np.int64(f * 9007199254740992.0), e - 53, man, expb, bias, emin, True, True, False)
+
+
+@njit(cache=True, nogil=True)
+def _kernel(a, b, cv, ea, eb, out, block, window, rne, exp_sum, floor, c_last_rn, signed_zero,
+            sum_bits, sum_rne, overflow_inf, man, expb, bias, emin, nan_bits):
+    """out[t, i, j] = accumulator bits of cv[t, i, j] + sum_k a[t, i, k] b[t, k, j] (values, with
+    anchor exponents ea, eb) as `mma_numerics.dot` computes it (module docstring)."""
+    nt, m, k = a.shape
+    n = b.shape[2]
+    prod = np.empty(max(block, 1), np.float64)
+    inf_bits = ((1 << expb) - 1) << man
+    for t in range(nt):
+        for i in range(m):
+            for j in range(n):
+                c = cv[t, i, j]
+                acc = 0.0 if c_last_rn else c
+                for k0 in range(0, k, block):
+                    k1 = min(k0 + block, k)
+                    special = acc
+                    amax = NONE
+                    for kk in range(k0, k1):
+                        p = a[t, i, kk] * b[t, kk, j]
+                        prod[kk - k0] = p
+                        special += p
+                        if p != 0:
+                            anc = ea[t, i, kk] + eb[t, kk, j] if exp_sum else math.frexp(p)[1] - 1
+                            amax = max(amax, anc)
+                    if not math.isfinite(special):          # NaN / inf decided for the block
+                        acc = special
+                        continue
+                    allzero = amax == NONE
+                    if acc != 0:
+                        ce = math.frexp(acc)[1] - 1
+                        amax = max(amax, max(ce, emin) if exp_sum else ce)
+                    if amax == NONE:
+                        s, lsb = np.int64(0), 0
+                    else:
+                        lsb = amax - window + 1
+                        scale = math.ldexp(1.0, -lsb)
+                        tot = math.floor(acc * scale) if floor else math.trunc(acc * scale)
+                        for kk in range(k1 - k0):
+                            x = prod[kk] * scale
+                            tot += math.floor(x) if floor else math.trunc(x)
+                        s = np.int64(tot)
+                    if sum_bits:                                 # `_cut`
+                        sa = abs(s)
+                        sh = _bitlen(sa) - sum_bits
+                        if sh > 0:
+                            kept = sa >> sh
+                            rem = sa - (kept << sh)
+                            half = np.int64(1) << (sh - 1)
+                            if sum_rne and (rem > half or (rem == half and kept & 1)):
+                                kept += 1
+                            s = -kept if s < 0 else kept
+                            lsb += sh
+                    neg_zero = signed_zero and s == 0 and allzero and acc == 0 and math.copysign(1.0, acc) < 0
+                    bits = _round(s, lsb, man, expb, bias, emin, rne, overflow_inf, neg_zero)
+                    acc = _value(bits, man, expb, bias, emin)
+                    if acc == 0 and not signed_zero:
+                        acc = 0.0
+                if c_last_rn:                                    # IEEE add (FADD / HADD2), RN
+                    acc = acc + c
+                if math.isnan(acc):
+                    out[t, i, j] = nan_bits
+                elif math.isinf(acc):
+                    out[t, i, j] = inf_bits | ((np.int64(1) << (expb + man)) if acc < 0 else 0)
+                else:
+                    out[t, i, j] = _rn_bits(acc, man, expb, bias, emin)
+
+
+def _lead(x: np.ndarray, lead: tuple, tail: tuple) -> np.ndarray:
+    """x broadcast to lead + tail and flattened to (-1,) + tail."""
+    if x.shape[:-2] != lead:
+        x = np.broadcast_to(x, lead + tail)
+    return x.reshape((-1,) + tail)
+
+
+def mma(A, B, C, atype: str, btype: str, ctype: str, model: BlockFma) -> np.ndarray:
+    """D (..., M, N) uint64 accumulator bits for A (..., M, K), B (..., K, N), C (..., M, N) bit
+    patterns: `mma_numerics.mma` (the scalar reference) over a whole batch at once."""
+    A, B, C = np.asarray(A), np.asarray(B), np.asarray(C)
+    lead = np.broadcast_shapes(A.shape[:-2], B.shape[:-2], C.shape[:-2])
+    m, k = A.shape[-2:]
+    n = B.shape[-1]
+    if model.rounding not in ("rz", "rne") or model.anchor not in ("exp_sum", "leading") \
+            or model.truncate not in ("magnitude", "floor"):
+        raise ValueError(f"unknown model parameter in {model}")
+    fa, fb, fc = FORMATS[atype], FORMATS[btype], ACC[ctype]
+    if model.promote:                                        # exact: the values stay, subnormals may not
+        fa = fb = FORMATS[model.promote]
+    a, ea = operand(_lead(A, lead, (m, k)), atype, fa.emin)
+    b, eb = operand(_lead(B, lead, (k, n)), btype, fb.emin)
+    cv = np.ascontiguousarray(operand(_lead(C, lead, (m, n)), ctype, fc.emin)[0])
+    if model.order is not None:
+        order = np.asarray(model.order)
+        a, ea, b, eb = a[..., order], ea[..., order], b[:, order, :], eb[:, order, :]
+    out = np.empty(cv.shape, np.int64)
+    _kernel(np.ascontiguousarray(a), np.ascontiguousarray(b), cv, np.ascontiguousarray(ea),
+            np.ascontiguousarray(eb), out, model.block, model.window_bits,
+            model.rounding == "rne", model.anchor == "exp_sum", model.truncate == "floor", model.c_last_rn,
+            model.signed_zero, model.sum_bits or 0, model.rounding == "rne", model.overflow_inf,
+            fc.man_bits, fc.exp_bits, fc.bias, fc.emin, model.nan_bits if ctype == "f32" else model.nan_bits_f16)
+    return out.astype(np.uint64).reshape(lead + (m, n))
