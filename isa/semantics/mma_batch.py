@@ -8,12 +8,13 @@ C (..., M, N) bit patterns and any leading batch shape (the warps of a warp inst
 anything else), D (..., M, N) accumulator bits. numpy decodes the inputs to float64 and their
 anchor exponents for the whole batch; one compiled pass (`_kernel`) then runs the reference's
 steps for every output element:
-- every input of these formats is a float64, and so is every product (at most 2 x 24
-  significand bits; exponents between 2^-298 and 2^256), so `a * b` is the exact product;
+- every input of these formats is a float64, and so is every product (at most 2 x 11
+  significand bits; magnitudes between 2^-272 and 2^256, normal float64s), so `a * b` is the
+  exact product;
 - a block's anchor is the largest exponent sum (or leading exponent) of its nonzero products
-  and of its addend; scaling a term by 2^-lsb (lsb = anchor - window + 1) is exact (a product
-  is at most 2^(window + 1) after it, and one that falls below 2^-1022 truncates to 0 or, by
-  `floor`, to -1 either way), and `trunc` / `floor` of it is the reference's shift of the
+  and of its addend (C: at most 24 bits, down to 2^-149); scaling a term by 2^-lsb (lsb =
+  anchor - window + 1, the anchor between -272 and 256) is exact (every scaled term is a normal
+  float64 below 2^(window + 1)), and `trunc` / `floor` of it is the reference's shift of the
   integer significand (magnitude / floor truncation);
 - the cut terms are integers below 2^(window + 1), at most 33 of them, so their float64 sum is
   exact; QGMMA's sum cut and the rounding to the accumulator are done on int64 as
@@ -72,10 +73,23 @@ def operand(bits, name: str, emin: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 # -------------------------------------------------------------------- compiled scalar steps
-@njit(cache=True, nogil=True)
+# (float64 fields read and written through the bits: every value here is a normal float64)
+@njit(cache=True, nogil=True, inline="always")
+def _exp(x):
+    """Leading-bit exponent of a nonzero finite float64 (normal: all values here are)."""
+    return ((np.float64(x).view(np.int64) >> 52) & 0x7FF) - 1023
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _pow2(e):
+    """2.0 ** e for -1022 <= e <= 1023."""
+    return np.int64(e + 1023 << 52).view(np.float64)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _bitlen(a):
     """Bit length of 0 <= a < 2^53."""
-    return math.frexp(float(a))[1] if a else 0
+    return _exp(float(a)) + 1 if a else 0
 
 
 @njit(cache=True, nogil=True)
@@ -114,18 +128,19 @@ def _round(s, e, man, expb, bias, emin, rne, overflow_inf, neg_zero):
     return (signbit if s < 0 else 0) | body
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _value(bits, man, expb, bias, emin):
     """Accumulator bits -> float64."""
     top = (1 << expb) - 1
     ef = (bits >> man) & top
     mant = bits & ((1 << man) - 1)
-    sign = -1.0 if (bits >> (expb + man)) & 1 else 1.0
+    neg = (bits >> (expb + man)) & 1
     if ef == top:
-        return sign * math.inf if mant == 0 else math.nan
+        return (-math.inf if neg else math.inf) if mant == 0 else math.nan
     if ef == 0:
-        return sign * math.ldexp(float(mant), emin - man)
-    return sign * math.ldexp(float(mant | (1 << man)), ef - bias - man)
+        v = float(mant) * _pow2(emin - man)
+        return -v if neg else v
+    return np.int64((neg << 63) | ((ef - bias + 1023) << 52) | (mant << (52 - man))).view(np.float64)
 
 
 @njit(cache=True, nogil=True)
@@ -133,17 +148,20 @@ def _rn_bits(x, man, expb, bias, emin):
     """Bits of float64 x rounded to nearest even in the accumulator format (-0 kept, x finite)."""
     if x == 0:
         return np.int64(1) << (expb + man) if math.copysign(1.0, x) < 0 else np.int64(0)
-    f, e = math.frexp(x)
-    return _round(np.int64(f * 9007199254740992.0), e - 53, man, expb, bias, emin, True, True, False)
+    xb = np.float64(x).view(np.int64)
+    m53 = (xb & ((np.int64(1) << 52) - 1)) | (np.int64(1) << 52)
+    e = ((xb >> 52) & 0x7FF) - 1023 - 52
+    return _round(-m53 if x < 0 else m53, e, man, expb, bias, emin, True, True, False)
 
 
 @njit(cache=True, nogil=True)
 def _kernel(a, b, cv, ea, eb, out, block, window, rne, exp_sum, floor, c_last_rn, signed_zero,
             sum_bits, sum_rne, overflow_inf, man, expb, bias, emin, nan_bits):
-    """out[t, i, j] = accumulator bits of cv[t, i, j] + sum_k a[t, i, k] b[t, k, j] (values, with
-    anchor exponents ea, eb) as `mma_numerics.dot` computes it (module docstring)."""
+    """out[t, i, j] = accumulator bits of cv[t, i, j] + sum_k a[t, i, k] b[t, j, k] (values, with
+    anchor exponents ea, eb; b and eb transposed) as `mma_numerics.dot` computes it (module
+    docstring)."""
     nt, m, k = a.shape
-    n = b.shape[2]
+    n = b.shape[1]
     prod = np.empty(max(block, 1), np.float64)
     inf_bits = ((1 << expb) - 1) << man
     for t in range(nt):
@@ -151,29 +169,32 @@ def _kernel(a, b, cv, ea, eb, out, block, window, rne, exp_sum, floor, c_last_rn
             for j in range(n):
                 c = cv[t, i, j]
                 acc = 0.0 if c_last_rn else c
+                bits = np.int64(-1)                              # acc's bits, once a block rounded it
                 for k0 in range(0, k, block):
                     k1 = min(k0 + block, k)
-                    special = acc
                     amax = NONE
+                    finite = math.isfinite(acc)
                     for kk in range(k0, k1):
-                        p = a[t, i, kk] * b[t, kk, j]
+                        p = a[t, i, kk] * b[t, j, kk]
                         prod[kk - k0] = p
-                        special += p
+                        finite &= math.isfinite(p)
                         if p != 0:
-                            anc = ea[t, i, kk] + eb[t, kk, j] if exp_sum else math.frexp(p)[1] - 1
+                            anc = ea[t, i, kk] + eb[t, j, kk] if exp_sum else _exp(p)
                             amax = max(amax, anc)
-                    if not math.isfinite(special):          # NaN / inf decided for the block
-                        acc = special
+                    if not finite:                               # NaN / inf decided for the block
+                        for kk in range(k1 - k0):
+                            acc += prod[kk]
+                        bits = np.int64(-1)
                         continue
                     allzero = amax == NONE
                     if acc != 0:
-                        ce = math.frexp(acc)[1] - 1
+                        ce = _exp(acc)
                         amax = max(amax, max(ce, emin) if exp_sum else ce)
                     if amax == NONE:
                         s, lsb = np.int64(0), 0
                     else:
                         lsb = amax - window + 1
-                        scale = math.ldexp(1.0, -lsb)
+                        scale = _pow2(-lsb)
                         tot = math.floor(acc * scale) if floor else math.trunc(acc * scale)
                         for kk in range(k1 - k0):
                             x = prod[kk] * scale
@@ -195,8 +216,12 @@ def _kernel(a, b, cv, ea, eb, out, block, window, rne, exp_sum, floor, c_last_rn
                     acc = _value(bits, man, expb, bias, emin)
                     if acc == 0 and not signed_zero:
                         acc = 0.0
+                        bits = np.int64(0)
                 if c_last_rn:                                    # IEEE add (FADD / HADD2), RN
                     acc = acc + c
+                elif bits >= 0:
+                    out[t, i, j] = bits
+                    continue
                 if math.isnan(acc):
                     out[t, i, j] = nan_bits
                 elif math.isinf(acc):
@@ -232,8 +257,8 @@ def mma(A, B, C, atype: str, btype: str, ctype: str, model: BlockFma) -> np.ndar
         order = np.asarray(model.order)
         a, ea, b, eb = a[..., order], ea[..., order], b[:, order, :], eb[:, order, :]
     out = np.empty(cv.shape, np.int64)
-    _kernel(np.ascontiguousarray(a), np.ascontiguousarray(b), cv, np.ascontiguousarray(ea),
-            np.ascontiguousarray(eb), out, model.block, model.window_bits,
+    _kernel(np.ascontiguousarray(a), np.ascontiguousarray(np.swapaxes(b, 1, 2)), cv, np.ascontiguousarray(ea),
+            np.ascontiguousarray(np.swapaxes(eb, 1, 2)), out, model.block, model.window_bits,
             model.rounding == "rne", model.anchor == "exp_sum", model.truncate == "floor", model.c_last_rn,
             model.signed_zero, model.sum_bits or 0, model.rounding == "rne", model.overflow_inf,
             fc.man_bits, fc.exp_bits, fc.bias, fc.emin, model.nan_bits if ctype == "f32" else model.nan_bits_f16)

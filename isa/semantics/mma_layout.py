@@ -123,7 +123,6 @@ def unpack(regs: np.ndarray, fmap: np.ndarray, bits: int, shape: tuple[int, int]
     """Registers (..., threads, regs) -> matrix (..., rows, cols) of uint64 bit patterns."""
     r = np.asarray(regs).astype(np.uint64)
     lead = r.shape[:-2]
-    out = np.zeros(lead + tuple(shape), np.uint64)
     if bits == 64:
         r2 = r.reshape(*r.shape[:-1], -1, 2)
         el = (r2[..., 0] | (r2[..., 1] << 32))[..., None]
@@ -131,6 +130,12 @@ def unpack(regs: np.ndarray, fmap: np.ndarray, bits: int, shape: tuple[int, int]
         mask = np.uint64((1 << bits) - 1)
         sh = np.arange(fmap.shape[2], dtype=np.uint64) * bits
         el = (r[..., None] >> sh) & mask
+    flat = (fmap[..., 0] * shape[1] + fmap[..., 1]).reshape(-1)
+    src = np.full(shape[0] * shape[1], -1, np.int64)
+    src[flat] = np.arange(len(flat))
+    if len(flat) == len(src) and (src >= 0).all():   # every element held once: one gather
+        return el.reshape(lead + (-1,))[..., src].reshape(lead + tuple(shape))
+    out = np.zeros(lead + tuple(shape), np.uint64)
     out[..., fmap[..., 0], fmap[..., 1]] = el
     return out
 
