@@ -56,20 +56,20 @@ def in_exp(v: np.ndarray, emin: int) -> np.ndarray:
     return np.where(ok, np.maximum(e, emin), NONE)
 
 
-def operand(bits, name: str, emin: int) -> tuple[np.ndarray, np.ndarray]:
+def operand(bits, name: str, emin: int | None) -> tuple[np.ndarray, np.ndarray | None]:
     """Bit patterns (any integer dtype) -> (exact float64 values, `in_exp` exponents with this
-    emin); tf32 ignores its low 13 bits."""
+    emin, or None without an emin); tf32 ignores its low 13 bits."""
     fmt = FORMATS[name]
     if fmt.bits <= 16:
         idx = np.asarray(bits).astype(np.intp) & ((1 << fmt.bits) - 1)
-        v, e = _table(name, emin)
-        return v[idx], e[idx]
+        v, e = _table(name, 0 if emin is None else emin)
+        return v[idx], None if emin is None else e[idx]
     b = np.asarray(bits).astype(np.uint32)
     if fmt.shift:
         b = b & np.uint32(0xFFFFFFFF ^ ((1 << fmt.shift) - 1))
     with np.errstate(invalid="ignore"):                   # signalling NaNs stay NaN
         v = b.view(np.float32).astype(np.float64)
-    return v, in_exp(v, emin)
+    return v, None if emin is None else in_exp(v, emin)
 
 
 # -------------------------------------------------------------------- compiled scalar steps
@@ -252,7 +252,7 @@ def mma(A, B, C, atype: str, btype: str, ctype: str, model: BlockFma) -> np.ndar
         fa = fb = FORMATS[model.promote]
     a, ea = operand(_lead(A, lead, (m, k)), atype, fa.emin)
     b, eb = operand(_lead(B, lead, (k, n)), btype, fb.emin)
-    cv = np.ascontiguousarray(operand(_lead(C, lead, (m, n)), ctype, fc.emin)[0])
+    cv = np.ascontiguousarray(operand(_lead(C, lead, (m, n)), ctype, None)[0])
     if model.order is not None:
         order = np.asarray(model.order)
         a, ea, b, eb = a[..., order], ea[..., order], b[:, order, :], eb[:, order, :]
