@@ -131,6 +131,7 @@ def _addresses(desc: int, rows: int, k: int, bits: int, major: str) -> tuple[np.
     """(shared-window byte address (rows, k) of each element, one past the operand's last
     byte) of a descriptor (read-only: shared by every warp that uses it)."""
     addr = W.operand_addresses(desc, rows, k, bits, major)
+    addr.flags.writeable = False
     return addr, int(addr.max()) + bits // 8
 
 

@@ -45,7 +45,9 @@ NONE = -(1 << 20)                       # anchor of a zero term: joins no maximu
 def _table(name: str, emin: int) -> tuple[np.ndarray, np.ndarray]:
     """(float64 value, anchor exponent `in_exp`) of every bit pattern of an 8- or 16-bit format."""
     v = decode(np.arange(1 << FORMATS[name].bits, dtype=np.int64), FORMATS[name])
-    return v, in_exp(v, emin)
+    e = in_exp(v, emin)
+    v.flags.writeable = e.flags.writeable = False
+    return v, e
 
 
 def in_exp(v: np.ndarray, emin: int) -> np.ndarray:

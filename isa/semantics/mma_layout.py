@@ -119,6 +119,7 @@ def _flat(key: bytes, fshape: tuple, shape: tuple) -> tuple[np.ndarray, np.ndarr
     flat = (fmap[..., 0] * shape[1] + fmap[..., 1]).reshape(-1)
     src = np.full(shape[0] * shape[1], -1, np.int64)
     src[flat] = np.arange(len(flat))
+    flat.flags.writeable = src.flags.writeable = False
     return flat, (src if len(flat) == len(src) and (src >= 0).all() else None)
 
 

@@ -3,9 +3,10 @@
 What it models (the meaning; `gpusim.functional.tensor_ops` carries them out over warps):
 - `mma.sync.aligned.{m16n8k4,m16n8k8,m16n8k16,m16n8k32}.row.col` with f16, bf16, tf32, e4m3/e5m2
   (A and B may differ), s8/u8 inputs, f16/f32/s32 accumulators (`.satfinite` for s32): the 32 lanes' A, B, C registers are gathered into matrices by
-  `isa.semantics.mma_layout.frag_map`, D is computed by `isa.semantics.mma_numerics` (block-FMA
-  model for floats, `model_for`; exact modular or saturating sums for integers; an IEEE fma chain
-  for f64) and scattered back into the D registers;
+  `isa.semantics.mma_layout.frag_map`, D is computed by the block-FMA model of
+  `isa.semantics.mma_numerics` for floats (`model_for`; evaluated for every warp of the step at
+  once by `isa.semantics.mma_batch`, the scalar `mma_numerics.mma` being its reference), exact
+  modular or saturating sums for integers, and scattered back into the D registers;
 - `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared.b16` and `stmatrix` (same shape, sm_90):
   lanes 8j..8j+7 give the row addresses of matrix j; lane l's register j holds (or stores)
   elements (l >> 2, 2 (l & 3) + h) of matrix j, or with `.trans` (2 (l & 3) + h, l >> 2)
@@ -116,7 +117,10 @@ def model_for(form: MmaForm) -> M.BlockFma:
 @lru_cache(maxsize=None)
 def _frag_maps(shape: str, ab: int, cb: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """frag_map of A, B and C/D (read-only: shared by every call)."""
-    return L.frag_map(shape, "a", ab), L.frag_map(shape, "b", ab), L.frag_map(shape, "c", cb)
+    maps = L.frag_map(shape, "a", ab), L.frag_map(shape, "b", ab), L.frag_map(shape, "c", cb)
+    for m in maps:
+        m.flags.writeable = False
+    return maps
 
 
 def mma_sync(form: MmaForm, a: np.ndarray, b: np.ndarray, c: np.ndarray, reference: bool = False) -> np.ndarray:

@@ -21,7 +21,8 @@ What it models (the meaning; `gpusim.functional.wgmma_ops` carries them out over
   [4, 4 + log2(width / 16)) with bits [7, ...) of the absolute shared address, so a start
   advanced inside a swizzle atom (CUTLASS's K loop) reads what the hardware reads.
 - Numerics: the block-FMA model fitted to the H200 probe, `mma_numerics.hopper_model("wgmma",
-  ...)` (HGMMA / QGMMA), integers exact (`mma_numerics.mma_int`).
+  ...)` (HGMMA / QGMMA), evaluated over every warp at once by `mma_batch.mma` (the scalar
+  `mma_numerics.mma` is its reference); integers exact (`mma_numerics.mma_int`).
 - Each warp w of the warpgroup owns rows 16 w .. 16 w + 15 of D, which depend only on its own
   rows of A and on all of B (checked on the H200), so `warp_mma` computes each warp's share
   (of any number of warps at once).
@@ -181,13 +182,17 @@ def _negate(x: np.ndarray, t: str, scale: int) -> np.ndarray:
 def _acc_map(n: int, cb: int) -> np.ndarray:
     """Warp-relative accumulator map (32, regs, elems, 2): every warp of the group has the same
     one, its rows counted from 16 w (read-only: shared by every call)."""
-    return L.wgmma_acc_map(n, cb)[:32]
+    m = L.wgmma_acc_map(n, cb)[:32]
+    m.flags.writeable = False
+    return m
 
 
 @lru_cache(maxsize=None)
 def _a_map(k: int, bits: int) -> np.ndarray:
     """Warp-relative map of A from registers (the same for every warp of the group)."""
-    return L.wgmma_a_regs_map(k, bits)[:32]
+    m = L.wgmma_a_regs_map(k, bits)[:32]
+    m.flags.writeable = False
+    return m
 
 
 def warp_mma(form: WgmmaForm, A16: np.ndarray, B: np.ndarray, c_regs: np.ndarray, scale_d,
