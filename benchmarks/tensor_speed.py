@@ -180,12 +180,12 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=os.path.join(ROOT, "benchmarks", "results", "tensor_speed.json"))
     a = ap.parse_args(argv)
     rng = np.random.default_rng(0)
-    load_before = os.getloadavg()
+    load_before, host = os.getloadavg(), machine()
     T.mma_sync(T.MmaForm("m16n8k16", "f16", "f16", "f32"), *(np.zeros((1, 32, n), np.uint32) for n in (4, 2, 4)))
     rows = [mma_row(s, t, c, a.warps, a.repeats, rng) for s, t, c in MMA_FORMS] + [wgmma_row(a.warps, a.repeats, rng)]
     gemms = [gemm(n, False) for n in a.gemm] + [gemm(n, True) for n in a.before_gemm]
     doc = {"what": __doc__.strip().splitlines()[0], "command": "python benchmarks/tensor_speed.py " + " ".join(argv or sys.argv[1:]),
-           "date": datetime.datetime.now().isoformat(timespec="seconds"), "machine": machine(),
+           "date": datetime.datetime.now().isoformat(timespec="seconds"), "machine": host,
            "load_average_before": [round(x, 2) for x in load_before],
            "load_average_after": [round(x, 2) for x in os.getloadavg()],
            "per_warp_instruction": rows, "gemm_functional": gemms}
