@@ -1,8 +1,8 @@
 """The tensor-core unit of the functional core: `mma.sync`, `ldmatrix`, `stmatrix` over whole warps.
 
-Each op gathers its operands from the 32 lanes of every warp of the step, hands them to the
-meaning in `isa.semantics.tensor` (fragment layouts, block-FMA numerics), and scatters the
-result back. These instructions are `.sync.aligned`: every thread of the warp must execute the
+Each op gathers its operands from the 32 lanes of every warp of the step, hands them all at once
+to the meaning in `isa.semantics.tensor` (fragment layouts, block-FMA numerics, batched over the
+warps by `isa.semantics.mma_batch`), and scatters the result back. These instructions are `.sync.aligned`: every thread of the warp must execute the
 same instruction together; a warp with only some of its threads active (a divergent branch, a
 guard that differs across lanes, a block size that is not a multiple of 32) is an error naming
 the kernel, line, block and thread, never a partial result.
@@ -91,9 +91,8 @@ class MmaOp(Op):
         na, nb, nc = self.nregs
         regs = gather(x, self.srcs)
         out = np.zeros(regs.shape[:2] + (nc,), np.uint32)
-        for w in warps:
-            r = regs[w]
-            out[w] = T.mma_sync(self.form, r[:, :na], r[:, na:na + nb], r[:, na + nb:])
+        r = regs[warps]                                  # every executing warp at once
+        out[warps] = T.mma_sync(self.form, r[..., :na], r[..., na:na + nb], r[..., na + nb:])
         scatter(x, self.dsts, out, warps)
         x.counters.add_extra(self.index, self.field, len(warps))
 
