@@ -9,7 +9,7 @@ import pytest
 import gpusim
 from gpusim.errors import KernelError
 from gpusim.frontend.cudasource import compile_cuda
-from gpusim.frontend.sass import have_ptxas, ptxas_info, sass_listing
+from gpusim.frontend.sass import INSTALL_HINT, have_nvdisasm, have_ptxas, ptxas_info, sass_listing
 from isa.semantics import mma_layout as L
 from isa.semantics import tensor as T
 from isa.semantics import wmma as W
@@ -90,7 +90,7 @@ def test_product_of_small_integers_equals_numpy(f):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not have_ptxas(), reason="needs ptxas (pip package cuda-toolkit[nvcc])")
+@pytest.mark.skipif(not (have_ptxas() and have_nvdisasm()), reason=f"ptxas/nvdisasm not installed: {INSTALL_HINT}")
 @pytest.mark.parametrize("f", FORMS, ids=_name)
 def test_requests_equal_ptxas_memory_instructions(f):
     _, _, r = _run(f)
