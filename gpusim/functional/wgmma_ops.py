@@ -16,7 +16,10 @@ Counters: `sm__inst_executed_pipe_tensor_op_gmma` counts one per warp that execu
 `wgmma.mma_async` (`tensor_gmma_inst`). Shared-memory wavefronts of the operand reads are not
 counted (the tensor core reads shared memory outside the LSU's pipeline).
 
-Does not model: time; the racecheck sanitizer does not see the operand reads.
+The sanitizer sees the operand reads as 16-byte shared reads by the warp's lanes (racecheck,
+initcheck; memcheck through the descriptor bounds check), when `mma_async` issues.
+
+Does not model: time.
 
 Sources: PTX ISA 9.0, 9.7.15 "Asynchronous Warpgroup Level Matrix Multiply-Accumulate".
 """
@@ -39,6 +42,7 @@ U32 = np.dtype(np.uint32)
 
 class WgmmaOp(Op):
     __slots__ = ("form", "c_srcs", "a_srcs", "b_src", "sd_src", "imm_srcs", "dsts")
+    sanitizer_bytes = 16                                 # operands are whole 16-byte chunks (core-matrix rows)
 
     def _check_group(self, x, warps: np.ndarray) -> None:
         """The module docstring's warpgroup rules, for the span-relative `warps`."""
@@ -72,7 +76,7 @@ class WgmmaOp(Op):
                                          f"thread of the warp; lane {lane} has {int(v[w, lane, 0]):#x}, lane 0 "
                                          f"{int(v[w, 0, 0]):#x}")
 
-    def _operand(self, x, smem: np.ndarray, desc: int, rows: int, bits: int, major: str, lane: int):
+    def _operand(self, x, smem: np.ndarray, desc: int, rows: int, bits: int, major: str, lane: int, base: int):
         addr = W.operand_addresses(desc, rows, self.form.k, bits, major)
         hi = int(addr.max()) + bits // 8
         if W.desc_fields(desc)[4] or hi > len(smem):
@@ -80,6 +84,10 @@ class WgmmaOp(Op):
             why = ("the descriptor's base-offset field is not 0 (not modelled)" if W.desc_fields(desc)[4] else
                    f"descriptor {desc:#x} reaches byte {hi}; the block has {len(smem)} bytes of shared memory")
             x.fail_access(acc, lane, int(addr.max()), "shared", why)
+        if x.san is not None:                          # the operand's 16-byte chunks, spread over the warp's lanes
+            chunks = np.unique(np.asarray(addr, np.int64) >> 4) << 4
+            acc = SimpleNamespace(index=self.index, info=replace(self.info, access_bytes=16, is_store=False))
+            x.san.access(acc, "shared", lane + np.arange(len(chunks)) % 32, (chunks + base).astype(np.uint64))
         return W.read_operand(smem, addr, bits)
 
     def run(self, x):
@@ -105,11 +113,12 @@ class WgmmaOp(Op):
             base = int(x.cta_slot(np.array([lane0]))[0]) * lsu.shared_stride
             smem = lsu.shared[base:base + lsu.shared_bytes]
             wg = int((x.span_w0 + w) % x.wpc) % 4
-            Bt = self._operand(x, smem, int(b[w, 0, 0]), f.n, bb, "mn" if trans_b else "k", lane0)
+            Bt = self._operand(x, smem, int(b[w, 0, 0]), f.n, bb, "mn" if trans_b else "k", lane0, base)
             if f.a_regs:
                 A16 = W.a_from_regs(f, wg, a[w])
             else:
-                A16 = self._operand(x, smem, int(a[w, 0, 0]), 64, ab, "mn" if trans_a else "k", lane0)[16 * wg:16 * wg + 16]
+                A16 = self._operand(x, smem, int(a[w, 0, 0]), 64, ab, "mn" if trans_a else "k", lane0,
+                                    base)[16 * wg:16 * wg + 16]
             out[w] = W.warp_mma(f, wg, A16, Bt.T, c[w], bool(sd[w, 0, 0]), scale_a, scale_b)
         scatter(x, self.dsts, out, warps)
         x.counters.add_extra(self.index, "tensor_gmma_inst", len(warps))

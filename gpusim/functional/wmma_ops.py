@@ -56,6 +56,10 @@ class WmmaMemOp(AddressOp):
     """wmma.load (`form.store` False) / wmma.store: see the module docstring."""
     __slots__ = ("form", "groups", "srcs", "dsts", "stride_src")
 
+    @property
+    def sanitizer_bytes(self) -> int:
+        return min(p.nbytes for p in self.groups)
+
     def _setup(self, x, warps):
         """(absolute lanes of `warps`, per-lane base address, per-lane stride in elements)."""
         st = x.state
