@@ -80,3 +80,12 @@ def test_cuda_kernel_programs_are_clean_under_every_tool(name):
     r = gpusim.launch(case.kernel, case.grid, case.block, case.args, check="all")
     assert r.hazards == []
     case.check()
+
+
+def test_cp_async_refill_before_the_barrier_is_a_war_race():
+    x, out = np.arange(1024, dtype=np.float32), np.zeros(128, np.float32)
+    racy = gpusim.launch(gpusim.CudaSource(CU, "tile_refill<0>"), 1, 128, (x, out), check="racecheck")
+    clean = gpusim.launch(gpusim.CudaSource(CU, "tile_refill<1>"), 1, 128, (x, out), check="racecheck")
+    assert [(h.kind, h.lines) for h in racy.hazards] == [
+        ("WAR", (line_of("the neighbour's float"), line_of("cp.async.cg.shared.global [%0], [%1], 16;\\n\"                // the refill")))]
+    assert clean.hazards == []

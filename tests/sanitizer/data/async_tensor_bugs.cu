@@ -33,3 +33,22 @@ __global__ void ldsm_tile(const int* rows, unsigned* out) {
         out[threadIdx.x * 4 + 2] = r2; out[threadIdx.x * 4 + 3] = r3;
     }
 }
+
+// Two tiles through one buffer: each thread copies 16 bytes with cp.async, waits, and after a
+// barrier reads a float another thread copied. SYNC = 0: no barrier after the read, so the next
+// copy may overwrite bytes another thread has not read yet (the refill of a stage in flight).
+template <int SYNC>
+__global__ void tile_refill(const float* in, float* out) {
+    __shared__ __align__(16) float t[512];
+    float s = 0.0f;
+    for (int it = 0; it < 2; it++) {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n"                // the refill
+                     :: "r"(smem(&t[threadIdx.x * 4])), "l"(&in[it * 512 + threadIdx.x * 4]));
+        asm volatile("cp.async.commit_group;\n" ::);
+        asm volatile("cp.async.wait_group 0;\n" ::);
+        __syncthreads();
+        s += t[(threadIdx.x * 4 + 4) % 512];                                       // the neighbour's float
+        if (SYNC) __syncthreads();
+    }
+    out[threadIdx.x] = s;
+}
