@@ -9,30 +9,26 @@
 // The PROGRAM (inputs, launch, numpy reference) is in mma_gemm.py beside this file.
 #include <cuda_fp16.h>
 
+// The PTX instructions as macros, not functions, so that each shows (in gpusim's source view, its
+// bank and coalescing maps and the sanitizer's reports) on the line that uses it.
 __device__ __forceinline__ unsigned smem(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
-__device__ __forceinline__ void cp_async16(void* dst, const void* src) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" :: "r"(smem(dst)), "l"(src));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" :: "n"(N)); }
-
-__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void* p) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem(p)));
-}
-__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], const void* p) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem(p)));
-}
-__device__ __forceinline__ void mma16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
+#define CP_ASYNC16(dst, src) \
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" :: "r"(smem(dst)), "l"(src))
+#define CP_ASYNC_COMMIT() asm volatile("cp.async.commit_group;\n" ::)
+#define CP_ASYNC_WAIT(n) asm volatile("cp.async.wait_group %0;\n" :: "n"(n))
+#define LDMATRIX_X4(r, p) \
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n" \
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem(p)))
+#define LDMATRIX_X4_TRANS(r, p) \
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n" \
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem(p)))
+#define MMA16816(d, a, b0, b1) \
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 " \
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n" \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1))
 
 template <int BM, int BN, int STAGES, int PAD>
 __global__ void mma_gemm(const half* A, const half* B, float* C, int M, int N, int K) {
@@ -46,38 +42,38 @@ __global__ void mma_gemm(const half* A, const half* B, float* C, int M, int N, i
     auto load_tile = [&](int t, int s) {                        // one 16-byte cp.async per chunk
         for (int c = threadIdx.x; c < BM * BK / 8; c += THREADS) {
             int r = c / (BK / 8), k = (c % (BK / 8)) * 8;
-            cp_async16(&As[s][r][k], &A[(row0 + r) * K + t * BK + k]);
+            CP_ASYNC16(&As[s][r][k], &A[(row0 + r) * K + t * BK + k]);
         }
         for (int c = threadIdx.x; c < BK * BN / 8; c += THREADS) {
             int k = c / (BN / 8), n = (c % (BN / 8)) * 8;
-            cp_async16(&Bs[s][k][n], &B[(t * BK + k) * N + col0 + n]);
+            CP_ASYNC16(&Bs[s][k][n], &B[(t * BK + k) * N + col0 + n]);
         }
     };
 
     for (int s = 0; s < STAGES - 1 && s < tiles; s++) {
         load_tile(s, s);
-        cp_async_commit();
+        CP_ASYNC_COMMIT();
     }
     for (int t = 0; t < tiles; t++) {
         int next = t + STAGES - 1;
         if (next < tiles)
             load_tile(next, next % STAGES);
-        cp_async_commit();
-        cp_async_wait<STAGES - 1>();                            // tile t has landed (this thread's copies)
+        CP_ASYNC_COMMIT();
+        CP_ASYNC_WAIT(STAGES - 1);                            // tile t has landed (this thread's copies)
         __syncthreads();                                        // ... and every other thread's
         const int s = t % STAGES;
         for (int kk = 0; kk < BK; kk += 16) {
             unsigned a[FM][4], b[FN][2];
             for (int i = 0; i < FM; i++)                        // lanes 0-15: rows, lanes 16-31: k + 8
-                ldmatrix_x4(a[i], &As[s][wm * WM + 16 * i + lane % 16][kk + (lane / 16) * 8]);
+                LDMATRIX_X4(a[i], &As[s][wm * WM + 16 * i + lane % 16][kk + (lane / 16) * 8]);
             for (int j = 0; j < FN; j += 2) {                   // two n8 tiles of B per ldmatrix.x4.trans
                 unsigned r[4];
-                ldmatrix_x4_trans(r, &Bs[s][kk + lane % 16][wn * WN + 8 * j + (lane / 16) * 8]);
+                LDMATRIX_X4_TRANS(r, &Bs[s][kk + lane % 16][wn * WN + 8 * j + (lane / 16) * 8]);
                 b[j][0] = r[0]; b[j][1] = r[1]; b[j + 1][0] = r[2]; b[j + 1][1] = r[3];
             }
             for (int i = 0; i < FM; i++)
                 for (int j = 0; j < FN; j++)
-                    mma16816(acc[i][j], a[i], b[j][0], b[j][1]);
+                    MMA16816(acc[i][j], a[i], b[j][0], b[j][1]);
         }
         __syncthreads();                                        // stage s is free for the copy of t + STAGES
     }
