@@ -89,6 +89,7 @@ class Access:
     offsets: np.ndarray
     nbytes: int = 0
     is_store: bool | None = None
+    phase_lanes: int = 32                    # lanes served together (ldmatrix: 8 row addresses per phase)
 
 
 @dataclass
@@ -231,9 +232,10 @@ class BatchExecutor:
             return v[lanes - self.state.lo]
         return np.full(len(lanes), v)
 
-    def trace_access(self, op, space, lanes, offsets, nbytes: int = 0, is_store: bool | None = None) -> None:
+    def trace_access(self, op, space, lanes, offsets, nbytes: int = 0, is_store: bool | None = None,
+                     phase_lanes: int = 32) -> None:
         if self.record is not None:
-            self.record.accesses.append(Access(op.index, space, lanes, offsets, nbytes, is_store))
+            self.record.accesses.append(Access(op.index, space, lanes, offsets, nbytes, is_store, phase_lanes))
 
     def barrier_op(self, index: int):
         return self._barriers.get(index)

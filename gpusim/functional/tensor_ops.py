@@ -145,7 +145,7 @@ class LdsmOp(AddressOp):
             return
         rw = self._rows(x, warps)
         for lanes, _, _, off, acc in rw:                               # each row: 16 bytes, in buffer offsets
-            x.trace_access(self, "shared", lanes, off, 16, self.form.store)
+            x.trace_access(self, "shared", lanes, off, 16, self.form.store, 8)
             if x.san is not None:
                 x.san.access(acc, "shared", lanes, off)
         buf = x.lsu.shared.view(np.uint16)

@@ -8,8 +8,12 @@ run of elements contiguous in memory (`wmma.access_plans`: four 4-byte accesses 
 f16 A or B fragment of m16n16k16 in its natural layout, four 8-byte ones for an f32 D), each a
 warp-wide request through the load/store unit's checks, counters, traces and sanitizer hooks
 (`lsu.LoadStoreUnit._resolve`): bounds, alignment to the access, global requests and sectors or
-shared wavefronts, the bank and coalescing maps. A pointer that is not 16-byte aligned or a
-stride that is not a multiple of 16 bytes is refused (`isa.semantics.wmma` module docstring).
+shared wavefronts, the bank and coalescing maps. A load from `.shared` of 16- or 8-bit elements is
+ptxas's ldmatrix instead (`wmma.ldsm_blocks`: each register's 8-row block, four to an LDSM,
+`.trans` where a 16-bit pair spans two memory rows), counted as ldmatrix
+(`smsp__inst_executed_op_ldsm`, its wavefronts phase by phase) and drawn as one (8 row addresses
+per phase). A pointer that is not 16-byte aligned or a stride that is not a multiple of 16 bytes
+is refused (`isa.semantics.wmma` module docstring).
 
 Counters: `wmma.mma` adds the HMMA (IMMA for s8/u8) instructions ptxas emits for it, one per
 16 x 8 block of D and step of K (`wmma.HW_K`; `sm__inst_executed_pipe_tensor_op_hmma`/`_imma`).
@@ -27,6 +31,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from gpusim.errors import KernelError
+from gpusim.functional.lsu import shared_wavefronts
 from gpusim.functional.ops import AddressOp, Op
 from gpusim.functional.tensor_ops import active_warps, gather, scatter
 from isa.errors import UnsupportedInstruction
@@ -54,7 +59,7 @@ def _uniform(op, x, warps: np.ndarray, vals: np.ndarray, what: str) -> np.ndarra
 
 class WmmaMemOp(AddressOp):
     """wmma.load (`form.store` False) / wmma.store: see the module docstring."""
-    __slots__ = ("form", "groups", "srcs", "dsts", "stride_src")
+    __slots__ = ("form", "groups", "ldsm", "srcs", "dsts", "stride_src")
 
     @property
     def sanitizer_bytes(self) -> int:
@@ -104,7 +109,9 @@ class WmmaMemOp(AddressOp):
             elems = np.zeros((len(lanes), nu, ne), U64)
         esz = f.esize
         lsu = x.lsu
-        for plan in self.groups:
+        if self.ldsm is not None:
+            self._ldsm(x, lanes, p, stride, offs, elems)
+        for plan in (() if self.ldsm is not None else self.groups):
             r0, h0 = plan.elems[0]
             nbytes = plan.nbytes
             acc = SimpleNamespace(index=self.index, info=replace(self.info, access_bytes=nbytes, is_store=f.store),
@@ -137,6 +144,37 @@ class WmmaMemOp(AddressOp):
         out = np.zeros(((x.state.hi - x.state.lo) // 32, 32, n), np.uint32)
         out[warps] = uniq[:, np.arange(n) % nu].reshape(len(warps), 32, n)
         scatter(x, self.dsts, out, warps)
+
+
+    def _ldsm(self, x, lanes, p, stride, offs, elems) -> None:
+        """A load from .shared as ptxas makes it: ldmatrix of each register's 8-row block, four
+        registers to an instruction (`wmma.ldsm_blocks`); the elements from their own addresses."""
+        f = self.form
+        lsu = x.lsu
+        nw = len(lanes) // 32
+        pw, sw = p.reshape(nw, 32)[:, 0], stride.reshape(nw, 32)[:, 0]
+        acc = SimpleNamespace(index=self.index, info=replace(self.info, access_bytes=16, is_store=False),
+                              dt=np.dtype(np.uint8), space="shared", opname="wmma")
+        for c0 in range(0, len(self.ldsm), 4):
+            chunk = self.ldsm[c0:c0 + 4]
+            rows = np.concatenate([W.ldsm_row_offsets(f, reg, sw) for reg, _ in chunk], axis=1)   # (nw, 8 n)
+            row_lanes = lanes.reshape(nw, 32)[:, :rows.shape[1]].ravel()
+            buf, off = lsu._place(acc, "shared", row_lanes, (pw[:, None] + rows.astype(U64)).ravel())
+            x.trace_access(self, "shared", row_lanes, off, 16, False, 8)
+            if x.san is not None:
+                x.san.access(acc, "shared", row_lanes, off)
+            local = off - x.cta_slot(row_lanes).astype(U64) * U64(lsu.shared_stride)
+            phase = np.tile(np.repeat(np.arange(len(chunk)), 8), nw) + len(chunk) * np.repeat(np.arange(nw), 8 * len(chunk))
+            wf = shared_wavefronts(phase, local, 16, nw * len(chunk), lsu.banks, lsu.bank_width)
+            x.counters.add_extra(self.index, "ldsm_inst", nw)
+            x.counters.add_extra(self.index, "shared_ldsm_wavefronts", int(wf.sum()))
+        base = x.cta_slot(lanes).astype(np.int64) * lsu.shared_stride + p.astype(np.int64)
+        esz = f.esize
+        for rr in range(offs.shape[1]):
+            for hh in range(offs.shape[2]):
+                cols = (base + offs[:, rr, hh].astype(np.int64))[:, None] + np.arange(esz)
+                raw = lsu.shared[cols].astype(U64)
+                elems[:, rr, hh] = np.bitwise_or.reduce(raw << (U64(8) * np.arange(esz, dtype=U64)), axis=1)
 
 
 class WmmaMmaOp(Op):
@@ -177,6 +215,7 @@ def make(dec, ins, i: int, spec, bound, guard):
         f = op.form = W.parse_mem(ins)
         op.space = f.space
         op.groups = W.access_plans(f.shape, f.frag, f.etype, f.layout)
+        op.ldsm = W.ldsm_blocks(f)
         addr, vec = (ops[0], ops[1]) if f.store else (ops[1], ops[0])
         if not isinstance(addr, Address) or not isinstance(vec, Vector) or len(vec.elems) != f.nregs():
             raise reject(f"expected a vector of {f.nregs()} registers and an [address]")

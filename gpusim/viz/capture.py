@@ -76,7 +76,8 @@ class WarpAccess:
     access_bytes: int            # bytes per lane
     is_store: bool
     is_atomic: bool
-    phase_lanes: int = 32        # lanes the shared-memory unit serves together (ldmatrix/stmatrix: 8 row addresses)
+    phase_lanes: int = 32        # lanes the shared-memory unit serves together (ldmatrix/stmatrix: 8 row
+    #                              addresses, one 8 x 8 matrix, per phase; `executor.Access.phase_lanes`)
 
 
 @dataclass(frozen=True)
@@ -166,14 +167,6 @@ class Capture:
         return sorted({a.line for a in self.accesses if a.space == space and a.line})
 
 
-def phase_lanes(mnemonic: str) -> int:
-    """Lanes whose shared-memory addresses are served together: `ldmatrix`/`stmatrix` move one
-    8 x 8 matrix (8 rows of 16 bytes, the addresses of 8 lanes) per phase, so their bank
-    conflicts are counted per group of 8 lanes (`gpusim.functional.tensor_ops`); other
-    instructions: the whole warp."""
-    return 8 if mnemonic.startswith(("ldmatrix", "stmatrix")) else 32
-
-
 def where_of(a: WarpAccess, cap: Capture | None) -> tuple[int, int, int]:
     """(copy, copies, executions) of an access within its capture ((0, 1, 1) without one)."""
     if cap is None:
@@ -251,4 +244,4 @@ def _run(cap: Capture, p, first: int, n: int) -> None:
                 cap.accesses.append(WarpAccess(
                     a.instr, info.line, info.mnemonic, a.space, first + w // wpc, w % wpc, k,
                     (lanes[s0:s1] & 31), off[s0:s1].copy(), a.nbytes or info.access_bytes,
-                    info.is_store if a.is_store is None else a.is_store, info.is_atomic, phase_lanes(info.mnemonic)))
+                    info.is_store if a.is_store is None else a.is_store, info.is_atomic, a.phase_lanes))

@@ -210,6 +210,31 @@ def access_plans(shape: str, frag: str, etype: str, layout: str) -> tuple[Access
     return tuple(plans)
 
 
+def ldsm_blocks(form: "WmmaMemForm") -> tuple[tuple[int, bool], ...] | None:
+    """How ptxas loads the fragment from `.shared` with ldmatrix (LDSM) on sm_90: per unique
+    register, (register, transposed): each register is one 8 x 8 block of 16-bit (or 8 x 16 of
+    8-bit) elements, 8 rows of 16 bytes in memory, read by ldmatrix (`.trans` for a 16-bit
+    register whose two elements lie in different memory rows); registers go 4 to an instruction
+    (`.x4`, the rest `.x2`/`.x1`). None where ptxas uses plain LDS instead (stores, tf32, an 8-bit
+    fragment whose elements are not contiguous, other state spaces)."""
+    if form.store or form.space != "shared" or form.etype not in ("f16", "bf16", "s8", "u8"):
+        return None
+    plans = access_plans(form.shape, form.frag, form.etype, form.layout)
+    if not all(p.transposed or p.nbytes == 4 for p in plans):
+        return None
+    return tuple((p.elems[0][0], p.transposed) for p in plans)
+
+
+def ldsm_row_offsets(form: "WmmaMemForm", reg: int, stride: np.ndarray) -> np.ndarray:
+    """(..., 8) byte offsets from `p` of the 8 memory rows of register `reg`'s block
+    (`ldsm_blocks`), for strides (...,) in elements."""
+    fm = frag_map(form.shape, form.frag, form.etype)[:, reg]      # (32, e, 2)
+    rows, cols = fm[..., 0], fm[..., 1]
+    line0, pos0 = (rows.min(), cols.min()) if form.layout == "row" else (cols.min(), rows.min())
+    s = np.asarray(stride, np.int64)[..., None]
+    return ((line0 + np.arange(8)) * s + pos0) * form.esize
+
+
 def transposed_offsets(form: "WmmaMemForm", reg: int, stride: np.ndarray) -> np.ndarray:
     """(lanes,) byte offsets from `p` of a transposed access of register `reg` (`AccessPlan`):
     lane l at row l >> 2, column 2 (l & 3) of the register's 8 x 8 block in memory order;

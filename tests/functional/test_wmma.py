@@ -29,6 +29,21 @@ __global__ void wk(const T* a, const T* b, C* c, int lda, int ldb, int ldc) {
     wmma::mma_sync(fc, fa, fb, fc);
     wmma::store_matrix_sync(c, fc, ldc, wmma::mem_col_major);
 }
+template <int M, int N, int K, typename LA, typename LB>
+__global__ void from_shared(const half* a, const half* b, float* c) {
+    __shared__ __align__(128) half sa[32 * 32];
+    __shared__ __align__(128) half sb[32 * 32];
+    for (int i = threadIdx.x; i < 32 * 32; i += 32) { sa[i] = a[i]; sb[i] = b[i]; }
+    __syncwarp();
+    wmma::fragment<wmma::matrix_a, M, N, K, half, LA> fa;
+    wmma::fragment<wmma::matrix_b, M, N, K, half, LB> fb;
+    wmma::fragment<wmma::accumulator, M, N, K, float> fc;
+    wmma::fill_fragment(fc, 0.0f);
+    wmma::load_matrix_sync(fa, sa, 32);
+    wmma::load_matrix_sync(fb, sb, 32);
+    wmma::mma_sync(fc, fa, fb, fc);
+    wmma::store_matrix_sync(c, fc, 32, wmma::mem_row_major);
+}
 __global__ void twice(const half* a, const half* b, float* c) {
     wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;
     wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::row_major> fb;
@@ -159,3 +174,29 @@ def test_f16_a_fragment_declares_eight_registers_holding_four_and_copies():
     regs = W.pack(m, "m16n16k16", "a", "f16")
     assert regs.shape == (32, 8) and np.array_equal(regs[:, 4:], regs[:, :4])
     assert np.array_equal(W.unpack(regs, "m16n16k16", "a", "f16"), m)
+
+
+SHARED_FORMS = [(16, 16, 16, "col", "row"), (32, 8, 16, "row", "row"), (8, 32, 16, "row", "col")]
+
+
+def _shared_name(f):
+    m, n, k, la, lb = f
+    return f"from_shared<{m},{n},{k},{L_ROW if la == 'row' else L_COL},{L_ROW if lb == 'row' else L_COL}>"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (have_ptxas() and have_nvdisasm()), reason=f"ptxas/nvdisasm not installed: {INSTALL_HINT}")
+@pytest.mark.parametrize("f", SHARED_FORMS, ids=_shared_name)
+def test_loads_from_shared_are_ptxas_ldmatrix_and_equal_numpy(f):
+    m, n, k, la, lb = f
+    a = RNG.integers(-3, 4, (32, 32)).astype(np.float16)
+    b = RNG.integers(-3, 4, (32, 32)).astype(np.float16)
+    c = np.zeros((32, 32), np.float32)
+    r = gpusim.launch(gpusim.CudaSource(SRC, _shared_name(f)), 1, 32, (a, b, c))
+    A = a[:m, :k] if la == "row" else a[:k, :m].T
+    B = b[:k, :n] if lb == "row" else b[:n, :k].T
+    ptx, entry = compile_cuda(SRC, "", _shared_name(f), (), (9, 0))
+    ldsm = sum(s.opcode.startswith("LDSM") for s in sass_listing(ptxas_info(ptx, entry, (9, 0)).cubin, entry))
+    assert np.array_equal(c[:m, :n], A.astype(np.float32) @ B)
+    assert (r.metrics["smsp__inst_executed_op_ldsm.sum"],
+            r.metrics["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"]) == (ldsm, 0)
