@@ -1,6 +1,7 @@
 """CUDA C++ code inlined from the toolkit's headers (wmma, cuda_fp16) is reported on the .cu line
 that calls it (gpusim.frontend.cudasource.user_locations)."""
 import numpy as np
+import pytest
 
 import gpusim
 from gpusim.frontend.cudasource import user_locations
@@ -26,6 +27,7 @@ PTX = """.entry k()
 """
 
 
+@pytest.mark.slow
 def test_every_instruction_of_a_half_kernel_is_on_a_cu_line():
     x, y = np.arange(32, dtype=np.float32), np.zeros(32, np.float16)
     src = gpusim.CudaSource(SRC, "h")

@@ -2,12 +2,14 @@
 barrier before the wgmma they are a race; with the barrier, clean; a descriptor past the shared
 memory is a memcheck record naming the instruction and thread."""
 import numpy as np
+import pytest
 
 import gpusim
 from mma_kernels import wgmma_kernel
 from validate.semantics.tensor_forms import WGMMA_FORMS
 from wgmma_cases import imms
 
+pytestmark = pytest.mark.slow
 F = next(f for f in WGMMA_FORMS if f.name == "w_f16_f32_n8")
 SMEM = 4096
 

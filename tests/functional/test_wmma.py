@@ -153,6 +153,7 @@ def test_tf32_is_two_chained_k4_steps():
     assert np.array_equal(c, A @ B) and r.metrics["sm__inst_executed_pipe_tensor_op_hmma.sum"] == 4
 
 
+@pytest.mark.slow
 def test_stride_not_a_multiple_of_16_bytes_is_refused_with_the_cu_line():
     a = np.zeros((16, 20), np.float16)
     with pytest.raises(KernelError, match=r"\.cu:11 \(wmma::load_matrix_sync\(fa, a, lda\);\), block \(0, 0, 0\), "

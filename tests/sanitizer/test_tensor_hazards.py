@@ -32,6 +32,7 @@ def ldsm(sync: int, rows=None, check="racecheck"):
     return gpusim.launch(gpusim.CudaSource(CU, f"ldsm_tile<{sync}>"), 1, 64, (rows, out), check=check), out
 
 
+@pytest.mark.slow
 def test_read_before_cp_async_wait_group_is_a_raw_race_on_both_lines():
     r, _, _ = tile_copy(0)
     assert [(h.kind, h.space, h.lines) for h in r.hazards] == [
@@ -39,12 +40,14 @@ def test_read_before_cp_async_wait_group_is_a_raw_race_on_both_lines():
     assert "before the cp.async.wait_group" in r.hazards[0].detail
 
 
+@pytest.mark.slow
 def test_read_after_wait_group_and_barrier_is_clean_and_correct():
     r, x, out = tile_copy(1, check="all")
     want = np.concatenate([x[512 * b:512 * b + 512][(np.arange(128) * 4 + 4) % 512] for b in range(2)])
     assert r.hazards == [] and np.array_equal(out, want)
 
 
+@pytest.mark.slow
 def test_ldmatrix_after_unsynchronised_stores_races_with_the_other_warp():
     rows = (128 + (np.arange(32) % 8) * 16).astype(np.int32)   # bytes 128-255: words 32-63, stored by warp 1
     r, _ = ldsm(0, rows)
@@ -53,6 +56,7 @@ def test_ldmatrix_after_unsynchronised_stores_races_with_the_other_warp():
          "threads of one block with no barrier between them")]
 
 
+@pytest.mark.slow
 def test_ldmatrix_after_syncthreads_is_clean_and_reads_the_rows():
     r, out = ldsm(1, check="all")
     tile = np.arange(128, dtype=np.uint32)                      # word w holds w
@@ -64,6 +68,7 @@ def test_ldmatrix_after_syncthreads_is_clean_and_reads_the_rows():
     assert r.hazards == [] and out[4 * lane:4 * lane + 4].tolist() == want
 
 
+@pytest.mark.slow
 def test_out_of_bounds_ldmatrix_row_names_kernel_line_and_thread():
     rows = np.arange(32, dtype=np.int32) * 16
     rows[5] = 512                                               # one past the 512-byte tile
@@ -82,6 +87,7 @@ def test_cuda_kernel_programs_are_clean_under_every_tool(name):
     case.check()
 
 
+@pytest.mark.slow
 def test_cp_async_refill_before_the_barrier_is_a_war_race():
     x, out = np.arange(1024, dtype=np.float32), np.zeros(128, np.float32)
     racy = gpusim.launch(gpusim.CudaSource(CU, "tile_refill<0>"), 1, 128, (x, out), check="racecheck")
