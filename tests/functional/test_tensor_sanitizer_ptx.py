@@ -1,11 +1,12 @@
-"""The sanitizer sees wgmma.mma_async's shared-memory operands: filled by all threads with no
-barrier before the wgmma they are a race; with the barrier, clean; a descriptor past the shared
-memory is a memcheck record naming the instruction and thread."""
+"""The sanitizer on PTX tensor-core kernels: wgmma.mma_async's shared-memory operands filled by all
+threads with no barrier before the wgmma are a race, with the barrier clean, and a descriptor past
+the shared memory is a memcheck record naming the instruction and thread; stmatrix rows are shared
+writes (read back by other lanes with no syncwarp: a race)."""
 import numpy as np
 import pytest
 
 import gpusim
-from mma_kernels import wgmma_kernel
+from mma_kernels import ldsm_kernel, wgmma_kernel
 from validate.semantics.tensor_forms import WGMMA_FORMS
 from wgmma_cases import imms
 
@@ -48,3 +49,24 @@ def test_descriptor_past_shared_memory_is_a_memcheck_record():
     r = _launch(_text(), (0, SMEM // 16, 1), "memcheck")
     assert [(h.tool, h.kind, h.space, _mnemonics(_text(), h), h.thread) for h in r.hazards] == [
         ("memcheck", "out-of-bounds", "shared", ("wgmma",), (0, 0, 0))]
+
+
+def _stmatrix(sync: bool):
+    text = ldsm_kernel("stmatrix.sync.aligned.m8n8.x4.shared.b16", 4, True)
+    if not sync:                                 # the bar.warp.sync between the stmatrix and the read-back
+        i = text.index("stmatrix.sync")
+        text = text[:i] + text[i:].replace("bar.warp.sync -1;\n", "", 1)
+    args = (np.arange(32, dtype=np.uint32) * 16, np.arange(128, dtype=np.uint32), np.zeros(8192, np.uint16))
+    r = gpusim.launch(gpusim.PtxSource(text, "ldsm_k"), 1, 32, args, check="racecheck")
+    return r, text, args
+
+
+def test_stmatrix_read_back_without_syncwarp_is_a_race_between_lanes():
+    r, text, args = _stmatrix(False)
+    infos = gpusim.prepare(gpusim.PtxSource(text, "ldsm_k"), 1, 32, args, "h100").decoded.infos
+    assert [(h.kind, infos[h.accesses[0].instruction].mnemonic.split(".")[0], h.detail) for h in r.hazards] == [
+        ("RAW", "stmatrix", "lanes of one warp with no syncwarp between them")]
+
+
+def test_stmatrix_read_back_after_syncwarp_is_clean():
+    assert _stmatrix(True)[0].hazards == []
