@@ -141,7 +141,11 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", ".")), help="folder for the npz and json")
     ap.add_argument("--no-timing", action="store_true", help="skip the timed large sizes")
     args = ap.parse_args(argv)
-    import cupy as cp                    # here, not at the top: only recording needs a GPU
+    try:
+        import cupy as cp                # here, not at the top: only recording needs a GPU
+    except ImportError as e:
+        print(f"error: recording needs CuPy on a GPU machine (pip install cupy-cuda13x, or cupy-cuda12x): {e}")
+        return 2
     prov = provenance(cp, argv)
     runner = Runner(cp)
     specs = {p: load_file(PROGRAMS / f"{p}.py") for p in {p for p, _ in RECORDED + TIMED}}
