@@ -12,8 +12,14 @@ the copy size), naming the kernel, line, block and thread.
 Counters (`gpusim.functional.counters.EXTRA_METRICS`): `smsp__inst_executed_op_ldgsts` per warp
 instruction, the global side's requests and 32-byte sectors, the shared side's wavefronts.
 
-Does not model: time (issue 29), the racecheck view of a destination read before its wait
-(module docstring of `isa.semantics.async_copy`). `cp.async.bulk*` (TMA) is `bulk_ops`.
+The sanitizer sees the global read when the copy issues and the shared write as pending from
+the issue to the thread's wait that completes it (`async_issue`, `async_done`): racecheck
+reports any access to those bytes in between (a tile read before its `cp.async.wait_group`),
+and a copy into bytes other threads still read or write unordered (a stage overwritten before
+the barrier after its last use); initcheck counts the bytes written at completion.
+
+Does not model: time (issue 29), a global write to a copy's source between its issue and its
+completion (the source is read at issue). `cp.async.bulk*` (TMA) is `bulk_ops`.
 
 Sources: PTX ISA 9.0, "cp.async", "cp.async.wait_group", "mbarrier", "elect.sync".
 """
@@ -41,10 +47,10 @@ class AsyncCopies:
     def __init__(self, x):
         self.x = x
         self.committed = np.zeros(x.nlanes, np.int64)      # commit_group count per thread
-        self.pending: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []  # lanes, group, dst, data
+        self.pending: list[tuple] = []                  # lanes, group, dst, data, the op's shared-side access
 
-    def issue(self, lanes, dst, data) -> None:
-        self.pending.append((lanes, self.committed[lanes].copy(), dst, data))
+    def issue(self, lanes, dst, data, acc) -> None:
+        self.pending.append((lanes, self.committed[lanes].copy(), dst, data, acc))
 
     def complete(self, lanes: np.ndarray, keep_groups: int | None) -> None:
         """Complete the copies of `lanes` older than their `keep_groups` newest committed groups
@@ -53,16 +59,19 @@ class AsyncCopies:
         sel[lanes] = True
         buf = self.x.lsu.shared
         left = []
-        for ln, grp, dst, data in self.pending:
+        san = self.x.san
+        for ln, grp, dst, data, acc in self.pending:
             done = sel[ln]
             if keep_groups is not None:
                 done &= grp < self.committed[ln] - keep_groups
             if done.any():
                 idx = dst[done][:, None] + np.arange(data.shape[1])
                 buf[idx] = data[done]
+                if san is not None:
+                    san.async_done(acc, ln[done], dst[done].astype(U64))
             if not done.all():
                 keep = ~done
-                left.append((ln[keep], grp[keep], dst[keep], data[keep]))
+                left.append((ln[keep], grp[keep], dst[keep], data[keep], acc))
         self.pending = left
 
 
@@ -83,6 +92,10 @@ def _unit(x) -> AsyncCopies:
 
 class CpAsyncOp(AddressOp):
     __slots__ = ("size", "src_base", "src_offset", "srcs")
+
+    @property
+    def sanitizer_bytes(self) -> int:
+        return self.size
 
     def run(self, x):
         lanes = _lanes(self, x)
@@ -105,9 +118,12 @@ class CpAsyncOp(AddressOp):
         sbuf, soff = lsu._place(s_acc, "shared", lanes, dst)
         data = gbuf[goff.astype(np.int64)[:, None] + np.arange(n)]
         data[np.arange(n)[None, :] >= lim[:, None]] = 0
-        _unit(x).issue(lanes, soff.astype(np.int64), data)
-        x.trace_access(self, "global", lanes, goff)
-        x.trace_access(self, "shared", lanes, soff)
+        _unit(x).issue(lanes, soff.astype(np.int64), data, s_acc)
+        x.trace_access(self, "global", lanes, goff, n, False)
+        x.trace_access(self, "shared", lanes, soff, n, True)
+        if x.san is not None:
+            x.san.access(g_acc, "global", lanes, goff)
+            x.san.async_issue(s_acc, lanes, soff)
         c = x.counters
         w = lanes >> 5
         wl = w - w[0]

@@ -100,11 +100,17 @@ class Geometry:
 
 @dataclass
 class Access:
-    """The lanes and byte offsets of one memory instruction in a step (trace mode)."""
+    """The lanes and byte offsets of one memory instruction in a step (trace mode). `nbytes`
+    and `is_store`: bytes per lane and direction where the instruction's `InstrInfo` does not
+    give them (tensor-core and async-copy instructions: ldmatrix rows, cp.async sides, wmma
+    fragments); 0 / None otherwise."""
     instr: int
     space: str
     lanes: np.ndarray
     offsets: np.ndarray
+    nbytes: int = 0
+    is_store: bool | None = None
+    phase_lanes: int = 32                    # lanes served together (ldmatrix: 8 row addresses per phase)
 
 
 @dataclass
@@ -259,9 +265,10 @@ class BatchExecutor:
             return v[lanes - self.state.lo]
         return np.full(len(lanes), v)
 
-    def trace_access(self, op, space, lanes, offsets) -> None:
+    def trace_access(self, op, space, lanes, offsets, nbytes: int = 0, is_store: bool | None = None,
+                     phase_lanes: int = 32) -> None:
         if self.record is not None:
-            self.record.accesses.append(Access(op.index, space, lanes, offsets))
+            self.record.accesses.append(Access(op.index, space, lanes, offsets, nbytes, is_store, phase_lanes))
 
     def barrier_op(self, index: int):
         return self._barriers.get(index)

@@ -219,9 +219,11 @@ class OpFactory:
             return self._mem(dec, ins, i, guard, bound)
         if kind in ("tensor", "async"):
             # imported here: those modules build on Op/AddressOp of this one (a real cycle)
-            from gpusim.functional import async_ops, tensor_ops, wgmma_ops
+            from gpusim.functional import async_ops, tensor_ops, wgmma_ops, wmma_ops
         if kind == "tensor" and ins.opcode == "wgmma":
             return wgmma_ops.make(dec, ins, i, spec, bound, guard)
+        if kind == "tensor" and ins.opcode == "wmma":
+            return wmma_ops.make(dec, ins, i, spec, bound, guard)
         if kind == "tensor":
             op = tensor_ops.make(dec, ins, i, spec, bound, guard)
             if op is not None:

@@ -17,7 +17,10 @@ Counters: `sm__inst_executed_pipe_tensor_op_gmma` counts one per warp that execu
 `wgmma.mma_async` (`tensor_gmma_inst`). Shared-memory wavefronts of the operand reads are not
 counted (the tensor core reads shared memory outside the LSU's pipeline).
 
-Does not model: time; the racecheck sanitizer does not see the operand reads.
+The sanitizer sees the operand reads as 16-byte shared reads by the warp's lanes (racecheck,
+initcheck; memcheck through the descriptor bounds check), when `mma_async` issues.
+
+Does not model: time.
 
 Sources: PTX ISA 9.0, 9.7.15 "Asynchronous Warpgroup Level Matrix Multiply-Accumulate".
 """
@@ -41,6 +44,7 @@ U32 = np.dtype(np.uint32)
 
 class WgmmaOp(Op):
     __slots__ = ("form", "c_srcs", "a_srcs", "b_src", "sd_src", "imm_srcs", "dsts")
+    sanitizer_bytes = 16                                 # operands are whole 16-byte chunks (core-matrix rows)
 
     def _check_group(self, x, warps: np.ndarray) -> None:
         """The module docstring's warpgroup rules, for the span-relative `warps`."""
@@ -117,6 +121,13 @@ class WgmmaOp(Op):
                 desc = int(a[w, 0, 0])
                 self._fail(x, lsu.shared_bytes, desc, 64, ab, ma, int(lane0[i]))
                 a_addr[i] = _addresses(desc, 64, f.k, ab, ma)[0][16 * wg[i]:16 * wg[i] + 16]
+        if x.san is not None:                          # the operands' 16-byte chunks, spread over each warp's lanes
+            acc = SimpleNamespace(index=self.index, info=replace(self.info, access_bytes=16, is_store=False))
+            for i in range(len(warps)):
+                for addr in (b_addr[i],) + (() if a_addr is None else (a_addr[i],)):
+                    chunks = np.unique(addr >> 4) << 4
+                    x.san.access(acc, "shared", int(lane0[i]) + np.arange(len(chunks)) % 32,
+                                 (chunks + base[i]).astype(np.uint64))
         Bt = W.read_operand(lsu.shared, b_addr + base[:, None, None], bb)
         A16 = W.a_from_regs(f, a[warps]) if a_addr is None else \
             W.read_operand(lsu.shared, a_addr + base[:, None, None], ab)

@@ -8,7 +8,7 @@ What it models (the meaning; `gpusim.functional.async_ops` carries it out):
   when the thread's `cp.async.wait_group N` (all but the N most recent committed groups) or
   `cp.async.wait_all` completes it: the source is read at issue, the destination written at the
   wait. A read of the destination between the two sees the old bytes (the hardware may show
-  either: a data race the racecheck sanitizer should report; it does not yet, DEVIATIONS.md);
+  either: a data race, which the racecheck sanitizer reports, `gpusim/sanitizer/racecheck.py`);
 - `cp.async.bulk*` (TMA): `isa.semantics.bulk_copy`;
 - `mbarrier.init / arrive[.expect_tx] / expect_tx / complete_tx / test_wait[.parity] /
   try_wait[.parity] / inval .shared{::cta,::cluster}.b64`: a phase counter in 8 bytes of shared
