@@ -189,6 +189,8 @@ class SM(Residency):
                             for x in payload.tolist()):
                 done = max(done, cc.ready(t, line) + fixed_ready - t)
             return done
+        if s.async_copy:                            # LDGSTS: when its bytes are in shared memory (its group's part)
+            return self.l1.copy_in(t, payload, allocate=not s.bypass_l1)
         if s.result == SHARED:
             return L.shared_access(self.F, self.I, float(t), payload if isinstance(payload, int) else 1)
         if self.locate is not None:                 # the L2 asks where in the grid this block is (warming.py)

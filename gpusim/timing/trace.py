@@ -144,9 +144,12 @@ class TraceSource:
         rel = wl - w0
         nw = int(rel[-1]) + 1
         info = self.p.decoded.infos[a.instr]
+        if a.space == "shared" and info.kind == "async" and info.mnemonic.startswith("cp."):
+            return                                     # an async copy's shared side: its payload is the global side
         if a.space == "shared":
             cta_base = (a.lanes // (wpc * 32)).astype(U64) * U64(lsu.shared_stride)
-            wf = shared_wavefronts(rel, a.offsets - cta_base, info.access_bytes, nw, lsu.banks, lsu.bank_width)
+            nbytes = 16 if info.kind == "tensor" else info.access_bytes     # ldmatrix/stmatrix: 16-byte rows
+            wf = shared_wavefronts(rel, a.offsets - cta_base, nbytes, nw, lsu.banks, lsu.bank_width)
             for k in np.unique(rel).tolist():
                 new[w0 + k][a.instr] = int(wf[k])
             return
