@@ -55,6 +55,21 @@ def test_src_size_zero_fills_the_rest():
     assert after.tolist() == [0] * 32
 
 
+def test_src_size_zero_reads_nothing_so_an_out_of_bounds_source_is_no_fault():
+    # Triton's pipelined loops prefetch past the end of a matrix with src-size 0 (masked off)
+    _, _, after, x = _run("add.s64 %g, %g, 65536;\ncp.async.cg.shared.global [%sa], [%g], 16, 0;",
+                          "cp.async.wait_all;")
+    assert after.tolist() == [0] * 32 and metrics(x)["l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum"] == 0
+
+
+def test_partial_src_size_reads_only_its_bytes_at_the_end_of_a_buffer():
+    # the source ends 8 bytes into thread 31's 16-byte window: only the 8 bytes it reads must exist
+    src = np.arange(32 * 4 - 2, dtype=np.uint32) + 1
+    (_, _, after), _ = run_ptx(cp_kernel("cp.async.ca.shared.global [%sa], [%g], 16, 8;", "cp.async.wait_all;"),
+                               "cp_k", (1, 1, 1), (32, 1, 1), [src, np.zeros(32, np.uint32), np.zeros(32, np.uint32)])
+    assert after.tolist() == src[::4].tolist()
+
+
 def test_ldgsts_counters():
     _, _, _, x = _run("cp.async.cg.shared.global [%sa], [%g], 16;", "cp.async.wait_all;")
     m = metrics(x)
