@@ -75,6 +75,24 @@ class AsyncCopies:
         self.pending = left
 
 
+def _place_partial(x, acc, lanes, src, nbytes):
+    """(global buffer, offsets) of reads of `nbytes[k]` bytes at `src[k]`, each aligned to the
+    copy size: `LoadStoreUnit._place` for per-lane sizes."""
+    heap = x.lsu.mem.global_heap
+    absa = heap.translate(src) if heap.aliases else src
+    ok = heap.check(absa, nbytes.astype(U64))
+    if not ok.all():
+        k = int(np.flatnonzero(~ok)[0])
+        x.fail_access(acc, int(lanes[k]), int(src[k]), "global", heap.nearest(int(absa[k])))
+    n = acc.info.access_bytes
+    mis = (src & U64(n - 1)) != 0
+    if mis.any():
+        k = int(np.flatnonzero(mis)[0])
+        x.fail_access(acc, int(lanes[k]), int(src[k]), "global", f"misaligned: a {n}-byte access needs "
+                      f"an address that is a multiple of {n}", kind="misaligned address")
+    return heap.data, absa - U64(heap.base)
+
+
 def _lanes(op, x) -> np.ndarray:
     """Absolute ids of the active lanes (guard applied)."""
     st = x.state
@@ -110,19 +128,31 @@ class CpAsyncOp(AddressOp):
         if self.srcs:
             lim = np.minimum(np.broadcast_to(np.asarray(self.srcs[0](st, x), np.int64), (st.hi - st.lo,))[rel], n)
         lsu = x.lsu
-        g_acc = SimpleNamespace(index=self.index, info=replace(self.info, access_bytes=n, is_store=False),
-                                dt=np.dtype(np.uint8), space="global")
         s_acc = SimpleNamespace(index=self.index, info=replace(self.info, access_bytes=n, is_store=True),
                                 dt=np.dtype(np.uint8), space="shared")
-        gbuf, goff = lsu._place(g_acc, "global", lanes, src)
         sbuf, soff = lsu._place(s_acc, "shared", lanes, dst)
-        data = gbuf[goff.astype(np.int64)[:, None] + np.arange(n)]
-        data[np.arange(n)[None, :] >= lim[:, None]] = 0
+        data = np.zeros((len(lanes), n), np.uint8)
+        reads = lim > 0                     # src-size 0: nothing is read (Triton's masked-off prefetches)
+        rl = lanes[reads]
+        goff = np.zeros(0, U64)
+        if len(rl):
+            g_acc = SimpleNamespace(index=self.index, info=replace(self.info, access_bytes=n, is_store=False),
+                                    dt=np.dtype(np.uint8), space="global")
+            if (lim[reads] < n).any():      # only src-size bytes are read: bounds-check those
+                gbuf, goff = _place_partial(x, g_acc, rl, src[reads], lim[reads])
+            else:
+                gbuf, goff = lsu._place(g_acc, "global", rl, src[reads])
+            idx = np.minimum(goff.astype(np.int64)[:, None] + np.arange(n), len(gbuf) - 1)
+            part = gbuf[idx]
+            part[np.arange(n)[None, :] >= lim[reads][:, None]] = 0
+            data[reads] = part
         _unit(x).issue(lanes, soff.astype(np.int64), data, s_acc)
-        x.trace_access(self, "global", lanes, goff, n, False)
+        if len(rl):
+            x.trace_access(self, "global", rl, goff, n, False)
         x.trace_access(self, "shared", lanes, soff, n, True)
         if x.san is not None:
-            x.san.access(g_acc, "global", lanes, goff)
+            if len(rl):
+                x.san.access(g_acc, "global", rl, goff)
             x.san.async_issue(s_acc, lanes, soff)
         c = x.counters
         w = lanes >> 5
@@ -131,7 +161,9 @@ class CpAsyncOp(AddressOp):
         nwarps = int(np.count_nonzero(np.bincount(wl, minlength=nw)))
         c.add_extra(self.index, "ldgsts_inst", nwarps)
         c.add_extra(self.index, "global_ldgsts_requests", nwarps)
-        c.add_extra(self.index, "global_ldgsts_sectors", int(distinct_per_group(wl, goff >> SECTOR_SHIFT, nw).sum()))
+        gw = (rl >> 5) - w[0]
+        c.add_extra(self.index, "global_ldgsts_sectors",
+                    int(distinct_per_group(gw, goff >> SECTOR_SHIFT, nw).sum()) if len(rl) else 0)
         local = soff - x.cta_slot(lanes).astype(U64) * U64(lsu.shared_stride)
         c.add_extra(self.index, "shared_ldgsts_wavefronts",
                     int(shared_wavefronts(wl, local, n, nw, lsu.banks, lsu.bank_width).sum()))

@@ -218,6 +218,9 @@ class PreparedLaunch:
         on = pred_on_threads(smap, self.decoded, thr, c.block_warps * counter_scale, c.block_threads * counter_scale,
                              c.loop_back * counter_scale, c.taken_threads * counter_scale)
         ins = smap.listing.instructions
-        return SassCounts(ins, np.rint(inst), np.rint(thr),
-                          tuple(classify(x, self.compiled.cc).counters for x in ins), np.rint(on))
+        cc = self.compiled.cc
+        classes = smap.counter_classes.get(cc)
+        if classes is None:             # static per kernel: classified once, not per launch
+            classes = smap.counter_classes[cc] = tuple(classify(x, cc).counters for x in ins)
+        return SassCounts(ins, np.rint(inst), np.rint(thr), classes, np.rint(on))
 
