@@ -79,11 +79,13 @@ class Geometry:
 
 @dataclass
 class Access:
-    """The lanes and byte offsets of one memory instruction in a step (trace mode)."""
+    """The lanes and byte offsets of one memory instruction in a step (trace mode); space
+    'mbarrier': an mbarrier operation, `values` (operation, per-lane argument arrays)."""
     instr: int
     space: str
     lanes: np.ndarray
     offsets: np.ndarray
+    values: object = None
 
 
 @dataclass
@@ -229,6 +231,14 @@ class BatchExecutor:
     def trace_access(self, op, space, lanes, offsets) -> None:
         if self.record is not None:
             self.record.accesses.append(Access(op.index, space, lanes, offsets))
+
+    def trace_mbarrier(self, op, lanes, offsets, what: str, args: list) -> None:
+        """An mbarrier operation `what` ('init', 'arrive', 'expect_tx', 'arrive_expect_tx',
+        'try_wait', 'test_wait', 'inval'; a bulk copy's 'complete_tx') of `lanes` on the mbarriers
+        at shared `offsets`, with its per-lane arguments: what the timing model's mbarriers need
+        (gpusim/timing/trace.py, mbarrier.py)."""
+        if self.record is not None:
+            self.record.accesses.append(Access(op.index, "mbarrier", lanes, offsets, (what, args)))
 
     def barrier_op(self, index: int):
         return self._barriers.get(index)
