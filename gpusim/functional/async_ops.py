@@ -201,6 +201,9 @@ class MbarrierOp(AddressOp):
         words = buf.view(np.uint64)
         idx = (off // U64(8)).astype(np.int64)
         args = [np.broadcast_to(np.asarray(f(st, x)).astype(np.int64), (st.hi - st.lo,))[rel] for f in self.srcs]
+        waits = self.what in ("test_wait", "try_wait")
+        x.trace_mbarrier(self, lanes, off, self.what,       # a wait's state token: its phase bit
+                         [args[0].astype(np.uint64) >> np.uint64(63)] if waits and not self.parity and args else args)
         out = np.zeros(len(lanes), np.uint64)
         for k in range(len(lanes)):
             out[k] = self._one(words, int(idx[k]), [int(a[k]) for a in args])

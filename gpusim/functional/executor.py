@@ -103,7 +103,8 @@ class Access:
     """The lanes and byte offsets of one memory instruction in a step (trace mode). `nbytes`
     and `is_store`: bytes per lane and direction where the instruction's `InstrInfo` does not
     give them (tensor-core and async-copy instructions: ldmatrix rows, cp.async sides, wmma
-    fragments); 0 / None otherwise."""
+    fragments); 0 / None otherwise. Space 'mbarrier': an mbarrier operation, `values`
+    (operation, per-lane argument arrays)."""
     instr: int
     space: str
     lanes: np.ndarray
@@ -111,6 +112,7 @@ class Access:
     nbytes: int = 0
     is_store: bool | None = None
     phase_lanes: int = 32                    # lanes served together (ldmatrix: 8 row addresses per phase)
+    values: object = None
 
 
 @dataclass
@@ -269,6 +271,14 @@ class BatchExecutor:
                      phase_lanes: int = 32) -> None:
         if self.record is not None:
             self.record.accesses.append(Access(op.index, space, lanes, offsets, nbytes, is_store, phase_lanes))
+
+    def trace_mbarrier(self, op, lanes, offsets, what: str, args: list) -> None:
+        """An mbarrier operation `what` ('init', 'arrive', 'expect_tx', 'arrive_expect_tx',
+        'try_wait', 'test_wait', 'inval'; a bulk copy's 'complete_tx') of `lanes` on the mbarriers
+        at shared `offsets`, with its per-lane arguments: what the timing model's mbarriers need
+        (gpusim/timing/trace.py, mbarrier.py)."""
+        if self.record is not None:
+            self.record.accesses.append(Access(op.index, "mbarrier", lanes, offsets, values=(what, args)))
 
     def barrier_op(self, index: int):
         return self._barriers.get(index)

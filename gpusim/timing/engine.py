@@ -389,6 +389,9 @@ class TimingEngine(Extrapolation):
         self.per_instruction_stalls = {r: np.bincount(owner, weights=np.array(a) * inst_scale, minlength=n_ptx)
                                        for r, a in stalls.items()}
         m["gpusim__sass_unplaced_accesses.sum"] = self.issue.dropped * scale
+        forced = sum(sm.mbarriers.forced for sm in self.sms)
+        if forced:                               # mbarrier phases the model had to complete (mbarrier.py)
+            m["gpusim__mbarrier_forced_completions.sum"] = forced * scale
         if self.unknown_sass:                    # warp instructions timed as generic (unknown_sass='warn')
             m["gpusim__sass_estimated_inst.sum"] = float(sum(stalls["selected"][i] for i in self.unknown_sass)) * inst_scale
         m["timing__loop_sampled_fraction"] = kept[0] / (kept[0] + skipped[0]) if kept[0] + skipped[0] else 1.0

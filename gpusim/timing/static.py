@@ -56,6 +56,8 @@ class StaticInstr:
     shared_operand_cycles: float = 0.0  # cycles its operands hold the SM's shared-memory path (wgmma from shared)
     async_copy: bool = False        # LDGSTS: global -> shared through the L1, no register written (memory/l1.py copy_in)
     bypass_l1: bool = False         # an LDGSTS.BYPASS (cp.async.cg): not allocated in the L1
+    tma: bool = False               # a bulk / tensor copy (UTMALDG, UTMASTG, UBLKCP, UTMAPF): the SM's TMA unit (tma.py)
+    mbarrier: bool = False          # SYNCS: an mbarrier operation (mbarrier.py), its result when the unit says
     # derived, for the SM's issue loop: srcs + dsts (the scoreboard's); unit[0]; the other pipes
     regs: tuple[int, ...] = field(init=False, repr=False, compare=False)
     unit0: str = field(init=False, repr=False, compare=False)
@@ -282,6 +284,9 @@ def _classifier(cc, pipes, tensor, nsp):
         own = tensor_pipe.timing(x, tensor, nsp, pipes.lsu.issue_interval_cycles)
         latency = pipes.of("fp16" if op.pipe == "fp16" else issue[0]).latency_cycles if op.pipe != "tensor" else 1
         join, commit, wait, pending = async_groups.role(x)
+        tma, mbar = x.base in tensor_pipe.TMA, x.base == "SYNCS"
+        if mbar:
+            result = GLOBAL                          # a wait's predicate: when its phase completes
         async_latency, shared_cycles = 0, 0.0
         if own is not None and own[1] is not None:
             if join == async_groups.WGMMA:           # completes on its own; its accumulators chain at once
@@ -291,10 +296,10 @@ def _classifier(cc, pipes, tensor, nsp):
                 latency = math.ceil(own[1])
         copy = join == async_groups.LDGSTS
         return StaticInstr(index=i, unit=issue, result=result, dsts=writes, srcs=reads,
-                           is_store=(op.is_store and not copy) or op.is_atomic, is_atomic=op.is_atomic,
+                           is_store=(op.is_store and not copy and not tma) or op.is_atomic, is_atomic=op.is_atomic,
                            is_barrier=op.is_barrier, latency=latency, is_local=op.memory == "local",
                            interval=-1.0 if own is None else float(own[0]),
                            group_join=join, group_commit=commit, group_wait=wait, group_wait_pending=pending,
                            async_latency=async_latency, shared_operand_cycles=shared_cycles, async_copy=copy,
-                           bypass_l1=copy and "BYPASS" in x.opcode.split("."))
+                           bypass_l1=copy and "BYPASS" in x.opcode.split("."), tma=tma, mbarrier=mbar)
     return classify

@@ -23,8 +23,8 @@ when its result is ready (its latency), from the GPU's `TensorSpec` (`specs/tens
 - `LDSM`/`STSM` (`ldmatrix`/`stmatrix`): 128 bytes per 8x8 b16 matrix (.x1, .x2, .x4 in
   the opcode: `LDSM.16.M88.4`), through the sub-partition's share of the operand
   bandwidth, on the LSU; at least the LSU's own interval.
-- TMA requests (`UTMALDG`, `UTMASTG`, `UTMAPF`, `UBLKCP`...): at least
-  `tma_request_interval_cycles` between two on a sub-partition's LSU.
+- TMA requests (`UTMALDG`, `UTMASTG`, `UTMAPF`, `UBLKCP`...): the LSU's own issue; the SM's one
+  TMA unit takes one every `tma_request_interval_cycles` (`tma.py`).
 
 The type of an instruction is read from its modifiers: TF32, E4M3/E5M2 (FP8), S8/U8 and
 S4/U4 (integer; INT4 counts twice the INT8 rate, as A100's), F64 (DMMA); everything else
@@ -153,7 +153,7 @@ def timing(instr, tensor, nsp: int, lsu_interval: float) -> tuple[float, float |
         count = next((int(x) for x in mods if x in ("1", "2", "4")), 1)
         return max(lsu_interval, 128.0 * count / (tensor.shared_operand_bytes_per_cycle_per_sm / nsp)), None
     if base in TMA:
-        return max(lsu_interval, tensor.tma_request_interval_cycles), None
+        return None                                    # the LSU's issue; the SM's TMA unit spaces requests (tma.py)
     interval = _interval(tensor, nsp, base, mods, instr.operands, instr.opcode)
     if base in WARP_MMA:
         ref_base, rm, rn, rk, rkind = REFERENCE_MMA

@@ -18,18 +18,53 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpusim.functional.lsu import shared_wavefronts
+from gpusim.timing.tma import CopyPayload
 from isa.memory_map import CONST_WINDOW_BASE, GLOBAL_BASE, LOCAL_WINDOW_BASE
 
 U64 = np.uint64
+
+
+@dataclass(frozen=True, slots=True)
+class MbarrierAccess:
+    """One warp's mbarrier operation (the payload of its SYNCS instruction, gpusim/timing/mbarrier.py):
+    `what` as `executor.trace_mbarrier` names it, the mbarrier's byte offset in its block's shared
+    memory (the first active lane's), and the warp's arguments summed over its lanes: `count` the
+    arrivals (or, for 'init', the expected count), `tx` the transaction bytes (expected, or for
+    'complete_tx' delivered), `parity` the phase parity a wait waits for."""
+    what: str
+    address: int
+    count: int = 0
+    tx: int = 0
+    parity: int = 0
+
+
+def mbarrier_access(what: str, address: int, lanes: int, args: list) -> MbarrierAccess:
+    """A warp's MbarrierAccess from `lanes` lanes' argument arrays `args` (async_ops.MbarrierOp)."""
+    first = lambda k: int(args[k][0]) if len(args) > k and len(args[k]) else 0   # noqa: E731
+    total = lambda k: int(np.sum(args[k])) if len(args) > k else 0              # noqa: E731
+    if what == "init":
+        return MbarrierAccess(what, address, count=first(0))
+    if what == "arrive":
+        return MbarrierAccess(what, address, count=total(0) if args else lanes)
+    if what == "arrive_expect_tx":
+        return MbarrierAccess(what, address, count=lanes, tx=total(0))
+    if what in ("expect_tx", "complete_tx"):
+        return MbarrierAccess(what, address, tx=total(0))
+    if what in ("try_wait", "test_wait"):
+        return MbarrierAccess(what, address, parity=first(0) & 1)
+    return MbarrierAccess(what, address)
 
 
 @dataclass(slots=True)
 class WarpStream:
     """One warp's dynamic path: `visits[k] = (block, active_lanes, mem)` where mem maps an
     instruction index to its payload: a wavefront count (shared), a sector array (loads:
-    global/local/const), `(sectors, byte_masks)` (stores: bit b of a uint32 mask is byte b
-    of the 32-byte sector) or `(sectors, lane_ops, addresses)` (atomics: lanes operating per sector, and the distinct
-    addresses among them)."""
+    global/local/const; cp.async: its global side), `(sectors, byte_masks)` (stores: bit b of
+    a uint32 mask is byte b of the 32-byte sector), `(sectors, lane_ops, addresses)` (atomics:
+    lanes operating per sector, and the distinct addresses among them), an `MbarrierAccess`
+    (mbarrier operations), or a `tma.CopyPayload` (a bulk copy whose functional op traced both
+    its global side, `trace_access(op, "global", ...)`, and the mbarrier its bytes complete,
+    `trace_mbarrier(op, ..., "complete_tx", [bytes per lane])`)."""
     gid: int                      # global warp id: block * warps_per_block + warp
     block: int                    # linear block id
     warp_in_block: int
@@ -144,8 +179,18 @@ class TraceSource:
         rel = wl - w0
         nw = int(rel[-1]) + 1
         info = self.p.decoded.infos[a.instr]
-        if a.space == "shared" and info.kind == "async" and info.mnemonic.startswith("cp."):
-            return                                     # an async copy's shared side: its payload is the global side
+        if a.space == "mbarrier":
+            what, args = a.values
+            base = (a.lanes // (wpc * 32)).astype(U64) * U64(lsu.shared_stride)
+            local = (a.offsets - base).astype(np.int64)
+            for k in np.unique(rel).tolist():
+                sel = rel == k
+                m = mbarrier_access(what, int(local[sel][0]), int(sel.sum()), [np.asarray(v)[sel] for v in args])
+                prev = new[w0 + k].get(a.instr)
+                new[w0 + k][a.instr] = m if prev is None else CopyPayload(prev, m)   # a bulk copy's complete_tx
+            return
+        if a.space == "shared" and info.kind == "async" and info.mnemonic.startswith(("cp.", "mbarrier")):
+            return          # an async copy's shared side (its payload is the global side); an mbarrier's object
         if a.space == "shared":
             cta_base = (a.lanes // (wpc * 32)).astype(U64) * U64(lsu.shared_stride)
             nbytes = 16 if info.kind == "tensor" else info.access_bytes     # ldmatrix/stmatrix: 16-byte rows
@@ -189,6 +234,9 @@ class TraceSource:
         for k, s0, s1 in zip(owner[starts].tolist(), starts.tolist(), ends.tolist()):
             mem = new[w0 + k]
             seg = vals[s0:s1]
+            if isinstance(mem.get(a.instr), MbarrierAccess):     # a bulk copy's mbarrier came first
+                mem[a.instr] = CopyPayload(seg, mem[a.instr])
+                continue
             if ops is not None:
                 mem[a.instr] = (seg, ops[s0:s1], addrs[s0:s1])
                 continue

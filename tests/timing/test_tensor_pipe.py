@@ -126,12 +126,6 @@ def test_ldmatrix_x4_is_spaced_by_its_bytes_through_the_operand_bandwidth():
     assert (base, slow) == (pytest.approx(16.0, abs=0.5), pytest.approx(64.0, abs=0.5))   # 512 B at 32 / 8 B per cycle
 
 
-def test_tma_requests_are_spaced_by_the_request_interval():
-    base = per_instruction(lambda n: ["UTMALDG.2D [UR8], [UR4]"] * n)
-    slow = per_instruction(lambda n: ["UTMALDG.2D [UR8], [UR4]"] * n, with_tensor(tma_request_interval_cycles=20.0))
-    assert (base, slow) == (pytest.approx(4.0, abs=0.5), pytest.approx(20.0, abs=0.5))   # the LSU's 4, then 20
-
-
 def test_a_type_without_throughput_on_the_spec_is_refused():
     a100 = specs.get("a100")
     with pytest.raises(ConfigError, match="fp8.*no fp8 tensor throughput"):

@@ -63,7 +63,7 @@ from gpusim.frontend.sass.homes import _homes, _match_loops, _origins, _PtxFacts
 from isa.graphs import dominates
 
 _MEMORY = frozenset({"LDG", "STG", "LD", "ST", "LDS", "STS", "LDL", "STL", "ATOM", "ATOMG", "ATOMS", "RED", "REDG",
-                     "REDAS", "LDSM", "STSM", "LDC", "LDGSTS", "UBLKCP", "UTMALDG", "UTMASTG"})
+                     "REDAS", "LDSM", "STSM", "LDC", "LDGSTS", "UBLKCP", "UTMALDG", "UTMASTG", "SYNCS"})
 _COPY = frozenset({"LDGSTS", "UBLKCP", "UTMALDG", "UTMASTG"})      # asynchronous copies (cp.async, bulk, TMA)
 _MATRIX = ("ldmatrix", "stmatrix")
 _MMA = frozenset({"HMMA", "IMMA", "DMMA", "BMMA", "HGMMA", "IGMMA", "QGMMA", "BGMMA"})
@@ -260,7 +260,7 @@ def _anchors(dk, h: int) -> list[int]:
     tells nothing.)"""
     blk = dk.blocks[h]
     infos = dk.infos[blk.first:blk.last]
-    mem = [i.index for i in infos if _access(i) and i.space not in ("param", "const")]
+    mem = [i.index for i in infos if _access(i) and i.space not in ("param", "const") and not _mbarrier(i)]
     if mem:
         return mem
     mma = [i.index for i in infos if _tensor_op(i)]
@@ -345,7 +345,14 @@ def _access(info) -> bool:
     commit and wait instructions and mbarriers are not accesses)."""
     return info.kind == "mem" or (info.kind == "async" and info.mnemonic.startswith("cp.")
                                   and ".shared" in info.mnemonic) \
-        or (info.kind == "tensor" and info.mnemonic.startswith(_MATRIX))
+        or (info.kind == "tensor" and info.mnemonic.startswith(_MATRIX)) or _mbarrier(info)
+
+
+def _mbarrier(info) -> bool:
+    """An mbarrier operation: its payload (`timing.trace.MbarrierAccess`) goes on the SYNCS
+    ptxas makes of it (not an anchor of unrolled loops: a try_wait has two SYNCS, the check
+    and its retry loop's)."""
+    return info.kind == "async" and info.mnemonic.startswith("mbarrier")
 
 
 def _tensor_op(info) -> bool:
@@ -362,6 +369,8 @@ def _does(base: str, info) -> bool:
     `LDC` is the access only where the PTX instruction reads constant or parameter space."""
     if not _access(info) or base not in _MEMORY:
         return False
+    if _mbarrier(info) or base == "SYNCS":
+        return _mbarrier(info) and base == "SYNCS"
     if (base in _COPY) != (info.kind == "async"):
         return False
     if info.kind == "tensor":                    # ldmatrix / stmatrix
