@@ -82,11 +82,11 @@ class FastCpAsyncOp(CpAsyncOp):
         if gres[0]:
             data[rd[act]] = heap.data[goffs[rd][:, None] + np.arange(size)]
         lanes = lo + np.flatnonzero(act)
-        _unit(x).issue(lanes, soffs[act], data)
+        _unit(x).issue(lanes, soffs[act], data, None)      # (no sanitizer here: it takes the reference op)
         if x.record is not None:
             if gres[0]:
-                x.trace_access(self, "global", lo + np.flatnonzero(rd), goffs[rd].astype(U64))
-            x.trace_access(self, "shared", lanes, soffs[act].astype(U64))
+                x.trace_access(self, "global", lo + np.flatnonzero(rd), goffs[rd].astype(U64), size, False)
+            x.trace_access(self, "shared", lanes, soffs[act].astype(U64), size, True)
         c = x.counters
         nwarps = int(sres[1])
         c.add_extra(self.index, "ldgsts_inst", nwarps)
