@@ -33,7 +33,7 @@ def build(rng, m, n, k, tile=32, dtype="f16", pad=8):
     kernel = gpusim.CudaSource(CU, kernel_name(dtype, tile, pad))
     return Case("wmma_gemm", kernel, (n // tile, m // tile), (128,),
                 (A, B, C, np.int32(m), np.int32(n), np.int32(k)), {2: G.reference(a32, b32)},
-                rtol=G.RTOL, atol=G.ATOL)
+                rtol=G.RTOL, atol=G.atol(k))
 
 
 PROGRAM = ProgramSpec(
