@@ -246,7 +246,7 @@ def provenance(tag: str, gpu) -> dict:
             "command": " ".join(sys.argv), "host": platform.node(), "versions": versions, "seed": 0}
 
 
-def record(out_dir: Path, compile_only: bool) -> dict:
+def record(out_dir: Path, compile_only: bool, budget_s: float = 240.0) -> dict:
     gpu = None if compile_only else Gpu()
     tag = "compile_only" if gpu is None else gpu.name.split()[1].lower() if len(gpu.name.split()) > 1 else "gpu"
     arrays: dict[str, np.ndarray] = {}
@@ -255,6 +255,9 @@ def record(out_dir: Path, compile_only: bool) -> dict:
     for module, size in CASES:
         key = f"{module}.{size}"
         entry = meta["cases"][key] = {"program": module, "size": size, "paths": {}, "inputs": {}}
+        if time.time() - t0 > budget_s:       # keep the whole run under the device call's limit
+            entry["error"] = f"skipped: the {budget_s:.0f} s budget was spent"
+            continue
         try:
             case = load_case(module, size)
         except Exception as e:          # one case's failure is recorded; the others go on
@@ -288,6 +291,8 @@ def record(out_dir: Path, compile_only: bool) -> dict:
             try:
                 ptx, md = compile_for(case, signature, constants, attrs, arch)
                 path.update(ptx=ptx, name=md.name, **launch_of(case, md, args, ptx, md.name))
+                if arch == 90 and "ptx" in entry["paths"].get("sm90", {}):
+                    path["same_ptx_as_sm90"] = ptx == entry["paths"]["sm90"]["ptx"]
                 if gpu is not None:
                     outs = gpu.ptx_launch(case, ptx, md.name, args, path["grid"], path["block"], path["shared"],
                                           path["scratch"])
@@ -318,8 +323,9 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=os.environ.get("OUT", "."), help="folder for the .npz and .json")
     ap.add_argument("--compile-only", action="store_true",
                     help="no GPU: compile every case for both targets and check the argument lists")
+    ap.add_argument("--budget-s", type=float, default=240.0, help="cases that would start after this are skipped")
     a = ap.parse_args(argv)
-    meta = record(Path(a.out), a.compile_only)
+    meta = record(Path(a.out), a.compile_only, a.budget_s)
     errors = sum("error" in p for e in meta["cases"].values() for p in e["paths"].values())
     print(f"{len(meta['cases'])} cases, {errors} path errors (fp8_e4m3 on sm80 is Triton's refusal)")
     return 0
