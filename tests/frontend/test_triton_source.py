@@ -144,6 +144,7 @@ def _grid(n):
     return lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE"]),)
 
 
+@pytest.mark.slow
 def test_autotune_reset_to_zero_zeroes_the_argument_before_each_config():
     x = np.ones(1000, np.float32)
     out = np.full(1, 5.0, np.float32)          # Triton zeroes it before each config: the sum, not 5 + sum
@@ -160,6 +161,7 @@ def test_autotune_early_config_prune_runs_only_the_kept_configs():
     assert np.array_equal(out, 2 * x)
 
 
+@pytest.mark.slow
 def test_autotune_perf_model_keeps_its_top_k():
     x = np.arange(500, dtype=np.float32)
     out = np.zeros(500, np.float32)
@@ -174,6 +176,7 @@ def test_autotune_features_gpusim_does_not_do_are_one_line_naming_the_kernel(ker
     assert str(e.value).startswith("kernel _scale: ") and what in str(e.value) and "\n" not in str(e.value)
 
 
+@pytest.mark.slow
 def test_autotune_maxnreg_reaches_the_ptx():
     x = np.arange(300, dtype=np.float32)
     out = np.zeros(300, np.float32)
