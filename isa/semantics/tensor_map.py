@@ -32,9 +32,9 @@ What it models:
   whose cases then included boxes at c_0 = -5 (f32) and 20 (f16), while the TMA GEMM, whose
   coordinates are all aligned, ran; Triton issue 7385 (an illegal instruction that went with a
   box start not 16-byte aligned) and Triton's interpreter, which checks the same rule ("block
-  offset start must be 16-byte aligned"). `tma_record.py` now probes it (loads 4 and 8 bytes
-  off, a store 8 bytes off, each in its own process), so the rule is checked against the
-  GPU's own verdict (tests/programs/test_tma_box.py).
+  offset start must be 16-byte aligned"). `tma_record.py` now probes it (loads whose box starts
+  4- but not 8-byte and 8- but not 16-byte aligned, such a store; each in its own process), so
+  the rule is checked against the GPU's own verdict (tests/programs/test_tma_box.py).
 
 Not modelled (`unmodelled` names them; the copy refuses such a map): interleaved layouts, the
 sm_100 swizzles (128B_ATOM_*), a swizzled box narrower than its swizzle span (the driver
