@@ -26,8 +26,8 @@ What it models:
   address + c_0 x element size + sum c_i x stride_i, must be a multiple of 16, i.e. c_0 x
   element size must be (address and strides already are); negative coordinates are fine when
   aligned (-4 for f32). The GPU stops the kernel at the UTMALDG / UTMASTG with an illegal
-  instruction otherwise: the driver cannot check coordinates and the PTX ISA does not state
-  this. Evidence: on an H100 (2026-11-24) `validate/semantics/tma_record.py` stopped with an
+  instruction otherwise: the driver cannot check coordinates, and the PTX ISA sections cited
+  below do not state it. Evidence: on an H100 (2026-11-24) `validate/semantics/tma_record.py` stopped with an
   illegal instruction at the UTMALDG.2D of `tma_box<2>` (programs/hopper_kernels/tma_box.cu),
   whose cases then included boxes at c_0 = -5 (f32) and 20 (f16), while the TMA GEMM, whose
   coordinates are all aligned, ran; Triton issue 7385 (an illegal instruction that went with a
