@@ -16,7 +16,10 @@ of a copy inside an allocation / the CTA's shared memory (compute-sanitizer memc
 out-of-bounds and misaligned faults: the first offending element is named); bulk sizes and
 addresses 16-byte aligned; a tensor copy's shared address 128-byte aligned; the tensor map
 64-byte aligned, a map gpusim encoded (`gpusim.TensorMap`), valid by cuTensorMapEncodeTiled's
-rules and of the copy's rank (`KernelError` "invalid tensor map").
+rules and of the copy's rank (`KernelError` "invalid tensor map"); a tensor copy's box starting
+at a 16-byte aligned global address (`tensor_map.start_problem`: the GPU stops such a kernel
+with an illegal instruction; `KernelError` "illegal instruction (misaligned tensor copy)",
+memcheck's "illegal instruction" under `check=`).
 
 Counters (`counters.EXTRA_METRICS`, Nsight Compute's names; bulk copies count as TMA
 operations like tensor copies): `smsp__sass_inst_executed_op_tma_ld.sum` /
@@ -233,6 +236,12 @@ class TensorCopyOp(_Copy):
     def one(self, x, lane: int, v: dict) -> None:
         f = self._map(x, lane, int(v["tmap"]))
         coords = [int(np.int32(np.int64(v[f"c{i}"]) & 0xFFFFFFFF)) for i in range(f.rank)]
+        why = T.start_problem(f, coords)
+        if why is not None:
+            if x.san is not None:
+                x.san.fault("memcheck", "illegal instruction", self.index, lane, "global", None, why)
+            self._fail(x, lane, "illegal instruction (misaligned tensor copy)",
+                       f"coordinates {tuple(coords)}: {why}")
         glob, ok, boff = T.box_elements(f, coords)
         esz = f.elem_bytes
         nbytes = T.box_bytes(f)

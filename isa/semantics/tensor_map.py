@@ -22,6 +22,19 @@ What it models:
   The mbarrier's transaction count is the whole box's bytes, in bounds or not. A swizzled box
   is placed at the shared addresses `mma_layout.swizzle_addr` gives (16-byte chunks of the
   swizzle span XORed with address bits 7.., the same swizzle `wgmma`'s descriptors read).
+- Where a copy may start (`start_problem`): the global byte address of the box's first element,
+  address + c_0 x element size + sum c_i x stride_i, must be a multiple of 16, i.e. c_0 x
+  element size must be (address and strides already are); negative coordinates are fine when
+  aligned (-4 for f32). The GPU stops the kernel at the UTMALDG / UTMASTG with an illegal
+  instruction otherwise: the driver cannot check coordinates, and the PTX ISA sections cited
+  below do not state it. Evidence: on an H100 (2026-11-24) `validate/semantics/tma_record.py` stopped with an
+  illegal instruction at the UTMALDG.2D of `tma_box<2>` (programs/hopper_kernels/tma_box.cu),
+  whose cases then included boxes at c_0 = -5 (f32) and 20 (f16), while the TMA GEMM, whose
+  coordinates are all aligned, ran; Triton issue 7385 (an illegal instruction that went with a
+  box start not 16-byte aligned) and Triton's interpreter, which checks the same rule ("block
+  offset start must be 16-byte aligned"). `tma_record.py` now probes it (loads whose box starts
+  4- but not 8-byte and 8- but not 16-byte aligned, such a store; each in its own process), so
+  the rule is checked against the GPU's own verdict (tests/programs/test_tma_box.py).
 
 Not modelled (`unmodelled` names them; the copy refuses such a map): interleaved layouts, the
 sm_100 swizzles (128B_ATOM_*), a swizzled box narrower than its swizzle span (the driver
@@ -31,7 +44,7 @@ yet checked on a GPU (DEVIATIONS.md).
 
 Sources: CUDA Driver API 13.0, cuda.h `cuTensorMapEncodeTiled` (requirements, enums); PTX ISA
 9.0, 5.5 "Tensors" (tiled mode, bounding box, traversal stride, out-of-bound access) and 9.7.9.27
-"cp.async.bulk.tensor".
+"cp.async.bulk.tensor"; the box start's alignment: see `start_problem` above.
 """
 from __future__ import annotations
 
@@ -206,6 +219,17 @@ def box_elements(f: TensorMapFields, coords) -> tuple[np.ndarray, np.ndarray, np
         ok &= (c >= 0) & (c < f.dims[i])
         glob += c * (esz if i == 0 else f.strides[i - 1])
     return glob, ok, np.arange(idx.shape[1], dtype=np.int64) * esz
+
+
+def start_problem(f: TensorMapFields, coords) -> str | None:
+    """Why a tiled copy of map `f` at `coords` stops the GPU (module docstring: the box's first
+    element must sit at a 16-byte aligned global address), or None."""
+    lead = int(coords[0]) * f.elem_bytes
+    if lead % 16 == 0:
+        return None
+    addr = f.address + lead + sum(int(c) * s for c, s in zip(coords[1:], f.strides))
+    return (f"the box starts at global address {addr:#x}, byte {lead} of its row (coordinate {int(coords[0])} x "
+            f"{f.elem_bytes} bytes), not a multiple of 16: the GPU stops the kernel here")
 
 
 def fill_bits(f: TensorMapFields) -> int:

@@ -37,18 +37,54 @@ def gemm_shared_bytes(bn: int, bk: int, stages: int) -> int:
 
 
 # name -> numpy shape and dtype of the tensor, the map's box / swizzle / traversal strides / fill,
-# the load's coordinates c and the store's d (innermost first, as the map's)
+# the load's coordinates c and the store's d (innermost first, as the map's). A box must start at a
+# 16-byte aligned global address (c_0 and d_0 x element size multiples of 16: the GPU stops the
+# kernel with an illegal instruction otherwise, isa.semantics.tensor_map.start_problem); boxes still
+# reach out of the tensor on every side.
 BOX_CASES = {
     "sw128_f16": dict(shape=(40, 96), dtype="float16", box=(64, 8), swizzle="128B", c=(16, 5), d=(40, 36)),
     "sw64_f16": dict(shape=(40, 96), dtype="float16", box=(32, 8), swizzle="64B", c=(0, 0), d=(64, 0)),
     "sw32_u8": dict(shape=(24, 64), dtype="uint8", box=(32, 16), swizzle="32B", c=(32, 4), d=(16, 12)),
-    "oob_zero_f32": dict(shape=(20, 20), dtype="float32", box=(16, 8), c=(-5, 15), d=(10, -3)),
-    "oob_nan_f32": dict(shape=(20, 20), dtype="float32", box=(16, 8), oob_fill="nan", c=(-5, 15), d=(10, -3)),
-    "oob_nan_f16": dict(shape=(20, 24), dtype="float16", box=(8, 8), oob_fill="nan", c=(20, -2), d=(0, 16)),
+    "oob_zero_f32": dict(shape=(20, 20), dtype="float32", box=(16, 8), c=(-4, 15), d=(8, -3)),
+    "oob_nan_f32": dict(shape=(20, 20), dtype="float32", box=(16, 8), oob_fill="nan", c=(-4, 15), d=(8, -3)),
+    "oob_nan_f16": dict(shape=(20, 24), dtype="float16", box=(16, 8), oob_fill="nan", c=(16, -2), d=(0, 16)),
     "strided_3d_u16": dict(shape=(6, 10, 40), dtype="uint16", box=(16, 8, 5), element_strides=(1, 2, 3),
                            c=(8, 1, 0), d=(0, 0, 0)),
     "rank1_f32": dict(shape=(100,), dtype="float32", box=(32,), c=(80,), d=(-8,)),
 }
+
+# What the GPU script asks the hardware besides the cases (each launch in its own process, since a
+# fault ends the CUDA context): boxes that start off 16 bytes (`fault`: gpusim refuses them; the
+# GPU's verdict is recorded and tests/programs/test_tma_box.py holds gpusim to it), and swizzled
+# boxes `shift` bytes past a 1024-byte boundary (128-byte aligned, as the PTX ISA asks of a tensor
+# copy's shared address; gpusim swizzles by the absolute address bits, the GPU's bytes will say).
+PROBES = {
+    "load_at_byte_-20_f32": dict(BOX_CASES["oob_zero_f32"], c=(-5, 15), fault="load"),
+    "load_at_byte_8_f16": dict(BOX_CASES["oob_nan_f16"], c=(4, -2), fault="load"),
+    "store_at_byte_40_f32": dict(BOX_CASES["oob_zero_f32"], d=(10, -3), fault="store"),
+    "sw128_at_128": dict(BOX_CASES["sw128_f16"], shift=128),
+    "sw64_at_384": dict(BOX_CASES["sw64_f16"], shift=384),
+    "sw32_at_128": dict(BOX_CASES["sw32_u8"], shift=128),
+}
+
+
+def box_nbytes(case: dict) -> int:
+    """Bytes of the case's box in shared memory (the mbarrier's transaction count)."""
+    es = case.get("element_strides", (1,) * len(case["box"]))
+    n = case["box"][0] * int(np.prod([-(-b // e) for b, e in zip(case["box"][1:], es[1:])], dtype=np.int64))
+    return n * np.dtype(case["dtype"]).itemsize
+
+
+def box_scalars(case: dict) -> tuple[int, ...]:
+    """tma_box's scalar arguments after the maps and the dump: nbytes, c0..c2, d0..d2, shift."""
+    rank = len(case["box"])
+    return ((box_nbytes(case),) + tuple(case["c"]) + (0,) * (3 - rank) + tuple(case["d"]) + (0,) * (3 - rank)
+            + (case.get("shift", 0),))
+
+
+def box_shared_bytes(case: dict) -> int:
+    """Dynamic shared memory of tma_box: the box, 1024 bytes to align it, and its shift."""
+    return box_nbytes(case) + 1024 + case.get("shift", 0)
 
 
 def box_tensor(case: dict) -> np.ndarray:

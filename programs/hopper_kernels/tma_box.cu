@@ -2,7 +2,10 @@
 // (c0, c1, c2) into shared memory (completing an mbarrier by its bytes), the block copies the
 // raw shared-memory bytes to `dump` (so the swizzle, the traversal strides and the out-of-bounds
 // fill show byte for byte), and a TMA store writes the box to tensor map `dst` at (d0, d1, d2)
-// (out-of-bounds elements are not written). RANK is 1..3; the unused coordinates are ignored.
+// (out-of-bounds elements are not written). RANK is 1..3; the unused coordinates are ignored. The
+// box lands `shift` bytes past a 1024-byte boundary (0 for the cases; the GPU script's probes move it).
+// Each box must start at a 16-byte aligned global address (c0, d0 x element size multiples of 16):
+// the GPU stops the kernel at the copy with an illegal instruction otherwise.
 typedef unsigned long long uint64_t;
 typedef unsigned int uint32_t;
 
@@ -44,10 +47,10 @@ __device__ __forceinline__ void tma_store(const CUtensorMap* m, int c0, int c1, 
 
 template <int RANK>
 __global__ void tma_box(const __grid_constant__ CUtensorMap src, const __grid_constant__ CUtensorMap dst,
-                        unsigned char* dump, int nbytes, int c0, int c1, int c2, int d0, int d1, int d2) {
+                        unsigned char* dump, int nbytes, int c0, int c1, int c2, int d0, int d1, int d2, int shift) {
     extern __shared__ __align__(1024) unsigned char smem_raw[];
     __shared__ __align__(8) uint64_t full;
-    const uint32_t base = (smem_addr(smem_raw) + 1023u) & ~1023u;     // a 1024-byte aligned box
+    const uint32_t base = ((smem_addr(smem_raw) + 1023u) & ~1023u) + shift;   // 1024-byte aligned, + shift
     const unsigned char* box = smem_raw + (base - smem_addr(smem_raw));
     const uint32_t bar = smem_addr(&full);
     if (threadIdx.x == 0) {

@@ -53,13 +53,14 @@ def box_values(case: dict, tensor: np.ndarray) -> np.ndarray:
     return out
 
 
-def swizzled(raw: np.ndarray, swizzle: str) -> np.ndarray:
-    """Bytes `raw` of a box at a 1024-byte aligned address, as the swizzle places them."""
+def swizzled(raw: np.ndarray, swizzle: str, shift: int = 0) -> np.ndarray:
+    """Bytes `raw` of a box `shift` bytes (a multiple of 128) past a 1024-byte aligned address, as
+    the swizzle places them: by the bits of the shared address, not of the offset in the box."""
     span = SPAN[swizzle]
     if not span:
         return raw.copy()
-    o = np.arange(len(raw))
-    dst = o ^ (((o >> 7) & (span // 16 - 1)) << 4)
+    a = shift + np.arange(len(raw))
+    dst = (a ^ (((a >> 7) & (span // 16 - 1)) << 4)) - shift
     out = np.zeros_like(raw)
     out[dst] = raw
     return out
@@ -77,22 +78,23 @@ def stored(case: dict, box: np.ndarray, shape) -> np.ndarray:
     return out
 
 
-def build(rng, case):
-    spec = C.BOX_CASES[case]
+def launch_case(spec: dict, name: str = "tma_box") -> Case:
+    """The launch of tma_box for a case of `_tma_cases` (BOX_CASES or PROBES), with its references."""
     tensor = C.box_tensor(spec)
     out = np.zeros_like(tensor)
     box = box_values(spec, tensor)
     raw = box.reshape(-1).view(np.uint8)
     dump = np.zeros(len(raw), np.uint8)
     kw = C.box_map_keywords(spec)
-    rank = len(spec["box"])
-    c = tuple(spec["c"]) + (0,) * (3 - rank)
-    d = tuple(spec["d"]) + (0,) * (3 - rank)
-    args = (gpusim.TensorMap(tensor, **kw), gpusim.TensorMap(out, **kw), dump, np.int32(len(raw)),
-            *(np.int32(v) for v in c), *(np.int32(v) for v in d))
+    args = (gpusim.TensorMap(tensor, **kw), gpusim.TensorMap(out, **kw), dump,
+            *(np.int32(v) for v in C.box_scalars(spec)))
     want_out = stored(spec, box, tensor.shape).view(tensor.dtype)
-    return Case("tma_box", gpusim.CudaSource(CU, f"tma_box<{rank}>"), (1,), (128,), args,
-                {2: swizzled(raw, spec.get("swizzle", "none")), 1: want_out}, shared_bytes=len(raw) + 1024)
+    return Case(name, gpusim.CudaSource(CU, f"tma_box<{len(spec['box'])}>"), (1,), (128,), args,
+                {2: swizzled(raw, spec.get("swizzle", "none"), spec.get("shift", 0)), 1: want_out}, shared_bytes=C.box_shared_bytes(spec))
+
+
+def build(rng, case):
+    return launch_case(C.BOX_CASES[case])
 
 
 PROGRAM = ProgramSpec("tma_box", "one TMA box loaded (raw shared-memory bytes dumped) and stored back: swizzles, "

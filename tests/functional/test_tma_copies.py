@@ -152,6 +152,25 @@ def test_shared_box_must_be_128_byte_aligned():
         run_box(shift=64)
 
 
+def test_box_starting_off_16_bytes_is_an_illegal_instruction():
+    with pytest.raises(KernelError, match=r"illegal instruction \(misaligned tensor copy\) in kernel box2d, at .*:\d+ "
+                                          r".*block \(0, 0, 0\), thread \(0, 0, 0\).*byte 20 of its row"):
+        run_box(c=(5, 2))
+
+
+def test_negative_aligned_start_fills_the_columns_left_of_the_tensor():
+    a, out = run_box(c=(-4, 2))
+    assert out[:16].tolist() == [0.0] * 4 + a[2, 0:12].tolist()
+
+
+def test_memcheck_reports_a_misaligned_tensor_copy_as_an_illegal_instruction():
+    a = np.arange(24 * 40, dtype=np.float32).reshape(24, 40)
+    r = gpusim.launch(gpusim.CudaSource(BOX, "box2d"), 1, 128, (gpusim.TensorMap(a, box=(16, 8)), np.zeros(128, np.float32),
+                                                                np.int32(6), np.int32(0), np.int32(0)),
+                      gpu="h100", shared_bytes=4096, check="memcheck")
+    assert [(h.tool, h.kind) for h in r.hazards] == [("memcheck", "illegal instruction")]
+
+
 @pytest.mark.parametrize("make, words", [
     (lambda a: gpusim.TensorMap(a.reshape(-1)[2:26], box=(8,), dims=(24,)), "not 16-byte aligned"),
     (lambda a: gpusim.TensorMap(a, box=(16, 300)), "box size 300"),

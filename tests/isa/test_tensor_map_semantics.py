@@ -107,3 +107,8 @@ def test_a_swizzled_tma_box_is_what_a_wgmma_descriptor_reads(swizzle, width):
         addr = W.operand_addresses(desc, 64, 16, 16, "k")
         want = np.array([[where[m * kh + k0 + k] for k in range(16)] for m in range(64)])
         assert (addr == want).all()
+
+
+@pytest.mark.parametrize("c0, refused", [(0, False), (8, False), (-8, False), (4, True), (-2, True)])
+def test_a_box_must_start_16_bytes_aligned(c0, refused):
+    assert (T.start_problem(f16_map(), (c0, 3)) is not None) == refused

@@ -1,26 +1,37 @@
 """Record, on an H100/H200, the outputs of the TMA programs for the inputs gpusim gives them:
 `programs/hopper_kernels/tma_wgmma_gemm.cu` (C = A B through TMA and wgmma) at the recorded
 sizes, and `tma_box.cu` (one TMA box: its raw shared-memory bytes and the tensor after the box
-is stored back) for every case of `programs/hopper_kernels/_tma_cases.py`; and what the driver's
-cuTensorMapEncodeTiled says to a few maps (valid, and the bad ones gpusim refuses).
+is stored back) for every case of `programs/hopper_kernels/_tma_cases.py`; the GPU's verdict on
+the probes of `_tma_cases.PROBES` (boxes starting off 16 bytes, which gpusim refuses; swizzled
+boxes 128-byte but not 1024-byte aligned); and what the driver's cuTensorMapEncodeTiled says to a
+few maps (valid, and the bad ones gpusim refuses).
 
 On the GPU machine (driver, CuPy with NVRTC, numpy), from the repository root, one command:
 
     python validate/semantics/tma_record.py --out $OUT
 
 Needs no gpusim (only numpy, CuPy and `isa`): the .cu texts are compiled by NVRTC through
-`cupy.RawModule` (`-arch=sm_90a -std=c++17`, the same text gpusim compiles), the tensor maps
-are encoded by the driver's `cuTensorMapEncodeTiled` and the kernels launched by `cuLaunchKernel`
+`cupy.RawModule` (`-arch=sm_90a -std=c++17`, the same text gpusim compiles; CuPy adds its own
+`-arch=sm_90`, `-ftz=true` and `--device-as-default-execution-space`, which change nothing here:
+NVRTC 13.5 compiles for sm_90a given both -arch options, in either order), the tensor maps are
+encoded by the driver's `cuTensorMapEncodeTiled` and the kernels launched by `cuLaunchKernel`
 (ctypes, libcuda), since each takes its `__grid_constant__ CUtensorMap` by value. Inputs come
 from `_tma_cases.py` (loaded by path), seed 0 for the GEMMs, as `PROGRAM.case(size)` builds them.
-Takes a few seconds.
 
-Writes `tma_<gpu>.npz` (e.g. tma_h200.npz): per GEMM size `gemm:<size>:A` / `:B` (f16 bits),
-`:C` (f32 bits); per box case `box:<case>:dump` (bytes) and `:out` (the output tensor's bits);
-`driver:<name>` the CUresult of each encode check; and `tma_<gpu>.json`: provenance (GPU,
-driver, CUDA / NVRTC / CuPy / numpy / Python versions, UTC date, command, sha256 of the .cu
-texts) and the encode checks by name. Check without a GPU: `tests/programs/test_tma_wgmma_gemm.py`
-and `test_tma_box.py` compare gpusim's outputs with the committed file byte for byte.
+Each launch runs in its own process (`--job NAME`, at most JOB_TIMEOUT_S seconds): a fault such as
+an illegal instruction ends the CUDA context and every later call in that process, so one kernel's
+fault loses nothing else. Its verdict is recorded per launch: "ok", "fault: <the CUDA error>",
+"timeout" (a hang, e.g. an mbarrier whose bytes never land) or "error: <the Python error>". Takes
+about a minute.
+
+Writes `tma_<gpu>.npz` (e.g. tma_h100.npz): per GEMM size `gemm:<size>:A` / `:B` (f16 bits),
+`:C` (f32 bits); per box case `box:<case>:dump` (bytes) and `:out` (the output tensor's bits), and
+`probe:<name>:dump` / `:out` for the probes that ran; `driver:<name>` the CUresult of each encode
+check; and `tma_<gpu>.json`: provenance (GPU, driver, CUDA / NVRTC / CuPy / numpy / Python
+versions, UTC date, command, sha256 of the .cu texts), `launches` (every job's verdict) and the
+encode checks by name. Check without a GPU: `tests/programs/test_tma_wgmma_gemm.py` and
+`test_tma_box.py` compare gpusim's outputs with the committed file byte for byte, and gpusim's
+refusals with the GPU's faults.
 """
 from __future__ import annotations
 
@@ -30,9 +41,11 @@ import datetime
 import hashlib
 import importlib.util
 import json
+import os
 import platform
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -121,24 +134,32 @@ def provenance(cp, texts: dict[str, str]) -> dict:
 
 
 OPTIONS = ("-std=c++17", "-arch=sm_90a")
+JOB_TIMEOUT_S = 60
+SOURCES = ("tma_wgmma_gemm.cu", "tma_box.cu")
+
+
+class DeviceFault(Exception):
+    """The GPU refused a launch or stopped the kernel (the CUDA error's text)."""
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
     return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.itemsize]).copy()
 
 
-def record(out: Path) -> Path:
+def jobs() -> list[str]:
+    """Every launch the script makes, by name (each runs in its own process)."""
+    C = load_cases()
+    return (["encode"] + [f"gemm:{s}" for s in C.GEMM_RECORDED] + [f"box:{n}" for n in C.BOX_CASES]
+            + [f"probe:{n}" for n in C.PROBES])
+
+
+def run_job(name: str) -> tuple[dict[str, np.ndarray], dict]:
+    """Launch job `name` in this process: (arrays for the .npz, extra facts for the .json)."""
     import cupy as cp                              # lazy: only on the GPU machine
     C = load_cases()
     drv = Driver()
-    texts = {n: (HOPPER / n).read_text() for n in ("tma_wgmma_gemm.cu", "tma_box.cu")}
-    gemm_names = {s: f"tma_wgmma_gemm<{C.GEMM_SIZES[s]['bn']}, {C.GEMM_SIZES[s]['bk']}, "
-                     f"{C.GEMM_SIZES[s]['stages']}>" for s in C.GEMM_RECORDED}
-    box_names = sorted({f"tma_box<{len(c['box'])}>" for c in C.BOX_CASES.values()})
-    mod_g = cp.RawModule(code=texts["tma_wgmma_gemm.cu"], options=OPTIONS, name_expressions=list(gemm_names.values()))
-    mod_b = cp.RawModule(code=texts["tma_box.cu"], options=OPTIONS, name_expressions=box_names)
+    kind, _, key = name.partition(":")
     arrays: dict[str, np.ndarray] = {}
-    checks: dict[str, str] = {}
 
     def tmap(dev, host, **kw) -> bytes:
         f = C.fields(host, dev.data.ptr, **kw)
@@ -147,54 +168,111 @@ def record(out: Path) -> Path:
             raise RuntimeError(f"cuTensorMapEncodeTiled({f}): {drv.error(code)}")
         return raw
 
+    def launch(fn, grid, shared: int, args: list[bytes]) -> None:
+        try:
+            drv.launch(fn.kernel.ptr, grid, (128, 1, 1), shared, args)
+            cp.cuda.Device(0).synchronize()
+        except RuntimeError as e:                  # CuPy's CUDARuntimeError / CUDADriverError, cuLaunchKernel's
+            raise DeviceFault(str(e)) from None
+
     i32 = lambda v: np.int32(v).tobytes()          # noqa: E731
-    for size in C.GEMM_RECORDED:
-        p = C.GEMM_SIZES[size]
+    if kind == "gemm":
+        p = C.GEMM_SIZES[key]
+        names = [f"tma_wgmma_gemm<{C.GEMM_SIZES[s]['bn']}, {C.GEMM_SIZES[s]['bk']}, {C.GEMM_SIZES[s]['stages']}>"
+                 for s in C.GEMM_RECORDED]
+        mod = cp.RawModule(code=(HOPPER / SOURCES[0]).read_text(), options=OPTIONS, name_expressions=names)
         A, B = C.gemm_inputs(np.random.default_rng(0), p["m"], p["n"], p["k"])
         dA, dB = cp.asarray(A), cp.asarray(B)
         dC = cp.full((p["m"], p["n"]), np.nan, np.float32)
         kA, kB, kC = C.gemm_maps(p["bn"], p["bk"])
-        fn = mod_g.get_function(gemm_names[size])
-        drv.launch(fn.kernel.ptr, (p["n"] // p["bn"], p["m"] // C.BM, 1), (128, 1, 1),
-                   C.gemm_shared_bytes(p["bn"], p["bk"], p["stages"]),
-                   [tmap(dA, A, **kA), tmap(dB, B, **kB), tmap(dC, dC.get(), **kC), i32(p["m"]), i32(p["n"]),
-                    i32(p["k"])])
-        cp.cuda.Device(0).synchronize()
-        arrays[f"gemm:{size}:A"], arrays[f"gemm:{size}:B"] = _bits(A), _bits(B)
-        arrays[f"gemm:{size}:C"] = _bits(dC.get())
-    for name, case in C.BOX_CASES.items():
+        fn = mod.get_function(names[C.GEMM_RECORDED.index(key)])
+        launch(fn, (p["n"] // p["bn"], p["m"] // C.BM, 1), C.gemm_shared_bytes(p["bn"], p["bk"], p["stages"]),
+               [tmap(dA, A, **kA), tmap(dB, B, **kB), tmap(dC, dC.get(), **kC), i32(p["m"]), i32(p["n"]),
+                i32(p["k"])])
+        arrays[f"{name}:A"], arrays[f"{name}:B"], arrays[f"{name}:C"] = _bits(A), _bits(B), _bits(dC.get())
+        return arrays, {}
+    if kind in ("box", "probe"):
+        case = (C.BOX_CASES if kind == "box" else C.PROBES)[key]
+        names = [f"tma_box<{r}>" for r in (1, 2, 3)]
+        mod = cp.RawModule(code=(HOPPER / SOURCES[1]).read_text(), options=OPTIONS, name_expressions=names)
         t = C.box_tensor(case)
         d_t, d_o = cp.asarray(t), cp.zeros_like(cp.asarray(t))
         kw = C.box_map_keywords(case)
-        nbytes = int(np.prod([case["box"][0]] + [-(-b // e) for b, e in zip(
-            case["box"][1:], case.get("element_strides", (1,) * len(case["box"]))[1:])])) * t.itemsize
-        dump = cp.zeros(nbytes, np.uint8)
-        rank = len(case["box"])
-        c = tuple(case["c"]) + (0,) * (3 - rank)
-        d = tuple(case["d"]) + (0,) * (3 - rank)
-        fn = mod_b.get_function(f"tma_box<{rank}>")
-        drv.launch(fn.kernel.ptr, (1, 1, 1), (128, 1, 1), nbytes + 1024,
-                   [tmap(d_t, t, **kw), tmap(d_o, t, **kw), np.uint64(dump.data.ptr).tobytes(), i32(nbytes)]
-                   + [i32(v) for v in c + d])
-        cp.cuda.Device(0).synchronize()
-        arrays[f"box:{name}:dump"] = dump.get()
-        arrays[f"box:{name}:out"] = _bits(d_o.get())
-    base = cp.zeros(4096, np.uint8)
-    m = np.zeros((64, 64), np.float16)
-    for name, kw in ENCODE_CHECKS.items():
-        f = C.fields(m, base.data.ptr + kw.get("offset", 0),
-                     **{k: v for k, v in kw.items() if k not in ("fields", "offset")})
-        for k, v in kw.get("fields", {}).items():
-            f = T.TensorMapFields(**{**f.__dict__, k: v})
-        code, _ = drv.encode(f)
-        arrays[f"driver:{name}"] = np.array(code, np.int32)
-        checks[name] = "ok" if code == 0 else drv.error(code)
+        dump = cp.zeros(C.box_nbytes(case), np.uint8)
+        fn = mod.get_function(f"tma_box<{len(case['box'])}>")
+        launch(fn, (1, 1, 1), C.box_shared_bytes(case),
+               [tmap(d_t, t, **kw), tmap(d_o, t, **kw), np.uint64(dump.data.ptr).tobytes()]
+               + [i32(v) for v in C.box_scalars(case)])
+        arrays[f"{name}:dump"], arrays[f"{name}:out"] = dump.get(), _bits(d_o.get())
+        return arrays, {}
+    if kind == "encode":
+        base = cp.zeros(4096, np.uint8)
+        m = np.zeros((64, 64), np.float16)
+        checks = {}
+        for check, kw in ENCODE_CHECKS.items():
+            f = C.fields(m, base.data.ptr + kw.get("offset", 0),
+                         **{k: v for k, v in kw.items() if k not in ("fields", "offset")})
+            for k, v in kw.get("fields", {}).items():
+                f = T.TensorMapFields(**{**f.__dict__, k: v})
+            code, _ = drv.encode(f)
+            arrays[f"driver:{check}"] = np.array(code, np.int32)
+            checks[check] = "ok" if code == 0 else drv.error(code)
+        return arrays, {"encode_checks": checks}
+    raise ValueError(f"unknown job {name!r} (one of: {', '.join(jobs())})")
+
+
+def _child(name: str, part: Path) -> int:
+    """--job: run one job, write its arrays to `part` (.npz) and facts to part.json; exit 3 on a device fault."""
+    try:
+        arrays, extra = run_job(name)
+    except DeviceFault as e:
+        print(f"fault: {e}", flush=True)
+        os._exit(3)                                # the context is dead: skip CuPy's teardown (more errors)
+    np.savez_compressed(part, **arrays)
+    part.with_suffix(".json").write_text(json.dumps(extra))
+    return 0
+
+
+def _verdict(r: subprocess.CompletedProcess, ok: bool) -> str:
+    if ok:
+        return "ok"
+    out = [ln for ln in r.stdout.splitlines() if ln.startswith("fault: ")]
+    if r.returncode == 3 and out:
+        return out[-1]
+    err = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    return "error: " + (err[-1].strip() if err else f"exit status {r.returncode}")
+
+
+def record(out: Path) -> Path:
+    import cupy as cp                              # lazy: only on the GPU machine
+    launches: dict[str, str] = {}
+    arrays: dict[str, np.ndarray] = {}
+    extra: dict = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, name in enumerate(jobs()):
+            part = Path(tmp) / f"job{i}.npz"
+            cmd = [sys.executable, str(Path(__file__).resolve()), "--job", name, "--part", str(part)]
+            try:
+                r = subprocess.run(cmd, capture_output=True, text=True, timeout=JOB_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                launches[name] = f"timeout: did not finish in {JOB_TIMEOUT_S} s"
+            else:
+                ok = r.returncode == 0 and part.exists()
+                launches[name] = _verdict(r, ok)
+                if ok:
+                    with np.load(part) as z:
+                        arrays.update({k: z[k] for k in z.files})
+                    extra.update(json.loads(part.with_suffix(".json").read_text()))
+            print(f"{name}: {launches[name]}", flush=True)
+    texts = {n: (HOPPER / n).read_text() for n in SOURCES}
     prov = provenance(cp, texts)
     tag = prov["gpu"].lower().replace("nvidia", "").split()[0]
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"tma_{tag}.npz"
     np.savez_compressed(path, **arrays)
-    (out / f"tma_{tag}.json").write_text(json.dumps({"provenance": prov, "encode_checks": checks}, indent=1) + "\n")
+    (out / f"tma_{tag}.json").write_text(json.dumps({"provenance": prov, "launches": launches,
+                                                     "encode_checks": extra.get("encode_checks", {})},
+                                                    indent=1) + "\n")
     return path
 
 
@@ -213,8 +291,14 @@ ENCODE_CHECKS = {
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, required=True, help="folder for tma_<gpu>.npz and .json")
+    ap.add_argument("--out", type=Path, help="folder for tma_<gpu>.npz and .json")
+    ap.add_argument("--job", help="(internal) run one launch by name in this process")
+    ap.add_argument("--part", type=Path, help="(internal) where --job writes its arrays")
     args = ap.parse_args(argv)
+    if args.job:
+        return _child(args.job, args.part)
+    if args.out is None:
+        ap.error("--out is required")
     path = record(args.out)
     print(f"wrote {path} and its .json")
     return 0
