@@ -133,7 +133,7 @@ def test_a_bulk_copy_s_global_side_and_its_mbarrier_make_one_payload(mbarrier_fi
     lsu = SimpleNamespace(shared_stride=1 << 16)
     lane = np.array([0])
     accesses = [Access(0, "global", lane, np.array([4096], np.uint64)),
-                Access(0, "mbarrier", lane, np.array([64], np.uint64), ("complete_tx", [np.array([4096])]))]
+                Access(0, "mbarrier", lane, np.array([64], np.uint64), values=("complete_tx", [np.array([4096])]))]
     new = {0: {}}
     for a in (accesses[::-1] if mbarrier_first else accesses):
         TraceSource._access(me, a, new, lsu, 0, 1)

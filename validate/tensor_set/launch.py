@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from validate.tensor_programs.record import include_dirs
+
 _TORCH_BY_BITS = {"bfloat16": ("bfloat16", np.uint16), "float8_e4m3fn": ("float8_e4m3fn", np.uint8),
                   "float8_e5m2": ("float8_e5m2", np.uint8)}
 
@@ -94,6 +96,7 @@ def _cupy_launcher(case, module):
     opts = tuple(k.options) + (f"--gpu-architecture={arch}",)
     if k.path and Path(k.path).is_file():
         opts += (f"-I{Path(k.path).parent}",)
+    opts += tuple(f"-I{d}" for d in include_dirs() if f"-I{d}" not in opts)   # mma.h's crt/mma.h (wmma)
     mod = cp.RawModule(code=k.text, options=opts, name_expressions=(k.name,), backend="nvrtc")
     fn = mod.get_function(k.name)
     if case.shared_bytes > 48 * 1024:

@@ -98,6 +98,8 @@ class SassMap:
     # unrolled loops: SASS block -> {PTX memory instruction: its SASS copies in pass order}
     unmatched: tuple[int, ...] = ()          # PTX memory instructions whose payload has no SASS instruction
     ptx_loops: dict[int, frozenset[int]] = field(default_factory=dict)   # PTX loop header -> its blocks
+    counter_classes: dict = field(default_factory=dict, repr=False, compare=False)
+    # compute capability -> each SASS instruction's counter classes (opcodes.classify), filled on first use
 
     # ------------------------------------------------------------------ unrolled loops
     def walk(self, header: int, n: int) -> list[tuple[int, int]]:
