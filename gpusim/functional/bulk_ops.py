@@ -27,8 +27,12 @@ operations like tensor copies): `smsp__sass_inst_executed_op_tma_ld.sum` /
 (32-byte sectors of global memory a load reads, and their bytes) and
 `l1tex__m_l1tex2xbar_write_{bytes,sectors}_mem_global_op_tma_st.sum` (those a store writes).
 
-Does not model: time (issue 29), the racecheck view of copies (initcheck sees the bytes they
+Does not model: the racecheck view of copies (initcheck sees the bytes they
 write), `cp.reduce.async.bulk` (refused at decode).
+
+Timing (gpusim/timing/tma.py, mbarrier.py): each copy traces its global sectors
+(`trace_access`, a store's with `is_store`) and its own block's `complete_tx` (`trace_mbarrier`), so
+the SM's TMA unit times it and completes the mbarrier when its bytes land.
 
 Sources: PTX ISA 9.0, 9.7.9.25.4-7 (cp.async.bulk, .tensor, commit_group, wait_group);
 CUDA Driver API `cuTensorMapEncodeTiled`.
@@ -114,16 +118,19 @@ class _Copy(Op):
         x.counters.add_extra(self.index, f"tma_{what}_sectors", sectors)
         x.counters.add_extra(self.index, f"tma_{what}_bytes", sectors * SECTOR)
 
-    def _trace(self, x, lane: int, off: np.ndarray) -> None:
+    def _trace(self, x, lane: int, off: np.ndarray, store: bool = False) -> None:
+        """The copy's global side for the timing model: its 32-byte sectors (whole)."""
         if x.record is not None and len(off):
             sec = np.unique(off.astype(np.int64) // SECTOR) * SECTOR
-            x.trace_access(self, "global", np.full(len(sec), lane), sec.astype(U64))
+            x.trace_access(self, "global", np.full(len(sec), lane), sec.astype(U64), is_store=store)
 
-    def _complete_tx(self, x, lane: int, mbar: int, nbytes: int) -> None:
+    def _complete_tx(self, x, lane: int, mbar: int, nbytes: int, own: bool = True) -> None:
         buf, off = self._shared(x, lane, np.array([mbar], np.uint64), 8, True)
         words = buf.view(np.uint64)
         i = int(off[0]) // 8
         words[i] = U64(A.mbarrier_update(int(words[i]), "complete_tx", [nbytes])[0])
+        if own:                                # the timing model's mbarrier of the issuing block (timing/mbarrier.py)
+            x.trace_mbarrier(self, np.array([lane], np.int64), off, "complete_tx", [np.array([nbytes], np.int64)])
 
     def _targets(self, x, lane: int, values: dict) -> list[int]:
         """Cluster ranks + 1 a copy into shared memory goes to (0: the address as given)."""
@@ -181,7 +188,7 @@ class BulkCopyOp(_Copy):
                 sbuf, soff = self._shared(x, lane, self._rank_addr(dst, t) + chunks, 16, True)
                 sbuf[soff.astype(np.int64)[:, None] + np.arange(16)] = data
                 self._san_write(x, "shared", soff, 16)
-                self._complete_tx(x, lane, self._rank_addr(int(v["mbar"]), t), n)
+                self._complete_tx(x, lane, self._rank_addr(int(v["mbar"]), t), n, own=t == 0)
         elif f.kind == "s2s":
             sbuf, soff = self._shared(x, lane, src + chunks, 16, False)
             data = sbuf[soff.astype(np.int64)[:, None] + np.arange(16)].copy()
@@ -195,7 +202,7 @@ class BulkCopyOp(_Copy):
             gbuf, goff = self._global(x, lane, dst + chunks, 16, True)
             gbuf[goff.astype(np.int64)[:, None] + np.arange(16)] = data
             self._count_global(x, goff, False)
-            self._trace(x, lane, goff)
+            self._trace(x, lane, goff, store=True)
             self._san_write(x, "global", goff, 16)
 
 
@@ -268,7 +275,7 @@ class TensorCopyOp(_Copy):
                 sbuf, soff = self._shared(x, lane, addr, esz, True)
                 sbuf[soff.astype(np.int64)[:, None] + lanes_ok] = data
                 self._san_write(x, "shared", soff, esz)
-                self._complete_tx(x, lane, self._rank_addr(int(v["mbar"]), t), nbytes)
+                self._complete_tx(x, lane, self._rank_addr(int(v["mbar"]), t), nbytes, own=t == 0)
         else:
             addr = L.swizzle_addr(np.int64(base) + boff[ok], sw)
             if not ok.any():
@@ -279,7 +286,7 @@ class TensorCopyOp(_Copy):
             gbuf, goff = self._global(x, lane, gaddr, esz, True)
             gbuf[goff.astype(np.int64)[:, None] + lanes_ok] = data
             self._count_global(x, goff, False)
-            self._trace(x, lane, goff)
+            self._trace(x, lane, goff, store=True)
             self._san_write(x, "global", goff, esz)
 
 

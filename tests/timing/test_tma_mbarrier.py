@@ -140,3 +140,22 @@ def test_a_bulk_copy_s_global_side_and_its_mbarrier_make_one_payload(mbarrier_fi
     p = new[0][0]
     assert isinstance(p, CopyPayload) and p.mbarrier == MbarrierAccess("complete_tx", 64, tx=4096)
     assert len(p.sectors) == 1
+
+
+@pytest.mark.slow
+def test_the_tma_wgmma_gemm_is_timed_through_its_mbarriers():
+    # programs/hopper_kernels/tma_wgmma_gemm: every TMA load's bytes complete its stage's mbarrier, the
+    # consumers' waits end when they land (no phase left for the model to force), and a third stage
+    # hides more of the copies' latency than two
+    from programs.hopper_kernels import tma_wgmma_gemm as T
+    times = {}
+    for stages in (2, 3):
+        c = T.PROGRAM.case({**T.PROGRAM.sizes["default"], "stages": stages})
+        r = gpusim.launch(c.kernel, c.grid, c.block, c.args, gpu="h100", timing=True, shared_bytes=c.shared_bytes,
+                          **c.options)
+        c.check()
+        assert "gpusim__mbarrier_forced_completions.sum" not in r.metrics
+        assert r.metrics["gpusim__sass_unplaced_accesses.sum"] == 0
+        assert r.metrics["smsp__pcsamp_warps_issue_stalled_gmma"] > 0
+        times[stages] = r.metrics["gpu__time_duration.sum"]
+    assert times[3] < times[2]
