@@ -41,6 +41,9 @@ from operator import itemgetter, methodcaller
 
 import numpy as np
 
+from gpusim.timing.tma import CopyPayload
+from gpusim.timing.payloads import MbarrierAccess
+
 LOOP, SKIP = -1, -2                     # marker segments (see module docstring)
 MIN_ITERATIONS = 8
 _FIRST, _MEM = itemgetter(0), itemgetter(2)        # a visit's PTX block, its payloads
@@ -268,8 +271,9 @@ def _kinds(visits: list) -> list[int]:
     payloads = list(chain.from_iterable(map(_VALUES, map(_MEM, visits))))
     tuples = list(compress(payloads, map(isinstance, payloads, repeat(tuple))))
     stores = sum(1 for p in tuples if p[1].dtype == np.uint32)
-    wavefronts = sum(map(isinstance, payloads, repeat(int)))
-    return [len(payloads) - len(tuples) - wavefronts, stores, len(tuples) - stores]
+    moved = len(payloads) - sum(map(isinstance, payloads, repeat(int)))   # an mbarrier operation moves none either
+    moved -= sum(map(isinstance, payloads, repeat(MbarrierAccess)))
+    return [moved - len(tuples), stores, len(tuples) - stores]
 
 
 def combine_stores(order: list, mem: dict) -> None:
@@ -298,6 +302,8 @@ def combine_stores(order: list, mem: dict) -> None:
 
 def merge(a, b):
     """Two accesses of one warp that one SASS instruction performs."""
+    if isinstance(a, (MbarrierAccess, CopyPayload)) or isinstance(b, (MbarrierAccess, CopyPayload)):
+        return a                                 # one mbarrier operation or bulk copy a warp instruction: the first
     if isinstance(a, int):
         return max(a, b)
     if isinstance(a, tuple):

@@ -2,25 +2,98 @@
 visit only when read.
 
 A warp's PTX visit holds `mem`: SASS-independent payloads keyed by PTX instruction (a
-wavefront count, a sector array, `(sectors, byte_masks)` or `(sectors, lane_ops,
-addresses)`; `trace.WarpStream`). A step's accesses give those payloads to all its warps
+wavefront count, a sector array, `(sectors, byte_masks)`, `(sectors, lane_ops,
+addresses)`, an `MbarrierAccess` or a `tma.CopyPayload`; `trace.WarpStream`). A step's accesses give those payloads to all its warps
 at once; with loop sampling most visits are never issued (`issue_stream.py` keeps a few
 iterations of long loops), so building a dict per visit and a slice per payload was most
 of the cost of recording a long warp. `StepPayloads` keeps each access's per-warp results
 as arrays over the step's warps; `LazyMem` is one warp's view of them, a read-only mapping
 that builds the warp's dict the first time it is read, by the same rules, in the same
 order, as recording it directly did (a second access of an instruction in one step: a
-shared one replaces, a load is united with, a store is merged into what is there).
+shared one replaces, a load is united with, a store is merged into what is there; an
+mbarrier operation and a bulk copy's global side make one `CopyPayload`, in either order).
 `StepPayloads.finish` also counts, per warp, the payloads (`len`) and their kinds, so
 that converting a warp's stream needs no payload it does not issue.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-WF, LOAD, STORE, ATOMIC = -1, 0, 1, 2          # payload kinds (issue_stream._kinds: loads, stores, atomics)
+from gpusim.timing.tma import CopyPayload
+
+WF, LOAD, STORE, ATOMIC, MBAR = -1, 0, 1, 2, 3   # payload kinds (issue_stream._kinds: loads, stores, atomics)
+
+
+@dataclass(frozen=True, slots=True)
+class MbarrierAccess:
+    """One warp's mbarrier operation (the payload of its SYNCS instruction, gpusim/timing/mbarrier.py):
+    `what` as `executor.trace_mbarrier` names it, the mbarrier's byte offset in its block's shared
+    memory (the first active lane's), and the warp's arguments summed over its lanes: `count` the
+    arrivals (or, for 'init', the expected count), `tx` the transaction bytes (expected, or for
+    'complete_tx' delivered), `parity` the phase parity a wait waits for."""
+    what: str
+    address: int
+    count: int = 0
+    tx: int = 0
+    parity: int = 0
+
+
+COPY = (MbarrierAccess, CopyPayload)             # the payloads a bulk copy's global sectors join
+
+
+def mbarrier_access(what: str, address: int, lanes: int, args: list) -> MbarrierAccess:
+    """A warp's MbarrierAccess from `lanes` lanes' argument arrays `args` (async_ops.MbarrierOp)."""
+    first = lambda k: int(args[k][0]) if len(args) > k and len(args[k]) else 0   # noqa: E731
+    total = lambda k: int(np.sum(args[k])) if len(args) > k else 0              # noqa: E731
+    if what == "init":
+        return MbarrierAccess(what, address, count=first(0))
+    if what == "arrive":
+        return MbarrierAccess(what, address, count=total(0) if args else lanes)
+    if what == "arrive_expect_tx":
+        return MbarrierAccess(what, address, count=lanes, tx=total(0))
+    if what in ("expect_tx", "complete_tx"):
+        return MbarrierAccess(what, address, tx=total(0))
+    if what in ("try_wait", "test_wait"):
+        return MbarrierAccess(what, address, parity=first(0) & 1)
+    return MbarrierAccess(what, address)
+
+
+def with_mbarrier(prev, m: MbarrierAccess):
+    """A warp's payload with mbarrier operation `m` added: a bulk copy's sectors (or CopyPayload)
+    gain it as their complete_tx (two copies of one warp to one mbarrier: their bytes added)."""
+    if prev is None:
+        return m
+    if isinstance(prev, MbarrierAccess):
+        return replace(prev, tx=prev.tx + m.tx)
+    if isinstance(prev, CopyPayload):
+        mb = prev.mbarrier
+        return CopyPayload(prev.sectors, m if mb is None else replace(mb, tx=mb.tx + m.tx))
+    return CopyPayload(prev, m)
+
+
+def copy_with_sectors(prev, sec):
+    """A bulk copy's payload with more global sectors (an array, or a store's (sectors, masks))."""
+    if isinstance(prev, MbarrierAccess):
+        return CopyPayload(sec, prev)
+    old = prev.sectors
+    if old is None:
+        return CopyPayload(sec, prev.mbarrier)
+    if isinstance(sec, tuple):
+        return CopyPayload(merge_store(old, *sec), prev.mbarrier)
+    return CopyPayload(np.union1d(old, sec), prev.mbarrier)
+
+
+def payload_kind(p) -> int:
+    """A payload's kind as issue_stream._kinds counts it: LOAD (a sector array, a bulk copy),
+    STORE, ATOMIC, or WF for what moves no L2 traffic (a wavefront count, an mbarrier operation)."""
+    if isinstance(p, MbarrierAccess) or isinstance(p, int):
+        return WF
+    if isinstance(p, tuple):
+        return STORE if p[1].dtype == np.uint32 else ATOMIC
+    return LOAD
 
 
 class StepPayloads:
@@ -65,12 +138,33 @@ class StepPayloads:
         hi[j] = starts[1:]
         self.entries.append((kind, instr, hi > lo, lo, hi) + arrays)
 
+    def mbarriers(self, instr: int, warps: np.ndarray, ops: list) -> None:
+        """An mbarrier operation: ops[k] (an MbarrierAccess) of batch warp warps[k]."""
+        j = self._where(warps)
+        objs = [None] * len(self.warps)
+        for i, m in zip(j.tolist(), ops):
+            objs[i] = m
+        here = np.zeros(len(self.warps), np.bool_)
+        here[j] = True
+        self.entries.append((MBAR, instr, here, objs))
+
     def finish(self) -> None:
         """Per warp: its distinct instructions with a payload (`counts`), and how many of
         those payloads are loads, stores, atomics (`kinds`, [warp, kind]): the last access
         of an instruction in the step decides its payload's kind."""
         n = len(self.warps)
         entries = self.entries
+        if any(e[0] == MBAR for e in entries):                   # bulk copies: each warp's payloads as built
+            self.counts = np.zeros(n, np.int64)
+            self.kinds = np.zeros((n, 3), np.int64)
+            for j in range(n):
+                mem = self.build(j)
+                self.counts[j] = len(mem)
+                for p in mem.values():
+                    k = payload_kind(p)
+                    if k != WF:
+                        self.kinds[j, k] += 1
+            return
         if len({e[1] for e in entries}) == len(entries):        # each instruction once: sums of presence
             here = np.array([e[2] for e in entries])
             kind = np.array([e[0] for e in entries])
@@ -109,14 +203,19 @@ class StepPayloads:
             if kind == WF:
                 mem[instr] = int(e[3][j])
                 continue
+            if kind == MBAR:
+                mem[instr] = with_mbarrier(mem.get(instr), e[3][j])
+                continue
             lo, hi = int(e[3][j]), int(e[4][j])
-            if kind == ATOMIC:
+            prev = mem.get(instr)
+            if isinstance(prev, COPY):                   # a bulk copy: its mbarrier, other lanes' copies
+                mem[instr] = copy_with_sectors(prev, (e[5][lo:hi], e[6][lo:hi]) if kind == STORE else e[5][lo:hi])
+            elif kind == ATOMIC:
                 mem[instr] = (e[5][lo:hi], e[6][lo:hi], e[7][lo:hi])
             elif kind == STORE:
-                mem[instr] = merge_store(mem.get(instr), e[5][lo:hi], e[6][lo:hi])
+                mem[instr] = merge_store(prev, e[5][lo:hi], e[6][lo:hi])
             else:
                 seg = e[5][lo:hi]
-                prev = mem.get(instr)
                 mem[instr] = seg if prev is None or isinstance(prev, int) else np.union1d(prev, seg)
         return mem
 

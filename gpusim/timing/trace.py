@@ -21,7 +21,7 @@ from gpusim.functional.communication import blocks_communicate
 from gpusim.functional.executor import SpanAccess
 from gpusim.functional.loops import CLOCKS
 from gpusim.timing import trace_kernels as K
-from gpusim.timing.payloads import ATOMIC, LOAD, STORE, LazyMem, StepPayloads
+from gpusim.timing.payloads import ATOMIC, LOAD, STORE, LazyMem, StepPayloads, mbarrier_access
 from isa.program import Special
 from isa.memory_map import CONST_WINDOW_BASE, GLOBAL_BASE, LOCAL_WINDOW_BASE
 
@@ -34,8 +34,11 @@ class WarpStream:
     """One warp's dynamic path: `visits[k] = (block, active_lanes, mem)` where mem maps an
     instruction index to its payload: a wavefront count (shared), a sector array (loads:
     global/local/const), `(sectors, byte_masks)` (stores: bit b of a uint32 mask is byte b
-    of the 32-byte sector) or `(sectors, lane_ops, addresses)` (atomics: lanes operating per sector, and the distinct
-    addresses among them)."""
+    of the 32-byte sector), `(sectors, lane_ops, addresses)` (atomics: lanes operating per sector, and the distinct
+    addresses among them), a `payloads.MbarrierAccess` (mbarrier operations), or a `tma.CopyPayload`
+    (a bulk copy whose functional op traced both its global side, `trace_access(op, "global", ...)`,
+    and the mbarrier its bytes complete, `trace_mbarrier(op, ..., "complete_tx", [bytes per lane])`).
+    A cp.async's payload is its global side."""
     gid: int                      # global warp id: block * warps_per_block + warp
     block: int                    # linear block id
     warp_in_block: int
@@ -195,23 +198,42 @@ class TraceSource:
             else:
                 sp.sectors(LOAD, a.instr, warps, starts, vals)
             return
-        wl = (a.lanes >> 5).astype(np.int64)
+        lanes, offsets, order = a.lanes, a.offsets, None
+        wl = (lanes >> 5).astype(np.int64)
+        if len(wl) > 1 and (wl[1:] < wl[:-1]).any():    # the kernels below take each warp's lanes together
+            order = np.argsort(wl, kind="stable")
+            lanes, offsets, wl = lanes[order], offsets[order], wl[order]
         w0 = int(wl[0])
         rel = wl - w0
+        if a.space == "mbarrier":
+            what, args = a.values
+            base = (lanes // (wpc * 32)).astype(U64) * U64(lsu.shared_stride)
+            local = (offsets - base).astype(np.int64)
+            args = [np.asarray(v) if order is None else np.asarray(v)[order] for v in args]
+            ks = np.unique(rel).tolist()
+            ops = []
+            for k in ks:
+                sel = rel == k
+                ops.append(mbarrier_access(what, int(local[sel][0]), int(sel.sum()), [v[sel] for v in args]))
+            sp.mbarriers(a.instr, np.array(ks, np.int64) + w0, ops)
+            return
+        if a.space == "shared" and info.kind == "async" and info.mnemonic.startswith(("cp.", "mbarrier")):
+            return          # an async copy's shared side (its payload is the global side); an mbarrier's object
         if a.space == "shared":
-            cta_base = (a.lanes // (wpc * 32)).astype(U64) * U64(lsu.shared_stride)
+            cta_base = (lanes // (wpc * 32)).astype(U64) * U64(lsu.shared_stride)
             shift = U64(lsu.bank_width.bit_length() - 1)
-            words = ((a.offsets - cta_base) >> shift).astype(np.int64)
-            warps, wf = K.warp_wavefronts(rel, words, max(1, info.access_bytes // lsu.bank_width), lsu.banks)
+            words = ((offsets - cta_base) >> shift).astype(np.int64)
+            nbytes = a.nbytes or (16 if info.kind == "tensor" else info.access_bytes)   # ldmatrix: 16-byte rows
+            warps, wf = K.warp_wavefronts(rel, words, max(1, nbytes // lsu.bank_width), lsu.banks)
             sp.wavefronts(a.instr, warps + w0, wf)
             return
         if a.space == "global":
-            addr = a.offsets + U64(GLOBAL_BASE)
+            addr = offsets + U64(GLOBAL_BASE)
         elif a.space == "const":
-            addr = a.offsets + U64(CONST_WINDOW_BASE)
+            addr = offsets + U64(CONST_WINDOW_BASE)
         else:                                          # local: interleaved per warp, a frame per gid (sm.py moves it to the warp's slot)
-            hw = lsu._local_hw_offsets(a.lanes, a.offsets, info.access_bytes)
-            rep = len(hw) // len(a.lanes)
+            hw = lsu._local_hw_offsets(lanes, offsets, info.access_bytes)
+            rep = len(hw) // len(lanes)
             gw = np.repeat(gids[wl], rep).astype(U64)
             addr = U64(LOCAL_WINDOW_BASE) + gw * U64(lsu.local_stride * 32) + hw
             rel = np.repeat(rel, rep)
@@ -219,9 +241,11 @@ class TraceSource:
         if info.is_atomic:                             # each lane's operation is one read-modify-write
             self._atomic(a.instr, sp, w0, rel, addr, sectors)
             return
-        if info.is_store:                              # which bytes of each sector the warp writes
-            nb = min(info.access_bytes, 4) if a.space == "local" else info.access_bytes
-            lane_masks = (U64((1 << nb) - 1) << (addr & U64(31))).astype(np.uint32)
+        if info.is_store if a.is_store is None else a.is_store:   # which bytes of each sector the warp writes
+            nb = a.nbytes or info.access_bytes
+            nb = min(nb, 4) if a.space == "local" else nb
+            lane_masks = ((U64((1 << nb) - 1) << (addr & U64(31))).astype(np.uint32) if 0 < nb < 32
+                          else np.full(len(addr), 0xFFFFFFFF, np.uint32))    # a bulk copy's whole sectors
             warps, starts, vals, masks = K.warp_sectors(rel, sectors, lane_masks, True)
             sp.sectors(STORE, a.instr, warps + w0, starts, vals, masks)
             return
@@ -249,8 +273,11 @@ def batch_independent(prepared) -> bool:
     """Whether each block's streams (path, addresses, masks) and the launch's functional
     counters are the same whichever blocks share its batch, in whatever order: blocks
     cannot communicate (`functional.communication`), nothing reads the clock (a step
-    count), no sanitizer follows accesses across blocks. `TraceSource.gather` needs it."""
+    count), no sanitizer follows accesses across blocks, no thread-block cluster shares its
+    blocks' shared memory (a batch holds whole clusters). `TraceSource.gather` needs it."""
     if prepared.sanitizer is not None or blocks_communicate(prepared) is not None:
+        return False
+    if prepared.geometry.cluster_size > 1:
         return False
     return not any(type(o) is Special and o.name in CLOCKS
                    for ins in prepared.decoded.kernel.instructions for o in ins.operands)
