@@ -21,6 +21,7 @@ from gpusim.functional.fastpath.memops import _slots
 
 U64 = np.uint64
 NO_BOOL = np.zeros(1, np.bool_)
+NO_I64 = np.zeros(1, np.int64)                  # place_shared's per-warp wavefronts: not kept (the trace skips a copy's shared side)
 
 
 class FastCpAsyncOp(CpAsyncOp):
@@ -63,7 +64,7 @@ class FastCpAsyncOp(CpAsyncOp):
         sres = np.zeros(3, np.int64)
         if K.place_shared(dst, U64(0), False, U64(0), mm, use_m, NO_BOOL if g is None else g, use_g, lo, n, size,
                           size, U64(lsu.shared_bytes), U64(lsu.shared_stride), x.wpc * 32, lsu.shared.size,
-                          lsu.banks, lsu._bank_shift, soffs, sres) != K.OK:
+                          lsu.banks, lsu._bank_shift, soffs, sres, NO_I64, False) != K.OK:
             return CpAsyncOp.run(self, x)
         nactive = int(sres[0])
         if not nactive:
