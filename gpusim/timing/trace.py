@@ -56,6 +56,7 @@ class TraceSource:
         self.issue = issue                                 # issue_stream.IssueStreams: PTX path -> SASS visits
         self.ready: dict[int, list[WarpStream]] = {}      # block -> its warps' streams
         self.next_block = 0
+        self.done = np.zeros(prepared.geometry.nblocks, np.bool_)   # blocks executed (gather() leaves holes)
         self.executed = 0                                  # blocks executed functionally (counters cover these)
         self.functional_steps = 0
         self.execute_skipped = execute_skipped             # seek(): run the blocks passed over (exact outputs)
@@ -67,7 +68,8 @@ class TraceSource:
     def reuse(self, prepared, chunk_blocks: int, issue=None, execute_skipped: bool = True) -> "TraceSource":
         """This source, for a new engine over the same launch (TraceSource's signature): the
         blocks it already ran are not run again (their streams stay ready), the rest run in
-        order in chunks of `chunk_blocks`, converted by the new `issue`."""
+        order in chunks of `chunk_blocks`, converted by the new `issue`: where it takes every
+        block, from the first block a gathered run passed over."""
         assert prepared is self.p
         self.chunk = max(1, chunk_blocks)
         self.issue = issue
@@ -75,6 +77,8 @@ class TraceSource:
         self.run_stop = None
         self.gather_blocks = max(self.chunk, (1 << 15) // (prepared.geometry.warps_per_block * 32))
         self.gather([])
+        if execute_skipped and not self.done[:self.next_block].all():
+            self.next_block = int(np.argmin(self.done[:self.next_block]))
         return self
 
     def gather(self, blocks) -> None:
@@ -123,7 +127,12 @@ class TraceSource:
             n = min(self.chunk, self.p.geometry.nblocks - self.next_block)
             if self.run_stop is not None and self.run_stop > self.next_block:
                 n = min(n, self.run_stop - self.next_block)
-            self._run_chunk(self.next_block, n)
+            if self.done[self.next_block:self.next_block + n].any():   # after gathered runs (reuse)
+                todo = [k for k in range(self.next_block, self.next_block + n) if not self.done[k]]
+                if todo:
+                    self._run_blocks(todo)
+            else:
+                self._run_chunk(self.next_block, n)
             self.next_block += n
         return self.ready[b]
 
@@ -135,7 +144,17 @@ class TraceSource:
     def _run_plain(self, start: int, stop: int) -> None:
         """Execute blocks start..stop-1 functionally, recording nothing."""
         per = max(1, (1 << 15) // (self.p.geometry.warps_per_block * 32))
+        if start < stop and self.done[start:stop].any():          # after gathered runs: the holes they left
+            todo = np.flatnonzero(~self.done[start:stop]) + start
+            self.executed += len(todo)
+            self.done[todo] = True
+            with np.errstate(all="ignore"):
+                for i in range(0, len(todo), per):
+                    ids = todo[i:i + per]
+                    self.p.batch(int(ids[0]), len(ids), blocks=ids).run()
+            return
         self.executed += max(0, stop - start)
+        self.done[start:stop] = True
         with np.errstate(all="ignore"):
             for first in range(start, stop, per):
                 self.p.batch(first, min(per, stop - first)).run()
@@ -149,6 +168,7 @@ class TraceSource:
         wpc = p.geometry.warps_per_block
         n = len(blocks)
         self.executed += n
+        self.done[np.asarray(blocks, np.int64)] = True
         ex = p.batch(blocks[0], n) if isinstance(blocks, range) else p.batch(blocks[0], n, blocks=np.array(blocks))
         streams = [WarpStream(gid=blocks[w // wpc] * wpc + w % wpc, block=blocks[w // wpc], warp_in_block=w % wpc,
                               visits=[]) for w in range(n * wpc)]
