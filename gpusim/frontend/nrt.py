@@ -332,7 +332,7 @@ def harvest(memory, symbols: dict) -> None:
 def install_runtime() -> bool:
     """Make numba-cuda's `rtsys` answer from `STATS_RUNTIME` (only where no CUDA driver
     answers, like `hostcompile.install_when_no_driver`). True if installed."""
-    from gpusim.frontend.hostcompile import install_when_no_driver
+    from gpusim.cuda._hostcompile import install_when_no_driver
     if not install_when_no_driver():
         return False
     from numba.cuda.memory_management import nrt as numba_nrt

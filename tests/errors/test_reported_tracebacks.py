@@ -153,7 +153,7 @@ def test_a_numba_cuda_launch_after_the_drop_in():
     from numba.cuda.cudadrv.error import CudaSupportError
 
     from gpusim import cuda
-    from gpusim.frontend.hostcompile import _INSTALLED
+    from gpusim.cuda._hostcompile import _INSTALLED
     if not _INSTALLED:
         pytest.skip("a CUDA driver is present: numba.cuda launches on the GPU")
 

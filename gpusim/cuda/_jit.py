@@ -17,7 +17,7 @@ from typing import Any
 
 from numba.core import types as _nbt
 
-from gpusim.frontend.dispatcher import Dispatcher
+from gpusim.cuda._dispatcher import Dispatcher
 
 
 def _check_options(device: bool, options: dict) -> None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from gpusim.frontend.dispatcher import Dispatcher
+    from gpusim.cuda._dispatcher import Dispatcher
 
 
 class _Launch:
@@ -50,7 +50,7 @@ class _Launch:
     def __call__(self, *args: Any) -> None:
         from gpusim import cuda
         from gpusim.api import launch
-        from gpusim.frontend.dispatcher import _max_threads, _Overload
+        from gpusim.cuda._dispatcher import _max_threads, _Overload
         d = self.dispatcher
         retr: list = []
         limit = _max_threads(d.targetoptions.get("launch_bounds"))
@@ -116,7 +116,7 @@ def _warn_implicit_copies(args: tuple) -> None:
     """numba-cuda's warning for host arrays passed to a kernel (each is copied in and out)."""
     from numba.cuda import config
     if config.CUDA_WARN_ON_IMPLICIT_COPY and not config.DISABLE_PERFORMANCE_WARNINGS:
-        from gpusim.frontend.devicearray import HostMappedArray
+        from gpusim.cuda._arrays import HostMappedArray
         if any(isinstance(a, np.ndarray) and not isinstance(a, HostMappedArray) for a in args):
             import warnings
             from numba.cuda.core.errors import NumbaPerformanceWarning

@@ -58,7 +58,7 @@ class _Namespace(types.ModuleType):
 def DeviceNDArray(shape: Any, strides: Any, dtype: Any, stream: Any = 0, gpu_data: Any = None) -> Any:  # noqa: N802
     """A new device array of `shape` with byte `strides` (numba-cuda's constructor; `gpu_data`,
     an existing allocation, is not supported: memory is the array's own)."""
-    from gpusim.frontend.devicearray import DeviceArray, empty_host
+    from gpusim.cuda._arrays import DeviceArray, empty_host
     if gpu_data is not None:
         raise NotImplementedError("DeviceNDArray(gpu_data=...) over existing device memory: the simulator's device "
                                   "arrays own their memory")
@@ -78,7 +78,7 @@ def auto_device(obj: Any, stream: Any = 0, copy: bool = True, user_explicit: boo
     """(device array, created): `obj` itself if it is one, else a new one holding `obj`'s
     values (a contiguous array, a scalar, anything numpy can make an array of)."""
     from numba.cuda.cudadrv.devicearray import sentry_contiguous
-    from gpusim.frontend.devicearray import DeviceArray
+    from gpusim.cuda._arrays import DeviceArray
     if isinstance(obj, DeviceArray):
         return obj, False
     if getattr(obj, "__cuda_array_interface__", None) is not None:
@@ -93,7 +93,7 @@ def auto_device(obj: Any, stream: Any = 0, copy: bool = True, user_explicit: boo
 
 
 def _devicearray() -> _Namespace:
-    from gpusim.frontend.devicearray import DeviceArray
+    from gpusim.cuda._arrays import DeviceArray
     m = _Namespace("gpusim.cuda.cudadrv.devicearray", "numba.cuda.cudadrv.devicearray",
                    "numba-cuda's devicearray module with the simulator's device arrays")
     m.DeviceNDArray = DeviceNDArray
@@ -133,14 +133,14 @@ class _Lazy(types.ModuleType):
 
 
 def _transpose() -> types.ModuleType:
-    from gpusim.frontend.library import _private_copy
-    mod = _private_copy("numba.cuda.kernels.transpose", "gpusim.frontend._numba_transpose")
+    from gpusim.cuda._library import _private_copy
+    mod = _private_copy("numba.cuda.kernels.transpose", "gpusim.cuda._numba_transpose")
     mod.driver = _SimDriver()
     return mod
 
 
 def _reduction() -> types.ModuleType:
-    from gpusim.frontend.library import _reduction as reduction
+    from gpusim.cuda._library import _reduction as reduction
     return reduction()
 
 
@@ -156,8 +156,8 @@ def _route_numba_transpose() -> None:
 
     @functools.wraps(original)
     def transpose(a, b=None):
-        from gpusim.frontend.devicearray import DeviceArray
-        from gpusim.frontend.hostcompile import _INSTALLED as no_driver
+        from gpusim.cuda._arrays import DeviceArray
+        from gpusim.cuda._hostcompile import _INSTALLED as no_driver
         if isinstance(a, DeviceArray) or isinstance(b, DeviceArray) or no_driver:
             return sys.modules["gpusim.cuda.kernels.transpose"].transpose(a, b)
         return original(a, b)

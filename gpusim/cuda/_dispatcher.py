@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from numba.core import types as _nbt
 
-from gpusim.frontend.launching import _ForAll, _Launch
+from gpusim.cuda._launching import _ForAll, _Launch
 
 MISSING_LAUNCH_CONFIG = ("kernel launch configuration was not specified. Use the syntax:\n\n"
                          "kernel_function[blockspergrid, threadsperblock](arg0, arg1, ..., argn)\n\n"
@@ -42,7 +42,7 @@ MISSING_LAUNCH_CONFIG = ("kernel launch configuration was not specified. Use the
 
 
 def _simulated():
-    from gpusim.frontend.hostcompile import simulated_device
+    from gpusim.cuda._hostcompile import simulated_device
     return simulated_device(_current_cc())
 
 
@@ -217,7 +217,7 @@ class Dispatcher:
     def inspect_asm(self, signature: Any = None) -> Any:
         """The PTX the simulator runs, per compiled argument types (or for `signature`)."""
         if self.device:
-            from gpusim.frontend.hostcompile import simulated_device as _pretend_device
+            from gpusim.cuda._hostcompile import simulated_device as _pretend_device
             with _pretend_device(_current_cc()):
                 return self._device_dispatcher().inspect_asm(signature)
         if signature is not None:
@@ -284,7 +284,7 @@ class Dispatcher:
 
     def _device_dispatcher(self) -> Any:
         if self._numba_device is None:
-            from gpusim.frontend.hostcompile import simulated_device as _pretend_device
+            from gpusim.cuda._hostcompile import simulated_device as _pretend_device
             from gpusim.frontend.retarget import numba_device_dispatcher
             with _pretend_device(_current_cc()):
                 self._numba_device = numba_device_dispatcher(self)
@@ -319,7 +319,7 @@ class Dispatcher:
                 return attr
 
             def call(*a: Any, **k: Any) -> Any:
-                from gpusim.frontend.hostcompile import simulated_device as _pretend_device
+                from gpusim.cuda._hostcompile import simulated_device as _pretend_device
                 with _pretend_device(_current_cc()):
                     return attr(*a, **k)
             return call
@@ -378,9 +378,9 @@ def _max_threads(launch_bounds: Any) -> int | None:
 
 
 def __getattr__(name: str) -> Any:
-    """`jit` lives in `jit.py` (which imports this module); `from gpusim.frontend.dispatcher
+    """`jit` lives in `jit.py` (which imports this module); `from gpusim.cuda._dispatcher
     import jit` still works."""
     if name == "jit":
-        from gpusim.frontend.jit import jit
+        from gpusim.cuda._jit import jit
         return jit
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -33,7 +33,7 @@ and link external CUDA C++/PTX (`link=`, `declare_device`: `gpusim/frontend/exte
 Does not model: asynchrony (a launch completes before it returns), events and
 their timings, IPC, multiple devices. `cudadrv`,
 `devicearray` and `kernels` are numba-cuda's with the simulator's arrays and kernels
-(`gpusim/frontend/cudadrv.py`). Other `numba.cuda` names resolve to `numba.cuda` itself; host/driver APIs
+(`gpusim/cuda/_namespaces.py`). Other `numba.cuda` names resolve to `numba.cuda` itself; host/driver APIs
 that need a GPU raise AttributeError naming the gap.
 
 Sources: numba-cuda 0.30 `decorators.py` (`jit`), `dispatcher.py` (`__getitem__`
@@ -60,13 +60,12 @@ from numba.cuda import (  # noqa: F401  (re-exported device-side API)
 from numba.cuda import bf16, fp16  # noqa: F401  (submodules)
 
 from gpusim import specs as _specs
-from gpusim.frontend import rng as random  # noqa: E402,F401  (cuda.random)
+from gpusim.cuda import random  # noqa: E402,F401  (cuda.random)
 
 import sys as _sys  # noqa: E402
-_sys.modules.setdefault("gpusim.cuda.random", random)
-from gpusim.frontend.library import install_numba_targets as _install  # noqa: E402
+from gpusim.cuda._library import install_numba_targets as _install  # noqa: E402
 _install()                       # numba.vectorize/guvectorize(target="cuda") simulate too
-from gpusim.frontend.hostcompile import install_when_no_driver as _no_driver  # noqa: E402
+from gpusim.cuda._hostcompile import install_when_no_driver as _no_driver  # noqa: E402
 _no_driver()                     # without a GPU, Numba's device queries answer the simulated device
 from gpusim.frontend.nrt import install_runtime as _nrt_runtime  # noqa: E402
 _nrt_runtime()                   # ... and numba-cuda's NRT statistics (rtsys) answer the simulator's
@@ -87,10 +86,10 @@ def __getattr__(name: str) -> Any:
     if name == "gpus":
         return list_devices()
     if name in ("compile", "compile_ptx", "compile_for_current_device", "compile_ptx_for_current_device"):
-        from gpusim.frontend import hostcompile
+        from gpusim.cuda import _hostcompile as hostcompile
         return getattr(hostcompile, name)
     if name in ("vectorize", "guvectorize", "Reduce", "reduce"):
-        from gpusim.frontend import library
+        from gpusim.cuda import _library as library
         return getattr(library, name)
     if name in _HOST_ONLY:
         raise AttributeError(f"gpusim.cuda.{name} is a host/driver API the simulator does not provide")
@@ -137,14 +136,14 @@ def set_check(*tools: str) -> None:
 
 
 # ----------------------------------------------------------------------------- kernels, arrays
-from gpusim.frontend.dispatcher import Dispatcher, jit  # noqa: E402,F401
-from gpusim.frontend.devicearray import DeviceArray, dense_strides_like, empty_host, from_host  # noqa: E402,F401
-from gpusim.frontend.devicearray import check_device_bytes  # noqa: E402
-from gpusim.frontend.devicearray import host_mapped  # noqa: E402
+from gpusim.cuda._dispatcher import Dispatcher, jit  # noqa: E402,F401
+from gpusim.cuda._arrays import DeviceArray, dense_strides_like, empty_host, from_host  # noqa: E402,F401
+from gpusim.cuda._arrays import check_device_bytes  # noqa: E402
+from gpusim.cuda._arrays import host_mapped  # noqa: E402
 from gpusim.sanitizer.device_memory import fresh as _fresh  # noqa: E402
-from gpusim.frontend.devicearray import host_of as _host, order_of as _order  # noqa: E402
+from gpusim.cuda._arrays import host_of as _host, order_of as _order  # noqa: E402
 from numba.cuda.args import In, InOut, Out  # noqa: E402,F401
-from gpusim.frontend.cudadrv import install as _install_namespaces  # noqa: E402
+from gpusim.cuda._namespaces import install as _install_namespaces  # noqa: E402
 _install_namespaces(_sys.modules[__name__])     # cuda.cudadrv, cuda.devicearray, cuda.kernels (simulated)
 
 

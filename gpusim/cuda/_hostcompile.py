@@ -83,7 +83,7 @@ def _wrap(name: str):
         with simulated_device():
             return getattr(numba.cuda, name)(_numba_func(pyfunc), *args, **kwargs)
     call.__name__ = call.__qualname__ = name
-    call.__doc__ = f"`numba.cuda.{name}` for the simulated device (see gpusim.frontend.hostcompile)."
+    call.__doc__ = f"`numba.cuda.{name}` for the simulated device (see gpusim.cuda._hostcompile)."
     return call
 
 

@@ -40,7 +40,7 @@ def _private_copy(name: str, alias: str) -> types.ModuleType:
 
 
 def _strided(ary: Any, shape: tuple, strides: tuple) -> Any:
-    from gpusim.frontend.devicearray import DeviceArray, host_of
+    from gpusim.cuda._arrays import DeviceArray, host_of
     h = host_of(ary)
     shape = tuple(shape) if isinstance(shape, (tuple, list)) else (int(shape),)
     strides = tuple(strides) if isinstance(strides, (tuple, list)) else (int(strides),)
@@ -51,7 +51,7 @@ def _strided(ary: Any, shape: tuple, strides: tuple) -> Any:
 
 @functools.lru_cache(maxsize=None)
 def _vectorizers() -> types.ModuleType:
-    v = _private_copy("numba.cuda.vectorizers", "gpusim.frontend._numba_vectorizers")
+    v = _private_copy("numba.cuda.vectorizers", "gpusim.cuda._numba_vectorizers")
 
     def broadcast_device(self, ary, shape):
         missing = len(shape) - ary.ndim
@@ -77,7 +77,7 @@ def _vectorizers() -> types.ModuleType:
 def _decorators() -> types.ModuleType:
     from numba.cuda.core.registry import DelayedRegistry
     v = _vectorizers()
-    d = _private_copy("numba.cuda.np.ufunc.decorators", "gpusim.frontend._numba_ufunc_decorators")
+    d = _private_copy("numba.cuda.np.ufunc.decorators", "gpusim.cuda._numba_ufunc_decorators")
     d.Vectorize.target_registry = DelayedRegistry({"cuda": v.CUDAVectorize})
     d.GUVectorize.target_registry = DelayedRegistry({"cuda": v.CUDAGUFuncVectorize})
     return d
@@ -95,7 +95,7 @@ def guvectorize(*args: Any, **kwargs: Any) -> Any:
 
 @functools.lru_cache(maxsize=None)
 def _reduction() -> types.ModuleType:
-    return _private_copy("numba.cuda.kernels.reduction", "gpusim.frontend._numba_reduction")
+    return _private_copy("numba.cuda.kernels.reduction", "gpusim.cuda._numba_reduction")
 
 
 def Reduce(functor: Any) -> Any:  # noqa: N802  (numba's name)
