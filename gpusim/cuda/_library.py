@@ -24,6 +24,10 @@ import types
 from typing import Any
 
 import numpy as np
+from numba.cuda.core.registry import DelayedRegistry
+from numba.np.ufunc import decorators as numba_decorators
+
+from gpusim.cuda._arrays import DeviceArray, host_of
 
 
 def _private_copy(name: str, alias: str) -> types.ModuleType:
@@ -40,7 +44,6 @@ def _private_copy(name: str, alias: str) -> types.ModuleType:
 
 
 def _strided(ary: Any, shape: tuple, strides: tuple) -> Any:
-    from gpusim.cuda._arrays import DeviceArray, host_of
     h = host_of(ary)
     shape = tuple(shape) if isinstance(shape, (tuple, list)) else (int(shape),)
     strides = tuple(strides) if isinstance(strides, (tuple, list)) else (int(strides),)
@@ -75,7 +78,6 @@ def _vectorizers() -> types.ModuleType:
 
 @functools.lru_cache(maxsize=None)
 def _decorators() -> types.ModuleType:
-    from numba.cuda.core.registry import DelayedRegistry
     v = _vectorizers()
     d = _private_copy("numba.cuda.np.ufunc.decorators", "gpusim.cuda._numba_ufunc_decorators")
     d.Vectorize.target_registry = DelayedRegistry({"cuda": v.CUDAVectorize})
@@ -119,8 +121,7 @@ def install_numba_targets() -> None:
     the simulator's ufuncs, as `gpusim.cuda.vectorize` does: a program that imports the drop-in
     runs its CUDA ufuncs in the simulator even where they are declared through numba's own
     decorators. (Real-GPU Numba ufuncs in the same process then simulate too.)"""
-    from numba.np.ufunc import decorators as d
-    for registry, impl in ((d.Vectorize.target_registry, _cuda_vectorize),
-                           (d.GUVectorize.target_registry, _cuda_guvectorize)):
+    for registry, impl in ((numba_decorators.Vectorize.target_registry, _cuda_vectorize),
+                           (numba_decorators.GUVectorize.target_registry, _cuda_guvectorize)):
         registry.ondemand.pop("cuda", None)
         dict.__setitem__(registry, "cuda", impl)

@@ -1,5 +1,5 @@
 """numba-cuda's own device queries answer the simulated device where no CUDA driver is
-present (gpusim/frontend/hostcompile.py): what numba-cuda's tests ask before they run."""
+present (gpusim/cuda/_hostcompile.py): what numba-cuda's tests ask before they run."""
 from __future__ import annotations
 
 import pytest
