@@ -182,7 +182,7 @@ class System:
         identical earlier launch (same kernel, shapes and placement on identical GPUs)
         instead of simulating it again; the functional run still happens unless
         `execute=False` (with `time_like`: the timeline only, the arrays are not computed)."""
-        import gpusim
+        from gpusim import api
         from gpusim.timing.engine import TimingOptions
         g = self._gpu(gpu)
         plain, peer = [], {}
@@ -204,9 +204,9 @@ class System:
             raise ConfigError("launch(execute=False) needs time_like=: there is no time without a run")
         r = None
         if execute:
-            r = gpusim.launch(kernel, grid, block, plain, gpu=self.spec, timing=do_time, shared_bytes=shared_bytes,
-                              timing_options=(timing_options or TimingOptions(mode="auto"))  # every block executed
-                              if do_time else None, peer_args=peer or None)
+            r = api.launch(kernel, grid, block, plain, gpu=self.spec, timing=do_time, shared_bytes=shared_bytes,
+                           timing_options=(timing_options or TimingOptions(mode="auto"))  # every block executed
+                           if do_time else None, peer_args=peer or None)
         if time_like is not None:
             dur, link_bytes = time_like.standalone_us, time_like.detail.get("link_bytes", (0.0, 0.0))
         elif timing:

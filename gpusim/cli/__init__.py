@@ -222,8 +222,8 @@ def build_parser() -> argparse.ArgumentParser:
     co.add_argument("--json", action="store_true", help="one JSON object per size")
     co.add_argument("--plot", metavar="FILE", help="write busbw against size (PNG/SVG/PDF by extension)")
     co.set_defaults(func=_command("commands", "cmd_collective"))
-    from gpusim.sweep.cli import add_parser as add_sweep
-    add_sweep(sub, common)                       # gpusim sweep (gpusim/sweep/cli.py; commands.cmd_sweep)
+    from gpusim.cli.sweep import add_parser as add_sweep
+    add_sweep(sub, common)                       # gpusim sweep (gpusim/cli/sweep.py)
     return p
 
 

@@ -16,7 +16,7 @@ EXIT_HAZARDS = 1
 
 
 def cmd_check(args) -> int:
-    import gpusim
+    from gpusim import api
     from gpusim.sanitizer import normalize, summary
     from gpusim.specs.overrides import resolve as resolve_spec
     from gpusim.errors import ConfigError
@@ -33,8 +33,8 @@ def cmd_check(args) -> int:
     for spec, params in plans:
         case = build_case(spec, params, args.seed)
         print(f"========= {spec.name}: {', '.join(tools)}", flush=True)
-        result = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu=gpu,
-                               shared_bytes=case.shared_bytes, check=tools)
+        result = api.launch(case.kernel, case.grid, case.block, case.args, gpu=gpu,
+                            shared_bytes=case.shared_bytes, check=tools)
         for h in result.hazards:
             print(h.format(), flush=True)
         print(summary(result.hazards), flush=True)

@@ -1,6 +1,6 @@
 """`gpusim list`, `gpusim presets`, `gpusim collective` and `gpusim sweep`: the program library,
 the GPU presets, NCCL collectives over a simulated multi-GPU system as nccl-tests prints them,
-and design-space sweeps (gpusim/sweep/cli.py)."""
+and design-space sweeps (gpusim/cli/sweep.py)."""
 from __future__ import annotations
 
 from gpusim.cli import EXIT_OK, FAMILY_ORDER, UsageError
@@ -148,7 +148,3 @@ def check_gpu_count(op: str, n: int, sizes: int, yes: bool) -> None:
                          f"the GPU count (256 GPUs: 15 s for 64 KiB, 3 min for 1 GiB); pass --yes to run it anyway "
                          f"(progress goes to stderr), or at most {MAX_GPUS} GPUs")
 
-
-def cmd_sweep(args) -> int:
-    from gpusim.sweep.cli import cmd_sweep as run
-    return run(args)

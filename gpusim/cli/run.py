@@ -26,7 +26,7 @@ def run_one(spec, params: dict, args, renderer=None, before_timed=None):
     timing are handed to `renderer` before the launch, so they are drawn while it runs,
     and the timed ones (roofline, warp timeline) after it, once `before_timed(result)`
     (if given) has run."""
-    import gpusim
+    from gpusim import api
     case = build_case(spec, params, args.seed)
     subject = pics = None
     if wants_pictures(args):
@@ -50,11 +50,11 @@ def run_one(spec, params: dict, args, renderer=None, before_timed=None):
             from gpusim.timing.engine import TimingOptions
             options = TimingOptions(mode=args.mode, record=getattr(args, "trace_window", None),
                                     unknown_sass=getattr(args, "unknown_sass", "error"))
-        result = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu=args.gpu_spec, timing=args.timing,
-                               shared_bytes=case.shared_bytes, timing_options=options, progress=line,
-                               max_steps=getattr(args, "max_steps", None),
-                               time_limit_s=getattr(args, "time_limit", None), core=getattr(args, "core", None),
-                               workers=getattr(args, "workers", None), outputs=not predict_only)
+        result = api.launch(case.kernel, case.grid, case.block, case.args, gpu=args.gpu_spec, timing=args.timing,
+                            shared_bytes=case.shared_bytes, timing_options=options, progress=line,
+                            max_steps=getattr(args, "max_steps", None),
+                            time_limit_s=getattr(args, "time_limit", None), core=getattr(args, "core", None),
+                            workers=getattr(args, "workers", None), outputs=not predict_only)
     finally:
         if line is not None:
             line.clear()

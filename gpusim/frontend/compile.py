@@ -51,7 +51,7 @@ from typing import Any, Callable
 from numba.core import types as nbt
 
 from gpusim.errors import UnsupportedKernel
-from gpusim.frontend.diskcache import read_text_entry, write_entry
+from gpusim.frontend.diskcache import cache_dir, read_text_entry, write_entry
 from gpusim.frontend import argtypes as at
 from gpusim.frontend.fingerprint import fingerprint
 from gpusim.frontend.numbacompile import _SIDE_EFFECTS, _compile_ptx
@@ -111,11 +111,6 @@ def reset_cache_stats() -> None:
 
 def clear_memory_cache() -> None:
     _MEMORY.clear()
-
-
-def cache_dir() -> Path:
-    env = os.environ.get("GPUSIM_CACHE_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "gpusim" / "ptx"
 
 
 class _Identity:

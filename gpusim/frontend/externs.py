@@ -47,7 +47,7 @@ import re
 import threading
 from pathlib import Path
 
-from gpusim.frontend.diskcache import read_text_entry, write_entry
+from gpusim.frontend.diskcache import cache_dir, read_text_entry, write_entry
 from isa.demangle import pretty_name
 from isa.errors import UnsupportedCall
 from isa.parser import parse
@@ -267,7 +267,6 @@ def _cache_path(source: str, arch: str) -> Path | None:
         return None
     from importlib import metadata
 
-    from gpusim.frontend.compile import cache_dir
     try:
         nc = metadata.version("numba-cuda")
     except metadata.PackageNotFoundError:

@@ -338,9 +338,9 @@ def add_timed(pics: Pictures, subject, result, *, names=None, renderer: Renderer
         simt = m.get("smsp__thread_inst_executed.sum", 0) / (32 * inst) if inst else 1.0
         cap = pics.capture
         if simt < SURE_SIMT or cap is None:
-            import gpusim
+            from gpusim import api
             from gpusim.viz.capture import capture, sample_blocks
-            n = gpusim.prepare(s.kernel, s.grid, s.block, s.args, s.gpu, s.shared_bytes).geometry.nblocks
+            n = api.prepare(s.kernel, s.grid, s.block, s.args, s.gpu, s.shared_bytes).geometry.nblocks
             cap = capture(s, sample_blocks(n))
         data = figure_data(s, ["divergence_map"], capture=cap)[1]
         pics.describe(data)

@@ -51,12 +51,10 @@ def code_digest() -> str:
     """SHA-256 over the sources of gpusim, isa and programs (the code a row depends on)."""
     global _CODE
     if _CODE is None:
-        import gpusim
-        import isa
-        import programs
         h = hashlib.sha256()
-        for pkg in (gpusim, isa, programs):
-            root = Path(pkg.__file__).parent
+        top = Path(__file__).resolve().parents[2]              # the checkout: gpusim/, isa/, programs/
+        for pkg in ("gpusim", "isa", "programs"):
+            root = top / pkg
             for f in sorted(root.rglob("*")):
                 if f.suffix in (".py", ".toml", ".json") and "__pycache__" not in f.parts:
                     h.update(str(f.relative_to(root.parent)).encode() + b"\0" + f.read_bytes())

@@ -190,8 +190,7 @@ def _functional_sources() -> str:
     simulator never replays an old recording)."""
     global _SOURCES
     if _SOURCES is None:
-        import gpusim
-        root = Path(gpusim.__file__).parent
+        root = Path(__file__).resolve().parents[1]             # gpusim/
         h = hashlib.sha256()
         for rel in sorted([*(f"functional/{p.name}" for p in (root / "functional").glob("*.py")),
                            "timing/trace.py", "sweep/streams.py", "launch_config.py", "frontend/args.py"]):
@@ -241,7 +240,7 @@ class StreamCache:
     @property
     def directory(self) -> Path:
         if self._dir is None:
-            from gpusim.frontend.compile import cache_dir
+            from gpusim.frontend.diskcache import cache_dir
             self._dir = cache_dir() / "streams"
         return self._dir
 

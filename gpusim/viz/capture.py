@@ -188,9 +188,9 @@ def sample_blocks(nblocks: int, k: int = 8) -> tuple[int, ...]:
 def capture(subject, blocks=(0,), gpu=None) -> Capture:
     """Run the launch's `blocks` (linear ids; consecutive ones run as one batch) step by
     step and keep their masks and accesses (see the module docstring)."""
-    import gpusim
+    from gpusim import api
     s = subject_of(subject, gpu)
-    p = gpusim.prepare(s.kernel, s.grid, s.block, s.args, s.gpu, s.shared_bytes)
+    p = api.prepare(s.kernel, s.grid, s.block, s.args, s.gpu, s.shared_bytes)
     nblocks = p.geometry.nblocks
     blocks = tuple(sorted({int(b) for b in blocks}))
     if not blocks or blocks[0] < 0 or blocks[-1] >= nblocks:

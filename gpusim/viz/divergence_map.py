@@ -99,8 +99,8 @@ def divergence_map(subject, line: int | None = None, *, block: int | None = None
         from gpusim.viz.capture import subject_of
         s = subject_of(subject, gpu)
         if block is None:
-            import gpusim
-            n = gpusim.prepare(s.kernel, s.grid, s.block, s.args, s.gpu, s.shared_bytes).geometry.nblocks
+            from gpusim import api
+            n = api.prepare(s.kernel, s.grid, s.block, s.args, s.gpu, s.shared_bytes).geometry.nblocks
             cap = capture(s, sample_blocks(n))
         else:
             cap = capture(s, (block,))

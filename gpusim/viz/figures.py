@@ -67,9 +67,9 @@ def figure_data(subject, names=None, *, gpu=None, result=None, block: int | None
         if block is not None or "divergence_map" not in names:
             blocks = (block or 0,)
         else:
-            import gpusim
-            blocks = sample_blocks(gpusim.prepare(s.kernel, s.grid, s.block, s.args, s.gpu,
-                                                  s.shared_bytes).geometry.nblocks)
+            from gpusim import api
+            blocks = sample_blocks(api.prepare(s.kernel, s.grid, s.block, s.args, s.gpu,
+                                               s.shared_bytes).geometry.nblocks)
         cap = run_capture(s, blocks)
     at = block if block is not None else cap.blocks[0] if cap is not None else 0
     if "bank_map" in names and cap.lines_with("shared"):

@@ -90,13 +90,13 @@ def from_numbers(spec, threads_per_block: int, registers_per_thread: int, shared
 def occupancy_view(subject, gpu=None, *, prepared=None) -> OccupancyView:
     """The view of a launch (anything `gpusim.viz.capture` takes); compiles, runs nothing.
     `prepared`: the launch already prepared (`gpusim.prepare`, e.g. a Capture's), reused."""
-    import gpusim
+    from gpusim import api
     from gpusim.timing.resources import kernel_resources
     from gpusim.viz.capture import subject_of
     p = prepared
     if p is None:
         s = subject_of(subject, gpu)
-        p = gpusim.prepare(s.kernel, s.grid, s.block, s.args, s.gpu, s.shared_bytes)
+        p = api.prepare(s.kernel, s.grid, s.block, s.args, s.gpu, s.shared_bytes)
     res = kernel_resources(p)
     return from_numbers(p.spec, res.threads_per_block, res.registers_per_thread, res.shared_bytes_per_block,
                         p.geometry.nblocks, p.name, res.registers_source)

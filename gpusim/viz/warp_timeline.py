@@ -50,14 +50,14 @@ def record(subject, gpu=None, window=None):
     arguments with recording on; returns the Result (`extra['recording']`)."""
     import numpy as np
 
-    import gpusim
+    from gpusim import api
     from gpusim.timing.engine import TimingOptions
     from gpusim.timing.record import TraceWindow
     from gpusim.viz.capture import subject_of
     s = subject_of(subject, gpu)
     args = tuple(np.copy(a) if isinstance(a, np.ndarray) else a for a in s.args)
-    return gpusim.launch(s.kernel, s.grid, s.block, args, s.gpu, timing=True, shared_bytes=s.shared_bytes,
-                         timing_options=TimingOptions(record=window or TraceWindow()))
+    return api.launch(s.kernel, s.grid, s.block, args, s.gpu, timing=True, shared_bytes=s.shared_bytes,
+                      timing_options=TimingOptions(record=window or TraceWindow()))
 
 
 def recording_of(source, gpu=None):

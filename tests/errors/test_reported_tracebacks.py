@@ -109,7 +109,7 @@ def test_a_trace_to_a_full_device(run_cli):
 def no_launch(monkeypatch):
     def launch(*a, **k):
         raise AssertionError("launched before the output paths were checked")
-    monkeypatch.setattr(gpusim, "launch", launch)
+    monkeypatch.setattr(gpusim.api, "launch", launch)
 
 
 def test_html_naming_a_directory_fails_before_any_work(run_cli, tmp_path, no_launch):

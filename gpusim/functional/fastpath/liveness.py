@@ -14,7 +14,7 @@ which are definitions; only unguarded ALU instructions and loads kill.
 """
 from __future__ import annotations
 
-from isa import opcodes
+from isa import optable
 from isa.cfg import CFG, build_cfg
 from isa.program import Address, ArgList, Instruction, PredPair, Reg, Vector
 from isa.semantics.carry import implicit_operands
@@ -114,7 +114,7 @@ def kernel_liveness(kernel) -> Liveness:
     def ndests(i):
         ins = instrs[i]
         try:
-            spec, bound = opcodes.bind(ins)
+            spec, bound = optable.bind(ins)
         except Exception:                 # not executable (a control instruction's form): all uses
             return None
         if ins.opcode in ("ld", "ldu"):

@@ -125,8 +125,8 @@ def _sources(dec, ins, bound):
 
 
 def dec_spec(ins):
-    from isa import opcodes
-    return opcodes.lookup(ins)
+    from isa import optable
+    return optable.lookup(ins)
 
 
 class KernelCode:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from gpusim.errors import ConfigError
 from gpusim.sweep.space import ASK_POINTS
 
 
@@ -24,6 +25,20 @@ def positive_int(text: str) -> int:
     if n < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
     return n
+
+
+def parse_size(text: str):
+    """'default' -> 'default'; 'rows=1024,cols=1024' -> {'rows': 1024, 'cols': 1024}."""
+    from gpusim.cli import parse_value as value
+    if "=" not in text:
+        return text.strip()
+    out = {}
+    for item in text.split(","):
+        k, eq, v = item.partition("=")
+        if not eq or not k.strip():
+            raise ConfigError(f"--size expects a name or KEY=VALUE,KEY=VALUE, got {text!r}")
+        out[k.strip()] = value(v)
+    return out
 
 
 def add_parser(sub, common) -> None:
@@ -60,7 +75,7 @@ def add_parser(sub, common) -> None:
                    help="execute the functional run at every point (results are identical; slower)")
     s.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     from gpusim.cli import _command
-    s.set_defaults(func=_command("commands", "cmd_sweep"))
+    s.set_defaults(func=_command("sweep", "cmd_sweep"))
 
 
 def cmd_sweep(args) -> int:
@@ -68,7 +83,7 @@ def cmd_sweep(args) -> int:
     from gpusim.report.fmt import table
     from gpusim.specs.overrides import parse_sets
     from gpusim.sweep import check_out, sweep
-    from gpusim.sweep.space import field_key, load_sweep_toml, parse_size, parse_vary
+    from gpusim.sweep.space import field_key, load_sweep_toml, parse_vary
 
     kw = load_sweep_toml(args.file) if args.file else {}
     names = []                                    # ProgramSpecs: names, families or .py files
