@@ -23,14 +23,17 @@ from functools import partial
 import numpy as np
 
 from gpusim.errors import GpusimError, LaunchError, UnsupportedKernel, from_isa
-from gpusim.functional.budget import Deadline, time_limit_error
-from gpusim.timing.engine import STALL_METRIC
-from gpusim.functional import parallel
-from gpusim.functional.communication import sampling_refusal
-from gpusim.functional.prepared import PreparedLaunch
 from gpusim.frontend.numbasource import as_source
 from gpusim.frontend.tritonsource import is_triton
+from gpusim.functional import parallel
+from gpusim.functional.budget import Deadline, time_limit_error
+from gpusim.functional.communication import sampling_refusal
+from gpusim.functional.prepared import PreparedLaunch
+from gpusim.launch_config import check_dims
 from gpusim.result import Result
+from gpusim.sanitizer import checked
+from gpusim.specs.overrides import resolve
+from gpusim.timing.engine import STALL_METRIC, TimingEngine, TimingOptions
 from gpusim.triton_launch import triton_launch
 
 BATCH_LANES = 1 << 15        # lanes executed together: bounds memory, keeps numpy calls large
@@ -82,7 +85,6 @@ def prepare(kernel, grid, block, args, gpu="h100", shared_bytes: int = 0, peer_a
 
 def resolve_gpu(gpu):
     """A preset name, a path to a .toml spec file, or a GPUSpec."""
-    from gpusim.specs.overrides import resolve
     return resolve(gpu)
 
 
@@ -90,7 +92,6 @@ def check_size(kernel, grid, block, spec, functional_all: bool, max_warps: int |
     """LaunchError with an estimate when executing every warp of the launch would take hours."""
     if max_warps is None or not functional_all:
         return
-    from gpusim.launch_config import check_dims
     name = as_source(kernel).name
     g, b = check_dims(spec, name, grid, block)
     blocks, threads = g[0] * g[1] * g[2], b[0] * b[1] * b[2]
@@ -149,7 +150,6 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
     A `@triton.jit` kernel takes `constexprs` (meta-parameters), `num_warps` and `num_stages`;
     `block` is None and the grid may be a callable of the meta dict (`gpusim/triton_launch.py`).
     """
-    from gpusim.sanitizer import checked
     if is_triton(kernel) or (constexprs, num_warps, num_stages) != (None, None, None):
         again = partial(launch, gpu=gpu, timing=timing, batch_lanes=batch_lanes, max_steps=max_steps,
                         timing_options=timing_options, peer_args=peer_args, check=check, progress=progress,
@@ -168,7 +168,6 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
     if progress is not None and not callable(progress):
         raise LaunchError(f"progress must be a callable taking a gpusim.api.Progress, got {progress!r:.60}")
     if timing_options is not None:
-        from gpusim.timing.engine import TimingOptions
         if not isinstance(timing_options, TimingOptions):
             raise LaunchError(f"timing_options must be a gpusim.timing.TimingOptions, got "
                               f"{type(timing_options).__name__} {timing_options!r:.60}")
@@ -178,7 +177,6 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
         if check is not None:
             raise LaunchError("outputs=False (prediction only) executes a sample of the blocks: the sanitizer "
                               "tools need every block; drop check= or outputs=False")
-        from gpusim.timing.engine import TimingOptions
         timing = True
         timing_options = dataclasses.replace(timing_options or TimingOptions(), functional="sampled")
     spec = resolve_gpu(gpu)
@@ -210,7 +208,6 @@ def _run(prepared: PreparedLaunch, timing: bool, batch_lanes: int, timing_option
     if prepared.cooperative:
         raise UnsupportedKernel(f"kernel {prepared.name} uses cuda.cg.this_grid() (grid-wide sync): the timing model "
                                 "does not model a grid barrier; run it with timing=False (results are exact)")
-    from gpusim.timing.engine import TimingEngine, TimingOptions
     opt = timing_options or TimingOptions()
     engine = None
     if progress is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -169,3 +170,21 @@ def test_isa_imports_nothing_of_gpusim():
     edges = _graph()
     assert not {(m, t) for m in MODULES if m.startswith("isa") for t in edges[m] if t.startswith("gpusim")}
 
+
+def _says_why(lines: list[str], node: ast.stmt) -> bool:
+    """A comment on the import's lines (beyond a lint pragma), or on the line just above."""
+    for text in lines[node.lineno - 1:node.end_lineno]:
+        comment = text.partition("#")[2]
+        if re.sub(r"noqa(:\s*[A-Z0-9, ]+)?|type:\s*ignore\S*", "", comment).strip():
+            return True
+    return node.lineno > 1 and lines[node.lineno - 2].strip().startswith("#")
+
+
+def test_every_import_inside_a_function_says_why():
+    bare = []
+    for m, path in MODULES.items():
+        lines = path.read_text().splitlines()
+        for node, _, in_function in _imports(m):
+            if in_function and not _says_why(lines, node):
+                bare.append(f"{path.relative_to(ROOT)}:{node.lineno}: {lines[node.lineno - 1].strip()}")
+    assert not bare, f"{len(bare)} imports inside functions without a comment saying why:\n" + "\n".join(bare)

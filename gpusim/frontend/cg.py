@@ -37,7 +37,11 @@ from __future__ import annotations
 import re
 
 from gpusim.errors import LaunchError
+from gpusim.frontend import sass
+from gpusim.functional.memory import DeviceMemory
 from gpusim.functional.ops import GRID_BARRIER_ID
+from gpusim.launch_config import layout
+from gpusim.timing.occupancy import occupancy
 
 _HANDLE = re.compile(r"\.extern\s+\.func\s*\(\s*\.param\s+\.b64\s+\w+\s*\)\s*cudaCGGetIntrinsicHandle\s*\([^)]*\)\s*;")
 _SYNC = re.compile(r"\.extern\s+\.func\s*\(\s*\.param\s+\.b32\s+\w+\s*\)\s*cudaCGSynchronize\s*\([^)]*\)\s*;")
@@ -85,14 +89,12 @@ def registers(compiled) -> int:
     key = (compiled.ptx, compiled.entry, compiled.cc)
     hit = _REGS.get(key)
     if hit is None:
-        from gpusim.frontend import sass
         try:
             if not sass.have_ptxas():
                 raise RuntimeError("no ptxas")
             hit = sass.ptxas_info(instrument(compiled.ptx, 0), compiled.entry, compiled.cc).registers_per_thread
-        except Exception:
-            from gpusim.timing.resources import registers as estimate
-            hit = estimate(compiled)[0]
+        except Exception:                        # no ptxas, or it refused: the kernel's own estimate
+            hit = compiled.static_resources.registers_per_thread
         _REGS[key] = hit
     return int(hit)
 
@@ -107,9 +109,6 @@ def _threads(blockdim) -> int:
 
 def max_cooperative_grid_blocks(compiled, spec, blockdim, dynsmem: int = 0) -> int:
     """Blocks of `blockdim` threads a cooperative launch of `compiled` may have on `spec`."""
-    from gpusim.launch_config import layout
-    from gpusim.functional.memory import DeviceMemory
-    from gpusim.timing.occupancy import occupancy
     threads = _threads(blockdim)
     regs = registers(compiled)
     static = layout(compiled.program, compiled.kernel, DeviceMemory()).static_shared_bytes
@@ -119,7 +118,6 @@ def max_cooperative_grid_blocks(compiled, spec, blockdim, dynsmem: int = 0) -> i
 
 def check_cooperative_launch(prepared) -> None:
     """LaunchError when the grid of a cooperative kernel cannot be resident at once."""
-    from gpusim.timing.occupancy import occupancy
     geo = prepared.geometry
     regs = registers(prepared.compiled)
     occ = occupancy(prepared.spec, geo.threads_per_block, int(regs), int(prepared.block_shared_bytes))

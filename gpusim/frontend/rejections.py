@@ -17,7 +17,7 @@ import os
 import re
 import types
 
-from gpusim.errors import UnsupportedKernel
+from gpusim.errors import UnsupportedKernel, from_isa
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -67,7 +67,6 @@ def _readonly(name: str, pyfunc: types.FunctionType, argtypes: tuple) -> Unsuppo
 def isa_error(e, ck):
     """The gpusim error for an `isa` error met while reading or linking `ck`'s PTX, its
     message naming the kernel, what is unsupported in Python terms, and the source line."""
-    from gpusim.errors import from_isa
     callee = getattr(e, "callee", "") or ""
     where = _ptx_source(ck, getattr(e, "ptx_line", 0))
     if callee == "vprintf":

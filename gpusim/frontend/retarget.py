@@ -34,6 +34,9 @@ import types
 from typing import Any
 
 import numba.cuda
+from numba import cuda
+from numba.cuda.core import sigutils, typeinfer
+from numba.cuda.dispatcher import CUDADispatcher
 
 DEVICE_JIT_OPTIONS = ("inline", "forceinline", "fastmath", "opt", "debug")
 
@@ -68,12 +71,10 @@ def is_dropin_dispatcher(v: Any) -> bool:
 
 
 def is_numba_device_dispatcher(v: Any) -> bool:
-    from numba.cuda.dispatcher import CUDADispatcher
     return isinstance(v, CUDADispatcher) and bool(v.targetoptions.get("device"))
 
 
 def is_numba_dispatcher(v: Any) -> bool:
-    from numba.cuda.dispatcher import CUDADispatcher
     return isinstance(v, CUDADispatcher)
 
 
@@ -152,7 +153,6 @@ class _Retargeter:
         key = id(orig)
         if key in self._dispatchers:
             return self._dispatchers[key][1]
-        from numba import cuda
         opts = {k: options[k] for k in DEVICE_JIT_OPTIONS if options.get(k) is not None}
         if not opts.get("debug"):
             opts["lineinfo"] = True
@@ -168,7 +168,6 @@ class _Retargeter:
 def _compile_signatures(disp: Any, sigs: list) -> None:
     """What `numba.cuda.jit(sig, device=True)` does eagerly: compile each explicit
     signature, then refuse other argument types (Numba then casts at call sites)."""
-    from numba.cuda.core import sigutils, typeinfer
     for sig in sigs:
         argtypes, restype = sigutils.normalize_signature(sig)
         with typeinfer.register_dispatcher(disp):

@@ -22,6 +22,7 @@ from isa.errors import UnsupportedInstruction
 from isa.semantics.carry import CARRY_FLAG
 from isa.program import Imm, Instruction, Kernel, PredPair, Reg, Special, Sym, Vector
 from isa.types import dtype as ptx_dtype, type_bytes, unsigned_dtype
+from gpusim.functional.syscalls import SysCallOp
 
 
 # PTX ISA "Predefined Identifiers" that are constants: `WARP_SZ` (threads per warp, 32 on every
@@ -220,7 +221,6 @@ class Decoder:
                         ops.append(self.ops.trap(self, ins, i))
                         ops[-1].info = infos[i]
                     elif ins.opcode == "call":          # a system call (others are inlined or refused)
-                        from gpusim.functional.syscalls import SysCallOp
                         ops.append(SysCallOp(self, ins, i, self.guard(ins)))
                         ops[-1].info = infos[i]
                         continue

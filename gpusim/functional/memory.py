@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from isa.memory_map import CONST_WINDOW_BASE, GLOBAL_BASE
+from isa.memory_map import CONST_WINDOW_BASE, GLOBAL_BASE, WINDOWS, WINDOW_BYTES
+from gpusim.errors import GpusimError
 
 ALLOC_ALIGN = 256          # cudaMalloc returns 256-byte aligned pointers
 GUARD_BYTES = 256          # unmapped gap after every allocation
@@ -61,11 +62,9 @@ class Heap:
     def map_alias(self, start: int, nbytes: int, target: int) -> None:
         """Make addresses start .. start + nbytes - 1 reach target .. target + nbytes - 1
         (a range outside the heap and every state-space window; ranges must not overlap)."""
-        from isa.memory_map import WINDOW_BYTES, WINDOWS
         end = start + nbytes
         clash = [n for n, b in WINDOWS.items() if b and start < b + WINDOW_BYTES and b < end]
         if end > self.base and start < self.base + (1 << 40) or clash:
-            from gpusim.errors import GpusimError
             raise GpusimError(f"cannot map {nbytes} bytes at {start:#x} into the {self.label} heap: the range "
                               f"overlaps the simulator's own address windows ({clash or 'heap'})")
         for s0, n0, _ in self.aliases:

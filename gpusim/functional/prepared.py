@@ -24,6 +24,11 @@ from gpusim.frontend.source import CompiledKernel, KernelSource
 from gpusim.launch_config import Layout, check_dims, check_peer_args, check_shared, layout
 from gpusim.result import Result, SassCounts
 from gpusim.specs.gpu import GPUSpec
+from isa.recursion import STACK
+from gpusim.frontend.sass import SassToolError, kernel_map
+from gpusim.errors import UnsupportedKernel
+from gpusim.frontend.sass.opcodes import classify
+from gpusim.frontend.sass.predication import pred_on_threads
 
 _DECODED: dict = {}
 
@@ -170,16 +175,13 @@ class PreparedLaunch:
     @property
     def recursive(self) -> bool:
         """Whether the kernel calls recursive device functions (through isa.recursion's stack)."""
-        from isa.recursion import STACK
         return STACK in self.decoded.symbols
 
     @property
     def sass(self):
         """The kernel's SASS mapped onto its PTX blocks (`gpusim.frontend.sass.SassMap`), or
         None where NVIDIA's ptxas/nvdisasm are not installed."""
-        from gpusim.frontend.sass import SassToolError, kernel_map
         if self.recursive:
-            from gpusim.errors import UnsupportedKernel
             raise UnsupportedKernel(f"kernel {self.name} calls recursive device functions: gpusim runs them through "
                                     "its own call stack (isa.recursion), which ptxas's SASS does not map onto; "
                                     "timing such a kernel is not modelled (launch it with timing=False)")
@@ -198,8 +200,6 @@ class PreparedLaunch:
         smap = self.sass
         if smap is None:
             return None
-        from gpusim.frontend.sass.opcodes import classify
-        from gpusim.frontend.sass.predication import pred_on_threads
         c = self.counters
         inst, thr = smap.instruction_counts(c.block_warps * counter_scale, c.block_threads * counter_scale,
                                             c.loop_back * counter_scale)

@@ -23,6 +23,7 @@ import numpy as np
 
 from gpusim.report import fmt
 from gpusim.result import LineStats
+from gpusim.specs import resolve
 
 GLOBAL_OPS = ("ld", "st", "atom", "red")
 PROLOGUE_OPS = ("ld.param", "cvta", "mov")
@@ -43,7 +44,6 @@ class Costs:
 def costs_for(gpu: str) -> Costs:
     """The Costs of the preset named `gpu` ('h100', 'h200+l2.slices=64' falls back to
     'h200'); the H100 numbers for a name that does not resolve."""
-    from gpusim.specs import resolve
     for name in (gpu, str(gpu).split("+")[0]):
         try:
             s = resolve(name, [])

@@ -713,7 +713,7 @@ def get(name: str | GPUSpec) -> GPUSpec:
     if isinstance(name, GPUSpec):
         return name
     key = ALIASES.get(str(name).lower(), str(name).lower())
-    from gpusim.specs import calibrated
+    from gpusim.specs import calibrated  # a cycle: the calibrated presets are built from these
     if calibrated.path(key) is not None:
         return calibrated.load(key)
     if key in DATASHEETS:
@@ -725,5 +725,5 @@ def get(name: str | GPUSpec) -> GPUSpec:
 
 def names() -> list[str]:
     """Every preset name `get` accepts (aliases aside)."""
-    from gpusim.specs import calibrated
+    from gpusim.specs import calibrated  # a cycle: the calibrated presets are built from these
     return sorted(set(GPUS) | set(DATASHEETS) | set(calibrated.available()))

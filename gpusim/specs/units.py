@@ -15,6 +15,8 @@ import functools
 import math
 import numbers
 from dataclasses import dataclass, field, fields
+import inspect
+import re
 
 from gpusim.errors import ConfigError
 
@@ -336,8 +338,6 @@ class LaunchSpec:
 def field_docs(cls) -> dict[str, str]:
     """Field name -> its one-line description (the comment beside it in the class body;
     for a field written over several lines, the first comment of its continuation)."""
-    import inspect
-    import re
     lines = inspect.getsource(cls).splitlines()
     out = {}
     for f in fields(cls):

@@ -51,7 +51,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpusim.frontend.diskcache import read_entry, write_entry
+from gpusim.frontend.diskcache import cache_dir, read_entry, write_entry
 from gpusim.timing.trace import TraceSource, WarpStream
 
 MAX_HEAP_BYTES = 64 << 20          # global memory kept to restore outputs (larger launches: outputs not restored)
@@ -240,7 +240,6 @@ class StreamCache:
     @property
     def directory(self) -> Path:
         if self._dir is None:
-            from gpusim.frontend.diskcache import cache_dir
             self._dir = cache_dir() / "streams"
         return self._dir
 

@@ -30,13 +30,17 @@ from dataclasses import dataclass
 import numpy as np
 import simpy
 
-from gpusim.errors import UnsupportedKernel
+from gpusim.errors import ConfigError, LaunchError, UnsupportedKernel
 from gpusim.timing.extrapolation import Extrapolation, sampled_blocks
 from gpusim.timing.issue_stream import IssueStreams
+from gpusim.timing.memory import MemorySystem
 from gpusim.timing.memory.l1 import L1Cache
 from gpusim.timing.sm import SM, STALL_REASONS
 from gpusim.timing.static import issue_program, sass_classifier, unknown_sass, unknown_sass_message
 from gpusim.timing.trace import TraceSource
+from gpusim.timing.resources import kernel_resources
+from gpusim.timing.memory.warming import shared_footprint
+from gpusim.timing.record import CountingMemory, Recorder, RecordingSM, recording_for
 
 STALL_METRIC = "smsp__pcsamp_warps_issue_stalled_{}"
 
@@ -87,7 +91,6 @@ class TimingOptions:
     #                                    a generic ALU instruction, warns and counts it (gpusim__sass_estimated_inst.sum)
 
     def __post_init__(self) -> None:
-        from gpusim.errors import ConfigError
         if self.unknown_sass not in ("error", "warn"):
             raise ConfigError(f"unknown_sass must be 'error' or 'warn', got {self.unknown_sass!r}")
         if self.mode not in ("auto", "full", "sampled"):
@@ -137,8 +140,6 @@ class TimingEngine(Extrapolation):
                 self.fallback = note + ": simulated in full instead"
 
     def _build(self, prepared, options: TimingOptions, source) -> None:
-        from gpusim.timing.memory import L1Cache, MemorySystem
-        from gpusim.timing.resources import kernel_resources
         self.p = prepared
         self.spec = spec = prepared.spec
         self.opt = options
@@ -146,7 +147,6 @@ class TimingEngine(Extrapolation):
         self.res = kernel_resources(prepared)
         bps = self.res.occupancy.blocks_per_sm
         if bps == 0:
-            from gpusim.errors import LaunchError
             raise LaunchError(f"kernel {prepared.name}: a block needs more resources than one SM has "
                               f"({self.res.occupancy.limiter} limit: {self.res.describe()})")
         n_sm = spec.sm_count
@@ -162,7 +162,6 @@ class TimingEngine(Extrapolation):
         self.wave_blocks = wave
         smap = prepared.sass
         if smap is None:
-            from gpusim.errors import ConfigError
             raise ConfigError(f"kernel {prepared.name}: timing needs the kernel's SASS from NVIDIA's ptxas and "
                               f"nvdisasm: {' '.join(prepared.sass_error.split())}")
         self.unknown_sass = unknown = unknown_sass(smap.listing.instructions, spec.compute_capability)
@@ -215,7 +214,6 @@ class TimingEngine(Extrapolation):
         """Sampled mode: the arrays every part of the grid touches stay in the whole GPU's L2,
         not in the simulated SMs' share of it (memory/warming.py), estimated from the
         first run of timed blocks."""
-        from gpusim.timing.memory.warming import shared_footprint
         l2 = self.memory.l2
         first = [self.trace.peek(b) for b in range(min(self._runs.get(0, 0), self.trace.run_stop or 0))]
         whole_lines = l2.capacity_lines / frac
@@ -232,8 +230,6 @@ class TimingEngine(Extrapolation):
     def _record(self, window, l1_data: int) -> None:
         """Recording on (record.py): the chosen SMs become RecordingSMs, every L1 talks to the
         memory system through a CountingMemory (the L2 / HBM byte counters over time)."""
-        from gpusim.timing.memory import L1Cache
-        from gpusim.timing.record import CountingMemory, Recorder, RecordingSM, recording_for
         self.recording = recording_for(self.p, window, self.sms_simulated)
         self._recorder = recorder = Recorder(self.recording)
         for i in range(self.sms_simulated):

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from gpusim.timing import issue_loop as L
 from gpusim.timing.sm import SM
 from gpusim.timing.static import GLOBAL, SHARED
+from gpusim.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,6 @@ class TraceWindow:
     counter_window_cycles: int = 256     # bin of the L2 / HBM byte counters, cycles
 
     def __post_init__(self) -> None:
-        from gpusim.errors import ConfigError
         sms = (self.sms,) if isinstance(self.sms, int) else tuple(self.sms)
         object.__setattr__(self, "sms", sms)
         if not sms or any(not isinstance(s, int) or s < 0 for s in sms):
@@ -259,7 +259,6 @@ class RecordingSM(SM):
 
 def recording_for(prepared, window: TraceWindow, sms_simulated: int) -> Recording:
     """An empty Recording of `prepared` (its SASS listing gives opcodes and source lines)."""
-    from gpusim.errors import ConfigError
     bad = [s for s in window.sms if s >= sms_simulated]
     if bad:
         raise ConfigError(f"kernel {prepared.name}: cannot record SM {bad[0]}: the timing model simulates "

@@ -16,10 +16,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
+import dataclasses
 
 import numpy as np
 
 from gpusim.timing import tensor_pipe
+from gpusim.frontend.sass.opcodes import classify as sass_op
+from gpusim.frontend.sass.operands import register_operands
 
 # How a result becomes ready; also names the stall reason of a warp waiting on it
 # (Nsight Compute warp states): fixed latency -> 'wait', shared/MIO -> 'short_scoreboard',
@@ -89,7 +92,7 @@ class IssueTable:
 
 
 def _issue_table(segments) -> IssueTable:
-    from gpusim.timing import issue_loop as L
+    from gpusim.timing import issue_loop as L  # a cycle: issue_loop imports this module
     flat = tuple(s for seg in segments for s in seg)
     seg_start = [0]
     for seg in segments:
@@ -148,9 +151,8 @@ def issue_program(smap, decoded, classify, spec=None) -> IssueProgram:
 
 
 def _issue_program(smap, decoded, classify, ishift: int, cshift: int) -> IssueProgram:
-    import dataclasses
 
-    from gpusim.timing.fetch import constant_operands
+    from gpusim.timing.fetch import constant_operands  # a cycle: fetch imports issue_loop, which imports this module
     ins = smap.listing.instructions
     infos = decoded.infos
     statics = []
@@ -209,7 +211,6 @@ def _owners(smap, decoded) -> np.ndarray:
 def unknown_sass(instructions, cc) -> tuple[int, ...]:
     """Indices of the SASS `instructions` the opcode table (`frontend/sass/opcodes.py`) has no
     entry for on compute capability `cc`: what the timing model would only estimate."""
-    from gpusim.frontend.sass.opcodes import classify as sass_op
     return tuple(i for i, x in enumerate(instructions) if not sass_op(x, cc).known)
 
 
@@ -252,8 +253,6 @@ def sass_classifier(spec):
 
 
 def _classifier(cc, pipes, tensor, nsp):
-    from gpusim.frontend.sass.opcodes import classify as sass_op
-    from gpusim.frontend.sass.operands import register_operands
     fp32 = tuple(p for p in ("fmalite", "fmaheavy") if pipes.of(p).issue_interval_cycles > 0)
     fp16 = ("fp16",) if pipes.fp16.issue_interval_cycles > 0 else fp32
     route = {"fma": fp32, "fp16": fp16}

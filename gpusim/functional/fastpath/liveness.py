@@ -18,6 +18,7 @@ from isa import optable
 from isa.cfg import CFG, build_cfg
 from isa.program import Address, ArgList, Instruction, PredPair, Reg, Vector
 from isa.semantics.carry import implicit_operands
+from gpusim.functional.decode import Decoder
 
 
 def _regs(o, out: list) -> None:
@@ -107,8 +108,6 @@ class Liveness:
 
 def kernel_liveness(kernel) -> Liveness:
     """Liveness of an `isa.program.Kernel` (its ALU destinations as the decoder counts them)."""
-    from gpusim.functional.decode import Decoder            # decode imports nothing from here: no cycle
-    from isa.semantics.carry import implicit_operands
     instrs = kernel.instructions
 
     def ndests(i):

@@ -8,6 +8,8 @@ base preset is never edited. `gpusim.specs.get("h200")` loads `h200.toml`.
 from __future__ import annotations
 
 from pathlib import Path
+import tomllib
+import dataclasses
 
 HERE = Path(__file__).resolve().parent
 
@@ -23,15 +25,13 @@ def path(name: str) -> Path | None:
 
 def info(name: str) -> dict:
     """The `[calibration]` table of a calibrated preset (data file, GPU, date, command)."""
-    import tomllib
     p = path(name)
     return dict(tomllib.loads(p.read_text()).get("calibration", {})) if p else {}
 
 
 def load(name: str):
-    import dataclasses
 
-    from gpusim.specs.overrides import load_toml
+    from gpusim.specs.overrides import load_toml  # a cycle: overrides reaches the presets, which load these
     spec = load_toml(path(name))
     src = spec.source.replace(str(HERE), "gpusim/specs/calibrated")   # checkout-independent
     return dataclasses.replace(spec, source=src)
