@@ -193,7 +193,8 @@ def _functional_sources() -> str:
         root = Path(__file__).resolve().parents[1]             # gpusim/
         h = hashlib.sha256()
         for rel in sorted([*(f"functional/{p.name}" for p in (root / "functional").glob("*.py")),
-                           "timing/trace.py", "sweep/streams.py", "launch_config.py", "frontend/args.py"]):
+                           "timing/trace.py", "sweep/streams.py", "launch_config.py", "launch_plan.py",
+                           "frontend/args.py"]):
             p = root / rel
             if p.exists():
                 h.update(rel.encode() + b"\0" + p.read_bytes())
@@ -220,10 +221,10 @@ def args_signature(args) -> list:
 
 
 def stream_key(prepared, args, functional: tuple) -> str:
-    ck = prepared.compiled
+    plan = prepared.plan
+    ck = plan.compiled
     parts = (FORMAT, _functional_sources(), ck.entry, hashlib.sha256(ck.ptx.encode()).hexdigest(),
-             args_signature(args), prepared.grid, prepared.block, prepared.shared_bytes,
-             repr(getattr(prepared, "peer_ranges", None)), functional)
+             args_signature(args), plan.grid, plan.block, plan.shared_bytes, repr(plan.peer_ranges), functional)
     return hashlib.sha256(repr(parts).encode()).hexdigest()
 
 

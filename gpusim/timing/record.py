@@ -257,14 +257,15 @@ class RecordingSM(SM):
         super()._warp_done(w, t)
 
 
-def recording_for(prepared, window: TraceWindow, sms_simulated: int) -> Recording:
-    """An empty Recording of `prepared` (its SASS listing gives opcodes and source lines)."""
+def recording_for(plan, window: TraceWindow, sms_simulated: int) -> Recording:
+    """An empty Recording of a launch (`gpusim.launch_plan.LaunchPlan`: its SASS listing gives
+    opcodes and source lines)."""
     bad = [s for s in window.sms if s >= sms_simulated]
     if bad:
-        raise ConfigError(f"kernel {prepared.name}: cannot record SM {bad[0]}: the timing model simulates "
+        raise ConfigError(f"kernel {plan.name}: cannot record SM {bad[0]}: the timing model simulates "
                           f"SMs 0..{sms_simulated - 1} in this launch")
-    ins = prepared.sass.listing.instructions
-    spec = prepared.spec
-    return Recording(window=window, kernel=prepared.name, gpu=spec.name, cycle_ns=spec.cycle_ns,
+    ins = plan.sass.listing.instructions
+    spec = plan.spec
+    return Recording(window=window, kernel=plan.name, gpu=spec.name, cycle_ns=spec.cycle_ns,
                      sub_partitions=spec.sm.sub_partitions, opcodes=tuple(x.opcode for x in ins),
                      source_lines=tuple(x.source_line or 0 for x in ins))

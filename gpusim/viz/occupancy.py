@@ -97,7 +97,7 @@ def occupancy_view(subject, gpu=None, *, prepared=None) -> OccupancyView:
     if p is None:
         s = subject_of(subject, gpu)
         p = api.prepare(s.kernel, s.grid, s.block, s.args, s.gpu, s.shared_bytes)
-    res = kernel_resources(p)
+    res = kernel_resources(p.plan)
     return from_numbers(p.spec, res.threads_per_block, res.registers_per_thread, res.shared_bytes_per_block,
                         p.geometry.nblocks, p.name, res.registers_source)
 
