@@ -6,7 +6,10 @@ takes the GPU already resolved (`specs.overrides.resolve`) and the grid and bloc
 checked (`launch_config.check_dims`: the caller needs them before compiling, to refuse a launch
 too large to execute); it compiles the kernel through the seam (`frontend/source.py`), lays
 its variables out in a fresh device memory (`launch_config.layout`), marshals the arguments
-into it, and checks shared memory, `peer_args` and a cooperative grid against the GPU. It
+into it, and checks shared memory, `peer_args` and a cooperative grid against the GPU (a
+kernel that syncs its grid, `frontend/cg.py`, needs every block resident at once:
+`max_cooperative_grid_blocks`, the occupancy calculator's blocks per SM times the SMs, as
+numba-cuda computes it, with ptxas's registers where installed). It
 returns the frozen `LaunchPlan`, the memory it filled and the marshalled arguments (the
 host-side copies the functional core writes back after the run).
 
@@ -24,8 +27,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from types import MappingProxyType
 
-from gpusim.errors import UnsupportedKernel
-from gpusim.frontend.cg import check_cooperative_launch
+from gpusim.errors import LaunchError, UnsupportedKernel
+from gpusim.frontend.cg import registers
 from gpusim.frontend.sass import SassMap, SassToolError, kernel_map
 from gpusim.frontend.source import CompiledKernel, KernelSource, Marshalled
 from gpusim.functional.decode import DecodedKernel, Decoder
@@ -35,6 +38,7 @@ from gpusim.functional.memory import DeviceMemory
 from gpusim.functional.syscalls import HEAP_BYTES, HEAP_NAME, DeviceHeap, calls_malloc
 from gpusim.launch_config import Layout, check_peer_args, check_shared, layout
 from gpusim.specs.gpu import GPUSpec
+from gpusim.timing.occupancy import occupancy
 from isa.recursion import STACK
 
 _DECODED: dict = {}
@@ -136,3 +140,36 @@ def plan_launch(source: KernelSource, spec: GPUSpec, geometry: Geometry, args: t
     if plan.cooperative:
         check_cooperative_launch(plan)
     return plan, memory, marshalled
+
+
+# ----------------------------------------------------------------------------- cooperative launches
+def _threads(blockdim) -> int:
+    dims = blockdim if isinstance(blockdim, (tuple, list)) else (blockdim,)
+    n = 1
+    for d in dims:
+        n *= int(d)
+    return n
+
+
+def max_cooperative_grid_blocks(compiled, spec, blockdim, dynsmem: int = 0) -> int:
+    """Blocks of `blockdim` threads a cooperative launch of `compiled` may have on `spec`."""
+    threads = _threads(blockdim)
+    regs = registers(compiled)
+    static = layout(compiled.program, compiled.kernel, DeviceMemory()).static_shared_bytes
+    occ = occupancy(spec, threads, int(regs), int(static) + int(dynsmem))
+    return occ.blocks_per_sm * spec.sm_count
+
+
+def check_cooperative_launch(plan: LaunchPlan) -> None:
+    """LaunchError when the grid of a cooperative kernel cannot be resident at once."""
+    geo = plan.geometry
+    regs = registers(plan.compiled)
+    occ = occupancy(plan.spec, geo.threads_per_block, int(regs), int(plan.block_shared_bytes))
+    most = occ.blocks_per_sm * plan.spec.sm_count
+    if geo.nblocks > most:
+        raise LaunchError(
+            f"kernel {plan.name} uses cuda.cg.this_grid() (a cooperative kernel: every block must be resident "
+            f"at once, CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE): grid {plan.grid} is {geo.nblocks:,} blocks of "
+            f"{geo.threads_per_block} threads, but {plan.spec.name} holds at most {most:,} "
+            f"({occ.blocks_per_sm} per SM, limited by {occ.limiter}, x {plan.spec.sm_count} SMs); "
+            f"launch at most max_cooperative_grid_blocks({geo.threads_per_block}) = {most:,} blocks")
