@@ -76,20 +76,23 @@ def user_errors():
 
 
 def prepare(kernel, grid, block, args, gpu="h100", shared_bytes: int = 0, peer_args=None,
-            core: str | None = None) -> PreparedLaunch:
+            core: str | None = None, cluster=None) -> PreparedLaunch:
     """Compile, lay out memory and marshal arguments, without running anything. `core`:
     'fast' or 'reference' (`gpusim.functional.fastpath`; default GPUSIM_CORE or 'fast')."""
     check_arguments(shared_bytes, args)
     with user_errors():
         spec = resolve_gpu(gpu)
         source = as_source(kernel)
-        return _prepare(source, spec, shape(spec, source.name, grid, block), args, shared_bytes, peer_args, core)
+        return _prepare(source, spec, shape(spec, source.name, grid, block), args, shared_bytes, peer_args, core,
+                        cluster)
 
 
-def _prepare(source, spec, geometry: Geometry, args, shared_bytes: int, peer_args, core) -> PreparedLaunch:
+def _prepare(source, spec, geometry: Geometry, args, shared_bytes: int, peer_args, core, cluster=None) \
+        -> PreparedLaunch:
     """The launch planned once (`gpusim/launch_plan.py`) and handed to the functional core."""
     with user_errors():
-        plan, memory, marshalled = plan_launch(source, spec, geometry, tuple(args), shared_bytes, peer_args, core)
+        plan, memory, marshalled = plan_launch(source, spec, geometry, tuple(args), shared_bytes, peer_args, core,
+                                               cluster)
         return PreparedLaunch(plan, memory, marshalled, source, args)
 
 
@@ -134,7 +137,7 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
            peer_args: dict | None = None, check=None, progress=None,
            max_warps: int | None = MAX_WARPS, time_limit_s: float | None = None, core: str | None = None,
            workers: int | None = None, outputs: bool = True, constexprs: dict | None = None,
-           num_warps: int | None = None, num_stages: int | None = None) -> Result:
+           num_warps: int | None = None, num_stages: int | None = None, cluster=None) -> Result:
     """Run `kernel[grid, block, 0, shared_bytes](*args)` on the simulated GPU `gpu`
     (a preset name, a .toml file, or a GPUSpec).
 
@@ -170,12 +173,16 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
     `Result.extra["outputs"]` says so. Kernels whose timed blocks could depend on other blocks
     (atomics whose returned values are used, fences, volatile flags, device malloc) are refused
     with the reason (`gpusim.functional.communication`).
+    `cluster` ((x, y, z) blocks, or an int) launches thread-block clusters, as the CUDA launch
+    attribute does (a kernel's `__cluster_dims__` gives them too): the blocks of a cluster run
+    together and share their shared memory (`gpusim/functional/cluster.py`); timing a cluster
+    launch is not modelled yet (UnsupportedKernel).
     A `@triton.jit` kernel takes `constexprs` (meta-parameters), `num_warps` and `num_stages`;
     `block` is None and the grid may be a callable of the meta dict (`gpusim/triton_launch.py`).
     """
     options = dict(timing=timing, batch_lanes=batch_lanes, max_steps=max_steps, timing_options=timing_options,
                    peer_args=peer_args, check=check, progress=progress, max_warps=max_warps,
-                   time_limit_s=time_limit_s, core=core, workers=workers, outputs=outputs)
+                   time_limit_s=time_limit_s, core=core, workers=workers, outputs=outputs, cluster=cluster)
     if is_triton(kernel) or (constexprs, num_warps, num_stages) != (None, None, None):
         with user_errors():
             spec = resolve_gpu(gpu)
@@ -186,7 +193,7 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
 
 def _launch(kernel, grid, block, args, gpu=None, *, spec=None, timing: bool, shared_bytes: int = 0, batch_lanes: int,
             max_steps: int | None, timing_options, peer_args, check, progress, max_warps: int | None,
-            time_limit_s: float | None, core: str | None, workers: int | None, outputs: bool) -> Result:
+            time_limit_s: float | None, core: str | None, workers: int | None, outputs: bool, cluster=None) -> Result:
     """`launch` (see there), with `spec` the GPU already resolved (else `gpu` is resolved here):
     the GPU is resolved, the shape checked and the launch planned once."""
     for name, v in (("max_steps", max_steps), ("max_warps", max_warps), ("batch_lanes", batch_lanes),
@@ -218,7 +225,7 @@ def _launch(kernel, grid, block, args, gpu=None, *, spec=None, timing: bool, sha
     geometry = shape(spec, source.name, grid, block)
     check_size(source.name, geometry, not sampled, max_warps)
     check_arguments(shared_bytes, args)
-    prepared = _prepare(source, spec, geometry, args, shared_bytes, peer_args, core)
+    prepared = _prepare(source, spec, geometry, args, shared_bytes, peer_args, core, cluster)
     if max_steps is not None:
         prepared.step_budget = int(max_steps)
     if time_limit_s is not None:
@@ -243,6 +250,10 @@ def _run(prepared: PreparedLaunch, timing: bool, batch_lanes: int, timing_option
     if prepared.cooperative:
         raise UnsupportedKernel(f"kernel {prepared.name} uses cuda.cg.this_grid() (grid-wide sync): the timing model "
                                 "does not model a grid barrier; run it with timing=False (results are exact)")
+    if prepared.geometry.cluster_size > 1:
+        raise UnsupportedKernel(f"kernel {prepared.name} is launched in thread-block clusters of "
+                                f"{prepared.geometry.cluster}: the timing model does not place clusters on GPCs yet; "
+                                "run it with timing=False (results are exact)")
     opt = timing_options or TimingOptions()
     engine = None
     if progress is not None:

@@ -6,7 +6,8 @@ takes the GPU already resolved (`specs.overrides.resolve`) and the grid and bloc
 checked (`launch_config.check_dims`: the caller needs them before compiling, to refuse a launch
 too large to execute); it compiles the kernel through the seam (`frontend/source.py`), lays
 its variables out in a fresh device memory (`launch_config.layout`), marshals the arguments
-into it, and checks shared memory, `peer_args` and a cooperative grid against the GPU (a
+into it, and checks shared memory, `peer_args`, thread-block clusters (the launch's or the
+kernel's `__cluster_dims__`) and a cooperative grid against the GPU (a
 kernel that syncs its grid, `frontend/cg.py`, needs every block resident at once:
 `max_cooperative_grid_blocks`, the occupancy calculator's blocks per SM times the SMs, as
 numba-cuda computes it, with ptxas's registers where installed). It
@@ -36,7 +37,7 @@ from gpusim.functional.executor import Geometry
 from gpusim.functional.fastpath import factory, resolve_core
 from gpusim.functional.memory import DeviceMemory
 from gpusim.functional.syscalls import HEAP_BYTES, HEAP_NAME, DeviceHeap, calls_malloc
-from gpusim.launch_config import Layout, check_peer_args, check_shared, layout
+from gpusim.launch_config import Layout, check_cluster, check_peer_args, check_shared, layout
 from gpusim.specs.gpu import GPUSpec
 from gpusim.timing.occupancy import occupancy
 from isa.recursion import STACK
@@ -63,7 +64,7 @@ class LaunchPlan:
     name: str                        # the kernel's name in messages
     spec: GPUSpec                    # the GPU, resolved once
     compiled: CompiledKernel         # through the seam: PTX, entry, cc, parameters, source lines
-    geometry: Geometry               # grid and block, checked once
+    geometry: Geometry               # grid, block and thread-block cluster, checked once
     shared_bytes: int                # dynamic shared memory per block, as launched
     layout: Layout                   # where the kernel's variables live
     core: str                        # the functional core: 'fast' or 'reference'
@@ -120,9 +121,11 @@ class LaunchPlan:
 
 
 def plan_launch(source: KernelSource, spec: GPUSpec, geometry: Geometry, args: tuple, shared_bytes: int = 0,
-                peer_args: dict | None = None, core: str | None = None) \
+                peer_args: dict | None = None, core: str | None = None, cluster=None) \
         -> tuple[LaunchPlan, DeviceMemory, Marshalled]:
-    """(plan, device memory, marshalled arguments) of `source` launched on `spec` (see module doc)."""
+    """(plan, device memory, marshalled arguments) of `source` launched on `spec` (see module doc).
+    `cluster`: thread-block cluster dims as launched (None: the kernel's `__cluster_dims__`, else
+    none), checked here (`launch_config.check_cluster`) since they need the compiled kernel."""
     name = source.name
     compiled = source.compile(spec, args)
     memory = DeviceMemory()
@@ -134,11 +137,16 @@ def plan_launch(source: KernelSource, spec: GPUSpec, geometry: Geometry, args: t
     memory.seal()
     peer_ranges = check_peer_args(spec, name, compiled.describe_arg, args, marshalled.arrays, peer_args)
     core = resolve_core(core)
+    dims, explicit = check_cluster(spec, name, geometry.grid, cluster, compiled.kernel.directives)
+    geometry = Geometry(geometry.grid, geometry.block, dims, explicit)
     plan = LaunchPlan(name, spec, compiled, geometry, int(shared_bytes), lay, core,
                       decoded(compiled, lay.symbols, core), MappingProxyType(dict(marshalled.params)),
                       tuple(tuple(a) for a in marshalled.arrays), peer_ranges)
     if plan.cooperative:
         check_cooperative_launch(plan)
+        if explicit:
+            raise LaunchError(f"kernel {name}: a cooperative launch (this_grid().sync()) with thread-block "
+                              "clusters is not supported")
     return plan, memory, marshalled
 
 

@@ -157,6 +157,12 @@ def measure(out_dir: Path) -> Path:
 
 def compare(npz: Path, gpu: str = "h100") -> dict[str, int]:
     """Case -> number of outputs whose bits differ between the recording and gpusim.cupy."""
+    got, data = outputs(npz, gpu)
+    return {c: _differing(got[c], data[f"out:{c}"]) for c in got}
+
+
+def outputs(npz: Path, gpu: str = "h100"):
+    """(gpusim.cupy's outputs of every case {case: array}, the recording's npz)."""
     import gpusim.cupy as gcp
     data = np.load(npz)
     ins: dict[str, list[np.ndarray]] = {}
@@ -164,8 +170,7 @@ def compare(npz: Path, gpu: str = "h100") -> dict[str, int]:
         _, case, k = key.split(":")
         ins.setdefault(case, []).insert(int(k), data[key])
     gcp.set_gpu(gpu)
-    got = run_cases(gcp, ins)
-    return {c: _differing(got[c], data[f"out:{c}"]) for c in got}
+    return run_cases(gcp, ins), data
 
 
 def _differing(a: np.ndarray, b: np.ndarray) -> int:

@@ -4,8 +4,10 @@
 The source is compiled with NVRTC (`cuda.bindings.nvrtc`, no GPU and no driver needed) to
 PTX, which then takes `PtxSource`'s path (`ptxsource.ptx_kernel`; arguments as
 `rawargs.py` passes them). NVRTC is given:
-- `--gpu-architecture=compute_XY` from the preset's compute capability (an `-arch` in
-  `options` is refused: the preset decides), `-lineinfo` (so every report shows the .cu
+- `--gpu-architecture=compute_XY` from the preset's compute capability, `compute_90a` for the
+  Hopper presets (an H100/H200 runs sm_90a's architecture-specific instructions: wgmma,
+  setmaxnreg; `__CUDA_ARCH_FEAT_SM90_ALL` is defined as with nvcc -arch=sm_90a); an `-arch` in
+  `options` is refused: the preset decides; `-lineinfo` (so every report shows the .cu
   lines), the caller's `options`, and the include directories of the CUDA pip packages
   (`externs.include_dirs`: numba-cuda's bundled headers, `nvidia/cu13/include`, CCCL);
 - the kernel as a name expression: `"saxpy"` (an `extern "C"` or a C++ kernel) or a
@@ -73,6 +75,7 @@ class CudaSource:
     def compile(self, spec, args: tuple) -> CompiledKernel:
         cc = spec.compute_capability
         ptx, entry = compile_cuda(self.text, self.path, self.name, self.options, cc)
+        ptx = user_locations(ptx, include_dirs())
         return ptx_kernel(ptx, entry, self.name, cc, self.language, source_file=self.path,
                           first_line=kernel_line(self.text, self.name), names=param_names(self.text, self.name))
 
@@ -81,6 +84,44 @@ class CudaSource:
 
     def after_launch(self, prepared) -> None:
         """Nothing: CUDA C++'s device runtime (printf) is simulated in PTX."""
+
+
+_LOC_LINE = re.compile(r"^(\s*)\.loc\s+(\d+)\s+(\d+)\s+(\d+)(.*)$")
+_INLINED_AT = re.compile(r"inlined_at\s+(\d+)\s+(\d+)\s+(\d+)")
+_FILE_LINE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"', re.M)
+_FUNC_START = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+|\.extern\s+)*\.(?:entry|func)\b")
+
+
+def user_locations(ptx: str, system_dirs) -> str:
+    """`ptx` with every `.loc` that points into a CUDA toolkit header (`system_dirs`: the include
+    directories NVRTC is given, `externs.include_dirs`) moved to the user's line it was inlined
+    at: the `.loc`'s `inlined_at` location when that is in the user's files, else the user's
+    line before it in the same function (a header function inlined into another one). So `wmma::load_matrix_sync(...)` or `__float2half(x)`
+    is reported, counted and drawn on the .cu line that calls it, not in `crt/mma.hpp` (the
+    header's code keeps its header lines where it is not inlined into user code). Each `.loc`
+    stays on its PTX line, so PTX line numbers (and ptxas's line table) do not move."""
+    roots = tuple(str(d).rstrip("/") + "/" for d in system_dirs)
+    system = {int(m.group(1)) for m in _FILE_LINE.finditer(ptx) if m.group(2).startswith(roots)}
+    if not system:
+        return ptx
+    out, last = [], None
+    for line in ptx.splitlines(True):
+        m = _LOC_LINE.match(line)
+        if m is None:
+            if _FUNC_START.match(line):
+                last = None
+            out.append(line)
+            continue
+        if int(m.group(2)) not in system:
+            last = m.group(2, 3, 4)
+        else:
+            ia = _INLINED_AT.search(m.group(5))
+            where = ia.group(1, 2, 3) if ia is not None and int(ia.group(1)) not in system else last
+            last = where
+            if where is not None:
+                line = f"{m.group(1)}.loc\t{where[0]} {where[1]} {where[2]}\n"
+        out.append(line)
+    return "".join(out)
 
 
 def source_file(text: str) -> str:
@@ -155,6 +196,9 @@ def _split_top(s: str) -> list[str]:
     return out + [cur.strip()] if cur.strip() else out
 
 
+ARCH_SPECIFIC = ((9, 0),)        # compute capabilities whose presets compile for the 'a' target (module doc)
+
+
 def compile_cuda(text: str, path: str, name: str, options: tuple, cc: tuple[int, int]) -> tuple[str, str]:
     """(PTX, lowered entry name) of kernel `name` in `text`, from the caches or NVRTC."""
     ptx, lowered = _compiled(text, path, name, (name,), options, cc, key_names=name)
@@ -171,7 +215,7 @@ def compile_module(text: str, path: str, names: tuple[str, ...], options: tuple,
 
 def _compiled(text: str, path: str, what: str, names: tuple, options: tuple, cc: tuple[int, int],
               key_names) -> tuple[str, tuple[str, ...]]:
-    arch = f"compute_{cc[0]}{cc[1]}"
+    arch = f"compute_{cc[0]}{cc[1]}" + ("a" if tuple(cc) in ARCH_SPECIFIC else "")
     dirs = tuple(include_dirs()) + ((str(Path(path).parent),) if path else ())
     key = repr((CACHE_FORMAT, nvrtc_version(), arch, dirs, options, path, key_names, text))
     digest = hashlib.sha256(key.encode()).hexdigest()

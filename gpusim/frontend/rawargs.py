@@ -8,6 +8,8 @@ them: one value per `.param` of the `.entry`, in order, no flattening.
 | `.f32` / `.f64`               | `np.float32` / `np.float64`, or a Python float (rounded to the parameter, as a C++ call converts) |
 | `.f16` / `.b16` as a half     | `np.float16` (2 bytes)                                                 |
 | `.b8 name[N]` (a struct by value) | a numpy scalar, structured scalar (`np.void`) or `bytes` of exactly N bytes |
+| `.align 64 .b8 name[128]` (`__grid_constant__ const CUtensorMap`) | a `gpusim.TensorMap` (its array is allocated as a pointer's would be) |
+| `.u64` for a `const CUtensorMap*`  | a `gpusim.TensorMap`: its 128 bytes placed in global memory, 64-byte aligned |
 
 Any other value (a float64 for an `int`, an int64 for a `.u32`, an array for a 32-bit
 parameter) is refused with a `LaunchError` naming the kernel, parameter and value: the
@@ -33,6 +35,8 @@ import numpy as np
 
 from gpusim.errors import LaunchError
 from gpusim.frontend.argtypes import host_value
+from gpusim.frontend.tensormap import TensorMap
+from isa.semantics import tensor_map as T
 from gpusim.frontend.source import CompiledKernel, Marshalled
 
 _INT_TYPES = {"u", "s", "b"}
@@ -130,11 +134,11 @@ class _RawMarshaller:
         self.out = Marshalled({}, [])
         self._arrays: dict[int, tuple[int, int]] = {}        # id(host array) -> (address, bytes)
 
-    def _check_elements(self, i: int, decl, arr) -> None:
+    def _check_elements(self, i: int, decl, arr, check_type: bool = True) -> None:
         """Refuse an array whose element type the C++ pointer parameter would misread."""
         if arr.dtype.hasobject:
             raise _refuse(self.ck, i, decl, arr, "an array of a numeric or structured dtype")
-        want = _pointee(self.ck.params[i].type) if i < len(self.ck.params) else None
+        want = _pointee(self.ck.params[i].type) if i < len(self.ck.params) and check_type else None
         if want is not None and arr.dtype.kind in "biuf" and (arr.dtype.itemsize != want[1]
                                                                or (arr.dtype.kind == "f") != (want[0] == "f")):
             elem = self.ck.params[i].type.split(" (")[0]
@@ -156,8 +160,8 @@ class _RawMarshaller:
         self.out.arrays[-1].append((addr, nbytes))
         return int(addr + view.offset_bytes).to_bytes(8, "little")
 
-    def pointer(self, i: int, decl, arr: np.ndarray) -> bytes:
-        self._check_elements(i, decl, arr)
+    def pointer(self, i: int, decl, arr: np.ndarray, check_type: bool = True) -> bytes:
+        self._check_elements(i, decl, arr, check_type)
         if id(arr) in self._arrays:                          # the same array again: the same allocation
             addr, nbytes = self._arrays[id(arr)]
         else:
@@ -170,9 +174,24 @@ class _RawMarshaller:
         self.out.arrays[-1].append((addr, nbytes))
         return int(addr).to_bytes(8, "little")
 
+    def tensor_map(self, i: int, decl, tm: TensorMap) -> bytes:
+        """The 128 bytes of tensor map `tm` with its array allocated (module doc); for a pointer
+        parameter, the address of those bytes in global memory."""
+        addr = int.from_bytes(self.pointer(i, decl, tm.root, check_type=False), "little") + tm.offset
+        raw = T.encode(tm.fields(addr))
+        if decl.dims:
+            if decl.size_bytes != T.MAP_BYTES:
+                raise _refuse(self.ck, i, decl, tm, "a TensorMap only for a 128-byte CUtensorMap parameter")
+            return raw
+        where = self.mem.global_heap.alloc(T.MAP_BYTES, f"{self.ck.name}.{self.ck.params[i].name}.tensormap",
+                                           init=np.frombuffer(raw, np.uint8), align=64)
+        return int(where).to_bytes(8, "little")
+
     def value(self, i: int, decl, value) -> bytes:
         value = host_value(value)
         kind, nbytes = _type(decl)
+        if isinstance(value, TensorMap) and (decl.dims or (nbytes == 8 and kind in _INT_TYPES)):
+            return self.tensor_map(i, decl, value)
         if isinstance(value, DeviceView):
             if decl.dims or nbytes != 8 or kind not in _INT_TYPES:
                 raise _refuse(self.ck, i, decl, value, "a numpy scalar of the parameter's type (arrays pass as "

@@ -19,6 +19,7 @@ from gpusim.functional.executor import Access, BatchExecutor, StepRecord
 from gpusim.functional.memory import DeviceMemory
 from gpusim.functional import parallel
 from gpusim.frontend.source import KernelSource, Marshalled
+from gpusim.errors import UnsupportedKernel
 from gpusim.launch_plan import LaunchPlan
 from gpusim.result import Result, SassCounts
 from gpusim.frontend.sass.opcodes import classify
@@ -83,7 +84,12 @@ class PreparedLaunch:
     sass_error = property(lambda self: self.plan.sass_error)
 
     def batch(self, first_block: int, nblocks: int, *, max_steps: int | None = None) -> BatchExecutor:
-        """An executor for blocks first_block .. first_block + nblocks - 1 (linear ids)."""
+        """An executor for blocks first_block .. first_block + nblocks - 1 (linear ids); with
+        thread-block clusters, whole clusters (the blocks of a cluster run together)."""
+        cs = self.geometry.cluster_size
+        if cs > 1 and (first_block % cs or nblocks % cs):
+            raise UnsupportedKernel(f"kernel {self.name}: blocks {first_block}..{first_block + nblocks - 1} split a "
+                                    f"thread-block cluster of {cs} blocks; the blocks of a cluster must run together")
         x = BatchExecutor(self.decoded, self.geometry, first_block, nblocks, self.memory, self.plan.params,
                           self.block_shared_bytes, self.layout.local_bytes, self.counters, self.name,
                           sm_count=getattr(self.spec, "sm_count", 1),
@@ -101,7 +107,9 @@ class PreparedLaunch:
         geo = self.geometry
         if self.cooperative:
             return geo.nblocks
-        return max(1, min(geo.nblocks, batch_lanes // (geo.warps_per_block * 32)))
+        n = max(1, min(geo.nblocks, batch_lanes // (geo.warps_per_block * 32)))
+        cs = geo.cluster_size
+        return max(cs, n // cs * cs)              # whole clusters (their blocks are co-scheduled)
 
     def run_all(self, batch_lanes: int, max_steps: int | None = None, workers: int | None = 1,
                 on_blocks=None) -> None:
@@ -162,6 +170,9 @@ class PreparedLaunch:
         on = pred_on_threads(smap, self.decoded, thr, c.block_warps * counter_scale, c.block_threads * counter_scale,
                              c.loop_back * counter_scale, c.taken_threads * counter_scale)
         ins = smap.listing.instructions
-        return SassCounts(ins, np.rint(inst), np.rint(thr),
-                          tuple(classify(x, self.compiled.cc).counters for x in ins), np.rint(on))
+        cc = self.compiled.cc
+        classes = smap.counter_classes.get(cc)
+        if classes is None:             # static per kernel: classified once, not per launch
+            classes = smap.counter_classes[cc] = tuple(classify(x, cc).counters for x in ins)
+        return SassCounts(ins, np.rint(inst), np.rint(thr), classes, np.rint(on))
 
