@@ -1,5 +1,5 @@
 """One launch plan, built once (gpusim/launch_plan.py): the GPU is resolved, the launch shape and
-its shared memory and peer arrays checked once per launch, and the timing engine reads the
+its shared memory, peer arrays and clusters checked once per launch, and the timing engine reads the
 launch through the frozen plan, not through the functional core's objects."""
 from __future__ import annotations
 
@@ -43,7 +43,8 @@ def _counted(monkeypatch, module, name: str) -> list:
 @pytest.fixture
 def counts(monkeypatch):
     return {"resolve": _counted(monkeypatch, overrides, "resolve"),
-            **{n: _counted(monkeypatch, launch_config, n) for n in ("check_dims", "check_shared", "check_peer_args")}}
+            **{n: _counted(monkeypatch, launch_config, n) for n in ("check_dims", "check_shared", "check_peer_args",
+                                                                         "check_cluster")}}
 
 
 @pytest.mark.parametrize("timing", [False, True])
@@ -52,13 +53,18 @@ def test_a_launch_resolves_the_gpu_and_checks_its_shape_once(counts, timing):
     gpusim.launch(add_one, 2, 32, (x,), gpu="h100", timing=timing)
     assert x.tolist() == [1.0] * 64
     assert {k: len(v) for k, v in counts.items()} == {"resolve": 1, "check_dims": 1, "check_shared": 1,
-                                                      "check_peer_args": 1}
+                                                      "check_peer_args": 1, "check_cluster": 1}
 
 
 def test_prepare_resolves_and_checks_once_too(counts):
     p = gpusim.prepare(add_one, 2, 32, (np.zeros(64, np.float32),), gpu="h100")
     assert p.plan.geometry.nblocks == 2 and {k: len(v) for k, v in counts.items()} == {
-        "resolve": 1, "check_dims": 1, "check_shared": 1, "check_peer_args": 1}
+        "resolve": 1, "check_dims": 1, "check_shared": 1, "check_peer_args": 1, "check_cluster": 1}
+
+
+def test_the_plan_carries_the_launch_clusters():
+    plan = gpusim.prepare(add_one, 4, 32, (np.zeros(128, np.float32),), gpu="h100", cluster=2).plan
+    assert plan.geometry.cluster == (2, 1, 1) and plan.geometry.cluster_explicit
 
 
 def test_the_plan_is_frozen_and_names_what_the_layers_below_read():
