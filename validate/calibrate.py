@@ -14,12 +14,10 @@ Fits (each from one microbenchmark family; residuals re-simulate it with the fit
   the L2-resident stream is within 2% of the measured one (at most 5 rounds). HBM
   bandwidth is not fitted: the datasheet's peak goes through the DRAM model (banks,
   row buffers, turnaround), whose sustained rates are checked by `validate compare`.
-- `l2.atomic_same_address_interval_cycles`: cycles per atomic on one global address.
-- `l2.atomic_ops_per_cycle_per_slice`: lane atomics per cycle per L2 slice, from the
-  distinct-address atomic microbenchmark (every lane its own address).
-- `l2.atomic_extra_address_cycles`: what each further distinct address of one request
-  adds to a hot sector's turn, from `histogram_global/default` (several addresses of a
-  sector per request, every SM).
+- `l2.atomic_unit_cycles_per_pass`: cycles per atomic on one global address (each lane
+  there is a pass of the atomic unit). The same unit time per pass at every slice sets
+  the uncontended rate too (`l2_atomics.py`): the distinct-address microbenchmark and
+  `histogram_global/default` are re-simulated as residuals, not fitted.
 - `hbm.t_faw_ns`: the activation window, from the random 4-byte loads over 1 GiB
   (`random_access/read`: every access a row activation), by bisection on the simulated
   duration.
@@ -74,6 +72,13 @@ def _duration_ns(spec, family: str, params) -> float:
     r = gpusim.launch(c.kernel, c.grid, c.block, c.args, gpu=spec, shared_bytes=c.shared_bytes, timing=True,
                       timing_options=TimingOptions(mode="auto", functional="sampled"))
     return float(r.metrics[DURATION_METRIC])
+
+
+def _program_ns(spec, program: str, size: str) -> float:
+    import gpusim
+    import programs
+    c = programs.get(program).case(size)
+    return float(gpusim.launch(c.kernel, c.grid, c.block, c.args, gpu=spec, timing=True).metrics[DURATION_METRIC])
 
 
 def chase_per_hop(spec, footprint: int, hops=(256, 512)) -> float:
@@ -138,10 +143,10 @@ def fit(data: dict, base) -> tuple[object, list[dict]]:
     at = _records(data, "atomic_throughput").get("global_same")
     if at:
         interval = round(1.0 / at["derived"]["atomics_per_cycle"], 3)
-        spec = rep(spec, l2={"atomic_same_address_interval_cycles": interval})
-        notes.append(dict(field="l2.atomic_same_address_interval_cycles", value=interval,
-                          source=f"atomic_throughput/global_same: {at['derived']['atomics_per_cycle']:.3f} atomics/cycle"))
-    spec = _fit_slice_rate(spec, notes, data)
+        spec = rep(spec, l2={"atomic_unit_cycles_per_pass": interval})
+        notes.append(dict(field="l2.atomic_unit_cycles_per_pass", value=interval,
+                          source=f"atomic_throughput/global_same: {at['derived']['atomics_per_cycle']:.3f} "
+                                 f"atomics/cycle (one address: a pass each)"))
     spec = _fit_activation_window(spec, notes, data)
     bd = _records(data, "block_dispatch")
     big = max(bd.values(), key=lambda k: k["params"]["blocks"])
@@ -158,39 +163,12 @@ def fit(data: dict, base) -> tuple[object, list[dict]]:
     notes.append(dict(field="launch.kernel_fixed_ns", value=fixed,
                       source=f"launch_overhead: {lo['metrics']['gpu__time_duration.sum']:.0f} ns measured, "
                       f"{model_ns:.0f} ns modelled"))
-    if at:
-        for _ in range(2):                  # the histogram also loads the slices' atomic units: fit both in turn
-            spec = _fit_extra_address(spec, notes, data)
-            spec = _fit_slice_rate(spec, notes, data)
     return spec, notes
 
 
 def _note(notes: list, **entry) -> None:
     """Add a fitted field's note, replacing an earlier fit of the same field."""
     notes[:] = [n for n in notes if n["field"] != entry["field"]] + [entry]
-
-
-def _fit_slice_rate(spec, notes: list, data: dict):
-    """`l2.atomic_ops_per_cycle_per_slice` from global_distinct (every lane its own address)."""
-    dist = _records(data, "atomic_throughput").get("global_distinct")
-    if not dist:
-        return spec
-    # start from the measured rate per slice; rescale until the model's kernel time matches
-    target = dist["metrics"][DURATION_METRIC]
-    rate = spec.l2.atomic_ops_per_cycle_per_slice if any(n["field"] == "l2.atomic_ops_per_cycle_per_slice"
-                                                          for n in notes) \
-        else round(dist["derived"]["atomics_per_cycle"] / spec.l2.slices, 3)
-    for _ in range(2 * MAX_ITERATIONS):          # converges slowly: part of the time is not the atomic units
-        spec = rep(spec, l2={"atomic_ops_per_cycle_per_slice": rate})
-        got = _duration_ns(spec, "atomic_throughput", dist["size"])
-        if abs(got / target - 1) < TOLERANCE:
-            break
-        rate = round(rate * got / target, 3)
-    _note(notes, field="l2.atomic_ops_per_cycle_per_slice", value=spec.l2.atomic_ops_per_cycle_per_slice,
-          source=f"atomic_throughput/global_distinct: {target / 1000:.1f} us measured "
-                 f"({dist['derived']['atomics_per_cycle']:.1f} atomics/cycle; the model books each "
-                 f"at its near and, for far lines, its home slice)")
-    return spec
 
 
 def _fit_activation_window(spec, notes: list, data: dict):
@@ -218,39 +196,6 @@ def _fit_activation_window(spec, notes: list, data: dict):
     return spec
 
 
-def _fit_extra_address(spec, notes: list, data: dict):
-    """The turn a hot sector's atomic unit gives each further distinct address of one
-    request: global_same (one address, 32 lanes per request) fixes the per-lane part;
-    the histogram of 256 bins (`histogram_global/default`: a few lanes per request on
-    several addresses of the two hot sectors, from every SM) fixes this, by bisection on
-    the simulated duration. `/large` (256 x the elements) and the held-out suite's
-    same-address counter (`count_positive`, one aggregated lane per request) check it."""
-    import gpusim
-    import programs
-    rec = next((k for k in data["kernels"] if k.get("program") == "histogram_global" and k.get("size") == "default"
-                and k.get("check") == "passed"), None)
-    if rec is None:
-        return spec
-    target = rec["metrics"][DURATION_METRIC]
-
-    def duration(extra: float) -> tuple[float, object]:
-        s = rep(spec, l2={"atomic_extra_address_cycles": round(extra, 3)})
-        c = programs.get("histogram_global").case("default")
-        return gpusim.launch(c.kernel, c.grid, c.block, c.args, gpu=s, timing=True).metrics[DURATION_METRIC], s
-
-    lo, hi = 0.0, 32 * spec.l2.atomic_same_address_interval_cycles
-    if duration(lo)[0] >= target:
-        return spec
-    for _ in range(14):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if duration(mid)[0] < target else (lo, mid)
-    got, spec = duration((lo + hi) / 2)
-    _note(notes, field="l2.atomic_extra_address_cycles", value=spec.l2.atomic_extra_address_cycles,
-          source=f"histogram_global/default: {target / 1000:.2f} us measured, {got / 1000:.2f} us "
-                 f"modelled (several addresses of the two hot sectors per request, from every SM)")
-    return spec
-
-
 def residuals(spec, data: dict) -> list[dict]:
     """Re-simulate each fitted microbenchmark with the fitted spec."""
     chase = _records(data, "pointer_chase")
@@ -263,6 +208,16 @@ def residuals(spec, data: dict) -> list[dict]:
                     measured=bw["read_hbm"]["derived"]["GB_per_s"]))
     out.append(dict(what="bandwidth/read_l2 GB/s", predicted=read_GBps(spec, 16 << 20, 8, bw["read_l2"]["grid"][0]),
                     measured=bw["read_l2"]["derived"]["GB_per_s"]))
+    dist = _records(data, "atomic_throughput").get("global_distinct")
+    if dist:                                     # the uncontended atomic rate the unit time gives
+        out.append(dict(what="atomic_throughput/global_distinct us",
+                        predicted=_duration_ns(spec, "atomic_throughput", dist["size"]) / 1000,
+                        measured=dist["metrics"][DURATION_METRIC] / 1000))
+    hist = next((k for k in data["kernels"] if k.get("program") == "histogram_global" and k.get("size") == "default"
+                 and k.get("check") == "passed"), None)
+    if hist:                                     # two hot 512-B granules, several addresses a sector, every SM
+        out.append(dict(what="histogram_global/default us", predicted=_program_ns(spec, "histogram_global", "default")
+                        / 1000, measured=hist["metrics"][DURATION_METRIC] / 1000))
     for r in out:
         r["error_pct"] = 100.0 * (r["predicted"] - r["measured"]) / r["measured"]
     return out

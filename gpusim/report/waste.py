@@ -36,7 +36,7 @@ class Costs:
     issue_slot: float = 0.25
     wavefront: float = 1.0
     sector: float = 32 * 132 / (80 * 74.2)
-    atomic_sector: float = 132 / (80 * 1.676)
+    atomic_sector: float = 1.5 * 1.456 * 132 / 80      # a pass: its home unit and, for half, a near one
 
 
 @lru_cache(maxsize=32)
@@ -52,7 +52,7 @@ def costs_for(gpu: str) -> Costs:
         return Costs(issue_slot=1.0 / (s.sm.sub_partitions * s.sm.issue_width_warp_inst_per_cycle),
                      wavefront=float(s.sm.shared_wavefront_cycles),
                      sector=s.l2.sector_bytes * s.sm_count / (s.l2.slices * s.l2.bandwidth_bytes_per_cycle_per_slice),
-                     atomic_sector=s.sm_count / (s.l2.slices * s.l2.atomic_ops_per_cycle_per_slice))
+                     atomic_sector=1.5 * s.l2.atomic_unit_cycles_per_pass * s.sm_count / s.l2.slices)
     return Costs()
 
 

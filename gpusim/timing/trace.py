@@ -28,8 +28,8 @@ class WarpStream:
     """One warp's dynamic path: `visits[k] = (block, active_lanes, mem)` where mem maps an
     instruction index to its payload: a wavefront count (shared), a sector array (loads:
     global/local/const), `(sectors, byte_masks)` (stores: bit b of a uint32 mask is byte b
-    of the 32-byte sector) or `(sectors, lane_ops, addresses)` (atomics: lanes operating per sector, and the distinct
-    addresses among them)."""
+    of the 32-byte sector) or `(sectors, passes)` (atomics: per sector, the passes the L1 splits the
+    warp's lanes into, i.e. the most lanes on one address of the sector)."""
     gid: int                      # global warp id: block * warps_per_block + warp
     block: int                    # linear block id
     warp_in_block: int
@@ -162,13 +162,16 @@ class TraceSource:
             rel = np.repeat(rel, rep)
         sectors = addr >> U64(5)
         keys = (rel.astype(U64) << U64(48)) | (sectors - sectors.min())
-        ops = masks = addrs = None
-        if info.is_atomic:                             # each lane's operation is one read-modify-write
-            u, ops = np.unique(keys, return_counts=True)
-            # distinct addresses per (warp, sector): each beyond the first costs the sector another pass
-            per_addr = np.unique((rel.astype(U64) << U64(48)) | (addr - (sectors.min() << U64(5))))
-            addr_sector = (per_addr >> U64(48) << U64(48)) | ((per_addr & U64((1 << 48) - 1)) >> U64(5))
-            addrs = np.unique(addr_sector, return_counts=True)[1]     # aligned with u (same sort order)
+        passes = masks = None
+        if info.is_atomic:                             # the L1 splits the warp's atomic into passes
+            # a pass takes at most one lane per address; each sector is in as many passes as the
+            # most lanes on one of its addresses (Nsight's lts__t_sectors_op_red/atom, H200)
+            u_addr, lanes = np.unique((rel.astype(U64) << U64(48)) | (addr - (sectors.min() << U64(5))),
+                                      return_counts=True)
+            sector_key = (u_addr >> U64(48) << U64(48)) | ((u_addr & U64((1 << 48) - 1)) >> U64(5))
+            first = np.flatnonzero(np.r_[True, sector_key[1:] != sector_key[:-1]])
+            u = sector_key[first]                      # == np.unique(keys): the same (warp, sector) order
+            passes = np.maximum.reduceat(lanes, first)
         elif info.is_store:                            # which bytes of each sector the warp writes
             nb = min(info.access_bytes, 4) if a.space == "local" else info.access_bytes
             lane_masks = (U64((1 << nb) - 1) << (addr & U64(31))).astype(np.uint32)
@@ -186,8 +189,8 @@ class TraceSource:
         for k, s0, s1 in zip(owner[starts].tolist(), starts.tolist(), ends.tolist()):
             mem = new[w0 + k]
             seg = vals[s0:s1]
-            if ops is not None:
-                mem[a.instr] = (seg, ops[s0:s1], addrs[s0:s1])
+            if passes is not None:
+                mem[a.instr] = (seg, passes[s0:s1])
                 continue
             prev = mem.get(a.instr)
             if masks is not None:

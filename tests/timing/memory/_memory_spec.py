@@ -15,6 +15,7 @@ SPEC = dataclasses.replace(
     l2=L2Spec(size_bytes=50 * 1024 * 1024, slices=80, associativity=16, line_bytes=128, sector_bytes=32,
               hit_latency_cycles=260, bandwidth_bytes_per_cycle_per_slice=64.0,
               write_bandwidth_bytes_per_cycle_per_slice=64.0, atomic_latency_cycles=40,
+              atomic_unit_cycles_per_pass=1.5, atomic_unit_granule_bytes=512, atomic_float_sector_interval_cycles=3.5,
               partitions=1, fabric_latency_cycles=100, fabric_bandwidth_bytes_per_cycle=2048.0, ecc_granule_bytes=32),
     hbm=dataclasses.replace(HBMSpec(), channels=80, bandwidth_GBps=3352.0, latency_ns=250.0,
                             access_granularity_bytes=64, banks_per_channel=16, row_bytes=1024,
