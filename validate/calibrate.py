@@ -14,10 +14,16 @@ Fits (each from one microbenchmark family; residuals re-simulate it with the fit
   the L2-resident stream is within 2% of the measured one (at most 5 rounds). HBM
   bandwidth is not fitted: the datasheet's peak goes through the DRAM model (banks,
   row buffers, turnaround), whose sustained rates are checked by `validate compare`.
-- `l2.atomic_unit_cycles_per_pass`: cycles per atomic on one global address (each lane
-  there is a pass of the atomic unit). The same unit time per pass at every slice sets
-  the uncontended rate too (`l2_atomics.py`): the distinct-address microbenchmark and
-  `histogram_global/default` are re-simulated as residuals, not fitted.
+- `l2.atomic_int_sector_interval_cycles`: cycles per atomic on one global address (each
+  lane there is a pass, and consecutive passes on one sector wait for each other).
+- `l2.atomic_near_slice_cycles_per_pass`: what a pass to a line homed in the other partition
+  costs its near slice, from the distinct-address microbenchmark (no contention: the slices
+  limit it, each home slice taking the unit's time a pass).
+- `l2.atomic_unit_cycles_per_pass`: the atomic unit's time per pass over different
+  sectors of a hot 512-B granule, from `histogram_global/large` (16 M keys: every SM on
+  the two granules of the bins for 3 ms, launch and ramp negligible), by bisection on
+  the simulated duration; `/default` (65,536 keys) is re-simulated as a residual. The two
+  are fitted in turn (each kernel depends a little on the other).
 - `hbm.t_faw_ns`: the activation window, from the random 4-byte loads over 1 GiB
   (`random_access/read`: every access a row activation), by bisection on the simulated
   duration.
@@ -143,8 +149,8 @@ def fit(data: dict, base) -> tuple[object, list[dict]]:
     at = _records(data, "atomic_throughput").get("global_same")
     if at:
         interval = round(1.0 / at["derived"]["atomics_per_cycle"], 3)
-        spec = rep(spec, l2={"atomic_unit_cycles_per_pass": interval})
-        notes.append(dict(field="l2.atomic_unit_cycles_per_pass", value=interval,
+        spec = rep(spec, l2={"atomic_int_sector_interval_cycles": interval})
+        notes.append(dict(field="l2.atomic_int_sector_interval_cycles", value=interval,
                           source=f"atomic_throughput/global_same: {at['derived']['atomics_per_cycle']:.3f} "
                                  f"atomics/cycle (one address: a pass each)"))
     spec = _fit_activation_window(spec, notes, data)
@@ -163,12 +169,63 @@ def fit(data: dict, base) -> tuple[object, list[dict]]:
     notes.append(dict(field="launch.kernel_fixed_ns", value=fixed,
                       source=f"launch_overhead: {lo['metrics']['gpu__time_duration.sum']:.0f} ns measured, "
                       f"{model_ns:.0f} ns modelled"))
+    if at:
+        for _ in range(2):
+            spec = fit_atomic_slice(spec, notes, data)
+            spec = fit_atomic_unit(spec, notes, data)
     return spec, notes
 
 
 def _note(notes: list, **entry) -> None:
     """Add a fitted field's note, replacing an earlier fit of the same field."""
     notes[:] = [n for n in notes if n["field"] != entry["field"]] + [entry]
+
+
+def fit_atomic_slice(spec, notes: list, data: dict):
+    """`l2.atomic_near_slice_cycles_per_pass` from atomic_throughput/global_distinct (every lane
+    its own address: a pass a sector, no contention), rescaled until the model's duration matches."""
+    dist = _records(data, "atomic_throughput").get("global_distinct")
+    if not dist:
+        return spec
+    target = dist["metrics"][DURATION_METRIC]
+    cycles = spec.l2.atomic_near_slice_cycles_per_pass
+    for _ in range(2 * MAX_ITERATIONS):          # converges slowly: part of the time is not the slices
+        spec = rep(spec, l2={"atomic_near_slice_cycles_per_pass": cycles})
+        got = _duration_ns(spec, "atomic_throughput", dist["size"])
+        if abs(got / target - 1) < TOLERANCE / 2:
+            break
+        cycles = round(cycles * target / got, 3)
+    _note(notes, field="l2.atomic_near_slice_cycles_per_pass", value=spec.l2.atomic_near_slice_cycles_per_pass,
+          source=f"atomic_throughput/global_distinct: {target / 1000:.1f} us measured, {got / 1000:.1f} us modelled "
+                 f"(a pass a sector: the unit's time at its home slice, this at a far line's near one)")
+    return spec
+
+
+def fit_atomic_unit(spec, notes: list, data: dict):
+    """`l2.atomic_unit_cycles_per_pass` from histogram_global/large (normal keys over 256 bins:
+    every SM on the two 512-B granules of the bins, several sectors each, for 3 ms), by
+    bisection on the simulated duration; absent data leaves the preset's."""
+    rec = next((k for k in data["kernels"] if k.get("program") == "histogram_global" and k.get("size") == "large"
+                and k.get("check") == "passed"), None)
+    if rec is None:
+        return spec
+    target = rec["metrics"][DURATION_METRIC]
+
+    def duration(unit: float) -> float:
+        return _program_ns(rep(spec, l2={"atomic_unit_cycles_per_pass": round(unit, 3)}), "histogram_global", "large")
+
+    lo, hi = 0.25 * spec.l2.atomic_int_sector_interval_cycles, 2.0 * spec.l2.atomic_int_sector_interval_cycles
+    if duration(lo) >= target or duration(hi) <= target:
+        return spec
+    for _ in range(10):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if duration(mid) < target else (lo, mid)
+    unit = round((lo + hi) / 2, 3)
+    spec = rep(spec, l2={"atomic_unit_cycles_per_pass": unit})
+    _note(notes, field="l2.atomic_unit_cycles_per_pass", value=unit,
+          source=f"histogram_global/large: {target / 1000:.1f} us measured, {duration(unit) / 1000:.1f} us "
+                 f"modelled (every SM on the two hot 512-B granules of the bins)")
+    return spec
 
 
 def _fit_activation_window(spec, notes: list, data: dict):
@@ -208,14 +265,9 @@ def residuals(spec, data: dict) -> list[dict]:
                     measured=bw["read_hbm"]["derived"]["GB_per_s"]))
     out.append(dict(what="bandwidth/read_l2 GB/s", predicted=read_GBps(spec, 16 << 20, 8, bw["read_l2"]["grid"][0]),
                     measured=bw["read_l2"]["derived"]["GB_per_s"]))
-    dist = _records(data, "atomic_throughput").get("global_distinct")
-    if dist:                                     # the uncontended atomic rate the unit time gives
-        out.append(dict(what="atomic_throughput/global_distinct us",
-                        predicted=_duration_ns(spec, "atomic_throughput", dist["size"]) / 1000,
-                        measured=dist["metrics"][DURATION_METRIC] / 1000))
     hist = next((k for k in data["kernels"] if k.get("program") == "histogram_global" and k.get("size") == "default"
                  and k.get("check") == "passed"), None)
-    if hist:                                     # two hot 512-B granules, several addresses a sector, every SM
+    if hist:                                     # 1/256 of the fitted size: the same two hot granules, short
         out.append(dict(what="histogram_global/default us", predicted=_program_ns(spec, "histogram_global", "default")
                         / 1000, measured=hist["metrics"][DURATION_METRIC] / 1000))
     for r in out:

@@ -44,9 +44,9 @@ What is modelled:
     atomic:  as a read, then the read-modify-writes at the home: each sector's passes (the
              L1 splits a warp's lanes into passes of at most one lane per address) take
              their turns at the atomic unit of the line's 512-B granule
-             (`l2_atomics.py`), a far line's passes a turn at the near partition's unit
-             too; the result is ready `atomic_latency_cycles` after the last pass starts.
-             Each pass books its sector's bytes at the slice like a read.
+             (`l2_atomics.py`); the result is ready `atomic_latency_cycles` after the
+             last pass starts. Each pass holds its home slice for the unit's time and a
+             far line's near slice for `l2.atomic_near_slice_cycles_per_pass`.
   A request's time is the latest over its sectors.
 - Misses fetch whole HBM bursts (`hbm.access_granularity_bytes`); with 64-B bursts the
   sibling sector of the pair is filled too (sector promotion).
@@ -321,9 +321,13 @@ class L2Cache(HomeSlice, FarPartition, StandIns, WriteBack):
                 if masks is not None:
                     nbytes += self._partial_cost(masks, i, j)
                 nbytes *= self._write_cost
-            elif op >= ATOM:                            # each pass holds the slice's atomic unit
-                nbytes = (sum(ops[i:j]) if ops is not None else j - i) * self.atomics.pass_bytes
-            ts = servers[part * spp + s].serve(t, nbytes)
+            near = nbytes
+            if op >= ATOM:                              # each pass holds its home slice, a far one its near too
+                npass = sum(ops[i:j]) if ops is not None else j - i
+                near = nbytes = npass * self.atomics.home_bytes
+                if home != part:
+                    near = npass * self.atomics.near_bytes
+            ts = servers[part * spp + s].serve(t, near)
             if home == part:
                 od = near_sets[x]
                 ent = od.get(line)

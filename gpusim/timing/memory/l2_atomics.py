@@ -10,25 +10,29 @@ What is modelled (H100/H200, validate/data/h{100,200}_mechanisms.json, docs/mech
   against i32_b1: 1.50 against 1.46 cycles a pass, GPU-wide).
 - Serialisation. All atomics of an aligned block of `l2.atomic_unit_granule_bytes` are
   performed by one slice's atomic unit, one pass every `l2.atomic_unit_cycles_per_pass`
-  (integer or float), GPU-wide: a hot set within one granule takes its passes one at a
-  time (one address, one sector, one line, two lines: 1.39-1.50 cycles a pass), 8 lines
-  (2 granules) two at a time (0.73-0.77), 32 lines (8) 7.6 at a time, 64 lines (16)
-  13-16 at a time. Here each granule is such a chain (`rmw`); which granules share a
-  unit is not modelled (see below).
-- Throughput. Each pass holds the slice that looks it up for the same time (`pass_bytes`,
-  booked by `l2.py` on the slice's bandwidth server): its home slice, and for a line
-  homed in the other partition its near slice first, so without contention the GPU
-  finishes slices / (1.5 x cycles per pass) passes a cycle: 44 on H200 (96 slices;
-  measured 45, atomic_bins/i32_b131072), 37 on H100 (80; measured 39).
-- A floating-point pass holds its sector `l2.atomic_float_sector_interval_cycles`: the
-  next float pass on that sector starts no earlier (one address: 3.50 cycles a pass
-  where an integer one takes 1.46). The unit itself is not held longer: float adds over
-  8 lines run 2 at a time like integer ones (atomic_bins/f32_b256 0.73 cycles a pass),
-  and uncontended float adds as fast (f32_b131072).
+  GPU-wide: a hot set within one granule takes its passes one at a time (one line, two
+  lines: 1.39-1.41 cycles a pass), 8 lines (2 granules) two at a time (0.73-0.77),
+  32 lines (8) 7.6 at a time, 64 lines (16) 13-16 at a time. Here each granule is such a
+  chain (`rmw`); which granules share a unit is not modelled (see below).
+- A pass holds its sector until the next one on it may start: integer passes
+  `l2.atomic_int_sector_interval_cycles` apart (one address from every SM: 1.46 cycles a
+  pass, a little above the unit's turn over different sectors), floating-point ones
+  `l2.atomic_float_sector_interval_cycles` (3.50). The unit itself is not held longer by a
+  float add: over 8 lines float adds run 2 at a time like integer ones
+  (atomic_bins/f32_b256 0.73 cycles a pass), and uncontended as fast (f32_b131072).
+- Throughput. Each pass holds its home slice for the unit's time, and a pass to a line
+  homed in the other partition holds its near slice first for
+  `l2.atomic_near_slice_cycles_per_pass` (looked up, its copy dropped, forwarded over the
+  fabric), both booked by `l2.py` on the slices' bandwidth servers (`home_bytes`,
+  `near_bytes`). Without contention the GPU then finishes slices / (unit + near / 2)
+  passes a cycle: 38 on H200 as fitted on atomic_throughput/global_distinct (measured:
+  38 there, 45 on atomic_bins/i32_b131072, 58 on atomic_lanes/priv_l1_w8).
 - Sampled simulation (`sm_fraction` < 1): a granule's chain serves the whole GPU, so the
   simulated SMs get their fraction of it when every SM uses it, and all of it when only
-  theirs do; between the two the interval grows with the simulated SMs seen on the
-  granule (1 SM: x1, all of them: x 1 / sm_fraction). The slices' share is the slice
+  theirs do: the interval is multiplied by min(m, 1 / sm_fraction) for a line m blocks of
+  the grid share (the footprint's estimate, `warming.py`); without one (no shared array,
+  or a line outside the arguments), by what the simulated SMs seen on the granule so far
+  suggest (1 SM: x1, all of them: x 1 / sm_fraction). The slices' share is the slice
   servers' (`l2.py`).
 
 Not modelled: the real slice hash (the granule is inferred from the hot-set sweeps) and
@@ -53,22 +57,29 @@ PRUNE_ENTRIES = 1 << 16                 # granules and float sectors remembered 
 
 class AtomicUnits:
     """`rmw(t, line, sector, passes, float_op, sm)`: when a sector's last pass starts at its
-    unit; `pass_bytes`: what one pass books at a slice that looks it up (l2.py)."""
+    unit; `home_bytes`, `near_bytes`: what one pass books at its home slice and at the near
+    slice of a far line (l2.py)."""
 
     def __init__(self, spec, sm_fraction: float = 1.0):
         l2 = spec.l2
         self.granule_shift = (l2.atomic_unit_granule_bytes // l2.line_bytes).bit_length() - 1   # both powers of two
         self.interval_cycles = l2.atomic_unit_cycles_per_pass
+        self.int_interval_cycles = l2.atomic_int_sector_interval_cycles
         self.float_interval_cycles = l2.atomic_float_sector_interval_cycles
         # sampled simulation: a granule every SM hammers gives the simulated ones their
         # fraction of its unit; one only the simulated SMs touch, all of it (see rmw)
         self.sm_fraction = sm_fraction
-        sims = max(1, round(sm_fraction * spec.sm_count))
+        self._sims = sims = max(1, round(sm_fraction * spec.sm_count))
         self._share_step = (1.0 / sm_fraction - 1.0) / (sims - 1) if sims > 1 else 0.0
-        # a lookup at a (simulated, full-speed) slice: the unit's time, as bytes of its bandwidth
-        self.pass_bytes = l2.atomic_unit_cycles_per_pass * l2.bandwidth_bytes_per_cycle_per_slice
-        self._free: dict[int, list] = {}            # granule -> [earliest start of its next pass, SMs seen]
-        self._float_free: dict[int, float] = {}     # sector -> earliest start of its next float pass
+        # what a pass books at a (simulated, full-speed) slice, as bytes of its bandwidth: its home
+        # slice the unit's time, the near slice of a far line its forwarding
+        bw = l2.bandwidth_bytes_per_cycle_per_slice
+        self.home_bytes = l2.atomic_unit_cycles_per_pass * bw
+        self.near_bytes = l2.atomic_near_slice_cycles_per_pass * bw
+        self.footprint = None                        # sampled simulation: the grid's sharing (warming.py)
+        self._sm_count = spec.sm_count
+        self._free: dict[int, list] = {}            # granule -> [earliest start of its next pass, SMs seen, scale]
+        self._sector_free: dict[int, float] = {}    # sector -> earliest start of its next pass
         self._prune_at = PRUNE_ENTRIES
         self.passes = 0                              # passes performed (at their home units)
 
@@ -79,39 +90,48 @@ class AtomicUnits:
         g = line >> self.granule_shift
         ent = self._free.get(g)
         if ent is None:
-            ent = self._free[g] = [NEG_INF, 0]
-        scale = 1.0
-        if self.sm_fraction < 1.0:                   # the whole GPU's SMs on it, estimated from the simulated
+            ent = self._free[g] = [NEG_INF, 0, self._grid_scale(line)]
+        scale = ent[2]
+        if scale < 0.0:                              # the whole GPU's SMs on it, estimated from the simulated
             ent[1] |= 1 << (sm & 63)                 # ones seen: 1 -> 1 (private), all -> 1 / sm_fraction
-            scale = 1.0 + (ent[1].bit_count() - 1) * self._share_step
+            scale = 1.0 + (min(ent[1].bit_count(), self._sims) - 1) * self._share_step
         iv = self.interval_cycles * scale
+        hold = (self.float_interval_cycles if float_op else self.int_interval_cycles) * scale
         if ent[0] > t:
             t = ent[0]
-        if float_op:
-            f = self._float_free.get(sector, NEG_INF)
-            if f > t:
-                t = f
-            fiv = self.float_interval_cycles * scale
-            last = t + (passes - 1) * (fiv if fiv > iv else iv)     # the sector's passes a float latency apart
-            self._float_free[sector] = last + fiv
-        else:
-            last = t + (passes - 1) * iv
+        f = self._sector_free.get(sector, NEG_INF)
+        if f > t:
+            t = f
+        last = t + (passes - 1) * (hold if hold > iv else iv)     # the sector's own passes a hold apart
+        self._sector_free[sector] = last + hold
         ent[0] = t + passes * iv
-        if len(self._free) + len(self._float_free) > self._prune_at:
+        if len(self._free) + len(self._sector_free) > self._prune_at:
             self._prune(t)
         return last
+
+    def _grid_scale(self, line: int) -> float:
+        """How much longer a pass holds the granule of `line` for the simulated SMs: 1 in
+        full simulation; in sampled simulation the blocks that share the line across the grid
+        (the footprint's estimate: m blocks, at most one per SM, give min(m, 1 / sm_fraction)),
+        or -1 where there is no such estimate (then: from the simulated SMs seen on it)."""
+        if self.sm_fraction >= 1.0:
+            return 1.0
+        m = self.footprint.blocks_per_line(line) if self.footprint is not None else None
+        if m is None:
+            return -1.0
+        return min(max(1.0, min(m, self._sm_count)), 1.0 / self.sm_fraction)
 
     def _prune(self, t: float) -> None:
         horizon = t - 65536.0                        # far beyond any quantum's reordering
         self._free = {g: e for g, e in self._free.items() if e[0] > horizon}
-        self._float_free = {s: a for s, a in self._float_free.items() if a > horizon}
+        self._sector_free = {s: a for s, a in self._sector_free.items() if a > horizon}
         # amortised: when most entries are recent, the next pruning waits for the dicts to double
-        self._prune_at = max(PRUNE_ENTRIES, 2 * (len(self._free) + len(self._float_free)))
+        self._prune_at = max(PRUNE_ENTRIES, 2 * (len(self._free) + len(self._sector_free)))
 
     def flush(self) -> None:
         """Kernel boundary: queues forgotten (time may restart at 0)."""
         self._free.clear()
-        self._float_free.clear()
+        self._sector_free.clear()
         self._prune_at = PRUNE_ENTRIES
 
     def reset_counters(self) -> None:

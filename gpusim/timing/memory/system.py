@@ -235,8 +235,10 @@ class MemorySystem:
 
     def warm_shared(self, footprint) -> None:
         """Misses of the simulated share on lines of `footprint` (a warming.SharedFootprint)
-        that the whole GPU's L2 would hold are filled without DRAM traffic."""
+        that the whole GPU's L2 would hold are filled without DRAM traffic; atomics on its
+        shared lines contend with the whole grid's from the start (l2_atomics.py)."""
         self.l2.footprint = footprint
+        self.l2.atomics.footprint = footprint
 
     def block_position(self, tau: float) -> None:
         """The next requests come from a block at grid position `tau` (block / grid blocks)."""

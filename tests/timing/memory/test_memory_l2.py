@@ -160,7 +160,7 @@ def test_atomics_to_one_sector_are_serialised():
     ms = MemorySystem(H100)
     ms.read(0.0, 0, [7])
     done = [ms.atomic(2000.0, sm, [7], reduction=True) for sm in range(10)]
-    gap = H100.l2.atomic_unit_cycles_per_pass
+    gap = H100.l2.atomic_int_sector_interval_cycles
     assert done[-1] == 2000.0 + L2HIT + 40 + 9 * gap
     assert ms.counters()["lts__t_sectors_op_red.sum"] == 10
 
@@ -169,7 +169,7 @@ def test_the_passes_of_one_request_on_one_sector_are_serialised_like_separate_re
     ms = MemorySystem(H100)
     ms.read(0.0, 0, [7])
     done = ms.atomic(2000.0, 0, [7], reduction=True, passes=[10])
-    assert done == 2000.0 + L2HIT + 40 + 9 * H100.l2.atomic_unit_cycles_per_pass
+    assert done == 2000.0 + L2HIT + 40 + 9 * H100.l2.atomic_int_sector_interval_cycles
 
 
 def test_atomics_to_different_sectors_overlap():

@@ -1,6 +1,7 @@
 """The L2's atomic units (gpusim/timing/memory/l2_atomics.py): one hardware property per test.
-Test spec: _memory_spec (one partition, 1.5 cycles a pass, 512-B granules, float passes 3.5
-cycles apart on a sector); the last tests run small kernels through gpusim.launch."""
+Test spec: _memory_spec (one partition; the unit 1.5 cycles a pass, 512-B granules; passes
+on one sector 2.0 cycles apart, float ones 3.5; a far pass holds its near slice 2.5 cycles); the last tests
+run small kernels through gpusim.launch."""
 import dataclasses
 
 import numpy as np
@@ -15,6 +16,7 @@ from gpusim.timing.memory import L2Cache, MemorySystem
 from gpusim.timing.memory.l2_atomics import AtomicUnits
 
 PASS = SPEC.l2.atomic_unit_cycles_per_pass           # 1.5
+INT = SPEC.l2.atomic_int_sector_interval_cycles      # 2.0
 FLOAT = SPEC.l2.atomic_float_sector_interval_cycles  # 3.5
 SECTORS_PER_GRANULE = SPEC.l2.atomic_unit_granule_bytes // 32    # 16: 4 lines
 
@@ -53,6 +55,20 @@ def test_256_bins_on_8_lines_take_their_passes_two_at_a_time():
     assert one == pytest.approx((16 * 32 - 1) * PASS)  # half the passes in the same time
 
 
+def test_integer_passes_on_one_sector_are_the_sector_interval_apart():
+    ms = MemorySystem(SPEC)
+    _warm(ms, [7])
+    done = [ms.atomic(2000.0, sm, [7], reduction=True) for sm in range(10)]
+    assert done[-1] - done[0] == pytest.approx(9 * INT)
+
+
+def test_integer_passes_over_the_sectors_of_a_granule_take_the_unit_interval():
+    ms = MemorySystem(SPEC)
+    _warm(ms, range(4))
+    done = [ms.atomic(2000.0, 0, [k % 4], reduction=True) for k in range(12)]
+    assert done[-1] - done[0] == pytest.approx(11 * PASS)
+
+
 def test_float_passes_on_one_sector_are_the_float_interval_apart():
     ms = MemorySystem(SPEC)
     _warm(ms, [7])
@@ -76,7 +92,7 @@ def test_each_pass_counts_one_l2_sector_lookup_and_one_atomic_input_cycle():
     assert c["lts__d_atomic_input_cycles_active.sum"] == 4
 
 
-def test_a_far_pass_holds_its_near_and_its_home_slice():
+def test_a_pass_holds_its_home_slice_for_the_unit_time_and_a_far_one_its_near_slice_too():
     spec = replace(l2={"partitions": 2})
     l2 = L2Cache(spec)
     lines = range(0, 4000, 4)                          # one line a granule: no two passes wait for each other
@@ -84,21 +100,33 @@ def test_a_far_pass_holds_its_near_and_its_home_slice():
         l2.atomic(0.0, [4 * line], reduction=True, part=0)
     far = sum(l2.home_of(line) != 0 for line in lines)
     assert 0 < far < len(lines)
-    assert sum(l2.slice_bytes()) == pytest.approx(l2.atomics.pass_bytes * (len(lines) + far))
+    bw = spec.l2.bandwidth_bytes_per_cycle_per_slice
+    home, near = spec.l2.atomic_unit_cycles_per_pass * bw, spec.l2.atomic_near_slice_cycles_per_pass * bw
+    assert sum(l2.slice_bytes()) == pytest.approx(home * len(lines) + near * far)
 
 
 def test_sampled_a_granule_only_one_simulated_sm_uses_keeps_its_whole_unit():
     units = AtomicUnits(SPEC, sm_fraction=8 / 132)
-    starts = [units.rmw(0.0, 0, 0, 1, False, sm=3) for _ in range(5)]
-    assert np.diff(starts).tolist() == [PASS] * 4
+    starts = [units.rmw(0.0, 0, k, 1, False, sm=3) for k in range(4)]     # 4 sectors of line 0
+    assert np.diff(starts).tolist() == [PASS] * 3
 
 
 def test_sampled_a_granule_every_simulated_sm_uses_gives_them_their_fraction_of_it():
     units = AtomicUnits(SPEC, sm_fraction=8 / 132)     # 8 of 132 SMs simulated
     for sm in range(8):
-        units.rmw(0.0, 0, 0, 1, False, sm=sm)
+        units.rmw(0.0, 0, sm % 4, 1, False, sm=sm)
     a = units.rmw(0.0, 0, 0, 1, False, sm=0)
-    b = units.rmw(0.0, 0, 0, 1, False, sm=1)
+    b = units.rmw(0.0, 0, 1, 1, False, sm=1)
+    assert b - a == pytest.approx(PASS * 132 / 8)
+
+
+def test_sampled_a_line_the_whole_grid_shares_gives_the_simulated_sms_their_fraction_from_the_first_pass():
+    from gpusim.timing.memory.warming import SharedFootprint
+    units = AtomicUnits(SPEC, sm_fraction=8 / 132)
+    # one region of 8 lines that 1056 blocks touch 1056 times each: every SM of the GPU on it
+    units.footprint = SharedFootprint([0], [8], [8 * 1056], capacity_lines=1e6)
+    a = units.rmw(0.0, 0, 0, 1, False, sm=0)
+    b = units.rmw(0.0, 0, 1, 1, False, sm=0)
     assert b - a == pytest.approx(PASS * 132 / 8)
 
 
