@@ -193,12 +193,14 @@ def test_writes_saturate_a_slice_at_its_write_bandwidth():
 
 @pytest.mark.slow
 def test_many_recent_atomic_granules_are_pruned_a_few_times_not_at_every_atomic(monkeypatch):
-    """140,000 distinct 512-B granules within one pruning horizon: the map of their next pass
-    starts is pruned when it has doubled, so twice, not once per atomic beyond 65,536 (quadratic)."""
+    """140,000 distinct 512-B granules (and as many sectors) within one pruning horizon: the
+    maps of their next pass starts (280,000 entries) are pruned each time they have doubled,
+    at 65,536, 131,072 and 262,144 entries: 3 times, not once per atomic beyond the first
+    (quadratic)."""
     l2 = L2Cache(H100)
     calls = []
     prune = l2.atomics._prune
     monkeypatch.setattr(l2.atomics, "_prune", lambda t: (calls.append(t), prune(t)))
     for i in range(140_000):
         l2.atomic(float(i // 64), [16 * i], reduction=True)
-    assert len(calls) == 2
+    assert len(calls) == 3
