@@ -14,7 +14,12 @@ Each picture is one lesson, on the default preset (h100):
 - roofline.png: matmul_tiled at 512 x 512 x 512 (1,024 blocks: the default size's 24 blocks
   leave 108 of the 132 SMs idle, and its point far under every roof);
 - occupancy.png: what limits matmul_tiled's blocks per SM, and its waves;
-- reduction_ladder.png: the five reduction kernels side by side (time and counters).
+- reduction_ladder.png: the five reduction kernels side by side (time and counters);
+- ldmatrix_banks.png: programs/cuda_kernels/mma_gemm.py's ldmatrix.x4 of the A tile (line 68),
+  its rows 64 bytes apart unpadded (4-way conflicts in each 8-row phase, 16 wavefronts) beside
+  the tile padded by 8 halves (4 wavefronts);
+- cp_async_coalescing.png: the same program's cp.async of the A tile (line 45): each lane's 16
+  bytes, 4 lanes per 64-byte tile row, every byte of the 16 sectors used.
 """
 from __future__ import annotations
 
@@ -26,7 +31,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "docs" / "examples"))
 
 PICTURES = ("divergence", "bank_conflicts", "coalescing", "memory_chart", "warp_timeline", "roofline", "occupancy",
-            "reduction_ladder")
+            "reduction_ladder", "ldmatrix_banks", "cp_async_coalescing")
+MMA_GEMM = ROOT / "programs" / "cuda_kernels" / "mma_gemm.py"
+MMA_GEMM_LINES = {"ldmatrix": 68, "cp_async": 45}         # LDMATRIX_X4(a[i], ...), CP_ASYNC16(&As[s][r][k], ...)
 ROOFLINE_SIZE = {"m": 512, "n": 512, "k": 512}
 
 
@@ -48,6 +55,9 @@ def make(out: Path, names=PICTURES) -> list[Path]:
         return gpusim.launch(c.kernel, c.grid, c.block, c.args, timing=True, shared_bytes=c.shared_bytes,
                              timing_options=TimingOptions(**opts) if opts else None)
 
+    def mma_gemm(**params):
+        return programs.load_file(MMA_GEMM).case(params)
+
     out.mkdir(parents=True, exist_ok=True)
     figures = {
         "divergence": lambda: divergence_map.plot(divergence_map.divergence_map(mandelbrot.PROGRAM.case("default"))),
@@ -62,6 +72,10 @@ def make(out: Path, names=PICTURES) -> list[Path]:
         "occupancy": lambda: occupancy.plot(occupancy.occupancy_view(case("matmul_tiled"))),
         "reduction_ladder": lambda: ladder.plot(ladder.ladder({n: timed(case(n)) for n in FAMILY_ORDER["reduce"]},
                                                               family="reduce", gpu="h100")),
+        "ldmatrix_banks": lambda: bank_map.plot([bank_map.bank_map(mma_gemm(pad=p), MMA_GEMM_LINES["ldmatrix"])
+                                                 for p in (0, 8)]),
+        "cp_async_coalescing": lambda: coalescing_map.plot(coalescing_map.coalescing_map(
+            mma_gemm(), MMA_GEMM_LINES["cp_async"])),
     }
     written = []
     for name in names:

@@ -11,6 +11,7 @@ drop-in for `numba.cuda` that runs kernels here.
 from gpusim.api import launch, prepare
 from gpusim.frontend.cudasource import CudaSource
 from gpusim.frontend.ptxsource import PtxSource
+from gpusim.frontend.tensormap import TensorMap
 from gpusim.errors import (BarrierError, ConfigError, GpusimError, KernelError, LaunchError, MemoryAccessError,
                            UnsupportedKernel)
 from gpusim.multi import System
@@ -18,6 +19,6 @@ from gpusim.result import LineStats, Result
 from gpusim.specs import PRESETS, GPUSpec
 from gpusim import sweep                     # gpusim.sweep(...) runs a design-space sweep (a callable module)
 
-__all__ = ["launch", "prepare", "CudaSource", "PtxSource", "sweep", "System", "Result", "LineStats", "GPUSpec", "PRESETS", "GpusimError", "LaunchError", "KernelError",
+__all__ = ["launch", "prepare", "CudaSource", "PtxSource", "TensorMap", "sweep", "System", "Result", "LineStats", "GPUSpec", "PRESETS", "GpusimError", "LaunchError", "KernelError",
            "MemoryAccessError", "BarrierError", "ConfigError", "UnsupportedKernel"]
 __version__ = "0.1.0"

@@ -67,7 +67,7 @@ def user_errors():
 
 
 def prepare(kernel, grid, block, args, gpu="h100", shared_bytes: int = 0, peer_args=None,
-            core: str | None = None) -> PreparedLaunch:
+            core: str | None = None, cluster=None) -> PreparedLaunch:
     """Compile, lay out memory and marshal arguments, without running anything. `core`:
     'fast' or 'reference' (`gpusim.functional.fastpath`; default GPUSIM_CORE or 'fast')."""
     if isinstance(shared_bytes, (bool, np.bool_)) or not isinstance(shared_bytes, (int, np.integer)):
@@ -77,7 +77,7 @@ def prepare(kernel, grid, block, args, gpu="h100", shared_bytes: int = 0, peer_a
                           f"{args!r:.60}")
     with user_errors():
         return PreparedLaunch(as_source(kernel), grid, block, args, resolve_gpu(gpu), shared_bytes,
-                              peer_args=peer_args, core=core)
+                              peer_args=peer_args, core=core, cluster=cluster)
 
 
 def resolve_gpu(gpu):
@@ -110,7 +110,7 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
            peer_args: dict | None = None, check=None, progress=None,
            max_warps: int | None = MAX_WARPS, time_limit_s: float | None = None, core: str | None = None,
            workers: int | None = None, outputs: bool = True, constexprs: dict | None = None,
-           num_warps: int | None = None, num_stages: int | None = None) -> Result:
+           num_warps: int | None = None, num_stages: int | None = None, cluster=None) -> Result:
     """Run `kernel[grid, block, 0, shared_bytes](*args)` on the simulated GPU `gpu`
     (a preset name, a .toml file, or a GPUSpec).
 
@@ -146,6 +146,10 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
     `Result.extra["outputs"]` says so. Kernels whose timed blocks could depend on other blocks
     (atomics whose returned values are used, fences, volatile flags, device malloc) are refused
     with the reason (`gpusim.functional.communication`).
+    `cluster` ((x, y, z) blocks, or an int) launches thread-block clusters, as the CUDA launch
+    attribute does (a kernel's `__cluster_dims__` gives them too): the blocks of a cluster run
+    together and share their shared memory (`gpusim/functional/cluster.py`); timing a cluster
+    launch is not modelled yet (UnsupportedKernel).
     A `@triton.jit` kernel takes `constexprs` (meta-parameters), `num_warps` and `num_stages`;
     `block` is None and the grid may be a callable of the meta dict (`gpusim/triton_launch.py`).
     """
@@ -185,7 +189,7 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
     sampled = bool(timing and timing_options is not None and timing_options.functional == "sampled"
                    and timing_options.mode != "full")
     check_size(kernel, grid, block, spec, not sampled, max_warps)
-    prepared = prepare(kernel, grid, block, args, spec, shared_bytes, peer_args, core)
+    prepared = prepare(kernel, grid, block, args, spec, shared_bytes, peer_args, core, cluster)
     if max_steps is not None:
         prepared.step_budget = int(max_steps)
     if time_limit_s is not None:
@@ -210,6 +214,10 @@ def _run(prepared: PreparedLaunch, timing: bool, batch_lanes: int, timing_option
     if prepared.cooperative:
         raise UnsupportedKernel(f"kernel {prepared.name} uses cuda.cg.this_grid() (grid-wide sync): the timing model "
                                 "does not model a grid barrier; run it with timing=False (results are exact)")
+    if prepared.geometry.cluster_size > 1:
+        raise UnsupportedKernel(f"kernel {prepared.name} is launched in thread-block clusters of "
+                                f"{prepared.geometry.cluster}: the timing model does not place clusters on GPCs yet; "
+                                "run it with timing=False (results are exact)")
     from gpusim.timing.engine import TimingEngine, TimingOptions
     opt = timing_options or TimingOptions()
     engine = None

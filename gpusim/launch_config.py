@@ -60,6 +60,41 @@ def check_dims(spec: GPUSpec, kernel: str, grid, block) -> tuple[tuple[int, int,
     return g, b
 
 
+MAX_PORTABLE_CLUSTER = 8      # CUDA: cluster sizes up to 8 are portable; 16 needs a non-portable opt-in
+
+
+def check_cluster(spec: GPUSpec, kernel: str, grid: tuple[int, int, int], cluster, directives: tuple[str, ...]) \
+        -> tuple[tuple[int, int, int], bool]:
+    """(cluster dims, explicit) of a launch: `cluster` as given to gpusim.launch (None: none), or the
+    kernel's `__cluster_dims__` (PTX `.reqnctapercluster`), as the CUDA runtime checks them."""
+    req = next((d for d in directives if d.startswith(".reqnctapercluster")), None)
+    explicit_only = ".explicitcluster" in directives
+    fixed = dims3(tuple(int(v) for v in req.split(None, 1)[1].split(",")), "cluster", kernel) if req else None
+    if cluster is not None:
+        dims = dims3(cluster, "cluster", kernel)
+        if fixed is not None and dims != fixed:
+            raise LaunchError(f"kernel {kernel}: launched with cluster {dims}, but it declares __cluster_dims__"
+                              f"{fixed} (CUDA: cudaErrorClusterDimsMismatch-like refusal); pass cluster={fixed} or none")
+    elif fixed is not None:
+        dims = fixed
+    elif explicit_only:
+        raise LaunchError(f"kernel {kernel} needs a cluster launch (PTX .explicitcluster): pass cluster=(x, y, z)")
+    else:
+        return (1, 1, 1), False
+    if spec.compute_capability < (9, 0):
+        raise LaunchError(f"kernel {kernel}: thread-block clusters need compute capability 9.0 or later; the "
+                          f"{spec.name} preset is {spec.compute_capability[0]}.{spec.compute_capability[1]}")
+    size = dims[0] * dims[1] * dims[2]
+    if min(dims) < 1 or size > MAX_PORTABLE_CLUSTER:
+        raise LaunchError(f"kernel {kernel}: cluster {dims} has {size} blocks; gpusim models the portable cluster "
+                          f"sizes 1..{MAX_PORTABLE_CLUSTER} (16 needs CUDA's non-portable opt-in, not modelled)")
+    for axis, g, c in zip("xyz", grid, dims):
+        if g % c:
+            raise LaunchError(f"kernel {kernel}: grid dimension {axis} is {g}, not a multiple of the cluster's {c} "
+                              "(CUDA: invalid cluster dimensions)")
+    return dims, True
+
+
 @dataclass(frozen=True)
 class Layout:
     """Where every variable lives: symbol -> (space, address in that space)."""
@@ -113,8 +148,11 @@ def layout(program: Program, kernel: Kernel, memory) -> Layout:
     dyn_off = _align(shared_top, max([d.align or 16 for d in dynamic], default=16))
     for d in dynamic:
         symbols[d.name] = ("shared", dyn_off)
+    param_top = 0                          # the parameters in order, each at its alignment (the .param window)
     for p in kernel.params:
-        symbols.setdefault(p.name, ("param", 0))
+        param_top = _align(param_top, p.align or p.elem_bytes)
+        symbols.setdefault(p.name, ("param", param_top))
+        param_top += p.size_bytes
     return Layout(symbols, shared_top, dyn_off, local_top)
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpusim.errors import LaunchError
-from gpusim.frontend.tritonsource import TritonSource, autotune_configs, is_triton
+from gpusim.frontend.tritonsource import TritonSource, autotune_configs, is_triton, prune
 
 TIME = "gpu__time_duration.sum"
 
@@ -31,12 +31,16 @@ def triton_launch(kernel, grid, block, args, spec, shared_bytes, constexprs, num
             raise LaunchError(f"{what} must be a positive integer, got {v!r}")
     if not isinstance(args, (tuple, list)):
         raise LaunchError(f"args must be a tuple or list of the kernel's arguments, got {type(args).__name__}")
-    fn, configs, heuristics = autotune_configs(kernel, constexprs, num_warps, num_stages)
-    if len(configs) == 1:
+    fn, configs, heuristics, tuning = autotune_configs(kernel, constexprs, num_warps, num_stages)
+    if tuning is None:
         return _one(fn, configs[0], heuristics, grid, block, args, spec, shared_bytes, again)
+    configs = prune(fn, configs, tuning, args, constexprs)
+    zero = _reset_positions(fn, tuning, args)
     runs = []
     for config in configs:
         mine = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        for k in zero:                      # reset_to_zero: as Triton's autotuner zeroes them before each run
+            mine[k][...] = 0
         result = _one(fn, config, heuristics, grid, block, mine, spec, shared_bytes, again)
         runs.append((config, mine, result))
     times = [r.metrics.get(TIME) for _, _, r in runs]
@@ -50,6 +54,19 @@ def triton_launch(kernel, grid, block, args, spec, shared_bytes, constexprs, num
                                             for (c, _, _), t in zip(runs, times)],
                                 "chosen": best, "by": TIME if times[best] is not None else "first config"}
     return result
+
+
+def _reset_positions(fn, tuning, args) -> list[int]:
+    """Positions in `args` of the array arguments `reset_to_zero` names."""
+    if not tuning.reset_to_zero:
+        return []
+    runtime = [p.name for p in fn.params if not p.is_constexpr]
+    names = runtime if len(args) == len(runtime) else list(fn.arg_names)
+    unknown = [n for n in tuning.reset_to_zero if n not in names]
+    if unknown:
+        raise LaunchError(f"kernel {fn.__name__}: autotune reset_to_zero names {', '.join(unknown)}, which is not "
+                          f"an argument of the launch ({', '.join(names)})")
+    return [names.index(n) for n in tuning.reset_to_zero if isinstance(args[names.index(n)], np.ndarray)]
 
 
 def _one(fn, config, heuristics, grid, block, args, spec, shared_bytes, again):

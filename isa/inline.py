@@ -57,7 +57,7 @@ from isa.demangle import pretty_name
 from isa.errors import UnsupportedCall
 from isa.program import (
     Address, ArgList, Guard, Imm, Instruction, Kernel, Label, LabelRef, PredPair, Program,
-    Reg, RegDecl, Statement, Sym, VarDecl, Vector,
+    Reg, RegDecl, Statement, Sym, TensorRef, VarDecl, Vector,
 )
 
 MAX_INSTRUCTIONS = 1_000_000     # an inlined kernel larger than this is refused (exponential fan-out)
@@ -355,6 +355,9 @@ def _subst(o, m: dict, labels: dict):
     if isinstance(o, Vector):
         return Vector(tuple(None if e is None else m.get(e.name, e) if isinstance(e, Reg) else e
                             for e in o.elems))
+    if isinstance(o, TensorRef):
+        return TensorRef(m.get(o.base.name, o.base), tuple(m.get(e.name, e) if isinstance(e, Reg) else e
+                                                           for e in o.coords))
     if isinstance(o, PredPair):
         return PredPair(None if o.first is None else m.get(o.first.name, o.first), None if o.second is None else m.get(o.second.name, o.second))
     if isinstance(o, ArgList):

@@ -19,6 +19,13 @@ CONST_WINDOW_BASE = 0x0000_3000_0000_0000
 PARAM_WINDOW_BASE = 0x0000_4000_0000_0000
 GLOBAL_BASE = 0x0000_7000_0000_0000    # first byte of the simulated device heap
 
+# A `.shared::cluster` address (distributed shared memory): bits 0-23 the byte offset in a CTA's
+# shared memory, bits 24.. the CTA's rank in its cluster plus one; 0 there means the executing CTA,
+# so a `.shared::cta` address is also the `.shared::cluster` address of the same byte
+# (`isa.semantics.cluster.mapa`; gpusim's encoding, as the windows are).
+CLUSTER_RANK_SHIFT = 24
+CTA_OFFSET_MASK = (1 << CLUSTER_RANK_SHIFT) - 1
+
 WINDOWS: dict[str, int] = {
     "shared": SHARED_WINDOW_BASE,
     "local": LOCAL_WINDOW_BASE,

@@ -29,7 +29,7 @@ import dataclasses
 import math
 
 from isa.program import (
-    Address, ArgList, Imm, Instruction, Kernel, Label, LabelRef, PredPair, Program, Reg,
+    Address, ArgList, Imm, Instruction, Kernel, Label, LabelRef, PredPair, Program, Reg, TensorRef,
     SourceLoc, Special, Sym, VarDecl, Vector,
 )
 from isa.ptx_literals import float_bits, float_from_bits, float_text
@@ -85,6 +85,8 @@ def format_operand(o) -> str:
         return f"[{base}+{o.offset}]" if o.offset else f"[{base}]"
     if isinstance(o, Vector):
         return "{" + ", ".join("_" if e is None else format_operand(e) for e in o.elems) + "}"
+    if isinstance(o, TensorRef):
+        return f"[{o.base.name}, {{{', '.join(format_operand(e) for e in o.coords)}}}]"
     if isinstance(o, PredPair):
         return f"{'_' if o.first is None else o.first.name}|{'_' if o.second is None else o.second.name}"
     if isinstance(o, ArgList):

@@ -64,6 +64,15 @@ class Address:
 
 
 @dataclass(frozen=True, slots=True)
+class TensorRef:
+    """A tensor operand `[tensorMap, {c0, c1, ...}]` of `cp.async.bulk.tensor`: the tensor
+    map's address (a register or a symbol) and the box's starting coordinates (registers or
+    immediates), innermost dimension first."""
+    base: "Reg | Sym"
+    coords: tuple
+
+
+@dataclass(frozen=True, slots=True)
 class Vector:
     """A braced vector operand `{%f1, %f2, _, %f4}`; `None` stands for the sink `_`."""
     elems: tuple[Reg | Imm | None, ...]
@@ -93,7 +102,7 @@ class ArgList:
     elems: tuple["Operand", ...]
 
 
-Operand = Reg | Special | Imm | Sym | Address | Vector | LabelRef | PredPair | ArgList
+Operand = Reg | Special | Imm | Sym | Address | TensorRef | Vector | LabelRef | PredPair | ArgList
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,10 +146,17 @@ class Instruction:
 
     @property
     def space(self) -> str | None:
-        """State space named by the instruction (`ld.global` -> 'global'); None = generic."""
+        """State space named by the instruction (`ld.global` -> 'global'); None = generic.
+        `.shared::cta` is `.shared` (the executing CTA's window); `.shared::cluster` is the
+        window of the whole cluster ('shared::cluster': any CTA of the cluster, PTX ISA
+        "State Spaces: Shared")."""
         for s in self.suffixes:
             if s in STATE_SPACES:
                 return s
+            if s == "shared::cta":
+                return "shared"
+            if s == "shared::cluster":
+                return "shared::cluster"
         return None
 
     @property

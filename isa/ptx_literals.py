@@ -21,7 +21,7 @@ import math
 import re
 import struct
 
-from isa.program import Address, ArgList, Imm, LabelRef, PredPair, Reg, Special, Sym, Vector
+from isa.program import Address, ArgList, Imm, LabelRef, PredPair, Reg, Special, Sym, TensorRef, Vector
 
 NAN = math.nan
 
@@ -140,6 +140,8 @@ def parse_operand(tok: str, branch: bool = False):
         return PredPair(None if a == "_" else Reg(a), None if b == "_" else Reg(b))
     if c == "%":
         return _register(tok)
+    if c == "[" and "{" in tok:                              # `[tmap, {c0, c1}]` (cp.async.bulk.tensor)
+        return _tensor_ref(tok)
     if c == "[":
         m = _ADDR_RE.match(tok)
         if m is None:
@@ -176,6 +178,18 @@ def parse_operand(tok: str, branch: bool = False):
     if _IDENT_RE.match(tok):
         return LabelRef(tok) if branch else Sym(tok)
     raise ValueError(f"unrecognised operand {tok!r}")
+
+
+def _tensor_ref(tok: str) -> TensorRef:
+    inner = tok[1:-1].strip() if tok.endswith("]") else ""
+    parts = split_operands(inner) if inner else []
+    if len(parts) != 2 or not parts[1].startswith("{"):
+        raise ValueError(f"malformed tensor operand {tok!r}")
+    base = parse_operand(parts[0])
+    coords = parse_operand(parts[1])
+    if not isinstance(base, (Reg, Sym)) or not isinstance(coords, Vector) or None in coords.elems:
+        raise ValueError(f"malformed tensor operand {tok!r}")
+    return TensorRef(base, coords.elems)
 
 
 def parse_initializer(text: str) -> tuple[int | float, ...]:

@@ -20,7 +20,7 @@ declarations, so the reader flattens scopes here:
 """
 from __future__ import annotations
 
-from isa.program import Address, ArgList, Guard, PredPair, Reg, RegDecl, Sym, VarDecl, Vector
+from isa.program import Address, ArgList, Guard, PredPair, Reg, RegDecl, Sym, TensorRef, VarDecl, Vector
 
 
 class ScopeError(Exception):
@@ -124,6 +124,8 @@ def _rename(op, m: dict[str, str]):
         return Address(_rename(op.base, m), op.offset) if op.base is not None else op
     if isinstance(op, Vector):
         return Vector(tuple(None if e is None else _rename(e, m) for e in op.elems))
+    if isinstance(op, TensorRef):
+        return TensorRef(_rename(op.base, m), tuple(_rename(e, m) for e in op.coords))
     if isinstance(op, PredPair):
         return PredPair(_rename(op.first, m), None if op.second is None else _rename(op.second, m))
     if isinstance(op, ArgList):

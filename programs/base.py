@@ -22,7 +22,8 @@ class Case:
     grid: tuple[int, ...]
     block: tuple[int, ...]
     args: tuple[Any, ...]                        # numpy arrays (updated in place) and scalars
-    expected: dict[int, np.ndarray]              # arg index -> expected value after the launch
+    expected: dict[int, np.ndarray]              # arg index -> expected value after the launch (of a
+    #                                              gpusim.TensorMap argument: of its array)
     shared_bytes: int = 0                        # dynamic shared memory per block
     rtol: float = 0.0                            # 0 = exact (integers, copies)
     atol: float = 0.0
@@ -34,7 +35,7 @@ class Case:
         output differs from its reference."""
         args = self.args if args is None else args
         for idx, want in self.expected.items():
-            got = np.asarray(args[idx])
+            got = np.asarray(getattr(args[idx], "array", args[idx]))     # a tensor map's output: its array
             if got.shape != want.shape:
                 raise AssertionError(f"{self.name}: output arg {idx} has shape {got.shape}, expected {want.shape}")
             if self.rtol == 0.0 and self.atol == 0.0:

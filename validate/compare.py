@@ -57,6 +57,9 @@ COUNTERS = ("smsp__inst_executed.sum", "smsp__thread_inst_executed.sum",
             "lts__t_sectors_op_read.sum", "lts__t_sectors_op_write.sum", "dram__bytes_read.sum",
             "dram__bytes_write.sum", "sm__warps_active.avg.pct_of_peak_sustained_active", "sm__cycles_elapsed.max")
 MIB = 1 << 20
+# the tensor set's own counters (validate.ncu.TENSOR_METRICS that the model predicts)
+TENSOR_COUNTERS = ("smsp__inst_executed_op_ldsm.sum", "smsp__inst_executed_op_ldgsts.sum",
+                   "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum")
 # written per kernel into `--out` next to the duration
 COMPARED_COUNTERS = ("smsp__inst_executed.sum", "smsp__thread_inst_executed.sum", "lts__t_sectors_op_read.sum",
                      "lts__t_sectors_op_write.sum", "dram__bytes_read.sum", "dram__bytes_write.sum")
@@ -101,7 +104,7 @@ def estimated_cost(k: dict, sample_sms: int = 8, max_waves: int = 4, blocks_per_
                    sm_count: int = 132) -> float:
     """Warp instructions the timing model would simulate for kernel record `k`: its measured
     instruction count times the share of blocks that full or sampled simulation runs."""
-    nblocks = math.prod(k["grid"])
+    nblocks = math.prod(k["grid"]) if k.get("grid") else 1
     inst = k["metrics"].get("smsp__inst_executed.sum", 0.0)
     if nblocks <= sm_count:                           # TimingOptions' auto rule: full up to one block per SM
         return inst
@@ -126,6 +129,9 @@ def build_case(k: dict):
     elif "mechanism" in k:
         from validate.mechanisms import MECHANISMS
         spec = MECHANISMS[k["mechanism"]]
+    elif "tensor" in k:
+        from validate.tensor_set.suite import spec as tensor_spec
+        spec = tensor_spec(k["tensor"])
     else:
         from validate.microbench import MICROBENCHMARKS
         spec = MICROBENCHMARKS[k["microbenchmark"]]
@@ -157,19 +163,20 @@ def predict(k: dict, gpu, environment: dict | None = None, time_limit_s: float |
 
     import gpusim
     from gpusim.timing.engine import TimingOptions
-    kind = next((key for key in ("program", "heldout", "heldout2", "mechanism") if key in k), "microbenchmark")
+    kind = next((key for key in ("program", "heldout", "heldout2", "mechanism", "tensor") if key in k),
+                "microbenchmark")
     t = time.perf_counter()
     try:
         case = build_case(k)
         opts = TimingOptions(mode="auto", functional="sampled", **(environment or {}))
         r = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu=gpu, shared_bytes=case.shared_bytes,
-                          timing=True, timing_options=opts, time_limit_s=time_limit_s)
+                          timing=True, timing_options=opts, time_limit_s=time_limit_s, **case.options)
     except Exception as e:           # recorded, not raised: the summary counts and names every failure
         line = str(e).splitlines()[0] if str(e) else ""
         return Row(k["name"], kind, k["metrics"], {}, time.perf_counter() - t, error=f"{type(e).__name__}: {line}")
     pred = {m: float(v) for m, v in r.metrics.items()
-            if (m in COUNTERS or m == DURATION or m.startswith(("sm__inst_executed_pipe_", "timing__sampl",
-                                                                  "timing__loop")))
+            if (m in COUNTERS or m in TENSOR_COUNTERS or m == DURATION
+                or m.startswith(("sm__inst_executed_pipe_", "timing__sampl", "timing__loop")))
             and isinstance(v, (int, float))}
     pred["timing__mode"] = r.metrics.get("timing__mode")
     pred["timing__bound"] = r.metrics.get("timing__bound")
@@ -301,7 +308,7 @@ def plot(rows: list[Row], path: Path, title: str) -> None:
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(6.5, 6))
     for kind, marker in (("program", "o"), ("microbenchmark", "^"), ("heldout", "s"), ("heldout2", "D"),
-                         ("mechanism", "v")):
+                         ("mechanism", "v"), ("tensor", "P")):
         pts = [(r.measured[DURATION] / 1e3, r.predicted[DURATION] / 1e3) for r in rows
                if r.kind == kind and DURATION in r.predicted]
         if pts:
@@ -339,11 +346,16 @@ def compare(data_path: Path, preset: str | None = None, only: str | None = None,
     environment = measurement_environment(data)
     rows = _predict_all(kernels, gpu, jobs, progress, environment, time_limit_s)
     summary = summarize(rows)
-    if any(r.kind == "heldout2" for r in rows):
+    if any(r.kind in ("heldout2", "tensor") for r in rows):
         from validate import orderings     # lazy: imports the heldout2 kernels (numba)
         timed = [r for r in rows if DURATION in r.predicted]
+        if any(r.kind == "tensor" for r in rows):
+            from validate.tensor_set.suite import orderings as tensor_orderings
+            which = {"orderings": tensor_orderings()}
+        else:
+            which = {}
         summary.update(orderings.summary({r.name: r.measured[DURATION] for r in timed},
-                                         {r.name: r.predicted[DURATION] for r in timed}))
+                                         {r.name: r.predicted[DURATION] for r in timed}, **which))
     summary["skipped_over_budget"] = skipped
     summary.update(environment)
     return rows, summary, preset

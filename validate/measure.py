@@ -50,7 +50,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-SUITES = ("programs", "heldout", "heldout2", "all", "mechanisms")
+SUITES = ("programs", "heldout", "heldout2", "all", "mechanisms", "tensor")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -59,7 +59,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--suite", choices=SUITES, default="programs", help="programs: the programs and the "
                    "microbenchmarks (default); heldout: the held-out suite (validate.heldout); heldout2: the second "
                    "held-out suite's measured sizes (validate.heldout2); all: all three; "
-                   "mechanisms: issue 24's mechanism microbenchmarks (validate.mechanisms)")
+                   "mechanisms: issue 24's mechanism microbenchmarks (validate.mechanisms); tensor: the tensor set "
+                   "(validate.tensor_set: CUDA C++ through CuPy, Triton through torch)")
     p.add_argument("--only", default=None, help="regex on 'group/size' (e.g. 'vector_add|pointer_chase/fp_4KiB')")
     p.add_argument("--skip", default=None, help="regex on 'group/size' of kernels to leave out")
     p.add_argument("--no-ncu", action="store_true", help="events pass only (no Nsight Compute counters)")
@@ -72,6 +73,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "what it finished)")
     p.add_argument("--ncu-timeout", type=float, default=None, help="seconds allowed to each ncu chunk")
     p.add_argument("--workdir", type=Path, help="folder for the workers' files and ncu's log (default: a temp folder)")
+    p.add_argument("--dry-run", action="store_true", help="--suite tensor only: build and predict every entry "
+                   "with gpusim instead of measuring (no GPU; validate.tensor_set.dryrun)")
     p.add_argument("--worker", choices=("events", "ncu"), help=argparse.SUPPRESS)
     p.add_argument("--worker-out", type=Path, help=argparse.SUPPRESS)
     p.add_argument("--cases", type=Path, help=argparse.SUPPRESS)      # JSON list of "group/size" to run
@@ -102,6 +105,9 @@ def selected(only: str | None, skip: str | None, suite: str = "programs") -> lis
         from validate.mechanisms import MECHANISMS
         out += [("mechanism", name, size) for name, spec in MECHANISMS.items() for size in spec.sizes
                 if size != "default"]
+    if suite == "tensor":
+        from validate.tensor_set.suite import cases     # the entries whose programs exist here
+        out += [("tensor", name, size) for name, size in cases()]
     keep = lambda g, s: (only is None or re.search(only, f"{g}/{s}")) and not (skip and re.search(skip, f"{g}/{s}"))
     return [(k, g, s) for k, g, s in out if keep(g, s)]
 
@@ -119,6 +125,9 @@ def spec_of(kind: str, group: str):
     if kind == "mechanism":
         from validate.mechanisms import MECHANISMS
         return MECHANISMS[group]
+    if kind == "tensor":
+        from validate.tensor_set.suite import spec
+        return spec(group)
     from validate.microbench import MICROBENCHMARKS
     return MICROBENCHMARKS[group]
 
@@ -182,7 +191,8 @@ def _run_ncu(args, workdir: Path) -> tuple[list, dict]:
     from validate import ncu
     exe = args.ncu or ncu.find_ncu()
     stalls = [] if args.no_stalls else [ncu.STALL_REGEX, ncu.SAMPLE_COUNT]
-    mech = list(ncu.MECHANISM_METRICS) if args.suite == "mechanisms" else []
+    mech = list(ncu.MECHANISM_METRICS) if args.suite == "mechanisms" else \
+        list(ncu.TENSOR_METRICS) if args.suite == "tensor" else []
     notes = {"ncu": exe, "dropped_metrics": []}
     if mech:                               # drop the counters this ncu does not list for the device, up front
         try:
@@ -315,7 +325,33 @@ def write_data(path: Path, provenance: dict, kernels: list[dict]) -> None:
                     + ',\n "kernels": [\n' + body + "\n ]\n}\n")
 
 
+def _simpy_placeholder() -> None:
+    """The tensor set's programs build `gpusim.CudaSource`s, so gpusim must import; on a GPU
+    machine without simpy (GPU_NOTES.md) its simulator is not run, and an empty module stands
+    in for simpy (any use of it fails loudly)."""
+    try:
+        import simpy  # noqa: F401
+    except ImportError:
+        import types
+        sys.modules["simpy"] = types.ModuleType("simpy", "placeholder: validate measure --suite tensor runs no "
+                                                "simulation; install simpy to simulate")
+
+
+def _tensor_left_out() -> dict:
+    """{entry: why} of the tensor-set entries whose programs do not import here."""
+    from validate.tensor_set.suite import available
+    return available()[1]
+
+
 def run(args) -> int:
+    if args.suite == "tensor":
+        _simpy_placeholder()
+    if getattr(args, "dry_run", False):
+        if args.suite != "tensor":
+            raise SystemExit("validate measure: --dry-run is for --suite tensor")
+        from validate.tensor_set import dryrun
+        return dryrun.run(argparse.Namespace(all_sizes=False, gpu=args.gpu_name or "h100", time_limit=300.0,
+                                             predict=False, out=args.out))
     if args.worker:
         from validate.measure_worker import worker
         return worker(args)
@@ -357,6 +393,8 @@ def run(args) -> int:
                    + (f" --suite {args.suite}" if args.suite != "programs" else "")
                    + (f" --only '{args.only}'" if args.only else "") + (f" --skip '{args.skip}'" if args.skip else "")
                    + (" --no-stalls" if args.no_stalls else "") + " --out " + _relative(out),
+        **({"tensor_set_left_out": _tensor_left_out(), "tensor_stack": device.get("tensor_stack")}
+           if args.suite == "tensor" else {}),
         "host": platform.node(),
         "seed": 0,
         "method": __doc__.split("Method, per kernel", 1)[1].strip() if "Method, per kernel" in __doc__ else "",

@@ -39,7 +39,9 @@ def _device_info() -> dict:
             "cuda_driver_api": _try(lambda: dotted(cuda.cudadrv.driver.driver.get_version())),
             "cuda_runtime": _try(lambda: dotted(cuda.runtime.get_version())),
             "numba": numba.__version__, "numba_cuda": _try(lambda: version("numba-cuda"), "unknown"),
-            "numpy": np.__version__, "python": platform.python_version()}
+            "numpy": np.__version__, "python": platform.python_version(),
+            "tensor_stack": {d: _try(lambda d=d: version(d)) for d in ("cupy-cuda13x", "cupy-cuda12x", "torch",
+                                                                      "triton", "ml_dtypes")}}
 
 
 def _free_deferred():
@@ -56,6 +58,9 @@ def _build(kind, group, size):
 
 
 def _run_case(kind, group, size, built, mode, flush) -> dict:
+    if kind == "tensor":                                 # CUDA C++ / Triton: validate/tensor_set/launch.py
+        from validate.tensor_set.launch import run_case
+        return run_case(group, size, built, mode, flush)
     from numba import cuda
     spec = spec_of(kind, group)
     rec = {"name": f"{group}/{size}", kind: group, "size": size, "params": dict(spec.sizes[size]),

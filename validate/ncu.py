@@ -110,6 +110,28 @@ MECHANISM_METRICS = (
     "smsp__issue_active.sum",
     "sm__sass_inst_executed_op_shared_atom.sum",
 )
+# The tensor set (`--suite tensor`, validate/tensor_set) also asks for the tensor pipes' instructions and
+# busy cycles, ldmatrix / cp.async (LDGSTS) / TMA traffic; names this ncu refuses are dropped at the preflight.
+TENSOR_METRICS = (
+    "sm__inst_executed_pipe_tensor_op_hmma.sum",
+    "sm__inst_executed_pipe_tensor_op_gmma.sum",
+    "sm__inst_executed_pipe_tensor.sum",
+    "sm__pipe_tensor_op_hmma_cycles_active.sum",
+    "sm__pipe_tensor_op_gmma_cycles_active.sum",
+    "sm__pipe_tensor_cycles_active.sum",
+    "smsp__inst_executed_op_ldsm.sum",
+    "smsp__inst_executed_op_ldgsts.sum",
+    "smsp__inst_executed_op_gmma.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ldgsts.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum",
+    "l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld.sum",
+    "smsp__inst_executed_pipe_uniform.sum",
+    "l1tex__m_xbar2l1tex_read_bytes.sum",
+    "lts__t_sectors_srcunit_tex_op_read.sum",
+    "smsp__issue_active.sum",
+)
 # The list of GPU_NOTES.md, known to work on H200 with ncu 2025.3: the fallback if the full list fails.
 CORE = tuple(m for m in METRICS if not m.startswith(("launch__", "sm__maximum", "gpc__", "sm__cycles_elapsed.avg"))
              and "lookup_hit" not in m and "hit_rate" not in m and not m.startswith(("lts__t_sectors_op_atom",

@@ -8,6 +8,8 @@ them: one value per `.param` of the `.entry`, in order, no flattening.
 | `.f32` / `.f64`               | `np.float32` / `np.float64`, or a Python float (rounded to the parameter, as a C++ call converts) |
 | `.f16` / `.b16` as a half     | `np.float16` (2 bytes)                                                 |
 | `.b8 name[N]` (a struct by value) | a numpy scalar, structured scalar (`np.void`) or `bytes` of exactly N bytes |
+| `.align 64 .b8 name[128]` (`__grid_constant__ const CUtensorMap`) | a `gpusim.TensorMap` (its array is allocated as a pointer's would be) |
+| `.u64` for a `const CUtensorMap*`  | a `gpusim.TensorMap`: its 128 bytes placed in global memory, 64-byte aligned |
 
 Any other value (a float64 for an `int`, an int64 for a `.u32`, an array for a 32-bit
 parameter) is refused with a `LaunchError` naming the kernel, parameter and value: the
@@ -17,15 +19,24 @@ Arrays are copied to the simulated device (a non-contiguous view through a C-con
 copy) and every writable one is copied back after the launch. The same array object
 passed twice is one allocation, so the kernel sees one pointer (in-place kernels).
 A drop-in `DeviceArray` passes its host array, updated in place.
+
+A `DeviceView` is a pointer into a larger allocation, as a CUDA pointer to an array's first
+element is (`gpusim.cupy`: a view `x[8:]` passes `x.data.ptr + 8 * itemsize`): its whole
+`buffer` is allocated once per launch (every view of one buffer points into the same
+allocation) and copied back whole; the pointer is the allocation's address plus
+`offset_bytes`. Its `dtype` is checked against the C++ pointee as an array's is.
 """
 from __future__ import annotations
 
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 
 from gpusim.errors import LaunchError
 from gpusim.frontend.argtypes import host_value
+from gpusim.frontend.tensormap import TensorMap
+from isa.semantics import tensor_map as T
 from gpusim.frontend.source import CompiledKernel, Marshalled
 
 _INT_TYPES = {"u", "s", "b"}
@@ -37,6 +48,17 @@ _POINTEE = {"float": ("f", 4), "double": ("f", 8), "__half": ("f", 2), "half": (
             "size_t": ("i", 8), "short": ("i", 2), "unsigned short": ("i", 2), "int16_t": ("i", 2),
             "uint16_t": ("i", 2), "char": ("i", 1), "signed char": ("i", 1), "unsigned char": ("i", 1),
             "int8_t": ("i", 1), "uint8_t": ("i", 1), "bool": ("b", 1)}
+
+
+@dataclass(frozen=True, eq=False)
+class DeviceView:
+    """A pointer argument into an allocation (module doc): `buffer` stands for the whole
+    allocation (a C- or F-contiguous array), the pointer is `offset_bytes` into it, and
+    points at elements of `dtype` (a view of `shape`, for messages)."""
+    buffer: np.ndarray
+    offset_bytes: int
+    dtype: np.dtype
+    shape: tuple
 
 
 def _pointee(ctype: str) -> tuple[str, int] | None:
@@ -56,7 +78,7 @@ def _type(decl) -> tuple[str, int]:
 def _refuse(ck: CompiledKernel, i: int, decl, value, want: str) -> LaunchError:
     shown = f"{type(value).__module__}.{type(value).__name__}" if isinstance(value, np.generic) else \
         type(value).__name__
-    if isinstance(value, np.ndarray):
+    if isinstance(value, (np.ndarray, DeviceView)):
         what = f"a {value.dtype} array of shape {value.shape}"
     else:
         what = f"{shown} {value!r:.40}"
@@ -112,15 +134,34 @@ class _RawMarshaller:
         self.out = Marshalled({}, [])
         self._arrays: dict[int, tuple[int, int]] = {}        # id(host array) -> (address, bytes)
 
-    def pointer(self, i: int, decl, arr: np.ndarray) -> bytes:
+    def _check_elements(self, i: int, decl, arr, check_type: bool = True) -> None:
+        """Refuse an array whose element type the C++ pointer parameter would misread."""
         if arr.dtype.hasobject:
             raise _refuse(self.ck, i, decl, arr, "an array of a numeric or structured dtype")
-        want = _pointee(self.ck.params[i].type) if i < len(self.ck.params) else None
+        want = _pointee(self.ck.params[i].type) if i < len(self.ck.params) and check_type else None
         if want is not None and arr.dtype.kind in "biuf" and (arr.dtype.itemsize != want[1]
                                                                or (arr.dtype.kind == "f") != (want[0] == "f")):
             elem = self.ck.params[i].type.split(" (")[0]
             raise _refuse(self.ck, i, decl, arr, f"an array whose elements are {elem.replace('*', '').strip()} "
                           f"({want[1]} bytes{', floating point' if want[0] == 'f' else ''})")
+
+    def view_pointer(self, i: int, decl, view: DeviceView) -> bytes:
+        """A pointer `view.offset_bytes` into `view.buffer`'s allocation (module doc)."""
+        self._check_elements(i, decl, view)
+        buf = view.buffer
+        if id(buf) in self._arrays:
+            addr, nbytes = self._arrays[id(buf)]
+        else:
+            addr = self.mem.alloc_array(buf, f"{self.ck.name}.{self.ck.params[i].name}")
+            nbytes = buf.nbytes
+            if buf.flags.writeable:
+                self.out.copyback.append((buf, addr))
+            self._arrays[id(buf)] = (addr, nbytes)
+        self.out.arrays[-1].append((addr, nbytes))
+        return int(addr + view.offset_bytes).to_bytes(8, "little")
+
+    def pointer(self, i: int, decl, arr: np.ndarray, check_type: bool = True) -> bytes:
+        self._check_elements(i, decl, arr, check_type)
         if id(arr) in self._arrays:                          # the same array again: the same allocation
             addr, nbytes = self._arrays[id(arr)]
         else:
@@ -133,9 +174,29 @@ class _RawMarshaller:
         self.out.arrays[-1].append((addr, nbytes))
         return int(addr).to_bytes(8, "little")
 
+    def tensor_map(self, i: int, decl, tm: TensorMap) -> bytes:
+        """The 128 bytes of tensor map `tm` with its array allocated (module doc); for a pointer
+        parameter, the address of those bytes in global memory."""
+        addr = int.from_bytes(self.pointer(i, decl, tm.root, check_type=False), "little") + tm.offset
+        raw = T.encode(tm.fields(addr))
+        if decl.dims:
+            if decl.size_bytes != T.MAP_BYTES:
+                raise _refuse(self.ck, i, decl, tm, "a TensorMap only for a 128-byte CUtensorMap parameter")
+            return raw
+        where = self.mem.global_heap.alloc(T.MAP_BYTES, f"{self.ck.name}.{self.ck.params[i].name}.tensormap",
+                                           init=np.frombuffer(raw, np.uint8), align=64)
+        return int(where).to_bytes(8, "little")
+
     def value(self, i: int, decl, value) -> bytes:
         value = host_value(value)
         kind, nbytes = _type(decl)
+        if isinstance(value, TensorMap) and (decl.dims or (nbytes == 8 and kind in _INT_TYPES)):
+            return self.tensor_map(i, decl, value)
+        if isinstance(value, DeviceView):
+            if decl.dims or nbytes != 8 or kind not in _INT_TYPES:
+                raise _refuse(self.ck, i, decl, value, "a numpy scalar of the parameter's type (arrays pass as "
+                                                       "64-bit pointers)")
+            return self.view_pointer(i, decl, value)
         if decl.dims:
             return _bytes(self.ck, i, decl, value)
         if isinstance(value, np.ndarray):

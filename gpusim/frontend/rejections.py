@@ -64,12 +64,14 @@ def _readonly(name: str, pyfunc: types.FunctionType, argtypes: tuple) -> Unsuppo
                              f"{where}; pass a writable array for the arguments the kernel writes")
 
 
-def isa_error(e, ck):
+def isa_error(e, ck, text: str | None = None):
     """The gpusim error for an `isa` error met while reading or linking `ck`'s PTX, its
-    message naming the kernel, what is unsupported in Python terms, and the source line."""
+    message naming the kernel, what is unsupported in Python terms, and the source line
+    (`text`: the PTX as parsed, when it could not be: the line is found from its `.loc`s)."""
     from gpusim.errors import from_isa
     callee = getattr(e, "callee", "") or ""
-    where = _ptx_source(ck, getattr(e, "ptx_line", 0))
+    line = getattr(e, "ptx_line", 0)
+    where = _ptx_source(ck, line) if text is None else _loc_before(text, line)
     if callee == "vprintf":
         msg = f"kernel {ck.name}: print() in a kernel is not supported (device printf{where})"
     elif str(e).startswith(f"kernel {ck.name}"):
@@ -94,6 +96,28 @@ def _ptx_source(ck, ptx_line: int) -> str:
         return f" at PTX line {ptx_line}"
     code = linecache.getline(loc.file, loc.line).strip()
     return f" at {loc.file}:{loc.line}: {code}" if code else f" at {loc.file}:{loc.line}"
+
+
+_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)")
+_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"(?:\s*,\s*\d+\s*,\s*\d+)?(?:\s+"([^"]*)")?', re.M)
+
+
+def _loc_before(text: str, ptx_line: int) -> str:
+    """' at file:line: code' from the last `.loc` before PTX line `ptx_line` of `text` (PTX that
+    did not parse has no instructions to take it from), else ' at PTX line N'."""
+    if not ptx_line:
+        return ""
+    lines = text.splitlines()
+    files = {}
+    for m in _FILE.finditer(text):
+        files[int(m.group(1))] = os.path.join(m.group(2), m.group(3)) if m.group(3) else m.group(2)
+    for ln in reversed(lines[:ptx_line - 1]):
+        m = _LOC.match(ln)
+        if m and int(m.group(2)) > 0 and int(m.group(1)) in files:
+            path, n = files[int(m.group(1))], int(m.group(2))
+            code = linecache.getline(path, n).strip()
+            return f" at {path}:{n}: {code}" if code else f" at {path}:{n}"
+    return f" at PTX line {ptx_line}"
 
 
 def _recursion(pyfunc: types.FunctionType) -> list[str] | None:

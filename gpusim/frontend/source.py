@@ -88,7 +88,11 @@ class CompiledKernel:
         """The parsed PTX module (`isa.program.Program`), parsed once."""
         ptx = PTR_ATTRIBUTE.sub(r"\1", self.ptx)        # `.param .u64 .ptr .align 1 p`: a hint only
         # vprintf defined: printf writes a FIFO; grid sync; Numba's runtime (NRT) on the device heap
-        return parse(nrt.instrument(cg.instrument(define_printf(ptx))))
+        text = nrt.instrument(cg.instrument(define_printf(ptx)))
+        try:
+            return parse(text)
+        except IsaError as e:               # unreadable PTX: the source line from the text's .loc
+            raise isa_error(e, self, text) from None
 
     @property
     def cooperative(self) -> bool:

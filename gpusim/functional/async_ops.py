@@ -12,8 +12,14 @@ the copy size), naming the kernel, line, block and thread.
 Counters (`gpusim.functional.counters.EXTRA_METRICS`): `smsp__inst_executed_op_ldgsts` per warp
 instruction, the global side's requests and 32-byte sectors, the shared side's wavefronts.
 
-Does not model: time (issue 29), the racecheck view of a destination read before its wait
-(module docstring of `isa.semantics.async_copy`), `cp.async.bulk` (refused at decode).
+The sanitizer sees the global read when the copy issues and the shared write as pending from
+the issue to the thread's wait that completes it (`async_issue`, `async_done`): racecheck
+reports any access to those bytes in between (a tile read before its `cp.async.wait_group`),
+and a copy into bytes other threads still read or write unordered (a stage overwritten before
+the barrier after its last use); initcheck counts the bytes written at completion.
+
+Does not model: time (issue 29), a global write to a copy's source between its issue and its
+completion (the source is read at issue). `cp.async.bulk*` (TMA) is `bulk_ops`.
 
 Sources: PTX ISA 9.0, "cp.async", "cp.async.wait_group", "mbarrier", "elect.sync".
 """
@@ -24,14 +30,15 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from gpusim.functional import bulk_ops
 from gpusim.functional.lsu import SECTOR_SHIFT, distinct_per_group, shared_wavefronts
 from gpusim.functional.ops import AddressOp, NopOp, Op
 from isa.errors import UnsupportedInstruction
 from isa.program import Address
 from isa.semantics import async_copy as S
+from isa.semantics.bulk_copy import is_bulk
 
 U64 = np.uint64
-PENDING_MASK = (1 << 21) - 1
 
 
 class AsyncCopies:
@@ -40,10 +47,10 @@ class AsyncCopies:
     def __init__(self, x):
         self.x = x
         self.committed = np.zeros(x.nlanes, np.int64)      # commit_group count per thread
-        self.pending: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []  # lanes, group, dst, data
+        self.pending: list[tuple] = []                  # lanes, group, dst, data, the op's shared-side access
 
-    def issue(self, lanes, dst, data) -> None:
-        self.pending.append((lanes, self.committed[lanes].copy(), dst, data))
+    def issue(self, lanes, dst, data, acc) -> None:
+        self.pending.append((lanes, self.committed[lanes].copy(), dst, data, acc))
 
     def complete(self, lanes: np.ndarray, keep_groups: int | None) -> None:
         """Complete the copies of `lanes` older than their `keep_groups` newest committed groups
@@ -52,17 +59,38 @@ class AsyncCopies:
         sel[lanes] = True
         buf = self.x.lsu.shared
         left = []
-        for ln, grp, dst, data in self.pending:
+        san = self.x.san
+        for ln, grp, dst, data, acc in self.pending:
             done = sel[ln]
             if keep_groups is not None:
                 done &= grp < self.committed[ln] - keep_groups
             if done.any():
                 idx = dst[done][:, None] + np.arange(data.shape[1])
                 buf[idx] = data[done]
+                if san is not None:
+                    san.async_done(acc, ln[done], dst[done].astype(U64))
             if not done.all():
                 keep = ~done
-                left.append((ln[keep], grp[keep], dst[keep], data[keep]))
+                left.append((ln[keep], grp[keep], dst[keep], data[keep], acc))
         self.pending = left
+
+
+def _place_partial(x, acc, lanes, src, nbytes):
+    """(global buffer, offsets) of reads of `nbytes[k]` bytes at `src[k]`, each aligned to the
+    copy size: `LoadStoreUnit._place` for per-lane sizes."""
+    heap = x.lsu.mem.global_heap
+    absa = heap.translate(src) if heap.aliases else src
+    ok = heap.check(absa, nbytes.astype(U64))
+    if not ok.all():
+        k = int(np.flatnonzero(~ok)[0])
+        x.fail_access(acc, int(lanes[k]), int(src[k]), "global", heap.nearest(int(absa[k])))
+    n = acc.info.access_bytes
+    mis = (src & U64(n - 1)) != 0
+    if mis.any():
+        k = int(np.flatnonzero(mis)[0])
+        x.fail_access(acc, int(lanes[k]), int(src[k]), "global", f"misaligned: a {n}-byte access needs "
+                      f"an address that is a multiple of {n}", kind="misaligned address")
+    return heap.data, absa - U64(heap.base)
 
 
 def _lanes(op, x) -> np.ndarray:
@@ -83,6 +111,10 @@ def _unit(x) -> AsyncCopies:
 class CpAsyncOp(AddressOp):
     __slots__ = ("size", "src_base", "src_offset", "srcs")
 
+    @property
+    def sanitizer_bytes(self) -> int:
+        return self.size
+
     def run(self, x):
         lanes = _lanes(self, x)
         if not len(lanes):
@@ -96,17 +128,32 @@ class CpAsyncOp(AddressOp):
         if self.srcs:
             lim = np.minimum(np.broadcast_to(np.asarray(self.srcs[0](st, x), np.int64), (st.hi - st.lo,))[rel], n)
         lsu = x.lsu
-        g_acc = SimpleNamespace(index=self.index, info=replace(self.info, access_bytes=n, is_store=False),
-                                dt=np.dtype(np.uint8), space="global")
         s_acc = SimpleNamespace(index=self.index, info=replace(self.info, access_bytes=n, is_store=True),
                                 dt=np.dtype(np.uint8), space="shared")
-        gbuf, goff = lsu._place(g_acc, "global", lanes, src)
         sbuf, soff = lsu._place(s_acc, "shared", lanes, dst)
-        data = gbuf[goff.astype(np.int64)[:, None] + np.arange(n)]
-        data[np.arange(n)[None, :] >= lim[:, None]] = 0
-        _unit(x).issue(lanes, soff.astype(np.int64), data)
-        x.trace_access(self, "global", lanes, goff)
-        x.trace_access(self, "shared", lanes, soff)
+        data = np.zeros((len(lanes), n), np.uint8)
+        reads = lim > 0                     # src-size 0: nothing is read (Triton's masked-off prefetches)
+        rl = lanes[reads]
+        goff = np.zeros(0, U64)
+        if len(rl):
+            g_acc = SimpleNamespace(index=self.index, info=replace(self.info, access_bytes=n, is_store=False),
+                                    dt=np.dtype(np.uint8), space="global")
+            if (lim[reads] < n).any():      # only src-size bytes are read: bounds-check those
+                gbuf, goff = _place_partial(x, g_acc, rl, src[reads], lim[reads])
+            else:
+                gbuf, goff = lsu._place(g_acc, "global", rl, src[reads])
+            idx = np.minimum(goff.astype(np.int64)[:, None] + np.arange(n), len(gbuf) - 1)
+            part = gbuf[idx]
+            part[np.arange(n)[None, :] >= lim[reads][:, None]] = 0
+            data[reads] = part
+        _unit(x).issue(lanes, soff.astype(np.int64), data, s_acc)
+        if len(rl):
+            x.trace_access(self, "global", rl, goff, n, False)
+        x.trace_access(self, "shared", lanes, soff, n, True)
+        if x.san is not None:
+            if len(rl):
+                x.san.access(g_acc, "global", rl, goff)
+            x.san.async_issue(s_acc, lanes, soff)
         c = x.counters
         w = lanes >> 5
         wl = w - w[0]
@@ -114,7 +161,9 @@ class CpAsyncOp(AddressOp):
         nwarps = int(np.count_nonzero(np.bincount(wl, minlength=nw)))
         c.add_extra(self.index, "ldgsts_inst", nwarps)
         c.add_extra(self.index, "global_ldgsts_requests", nwarps)
-        c.add_extra(self.index, "global_ldgsts_sectors", int(distinct_per_group(wl, goff >> SECTOR_SHIFT, nw).sum()))
+        gw = (rl >> 5) - w[0]
+        c.add_extra(self.index, "global_ldgsts_sectors",
+                    int(distinct_per_group(gw, goff >> SECTOR_SHIFT, nw).sum()) if len(rl) else 0)
         local = soff - x.cta_slot(lanes).astype(U64) * U64(lsu.shared_stride)
         c.add_extra(self.index, "shared_ldgsts_wavefronts",
                     int(shared_wavefronts(wl, local, n, nw, lsu.banks, lsu.bank_width).sum()))
@@ -152,6 +201,9 @@ class MbarrierOp(AddressOp):
         words = buf.view(np.uint64)
         idx = (off // U64(8)).astype(np.int64)
         args = [np.broadcast_to(np.asarray(f(st, x)).astype(np.int64), (st.hi - st.lo,))[rel] for f in self.srcs]
+        waits = self.what in ("test_wait", "try_wait")
+        x.trace_mbarrier(self, lanes, off, self.what,       # a wait's state token: its phase bit
+                         [args[0].astype(np.uint64) >> np.uint64(63)] if waits and not self.parity and args else args)
         out = np.zeros(len(lanes), np.uint64)
         for k in range(len(lanes)):
             out[k] = self._one(words, int(idx[k]), [int(a[k]) for a in args])
@@ -160,29 +212,12 @@ class MbarrierOp(AddressOp):
             x.write_lanes(self.dst, lanes, out.astype(bool) if waits else out)
 
     def _one(self, words, i, args) -> int:
-        v = int(words[i])
-        pend, exp, tx, ph = v & PENDING_MASK, (v >> 21) & PENDING_MASK, (v >> 42) & PENDING_MASK, v >> 63
         w = self.what
-        if w == "init":
-            pend, exp, tx, ph = args[0], args[0], 0, 0
-        elif w == "inval":
-            pend = exp = tx = ph = 0
-        elif w in ("test_wait", "try_wait"):
-            want = args[0] & 1 if self.parity else args[0] >> 63
-            return int(ph != want)
-        else:
-            token = ph << 63
-            if w in ("expect_tx", "arrive_expect_tx"):
-                tx += args[0]
-            if w in ("arrive", "arrive_expect_tx"):
-                pend -= args[0] if (w == "arrive" and args) else 1
-                if pend <= 0 and tx == 0:
-                    ph ^= 1
-                    pend = exp
-            words[i] = np.uint64((pend & PENDING_MASK) | (exp << 21) | ((tx & PENDING_MASK) << 42) | (ph << 63))
-            return token
-        words[i] = np.uint64((pend & PENDING_MASK) | (exp << 21) | ((tx & PENDING_MASK) << 42) | (ph << 63))
-        return 0
+        if w in ("test_wait", "try_wait"):
+            args = [args[0] & 1 if self.parity else (args[0] >> 63) & 1]
+        new, out = S.mbarrier_update(int(words[i]), w, args)
+        words[i] = np.uint64(new)
+        return out
 
 
 class ElectOp(Op):
@@ -211,6 +246,8 @@ def make(dec, ins, i: int, spec, bound, guard):
     """The op for an `async`-kind instruction (called by `ops.OpFactory.make`)."""
     reject = lambda why: UnsupportedInstruction(ins.mnemonic, ptx_line=ins.ptx_line,  # noqa: E731
                                                 kernel=dec.kernel.name, reason=why)
+    if ins.opcode == "cp" and is_bulk(ins):
+        return bulk_ops.make(dec, ins, i, spec, bound, guard)
     if ins.opcode == "cp":
         kind, n = S.cp_async_form(ins)
         if kind == "copy":

@@ -206,6 +206,17 @@ class Collectives:
         x = self.x
         stacks = x.stacks
         w = np.flatnonzero(blocked)
+        if x.cluster_waits is not None:                  # cluster waits release by phase (cluster.py)
+            at_cluster = np.isin(wait_at[w], x.cluster_waits)
+            if at_cluster.any():
+                released = x.cluster_unit().recheck()
+                still = w[at_cluster][arrived[w[at_cluster]] != 0]
+                w = w[~at_cluster]
+                w = w[~np.isin(w // x.wpc, still // x.wpc)]     # a CTA barrier needs every warp of its block
+                if not len(w):
+                    if not released:
+                        x.cluster_unit().deadlock()
+                    return
         top = arrived[w] | stacks.lanes_at(w, x.exit_only)
         live = stacks.live_mask(w, x.launched)
         short = np.flatnonzero(top != live)

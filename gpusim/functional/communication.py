@@ -51,11 +51,20 @@ def blocks_communicate(prepared, *, atomic_values_only: bool = False) -> str | N
                         "uses it")
             return (f"{where} updates global memory atomically: blocks may communicate through it, and its "
                     "order and returned values follow the block order")
-        if ins.opcode in ("membar", "fence") and not any(m.startswith("cta") for m in ins.modifiers):
+        if ins.opcode in ("membar", "fence") and not any(m.startswith("cta") for m in ins.modifiers) \
+                and not _proxy_only(ins):
             return f"{where} orders memory between blocks"
         if ins.opcode in ("ld", "st", "ldu") and _global(ins) and any(m in _STRONG for m in ins.modifiers):
             return f"{where} is a volatile or ordered global access (a flag between blocks)"
     return None
+
+
+def _proxy_only(ins) -> bool:
+    """A proxy fence without a gpu or system scope (`fence.proxy.async.shared::cta`, what
+    TMA / wgmma kernels issue between their generic writes of shared memory and the async
+    proxy's reads): it orders one thread's accesses through two proxies, not threads of
+    different blocks (PTX ISA, "membar/fence": proxy fences)."""
+    return ins.opcode == "fence" and "proxy" in ins.modifiers and not {"gpu", "sys"} & set(ins.modifiers)
 
 
 def sampling_refusal(prepared) -> str | None:

@@ -28,7 +28,11 @@ Names (Nsight Compute "Kernel Profiling Guide", metrics reference):
   smsp__inst_executed_op_ldsm.sum, smsp__inst_executed_op_ldgsts.sum (cp.async),
   l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum (ldmatrix wavefronts; stmatrix counts
   as a shared store), l1tex__t_{requests,sectors}_pipe_lsu_mem_global_op_ldgsts.sum and
-  l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum (the two sides of cp.async).
+  l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum (the two sides of cp.async);
+  smsp__sass_inst_executed_op_tma_{ld,st}.sum (warp instructions of cp.async.bulk{.tensor} into
+  / out of shared memory), l1tex__m_xbar2l1tex_read_{bytes,sectors}_mem_global_op_tma_ld.sum and
+  l1tex__m_l1tex2xbar_write_{bytes,sectors}_mem_global_op_tma_st.sum (the 32-byte sectors of
+  global memory they read / write, `gpusim.functional.bulk_ops`).
 """
 from __future__ import annotations
 
@@ -79,6 +83,12 @@ EXTRA_METRICS = {
     "l1tex__t_requests_pipe_lsu_mem_global_op_ldgsts.sum": "global_ldgsts_requests",
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum": "global_ldgsts_sectors",
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum": "shared_ldgsts_wavefronts",
+    "smsp__sass_inst_executed_op_tma_ld.sum": "tma_ld_inst",
+    "smsp__sass_inst_executed_op_tma_st.sum": "tma_st_inst",
+    "l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld.sum": "tma_ld_bytes",
+    "l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum": "tma_ld_sectors",
+    "l1tex__m_l1tex2xbar_write_bytes_mem_global_op_tma_st.sum": "tma_st_bytes",
+    "l1tex__m_l1tex2xbar_write_sectors_mem_global_op_tma_st.sum": "tma_st_sectors",
 }
 
 

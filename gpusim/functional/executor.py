@@ -39,6 +39,7 @@ import numpy as np
 
 from gpusim.errors import BarrierError, KernelError, MemoryAccessError
 from gpusim.functional import budget
+from gpusim.functional.cluster import ClusterUnit, cluster_lane_values, cluster_uniform_values
 from gpusim.functional.collectives import Collectives, pack_lanes, unpack_lanes
 from gpusim.functional.counters import Counters
 from gpusim.functional.decode import DecodedKernel
@@ -53,8 +54,18 @@ STARVE_STEPS = 256                         # a warp runnable this many steps wit
 
 @dataclass(frozen=True)
 class Geometry:
+    """A launch's shape. With thread-block clusters (`cluster` != (1, 1, 1)) a block's linear id
+    counts in cluster order: the blocks of cluster c are c * cluster_size .. + cluster_size - 1,
+    rank r = x + y cx + z cx cy within it, clusters numbered x-fastest over the grid of clusters;
+    so the blocks of a cluster are consecutive and a batch of whole clusters holds them all."""
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
+    cluster: tuple[int, int, int] = (1, 1, 1)
+    cluster_explicit: bool = False          # launched with clusters (%is_explicit_cluster)
+
+    @property
+    def cluster_size(self) -> int:
+        return self.cluster[0] * self.cluster[1] * self.cluster[2]
 
     @property
     def threads_per_block(self) -> int:
@@ -69,8 +80,18 @@ class Geometry:
         return self.grid[0] * self.grid[1] * self.grid[2]
 
     def block_coords(self, linear: int) -> tuple[int, int, int]:
+        x, y, z = self.ctaid_arrays(np.array([linear], np.int64))
+        return (int(x[0]), int(y[0]), int(z[0]))
+
+    def ctaid_arrays(self, linear: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """%ctaid.x, .y, .z of the blocks of linear ids `linear` (class docstring)."""
         gx, gy, _ = self.grid
-        return (linear % gx, (linear // gx) % gy, linear // (gx * gy))
+        if self.cluster == (1, 1, 1):
+            return linear % gx, (linear // gx) % gy, linear // (gx * gy)
+        cx, cy, cz = self.cluster
+        c, r = linear // self.cluster_size, linear % self.cluster_size
+        nx, ny = gx // cx, gy // cy
+        return ((c % nx) * cx + r % cx, ((c // nx) % ny) * cy + (r // cx) % cy, (c // (nx * ny)) * cz + r // (cx * cy))
 
     def thread_coords(self, linear: int) -> tuple[int, int, int]:
         bx, by, _ = self.block
@@ -79,11 +100,19 @@ class Geometry:
 
 @dataclass
 class Access:
-    """The lanes and byte offsets of one memory instruction in a step (trace mode)."""
+    """The lanes and byte offsets of one memory instruction in a step (trace mode). `nbytes`
+    and `is_store`: bytes per lane and direction where the instruction's `InstrInfo` does not
+    give them (tensor-core and async-copy instructions: ldmatrix rows, cp.async sides, wmma
+    fragments); 0 / None otherwise. Space 'mbarrier': an mbarrier operation, `values`
+    (operation, per-lane argument arrays)."""
     instr: int
     space: str
     lanes: np.ndarray
     offsets: np.ndarray
+    nbytes: int = 0
+    is_store: bool | None = None
+    phase_lanes: int = 32                    # lanes served together (ldmatrix: 8 row addresses per phase)
+    values: object = None
 
 
 @dataclass
@@ -144,11 +173,19 @@ class BatchExecutor:
         self._barriers = {b.barrier.index: b.barrier for b in dk.blocks if b.barrier is not None}
         grid = sorted(i for i, b in self._barriers.items() if getattr(b, "scope", "cta") == "grid")
         self.grid_barriers = np.array(grid, np.int64) if grid else None   # this_grid().sync() sites, or None
+        cw = sorted(i for i, b in self._barriers.items() if getattr(b, "scope", "cta") == "cluster")
+        self.cluster_waits = np.array(cw, np.int64) if cw else None      # barrier.cluster.wait sites, or None
+        self.cluster: ClusterUnit | None = None     # the cluster barrier, once a thread arrives at one
         # Blocks that can only exit (nothing but ret/exit), plus EXIT itself in the last slot (index -1):
         # lanes parked there need not arrive at a barrier, as exited threads need not on hardware.
         self.exit_only = np.array([b.terminator == "exit" and not b.ops for b in dk.blocks] + [True])
 
     # ------------------------------------------------------------------ geometry
+    def cluster_unit(self) -> ClusterUnit:
+        if self.cluster is None:
+            self.cluster = ClusterUnit(self)
+        return self.cluster
+
     def cta_slot(self, lanes: np.ndarray) -> np.ndarray:
         return lanes // (self.wpc * 32)
 
@@ -162,13 +199,13 @@ class BatchExecutor:
             lane = np.arange(self.nlanes, dtype=np.int64)
             t = lane % (self.wpc * 32)
             bx, by, _ = self.geo.block
-            gx, gy, _ = self.geo.grid
             l31 = (lane & 31).astype(np.uint64)
             one = np.uint64(1)
             vals = {
                 "%tid.x": lambda: t % bx, "%tid.y": lambda: (t // bx) % by, "%tid.z": lambda: t // (bx * by),
-                "%ctaid.x": lambda: self._ctas() % gx, "%ctaid.y": lambda: (self._ctas() // gx) % gy,
-                "%ctaid.z": lambda: self._ctas() // (gx * gy),
+                "%ctaid.x": lambda: self.geo.ctaid_arrays(self._ctas())[0],
+                "%ctaid.y": lambda: self.geo.ctaid_arrays(self._ctas())[1],
+                "%ctaid.z": lambda: self.geo.ctaid_arrays(self._ctas())[2],
                 "%laneid": lambda: lane & 31, "%warpid": lambda: t >> 5,
                 "%smid": lambda: self._ctas() % self.sm_count,
                 "%lanemask_eq": lambda: one << l31,
@@ -177,6 +214,9 @@ class BatchExecutor:
                 "%lanemask_ge": lambda: ~((one << l31) - one),
                 "%lanemask_gt": lambda: ~((one << (l31 + one)) - one),
             }
+            if name not in vals:
+                vals.update(cluster_lane_values(self.geo, self._ctas))
+                vals.update({k: (lambda v=v: np.full(self.nlanes, v)) for k, v in cluster_uniform_values(self.geo).items()})
             if name not in vals:
                 raise KernelError("unsupported special register", kernel=self.kernel_name, detail=name)
             arr = self._lane_arrays[name] = np.asarray(vals[name]()).astype(np.uint32)
@@ -195,6 +235,7 @@ class BatchExecutor:
             "%clock": self.steps, "%clock64": self.steps, "%globaltimer": self.steps * 1000,
             "%globaltimer_lo": self.steps * 1000, "%globaltimer_hi": 0,
             "%dynamic_smem_size": self.lsu.shared_bytes, "%total_smem_size": self.lsu.shared_bytes,
+            **cluster_uniform_values(g),
         }
         if name in uniform:
             return want.type(uniform[name]) if want.kind != "f" else want.type(uniform[name])
@@ -226,9 +267,18 @@ class BatchExecutor:
             return v[lanes - self.state.lo]
         return np.full(len(lanes), v)
 
-    def trace_access(self, op, space, lanes, offsets) -> None:
+    def trace_access(self, op, space, lanes, offsets, nbytes: int = 0, is_store: bool | None = None,
+                     phase_lanes: int = 32) -> None:
         if self.record is not None:
-            self.record.accesses.append(Access(op.index, space, lanes, offsets))
+            self.record.accesses.append(Access(op.index, space, lanes, offsets, nbytes, is_store, phase_lanes))
+
+    def trace_mbarrier(self, op, lanes, offsets, what: str, args: list) -> None:
+        """An mbarrier operation `what` ('init', 'arrive', 'expect_tx', 'arrive_expect_tx',
+        'try_wait', 'test_wait', 'inval'; a bulk copy's 'complete_tx') of `lanes` on the mbarriers
+        at shared `offsets`, with its per-lane arguments: what the timing model's mbarriers need
+        (gpusim/timing/trace.py, mbarrier.py)."""
+        if self.record is not None:
+            self.record.accesses.append(Access(op.index, "mbarrier", lanes, offsets, values=(what, args)))
 
     def barrier_op(self, index: int):
         return self._barriers.get(index)
@@ -285,6 +335,10 @@ class BatchExecutor:
         w = np.flatnonzero(blocked)
         if self.grid_barriers is not None:
             w = w[~np.isin(self.wait_at[w], self.grid_barriers)]
+        if self.cluster_waits is not None:                  # released by their cluster's phase (cluster.py)
+            w = w[~np.isin(self.wait_at[w], self.cluster_waits)]
+            if not len(w):
+                return False
         whole = (self.arrived[w] | self.stacks.lanes_at(w, self.exit_only)) == self.stacks.live_mask(w, self.launched)
         cta = w // self.wpc
         alive = np.bincount(np.flatnonzero(self.stacks.depth > 0) // self.wpc, minlength=self.nctas)
@@ -406,6 +460,14 @@ class BatchExecutor:
             stacks.exit_lanes(g, masks)
         elif t in ("branch", "fallthrough", "barrier"):
             stacks.goto(g, blk.succs[0] if blk.succs else EXIT)
+            if blk.barrier is not None and blk.barrier.scope == "cluster":
+                wait = self.cluster_unit().wait(blk.barrier.index, g, masks)
+                if len(wait):
+                    sel = np.isin(g, wait)
+                    self._arrive(blk.barrier.index, g[sel], masks[sel])
+                    g = g[~sel]
+                stacks.settle(g)
+                return
             if blk.barrier is not None:
                 self._arrive(blk.barrier.index, g, masks)
                 return

@@ -43,7 +43,7 @@ import numpy as np
 
 from isa import opcodes
 from isa.graphs import dominators, natural_loops
-from isa.program import Address, ArgList, Imm, PredPair, Reg, Special, Vector
+from isa.program import Address, ArgList, Imm, PredPair, Reg, Special, TensorRef, Vector
 from isa.semantics.carry import implicit_operands
 
 CLOCKS = frozenset({"%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi"})
@@ -95,6 +95,8 @@ def _regs(op) -> list[str]:
         return [r.name for r in (op.first, op.second) if r is not None]
     if isinstance(op, Address):
         return [op.base.name] if isinstance(op.base, Reg) else []
+    if isinstance(op, TensorRef):
+        return [r.name for r in (op.base, *op.coords) if isinstance(r, Reg)]
     reg = getattr(op, "reg", None)                   # a negated predicate source (isa.program.Guard)
     return [reg.name] if isinstance(reg, Reg) else []
 

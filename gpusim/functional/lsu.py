@@ -3,7 +3,10 @@ it is legal, what it reads or writes, and what the memory pipeline counts.
 
 For every memory instruction executed by a step it
 - resolves each active lane's address to a state space (generic addresses by their
-  window, see `isa.memory_map`) and a byte offset in that space's backing store;
+  window, see `isa.memory_map`) and a byte offset in that space's backing store; a shared
+  address with a cluster rank (`.shared::cluster`, `isa.memory_map.CLUSTER_RANK_SHIFT`) goes to
+  that CTA of the lane's cluster (`gpusim.functional.cluster`), and a generic address in the
+  param window (`cvta.param` of a `__grid_constant__` parameter) reads the kernel's parameters;
 - checks it like compute-sanitizer's memcheck: inside one allocation (global,
   const), inside the block's shared size, inside the thread's local frame, and
   aligned to the access size; otherwise raises `MemoryAccessError` naming kernel,
@@ -28,7 +31,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from isa.memory_map import CONST_WINDOW_BASE, LOCAL_WINDOW_BASE, SHARED_WINDOW_BASE, WINDOW_BYTES
+from isa.memory_map import (CLUSTER_RANK_SHIFT, CONST_WINDOW_BASE, CTA_OFFSET_MASK, LOCAL_WINDOW_BASE,
+                            PARAM_WINDOW_BASE, SHARED_WINDOW_BASE, WINDOW_BYTES)
 
 U64 = np.uint64
 SECTOR_SHIFT = np.uint64(5)            # 32-byte sectors
@@ -138,13 +142,14 @@ class LoadStoreUnit:
         """Yield (space, buffer, byte offsets, lane positions) per space touched."""
         space = op.space
         if space is None:
-            cls = np.full(len(addrs), 0, np.int8)             # 0 global, 1 shared, 2 local, 3 const
-            for code, base in ((1, SHARED_WINDOW_BASE), (2, LOCAL_WINDOW_BASE), (3, CONST_WINDOW_BASE)):
+            cls = np.full(len(addrs), 0, np.int8)             # 0 global, 1 shared, 2 local, 3 const, 4 param
+            for code, base in ((1, SHARED_WINDOW_BASE), (2, LOCAL_WINDOW_BASE), (3, CONST_WINDOW_BASE),
+                               (4, PARAM_WINDOW_BASE)):
                 cls[(addrs >= U64(base)) & (addrs < U64(base + WINDOW_BYTES))] = code
             present = np.unique(cls)
             for code in present:
                 pos = np.flatnonzero(cls == code) if len(present) > 1 else slice(None)
-                sp = ("global", "shared", "local", "const")[code]
+                sp = ("global", "shared", "local", "const", "param")[code]
                 a = addrs[pos]
                 if sp == "shared":
                     a = a - U64(SHARED_WINDOW_BASE)
@@ -152,8 +157,12 @@ class LoadStoreUnit:
                     a = a - U64(LOCAL_WINDOW_BASE)
                 elif sp == "const":
                     a = a - U64(CONST_WINDOW_BASE)
+                elif sp == "param":
+                    a = a - U64(PARAM_WINDOW_BASE)
                 lp = lanes[pos]
                 yield (sp,) + self._place(op, sp, lp, a) + (lp, pos)
+        elif space == "shared::cluster":
+            yield ("shared",) + self._place(op, "shared", lanes, addrs) + (lanes, slice(None))
         else:
             yield (space,) + self._place(op, space, lanes, addrs) + (lanes, slice(None))
 
@@ -174,13 +183,27 @@ class LoadStoreUnit:
             off = absa - U64(heap.base)
             buf = heap.data
         elif space == "shared":
+            slot = x.cta_slot(lanes)
+            if (a >> U64(CLUSTER_RANK_SHIFT)).any():              # .shared::cluster: another CTA's window
+                slot, a = self._cluster_slot(op, lanes, a, slot)
             bad = a + U64(nbytes) > U64(self.shared_bytes)
             if bad.any():
                 k = int(np.flatnonzero(bad)[0])
                 x.fail_access(op, int(lanes[k]), int(a[k]), "shared",
                               f"the block has {self.shared_bytes} bytes of shared memory")
-            off = x.cta_slot(lanes).astype(U64) * U64(self.shared_stride) + a
+            off = slot.astype(U64) * U64(self.shared_stride) + a
             buf = self.shared
+        elif space == "param":
+            if op.info.is_store or op.info.is_atomic:
+                x.fail_access(op, int(lanes[0]), int(a[0]) + PARAM_WINDOW_BASE, "param",
+                              "kernel parameters are read-only")
+            buf, off = self.param_window()
+            bad = a + U64(nbytes) > U64(len(buf))
+            if bad.any():
+                k = int(np.flatnonzero(bad)[0])
+                x.fail_access(op, int(lanes[k]), int(a[k]) + PARAM_WINDOW_BASE, "param",
+                              f"the kernel's parameters are {len(buf)} bytes")
+            off = a
         elif space == "local":
             bad = a + U64(nbytes) > U64(self.local_bytes)
             if bad.any():
@@ -199,6 +222,32 @@ class LoadStoreUnit:
                           f"an address that is a multiple of {align}", kind="misaligned address")
         return buf, off
 
+    def _cluster_slot(self, op, lanes, a, slot):
+        """(CTA slots, offsets) of `.shared::cluster` addresses `a` (module docstring)."""
+        x = self.x
+        size = x.geo.cluster_size
+        rank = (a >> U64(CLUSTER_RANK_SHIFT)).astype(np.int64) - 1
+        bad = (rank >= size)
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            x.fail_access(op, int(lanes[k]), int(a[k]), "shared", f"a distributed shared-memory address of CTA rank "
+                          f"{int(rank[k])}, but the launch's clusters have {size} CTA{'s' if size > 1 else ''}")
+        own = rank < 0
+        return np.where(own, slot, (slot // size) * size + rank), a & U64(CTA_OFFSET_MASK)
+
+    def param_window(self) -> tuple[np.ndarray, int]:
+        """The kernel's parameters as bytes at their `.param` offsets (`launch_config.layout`)."""
+        buf = getattr(self, "_pwin", None)
+        if buf is None:
+            offs = {n: o for n, (sp, o) in self.x.dk.symbols.items() if sp == "param"}
+            end = max([o + len(self.params.get(n, b"")) for n, o in offs.items()], default=0)
+            buf = np.zeros(max(end, 1), np.uint8)
+            for n, o in offs.items():
+                raw = self.params.get(n, b"")
+                buf[o:o + len(raw)] = np.frombuffer(raw, np.uint8)
+            self._pwin = buf
+        return buf, 0
+
     # ------------------------------------------------------------------ counters
     def _count(self, op, space, lanes, off):
         x = self.x
@@ -214,7 +263,7 @@ class LoadStoreUnit:
         else:
             kind = "st" if op.info.is_store else "ld"
         if space == "shared":
-            wf = int(shared_wavefronts(wl, off - (x.cta_slot(lanes).astype(U64) * U64(self.shared_stride)),
+            wf = int(shared_wavefronts(wl, off % U64(self.shared_stride),      # the offset in its CTA's window
                                        op.info.access_bytes, nw, self.banks, self.bank_width).sum())
             c.add_shared(i, kind, nreq, wf)
             return
@@ -248,10 +297,11 @@ class LoadStoreUnit:
         x = self.x
         dt = op.dt
         for space, buf, off, lanes_s, pos in self._resolve(op, lanes, a):
-            x.trace_access(op, space, lanes_s, off)
-            if x.san is not None:
-                x.san.access(op, space, lanes_s, off)
-            self._count(op, space, lanes_s, off)
+            if space != "param":                          # parameters: the constant bank, not counted
+                x.trace_access(op, space, lanes_s, off)
+                if x.san is not None:
+                    x.san.access(op, space, lanes_s, off)
+                self._count(op, space, lanes_s, off)
             view = typed_view(buf, dt)
             base = (off // U64(dt.itemsize)).astype(np.int64)
             for k, d in enumerate(op.dsts):

@@ -124,13 +124,43 @@ class WarpOp(Op):
 class BarrierOp(Op):
     """bar.sync / barrier.sync / bar.red: the warps of the step wait at this barrier.
     `scope` is 'cta', or 'grid' for the grid barrier (GRID_BARRIER_ID): it releases when
-    every block of the launch waits at a grid barrier (`collectives.Collectives.release`)."""
+    every block of the launch waits at a grid barrier (`collectives.Collectives.release`), or
+    'cluster' for barrier.cluster.wait (`gpusim.functional.cluster`)."""
     __slots__ = ("red", "dst", "pred", "scope")
     is_cta_barrier = True
 
     def run(self, x):
         if self.red is not None:
             x.collectives.barrier_red_arrive(self)
+
+
+class ClusterArriveOp(Op):
+    """barrier.cluster.arrive: the active threads arrive in their cluster's current phase
+    (`gpusim.functional.cluster`)."""
+    __slots__ = ()
+
+    def run(self, x):
+        st = x.state
+        m = np.ones(st.hi - st.lo, bool) if st.m is None else st.m
+        if self.guard is not None:
+            m = m & self.guard_mask(x)
+        lanes = st.lo + np.flatnonzero(m)
+        if len(lanes):
+            x.cluster_unit().arrive(self, lanes)
+
+
+def _cluster_barrier(dec, ins: Instruction, i: int, guard):
+    """barrier.cluster.arrive (an op) or barrier.cluster.wait (a barrier of scope 'cluster')."""
+    if "arrive" in ins.modifiers:
+        op = ClusterArriveOp()
+        op.index, op.guard = i, guard
+        return op
+    if guard is not None:
+        raise UnsupportedInstruction(ins.mnemonic, ptx_line=ins.ptx_line, kernel=dec.kernel.name,
+                                     reason="a guarded barrier.cluster.wait is not supported")
+    op = BarrierOp()
+    op.index, op.guard, op.red, op.dst, op.pred, op.scope = i, None, None, None, None, "cluster"
+    return op
 
 
 class FenceOp(Op):
@@ -189,9 +219,11 @@ class OpFactory:
             return self._mem(dec, ins, i, guard, bound)
         if kind in ("tensor", "async"):
             # imported here: those modules build on Op/AddressOp of this one (a real cycle)
-            from gpusim.functional import async_ops, tensor_ops, wgmma_ops
+            from gpusim.functional import async_ops, tensor_ops, wgmma_ops, wmma_ops
         if kind == "tensor" and ins.opcode == "wgmma":
             return wgmma_ops.make(dec, ins, i, spec, bound, guard)
+        if kind == "tensor" and ins.opcode == "wmma":
+            return wmma_ops.make(dec, ins, i, spec, bound, guard)
         if kind == "tensor":
             op = tensor_ops.make(dec, ins, i, spec, bound, guard)
             if op is not None:
@@ -209,6 +241,8 @@ class OpFactory:
                 op.dsts = dec.flat_dests(ins.operands[:nd], ins)
                 op.srcs = dec.flat_sources(ins.operands[nd:], bound.src_types, ins)
             return op
+        if kind == "sync" and "cluster" in ins.modifiers and ins.opcode == "barrier":
+            return _cluster_barrier(dec, ins, i, guard)
         if kind == "sync" and ins.opcode in ("bar", "barrier"):
             if len(ins.operands) > 1 and "red" not in ins.modifiers:
                 raise UnsupportedInstruction(ins.mnemonic, ptx_line=ins.ptx_line, kernel=dec.kernel.name,

@@ -8,7 +8,10 @@ local memory, counters. When all batches are done the parent adds up the workers
 counters (integer sums: the same totals in any order). The result equals one core's
 whenever blocks do not communicate: no block reads what another block of the launch
 writes, and no two blocks write the same byte (CUDA gives such programs no defined
-result without atomics or fences either).
+result without atomics or fences either). A kernel's first parallel launch in a process runs
+its first batch in the parent before forking, so that what it loads (numba's CPU target and
+the fast core's compiled kernels: about 4 s, which every worker paid again at every launch
+before) is inherited by the workers.
 
 Kernels whose blocks may communicate run on one core, with the reason recorded
 (`plan`): global or generic atomics (their order, and every old value they return,
@@ -103,7 +106,8 @@ def _unpack_error(blob: bytes) -> BaseException:
 
 def _worker(prepared, firsts, per_batch, nblocks, next_batch, conn, max_steps) -> None:
     counters = prepared.counters                   # the parent's, copied by fork: count from zero here
-    for arr in (counters.block_warps, counters.block_threads, counters.loop_back, *counters.per_instr.values()):
+    for arr in (counters.block_warps, counters.block_threads, counters.loop_back, counters.taken_threads,
+                *counters.per_instr.values()):
         arr[:] = 0
     failures = []
     try:
@@ -124,7 +128,8 @@ def _worker(prepared, firsts, per_batch, nblocks, next_batch, conn, max_steps) -
                     continue
                 conn.send(("batch", min(per_batch, nblocks - first), None))
         conn.send(("ok", {"block_warps": counters.block_warps, "block_threads": counters.block_threads,
-                          "loop_back": counters.loop_back, **counters.per_instr}, failures))
+                          "loop_back": counters.loop_back, "taken_threads": counters.taken_threads,
+                          **counters.per_instr}, failures))
     except BaseException as e:                     # noqa: BLE001
         conn.send(("crash", None, [(-1, _pack_error(e))]))
     finally:
@@ -137,10 +142,31 @@ def run(prepared, per_batch: int, workers: int, max_steps: int | None = None, on
     `on_blocks(done)` is called with the number of blocks done whenever a batch completes."""
     geo = prepared.geometry
     firsts = list(range(0, geo.nblocks, per_batch))
+    start = 0
+    dk = prepared.decoded
+    if getattr(dk, "warm_pid", None) != os.getpid():
+        # The kernel's first parallel launch in this process runs its first batch here: what that
+        # loads or compiles (numba's CPU target and the fast load/store unit's kernels from numba's
+        # cache, ~4 s on the 2-core machine; ALU segment variants) is then inherited by the forked
+        # workers, instead of being loaded again in each worker at every launch.
+        with np.errstate(all="ignore"):
+            prepared.batch(0, min(per_batch, geo.nblocks), max_steps=max_steps).run()
+        dk.warm_pid = os.getpid()
+        start = 1
+        if on_blocks is not None:
+            on_blocks(min(per_batch, geo.nblocks))
+        if len(firsts) - start < 2:             # one batch left: no worker to fork for it
+            with np.errstate(all="ignore"):
+                for first in firsts[start:]:
+                    prepared.batch(first, min(per_batch, geo.nblocks - first), max_steps=max_steps).run()
+            if on_blocks is not None:
+                on_blocks(geo.nblocks)
+            return
+        workers = min(workers, len(firsts) - start)
     heap = prepared.memory.global_heap
     mm = _share(heap)
     ctx = mp.get_context("fork")
-    next_batch = ctx.Value("q", 0)
+    next_batch = ctx.Value("q", start)
     procs, conns = [], []
     for _ in range(workers):
         recv, send = ctx.Pipe(duplex=False)
@@ -151,7 +177,7 @@ def run(prepared, per_batch: int, workers: int, max_steps: int | None = None, on
         procs.append(p)
         conns.append(recv)
     results, failures = [], []
-    done = 0
+    done = min(per_batch, geo.nblocks) if start else 0
     try:
         waiting = list(conns)
         while waiting:
@@ -185,6 +211,7 @@ def run(prepared, per_batch: int, workers: int, max_steps: int | None = None, on
         c.block_warps += r.pop("block_warps")
         c.block_threads += r.pop("block_threads")
         c.loop_back += r.pop("loop_back")
+        c.taken_threads += r.pop("taken_threads")
         for k, v in r.items():
             if k in c.per_instr:
                 c.per_instr[k] += v

@@ -21,7 +21,8 @@ from gpusim.functional.fastpath import factory, resolve_core
 from gpusim.functional.syscalls import HEAP_BYTES, HEAP_NAME, DeviceHeap, calls_malloc
 from gpusim.frontend.cg import check_cooperative_launch
 from gpusim.frontend.source import CompiledKernel, KernelSource
-from gpusim.launch_config import Layout, check_dims, check_peer_args, check_shared, layout
+from gpusim.errors import LaunchError, UnsupportedKernel
+from gpusim.launch_config import Layout, check_cluster, check_dims, check_peer_args, check_shared, layout
 from gpusim.result import Result, SassCounts
 from gpusim.specs.gpu import GPUSpec
 
@@ -65,7 +66,7 @@ class PreparedLaunch:
     as a `gpusim.frontend.source.KernelSource` (`gpusim.frontend.numbasource.as_source`)."""
 
     def __init__(self, source: KernelSource, grid, block, args, spec: GPUSpec, shared_bytes: int = 0,
-                 name: str | None = None, peer_args: dict | None = None, core: str | None = None):
+                 name: str | None = None, peer_args: dict | None = None, core: str | None = None, cluster=None):
         # the seam (gpusim.frontend.source): a kernel in any language -> one CompiledKernel
         self.source = source
         self.spec = spec
@@ -86,7 +87,8 @@ class PreparedLaunch:
                                            self.marshalled.arrays, peer_args)
         self.core = resolve_core(core)        # 'fast' or 'reference' (gpusim.functional.fastpath)
         self.decoded = decoded(self.compiled, self.layout.symbols, self.core)
-        self.geometry = Geometry(self.grid, self.block)
+        dims, explicit = check_cluster(spec, self.name, self.grid, cluster, self.compiled.kernel.directives)
+        self.geometry = Geometry(self.grid, self.block, dims, explicit)
         self.counters = Counters(len(self.decoded.infos), len(self.decoded.blocks))
         lay = self.layout
         self.block_shared_bytes = lay.dynamic_shared_offset + self.shared_bytes if self.shared_bytes \
@@ -94,6 +96,9 @@ class PreparedLaunch:
         self.cooperative = self.compiled.cooperative     # a grid-wide sync: the whole grid at once
         if self.cooperative:
             check_cooperative_launch(self)
+            if explicit:
+                raise LaunchError(f"kernel {self.name}: a cooperative launch (this_grid().sync()) with thread-block "
+                                  "clusters is not supported")
         self.sanitizer = None                 # gpusim.sanitizer.Sanitizer: hooks every batch when set
         self.step_budget: int | None = None   # the caller's max_steps per batch (budget.py), or None
         self.deadline = None                  # budget.Deadline: the caller's wall-clock limit, or None
@@ -103,7 +108,12 @@ class PreparedLaunch:
         self.workers = (1, "not run yet")     # (processes of the functional run, why that many): run_all
 
     def batch(self, first_block: int, nblocks: int, *, max_steps: int | None = None) -> BatchExecutor:
-        """An executor for blocks first_block .. first_block + nblocks - 1 (linear ids)."""
+        """An executor for blocks first_block .. first_block + nblocks - 1 (linear ids); with
+        thread-block clusters, whole clusters (the blocks of a cluster run together)."""
+        cs = self.geometry.cluster_size
+        if cs > 1 and (first_block % cs or nblocks % cs):
+            raise UnsupportedKernel(f"kernel {self.name}: blocks {first_block}..{first_block + nblocks - 1} split a "
+                                    f"thread-block cluster of {cs} blocks; the blocks of a cluster must run together")
         x = BatchExecutor(self.decoded, self.geometry, first_block, nblocks, self.memory, self.marshalled.params,
                           self.block_shared_bytes, self.layout.local_bytes, self.counters, self.name,
                           sm_count=getattr(self.spec, "sm_count", 1),
@@ -121,7 +131,9 @@ class PreparedLaunch:
         geo = self.geometry
         if self.cooperative:
             return geo.nblocks
-        return max(1, min(geo.nblocks, batch_lanes // (geo.warps_per_block * 32)))
+        n = max(1, min(geo.nblocks, batch_lanes // (geo.warps_per_block * 32)))
+        cs = geo.cluster_size
+        return max(cs, n // cs * cs)              # whole clusters (their blocks are co-scheduled)
 
     def run_all(self, batch_lanes: int, max_steps: int | None = None, workers: int | None = 1,
                 on_blocks=None) -> None:
@@ -206,6 +218,9 @@ class PreparedLaunch:
         on = pred_on_threads(smap, self.decoded, thr, c.block_warps * counter_scale, c.block_threads * counter_scale,
                              c.loop_back * counter_scale, c.taken_threads * counter_scale)
         ins = smap.listing.instructions
-        return SassCounts(ins, np.rint(inst), np.rint(thr),
-                          tuple(classify(x, self.compiled.cc).counters for x in ins), np.rint(on))
+        cc = self.compiled.cc
+        classes = smap.counter_classes.get(cc)
+        if classes is None:             # static per kernel: classified once, not per launch
+            classes = smap.counter_classes[cc] = tuple(classify(x, cc).counters for x in ins)
+        return SassCounts(ins, np.rint(inst), np.rint(thr), classes, np.rint(on))
 

@@ -1,8 +1,8 @@
 """The tensor-core unit of the functional core: `mma.sync`, `ldmatrix`, `stmatrix` over whole warps.
 
-Each op gathers its operands from the 32 lanes of every warp of the step, hands them to the
-meaning in `isa.semantics.tensor` (fragment layouts, block-FMA numerics), and scatters the
-result back. These instructions are `.sync.aligned`: every thread of the warp must execute the
+Each op gathers its operands from the 32 lanes of every warp of the step, hands them all at once
+to the meaning in `isa.semantics.tensor` (fragment layouts, block-FMA numerics, batched over the
+warps by `isa.semantics.mma_batch`), and scatters the result back. These instructions are `.sync.aligned`: every thread of the warp must execute the
 same instruction together; a warp with only some of its threads active (a divergent branch, a
 guard that differs across lanes, a block size that is not a multiple of 32) is an error naming
 the kernel, line, block and thread, never a partial result.
@@ -16,7 +16,11 @@ Counters (`gpusim.functional.counters.EXTRA_METRICS`): `sm__inst_executed_pipe_t
 `smsp__inst_executed_op_ldsm` and the ldmatrix wavefronts; stmatrix counts as a shared store.
 The compiled fast core (`fastpath`) keeps these reference ops as they are.
 
-Does not model: time; the racecheck sanitizer does not yet see ldmatrix/stmatrix accesses.
+The sanitizer sees each row of an `ldmatrix`/`stmatrix` as a 16-byte shared read/write by the
+lane that gave its address (racecheck, initcheck; memcheck through the bounds and alignment
+checks), and the traces (bank maps) get the same rows.
+
+Does not model: time.
 
 Sources: PTX ISA 9.0, 9.7.14 "Warp Level Matrix Multiply-Accumulate Instructions".
 """
@@ -91,9 +95,8 @@ class MmaOp(Op):
         na, nb, nc = self.nregs
         regs = gather(x, self.srcs)
         out = np.zeros(regs.shape[:2] + (nc,), np.uint32)
-        for w in warps:
-            r = regs[w]
-            out[w] = T.mma_sync(self.form, r[:, :na], r[:, na:na + nb], r[:, na + nb:])
+        r = regs[warps]                                  # every executing warp at once
+        out[warps] = T.mma_sync(self.form, r[..., :na], r[..., na:na + nb], r[..., na + nb:])
         scatter(x, self.dsts, out, warps)
         x.counters.add_extra(self.index, self.field, len(warps))
 
@@ -101,6 +104,7 @@ class MmaOp(Op):
 class LdsmOp(AddressOp):
     """ldmatrix (`store` False) / stmatrix: see the module docstring."""
     __slots__ = ("form", "map", "srcs", "dsts")
+    sanitizer_bytes = 16                                 # one row of an 8 x 8 b16 matrix per address lane
 
     def _rows(self, x, warps):
         """Per active warp: (lanes giving row addresses, their shared offsets, element byte
@@ -124,12 +128,12 @@ class LdsmOp(AddressOp):
                               kind="misaligned address" if bad_align else "out-of-bounds address")
             base = U64(int(x.cta_slot(lanes[:1])[0]) * lsu.shared_stride)
             elem = rows[src] + U64(2) * col.astype(U64) + base
-            out.append((lanes, rows, elem.astype(np.int64)))
+            out.append((lanes, rows, elem.astype(np.int64), rows + base, acc))
         return out
 
     def _count(self, x, rows_of_warp) -> int:
         wf = 0
-        for _, rows, _ in rows_of_warp:
+        for _, rows, *_ in rows_of_warp:
             grp = np.repeat(np.arange(self.form.nmat), 8)
             wf += int(shared_wavefronts(grp, rows, 16, self.form.nmat, x.lsu.banks, x.lsu.bank_width).sum())
         return wf
@@ -139,20 +143,22 @@ class LdsmOp(AddressOp):
         if not len(warps):
             return
         rw = self._rows(x, warps)
-        for lanes, rows, _ in rw:
-            x.trace_access(self, "shared", lanes, rows)
+        for lanes, _, _, off, acc in rw:                               # each row: 16 bytes, in buffer offsets
+            x.trace_access(self, "shared", lanes, off, 16, self.form.store, 8)
+            if x.san is not None:
+                x.san.access(acc, "shared", lanes, off)
         buf = x.lsu.shared.view(np.uint16)
         wf = self._count(x, rw)
         if self.form.store:
             vals = gather(x, self.srcs)
-            for (_, _, elem), w in zip(rw, warps):
+            for (_, _, elem, *_), w in zip(rw, warps):
                 v = vals[w]                                            # (32, nmat)
                 halves = np.stack([v & 0xFFFF, v >> 16], -1).astype(np.uint16)
                 buf[elem // 2] = halves
             x.counters.add_shared(self.index, "st", len(warps), wf)
             return
         out = np.zeros(((x.state.hi - x.state.lo) // 32, 32, self.form.nmat), np.uint32)
-        for (_, _, elem), w in zip(rw, warps):
+        for (_, _, elem, *_), w in zip(rw, warps):
             h = buf[elem // 2].astype(np.uint32)                       # (32, nmat, 2)
             out[w] = h[..., 0] | (h[..., 1] << 16)
         scatter(x, self.dsts, out, warps)

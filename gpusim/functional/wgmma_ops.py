@@ -5,8 +5,9 @@ A warpgroup is four consecutive warps of a block (warps 4 g .. 4 g + 3). `wgmma.
 `.sync.aligned` over the warpgroup: a block whose warp count is not a multiple of 4, a warp
 that executes it with only some of its threads, or a warp whose warpgroup has a warp that has
 already exited is an error naming the kernel, line, block and thread. Each warp w of the group
-computes its own rows 16 w .. 16 w + 15 of D (`isa.semantics.wgmma.warp_mma`), which on the
-GPU depend only on its own rows of A and all of B, so the warps need not be in the same step.
+computes its own rows 16 w .. 16 w + 15 of D (`isa.semantics.wgmma.warp_mma`, all the step's
+warps at once), which on the GPU depend only on its own rows of A and all of B, so the warps need
+not be in the same step.
 The descriptors and scale-d must be the same in every thread of a warp (the instruction is
 `.aligned`); a warp whose lanes disagree is an error naming the first lane that differs. A and B are read from the block's
 shared memory when the instruction issues, and D is written then: `wgmma.fence`,
@@ -16,13 +17,17 @@ Counters: `sm__inst_executed_pipe_tensor_op_gmma` counts one per warp that execu
 `wgmma.mma_async` (`tensor_gmma_inst`). Shared-memory wavefronts of the operand reads are not
 counted (the tensor core reads shared memory outside the LSU's pipeline).
 
-Does not model: time; the racecheck sanitizer does not see the operand reads.
+The sanitizer sees the operand reads as 16-byte shared reads by the warp's lanes (racecheck,
+initcheck; memcheck through the descriptor bounds check), when `mma_async` issues.
+
+Does not model: time.
 
 Sources: PTX ISA 9.0, 9.7.15 "Asynchronous Warpgroup Level Matrix Multiply-Accumulate".
 """
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 from types import SimpleNamespace
 
 import numpy as np
@@ -39,6 +44,7 @@ U32 = np.dtype(np.uint32)
 
 class WgmmaOp(Op):
     __slots__ = ("form", "c_srcs", "a_srcs", "b_src", "sd_src", "imm_srcs", "dsts")
+    sanitizer_bytes = 16                                 # operands are whole 16-byte chunks (core-matrix rows)
 
     def _check_group(self, x, warps: np.ndarray) -> None:
         """The module docstring's warpgroup rules, for the span-relative `warps`."""
@@ -72,15 +78,16 @@ class WgmmaOp(Op):
                                          f"thread of the warp; lane {lane} has {int(v[w, lane, 0]):#x}, lane 0 "
                                          f"{int(v[w, 0, 0]):#x}")
 
-    def _operand(self, x, smem: np.ndarray, desc: int, rows: int, bits: int, major: str, lane: int):
-        addr = W.operand_addresses(desc, rows, self.form.k, bits, major)
-        hi = int(addr.max()) + bits // 8
-        if W.desc_fields(desc)[4] or hi > len(smem):
-            acc = SimpleNamespace(index=self.index, info=replace(self.info, access_bytes=bits // 8, is_store=False))
-            why = ("the descriptor's base-offset field is not 0 (not modelled)" if W.desc_fields(desc)[4] else
-                   f"descriptor {desc:#x} reaches byte {hi}; the block has {len(smem)} bytes of shared memory")
-            x.fail_access(acc, lane, int(addr.max()), "shared", why)
-        return W.read_operand(smem, addr, bits)
+    def _fail(self, x, smem_bytes: int, desc: int, rows: int, bits: int, major: str, lane: int):
+        """The access error of an operand that does not fit the block's shared memory (or whose
+        descriptor has a base offset), or None when it fits."""
+        addr, hi = _addresses(desc, rows, self.form.k, bits, major)
+        if not (W.desc_fields(desc)[4] or hi > smem_bytes):
+            return
+        acc = SimpleNamespace(index=self.index, info=replace(self.info, access_bytes=bits // 8, is_store=False))
+        why = ("the descriptor's base-offset field is not 0 (not modelled)" if W.desc_fields(desc)[4] else
+               f"descriptor {desc:#x} reaches byte {hi}; the block has {smem_bytes} bytes of shared memory")
+        x.fail_access(acc, lane, int(addr.max()), "shared", why)
 
     def run(self, x):
         warps = active_warps(self, x)
@@ -98,21 +105,45 @@ class WgmmaOp(Op):
         trans_b = imm[-1] if len(imm) >= 3 else 0
         self._check_uniform(x, warps, [b, sd] + ([] if f.a_regs else [a]))
         ab, bb = W.ELEM_BITS[f.atype], W.ELEM_BITS[f.btype]
-        out = np.zeros(c.shape, np.uint32)
+        mb, ma = "mn" if trans_b else "k", "mn" if trans_a else "k"
         lsu = x.lsu
-        for w in warps:
-            lane0 = x.state.lo + 32 * int(w)
-            base = int(x.cta_slot(np.array([lane0]))[0]) * lsu.shared_stride
-            smem = lsu.shared[base:base + lsu.shared_bytes]
-            wg = int((x.span_w0 + w) % x.wpc) % 4
-            Bt = self._operand(x, smem, int(b[w, 0, 0]), f.n, bb, "mn" if trans_b else "k", lane0)
-            if f.a_regs:
-                A16 = W.a_from_regs(f, wg, a[w])
-            else:
-                A16 = self._operand(x, smem, int(a[w, 0, 0]), 64, ab, "mn" if trans_a else "k", lane0)[16 * wg:16 * wg + 16]
-            out[w] = W.warp_mma(f, wg, A16, Bt.T, c[w], bool(sd[w, 0, 0]), scale_a, scale_b)
+        lane0 = x.state.lo + 32 * warps
+        base = x.cta_slot(lane0).astype(np.int64) * lsu.shared_stride
+        wg = (x.span_w0 + warps) % x.wpc % 4
+        # every warp's operand addresses (cached per descriptor), checked warp by warp in order
+        b_addr = np.empty((len(warps), f.n, f.k), np.int64)
+        a_addr = None if f.a_regs else np.empty((len(warps), 16, f.k), np.int64)
+        for i, w in enumerate(warps):
+            desc = int(b[w, 0, 0])
+            self._fail(x, lsu.shared_bytes, desc, f.n, bb, mb, int(lane0[i]))
+            b_addr[i] = _addresses(desc, f.n, f.k, bb, mb)[0]
+            if a_addr is not None:
+                desc = int(a[w, 0, 0])
+                self._fail(x, lsu.shared_bytes, desc, 64, ab, ma, int(lane0[i]))
+                a_addr[i] = _addresses(desc, 64, f.k, ab, ma)[0][16 * wg[i]:16 * wg[i] + 16]
+        if x.san is not None:                          # the operands' 16-byte chunks, spread over each warp's lanes
+            acc = SimpleNamespace(index=self.index, info=replace(self.info, access_bytes=16, is_store=False))
+            for i in range(len(warps)):
+                for addr in (b_addr[i],) + (() if a_addr is None else (a_addr[i],)):
+                    chunks = np.unique(addr >> 4) << 4
+                    x.san.access(acc, "shared", int(lane0[i]) + np.arange(len(chunks)) % 32,
+                                 (chunks + base[i]).astype(np.uint64))
+        Bt = W.read_operand(lsu.shared, b_addr + base[:, None, None], bb)
+        A16 = W.a_from_regs(f, a[warps]) if a_addr is None else \
+            W.read_operand(lsu.shared, a_addr + base[:, None, None], ab)
+        out = np.zeros(c.shape, np.uint32)
+        out[warps] = W.warp_mma(f, A16, np.swapaxes(Bt, 1, 2), c[warps], sd[warps, 0, 0], scale_a, scale_b)
         scatter(x, self.dsts, out, warps)
         x.counters.add_extra(self.index, "tensor_gmma_inst", len(warps))
+
+
+@lru_cache(maxsize=1024)
+def _addresses(desc: int, rows: int, k: int, bits: int, major: str) -> tuple[np.ndarray, int]:
+    """(shared-window byte address (rows, k) of each element, one past the operand's last
+    byte) of a descriptor (read-only: shared by every warp that uses it)."""
+    addr = W.operand_addresses(desc, rows, k, bits, major)
+    addr.flags.writeable = False
+    return addr, int(addr.max()) + bits // 8
 
 
 def make(dec, ins, i: int, spec, bound, guard):

@@ -57,6 +57,10 @@ def bank_svg(m) -> str:
         out.append(f'<rect x="{LEFT + bank * CELL}" y="{TOP + lane * CELL}" width="{CELL}" height="{CELL}" '
                    f'fill="{colours[wf % n]}" stroke="#fff" stroke-width="0.5"><title>lane {lane}: word {word}, '
                    f'bank {bank}, wavefront {wf}</title></rect>')
+    step = getattr(m, "lanes_per_phase", 32)          # ldmatrix/stmatrix: a line between phases of 8 lanes
+    for k in range(step, 32, step):
+        out.append(f'<line x1="{LEFT}" y1="{TOP + k * CELL}" x2="{LEFT + 32 * CELL}" y2="{TOP + k * CELL}" '
+                   f'stroke="#333" stroke-width="1.2"><title>phase {k // step}: lanes {k}-{k + step - 1}</title></line>')
     out.append(_legend(colours, TOP + 32 * CELL + 10))
     out.append("</svg>")
     return "".join(out)
@@ -120,8 +124,11 @@ def coalescing_svg(m, sector_bytes: int = 32, line_bytes: int = 128) -> str:
 def caption(m) -> str:
     """One line of HTML describing the access drawn (instruction, warp, the count)."""
     if hasattr(m, "wavefronts"):
-        what = (f"{m.wavefronts} wavefront{'s' * (m.wavefronts != 1)}"
-                + (" (conflict-free)" if m.wavefronts <= 1 else f" ({m.wavefronts}-way bank conflict)"))
+        phases = (f": {' + '.join(map(str, m.phase_wavefronts))}, one 8 x 8 matrix per phase"
+                  if getattr(m, "phase_wavefronts", ()) else "")
+        conflict = m.conflict_text()
+        conflict = conflict if conflict == "conflict-free" else conflict.replace("conflict", "bank conflict")
+        what = f"{m.wavefronts} wavefront{'s' * (m.wavefronts != 1)}{phases} ({conflict})"
     else:
         what = (f"{m.n_sectors} sector{'s' * (m.n_sectors != 1)} in {m.n_lines} line{'s' * (m.n_lines != 1)}, "
                 f"{100 * m.efficiency:.0f}% of the bytes moved used")

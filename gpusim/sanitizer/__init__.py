@@ -15,7 +15,10 @@
 
 The functional core calls a `BatchHooks` object (`executor.san`, None when no tool is
 on: the hooks then cost one attribute test per memory instruction, fence, barrier
-release and warp collective) from its load/store unit (`access`), its fences (`fence`),
+release and warp collective) from its load/store unit and the tensor-core and async-copy
+units (`access`: also ldmatrix/stmatrix rows, wmma fragment moves, wgmma's shared operands,
+cp.async's global read; `async_issue` / `async_done`: cp.async's shared write, pending from
+the copy to its wait), its fences (`fence`),
 its barrier release and `syncwarp` (`barrier`, `syncwarp`), its collectives' membermask
 check and shuffles (`members`, `shuffle`) and its fault paths (`fault`: a fault stops
 the launch, as on hardware, and becomes a record instead of an exception). Findings
@@ -57,11 +60,14 @@ def normalize(check) -> tuple[str, ...]:
 
 
 def granule(dk) -> int:
-    """Bytes per shadow entry: the smallest shared/global access of the kernel. Every access
-    is aligned to its own size (or memcheck faults first), so each covers whole granules and
-    shadowing per granule is exact; a kernel of 4-byte accesses needs a quarter of the work."""
+    """Bytes per shadow entry: the smallest shared/global access of the kernel (a tensor-core or
+    async-copy op names its own, `sanitizer_bytes`: ldmatrix rows, cp.async copies, wmma
+    fragment accesses, wgmma operand chunks). Every access is aligned to its own size (or
+    memcheck faults first), so each covers whole granules and shadowing per granule is exact; a
+    kernel of 4-byte accesses needs a quarter of the work."""
     sizes = [i.access_bytes for i in dk.infos if i.kind == "mem" and i.access_bytes
              and i.space not in ("param", "local", "const")]
+    sizes += [op.sanitizer_bytes for b in dk.blocks for op in b.ops if getattr(op, "sanitizer_bytes", 0)]
     g = min(sizes, default=1)
     return g if g in (1, 2, 4, 8, 16) else 1
 
@@ -124,6 +130,9 @@ class BatchHooks:
         self._members = [p.members for p in parts if hasattr(p, "members")]
         self._shuffle = [p.shuffle for p in parts if hasattr(p, "shuffle")]
         self._fence = [p.fence for p in parts if hasattr(p, "fence")]
+        self._async_write = [p.async_write for p in parts if hasattr(p, "async_write")]
+        self._async_issue = [p.async_issue for p in parts if hasattr(p, "async_issue")]
+        self._async_done = [p.async_done for p in parts if hasattr(p, "async_done")]
 
     # ------------------------------------------------------------------ from the functional core
     def access(self, op, space: str, lanes: np.ndarray, off: np.ndarray) -> None:
@@ -132,6 +141,25 @@ class BatchHooks:
             mode = "atomic" if op.info.is_atomic else ("write" if op.info.is_store else "read")
             for f in self._access:
                 f(op, space, lanes, off, mode)
+
+    def async_write(self, space: str, off: np.ndarray, nbytes: int) -> None:
+        """An asynchronous copy (TMA) wrote `nbytes` at each byte offset `off` of `space`'s
+        buffer: initcheck counts them written; racecheck does not see them (DEVIATIONS.md)."""
+        for f in self._async_write:
+            f(space, off, nbytes)
+
+    def async_issue(self, op, lanes: np.ndarray, off: np.ndarray) -> None:
+        """Lanes `lanes` issue asynchronous copies (`cp.async`, `op.info.access_bytes` each) into
+        shared memory at buffer offsets `off`: the bytes are written at some time until the
+        copies complete."""
+        for f in self._async_issue:
+            f(op, lanes, off)
+
+    def async_done(self, op, lanes: np.ndarray, off: np.ndarray) -> None:
+        """The copies `async_issue` announced for `lanes` at `off` complete (the lanes' own
+        `cp.async.wait_group`/`wait_all`): the bytes now hold the data."""
+        for f in self._async_done:
+            f(op, lanes, off)
 
     def barrier(self, slots: np.ndarray, grid: bool = False) -> None:
         """The blocks in CTA slots `slots` are released from a barrier (`grid`: the grid

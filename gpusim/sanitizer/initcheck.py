@@ -9,7 +9,8 @@
   the allocation between launches). The simulator fills them with zeros so runs are
   deterministic; initcheck reports the reads that rely on it.
 - Shared memory: uninitialised at the start of every block; a byte becomes initialised
-  when a thread of the block stores to it (or an atomic writes it).
+  when a thread of the block stores to it (or an atomic writes it, or a cp.async copy into
+  it completes).
 
 Shadow state is one flag per granule (`sanitizer.granule`: the kernel's smallest access).
 
@@ -68,6 +69,10 @@ class _Writes:
         if mode != "read" and space == "global":
             self.tool.init[spread(off, op.info.access_bytes, self.tool.g)[0]] = True
 
+    def async_write(self, space: str, off: np.ndarray, nbytes: int) -> None:
+        if space == "global":
+            self.tool.init[spread(off, nbytes, self.tool.g)[0]] = True
+
 
 class _Batch:
     def __init__(self, tool: Tool, x, hooks):
@@ -97,3 +102,11 @@ class _Batch:
                                   (self.hooks.who(lane, op.index, mode),), f"reads {what}", len(np.unique(bad)))
         if mode != "read":
             shadow[b] = True
+
+    def async_write(self, space: str, off: np.ndarray, nbytes: int) -> None:
+        shadow = self.shared if space == "shared" else self.tool.init
+        shadow[spread(off, nbytes, self.tool.g)[0]] = True
+
+    def async_done(self, op, lanes: np.ndarray, off: np.ndarray) -> None:
+        """A cp.async copy into shared memory completed: its bytes hold the copied data."""
+        self.access(op, "shared", lanes, off, "write")

@@ -35,6 +35,18 @@ arrays and shared memory of the launch), allocated when the launch starts; 48 fo
 kernel with fences or a grid barrier (each access's fence count), which also keeps
 `ordering.py`'s per-lane state.
 
+Asynchronous copies (`cp.async`): the shared bytes a copy writes are *pending* from its issue
+to the issuing thread's `cp.async.wait_group`/`wait_all` that completes it (a per-granule
+record of the copy's thread and instruction, kept only for kernels with cp.async). Any access
+to pending bytes, by any thread including the issuing one, is a hazard (RAW for a read, WAW
+for a write or a second copy): the data may or may not have landed. At issue the copy is
+checked as a write of its thread (WAR/WAW against unordered earlier accesses: a stage
+refilled before the barrier that ends its last use); at completion it becomes an ordinary
+write of that thread, which other threads may read after a barrier. Tensor-core instructions
+are accesses of the lanes that perform them: each ldmatrix/stmatrix row (16 bytes) by the
+lane giving its address, wmma fragment moves per lane, wgmma operand chunks (16 bytes) spread
+over the warp's lanes when `mma_async` issues.
+
 Does not model: hazards between launches, local memory (private to a thread).
 
 Source: NVIDIA compute-sanitizer documentation, "Racecheck Tool" (hazard kinds);
@@ -79,6 +91,7 @@ class Tool:
         self.swrite = np.array([strong_write(i.mnemonic) for i in infos], bool)
         self.rmw = np.array([i.mnemonic.split(".")[0] in ("atom", "red") for i in infos], bool)
         grid = any(getattr(b.barrier, "scope", "cta") == "grid" for b in prepared.decoded.blocks)
+        self.async_copies = any(i.mnemonic.startswith("cp.async.") and i.kind == "async" for i in infos)
         tpbw = self.geo.warps_per_block * 32
         self.order = Order(tpbw) if any(self.scope) or grid else None
         self.glob = Shadow(len(self.heap.data), self.g, self.order is not None)
@@ -98,6 +111,10 @@ class _Batch:
         self.sw = np.zeros(x.nlanes, np.int32)          # syncwarps passed per lane since the last barrier
         self.shared = Shadow(len(x.lsu.shared), tool.g, tool.order is not None)
         self.stride = x.lsu.shared_stride
+        n = len(self.shared.thr[0])
+        # cp.async bytes issued but not yet completed: the copy's thread (-1: none) and instruction
+        self.pend_thr = np.full(n, -1, np.int32) if tool.async_copies else None
+        self.pend_ins = np.zeros(n, np.int32) if tool.async_copies else None
         self.hb = None if tool.order is None else BatchOrder(tool.order, x, self.base, self.epoch)
 
     def epoch(self, lanes: np.ndarray) -> np.ndarray:
@@ -151,6 +168,8 @@ class _Batch:
         if k > 1:
             lanes = np.repeat(lanes, k)
         t = (lanes + self.base).astype(np.int32)
+        if space == "shared" and self.pend_thr is not None:
+            self._pending(b, lanes, op.index, "RAW" if mode == "read" else "WAW", mode)
         e = (self.cep[lanes // self.tpbw] << SW_BITS) | (self.sw[lanes] & SW_MASK)
         sh = self.shared if space == "shared" else self.tool.glob
         index = op.index
@@ -197,6 +216,52 @@ class _Batch:
                     self._report("WAW", space, b[k], int(got[k]), index, "write", int(lanes[k]), index, "write",
                                  len(np.unique(lanes[diff])))
 
+    # ------------------------------------------------------------------ asynchronous copies
+    def _pending(self, b, lanes, index: int, kind: str, mode: str) -> None:
+        """Report accesses (granules b by `lanes`) of bytes a cp.async has not completed yet."""
+        p = self.pend_thr[b]
+        hit = np.flatnonzero(p >= 0)
+        if not len(hit):
+            return
+        pins = self.pend_ins[b[hit]]
+        for pi in np.unique(pins):
+            mine = hit[pins == pi]
+            j = int(mine[0])
+            self._report(kind, "shared", b[j], int(p[j]), int(pi), "write", int(lanes[j]), index, mode,
+                         len(np.unique(lanes[mine])),
+                         what="an access to bytes of a cp.async copy before the cp.async.wait_group that completes it")
+
+    def async_issue(self, op, lanes: np.ndarray, off: np.ndarray) -> None:
+        """A cp.async's shared destination: checked as a write of its thread now, pending until its wait."""
+        b, k = spread(off, op.info.access_bytes, self.tool.g)
+        if k > 1:
+            lanes = np.repeat(lanes, k)
+        t = (lanes + self.base).astype(np.int32)
+        self._pending(b, lanes, op.index, "WAW", "write")
+        sh = self.shared
+        for slot, kind, prev in ((0, "WAW", None), (1, "WAR", "read"), (2, "WAR", "read")):
+            self._check(sh, slot, b, t, False, kind, "shared", lanes, op.index, prev, "write")
+        self.pend_thr[b] = t
+        self.pend_ins[b] = op.index
+
+    def async_done(self, op, lanes: np.ndarray, off: np.ndarray) -> None:
+        """The copy completes: its bytes are no longer pending and hold a write of its thread."""
+        b, k = spread(off, op.info.access_bytes, self.tool.g)
+        if k > 1:
+            lanes = np.repeat(lanes, k)
+        t = (lanes + self.base).astype(np.int32)
+        self.pend_thr[b] = -1
+        sh = self.shared
+        sh.thr[0][b] = t
+        sh.ins[0][b] = op.index
+        sh.ep[0][b] = self.epoch(lanes)
+        if sh.fc is not None:
+            sh.fc[0][b] = self.hb.fc[lanes]
+        sh.thr[1][b] = -1
+        sh.thr[2][b] = -1
+        if self.hb is not None:
+            self.hb.weak_write(b[::k], True)
+
     def _read(self, sh: Shadow, b, t, e, f, index) -> None:
         """Record a read by threads t (instruction `index`, ~index for a strong read)."""
         thr, ins, ep, fc = sh.thr, sh.ins, sh.ep, sh.fc
@@ -240,7 +305,8 @@ class _Batch:
             self._report(kind, space, b[k], int(p[k]), ~pi if pi < 0 else pi, pmode, int(lanes[k]), index, cur_mode,
                          len(np.unique(lanes[mine])))
 
-    def _report(self, kind, space, byte, prev_thread, prev_index, prev_mode, lane, index, mode, count) -> None:
+    def _report(self, kind, space, byte, prev_thread, prev_index, prev_mode, lane, index, mode, count,
+                what: str | None = None) -> None:
         geo = self.tool.geo
         prev = self.hooks.who(prev_thread - self.base, prev_index, prev_mode) if \
             0 <= prev_thread - self.base < self.x.nlanes else None
@@ -255,7 +321,7 @@ class _Batch:
             address = byte - (lane // self.tpbw) * self.stride
         else:
             address = byte + self.tool.heap.base
-        what = "threads of different blocks" if prev.block != cur.block else (
+        what = what or ("threads of different blocks" if prev.block != cur.block else (
             "lanes of one warp with no syncwarp between them" if prev_thread >> 5 == (lane + self.base) >> 5
-            else "threads of one block with no barrier between them")
+            else "threads of one block with no barrier between them"))
         self.hooks.report("racecheck", kind, space, address, (prev, cur), f"{what}", count)

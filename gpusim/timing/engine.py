@@ -31,6 +31,7 @@ import numpy as np
 import simpy
 
 from gpusim.errors import UnsupportedKernel
+from gpusim.timing import async_groups
 from gpusim.timing.extrapolation import Extrapolation, sampled_blocks
 from gpusim.timing.issue_stream import IssueStreams
 from gpusim.timing.memory.l1 import L1Cache
@@ -371,7 +372,8 @@ class TimingEngine(Extrapolation):
         active = sum(sm.active_cycles for sm in self.sms)
         m["sm__warps_active.avg.pct_of_peak_sustained_active"] = \
             100.0 * warp_cycles / active / spec.sm.max_warps_per_sm if active else 0.0
-        stalls = {r: self.stats.stall[i].tolist() for i, r in enumerate(STALL_REASONS)}
+        stalls = {r: self.stats.stall[i].tolist() for i, r in enumerate(STALL_REASONS)
+                  if r != "gmma" or self._has_wgmma()}          # Nsight's gmma: kernels that issue wgmma
         for r, arr in stalls.items():
             m[STALL_METRIC.format(r)] = sum(arr) * inst_scale
         issued = sum(sm.issued for sm in self.sms)
@@ -387,6 +389,9 @@ class TimingEngine(Extrapolation):
         self.per_instruction_stalls = {r: np.bincount(owner, weights=np.array(a) * inst_scale, minlength=n_ptx)
                                        for r, a in stalls.items()}
         m["gpusim__sass_unplaced_accesses.sum"] = self.issue.dropped * scale
+        forced = sum(sm.mbarriers.forced for sm in self.sms)
+        if forced:                               # mbarrier phases the model had to complete (mbarrier.py)
+            m["gpusim__mbarrier_forced_completions.sum"] = forced * scale
         if self.unknown_sass:                    # warp instructions timed as generic (unknown_sass='warn')
             m["gpusim__sass_estimated_inst.sum"] = float(sum(stalls["selected"][i] for i in self.unknown_sass)) * inst_scale
         m["timing__loop_sampled_fraction"] = kept[0] / (kept[0] + skipped[0]) if kept[0] + skipped[0] else 1.0
@@ -395,6 +400,10 @@ class TimingEngine(Extrapolation):
         m["timing__sampling_note"] = self.fallback or (note and note + "; the error estimates cover either way "
                                                        "(mode='full' simulates every block)")
         return m
+
+    def _has_wgmma(self) -> bool:
+        """Whether the kernel's SASS has a warpgroup MMA (its waits are the `gmma` stall reason)."""
+        return any(x.group_join == async_groups.WGMMA for x in self.program.table.flat)
 
     def _l1_counters(self, scale: float) -> dict:
         """The simulated SMs' L1 lookups and L1 <-> L2 bytes, scaled to the launch like the

@@ -44,13 +44,16 @@ import numpy as np
 from numba import njit
 
 from gpusim.frontend.sass import operands
-from gpusim.timing import static
+from gpusim.timing import async_groups, static
 
 INF = math.inf
 REG_SLOTS = 352                             # scoreboard slots: operands.B_BASE + N_B
-if REG_SLOTS != operands.B_BASE + operands.N_B or (static.FIXED, static.SHARED, static.GLOBAL) != (0, 1, 2):
-    raise ImportError("gpusim.timing.issue_loop: REG_SLOTS must be operands.B_BASE + N_B and the result kinds "
-                      "FIXED, SHARED, GLOBAL 0, 1, 2 (the compiled loop's cache sees only this file)")
+GROUP_RING = 8                              # async_groups.RING
+if REG_SLOTS != operands.B_BASE + operands.N_B or (static.FIXED, static.SHARED, static.GLOBAL) != (0, 1, 2) \
+        or (async_groups.RING, async_groups.COUNTERS, async_groups.WGMMA) != (GROUP_RING, 2, 0):
+    raise ImportError("gpusim.timing.issue_loop: REG_SLOTS must be operands.B_BASE + N_B, the result kinds "
+                      "FIXED, SHARED, GLOBAL 0, 1, 2 and the group counters 2 of RING 8, WGMMA first (the compiled "
+                      "loop's cache sees only this file)")
 
 # events
 EV_DONE, EV_MEM, EV_VISIT, EV_BARRIER, EV_PICK, EV_ISSUE = 0, 1, 2, 3, 4, 5
@@ -58,8 +61,10 @@ EV_DONE, EV_MEM, EV_VISIT, EV_BARRIER, EV_PICK, EV_ISSUE = 0, 1, 2, 3, 4, 5
 PH_SCAN, PH_PICKED, PH_ISSUE, PH_MEM, PH_VISIT, PH_BARRIER = 0, 1, 2, 3, 4, 5
 # stall reasons (Nsight Compute warp states; the rows of STALL) and their indices
 STALL_REASONS = ("selected", "not_selected", "wait", "short_scoreboard", "long_scoreboard", "barrier",
-                 "math_pipe_throttle", "mio_throttle", "lg_throttle", "dispatch_stall", "no_instructions", "imc_miss")
-R_SELECTED, R_NOT_SELECTED, R_WAIT, R_BARRIER, R_DISPATCH, R_NO_INSTR, R_IMC = 0, 1, 2, 5, 9, 10, 11
+                 "math_pipe_throttle", "mio_throttle", "lg_throttle", "dispatch_stall", "no_instructions", "imc_miss",
+                 "gmma")
+R_SELECTED, R_NOT_SELECTED, R_WAIT, R_BARRIER, R_DISPATCH, R_NO_INSTR, R_IMC, R_GMMA = 0, 1, 2, 5, 9, 10, 11, 12
+R_LONG = 4
 R_DEP0, R_THROTTLE0 = 2, 6                  # + result kind (FIXED, SHARED, GLOBAL)
 # policies
 P_GTO, P_OLDEST, P_PYTHON = 0, 1, 2
@@ -67,19 +72,27 @@ P_GTO, P_OLDEST, P_PYTHON = 0, 1, 2
 T_SASS, T_RESULT, T_LAT, T_ILINE, T_BAR, T_NUNIT, T_UNIT, T_NREG, T_REG, T_NDST, T_DST, T_NCONST, T_CONST = range(13)
 T_SHQ = 13                                  # a shared-memory access: its place among its segment's, else -1
 T_IVL = 14                                  # the F slot of its own issue interval (tensor_pipe.py), else -1: its pipe's
-T_COLS = 15
+# group scoreboards (async_groups.py): the counter it joins, commits, waits on (-1 none), the groups its
+# wait leaves incomplete; its completion after issue when the issue loop decides it (HGMMA; 0: the memory
+# model's, LDGSTS); the F slot of its cycles on the SM's shared-memory path (wgmma operands), else -1
+T_AJOIN, T_ACOMMIT, T_AWAIT, T_AWAITN, T_ALAT, T_SHC = 15, 16, 17, 18, 19, 20
+T_COLS = 21
 # WF / WI columns after the REG_SLOTS register columns
 W_READY, W_LAST, W_CAND = REG_SLOTS, REG_SLOTS + 1, REG_SLOTS + 2
-WF_COLS = REG_SLOTS + 3
+W_GOPEN = REG_SLOTS + 3                     # per counter: completion of its open (uncommitted) group
+W_GRING = W_GOPEN + 2                       # per counter: GROUP_RING completion times of committed groups
+WF_COLS = W_GRING + 2 * GROUP_RING
 W_REASON, W_THROT, W_ATBAR, W_ILINE, W_CUR, W_END, W_SP, W_V0, W_VN, W_V, W_SH = range(REG_SLOTS, REG_SLOTS + 11)
-WI_COLS = REG_SLOTS + 11
+W_GN = REG_SLOTS + 11                       # per counter: groups committed so far
+WI_COLS = W_GN + 2
 # SPF / SPI columns
 S_NEXT, S_PIPE = 0, 1
 S_LAST, S_ISSUED, S_N, S_W = 0, 1, 2, 3
 # F / I entries
 F_T, F_TCUR, F_PENDING, F_SHFREE, F_WFSTEP, F_SHLAT, F_WFCYC = range(7)
-F_INTERVAL = 7                              # F_INTERVAL + pipe: its issue interval; after the pipes', the
-#                                             instructions' own (static.IssueTable.intervals)
+F_ADONE = 7                                 # the completion of the async operation being issued (HGMMA)
+F_INTERVAL = 8                              # F_INTERVAL + pipe: its issue interval; after the pipes', the
+#                                             instructions' own constants (static.IssueTable.intervals)
 I_PHASE, I_K, I_ISSUED, I_EVW, I_EVJ, I_WDONE, I_NREADY, I_POLICY, I_HOOK, I_NSP, I_WAVEFRONTS = range(11)
 I_SIZE = 11
 # read-only cache arrays: scalars, then one ready time per line (NaN: absent)
@@ -163,6 +176,17 @@ def prepare(w, t_min, TI, TX, WF, WI, SPF, ICA, CCA):
         if v > r:
             r = v
             reason = R_DEP0 + WI[w, reg]
+    c = TI[j, T_AWAIT]
+    if c >= 0:                                 # a group scoreboard wait: all but the newest N groups
+        n = WI[w, W_GN + c]
+        g = n - 1 - TI[j, T_AWAITN]
+        if g >= 0:
+            if g < n - GROUP_RING:
+                g = n - GROUP_RING
+            v = WF[w, W_GRING + c * GROUP_RING + g % GROUP_RING]
+            if v > r:
+                r = v
+                reason = R_GMMA if c == 0 else R_LONG
     il = TI[j, T_ILINE]
     if il == WI[w, W_ILINE]:
         f = ICA[C_LINES + il]
@@ -197,6 +221,9 @@ def add_warp(k, sp, t0, v0, vn, WF, WI, SPF, SPI):
     WF[k, W_READY] = t0
     WF[k, W_LAST] = t0 - 1
     WF[k, W_CAND] = t0
+    for c in range(2):
+        WF[k, W_GOPEN + c] = -INF
+        WI[k, W_GN + c] = 0
     WI[k, W_REASON] = R_DISPATCH
     WI[k, W_THROT] = 0
     WI[k, W_ATBAR] = 0
@@ -338,6 +365,47 @@ def _book(k, w, t, TI, TX, WF, WI, SPF, SPI, F, STALL):
 
 
 @_compiled
+def _async_done(j, t, TI, F):
+    """F[F_ADONE]: when HGMMA row j issued at t completes: its latency after issue, and its
+    tail (latency less issue interval) after its shared-memory operands have passed the SM's
+    shared-memory path, booked from t for their cycles (T_SHC)."""
+    done = t + TI[j, T_ALAT]
+    q = TI[j, T_SHC]
+    if q >= 0:
+        start = t if t > F[F_SHFREE] else F[F_SHFREE]
+        end = start + F[q]
+        F[F_SHFREE] = end
+        iv = TI[j, T_IVL]
+        tail = TI[j, T_ALAT] - (F[iv] if iv >= 0 else 0.0)
+        if end + tail > done:
+            done = end + tail
+    F[F_ADONE] = done
+
+
+@_compiled
+def _groups(w, j, ready, TI, WF, WI, F):
+    """Row j's part in warp w's group scoreboards (async_groups.py): its completion joins the
+    open group of its counter (HGMMA: F[F_ADONE]; LDGSTS: `ready`, the memory model's); a
+    commit closes the open group, completing no earlier than the group before it."""
+    c = TI[j, T_AJOIN]
+    if c >= 0:
+        done = F[F_ADONE] if TI[j, T_ALAT] > 0 else ready
+        if done > WF[w, W_GOPEN + c]:
+            WF[w, W_GOPEN + c] = done
+    c = TI[j, T_ACOMMIT]
+    if c >= 0:
+        n = WI[w, W_GN + c]
+        v = WF[w, W_GOPEN + c]
+        if n > 0:
+            p = WF[w, W_GRING + c * GROUP_RING + (n - 1) % GROUP_RING]
+            if p > v:
+                v = p
+        WF[w, W_GRING + c * GROUP_RING + n % GROUP_RING] = v
+        WI[w, W_GN + c] = n + 1
+        WF[w, W_GOPEN + c] = -INF
+
+
+@_compiled
 def _stop(F, I, t, k, issued, w, j, phase, event):
     """Where `run` stops (it resumes there): cycle, sub-partition, whether one issued in this
     cycle, the warp and instruction of the event, the phase to resume in."""
@@ -396,6 +464,8 @@ def run(until, TI, TX, TS, WF, WI, SPF, SPI, F, I, ICA, CCA, STALL, BUF, VP, SHP
             if phase == PH_ISSUE:
                 j = _book(k, w, t, TI, TX, WF, WI, SPF, SPI, F, STALL)
                 ready = t + TI[j, T_LAT]
+                if TI[j, T_ALAT] > 0:          # an HGMMA: completes on its own (async_groups.py)
+                    _async_done(j, t, TI, F)
                 q = TI[j, T_SHQ]
                 if q >= 0 and I[I_HOOK] == 0:  # shared memory: here (its wavefronts, -1 no access)
                     wf = SHP[WI[w, W_SH] + q]
@@ -414,6 +484,8 @@ def run(until, TI, TX, TS, WF, WI, SPF, SPI, F, I, ICA, CCA, STALL, BUF, VP, SHP
                     d = TX[o + q]
                     WF[w, d] = ready
                     WI[w, d] = kind
+                if TI[j, T_AJOIN] >= 0 or TI[j, T_ACOMMIT] >= 0:
+                    _groups(w, j, ready, TI, WF, WI, F)
                 WF[w, W_LAST] = t
                 if j + 1 >= WI[w, W_END]:       # the segment's last instruction: the next visit
                     v = WI[w, W_V] + 1

@@ -39,6 +39,9 @@ import math
 
 import numpy as np
 
+from gpusim.timing.tma import CopyPayload
+from gpusim.timing.trace import MbarrierAccess
+
 LOOP, SKIP = -1, -2                     # marker segments (see module docstring)
 MIN_ITERATIONS = 8
 
@@ -253,6 +256,8 @@ def _kinds(visits: list) -> list[int]:
         if v[0] < 0:
             continue
         for p in v[2].values():
+            if isinstance(p, MbarrierAccess):         # an mbarrier operation moves no L2 traffic
+                continue
             if isinstance(p, tuple):
                 out[1 if p[1].dtype == np.uint32 else 2] += 1
             elif not isinstance(p, int):
@@ -286,6 +291,8 @@ def combine_stores(order: list, mem: dict) -> None:
 
 def merge(a, b):
     """Two accesses of one warp that one SASS instruction performs."""
+    if isinstance(a, (MbarrierAccess, CopyPayload)) or isinstance(b, (MbarrierAccess, CopyPayload)):
+        return a                                 # one mbarrier operation or bulk copy a warp instruction: the first
     if isinstance(a, int):
         return max(a, b)
     if isinstance(a, tuple):

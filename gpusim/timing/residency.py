@@ -179,7 +179,9 @@ class Residency:
         cta.live -= 1
         if cta.waiting and len(cta.waiting) >= cta.live:
             self._release(cta, t)
+        self.mbarriers.warp_done(cta, t)
         if cta.live == 0:
+            self.mbarriers.block_done(cta.block)
             self._account(t)
             self.resident_warps -= len(cta.warps)
             del self.ctas[cta.block]

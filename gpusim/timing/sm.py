@@ -45,8 +45,11 @@ from gpusim.timing import issue_loop as L
 from gpusim.timing import policies
 from gpusim.timing.fetch import FrontEnd
 from gpusim.timing.issue_stream import LOOP
+from gpusim.timing.mbarrier import MbarrierUnit
 from gpusim.timing.residency import Residency, Warp
 from gpusim.timing.static import PIPE_NAMES, SHARED
+from gpusim.timing.tma import CopyPayload, TMAUnit
+from gpusim.timing.trace import MbarrierAccess
 from isa.memory_map import CONST_WINDOW_BASE
 
 INF = math.inf
@@ -66,6 +69,8 @@ class SM(Residency):
         self.table = table = program.table
         self._flat = table.flat                    # row -> StaticInstr
         self.l1 = l1
+        self.tma = TMAUnit(spec, sm_id, getattr(l1, "lower", None))
+        self.mbarriers = MbarrierUnit(self._mbarrier_release)
         self.stats = stats
         self.on_cta_done = on_cta_done
         self.nsp = nsp = sm.sub_partitions
@@ -189,6 +194,19 @@ class SM(Residency):
                             for x in payload.tolist()):
                 done = max(done, cc.ready(t, line) + fixed_ready - t)
             return done
+        if s.async_copy:                            # LDGSTS: when its bytes are in shared memory (its group's part)
+            return self.l1.copy_in(t, payload, allocate=not s.bypass_l1)
+        if s.mbarrier:
+            if isinstance(payload, MbarrierAccess):
+                return self.mbarriers.op(w, s, t, payload, fixed_ready - t)
+            return fixed_ready
+        if s.tma:                                   # the SM's TMA unit; its bytes complete an mbarrier, if named
+            cp = payload if isinstance(payload, CopyPayload) else \
+                CopyPayload(None, payload) if isinstance(payload, MbarrierAccess) else CopyPayload(payload)
+            done = self.tma.copy(t, cp.sectors, store=isinstance(cp.sectors, tuple))
+            if cp.mbarrier is not None:
+                self.mbarriers.complete_tx(w, cp.mbarrier, done)
+            return fixed_ready
         if s.result == SHARED:
             return L.shared_access(self.F, self.I, float(t), payload if isinstance(payload, int) else 1)
         if self.locate is not None:                 # the L2 asks where in the grid this block is (warming.py)
@@ -205,6 +223,15 @@ class SM(Residency):
             self.l1.store(t, payload[0], byte_masks=payload[1], send=payload[2] if len(payload) > 2 else None)
             return fixed_ready
         return self.l1.load(t, payload)
+
+    def _mbarrier_release(self, w: Warp, slots, t: float) -> None:
+        """The phase warp `w` waits for completed at `t`: its wait's predicate is ready then."""
+        for slot in slots:
+            w.f[slot] = t
+        if w.vi < len(w.stream.visits) and not w.at_barrier:
+            w.ready_at = t                          # its hold was the wait (prepare kept the unknown time)
+            w.reason = "long_scoreboard"
+            self._prepare(w, w.last_issue + 1)
 
     def _prepare(self, w: Warp, t_min: float) -> None:
         """When w's next instruction may issue as far as its own state goes: after the

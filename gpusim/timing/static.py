@@ -19,7 +19,7 @@ from functools import cached_property
 
 import numpy as np
 
-from gpusim.timing import tensor_pipe
+from gpusim.timing import async_groups, tensor_pipe
 
 # How a result becomes ready; also names the stall reason of a warp waiting on it
 # (Nsight Compute warp states): fixed latency -> 'wait', shared/MIO -> 'short_scoreboard',
@@ -47,6 +47,18 @@ class StaticInstr:
     float_atomic: bool = False      # a floating-point read-modify-write (REDG/ATOMG .F32/.F64/.F16x2/.BF16x2)
     is_local: bool = False          # LDL/STL: the warp's local frame, relocated to its SM slot (sm.py)
     interval: float = -1.0          # cycles it keeps its pipe busy; < 0: the pipe's issue interval (tensor_pipe.py)
+    # group scoreboards (async_groups.py): the counter it joins, commits, waits on (-1: none), the groups the
+    # wait leaves incomplete; cycles from issue to completion when the issue loop decides it (HGMMA; 0 none)
+    group_join: int = -1
+    group_commit: int = -1
+    group_wait: int = -1
+    group_wait_pending: int = 0
+    async_latency: int = 0
+    shared_operand_cycles: float = 0.0  # cycles its operands hold the SM's shared-memory path (wgmma from shared)
+    async_copy: bool = False        # LDGSTS: global -> shared through the L1, no register written (memory/l1.py copy_in)
+    bypass_l1: bool = False         # an LDGSTS.BYPASS (cp.async.cg): not allocated in the L1
+    tma: bool = False               # a bulk / tensor copy (UTMALDG, UTMASTG, UBLKCP, UTMAPF): the SM's TMA unit (tma.py)
+    mbarrier: bool = False          # SYNCS: an mbarrier operation (mbarrier.py), its result when the unit says
     # derived, for the SM's issue loop: srcs + dsts (the scoreboard's); unit[0]; the other pipes
     regs: tuple[int, ...] = field(init=False, repr=False, compare=False)
     unit0: str = field(init=False, repr=False, compare=False)
@@ -85,8 +97,8 @@ class IssueTable:
     const_slots: dict                       # constant-cache line -> its slot in the cache's array (fetch.py)
     ilines: int                             # instruction-cache lines: highest line + 1
     seg_shared: list                        # segment -> its shared-memory accesses: (T_SHQ place, SASS index)
-    intervals: tuple = ()                   # instructions' own issue intervals: F[issue_loop.F_INTERVAL +
-    #                                         len(PIPE_NAMES) + i] (T_IVL names the slot)
+    intervals: tuple = ()                   # instructions' own constants (issue intervals, shared-path cycles):
+    #                                         F[issue_loop.F_INTERVAL + len(PIPE_NAMES) + i] (T_IVL, T_SHC name the slot)
 
 
 def _issue_table(segments) -> IssueTable:
@@ -109,13 +121,17 @@ def _issue_table(segments) -> IssueTable:
         seg_shared.append(tuple((q, seg[r].index) for q, r in enumerate(mine)))
     tx: list[int] = []
     pipe = {p: i for i, p in enumerate(PIPE_NAMES)}
-    intervals = tuple(sorted({s.interval for s in flat if s.interval >= 0}))
+    intervals = tuple(sorted({s.interval for s in flat if s.interval >= 0}
+                             | {s.shared_operand_cycles for s in flat if s.shared_operand_cycles > 0}))
     slot = {v: L.F_INTERVAL + len(PIPE_NAMES) + i for i, v in enumerate(intervals)}
     for r, s in enumerate(flat):
         row = ti[r]
         row[L.T_SASS], row[L.T_RESULT], row[L.T_LAT] = s.index, s.result, s.latency
         row[L.T_ILINE], row[L.T_BAR] = s.iline, s.is_barrier
-        row[L.T_IVL] = slot.get(s.interval, -1)
+        row[L.T_IVL] = slot.get(s.interval, -1) if s.interval >= 0 else -1
+        row[L.T_AJOIN], row[L.T_ACOMMIT], row[L.T_AWAIT] = s.group_join, s.group_commit, s.group_wait
+        row[L.T_AWAITN], row[L.T_ALAT] = s.group_wait_pending, s.async_latency
+        row[L.T_SHC] = slot[s.shared_operand_cycles] if s.shared_operand_cycles > 0 else -1
         for n_col, o_col, items in ((L.T_NUNIT, L.T_UNIT, [pipe[u] for u in s.unit]), (L.T_NREG, L.T_REG, s.regs),
                                     (L.T_NDST, L.T_DST, s.dsts),
                                     (L.T_NCONST, L.T_CONST, [const_slots[c] for c in s.const_lines])):
@@ -270,11 +286,24 @@ def _classifier(cc, pipes, tensor, nsp):
         writes, reads = register_operands(x)
         own = tensor_pipe.timing(x, tensor, nsp, pipes.lsu.issue_interval_cycles)
         latency = pipes.of("fp16" if op.pipe == "fp16" else issue[0]).latency_cycles if op.pipe != "tensor" else 1
+        join, commit, wait, pending = async_groups.role(x)
+        tma, mbar = x.base in tensor_pipe.TMA, x.base == "SYNCS"
+        if mbar:
+            result = GLOBAL                          # a wait's predicate: when its phase completes
+        async_latency, shared_cycles = 0, 0.0
         if own is not None and own[1] is not None:
-            latency = math.ceil(own[1])
+            if join == async_groups.WGMMA:           # completes on its own; its accumulators chain at once
+                async_latency = math.ceil(own[1])
+                shared_cycles = tensor_pipe.shared_operand_cycles(x, tensor)
+            else:
+                latency = math.ceil(own[1])
+        copy = join == async_groups.LDGSTS
         return StaticInstr(index=i, unit=issue, result=result, dsts=writes, srcs=reads,
-                           is_store=op.is_store or op.is_atomic, is_atomic=op.is_atomic, is_barrier=op.is_barrier,
-                           latency=latency, is_local=op.memory == "local",
+                           is_store=(op.is_store and not copy and not tma) or op.is_atomic, is_atomic=op.is_atomic,
+                           is_barrier=op.is_barrier, latency=latency, is_local=op.memory == "local",
                            float_atomic=op.is_atomic and not _FLOAT_TYPES.isdisjoint(x.opcode.split(".")[1:]),
-                           interval=-1.0 if own is None else float(own[0]))
+                           interval=-1.0 if own is None else float(own[0]),
+                           group_join=join, group_commit=commit, group_wait=wait, group_wait_pending=pending,
+                           async_latency=async_latency, shared_operand_cycles=shared_cycles, async_copy=copy,
+                           bypass_l1=copy and "BYPASS" in x.opcode.split("."), tma=tma, mbarrier=mbar)
     return classify

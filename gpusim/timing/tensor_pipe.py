@@ -14,22 +14,25 @@ when its result is ready (its latency), from the GPU's `TensorSpec` (`specs/tens
   instruction names a descriptor, `gdesc`, instead of registers) are a quarter per warp
   too, through the sub-partition's share of `shared_operand_bytes_per_cycle_per_sm`. The
   interval is the longer of the two; the latency is `wgmma_latency_cycles` for 64x128x16
-  FP16, scaled by the interval as above.
+  FP16, scaled by the interval as above (against the reference shape's arithmetic alone, so
+  operands that arrive slower than the arithmetic delay the result by as much). wgmma is
+  asynchronous: chained ones on one accumulator issue an interval apart, and the latency is
+  when the warp's group completes (`async_groups.py`); each also holds the SM's shared-memory
+  path for its operand bytes at `shared_operand_bytes_per_cycle_per_sm` (`shared_operand_cycles`),
+  so ldmatrix, LDS/STS and other warpgroups' operands compete with it.
 - `LDSM`/`STSM` (`ldmatrix`/`stmatrix`): 128 bytes per 8x8 b16 matrix (.x1, .x2, .x4 in
   the opcode: `LDSM.16.M88.4`), through the sub-partition's share of the operand
   bandwidth, on the LSU; at least the LSU's own interval.
-- TMA requests (`UTMALDG`, `UTMASTG`, `UTMAPF`, `UBLKCP`...): at least
-  `tma_request_interval_cycles` between two on a sub-partition's LSU.
+- TMA requests (`UTMALDG`, `UTMASTG`, `UTMAPF`, `UBLKCP`...): the LSU's own issue; the SM's one
+  TMA unit takes one every `tma_request_interval_cycles` (`tma.py`).
 
 The type of an instruction is read from its modifiers: TF32, E4M3/E5M2 (FP8), S8/U8 and
 S4/U4 (integer; INT4 counts twice the INT8 rate, as A100's), F64 (DMMA); everything else
 of HMMA/HGMMA is FP16/BF16. A type whose rate is 0 on the spec is refused (ConfigError).
 
-Does not model: the wgmma's asynchronous completion (`WARPGROUP.DEPBAR`, `wgmma.wait_group`:
-the accumulator registers are scoreboarded with the latency above), register-bank and
-operand-collector conflicts of mma.sync, sparse (2:4) instructions, the TMA unit as one
-unit shared by the SM (each sub-partition's requests are spaced on their own), Volta's
-HMMA.884 steps (each step is timed as a whole m8n8k4).
+Does not model: register-bank and operand-collector conflicts of mma.sync, sparse (2:4)
+instructions, the B operand shared by a warpgroup's four warps (each warp's quarter of the
+bytes is charged), Volta's HMMA.884 steps (each step is timed as a whole m8n8k4).
 
 Sources: see `specs/tensor.py` and the presets' [TC-WP], [TC-LAT]; PTX ISA "Warp Level
 Matrix Multiply-Accumulate Instructions" and "Asynchronous Warpgroup Level Matrix
@@ -111,6 +114,20 @@ def _interval(tensor, nsp: int, base: str, mods: list[str], operands: str, opcod
     return max(ops / per_sp, shared_bytes / (tensor.shared_operand_bytes_per_cycle_per_sm / nsp))
 
 
+def shared_operand_cycles(instr, tensor) -> float:
+    """Cycles one warp's share of a wgmma's shared-memory operands (a quarter of B, and of A
+    when it comes through a descriptor) holds the SM's shared-memory path, at
+    `shared_operand_bytes_per_cycle_per_sm`; 0 for other instructions."""
+    parts = instr.opcode.split(".")
+    base, mods = parts[0], parts[1:]
+    if base not in GROUP_MMA:
+        return 0.0
+    m, n, k = mma_shape(base, mods)
+    esize = _ELEMENT_BYTES[operand_type(base, mods)]
+    shared_bytes = (n * k + (m * k if _a_from_shared(instr.operands) else 0)) * esize / 4
+    return shared_bytes / tensor.shared_operand_bytes_per_cycle_per_sm
+
+
 def _warp_share(tensor, base: str) -> float:
     """The share of the dense rate a warp-level HMMA/IMMA reaches (`warp_mma_rate_fraction`;
     measured 0.66 on the H100, where only wgmma reaches the whole rate); DMMA is FP64's only
@@ -136,13 +153,13 @@ def timing(instr, tensor, nsp: int, lsu_interval: float) -> tuple[float, float |
         count = next((int(x) for x in mods if x in ("1", "2", "4")), 1)
         return max(lsu_interval, 128.0 * count / (tensor.shared_operand_bytes_per_cycle_per_sm / nsp)), None
     if base in TMA:
-        return max(lsu_interval, tensor.tma_request_interval_cycles), None
+        return None                                    # the LSU's issue; the SM's TMA unit spaces requests (tma.py)
     interval = _interval(tensor, nsp, base, mods, instr.operands, instr.opcode)
     if base in WARP_MMA:
         ref_base, rm, rn, rk, rkind = REFERENCE_MMA
         ref = 2.0 * rm * rn * rk / (tensor.rate(rkind) / nsp * _warp_share(tensor, ref_base))
         latency = tensor.mma_latency_cycles
     else:
-        ref = _interval(tensor, nsp, "HGMMA", ["64x128x16"], "R0, gdesc[UR4], R0", "HGMMA")
+        ref = 2.0 * 64 * 128 * 16 / 4 / (tensor.rate("fp16") / nsp)     # REFERENCE_GMMA's arithmetic alone
         latency = tensor.wgmma_latency_cycles
     return interval, max(interval, latency - ref + interval)

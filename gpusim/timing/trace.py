@@ -13,23 +13,58 @@ chunk run functionally before they are timed; data-race-free programs cannot tel
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from gpusim.functional.lsu import shared_wavefronts
+from gpusim.timing.tma import CopyPayload
 from isa.memory_map import CONST_WINDOW_BASE, GLOBAL_BASE, LOCAL_WINDOW_BASE
 
 U64 = np.uint64
+
+
+@dataclass(frozen=True, slots=True)
+class MbarrierAccess:
+    """One warp's mbarrier operation (the payload of its SYNCS instruction, gpusim/timing/mbarrier.py):
+    `what` as `executor.trace_mbarrier` names it, the mbarrier's byte offset in its block's shared
+    memory (the first active lane's), and the warp's arguments summed over its lanes: `count` the
+    arrivals (or, for 'init', the expected count), `tx` the transaction bytes (expected, or for
+    'complete_tx' delivered), `parity` the phase parity a wait waits for."""
+    what: str
+    address: int
+    count: int = 0
+    tx: int = 0
+    parity: int = 0
+
+
+def mbarrier_access(what: str, address: int, lanes: int, args: list) -> MbarrierAccess:
+    """A warp's MbarrierAccess from `lanes` lanes' argument arrays `args` (async_ops.MbarrierOp)."""
+    first = lambda k: int(args[k][0]) if len(args) > k and len(args[k]) else 0   # noqa: E731
+    total = lambda k: int(np.sum(args[k])) if len(args) > k else 0              # noqa: E731
+    if what == "init":
+        return MbarrierAccess(what, address, count=first(0))
+    if what == "arrive":
+        return MbarrierAccess(what, address, count=total(0) if args else lanes)
+    if what == "arrive_expect_tx":
+        return MbarrierAccess(what, address, count=lanes, tx=total(0))
+    if what in ("expect_tx", "complete_tx"):
+        return MbarrierAccess(what, address, tx=total(0))
+    if what in ("try_wait", "test_wait"):
+        return MbarrierAccess(what, address, parity=first(0) & 1)
+    return MbarrierAccess(what, address)
 
 
 @dataclass(slots=True)
 class WarpStream:
     """One warp's dynamic path: `visits[k] = (block, active_lanes, mem)` where mem maps an
     instruction index to its payload: a wavefront count (shared), a sector array (loads:
-    global/local/const), `(sectors, byte_masks)` (stores: bit b of a uint32 mask is byte b
-    of the 32-byte sector) or `(sectors, passes)` (atomics: per sector, the passes the L1 splits the
-    warp's lanes into, i.e. the most lanes on one address of the sector)."""
+    global/local/const; cp.async: its global side), `(sectors, byte_masks)` (stores: bit b of
+    a uint32 mask is byte b of the 32-byte sector), `(sectors, passes)` (atomics: per sector, the
+    passes the L1 splits the warp's lanes into, i.e. the most lanes on one address of the sector),
+    an `MbarrierAccess` (mbarrier operations), or a `tma.CopyPayload` (a bulk copy whose functional
+    op traced both its global side, `trace_access(op, "global", ...)`, and the mbarrier its bytes
+    complete, `trace_mbarrier(op, ..., "complete_tx", [bytes per lane])`)."""
     gid: int                      # global warp id: block * warps_per_block + warp
     block: int                    # linear block id
     warp_in_block: int
@@ -144,9 +179,21 @@ class TraceSource:
         rel = wl - w0
         nw = int(rel[-1]) + 1
         info = self.p.decoded.infos[a.instr]
+        if a.space == "mbarrier":
+            what, args = a.values
+            base = (a.lanes // (wpc * 32)).astype(U64) * U64(lsu.shared_stride)
+            local = (a.offsets - base).astype(np.int64)
+            for k in np.unique(rel).tolist():
+                sel = rel == k
+                m = mbarrier_access(what, int(local[sel][0]), int(sel.sum()), [np.asarray(v)[sel] for v in args])
+                new[w0 + k][a.instr] = _with_mbarrier(new[w0 + k].get(a.instr), m)
+            return
+        if a.space == "shared" and info.kind == "async" and info.mnemonic.startswith(("cp.", "mbarrier")):
+            return          # an async copy's shared side (its payload is the global side); an mbarrier's object
         if a.space == "shared":
             cta_base = (a.lanes // (wpc * 32)).astype(U64) * U64(lsu.shared_stride)
-            wf = shared_wavefronts(rel, a.offsets - cta_base, info.access_bytes, nw, lsu.banks, lsu.bank_width)
+            nbytes = a.nbytes or (16 if info.kind == "tensor" else info.access_bytes)   # ldmatrix: 16-byte rows
+            wf = shared_wavefronts(rel, a.offsets - cta_base, nbytes, nw, lsu.banks, lsu.bank_width)
             for k in np.unique(rel).tolist():
                 new[w0 + k][a.instr] = int(wf[k])
             return
@@ -172,9 +219,11 @@ class TraceSource:
             first = np.flatnonzero(np.r_[True, sector_key[1:] != sector_key[:-1]])
             u = sector_key[first]                      # == np.unique(keys): the same (warp, sector) order
             passes = np.maximum.reduceat(lanes, first)
-        elif info.is_store:                            # which bytes of each sector the warp writes
-            nb = min(info.access_bytes, 4) if a.space == "local" else info.access_bytes
-            lane_masks = (U64((1 << nb) - 1) << (addr & U64(31))).astype(np.uint32)
+        elif (info.is_store if a.is_store is None else a.is_store):   # which bytes of each sector the warp writes
+            nb = a.nbytes or info.access_bytes
+            nb = min(nb, 4) if a.space == "local" else nb
+            lane_masks = ((U64((1 << nb) - 1) << (addr & U64(31))).astype(np.uint32) if 0 < nb < 32
+                          else np.full(len(addr), 0xFFFFFFFF, np.uint32))    # a bulk copy's whole sectors
             order = np.argsort(keys, kind="stable")
             sk = keys[order]
             starts = np.flatnonzero(np.r_[True, sk[1:] != sk[:-1]])
@@ -189,14 +238,43 @@ class TraceSource:
         for k, s0, s1 in zip(owner[starts].tolist(), starts.tolist(), ends.tolist()):
             mem = new[w0 + k]
             seg = vals[s0:s1]
+            prev = mem.get(a.instr)
+            if isinstance(prev, (MbarrierAccess, CopyPayload)):      # a bulk copy: its mbarrier, other lanes' copies
+                sec = seg if masks is None else (seg, masks[s0:s1])
+                mem[a.instr] = _copy_with_sectors(prev, sec)
+                continue
             if passes is not None:
                 mem[a.instr] = (seg, passes[s0:s1])
                 continue
-            prev = mem.get(a.instr)
             if masks is not None:
                 mem[a.instr] = _merge_store(prev, seg, masks[s0:s1])
                 continue
             mem[a.instr] = seg if prev is None or isinstance(prev, int) else np.union1d(prev, seg)
+
+
+def _with_mbarrier(prev, m: MbarrierAccess):
+    """A warp's payload with mbarrier operation `m` added: a bulk copy's sectors (or CopyPayload)
+    gain it as their complete_tx (two copies of one warp to one mbarrier: their bytes added)."""
+    if prev is None:
+        return m
+    if isinstance(prev, MbarrierAccess):
+        return replace(prev, tx=prev.tx + m.tx)
+    if isinstance(prev, CopyPayload):
+        mb = prev.mbarrier
+        return CopyPayload(prev.sectors, m if mb is None else replace(mb, tx=mb.tx + m.tx))
+    return CopyPayload(prev, m)
+
+
+def _copy_with_sectors(prev, sec):
+    """A bulk copy's payload with more global sectors (an array, or a store's (sectors, masks))."""
+    if isinstance(prev, MbarrierAccess):
+        return CopyPayload(sec, prev)
+    old = prev.sectors
+    if old is None:
+        return CopyPayload(sec, prev.mbarrier)
+    if isinstance(sec, tuple):
+        return CopyPayload(_merge_store(old, *sec), prev.mbarrier)
+    return CopyPayload(np.union1d(old, sec), prev.mbarrier)
 
 
 def _merge_store(prev, sectors: np.ndarray, masks: np.ndarray) -> tuple:

@@ -13,6 +13,12 @@ access touches 2 or 4 consecutive words per lane, each drawn in its own bank col
 Which conflicting word goes in which replay is not documented by NVIDIA; the order here
 (ascending word) is a choice, the number of wavefronts is not.
 
+`ldmatrix`/`stmatrix` are served one 8 x 8 matrix at a time: each phase takes the 8 row
+addresses (16 bytes each) of 8 lanes, so a conflict-free `.x4` takes 4 wavefronts and rows
+of one matrix that share banks cost more within their phase (the maps number the wavefronts
+phase after phase and draw the phase boundaries); the count equals
+`l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum`'s share of the instruction.
+
 `padding_comparison()` draws the classic pair: the column read of a 32x32 float tile
 (stride 32 words: all lanes in one bank, 32 wavefronts) next to the same read of a
 32x33 padded tile (1 wavefront), from `programs/transpose_shared.py` and
@@ -49,6 +55,8 @@ class BankMap:
     copy: int = 0                  # which of the line's shared PTX instructions (an unrolled loop: one per copy)
     copies: int = 1
     executions: int = 1            # how many times this warp executed the instruction
+    lanes_per_phase: int = 32      # lanes served together (ldmatrix/stmatrix: 8 row addresses per phase)
+    phase_wavefronts: tuple[int, ...] = ()   # wavefronts of each phase (ldmatrix: each 8 x 8 matrix)
 
     @property
     def bank_conflicts(self) -> int:
@@ -58,6 +66,22 @@ class BankMap:
     @property
     def active_lanes(self) -> int:
         return int(len(np.unique(self.lane)))
+
+    @property
+    def ideal_wavefronts(self) -> int:
+        """The fewest wavefronts these words could take (each phase's distinct words over the 32
+        banks): 1 for a 4-byte access, 4 for 16 bytes per lane (an LDS.128, a cp.async, each
+        phase of an ldmatrix.x4 one)."""
+        phase = self.lane // self.lanes_per_phase
+        return sum(-(-len(np.unique(self.word[phase == p])) // BANKS) for p in np.unique(phase).tolist())
+
+    def conflict_text(self) -> str:
+        """'conflict-free' or 'N-way conflict' against `ideal_wavefronts`."""
+        ideal = max(self.ideal_wavefronts, 1)
+        if self.wavefronts <= ideal:
+            return "conflict-free"
+        ways = self.wavefronts / ideal
+        return f"{ways:.0f}-way conflict" if ways == int(ways) else f"{ways:.1f}-way conflict"
 
 
 def from_access(a: WarpAccess, kernel: str = "", text: str = "", cap: Capture | None = None) -> BankMap:
@@ -75,16 +99,23 @@ def from_access(a: WarpAccess, kernel: str = "", text: str = "", cap: Capture | 
         lane = np.repeat(lane, nwords)
     bank = word & (BANKS - 1)
     wavefront = np.empty(len(word), np.int64)
-    for b in np.unique(bank).tolist():
-        sel = np.flatnonzero(bank == b)
-        _, rank = np.unique(word[sel], return_inverse=True)
-        wavefront[sel] = rank
+    phase = lane // a.phase_lanes
+    per_phase = []
+    for p in np.unique(phase).tolist():                 # phases are served one after another
+        before = sum(per_phase)
+        inp = phase == p
+        for b in np.unique(bank[inp]).tolist():
+            sel = np.flatnonzero(inp & (bank == b))
+            _, rank = np.unique(word[sel], return_inverse=True)
+            wavefront[sel] = before + rank
+        per_phase.append(int(wavefront[inp].max()) + 1 - before)
     grid_wf = np.full((32, BANKS), -1, np.int64)
     grid_word = np.full((32, BANKS), -1, np.int64)
     grid_wf[lane, bank] = wavefront
     grid_word[lane, bank] = word
     return BankMap(kernel, a.line, text, a.instr, a.mnemonic, a.block, a.warp, a.occurrence, lane, word, bank,
-                   wavefront, int(wavefront.max()) + 1 if len(wavefront) else 0, grid_wf, grid_word, *where)
+                   wavefront, sum(per_phase), grid_wf, grid_word, *where, a.phase_lanes,
+                   tuple(per_phase) if a.phase_lanes < 32 else ())
 
 
 def bank_maps(cap: Capture, line: int, instr: int | None = None) -> list[BankMap]:
@@ -106,13 +137,19 @@ def worst_access(cap: Capture) -> tuple[int, int]:
 
 
 def wavefronts(a: WarpAccess) -> int:
-    """`from_access(a).wavefronts` without the map: the most distinct words any bank holds."""
+    """`from_access(a).wavefronts` without the map: the most distinct words any bank holds
+    (summed over the phases of an ldmatrix/stmatrix)."""
     word = (a.offsets >> np.uint64(2)).astype(np.int64)
+    phase = a.lanes.astype(np.int64) // a.phase_lanes
     nwords = max(1, a.access_bytes // 4)
     if nwords > 1:
         word = (word[:, None] + np.arange(nwords)).ravel()
-    distinct = np.unique(word)
-    return int(np.bincount(distinct & (BANKS - 1)).max()) if len(distinct) else 0
+        phase = np.repeat(phase, nwords)
+    total = 0
+    for p in np.unique(phase).tolist():
+        distinct = np.unique(word[phase == p])
+        total += int(np.bincount(distinct & (BANKS - 1)).max()) if len(distinct) else 0
+    return total
 
 
 def bank_map(subject, line: int | None = None, *, block: int = 0, warp: int | None = None,
@@ -140,7 +177,8 @@ def plot(maps, path=None, *, words: bool = True):
     from matplotlib.colors import ListedColormap
     maps = [maps] if isinstance(maps, BankMap) else list(maps)
     fig, axes = _mpl.figure(1, len(maps), figsize=(6.2 * len(maps), 6.4), dpi=130)
-    fig.subplots_adjust(left=0.08, right=0.98, bottom=0.08, top=0.9, wspace=0.25)     # fixed: no layout pass
+    top = 0.87 if any(m.phase_wavefronts for m in maps) else 0.9       # a fourth title line for ldmatrix phases
+    fig.subplots_adjust(left=0.08, right=0.98, bottom=0.08, top=top, wspace=0.25)     # fixed: no layout pass
     for ax, m in zip(axes[0], maps):
         n = max(m.wavefronts, 1)
         colours = ListedColormap(_palette(n))
@@ -165,9 +203,15 @@ def plot(maps, path=None, *, words: bool = True):
         ax.vlines(np.arange(-0.5, BANKS), -0.5, 31.5, colors="0.85", linewidth=0.3, zorder=1.5)
         ax.set_xlabel("bank (word % 32)")
         ax.set_ylabel("lane")
-        conflict = "conflict-free" if m.wavefronts <= 1 else f"{m.wavefronts}-way conflict"
-        ax.set_title(f"{m.kernel}, line {m.line}: {m.wavefronts} wavefront{'s' * (m.wavefronts != 1)} "
-                     f"({conflict})\n{_mpl.short(m.text)}\n{where_text(m)}", fontsize=9)
+        title = [f"{m.kernel}, line {m.line}: {m.wavefronts} wavefront{'s' * (m.wavefronts != 1)} "
+                 f"({m.conflict_text()})", _mpl.short(m.text), where_text(m)]
+        if m.phase_wavefronts:                          # ldmatrix/stmatrix: one 8-row matrix per phase
+            title.insert(1, f"{m.lanes_per_phase} row addresses (one 8 x 8 matrix) per phase, wavefronts: "
+                            f"{' + '.join(map(str, m.phase_wavefronts))}")
+            ax.hlines(np.arange(m.lanes_per_phase, 32, m.lanes_per_phase) - 0.5, -0.5, BANKS - 0.5, colors="0.25",
+                      linewidth=1.2, zorder=2.5)
+        longest = max(len(t) for t in title)
+        ax.set_title("\n".join(title), fontsize=max(6.0, min(9.0, 9.0 * 84 / longest)))
         cb = fig.colorbar(im, ax=ax, shrink=0.7, ticks=_ticks(n))
         cb.set_label("wavefront (replay) serving the word, from 0")
     _mpl.save(fig, path)

@@ -12,6 +12,9 @@ ordinary launches cost exactly what they did.
 The chosen blocks run from the launch's initial memory, as the first batch of a real
 launch does: for blocks that do not communicate through global memory (every program
 in `programs/`) each lane's mask and addresses are the ones the full launch executes.
+Tensor-core and async-copy instructions give their own access size and direction
+(`executor.Access.nbytes`, `is_store`): an ldmatrix row is 16 bytes, a cp.async copy appears
+twice (its global read, its shared write), a wmma fragment move once per request it makes.
 Counts are PTX-level: one executed PTX instruction per column, as the functional core
 counts them (ptxas may predicate a short branch the PTX takes; the SASS counters of
 `Result` then show less divergence than these pictures).
@@ -73,6 +76,8 @@ class WarpAccess:
     access_bytes: int            # bytes per lane
     is_store: bool
     is_atomic: bool
+    phase_lanes: int = 32        # lanes the shared-memory unit serves together (ldmatrix/stmatrix: 8 row
+    #                              addresses, one 8 x 8 matrix, per phase; `executor.Access.phase_lanes`)
 
 
 @dataclass(frozen=True)
@@ -238,4 +243,5 @@ def _run(cap: Capture, p, first: int, n: int) -> None:
                 seen[key] = k + 1
                 cap.accesses.append(WarpAccess(
                     a.instr, info.line, info.mnemonic, a.space, first + w // wpc, w % wpc, k,
-                    (lanes[s0:s1] & 31), off[s0:s1].copy(), info.access_bytes, info.is_store, info.is_atomic))
+                    (lanes[s0:s1] & 31), off[s0:s1].copy(), a.nbytes or info.access_bytes,
+                    info.is_store if a.is_store is None else a.is_store, info.is_atomic, a.phase_lanes))

@@ -10,7 +10,7 @@ import importlib
 from isa.opcodes import OpSpec
 
 _FAMILIES = ("integer", "bits", "compare", "moves", "atomics", "floating", "transcendental",
-             "convert", "memory", "control", "warp", "tensor", "wgmma", "async_copy")
+             "convert", "memory", "control", "warp", "tensor", "wgmma", "wmma", "async_copy", "cluster")
 
 
 def _collect() -> dict[str, OpSpec]:

@@ -30,8 +30,18 @@ def _no_operands(unit: str):
     return bind
 
 
+CLUSTER_BARRIER_MODS = ("release", "relaxed", "acquire", "aligned")
+
+
 def bind_bar(instr: Instruction) -> Bound:
     mods = instr.modifiers
+    if "cluster" in mods:
+        # barrier.cluster.arrive{.release,.relaxed}{.aligned} / barrier.cluster.wait{.acquire}{.aligned}
+        rest = [m for m in mods if m not in CLUSTER_BARRIER_MODS]
+        if instr.opcode != "barrier" or rest not in (["cluster", "arrive"], ["cluster", "wait"]) or instr.operands:
+            raise UnsupportedInstruction(instr.mnemonic, reason="expected barrier.cluster.arrive or "
+                                         "barrier.cluster.wait (no operands)")
+        return Bound((), (), None, "sync")
     if "arrive" in mods:
         raise UnsupportedInstruction(instr.mnemonic, reason="bar.arrive (producer/consumer barriers) is not modelled")
     if "red" in mods:

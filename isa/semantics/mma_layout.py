@@ -34,6 +34,8 @@ Sources: PTX ISA 9.0, 9.7.14.5 "Matrix fragments for mma.m16n8k*" (figures per t
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 # -------------------------------------------------------------------- mma.sync fragments
@@ -106,11 +108,35 @@ def wgmma_a_regs_map(k: int, bits: int) -> np.ndarray:
     return out
 
 
+_NARROW = {8: np.uint8, 16: np.uint16, 32: np.uint32}
+
+
+@lru_cache(maxsize=256)
+def _flat(key: bytes, fshape: tuple, shape: tuple) -> tuple[np.ndarray, np.ndarray | None]:
+    """(row-major matrix index of each (thread, reg, elem) of a fragment map, and its inverse:
+    the fragment position of each matrix element, or None unless every element is held once)."""
+    fmap = np.frombuffer(key, np.int64).reshape(fshape)
+    flat = (fmap[..., 0] * shape[1] + fmap[..., 1]).reshape(-1)
+    src = np.full(shape[0] * shape[1], -1, np.int64)
+    src[flat] = np.arange(len(flat))
+    flat.flags.writeable = src.flags.writeable = False
+    return flat, (src if len(flat) == len(src) and (src >= 0).all() else None)
+
+
+def _index(fmap: np.ndarray, shape: tuple) -> tuple[np.ndarray, np.ndarray | None]:
+    return _flat(np.ascontiguousarray(fmap, np.int64).tobytes(), fmap.shape, tuple(shape))
+
+
 def pack(mat_bits: np.ndarray, fmap: np.ndarray, bits: int) -> np.ndarray:
     """Matrix of element bit patterns (..., rows, cols) -> registers (..., threads, regs) uint32.
 
     For 64-bit elements the result has two uint32 registers per element (low word first)."""
-    m = np.asarray(mat_bits).astype(np.uint64)
+    m = np.asarray(mat_bits)
+    if bits in _NARROW and np.little_endian:      # elements in register order, bytes viewed as words
+        flat, _ = _index(fmap, m.shape[-2:])
+        el = np.ascontiguousarray(m.reshape(m.shape[:-2] + (-1,))[..., flat], _NARROW[bits])
+        return el.view(np.uint32).reshape(m.shape[:-2] + fmap.shape[:2])
+    m = m.astype(np.uint64)
     el = m[..., fmap[..., 0], fmap[..., 1]]       # (..., threads, regs, e)
     if bits == 64:
         lo, hi = el[..., 0] & 0xFFFFFFFF, el[..., 0] >> 32
@@ -121,9 +147,13 @@ def pack(mat_bits: np.ndarray, fmap: np.ndarray, bits: int) -> np.ndarray:
 
 def unpack(regs: np.ndarray, fmap: np.ndarray, bits: int, shape: tuple[int, int]) -> np.ndarray:
     """Registers (..., threads, regs) -> matrix (..., rows, cols) of uint64 bit patterns."""
+    lead = np.shape(regs)[:-2]
+    if bits in _NARROW and np.little_endian:
+        _, src = _index(fmap, shape)
+        if src is not None:                       # every element held once: one gather
+            el = np.ascontiguousarray(regs, np.uint32).view(_NARROW[bits]).reshape(lead + (-1,))
+            return el[..., src].reshape(lead + tuple(shape)).astype(np.uint64)
     r = np.asarray(regs).astype(np.uint64)
-    lead = r.shape[:-2]
-    out = np.zeros(lead + tuple(shape), np.uint64)
     if bits == 64:
         r2 = r.reshape(*r.shape[:-1], -1, 2)
         el = (r2[..., 0] | (r2[..., 1] << 32))[..., None]
@@ -131,6 +161,7 @@ def unpack(regs: np.ndarray, fmap: np.ndarray, bits: int, shape: tuple[int, int]
         mask = np.uint64((1 << bits) - 1)
         sh = np.arange(fmap.shape[2], dtype=np.uint64) * bits
         el = (r[..., None] >> sh) & mask
+    out = np.zeros(lead + tuple(shape), np.uint64)
     out[..., fmap[..., 0], fmap[..., 1]] = el
     return out
 

@@ -18,6 +18,10 @@ or inf - inf gives `nan_bits` / `nan_bits_f16`; a block that overflowed to inf m
 block's -inf as inf - inf). Integer forms (s8/u8 into s32) wrap modulo 2^32, or clamp with
 `satfinite`.
 
+This module is the reference: a Python loop per output element, written to be read. The
+simulator evaluates the same model with `isa.semantics.mma_batch` (compiled, over whole batches
+of warps), which tests/isa/test_mma_batch.py holds equal to `mma` / `dot` bit for bit.
+
 `HOPPER` / `hopper_model` hold the parameters fitted to the H200 probe data (every crafted test
 and every recorded element of the 52 float forms bit-exact, `validate/semantics/tensor_fit.py`);
 `LITERATURE_H100` keeps the studies' parameters (Khattak and Mikaitis 2025) for comparison.

@@ -10,7 +10,9 @@ rs1 = r[15:0]; a `Vector` with n elements of a W-bit mov has elements of type b(
 `cvta.space.u64 p, a` adds the window base of `space` (isa.memory_map) to a state-space address;
 `cvta.to.space.u64` subtracts it; `.global` is the identity both ways. `isspacep.space p, a`
 tests whether a generic address lies in that window; `.global` is true outside the shared,
-local and const windows (the param window lies inside global, as PTX says).
+local and const windows (the param window lies inside global, as PTX says). `.shared::cluster`
+addresses live in the shared window too (`isa.memory_map.CLUSTER_RANK_SHIFT`), so its
+`cvta`/`isspacep` are those of `.shared`.
 
 Not modelled: 32-bit addressing (`cvta.*.u32`; ptxas rejects it for sm_90), `mov.b128`.
 
@@ -96,7 +98,7 @@ def _space(instr: Instruction, allowed) -> tuple[str, bool]:
         raise unsupported(instr, f"modifier .{m} not supported")
     if space is None:
         raise unsupported(instr, f"needs a state space: {', '.join(sorted(allowed))}")
-    if m_cluster := [m for m in instr.modifiers if m.endswith("::cluster")]:
+    if m_cluster := [m for m in instr.modifiers if m.endswith("::cluster") and m != "shared::cluster"]:
         raise unsupported(instr, f".{m_cluster[0]} addresses (clusters) are not modelled")
     return space, to
 

@@ -3,9 +3,10 @@
 What it models (the meaning; `gpusim.functional.tensor_ops` carries them out over warps):
 - `mma.sync.aligned.{m16n8k4,m16n8k8,m16n8k16,m16n8k32}.row.col` with f16, bf16, tf32, e4m3/e5m2
   (A and B may differ), s8/u8 inputs, f16/f32/s32 accumulators (`.satfinite` for s32): the 32 lanes' A, B, C registers are gathered into matrices by
-  `isa.semantics.mma_layout.frag_map`, D is computed by `isa.semantics.mma_numerics` (block-FMA
-  model for floats, `model_for`; exact modular or saturating sums for integers; an IEEE fma chain
-  for f64) and scattered back into the D registers;
+  `isa.semantics.mma_layout.frag_map`, D is computed by the block-FMA model of
+  `isa.semantics.mma_numerics` for floats (`model_for`; evaluated for every warp of the step at
+  once by `isa.semantics.mma_batch`, the scalar `mma_numerics.mma` being its reference), exact
+  modular or saturating sums for integers, and scattered back into the D registers;
 - `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared.b16` and `stmatrix` (same shape, sm_90):
   lanes 8j..8j+7 give the row addresses of matrix j; lane l's register j holds (or stores)
   elements (l >> 2, 2 (l & 3) + h) of matrix j, or with `.trans` (2 (l & 3) + h, l >> 2)
@@ -29,6 +30,7 @@ Sources: PTX ISA 9.0, 9.7.14.5 "Matrix fragments for mma.m16n8k*", 9.7.14.5.15 "
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -36,6 +38,7 @@ from isa.errors import UnsupportedInstruction
 from isa.opcodes import Bound, OpSpec
 from isa.program import Instruction
 from isa.semantics import mma_layout as L
+from isa.semantics import mma_batch as MB
 from isa.semantics import mma_numerics as M
 
 ELEM_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8,
@@ -111,18 +114,32 @@ def model_for(form: MmaForm) -> M.BlockFma:
     return M.hopper_model("mma", form.atype, form.ctype, form.mnk[2])
 
 
-def mma_sync(form: MmaForm, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """One warp's D registers (32, nD) uint32 from its A, B, C registers (32, n) uint32."""
+@lru_cache(maxsize=None)
+def _frag_maps(shape: str, ab: int, cb: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """frag_map of A, B and C/D (read-only: shared by every call)."""
+    maps = L.frag_map(shape, "a", ab), L.frag_map(shape, "b", ab), L.frag_map(shape, "c", cb)
+    for m in maps:
+        m.flags.writeable = False
+    return maps
+
+
+def mma_sync(form: MmaForm, a: np.ndarray, b: np.ndarray, c: np.ndarray, reference: bool = False) -> np.ndarray:
+    """D registers (..., 32, nD) uint32 from A, B, C registers (..., 32, n) uint32 of any number
+    of warps (the leading axes) at once: `mma_batch.mma`, or with `reference` the scalar
+    `mma_numerics.mma` element by element (the definition the batch is tested against)."""
     m, n, k = form.mnk
     ab, cb = ELEM_BITS[form.atype], ELEM_BITS[form.ctype]
-    A = L.unpack(a, L.frag_map(form.shape, "a", ab), ab, (m, k))
-    B = L.unpack(b, L.frag_map(form.shape, "b", ab), ab, (k, n))
-    cmap = L.frag_map(form.shape, "c", cb)
+    amap, bmap, cmap = _frag_maps(form.shape, ab, cb)
+    A = L.unpack(a, amap, ab, (m, k))
+    B = L.unpack(b, bmap, ab, (k, n))
     C = L.unpack(c, cmap, cb, (m, n))
     if form.ctype == "s32":
         D = M.mma_int(A, B, C, form.atype, form.btype, form.satfinite)
+    elif reference:
+        D = np.stack([M.mma(x, y, z, form.atype, form.btype, form.ctype, model_for(form)) for x, y, z in
+                      zip(A.reshape(-1, m, k), B.reshape(-1, k, n), C.reshape(-1, m, n))]).reshape(C.shape)
     else:
-        D = M.mma(A, B, C, form.atype, form.btype, form.ctype, model_for(form))
+        D = MB.mma(A, B, C, form.atype, form.btype, form.ctype, model_for(form))
     return L.pack(D, cmap, cb)
 
 

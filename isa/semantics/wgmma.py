@@ -21,9 +21,11 @@ What it models (the meaning; `gpusim.functional.wgmma_ops` carries them out over
   [4, 4 + log2(width / 16)) with bits [7, ...) of the absolute shared address, so a start
   advanced inside a swizzle atom (CUTLASS's K loop) reads what the hardware reads.
 - Numerics: the block-FMA model fitted to the H200 probe, `mma_numerics.hopper_model("wgmma",
-  ...)` (HGMMA / QGMMA), integers exact (`mma_numerics.mma_int`).
+  ...)` (HGMMA / QGMMA), evaluated over every warp at once by `mma_batch.mma` (the scalar
+  `mma_numerics.mma` is its reference); integers exact (`mma_numerics.mma_int`).
 - Each warp w of the warpgroup owns rows 16 w .. 16 w + 15 of D, which depend only on its own
-  rows of A and on all of B (checked on the H200), so `warp_mma` computes one warp's share.
+  rows of A and on all of B (checked on the H200), so `warp_mma` computes each warp's share
+  (of any number of warps at once).
 
 Not modelled (refused with the instruction's name and line): `.sp` sparse forms, b1 (`.and.popc`),
 e4m3/e5m2 with MN-major operands, the descriptor's base-offset field (bits 49-51, must be 0),
@@ -36,6 +38,7 @@ Instructions" (9.7.15.5.1 matrix descriptor, 9.7.15.5 layouts and swizzling mode
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -43,6 +46,7 @@ from isa.errors import UnsupportedInstruction
 from isa.opcodes import Bound, OpSpec
 from isa.program import Instruction, Vector
 from isa.semantics import mma_layout as L
+from isa.semantics import mma_batch as MB
 from isa.semantics import mma_numerics as M
 
 ELEM_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8}
@@ -174,27 +178,54 @@ def _negate(x: np.ndarray, t: str, scale: int) -> np.ndarray:
     return x ^ np.uint64(SIGN[t]) if scale == -1 else x
 
 
-def warp_mma(form: WgmmaForm, w: int, A16: np.ndarray, B: np.ndarray, c_regs: np.ndarray,
-             scale_d: bool, scale_a: int = 1, scale_b: int = 1) -> np.ndarray:
-    """Warp w's D registers (32, nacc) uint32: A16 its rows (16, K) of A, B (K, N) bit patterns,
-    c_regs its accumulator registers (32, nacc)."""
+@lru_cache(maxsize=None)
+def _acc_map(n: int, cb: int) -> np.ndarray:
+    """Warp-relative accumulator map (32, regs, elems, 2): every warp of the group has the same
+    one, its rows counted from 16 w (read-only: shared by every call)."""
+    m = L.wgmma_acc_map(n, cb)[:32]
+    m.flags.writeable = False
+    return m
+
+
+@lru_cache(maxsize=None)
+def _a_map(k: int, bits: int) -> np.ndarray:
+    """Warp-relative map of A from registers (the same for every warp of the group)."""
+    m = L.wgmma_a_regs_map(k, bits)[:32]
+    m.flags.writeable = False
+    return m
+
+
+def warp_mma(form: WgmmaForm, A16: np.ndarray, B: np.ndarray, c_regs: np.ndarray, scale_d,
+             scale_a: int = 1, scale_b: int = 1, reference: bool = False) -> np.ndarray:
+    """D registers (..., 32, nacc) uint32 of any number of warps (the leading axes) at once:
+    A16 (..., 16, K) each warp's rows of A, B (..., K, N) bit patterns, c_regs (..., 32, nacc)
+    its accumulator registers, scale_d (...) bool. Numerics: `mma_batch.mma`, or with
+    `reference` the scalar `mma_numerics.mma` element by element."""
     cb = ACC_BITS[form.dtype]
-    amap = L.wgmma_acc_map(form.n, cb)[32 * w:32 * w + 32] - np.array([16 * w, 0])
-    C = L.unpack(c_regs, amap, cb, (16, form.n)) if scale_d else np.zeros((16, form.n), np.uint64)
+    amap = _acc_map(form.n, cb)
+    C = L.unpack(c_regs, amap, cb, (16, form.n))
+    C = np.where(np.asarray(scale_d, bool)[..., None, None], C, np.uint64(0))
     if form.dtype == "s32":
         D = M.mma_int(A16, B, C, form.atype, form.btype, form.satfinite)
     else:
         model = M.hopper_model("wgmma", form.atype, form.dtype, form.k)
-        D = M.mma(_negate(A16, form.atype, scale_a), _negate(B, form.btype, scale_b), C,
-                  form.atype, form.btype, form.dtype, model)
+        A16, B = _negate(A16, form.atype, scale_a), _negate(B, form.btype, scale_b)
+        if reference:
+            lead = np.broadcast_shapes(A16.shape[:-2], B.shape[:-2], C.shape[:-2])
+            k, n = B.shape[-2:]
+            D = np.stack([M.mma(x, y, z, form.atype, form.btype, form.dtype, model) for x, y, z in
+                          zip(np.broadcast_to(A16, lead + (16, k)).reshape(-1, 16, k),
+                              np.broadcast_to(B, lead + (k, n)).reshape(-1, k, n),
+                              C.reshape(-1, 16, n))]).reshape(C.shape)
+        else:
+            D = MB.mma(A16, B, C, form.atype, form.btype, form.dtype, model)
     return L.pack(D, amap, cb)
 
 
-def a_from_regs(form: WgmmaForm, w: int, a_regs: np.ndarray) -> np.ndarray:
-    """Warp w's rows (16, K) of A from its four A registers (32, 4)."""
+def a_from_regs(form: WgmmaForm, a_regs: np.ndarray) -> np.ndarray:
+    """Each warp's rows (..., 16, K) of A from its four A registers (..., 32, 4)."""
     bits = ELEM_BITS[form.atype]
-    amap = L.wgmma_a_regs_map(form.k, bits)[32 * w:32 * w + 32] - np.array([16 * w, 0])
-    return L.unpack(a_regs, amap, bits, (16, form.k))
+    return L.unpack(a_regs, _a_map(form.k, bits), bits, (16, form.k))
 
 
 ENTRIES = [

@@ -11,6 +11,8 @@ except ImportError:
 import gpusim
 from dependency_skips import is_missing_dependency
 from gpusim.errors import LaunchError, UnsupportedKernel
+from gpusim.frontend.rejections import _loc_before
+from gpusim.frontend.tritonsource import Config, TritonSource
 from programs.triton_kernels import layer_norm, softmax, vector_add
 
 
@@ -118,3 +120,98 @@ def test_constexprs_for_a_numba_kernel_refused():
 def test_optional_extra_skip_is_not_a_missing_dependency():
     assert not is_missing_dependency("triton not installed (optional extra: pip install -e '.[triton]')")
     assert is_missing_dependency("triton not installed")
+
+
+@triton.jit
+def _accumulate(x_ptr, out_ptr, n, BLOCK_SIZE: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    tl.atomic_add(out_ptr, tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0), axis=0))
+
+
+_CONFIGS = [triton.Config({"BLOCK_SIZE": b}, num_warps=w) for b, w in ((128, 1), (256, 2), (1024, 4))]
+_reset = triton.autotune(configs=_CONFIGS, key=["n"], reset_to_zero=["out_ptr"])(_accumulate)
+_pruned = triton.autotune(configs=_CONFIGS, key=["n"], prune_configs_by={
+    "early_config_prune": lambda configs, nargs, **kw: [c for c in configs if c.kwargs["BLOCK_SIZE"] >= nargs["n"] // 8]
+})(_scale)
+_modelled = triton.autotune(configs=_CONFIGS, key=["n"], prune_configs_by={
+    "perf_model": lambda **kw: abs(kw["BLOCK_SIZE"] - 256), "top_k": 1})(_scale)
+_hooked = triton.autotune(configs=_CONFIGS, key=["n"], pre_hook=lambda kwargs, reset_only=False: None)(_scale)
+_cluster = triton.autotune(configs=[triton.Config({"BLOCK_SIZE": 256}, num_ctas=2)], key=["n"])(_scale)
+_maxnreg = triton.autotune(configs=[triton.Config({"BLOCK_SIZE": 256}, maxnreg=64)], key=["n"])(_scale)
+
+
+def _grid(n):
+    return lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE"]),)
+
+
+@pytest.mark.slow
+def test_autotune_reset_to_zero_zeroes_the_argument_before_each_config():
+    x = np.ones(1000, np.float32)
+    out = np.full(1, 5.0, np.float32)          # Triton zeroes it before each config: the sum, not 5 + sum
+    r = gpusim.launch(_reset, _grid(1000), None, (x, out, 1000), gpu="h100")
+    assert out[0] == 1000.0 and len(r.extra["autotune"]["configs"]) == 3
+
+
+def test_autotune_early_config_prune_runs_only_the_kept_configs():
+    n = 3000
+    x = np.arange(n, dtype=np.float32)
+    out = np.zeros(n, np.float32)
+    r = gpusim.launch(_pruned, _grid(n), None, (x, out, n, 2.0), gpu="h100")
+    assert [c["constexprs"]["BLOCK_SIZE"] for c in r.extra["autotune"]["configs"]] == [1024]
+    assert np.array_equal(out, 2 * x)
+
+
+@pytest.mark.slow
+def test_autotune_perf_model_keeps_its_top_k():
+    x = np.arange(500, dtype=np.float32)
+    out = np.zeros(500, np.float32)
+    r = gpusim.launch(_modelled, _grid(500), None, (x, out, 500, 3.0), gpu="h100")
+    assert [c["constexprs"]["BLOCK_SIZE"] for c in r.extra["autotune"]["configs"]] == [256]
+
+
+@pytest.mark.parametrize("kernel,what", [(_hooked, "pre_hook="), (_cluster, "num_ctas=2")])
+def test_autotune_features_gpusim_does_not_do_are_one_line_naming_the_kernel(kernel, what):
+    with pytest.raises(UnsupportedKernel) as e:
+        gpusim.launch(kernel, _grid(10), None, (np.zeros(10, np.float32), np.zeros(10, np.float32), 10, 1.0))
+    assert str(e.value).startswith("kernel _scale: ") and what in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.slow
+def test_autotune_maxnreg_reaches_the_ptx():
+    x = np.arange(300, dtype=np.float32)
+    out = np.zeros(300, np.float32)
+    gpusim.launch(_maxnreg, _grid(300), None, (x, out, 300, 2.0), gpu="h100")
+    src = TritonSource(_scale, (x, out, 300, 2.0), Config({"BLOCK_SIZE": 256}, 4, 3, 64))
+    assert ".maxnreg 64" in src.compiled_triton((9, 0))[0] and np.array_equal(out, 2 * x)
+
+
+@pytest.mark.slow
+def test_autotune_with_timing_keeps_the_fastest_predicted_config():
+    n = 1 << 16
+    x = np.arange(n, dtype=np.float32)
+    out = np.zeros(n, np.float32)
+    r = gpusim.launch(_tuned, _grid(n), None, (x, out, n, 2.0), gpu="h100", timing=True)
+    t = [c["time_ns"] for c in r.extra["autotune"]["configs"]]
+    assert r.extra["autotune"]["chosen"] == int(np.argmin(t)) and np.array_equal(out, 2 * x)
+    assert r.metrics["gpu__time_duration.sum"] == min(t)
+
+
+@triton.jit
+def _movmatrix(x_ptr, BLOCK_SIZE: tl.constexpr):
+    offs = tl.arange(0, BLOCK_SIZE)
+    v = tl.load(x_ptr + offs)
+    w = tl.inline_asm_elementwise("movmatrix.sync.aligned.m8n8.trans.b16 $0, $1;", "=r,r", [v], dtype=tl.int32,
+                                  is_pure=True, pack=1)
+    tl.store(x_ptr + offs, w)
+
+
+def test_unimplemented_instruction_from_triton_names_kernel_and_python_line():
+    with pytest.raises(UnsupportedKernel) as e:
+        gpusim.launch(_movmatrix, (1,), None, (np.zeros(32, np.int32),), constexprs={"BLOCK_SIZE": 32}, num_warps=1)
+    msg = str(e.value)
+    assert "\n" not in msg and "movmatrix" in msg and "_movmatrix" in msg and "test_triton_source.py:" in msg
+
+
+def test_unparsable_ptx_names_the_python_line_of_its_last_loc():
+    text = '.file 1 "/a/k.py"\n.loc 1 7 3\nld.global.b32 %r1, [%rd1];\n.loc 1 9 1\nbad [%r, {x}];\n'
+    assert _loc_before(text, 5) == " at /a/k.py:9" and _loc_before(text, 3) == " at /a/k.py:7"

@@ -96,3 +96,81 @@ def wgmma_kernel(ptx_op: str, nacc: int, dtype: str, a_regs: bool, imms: str, sm
     body += [f"st.global{dreg} [%gc+{4 * i}], %d{i};\n" for i in range(nacc)]
     body.append("ret;\n}\n")
     return "".join(body)
+
+
+def gemm_kernel() -> str:
+    """`gemm(A, Bt, D, K, N)`: D (M x N f32) = A (M x K f16, row-major) @ B (K x N f16, given as
+    Bt = B^T, N x K row-major), one 16 x 8 tile of D per warp (four warps per block, tiles in
+    row-major order), a `mma.sync.m16n8k16` per 16 of K with the fragments loaded straight from
+    global memory (lane g = lane / 4, t = lane % 4: A rows g, g + 8, columns 2t, 2t + 8; B^T row
+    g, columns 2t, 2t + 8), accumulating from zero in K order."""
+    return HEADER + r""".visible .entry gemm(.param .u64 pa, .param .u64 pbt, .param .u64 pd, .param .u32 pk,
+                         .param .u32 pn)
+{
+.reg .b32 %a<4>;
+.reg .b32 %b<2>;
+.reg .f32 %d<4>;
+.reg .b32 %tx, %lane, %g, %t, %w, %tm, %tn, %nt, %row, %col, %k, %K, %N, %x;
+.reg .b64 %pa, %pb, %pd, %ra0, %ra1, %rb, %o, %o2;
+.reg .pred %p;
+ld.param.u64 %pa, [pa];
+ld.param.u64 %pb, [pbt];
+ld.param.u64 %pd, [pd];
+ld.param.u32 %K, [pk];
+ld.param.u32 %N, [pn];
+mov.u32 %tx, %tid.x;
+and.b32 %lane, %tx, 31;
+shr.u32 %g, %lane, 2;
+and.b32 %t, %lane, 3;
+mov.u32 %w, %ctaid.x;
+shr.u32 %x, %tx, 5;
+mad.lo.u32 %w, %w, 4, %x;
+shr.u32 %nt, %N, 3;
+div.u32 %tm, %w, %nt;
+rem.u32 %tn, %w, %nt;
+mad.lo.u32 %row, %tm, 16, %g;
+mul.lo.u32 %x, %row, %K;
+mad.lo.u32 %x, %t, 2, %x;
+mul.wide.u32 %o, %x, 2;
+add.s64 %ra0, %pa, %o;
+mul.wide.u32 %o2, %K, 16;
+add.s64 %ra1, %ra0, %o2;
+mad.lo.u32 %col, %tn, 8, %g;
+mul.lo.u32 %x, %col, %K;
+mad.lo.u32 %x, %t, 2, %x;
+mul.wide.u32 %o, %x, 2;
+add.s64 %rb, %pb, %o;
+mov.f32 %d0, 0f00000000;
+mov.f32 %d1, 0f00000000;
+mov.f32 %d2, 0f00000000;
+mov.f32 %d3, 0f00000000;
+mov.u32 %k, 0;
+$LOOP:
+ld.global.b32 %a0, [%ra0];
+ld.global.b32 %a1, [%ra1];
+ld.global.b32 %a2, [%ra0+16];
+ld.global.b32 %a3, [%ra1+16];
+ld.global.b32 %b0, [%rb];
+ld.global.b32 %b1, [%rb+16];
+mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%d0, %d1, %d2, %d3}, {%a0, %a1, %a2, %a3}, {%b0, %b1}, {%d0, %d1, %d2, %d3};
+add.s64 %ra0, %ra0, 32;
+add.s64 %ra1, %ra1, 32;
+add.s64 %rb, %rb, 32;
+add.u32 %k, %k, 16;
+setp.lt.u32 %p, %k, %K;
+@%p bra $LOOP;
+mad.lo.u32 %col, %tn, 8, %t;
+add.u32 %col, %col, %t;
+mul.lo.u32 %x, %row, %N;
+add.u32 %x, %x, %col;
+mul.wide.u32 %o, %x, 4;
+add.s64 %o, %pd, %o;
+st.global.f32 [%o], %d0;
+st.global.f32 [%o+4], %d1;
+mul.wide.u32 %o2, %N, 32;
+add.s64 %o, %o, %o2;
+st.global.f32 [%o], %d2;
+st.global.f32 [%o+4], %d3;
+ret;
+}
+"""

@@ -55,6 +55,21 @@ def test_src_size_zero_fills_the_rest():
     assert after.tolist() == [0] * 32
 
 
+def test_src_size_zero_reads_nothing_so_an_out_of_bounds_source_is_no_fault():
+    # Triton's pipelined loops prefetch past the end of a matrix with src-size 0 (masked off)
+    _, _, after, x = _run("add.s64 %g, %g, 65536;\ncp.async.cg.shared.global [%sa], [%g], 16, 0;",
+                          "cp.async.wait_all;")
+    assert after.tolist() == [0] * 32 and metrics(x)["l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum"] == 0
+
+
+def test_partial_src_size_reads_only_its_bytes_at_the_end_of_a_buffer():
+    # the source ends 8 bytes into thread 31's 16-byte window: only the 8 bytes it reads must exist
+    src = np.arange(32 * 4 - 2, dtype=np.uint32) + 1
+    (_, _, after), _ = run_ptx(cp_kernel("cp.async.ca.shared.global [%sa], [%g], 16, 8;", "cp.async.wait_all;"),
+                               "cp_k", (1, 1, 1), (32, 1, 1), [src, np.zeros(32, np.uint32), np.zeros(32, np.uint32)])
+    assert after.tolist() == src[::4].tolist()
+
+
 def test_ldgsts_counters():
     _, _, _, x = _run("cp.async.cg.shared.global [%sa], [%g], 16;", "cp.async.wait_all;")
     m = metrics(x)
@@ -67,10 +82,9 @@ def test_misaligned_cp_async_names_the_instruction():
         _run("add.u32 %sa, %sa, 4;\ncp.async.cg.shared.global [%sa], [%g], 16;", "cp.async.wait_all;")
 
 
-def test_bulk_copy_is_refused_by_name():
-    with pytest.raises(UnsupportedInstruction, match="cp.async.bulk"):
-        _run("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%sa], [%g], 16, [%sb];",
-             "cp.async.wait_all;")
+def test_bulk_reduction_is_refused_by_name():
+    with pytest.raises(UnsupportedInstruction, match=r"cp\.reduce\.async\.bulk"):
+        _run("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 [%g], [%sa], 16;", "cp.async.wait_all;")
 
 
 MBAR = HEAD + """.visible .entry mb_k(.param .u64 pout)
@@ -126,3 +140,44 @@ def test_setmaxnreg_operand_is_checked():
     bad = MBAR.replace("setmaxnreg.inc.sync.aligned.u32 240", "setmaxnreg.inc.sync.aligned.u32 250")
     with pytest.raises(UnsupportedInstruction, match="setmaxnreg.*multiple of 8"):
         run_ptx(bad, "mb_k", (1, 1, 1), (64, 1, 1), [np.zeros(64, np.uint32)])
+
+
+CP_MIX = HEAD + """.visible .entry cpmix_k(.param .u64 psrc, .param .u64 pout)
+{
+.shared .align 16 .b8 buf[2048];
+.reg .b32 %tx, %gt, %sb, %sa, %sz, %w, %m;
+.reg .b64 %g, %o, %a;
+.reg .pred %p, %q;
+ld.param.u64 %g, [psrc]; ld.param.u64 %a, [pout];
+mov.u32 %tx, %tid.x; mov.u32 %gt, %ctaid.x; mad.lo.u32 %gt, %gt, 64, %tx;
+mov.u32 %sb, buf;
+and.b32 %m, %tx, 7; mad.lo.u32 %sa, %m, 128, %sb;       // 8 rows 128 B apart: bank conflicts
+shr.u32 %w, %tx, 3; mad.lo.u32 %sa, %w, 16, %sa;
+mul.wide.u32 %o, %gt, 16; add.s64 %g, %g, %o;
+rem.u32 %m, %tx, 3; setp.ne.u32 %p, %m, 0;             // a guard: every third thread copies nothing
+and.b32 %m, %tx, 4; setp.eq.u32 %q, %m, 0;
+selp.u32 %sz, 16, 0, %q;                                 // src-size 0 on half the threads ...
+@!%q add.s64 %g, %g, 1048576;                            // ... whose source lies far outside
+@%p cp.async.cg.shared.global [%sa], [%g], 16, %sz;
+cp.async.commit_group;
+cp.async.wait_all;
+bar.sync 0;
+ld.shared.u32 %m, [%sa];
+mul.wide.u32 %o, %gt, 4; add.s64 %a, %a, %o; st.global.u32 [%a], %m;
+ret;
+}
+"""
+
+
+@pytest.mark.parametrize("core", ["fast", "reference"])
+def test_cp_async_of_two_blocks_mixed_guards_and_src_sizes(core):
+    # fast core (fastpath/async_copy.py) and reference give the same bytes and counters: per warp
+    # 6 wavefronts (4 rows of 16-byte lanes 128 B apart, at most 6 active per bank) and 8 sectors
+    src = np.arange(128 * 4, dtype=np.uint32) + 1
+    (_, out), x = run_ptx(CP_MIX, "cpmix_k", (2, 1, 1), (64, 1, 1), [src, np.full(128, 7, np.uint32)], core=core)
+    t = np.arange(128) % 64
+    want = np.where((t % 3 != 0) & (t & 4 == 0), src[::4], 0)
+    assert out.tolist() == want.tolist()
+    m = metrics(x)
+    assert (m["smsp__inst_executed_op_ldgsts.sum"], m["l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum"],
+            m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum"]) == (4, 32, 24)

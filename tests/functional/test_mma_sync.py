@@ -8,8 +8,9 @@ import pytest
 from gpusim.errors import BarrierError
 from isa.errors import UnsupportedInstruction
 from isa.semantics import mma_layout as L
+from isa.semantics import mma_numerics as M
 from isa.semantics import tensor as T
-from mma_kernels import mma_kernel
+from mma_kernels import gemm_kernel, mma_kernel
 from ptx_harness import metrics, run_ptx
 from validate.semantics.tensor_forms import MMA_FORMS
 
@@ -68,12 +69,29 @@ def test_unimplemented_variant_is_refused_by_name(op):
 @pytest.mark.slow
 @pytest.mark.parametrize("form", [f for f in FORMS if f.ctype == "s32"], ids=lambda f: f.name)
 def test_integer_forms_match_every_recorded_case(form):
-    got, _ = run_form(form, slice(None))
+    got, _ = run_form(form, slice(None), core="fast")         # the same mma op as the reference core's
     assert np.array_equal(got, DATA[f"{form.name}:D_regs"])
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("form", [f for f in FORMS if f.ctype != "s32"], ids=lambda f: f.name)
 def test_float_forms_match_every_recorded_case(form):
-    got, _ = run_form(form, slice(None))
+    got, _ = run_form(form, slice(None), core="fast")
     assert np.array_equal(got, DATA[f"{form.name}:D_regs"])
+
+
+@pytest.mark.slow
+def test_gemm_kernel_of_several_warps_equals_the_model_chained_over_k():
+    """Eight warps in two blocks through the batched numerics: D of a 32 x 32 x 32 f16 GEMM (one
+    16 x 8 tile per warp, 2 mma.sync each) equals the scalar reference applied along K."""
+    rng = np.random.default_rng(2)
+    A = rng.standard_normal((32, 32)).astype(np.float16)
+    B = rng.standard_normal((32, 32)).astype(np.float16)
+    (_, _, D), x = run_ptx(gemm_kernel(), "gemm", (2, 1, 1), (128, 1, 1),
+                           [A, np.ascontiguousarray(B.T), np.zeros((32, 32), np.float32), np.uint32(32), np.uint32(32)])
+    model = T.model_for(T.MmaForm("m16n8k16", "f16", "f16", "f32"))
+    acc = np.zeros((32, 32), np.uint64)
+    for k in range(0, 32, 16):
+        acc = M.mma(A[:, k:k + 16].view(np.uint16), B[k:k + 16].view(np.uint16), acc, "f16", "f16", "f32", model)
+    assert np.array_equal(D.view(np.uint32), acc.astype(np.uint32))
+    assert metrics(x)["sm__inst_executed_pipe_tensor_op_hmma.sum"] == 8 * 2

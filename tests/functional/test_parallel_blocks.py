@@ -2,6 +2,8 @@
 core where blocks do not communicate, one core with the reason where they may."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from numba import cuda
@@ -23,6 +25,19 @@ def test_two_workers_give_one_cores_outputs_and_counters():
     assert [a.tobytes() for a in a2] == [a.tobytes() for a in a1]
     assert r2.metrics == r1.metrics
     assert all(np.array_equal(r1.table[k], r2.table[k]) for k in r1.table)
+
+
+def test_first_parallel_launch_warms_the_parent_and_later_ones_equal_it():
+    # the kernel's first parallel launch runs batch 0 in the parent (so the workers inherit what it
+    # loads); the next launch forks at once: both equal one core, bytes and counters
+    c = programs.get("reduce_sequential").case("default", seed=3)
+    prepared = gpusim.prepare(c.kernel, c.grid, c.block, c.args, shared_bytes=c.shared_bytes)
+    prepared.decoded.warm_pid = None
+    runs = [launch("reduce_sequential", "default", w, batch_lanes=512) for w in (1, 2, 2)]
+    assert [r.extra["workers"][0] for r, _ in runs] == [1, 2, 2]
+    assert prepared.decoded.warm_pid == os.getpid()
+    for r, a in runs[1:]:
+        assert [x.tobytes() for x in a] == [x.tobytes() for x in runs[0][1]] and r.metrics == runs[0][0].metrics
 
 
 def test_global_atomics_keep_the_launch_on_one_core_with_the_reason():

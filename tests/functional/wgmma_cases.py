@@ -47,14 +47,14 @@ def run_cases(f, A, B, C, sd, lays, core="reference", imm=None):
     return rd, x
 
 
-def recorded(data, f, cases=slice(None)):
+def recorded(data, f, cases=slice(None), core="reference"):
     """D registers of form f's recorded cases (each through the layout the probe recorded)."""
     A, B, C, sd = (data[f"{f.name}:{k}"][cases] for k in ("A", "B", "C", "scale_d"))
     lay = tuple(tuple(v) for v in data[f"{f.name}:layout"])
-    return run_cases(f, A, B, C, sd, [lay] * len(A))
+    return run_cases(f, A, B, C, sd, [lay] * len(A), core)
 
 
-def layout_stage(data, f) -> np.ndarray:
+def layout_stage(data, f, core="reference") -> np.ndarray:
     """D registers (8, 128, nacc) of the probe's layout stage for form f: the 8 candidate
     descriptors together, and one by one where that faults (a faulting one reads FAULT), as
     the probe ran them."""
@@ -62,12 +62,12 @@ def layout_stage(data, f) -> np.ndarray:
     A, B, C = (np.repeat(data[f"layout:{f.name}:{k}"][None], len(lays), 0) for k in "ABC")
     one = np.ones(len(lays), np.int64)
     try:
-        return run_cases(f, A, B, C, one, lays)[0]
+        return run_cases(f, A, B, C, one, lays, core)[0]
     except MemoryAccessError:
         out = []
         for c in range(len(lays)):
             try:
-                out.append(run_cases(f, A[c:c + 1], B[c:c + 1], C[c:c + 1], one[:1], lays[c:c + 1])[0][0])
+                out.append(run_cases(f, A[c:c + 1], B[c:c + 1], C[c:c + 1], one[:1], lays[c:c + 1], core)[0][0])
             except MemoryAccessError:
                 out.append(np.full((128, f.nacc), FAULT, np.uint32))
         return np.stack(out)

@@ -109,9 +109,10 @@ def test_cvta_shared_cta_is_plain_shared():
     assert bound("cvta.shared::cta.u64", *regs("%rd1", "%rd2")).fn(np.uint64(4)) == SHARED_WINDOW_BASE + 4
 
 
-def test_cvta_shared_cluster_is_unsupported():
-    with pytest.raises(UnsupportedInstruction):
-        bound("cvta.shared::cluster.u64", *regs("%rd1", "%rd2"))
+def test_cvta_shared_cluster_keeps_the_cluster_rank_bits():
+    # a .shared::cluster address (rank 1 + 1 in bits 24..) lives in the shared window too
+    a = np.uint64((2 << 24) | 16)
+    assert bound("cvta.shared::cluster.u64", *regs("%rd1", "%rd2")).fn(a) == SHARED_WINDOW_BASE + int(a)
 
 
 def test_cvta_u32_is_unsupported():

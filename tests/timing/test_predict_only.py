@@ -67,3 +67,39 @@ def test_prediction_only_refuses_sanitizer_tools():
     c = case()
     with pytest.raises(LaunchError, match="sanitizer tools need every block"):
         gpusim.launch(c.kernel, c.grid, c.block, c.args, outputs=False, check="memcheck")
+
+
+FENCED = """.version 8.5
+.target sm_90
+.address_size 64
+.visible .entry fenced(.param .u64 p)
+{
+.reg .b32 %r<4>;
+.reg .b64 %rd<4>;
+.shared .align 4 .b8 buf[128];
+ld.param.u64 %rd1, [p];
+mov.u32 %r1, %tid.x;
+mov.u32 %r3, buf;
+st.shared.u32 [%r3], %r1;
+FENCE;
+mov.u32 %r2, %ctaid.x;
+mul.wide.u32 %rd2, %r2, 4;
+add.s64 %rd3, %rd1, %rd2;
+st.global.u32 [%rd3], %r2;
+ret;
+}
+"""
+
+
+@pytest.mark.parametrize("fence, refused", [("fence.proxy.async.shared::cta", False), ("fence.proxy.async", False),
+                                            ("fence.acq_rel.gpu", True), ("fence.proxy.alias", False)])
+def test_a_proxy_fence_orders_one_thread_s_accesses_not_blocks(fence, refused):
+    # fence.proxy.* (TMA and wgmma kernels, Triton's tl.dot) orders one thread's generic and async-proxy
+    # accesses; a gpu-scope fence may order blocks through memory
+    src = gpusim.PtxSource(FENCED.replace("FENCE", fence), "fenced")
+    if refused:
+        with pytest.raises(UnsupportedKernel, match="orders memory between blocks"):
+            gpusim.launch(src, 512, 32, (np.zeros(512, np.uint32),), gpu="h200", outputs=False)
+    else:
+        r = gpusim.launch(src, 512, 32, (np.zeros(512, np.uint32),), gpu="h200", outputs=False)
+        assert r.metrics["gpu__time_duration.sum"] > 0

@@ -23,6 +23,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))     # run as a script from anywhere
 
+from isa.semantics import mma_batch as MB
 from isa.semantics import mma_layout as L
 from isa.semantics import mma_numerics as M
 from validate.semantics.tensor_forms import MMA_FORMS, WGMMA_FORMS
@@ -76,22 +77,24 @@ def crafted_mismatches(d, f, model, rows=None) -> tuple[int, list[str]]:
 
 
 def element_counts(d, f, model, every_case: bool = False) -> tuple[Counter, Counter, list[str]]:
-    """(elements per case label, exact per label, first mismatches) over the random cases (or all)."""
+    """(elements per case label, exact per label, first mismatches) over the random cases (or all).
+    The model runs compiled over every case at once (`isa.semantics.mma_batch`, held equal to
+    the scalar `mma_numerics.dot` by tests/isa/test_mma_batch.py)."""
     _, ctype, _, shape, _ = form_spec(f)
     A, B, C, got, labels, scale = recorded(d, f)
+    sel = [c for c, lab in enumerate(labels) if every_case or lab.startswith("r_")]
     tot, ok, bad = Counter(), Counter(), []
-    for c, lab in enumerate(labels):
-        if not (every_case or lab.startswith("r_")):
-            continue
-        for i in range(shape[0]):
-            for j in range(shape[1]):
-                cb = int(C[c, i, j]) if scale[c] else 0
-                want = M.dot(A[c, i], B[c, :, j], cb, f.atype, f.btype, ctype, model)
-                tot[lab] += 1
-                if int(got[c, i, j]) == want:
-                    ok[lab] += 1
-                elif len(bad) < 20:
-                    bad.append(f"case {c} ({lab}) [{i},{j}]: got {int(got[c, i, j]):#x} model {want:#x}")
+    if not sel:
+        return tot, ok, bad
+    Cs = np.where(np.asarray(scale)[sel, None, None] != 0, C[sel], 0).astype(C.dtype)
+    want = MB.mma(A[sel], B[sel], Cs, f.atype, f.btype, ctype, model)
+    for k, c in enumerate(sel):
+        lab = labels[c]
+        eq = got[c].astype(np.uint64) == want[k]
+        tot[lab] += eq.size
+        ok[lab] += int(eq.sum())
+        for i, j in np.argwhere(~eq)[:max(0, 20 - len(bad))]:
+            bad.append(f"case {c} ({lab}) [{i},{j}]: got {int(got[c, i, j]):#x} model {int(want[k, i, j]):#x}")
     return tot, ok, bad
 
 

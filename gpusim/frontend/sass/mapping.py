@@ -63,7 +63,10 @@ from gpusim.frontend.sass.homes import _homes, _match_loops, _origins, _PtxFacts
 from isa.graphs import dominates
 
 _MEMORY = frozenset({"LDG", "STG", "LD", "ST", "LDS", "STS", "LDL", "STL", "ATOM", "ATOMG", "ATOMS", "RED", "REDG",
-                     "REDAS", "LDSM", "STSM", "LDC"})
+                     "REDAS", "LDSM", "STSM", "LDC", "LDGSTS", "UBLKCP", "UTMALDG", "UTMASTG", "SYNCS"})
+_COPY = frozenset({"LDGSTS", "UBLKCP", "UTMALDG", "UTMASTG"})      # asynchronous copies (cp.async, bulk, TMA)
+_MATRIX = ("ldmatrix", "stmatrix")
+_MMA = frozenset({"HMMA", "IMMA", "DMMA", "BMMA", "HGMMA", "IGMMA", "QGMMA", "BGMMA"})
 _FP_ARITHMETIC = frozenset({"FADD", "FMUL", "FFMA", "FMNMX", "HADD2", "HMUL2", "HFMA2", "HMNMX2", "FADD32I", "FMUL32I",
                             "FFMA32I"})   # placed by ptxas, not compiled from a PTX line
 _WALK_LIMIT = 100_000
@@ -95,6 +98,8 @@ class SassMap:
     # unrolled loops: SASS block -> {PTX memory instruction: its SASS copies in pass order}
     unmatched: tuple[int, ...] = ()          # PTX memory instructions whose payload has no SASS instruction
     ptx_loops: dict[int, frozenset[int]] = field(default_factory=dict)   # PTX loop header -> its blocks
+    counter_classes: dict = field(default_factory=dict, repr=False, compare=False)
+    # compute capability -> each SASS instruction's counter classes (opcodes.classify), filled on first use
 
     # ------------------------------------------------------------------ unrolled loops
     def walk(self, header: int, n: int) -> list[tuple[int, int]]:
@@ -255,9 +260,12 @@ def _anchors(dk, h: int) -> list[int]:
     tells nothing.)"""
     blk = dk.blocks[h]
     infos = dk.infos[blk.first:blk.last]
-    mem = [i.index for i in infos if i.kind == "mem" and i.space not in ("param", "const")]
+    mem = [i.index for i in infos if _access(i) and i.space not in ("param", "const") and not _mbarrier(i)]
     if mem:
         return mem
+    mma = [i.index for i in infos if _tensor_op(i)]
+    if mma:
+        return mma
     return [i.index for i in infos if i.kind == "alu" and i.unit in ("fp32", "fp16")
             and i.mnemonic.split(".")[0] in ("add", "sub", "mul", "fma", "mad", "max", "min", "neg", "abs")]
 
@@ -271,13 +279,15 @@ def _unrolled_loops(cfg: SassCFG, ins, origin, home, ptx: _PtxFacts, dk) -> dict
         anchors = set(_anchors(dk, h))
         if not anchors:
             continue
-        mem = dk.infos[next(iter(anchors))].kind == "mem"
+        first = dk.infos[next(iter(anchors))]
+        mem, mma = _access(first), _tensor_op(first)
         content = {}
         for k in mine:
             blk = cfg.blocks[k]
             c = Counter(origin[i] for i in range(blk.start, blk.end)
                         if origin[i] in anchors and (ins[i].base in _MEMORY and _does(ins[i].base, dk.infos[origin[i]])
-                                                     if mem else ins[i].base in _FP_ARITHMETIC))
+                                                     if mem else ins[i].base in _MMA if mma
+                                                     else ins[i].base in _FP_ARITHMETIC))
             content[k] = sorted(c.values())[len(c) // 2] if c else 0
         if any(c > 1 and cfg.innermost[k] is not None for k, c in content.items()):
             out[h] = UnrolledLoop(h, content, tuple(_entries(cfg, home, h)))
@@ -305,7 +315,7 @@ def _payloads(m: SassMap, ins, dk, ptx: _PtxFacts) -> None:
             m.copies[k] = {o: tuple(v) for o, v in per.items()}
     unmatched = []
     for info in dk.infos:
-        if info.kind != "mem" or info.space == "param":
+        if not _access(info) or info.space == "param":
             continue
         p = info.index
         if ptx.block_of[p] in m.unrolled:
@@ -328,14 +338,43 @@ _ATOMIC = frozenset({"ATOM", "ATOMG", "ATOMS", "RED", "REDG", "REDAS"})
 _STORE = frozenset({"STG", "ST", "STS", "STL", "STSM"})
 
 
+def _access(info) -> bool:
+    """Whether PTX instruction `info` accesses memory (the functional core traces its
+    addresses): loads, stores, atomics, `ldmatrix`/`stmatrix`, and the asynchronous copies
+    (`cp.async`, `cp.async.bulk*`: kind 'async', a `.shared` state space in the name; their
+    commit and wait instructions and mbarriers are not accesses)."""
+    return info.kind == "mem" or (info.kind == "async" and info.mnemonic.startswith("cp.")
+                                  and ".shared" in info.mnemonic) \
+        or (info.kind == "tensor" and info.mnemonic.startswith(_MATRIX)) or _mbarrier(info)
+
+
+def _mbarrier(info) -> bool:
+    """An mbarrier operation: its payload (`timing.trace.MbarrierAccess`) goes on the SYNCS
+    ptxas makes of it (not an anchor of unrolled loops: a try_wait has two SYNCS, the check
+    and its retry loop's)."""
+    return info.kind == "async" and info.mnemonic.startswith("mbarrier")
+
+
+def _tensor_op(info) -> bool:
+    """Whether PTX instruction `info` is a tensor-core operation (`mma`, `wgmma.mma_async`),
+    which ptxas compiles one for one into HMMA/IMMA/HGMMA... (an unrolled loop's copies)."""
+    return info.kind == "tensor" and info.mnemonic.startswith(("mma.", "wgmma.mma_async"))
+
+
 def _does(base: str, info) -> bool:
     """Whether a SASS memory instruction `base` filed under PTX memory instruction `info`'s
     line does what that instruction does (an atomic, a store, a load of its space): ptxas
     files the constant loads an access needs under the access's line too (the address of a
     warp-aggregated atomic, the value of an atomic that adds a kernel parameter), so an
     `LDC` is the access only where the PTX instruction reads constant or parameter space."""
-    if info.kind != "mem" or base not in _MEMORY:
+    if not _access(info) or base not in _MEMORY:
         return False
+    if _mbarrier(info) or base == "SYNCS":
+        return _mbarrier(info) and base == "SYNCS"
+    if (base in _COPY) != (info.kind == "async"):
+        return False
+    if info.kind == "tensor":                    # ldmatrix / stmatrix
+        return base == ("STSM" if info.mnemonic.startswith("stmatrix") else "LDSM")
     if base == "LDC":
         return info.space in ("const", "param") and not info.is_store and not info.is_atomic
     kind = "atomic" if base in _ATOMIC else "store" if base in _STORE else "load"

@@ -167,7 +167,8 @@ LSU_MEM = {  # base -> (memory, is_load, is_store, is_atomic, dependency)
     "UTMAPF": ("global", False, False, False, "l1tex"),
     "UBLKCP": ("global", True, True, False, "l1tex"),
 }
-LSU_OTHER = _ops("SHFL MEMBAR FENCE CCTL CCTLL CCTLT ERRBAR CGAERRBAR LDGDEPBAR ARRIVES SYNCS")
+LSU_OTHER = _ops("SHFL MEMBAR FENCE CCTL CCTLL CCTLT ERRBAR CGAERRBAR LDGDEPBAR ARRIVES SYNCS "
+                 "UTMACMDFLUSH")      # UTMACMDFLUSH: closes a bulk group (cp.async.bulk.commit_group)
 ADU = _ops("LDC BAR S2UR BRX BRXU JMX JMXU B2R R2B MATCH REDUX DEPBAR")
 CBU = _ops("BRA JMP EXIT BSSY BSYNC BREAK BMOV WARPSYNC CALL RET YIELD KILL NANOSLEEP BPT PREEXIT WARPGROUP "
            "ELECT ENDCOLLECTIVE")

@@ -25,6 +25,8 @@ from __future__ import annotations
 import os
 
 from gpusim.errors import LaunchError
+from gpusim.functional.async_ops import CpAsyncOp
+from gpusim.functional.fastpath.async_copy import FastCpAsyncOp
 from gpusim.functional.fastpath.lsu import FastLoadStoreUnit
 from gpusim.functional.fastpath.memops import FastLoadOp, FastStoreOp
 from gpusim.functional.fastpath.segments import FastAluOp, KernelCode, SegmentOp
@@ -57,6 +59,8 @@ class FastOpFactory(OpFactory):
         self.code.dec = dec
         if self.alu and type(op) is AluOp:
             return FastAluOp.build(op, dec, ins, bound) or op
+        if type(op) is CpAsyncOp:
+            return FastCpAsyncOp.from_op(op)
         return op
 
     def finish_block(self, ops: list, reg_dtypes) -> list:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from isa import opcodes
 from isa.cfg import CFG, build_cfg
-from isa.program import Address, ArgList, Instruction, PredPair, Reg, Vector
+from isa.program import Address, ArgList, Instruction, PredPair, Reg, TensorRef, Vector
 from isa.semantics.carry import implicit_operands
 
 
@@ -28,6 +28,9 @@ def _regs(o, out: list) -> None:
             out.append(o.base.name)
     elif isinstance(o, Vector):
         for e in o.elems:
+            _regs(e, out)
+    elif isinstance(o, TensorRef):
+        for e in (o.base, *o.coords):
             _regs(e, out)
     elif isinstance(o, PredPair):
         out.extend(r.name for r in (o.first, o.second) if r is not None)

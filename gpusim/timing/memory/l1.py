@@ -169,11 +169,13 @@ class L1Cache:
             counts[line & mask] += 1
         return max(counts)
 
-    def load(self, now: float, sectors, local: bool = False) -> float:
-        """A warp's load of distinct sectors (address >> 5) issued at `now`; when its data is ready."""
+    def load(self, now: float, sectors, local: bool = False, copy: bool = False) -> float:
+        """A warp's load of distinct sectors (address >> 5) issued at `now`; when its data is ready.
+        `copy`: an LDGSTS that allocates in the L1 (cp.async.ca), counted as such: its data goes
+        to shared memory, and when it is there is the return value (`copy_in`)."""
         lst = sectors.tolist() if hasattr(sectors, "tolist") else sectors
         n = len(lst)
-        sp = 1 if local else 0
+        sp = 2 if copy else 1 if local else 0
         self._ld_req[sp] += 1
         self._ld_sec[sp] += n
         if n == 0:
@@ -246,6 +248,28 @@ class L1Cache:
             if r > ready:
                 ready = r
         return ready
+
+    def copy_in(self, now: float, sectors, allocate: bool) -> float:
+        """A warp's LDGSTS (cp.async) of distinct global sectors issued at `now`: when its bytes
+        are in shared memory. Through the L1 like a load (`allocate`: cp.async.ca, looked up and
+        allocated) or past it (LDGSTS.BYPASS, cp.async.cg: every sector read from the L2, nothing
+        allocated); either way through the L1's data stage and MSHRs, no register written."""
+        if allocate:
+            return self.load(now, sectors, copy=True)
+        lst = sectors.tolist() if hasattr(sectors, "tolist") else sectors
+        n = len(lst)
+        if n == 0:
+            return now
+        start, wf = self._stage(now, n)
+        ready = start + wf - 1 + self.hit_latency_cycles
+        mshr = self._mshr
+        t = mshr.room(start, n)
+        r = self.lower.read(t, self.sm_id, lst)
+        mshr.add(r, n)
+        self._read_bytes += n * self.sector_bytes
+        if r > self.drain_time:
+            self.drain_time = r
+        return r if r > ready else ready
 
     def store(self, now: float, sectors, local: bool = False, byte_masks=None, send=None) -> float:
         """A warp's store at `now` of the bytes `byte_masks[i]` (bit b: byte b; None: whole
@@ -340,12 +364,12 @@ class L1Cache:
     # -- statistics -------------------------------------------------------------------
 
     def reset_counters(self) -> None:
-        self._ld_req, self._ld_sec, self._ld_miss = [0, 0], [0, 0], [0, 0]
+        self._ld_req, self._ld_sec, self._ld_miss = [0, 0, 0], [0, 0, 0], [0, 0, 0]    # global, local, LDGSTS
         self._st_req, self._st_sec, self._st_hit, self._st_miss = [0, 0], [0, 0], [0, 0], [0, 0]
         self._at_req, self._at_sec = [0, 0], [0, 0]
         self._read_bytes = self._write_bytes = 0
         self._merged = 0
-        self._merged_sp = [0, 0]
+        self._merged_sp = [0, 0, 0]
         self._mshr.wait_cycles = 0.0
         self._wbuf.wait_cycles = 0.0
 
@@ -362,6 +386,10 @@ class L1Cache:
             out[p.format("sectors") + "st.sum"] = float(self._st_sec[sp])
             out[p.format("sectors") + "st_lookup_hit.sum"] = float(self._st_hit[sp])
             out[p.format("sectors") + "st_lookup_miss.sum"] = float(self._st_miss[sp])
+        if self._ld_req[2]:                      # LDGSTS through the L1 (only for kernels that issue one)
+            p = "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_access"
+            out[p + "_lookup_hit.sum"] = float(self._ld_sec[2] - self._ld_miss[2])
+            out[p + "_lookup_miss.sum"] = float(self._ld_miss[2])
         for op, name in enumerate(("atom", "red")):
             out[f"l1tex__t_requests_pipe_lsu_mem_global_op_{name}.sum"] = float(self._at_req[op])
             out[f"l1tex__t_sectors_pipe_lsu_mem_global_op_{name}.sum"] = float(self._at_sec[op])

@@ -1,0 +1,161 @@
+"""Functional-mode speed of Triton kernels: gpusim against Triton's own interpreter
+(`TRITON_INTERPRET=1`) on the same launch.
+
+    python benchmarks/triton_speed.py [--interpreter-python PY] [--repeats 5] [--json FILE]
+
+For each case (a program of programs/triton_kernels at a named size or a size override), the
+same launch (kernel, inputs from seed 0, grid, constexprs, num_warps, num_stages) runs:
+- in gpusim, `gpusim.launch(kernel, grid, None, args, gpu="h100", workers=1, **options)`
+  (functional mode, timing=False, one core as the interpreter uses), in a subprocess of this Python;
+- under `TRITON_INTERPRET=1`, `kernel[grid](*args, **constexprs, num_warps=..., num_stages=...)`
+  on torch CPU tensors (the interpreter needs objects with torch's storage interface: numpy
+  arrays are not accepted), in a subprocess of `--interpreter-python` (default: this Python),
+  with the variable set before Triton is imported.
+Each side runs the launch `--repeats` times after one first launch (gpusim's first includes
+Triton's compile and ptxas; the interpreter's first its own warm-up), on fresh copies of the
+inputs, and both outputs are checked against the program's numpy reference. Reported: the median
+of the repeats (and the first launch) per side, wall-clock and CPU time of the process (the CPU
+ratio is the steadier one on a shared, loaded machine), the ratio interpreter / gpusim of the
+medians, the load average before and after, and the versions on each side.
+
+torch is never a gpusim dependency: install a CPU build only where the interpreter runs (this
+repository's result: a separate virtual environment, named in the JSON).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# (program, size name or overrides of its default size)
+CASES = [("vector_add", "default"), ("vector_add", {"n": 1 << 20}),
+         ("softmax", "default"), ("softmax", {"rows": 512, "cols": 1024}),
+         ("layer_norm", "default"), ("layer_norm", {"rows": 256, "cols": 4096}),
+         ("matmul", "default"), ("matmul", {"m": 256, "n": 256, "k": 256}),
+         ("flash_attention", "default"), ("flash_attention", {"heads": 4, "n_ctx": 256, "head_dim": 64, "causal": True})]
+
+COMMON = r"""
+import importlib, json, statistics, sys, time
+import numpy as np
+program, size, repeats = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
+spec = importlib.import_module("programs.triton_kernels." + program).PROGRAM
+def case():
+    return spec.case(size, seed=0)
+"""
+
+GPUSIM = COMMON + r"""
+import gpusim, triton
+def run():
+    c = case()
+    t, t0 = time.perf_counter(), time.process_time()
+    gpusim.launch(c.kernel, c.grid, c.block, c.args, gpu="h100", workers=1, **c.options)
+    dt = (time.perf_counter() - t, time.process_time() - t0)
+    c.check()
+    return dt
+first = run()
+times = [run() for _ in range(repeats)]
+print(json.dumps({"first_s": first[0], "times_s": [t[0] for t in times], "cpu_s": [t[1] for t in times],
+                  "triton": triton.__version__, "numpy": np.__version__, "python": sys.version.split()[0]}))
+"""
+
+INTERPRETER = r"""
+import os
+os.environ["TRITON_INTERPRET"] = "1"
+""" + COMMON + r"""
+import torch, triton
+def tensor(a):
+    if not isinstance(a, np.ndarray):
+        return a
+    special = {"bfloat16": torch.bfloat16, "float8_e4m3fn": torch.float8_e4m3fn, "float8_e5m2": torch.float8_e5m2}
+    if a.dtype.name in special:
+        return torch.from_numpy(a.view({1: np.uint8, 2: np.int16}[a.dtype.itemsize])).view(special[a.dtype.name])
+    return torch.from_numpy(a)          # shares memory: the kernel's stores land in the numpy array
+def run():
+    c = case()
+    args = [tensor(a) for a in c.args]
+    o = c.options
+    t, t0 = time.perf_counter(), time.process_time()
+    c.kernel[c.grid](*args, **o["constexprs"], num_warps=o["num_warps"], num_stages=o.get("num_stages", 3))
+    dt = (time.perf_counter() - t, time.process_time() - t0)
+    c.check()
+    return dt
+first = run()
+times = [run() for _ in range(repeats)]
+print(json.dumps({"first_s": first[0], "times_s": [t[0] for t in times], "cpu_s": [t[1] for t in times],
+                  "triton": triton.__version__, "torch": torch.__version__,
+                  "numpy": np.__version__, "python": sys.version.split()[0], "executable": sys.executable}))
+"""
+
+
+def _side(python: str, snippet: str, program: str, size, repeats: int) -> dict:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    env.pop("TRITON_INTERPRET", None)
+    out = subprocess.run([python, "-c", snippet, program, json.dumps(size), str(repeats)], env=env, cwd=ROOT,
+                         capture_output=True, text=True)
+    if out.returncode:
+        raise RuntimeError(f"{program} {size}: {python} failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _git() -> dict:
+    """HEAD, and the branch being merged into the work tree if a merge is in progress."""
+    out = {}
+    for what in ("HEAD", "MERGE_HEAD"):
+        try:
+            r = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "-q", "--verify", what], capture_output=True,
+                               text=True)
+        except OSError:
+            return {"HEAD": "unknown"}
+        if r.stdout.strip():
+            out[what] = r.stdout.strip()
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--interpreter-python", default=sys.executable,
+                    help="the Python that runs TRITON_INTERPRET=1 (needs triton and torch, a CPU build is enough)")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--programs", nargs="*",
+                    help="only these programs (vector_add, softmax, layer_norm, matmul, flash_attention)")
+    ap.add_argument("--note", default="", help="a sentence stored with the result (what was measured, and where)")
+    ap.add_argument("--json", help="write the rows and the environment to this file")
+    a = ap.parse_args(argv)
+    load_before = os.getloadavg()
+    rows = []
+    for program, size in CASES:
+        if a.programs and program not in a.programs:
+            continue
+        g = _side(sys.executable, GPUSIM, program, size, a.repeats)
+        i = _side(a.interpreter_python, INTERPRETER, program, size, a.repeats)
+        gm, im = statistics.median(g["times_s"]), statistics.median(i["times_s"])
+        gc, ic = statistics.median(g["cpu_s"]), statistics.median(i["cpu_s"])
+        rows.append({"program": program, "size": size, "gpusim_median_s": gm, "gpusim_first_s": g["first_s"],
+                     "gpusim_times_s": g["times_s"], "gpusim_cpu_median_s": gc, "interpreter_median_s": im,
+                     "interpreter_first_s": i["first_s"], "interpreter_times_s": i["times_s"],
+                     "interpreter_cpu_median_s": ic, "ratio": im / gm, "ratio_cpu": ic / gc,
+                     "load_after": os.getloadavg()[0]})
+        print(f"{program:11s} {json.dumps(size):32s} gpusim {gm:8.3f}s (cpu {gc:7.3f}s, first {g['first_s']:6.2f}s)  "
+              f"interpreter {im:8.3f}s (cpu {ic:7.3f}s)  ratio {im / gm:6.1f}x (cpu {ic / gc:6.1f}x)  "
+              f"load {rows[-1]['load_after']:.1f}", flush=True)
+    env = {"gpusim_side": {k: g[k] for k in ("python", "numpy", "triton")},
+           "interpreter_side": {k: i[k] for k in ("python", "numpy", "triton", "torch", "executable")},
+           "machine": platform.node(), "cpus": os.cpu_count(), "load_before": list(load_before),
+           "load_after": list(os.getloadavg()), "git": _git(), "repeats": a.repeats, "note": a.note,
+           "command": " ".join(["python", "benchmarks/triton_speed.py"] + (argv if argv is not None else sys.argv[1:]))}
+    print(f"min ratio {min(r['ratio'] for r in rows):.1f}x (cpu {min(r['ratio_cpu'] for r in rows):.1f}x) over "
+          f"{len(rows)} launches")
+    if a.json:
+        Path(a.json).write_text(json.dumps({"environment": env, "rows": rows}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

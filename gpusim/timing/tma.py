@@ -1,0 +1,72 @@
+"""One SM's Tensor Memory Accelerator: the unit that carries out bulk and tensor copies
+(`cp.async.bulk*`, SASS `UTMALDG`, `UTMASTG`, `UBLKCP`, `UTMAPF`) between global and shared
+memory while the warps go on.
+
+What is modelled: the SM has one TMA unit; it takes one request every
+`tensor.tma_request_interval_cycles` (requests of all the SM's warps queue for it in issue
+order). A load's sectors are read from the L2 (the L1 is not looked up or filled: the copy
+lands in shared memory) through the SM's share of the memory system, and the copy completes
+when its last sector is back; a store writes its sectors to the L2 and completes when the
+writes are acknowledged; a prefetch reads into the L2 and completes at once for the warp. A
+load that names an mbarrier (`mbarrier::complete_tx::bytes`) delivers its bytes to it at
+completion (`mbarrier.py`): that, not the issuing warp, is what consumers wait for.
+
+What is not: the unit's address generation per box row (a box's requests are sent as one
+batch of sectors), multicast within a cluster, L2 cache hints, the im2col modes.
+
+The payload of a copy (from the functional core, `trace.py`): its global sectors (a sector
+array, or a store's (sectors, byte masks)) and, for a load with an mbarrier, the
+`MbarrierAccess` of its complete_tx, as a `CopyPayload`.
+
+Sources: NVIDIA Hopper architecture whitepaper (the TMA unit, one per SM, asynchronous
+bulk copies completing on a transaction barrier); CUDA C++ Programming Guide, "Asynchronous
+Data Copies using the Tensor Memory Accelerator"; PTX ISA 9.0, "cp.async.bulk.tensor".
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class CopyPayload:
+    """A bulk copy's global sectors (a load's array, or a store's (sectors, masks)) and the
+    mbarrier its bytes complete (a `trace.MbarrierAccess` 'complete_tx', or None)."""
+    sectors: object
+    mbarrier: object = None
+
+
+class TMAUnit:
+    """`copy(t, sectors, store)` -> completion; `free` is when it takes its next request."""
+
+    def __init__(self, spec, sm_id: int, lower):
+        self.interval = spec.tensor.tma_request_interval_cycles
+        self.sm_id = sm_id
+        self.lower = lower                  # the memory system below the SM (L1Cache.lower), or None
+        self.free = float("-inf")
+        self.requests = 0
+        self.bytes = 0
+
+    def accept(self, t: float) -> float:
+        """When a request issued at `t` starts: the unit takes one every `interval` cycles."""
+        start = t if t > self.free else self.free
+        self.free = start + self.interval
+        self.requests += 1
+        return start
+
+    def copy(self, t: float, sectors, store: bool = False, prefetch: bool = False) -> float:
+        """A request issued at `t` moving `sectors` (address >> 5; a store: (sectors, masks)):
+        when it has completed (a prefetch: when the unit took it)."""
+        start = self.accept(t)
+        if self.lower is None or sectors is None:
+            return start
+        masks = None
+        if store:
+            sectors, masks = sectors[0], sectors[1]
+        lst = sectors.tolist() if hasattr(sectors, "tolist") else list(sectors)
+        if not lst:
+            return start
+        self.bytes += 32 * len(lst)
+        if store:
+            return self.lower.write(start, self.sm_id, lst, masks)
+        done = self.lower.read(start, self.sm_id, lst)
+        return start if prefetch else done
