@@ -150,8 +150,8 @@ class CountingMemory:
     def write(self, now, sm_id, sectors, byte_masks=None):
         return self._through(self.memory.write, now, sm_id, sectors, byte_masks)
 
-    def atomic(self, now, sm_id, sectors, reduction=False, ops=None, addrs=None):
-        return self._through(self.memory.atomic, now, sm_id, sectors, reduction, ops, addrs)
+    def atomic(self, now, sm_id, sectors, reduction=False, passes=None, float_op=False):
+        return self._through(self.memory.atomic, now, sm_id, sectors, reduction, passes, float_op)
 
     def _through(self, fn, now, sm_id, sectors, *rest):
         h = self.hbm

@@ -47,6 +47,7 @@ class StaticInstr:
     const_lines: tuple[int, ...] = ()   # constant-cache lines of its c[bank][offset] operands
     const_load: bool = False        # an indexed constant load (LDC with a register index): lines from its payload
     aggregated: bool = False        # a warp-aggregated atomic: one leader lane's operation per address
+    float_atomic: bool = False      # a floating-point read-modify-write (REDG/ATOMG .F32/.F64/.F16x2/.BF16x2)
     is_local: bool = False          # LDL/STL: the warp's local frame, relocated to its SM slot (sm.py)
     interval: float = -1.0          # cycles it keeps its pipe busy; < 0: the pipe's issue interval (tensor_pipe.py)
     # group scoreboards (async_groups.py): the counter it joins, commits, waits on (-1: none), the groups the
@@ -243,6 +244,8 @@ def unknown_sass_message(kernel: str, instructions, unknown, cc) -> str:
 
 
 _DEPENDENCY = {"fixed": FIXED, "mio": SHARED, "l1tex": GLOBAL}
+# the type modifiers of a floating-point atomic's SASS opcode (REDG.E.ADD.F32.FTZ.RN.STRONG.GPU)
+_FLOAT_TYPES = frozenset({"F32", "F64", "F16x2", "BF16x2", "F16", "BF16"})
 
 
 _CLASSIFIERS: dict = {}
@@ -297,6 +300,7 @@ def _classifier(cc, pipes, tensor, nsp):
         return StaticInstr(index=i, unit=issue, result=result, dsts=writes, srcs=reads,
                            is_store=(op.is_store and not copy and not tma) or op.is_atomic, is_atomic=op.is_atomic,
                            is_barrier=op.is_barrier, latency=latency, is_local=op.memory == "local",
+                           float_atomic=op.is_atomic and not _FLOAT_TYPES.isdisjoint(x.opcode.split(".")[1:]),
                            interval=-1.0 if own is None else float(own[0]),
                            group_join=join, group_commit=commit, group_wait=wait, group_wait_pending=pending,
                            async_latency=async_latency, shared_operand_cycles=shared_cycles, async_copy=copy,

@@ -60,11 +60,11 @@ class WarpStream:
     """One warp's dynamic path: `visits[k] = (block, active_lanes, mem)` where mem maps an
     instruction index to its payload: a wavefront count (shared), a sector array (loads:
     global/local/const; cp.async: its global side), `(sectors, byte_masks)` (stores: bit b of
-    a uint32 mask is byte b of the 32-byte sector), `(sectors, lane_ops, addresses)` (atomics:
-    lanes operating per sector, and the distinct addresses among them), an `MbarrierAccess`
-    (mbarrier operations), or a `tma.CopyPayload` (a bulk copy whose functional op traced both
-    its global side, `trace_access(op, "global", ...)`, and the mbarrier its bytes complete,
-    `trace_mbarrier(op, ..., "complete_tx", [bytes per lane])`)."""
+    a uint32 mask is byte b of the 32-byte sector), `(sectors, passes)` (atomics: per sector, the
+    passes the L1 splits the warp's lanes into, i.e. the most lanes on one address of the sector),
+    an `MbarrierAccess` (mbarrier operations), or a `tma.CopyPayload` (a bulk copy whose functional
+    op traced both its global side, `trace_access(op, "global", ...)`, and the mbarrier its bytes
+    complete, `trace_mbarrier(op, ..., "complete_tx", [bytes per lane])`)."""
     gid: int                      # global warp id: block * warps_per_block + warp
     block: int                    # linear block id
     warp_in_block: int
@@ -209,13 +209,16 @@ class TraceSource:
             rel = np.repeat(rel, rep)
         sectors = addr >> U64(5)
         keys = (rel.astype(U64) << U64(48)) | (sectors - sectors.min())
-        ops = masks = addrs = None
-        if info.is_atomic:                             # each lane's operation is one read-modify-write
-            u, ops = np.unique(keys, return_counts=True)
-            # distinct addresses per (warp, sector): each beyond the first costs the sector another pass
-            per_addr = np.unique((rel.astype(U64) << U64(48)) | (addr - (sectors.min() << U64(5))))
-            addr_sector = (per_addr >> U64(48) << U64(48)) | ((per_addr & U64((1 << 48) - 1)) >> U64(5))
-            addrs = np.unique(addr_sector, return_counts=True)[1]     # aligned with u (same sort order)
+        passes = masks = None
+        if info.is_atomic:                             # the L1 splits the warp's atomic into passes
+            # a pass takes at most one lane per address; each sector is in as many passes as the
+            # most lanes on one of its addresses (Nsight's lts__t_sectors_op_red/atom, H200)
+            u_addr, lanes = np.unique((rel.astype(U64) << U64(48)) | (addr - (sectors.min() << U64(5))),
+                                      return_counts=True)
+            sector_key = (u_addr >> U64(48) << U64(48)) | ((u_addr & U64((1 << 48) - 1)) >> U64(5))
+            first = np.flatnonzero(np.r_[True, sector_key[1:] != sector_key[:-1]])
+            u = sector_key[first]                      # == np.unique(keys): the same (warp, sector) order
+            passes = np.maximum.reduceat(lanes, first)
         elif (info.is_store if a.is_store is None else a.is_store):   # which bytes of each sector the warp writes
             nb = a.nbytes or info.access_bytes
             nb = min(nb, 4) if a.space == "local" else nb
@@ -240,10 +243,9 @@ class TraceSource:
                 sec = seg if masks is None else (seg, masks[s0:s1])
                 mem[a.instr] = _copy_with_sectors(prev, sec)
                 continue
-            if ops is not None:
-                mem[a.instr] = (seg, ops[s0:s1], addrs[s0:s1])
+            if passes is not None:
+                mem[a.instr] = (seg, passes[s0:s1])
                 continue
-            prev = mem.get(a.instr)
             if masks is not None:
                 mem[a.instr] = _merge_store(prev, seg, masks[s0:s1])
                 continue
