@@ -9,7 +9,7 @@ the SASS of every kernel, and model against measurement once the GPU data exist.
         # ptxas + nvdisasm (sm_90) of each kernel for its measured argument types:
         # benchmarks/results/mechanisms_sass.txt (full listings) and a per-kernel summary
     python benchmarks/mechanisms_24.py compare --data validate/data/h200_mechanisms.json
-        [--predicted benchmarks/results/mechanisms_predicted_h200.json] [--json FILE]
+        [--predicted benchmarks/results/mechanisms_predicted_h200.json] [--json FILE] [--only REGEX]
         # per size: measured and predicted time and each family's figures
         # (validate.mechanisms.derive), grouped by mechanism
 
@@ -200,11 +200,12 @@ def cmd_compare(args) -> int:
     if args.repredict:
         from validate.compare import measurement_environment
         env = measurement_environment(data)
-        items = [(k["mechanism"], k["size"]) for k in data["kernels"] if "mechanism" in k]
+        items = [(k["mechanism"], k["size"]) for k in data["kernels"] if "mechanism" in k
+                 and (not args.only or re.search(args.only, k["name"]))]
         predicted = {"kernels": [predict_one(it, args.preset or short, env) for it in items]}
     else:
         predicted = json.loads(ppath.read_text())
-    table = rows(data, predicted)
+    table = [r for r in rows(data, predicted) if not args.only or re.search(args.only, r["name"])]
     errs = [abs(r["error_pct"]) for r in table if r["error_pct"] is not None]
     print(f"{'kernel':42s} {'meas us':>9s} {'pred us':>9s} {'err':>7s}  main figure (meas / pred)   side figures")
     last = None
@@ -244,6 +245,7 @@ def main(argv=None) -> int:
     c.add_argument("--predicted")
     c.add_argument("--repredict", action="store_true", help="predict again with the current model")
     c.add_argument("--preset", help="with --repredict: the preset (default: the data file's GPU)")
+    c.add_argument("--only", help="regex on 'mechanism/size': those kernels only")
     c.add_argument("--json")
     args = ap.parse_args(argv)
     return {"predict": cmd_predict, "sass": cmd_sass, "compare": cmd_compare}[args.cmd](args)

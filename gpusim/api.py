@@ -1,10 +1,14 @@
 """`gpusim.launch`: run a Numba CUDA kernel in the simulator.
 
-kernel + args -> PTX (gpusim.frontend) -> decoded blocks (gpusim.functional.decode)
--> batches of thread blocks run by the SIMT executor -> arrays copied back into the
-caller's numpy arrays -> a `Result` with Nsight-named counters.
+The GPU is resolved and the launch shape checked once, here; then kernel + args -> one
+frozen `LaunchPlan` (`gpusim/launch_plan.py`: PTX through the seam of `gpusim.frontend`, the
+decoded blocks, memory layout, marshalled arguments, peer ranges) -> batches of thread blocks
+run by the SIMT executor (`gpusim.functional.prepared`) -> timed by the timing engine when
+asked (`gpusim.timing.engine`, reading the plan) -> arrays copied back into the caller's numpy
+arrays -> a `Result` with Nsight-named counters.
 
-`gpusim.prepare(...)` returns the `PreparedLaunch` itself, for driving warps step by step.
+`gpusim.prepare(...)` returns the `PreparedLaunch` itself (its `plan`, memory and counters),
+for driving warps step by step.
 
 Bad input never surfaces as an internal traceback: every error is a `gpusim.errors.
 GpusimError` (the `isa` layer's errors converted to theirs). A kernel that can make no more
@@ -23,14 +27,19 @@ from functools import partial
 import numpy as np
 
 from gpusim.errors import GpusimError, LaunchError, UnsupportedKernel, from_isa
-from gpusim.functional.budget import Deadline, time_limit_error
-from gpusim.timing.engine import STALL_METRIC
-from gpusim.functional import parallel
-from gpusim.functional.communication import sampling_refusal
-from gpusim.functional.prepared import PreparedLaunch
 from gpusim.frontend.numbasource import as_source
 from gpusim.frontend.tritonsource import is_triton
+from gpusim.functional import parallel
+from gpusim.functional.budget import Deadline, time_limit_error
+from gpusim.functional.communication import sampling_refusal
+from gpusim.functional.executor import Geometry
+from gpusim.functional.prepared import PreparedLaunch
+from gpusim.launch_config import check_dims
+from gpusim.launch_plan import plan_launch
 from gpusim.result import Result
+from gpusim.sanitizer import checked
+from gpusim.specs.overrides import resolve
+from gpusim.timing.engine import STALL_METRIC, TimingEngine, TimingOptions
 from gpusim.triton_launch import triton_launch
 
 BATCH_LANES = 1 << 15        # lanes executed together: bounds memory, keeps numpy calls large
@@ -70,31 +79,49 @@ def prepare(kernel, grid, block, args, gpu="h100", shared_bytes: int = 0, peer_a
             core: str | None = None, cluster=None) -> PreparedLaunch:
     """Compile, lay out memory and marshal arguments, without running anything. `core`:
     'fast' or 'reference' (`gpusim.functional.fastpath`; default GPUSIM_CORE or 'fast')."""
+    check_arguments(shared_bytes, args)
+    with user_errors():
+        spec = resolve_gpu(gpu)
+        source = as_source(kernel)
+        return _prepare(source, spec, shape(spec, source.name, grid, block), args, shared_bytes, peer_args, core,
+                        cluster)
+
+
+def _prepare(source, spec, geometry: Geometry, args, shared_bytes: int, peer_args, core, cluster=None) \
+        -> PreparedLaunch:
+    """The launch planned once (`gpusim/launch_plan.py`) and handed to the functional core."""
+    with user_errors():
+        plan, memory, marshalled = plan_launch(source, spec, geometry, tuple(args), shared_bytes, peer_args, core,
+                                               cluster)
+        return PreparedLaunch(plan, memory, marshalled, source, args)
+
+
+def check_arguments(shared_bytes, args) -> None:
+    """LaunchError for dynamic shared memory that is not an integer, or arguments not in a sequence."""
     if isinstance(shared_bytes, (bool, np.bool_)) or not isinstance(shared_bytes, (int, np.integer)):
         raise LaunchError(f"shared_bytes (dynamic shared memory per block) must be an integer, got {shared_bytes!r}")
     if not isinstance(args, (tuple, list)):
         raise LaunchError(f"args must be a tuple or list of the kernel's arguments, got {type(args).__name__} "
                           f"{args!r:.60}")
-    with user_errors():
-        return PreparedLaunch(as_source(kernel), grid, block, args, resolve_gpu(gpu), shared_bytes,
-                              peer_args=peer_args, core=core, cluster=cluster)
 
 
 def resolve_gpu(gpu):
     """A preset name, a path to a .toml spec file, or a GPUSpec."""
-    from gpusim.specs.overrides import resolve
     return resolve(gpu)
 
 
-def check_size(kernel, grid, block, spec, functional_all: bool, max_warps: int | None) -> None:
+def shape(spec, name: str, grid, block) -> Geometry:
+    """The launch's grid and block, checked against `spec` (`launch_config.check_dims`)."""
+    return Geometry(*check_dims(spec, name, grid, block))
+
+
+def check_size(name: str, geometry: Geometry, functional_all: bool, max_warps: int | None) -> None:
     """LaunchError with an estimate when executing every warp of the launch would take hours."""
     if max_warps is None or not functional_all:
         return
-    from gpusim.launch_config import check_dims
-    name = as_source(kernel).name
-    g, b = check_dims(spec, name, grid, block)
-    blocks, threads = g[0] * g[1] * g[2], b[0] * b[1] * b[2]
-    warps = blocks * -(-threads // 32)
+    g, b = geometry.grid, geometry.block
+    blocks, threads = geometry.nblocks, geometry.threads_per_block
+    warps = blocks * geometry.warps_per_block
     if warps <= max_warps:
         return
     hours = warps / WARPS_PER_SECOND / 3600
@@ -153,14 +180,22 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
     A `@triton.jit` kernel takes `constexprs` (meta-parameters), `num_warps` and `num_stages`;
     `block` is None and the grid may be a callable of the meta dict (`gpusim/triton_launch.py`).
     """
-    from gpusim.sanitizer import checked
+    options = dict(timing=timing, batch_lanes=batch_lanes, max_steps=max_steps, timing_options=timing_options,
+                   peer_args=peer_args, check=check, progress=progress, max_warps=max_warps,
+                   time_limit_s=time_limit_s, core=core, workers=workers, outputs=outputs, cluster=cluster)
     if is_triton(kernel) or (constexprs, num_warps, num_stages) != (None, None, None):
-        again = partial(launch, gpu=gpu, timing=timing, batch_lanes=batch_lanes, max_steps=max_steps,
-                        timing_options=timing_options, peer_args=peer_args, check=check, progress=progress,
-                        max_warps=max_warps, time_limit_s=time_limit_s, core=core, workers=workers, outputs=outputs)
         with user_errors():
-            return triton_launch(kernel, grid, block, args, resolve_gpu(gpu), shared_bytes, constexprs, num_warps,
-                                 num_stages, again)
+            spec = resolve_gpu(gpu)
+            return triton_launch(kernel, grid, block, args, spec, shared_bytes, constexprs, num_warps, num_stages,
+                                 partial(_launch, spec=spec, **options))
+    return _launch(kernel, grid, block, args, gpu=gpu, shared_bytes=shared_bytes, **options)
+
+
+def _launch(kernel, grid, block, args, gpu=None, *, spec=None, timing: bool, shared_bytes: int = 0, batch_lanes: int,
+            max_steps: int | None, timing_options, peer_args, check, progress, max_warps: int | None,
+            time_limit_s: float | None, core: str | None, workers: int | None, outputs: bool, cluster=None) -> Result:
+    """`launch` (see there), with `spec` the GPU already resolved (else `gpu` is resolved here):
+    the GPU is resolved, the shape checked and the launch planned once."""
     for name, v in (("max_steps", max_steps), ("max_warps", max_warps), ("batch_lanes", batch_lanes),
                     ("workers", workers)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
@@ -172,7 +207,6 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
     if progress is not None and not callable(progress):
         raise LaunchError(f"progress must be a callable taking a gpusim.api.Progress, got {progress!r:.60}")
     if timing_options is not None:
-        from gpusim.timing.engine import TimingOptions
         if not isinstance(timing_options, TimingOptions):
             raise LaunchError(f"timing_options must be a gpusim.timing.TimingOptions, got "
                               f"{type(timing_options).__name__} {timing_options!r:.60}")
@@ -182,14 +216,16 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
         if check is not None:
             raise LaunchError("outputs=False (prediction only) executes a sample of the blocks: the sanitizer "
                               "tools need every block; drop check= or outputs=False")
-        from gpusim.timing.engine import TimingOptions
         timing = True
         timing_options = dataclasses.replace(timing_options or TimingOptions(), functional="sampled")
-    spec = resolve_gpu(gpu)
+    spec = spec if spec is not None else resolve_gpu(gpu)
     sampled = bool(timing and timing_options is not None and timing_options.functional == "sampled"
                    and timing_options.mode != "full")
-    check_size(kernel, grid, block, spec, not sampled, max_warps)
-    prepared = prepare(kernel, grid, block, args, spec, shared_bytes, peer_args, core, cluster)
+    source = as_source(kernel)
+    geometry = shape(spec, source.name, grid, block)
+    check_size(source.name, geometry, not sampled, max_warps)
+    check_arguments(shared_bytes, args)
+    prepared = _prepare(source, spec, geometry, args, shared_bytes, peer_args, core, cluster)
     if max_steps is not None:
         prepared.step_budget = int(max_steps)
     if time_limit_s is not None:
@@ -218,7 +254,6 @@ def _run(prepared: PreparedLaunch, timing: bool, batch_lanes: int, timing_option
         raise UnsupportedKernel(f"kernel {prepared.name} is launched in thread-block clusters of "
                                 f"{prepared.geometry.cluster}: the timing model does not place clusters on GPCs yet; "
                                 "run it with timing=False (results are exact)")
-    from gpusim.timing.engine import TimingEngine, TimingOptions
     opt = timing_options or TimingOptions()
     engine = None
     if progress is not None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpusim.errors import LaunchError
+from gpusim.errors import ConfigError, LaunchError
 from gpusim.specs.gpu import GPUSpec
 from isa.program import Kernel, Program, VarDecl
 from isa.types import dtype as ptx_dtype
@@ -182,7 +182,6 @@ def check_peer_args(spec: GPUSpec, kernel: str, describe_arg, args: tuple, array
     (`arrays`: `Marshalled.arrays`, each argument's (address, bytes); `describe_arg(i)`: 'argument i (x)')."""
     if peer_args is None:
         return ()
-    from gpusim.errors import ConfigError
     if not isinstance(peer_args, dict):
         raise LaunchError(f"kernel {kernel}: peer_args must be a dict {{argument index: peer GPU}}, "
                           f"got {type(peer_args).__name__} {peer_args!r}")

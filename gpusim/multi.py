@@ -37,7 +37,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import simpy
 
+from gpusim import api
 from gpusim.errors import ConfigError
+from gpusim.specs.overrides import apply, resolve
+from gpusim.timing.engine import TimingOptions
 
 STREAMS = ("compute", "copy", "comm")
 
@@ -92,7 +95,6 @@ class Op:
 
 class System:
     def __init__(self, gpu="h200", gpus: int | None = None):
-        from gpusim.specs.overrides import apply, resolve
         spec = resolve(gpu)
         n = int(gpus if gpus is not None else spec.system.gpu_count)
         if n < 1:
@@ -137,7 +139,9 @@ class System:
     def _times(self) -> dict:
         """Every operation's (start_us, end_us): one simulation of the whole timeline."""
         if self._solved is None:
+            # lazy: the multi-GPU fabric and collectives (~0.2 s), when a System runs
             from gpusim.gpu_share import GPUShare
+            # lazy: the multi-GPU fabric and collectives (~0.2 s), when a System runs
             from gpusim.interconnect.fabric import Fabric
             fabric = Fabric(self.spec, gpus=max(self.n, 2))
             env = fabric.env
@@ -182,8 +186,6 @@ class System:
         identical earlier launch (same kernel, shapes and placement on identical GPUs)
         instead of simulating it again; the functional run still happens unless
         `execute=False` (with `time_like`: the timeline only, the arrays are not computed)."""
-        import gpusim
-        from gpusim.timing.engine import TimingOptions
         g = self._gpu(gpu)
         plain, peer = [], {}
         for i, a in enumerate(args):
@@ -204,9 +206,9 @@ class System:
             raise ConfigError("launch(execute=False) needs time_like=: there is no time without a run")
         r = None
         if execute:
-            r = gpusim.launch(kernel, grid, block, plain, gpu=self.spec, timing=do_time, shared_bytes=shared_bytes,
-                              timing_options=(timing_options or TimingOptions(mode="auto"))  # every block executed
-                              if do_time else None, peer_args=peer or None)
+            r = api.launch(kernel, grid, block, plain, gpu=self.spec, timing=do_time, shared_bytes=shared_bytes,
+                           timing_options=(timing_options or TimingOptions(mode="auto"))  # every block executed
+                           if do_time else None, peer_args=peer or None)
         if time_like is not None:
             dur, link_bytes = time_like.standalone_us, time_like.detail.get("link_bytes", (0.0, 0.0))
         elif timing:
@@ -219,6 +221,7 @@ class System:
             detail["result"] = r
         traffic = []
         if peer and dur > 0:                # its NVLink traffic shares the ports with copies and collectives
+            # lazy: the multi-GPU fabric and collectives (~0.2 s), when a System runs
             from gpusim.interconnect.kernel_traffic import flows
             weights: dict[int, float] = {}
             for i in peer:
@@ -229,7 +232,9 @@ class System:
         detail.update(sms_used=sms_used, dram_GBps=dram_GBps)
 
         def body(fabric, shares):           # its SMs and DRAM shared with collectives and copies on GPU g
+            # lazy: the multi-GPU fabric and collectives (~0.2 s), when a System runs
             from gpusim.gpu_share import kernel_work
+            # lazy: the multi-GPU fabric and collectives (~0.2 s), when a System runs
             from gpusim.interconnect.kernel_traffic import kernel_process
             work = kernel_work(shares[g], dur * 1e3, sms_used, dram_GBps)
             if traffic:
@@ -251,6 +256,7 @@ class System:
     # ---- copies ----------------------------------------------------------------------
     def copy(self, dst: DeviceArray, src: DeviceArray, after=None) -> Op:
         """cudaMemcpyPeerAsync(dst, src) on the source GPU's copy engine."""
+        # lazy: the multi-GPU fabric and collectives (~0.2 s), when a System runs
         from gpusim.interconnect.copy_engine import copy_process, peer_copies
         if dst.data.nbytes != src.data.nbytes:
             raise ConfigError(f"copy: destination has {dst.data.nbytes} bytes, source {src.data.nbytes}")
@@ -267,8 +273,11 @@ class System:
 
     # ---- collectives -----------------------------------------------------------------
     def _collective(self, op: str, arrays: list[DeviceArray], outputs, after, root: int = 0, **nccl) -> Op:
+        # lazy: the multi-GPU fabric and collectives (~0.2 s), when a System runs
         from gpusim.collectives import functional, simulate
+        # lazy: the multi-GPU fabric and collectives (~0.2 s), when a System runs
         from gpusim.collectives.run import plan_on, start_pattern
+        # lazy: the multi-GPU fabric and collectives (~0.2 s), when a System runs
         from gpusim.interconnect.fabric import Fabric, RankView
         gpus = [a.gpu for a in arrays]
         if len(set(gpus)) != len(gpus) or len(gpus) < 2:
@@ -330,7 +339,7 @@ class System:
 
     # ---- reporting -------------------------------------------------------------------
     def timeline_table(self) -> str:
-        from gpusim.report.fmt import table
+        from gpusim.report.fmt import table  # lazy: the report package, only when the timeline is printed
         times = self._times()
         rows = [[op.name, op.kind, ",".join(map(str, op.gpus)), op.stream, f"{times[op][0]:.2f}",
                  f"{times[op][1]:.2f}", f"{times[op][1] - times[op][0]:.2f}", f"{op.standalone_us:.2f}"]
@@ -343,6 +352,7 @@ def _channel_blocks(spec, call) -> int:
     """Thread blocks (SMs) a collective's kernel runs on each GPU: one per channel; a p2p call's
     rounds each on their own channels (tuning.p2p_round_channels), together at most NCCL's p2p
     channels."""
+    # lazy: the multi-GPU fabric and collectives (~0.2 s), when a System runs
     from gpusim.collectives.tuning import p2p_round_channels, p2p_rounds
     p = call.plan
     if p.algorithm != "p2p":

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gpusim.frontend.sass.opcodes import COUNTED_PIPES
 from gpusim.functional.counters import METRICS, metric_values
 
 
@@ -93,7 +94,6 @@ class SassCounts:
                "smsp__thread_inst_executed.sum": int(self.thread_inst.sum()),
                "smsp__thread_inst_executed_pred_on.sum": int(self.thread_inst_pred_on.sum())}
         if self.pipe_counters:
-            from gpusim.frontend.sass.opcodes import COUNTED_PIPES
             pipes = dict.fromkeys(COUNTED_PIPES, 0)
             for counters, n in zip(self.pipe_counters, self.inst.tolist()):
                 for c in counters:
@@ -162,7 +162,7 @@ class Result:
         return rows
 
     def lines_frame(self):
-        import pandas as pd
+        import pandas as pd  # lazy: pandas, only when a table is asked for
         rows = []
         for ls in self.lines.values():
             rows.append({"line": ls.line, "source": ls.text.strip(), **ls.metrics,
@@ -172,5 +172,5 @@ class Result:
                                            "sectors_per_request"])
 
     def instructions_frame(self):
-        import pandas as pd
+        import pandas as pd  # lazy: pandas, only when a table is asked for
         return pd.DataFrame(self.instructions)

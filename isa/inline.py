@@ -115,7 +115,7 @@ def inline_calls(program: Program, kernel: Kernel, externs: dict[str, Kernel] | 
                  max_depth: int = 16) -> Kernel:
     """An equivalent kernel without `call` (see the module docstring). `externs` defines
     functions the module only declares (`gpusim.frontend.externs.resolve_externs`)."""
-    from isa.recursion import lower, recursive_functions
+    from isa.recursion import lower, recursive_functions  # a cycle: isa.recursion inlines with this module
     defined = {n: f for n, f in program.functions.items() if f.defined}
     rec = recursive_functions(program, kernel, defined)
     inl = _Inliner(program, kernel, externs or {}, max_depth, keep=rec)

@@ -1,4 +1,4 @@
-"""The opcode table: one declarative entry per PTX opcode the simulator understands.
+"""The opcode table's entries: one declarative entry per PTX opcode the simulator understands.
 
 An entry (`OpSpec`) says what kind of instruction it is, which functional-unit class
 executes it, and how to give it meaning. For `kind == "alu"` entries, `bind(instr)`
@@ -12,8 +12,9 @@ Entries of other kinds (`mem`, `control`, `sync`, `warp`) are carried out by the
 executor in `gpusim.functional`, which needs machine state; their `bind` still
 reports operand types, and `atom`/`red` bind the combining function.
 
-The entries themselves are declared in `isa.semantics` (one module per family) and
-collected here into `OPCODES`.
+The entries themselves are declared in `isa.semantics` (one module per family, each
+importing these types) and collected there into `OPCODES`; `isa.optable` looks
+instructions up in it (`lookup`, `bind`).
 
 Source: PTX ISA, chapter "Instructions".
 """
@@ -22,7 +23,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from isa.errors import UnsupportedInstruction
 from isa.program import Instruction
 
 # Functional-unit classes: what the timing model schedules on.
@@ -51,24 +51,3 @@ class OpSpec:
     bind: Callable[[Instruction], Bound]
     doc: str
 
-
-def lookup(instr: Instruction, *, kernel: str | None = None, source: str | None = None) -> OpSpec:
-    """The table entry for `instr`, or a clear error naming the opcode and lines."""
-    from isa.semantics import OPCODES
-    spec = OPCODES.get(instr.opcode)
-    if spec is None:
-        src = source or (f"{instr.loc.file}:{instr.loc.line}" if instr.loc else None)
-        raise UnsupportedInstruction(instr.mnemonic, ptx_line=instr.ptx_line, source=src, kernel=kernel)
-    return spec
-
-
-def bind(instr: Instruction, *, kernel: str | None = None) -> tuple[OpSpec, Bound]:
-    """Look up and bind `instr`, re-raising binding failures with kernel and source line."""
-    spec = lookup(instr, kernel=kernel)
-    try:
-        return spec, spec.bind(instr)
-    except UnsupportedInstruction as e:
-        src = f"{instr.loc.file}:{instr.loc.line}" if instr.loc else None
-        reason = str(e).split("(", 1)[1].split(")", 1)[0] if "(" in str(e) else "unsupported form"
-        raise UnsupportedInstruction(instr.mnemonic, ptx_line=instr.ptx_line, source=src,
-                                     kernel=kernel, reason=reason) from None

@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from isa.types import type_bytes
+
 # PTX fundamental type names (PTX ISA "Fundamental Types").
 TYPE_NAMES = frozenset({
     "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64",
@@ -209,7 +211,6 @@ class VarDecl:
 
     @property
     def elem_bytes(self) -> int:
-        from isa.types import type_bytes
         return type_bytes(self.type)
 
     @property

@@ -47,9 +47,11 @@ import dataclasses
 
 from isa.demangle import pretty_name
 from isa.errors import UnsupportedCall
+from isa.inline import SYSTEM_CALLS, _subst
 from isa.program import (
     Address, ArgList, Guard, Imm, Instruction, Kernel, Label, LabelRef, Reg, RegDecl, Sym, VarDecl,
 )
+from isa.types import type_bytes
 
 MAX_CALL_DEPTH = 64             # nested calls of recursive device functions per thread
 STACK = "__gpusim_stack"
@@ -143,7 +145,6 @@ def lower(inl, kernel: Kernel, kflat, rec: frozenset[str], flat_of, max_depth: i
     """The kernel's flat body (`kflat`, with calls of `rec` functions kept) and the bodies of
     the `rec` functions (`flat_of(name)`) as one call-free-but-for-system-calls body
     (see the module docstring). Returns (regs, locals, body) like `isa.inline._Flat`."""
-    from isa.inline import SYSTEM_CALLS, _subst
     decls = {n: inl.defined[n] for n in sorted(rec)}
     flats = {n: flat_of(n) for n in decls}
     graph = {n: {t for t in (_target(i) for i in flats[n].body if isinstance(i, Instruction) and i.opcode == "call")
@@ -273,7 +274,6 @@ def lower(inl, kernel: Kernel, kflat, rec: frozenset[str], flat_of, max_depth: i
 
 
 def _bits(t: str) -> str:
-    from isa.types import type_bytes
     return "b" + str(8 * type_bytes(t))
 
 

@@ -22,13 +22,20 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import importlib
 import signal
 import sys
 import threading
 import traceback
 from pathlib import Path
 
-from gpusim.errors import Terminated
+from numba.core.errors import NumbaError
+
+from gpusim import __version__
+from gpusim.errors import GpusimError, KernelError, Terminated, UnsupportedKernel, exit_code
+from gpusim.specs.describe import schema
+from gpusim.specs.overrides import ALIASES
+from isa.errors import IsaError
 
 # Teaching order of the families whose members build on each other; other prefix
 # matches run in name order.
@@ -116,7 +123,6 @@ def build_parser() -> argparse.ArgumentParser:
                                 epilog="exit status:\n" + "\n".join(f"  {c:<4} {m}" for c, m in EXIT_CODES),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.set_defaults(traceback=False)
-    from gpusim import __version__
     p.add_argument("--version", action="version", version=f"gpusim {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -222,15 +228,14 @@ def build_parser() -> argparse.ArgumentParser:
     co.add_argument("--json", action="store_true", help="one JSON object per size")
     co.add_argument("--plot", metavar="FILE", help="write busbw against size (PNG/SVG/PDF by extension)")
     co.set_defaults(func=_command("commands", "cmd_collective"))
-    from gpusim.sweep.cli import add_parser as add_sweep
-    add_sweep(sub, common)                       # gpusim sweep (gpusim/sweep/cli.py; commands.cmd_sweep)
+    from gpusim.cli.sweep import add_parser as add_sweep  # a cycle: gpusim.cli.sweep imports this package's helpers
+    add_sweep(sub, common)                       # gpusim sweep (gpusim/cli/sweep.py)
     return p
 
 
 def _command(module: str, name: str):
     """The command function `name` of gpusim.cli.<module>, imported when it runs."""
     def run(args):
-        import importlib
         return getattr(importlib.import_module(f"gpusim.cli.{module}"), name)(args)
     return run
 
@@ -274,14 +279,8 @@ def _restore_sigterm(previous) -> None:
 
 
 def is_user_error(e: BaseException) -> bool:
-    from gpusim.errors import GpusimError
-    from isa.errors import IsaError
     if isinstance(e, (UsageError, GpusimError, IsaError)) or raised_in_kernel(e):
         return True
-    try:
-        from numba.core.errors import NumbaError
-    except ImportError:                          # pragma: no cover - numba is a dependency
-        return False
     return isinstance(e, NumbaError)
 
 
@@ -304,12 +303,9 @@ def report_error(e: BaseException, show_traceback: bool, prefix: str = "") -> in
 
 def error_code(e: BaseException) -> int:
     """The exit status for error `e` (EXIT_CODES)."""
-    from gpusim.errors import GpusimError, UnsupportedKernel, exit_code
-    from isa.errors import IsaError
     if isinstance(e, CheckFailed):
         return EXIT_MISMATCH
     if raised_in_kernel(e):
-        from gpusim.errors import KernelError
         return KernelError.exit_code
     if isinstance(e, (GpusimError, IsaError)):
         return exit_code(e)
@@ -322,8 +318,6 @@ def split_sets(items: list[str], members=()) -> tuple[list[str], list[str]]:
     """`--set` items -> (GPU spec overrides, program parameters). A dotted key is a spec
     field; so is a bare one that names a spec field or alias (`sm_count`, the name `gpusim
     presets --show` prints) unless a program of `members` has a parameter of that name."""
-    from gpusim.specs.describe import schema
-    from gpusim.specs.overrides import ALIASES
     params = {k for m in members for sizes in m.sizes.values() for k in sizes}
     gpu, prog = [], []
     for item in items or []:
@@ -337,7 +331,7 @@ def split_sets(items: list[str], members=()) -> tuple[list[str], list[str]]:
 
 def resolve(name: str):
     """PROGRAM argument -> (family name or None, [ProgramSpec, ...])."""
-    import programs
+    import programs  # programs/ sits above gpusim: loaded only when a program is named
     if not name.strip():
         raise UsageError("an empty program name; `gpusim list` shows the programs")
     if name.endswith((".py", ".cu")) or "/" in name or Path(name).is_file():
@@ -374,8 +368,6 @@ def params_for(spec, size: str, sets: dict) -> dict:
     known = spec.sizes[size]
     unknown = [k for k in sets if k not in known]
     if unknown:
-        from gpusim.specs.describe import schema
-        from gpusim.specs.overrides import ALIASES
         close = difflib.get_close_matches(unknown[0], list(schema()) + list(ALIASES), n=2, cutoff=0.75)
         hint = f"; or a GPU spec field? did you mean {' or '.join(close)}?" if close else ""
         raise UsageError(f"{spec.name} has no parameter {unknown[0]!r}; its parameters: "

@@ -10,16 +10,16 @@ The outputs are not compared with numpy (a racy kernel may still compute the rig
 """
 from __future__ import annotations
 
+from gpusim import api
 from gpusim.cli import EXIT_OK, UsageError, build_case, params_for, parse_sets, resolve, split_sets
+from gpusim.errors import ConfigError
+from gpusim.sanitizer import normalize, summary
+from gpusim.specs.overrides import resolve as resolve_spec
 
 EXIT_HAZARDS = 1
 
 
 def cmd_check(args) -> int:
-    import gpusim
-    from gpusim.sanitizer import normalize, summary
-    from gpusim.specs.overrides import resolve as resolve_spec
-    from gpusim.errors import ConfigError
     try:
         tools = normalize(args.tools or "all")
     except ConfigError as e:                 # --tool is the command line's: exit 2, not a GPU spec's 4
@@ -33,8 +33,8 @@ def cmd_check(args) -> int:
     for spec, params in plans:
         case = build_case(spec, params, args.seed)
         print(f"========= {spec.name}: {', '.join(tools)}", flush=True)
-        result = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu=gpu,
-                               shared_bytes=case.shared_bytes, check=tools)
+        result = api.launch(case.kernel, case.grid, case.block, case.args, gpu=gpu,
+                            shared_bytes=case.shared_bytes, check=tools)
         for h in result.hazards:
             print(h.format(), flush=True)
         print(summary(result.hazards), flush=True)

@@ -1,10 +1,19 @@
 """`gpusim list`, `gpusim presets`, `gpusim collective` and `gpusim sweep`: the program library,
 the GPU presets, NCCL collectives over a simulated multi-GPU system as nccl-tests prints them,
-and design-space sweeps (gpusim/sweep/cli.py)."""
+and design-space sweeps (gpusim/cli/sweep.py)."""
 from __future__ import annotations
+
+import json as _json
 
 from gpusim.cli import EXIT_OK, FAMILY_ORDER, UsageError
 from gpusim.cli.progress import Ticker
+from gpusim.cli.run import writing
+from gpusim.collectives.conventions import check_op
+from gpusim.collectives.plot import busbw_plot
+from gpusim.collectives.run import parse_sizes, simulate
+from gpusim.report.fmt import table
+from gpusim.specs import PRESETS, calibrated, describe, presets, resolve, resolve as resolve_spec
+from gpusim.sweep import check_writable
 
 
 def dims(t) -> str:
@@ -13,8 +22,7 @@ def dims(t) -> str:
 
 
 def cmd_list(args) -> int:
-    import programs
-    from gpusim.report.fmt import table
+    import programs  # programs/ sits above gpusim: loaded only when a program is named
     rows = []
     for name, spec in programs.PROGRAMS.items():
         try:
@@ -36,12 +44,9 @@ def cmd_list(args) -> int:
 
 
 def cmd_presets(args) -> int:
-    from gpusim.report.fmt import table
-    from gpusim.specs import PRESETS, describe, resolve
     if args.show:
         print(describe(resolve(args.show, [s for s in args.sets])))
         return EXIT_OK
-    from gpusim.specs import calibrated, presets
     rows = []
     for name in presets.names():
         spec = presets.get(name)
@@ -73,12 +78,7 @@ def gpu_counts(text, spec) -> list[int]:
 
 
 def cmd_collective(args) -> int:
-    import json as _json
 
-    from gpusim.collectives.conventions import check_op
-    from gpusim.collectives.run import parse_sizes, simulate
-    from gpusim.report.fmt import table
-    from gpusim.specs import resolve as resolve_spec
     op = check_op(args.op)
     spec = resolve_spec(args.gpu, list(args.sets))
     counts = gpu_counts(args.gpus, spec)
@@ -86,7 +86,6 @@ def cmd_collective(args) -> int:
     for n in counts:
         check_gpu_count(op, n, len(sizes), args.yes)
     if args.plot:
-        from gpusim.sweep import check_writable
         check_writable(args.plot, "--plot")
     runs = {}
     with Ticker(f"{op} over {', '.join(map(str, counts))} GPUs") as tick:
@@ -120,8 +119,6 @@ def cmd_collective(args) -> int:
             print(line)
         print("# predicted by gpusim's interconnect model, not measured")
     if args.plot:
-        from gpusim.cli.run import writing
-        from gpusim.collectives.plot import busbw_plot
         with writing("--plot", args.plot):
             if several:
                 busbw_plot({f"{n} GPUs": rs for n, rs in runs.items()}, args.plot,
@@ -148,7 +145,3 @@ def check_gpu_count(op: str, n: int, sizes: int, yes: bool) -> None:
                          f"the GPU count (256 GPUs: 15 s for 64 KiB, 3 min for 1 GiB); pass --yes to run it anyway "
                          f"(progress goes to stderr), or at most {MAX_GPUS} GPUs")
 
-
-def cmd_sweep(args) -> int:
-    from gpusim.sweep.cli import cmd_sweep as run
-    return run(args)

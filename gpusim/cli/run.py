@@ -14,10 +14,19 @@ from pathlib import Path
 
 import numpy as np
 
-from gpusim.errors import OutputError
-
+from gpusim import api, report
 from gpusim.cli import (EXIT_OK, CheckFailed, UsageError, build_case, fmt_params, is_user_error, params_for,
                         parse_sets, parse_value, report_error, resolve, split_sets)
+from gpusim.cli.progress import ProgressLine
+from gpusim.errors import ConfigError, OutputError
+from gpusim.report import line_issues
+from gpusim.report.html import Section, render_html
+from gpusim.report.pictures import Renderer, add_timed, pictures
+from gpusim.report.trace import write_chrome_trace
+from gpusim.specs.overrides import resolve as resolve_spec
+from gpusim.timing.engine import TimingOptions
+from gpusim.timing.record import TraceWindow
+from gpusim.viz import Subject, ladder
 
 
 def run_one(spec, params: dict, args, renderer=None, before_timed=None):
@@ -26,12 +35,9 @@ def run_one(spec, params: dict, args, renderer=None, before_timed=None):
     timing are handed to `renderer` before the launch, so they are drawn while it runs,
     and the timed ones (roofline, warp timeline) after it, once `before_timed(result)`
     (if given) has run."""
-    import gpusim
     case = build_case(spec, params, args.seed)
     subject = pics = None
     if wants_pictures(args):
-        from gpusim.report.pictures import pictures
-        from gpusim.viz import Subject
         initial = tuple(np.copy(a) if isinstance(a, np.ndarray) else a for a in case.args)
         subject = Subject(case.kernel, case.grid, case.block, initial, args.gpu_spec, case.shared_bytes, spec.name)
         check_map_choice(args, case)
@@ -39,7 +45,6 @@ def run_one(spec, params: dict, args, renderer=None, before_timed=None):
             pics = pictures(subject, line_maps=bool(args.html), renderer=renderer, **map_choice(args))
         except Exception:
             pics = None                  # drawn after the launch, so a faulting kernel reports the launch's error
-    from gpusim.cli.progress import ProgressLine
     line = ProgressLine(case.name) if ProgressLine.wanted() else None
     try:
         options = None
@@ -47,14 +52,13 @@ def run_one(spec, params: dict, args, renderer=None, before_timed=None):
         if predict_only:
             args.timing = True
         if args.timing:
-            from gpusim.timing.engine import TimingOptions
             options = TimingOptions(mode=args.mode, record=getattr(args, "trace_window", None),
                                     unknown_sass=getattr(args, "unknown_sass", "error"))
-        result = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu=args.gpu_spec, timing=args.timing,
-                               shared_bytes=case.shared_bytes, timing_options=options, progress=line,
-                               max_steps=getattr(args, "max_steps", None),
-                               time_limit_s=getattr(args, "time_limit", None), core=getattr(args, "core", None),
-                               workers=getattr(args, "workers", None), outputs=not predict_only)
+        result = api.launch(case.kernel, case.grid, case.block, case.args, gpu=args.gpu_spec, timing=args.timing,
+                            shared_bytes=case.shared_bytes, timing_options=options, progress=line,
+                            max_steps=getattr(args, "max_steps", None),
+                            time_limit_s=getattr(args, "time_limit", None), core=getattr(args, "core", None),
+                            workers=getattr(args, "workers", None), outputs=not predict_only)
     finally:
         if line is not None:
             line.clear()
@@ -74,10 +78,8 @@ def run_one(spec, params: dict, args, renderer=None, before_timed=None):
     if before_timed is not None:
         before_timed(result)
     if pics is not None:
-        from gpusim.report.pictures import add_timed
         add_timed(pics, subject, result, renderer=renderer)
     elif subject is not None:
-        from gpusim.report.pictures import pictures
         pics = pictures(subject, result, line_maps=bool(args.html), renderer=renderer, **map_choice(args))
     return case, result, status, pics
 
@@ -146,15 +148,12 @@ def cmd_run(args) -> int:
     check_outputs(args)
     if not wants_pictures(args):
         return run_programs(args, None)
-    from gpusim.report.pictures import Renderer
     with Renderer() as renderer:         # first: its workers load matplotlib while this process loads the programs
         return run_programs(args, renderer)
 
 
 def run_programs(args, renderer) -> int:
     """cmd_run's body: the programs run here, their figures drawn by `renderer` (None: no pictures)."""
-    from gpusim import report
-    from gpusim.specs.overrides import resolve as resolve_spec
     family, members = resolve(args.program)
     gpu_sets, args.sets = split_sets(args.sets, members)
     args.gpu_spec = resolve_spec(args.gpu, gpu_sets)       # unknown preset or bad override: fail before any work
@@ -162,7 +161,6 @@ def run_programs(args, renderer) -> int:
     plans = [(spec, params_for(spec, args.size, sets)) for spec in members]     # bad --size/--set: fail first
     args.trace_window = trace_window(args)
     if wants_pictures(args) and args.timing and args.trace_window is None:
-        from gpusim.timing.record import TraceWindow
         args.trace_window = TraceWindow()         # the warp timeline figure, from the run itself (numbers unchanged)
     out = sys.stdout
     color = report.want_color(out) and not args.json
@@ -190,7 +188,6 @@ def run_programs(args, renderer) -> int:
             continue
         label = f"{spec.name} [{fmt_params(case.params)}]"
         if args.trace:
-            from gpusim.report.trace import write_chrome_trace
             path = Path(args.trace)
             path = path if len(members) == 1 else path.with_name(f"{path.stem}_{spec.name}{path.suffix}")
             with writing("--trace", path):
@@ -222,7 +219,6 @@ def run_programs(args, renderer) -> int:
     if ladder_path and not args.json:
         print(f"plot: {ladder_path}", file=out)
     if args.html and sections:
-        from gpusim.report.html import Section, render_html
         comparison = (report.render_comparison(done, title=f"comparison: {family} on {args.gpu}")
                       if family and len(done) > 1 else None)
         page = Path(args.html)
@@ -249,7 +245,6 @@ def family_ladder(done: list, family: str | None, args, renderer):
     with --plot or --html."""
     if not (family and len(done) > 1 and renderer is not None):
         return None
-    from gpusim.viz import ladder
     return renderer.submit({"ladder": ladder.ladder(dict(done), family=family, gpu=args.gpu)})["ladder"]
 
 
@@ -283,8 +278,6 @@ def trace_window(args):
         return None
     if not args.timing:
         raise UsageError("--trace needs the timing model; drop --functional")
-    from gpusim.errors import ConfigError
-    from gpusim.timing.record import TraceWindow
     try:
         start, end = (int(parse_value(x)) for x in args.trace_cycles.split(":"))
         return TraceWindow(sms=args.trace_sm, start_cycle=start, end_cycle=end)
@@ -301,7 +294,6 @@ def result_record(name: str, case, result, status: str) -> dict:
                       "bank_conflicts": ls.bank_conflicts, "global_requests": ls.global_requests,
                       "global_sectors": ls.global_sectors, "sectors_per_request": ls.sectors_per_request,
                       "metrics": ls.metrics})
-    from gpusim.report import line_issues
     return {"program": name, "params": case.params, "check": status, "kernel": result.kernel, "gpu": result.gpu,
             "grid": list(result.grid), "block": list(result.block), "shared_bytes": result.shared_bytes,
             "source_file": result.source_file, "metrics": result.metrics, "lines": lines,

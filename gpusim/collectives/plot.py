@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpusim.viz import _mpl
+
 
 def size_label(v: float) -> str:
     """Bytes as 64K, 1M, 1G (binary units, as nccl-tests' sizes)."""
@@ -16,9 +18,8 @@ def busbw_plot(results, path, title: str, measured: list[tuple[int, float]] | No
     """Write busbw against size to `path` and return the Figure. `results`: one series of
     `collectives.run` results (drawn as "gpusim"), or {label: results} (one line each, e.g.
     per GPU count); `measured`: (bytes, busbw) points drawn beside them."""
-    from matplotlib.ticker import FuncFormatter
+    from matplotlib.ticker import FuncFormatter  # lazy: matplotlib, only when a figure is drawn
 
-    from gpusim.viz import _mpl
     series = results if isinstance(results, dict) else {"gpusim": results}
     fig, axes = _mpl.figure(figsize=(7, 4.2), dpi=100)
     fig.subplots_adjust(left=0.1, right=0.97, bottom=0.14, top=0.9)    # fixed: the ticks are drawn flat

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpusim import specs
+from gpusim.api import resolve_gpu
 from gpusim.errors import ConfigError
 
 
@@ -45,7 +46,6 @@ def timing() -> bool:
 
 def spec():
     """The GPUSpec later launches run on."""
-    from gpusim.api import resolve_gpu       # lazy: gpusim.api imports the whole simulator
     return resolve_gpu(STATE.gpu)
 
 

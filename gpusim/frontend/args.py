@@ -34,6 +34,7 @@ points into a drop-in device array, that array is mapped at its address for the 
 """
 from __future__ import annotations
 
+import ctypes
 import operator
 import os
 from typing import Any
@@ -44,6 +45,7 @@ from numba.np.numpy_support import as_dtype
 
 from gpusim.errors import GpusimError, LaunchError, UnsupportedKernel
 from gpusim.frontend.argtypes import describe_arg, host_value, param_names
+from gpusim.frontend.captured import byte_bounds, byte_range, host_bytes, merged, pointer_range
 from gpusim.frontend.numba_errors import like
 from gpusim.frontend.source import Marshalled
 
@@ -162,9 +164,7 @@ class _Marshaller:
     def pointer(self, value: Any, what: str) -> None:
         """A raw device pointer (an integer or `c_void_p`), as Numba passes it; the drop-in
         array it points into is mapped at that address (`captured.pointer_range`)."""
-        import ctypes
 
-        from gpusim.frontend.captured import pointer_range
         raw = value.value if isinstance(value, ctypes.c_void_p) else value
         try:
             addr = operator.index(raw or 0)
@@ -179,7 +179,6 @@ class _Marshaller:
         """Map the device arrays the kernel captured (`captured.py`) and those raw pointer
         arguments point into, into global memory: onto an argument's allocation holding the
         same bytes, or onto a copy written back after."""
-        from gpusim.frontend.captured import byte_bounds, byte_range, host_bytes, merged
         ranges = merged([r for r in (byte_range(n, obj) for n, obj in captured) if r is not None]
                         + self.pointer_ranges)
         for r in ranges:

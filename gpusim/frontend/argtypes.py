@@ -24,7 +24,11 @@ from typing import Any, Callable
 import numpy as np
 from numba.core import types as nbt
 from numba.core.errors import NumbaError
+from numba.core.typing.templates import Signature
+from numba.cuda.core import sigutils
 from numba.cuda.core.errors import NumbaValueError
+from numba.cuda.descriptor import cuda_target
+from numba.cuda.typing.typeof import Purpose, typeof
 
 from gpusim.errors import LaunchError, UnsupportedKernel
 from gpusim.frontend.numba_errors import like
@@ -87,7 +91,6 @@ def unpassable(ty: nbt.Type) -> str | None:
 
 
 def typeof_arg(value: Any) -> nbt.Type:
-    from numba.cuda.typing.typeof import Purpose, typeof
     return typeof(host_value(value), Purpose.argument)
 
 
@@ -150,9 +153,6 @@ def select_signature(name: str, signatures: list, have: tuple[nbt.Type, ...], ke
     signatures rate the same (ambiguous), UnsupportedKernel (also a TypeError) when none fits.
     Arrays convert only to the same dtype and ndim (layout C/F -> A, mutable -> readonly).
     `key` (the kernel's Python function) names the kernel in Numba's ambiguity message."""
-    from numba.core.typing.templates import Signature
-    from numba.cuda.core import sigutils
-    from numba.cuda.descriptor import cuda_target
     cases = []
     for sig in signatures:
         want, _ = sigutils.normalize_signature(sig)

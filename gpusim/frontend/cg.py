@@ -14,12 +14,10 @@ Here:
   functional core releases once every block of the launch waits at it
   (`gpusim/functional/collectives.py`); it returns 0 (cudaSuccess);
 - `uses_grid_group(ptx)` is Numba's `cooperative` flag;
-- `max_cooperative_grid_blocks(compiled, spec, blockdim, dynsmem)` is what numba-cuda
-  computes, the occupancy calculator's blocks per SM times the SM count
-  (`cuOccupancyMaxActiveBlocksPerMultiprocessor` x `multiProcessorCount`), with
-  registers from ptxas where installed (`registers`);
-- `check_cooperative_launch` refuses a cooperative launch of more blocks than that,
-  naming kernel, grid, block and the limit, as CUDA's cooperative launch does.
+- `registers(compiled)`: registers per thread of a cooperative kernel, from ptxas where
+  installed, for the launch checks (`gpusim/launch_plan.py`: `max_cooperative_grid_blocks`,
+  what numba-cuda computes, and `check_cooperative_launch`, which refuses a cooperative launch
+  of more blocks than can be resident at once, as CUDA's cooperative launch does).
 A cooperative launch executes its whole grid as one batch, so every block runs up to
 a grid barrier and resumes after it (`PreparedLaunch.blocks_per_batch`).
 
@@ -36,7 +34,7 @@ from __future__ import annotations
 
 import re
 
-from gpusim.errors import LaunchError
+from gpusim.frontend import sass
 from gpusim.functional.ops import GRID_BARRIER_ID
 
 _HANDLE = re.compile(r"\.extern\s+\.func\s*\(\s*\.param\s+\.b64\s+\w+\s*\)\s*cudaCGGetIntrinsicHandle\s*\([^)]*\)\s*;")
@@ -85,49 +83,11 @@ def registers(compiled) -> int:
     key = (compiled.ptx, compiled.entry, compiled.cc)
     hit = _REGS.get(key)
     if hit is None:
-        from gpusim.frontend import sass
         try:
             if not sass.have_ptxas():
                 raise RuntimeError("no ptxas")
             hit = sass.ptxas_info(instrument(compiled.ptx, 0), compiled.entry, compiled.cc).registers_per_thread
-        except Exception:
-            from gpusim.timing.resources import registers as estimate
-            hit = estimate(compiled)[0]
+        except Exception:                        # no ptxas, or it refused: the kernel's own estimate
+            hit = compiled.static_resources.registers_per_thread
         _REGS[key] = hit
     return int(hit)
-
-
-def _threads(blockdim) -> int:
-    dims = blockdim if isinstance(blockdim, (tuple, list)) else (blockdim,)
-    n = 1
-    for d in dims:
-        n *= int(d)
-    return n
-
-
-def max_cooperative_grid_blocks(compiled, spec, blockdim, dynsmem: int = 0) -> int:
-    """Blocks of `blockdim` threads a cooperative launch of `compiled` may have on `spec`."""
-    from gpusim.launch_config import layout
-    from gpusim.functional.memory import DeviceMemory
-    from gpusim.timing.occupancy import occupancy
-    threads = _threads(blockdim)
-    regs = registers(compiled)
-    static = layout(compiled.program, compiled.kernel, DeviceMemory()).static_shared_bytes
-    occ = occupancy(spec, threads, int(regs), int(static) + int(dynsmem))
-    return occ.blocks_per_sm * spec.sm_count
-
-
-def check_cooperative_launch(prepared) -> None:
-    """LaunchError when the grid of a cooperative kernel cannot be resident at once."""
-    from gpusim.timing.occupancy import occupancy
-    geo = prepared.geometry
-    regs = registers(prepared.compiled)
-    occ = occupancy(prepared.spec, geo.threads_per_block, int(regs), int(prepared.block_shared_bytes))
-    most = occ.blocks_per_sm * prepared.spec.sm_count
-    if geo.nblocks > most:
-        raise LaunchError(
-            f"kernel {prepared.name} uses cuda.cg.this_grid() (a cooperative kernel: every block must be resident "
-            f"at once, CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE): grid {prepared.grid} is {geo.nblocks:,} blocks of "
-            f"{geo.threads_per_block} threads, but {prepared.spec.name} holds at most {most:,} "
-            f"({occ.blocks_per_sm} per SM, limited by {occ.limiter}, x {prepared.spec.sm_count} SMs); "
-            f"launch at most max_cooperative_grid_blocks({geo.threads_per_block}) = {most:,} blocks")

@@ -45,18 +45,25 @@ import sys
 import threading
 import types
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable
 
+import numba
+import numpy
 from numba.core import types as nbt
+from numba.cuda import config
+from numba.cuda.core import sigutils
+from numba.cuda.dispatcher import CUDADispatcher
 
 from gpusim.errors import UnsupportedKernel
-from gpusim.frontend.diskcache import read_text_entry, write_entry
 from gpusim.frontend import argtypes as at
+from gpusim.frontend.diskcache import cache_dir, read_text_entry, write_entry
 from gpusim.frontend.fingerprint import fingerprint
+from gpusim.frontend.launchconfig import compile_key
 from gpusim.frontend.numbacompile import _SIDE_EFFECTS, _compile_ptx
 from gpusim.frontend.rejections import def_line, source_file
-from gpusim.frontend.retarget import is_dropin_dispatcher
+from gpusim.frontend.retarget import _cell_value, code_names, is_dropin_dispatcher
 from gpusim.frontend.source import CompiledKernel, KernelParam
 
 CACHE_FORMAT = 3                                     # bump when the disk layout or key changes (2: checked entries; 3: numba config in the key, no side-effect compiles)
@@ -113,11 +120,6 @@ def clear_memory_cache() -> None:
     _MEMORY.clear()
 
 
-def cache_dir() -> Path:
-    env = os.environ.get("GPUSIM_CACHE_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "gpusim" / "ptx"
-
-
 class _Identity:
     """Hash and compare by identity (code objects compare by value, ignoring the file)."""
     __slots__ = ("obj",)
@@ -142,13 +144,11 @@ def compile_kernel(kernel: Any, args: tuple | list, cc: tuple[int, int] = (9, 0)
     if signatures and len(signatures) == 1 and getattr(kernel, "_specialized", False):
         # a specialized drop-in dispatcher (one explicit signature): numba-cuda launches its one
         # kernel whatever the argument types, passing each value as the declared type asks
-        from numba.cuda.core import sigutils
         argtypes = tuple(sigutils.normalize_signature(signatures[0])[0])
         return _frozen(kernel, (argtypes, cc), lambda: _compile_types(pyfunc, options, argtypes, cc))
     argtypes = at.typeof_args(name, pyfunc, args)
     if signatures:
         argtypes = at.select_signature(name, signatures, argtypes, key=pyfunc)
-    from gpusim.frontend.launchconfig import compile_key
     extra = compile_key(kernel)
     return _frozen(kernel, (argtypes, cc, extra), lambda: _compile_types(pyfunc, options, argtypes, cc, extra))
 
@@ -219,7 +219,6 @@ def _note_device_callees(name: str, pyfunc, argtypes: tuple, cc: tuple, opts: di
     """A disk hit skips Numba, so the kernels this one calls from device code are not
     compiled as device functions and would list no such overloads; note the compile on
     them, for `Dispatcher.overloads` to run when asked (what a compile would have done)."""
-    from gpusim.frontend.retarget import _cell_value, code_names
     refs = [pyfunc.__globals__[n] for n in code_names(pyfunc.__code__) if n in pyfunc.__globals__]
     refs += [v for ok, v in map(_cell_value, pyfunc.__closure__ or ()) if ok]
     for v in refs:
@@ -249,7 +248,6 @@ def numba_config() -> tuple:
     """Numba's configuration as it affects compilation (`numba.core.config`'s settings, less
     the host-only ones): part of both cache keys, so a changed setting (a test's
     `override_config`, `NUMBA_OPT`) recompiles, as Numba's own dispatchers would."""
-    from numba.cuda import config
     global _CONFIG_NAMES
     if _CONFIG_NAMES is None:
         _CONFIG_NAMES = tuple(k for k in dir(config) if k.isupper() and k not in _HOST_CONFIG)
@@ -267,7 +265,6 @@ def _freeze(v: Any) -> Any:
 
 def _unwrap(kernel: Any) -> tuple[types.FunctionType, dict, list | None]:
     """(python function, target options, explicit signatures or None)."""
-    from numba.cuda.dispatcher import CUDADispatcher
     if is_dropin_dispatcher(kernel):
         pyfunc, options, sigs, device = (kernel.py_func, dict(kernel.targetoptions), kernel.explicit_signatures,
                                          kernel.device)
@@ -288,7 +285,6 @@ def _unwrap(kernel: Any) -> tuple[types.FunctionType, dict, list | None]:
 def _numba_dumps() -> bool:
     """Whether Numba is set to print its compilation (NUMBA_DUMP_IR, _LLVM, _ASSEMBLY, ...): such a
     compile is neither read from nor written to disk, so that it runs and prints, as Numba's would."""
-    from numba.cuda import config
     return any(getattr(config, k) for k in dir(config) if k.startswith("DUMP_") and isinstance(getattr(config, k), (bool, int)))
 
 
@@ -301,10 +297,7 @@ def _entry_name(ptx: str, name: str) -> str:
 
 # ----------------------------------------------------------------------------- disk cache
 def _versions() -> tuple:
-    from importlib import metadata
 
-    import numba
-    import numpy
     try:
         nc = metadata.version("numba-cuda")
     except metadata.PackageNotFoundError:

@@ -12,6 +12,10 @@ into `sub.f32` in a cached PTX) or one written by an older gpusim without a head
 miss, counted in `corrupt_entries()`, and the caller computes the data again and
 overwrites it. A cache that cannot be written is not an error either: the caller
 computes again next time.
+
+Where: `cache_dir()`, the frontend's PTX cache directory (`$GPUSIM_CACHE_DIR`, else
+`~/.cache/gpusim/ptx`); the other caches (NVRTC's PTX, the extern shims, the sweep's streams)
+live in and beside it.
 """
 from __future__ import annotations
 
@@ -19,6 +23,13 @@ import hashlib
 import os
 import threading
 from pathlib import Path
+
+
+def cache_dir() -> Path:
+    """The frontend's PTX cache directory (see module doc)."""
+    env = os.environ.get("GPUSIM_CACHE_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "gpusim" / "ptx"
+
 
 MAGIC = b"gpusim-cache 1 "
 _CORRUPT = [0]

@@ -45,9 +45,17 @@ import importlib
 import os
 import re
 import threading
+from importlib import metadata
 from pathlib import Path
 
-from gpusim.frontend.diskcache import read_text_entry, write_entry
+import numba.cuda
+from cuda import pathfinder
+from cuda.bindings import nvrtc
+from numba.cuda.compiler import ExternFunction
+from numba.cuda.cuda_paths import get_cuda_paths
+from numba.cuda.descriptor import cuda_target
+
+from gpusim.frontend.diskcache import cache_dir, read_text_entry, write_entry
 from isa.demangle import pretty_name
 from isa.errors import UnsupportedCall
 from isa.parser import parse
@@ -138,8 +146,6 @@ def _functions(ptx: str) -> Externs:
 def declared_sources(name: str) -> list:
     """The `link=` files and code objects of the function `cuda.declare_device(name, ...)`
     declared (Numba keeps them with the function's lowering in the CUDA target context)."""
-    from numba.cuda.compiler import ExternFunction
-    from numba.cuda.descriptor import cuda_target
     out: list = []
     for func, overloads in list(cuda_target.target_context._defns.items()):
         if isinstance(func, ExternFunction) and func.name == name:
@@ -198,7 +204,6 @@ def describe(name: str) -> str:
 @functools.lru_cache(maxsize=1)
 def _catalog() -> dict[str, tuple[str, str, str]]:
     """Extern name -> (source unit, prefix, snippet). Read once per process."""
-    import numba.cuda
     base = Path(numba.cuda.__file__).parent
     out: dict[str, tuple[str, str, str]] = {}
     for mod_name in SHIM_MODULES:
@@ -257,7 +262,6 @@ def _arch(program: Program) -> str:
 
 
 def nvrtc_version() -> tuple[int, int]:
-    from cuda.bindings import nvrtc
     err, major, minor = nvrtc.nvrtcVersion()
     return int(major), int(minor)
 
@@ -265,9 +269,7 @@ def nvrtc_version() -> tuple[int, int]:
 def _cache_path(source: str, arch: str) -> Path | None:
     if os.environ.get("GPUSIM_DISK_CACHE", "1") == "0":
         return None
-    from importlib import metadata
 
-    from gpusim.frontend.compile import cache_dir
     try:
         nc = metadata.version("numba-cuda")
     except metadata.PackageNotFoundError:
@@ -291,18 +293,15 @@ def _compiled(source: str, arch: str, include: str = "") -> str:
 
 def include_dirs() -> list[str]:
     """numba-cuda's bundled fp16/bf16/fp8 headers, the CUDA toolkit's include directory, CCCL's."""
-    import numba.cuda
     base = Path(numba.cuda.__file__).parent
     dirs = [str(base / "include" / str(nvrtc_version()[0]))]
     try:
-        from numba.cuda.cuda_paths import get_cuda_paths
         inc = get_cuda_paths()["include_dir"].info
         if inc:
             dirs.append(str(inc))
     except Exception:                  # no toolkit headers found: the bundled ones may suffice
         pass
     try:                               # CCCL (libcu++: <cuda/std/...>, <cuda/barrier>), as numba-cuda adds it
-        from cuda import pathfinder
         found = pathfinder.locate_nvidia_header_directory("cccl")
         cccl = found.abs_path if found is not None else None
     except Exception:
@@ -315,11 +314,6 @@ def include_dirs() -> list[str]:
 
 
 def _nvrtc(source: str, arch: str, include: str = "") -> str:
-    try:
-        from cuda.bindings import nvrtc
-    except ImportError as e:
-        raise UnsupportedCall("float16/bfloat16 helpers need NVRTC (the cuda-python package "
-                              f"cuda.bindings.nvrtc), which cannot be imported: {e}") from e
     err, prog = nvrtc.nvrtcCreateProgram(source.encode(), b"gpusim_externs.cu", 0, [], [])
     _check(nvrtc, err, "nvrtcCreateProgram")
     try:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numba.core.types import Type
 
 from gpusim.frontend.captured import interface_of
 from gpusim.frontend.retarget import code_names
@@ -181,10 +182,6 @@ def _source_text(fn: types.FunctionType) -> str | None:
 
 
 def _is_numba_type(v: Any) -> bool:
-    try:
-        from numba.core.types import Type
-    except ImportError:            # pragma: no cover - numba is a hard dependency
-        return False
     return isinstance(v, Type)
 
 

@@ -9,6 +9,9 @@ name the callee and the PTX line of the call. Source: PTX ISA chapter 7
 """
 from __future__ import annotations
 
+import dataclasses
+
+from gpusim.frontend.externs import resolve_externs
 from isa.inline import has_calls, inline_calls, reachable_externs
 from isa.program import Kernel, Program
 
@@ -21,11 +24,9 @@ def link(program: Program, kernel: Kernel, sources: tuple = ()) -> Kernel:
     needed = reachable_externs(program, kernel)
     externs = None
     if needed:
-        from gpusim.frontend.externs import resolve_externs
         externs = resolve_externs(program, needed, sources=sources)
     out = inline_calls(program, kernel, externs)
     extra = [v for v in getattr(externs, "globals", ()) if v.name not in {g.name for g in program.globals}]
     if extra:                            # the helper modules' own variables (assert messages, tables)
-        import dataclasses
         out = dataclasses.replace(out, locals=out.locals + tuple(extra))
     return out

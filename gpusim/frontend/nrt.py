@@ -18,10 +18,9 @@ nrt.cu, function by function, so the kernel runs them instruction by instruction
   counts them, in `__gpusim_nrt_stats` (4 x u64, atomics); after the launch `harvest`
   adds them to the process's counters when statistics are enabled (nrt.cu counts only
   then, in a device-side `TheMSys` that persists across launches).
-`install_runtime()` makes numba-cuda's host-side runtime object
-(`numba.cuda.memory_management.nrt.rtsys`: enable/disable/read the statistics, used by
-numba-cuda's `MemoryLeakMixin`) answer from these counters instead of launching the
-memsys kernels on a GPU; it is installed only where no CUDA driver answers.
+The drop-in makes numba-cuda's host-side runtime object
+(`numba.cuda.memory_management.nrt.rtsys`) answer from these counters (`STATS_RUNTIME`):
+`gpusim/cuda/_rtsys.py`.
 
 Not modelled: destructors other than nrt.cu's own `nrt_varsize_dtor` (a `dtor` that is
 a Numba function pointer traps: PTX function pointers are not supported), `NRT_MemSys_print`
@@ -317,6 +316,12 @@ class RuntimeStats:
             if self.enabled:
                 self.counts += launch_counts.astype(np.uint64)
 
+    def reset(self) -> None:
+        """Disabled, counts zero (numba-cuda's `rtsys.initialize`)."""
+        with _LOCK:
+            self.enabled = False
+            self.counts[:] = 0
+
 
 STATS_RUNTIME = RuntimeStats()
 
@@ -327,61 +332,3 @@ def harvest(memory, symbols: dict) -> None:
     if where is None or where[0] != "global":
         return
     STATS_RUNTIME.add(memory.global_heap.read(where[1], 32).view(np.uint64).copy())
-
-
-def install_runtime() -> bool:
-    """Make numba-cuda's `rtsys` answer from `STATS_RUNTIME` (only where no CUDA driver
-    answers, like `hostcompile.install_when_no_driver`). True if installed."""
-    from gpusim.frontend.hostcompile import install_when_no_driver
-    if not install_when_no_driver():
-        return False
-    from numba.cuda.memory_management import nrt as numba_nrt
-    rt = numba_nrt.rtsys
-    if getattr(rt, "_gpusim", False):
-        return True
-    s = STATS_RUNTIME
-
-    def read(name: str):
-        def get(stream=None):
-            if not s.enabled:
-                raise RuntimeError("NRT stats are disabled.")
-            return int(s.counts[("alloc", "free", "mi_alloc", "mi_free").index(name)])
-        return get
-
-    def initialize(stream=None):
-        with _LOCK:
-            s.enabled = False
-            s.counts[:] = 0
-        rt._initialized = True
-        from numba.cuda import config
-        if config.CUDA_NRT_STATS:
-            s.enabled = True
-
-    def enable(stream=None):
-        s.enabled = True
-
-    def disable(stream=None):
-        s.enabled = False
-
-    def stats(stream=None):
-        if not s.enabled:
-            raise RuntimeError("NRT stats are disabled.")
-        c = [int(v) for v in s.counts]
-        return numba_nrt._nrt_mstats(alloc=c[0], free=c[1], mi_alloc=c[2], mi_free=c[3])
-
-    def show(stream=None):
-        c = [int(v) for v in s.counts]
-        print(f"TheMSys->stats.enabled {int(s.enabled)}\nTheMSys->stats.alloc {c[0]}\nTheMSys->stats.free {c[1]}\n"
-              f"TheMSys->stats.mi_alloc {c[2]}\nTheMSys->stats.mi_free {c[3]}")
-
-    for name, fn in (("allocate", lambda stream=None: None), ("ensure_allocated", lambda stream=None: None),
-                     ("initialize", initialize), ("ensure_initialized", lambda stream=None: None),
-                     ("memsys_enable_stats", enable), ("memsys_disable_stats", disable),
-                     ("memsys_stats_enabled", lambda stream=None: bool(s.enabled)),
-                     ("get_allocation_stats", stats), ("memsys_get_stats_alloc", read("alloc")),
-                     ("memsys_get_stats_free", read("free")), ("memsys_get_stats_mi_alloc", read("mi_alloc")),
-                     ("memsys_get_stats_mi_free", read("mi_free")), ("print_memsys", show),
-                     ("set_memsys_to_module", lambda module, stream=None: None)):
-        setattr(rt, name, fn)
-    rt._gpusim = True
-    return True

@@ -26,9 +26,18 @@ from __future__ import annotations
 
 import os
 import threading
+import traceback
 import types
+import warnings
 from contextlib import contextmanager
 
+import numba.cuda.compiler as ncc
+import numba.cuda.dispatcher as dispatcher
+from numba import cuda
+from numba.cuda.core.errors import NumbaInvalidConfigWarning
+
+from gpusim.frontend import launchconfig
+from gpusim.frontend.numba_errors import like
 from gpusim.frontend.rejections import rejected
 from gpusim.frontend.retarget import retarget
 
@@ -42,7 +51,6 @@ class _PretendDevice:
 @contextmanager
 def _pretend_device(cc: tuple[int, int]):
     """Numba compiles called device functions for `get_current_device()`'s cc; answer `cc`."""
-    import numba.cuda.dispatcher as dispatcher
     saved = dispatcher.get_current_device
     dispatcher.get_current_device = lambda: _PretendDevice(cc)
     try:
@@ -53,11 +61,7 @@ def _pretend_device(cc: tuple[int, int]):
 
 def _compile_ptx(name: str, pyfunc: types.FunctionType, argtypes: tuple, cc: tuple, opts: dict) -> tuple:
     """(PTX, the kernel's user exceptions by status code when compiled with debug=True, else None)."""
-    import warnings
 
-    from numba import cuda
-    import numba.cuda.compiler as ncc
-    from numba.cuda.core.errors import NumbaInvalidConfigWarning
     debug = bool(opts.get("debug"))
     results = []
     real = ncc.compile_cuda
@@ -66,7 +70,6 @@ def _compile_ptx(name: str, pyfunc: types.FunctionType, argtypes: tuple, cc: tup
         cres = real(*a, **k)
         results.append(cres)
         return cres
-    from gpusim.frontend import launchconfig
     launchconfig.consulted(reset=True)
     consulted = False
     with _pretend_device(cc), warnings.catch_warnings(record=True) as caught:
@@ -82,7 +85,6 @@ def _compile_ptx(name: str, pyfunc: types.FunctionType, argtypes: tuple, cc: tup
                     raise                 # errors then name PTX lines instead of Python lines
                 ptx, _ = cuda.compile_ptx(fn, argtypes, cc=cc, lineinfo=False, **opts)
         except Exception as e:            # Numba raises many types; all mean "cannot compile"
-            from gpusim.frontend.numba_errors import like
             raise like(rejected(name, pyfunc, e, argtypes), e) from e
         finally:
             ncc.compile_cuda = real
@@ -98,7 +100,6 @@ def _compile_ptx(name: str, pyfunc: types.FunctionType, argtypes: tuple, cc: tup
 
 def _in_debuginfo(e: BaseException) -> bool:
     """Whether `e` was raised inside Numba's debug/line-info generation."""
-    import traceback
     tb = e.__traceback__
     return any(f.filename.endswith(os.path.join("cuda", "debuginfo.py")) for f in traceback.extract_tb(tb))
 

@@ -17,7 +17,7 @@ import os
 import re
 import types
 
-from gpusim.errors import UnsupportedKernel
+from gpusim.errors import UnsupportedKernel, from_isa
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -68,7 +68,6 @@ def isa_error(e, ck, text: str | None = None):
     """The gpusim error for an `isa` error met while reading or linking `ck`'s PTX, its
     message naming the kernel, what is unsupported in Python terms, and the source line
     (`text`: the PTX as parsed, when it could not be: the line is found from its `.loc`s)."""
-    from gpusim.errors import from_isa
     callee = getattr(e, "callee", "") or ""
     line = getattr(e, "ptx_line", 0)
     where = _ptx_source(ck, line) if text is None else _loc_before(text, line)

@@ -8,7 +8,8 @@ cuda` holds the drop-in module and drop-in dispatchers instead. `retarget(fn)`
 returns a copy of `fn` (same code object, hence the same file and line numbers in
 the PTX `.loc` lines) whose globals and closure cells map:
 
-- the `gpusim.cuda` module to `numba.cuda`;
+- the `gpusim.cuda` module to `numba.cuda`, its public submodules (`gpusim.cuda.random`) to
+  numba-cuda's of the same name;
 - every device function (a drop-in dispatcher with `device=True`, or a Numba
   device dispatcher) to a fresh `numba.cuda.jit(device=True, lineinfo=True)`
   dispatcher of its own retargeted `py_func`, recursively (self-recursion included),
@@ -28,8 +29,14 @@ Sources: numba-cuda 0.30 `cudadecl.py` (module-keyed templates), `decorators.py`
 """
 from __future__ import annotations
 
+import importlib
 import types
 from typing import Any
+
+import numba.cuda
+from numba import cuda
+from numba.cuda.core import sigutils, typeinfer
+from numba.cuda.dispatcher import CUDADispatcher
 
 DEVICE_JIT_OPTIONS = ("inline", "forceinline", "fastmath", "opt", "debug")
 
@@ -47,17 +54,27 @@ def is_dropin_module(v: Any) -> bool:
     return isinstance(v, types.ModuleType) and (v.__name__ == "gpusim.cuda" or v.__name__.startswith("gpusim.cuda."))
 
 
+def _numba_module(name: str) -> types.ModuleType:
+    """numba-cuda's module for the drop-in module `name` (`gpusim.cuda.random` ->
+    `numba.cuda.random`); `numba.cuda` for the package and for modules numba-cuda lacks."""
+    sub = name[len("gpusim.cuda"):]
+    if sub and not sub.startswith("._"):
+        try:
+            return importlib.import_module("numba.cuda" + sub)
+        except ImportError:
+            pass
+    return numba.cuda
+
+
 def is_dropin_dispatcher(v: Any) -> bool:
     return getattr(type(v), "_gpusim_dispatcher_", False) is True
 
 
 def is_numba_device_dispatcher(v: Any) -> bool:
-    from numba.cuda.dispatcher import CUDADispatcher
     return isinstance(v, CUDADispatcher) and bool(v.targetoptions.get("device"))
 
 
 def is_numba_dispatcher(v: Any) -> bool:
-    from numba.cuda.dispatcher import CUDADispatcher
     return isinstance(v, CUDADispatcher)
 
 
@@ -125,8 +142,7 @@ class _Retargeter:
 
     def _value(self, v: Any) -> Any:
         if is_dropin_module(v):
-            import numba.cuda
-            return numba.cuda
+            return _numba_module(v.__name__)
         if is_dropin_dispatcher(v):         # device=True or not: a call from device code
             return self._device(v, v.py_func, v.targetoptions, v.explicit_signatures if v.device else None)
         if is_numba_device_dispatcher(v):
@@ -137,7 +153,6 @@ class _Retargeter:
         key = id(orig)
         if key in self._dispatchers:
             return self._dispatchers[key][1]
-        from numba import cuda
         opts = {k: options[k] for k in DEVICE_JIT_OPTIONS if options.get(k) is not None}
         if not opts.get("debug"):
             opts["lineinfo"] = True
@@ -153,7 +168,6 @@ class _Retargeter:
 def _compile_signatures(disp: Any, sigs: list) -> None:
     """What `numba.cuda.jit(sig, device=True)` does eagerly: compile each explicit
     signature, then refuse other argument types (Numba then casts at call sites)."""
-    from numba.cuda.core import sigutils, typeinfer
     for sig in sigs:
         argtypes, restype = sigutils.normalize_signature(sig)
         with typeinfer.register_dispatcher(disp):

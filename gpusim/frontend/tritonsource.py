@@ -281,8 +281,8 @@ class TritonSource:
     def _compile(self, cc: tuple[int, int]) -> tuple[str, object]:
         try:
             import triton                   # lazy: a large optional dependency (the `triton` extra), only for Triton kernels
-            from triton.backends.compiler import GPUTarget
-            from triton.compiler import ASTSource
+            from triton.backends.compiler import GPUTarget  # triton, as above
+            from triton.compiler import ASTSource  # triton, as above
         except ImportError as e:
             raise UnsupportedKernel(f"kernel {self.name}: Triton kernels need triton, which cannot be imported ({e}): "
                                     "pip install -e '.[triton]'") from None

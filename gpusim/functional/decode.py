@@ -1,6 +1,6 @@
 """Decode a kernel once into basic blocks of ready-to-run ops.
 
-Decoding binds every instruction to its opcode-table entry (`isa.opcodes.bind`),
+Decoding binds every instruction to its opcode-table entry (`isa.optable.bind`),
 turns operands into fetchers (register slot + dtype, immediate as a numpy scalar of
 the operand type, special register, symbol address) and records per-instruction
 facts the counters and the timing model need: unit class, kind, memory space,
@@ -15,12 +15,14 @@ from typing import Any, Callable
 
 import numpy as np
 
-from isa import opcodes
+from isa import optable
+from isa.opcodes import OpSpec
 from isa.cfg import CFG, build_cfg
 from isa.errors import UnsupportedInstruction
 from isa.semantics.carry import CARRY_FLAG
 from isa.program import Imm, Instruction, Kernel, PredPair, Reg, Special, Sym, Vector
 from isa.types import dtype as ptx_dtype, type_bytes, unsigned_dtype
+from gpusim.functional.syscalls import SysCallOp
 
 
 # PTX ISA "Predefined Identifiers" that are constants: `WARP_SZ` (threads per warp, 32 on every
@@ -167,7 +169,7 @@ class Decoder:
         return out
 
     @staticmethod
-    def ndests(spec: opcodes.OpSpec, n_values: int, instr: Instruction) -> int:
+    def ndests(spec: OpSpec, n_values: int, instr: Instruction) -> int:
         """How many leading operands hold the instruction's `n_values` destination values."""
         if spec.kind == "alu" or spec.kind == "warp" or instr.opcode in ("ld", "ldu", "atom"):
             n, k = 0, 0
@@ -194,7 +196,7 @@ class Decoder:
         infos: list[InstrInfo] = []
         bounds = []
         for i, ins in enumerate(instrs):
-            spec, bound = opcodes.bind(ins, kernel=k.name)
+            spec, bound = optable.bind(ins, kernel=k.name)
             bounds.append((spec, bound))
             space = ins.space if spec.kind == "mem" else None
             nbytes = 0
@@ -219,7 +221,6 @@ class Decoder:
                         ops.append(self.ops.trap(self, ins, i))
                         ops[-1].info = infos[i]
                     elif ins.opcode == "call":          # a system call (others are inlined or refused)
-                        from gpusim.functional.syscalls import SysCallOp
                         ops.append(SysCallOp(self, ins, i, self.guard(ins)))
                         ops[-1].info = infos[i]
                         continue

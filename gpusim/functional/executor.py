@@ -47,6 +47,7 @@ from gpusim.functional.lsu import LoadStoreUnit
 from gpusim.functional.state import BatchState, convert
 from gpusim.functional.warps import EXIT, FULL_MASK, WarpStacks
 from gpusim.functional.watchdog import OBSERVE_AFTER_STEPS, Watchdog
+from isa.recursion import MAX_CALL_DEPTH
 
 FAIR_AFTER_STEPS = OBSERVE_AFTER_STEPS     # steps of a batch before the scheduler is fair (module doc)
 STARVE_STEPS = 256                         # a warp runnable this many steps without running goes next
@@ -584,7 +585,6 @@ class BatchExecutor:
 
     def fail_stack_overflow(self, index: int, g) -> None:
         """A call of a recursive device function found the thread's call stack full (isa.recursion)."""
-        from isa.recursion import MAX_CALL_DEPTH
         st = self.state
         m = st.m if st.m is not None else np.ones(st.hi - st.lo, bool)
         if type(g) is np.ndarray:

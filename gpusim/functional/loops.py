@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from isa import opcodes
+from isa import optable
 from isa.graphs import dominators, natural_loops
 from isa.program import Address, ArgList, Imm, PredPair, Reg, Special, TensorRef, Vector
 from isa.semantics.carry import implicit_operands
@@ -132,7 +132,7 @@ class _Instr:
 def _facts(ins, kernel: str) -> _Instr:
     if ins.opcode == "call":
         return _Instr((), (), (), False, False, True)
-    spec, bound = opcodes.bind(ins, kernel=kernel)
+    spec, bound = optable.bind(ins, kernel=kernel)
     nd = _n_dest_operands(ins, spec, bound)
     hidden_d, hidden_s = implicit_operands(ins)
     defs = [n for op in ins.operands[:nd] for n in _regs(op)] + [r.name for r in hidden_d]

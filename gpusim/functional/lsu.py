@@ -49,6 +49,20 @@ def distinct_per_group(groups: np.ndarray, keys: np.ndarray, ngroups: int) -> np
     return np.bincount((u >> U64(42)).astype(np.int64), minlength=ngroups)
 
 
+def atomic_passes(groups: np.ndarray, offsets: np.ndarray) -> int:
+    """The passes a global atomic's lanes take, summed over groups (warps): the L1 splits a
+    warp's atomic into passes of at most one lane per address, so each 32-byte sector is in
+    as many passes as the most lanes on one of its addresses (Nsight counts a sector once
+    per pass in l1tex__t_sectors_pipe_lsu_mem_global_op_{atom,red}, H100/H200)."""
+    if len(offsets) == 0:
+        return 0
+    pair = (groups.astype(U64) << U64(42)) | (offsets.astype(U64) & U64((1 << 42) - 1))
+    u, lanes = np.unique(pair, return_counts=True)
+    sector = u >> U64(SECTOR_SHIFT)
+    first = np.flatnonzero(np.r_[True, sector[1:] != sector[:-1]])
+    return int(np.maximum.reduceat(lanes, first).sum())
+
+
 def typed_view(buf: np.ndarray, dt: np.dtype) -> np.ndarray:
     """The byte buffer `buf` seen as elements of `dt`: its longest prefix that holds a whole
     number of elements. A backing store's size need not be a multiple of the access width
@@ -256,7 +270,10 @@ class LoadStoreUnit:
         if space == "local":
             off = self._local_hw_offsets(lanes, off, op.info.access_bytes)
             wl = np.repeat(wl, len(off) // len(wl))
-        sectors = int(distinct_per_group(wl, off >> SECTOR_SHIFT, nw).sum())
+        if op.info.is_atomic:                   # a sector once per pass (at most one lane per address)
+            sectors = atomic_passes(wl, off)
+        else:
+            sectors = int(distinct_per_group(wl, off >> SECTOR_SHIFT, nw).sum())
         c.add_memory(i, space, kind, nreq, sectors)
 
     def _local_hw_offsets(self, lanes, off, nbytes):

@@ -2,7 +2,7 @@
 
 Global memory is one flat byte heap starting at `isa.memory_map.GLOBAL_BASE`;
 every allocation (each array argument, each module-scope `.global`) is placed at a
-256-byte aligned address with an unmapped guard gap after it, so an access past the
+512-byte aligned address with an unmapped guard gap after it, so an access past the
 end of an array lands in no allocation and is reported, as compute-sanitizer's
 memcheck would, instead of silently touching a neighbour. `.const` data lives in its
 own heap mapped at the const window. An alias (`Heap.map_alias`) maps a range of
@@ -20,9 +20,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from isa.memory_map import CONST_WINDOW_BASE, GLOBAL_BASE
+from isa.memory_map import CONST_WINDOW_BASE, GLOBAL_BASE, WINDOWS, WINDOW_BYTES
+from gpusim.errors import GpusimError
 
-ALLOC_ALIGN = 256          # cudaMalloc returns 256-byte aligned pointers
+# cudaMalloc guarantees 256-B alignment and gives 512 in practice (the device TEXTURE_ALIGNMENT; to confirm
+# on the GPU: python -m validate.alloc_alignment_probe); which bins of a
+# small histogram share the L2's 512-B atomic granules depends on it (timing/memory/l2_atomics.py):
+# on the H200, histogram_global/large's 1-KiB bins split at bin 128 (two granules, 2 passes at a time)
+ALLOC_ALIGN = 512
 GUARD_BYTES = 256          # unmapped gap after every allocation
 
 
@@ -61,11 +66,9 @@ class Heap:
     def map_alias(self, start: int, nbytes: int, target: int) -> None:
         """Make addresses start .. start + nbytes - 1 reach target .. target + nbytes - 1
         (a range outside the heap and every state-space window; ranges must not overlap)."""
-        from isa.memory_map import WINDOW_BYTES, WINDOWS
         end = start + nbytes
         clash = [n for n, b in WINDOWS.items() if b and start < b + WINDOW_BYTES and b < end]
         if end > self.base and start < self.base + (1 << 40) or clash:
-            from gpusim.errors import GpusimError
             raise GpusimError(f"cannot map {nbytes} bytes at {start:#x} into the {self.label} heap: the range "
                               f"overlaps the simulator's own address windows ({clash or 'heap'})")
         for s0, n0, _ in self.aliases:

@@ -1,4 +1,5 @@
-"""A launch made ready to execute: compiled, decoded, its memory laid out and filled.
+"""A launch made ready to execute: its plan (`gpusim/launch_plan.py`: compiled, decoded,
+checked once), the device memory the plan filled, counters.
 
 `PreparedLaunch` is the seam between the functional core and whoever drives it:
 `gpusim.launch` runs every batch to completion; a timing model (or a teaching tool)
@@ -13,34 +14,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpusim.functional.counters import Counters, metric_values
-from gpusim.functional.decode import DecodedKernel, Decoder, InstrInfo
-from gpusim.functional.executor import Access, BatchExecutor, Geometry, StepRecord
+from gpusim.functional.decode import DecodedKernel, InstrInfo
+from gpusim.functional.executor import Access, BatchExecutor, StepRecord
 from gpusim.functional.memory import DeviceMemory
 from gpusim.functional import parallel
-from gpusim.functional.fastpath import factory, resolve_core
-from gpusim.functional.syscalls import HEAP_BYTES, HEAP_NAME, DeviceHeap, calls_malloc
-from gpusim.frontend.cg import check_cooperative_launch
-from gpusim.frontend.source import CompiledKernel, KernelSource
-from gpusim.errors import LaunchError, UnsupportedKernel
-from gpusim.launch_config import Layout, check_cluster, check_dims, check_peer_args, check_shared, layout
+from gpusim.frontend.source import KernelSource, Marshalled
+from gpusim.errors import UnsupportedKernel
+from gpusim.launch_plan import LaunchPlan
 from gpusim.result import Result, SassCounts
-from gpusim.specs.gpu import GPUSpec
-
-_DECODED: dict = {}
-
-
-def decoded(ck, symbols: dict, core: str = "fast") -> DecodedKernel:
-    """The decoded kernel for a compiled kernel, variable layout and core ('fast' or
-    'reference', `gpusim.functional.fastpath`; cached: layouts are deterministic)."""
-    key = (ck.ptx, ck.entry, tuple(sorted(symbols.items())), core)
-    dk = _DECODED.get(key)
-    if dk is None:
-        dk = Decoder(ck.kernel, symbols, factory(core)).decode()
-        if len(_DECODED) > 256:
-            _DECODED.clear()
-        _DECODED[key] = dk
-    return dk
-
+from gpusim.frontend.sass.opcodes import classify
+from gpusim.frontend.sass.predication import pred_on_threads
 
 @dataclass(frozen=True)
 class InstrEvent:
@@ -62,50 +45,43 @@ def expand(dk: DecodedKernel, rec: StepRecord) -> list[InstrEvent]:
 
 
 class PreparedLaunch:
-    """kernel[grid, block, 0, shared_bytes](*args) ready to run on `spec`; `source` is the kernel
-    as a `gpusim.frontend.source.KernelSource` (`gpusim.frontend.numbasource.as_source`)."""
+    """The functional core's side of one launch: its plan (`gpusim.launch_plan.LaunchPlan`:
+    the checked launch, compiled and decoded), the device memory the plan filled, the counters,
+    and what goes back to the caller (the marshalled arguments' host copies; `source`, the
+    kernel's language, whose runtime acts after the launch). `gpusim.prepare` makes one."""
 
-    def __init__(self, source: KernelSource, grid, block, args, spec: GPUSpec, shared_bytes: int = 0,
-                 name: str | None = None, peer_args: dict | None = None, core: str | None = None, cluster=None):
-        # the seam (gpusim.frontend.source): a kernel in any language -> one CompiledKernel
+    def __init__(self, plan: LaunchPlan, memory: DeviceMemory, marshalled: Marshalled, source: KernelSource,
+                 args: tuple):
+        self.plan = plan
         self.source = source
-        self.spec = spec
-        self.name = name or self.source.name
-        self.grid, self.block = check_dims(spec, self.name, grid, block)
         self.args = tuple(args)
-        self.compiled: CompiledKernel = self.source.compile(spec, self.args)
-        self.memory = DeviceMemory()
-        self.layout: Layout = layout(self.compiled.program, self.compiled.kernel, self.memory)
-        self.shared_bytes = int(shared_bytes)
-        check_shared(spec, self.name, self.layout.static_shared_bytes, self.shared_bytes)
-        self.marshalled = self.source.marshal(self.compiled, self.args, self.memory)
-        if calls_malloc(self.compiled.kernel):           # device malloc/free (numba-cuda's NRT): the heap
-            self.memory.device_heap = DeviceHeap(self.memory.global_heap.alloc(HEAP_BYTES, HEAP_NAME), HEAP_BYTES)
-        self.memory.seal()
-        # sector ranges of the arrays `peer_args` places on peer GPUs (timing only: the data is the same)
-        self.peer_ranges = check_peer_args(spec, self.name, self.compiled.describe_arg, self.args,
-                                           self.marshalled.arrays, peer_args)
-        self.core = resolve_core(core)        # 'fast' or 'reference' (gpusim.functional.fastpath)
-        self.decoded = decoded(self.compiled, self.layout.symbols, self.core)
-        dims, explicit = check_cluster(spec, self.name, self.grid, cluster, self.compiled.kernel.directives)
-        self.geometry = Geometry(self.grid, self.block, dims, explicit)
-        self.counters = Counters(len(self.decoded.infos), len(self.decoded.blocks))
-        lay = self.layout
-        self.block_shared_bytes = lay.dynamic_shared_offset + self.shared_bytes if self.shared_bytes \
-            else lay.static_shared_bytes
-        self.cooperative = self.compiled.cooperative     # a grid-wide sync: the whole grid at once
-        if self.cooperative:
-            check_cooperative_launch(self)
-            if explicit:
-                raise LaunchError(f"kernel {self.name}: a cooperative launch (this_grid().sync()) with thread-block "
-                                  "clusters is not supported")
+        self.memory = memory
+        self.marshalled = marshalled
+        self.counters = Counters(len(plan.decoded.infos), len(plan.decoded.blocks))
         self.sanitizer = None                 # gpusim.sanitizer.Sanitizer: hooks every batch when set
         self.step_budget: int | None = None   # the caller's max_steps per batch (budget.py), or None
         self.deadline = None                  # budget.Deadline: the caller's wall-clock limit, or None
-        self.sass_error = ""                  # why the SASS could not be made (ptxas/nvdisasm missing or refusing)
         self.detect = True                    # stop batches that can make no more progress (watchdog.py)
         self.on_steps = None                  # callable(executor) every 1024 steps of a batch (progress), or None
         self.workers = (1, "not run yet")     # (processes of the functional run, why that many): run_all
+
+    # the plan's names, as the functional core and its drivers read them
+    spec = property(lambda self: self.plan.spec)
+    name = property(lambda self: self.plan.name)
+    grid = property(lambda self: self.plan.grid)
+    block = property(lambda self: self.plan.block)
+    geometry = property(lambda self: self.plan.geometry)
+    compiled = property(lambda self: self.plan.compiled)
+    layout = property(lambda self: self.plan.layout)
+    decoded = property(lambda self: self.plan.decoded)
+    core = property(lambda self: self.plan.core)
+    shared_bytes = property(lambda self: self.plan.shared_bytes)
+    block_shared_bytes = property(lambda self: self.plan.block_shared_bytes)
+    cooperative = property(lambda self: self.plan.cooperative)
+    peer_ranges = property(lambda self: self.plan.peer_ranges)
+    recursive = property(lambda self: self.plan.recursive)
+    sass = property(lambda self: self.plan.sass)
+    sass_error = property(lambda self: self.plan.sass_error)
 
     def batch(self, first_block: int, nblocks: int, *, max_steps: int | None = None,
               blocks: np.ndarray | None = None) -> BatchExecutor:
@@ -117,7 +93,7 @@ class PreparedLaunch:
         if cs > 1 and (first_block % cs or nblocks % cs or blocks is not None):
             raise UnsupportedKernel(f"kernel {self.name}: blocks {first_block}..{first_block + nblocks - 1} split a "
                                     f"thread-block cluster of {cs} blocks; the blocks of a cluster must run together")
-        x = BatchExecutor(self.decoded, self.geometry, first_block, nblocks, self.memory, self.marshalled.params,
+        x = BatchExecutor(self.decoded, self.geometry, first_block, nblocks, self.memory, self.plan.params,
                           self.block_shared_bytes, self.layout.local_bytes, self.counters, self.name,
                           sm_count=getattr(self.spec, "sm_count", 1),
                           step_budget=self.step_budget if max_steps is None else max_steps,
@@ -182,28 +158,6 @@ class PreparedLaunch:
                       shared_bytes=self.shared_bytes, metrics=metrics, source_file=self.compiled.source_file,
                       table=table, infos=dk.infos, ptx=self.compiled.ptx, sass=sass)
 
-    @property
-    def recursive(self) -> bool:
-        """Whether the kernel calls recursive device functions (through isa.recursion's stack)."""
-        from isa.recursion import STACK
-        return STACK in self.decoded.symbols
-
-    @property
-    def sass(self):
-        """The kernel's SASS mapped onto its PTX blocks (`gpusim.frontend.sass.SassMap`), or
-        None where NVIDIA's ptxas/nvdisasm are not installed."""
-        from gpusim.frontend.sass import SassToolError, kernel_map
-        if self.recursive:
-            from gpusim.errors import UnsupportedKernel
-            raise UnsupportedKernel(f"kernel {self.name} calls recursive device functions: gpusim runs them through "
-                                    "its own call stack (isa.recursion), which ptxas's SASS does not map onto; "
-                                    "timing such a kernel is not modelled (launch it with timing=False)")
-        try:
-            return kernel_map(self.compiled, self.decoded)
-        except SassToolError as e:
-            self.sass_error = str(e)
-            return None
-
     def sass_counts(self, counter_scale: float = 1.0) -> SassCounts | None:
         """Executed SASS warp and thread instructions per SASS instruction, from the PTX
         blocks the functional core ran (None without the SASS tools, or for a kernel with
@@ -213,8 +167,6 @@ class PreparedLaunch:
         smap = self.sass
         if smap is None:
             return None
-        from gpusim.frontend.sass.opcodes import classify
-        from gpusim.frontend.sass.predication import pred_on_threads
         c = self.counters
         inst, thr = smap.instruction_counts(c.block_warps * counter_scale, c.block_threads * counter_scale,
                                             c.loop_back * counter_scale)

@@ -42,6 +42,8 @@ import numpy as np
 
 from gpusim.errors import KernelError
 from isa.program import ArgList, Sym
+from isa.semantics.control import SYSTEM_CALL_TYPES
+from isa.errors import UnsupportedInstruction
 
 HEAP_BYTES = 8 << 20          # cudaLimitMallocHeapSize default: 8 MiB
 ALIGN_BYTES = 16              # malloc's alignment guarantee
@@ -124,14 +126,12 @@ class SysCallOp:
     __slots__ = ("index", "guard", "info", "name", "args", "ret")
 
     def __init__(self, dec, ins, index: int, guard):
-        from isa.semantics.control import SYSTEM_CALL_TYPES
         self.index, self.guard, self.name = index, guard, _target(ins)
         ops = ins.operands
         rets = ops[0].elems if isinstance(ops[0], ArgList) else ()
         args = ops[-1].elems if isinstance(ops[-1], ArgList) and ops[-1] is not ops[0] else ()
         want_rets, want_args = SYSTEM_CALL_TYPES[self.name]
         if len(args) != len(want_args) or len(rets) != len(want_rets):
-            from isa.errors import UnsupportedInstruction
             raise UnsupportedInstruction(ins.mnemonic, ptx_line=ins.ptx_line, kernel=dec.kernel.name,
                                          reason=f"{self.name} takes {len(want_args)} arguments and returns "
                                                 f"{len(want_rets)} values")
@@ -142,7 +142,6 @@ class SysCallOp:
     def _local(dec, sym, ins) -> int:
         space, off = dec.symbols.get(sym.name, (None, 0)) if isinstance(sym, Sym) else (None, 0)
         if space != "local":
-            from isa.errors import UnsupportedInstruction
             raise UnsupportedInstruction(ins.mnemonic, ptx_line=ins.ptx_line, kernel=dec.kernel.name,
                                          reason=f"system call operand {sym!r} is not a call-scope param")
         return int(off)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from html import escape
 
 from gpusim.report import svgmap
+from gpusim.viz import bank_map, coalescing_map
 
 MAX_PER_LINE = 4
 MAX_OPTIONS = 6            # executions of one access a line map offers (its distinct outcomes, worst first)
@@ -36,7 +37,6 @@ def maps_by_line(cap, block: int = 0, warp: int | None = None) -> dict[int, list
     instruction of the line (at most MAX_PER_LINE; an unrolled loop's copies are told apart
     in the caption), offering each distinct execution (wavefronts; sectors and lines) as an
     option, worst first, at most MAX_OPTIONS."""
-    from gpusim.viz import bank_map, coalescing_map
     out: dict[int, list[LineMap]] = {}
     for kind, space, mod in (("bank", "shared", bank_map), ("coalescing", "global", coalescing_map)):
         draw = svgmap.bank_svg if kind == "bank" else svgmap.coalescing_svg

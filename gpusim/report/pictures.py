@@ -33,14 +33,27 @@ simulation, which the last figures wait for, goes first; measured neutral on an 
 """
 from __future__ import annotations
 
+import ctypes
+import gc
+import importlib
 import multiprocessing
 import os
 import pickle
 import signal
+import struct
 import threading
+import zlib
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from multiprocessing.connection import wait
+
+import numpy as np
+
+from gpusim import api
 from gpusim.report.linemaps import LineMap, MapOption, maps_by_line  # noqa: F401 (the report's API)
+from gpusim.viz import FIGURES
+from gpusim.viz.capture import capture, sample_blocks, subject_of, where_text
+from gpusim.viz.figures import draw_all, figure_data
 
 NEEDS_TIMING = ("memory_chart", "roofline", "warp_timeline")     # drawn from the run's own timed Result
 DPI = 100                  # PNG resolution of the figures (theirs is 110-130)
@@ -63,7 +76,6 @@ class Pictures:
 
     def describe(self, data: dict) -> None:
         """Caption each figure of `figure_data`'s {name: data} by the block, warp and execution drawn."""
-        from gpusim.viz.capture import where_text
         for name, d in data.items():
             if name in ("bank_map", "coalescing_map"):
                 self.captions[name] = f"line {d.line}: {where_text(d)}"
@@ -74,7 +86,6 @@ class Pictures:
     def wait(self) -> "Pictures":
         """Collect the figures a Renderer is drawing (a no-op when drawn inline); figures
         in `gpusim.viz.FIGURES` order whenever they were asked for."""
-        from gpusim.viz import FIGURES
         done = {**self.figures, **{name: f.result() for name, f in self.pending.items()}}
         order = {n: k for k, n in enumerate(FIGURES)}
         self.figures = {n: done[n] for n in sorted(done, key=lambda n: order.get(n, len(order)))}
@@ -132,7 +143,6 @@ class Renderer:
 
     def _collect(self) -> None:
         """Resolve the futures from the workers' results (a thread of the caller)."""
-        from multiprocessing.connection import wait
         while True:
             ready = wait([self._recv, self._proc.sentinel])
             if self._recv not in ready:
@@ -184,9 +194,7 @@ def _preload() -> None:
     """Import the figure modules before forking: the caller needs them anyway (for the
     figures' data) and the workers inherit them instead of each importing (and, without
     bytecode caches, compiling) them again on their first figure."""
-    import importlib
 
-    from gpusim.viz import FIGURES
     for name in (*FIGURES, "ladder"):
         importlib.import_module(f"gpusim.viz.{name}")
 
@@ -244,8 +252,8 @@ def _serve(tasks, send, lock) -> None:
 def _warm_up() -> None:
     """Import matplotlib's Agg canvas and what the figures use (image, bars, legend, the
     fonts at their sizes) by drawing a small figure, once, before the workers fork."""
-    from matplotlib.figure import Figure
-    from matplotlib.patches import Patch
+    from matplotlib.figure import Figure  # lazy: matplotlib, only when a figure is drawn
+    from matplotlib.patches import Patch  # lazy: matplotlib, only when a figure is drawn
 
     from gpusim.viz import _ticks  # noqa: F401  (the figures' tick drawing, with matplotlib)
     fig = Figure(figsize=(2, 2))
@@ -266,7 +274,6 @@ def _worker_start() -> None:
     the default thresholds spent ~10% of the drawing time in the collector); and glibc's
     malloc told to keep what it frees (a figure's canvas and PNG buffers, megabytes each,
     were mapped and unmapped anew: ~1/3 of a worker's page faults, ~5% of its time)."""
-    import gc
     gc.freeze()
     gc.set_threshold(20_000, 50, 1000)
     _keep_freed_memory()
@@ -275,7 +282,6 @@ def _worker_start() -> None:
 
 def _keep_freed_memory() -> None:
     """mallopt: blocks up to 256 MiB from the heap, not mmap; the heap never trimmed (glibc only)."""
-    import ctypes
     try:
         mallopt = ctypes.CDLL(None).mallopt              # this process's C library
     except (OSError, AttributeError):                    # none with mallopt: its defaults stay
@@ -290,7 +296,6 @@ def _render(name: str, blob: bytes) -> bytes:
 
 def pngs(data: dict) -> dict[str, bytes]:
     """{figure name: PNG} of `figure_data`'s {figure name: data}."""
-    from gpusim.viz.figures import draw_all
     return {name: png(fig) for name, fig in draw_all(data).items()}
 
 
@@ -303,9 +308,6 @@ def pictures(subject, result=None, *, names=None, line_maps: bool = True, block:
     `block`, `warp`: the maps' (default: block 0, the worst execution of each access, and
     for the divergence map the most divergent of a sample of blocks when the run shows
     divergence). With a `renderer` the PNGs are pending until `.wait()`."""
-    from gpusim.viz import FIGURES, capture
-    from gpusim.viz.capture import subject_of
-    from gpusim.viz.figures import figure_data
     s = subject_of(subject)
     names = [n for n in (FIGURES if names is None else names) if n not in NEEDS_TIMING]
     cap = capture(s, (block if block is not None else 0,))
@@ -328,8 +330,6 @@ def add_timed(pics: Pictures, subject, result, *, names=None, renderer: Renderer
     map of a representative block (block 0 when the run is at least SURE_SIMT efficient,
     else the most divergent of `capture.sample_blocks`), and when timed the roofline and
     warp timeline (those in `names`, default all)."""
-    from gpusim.viz.capture import subject_of
-    from gpusim.viz.figures import figure_data
     s = subject_of(subject)
     if "divergence_map" in pics.deferred:
         pics.deferred = ()
@@ -338,9 +338,7 @@ def add_timed(pics: Pictures, subject, result, *, names=None, renderer: Renderer
         simt = m.get("smsp__thread_inst_executed.sum", 0) / (32 * inst) if inst else 1.0
         cap = pics.capture
         if simt < SURE_SIMT or cap is None:
-            import gpusim
-            from gpusim.viz.capture import capture, sample_blocks
-            n = gpusim.prepare(s.kernel, s.grid, s.block, s.args, s.gpu, s.shared_bytes).geometry.nblocks
+            n = api.prepare(s.kernel, s.grid, s.block, s.args, s.gpu, s.shared_bytes).geometry.nblocks
             cap = capture(s, sample_blocks(n))
         data = figure_data(s, ["divergence_map"], capture=cap)[1]
         pics.describe(data)
@@ -356,9 +354,8 @@ def png(fig, dpi: float | None = DPI) -> bytes:
     """PNG bytes of `fig` drawn by Agg at `dpi` (at most the figure's own). The draw, not
     the pixels, is most of the cost (text unhinted: `TEXT`); the encoding is `encode_png`'s (a third of PIL's
     time, smaller files)."""
-    import numpy as np
-    from matplotlib import rc_context
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib import rc_context  # lazy: matplotlib, only when a figure is drawn
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # lazy: matplotlib, only when a figure is drawn
     own = fig.dpi
     fig.dpi = min(dpi or own, own)
     try:
@@ -375,11 +372,8 @@ def encode_png(rgba) -> bytes:
     face always is), each row stored as its difference from the row above (PNG filter 2,
     'Up': flat colour and vertical edges become runs of zeros) and deflated at zlib level 1.
     Lossless; the same pixels give the same bytes."""
-    import struct
-    import zlib
 
-    import numpy as np
-    from PIL import Image
+    from PIL import Image  # lazy: Pillow (with matplotlib), only when a PNG is written
     rgba = np.ascontiguousarray(rgba, np.uint8)
     h, w, _ = rgba.shape
     px = rgba

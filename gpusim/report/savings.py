@@ -37,6 +37,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpusim.specs import resolve
+
 PREFIX = "smsp__pcsamp_warps_issue_stalled_"
 ISSUE = ("selected", "not_selected", "wait", "math_pipe_throttle", "dispatch_stall", "branch_resolving")
 SHARED = ("short_scoreboard", "mio_throttle")
@@ -68,7 +70,6 @@ def time_base(result) -> TimeBase | None:
             and not k.endswith("_not_issued"))
     if w <= 0:
         return None
-    from gpusim.specs import resolve
     try:
         cycle_ns = resolve(str(result.gpu).split("+")[0], []).cycle_ns
     except Exception:                                    # a hand-made GPU name: cycles as the time's share

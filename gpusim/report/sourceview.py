@@ -23,8 +23,9 @@ import linecache
 import textwrap
 
 from gpusim.report import fmt
-from gpusim.viz import memory_chart
 from gpusim.report.verdict import flags, line_issues, local_of
+from gpusim.specs import PRESETS
+from gpusim.viz import memory_chart
 
 HOT_SHARE = 0.20          # a line with at least this share of warp instructions is marked hot
 VERDICT_LINES = 3
@@ -72,12 +73,8 @@ def header(result, case_name: str | None, color: bool) -> list[str]:
     if result.kernel not in title:
         title += f"  (kernel {result.kernel})"
     gpu = result.gpu
-    try:
-        from gpusim.specs import PRESETS
-        if gpu in PRESETS:
-            gpu = f"{gpu} ({PRESETS[gpu].marketing_name})"
-    except ImportError:                                   # pragma: no cover - specs always importable
-        pass
+    if gpu in PRESETS:
+        gpu = f"{gpu} ({PRESETS[gpu].marketing_name})"
     out = [fmt.paint(f"== {title} ==", fmt.BOLD, color),
            f"gpu {gpu}   grid {g} x block {b} = {fmt.num(blocks)} blocks x {fmt.num(tpb)} threads"
            + (f", {fmt.num(result.shared_bytes)} B dynamic shared" if result.shared_bytes else "")]

@@ -32,6 +32,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from gpusim.result import Result
+
 COUNTER_PID = 1_000_000          # the memory-system process (SM indices are far below)
 
 
@@ -140,7 +142,6 @@ def chrome_trace(rec) -> dict:
 
 def write_chrome_trace(rec, path) -> Path:
     """Write the trace of `rec` (a Recording, or a Result launched with one) to `path`."""
-    from gpusim.result import Result
     if isinstance(rec, Result):
         rec = rec.extra["recording"]
     out = Path(path)

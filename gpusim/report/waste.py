@@ -7,8 +7,9 @@ Two prices for every waste:
   is 1 / (sub-partitions x issue width) [H100: 0.25]; a shared wavefront
   `sm.shared_wavefront_cycles` [1]; a 32-B sector its share of the L2 bandwidth per SM,
   sector_bytes x sm_count / (slices x read bytes per cycle per slice) [0.71]; each
-  sector of an atomic request the L2's atomic units, sm_count / (slices x atomic sector
-  operations per cycle per slice) [0.99].
+  sector of an atomic request the slices' time for its pass, (`l2.atomic_unit_cycles_per_pass`
+  at its home + half a `l2.atomic_near_slice_cycles_per_pass`: half the lines are far) x
+  sm_count / slices [3.8].
 - `savings.TimeBase`: for a timed result, the share of the kernel's time the waste costs
   (`savings.py`), Nsight's estimated speedup.
 """
@@ -23,6 +24,7 @@ import numpy as np
 
 from gpusim.report import fmt
 from gpusim.result import LineStats
+from gpusim.specs import resolve
 
 GLOBAL_OPS = ("ld", "st", "atom", "red")
 PROLOGUE_OPS = ("ld.param", "cvta", "mov")
@@ -36,14 +38,13 @@ class Costs:
     issue_slot: float = 0.25
     wavefront: float = 1.0
     sector: float = 32 * 132 / (80 * 74.2)
-    atomic_sector: float = 132 / (80 * 1.676)
+    atomic_sector: float = (1.39 + 1.876 / 2) * 132 / 80      # a pass: its home slice and, for half, a near one
 
 
 @lru_cache(maxsize=32)
 def costs_for(gpu: str) -> Costs:
     """The Costs of the preset named `gpu` ('h100', 'h200+l2.slices=64' falls back to
     'h200'); the H100 numbers for a name that does not resolve."""
-    from gpusim.specs import resolve
     for name in (gpu, str(gpu).split("+")[0]):
         try:
             s = resolve(name, [])
@@ -52,7 +53,8 @@ def costs_for(gpu: str) -> Costs:
         return Costs(issue_slot=1.0 / (s.sm.sub_partitions * s.sm.issue_width_warp_inst_per_cycle),
                      wavefront=float(s.sm.shared_wavefront_cycles),
                      sector=s.l2.sector_bytes * s.sm_count / (s.l2.slices * s.l2.bandwidth_bytes_per_cycle_per_slice),
-                     atomic_sector=s.sm_count / (s.l2.slices * s.l2.atomic_ops_per_cycle_per_slice))
+                     atomic_sector=(s.l2.atomic_unit_cycles_per_pass + s.l2.atomic_near_slice_cycles_per_pass / 2)
+                     * s.sm_count / s.l2.slices)
     return Costs()
 
 

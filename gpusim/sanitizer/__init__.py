@@ -32,8 +32,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpusim.errors import ConfigError
+from gpusim.errors import ConfigError, KernelError
 from gpusim.sanitizer.report import Access, Collector, Hazard, summary
+from gpusim.sanitizer import device_memory
 
 TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
 
@@ -91,6 +92,7 @@ class Sanitizer:
 
     def __init__(self, prepared, tools: tuple[str, ...], uninitialized: list[tuple[int, np.ndarray]] = (),
                  track_writes: bool = False):
+        # a cycle: the tools import this package's helpers
         from gpusim.sanitizer import initcheck, memcheck, racecheck, synccheck
         self.prepared = prepared
         self.enabled = frozenset(tools)
@@ -237,8 +239,6 @@ def checked(prepared, check, args, run):
     its Result with `hazards`; without tools, just run it. Device arrays' written-byte
     flags (initcheck, `device_memory.py`) are updated either way: without tools, the
     launch's stores are tracked while some argument still has unwritten bytes."""
-    from gpusim.errors import KernelError
-    from gpusim.sanitizer import device_memory
     tools = normalize(check)
     spans = [(a, addr, n, device_memory.launch_state(a)) for a, addr, n in device_arrays(args, prepared.marshalled)]
     spans = [s for s in spans if s[3] is not None]

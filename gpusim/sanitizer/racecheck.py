@@ -60,6 +60,7 @@ import numpy as np
 from gpusim.errors import ConfigError
 from gpusim.sanitizer import granule, spread
 from gpusim.sanitizer.ordering import SW_BITS, SW_MASK, BatchOrder, Order, fence_scope, strong_read, strong_write
+from gpusim.sanitizer.report import Access
 
 
 class Shadow:
@@ -311,7 +312,6 @@ class _Batch:
         prev = self.hooks.who(prev_thread - self.base, prev_index, prev_mode) if \
             0 <= prev_thread - self.base < self.x.nlanes else None
         if prev is None:                                 # a block of an earlier batch
-            from gpusim.sanitizer.report import Access
             info = self.tool.san.infos[prev_index]
             prev = Access(geo.block_coords(prev_thread // self.tpbw), geo.thread_coords(prev_thread % self.tpbw),
                           info.line, info.file, prev_mode, prev_index)

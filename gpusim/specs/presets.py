@@ -69,6 +69,11 @@ Sources (the tags the comments use):
   ubench_frontend_h200.txt (beside the validation data): a dependent indexed constant load
   (IMAD.SHL + LDC c[0x3][R]) 34.0 cycles; 2048 independent FADDs (256 instruction lines)
   4494 cycles on first execution and 2307 once the code is cached.
+- [MEAS-ATOM] this project's mechanism microbenchmarks of global atomics
+  (validate/mechanisms/atomics.py) measured with Nsight Compute on the H200 and the H100,
+  validate/data/h200_mechanisms.json and h100_mechanisms.json (docs/mechanisms_24.md):
+  `lts__d_atomic_input_cycles_active` equals the passes (at most one lane per address a
+  sector) on every size; SM cycles per pass GPU-wide by hot set (H200; H100 within 3%).
 - [DEWING] github.com/markdewing/AI_kernels latency/README.md: V100 chase L1 36, L2 221,
   memory 460 cycles; GH200 L1 40, L2 281, memory 690 (8 above [MEAS] on a Hopper L1).
 - [SSB] github.com/smallscientist1/cuda_microbenchmark: A100 has 8 L2 slices per
@@ -296,9 +301,11 @@ H100 = GPUSpec(
         bandwidth_bytes_per_cycle_per_slice=53.0,  # [SSB] L2-resident reads at 8.4 TB/s over 80 slices
         write_bandwidth_bytes_per_cycle_per_slice=35.0,  # [NCU-DATA] write_l2: 1.09 sectors/slice/cycle
         atomic_latency_cycles=40,          # estimate: not measured
-        atomic_same_address_interval_cycles=2.0,  # estimate: histogram of 2^24 values on H200 (validate calibrate fits it)
-        atomic_ops_per_cycle_per_slice=4.0,  # estimate: validate calibrate fits it (atomic_throughput/global_distinct)
-        atomic_extra_address_cycles=0.0,  # estimate: validate calibrate fits it (histogram_global/default)
+        atomic_unit_cycles_per_pass=1.40,  # [MEAS-ATOM] passes over the sectors of one granule: 1.39 (atomic_bins/i32_b32), 1.41 (i32_b8_s32B); validate calibrate fits it (histogram_global/large)
+        atomic_unit_granule_bytes=512,     # [MEAS-ATOM] hot sets of 1 line / 2 lines / 8 / 32 / 64 lines run 1 / 1 / 2 / 7.6 / 13-16 passes at a time (atomic_bins i32_b32, _b8_s32B, _b8_s128B, _b32_s128B, _b256_s32B)
+        atomic_near_slice_cycles_per_pass=1.5,  # [MEAS-ATOM] no contention: 45 passes a cycle = 96 slices / (1.40 + 1.5 / 2), half the passes far (atomic_bins/i32_b131072); validate calibrate fits it (atomic_throughput/global_distinct)
+        atomic_int_sector_interval_cycles=1.46,  # [MEAS-ATOM] one address, every SM: 1.46-1.48 cycles a pass (atomic_bins/i32_b1, atomic_hot/i32_a*_h1); validate calibrate fits it (atomic_throughput/global_same)
+        atomic_float_sector_interval_cycles=3.5,  # [MEAS-ATOM] one address, float adds: 3.50 cycles a pass (atomic_hot/f32_a1_h1, f32_a32_h1, atomic_uniform/f32_s1)
         partitions=2,                      # [H100-WP] L2 in two partitions; [NCU-DATA] 1.50x lts sectors
         fabric_latency_cycles=_HOPPER_FABRIC_LATENCY,  # estimate: see _HOPPER_FABRIC_LATENCY
         fabric_bandwidth_bytes_per_cycle=2120.0,  # estimate: the far half of the slices' read total (80 x 53 / 2)
@@ -366,9 +373,11 @@ H200 = GPUSpec(
         bandwidth_bytes_per_cycle_per_slice=53.0,  # estimate: as H100 [SSB]
         write_bandwidth_bytes_per_cycle_per_slice=32.5,  # [NCU-DATA] write_l2: 1.005 sectors/slice/cycle
         atomic_latency_cycles=40,          # estimate: not measured
-        atomic_same_address_interval_cycles=2.0,  # estimate: histogram of 2^24 values on H200 (validate calibrate fits it)
-        atomic_ops_per_cycle_per_slice=4.0,  # estimate: validate calibrate fits it (atomic_throughput/global_distinct)
-        atomic_extra_address_cycles=0.0,  # estimate: validate calibrate fits it (histogram_global/default)
+        atomic_unit_cycles_per_pass=1.40,  # [MEAS-ATOM] passes over the sectors of one granule: 1.39 (atomic_bins/i32_b32), 1.41 (i32_b8_s32B); validate calibrate fits it (histogram_global/large)
+        atomic_unit_granule_bytes=512,     # [MEAS-ATOM] hot sets of 1 line / 2 lines / 8 / 32 / 64 lines run 1 / 1 / 2 / 7.6 / 13-16 passes at a time (atomic_bins i32_b32, _b8_s32B, _b8_s128B, _b32_s128B, _b256_s32B)
+        atomic_near_slice_cycles_per_pass=1.5,  # [MEAS-ATOM] no contention: 45 passes a cycle = 96 slices / (1.40 + 1.5 / 2), half the passes far (atomic_bins/i32_b131072); validate calibrate fits it (atomic_throughput/global_distinct)
+        atomic_int_sector_interval_cycles=1.46,  # [MEAS-ATOM] one address, every SM: 1.46-1.48 cycles a pass (atomic_bins/i32_b1, atomic_hot/i32_a*_h1); validate calibrate fits it (atomic_throughput/global_same)
+        atomic_float_sector_interval_cycles=3.5,  # [MEAS-ATOM] one address, float adds: 3.50 cycles a pass (atomic_hot/f32_a1_h1, f32_a32_h1, atomic_uniform/f32_s1)
         partitions=2,                      # [H100-WP] GH100's L2 in two partitions; [NCU-DATA] 1.50x lts sectors
         fabric_latency_cycles=_HOPPER_FABRIC_LATENCY,  # estimate: see _HOPPER_FABRIC_LATENCY
         fabric_bandwidth_bytes_per_cycle=2544.0,  # estimate: the far half of the slices' read total (96 x 53 / 2)
@@ -495,9 +504,11 @@ A100 = GPUSpec(
         bandwidth_bytes_per_cycle_per_slice=64.0,  # [A100-WP] 5120 B/clk over 80 slices
         write_bandwidth_bytes_per_cycle_per_slice=42.0,  # estimate: reads' 64 x H100's write/read ratio 35 / 53
         atomic_latency_cycles=40,          # estimate: not measured
-        atomic_same_address_interval_cycles=2.0,  # estimate: histogram of 2^24 values on H200 (validate calibrate fits it)
-        atomic_ops_per_cycle_per_slice=4.0,  # estimate: validate calibrate fits it (atomic_throughput/global_distinct)
-        atomic_extra_address_cycles=0.0,  # estimate: validate calibrate fits it (histogram_global/default)
+        atomic_unit_cycles_per_pass=1.40,  # estimate: as Hopper [MEAS-ATOM] (not measured on this GPU)
+        atomic_unit_granule_bytes=512,     # estimate: as Hopper [MEAS-ATOM]
+        atomic_near_slice_cycles_per_pass=1.5,  # estimate: as Hopper [MEAS-ATOM]
+        atomic_int_sector_interval_cycles=1.46,  # estimate: as Hopper [MEAS-ATOM]
+        atomic_float_sector_interval_cycles=3.5,  # estimate: as Hopper [MEAS-ATOM]
         partitions=2,                      # [A100-WP] L2 divided into two partitions
         fabric_latency_cycles=100,         # estimate: as Hopper
         fabric_bandwidth_bytes_per_cycle=2560.0,  # estimate: the far half of the slices' total (5120 / 2)
@@ -637,9 +648,11 @@ V100 = GPUSpec(
         bandwidth_bytes_per_cycle_per_slice=32.0,  # [A100-WP] V100 L2 2048 B/clk over 64 slices
         write_bandwidth_bytes_per_cycle_per_slice=21.0,  # estimate: reads' 32 x H100's write/read ratio 35 / 53
         atomic_latency_cycles=40,          # estimate: not measured
-        atomic_same_address_interval_cycles=2.0,  # estimate: histogram of 2^24 values on H200 (validate calibrate fits it)
-        atomic_ops_per_cycle_per_slice=4.0,  # estimate: validate calibrate fits it (atomic_throughput/global_distinct)
-        atomic_extra_address_cycles=0.0,  # estimate: validate calibrate fits it (histogram_global/default)
+        atomic_unit_cycles_per_pass=1.40,  # estimate: as Hopper [MEAS-ATOM] (not measured on this GPU)
+        atomic_unit_granule_bytes=512,     # estimate: as Hopper [MEAS-ATOM]
+        atomic_near_slice_cycles_per_pass=1.5,  # estimate: as Hopper [MEAS-ATOM]
+        atomic_int_sector_interval_cycles=1.46,  # estimate: as Hopper [MEAS-ATOM]
+        atomic_float_sector_interval_cycles=3.5,  # estimate: as Hopper [MEAS-ATOM]
         partitions=1,                      # [V100-WP] one L2 shared by all SMs
         fabric_latency_cycles=100,         # estimate: unused with one partition
         fabric_bandwidth_bytes_per_cycle=1024.0,  # estimate: unused with one partition
@@ -713,7 +726,7 @@ def get(name: str | GPUSpec) -> GPUSpec:
     if isinstance(name, GPUSpec):
         return name
     key = ALIASES.get(str(name).lower(), str(name).lower())
-    from gpusim.specs import calibrated
+    from gpusim.specs import calibrated  # a cycle: the calibrated presets are built from these
     if calibrated.path(key) is not None:
         return calibrated.load(key)
     if key in DATASHEETS:
@@ -725,5 +738,5 @@ def get(name: str | GPUSpec) -> GPUSpec:
 
 def names() -> list[str]:
     """Every preset name `get` accepts (aliases aside)."""
-    from gpusim.specs import calibrated
+    from gpusim.specs import calibrated  # a cycle: the calibrated presets are built from these
     return sorted(set(GPUS) | set(DATASHEETS) | set(calibrated.available()))

@@ -15,6 +15,8 @@ import functools
 import math
 import numbers
 from dataclasses import dataclass, field, fields
+import inspect
+import re
 
 from gpusim.errors import ConfigError
 
@@ -227,24 +229,30 @@ class L2Spec:
     bandwidth_bytes_per_cycle_per_slice: float = bounded(64.0, 0.01, 65536.0)  # data returned per SM cycle by one slice
     write_bandwidth_bytes_per_cycle_per_slice: float = bounded(35.0, 0.01, 65536.0)  # data written (stores) per SM cycle by one slice
     atomic_latency_cycles: int = bounded(40, 0, 100_000)  # extra cycles for a read-modify-write at the slice
-    atomic_same_address_interval_cycles: float = bounded(2.0, 0.0, 10000.0)  # cycles between two lane atomics on one sector at a slice
-    atomic_extra_address_cycles: float = bounded(0.0, 0.0, 10000.0)  # each further distinct address of one sector in one request: its turn
-    atomic_ops_per_cycle_per_slice: float = bounded(4.0, 0.001, 1024.0)  # sector read-modify-writes (one per sector a request's lanes touch) a slice's atomic units finish per cycle
+    atomic_unit_cycles_per_pass: float = bounded(1.5, 0.001, 10000.0)  # a slice's atomic unit per pass (one sector's read-modify-write, at most one lane per address)
+    atomic_unit_granule_bytes: int = bounded(512, 1, 1 << 30)  # aligned block whose atomics all go to one slice's atomic unit
+    atomic_near_slice_cycles_per_pass: float = bounded(1.5, 0.001, 10000.0)  # a far line's atomic pass at its near slice (looked up, forwarded)
+    atomic_int_sector_interval_cycles: float = bounded(0.0, 0.0, 10000.0)  # an integer pass holds its sector this long (the next pass on it waits)
+    atomic_float_sector_interval_cycles: float = bounded(0.0, 0.0, 10000.0)  # a floating-point pass holds its sector this long
     partitions: int = bounded(2, 1, 64)          # L2 partitions; an SM's near one caches copies of lines homed in the far one
     fabric_latency_cycles: int = bounded(100, 1, 100_000)  # one crossing of the fabric between partitions (a far access crosses twice)
     fabric_bandwidth_bytes_per_cycle: float = bounded(2120.0, 0.01, 1e6)  # data across the partition fabric, all partitions together
     ecc_granule_bytes: int = bounded(32, 1, 4096)  # L2 data ECC word: a write covering part of one costs the slice a read too
 
     def __post_init__(self) -> None:
-        _positive(self, "atomic_ops_per_cycle_per_slice")
+        _positive(self, "atomic_unit_cycles_per_pass", "atomic_near_slice_cycles_per_pass")
         _positive(self, "size_bytes", "slices", "hit_latency_cycles", "bandwidth_bytes_per_cycle_per_slice",
                   "write_bandwidth_bytes_per_cycle_per_slice", "partitions", "fabric_latency_cycles",
                   "fabric_bandwidth_bytes_per_cycle")
         _integer(self, "size_bytes", "slices", "partitions", "fabric_latency_cycles")
-        _nonnegative(self, "atomic_latency_cycles", "atomic_extra_address_cycles")
-        _power_of_two(self, "associativity", "line_bytes", "sector_bytes", "ecc_granule_bytes")
+        _nonnegative(self, "atomic_latency_cycles", "atomic_int_sector_interval_cycles",
+                     "atomic_float_sector_interval_cycles")
+        _power_of_two(self, "associativity", "line_bytes", "sector_bytes", "ecc_granule_bytes", "atomic_unit_granule_bytes")
         if self.sector_bytes > self.line_bytes:
             raise ConfigError("L2Spec.sector_bytes cannot exceed line_bytes")
+        if self.atomic_unit_granule_bytes < self.line_bytes:
+            raise ConfigError(f"L2Spec.atomic_unit_granule_bytes ({self.atomic_unit_granule_bytes}) cannot be below "
+                              f"line_bytes ({self.line_bytes})")
         if self.ecc_granule_bytes > self.sector_bytes:
             raise ConfigError(f"L2Spec.ecc_granule_bytes ({self.ecc_granule_bytes}) cannot exceed sector_bytes "
                               f"({self.sector_bytes})")
@@ -336,8 +344,6 @@ class LaunchSpec:
 def field_docs(cls) -> dict[str, str]:
     """Field name -> its one-line description (the comment beside it in the class body;
     for a field written over several lines, the first comment of its continuation)."""
-    import inspect
-    import re
     lines = inspect.getsource(cls).splitlines()
     out = {}
     for f in fields(cls):

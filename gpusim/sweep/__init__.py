@@ -36,8 +36,14 @@ import os
 from pathlib import Path
 
 from gpusim.errors import ConfigError, OutputError, Terminated
-from gpusim.sweep.point import Launch
-from gpusim.sweep.space import ASK_POINTS, configs, load_sweep_toml, parse_vary
+from gpusim.specs.describe import schema, value_at
+from gpusim.sweep import executors
+from gpusim.sweep.fields import FUNCTIONAL
+from gpusim.sweep.point import Launch, Task
+from gpusim.sweep.progress import Progress
+from gpusim.sweep.run import finish, kept, run_points
+from gpusim.sweep.space import ASK_POINTS, configs, load_sweep_toml, parse_vary, size_label
+from gpusim.sweep.store import PointStore, point_key, program_identity, write_atomic_table
 
 __all__ = ["ASK_POINTS", "Launch", "configs", "load_sweep_toml", "parse_vary", "sweep", "write"]
 
@@ -62,15 +68,7 @@ def sweep(programs, sizes=("default",), vary: dict | None = None, *, gpu="h100",
     every point. More points than `max_points` (None: no limit but MAX_POINTS) are refused
     before any work.
     """
-    from gpusim.sweep import executors
-    from gpusim.sweep.fields import FUNCTIONAL
-    from gpusim.sweep.point import Task
-    from gpusim.sweep.progress import Progress
-    from gpusim.sweep.run import finish, kept, run_points
-    from gpusim.sweep.space import size_label
-    from gpusim.sweep.store import PointStore, point_key, program_identity
-    from gpusim.specs.describe import value_at
-    import programs as lib
+    import programs as lib  # programs/ sits above gpusim: loaded only when a program is named
 
     if isinstance(programs, (str, Launch)) or not hasattr(programs, "__iter__"):
         programs = [programs]
@@ -137,8 +135,8 @@ def sweep(programs, sizes=("default",), vary: dict | None = None, *, gpu="h100",
 def _program(p):
     if isinstance(p, Launch):
         return p
-    import programs as lib
-    from programs.base import ProgramSpec
+    import programs as lib  # programs/ sits above gpusim: loaded only when a program is named
+    from programs.base import ProgramSpec  # programs/ sits above gpusim: loaded only when a program is named
     if isinstance(p, ProgramSpec):               # from programs/ or a user's file (programs.load_file)
         return p
     try:
@@ -187,9 +185,8 @@ def _param(program: str, key: str, value, default):
 def frame(rows: list[dict], specs: dict, varied: list[str]):
     """The rows in task order as a DataFrame: identity and varied columns, time and bound,
     the metrics, then `spec.<key>` for every field of each point's spec."""
-    import pandas as pd
+    import pandas as pd  # lazy: pandas, only when the sweep's table is built
 
-    from gpusim.specs.describe import schema, value_at
     rows = sorted(rows, key=lambda r: r["_index"])
     keys = list(schema())
     for r in rows:
@@ -212,7 +209,7 @@ def check_out(path) -> None:
     p = str(path).lower()
     if p.endswith(".parquet") or p.endswith(".pq"):
         try:
-            import pyarrow  # noqa: F401
+            import pyarrow  # noqa: F401  (optional: pyarrow writes .parquet)
         except ImportError:
             raise ConfigError(f"{path}: writing Parquet needs pyarrow, which is not installed "
                               f"(pip install pyarrow), or write .csv") from None
@@ -238,7 +235,6 @@ def check_writable(path, what: str) -> None:
 
 def write(df, path) -> None:
     """Write the sweep table as CSV or Parquet, by `path`'s extension, atomically."""
-    from gpusim.sweep.store import write_atomic_table
     check_out(path)
     write_atomic_table(df, path)
 

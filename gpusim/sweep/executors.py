@@ -26,14 +26,17 @@ own run at full speed when started with it left out too (the same dask config ke
 """
 from __future__ import annotations
 
+import ctypes
 import gc
 import multiprocessing
 import os
+import pickle
+import signal
 import sys
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
-from gpusim.errors import WorkerLost
+from gpusim.errors import ConfigError, WorkerLost
 from gpusim.sweep.point import run_task
 
 
@@ -105,15 +108,13 @@ def _dumps(task) -> bytes:
     """A task as bytes: cloudpickle (shipped with dask) where installed, so a Launch of a kernel
     or check function defined in __main__ or a notebook reaches the workers; else pickle."""
     try:
-        import cloudpickle
+        import cloudpickle  # optional: cloudpickle ships with dask (the sweep extra)
     except ImportError:                           # pragma: no cover - installed with the sweep extra
-        import pickle
         return pickle.dumps(task)
     return cloudpickle.dumps(task)
 
 
 def _run_pickled(blob: bytes) -> dict:
-    import pickle
     return run_task(pickle.loads(blob))
 
 
@@ -121,13 +122,11 @@ def _worker_init(parent: int) -> None:
     """A forked worker: its launches run on one core (GPUSIM_WORKERS=1); Ctrl-C is the parent's to handle (it stops the workers); SIGTERM ends
     the worker (the parent sees a dead worker); the worker ends with its parent, even one
     killed by SIGKILL (Linux: PR_SET_PDEATHSIG), instead of waiting for work forever."""
-    import signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     os.environ["GPUSIM_WORKERS"] = "1"        # points already use every worker: each point's functional run keeps to one core
     if sys.platform.startswith("linux"):
         try:
-            import ctypes
             ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)     # PR_SET_PDEATHSIG
         except (OSError, AttributeError):                                   # pragma: no cover - no prctl
             pass
@@ -175,9 +174,8 @@ def run_processes(tasks: list, workers: int, sink=None) -> list[dict]:
 
 def run_dask(tasks: list, address: str, workers: int | None, sink=None) -> list[dict]:
     try:
-        from distributed import Client
+        from distributed import Client  # optional: dask.distributed (the sweep extra), for --dask
     except ImportError as e:                      # pragma: no cover - a dependency of the sweep extra
-        from gpusim.errors import ConfigError
         raise ConfigError("--dask needs dask.distributed: pip install 'dask[distributed]' "
                           "(or pip install -e '.[sweep]')") from e
     cluster = None
@@ -197,8 +195,8 @@ def run_dask(tasks: list, address: str, workers: int | None, sink=None) -> list[
 def local_cluster(workers: int = 2):
     """A `distributed.LocalCluster` of `workers` single-threaded worker processes, started
     without dask's `MALLOC_TRIM_THRESHOLD_` (module docstring)."""
-    import dask
-    from distributed import LocalCluster
+    import dask  # optional: dask (the sweep extra), for --dask
+    from distributed import LocalCluster  # optional: dask.distributed, for --dask local
     environ = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ", {}).items()
                if k != "MALLOC_TRIM_THRESHOLD_"}
     with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
@@ -207,7 +205,7 @@ def local_cluster(workers: int = 2):
 
 def run_on_client(client, tasks: list, sink=None) -> list[dict]:
     """Run `tasks` on an existing dask.distributed Client."""
-    from distributed import wait as dwait
+    from distributed import wait as dwait  # optional: dask.distributed, for --dask
     slots = sum(client.nthreads().values()) or 1
     return _scheduled(lambda t: client.submit(run_task, t, pure=False),
                       lambda fs: dwait(fs, return_when="FIRST_COMPLETED").done, tasks, sink, slots)

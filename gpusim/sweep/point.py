@@ -16,6 +16,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gpusim.errors import ConfigError, GpusimError
+from gpusim.sweep.replay import timed_launch
+from gpusim.sweep.space import size_label
+from gpusim.sweep.streams import StreamCache
 
 STALL_PREFIX = "smsp__pcsamp_warps_issue_stalled_"
 
@@ -64,7 +67,6 @@ _ONE_AT_A_TIME = threading.Lock()     # a Dask worker with several threads: poin
 
 
 def _cache(directory):
-    from gpusim.sweep.streams import StreamCache
     c = _CACHES.get(directory)
     if c is None:
         c = _CACHES[directory] = StreamCache(directory)
@@ -73,13 +75,12 @@ def _cache(directory):
 
 def _case(task: Task):
     """(name, size label, params, kernel, grid, block, args, shared_bytes, checker, peer_args)."""
-    from gpusim.sweep.space import size_label
     if isinstance(task.program, Launch):
         ln = task.program
         args = ln.fresh_args()
         chk = (lambda: ln.check(args)) if ln.check is not None else None
         return ln.name, "", {}, ln.kernel, ln.grid, ln.block, args, ln.shared_bytes, chk, ln.peer_args
-    import programs
+    import programs  # programs/ sits above gpusim: loaded only when a program is named
     spec = programs.get(task.program) if isinstance(task.program, str) else task.program
     c = spec.case(task.size, seed=task.seed)
     return (spec.name, size_label(task.size), c.params, c.kernel, c.grid, c.block, c.args, c.shared_bytes, c.check,
@@ -92,7 +93,6 @@ def run_task(task: Task) -> dict:
 
 
 def _run_task(task: Task) -> dict:
-    from gpusim.sweep.replay import timed_launch
     t0 = time.perf_counter()
     try:
         name, size, params, kernel, grid, block, args, shared, check, peer = _case(task)

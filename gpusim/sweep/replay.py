@@ -26,8 +26,10 @@ import gc
 
 import numpy as np
 
+from gpusim.api import prepare
 from gpusim.sweep.fields import functional_key
 from gpusim.sweep.streams import MAX_HEAP_BYTES, RecordingSource, ReplaySource, StreamCache, StreamStore, stream_key
+from gpusim.timing.engine import STALL_METRIC, TimingEngine, TimingOptions
 
 _DEFAULT_CACHE: StreamCache | None = None
 _FROZEN = False
@@ -45,8 +47,6 @@ def timed_launch(kernel, grid, block, args, spec, shared_bytes: int = 0, options
     """(Result, 'recorded' | 'replayed' | 'executed') for a timed launch of `kernel` on `spec`
     (a GPUSpec). `replay=False` or an unreplayable launch runs as gpusim.launch does; `peer_args`
     as gpusim.launch's (arrays in a peer GPU's memory: NVLink traffic; keyed by their placement)."""
-    from gpusim.api import prepare
-    from gpusim.timing.engine import STALL_METRIC, TimingEngine, TimingOptions
     options = options or TimingOptions()
     cache = cache if cache is not None else default_cache()
     prepared = prepare(kernel, grid, block, args, spec, shared_bytes, peer_args)

@@ -14,7 +14,7 @@ existing store is refused (its points would be silently dropped otherwise).
 from __future__ import annotations
 
 from gpusim.errors import ConfigError, OutputError, Terminated, WorkerLost
-from gpusim.sweep.store import PointStore
+from gpusim.sweep.store import PointStore, write_atomic_table
 
 
 class _StoreFailed(Exception):
@@ -90,7 +90,6 @@ def kept(store: PointStore | None, total: int) -> str:
 
 def finish(df, out, total: int) -> None:
     """Write the table to `out` atomically, then remove the point store (module doc)."""
-    from gpusim.sweep.store import write_atomic_table
     store = PointStore(out)
     try:
         write_atomic_table(df, out)

@@ -219,18 +219,6 @@ def size_label(size) -> str:
     return ",".join(f"{k}={v}" for k, v in size.items())
 
 
-def parse_size(text: str):
-    """'default' -> 'default'; 'rows=1024,cols=1024' -> {'rows': 1024, 'cols': 1024}."""
-    if "=" not in text:
-        return text.strip()
-    from gpusim.cli import parse_value as value
-    out = {}
-    for item in text.split(","):
-        k, eq, v = item.partition("=")
-        if not eq or not k.strip():
-            raise ConfigError(f"--size expects a name or KEY=VALUE,KEY=VALUE, got {text!r}")
-        out[k.strip()] = value(v)
-    return out
 
 
 def load_sweep_toml(path) -> dict:

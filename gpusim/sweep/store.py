@@ -25,6 +25,7 @@ written (atomically: a temporary file renamed over `--out`) the store is removed
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import os
 import time
@@ -33,6 +34,9 @@ from pathlib import Path
 import numpy as np
 
 from gpusim.errors import ConfigError, OutputError
+from gpusim.frontend.compile import _unwrap
+from gpusim.frontend.fingerprint import fingerprint
+from gpusim.sweep.point import Launch
 
 MAGIC = "gpusim-sweep-points 1"
 SYNC_EVERY_S = 1.0              # fsync at most this often (7.5 ms each here: a tenth of a small point)
@@ -51,12 +55,10 @@ def code_digest() -> str:
     """SHA-256 over the sources of gpusim, isa and programs (the code a row depends on)."""
     global _CODE
     if _CODE is None:
-        import gpusim
-        import isa
-        import programs
         h = hashlib.sha256()
-        for pkg in (gpusim, isa, programs):
-            root = Path(pkg.__file__).parent
+        top = Path(__file__).resolve().parents[2]              # the checkout: gpusim/, isa/, programs/
+        for pkg in ("gpusim", "isa", "programs"):
+            root = top / pkg
             for f in sorted(root.rglob("*")):
                 if f.suffix in (".py", ".toml", ".json") and "__pycache__" not in f.parts:
                     h.update(str(f.relative_to(root.parent)).encode() + b"\0" + f.read_bytes())
@@ -71,14 +73,10 @@ def _digest(text: str) -> str:
 def program_identity(program) -> str:
     """A library program's name; a program from a file with its file's digest; a Launch with
     its kernel's fingerprint."""
-    import inspect
 
-    from gpusim.sweep.point import Launch
     if isinstance(program, str):
         return program
     if isinstance(program, Launch):
-        from gpusim.frontend.compile import _unwrap
-        from gpusim.frontend.fingerprint import fingerprint
         try:
             fp = fingerprint(_unwrap(program.kernel)[0]).digest
         except Exception:                          # not a kernel: the launch reports it

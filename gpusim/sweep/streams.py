@@ -51,7 +51,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpusim.frontend.diskcache import read_entry, write_entry
+from gpusim.frontend.diskcache import cache_dir, read_entry, write_entry
 from gpusim.timing.trace import TraceSource, WarpStream
 
 MAX_HEAP_BYTES = 64 << 20          # global memory kept to restore outputs (larger launches: outputs not restored)
@@ -190,11 +190,11 @@ def _functional_sources() -> str:
     simulator never replays an old recording)."""
     global _SOURCES
     if _SOURCES is None:
-        import gpusim
-        root = Path(gpusim.__file__).parent
+        root = Path(__file__).resolve().parents[1]             # gpusim/
         h = hashlib.sha256()
         for rel in sorted([*(f"functional/{p.name}" for p in (root / "functional").glob("*.py")),
-                           "timing/trace.py", "sweep/streams.py", "launch_config.py", "frontend/args.py"]):
+                           "timing/trace.py", "sweep/streams.py", "launch_config.py", "launch_plan.py",
+                           "frontend/args.py"]):
             p = root / rel
             if p.exists():
                 h.update(rel.encode() + b"\0" + p.read_bytes())
@@ -221,10 +221,10 @@ def args_signature(args) -> list:
 
 
 def stream_key(prepared, args, functional: tuple) -> str:
-    ck = prepared.compiled
+    plan = prepared.plan
+    ck = plan.compiled
     parts = (FORMAT, _functional_sources(), ck.entry, hashlib.sha256(ck.ptx.encode()).hexdigest(),
-             args_signature(args), prepared.grid, prepared.block, prepared.shared_bytes,
-             repr(getattr(prepared, "peer_ranges", None)), functional)
+             args_signature(args), plan.grid, plan.block, plan.shared_bytes, repr(plan.peer_ranges), functional)
     return hashlib.sha256(repr(parts).encode()).hexdigest()
 
 
@@ -241,7 +241,6 @@ class StreamCache:
     @property
     def directory(self) -> Path:
         if self._dir is None:
-            from gpusim.frontend.compile import cache_dir
             self._dir = cache_dir() / "streams"
         return self._dir
 

@@ -30,14 +30,18 @@ from dataclasses import dataclass
 import numpy as np
 import simpy
 
-from gpusim.errors import UnsupportedKernel
+from gpusim.errors import ConfigError, LaunchError, UnsupportedKernel
 from gpusim.timing import async_groups
 from gpusim.timing.extrapolation import Extrapolation, sampled_blocks
 from gpusim.timing.issue_stream import IssueStreams
+from gpusim.timing.memory import MemorySystem
 from gpusim.timing.memory.l1 import L1Cache
 from gpusim.timing.sm import SM, STALL_REASONS
 from gpusim.timing.static import issue_program, sass_classifier, unknown_sass, unknown_sass_message
 from gpusim.timing.trace import TraceSource, batch_independent
+from gpusim.timing.resources import kernel_resources
+from gpusim.timing.memory.warming import shared_footprint
+from gpusim.timing.record import CountingMemory, Recorder, RecordingSM, recording_for
 
 STALL_METRIC = "smsp__pcsamp_warps_issue_stalled_{}"
 
@@ -98,7 +102,6 @@ class TimingOptions:
     #                                    a generic ALU instruction, warns and counts it (gpusim__sass_estimated_inst.sum)
 
     def __post_init__(self) -> None:
-        from gpusim.errors import ConfigError
         if self.unknown_sass not in ("error", "warn"):
             raise ConfigError(f"unknown_sass must be 'error' or 'warn', got {self.unknown_sass!r}")
         if self.mode not in ("auto", "full", "sampled"):
@@ -132,7 +135,11 @@ class TimingStats:
 
 class TimingEngine(Extrapolation):
     def __init__(self, prepared, options: TimingOptions = TimingOptions(), source=TraceSource):
-        """`source` makes the functional trace source (TraceSource's signature): gpusim.sweep
+        """Time `prepared`, a launch's functional core (`gpusim.functional.prepared.PreparedLaunch`):
+        the engine reads the launch from its `plan` (`gpusim.launch_plan.LaunchPlan`: spec,
+        geometry, compiled and decoded kernel, SASS, arrays, peer ranges) and hands `prepared`
+        itself only to the trace source, which runs its blocks (`batch`).
+        `source` makes the functional trace source (TraceSource's signature): gpusim.sweep
         passes one that records the streams, or replays recorded ones. In 'auto' mode a sample
         that cannot see a reuse distance its L2 hit rate depends on (extrapolation.py,
         `reuse_note`) is given up for full simulation where that is affordable."""
@@ -148,17 +155,15 @@ class TimingEngine(Extrapolation):
                 self.fallback = note + ": simulated in full instead"
 
     def _build(self, prepared, options: TimingOptions, source) -> None:
-        from gpusim.timing.memory import L1Cache, MemorySystem
-        from gpusim.timing.resources import kernel_resources
-        self.p = prepared
-        self.spec = spec = prepared.spec
+        self.p = prepared                      # the functional core: the trace source runs its blocks
+        self.plan = plan = prepared.plan       # the launch, as planned once (gpusim/launch_plan.py)
+        self.spec = spec = plan.spec
         self.opt = options
-        geo = prepared.geometry
-        self.res = kernel_resources(prepared)
+        geo = plan.geometry
+        self.res = kernel_resources(plan)
         bps = self.res.occupancy.blocks_per_sm
         if bps == 0:
-            from gpusim.errors import LaunchError
-            raise LaunchError(f"kernel {prepared.name}: a block needs more resources than one SM has "
+            raise LaunchError(f"kernel {plan.name}: a block needs more resources than one SM has "
                               f"({self.res.occupancy.limiter} limit: {self.res.describe()})")
         n_sm = spec.sm_count
         mode = options.mode
@@ -171,18 +176,17 @@ class TimingEngine(Extrapolation):
         self.blocks_share = geo.nblocks if mode == "full" else max(1, math.ceil(geo.nblocks * frac))
         wave = self.sms_simulated * bps
         self.wave_blocks = wave
-        smap = prepared.sass
+        smap = plan.sass
         if smap is None:
-            from gpusim.errors import ConfigError
-            raise ConfigError(f"kernel {prepared.name}: timing needs the kernel's SASS from NVIDIA's ptxas and "
-                              f"nvdisasm: {' '.join(prepared.sass_error.split())}")
+            raise ConfigError(f"kernel {plan.name}: timing needs the kernel's SASS from NVIDIA's ptxas and "
+                              f"nvdisasm: {' '.join(plan.sass_error.split())}")
         self.unknown_sass = unknown = unknown_sass(smap.listing.instructions, spec.compute_capability)
         if unknown:
-            text = unknown_sass_message(prepared.name, smap.listing.instructions, unknown, spec.compute_capability)
+            text = unknown_sass_message(plan.name, smap.listing.instructions, unknown, spec.compute_capability)
             if options.unknown_sass == "error":
                 raise UnsupportedKernel(text)
             warnings.warn(text, RuntimeWarning, stacklevel=2)
-        self.program = program = issue_program(smap, prepared.decoded, sass_classifier(spec), spec)
+        self.program = program = issue_program(smap, plan.decoded, sass_classifier(spec), spec)
         self.issue = IssueStreams(smap, program)
         self.block_static = program.segments
         self.stats = TimingStats(program.n_sass)
@@ -217,7 +221,7 @@ class TimingEngine(Extrapolation):
                 self._runs[start] += 1
         self.memory = MemorySystem(spec, sm_fraction=frac,
                                    share_blocks_per_simulated=self.blocks_share / max(self.blocks_simulated, 1),
-                                   peer_ranges=getattr(prepared, "peer_ranges", ()))
+                                   peer_ranges=plan.peer_ranges)
         if options.l2_dirty_bytes_at_launch:
             self.memory.l2.preload_dirty(options.l2_dirty_bytes_at_launch)
         shared_per_sm = bps * self.res.shared_bytes_per_block
@@ -228,7 +232,7 @@ class TimingEngine(Extrapolation):
         if options.record is not None:
             self._record(options.record, l1_data)
         if mode == "sampled" and self.sms_simulated < n_sm:
-            self._warm_shared(prepared, frac)
+            self._warm_shared(frac)
         self.bps = bps
         self.next_block = 0
         self.done_blocks = 0
@@ -236,30 +240,27 @@ class TimingEngine(Extrapolation):
         self._wake: dict[int, simpy.Event] = {}
         self._next_dispatch: dict[int, float] = {}
 
-    def _warm_shared(self, prepared, frac: float) -> None:
+    def _warm_shared(self, frac: float) -> None:
         """Sampled mode: the arrays every part of the grid touches stay in the whole GPU's L2,
         not in the simulated SMs' share of it (memory/warming.py), estimated from the
         first run of timed blocks."""
-        from gpusim.timing.memory.warming import shared_footprint
         l2 = self.memory.l2
         first = [self.trace.peek(b) for b in range(min(self._runs.get(0, 0), self.trace.run_stop or 0))]
         whole_lines = l2.capacity_lines / frac
         distinct = whole_lines / (1.0 + (l2.partitions - 1) / l2.partitions)   # a far line's copy takes room too
-        fp = shared_footprint(prepared.marshalled.arrays, first, self.p.geometry.nblocks,
+        fp = shared_footprint(self.plan.arrays, first, self.plan.geometry.nblocks,
                               l2.sectors_per_line, distinct)
         if fp is not None:
             self.footprint = fp
             self.memory.warm_shared(fp)
-            nblocks, position = self.p.geometry.nblocks, self.memory.block_position
+            nblocks, position = self.plan.geometry.nblocks, self.memory.block_position
             for sm in self.sms:
                 sm.locate = lambda block: position(block / nblocks)
 
     def _record(self, window, l1_data: int) -> None:
         """Recording on (record.py): the chosen SMs become RecordingSMs, every L1 talks to the
         memory system through a CountingMemory (the L2 / HBM byte counters over time)."""
-        from gpusim.timing.memory import L1Cache
-        from gpusim.timing.record import CountingMemory, Recorder, RecordingSM, recording_for
-        self.recording = recording_for(self.p, window, self.sms_simulated)
+        self.recording = recording_for(self.plan, window, self.sms_simulated)
         self._recorder = recorder = Recorder(self.recording)
         for i in range(self.sms_simulated):
             lower = CountingMemory(self.memory, recorder)
@@ -276,7 +277,7 @@ class TimingEngine(Extrapolation):
         the first block's warps: sampled mode simulates at most `max_waves` waves, fewer
         (at least one) when their functional execution would exceed `functional_budget`."""
         first = self.trace.peek(0)
-        ptx_len = [b.last - b.first for b in self.p.decoded.blocks]
+        ptx_len = [b.last - b.first for b in self.plan.decoded.blocks]
         ptx_work = self.block_ptx_work = sum(ptx_len[v[0]] for st in first for v in st.visits)
         cost = self.issue.cost
         sass_work = sum(cost.get(v[0], 0) for st in first for v in st.visits)
@@ -287,7 +288,7 @@ class TimingEngine(Extrapolation):
                 waves = min(waves, max(1, opt.functional_budget // (ptx_work * wave)))
             blocks = min(blocks, waves * wave)
         if opt.instruction_budget is not None and sass_work * blocks > opt.instruction_budget:
-            self.issue.warp_budget = max(1, opt.instruction_budget // (blocks * self.p.geometry.warps_per_block))
+            self.issue.warp_budget = max(1, opt.instruction_budget // (blocks * self.plan.geometry.warps_per_block))
         return blocks
 
     # ------------------------------------------------------------------ block scheduler
@@ -361,7 +362,7 @@ class TimingEngine(Extrapolation):
         if self._failure is not None:
             raise self._failure
         complete = True
-        if self.trace.next_block < self.p.geometry.nblocks:
+        if self.trace.next_block < self.plan.geometry.nblocks:
             if self.opt.functional == "full" or self.mode == "full":
                 self.trace.finish_functional()
             else:
@@ -377,7 +378,7 @@ class TimingEngine(Extrapolation):
         spec = self.spec
         cycles = self._cycles()
         # counts scale from the simulated blocks to the whole launch
-        scale = self.p.geometry.nblocks / max(self.blocks_simulated, 1)
+        scale = self.plan.geometry.nblocks / max(self.blocks_simulated, 1)
         kept, skipped = self.issue.kept, self.issue.skipped
         inst_scale = scale * (kept[0] + skipped[0]) / kept[0] if kept[0] else scale   # loop sampling left out
         mem = self.memory.counters()
@@ -408,7 +409,7 @@ class TimingEngine(Extrapolation):
         m["launch__registers_per_thread"] = self.res.registers_per_thread
         m["sm__maximum_warps_per_active_cycle_pct"] = self.res.occupancy.occupancy_pct
         m["timing__bound"], m["timing__utilization"] = self._bound(cycles, issued, scale)
-        n_ptx = len(self.p.decoded.infos)
+        n_ptx = len(self.plan.decoded.infos)
         owner = self.program.owner
         self.per_instruction_stalls = {r: np.bincount(owner, weights=np.array(a) * inst_scale, minlength=n_ptx)
                                        for r, a in stalls.items()}

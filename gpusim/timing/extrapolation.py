@@ -59,7 +59,7 @@ class Extrapolation:
         if fp is None or self.mode != "sampled":
             return 0.0, 0.0, None
         h = self.spec.hbm
-        return fp.reuse_uncertainty(self.blocks_simulated / self.p.geometry.nblocks if ran else None,
+        return fp.reuse_uncertainty(self.blocks_simulated / self.plan.geometry.nblocks if ran else None,
                                     h.access_granularity_bytes / self.spec.l2.line_bytes)
 
     def reuse_note(self, ran: bool = True, dram_bytes: float | None = None) -> str:
@@ -81,7 +81,7 @@ class Extrapolation:
     def full_affordable(self) -> bool:
         """Whether simulating every block stays within FULL_FALLBACK_WARPS warps and the
         functional budget (PTX warp instructions, estimated from block 0)."""
-        geo = self.p.geometry
+        geo = self.plan.geometry
         budget = self.opt.functional_budget
         return (geo.nblocks * geo.warps_per_block <= FULL_FALLBACK_WARPS
                 and (budget is None or self.block_ptx_work * geo.nblocks <= budget))

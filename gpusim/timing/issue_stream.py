@@ -265,9 +265,9 @@ class IssueStreams:
 
 def _kinds(visits: list) -> list[int]:
     """[loads, stores, atomics] among the accesses of PTX visits, by payload form: a
-    sector array (load), (sectors, byte masks) (store), (sectors, lane operations)
-    (atomic); shared-memory wavefront counts move no L2 traffic and are not counted.
-    (Markers' payload dicts are empty.)"""
+    sector array (load), (sectors, byte masks) (store), (sectors, passes) (atomic); a bulk
+    copy counts as a load; shared-memory wavefront counts and mbarrier operations move no L2
+    traffic and are not counted. (Markers' payload dicts are empty.)"""
     payloads = list(chain.from_iterable(map(_VALUES, map(_MEM, visits))))
     tuples = list(compress(payloads, map(isinstance, payloads, repeat(tuple))))
     stores = sum(1 for p in tuples if p[1].dtype == np.uint32)

@@ -2,10 +2,10 @@
 visit only when read.
 
 A warp's PTX visit holds `mem`: SASS-independent payloads keyed by PTX instruction (a
-wavefront count, a sector array, `(sectors, byte_masks)`, `(sectors, lane_ops,
-addresses)`, an `MbarrierAccess` or a `tma.CopyPayload`; `trace.WarpStream`). A step's accesses give those payloads to all its warps
-at once; with loop sampling most visits are never issued (`issue_stream.py` keeps a few
-iterations of long loops), so building a dict per visit and a slice per payload was most
+wavefront count, a sector array, `(sectors, byte_masks)`, `(sectors, passes)`, an
+`MbarrierAccess` or a `tma.CopyPayload`; `trace.WarpStream`). A step's accesses give those
+payloads to all its warps at once; with loop sampling most visits are never issued
+(`issue_stream.py` keeps a few iterations of long loops), so building a dict per visit and a slice per payload was most
 of the cost of recording a long warp. `StepPayloads` keeps each access's per-warp results
 as arrays over the step's warps; `LazyMem` is one warp's view of them, a read-only mapping
 that builds the warp's dict the first time it is read, by the same rules, in the same
@@ -130,7 +130,7 @@ class StepPayloads:
 
     def sectors(self, kind: int, instr: int, warps: np.ndarray, starts: np.ndarray, *arrays) -> None:
         """A load, store or atomic: batch warp warps[k] has arrays[i][starts[k]:starts[k + 1]]
-        (sectors; a store's byte masks; an atomic's lane operations and addresses)."""
+        (sectors; a store's byte masks; an atomic's passes per sector)."""
         j = self._where(warps)
         lo = np.zeros(len(self.warps), np.int64)
         hi = np.zeros(len(self.warps), np.int64)
@@ -211,7 +211,7 @@ class StepPayloads:
             if isinstance(prev, COPY):                   # a bulk copy: its mbarrier, other lanes' copies
                 mem[instr] = copy_with_sectors(prev, (e[5][lo:hi], e[6][lo:hi]) if kind == STORE else e[5][lo:hi])
             elif kind == ATOMIC:
-                mem[instr] = (e[5][lo:hi], e[6][lo:hi], e[7][lo:hi])
+                mem[instr] = (e[5][lo:hi], e[6][lo:hi])
             elif kind == STORE:
                 mem[instr] = merge_store(prev, e[5][lo:hi], e[6][lo:hi])
             else:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+from gpusim.errors import ConfigError
+
 POLICIES: dict[str, Callable] = {}
 
 
@@ -26,7 +28,6 @@ def policy(name: str):
 
 
 def get(name: str) -> Callable:
-    from gpusim.errors import ConfigError
     try:
         return POLICIES[name]
     except KeyError:

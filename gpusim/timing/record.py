@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from gpusim.timing import issue_loop as L
 from gpusim.timing.sm import SM
 from gpusim.timing.static import GLOBAL, SHARED
+from gpusim.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,6 @@ class TraceWindow:
     counter_window_cycles: int = 256     # bin of the L2 / HBM byte counters, cycles
 
     def __post_init__(self) -> None:
-        from gpusim.errors import ConfigError
         sms = (self.sms,) if isinstance(self.sms, int) else tuple(self.sms)
         object.__setattr__(self, "sms", sms)
         if not sms or any(not isinstance(s, int) or s < 0 for s in sms):
@@ -150,8 +150,8 @@ class CountingMemory:
     def write(self, now, sm_id, sectors, byte_masks=None):
         return self._through(self.memory.write, now, sm_id, sectors, byte_masks)
 
-    def atomic(self, now, sm_id, sectors, reduction=False, ops=None, addrs=None):
-        return self._through(self.memory.atomic, now, sm_id, sectors, reduction, ops, addrs)
+    def atomic(self, now, sm_id, sectors, reduction=False, passes=None, float_op=False):
+        return self._through(self.memory.atomic, now, sm_id, sectors, reduction, passes, float_op)
 
     def _through(self, fn, now, sm_id, sectors, *rest):
         h = self.hbm
@@ -257,15 +257,15 @@ class RecordingSM(SM):
         super()._warp_done(w, t)
 
 
-def recording_for(prepared, window: TraceWindow, sms_simulated: int) -> Recording:
-    """An empty Recording of `prepared` (its SASS listing gives opcodes and source lines)."""
-    from gpusim.errors import ConfigError
+def recording_for(plan, window: TraceWindow, sms_simulated: int) -> Recording:
+    """An empty Recording of a launch (`gpusim.launch_plan.LaunchPlan`: its SASS listing gives
+    opcodes and source lines)."""
     bad = [s for s in window.sms if s >= sms_simulated]
     if bad:
-        raise ConfigError(f"kernel {prepared.name}: cannot record SM {bad[0]}: the timing model simulates "
+        raise ConfigError(f"kernel {plan.name}: cannot record SM {bad[0]}: the timing model simulates "
                           f"SMs 0..{sms_simulated - 1} in this launch")
-    ins = prepared.sass.listing.instructions
-    spec = prepared.spec
-    return Recording(window=window, kernel=prepared.name, gpu=spec.name, cycle_ns=spec.cycle_ns,
+    ins = plan.sass.listing.instructions
+    spec = plan.spec
+    return Recording(window=window, kernel=plan.name, gpu=spec.name, cycle_ns=spec.cycle_ns,
                      sub_partitions=spec.sm.sub_partitions, opcodes=tuple(x.opcode for x in ins),
                      source_lines=tuple(x.source_line or 0 for x in ins))

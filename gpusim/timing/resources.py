@@ -32,9 +32,10 @@ def registers(compiled) -> tuple[int, str, int]:
     return r.registers_per_thread, r.registers_source, r.local_bytes_per_thread
 
 
-def kernel_resources(prepared) -> KernelResources:
-    regs, src, local = registers(prepared.compiled)
-    shared = prepared.block_shared_bytes
-    threads = prepared.geometry.threads_per_block
-    occ = occupancy(prepared.spec, threads, regs, shared)
+def kernel_resources(plan) -> KernelResources:
+    """What a block of the launch (`gpusim.launch_plan.LaunchPlan`) occupies, and how many fit."""
+    regs, src, local = registers(plan.compiled)
+    shared = plan.block_shared_bytes
+    threads = plan.geometry.threads_per_block
+    occ = occupancy(plan.spec, threads, regs, shared)
     return KernelResources(regs, src, shared, threads, local, occ)

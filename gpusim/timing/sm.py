@@ -218,10 +218,10 @@ class SM(Residency):
         if self.locate is not None:                 # the L2 asks where in the grid this block is (warming.py)
             self.locate(w.cta.block)
         if s.is_atomic:
-            sectors, ops, addrs = payload
-            if s.aggregated:                        # the leader lane's one combined operation per address
-                ops = addrs = None
-            return self.l1.atomic(t, sectors, not s.dsts, ops, addrs)
+            sectors, passes = payload
+            if s.aggregated:                        # the leader lane's one combined operation: one pass a sector
+                passes = None
+            return self.l1.atomic(t, sectors, not s.dsts, passes, s.float_atomic)
         if s.is_local and w.local_delta:            # its SM slot's frame
             d = w.local_delta
             payload = (payload[0] + d,) + tuple(payload[1:]) if s.is_store else payload + d

@@ -16,10 +16,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
+import dataclasses
 
 import numpy as np
 
 from gpusim.timing import async_groups, tensor_pipe
+from gpusim.frontend.sass.opcodes import classify as sass_op
+from gpusim.frontend.sass.operands import register_operands
 
 # How a result becomes ready; also names the stall reason of a warp waiting on it
 # (Nsight Compute warp states): fixed latency -> 'wait', shared/MIO -> 'short_scoreboard',
@@ -44,6 +47,7 @@ class StaticInstr:
     const_lines: tuple[int, ...] = ()   # constant-cache lines of its c[bank][offset] operands
     const_load: bool = False        # an indexed constant load (LDC with a register index): lines from its payload
     aggregated: bool = False        # a warp-aggregated atomic: one leader lane's operation per address
+    float_atomic: bool = False      # a floating-point read-modify-write (REDG/ATOMG .F32/.F64/.F16x2/.BF16x2)
     is_local: bool = False          # LDL/STL: the warp's local frame, relocated to its SM slot (sm.py)
     interval: float = -1.0          # cycles it keeps its pipe busy; < 0: the pipe's issue interval (tensor_pipe.py)
     # group scoreboards (async_groups.py): the counter it joins, commits, waits on (-1: none), the groups the
@@ -101,7 +105,7 @@ class IssueTable:
 
 
 def _issue_table(segments) -> IssueTable:
-    from gpusim.timing import issue_loop as L
+    from gpusim.timing import issue_loop as L  # a cycle: issue_loop imports this module
     flat = tuple(s for seg in segments for s in seg)
     seg_start = [0]
     for seg in segments:
@@ -164,9 +168,8 @@ def issue_program(smap, decoded, classify, spec=None) -> IssueProgram:
 
 
 def _issue_program(smap, decoded, classify, ishift: int, cshift: int) -> IssueProgram:
-    import dataclasses
 
-    from gpusim.timing.fetch import constant_operands
+    from gpusim.timing.fetch import constant_operands  # a cycle: fetch imports issue_loop, which imports this module
     ins = smap.listing.instructions
     infos = decoded.infos
     statics = []
@@ -225,7 +228,6 @@ def _owners(smap, decoded) -> np.ndarray:
 def unknown_sass(instructions, cc) -> tuple[int, ...]:
     """Indices of the SASS `instructions` the opcode table (`frontend/sass/opcodes.py`) has no
     entry for on compute capability `cc`: what the timing model would only estimate."""
-    from gpusim.frontend.sass.opcodes import classify as sass_op
     return tuple(i for i, x in enumerate(instructions) if not sass_op(x, cc).known)
 
 
@@ -242,6 +244,8 @@ def unknown_sass_message(kernel: str, instructions, unknown, cc) -> str:
 
 
 _DEPENDENCY = {"fixed": FIXED, "mio": SHARED, "l1tex": GLOBAL}
+# the type modifiers of a floating-point atomic's SASS opcode (REDG.E.ADD.F32.FTZ.RN.STRONG.GPU)
+_FLOAT_TYPES = frozenset({"F32", "F64", "F16x2", "BF16x2", "F16", "BF16"})
 
 
 _CLASSIFIERS: dict = {}
@@ -268,8 +272,6 @@ def sass_classifier(spec):
 
 
 def _classifier(cc, pipes, tensor, nsp):
-    from gpusim.frontend.sass.opcodes import classify as sass_op
-    from gpusim.frontend.sass.operands import register_operands
     fp32 = tuple(p for p in ("fmalite", "fmaheavy") if pipes.of(p).issue_interval_cycles > 0)
     fp16 = ("fp16",) if pipes.fp16.issue_interval_cycles > 0 else fp32
     route = {"fma": fp32, "fp16": fp16}
@@ -298,6 +300,7 @@ def _classifier(cc, pipes, tensor, nsp):
         return StaticInstr(index=i, unit=issue, result=result, dsts=writes, srcs=reads,
                            is_store=(op.is_store and not copy and not tma) or op.is_atomic, is_atomic=op.is_atomic,
                            is_barrier=op.is_barrier, latency=latency, is_local=op.memory == "local",
+                           float_atomic=op.is_atomic and not _FLOAT_TYPES.isdisjoint(x.opcode.split(".")[1:]),
                            interval=-1.0 if own is None else float(own[0]),
                            group_join=join, group_commit=commit, group_wait=wait, group_wait_pending=pending,
                            async_latency=async_latency, shared_operand_cycles=shared_cycles, async_copy=copy,

@@ -33,12 +33,12 @@ NO_MASKS = np.zeros(0, np.uint32)
 class WarpStream:
     """One warp's dynamic path: `visits[k] = (block, active_lanes, mem)` where mem maps an
     instruction index to its payload: a wavefront count (shared), a sector array (loads:
-    global/local/const), `(sectors, byte_masks)` (stores: bit b of a uint32 mask is byte b
-    of the 32-byte sector), `(sectors, lane_ops, addresses)` (atomics: lanes operating per sector, and the distinct
-    addresses among them), a `payloads.MbarrierAccess` (mbarrier operations), or a `tma.CopyPayload`
-    (a bulk copy whose functional op traced both its global side, `trace_access(op, "global", ...)`,
-    and the mbarrier its bytes complete, `trace_mbarrier(op, ..., "complete_tx", [bytes per lane])`).
-    A cp.async's payload is its global side."""
+    global/local/const; cp.async: its global side), `(sectors, byte_masks)` (stores: bit b of
+    a uint32 mask is byte b of the 32-byte sector), `(sectors, passes)` (atomics: per sector, the
+    passes the L1 splits the warp's lanes into, i.e. the most lanes on one address of the sector),
+    a `payloads.MbarrierAccess` (mbarrier operations), or a `tma.CopyPayload` (a bulk copy whose
+    functional op traced both its global side, `trace_access(op, "global", ...)`, and the mbarrier
+    its bytes complete, `trace_mbarrier(op, ..., "complete_tx", [bytes per lane])`)."""
     gid: int                      # global warp id: block * warps_per_block + warp
     block: int                    # linear block id
     warp_in_block: int
@@ -274,19 +274,20 @@ class TraceSource:
 
     @staticmethod
     def _atomic(instr: int, sp: StepPayloads, w0: int, rel, addr, sectors) -> None:
-        """An atomic's payload per warp: its sectors, the lanes operating on each, and the
-        distinct addresses among them."""
-        keys = (rel.astype(U64) << U64(48)) | (sectors - sectors.min())
-        u, ops = np.unique(keys, return_counts=True)
-        # distinct addresses per (warp, sector): each beyond the first costs the sector another pass
-        per_addr = np.unique((rel.astype(U64) << U64(48)) | (addr - (sectors.min() << U64(5))))
-        addr_sector = (per_addr >> U64(48) << U64(48)) | ((per_addr & U64((1 << 48) - 1)) >> U64(5))
-        addrs = np.unique(addr_sector, return_counts=True)[1]     # aligned with u (same sort order)
+        """An atomic's payload per warp: its sectors and, per sector, the passes the L1 splits
+        the warp's atomic into: a pass takes at most one lane per address, so each sector is in as
+        many passes as the most lanes on one of its addresses (Nsight's lts__t_sectors_op_red/atom, H200)."""
+        u_addr, lanes = np.unique((rel.astype(U64) << U64(48)) | (addr - (sectors.min() << U64(5))),
+                                  return_counts=True)
+        sector_key = (u_addr >> U64(48) << U64(48)) | ((u_addr & U64((1 << 48) - 1)) >> U64(5))
+        first = np.flatnonzero(np.r_[True, sector_key[1:] != sector_key[:-1]])
+        u = sector_key[first]                          # the distinct (warp, sector) keys, in order
+        passes = np.maximum.reduceat(lanes, first)
         owner = (u >> U64(48)).astype(np.int64)
         vals = (u & U64((1 << 48) - 1)) + sectors.min()
         cuts = np.flatnonzero(np.diff(owner)) + 1
         starts = np.r_[0, cuts, len(u)]
-        sp.sectors(ATOMIC, instr, owner[starts[:-1]] + w0, starts, vals, ops, addrs)
+        sp.sectors(ATOMIC, instr, owner[starts[:-1]] + w0, starts, vals, passes)
 
 
 def batch_independent(prepared) -> bool:

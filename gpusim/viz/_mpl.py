@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 
 def figure(nrows: int = 1, ncols: int = 1, **kw):
     """A new Figure and its axes, not registered with pyplot (nothing to close, no leak)."""
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # lazy: matplotlib, only when a figure is drawn
     fig = Figure(**kw)
     axes = fig.subplots(nrows, ncols, squeeze=False)
     return fig, axes
@@ -16,14 +18,14 @@ def figure(nrows: int = 1, ncols: int = 1, **kw):
 
 def blank(**kw):
     """A new Figure with no axes yet (for a custom grid), not registered with pyplot."""
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # lazy: matplotlib, only when a figure is drawn
     return Figure(**kw)
 
 
 def save(fig, path) -> None:
     """Finish `fig` (its ticks drawn by `_ticks.flatten`: the same pixels, a fraction of
     matplotlib's tick cost) and write it to `path` (format from the suffix) if a path is given."""
-    from gpusim.viz import _ticks
+    from gpusim.viz import _ticks  # lazy: _ticks imports matplotlib
     _ticks.flatten(fig)
     if path is None:
         return
@@ -37,7 +39,7 @@ def ticks(axis, locs, labels=None, **text) -> None:
     formatter's), `text` their fontsize and rotation: `ax.set_xticks(locs)` and
     `ax.set_xticklabels(labels, **text)` without making a Tick artist per location now
     (~0.3 ms each; the figure's ticks are drawn from one, `_ticks`)."""
-    from matplotlib.ticker import FixedFormatter, FixedLocator
+    from matplotlib.ticker import FixedFormatter, FixedLocator  # lazy: matplotlib, only when a figure is drawn
     locs = list(locs)
     axis.set_major_locator(FixedLocator(locs))
     if locs:
@@ -53,10 +55,9 @@ def minor_marks(ax) -> None:
     """Draw the y axis' minor ticks (a log axis' 2..9 x 10^k) as one line of tick markers,
     as Axis draws them (out, size and width from the rc) but without a Tick artist each
     (~1 ms apiece: most of a small figure's drawing). Call after the y limits are final."""
-    import numpy as np
-    from matplotlib import rcParams
-    from matplotlib.lines import TICKLEFT, Line2D
-    from matplotlib.ticker import NullLocator
+    from matplotlib import rcParams  # lazy: matplotlib, only when a figure is drawn
+    from matplotlib.lines import TICKLEFT, Line2D  # lazy: matplotlib, only when a figure is drawn
+    from matplotlib.ticker import NullLocator  # lazy: matplotlib, only when a figure is drawn
     lo, hi = sorted(ax.get_ylim())
     ys = np.asarray(ax.yaxis.get_minor_locator()())
     ys = ys[(ys >= lo) & (ys <= hi)]

@@ -174,7 +174,7 @@ def padding_comparison(gpu="h100", path=None):
 def plot(maps, path=None, *, words: bool = True):
     """A Figure with one lanes x banks panel per map (a BankMap or a list of them, side by
     side): each cell coloured by the wavefront serving it, labelled with the word."""
-    from matplotlib.colors import ListedColormap
+    from matplotlib.colors import ListedColormap  # lazy: matplotlib, only when a figure is drawn
     maps = [maps] if isinstance(maps, BankMap) else list(maps)
     fig, axes = _mpl.figure(1, len(maps), figsize=(6.2 * len(maps), 6.4), dpi=130)
     top = 0.87 if any(m.phase_wavefronts for m in maps) else 0.9       # a fourth title line for ldmatrix phases
@@ -219,7 +219,7 @@ def plot(maps, path=None, *, words: bool = True):
 
 
 def _palette(n: int):
-    from matplotlib import colormaps
+    from matplotlib import colormaps  # lazy: matplotlib, only when a figure is drawn
     if n == 1:
         return [colormaps["viridis"](0.55)]
     return [colormaps["viridis"](k / (n - 1)) for k in range(n)]

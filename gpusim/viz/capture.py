@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from gpusim import api
 from isa.memory_map import GLOBAL_BASE
 
 U64 = np.uint64
@@ -50,7 +51,7 @@ def subject_of(x, gpu=None) -> Subject:
     if isinstance(x, Subject):
         return x if gpu is None else Subject(x.kernel, x.grid, x.block, x.args, gpu, x.shared_bytes, x.name)
     if isinstance(x, str):
-        import programs
+        import programs  # programs/ sits above gpusim: loaded only when a program is named
         x = programs.get(x).case("default")
     if hasattr(x, "kernel") and hasattr(x, "args"):               # programs.base.Case
         return Subject(x.kernel, x.grid, x.block, tuple(x.args), gpu or "h100", getattr(x, "shared_bytes", 0),
@@ -193,9 +194,8 @@ def sample_blocks(nblocks: int, k: int = 8) -> tuple[int, ...]:
 def capture(subject, blocks=(0,), gpu=None) -> Capture:
     """Run the launch's `blocks` (linear ids; consecutive ones run as one batch) step by
     step and keep their masks and accesses (see the module docstring)."""
-    import gpusim
     s = subject_of(subject, gpu)
-    p = gpusim.prepare(s.kernel, s.grid, s.block, s.args, s.gpu, s.shared_bytes)
+    p = api.prepare(s.kernel, s.grid, s.block, s.args, s.gpu, s.shared_bytes)
     nblocks = p.geometry.nblocks
     blocks = tuple(sorted({int(b) for b in blocks}))
     if not blocks or blocks[0] < 0 or blocks[-1] >= nblocks:

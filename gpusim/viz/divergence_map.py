@@ -28,8 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpusim import api
 from gpusim.viz import _mpl
-from gpusim.viz.capture import Capture, capture, sample_blocks
+from gpusim.viz.capture import Capture, capture, sample_blocks, subject_of
 
 IDLE, PAD = -1, -2
 PRED_OFF = "#f2b8b5"          # a lane issued an instruction with its guard predicate false
@@ -96,11 +97,9 @@ def divergence_map(subject, line: int | None = None, *, block: int | None = None
     if isinstance(subject, Capture):
         cap = subject
     else:
-        from gpusim.viz.capture import subject_of
         s = subject_of(subject, gpu)
         if block is None:
-            import gpusim
-            n = gpusim.prepare(s.kernel, s.grid, s.block, s.args, s.gpu, s.shared_bytes).geometry.nblocks
+            n = api.prepare(s.kernel, s.grid, s.block, s.args, s.gpu, s.shared_bytes).geometry.nblocks
             cap = capture(s, sample_blocks(n))
         else:
             cap = capture(s, (block,))
@@ -196,8 +195,8 @@ def plot(m: DivergenceMap, path=None, *, max_slots: int = 2000):
     """Rows: warps, each 32 lanes tall; columns: the warp's executed instructions in order
     (at most `max_slots`). Active lanes take their path's colour, idle lanes are grey,
     black bars mark reconvergence."""
-    from matplotlib.colors import ListedColormap
-    from matplotlib.patches import Patch
+    from matplotlib.colors import ListedColormap  # lazy: matplotlib, only when a figure is drawn
+    from matplotlib.patches import Patch  # lazy: matplotlib, only when a figure is drawn
     nw, n = m.mask.shape
     n = min(n, max_slots)
     img = np.full((nw * 33, n), np.nan)
@@ -248,7 +247,7 @@ def plot(m: DivergenceMap, path=None, *, max_slots: int = 2000):
 
 
 def _palette(n: int) -> list:
-    from matplotlib import colormaps
+    from matplotlib import colormaps  # lazy: matplotlib, only when a figure is drawn
     tab = colormaps["tab10"]
     base = ["#3b75af"] + [tab(k % 10) for k in (1, 2, 3, 4, 5, 6, 8, 9)]
     return [base[k % len(base)] for k in range(n)]

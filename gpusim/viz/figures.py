@@ -15,7 +15,13 @@ a Result records SM 0's first 20,000 cycles); occupancy needs only the compiled 
 """
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
+
+from gpusim import api
+from gpusim.result import Result
+from gpusim.viz import _mpl, bank_map, coalescing_map, divergence_map, memory_chart, occupancy, roofline, warp_timeline
+from gpusim.viz.capture import capture as run_capture, sample_blocks, subject_of
 
 FIGURES = ("bank_map", "coalescing_map", "divergence_map", "memory_chart", "roofline", "occupancy", "warp_timeline")
 
@@ -38,7 +44,6 @@ def figure_data(subject, names=None, *, gpu=None, result=None, block: int | None
     not drawn (plain dataclasses and arrays, picklable: `draw_all` may run elsewhere).
     `capture`: a `gpusim.viz.capture` of `subject` already made, holding `block` (or block 0
     and, for the divergence map, the blocks to choose from); else made here."""
-    from gpusim.result import Result
     names = tuple(FIGURES if names is None else names)
     unknown = set(names) - set(FIGURES)
     if unknown:
@@ -48,53 +53,38 @@ def figure_data(subject, names=None, *, gpu=None, result=None, block: int | None
         result, subject = subject, None
     if subject is None:
         if "memory_chart" in names and result is not None:
-            from gpusim.viz import memory_chart
             data["memory_chart"] = memory_chart.memory_chart(result)
         if "roofline" in names and result is not None and has_flops(result):
-            from gpusim.viz import roofline
             data["roofline"] = roofline.roofline(result, gpu, measured_time_ns=measured_time_ns)
         if "warp_timeline" in names and result is not None and "recording" in result.extra:
-            from gpusim.viz import warp_timeline
             data["warp_timeline"] = warp_timeline.warp_timeline(result)
         return (result.kernel if result is not None else "kernel"), data
 
-    from gpusim.viz.capture import subject_of
     s = subject_of(subject, gpu)
     cap = capture
     if cap is None and {"bank_map", "coalescing_map", "divergence_map"} & set(names):
-        from gpusim.viz.capture import capture as run_capture
-        from gpusim.viz.capture import sample_blocks
         if block is not None or "divergence_map" not in names:
             blocks = (block or 0,)
         else:
-            import gpusim
-            blocks = sample_blocks(gpusim.prepare(s.kernel, s.grid, s.block, s.args, s.gpu,
-                                                  s.shared_bytes).geometry.nblocks)
+            blocks = sample_blocks(api.prepare(s.kernel, s.grid, s.block, s.args, s.gpu,
+                                               s.shared_bytes).geometry.nblocks)
         cap = run_capture(s, blocks)
     at = block if block is not None else cap.blocks[0] if cap is not None else 0
     if "bank_map" in names and cap.lines_with("shared"):
-        from gpusim.viz import bank_map
         data["bank_map"] = bank_map.bank_map(cap, block=at, warp=warp)
     if "coalescing_map" in names and cap.lines_with("global"):
-        from gpusim.viz import coalescing_map
         data["coalescing_map"] = coalescing_map.coalescing_map(cap, block=at, warp=warp)
     if "divergence_map" in names:
-        from gpusim.viz import divergence_map
         data["divergence_map"] = divergence_map.divergence_map(cap, block=block)
     if result is None and {"roofline", "warp_timeline", "memory_chart"} & set(names):
-        from gpusim.viz import warp_timeline
         result = warp_timeline.record(s)         # timed, with the default recording window
     if "memory_chart" in names:
-        from gpusim.viz import memory_chart
         data["memory_chart"] = memory_chart.memory_chart(result)
     if "roofline" in names and has_flops(result):
-        from gpusim.viz import roofline
         data["roofline"] = roofline.roofline(result, s.gpu, measured_time_ns=measured_time_ns)
     if "occupancy" in names:
-        from gpusim.viz import occupancy
         data["occupancy"] = occupancy.occupancy_view(s, prepared=cap.prepared if cap is not None else None)
     if "warp_timeline" in names and "recording" in result.extra:
-        from gpusim.viz import warp_timeline
         data["warp_timeline"] = warp_timeline.warp_timeline(result)
     return (cap.kernel_name if cap is not None else (s.name or getattr(s.kernel, "__name__", "kernel"))), data
 
@@ -102,19 +92,16 @@ def figure_data(subject, names=None, *, gpu=None, result=None, block: int | None
 def has_flops(result) -> bool:
     """Whether a roofline of `result` has a point: the kernel executed floating-point work
     (an integer kernel's roofline would be ceilings alone, so none is drawn)."""
-    from gpusim.viz import roofline
     return sum(roofline.flops_of(result)[0].values()) > 0
 
 
 def draw_all(data: dict) -> dict:
     """{figure name: Figure} from `figure_data`'s {figure name: data}."""
-    import importlib
     return {name: importlib.import_module(f"gpusim.viz.{name}").plot(d) for name, d in data.items()}
 
 
 def _saved(figs: dict, kernel: str, out_dir) -> dict:
     if out_dir is not None:
-        from gpusim.viz import _mpl
         for name, fig in figs.items():
             _mpl.save(fig, Path(out_dir) / f"{kernel}_{name}.png")
     return figs

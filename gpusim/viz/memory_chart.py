@@ -23,6 +23,7 @@ overcount the chart states (`note`); `--mode full` simulates every block.
 """
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 from gpusim.viz import _mpl
@@ -141,9 +142,8 @@ def plot(c: MemoryChart, path=None):
     """Boxes for the kernel, L1/TEX (with shared memory below), L2 and DRAM, left to right;
     arrows carry requests and sectors (kernel -> L1), bytes read (towards the SMs) and
     written (away from them); the boxes their hit rates."""
-    import textwrap
 
-    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch  # lazy: matplotlib, only when a figure is drawn
     fig, axes = _mpl.figure(1, 1, figsize=(10, 3.9), dpi=110)
     fig.subplots_adjust(left=0.01, right=0.99, bottom=0.01, top=0.86 if c.note else 0.92)
     ax = axes[0, 0]

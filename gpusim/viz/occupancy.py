@@ -23,8 +23,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpusim import api
 from gpusim.timing.occupancy import LIMIT_ORDER, Occupancy, occupancy
+from gpusim.timing.resources import kernel_resources
 from gpusim.viz import _mpl
+from gpusim.viz.capture import subject_of
 
 
 @dataclass(frozen=True)
@@ -90,14 +93,11 @@ def from_numbers(spec, threads_per_block: int, registers_per_thread: int, shared
 def occupancy_view(subject, gpu=None, *, prepared=None) -> OccupancyView:
     """The view of a launch (anything `gpusim.viz.capture` takes); compiles, runs nothing.
     `prepared`: the launch already prepared (`gpusim.prepare`, e.g. a Capture's), reused."""
-    import gpusim
-    from gpusim.timing.resources import kernel_resources
-    from gpusim.viz.capture import subject_of
     p = prepared
     if p is None:
         s = subject_of(subject, gpu)
-        p = gpusim.prepare(s.kernel, s.grid, s.block, s.args, s.gpu, s.shared_bytes)
-    res = kernel_resources(p)
+        p = api.prepare(s.kernel, s.grid, s.block, s.args, s.gpu, s.shared_bytes)
+    res = kernel_resources(p.plan)
     return from_numbers(p.spec, res.threads_per_block, res.registers_per_thread, res.shared_bytes_per_block,
                         p.geometry.nblocks, p.name, res.registers_source)
 

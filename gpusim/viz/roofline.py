@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpusim.api import resolve_gpu
 from gpusim.viz import _mpl
 
 SASS_FLOPS = {   # opcode -> (precision, flops per thread)
@@ -194,7 +195,6 @@ def roofline(result=None, gpu=None, *, measured_time_ns: float | None = None) ->
     """The ceilings of `gpu` (default: the Result's preset) and, given a timed Result,
     the kernel's FLOPs, bytes per level and time. `measured_time_ns` (e.g. from
     `validate/data`) adds the measured point: the same work over the measured time."""
-    from gpusim.api import resolve_gpu
     if gpu is None and result is None:
         raise ValueError("roofline: give a Result or a gpu")
     spec = resolve_gpu(gpu if gpu is not None else result.gpu)
@@ -254,7 +254,7 @@ def plot(r: Roofline, path=None):
                 note += f"; measured {r.measured_time_s * 1e6:.2f} µs (hollow)"
         else:
             note = f"{r.kernel} executes no floating-point arithmetic: no point on the roofline"
-    from matplotlib.ticker import FuncFormatter, NullFormatter
+    from matplotlib.ticker import FuncFormatter, NullFormatter  # lazy: matplotlib, only when a figure is drawn
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     for axis in (ax.xaxis, ax.yaxis):                 # plain-text labels: mathtext is most of the drawing time

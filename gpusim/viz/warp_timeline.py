@@ -15,7 +15,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
+from gpusim import api
+from gpusim.result import Result
+from gpusim.timing.engine import TimingOptions
+from gpusim.timing.record import Recording, TraceWindow
 from gpusim.viz import _mpl
+from gpusim.viz.capture import subject_of
 
 # Nsight's states, in legend order, with their colours (issue green, memory red/orange,
 # synchronisation purple, pipes blue, front end pink/grey)
@@ -48,22 +55,15 @@ class WarpTimeline:
 def record(subject, gpu=None, window=None):
     """A timed launch of `subject` (anything `gpusim.viz.capture` takes) on copies of its
     arguments with recording on; returns the Result (`extra['recording']`)."""
-    import numpy as np
 
-    import gpusim
-    from gpusim.timing.engine import TimingOptions
-    from gpusim.timing.record import TraceWindow
-    from gpusim.viz.capture import subject_of
     s = subject_of(subject, gpu)
     args = tuple(np.copy(a) if isinstance(a, np.ndarray) else a for a in s.args)
-    return gpusim.launch(s.kernel, s.grid, s.block, args, s.gpu, timing=True, shared_bytes=s.shared_bytes,
-                         timing_options=TimingOptions(record=window or TraceWindow()))
+    return api.launch(s.kernel, s.grid, s.block, args, s.gpu, timing=True, shared_bytes=s.shared_bytes,
+                      timing_options=TimingOptions(record=window or TraceWindow()))
 
 
 def recording_of(source, gpu=None):
     """The Recording of a Recording, a Result launched with one, or a subject (launched here)."""
-    from gpusim.result import Result
-    from gpusim.timing.record import Recording
     if isinstance(source, Recording):
         return source
     if isinstance(source, Result):
@@ -116,13 +116,13 @@ def warp_timeline(source, sm: int | None = None, start: float | None = None, end
 def plot(t: WarpTimeline, path=None):
     """Rows of warp slots against cycles, states coloured, barriers marked (a triangle at
     the arrival, a black tick at the release); sub-partitions separated by lines."""
-    from matplotlib.patches import Patch
+    from matplotlib.patches import Patch  # lazy: matplotlib, only when a figure is drawn
     n = max(len(t.rows), 1)
     height = min(2.0 + 0.22 * n, 16)
     fig, axes = _mpl.figure(figsize=(12, height), dpi=110)
     fig.subplots_adjust(left=0.08, right=0.85, bottom=0.55 / height, top=1 - 0.45 / height)   # fixed: no layout pass
     ax = axes[0, 0]
-    from matplotlib.collections import PathCollection
+    from matplotlib.collections import PathCollection  # lazy: matplotlib, only when a figure is drawn
     for state, segs in t.segments.items():            # one collection of compound paths per state: cheap to draw
         ax.add_collection(PathCollection(_boxes(segs), facecolors=STATE_COLOURS.get(state, "#444444"), linewidths=0,
                                          snap=True), autolim=False)    # snapped to pixels: a 1-cycle issue stays visible
@@ -159,8 +159,7 @@ BOXES_PER_PATH = 4000      # Agg rasterises one path at a time; a few thousand b
 
 def _boxes(segs) -> list:
     """The (row, start, end) boxes of `segs`, each row +-0.4 tall, as a few compound paths."""
-    import numpy as np
-    from matplotlib.path import Path
+    from matplotlib.path import Path  # lazy: matplotlib, only when a figure is drawn
     k, a, b = np.asarray(segs, float).reshape(-1, 3).T
     x = np.stack([a, b, b, a, a], 1)
     y = np.stack([k - 0.4, k - 0.4, k + 0.4, k + 0.4, k - 0.4], 1)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from isa.errors import UnsupportedInstruction
 from isa.opcodes import Bound, OpSpec
-from isa.program import Instruction
+from isa.program import Instruction, Sym
 
 
 def _no_operands(unit: str):
@@ -58,7 +58,6 @@ SYSTEM_CALL_TYPES = {"malloc": (("u64",), ("u64",)), "free": ((), ("u64",)),
 
 
 def bind_call(instr: Instruction) -> Bound:
-    from isa.program import Sym
     target = instr.operands[1] if len(instr.operands) > 1 and not isinstance(instr.operands[0], Sym) \
         else (instr.operands[0] if instr.operands else None)
     if isinstance(target, Sym) and target.name in SYSTEM_CALL_TYPES:

@@ -36,6 +36,7 @@ from isa.program import Instruction
 from isa.semantics import fp_exact as fx
 from isa.semantics.fp_exact import FORMATS, ret, round_f64, sgn, two_sum
 from isa.types import SIGNED, UNSIGNED, dtype
+from isa.semantics.fp8 import bind_cvt_fp8
 
 _INTS = SIGNED | UNSIGNED
 _FLOATS = ("f16", "bf16", "f32", "f64")
@@ -186,7 +187,6 @@ def bind_cvt(instr: Instruction) -> Bound:
     """cvt{.irnd|.frnd}{.ftz}{.sat}{.relu}{.satfinite}.dtype.atype d, a (or d, a, b for x2)."""
     types, mods = instr.types, instr.modifiers
     if "e4m3x2" in mods or "e5m2x2" in mods:
-        from isa.semantics.fp8 import bind_cvt_fp8
         return bind_cvt_fp8(instr)
 
     def bad(reason):

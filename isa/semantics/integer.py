@@ -66,6 +66,7 @@ def is_float(instr: Instruction) -> bool:
 def float_bind(instr: Instruction) -> Bound:
     """Hand a float-typed form of a shared opcode to the floating-point module."""
     try:
+        # a sibling family, only for float forms (refused cleanly without it)
         from isa.semantics.floating import bind_float
     except ModuleNotFoundError as e:
         if e.name != "isa.semantics.floating":

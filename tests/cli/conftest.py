@@ -76,8 +76,8 @@ def result_factory(tmp_path):
 
 @pytest.fixture
 def fake_launch(monkeypatch, tmp_path):
-    """Replace gpusim.launch by a stub returning the demo Result; `calls` records
-    (kernel, grid, block, args, kwargs) of every launch."""
+    """Replace gpusim.launch (`gpusim.api.launch`, which the command calls) by a stub returning
+    the demo Result; `calls` records (kernel, grid, block, args, kwargs) of every launch."""
     import gpusim
     calls = []
 
@@ -88,5 +88,5 @@ def fake_launch(monkeypatch, tmp_path):
         r.gpu = getattr(gpu, "name", gpu)
         return r
 
-    monkeypatch.setattr(gpusim, "launch", launch)
+    monkeypatch.setattr(gpusim.api, "launch", launch)
     return calls

@@ -136,7 +136,7 @@ def test_gpusim_error_is_one_line_without_traceback(capsys, monkeypatch):
     def bad_launch(*a, **k):
         raise LaunchError("kernel vector_add: block (2048, 1, 1) has 2048 threads, above the limit")
 
-    monkeypatch.setattr(gpusim, "launch", bad_launch)
+    monkeypatch.setattr(gpusim.api, "launch", bad_launch)
     assert cli.main(["run", "vector_add"]) == 5                 # LaunchError's exit status
     err = capsys.readouterr().err
     assert err == "error: kernel vector_add: block (2048, 1, 1) has 2048 threads, above the limit\n"

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 import gpusim.cli.check as check_cmd
 import gpusim.cli.run as run_cmd
 import gpusim.collectives.run as collectives
-import gpusim.sweep.cli as sweep_cli
+import gpusim.cli.sweep as sweep_cli
 import gpusim.sweep.executors as executors
 import gpusim.sweep.space as space
 from gpusim.cli import main

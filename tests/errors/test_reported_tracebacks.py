@@ -109,7 +109,7 @@ def test_a_trace_to_a_full_device(run_cli):
 def no_launch(monkeypatch):
     def launch(*a, **k):
         raise AssertionError("launched before the output paths were checked")
-    monkeypatch.setattr(gpusim, "launch", launch)
+    monkeypatch.setattr(gpusim.api, "launch", launch)
 
 
 def test_html_naming_a_directory_fails_before_any_work(run_cli, tmp_path, no_launch):
@@ -153,7 +153,7 @@ def test_a_numba_cuda_launch_after_the_drop_in():
     from numba.cuda.cudadrv.error import CudaSupportError
 
     from gpusim import cuda
-    from gpusim.frontend.hostcompile import _INSTALLED
+    from gpusim.cuda._hostcompile import _INSTALLED
     if not _INSTALLED:
         pytest.skip("a CUDA driver is present: numba.cuda launches on the GPU")
 

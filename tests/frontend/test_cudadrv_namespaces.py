@@ -1,5 +1,5 @@
 """`cuda.cudadrv.devicearray`, `cuda.devicearray` and `cuda.kernels` of the drop-in
-(gpusim/frontend/cudadrv.py): numba-cuda's names, the simulator's arrays and kernels."""
+(gpusim/cuda/_namespaces.py): numba-cuda's names, the simulator's arrays and kernels."""
 from __future__ import annotations
 
 import numpy as np

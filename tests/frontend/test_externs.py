@@ -14,7 +14,7 @@ from numba import cuda
 from gpusim.frontend import externs
 from gpusim.frontend.compile import CompiledKernel, compile_kernel
 from gpusim.frontend.link import link
-from isa import opcodes
+from isa import optable
 from isa.errors import UnsupportedCall
 from isa.inline import has_calls
 from isa.parser import parse
@@ -105,7 +105,7 @@ def test_every_float16_shim_compiles_and_binds_in_the_opcode_table():
 
 def _binds(ins) -> bool:
     try:
-        opcodes.bind(ins)
+        optable.bind(ins)
     except Exception:
         return False
     return True

@@ -13,7 +13,7 @@ from llvmlite import ir
 from gpusim.functional.fastpath import forms
 from gpusim.functional.fastpath.alu_ir import I8, I64, IR, ir_type
 from gpusim.functional.fastpath.segments import _llvm_target
-from isa import opcodes
+from isa import optable
 from isa.parser import parse
 from isa.types import dtype as ptx_dtype
 
@@ -96,7 +96,7 @@ def compiled(ins, bound, emit):
 
 def check(text: str, seed: int = 0) -> None:
     ins = instr(text)
-    _, bound = opcodes.bind(ins)
+    _, bound = optable.bind(ins)
     emit = forms.form(ins, bound)
     assert emit is not None, f"{text} is not compiled"
     rng = np.random.default_rng(seed)
@@ -204,4 +204,4 @@ def test_float_form_matches_reference(text):
                                   "ex2.approx.f32 %f1, %f2;", "popc.b32 %r1, %r2;"])
 def test_forms_left_to_the_reference_are_not_claimed(text):
     ins = instr(text)
-    assert forms.form(ins, opcodes.bind(ins)[1]) is None
+    assert forms.form(ins, optable.bind(ins)[1]) is None

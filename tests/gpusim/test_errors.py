@@ -116,7 +116,7 @@ def test_unknown_gpu_preset_lists_known_ones():
 
 def test_unsupported_opcode_names_opcode_and_lines():
     from isa.errors import UnsupportedInstruction
-    from isa.opcodes import lookup
+    from isa.optable import lookup
     from isa.program import Instruction, SourceLoc
     ins = Instruction("movmatrix", ("sync", "aligned"), (), loc=SourceLoc("k.py", 12), ptx_line=40)
     with pytest.raises(UnsupportedInstruction, match=r"'movmatrix.sync.aligned'.*PTX line 40.*k.py:12"):

@@ -250,7 +250,6 @@ def test_unknown_preset_lists_the_known_ones():
 ZERO_ALLOWED = {"sm.reserved_shared_per_block_bytes", "sm.shared_carveouts_bytes", "compute_capability",
                 "sm.pipes.fmalite.issue_interval_cycles", "sm.pipes.fp16.issue_interval_cycles",   # 0: no such pipe
                 "system.switch_latency_ns",                                                            # 0: no switch
-                "l2.atomic_extra_address_cycles",     # 0 on datasheets: the per-lane interval carries the turn
                 "tensor.tf32_dense_flop_per_cycle_per_sm", "tensor.fp8_dense_flop_per_cycle_per_sm",    # 0: no such
                 "tensor.int8_dense_op_per_cycle_per_sm", "tensor.fp64_flop_per_cycle_per_sm"}          # tensor type
 

@@ -7,7 +7,7 @@ form whose outputs differ from the recorded hardware outputs, bit for bit.
 `carry|addc.cc.u32|cf`, `atom.global.cas.b32`); everything needed to rebuild the instruction is
 in the name and the number of inputs, so the data file is self-describing.
 
-Each form is built as an `isa.program.Instruction`, bound through `isa.opcodes.bind` (the path
+Each form is built as an `isa.program.Instruction`, bound through `isa.optable.bind` (the path
 the executor takes) and its `fn` applied to all n inputs at once under `np.errstate(all="ignore")`,
 as the executor does. It checks the value semantics only: the executor's decoding, masks and
 memory are not involved (atomics are checked as their combining function on one slot per lane).
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from isa.opcodes import bind
+from isa.optable import bind
 from isa.program import Address, Imm, Instruction, PredPair, Reg
 from isa.semantics.carry import implicit_operands
 from isa.types import dtype, unsigned_dtype

@@ -32,6 +32,7 @@ from gpusim.cupy._array import Memory, MemoryPointer, ndarray
 from gpusim.cupy._unsupported import WHY, Unsupported
 from gpusim.cupy.cuda import runtime
 from gpusim.errors import GpusimError, LaunchError
+from gpusim.frontend.externs import nvrtc_version
 
 __all__ = ["Device", "Stream", "ExternalStream", "Event", "get_elapsed_time", "get_current_stream", "MemoryPointer",
            "Memory", "alloc", "runtime", "MemoryPool", "PinnedMemoryPool", "set_allocator",
@@ -271,7 +272,6 @@ class _Nvrtc:
 
     @staticmethod
     def getVersion() -> tuple[int, int]:  # noqa: N802  (CuPy's name)
-        from gpusim.frontend.externs import nvrtc_version   # lazy: reads the CUDA packages
         v = nvrtc_version()
         return (int(v[0]), int(v[1])) if isinstance(v, (tuple, list)) else (0, 0)
 

@@ -31,6 +31,8 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from cuda.pathfinder import find_nvidia_binary_utility
+
 from gpusim.errors import GpusimError
 from gpusim.frontend.diskcache import read_entry, read_text_entry, write_entry
 
@@ -46,7 +48,6 @@ class SassToolError(GpusimError):
 @lru_cache(maxsize=None)
 def _tool(name: str) -> str | None:
     try:
-        from cuda.pathfinder import find_nvidia_binary_utility
         path = find_nvidia_binary_utility(name)
     except Exception:                     # pathfinder missing or unable to look: fall back to PATH
         path = None

@@ -14,10 +14,11 @@ which are definitions; only unguarded ALU instructions and loads kill.
 """
 from __future__ import annotations
 
-from isa import opcodes
+from isa import optable
 from isa.cfg import CFG, build_cfg
 from isa.program import Address, ArgList, Instruction, PredPair, Reg, TensorRef, Vector
 from isa.semantics.carry import implicit_operands
+from gpusim.functional.decode import Decoder
 
 
 def _regs(o, out: list) -> None:
@@ -110,14 +111,12 @@ class Liveness:
 
 def kernel_liveness(kernel) -> Liveness:
     """Liveness of an `isa.program.Kernel` (its ALU destinations as the decoder counts them)."""
-    from gpusim.functional.decode import Decoder            # decode imports nothing from here: no cycle
-    from isa.semantics.carry import implicit_operands
     instrs = kernel.instructions
 
     def ndests(i):
         ins = instrs[i]
         try:
-            spec, bound = opcodes.bind(ins)
+            spec, bound = optable.bind(ins)
         except Exception:                 # not executable (a control instruction's form): all uses
             return None
         if ins.opcode in ("ld", "ldu"):

@@ -39,6 +39,8 @@ from gpusim.functional.ops import AluOp, Op
 from gpusim.functional.decode import PREDEFINED, imm_value
 from isa.program import Imm, Reg, Special, Sym
 from isa.types import dtype as ptx_dtype
+from isa.semantics.carry import implicit_operands
+from isa import optable
 
 # A segment variant is compiled once its reference ops have run this many lane-instructions
 # (about the numpy time its compilation costs, a few ms): short launches never wait for LLVM.
@@ -97,7 +99,6 @@ class FastAluOp(AluOp):
 
 def _sources(dec, ins, bound):
     """Source descriptors in the order of Decoder.flat_sources (None if one is not compiled)."""
-    from isa.semantics.carry import implicit_operands
     hidden_dsts, hidden_srcs = implicit_operands(ins)
     if hidden_dsts or hidden_srcs:
         return None
@@ -125,8 +126,7 @@ def _sources(dec, ins, bound):
 
 
 def dec_spec(ins):
-    from isa import opcodes
-    return opcodes.lookup(ins)
+    return optable.lookup(ins)
 
 
 class KernelCode:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+import tomllib
+import dataclasses
 
 HERE = Path(__file__).resolve().parent
 _LOADED: dict[str, tuple[tuple[int, int], object]] = {}   # name -> (file's (mtime_ns, size), spec)
@@ -26,7 +28,6 @@ def path(name: str) -> Path | None:
 
 def info(name: str) -> dict:
     """The `[calibration]` table of a calibrated preset (data file, GPU, date, command)."""
-    import tomllib
     p = path(name)
     return dict(tomllib.loads(p.read_text()).get("calibration", {})) if p else {}
 
@@ -34,9 +35,7 @@ def info(name: str) -> dict:
 def load(name: str):
     """The calibrated spec `name`, parsed once per version of its file (a launch resolves its
     preset up to three times; parsing and validating the TOML took about 3 ms each)."""
-    import dataclasses
-
-    from gpusim.specs.overrides import load_toml
+    from gpusim.specs.overrides import load_toml  # a cycle: overrides reaches the presets, which load these
     p = path(name)
     st = p.stat()
     stamp = (st.st_mtime_ns, st.st_size)

@@ -48,7 +48,12 @@ What is modelled:
   limit a store-only kernel would issue its stores at once and end when a backlog
   booked far ahead drains.
 - Atomics and reductions: performed at the L2 (`lower.atomic`); the L1 copies of their
-  sectors are invalidated.
+  sectors are invalidated. The L1 splits a warp's atomic into passes of at most one lane
+  per address (a sector is in as many passes as the most lanes on one of its addresses,
+  `trace.py`); each pass carries its sector to the L2 (32 B to the crossbar, and 32 B
+  back for an ATOM) and counts once in `l1tex__t_sectors_..._op_{atom,red}`, as Nsight
+  counts them on H100/H200 (validate/data/h200_mechanisms.json: sectors = passes =
+  `lts__d_atomic_input_cycles_active` for every atomic_bins/lanes/hot size).
 - Counters (Nsight names, global and local spaces):
   `l1tex__t_{requests,sectors}_pipe_lsu_mem_{global,local}_op_{ld,st}.sum`,
   `..._op_{ld,st}_lookup_{hit,miss}.sum`, `l1tex__t_{requests,sectors}_pipe_lsu_mem_global_op_{atom,red}.sum`,
@@ -324,15 +329,20 @@ class L1Cache:
             self.drain_time = done
         return t + wf
 
-    def atomic(self, now: float, sectors, reduction: bool = False, ops=None, addrs=None) -> float:
+    def atomic(self, now: float, sectors, reduction: bool = False, passes=None, float_op: bool = False) -> float:
         """A warp's global atomic (`reduction`: RED, no result) at `now`; when its result is back.
-        `ops[i]` is how many lanes' operations target sector i (default one each), `addrs[i]`
-        at how many distinct addresses (default one)."""
+        `passes[i]`: the passes sector i is in (the most lanes on one of its addresses; default
+        one each); `float_op`: a floating-point read-modify-write."""
         lst = sectors.tolist() if hasattr(sectors, "tolist") else sectors
         n = len(lst)
         op = 1 if reduction else 0
         self._at_req[op] += 1
-        self._at_sec[op] += n
+        if passes is not None:
+            passes = passes.tolist() if hasattr(passes, "tolist") else passes
+            m = sum(passes)
+        else:
+            m = n
+        self._at_sec[op] += m                           # Nsight counts a sector once per pass
         if n == 0:
             return now
         start, _ = self._stage(now, n)
@@ -343,10 +353,10 @@ class L1Cache:
                 ent = sets[unit_of(s >> sh, nsets)].get(s >> sh)
                 if ent is not None:
                     ent[s & mask] = None                # the L2 holds the only current copy
-        self._write_bytes += n * self.sector_bytes
+        self._write_bytes += m * self.sector_bytes      # each pass carries its sector's operands
         if not reduction:
-            self._read_bytes += n * self.sector_bytes
-        r = self.lower.atomic(start, self.sm_id, lst, reduction, ops, addrs)
+            self._read_bytes += m * self.sector_bytes
+        r = self.lower.atomic(start, self.sm_id, lst, reduction, passes, float_op)
         if r > self.drain_time:
             self.drain_time = r
         return r

@@ -41,15 +41,12 @@ What is modelled:
     miss:    one HBM burst read issued at ts; data leaves at HBM completion + P
     far:     + 2 * fabric_latency_cycles (and the fabric and home slice queues)
     write:   acknowledged at ts + P (far: at the home's booking + fabric latency + P)
-    atomic:  as a read, then the read-modify-write at the home: + `atomic_latency_cycles`;
-             RMWs to one sector are serialised: each request's turn takes
-             `l2.atomic_same_address_interval_cycles` per lane operation plus
-             `l2.atomic_extra_address_cycles` for each distinct address of the
-             sector beyond the first (lanes on one address are combined in the
-             atomic unit's pipeline; another address is another pass); every sector
-             of a request also occupies its slice for 1 / `l2.atomic_ops_per_cycle_per_slice`
-             cycles (the slice's atomic units work a sector at a time: random-address
-             atomics, a sector per lane, run at the same sector rate as coalesced ones)
+    atomic:  as a read, then the read-modify-writes at the home: each sector's passes (the
+             L1 splits a warp's lanes into passes of at most one lane per address) take
+             their turns at the atomic unit of the line's 512-B granule
+             (`l2_atomics.py`); the result is ready `atomic_latency_cycles` after the
+             last pass starts. Each pass holds its home slice for the unit's time and a
+             far line's near slice for `l2.atomic_near_slice_cycles_per_pass`.
   A request's time is the latest over its sectors.
 - Misses fetch whole HBM bursts (`hbm.access_granularity_bytes`); with 64-B bursts the
   sibling sector of the pair is filled too (sector promotion).
@@ -60,7 +57,8 @@ What is modelled:
   by the engine; `tau`, the requesting block's grid position): a line the whole GPU's L2
   would hold is allocated valid (no DRAM fill, no phantom), and evicted dirty without a
   write-back (`gpusim__l2_warm_fill_lines.sum`, `gpusim__l2_warm_kept_lines.sum`).
-- Counters (Nsight names): `lts__t_sectors.sum` (all ops), `lts__t_sectors_op_{read,write,atom,red}.sum`
+- Counters (Nsight names): `lts__t_sectors.sum` (all ops; an atomic sector once per pass),
+  `lts__d_atomic_input_cycles_active.sum` (passes at their home units), `lts__t_sectors_op_{read,write,atom,red}.sum`
   and their `_lookup_hit`/`_lookup_miss`, `lts__t_sectors_srcunit_tex{,_lookup_hit,_lookup_miss}.sum`
   (lookups for SMs, in their near partition), `lts__t_sectors_srcunit_tex_op_read_lookup_{hit,miss}.sum`,
   `lts__t_sectors_srcunit_ltcfabric{,_lookup_hit,_lookup_miss}.sum` (lookups arriving from
@@ -90,6 +88,7 @@ from collections import OrderedDict, deque
 from gpusim.errors import ConfigError
 from gpusim.timing.memory.hashing import MEMO_ENTRIES, unit_of
 from gpusim.timing.memory.hbm import HBM
+from gpusim.timing.memory.l2_atomics import AtomicUnits
 from gpusim.timing.memory.l2_home import HomeSlice
 from gpusim.timing.memory.l2_partitions import ATOM, FABRIC, FULL, READ, RED, TEX, WRITE, FarPartition
 from gpusim.timing.memory.l2_standins import StandIns
@@ -98,7 +97,6 @@ from gpusim.timing.memory.servers import BandwidthServer
 
 NEG_INF = float("-inf")
 _OPS = ("read", "write", "atom", "red")
-ATOM_PRUNE_ENTRIES = 1 << 16             # atomic sectors remembered before old ones are pruned
 
 
 def as_list(sectors) -> list:
@@ -122,7 +120,6 @@ class L2Cache(HomeSlice, FarPartition, StandIns, WriteBack):
 
     def __init__(self, spec, hbm: HBM | None = None, sm_fraction: float = 1.0, *,
                  pipeline_latency_cycles: float | None = None,
-                 atomic_same_sector_interval_cycles: float | None = None,
                  share_blocks_per_simulated: float = 1.0):
         l2 = spec.l2
         if l2.sector_bytes != spec.l1.sector_bytes:
@@ -152,12 +149,9 @@ class L2Cache(HomeSlice, FarPartition, StandIns, WriteBack):
         self.pipeline_latency_cycles = l2.hit_latency_cycles if pipeline_latency_cycles is None \
             else pipeline_latency_cycles
         self.atomic_latency_cycles = l2.atomic_latency_cycles
-        # a fraction of the SMs gets that fraction of a hot sector's atomic throughput, like any shared unit
-        self.atomic_interval_cycles = (l2.atomic_same_address_interval_cycles
-                                       if atomic_same_sector_interval_cycles is None
-                                       else atomic_same_sector_interval_cycles) / sm_fraction
-        self.atomic_address_cycles = l2.atomic_extra_address_cycles / sm_fraction
-        self._addrs: list | None = None                 # the current atomic's distinct addresses per sector
+        self.atomics = AtomicUnits(spec, sm_fraction)   # the slices' atomic units (l2_atomics.py)
+        self._float = False                             # the current atomic is a floating-point one
+        self._sm = 0                                    # ... and the SM it comes from
         self.hbm = hbm if hbm is not None else HBM(spec, sm_fraction)
         if self.hbm.granularity_bytes > l2.line_bytes:
             raise ConfigError(f"HBMSpec.access_granularity_bytes ({self.hbm.granularity_bytes}) cannot exceed "
@@ -167,15 +161,11 @@ class L2Cache(HomeSlice, FarPartition, StandIns, WriteBack):
         # a written sector holds the slice longer than a read one: writes book this many bytes per byte
         self._write_cost = l2.bandwidth_bytes_per_cycle_per_slice / l2.write_bandwidth_bytes_per_cycle_per_slice
         self._servers = [BandwidthServer(bw, 0.0, name=f"L2.slice[{i}]") for i in range(self.slices)]
-        # one lane atomic holds its slice as long as this many bytes would (atomic unit throughput)
-        self._atom_cost = l2.bandwidth_bytes_per_cycle_per_slice / l2.atomic_ops_per_cycle_per_slice
         self.fabric_latency_cycles = l2.fabric_latency_cycles
         self.fabric = BandwidthServer(l2.fabric_bandwidth_bytes_per_cycle * sm_fraction, l2.fabric_latency_cycles,
                                       name="L2.fabric")
         self._sets = [[LRUSet() for _ in range(per_part)] for _ in range(self.partitions)]
         self._memo: dict[int, int] = {}        # line -> its set << 20 | slice (speed: hashing.py's memos)
-        self._atom_free: dict[int, float] = {}   # sector -> earliest start of its next RMW
-        self._atom_prune_at = ATOM_PRUNE_ENTRIES  # its size that triggers the next pruning
         self._granule = l2.ecc_granule_bytes
         self._whole: dict[int, bool] = {0: True, FULL: True}     # byte mask -> covers whole ECC granules
         self._share_ratio = share_blocks_per_simulated
@@ -205,10 +195,12 @@ class L2Cache(HomeSlice, FarPartition, StandIns, WriteBack):
         return self._access(t, as_list(sectors), WRITE, masks=as_list(masks) if masks is not None else None,
                             part=part)
 
-    def atomic(self, t: float, sectors, reduction: bool = False, ops=None, part: int = 0, addrs=None) -> float:
+    def atomic(self, t: float, sectors, reduction: bool = False, passes=None, part: int = 0,
+               float_op: bool = False, sm: int = 0) -> float:
+        """`passes[i]`: the passes sector i is in (default one each); `float_op`: float RMWs;
+        `sm`: the requesting SM."""
         return self._access(t, as_list(sectors), RED if reduction else ATOM,
-                            as_list(ops) if ops is not None else None, part=part,
-                            addrs=as_list(addrs) if addrs is not None else None)
+                            as_list(passes) if passes is not None else None, part=part, float_op=float_op, sm=sm)
 
     def home_of(self, line: int) -> int:
         """The partition a 128-B line index is homed in."""
@@ -226,8 +218,7 @@ class L2Cache(HomeSlice, FarPartition, StandIns, WriteBack):
             s.clear_bookings()
         self.fabric.clear_bookings()
         self.hbm.flush()
-        self._atom_free.clear()
-        self._atom_prune_at = ATOM_PRUNE_ENTRIES
+        self.atomics.flush()
         spl = self.sectors_per_line
         for sets in self._sets:
             for od in sets:
@@ -248,6 +239,7 @@ class L2Cache(HomeSlice, FarPartition, StandIns, WriteBack):
         for s in self._servers:
             s.reset_stats()
         self.fabric.reset_stats()
+        self.atomics.reset_counters()
 
     @property
     def busy_cycles(self) -> float:
@@ -277,6 +269,7 @@ class L2Cache(HomeSlice, FarPartition, StandIns, WriteBack):
         out["lts__t_sector_hit_rate.pct"] = 100.0 * h / (h + m) if h + m else 0.0
         rh, rm = H[TEX][READ] + H[FABRIC][READ], M[TEX][READ] + M[FABRIC][READ]
         out["lts__t_sector_op_read_hit_rate.pct"] = 100.0 * rh / (rh + rm) if rh + rm else 0.0
+        out["lts__d_atomic_input_cycles_active.sum"] = float(self.atomics.passes)
         out["gpusim__l2_rmw_bursts.sum"] = float(self.rmw_bursts)
         out["gpusim__l2_partial_write_sectors.sum"] = float(self.partial_write_sectors)
         out["gpusim__l2_phantom_writeback_sectors.sum"] = float(self.phantom_sectors)
@@ -291,9 +284,12 @@ class L2Cache(HomeSlice, FarPartition, StandIns, WriteBack):
     # -- the access path ------------------------------------------------------------------
 
     def _access(self, t: float, lst: list, op: int, ops: list | None = None, masks: list | None = None,
-                part: int = 0, addrs: list | None = None) -> float:
+                part: int = 0, float_op: bool = False, sm: int = 0) -> float:
+        """`ops`: an atomic's passes per sector (None: one each); `float_op`, `sm`: an atomic's
+        kind and requesting SM (read by _home)."""
         if op >= ATOM:
-            self._addrs = addrs                         # distinct addresses per sector, read by _home's RMW turn
+            self._float = float_op
+            self._sm = sm
         sh = self.line_shift
         nslices, spp, servers, sbytes = self.slices, self.slices_per_partition, self._servers, self.sector_bytes
         geometry = self._geometry
@@ -325,9 +321,13 @@ class L2Cache(HomeSlice, FarPartition, StandIns, WriteBack):
                 if masks is not None:
                     nbytes += self._partial_cost(masks, i, j)
                 nbytes *= self._write_cost
-            elif op >= ATOM:                            # the slice's atomic units: lane operations, not bytes
-                nbytes += (j - i) * self._atom_cost     # one read-modify-write per sector of the request
-            ts = servers[part * spp + s].serve(t, nbytes)
+            near = nbytes
+            if op >= ATOM:                              # each pass holds its home slice, a far one its near too
+                npass = sum(ops[i:j]) if ops is not None else j - i
+                near = nbytes = npass * self.atomics.home_bytes
+                if home != part:
+                    near = npass * self.atomics.near_bytes
+            ts = servers[part * spp + s].serve(t, near)
             if home == part:
                 od = near_sets[x]
                 ent = od.get(line)
@@ -347,10 +347,6 @@ class L2Cache(HomeSlice, FarPartition, StandIns, WriteBack):
             if r > latest:
                 latest = r
             i = j
-        if op >= ATOM and len(self._atom_free) > self._atom_prune_at:
-            self._prune_atomics(t)
-            # amortised: when most entries are recent, the next pruning waits for the dict to double
-            self._atom_prune_at = max(ATOM_PRUNE_ENTRIES, 2 * len(self._atom_free))
         return latest + self.pipeline_latency_cycles
 
     def _entry(self, p: int, line: int, x: int, ts: float, alloc: bool = True) -> list | None:

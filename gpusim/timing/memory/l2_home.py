@@ -6,16 +6,14 @@ What is modelled (the rules are the cache's, see `l2.py`): a write makes its byt
 and dirty (a partial write to an absent sector allocates it without a fill, with only the
 written bytes valid); a read of a sector not wholly valid fetches its DRAM burst, which
 fills every sector of the burst not wholly valid (merged under the dirty bytes); a read
-of a sector whose fill is on its way waits for it; atomics read, then take their turn at
-the sector's read-modify-write unit (`atomic_same_address_interval_cycles` per lane
-operation, `atomic_extra_address_cycles` per further address). Hits and misses are
-counted per source (an SM's L1, or the fabric) and operation.
+of a sector whose fill is on its way waits for it; atomics read, then each sector's passes
+take their turns at the atomic unit of its line's granule (`l2_atomics.py`). Hits and misses are counted per source (an SM's L1, or the fabric) and
+operation, an atomic sector once per pass (its further passes find it).
 """
 from __future__ import annotations
 
 from gpusim.timing.memory.l2_partitions import FULL, READ, WRITE
 
-NEG_INF = float("-inf")
 
 
 class HomeSlice:
@@ -99,15 +97,10 @@ class HomeSlice:
             else:
                 hits += 1
                 r = ts
-            if op != READ:                          # read-modify-write at the slice, one per lane op
-                a = self._atom_free.get(s, NEG_INF)
-                if a > r:
-                    r = a
-                n_ops = ops[idx] if ops is not None else 1
-                extra = self._addrs[idx] - 1 if self._addrs is not None else 0
-                turn = self.atomic_address_cycles * extra + self.atomic_interval_cycles * n_ops
-                self._atom_free[s] = r + turn
-                r += self.atomic_latency_cycles + turn - self.atomic_interval_cycles
+            if op != READ:                          # the sector's passes at the line's atomic unit
+                p = ops[idx] if ops is not None else 1
+                hits += p - 1                       # each further pass is a lookup that finds it
+                r = self.atomics.rmw(r, s >> self.line_shift, s, p, self._float, self._sm) + self.atomic_latency_cycles
                 self._dirty(ent, k)
             if r > latest:
                 latest = r
@@ -116,7 +109,3 @@ class HomeSlice:
         self._hits[src][op] += hits
         self._misses[src][op] += misses
         return latest
-
-    def _prune_atomics(self, t: float) -> None:
-        horizon = t - 65536.0                           # far beyond any quantum's reordering
-        self._atom_free = {s: a for s, a in self._atom_free.items() if a > horizon}

@@ -86,8 +86,8 @@ class FarPartition:
             if pm is not None and not pm:
                 copy[spl + 1] = None
             return r if r > r_near else r_near
-        # writes and atomics: the near lookup, then on to the home
-        n_near = j - i
+        # writes and atomics: the near lookup (an atomic sector once per pass), then on to the home
+        n_near = j - i if ops is None or op == WRITE else sum(ops[i:j])
         present = 0
         if op == WRITE:
             pm = copy[spl + 1]

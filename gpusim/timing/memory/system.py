@@ -127,14 +127,16 @@ class MemorySystem:
         return self._l2(self._traverse(now, len(lst) * self._sector_bytes), lst, WRITE, None, masks,
                         sm_id % self.partitions) + self._back
 
-    def atomic(self, now: float, sm_id: int, sectors, reduction: bool = False, ops=None, addrs=None) -> float:
+    def atomic(self, now: float, sm_id: int, sectors, reduction: bool = False, passes=None,
+               float_op: bool = False) -> float:
         """Atomics performed at the L2 (`reduction`: RED, no value returned); when the result is back.
-        `ops[i]`: lane operations on sector i (each is one read-modify-write at the slice);
-        `addrs[i]`: the distinct addresses among them."""
+        `passes[i]`: the passes sector i is in (default one each; each carries the sector across
+        the crossbar and is one read-modify-write at the L2); `float_op`: floating-point RMWs."""
         lst = as_list(sectors)
-        t = self._traverse(now, len(lst) * self._sector_bytes)
-        return self._l2(t, lst, RED if reduction else ATOM, as_list(ops) if ops is not None else None,
-                        part=sm_id % self.partitions, addrs=as_list(addrs) if addrs is not None else None) + self._back
+        pl = as_list(passes) if passes is not None else None
+        t = self._traverse(now, (sum(pl) if pl is not None else len(lst)) * self._sector_bytes)
+        return self._l2(t, lst, RED if reduction else ATOM, pl, part=sm_id % self.partitions,
+                        float_op=float_op, sm=sm_id) + self._back
 
     # -- requests to a peer GPU's memory ----------------------------------------------------
 
@@ -208,24 +210,23 @@ class MemorySystem:
                 done = r
         return done + self._back
 
-    def _peer_atomic(self, now: float, sm_id: int, sectors, reduction: bool = False, ops=None,
-                     addrs=None) -> float:
+    def _peer_atomic(self, now: float, sm_id: int, sectors, reduction: bool = False, passes=None,
+                     float_op: bool = False) -> float:
         lst = as_list(sectors)
         parts = self._split(lst) if lst else None
         if parts is None:
-            return MemorySystem.atomic(self, now, sm_id, lst, reduction, ops, addrs)
-        opl = as_list(ops) if ops is not None else None
-        adl = as_list(addrs) if addrs is not None else None
+            return MemorySystem.atomic(self, now, sm_id, lst, reduction, passes, float_op)
+        pl = as_list(passes) if passes is not None else None
         sb = self._sector_bytes
-        t = self._traverse(now, len(lst) * sb)
+        t = self._traverse(now, (sum(pl) if pl is not None else len(lst)) * sb)
         done = t
         for owner, idx in parts.items():
             if owner < 0:
                 r = self._l2(t, [lst[k] for k in idx], RED if reduction else ATOM,
-                             [opl[k] for k in idx] if opl else None, part=sm_id % self.partitions,
-                             addrs=[adl[k] for k in idx] if adl else None)
+                             [pl[k] for k in idx] if pl else None, part=sm_id % self.partitions,
+                             float_op=float_op, sm=sm_id)
             else:
-                r = self.peer.atomic(t, owner, len(idx) * sb, reduction)
+                r = self.peer.atomic(t, owner, len(idx) * sb, reduction)    # the link: unchanged by passes (not measured)
             if r > done:
                 done = r
         return done + self._back
@@ -234,8 +235,10 @@ class MemorySystem:
 
     def warm_shared(self, footprint) -> None:
         """Misses of the simulated share on lines of `footprint` (a warming.SharedFootprint)
-        that the whole GPU's L2 would hold are filled without DRAM traffic."""
+        that the whole GPU's L2 would hold are filled without DRAM traffic; atomics on its
+        shared lines contend with the whole grid's from the start (l2_atomics.py)."""
         self.l2.footprint = footprint
+        self.l2.atomics.footprint = footprint
 
     def block_position(self, tau: float) -> None:
         """The next requests come from a block at grid position `tau` (block / grid blocks)."""

@@ -177,6 +177,14 @@ class SharedFootprint:
                 return -math.expm1(-extra * min(tau, self.window))
         return 0.0
 
+    def blocks_per_line(self, line: int) -> float | None:
+        """How many of the grid's blocks touch `line` (1 for a stream's, a halo's), or None
+        for a line outside the kernel's array arguments."""
+        r = bisect.bisect_right(self._start_list, line) - 1
+        if r >= 0 and line < self._end_list[r]:
+            return float(self.sharing[r])
+        return None
+
     def warm(self, line: int, tau: float) -> bool:
         p = self.probability(line, tau)
         return p > 0.0 and ((line * HASH_MULT) & MASK64) / 2.0 ** 64 < p

@@ -160,16 +160,16 @@ def test_atomics_to_one_sector_are_serialised():
     ms = MemorySystem(H100)
     ms.read(0.0, 0, [7])
     done = [ms.atomic(2000.0, sm, [7], reduction=True) for sm in range(10)]
-    gap = H100.l2.atomic_same_address_interval_cycles
+    gap = H100.l2.atomic_int_sector_interval_cycles
     assert done[-1] == 2000.0 + L2HIT + 40 + 9 * gap
     assert ms.counters()["lts__t_sectors_op_red.sum"] == 10
 
 
-def test_lane_atomics_of_one_request_on_one_sector_are_serialised_like_separate_requests():
+def test_the_passes_of_one_request_on_one_sector_are_serialised_like_separate_requests():
     ms = MemorySystem(H100)
     ms.read(0.0, 0, [7])
-    done = ms.atomic(2000.0, 0, [7], reduction=True, ops=[10])
-    assert done == 2000.0 + L2HIT + 40 + 9 * H100.l2.atomic_same_address_interval_cycles
+    done = ms.atomic(2000.0, 0, [7], reduction=True, passes=[10])
+    assert done == 2000.0 + L2HIT + 40 + 9 * H100.l2.atomic_int_sector_interval_cycles
 
 
 def test_atomics_to_different_sectors_overlap():
@@ -192,13 +192,15 @@ def test_writes_saturate_a_slice_at_its_write_bandwidth():
 
 
 @pytest.mark.slow
-def test_many_recent_atomic_sectors_are_pruned_a_few_times_not_at_every_atomic(monkeypatch):
-    """140,000 distinct sectors within one pruning horizon: the map of their next RMW starts is
-    pruned when it has doubled, so twice, not once per atomic beyond 65,536 (quadratic)."""
+def test_many_recent_atomic_granules_are_pruned_a_few_times_not_at_every_atomic(monkeypatch):
+    """140,000 distinct 512-B granules (and as many sectors) within one pruning horizon: the
+    maps of their next pass starts (280,000 entries) are pruned each time they have doubled,
+    at 65,536, 131,072 and 262,144 entries: 3 times, not once per atomic beyond the first
+    (quadratic)."""
     l2 = L2Cache(H100)
     calls = []
-    prune = l2._prune_atomics
-    monkeypatch.setattr(l2, "_prune_atomics", lambda t: (calls.append(t), prune(t)))
+    prune = l2.atomics._prune
+    monkeypatch.setattr(l2.atomics, "_prune", lambda t: (calls.append(t), prune(t)))
     for i in range(140_000):
-        l2.atomic(float(i // 64), [i], reduction=True)
-    assert len(calls) == 2
+        l2.atomic(float(i // 64), [16 * i], reduction=True)
+    assert len(calls) == 3

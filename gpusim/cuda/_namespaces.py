@@ -4,14 +4,14 @@ Programs (and numba-cuda's library code) reach some array constructors through
 numba-cuda's driver-level modules: `cuda.cudadrv.devicearray.from_array_like(ary)`,
 `cuda.devicearray.auto_device(obj)`, `DeviceNDArray(shape, strides, dtype)` (what
 `numba.cuda.kernels.transpose` allocates its output with). Here those names make the
-simulator's `DeviceArray`s (`devicearray.py`); every other name of these modules is
+simulator's `DeviceArray`s (`_arrays.py`); every other name of these modules is
 numba-cuda's own (`cuda.cudadrv.driver`, `nvrtc`, ...), so nothing that worked before
 changes.
 
 `cuda.kernels.transpose` is numba-cuda's transpose module executed once more with the
-drop-in as its `cuda` (as `library.py` does for the ufunc and reduction libraries) and
+drop-in as its `cuda` (as `_library.py` does for the ufunc and reduction libraries) and
 the simulated device answering its `driver.get_device().MAX_THREADS_PER_BLOCK`, so its
-tiled-transpose kernel runs in the simulator; `cuda.kernels.reduction` is `library.py`'s.
+tiled-transpose kernel runs in the simulator; `cuda.kernels.reduction` is `_library.py`'s.
 numba-cuda's own `numba.cuda.kernels.transpose.transpose` is routed to it for drop-in
 arrays, or when no CUDA driver is present (`_route_numba_transpose`).
 
@@ -35,8 +35,17 @@ import sys
 import types
 from typing import Any
 
+import numba.cuda.cudadrv as nc_cudadrv
+import numba.cuda.kernels as nc_kernels
+import numba.cuda.kernels.transpose as nc_transpose
 import numpy as np
+from numba.cuda.cudadrv.devicearray import sentry_contiguous
 
+from gpusim.cuda import _hostcompile, _library
+from gpusim.cuda._arrays import DeviceArray, empty_host
+from gpusim.cuda._device import get_current_device
+from gpusim.cuda._memory import as_cuda_array
+from gpusim.frontend import launchconfig
 from gpusim.sanitizer.device_memory import fresh
 
 
@@ -58,7 +67,6 @@ class _Namespace(types.ModuleType):
 def DeviceNDArray(shape: Any, strides: Any, dtype: Any, stream: Any = 0, gpu_data: Any = None) -> Any:  # noqa: N802
     """A new device array of `shape` with byte `strides` (numba-cuda's constructor; `gpu_data`,
     an existing allocation, is not supported: memory is the array's own)."""
-    from gpusim.frontend.devicearray import DeviceArray, empty_host
     if gpu_data is not None:
         raise NotImplementedError("DeviceNDArray(gpu_data=...) over existing device memory: the simulator's device "
                                   "arrays own their memory")
@@ -77,13 +85,10 @@ def from_array_like(ary: Any, stream: Any = 0, gpu_data: Any = None) -> Any:
 def auto_device(obj: Any, stream: Any = 0, copy: bool = True, user_explicit: bool = False) -> tuple[Any, bool]:
     """(device array, created): `obj` itself if it is one, else a new one holding `obj`'s
     values (a contiguous array, a scalar, anything numpy can make an array of)."""
-    from numba.cuda.cudadrv.devicearray import sentry_contiguous
-    from gpusim.frontend.devicearray import DeviceArray
     if isinstance(obj, DeviceArray):
         return obj, False
     if getattr(obj, "__cuda_array_interface__", None) is not None:
-        from gpusim import cuda
-        return cuda.as_cuda_array(obj), False
+        return as_cuda_array(obj), False
     arr = np.array(obj, copy=None, subok=True)
     sentry_contiguous(arr)
     dev = from_array_like(arr, stream=stream)
@@ -93,7 +98,6 @@ def auto_device(obj: Any, stream: Any = 0, copy: bool = True, user_explicit: boo
 
 
 def _devicearray() -> _Namespace:
-    from gpusim.frontend.devicearray import DeviceArray
     m = _Namespace("gpusim.cuda.cudadrv.devicearray", "numba.cuda.cudadrv.devicearray",
                    "numba-cuda's devicearray module with the simulator's device arrays")
     m.DeviceNDArray = DeviceNDArray
@@ -109,8 +113,7 @@ class _SimDriver:
 
     @staticmethod
     def get_device() -> Any:
-        from gpusim import cuda
-        return cuda.get_current_device()
+        return get_current_device()
 
 
 class _Lazy(types.ModuleType):
@@ -133,15 +136,13 @@ class _Lazy(types.ModuleType):
 
 
 def _transpose() -> types.ModuleType:
-    from gpusim.frontend.library import _private_copy
-    mod = _private_copy("numba.cuda.kernels.transpose", "gpusim.frontend._numba_transpose")
+    mod = _library._private_copy("numba.cuda.kernels.transpose", "gpusim.cuda._numba_transpose")
     mod.driver = _SimDriver()
     return mod
 
 
 def _reduction() -> types.ModuleType:
-    from gpusim.frontend.library import _reduction as reduction
-    return reduction()
+    return _library._reduction()
 
 
 def _route_numba_transpose() -> None:
@@ -149,27 +150,22 @@ def _route_numba_transpose() -> None:
     given a drop-in device array, or on a machine without a CUDA driver (where Numba could not
     launch it): a program importing it from numba-cuda keeps working after the one-import
     change. With real device arrays on a real GPU it is numba-cuda's, unchanged."""
-    import numba.cuda.kernels.transpose as real
-    original = real.transpose
+    original = nc_transpose.transpose
     if getattr(original, "_gpusim_routed_", False):
         return
 
     @functools.wraps(original)
     def transpose(a, b=None):
-        from gpusim.frontend.devicearray import DeviceArray
-        from gpusim.frontend.hostcompile import _INSTALLED as no_driver
-        if isinstance(a, DeviceArray) or isinstance(b, DeviceArray) or no_driver:
+        if isinstance(a, DeviceArray) or isinstance(b, DeviceArray) or _hostcompile._INSTALLED:
             return sys.modules["gpusim.cuda.kernels.transpose"].transpose(a, b)
         return original(a, b)
     transpose._gpusim_routed_ = True
-    real.transpose = transpose
+    nc_transpose.transpose = transpose
 
 
 def install(parent: types.ModuleType) -> None:
     """Register the namespaces as `parent.cudadrv`, `parent.devicearray`, `parent.kernels`
     and under their `gpusim.cuda.*` names in `sys.modules`."""
-    import numba.cuda.cudadrv as nc_cudadrv
-    import numba.cuda.kernels as nc_kernels
     da = _devicearray()
     drv = _Namespace("gpusim.cuda.cudadrv", "numba.cuda.cudadrv", "numba-cuda's cudadrv with the drop-in's devicearray")
     drv.__path__ = list(nc_cudadrv.__path__)          # other submodules: numba-cuda's files, as before
@@ -185,7 +181,6 @@ def install(parent: types.ModuleType) -> None:
                       ("kernels.transpose", kernels.transpose), ("kernels.reduction", kernels.reduction)):
         sys.modules.setdefault(f"{parent.__name__}.{name}", mod)
     parent.cudadrv, parent.devicearray, parent.kernels = drv, da, kernels
-    from gpusim.frontend import launchconfig
     sys.modules.setdefault(f"{parent.__name__}.launchconfig", launchconfig)
     parent.launchconfig = launchconfig
     _route_numba_transpose()

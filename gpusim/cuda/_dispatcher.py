@@ -1,10 +1,10 @@
 """The dispatcher the drop-in's `cuda.jit` returns (numba-cuda's `CUDADispatcher` API);
-`jit` itself, the decorator, is in `jit.py` (also importable from here).
+`jit` itself, the decorator, is in `_jit.py`.
 
 The `Dispatcher`:
 - launches with `kernel[grid, block(, stream(, shared_bytes))](*args)` through
   `gpusim.launch` on the preset `gpusim.cuda.set_gpu` chose (the configured launch:
-  `launching.py`); `forall(ntasks, tpb)`
+  `_launching.py`); `forall(ntasks, tpb)`
   launches ceil(ntasks / tpb) blocks (tpb 0: 128 threads, where Numba asks the
   occupancy calculator);
 - applies `extensions` (objects with `prepare_args(ty, val, stream=, retr=)`, last
@@ -29,12 +29,26 @@ from __future__ import annotations
 
 import functools
 import types as _pytypes
+import warnings
 from typing import Any
 
+import numba.cuda
 import numpy as np
 from numba.core import types as _nbt
+from numba.cuda import config, serialize
+from numba.cuda.core import sigutils
+from numba.cuda.core.errors import NumbaPerformanceWarning
+from numba.cuda.errors import normalize_kernel_dimensions
 
-from gpusim.frontend.launching import _ForAll, _Launch
+from gpusim.cuda import _state
+from gpusim.cuda._hostcompile import simulated_device
+from gpusim.cuda._launching import _ForAll, _Launch
+from gpusim.frontend.argtypes import typeof_arg
+from gpusim.frontend.compile import compile_kernel, compile_types, run_noted_compiles
+from gpusim.frontend.launchconfig import ensure_current_launch_config
+from gpusim.frontend.retarget import numba_device_dispatcher, retarget
+from gpusim.frontend.sass.tools import ptxas_info
+from gpusim.launch_plan import max_cooperative_grid_blocks
 
 MISSING_LAUNCH_CONFIG = ("kernel launch configuration was not specified. Use the syntax:\n\n"
                          "kernel_function[blockspergrid, threadsperblock](arg0, arg1, ..., argn)\n\n"
@@ -42,13 +56,7 @@ MISSING_LAUNCH_CONFIG = ("kernel launch configuration was not specified. Use the
 
 
 def _simulated():
-    from gpusim.frontend.hostcompile import simulated_device
-    return simulated_device(_current_cc())
-
-
-def _current_cc() -> tuple[int, int]:
-    from gpusim import cuda, specs
-    return tuple(specs.get(cuda.get_gpu()).compute_capability)
+    return simulated_device(_state.cc())
 
 
 class Dispatcher:
@@ -77,7 +85,6 @@ class Dispatcher:
     def __reduce__(self):
         """Pickled as Numba pickles its dispatchers: the function (by value, with Numba's
         pickler) and the options; compiled code is not kept."""
-        from numba.cuda import serialize
         opts = {k: v for k, v in self.targetoptions.items() if k != "device"}
         return serialize.custom_reduce(type(self), dict(py_func=self.py_func, signatures=self.explicit_signatures,
                                                         device=self.device, options=opts))
@@ -100,8 +107,6 @@ class Dispatcher:
         return self.configure(*config)
 
     def configure(self, griddim: Any, blockdim: Any, stream: Any = 0, sharedmem: int = 0) -> _Launch:
-        from numba.cuda import config
-        from numba.cuda.errors import normalize_kernel_dimensions
         griddim, blockdim = normalize_kernel_dimensions(griddim, blockdim)      # Numba's 3-tuples and errors
         if config.CUDA_LOW_OCCUPANCY_WARNINGS and not config.DISABLE_PERFORMANCE_WARNINGS:
             g = griddim if isinstance(griddim, (tuple, list)) else (griddim,)
@@ -110,8 +115,6 @@ class Dispatcher:
             except (TypeError, ValueError):
                 size = 128                     # a bad shape: the launch reports it
             if size < 128:                     # numba-cuda's heuristic threshold
-                import warnings
-                from numba.cuda.core.errors import NumbaPerformanceWarning
                 warnings.warn(NumbaPerformanceWarning(f"Grid size {size} will likely result in GPU "
                                                       "under-utilization due to low occupancy."))
         return _Launch(self, griddim, blockdim, stream, int(sharedmem or 0))
@@ -126,10 +129,16 @@ class Dispatcher:
             raise TypeError(f"device function {self.py_func.__qualname__} can only be called from a kernel")
         raise ValueError(MISSING_LAUNCH_CONFIG)
 
+    def _overload(self, ck: Any) -> _Overload:
+        return _Overload(self, ck)
+
+    def _launch_bound(self) -> int | None:
+        """The most threads a block may have (`launch_bounds`), or None."""
+        return _max_threads(self.targetoptions.get("launch_bounds"))
+
     def mark_launch_config_sensitive(self) -> None:
         """Mark the compilation in progress as depending on the launch configuration
         (numba-cuda's; called by compiler passes while a launch compiles)."""
-        from gpusim.frontend.launchconfig import ensure_current_launch_config
         cfg = ensure_current_launch_config()
         if cfg.dispatcher is not self:
             raise RuntimeError("mark_launch_config_sensitive() must be called on the active launch configuration's "
@@ -156,7 +165,6 @@ class Dispatcher:
             return self._device_dispatcher().overloads
         out = {}
         if "_lazy_device_compiles" in self.__dict__:             # called from a kernel that came from disk
-            from gpusim.frontend.compile import run_noted_compiles
             run_noted_compiles(self)
         for disp in self.__dict__.get("_device_compiles", ()):   # compiled as a device function (retarget.py)
             out.update(disp.overloads)
@@ -173,12 +181,10 @@ class Dispatcher:
 
     def compile(self, sig: Any) -> Any:
         """Compile for a signature (or argument types) now; the compiled kernel."""
-        from numba.cuda.core import sigutils
         argtypes, restype = sigutils.normalize_signature(sig)
         if self.device:
             return self._device_dispatcher().compile_device(tuple(argtypes), restype)
-        from gpusim.frontend.compile import compile_types
-        ck = compile_types(self, tuple(argtypes), _current_cc())
+        ck = compile_types(self, tuple(argtypes), _state.cc())
         self._overloads.setdefault(ck.argtypes, ck)
         return ck
 
@@ -187,8 +193,7 @@ class Dispatcher:
             # numba-cuda launches a specialized dispatcher's one kernel whatever the argument types
             # (`CUDADispatcher.call`); each value is passed as the declared type asks
             return next(iter(self._overloads.values()))
-        from gpusim.frontend.compile import compile_kernel
-        ck = compile_kernel(self, args, _current_cc())
+        ck = compile_kernel(self, args, _state.cc())
         self._overloads.setdefault(ck.argtypes, ck)
         return ck
 
@@ -204,7 +209,6 @@ class Dispatcher:
     def specialize(self, *args: Any) -> Dispatcher:
         if self._specialized:
             raise RuntimeError("Dispatcher already specialized")
-        from gpusim.frontend.argtypes import typeof_arg
         key = tuple(typeof_arg(a) for a in args)
         hit = self.specializations.get(key)
         if hit is None:
@@ -217,11 +221,9 @@ class Dispatcher:
     def inspect_asm(self, signature: Any = None) -> Any:
         """The PTX the simulator runs, per compiled argument types (or for `signature`)."""
         if self.device:
-            from gpusim.frontend.hostcompile import simulated_device as _pretend_device
-            with _pretend_device(_current_cc()):
+            with simulated_device(_state.cc()):
                 return self._device_dispatcher().inspect_asm(signature)
         if signature is not None:
-            from numba.cuda.core import sigutils
             argtypes, _ = sigutils.normalize_signature(signature)
             return self.compile(tuple(argtypes)).ptx
         return {k: v.ptx for k, v in self.overloads.items()}
@@ -232,12 +234,10 @@ class Dispatcher:
             if len(self._overloads) != 1:
                 raise ValueError("signature must be given for a dispatcher with more than one overload")
             return next(iter(self._overloads.values()))
-        from numba.cuda.core import sigutils
         argtypes, _ = sigutils.normalize_signature(signature)
         return self.compile(tuple(argtypes))
 
     def _ptxas(self, signature: Any) -> Any:
-        from gpusim.frontend.sass.tools import ptxas_info
         ck = self._compiled_for(signature)
         return ck, ptxas_info(ck.ptx, ck.entry, ck.cc)
 
@@ -262,8 +262,7 @@ class Dispatcher:
         return self._per_overload(signature, const_bytes)
 
     def get_max_threads_per_block(self, signature: Any = None) -> Any:
-        from gpusim import cuda, specs
-        spec = specs.get(cuda.get_gpu())
+        spec = _state.spec()
         most_block = spec.limits.max_threads_per_block
 
         def most(r):
@@ -275,8 +274,6 @@ class Dispatcher:
         """Numba's compile result of this function for `argtypes` (typed as a device function:
         the same typing and lowering, no driver needed)."""
         if self._shadow is None:
-            import numba.cuda
-            from gpusim.frontend.retarget import retarget
             with _simulated():
                 self._shadow = numba.cuda.jit(retarget(self.py_func), device=True)
         with _simulated():
@@ -284,9 +281,7 @@ class Dispatcher:
 
     def _device_dispatcher(self) -> Any:
         if self._numba_device is None:
-            from gpusim.frontend.hostcompile import simulated_device as _pretend_device
-            from gpusim.frontend.retarget import numba_device_dispatcher
-            with _pretend_device(_current_cc()):
+            with simulated_device(_state.cc()):
                 self._numba_device = numba_device_dispatcher(self)
         return self._numba_device
 
@@ -319,8 +314,7 @@ class Dispatcher:
                 return attr
 
             def call(*a: Any, **k: Any) -> Any:
-                from gpusim.frontend.hostcompile import simulated_device as _pretend_device
-                with _pretend_device(_current_cc()):
+                with simulated_device(_state.cc()):
                     return attr(*a, **k)
             return call
         if name in ("inspect_llvm", "inspect_types", "get_call_template", "typingctx", "targetctx",
@@ -365,9 +359,7 @@ class _Overload:
     def max_cooperative_grid_blocks(self, blockdim: Any, dynsmemsize: int = 0) -> int:
         """Most blocks of `blockdim` a cooperative launch of this kernel may have on the
         simulated GPU: occupancy's blocks per SM x SMs (numba-cuda `_Kernel`; `cg.py`)."""
-        from gpusim import cuda, specs
-        from gpusim.frontend.cg import max_cooperative_grid_blocks
-        return max_cooperative_grid_blocks(self._ck, specs.get(cuda.get_gpu()), blockdim, dynsmemsize)
+        return max_cooperative_grid_blocks(self._ck, _state.spec(), blockdim, dynsmemsize)
 
 
 def _max_threads(launch_bounds: Any) -> int | None:
@@ -376,11 +368,3 @@ def _max_threads(launch_bounds: Any) -> int | None:
     lb = launch_bounds if isinstance(launch_bounds, (tuple, list)) else (launch_bounds,)
     return int(lb[0]) if lb else None
 
-
-def __getattr__(name: str) -> Any:
-    """`jit` lives in `jit.py` (which imports this module); `from gpusim.frontend.dispatcher
-    import jit` still works."""
-    if name == "jit":
-        from gpusim.frontend.jit import jit
-        return jit
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

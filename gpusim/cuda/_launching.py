@@ -4,7 +4,7 @@
 Calling it checks the block against the kernel's `launch_bounds`, applies the
 dispatcher's `extensions` (last first) and `cuda.In/Out/InOut` hints (`In` is not copied
 back), warns about host arrays as numba-cuda does (each is copied in and out), makes
-itself the current launch configuration while the kernel compiles (`launchconfig.py`),
+itself the current launch configuration while the kernel compiles (`gpusim/frontend/launchconfig.py`),
 runs the `pre_launch_callbacks`, and launches through `gpusim.launch` on the preset
 `gpusim.cuda.set_gpu` chose; a kernel that prints has its FIFO printed at completion,
 even when it then fails.
@@ -13,12 +13,27 @@ Sources: numba-cuda 0.30 `dispatcher.py` (`_LaunchConfiguration`, `ForAll`, `_pr
 """
 from __future__ import annotations
 
+import pickle
+import sys
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from cuda.core._utils.cuda_utils import CUDAError
+from numba.cuda import config
+from numba.cuda.args import ArgHint, In
+from numba.cuda.core.errors import NumbaPerformanceWarning
 
-if TYPE_CHECKING:
-    from gpusim.frontend.dispatcher import Dispatcher
+from gpusim import api
+from gpusim.cuda import _state
+from gpusim.cuda._arrays import HostMappedArray
+from gpusim.errors import LaunchError
+from gpusim.frontend import launchconfig, printf
+from gpusim.frontend.argtypes import typeof_arg
+from gpusim.frontend.numba_errors import like
+
+if TYPE_CHECKING:                      # the dispatcher imports this module
+    from gpusim.cuda._dispatcher import Dispatcher
 
 
 class _Launch:
@@ -33,12 +48,10 @@ class _Launch:
     @property
     def args(self) -> Any:
         """The arguments of the launch compiling in this thread (numba-cuda's), else None."""
-        from gpusim.frontend.launchconfig import current_launch_args
-        return current_launch_args()
+        return launchconfig.current_launch_args()
 
     def __reduce__(self):
         if self.pre_launch_callbacks:
-            import pickle
             raise pickle.PicklingError("Cannot pickle configured launches with pre-launch callbacks")
         return (_Launch, (self.dispatcher, self.griddim, self.blockdim, self.stream, self.sharedmem))
 
@@ -48,24 +61,17 @@ class _Launch:
     shared_bytes = property(lambda self: self.sharedmem)
 
     def __call__(self, *args: Any) -> None:
-        from gpusim import cuda
-        from gpusim.api import launch
-        from gpusim.frontend.dispatcher import _max_threads, _Overload
         d = self.dispatcher
         retr: list = []
-        limit = _max_threads(d.targetoptions.get("launch_bounds"))
+        limit = d._launch_bound()
         if limit is not None:
             b = self.blockdim if isinstance(self.blockdim, (tuple, list)) else (self.blockdim,)
             if int(np.prod([int(v) for v in b])) > limit:
-                from cuda.core._utils.cuda_utils import CUDAError
-                from gpusim.errors import LaunchError
-                from gpusim.frontend.numba_errors import like
                 raise like(LaunchError(f"[CUDA_ERROR_INVALID_VALUE] kernel {d.py_func.__qualname__}: block of "
                                        f"{self.blockdim} threads exceeds its launch_bounds of {limit} threads"),
                            CUDAError)
         args = _prepare(d, args, self.stream, retr)
         _warn_implicit_copies(args)
-        from gpusim.frontend import launchconfig, printf
         self._keyed = d._launch_config_sensitive      # compile per launch configuration (launchconfig.compile_key)
         with launchconfig.compiling(self, args):      # compiler passes see this launch (launchconfig.py)
             ck = d._compile_for_args(args)
@@ -73,12 +79,12 @@ class _Launch:
                 d._launch_config_sensitive = True
                 d._lcs_argtypes.add(ck.argtypes)
             for callback in self.pre_launch_callbacks:
-                callback(_Overload(d, ck), self)
-            if printf.uses_printf(ck.ptx) and not cuda._CHECK:
+                callback(d._overload(ck), self)
+            if printf.uses_printf(ck.ptx) and not _state.check():
                 d.last_result = _launch_printing(d, self, args)
             else:
-                d.last_result = launch(d, self.griddim, self.blockdim, args, gpu=cuda.get_gpu(),
-                                       shared_bytes=self.sharedmem, timing=cuda._TIMING, check=cuda._CHECK)
+                d.last_result = api.launch(d, self.griddim, self.blockdim, args, gpu=_state.get_gpu(),
+                                           shared_bytes=self.sharedmem, timing=_state.timing(), check=_state.check())
         for wb in retr:
             wb()
 
@@ -86,12 +92,9 @@ class _Launch:
 def _launch_printing(d: Dispatcher, cfg: _Launch, args: tuple) -> Any:
     """A launch of a kernel that prints: run it, then print its FIFO to stdout (as CUDA
     prints at kernel completion), even when the kernel then fails."""
-    import sys
-    from gpusim import api, cuda
-    from gpusim.frontend import printf
-    prepared = api.prepare(d, cfg.griddim, cfg.blockdim, args, cuda.get_gpu(), cfg.sharedmem)
+    prepared = api.prepare(d, cfg.griddim, cfg.blockdim, args, _state.get_gpu(), cfg.sharedmem)
     try:
-        return api._run(prepared, cuda._TIMING, api.BATCH_LANES, None, None)
+        return api._run(prepared, _state.timing(), api.BATCH_LANES, None, None)
     finally:
         text = printf.lines(prepared.memory, prepared.layout.symbols)
         if text:
@@ -114,20 +117,14 @@ class _ForAll:
 
 def _warn_implicit_copies(args: tuple) -> None:
     """numba-cuda's warning for host arrays passed to a kernel (each is copied in and out)."""
-    from numba.cuda import config
     if config.CUDA_WARN_ON_IMPLICIT_COPY and not config.DISABLE_PERFORMANCE_WARNINGS:
-        from gpusim.frontend.devicearray import HostMappedArray
         if any(isinstance(a, np.ndarray) and not isinstance(a, HostMappedArray) for a in args):
-            import warnings
-            from numba.cuda.core.errors import NumbaPerformanceWarning
             warnings.warn(NumbaPerformanceWarning("Host array used in CUDA kernel will incur copy overhead "
                                                   "to/from device."))
 
 
 def _prepare(d: Dispatcher, args: tuple, stream: Any, retr: list) -> tuple:
     """Extensions (last first) and In/Out/InOut hints, as Numba's `_prepare_args`."""
-    from numba.cuda.args import ArgHint, In
-    from gpusim.frontend.argtypes import typeof_arg
     out = []
     for val in args:
         if d.extensions:

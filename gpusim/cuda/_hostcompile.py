@@ -19,8 +19,18 @@ import threading
 import types
 from typing import Any
 
+import numba.cuda
+import numba.cuda.api as api
+import numba.cuda.compiler as compiler
+import numba.cuda.cudadrv.devices as devices
+import numba.cuda.dispatcher as dispatcher
+from numba.cuda.cudadrv import driver as drv
+from numba.cuda.cudadrv.error import CudaSupportError
+
+from gpusim.cuda import _state
 from gpusim.errors import UnsupportedKernel
 from gpusim.frontend.numba_errors import like
+from gpusim.frontend.retarget import is_dropin_dispatcher, retarget
 
 _LOCK = threading.RLock()
 
@@ -42,19 +52,10 @@ class _Context:
         self.device = _Device(cc)
 
 
-def simulated_cc() -> tuple[int, int]:
-    from gpusim import cuda, specs
-    return tuple(specs.get(cuda.get_gpu()).compute_capability)
-
-
 @contextlib.contextmanager
 def simulated_device(cc: tuple[int, int] | None = None):
     """Numba's device queries answer `cc` (default: the chosen preset's) while this runs."""
-    import numba.cuda.api as api
-    import numba.cuda.compiler as compiler
-    import numba.cuda.cudadrv.devices as devices
-    import numba.cuda.dispatcher as dispatcher
-    cc = tuple(cc or simulated_cc())
+    cc = tuple(cc or _state.cc())
     ctx = _Context(cc)
     targets = [(devices, "get_context", lambda devnum=None: ctx), (api, "get_current_device", lambda: ctx.device),
                (compiler, "get_current_device", lambda: ctx.device),
@@ -71,7 +72,6 @@ def simulated_device(cc: tuple[int, int] | None = None):
 
 
 def _numba_func(pyfunc: Any) -> Any:
-    from gpusim.frontend.retarget import is_dropin_dispatcher, retarget
     if is_dropin_dispatcher(pyfunc):
         pyfunc = pyfunc.py_func
     return retarget(pyfunc) if isinstance(pyfunc, types.FunctionType) else pyfunc
@@ -79,11 +79,10 @@ def _numba_func(pyfunc: Any) -> Any:
 
 def _wrap(name: str):
     def call(pyfunc: Any, *args: Any, **kwargs: Any) -> Any:
-        import numba.cuda
         with simulated_device():
             return getattr(numba.cuda, name)(_numba_func(pyfunc), *args, **kwargs)
     call.__name__ = call.__qualname__ = name
-    call.__doc__ = f"`numba.cuda.{name}` for the simulated device (see gpusim.frontend.hostcompile)."
+    call.__doc__ = f"`numba.cuda.{name}` for the simulated device (see gpusim/cuda/_hostcompile.py)."
     return call
 
 
@@ -101,7 +100,7 @@ class _LiveContext:
 
     @property
     def device(self) -> _Device:
-        return _Device(simulated_cc())
+        return _Device(_state.cc())
 
     def __getattr__(self, name: str):
         raise no_driver(name)
@@ -111,8 +110,6 @@ def no_driver(what: str) -> BaseException:
     """The error for a `numba.cuda` call that needs the GPU this machine lacks: a gpusim
     UnsupportedKernel that is also Numba's CudaSupportError (what numba.cuda raises without a
     driver)."""
-    from numba.cuda.cudadrv.error import CudaSupportError      # here: numba.cuda loads when a kernel is used
-
     return like(UnsupportedKernel(
         f"numba.cuda needs a CUDA driver for this (it asked the device context for {what!r}) and this machine "
         "has none: gpusim answers Numba's device queries but runs kernels only when they are launched through "
@@ -130,16 +127,11 @@ def install_when_no_driver() -> bool:
     the chosen preset. With a driver present nothing changes. True if installed."""
     if _INSTALLED:
         return True
-    from numba.cuda.cudadrv import driver as drv
     try:
         drv.driver.get_device_count()
         return False                                  # a real driver answers: leave Numba alone
     except Exception:                                 # CudaSupportError, missing library, ...
         pass
-    import numba.cuda.api as api
-    import numba.cuda.compiler as compiler
-    import numba.cuda.cudadrv.devices as devices
-    import numba.cuda.dispatcher as dispatcher
     ctx = _LiveContext()
     for mod, name, fn in ((devices, "get_context", lambda devnum=None: ctx),
                           (api, "current_context", lambda devnum=None: ctx),      # is_fp8_supported, ...

@@ -19,6 +19,8 @@ from numba.cuda.random import (  # noqa: F401  (re-exported)
     xoroshiro128p_normal_float64, xoroshiro128p_type, xoroshiro128p_uniform_float32, xoroshiro128p_uniform_float64,
 )
 
+from gpusim.cuda._memory import device_array
+
 
 def init_xoroshiro128p_states(states: Any, seed: int, subsequence_start: int = 0, stream: Any = 0) -> None:
     """Initialise `states` (a drop-in device array of xoroshiro128p_dtype) in place."""
@@ -29,7 +31,6 @@ def init_xoroshiro128p_states(states: Any, seed: int, subsequence_start: int = 0
 
 def create_xoroshiro128p_states(n: int, seed: int, subsequence_start: int = 0, stream: Any = 0) -> Any:
     """A new drop-in device array of `n` generator states (see module doc)."""
-    from gpusim import cuda
-    states = cuda.device_array(n, dtype=xoroshiro128p_dtype, stream=stream)
+    states = device_array(n, dtype=xoroshiro128p_dtype, stream=stream)
     init_xoroshiro128p_states(states, seed, subsequence_start, stream)
     return states

@@ -1,5 +1,5 @@
 """The drop-in's `cuda.jit`: the decorator that checks its options and returns a
-`Dispatcher` (`dispatcher.py`).
+`Dispatcher` (`_dispatcher.py`).
 
 `jit` accepts what `numba.cuda.jit` accepts (`@jit`, `@jit(device=True)`, a signature
 or a list of them, options). Explicit signatures are compiled when the decorator runs,
@@ -13,19 +13,19 @@ Sources: numba-cuda 0.30 `decorators.py` (`jit`).
 from __future__ import annotations
 
 import types as _pytypes
+import warnings
 from typing import Any
 
 from numba.core import types as _nbt
+from numba.cuda.core import config, sigutils
+from numba.cuda.core.errors import DeprecationError, NumbaInvalidConfigWarning
 
-from gpusim.frontend.dispatcher import Dispatcher
+from gpusim.cuda._dispatcher import Dispatcher
 
 
 def _check_options(device: bool, options: dict) -> None:
     """numba-cuda's option checks at decoration: deprecated keywords, debug with opt or lineinfo
     (warnings), link on a device function."""
-    import warnings
-    from numba.cuda.core import config
-    from numba.cuda.core.errors import DeprecationError, NumbaInvalidConfigWarning
     for kw in ("argtypes", "restype", "bind"):
         if options.get(kw) is not None:
             raise DeprecationError(f"The {kw} argument to jit is deprecated, and will be removed in a future "
@@ -56,7 +56,6 @@ def _check_carveout(carveout: Any) -> None:
 
 def jit(func_or_sig: Any = None, device: bool = False, **options: Any) -> Any:
     """`numba.cuda.jit`: `@jit`, `@jit(device=True)`, `@jit("void(float32[:])")`, `@jit([sig, ...], fastmath=True)`."""
-    from numba.cuda.core import sigutils
     _check_options(device, options)
     single = False
     if isinstance(func_or_sig, _pytypes.FunctionType):

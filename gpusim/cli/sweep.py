@@ -12,7 +12,14 @@ from __future__ import annotations
 import argparse
 import os
 
-from gpusim.sweep.space import ASK_POINTS
+from gpusim import sweep as sweeps
+from gpusim.cli import EXIT_OK, UsageError, _command, parse_value, resolve
+from gpusim.cli.run import writing
+from gpusim.errors import ConfigError
+from gpusim.report.fmt import table
+from gpusim.specs.overrides import parse_sets
+from gpusim.sweep.space import ASK_POINTS, field_key, load_sweep_toml, parse_vary
+from gpusim.viz.sweep import plot_sweep
 
 
 def positive_int(text: str) -> int:
@@ -24,6 +31,19 @@ def positive_int(text: str) -> int:
     if n < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
     return n
+
+
+def parse_size(text: str):
+    """'default' -> 'default'; 'rows=1024,cols=1024' -> {'rows': 1024, 'cols': 1024}."""
+    if "=" not in text:
+        return text.strip()
+    out = {}
+    for item in text.split(","):
+        k, eq, v = item.partition("=")
+        if not eq or not k.strip():
+            raise ConfigError(f"--size expects a name or KEY=VALUE,KEY=VALUE, got {text!r}")
+        out[k.strip()] = parse_value(v)
+    return out
 
 
 def add_parser(sub, common) -> None:
@@ -59,16 +79,10 @@ def add_parser(sub, common) -> None:
     s.add_argument("--no-replay", dest="replay", action="store_false",
                    help="execute the functional run at every point (results are identical; slower)")
     s.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
-    from gpusim.cli import _command
-    s.set_defaults(func=_command("commands", "cmd_sweep"))
+    s.set_defaults(func=_command("sweep", "cmd_sweep"))
 
 
 def cmd_sweep(args) -> int:
-    from gpusim.cli import EXIT_OK, UsageError, resolve
-    from gpusim.report.fmt import table
-    from gpusim.specs.overrides import parse_sets
-    from gpusim.sweep import check_out, sweep
-    from gpusim.sweep.space import field_key, load_sweep_toml, parse_size, parse_vary
 
     kw = load_sweep_toml(args.file) if args.file else {}
     names = []                                    # ProgramSpecs: names, families or .py files
@@ -103,12 +117,12 @@ def cmd_sweep(args) -> int:
     if args.plot:
         _check_plot(args.plot)
     if args.out:
-        check_out(args.out)
+        sweeps.check_out(args.out)
     elif args.resume:
         raise UsageError("--resume continues the sweep that writes --out FILE: give the same --out")
-    df = sweep(names, sizes, vary, gpu=gpu, sets=sets, workers=workers, dask=args.dask, seed=seed,
-               replay=args.replay, progress=args.progress, out=args.out, resume=args.resume,
-               max_points=None if args.yes else ASK_POINTS)
+    df = sweeps.sweep(names, sizes, vary, gpu=gpu, sets=sets, workers=workers, dask=args.dask, seed=seed,
+                      replay=args.replay, progress=args.progress, out=args.out, resume=args.resume,
+                      max_points=None if args.yes else ASK_POINTS)
     varied = list(vary)
     cols = ["program", "size", *varied, "gpu__time_duration.sum", "timing__bound", "functional_run"]
     rows = []
@@ -122,8 +136,6 @@ def cmd_sweep(args) -> int:
     if args.out:
         print(f"table: {args.out} ({len(df)} rows, {len(df.columns)} columns)")
     if args.plot:
-        from gpusim.cli.run import writing
-        from gpusim.viz.sweep import plot_sweep
         with writing("--plot", args.plot):
             plot_sweep(df, varied, path=args.plot)
         print(f"plot: {args.plot}")
@@ -131,8 +143,6 @@ def cmd_sweep(args) -> int:
 
 
 def _check_plot(path: str) -> None:
-    from gpusim.cli import UsageError
-    from gpusim.sweep import check_writable
     if not str(path).lower().endswith((".png", ".svg", ".pdf")):
         raise UsageError(f"--plot writes .png, .svg or .pdf, got {path!r}")
-    check_writable(path, "--plot")
+    sweeps.check_writable(path, "--plot")

@@ -1,7 +1,7 @@
 """The drop-in's device arrays: `numba.cuda`'s `DeviceNDArray` API over a host numpy array.
 
 A `DeviceArray` holds its data in a host numpy array (`_gpusim_host_`) that a launch
-reads and updates in place (gpusim.frontend.args marshals it). It answers what
+reads and updates in place (`gpusim/frontend/args.py` marshals it). It answers what
 numba-cuda's `DeviceNDArrayBase`/`DeviceNDArray` answer: shape, strides, dtype, size,
 ndim, nbytes, alloc_size, `flags` (a dict, as Numba returns), `gpu_data` (the host
 array the view starts at), `device_ctypes_pointer`, `stream`, `copy_to_host`
@@ -14,7 +14,7 @@ a strided view's like-array is dense in the same axis order).
 
 Does not model: device memory addresses (`device_ctypes_pointer` and the interface's
 pointer are the host address; a kernel that captures the array as a global reaches it
-there, `captured.py`), IPC handles, `__cuda_array_interface__` consumers other than gpusim.
+there, `gpusim/frontend/captured.py`), IPC handles, `__cuda_array_interface__` consumers other than gpusim.
 
 Sources: numba-cuda 0.30 `cudadrv/devicearray.py`, `api.py` (`device_array_like`,
 `_contiguous_strides_like_array`).
@@ -26,9 +26,12 @@ import math
 from typing import Any
 
 import numpy as np
+from numba.cuda.typing.typeof import Purpose, typeof
 
+from gpusim.cuda import _state
 from gpusim.errors import LaunchError
 from gpusim.frontend.args import gib
+from gpusim.frontend.captured import export
 from gpusim.sanitizer import device_memory
 
 
@@ -55,7 +58,6 @@ class _Memory:
 
     @property
     def device_pointer(self) -> int:
-        from gpusim.frontend.captured import export
         return export(self.host)
 
     @property
@@ -83,7 +85,6 @@ class DeviceArray:
 
     @property
     def _numba_type_(self) -> Any:
-        from numba.cuda.typing.typeof import Purpose, typeof
         return typeof(self._gpusim_host_, Purpose.argument)
 
     shape = property(lambda self: self._gpusim_host_.shape)
@@ -115,12 +116,10 @@ class DeviceArray:
 
     @property
     def device_ctypes_pointer(self) -> ctypes.c_void_p:
-        from gpusim.frontend.captured import export
         return ctypes.c_void_p(export(self._gpusim_host_) if self.size else 0)
 
     @property
     def __cuda_array_interface__(self) -> dict:
-        from gpusim.frontend.captured import export
         h = self._gpusim_host_
         return {"shape": h.shape, "strides": None if h.flags.c_contiguous else h.strides,
                 "data": (export(h) if h.size else 0, False), "typestr": h.dtype.str, "stream": None,
@@ -319,14 +318,13 @@ def too_large(shape: tuple, dtype: np.dtype, why: str) -> BaseException:
 
 def check_device_bytes(shape: Any, dtype: Any, what: str) -> None:
     """Refuse an allocation larger than the chosen GPU's memory, as cudaMalloc does."""
-    from gpusim import cuda, specs          # here: gpusim.cuda imports this module
     dtype = np.dtype(dtype)
     dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     try:
         n = math.prod(int(d) for d in dims) * dtype.itemsize
     except (TypeError, ValueError):
         return                                              # numpy reports a bad shape itself
-    spec = specs.get(cuda.get_gpu())
+    spec = _state.spec()
     if n > spec.hbm.capacity_bytes:
         raise too_large(dims, dtype, f"more than the {gib(spec.hbm.capacity_bytes)} of device memory of "
                                      f"{spec.name} (CUDA_ERROR_OUT_OF_MEMORY on the GPU; gpusim.cuda.set_gpu "

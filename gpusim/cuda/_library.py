@@ -24,6 +24,10 @@ import types
 from typing import Any
 
 import numpy as np
+from numba.cuda.core.registry import DelayedRegistry
+from numba.np.ufunc import decorators as numba_decorators
+
+from gpusim.cuda._arrays import DeviceArray, host_of
 
 
 def _private_copy(name: str, alias: str) -> types.ModuleType:
@@ -40,7 +44,6 @@ def _private_copy(name: str, alias: str) -> types.ModuleType:
 
 
 def _strided(ary: Any, shape: tuple, strides: tuple) -> Any:
-    from gpusim.frontend.devicearray import DeviceArray, host_of
     h = host_of(ary)
     shape = tuple(shape) if isinstance(shape, (tuple, list)) else (int(shape),)
     strides = tuple(strides) if isinstance(strides, (tuple, list)) else (int(strides),)
@@ -51,7 +54,7 @@ def _strided(ary: Any, shape: tuple, strides: tuple) -> Any:
 
 @functools.lru_cache(maxsize=None)
 def _vectorizers() -> types.ModuleType:
-    v = _private_copy("numba.cuda.vectorizers", "gpusim.frontend._numba_vectorizers")
+    v = _private_copy("numba.cuda.vectorizers", "gpusim.cuda._numba_vectorizers")
 
     def broadcast_device(self, ary, shape):
         missing = len(shape) - ary.ndim
@@ -75,9 +78,8 @@ def _vectorizers() -> types.ModuleType:
 
 @functools.lru_cache(maxsize=None)
 def _decorators() -> types.ModuleType:
-    from numba.cuda.core.registry import DelayedRegistry
     v = _vectorizers()
-    d = _private_copy("numba.cuda.np.ufunc.decorators", "gpusim.frontend._numba_ufunc_decorators")
+    d = _private_copy("numba.cuda.np.ufunc.decorators", "gpusim.cuda._numba_ufunc_decorators")
     d.Vectorize.target_registry = DelayedRegistry({"cuda": v.CUDAVectorize})
     d.GUVectorize.target_registry = DelayedRegistry({"cuda": v.CUDAGUFuncVectorize})
     return d
@@ -95,7 +97,7 @@ def guvectorize(*args: Any, **kwargs: Any) -> Any:
 
 @functools.lru_cache(maxsize=None)
 def _reduction() -> types.ModuleType:
-    return _private_copy("numba.cuda.kernels.reduction", "gpusim.frontend._numba_reduction")
+    return _private_copy("numba.cuda.kernels.reduction", "gpusim.cuda._numba_reduction")
 
 
 def Reduce(functor: Any) -> Any:  # noqa: N802  (numba's name)
@@ -119,8 +121,7 @@ def install_numba_targets() -> None:
     the simulator's ufuncs, as `gpusim.cuda.vectorize` does: a program that imports the drop-in
     runs its CUDA ufuncs in the simulator even where they are declared through numba's own
     decorators. (Real-GPU Numba ufuncs in the same process then simulate too.)"""
-    from numba.np.ufunc import decorators as d
-    for registry, impl in ((d.Vectorize.target_registry, _cuda_vectorize),
-                           (d.GUVectorize.target_registry, _cuda_guvectorize)):
+    for registry, impl in ((numba_decorators.Vectorize.target_registry, _cuda_vectorize),
+                           (numba_decorators.GUVectorize.target_registry, _cuda_guvectorize)):
         registry.ondemand.pop("cuda", None)
         dict.__setitem__(registry, "cuda", impl)

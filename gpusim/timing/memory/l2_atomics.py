@@ -1,0 +1,138 @@
+"""The L2 slices' atomic units: where global atomics and reductions are performed, one pass
+at a time.
+
+What is modelled (H100/H200, validate/data/h{100,200}_mechanisms.json, docs/mechanisms_24.md):
+- The pass. The L1 splits a warp's atomic into passes of at most one lane per address
+  (`trace.py`); a sector is in as many passes as the most lanes on one of its addresses.
+  A pass is one read-modify-write of one sector, whatever its lanes: Nsight's
+  `lts__d_atomic_input_cycles_active` equals the pass count on every measured size, and
+  a pass of 8 addresses of a sector costs what a pass of one does (atomic_bins/i32_b8
+  against i32_b1: 1.50 against 1.46 cycles a pass, GPU-wide).
+- Serialisation. All atomics of an aligned block of `l2.atomic_unit_granule_bytes` are
+  performed by one slice's atomic unit, one pass every `l2.atomic_unit_cycles_per_pass`
+  GPU-wide: a hot set within one granule takes its passes one at a time (one line, two
+  lines: 1.39-1.41 cycles a pass), 8 lines (2 granules) two at a time (0.73-0.77),
+  32 lines (8) 7.6 at a time, 64 lines (16) 13-16 at a time. Here each granule is such a
+  chain (`rmw`); which granules share a unit is not modelled (see below).
+- A pass holds its sector until the next one on it may start: integer passes
+  `l2.atomic_int_sector_interval_cycles` apart (one address from every SM: 1.46 cycles a
+  pass, a little above the unit's turn over different sectors), floating-point ones
+  `l2.atomic_float_sector_interval_cycles` (3.50). The unit itself is not held longer by a
+  float add: over 8 lines float adds run 2 at a time like integer ones
+  (atomic_bins/f32_b256 0.73 cycles a pass), and uncontended as fast (f32_b131072).
+- Throughput. Each pass holds its home slice for the unit's time, and a pass to a line
+  homed in the other partition holds its near slice first for
+  `l2.atomic_near_slice_cycles_per_pass` (looked up, its copy dropped, forwarded over the
+  fabric), both booked by `l2.py` on the slices' bandwidth servers (`home_bytes`,
+  `near_bytes`). Without contention the GPU then finishes slices / (unit + near / 2)
+  passes a cycle: 38 on H200 as fitted on atomic_throughput/global_distinct (measured:
+  38 there, 45 on atomic_bins/i32_b131072, 58 on atomic_lanes/priv_l1_w8).
+- Sampled simulation (`sm_fraction` < 1): a granule's chain serves the whole GPU, so the
+  simulated SMs get their fraction of it when every SM uses it, and all of it when only
+  theirs do: the interval is multiplied by min(m, 1 / sm_fraction) for a line m blocks of
+  the grid share (the footprint's estimate, `warming.py`); without one (no shared array,
+  or a line outside the arguments), by what the simulated SMs seen on the granule so far
+  suggest (1 SM: x1, all of them: x 1 / sm_fraction). The slices' share is the slice
+  servers' (`l2.py`).
+
+Not modelled: the real slice hash (the granule is inferred from the hot-set sweeps) and
+granules sharing a unit: hot sets of 64-128 granules run 28-34 passes at a time on the
+GPU (the hash puts several on one slice), here up to the slices' throughput
+(atomic_bins/i32_b256_s128B, i32_b16384: -52%, -44%); atomic_bins/i32_b256 (256 int32
+bins, uniform keys, RED) runs 4 passes at a time on the GPU where this rule gives 2
+(its ATOM twin, its float twin and the normal-keyed histogram_global/large over the same
+1 KiB run 2 at a time); a request's passes to the sectors of one line run about 20%
+faster than this rule (atomic_lanes/hot_l1_w1, hot8_l1_w1, priv_l1_w8); which float
+types hold the sector (f32 measured, f64 and f16x2 assumed alike).
+
+Sources: NVIDIA Nsight Compute Kernel Profiling Guide (lts__d_atomic_input_cycles_active,
+lts__t_sectors_op_red/atom); the mechanism microbenchmarks of validate/mechanisms/atomics.py
+measured on H200 and H100 (validate/data/h200_mechanisms.json, h100_mechanisms.json).
+"""
+from __future__ import annotations
+
+NEG_INF = float("-inf")
+PRUNE_ENTRIES = 1 << 16                 # granules and float sectors remembered before old ones are pruned
+
+
+class AtomicUnits:
+    """`rmw(t, line, sector, passes, float_op, sm)`: when a sector's last pass starts at its
+    unit; `home_bytes`, `near_bytes`: what one pass books at its home slice and at the near
+    slice of a far line (l2.py)."""
+
+    def __init__(self, spec, sm_fraction: float = 1.0):
+        l2 = spec.l2
+        self.granule_shift = (l2.atomic_unit_granule_bytes // l2.line_bytes).bit_length() - 1   # both powers of two
+        self.interval_cycles = l2.atomic_unit_cycles_per_pass
+        self.int_interval_cycles = l2.atomic_int_sector_interval_cycles
+        self.float_interval_cycles = l2.atomic_float_sector_interval_cycles
+        # sampled simulation: a granule every SM hammers gives the simulated ones their
+        # fraction of its unit; one only the simulated SMs touch, all of it (see rmw)
+        self.sm_fraction = sm_fraction
+        self._sims = sims = max(1, round(sm_fraction * spec.sm_count))
+        self._share_step = (1.0 / sm_fraction - 1.0) / (sims - 1) if sims > 1 else 0.0
+        # what a pass books at a (simulated, full-speed) slice, as bytes of its bandwidth: its home
+        # slice the unit's time, the near slice of a far line its forwarding
+        bw = l2.bandwidth_bytes_per_cycle_per_slice
+        self.home_bytes = l2.atomic_unit_cycles_per_pass * bw
+        self.near_bytes = l2.atomic_near_slice_cycles_per_pass * bw
+        self.footprint = None                        # sampled simulation: the grid's sharing (warming.py)
+        self._sm_count = spec.sm_count
+        self._free: dict[int, list] = {}            # granule -> [earliest start of its next pass, SMs seen, scale]
+        self._sector_free: dict[int, float] = {}    # sector -> earliest start of its next pass
+        self._prune_at = PRUNE_ENTRIES
+        self.passes = 0                              # passes performed (at their home units)
+
+    def rmw(self, t: float, line: int, sector: int, passes: int, float_op: bool, sm: int = 0) -> float:
+        """`passes` read-modify-writes of `sector` (of `line`) from SM `sm` at its unit, its
+        data there at t; when the last one starts."""
+        self.passes += passes
+        g = line >> self.granule_shift
+        ent = self._free.get(g)
+        if ent is None:
+            ent = self._free[g] = [NEG_INF, 0, self._grid_scale(line)]
+        scale = ent[2]
+        if scale < 0.0:                              # the whole GPU's SMs on it, estimated from the simulated
+            ent[1] |= 1 << (sm & 63)                 # ones seen: 1 -> 1 (private), all -> 1 / sm_fraction
+            scale = 1.0 + (min(ent[1].bit_count(), self._sims) - 1) * self._share_step
+        iv = self.interval_cycles * scale
+        hold = (self.float_interval_cycles if float_op else self.int_interval_cycles) * scale
+        if ent[0] > t:
+            t = ent[0]
+        f = self._sector_free.get(sector, NEG_INF)
+        if f > t:
+            t = f
+        last = t + (passes - 1) * (hold if hold > iv else iv)     # the sector's own passes a hold apart
+        self._sector_free[sector] = last + hold
+        ent[0] = t + passes * iv
+        if len(self._free) + len(self._sector_free) > self._prune_at:
+            self._prune(t)
+        return last
+
+    def _grid_scale(self, line: int) -> float:
+        """How much longer a pass holds the granule of `line` for the simulated SMs: 1 in
+        full simulation; in sampled simulation the blocks that share the line across the grid
+        (the footprint's estimate: m blocks, at most one per SM, give min(m, 1 / sm_fraction)),
+        or -1 where there is no such estimate (then: from the simulated SMs seen on it)."""
+        if self.sm_fraction >= 1.0:
+            return 1.0
+        m = self.footprint.blocks_per_line(line) if self.footprint is not None else None
+        if m is None:
+            return -1.0
+        return min(max(1.0, min(m, self._sm_count)), 1.0 / self.sm_fraction)
+
+    def _prune(self, t: float) -> None:
+        horizon = t - 65536.0                        # far beyond any quantum's reordering
+        self._free = {g: e for g, e in self._free.items() if e[0] > horizon}
+        self._sector_free = {s: a for s, a in self._sector_free.items() if a > horizon}
+        # amortised: when most entries are recent, the next pruning waits for the dicts to double
+        self._prune_at = max(PRUNE_ENTRIES, 2 * (len(self._free) + len(self._sector_free)))
+
+    def flush(self) -> None:
+        """Kernel boundary: queues forgotten (time may restart at 0)."""
+        self._free.clear()
+        self._sector_free.clear()
+        self._prune_at = PRUNE_ENTRIES
+
+    def reset_counters(self) -> None:
+        self.passes = 0
