@@ -97,7 +97,7 @@ def pytest_runtest_logreport(report):
 
 def pytest_sessionfinish(session, exitstatus):
     path = session.config.getoption("--record-durations")
-    if not path or not _spent:
+    if not path or not _spent or hasattr(session.config, "workerinput"):   # xdist: the controller writes it
         return
     seconds = {k: round(v, 3) for k, v in sorted(_spent.items()) if v >= RECORD_MIN_S}
     doc = {"command": "python -m pytest -q --record-durations " + path,
