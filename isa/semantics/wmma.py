@@ -46,6 +46,7 @@ import numpy as np
 from isa.errors import UnsupportedInstruction
 from isa.opcodes import Bound, OpSpec
 from isa.program import Instruction
+from isa.semantics import mma_batch as MB
 from isa.semantics import mma_numerics as M
 
 #: (M, N, K) of the wmma shapes, and the input types each allows
@@ -355,14 +356,16 @@ def mma(form: WmmaMmaForm, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.nd
 
 def matmul(form: WmmaMmaForm, A: np.ndarray, B: np.ndarray, C: np.ndarray) -> np.ndarray:
     """D = A B + C on matrices of bit patterns as the instructions ptxas emits compute it: a
-    chain over K in steps of `HW_K` (one step for f16/bf16; two HMMA.1684 for tf32)."""
+    chain over K in steps of `HW_K` (one step for f16/bf16; two HMMA.1684 for tf32), each step
+    the block-FMA model compiled over the whole tile (`mma_batch.mma`, bit for bit the scalar
+    `mma_numerics.mma`; tests/isa/test_mma_batch.py)."""
     if form.ctype == "s32":
         return M.mma_int(A, B, C, form.atype, form.btype, form.satfinite)
     hk = HW_K[form.atype]
     model = M.hopper_model("mma", form.atype, form.ctype, hk)
     D = np.asarray(C, np.uint64)
     for k0 in range(0, A.shape[1], hk):
-        D = M.mma(A[:, k0:k0 + hk], B[k0:k0 + hk], D, form.atype, form.btype, form.ctype, model)
+        D = MB.mma(A[:, k0:k0 + hk], B[k0:k0 + hk], D, form.atype, form.btype, form.ctype, model)
     return D
 
 
