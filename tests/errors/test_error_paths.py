@@ -43,7 +43,7 @@ def _instance(cls):
 
 
 ALL = sorted({c for root in (errors.GpusimError, isa.errors.IsaError) for c in _classes(root)}
-             | {SassToolError, DeviceHeapError}, key=lambda c: c.__qualname__)
+             | {SassToolError, DeviceHeapError}, key=lambda c: (c.__qualname__, c.__module__))
 
 
 @pytest.mark.parametrize("cls", ALL, ids=lambda c: f"{c.__module__}.{c.__qualname__}")
