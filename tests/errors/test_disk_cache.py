@@ -9,6 +9,7 @@ import pytest
 from numba import cuda
 
 import gpusim
+from gpusim import launch_plan
 from gpusim.frontend import compile as fc
 from gpusim.frontend import diskcache
 
@@ -122,8 +123,7 @@ def test_garbled_sass_cache_entries_are_rebuilt(cache, monkeypatch):
     monkeypatch.setattr(tools, "_MEMORY", {})
     monkeypatch.setattr(tools, "_TEXT", {})
     fc.clear_memory_cache()
-    from gpusim.functional import prepared
-    monkeypatch.setattr(prepared, "_DECODED", {})
+    monkeypatch.setattr(launch_plan, "_DECODED", {})
     a = np.arange(32, dtype=np.float32)
     r = gpusim.launch(add_half, 1, 32, (a,), timing=True)
     assert (a == np.arange(32, dtype=np.float32) + 0.5).all() and r.metrics["gpu__time_duration.sum"] > 0

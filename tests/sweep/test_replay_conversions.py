@@ -14,7 +14,7 @@ def test_second_replay_converts_nothing_and_equals_an_independent_launch(monkeyp
     cache = StreamCache(disk=False)
     calls = []
     real = issue_stream.IssueStreams.convert
-    monkeypatch.setattr(issue_stream.IssueStreams, "convert", lambda self, v: (calls.append(1), real(self, v))[1])
+    monkeypatch.setattr(issue_stream.IssueStreams, "convert", lambda self, *a: (calls.append(1), real(self, *a))[1])
     got = {}
     for sets in ([], ["l2.hit_latency_cycles=400"], ["hbm.bandwidth_GBps=1500"]):
         c = programs.get("reduce_sequential").case("tiny")
@@ -39,7 +39,7 @@ def test_loop_sampled_replay_converts_nothing_and_equals_an_independent_launch(m
     cache = StreamCache(disk=False)
     calls = []
     real = issue_stream.IssueStreams.convert
-    monkeypatch.setattr(issue_stream.IssueStreams, "convert", lambda self, v: (calls.append(1), real(self, v))[1])
+    monkeypatch.setattr(issue_stream.IssueStreams, "convert", lambda self, *a: (calls.append(1), real(self, *a))[1])
     runs = []
     for sets, opts in (([], None), (["l2.hit_latency_cycles=400"], sampled), (["hbm.bandwidth_GBps=1500"], sampled)):
         c = programs.get("matmul_tiled").case(size)
