@@ -154,6 +154,10 @@ class StepPayloads:
         of an instruction in the step decides its payload's kind."""
         n = len(self.warps)
         entries = self.entries
+        if not entries:                                          # accesses that leave no payload (wgmma's shared operands)
+            self.counts = np.zeros(n, np.int64)
+            self.kinds = np.zeros((n, 3), np.int64)
+            return
         if any(e[0] == MBAR for e in entries):                   # bulk copies: each warp's payloads as built
             self.counts = np.zeros(n, np.int64)
             self.kinds = np.zeros((n, 3), np.int64)

@@ -52,3 +52,10 @@ def test_a_recorded_streams_summary_counts_its_visits_payloads():
                 elif not isinstance(p, int):
                     kinds[0] += 1
         assert st.summary == (n, kinds) and n > 0
+
+
+def test_a_step_whose_accesses_leave_no_payload_counts_zero_for_each_warp():
+    # wgmma reads its operands from shared memory without a payload of its own (Triton's tl.dot)
+    sp = StepPayloads(np.array([3, 5]))
+    sp.finish()
+    assert sp.counts.dtype == np.int64 and sp.counts.tolist() == [0, 0] and len(LazyMem(sp, 1)) == 0
