@@ -301,6 +301,13 @@ def include_dirs() -> list[str]:
             dirs.append(str(inc))
     except Exception:                  # no toolkit headers found: the bundled ones may suffice
         pass
+    # <mma.h> includes "crt/mma.h", which ships in its own wheel (nvidia-cuda-crt): an include dir
+    # without it (a venv holding only nvidia-cuda-runtime) is followed by a toolkit's that has it
+    if not any((Path(d) / "crt" / "mma.h").is_file() for d in dirs):
+        for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+            if home and (Path(home) / "include" / "crt" / "mma.h").is_file():
+                dirs.append(str(Path(home) / "include"))
+                break
     try:                               # CCCL (libcu++: <cuda/std/...>, <cuda/barrier>), as numba-cuda adds it
         found = pathfinder.locate_nvidia_header_directory("cccl")
         cccl = found.abs_path if found is not None else None
