@@ -39,7 +39,8 @@ def _check_launchable(case) -> str:
     if kind == "numba":
         return "a Numba kernel: measured by `validate measure --suite programs`"
     if kind == "cuda":
-        bad = sorted({type(a).__name__ for a in case.args if not isinstance(a, (np.ndarray, np.generic))})
+        bad = sorted({type(a).__name__ for a in case.args
+                      if not isinstance(a, (np.ndarray, np.generic)) and not L._is_tensor_map(a)})
         if bad:
             return f"arguments of type {', '.join(bad)} need a device_args(case, cupy) hook in the program module"
     return ""

@@ -19,6 +19,7 @@ kernels (3 isolated launches, then N back-to-back).
 """
 from __future__ import annotations
 
+import ctypes
 import importlib
 import statistics
 import traceback
@@ -102,26 +103,66 @@ def _cupy_launcher(case, module):
     if case.shared_bytes > 48 * 1024:
         fn.max_dynamic_shared_size_bytes = case.shared_bytes
     hook = getattr(module, "device_args", None)
+    maps: dict[int, object] = {}                   # argument index -> the device array behind a tensor map
     if hook is not None:
         dargs = list(hook(case, cp))
     else:
-        bad = [type(a).__name__ for a in case.args if not isinstance(a, (np.ndarray, np.generic))]
+        bad = [type(a).__name__ for a in case.args
+               if not isinstance(a, (np.ndarray, np.generic)) and not _is_tensor_map(a)]
         if bad:
             raise NotLaunchable(f"arguments of type {', '.join(sorted(set(bad)))}: the program module defines no "
                                 f"device_args(case, cupy) to turn them into launch arguments")
-        dargs = [cp.asarray(a) if isinstance(a, np.ndarray) else a for a in case.args]
+        dargs = []
+        for i, a in enumerate(case.args):
+            if _is_tensor_map(a):
+                dev_root = cp.asarray(a.root)
+                maps[i] = dev_root
+                dargs.append(_encode_tensor_map(a, dev_root.data.ptr + a.offset))
+            else:
+                dargs.append(cp.asarray(a) if isinstance(a, np.ndarray) else a)
     grid, block = tuple(case.grid), tuple(case.block)
 
     def launch():
         fn(grid, block, tuple(dargs), shared_mem=case.shared_bytes)
 
     def host():
-        return tuple(cp.asnumpy(d) if isinstance(d, cp.ndarray) else a for d, a in zip(dargs, case.args))
+        out = []
+        for i, (d, a) in enumerate(zip(dargs, case.args)):
+            if i in maps:                          # the tensor's bytes after the launch, in the map's view
+                root = cp.asnumpy(maps[i])
+                out.append(np.ndarray(a.array.shape, a.array.dtype, root.data, a.offset, a.array.strides))
+            else:
+                out.append(cp.asnumpy(d) if isinstance(d, cp.ndarray) else a)
+        return tuple(out)
 
     def event():
         return cp.cuda.Event()
 
     return launch, host, event, dev.synchronize
+
+
+def _is_tensor_map(a) -> bool:
+    """A gpusim.TensorMap, known by its fields (this module imports no gpusim on the GPU side)."""
+    return all(hasattr(a, f) for f in ("root", "offset", "box", "dims", "strides", "element_strides", "swizzle"))
+
+
+def _encode_tensor_map(m, address: int) -> np.ndarray:
+    """The driver's 128-byte CUtensorMap for gpusim.TensorMap `m` over device memory at `address`, from
+    cuTensorMapEncodeTiled (CuPy does not wrap it), as a one-element numpy array CuPy passes by value."""
+    lib = ctypes.CDLL("libcuda.so.1")
+    buf = (ctypes.c_uint8 * 256)()
+    at = (ctypes.addressof(buf) + 63) // 64 * 64  # the driver wants the map 64-byte aligned
+    r = len(m.box)
+    u64, u32 = ctypes.c_uint64, ctypes.c_uint32
+    code = lib.cuTensorMapEncodeTiled(
+        ctypes.c_void_p(at), ctypes.c_int(m.dtype), u32(r), ctypes.c_void_p(address), (u64 * r)(*m.dims),
+        (u64 * max(r - 1, 1))(*(m.strides or (0,))), (u32 * r)(*m.box), (u32 * r)(*m.element_strides),
+        ctypes.c_int(m.interleave), ctypes.c_int(m.swizzle), ctypes.c_int(m.l2_promotion), ctypes.c_int(m.oob_fill))
+    if code:
+        raise NotLaunchable(f"cuTensorMapEncodeTiled refused {m!r}: CUresult {code}")
+    out = np.zeros(1, np.dtype((np.void, 128)))
+    out.view(np.uint8)[:] = np.frombuffer(ctypes.string_at(at, 128), np.uint8)
+    return out
 
 
 # ---- Triton through torch ---------------------------------------------------------------------
