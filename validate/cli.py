@@ -10,6 +10,8 @@ import argparse
 import importlib
 import sys
 
+from gpusim.errors import GpusimError
+
 COMMANDS: dict[str, tuple[str, str]] = {
     "measure": ("validate.measure", "run programs and microbenchmarks on this machine's GPU; write validate/data/<gpu>.json"),
     "compare": ("validate.compare", "predictions vs a measurement file, per kernel and metric, with summary figures"),
@@ -35,4 +37,8 @@ def main(argv: list[str] | None = None) -> int:
         if name == chosen:
             importlib.import_module(module).add_arguments(p)
     args = parser.parse_args(argv)
-    return importlib.import_module(COMMANDS[args.command][0]).run(args)
+    try:
+        return importlib.import_module(COMMANDS[args.command][0]).run(args)
+    except GpusimError as e:                 # a refusal the user can act on: one line, not a traceback
+        print(f"python -m validate {args.command}: {e}", file=sys.stderr)
+        return 2

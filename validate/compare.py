@@ -46,6 +46,8 @@ from pathlib import Path
 
 import numpy as np
 
+from validate import journal
+
 ROOT = Path(__file__).resolve().parents[1]
 
 DURATION = "gpu__time_duration.sum"
@@ -77,6 +79,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "this many warp instructions (estimated from the measured counts and the sampling); default: none")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: the CPU count)")
     p.add_argument("--out", type=Path, help="also write the summary and every kernel's figures here (JSON)")
+    p.add_argument("--resume", action="store_true",
+                   help="reuse the predictions an interrupted run of the same model, preset and data finished "
+                        "(its journal: <--out>.partial.jsonl, or $GPUSIM_CACHE_DIR/compare/; validate.journal)")
     p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
                    help="give up a kernel's prediction after this many seconds (listed under no_prediction); "
                         "default: no limit")
@@ -333,7 +338,11 @@ def plot(rows: list[Row], path: Path, title: str) -> None:
 
 def compare(data_path: Path, preset: str | None = None, only: str | None = None, progress=None,
             budget: float | None = None, jobs: int | None = 1,
-            time_limit_s: float | None = None) -> tuple[list[Row], dict, str]:
+            time_limit_s: float | None = None, journal_path: Path | None = None,
+            resume: bool = False) -> tuple[list[Row], dict, str]:
+    """Predict the measured kernels and summarise. With `journal_path`, each finished prediction
+    is appended there as it finishes (validate.journal); `resume` reuses the predictions that
+    journal already holds for the same model, preset and data."""
     import re
 
     from gpusim.api import resolve_gpu
@@ -344,7 +353,21 @@ def compare(data_path: Path, preset: str | None = None, only: str | None = None,
     skipped = [k["name"] for k in kernels if budget is not None and estimated_cost(k) > budget]
     kernels = [k for k in kernels if k["name"] not in skipped]
     environment = measurement_environment(data)
-    rows = _predict_all(kernels, gpu, jobs, progress, environment, time_limit_s)
+    done: dict[str, Row] = {}
+    on_row = None
+    journal_note = {}
+    if journal_path is not None:
+        jr = journal.Journal(journal_path, journal.header(Path(data_path), preset))
+        if resume:
+            by_name = {k["name"]: k for k in kernels}
+            done = {n: _row_from_journal(r, by_name[n]) for n, r in jr.resume().items() if n in by_name}
+            journal_note = {"journal": str(journal_path), "resumed": len(done)}
+        else:
+            journal_note = {"journal": str(journal_path), "journal_replaced": jr.start()}
+        on_row = lambda r: jr.append(_row_to_journal(r))          # noqa: E731
+    todo = [k for k in kernels if k["name"] not in done]
+    new = iter(_predict_all(todo, gpu, jobs, progress, environment, time_limit_s, on_row))
+    rows = [done[k["name"]] if k["name"] in done else next(new) for k in kernels]
     summary = summarize(rows)
     if any(r.kind in ("heldout2", "tensor") for r in rows):
         from validate import orderings     # lazy: imports the heldout2 kernels (numba)
@@ -357,19 +380,32 @@ def compare(data_path: Path, preset: str | None = None, only: str | None = None,
         summary.update(orderings.summary({r.name: r.measured[DURATION] for r in timed},
                                          {r.name: r.predicted[DURATION] for r in timed}, **which))
     summary["skipped_over_budget"] = skipped
+    summary.update(journal_note)
     summary.update(environment)
     return rows, summary, preset
 
 
+def _row_to_journal(r: Row) -> dict:
+    return {"name": r.name, "kind": r.kind, "seconds": r.seconds, "predicted": r.predicted, "error": r.error,
+            "predicted_ns": r.predicted.get(DURATION)}
+
+
+def _row_from_journal(j: dict, k: dict) -> Row:
+    return Row(j["name"], j["kind"], k["metrics"], j["predicted"], j["seconds"], error=j.get("error", ""))
+
+
 def _predict_all(kernels: list[dict], gpu, jobs: int | None, progress, environment: dict | None = None,
-                 time_limit_s: float | None = None) -> list[Row]:
-    """Predictions in the data file's order, in `jobs` processes (the costliest first)."""
+                 time_limit_s: float | None = None, on_row=None) -> list[Row]:
+    """Predictions in the data file's order, in `jobs` processes (the costliest first);
+    `on_row(row)` is called in this process as each one finishes."""
     import os
     jobs = jobs or os.cpu_count() or 1
     if jobs <= 1 or len(kernels) <= 1:
         rows = []
         for i, k in enumerate(kernels):
             rows.append(predict(k, gpu, environment, time_limit_s))
+            if on_row:
+                on_row(rows[-1])
             if progress:
                 progress(i + 1, len(kernels), rows[-1])
         return rows
@@ -381,6 +417,8 @@ def _predict_all(kernels: list[dict], gpu, jobs: int | None, progress, environme
         futures = {pool.submit(predict, kernels[i], gpu, environment, time_limit_s): i for i in order}
         for done, f in enumerate(as_completed(futures), 1):
             out[futures[f]] = f.result()
+            if on_row:
+                on_row(out[futures[f]])
             if progress:
                 progress(done, len(kernels), out[futures[f]])
     return out
@@ -392,8 +430,10 @@ def run(args) -> int:
                                   file=sys.stderr, flush=True))
     import time
     t0 = time.perf_counter()
+    preset_name = args.preset or default_preset(json.loads(Path(args.data).read_text()))
+    journal_path = journal.default_path(args.data, preset_name, args.out)
     rows, summary, preset = compare(args.data, args.preset, args.only, show, args.budget, args.jobs,
-                                    getattr(args, "time_limit", None))
+                                    getattr(args, "time_limit", None), journal_path, getattr(args, "resume", False))
     summary["wall_s"] = round(time.perf_counter() - t0, 1)
     summary["preset"] = preset
     summary["data"] = str(args.data)
@@ -411,6 +451,7 @@ def run(args) -> int:
                     "bound": r.predicted.get("timing__bound"), "counters": kernel_counters(r)} for r in rows]
         command = "python -m validate " + " ".join(shlex.quote(a) for a in sys.argv[1:])
         args.out.write_text(json.dumps({"command": command, "summary": summary, "kernels": kernels}, indent=1))
+        journal_path.unlink(missing_ok=True)          # the result holds every row now
     if args.json:
         print(json.dumps(summary))
         return 0
