@@ -61,7 +61,7 @@ COUNTERS = ("smsp__inst_executed.sum", "smsp__thread_inst_executed.sum",
 MIB = 1 << 20
 # the tensor set's own counters (validate.ncu.TENSOR_METRICS that the model predicts)
 TENSOR_COUNTERS = ("smsp__inst_executed_op_ldsm.sum", "smsp__inst_executed_op_ldgsts.sum",
-                   "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum")
+                   "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_access.sum")
 # written per kernel into `--out` next to the duration
 COMPARED_COUNTERS = ("smsp__inst_executed.sum", "smsp__thread_inst_executed.sum", "lts__t_sectors_op_read.sum",
                      "lts__t_sectors_op_write.sum", "dram__bytes_read.sum", "dram__bytes_write.sum")

@@ -109,7 +109,7 @@ def _unit(x) -> AsyncCopies:
 
 
 class CpAsyncOp(AddressOp):
-    __slots__ = ("size", "src_base", "src_offset", "srcs")
+    __slots__ = ("size", "src_base", "src_offset", "srcs", "bypass")
 
     @property
     def sanitizer_bytes(self) -> int:
@@ -160,9 +160,9 @@ class CpAsyncOp(AddressOp):
         nw = int(wl[-1]) + 1
         nwarps = int(np.count_nonzero(np.bincount(wl, minlength=nw)))
         c.add_extra(self.index, "ldgsts_inst", nwarps)
-        c.add_extra(self.index, "global_ldgsts_requests", nwarps)
+        c.add_extra(self.index, "global_ldgsts_bypass_requests" if self.bypass else "global_ldgsts_requests", nwarps)
         gw = (rl >> 5) - w[0]
-        c.add_extra(self.index, "global_ldgsts_sectors",
+        c.add_extra(self.index, "global_ldgsts_bypass_sectors" if self.bypass else "global_ldgsts_sectors",
                     int(distinct_per_group(gw, goff >> SECTOR_SHIFT, nw).sum()) if len(rl) else 0)
         local = soff - x.cta_slot(lanes).astype(U64) * U64(lsu.shared_stride)
         c.add_extra(self.index, "shared_ldgsts_wavefronts",
@@ -253,6 +253,7 @@ def make(dec, ins, i: int, spec, bound, guard):
         if kind == "copy":
             op = CpAsyncOp()
             op.size, op.space = n, "shared"
+            op.bypass = "cg" in ins.suffixes    # LDGSTS.BYPASS: Nsight counts it under ..._cache_bypass
             d, s = ins.operands[0], ins.operands[1]
             if not (isinstance(d, Address) and isinstance(s, Address)):
                 raise reject("expected [dst], [src]")

@@ -26,9 +26,12 @@ Names (Nsight Compute "Kernel Profiling Guide", metrics reference):
   metric sets stay as they were): sm__inst_executed_pipe_tensor_op_{hmma,imma,dmma,gmma}.sum
   (warp instructions of mma.sync by input type, of wgmma.mma_async per warp),
   smsp__inst_executed_op_ldsm.sum, smsp__inst_executed_op_ldgsts.sum (cp.async),
-  l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum (ldmatrix wavefronts; stmatrix counts
-  as a shared store), l1tex__t_{requests,sectors}_pipe_lsu_mem_global_op_ldgsts.sum and
-  l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum (the two sides of cp.async);
+  sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum (ldmatrix wavefronts; stmatrix counts
+  as a shared store), l1tex__t_{requests,sectors}_pipe_lsu_mem_global_op_ldgsts_cache_access.sum
+  (cp.async.ca), sm__sass_l1tex_t_{requests,sectors}_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum
+  (cp.async.cg: LDGSTS.BYPASS) and sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum
+  (the two sides of cp.async); names as ncu 2025.3 lists them on an H100
+  (validate/data/ncu_tensor_metric_names_h100.txt; tests/functional/test_nsight_metric_names.py);
   smsp__sass_inst_executed_op_tma_{ld,st}.sum (warp instructions of cp.async.bulk{.tensor} into
   / out of shared memory), l1tex__m_xbar2l1tex_read_{bytes,sectors}_mem_global_op_tma_ld.sum and
   l1tex__m_l1tex2xbar_write_{bytes,sectors}_mem_global_op_tma_st.sum (the 32-byte sectors of
@@ -78,11 +81,13 @@ EXTRA_METRICS = {
     "sm__inst_executed_pipe_tensor_op_dmma.sum": "tensor_dmma_inst",
     "sm__inst_executed_pipe_tensor_op_gmma.sum": "tensor_gmma_inst",
     "smsp__inst_executed_op_ldsm.sum": "ldsm_inst",
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum": "shared_ldsm_wavefronts",
+    "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum": "shared_ldsm_wavefronts",
     "smsp__inst_executed_op_ldgsts.sum": "ldgsts_inst",
-    "l1tex__t_requests_pipe_lsu_mem_global_op_ldgsts.sum": "global_ldgsts_requests",
-    "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum": "global_ldgsts_sectors",
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum": "shared_ldgsts_wavefronts",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ldgsts_cache_access.sum": "global_ldgsts_requests",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_access.sum": "global_ldgsts_sectors",
+    "sm__sass_l1tex_t_requests_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum": "global_ldgsts_bypass_requests",
+    "sm__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum": "global_ldgsts_bypass_sectors",
+    "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum": "shared_ldgsts_wavefronts",
     "smsp__sass_inst_executed_op_tma_ld.sum": "tma_ld_inst",
     "smsp__sass_inst_executed_op_tma_st.sum": "tma_st_inst",
     "l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld.sum": "tma_ld_bytes",

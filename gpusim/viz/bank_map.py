@@ -17,7 +17,7 @@ Which conflicting word goes in which replay is not documented by NVIDIA; the ord
 addresses (16 bytes each) of 8 lanes, so a conflict-free `.x4` takes 4 wavefronts and rows
 of one matrix that share banks cost more within their phase (the maps number the wavefronts
 phase after phase and draw the phase boundaries); the count equals
-`l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum`'s share of the instruction.
+`sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum`'s share of the instruction.
 
 `padding_comparison()` draws the classic pair: the column read of a 32x32 float tile
 (stride 32 words: all lanes in one bank, 32 wavefronts) next to the same read of a

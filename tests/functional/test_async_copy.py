@@ -59,7 +59,7 @@ def test_src_size_zero_reads_nothing_so_an_out_of_bounds_source_is_no_fault():
     # Triton's pipelined loops prefetch past the end of a matrix with src-size 0 (masked off)
     _, _, after, x = _run("add.s64 %g, %g, 65536;\ncp.async.cg.shared.global [%sa], [%g], 16, 0;",
                           "cp.async.wait_all;")
-    assert after.tolist() == [0] * 32 and metrics(x)["l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum"] == 0
+    assert after.tolist() == [0] * 32 and metrics(x)["sm__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum"] == 0
 
 
 def test_partial_src_size_reads_only_its_bytes_at_the_end_of_a_buffer():
@@ -70,11 +70,19 @@ def test_partial_src_size_reads_only_its_bytes_at_the_end_of_a_buffer():
     assert after.tolist() == src[::4].tolist()
 
 
-def test_ldgsts_counters():
-    _, _, _, x = _run("cp.async.cg.shared.global [%sa], [%g], 16;", "cp.async.wait_all;")
+CACHED = "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_access.sum"
+BYPASS = "sm__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum"
+
+
+@pytest.mark.parametrize("cache, sectors, other", [
+    ("ca", CACHED, BYPASS),     # LDGSTS through the L1
+    ("cg", BYPASS, CACHED)])    # LDGSTS.BYPASS
+def test_ldgsts_counters_under_nsights_name_for_the_cache_operator(cache, sectors, other):
+    _, _, _, x = _run(f"cp.async.{cache}.shared.global [%sa], [%g], 16;", "cp.async.wait_all;")
     m = metrics(x)
-    assert (m["smsp__inst_executed_op_ldgsts.sum"], m["l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum"],
-            m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum"]) == (1, 16, 4)
+    assert (m["smsp__inst_executed_op_ldgsts.sum"], m[sectors],
+            m["sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum"]) == (1, 16, 4)
+    assert other not in m
 
 
 def test_misaligned_cp_async_names_the_instruction():
@@ -179,5 +187,5 @@ def test_cp_async_of_two_blocks_mixed_guards_and_src_sizes(core):
     want = np.where((t % 3 != 0) & (t & 4 == 0), src[::4], 0)
     assert out.tolist() == want.tolist()
     m = metrics(x)
-    assert (m["smsp__inst_executed_op_ldgsts.sum"], m["l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum"],
-            m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum"]) == (4, 32, 24)
+    assert (m["smsp__inst_executed_op_ldgsts.sum"], m["sm__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum"],
+            m["sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum"]) == (4, 32, 24)

@@ -47,7 +47,7 @@ def _ldsm_metrics(addr):
     _, x = run_ptx(ldsm_kernel("ldmatrix.sync.aligned.m8n8.x4.shared.b16", 4, False), "ldsm_k", (1, 1, 1),
                    (32, 1, 1), [addr.astype(np.uint32), np.zeros((32, 4), np.uint32), np.zeros(8192, np.uint16)])
     m = metrics(x)
-    return m["smsp__inst_executed_op_ldsm.sum"], m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum"]
+    return m["smsp__inst_executed_op_ldsm.sum"], m["sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum"]
 
 
 def test_contiguous_x4_is_four_wavefronts():

@@ -50,7 +50,7 @@ def test_unpadded_tiles_conflict_in_ldmatrix():
     _, padded = _run("mma_gemm")
     case = SPECS["mma_gemm"].case({"pad": 0})
     r = gpusim.launch(case.kernel, case.grid, case.block, case.args)
-    key = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum"
+    key = "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum"
     # 32 ldmatrix.x4, 4 wavefronts each when conflict-free; unpadded, the rows of A and of B (32 halves)
     # are 64 bytes apart, so the 8 rows of each matrix fall on 2 groups of 4 banks: 4-way, 16 per x4
     assert (padded.metrics[key], r.metrics[key]) == (128, 32 * 16)

@@ -37,7 +37,7 @@ def test_ldmatrix_maps_add_up_to_the_ldsm_wavefront_counter(caps):
     r = gpusim.launch(case.kernel, case.grid, case.block, case.args)          # one block: all of it captured
     maps = [bank_map.from_access(a) for a in caps[0].accesses
             if a.space == "shared" and a.mnemonic.startswith("ldmatrix")]
-    assert sum(m.wavefronts for m in maps) == r.metrics["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum"]
+    assert sum(m.wavefronts for m in maps) == r.metrics["sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum"]
 
 
 def test_cp_async_coalescing_map_is_its_16_byte_global_read(caps):

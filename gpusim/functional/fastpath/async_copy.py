@@ -91,6 +91,7 @@ class FastCpAsyncOp(CpAsyncOp):
         c = x.counters
         nwarps = int(sres[1])
         c.add_extra(self.index, "ldgsts_inst", nwarps)
-        c.add_extra(self.index, "global_ldgsts_requests", nwarps)
-        c.add_extra(self.index, "global_ldgsts_sectors", int(gres[2]))
+        c.add_extra(self.index, "global_ldgsts_bypass_requests" if self.bypass else "global_ldgsts_requests", nwarps)
+        c.add_extra(self.index, "global_ldgsts_bypass_sectors" if self.bypass else "global_ldgsts_sectors",
+                    int(gres[2]))
         c.add_extra(self.index, "shared_ldgsts_wavefronts", int(sres[2]))
