@@ -243,12 +243,13 @@ class TensorCopyOp(_Copy):
     def one(self, x, lane: int, v: dict) -> None:
         f = self._map(x, lane, int(v["tmap"]))
         coords = [int(np.int32(np.int64(v[f"c{i}"]) & 0xFFFFFFFF)) for i in range(f.rank)]
-        why = T.start_problem(f, coords)
+        why, title = T.start_problem(f, coords), "misaligned tensor copy"
+        if why is None and self.form.kind != "g2s":
+            why, title = T.store_problem(f, coords), "tensor store before the tensor"
         if why is not None:
             if x.san is not None:
                 x.san.fault("memcheck", "illegal instruction", self.index, lane, "global", None, why)
-            self._fail(x, lane, "illegal instruction (misaligned tensor copy)",
-                       f"coordinates {tuple(coords)}: {why}")
+            self._fail(x, lane, f"illegal instruction ({title})", f"coordinates {tuple(coords)}: {why}")
         glob, ok, boff = T.box_elements(f, coords)
         esz = f.elem_bytes
         nbytes = T.box_bytes(f)

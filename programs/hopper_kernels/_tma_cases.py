@@ -112,3 +112,61 @@ def fields(array: np.ndarray, address: int, box, swizzle: str = "none", element_
                              tuple(reversed(array.strides))[1:], tuple(box),
                              tuple(element_strides) if element_strides is not None else (1,) * rank,
                              0, T.SWIZZLE_CODE[swizzle], 0, T.OOB_CODE[oob_fill])
+
+
+def _rule_probes() -> dict:
+    """Boxes that separate the candidate rules behind the H100's faults on oob_zero_f32, oob_nan_f32
+    and rank1_f32 (their boxes start 16-byte aligned; validate/data/tma_h100.json). Each probe has
+    one unusual side, load (coordinates c) or store (d), the other at the tensor's origin, so a
+    fault names the side. Candidates: a negative innermost coordinate (load or store); any
+    negative coordinate of a store; an f32 (or any 4-byte) element type; a box reaching past the
+    tensor's end in the innermost dimension; rank 1; the NaN fill; a start off 16 bytes (load and
+    store, positive coordinates). Tensors: 24 rows of 96 bytes; boxes 64 bytes x 8 rows."""
+    probes = {}
+    for dt, tag in (("uint8", "u8"), ("float16", "f16"), ("float32", "f32"), ("uint32", "u32"),
+                    ("float64", "f64")):
+        e = np.dtype(dt).itemsize
+        w, b0 = 96 // e, 64 // e
+        base = dict(shape=(24, w), dtype=dt, box=(b0, 8), c=(0, 0), d=(0, 0))
+        grid = {"origin": {},                                           # all in bounds
+                "load_neg_inner": {"c": (-16 // e, 4)},                 # starts 16 bytes before each row
+                "load_neg_outer": {"c": (0, -2)},                       # starts 2 rows before the tensor
+                "load_high_inner": {"c": (64 // e, 4)},                 # reaches 32 bytes past each row
+                "load_high_outer": {"c": (0, 20)},                      # reaches 4 rows past the tensor
+                "store_neg_inner": {"d": (-16 // e, 4)},
+                "store_neg_outer": {"d": (0, -2)},
+                "store_high_inner": {"d": (64 // e, 4)},
+                "store_high_outer": {"d": (0, 20)}}
+        if dt == "float64":                                             # the size question only
+            grid = {k: grid[k] for k in ("origin", "load_neg_inner", "store_neg_inner")}
+        for name, kw in grid.items():
+            probes[f"{tag}_{name}"] = dict(base, **kw)
+    f32 = dict(shape=(24, 24), dtype="float32", box=(16, 8), c=(0, 0), d=(0, 0))
+    probes.update({
+        "f32_load_neg_inner_32B": dict(f32, c=(-8, 4)),                 # two 16-byte chunks before the row
+        "f32_load_neg_inner_whole": dict(f32, c=(-16, 4)),              # the whole box before the row
+        "f32_load_neg_inner_nan": dict(f32, c=(-4, 4), oob_fill="nan"),
+        "f32_load_neg_both": dict(f32, c=(-4, -2)),
+        "f32_store_neg_both": dict(f32, d=(-4, -2)),
+        "f32_load_at_byte_8": dict(f32, c=(2, 4)),                      # positive, 8 bytes off 16
+        "f32_store_at_byte_8": dict(f32, d=(2, 4)),
+        "u8_load_at_byte_4": dict(probes["u8_origin"], c=(4, 4)),
+        "u8_store_at_byte_4": dict(probes["u8_origin"], d=(4, 4)),
+        "rank1_f32_origin": dict(shape=(100,), dtype="float32", box=(32,), c=(0,), d=(0,)),
+        "rank1_f32_load_high": dict(shape=(100,), dtype="float32", box=(32,), c=(80,), d=(0,)),
+        "rank1_f32_load_neg": dict(shape=(100,), dtype="float32", box=(32,), c=(-8,), d=(0,)),
+        "rank1_f32_store_neg": dict(shape=(100,), dtype="float32", box=(32,), c=(0,), d=(-8,)),
+        "rank1_f32_store_high": dict(shape=(100,), dtype="float32", box=(32,), c=(0,), d=(80,)),
+        "rank1_f16_load_neg": dict(shape=(200,), dtype="float16", box=(32,), c=(-8,), d=(0,)),
+        "rank1_f16_store_neg": dict(shape=(200,), dtype="float16", box=(32,), c=(0,), d=(-8,)),
+        "u16_3d_load_neg_outermost": dict(shape=(6, 10, 48), dtype="uint16", box=(16, 4, 2), c=(0, 0, -1),
+                                          d=(0, 0, 0)),
+        "u16_3d_store_neg_outermost": dict(shape=(6, 10, 48), dtype="uint16", box=(16, 4, 2), c=(0, 0, 0),
+                                           d=(0, 0, -1)),
+    })
+    return probes
+
+
+# The grid of `tma_record.py --rules` (each launch in its own process; the GPU's verdicts in
+# validate/data/tma_h100_rules.json): see _rule_probes.
+RULE_PROBES = _rule_probes()

@@ -13,7 +13,8 @@ from programs.hopper_kernels import _tma_cases as C
 from gpusim.errors import KernelError
 from programs.hopper_kernels.tma_box import PROGRAM, launch_case
 
-DATA = sorted((Path(__file__).resolve().parents[2] / "validate" / "data").glob("tma_h*.npz"))
+DATA = sorted(p for p in (Path(__file__).resolve().parents[2] / "validate" / "data").glob("tma_h*.npz")
+              if not p.stem.endswith("_rules"))
 
 
 def run(case: str):
@@ -33,9 +34,19 @@ def verdicts(path: Path) -> dict[str, str]:
     return json.loads(path.with_suffix(".json").read_text())["launches"]
 
 
-@pytest.mark.parametrize("case", list(C.BOX_CASES))
+STORES_BEFORE = [n for n, c in C.BOX_CASES.items() if min(c["d"]) < 0]     # the GPU faults on these
+
+
+@pytest.mark.parametrize("case", [n for n in C.BOX_CASES if n not in STORES_BEFORE])
 def test_box_case_equals_the_numpy_reference(case):
     run(case).check()
+
+
+@pytest.mark.parametrize("case", STORES_BEFORE)
+def test_box_case_storing_before_the_tensor_is_refused_at_its_store(case):
+    with pytest.raises(KernelError, match=r"illegal instruction \(tensor store before the tensor\) in kernel "
+                                          r"tma_box<\d>, at .*tma_box\.cu:\d+ .*: cp\.async\.bulk\.tensor\.\dd\.global"):
+        run(case)
 
 
 @pytest.mark.parametrize("case", list(C.BOX_CASES))
@@ -79,10 +90,12 @@ def test_gpusim_refuses_exactly_the_probes_the_gpu_faults_on(name):
 @pytest.mark.skipif(not DATA, reason="GPU outputs not recorded yet (validate/semantics/tma_record.py)")
 @pytest.mark.parametrize("case", list(C.BOX_CASES))
 def test_box_case_equals_the_gpu_byte_for_byte(case):
-    for path in DATA:
-        if verdicts(path)[f"box:{case}"].startswith("fault: "):
-            pytest.xfail(f"the GPU faults on box {case} (illegal instruction, {path.name}) and gpusim runs it: "
-                         "the hardware's rule beyond the 16-byte start is not known yet (DEVIATIONS.md)")
+    faults = {verdicts(path)[f"box:{case}"].startswith("fault: ") for path in DATA}
+    assert len(faults) == 1, case
+    if faults.pop():
+        with pytest.raises(KernelError, match="illegal instruction"):
+            run(case)
+        return
     c = run(case)
     for path in DATA:
         assert verdicts(path)[f"box:{case}"] == "ok", (path.name, verdicts(path)[f"box:{case}"])
@@ -107,3 +120,23 @@ def test_gpusim_refuses_exactly_the_maps_the_driver_refuses():
             f = T.TensorMapFields(**{**f.__dict__, k: v})
         for rec in DATA:
             assert (int(np.load(rec)[f"driver:{name}"]) == 0) == (T.problems(f) is None), (name, rec.name)
+
+
+RULES = sorted((Path(__file__).resolve().parents[2] / "validate" / "data").glob("tma_h*_rules.npz"))
+
+
+@pytest.mark.skipif(not RULES, reason="the rule grid not recorded yet (tma_record.py --rules)")
+@pytest.mark.parametrize("name", list(C.RULE_PROBES))
+def test_gpusim_refuses_exactly_the_rule_probes_the_gpu_faults_on(name):
+    for path in RULES:
+        gpu = verdicts(path)[f"rule:{name}"]
+        assert gpu == "ok" or gpu.startswith("fault: "), (name, path.name, gpu)
+        c = launch_case(C.RULE_PROBES[name], name)
+        if gpu.startswith("fault: "):
+            with pytest.raises(KernelError, match="illegal instruction"):
+                gpusim.launch(c.kernel, c.grid, c.block, c.args, gpu="h100", shared_bytes=c.shared_bytes)
+        else:
+            gpusim.launch(c.kernel, c.grid, c.block, c.args, gpu="h100", shared_bytes=c.shared_bytes)
+            rec = np.load(path)
+            assert c.args[2].tobytes() == rec[f"rule:{name}:dump"].tobytes(), path.name
+            assert c.args[1].array.tobytes() == rec[f"rule:{name}:out"].tobytes(), path.name

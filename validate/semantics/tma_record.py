@@ -10,6 +10,13 @@ On the GPU machine (driver, CuPy with NVRTC, numpy), from the repository root, o
 
     python validate/semantics/tma_record.py --out $OUT
 
+and the grid that separates the rules of where a tensor copy may start or reach
+(`_tma_cases.RULE_PROBES`: negative and past-the-end coordinates per dimension, load and store,
+element types of 1, 2, 4, 8 bytes, rank 1 and 3, positions off 16 bytes; about 3 minutes), into
+`tma_<gpu>_rules.npz` / `.json` of the same form:
+
+    python validate/semantics/tma_record.py --rules --out $OUT
+
 Needs no gpusim (only numpy, CuPy and `isa`): the .cu texts are compiled by NVRTC through
 `cupy.RawModule` (`-arch=sm_90a -std=c++17`, the same text gpusim compiles; CuPy adds its own
 `-arch=sm_90`, `-ftz=true` and `--device-as-default-execution-space`, which change nothing here:
@@ -135,6 +142,7 @@ def provenance(cp, texts: dict[str, str]) -> dict:
 
 OPTIONS = ("-std=c++17", "-arch=sm_90a")
 JOB_TIMEOUT_S = 60
+RULE_JOB_TIMEOUT_S = 20                         # --rules: 57 launches of a few seconds each, under 5 minutes
 SOURCES = ("tma_wgmma_gemm.cu", "tma_box.cu")
 
 
@@ -146,9 +154,12 @@ def _bits(a: np.ndarray) -> np.ndarray:
     return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.itemsize]).copy()
 
 
-def jobs() -> list[str]:
-    """Every launch the script makes, by name (each runs in its own process)."""
+def jobs(rules: bool = False) -> list[str]:
+    """Every launch the script makes, by name (each runs in its own process); with `rules`, the
+    grid of `_tma_cases.RULE_PROBES` only."""
     C = load_cases()
+    if rules:
+        return [f"rule:{n}" for n in C.RULE_PROBES]
     return (["encode"] + [f"gemm:{s}" for s in C.GEMM_RECORDED] + [f"box:{n}" for n in C.BOX_CASES]
             + [f"probe:{n}" for n in C.PROBES])
 
@@ -191,8 +202,8 @@ def run_job(name: str) -> tuple[dict[str, np.ndarray], dict]:
                 i32(p["k"])])
         arrays[f"{name}:A"], arrays[f"{name}:B"], arrays[f"{name}:C"] = _bits(A), _bits(B), _bits(dC.get())
         return arrays, {}
-    if kind in ("box", "probe"):
-        case = (C.BOX_CASES if kind == "box" else C.PROBES)[key]
+    if kind in ("box", "probe", "rule"):
+        case = {"box": C.BOX_CASES, "probe": C.PROBES, "rule": C.RULE_PROBES}[kind][key]
         names = [f"tma_box<{r}>" for r in (1, 2, 3)]
         mod = cp.RawModule(code=(HOPPER / SOURCES[1]).read_text(), options=OPTIONS, name_expressions=names)
         t = C.box_tensor(case)
@@ -243,19 +254,20 @@ def _verdict(r: subprocess.CompletedProcess, ok: bool) -> str:
     return "error: " + (err[-1].strip() if err else f"exit status {r.returncode}")
 
 
-def record(out: Path) -> Path:
+def record(out: Path, rules: bool = False) -> Path:
     import cupy as cp                              # lazy: only on the GPU machine
     launches: dict[str, str] = {}
     arrays: dict[str, np.ndarray] = {}
     extra: dict = {}
+    limit = RULE_JOB_TIMEOUT_S if rules else JOB_TIMEOUT_S
     with tempfile.TemporaryDirectory() as tmp:
-        for i, name in enumerate(jobs()):
+        for i, name in enumerate(jobs(rules)):
             part = Path(tmp) / f"job{i}.npz"
             cmd = [sys.executable, str(Path(__file__).resolve()), "--job", name, "--part", str(part)]
             try:
-                r = subprocess.run(cmd, capture_output=True, text=True, timeout=JOB_TIMEOUT_S)
+                r = subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
             except subprocess.TimeoutExpired:
-                launches[name] = f"timeout: did not finish in {JOB_TIMEOUT_S} s"
+                launches[name] = f"timeout: did not finish in {limit} s"
             else:
                 ok = r.returncode == 0 and part.exists()
                 launches[name] = _verdict(r, ok)
@@ -268,9 +280,10 @@ def record(out: Path) -> Path:
     prov = provenance(cp, texts)
     tag = prov["gpu"].lower().replace("nvidia", "").split()[0]
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"tma_{tag}.npz"
+    stem = f"tma_{tag}_rules" if rules else f"tma_{tag}"
+    path = out / f"{stem}.npz"
     np.savez_compressed(path, **arrays)
-    (out / f"tma_{tag}.json").write_text(json.dumps({"provenance": prov, "launches": launches,
+    (out / f"{stem}.json").write_text(json.dumps({"provenance": prov, "launches": launches,
                                                      "encode_checks": extra.get("encode_checks", {})},
                                                     indent=1) + "\n")
     return path
@@ -292,6 +305,8 @@ ENCODE_CHECKS = {
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, help="folder for tma_<gpu>.npz and .json")
+    ap.add_argument("--rules", action="store_true",
+                    help="record only the grid of _tma_cases.RULE_PROBES (tma_<gpu>_rules.npz and .json)")
     ap.add_argument("--job", help="(internal) run one launch by name in this process")
     ap.add_argument("--part", type=Path, help="(internal) where --job writes its arrays")
     args = ap.parse_args(argv)
@@ -299,7 +314,7 @@ def main(argv=None) -> int:
         return _child(args.job, args.part)
     if args.out is None:
         ap.error("--out is required")
-    path = record(args.out)
+    path = record(args.out, args.rules)
     print(f"wrote {path} and its .json")
     return 0
 
