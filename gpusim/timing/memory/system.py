@@ -60,8 +60,8 @@ from bisect import bisect_right
 
 from gpusim.errors import ConfigError
 from gpusim.timing.memory.hbm import HBM
-from gpusim.timing.memory.l2 import ATOM, READ, RED, WRITE, L2Cache, as_list
-from gpusim.timing.memory.l2_partitions import FULL
+from gpusim.timing.memory.l2 import L2Cache, as_list
+from gpusim.timing.memory.l2_slices import ATOM, FULL, READ, RED, WRITE
 from gpusim.timing.memory.noc import NoC
 from gpusim.timing.memory.peer import PeerPort
 
