@@ -55,9 +55,9 @@ What is modelled:
   (`l2_partitions.py`), write-back of evicted dirty lines and ECC-granule costs
   (`l2_writeback.py`), the atomic units (`l2_atomics.py`), and, for sampled simulation
   and dirty data at launch, stand-in ("phantom") evictions for the unsimulated blocks'
-  lines and lines left dirty before the kernel (`l2_standins.py`). This module routes
+  lines and lines left dirty before the kernel (`../sampling/standins.py`). This module routes
   a request: near slice booking, then the home slice or the fabric.
-- Shared footprints in sampled simulation (`footprint`, a warming.SharedFootprint set
+- Shared footprints in sampled simulation (`footprint`, a sampling.warming.SharedFootprint set
   by the engine; `tau`, the requesting block's grid position): a line the whole GPU's L2
   would hold is allocated valid (no DRAM fill, no phantom), and evicted dirty without a
   write-back (`gpusim__l2_warm_fill_lines.sum`, `gpusim__l2_warm_kept_lines.sum`).
@@ -92,7 +92,7 @@ from gpusim.timing.memory.hbm import HBM
 from gpusim.timing.memory.l2_atomics import AtomicUnits
 from gpusim.timing.memory.l2_partitions import PartitionFabric
 from gpusim.timing.memory.l2_slices import ATOM, FABRIC, NEG_INF, READ, RED, TEX, WRITE, L2Slices, LRUSet
-from gpusim.timing.memory.l2_standins import StandIns
+from gpusim.timing.sampling.standins import StandIns
 from gpusim.timing.memory.l2_writeback import WriteBack
 
 __all__ = ["L2Cache", "LRUSet", "as_list"]

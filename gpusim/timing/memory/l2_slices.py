@@ -12,7 +12,7 @@ What is modelled (the cache's rules, see `l2.py`):
   masks {sector: [valid bytes, dirty bytes]}, warm, `allocs` at its last use]. Allocating
   into a full set evicts its LRU way: a dirty home line is written back (`l2_writeback.py`)
   and the allocation waits for DRAM to take it (`stall`); a set with a free way may make
-  room for the lines of unsimulated blocks (`l2_standins.py`, sampled simulation).
+  room for the lines of unsimulated blocks (`sampling/standins.py`, sampled simulation).
 - Lookup at the home slice (`lookup`): a write makes its bytes valid and dirty (a partial
   write to an absent sector allocates it without a fill, with only the written bytes
   valid); a read of a sector not wholly valid fetches its DRAM burst, which fills every
@@ -52,7 +52,7 @@ class LRUSet(OrderedDict):
 
 class L2Slices:
     """The tags and bandwidth of every simulated slice; `lookup` a line's sectors at its home.
-    `writeback` (l2_writeback.WriteBack), `standins` (l2_standins.StandIns) and `atomics`
+    `writeback` (l2_writeback.WriteBack), `standins` (sampling.standins.StandIns) and `atomics`
     (l2_atomics.AtomicUnits) are the units an allocation or an atomic pass calls on."""
 
     def __init__(self, spec, sm_fraction: float, hbm, atomics, writeback):
@@ -81,8 +81,8 @@ class L2Slices:
         self.hbm = hbm
         self.atomics = atomics
         self.writeback = writeback
-        self.standins = None                     # l2_standins.StandIns, set by the cache that builds both
-        self.footprint = None                    # sampled simulation: a warming.SharedFootprint, set by the engine
+        self.standins = None                     # sampling.standins.StandIns, set by the cache that builds both
+        self.footprint = None                    # sampled simulation: a sampling.warming.SharedFootprint, set by the engine
         self.tau = 0.0                           # grid position (block / blocks) of the requesting SM's block
         self.stall = NEG_INF                     # set by an allocation whose victim's write-back had to wait
         self.allocated = 0                       # lines allocated (homes and copies; not warm ones)
@@ -153,7 +153,7 @@ class L2Slices:
         od.allocs += 1
         ent = [None] * spl + [0, None, warm, od.allocs]
         od[line] = ent
-        if warm:                                        # valid from the other SMs' accesses (warming.py)
+        if warm:                                        # valid from the other SMs' accesses (sampling/warming.py)
             for k in range(spl):
                 ent[k] = NEG_INF
             self.warm_fills += 1
@@ -253,7 +253,7 @@ class L2Slices:
             if not valid:
                 misses += 1
                 r = hbm.read_burst(ts, s >> bsh)
-                if fp is not None:                  # what the sampled share fetched (warming.reuse_uncertainty)
+                if fp is not None:                  # what the sampled share fetched (sampling/warming.py)
                     fp.count_dram(s // spl)
                 base = (k >> bsh) << bsh            # fill every sector of the burst not wholly valid
                 for kk in range(base, base + bmask + 1):

@@ -1,11 +1,11 @@
-"""The L2's units on their own (l2_slices, l2_partitions, l2_writeback, l2_standins): one
+"""The L2's units on their own (l2_slices, l2_partitions, l2_writeback, sampling/standins): one
 property each (test spec: _memory_spec; 64-B DRAM bursts, 32-B ECC granules unless replaced)."""
 from _memory_spec import SPEC, replace
 from gpusim.timing.memory.hbm import HBM
 from gpusim.timing.memory.l2_atomics import AtomicUnits
 from gpusim.timing.memory.l2_partitions import PartitionFabric
 from gpusim.timing.memory.l2_slices import FULL, READ, TEX, WRITE, L2Slices
-from gpusim.timing.memory.l2_standins import StandIns
+from gpusim.timing.sampling.standins import StandIns
 from gpusim.timing.memory.l2_writeback import WriteBack
 
 TWO = replace(l2={"partitions": 2})

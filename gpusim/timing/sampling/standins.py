@@ -1,4 +1,4 @@
-"""The L2's stand-ins: lines the simulation does not hold that the real L2 would evict.
+"""The L2's stand-ins (a unit of `memory/l2.py`'s L2Cache, over its slices): lines the simulation does not hold that the real L2 would evict.
 
 What is modelled:
 - Sampled simulation: the simulated SMs' share of the L2 would, in the full launch, be
