@@ -31,7 +31,7 @@ def _case(name: str, size: str):
 
 
 def main(argv=None) -> int:
-    from numba import cuda
+    from numba import cuda  # lazy: numba.cuda is a heavy dependency, loaded only on the GPU machine
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)

@@ -37,6 +37,9 @@ cross-GPU check of how far a calibration carries to another configuration
 """
 from __future__ import annotations
 
+import re
+import shlex
+import sys
 import argparse
 import dataclasses
 import json
@@ -299,7 +302,6 @@ def write_toml(path: Path, name: str, base: str, notes: list[dict], res: list[di
         lines += rows
         lines.append("")
     if path.exists():                            # tables other commands fit (calibrate-multi's [nccl]) stay
-        import re
         kept = re.search(r"^\[nccl\][^\[]*", path.read_text(), flags=re.M)
         if kept:
             lines.append(kept.group(0).rstrip("\n") + "\n")
@@ -307,9 +309,6 @@ def write_toml(path: Path, name: str, base: str, notes: list[dict], res: list[di
 
 
 def run(args) -> int:
-    import shlex
-    import sys
-
     from gpusim import specs
     data = json.loads(args.data.read_text())
     gpu = args.base or data["provenance"].get("gpu_short_name") or "h100"

@@ -122,8 +122,8 @@ def run_cases(cp, ins: dict[str, list[np.ndarray]]) -> dict[str, np.ndarray]:
 def measure(out_dir: Path) -> Path:
     """Run the cases with CuPy on this machine's GPU; write the npz and its JSON sidecar."""
     os.environ["CUPY_CACHE_DIR"] = tempfile.mkdtemp()         # compile afresh, so the options are seen
-    import cupy as cp
-    from cupy.cuda import compiler
+    import cupy as cp  # lazy: cupy is a heavy dependency, loaded only on the GPU machine
+    from cupy.cuda import compiler  # lazy: cupy is a heavy dependency, loaded only on the GPU machine
     seen = []
     original = compiler.compile_using_nvrtc
 

@@ -35,6 +35,8 @@ median of sm__cycles_elapsed.max / gpu__time_duration.sum over kernels of >= 20 
 """
 from __future__ import annotations
 
+import signal
+import types
 import argparse
 import datetime
 import json
@@ -176,7 +178,6 @@ def _worker_cmd(args, mode: str, out: Path, only: str | None = None, cases: Path
 def _call(cmd: list[str], timeout: float | None, stdout=None) -> int:
     """Run `cmd` in its own process group; on timeout kill the whole group (ncu and the
     worker it started) and return 124."""
-    import signal
     p = subprocess.Popen(cmd, cwd=ROOT, stdout=stdout, start_new_session=True)
     try:
         return p.wait(timeout=timeout)
@@ -332,7 +333,6 @@ def _simpy_placeholder() -> None:
     try:
         import simpy  # noqa: F401
     except ImportError:
-        import types
         sys.modules["simpy"] = types.ModuleType("simpy", "placeholder: validate measure --suite tensor runs no "
                                                 "simulation; install simpy to simulate")
 

@@ -22,6 +22,7 @@ NCCL, CuPy, numba versions, date, command.
 """
 from __future__ import annotations
 
+from importlib.metadata import version
 import argparse
 import datetime
 import json
@@ -75,10 +76,8 @@ def _run(cmd: list[str]) -> str:
 
 
 def provenance(argv: list[str]) -> dict:
-    from importlib.metadata import version
-
-    import cupy as cp
-    from cupy.cuda import nccl
+    import cupy as cp  # lazy: cupy is a heavy dependency, loaded only on the GPU machine
+    from cupy.cuda import nccl  # lazy: cupy is a heavy dependency, loaded only on the GPU machine
     q = "name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem,memory.total,pci.bus_id"
     return {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -102,7 +101,7 @@ def run(args) -> int:
         args.worker_out.write_text(json.dumps(recs))
         return 0
     os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
-    import cupy as cp
+    import cupy as cp  # lazy: cupy is a heavy dependency, loaded only on the GPU machine
     ngpu = cp.cuda.runtime.getDeviceCount()
     if ngpu < 2:
         print(f"measure-multi needs at least 2 GPUs; this machine has {ngpu}", file=sys.stderr)

@@ -50,8 +50,8 @@ class Ranks:
     """n GPUs in one process: a communicator, a stream and buffers per GPU."""
 
     def __init__(self, n: int):
-        import cupy as cp
-        from cupy.cuda import nccl
+        import cupy as cp  # lazy: cupy is a heavy dependency, loaded only on the GPU machine
+        from cupy.cuda import nccl  # lazy: cupy is a heavy dependency, loaded only on the GPU machine
         self.cp, self.nccl, self.n = cp, nccl, n
         self.comms = nccl.NcclCommunicator.initAll(list(range(n)))
         self.streams = []

@@ -31,7 +31,7 @@ def _enable_peer_access(cp, ngpu: int) -> None:
 
 
 def measure_copies(ngpu: int, log) -> list[dict]:
-    import cupy as cp
+    import cupy as cp  # lazy: cupy is a heavy dependency, loaded only on the GPU machine
     rt = cp.cuda.runtime
     _enable_peer_access(cp, ngpu)
     size_max = 1 << 30
@@ -77,8 +77,8 @@ def measure_copies(ngpu: int, log) -> list[dict]:
 
 
 def measure_peer_kernels(log) -> list[dict]:
-    import cupy as cp
-    from numba import cuda
+    import cupy as cp  # lazy: cupy is a heavy dependency, loaded only on the GPU machine
+    from numba import cuda  # lazy: numba.cuda is a heavy dependency, loaded only on the GPU machine
 
     from validate.microbench import bw_copy, bw_read, bw_write
     _enable_peer_access(cp, 2)

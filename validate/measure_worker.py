@@ -6,6 +6,10 @@ keeps what was measured. Method: measure.py's docstring. Nothing of gpusim is im
 """
 from __future__ import annotations
 
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from importlib.metadata import version
+from itertools import islice
 import json
 import platform
 import statistics
@@ -26,10 +30,8 @@ def _try(f, default=None):
 
 
 def _device_info() -> dict:
-    from importlib.metadata import version
-
-    import numba
-    from numba import cuda
+    import numba  # lazy: numba is a heavy dependency, loaded only on the GPU machine
+    from numba import cuda  # lazy: numba.cuda is a heavy dependency, loaded only on the GPU machine
     dev = cuda.get_current_device()
     name = _try(lambda: dev.name.decode() if isinstance(dev.name, bytes) else dev.name, "unknown")
     dotted = lambda v: ".".join(map(str, v)) if v else None
@@ -45,7 +47,7 @@ def _device_info() -> dict:
 
 
 def _free_deferred():
-    from numba import cuda
+    from numba import cuda  # lazy: numba.cuda is a heavy dependency, loaded only on the GPU machine
     try:
         cuda.current_context().deallocations.clear()
     except Exception:                                    # noqa: BLE001 - best effort
@@ -61,7 +63,7 @@ def _run_case(kind, group, size, built, mode, flush) -> dict:
     if kind == "tensor":                                 # CUDA C++ / Triton: validate/tensor_set/launch.py
         from validate.tensor_set.launch import run_case
         return run_case(group, size, built, mode, flush)
-    from numba import cuda
+    from numba import cuda  # lazy: numba.cuda is a heavy dependency, loaded only on the GPU machine
     spec = spec_of(kind, group)
     rec = {"name": f"{group}/{size}", kind: group, "size": size, "params": dict(spec.sizes[size]),
            "launched": False}
@@ -100,7 +102,7 @@ def _run_case(kind, group, size, built, mode, flush) -> dict:
 
 
 def _event_times(launch, dargs, target_s: float = 0.1) -> dict:
-    from numba import cuda
+    from numba import cuda  # lazy: numba.cuda is a heavy dependency, loaded only on the GPU machine
     single = []
     for _ in range(3):
         a, b = cuda.event(), cuda.event()
@@ -123,7 +125,7 @@ def _event_times(launch, dargs, target_s: float = 0.1) -> dict:
 
 def _flusher():
     """A kernel writing 256 MiB of scratch: whatever an earlier case left in L2 is gone."""
-    from numba import cuda
+    from numba import cuda  # lazy: numba.cuda is a heavy dependency, loaded only on the GPU machine
 
     @cuda.jit
     def flush_l2(buf):
@@ -139,9 +141,7 @@ def _flusher():
 def _prefetched(todo, depth: int = 3):
     """(item, future of its built Case) in order, building up to `depth` cases ahead in
     threads (numpy releases the GIL), so host-side builds overlap the GPU work."""
-    from collections import deque
-    from concurrent.futures import Future, ThreadPoolExecutor
-    from numba import config
+    from numba import config  # lazy: numba is a heavy dependency, loaded only on the GPU machine
     if config.ENABLE_CUDASIM:               # the simulator swaps module globals while a kernel runs: no threads
         for item in todo:
             fut = Future()
@@ -151,7 +151,6 @@ def _prefetched(todo, depth: int = 3):
                 fut.set_exception(e)
             yield item, fut
         return
-    from itertools import islice
     with ThreadPoolExecutor(max_workers=depth) as pool:
         items = iter(todo)
         window = deque((item, pool.submit(_build, *item)) for item in islice(items, depth))
@@ -169,7 +168,7 @@ def worker(args) -> int:
     if args.cases:
         wanted = set(json.loads(args.cases.read_text()))
         todo = [t for t in todo if f"{t[1]}/{t[2]}" in wanted]
-    from numba import config
+    from numba import config  # lazy: numba is a heavy dependency, loaded only on the GPU machine
     flush = _flusher() if args.worker == "events" and not config.ENABLE_CUDASIM else None
     out = {"device": _device_info(), "mode": args.worker, "records": []}
     t0 = time.time()

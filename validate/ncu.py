@@ -21,6 +21,7 @@ Reference", "--cache-control", "--clock-control", "regex:" metric filters.
 """
 from __future__ import annotations
 
+import glob
 import csv
 import io
 import math
@@ -149,7 +150,6 @@ def find_ncu() -> str:
     if found:
         return found
     for pattern in ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/*/ncu"):
-        import glob
         hits = sorted(glob.glob(pattern))
         if hits:
             return hits[-1]

@@ -35,6 +35,7 @@ Writes into --out:
 """
 from __future__ import annotations
 
+import importlib
 import argparse
 import datetime
 import json
@@ -68,7 +69,6 @@ def bits(a: np.ndarray) -> np.ndarray:
 
 def load_case(module: str, size: str):
     """`programs.triton_kernels.<module>.PROGRAM.case(size, seed=0)`."""
-    import importlib
     mod = importlib.import_module(f"programs.triton_kernels.{module}")
     return mod.PROGRAM.case(size, seed=0)
 
@@ -135,8 +135,8 @@ class Gpu:
     """The GPU side: torch for Triton's own launch, CuPy for launching a PTX text."""
 
     def __init__(self):
-        import cupy
-        import torch
+        import cupy  # lazy: cupy is a heavy dependency, loaded only on the GPU machine
+        import torch  # lazy: torch is a heavy dependency, loaded only on the GPU machine
         self.torch, self.cupy = torch, cupy
         self.cc = torch.cuda.get_device_capability()
         self.name = torch.cuda.get_device_name()
@@ -193,9 +193,9 @@ class Gpu:
 
 def compile_for(case, signature, constants, attrs, arch: int):
     """Triton's compile of the case's kernel for sm_<arch>: (PTX, metadata)."""
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
+    import triton  # lazy: triton is a heavy dependency, loaded only on the GPU machine
+    from triton.backends.compiler import GPUTarget  # lazy: triton is a heavy dependency, loaded only on the GPU machine
+    from triton.compiler import ASTSource  # lazy: triton is a heavy dependency, loaded only on the GPU machine
     o = case.options
     src = ASTSource(case.kernel, dict(signature), constexprs=dict(constants), attrs=dict(attrs))
     k = triton.compile(src, target=GPUTarget("cuda", arch, 32),
@@ -231,7 +231,7 @@ def provenance(tag: str, gpu) -> dict:
             return subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout.strip()
         except Exception as e:          # nvidia-smi or git missing: recorded, not fatal
             return f"unavailable: {e}"
-    import triton
+    import triton  # lazy: triton is a heavy dependency, loaded only on the GPU machine
     versions = {"python": platform.python_version(), "numpy": np.__version__, "triton": triton.__version__}
     for m in ("torch", "cupy", "ml_dtypes"):
         try:

@@ -106,7 +106,7 @@ def timing_lines(m: dict) -> list[str]:
             s += "   bound: " + ", ".join(bound)
         out.append(s)
     note = m.get("timing__sampling_note")
-    if note:                                        # what sampled timing could not see (timing/extrapolation.py)
+    if note:                                        # what sampled timing could not see (timing/sampling/extrapolation.py)
         out.append(f"sampling: {note}")
     stalls = {k: float(v) for k, v in m.items() if "stall" in k and isinstance(v, (int, float)) and v > 0}
     if stalls:

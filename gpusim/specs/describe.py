@@ -5,7 +5,7 @@ What it does: walks the frozen dataclasses of `GPUSpec` (`schema` for the types,
 for the values), formats each value by the unit its field name ends in (`_bytes`,
 `_mhz`, `_cycles`, `_ns`, `_GBps`, ...), and adds a few derived figures (peak FP32/FP64
 rates, HBM and L2 bytes per cycle) that can be checked against the datasheets.
-What it does not: validate anything (the dataclasses do) or cite sources (presets.py does).
+What it does not: validate anything (the dataclasses do) or cite sources (the presets package does).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The whole-chip spec: a frozen parts list of a GPU, with units in field names.
 
-A preset (`presets.py`) is one value of this type whose numbers cite their sources;
+A preset (`presets/`) is one value of this type whose numbers cite their sources;
 a hypothetical GPU is `dataclasses.replace` of one, or `overrides.apply(spec, {...})`
 from a TOML file or `--set sm.count=64` strings. Nothing in the simulator holds a
 hardware number outside a spec, so a calibrated preset can replace any number

@@ -4,7 +4,7 @@
 without NVLink), `SystemSpec` (how many GPUs of this kind form the simulated system and how
 they are joined) and `NCCLSpec` (the parameters of NCCL's algorithms and protocols that
 decide a collective's time). Units are in the field names; bandwidths are per direction.
-Defaults are the H100/H200 SXM values cited in `presets.py`; every field is used by
+Defaults are the H100/H200 SXM values cited in `presets/`; every field is used by
 `gpusim.interconnect` (a field the model did not honour would be refused, not kept).
 """
 from __future__ import annotations

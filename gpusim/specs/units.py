@@ -1,6 +1,6 @@
 """Sub-specs of a GPU: each a frozen parts list with units in its field names.
 
-Every field has a default (the H100 SXM5 value, cited in `presets.py`), a one-line
+Every field has a default (the H100 SXM5 value, cited in `presets/`), a one-line
 description in the comment beside it and, for numbers, its valid range beside the default
 (`bounded(default, lo, hi)`, gem5's bounded Param): wide enough for any GPU one might
 imagine (ten to a hundred times today's), narrow enough that the simulator's work stays

@@ -94,17 +94,22 @@ def conversion_key(issue) -> str:
     return hashlib.sha256(repr(parts).encode()).hexdigest()
 
 
-class _KeepsConversions:
-    """block(): the SASS visits of a block converted before (this process, same conversion,
-    same loop-sampling state) with the converter's counters and loop choice advanced as
-    converting them did; else converted and kept."""
+class StoredSource(TraceSource):
+    """A TraceSource backed by a StreamStore (`store`), the base of RecordingSource and
+    ReplaySource. block(): the SASS visits of a block converted before (this process, same
+    conversion, same loop-sampling state) with the converter's counters and loop choice
+    advanced as converting them did; else converted and kept in the store. (A base class,
+    not a mixin: both sources are trace sources that keep their conversions in a store.)"""
 
-    _conversion: str | None = None
+    def __init__(self, prepared, chunk_blocks: int, issue=None, execute_skipped: bool = True, *, store=None):
+        super().__init__(prepared, chunk_blocks, issue, execute_skipped)
+        self.store = store
+        self._conversion: str | None = None
 
     def block(self, b: int) -> list[WarpStream]:
         issue = self.issue
         if issue is None:
-            return TraceSource.block(self, b)
+            return super().block(b)
         if self._conversion is None:
             self._conversion = conversion_key(issue)
         streams = self.peek(b)
@@ -129,12 +134,8 @@ class _KeepsConversions:
         return streams
 
 
-class RecordingSource(_KeepsConversions, TraceSource):
+class RecordingSource(StoredSource):
     """TraceSource that keeps the PTX-visit streams of every block it executes in `store`."""
-
-    def __init__(self, prepared, chunk_blocks: int, issue=None, execute_skipped: bool = True, *, store=None):
-        super().__init__(prepared, chunk_blocks, issue, execute_skipped)
-        self.store = store
 
     def _run_blocks(self, blocks) -> None:
         super()._run_blocks(blocks)
@@ -142,13 +143,12 @@ class RecordingSource(_KeepsConversions, TraceSource):
             self.store.keep(b, self.ready[b])
 
 
-class ReplaySource(_KeepsConversions, TraceSource):
+class ReplaySource(StoredSource):
     """The streams of a StreamStore, served in the engine's order; blocks the store lacks are
     executed (with their chunk) and kept. Never executes blocks only for their outputs."""
 
     def __init__(self, prepared, chunk_blocks: int, issue=None, execute_skipped: bool = True, *, store=None):
-        super().__init__(prepared, chunk_blocks, issue, execute_skipped=False)
-        self.store = store
+        super().__init__(prepared, chunk_blocks, issue, execute_skipped=False, store=store)
         self.replayed = 0                             # blocks served from the store
         self.executed_missing = 0                     # blocks the store lacked, executed here
 

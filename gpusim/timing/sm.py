@@ -215,7 +215,7 @@ class SM(Residency):
             return fixed_ready
         if s.result == SHARED:
             return L.shared_access(self.F, self.I, float(t), payload if isinstance(payload, int) else 1)
-        if self.locate is not None:                 # the L2 asks where in the grid this block is (warming.py)
+        if self.locate is not None:                 # the L2 asks where in the grid this block is (sampling/warming.py)
             self.locate(w.cta.block)
         if s.is_atomic:
             sectors, passes = payload

@@ -1,6 +1,6 @@
 """The GPU presets, one hardware property per test, each with the number its source gives.
 
-Sources are the tags in gpusim/specs/presets.py ([H100-WP], [CUDA-PG], [MEAS], ...); the
+Sources are the tags in gpusim/specs/presets/__init__.py ([H100-WP], [CUDA-PG], [MEAS], ...); the
 last tests check that every number there carries one.
 """
 from __future__ import annotations
@@ -25,7 +25,8 @@ from gpusim.specs.units import (ClockSpec, HBMSpec, L1Spec, L2Spec, LaunchSpec, 
 
 H100, H200, A100, V100 = presets.H100, presets.H200, presets.A100, presets.V100
 KiB, MiB = 1024, 1024 * 1024
-PRESETS_SRC = Path(presets.__file__).read_text()
+# every module of the presets package: (file name, source)
+PRESETS_SRCS = [(f.name, f.read_text()) for f in sorted(Path(presets.__file__).parent.glob("*.py"))]
 
 
 def peak_tflops(spec: GPUSpec, *pipes: str) -> float:
@@ -270,25 +271,27 @@ SPEC_CLASSES["P"] = PipeSpec
 
 
 def _spec_calls():
-    for node in ast.walk(ast.parse(PRESETS_SRC)):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in SPEC_CLASSES:
-            yield node
+    """(file name, its lines, call) for every spec constructor call in the presets package."""
+    for name, src in PRESETS_SRCS:
+        lines = src.splitlines()
+        for node in ast.walk(ast.parse(src)):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in SPEC_CLASSES:
+                yield name, lines, node
 
 
 def test_every_spec_constructor_in_presets_names_every_field():
-    for call in _spec_calls():
+    for name, _, call in _spec_calls():
         cls = SPEC_CLASSES[call.func.id]
         given = len(call.args) + len(call.keywords)
         assert given == len(dataclasses.fields(cls)), \
-            f"presets.py line {call.lineno}: {cls.__name__} gets {given} of {len(dataclasses.fields(cls))} fields"
+            f"presets/{name} line {call.lineno}: {cls.__name__} gets {given} of {len(dataclasses.fields(cls))} fields"
 
 
 def test_every_preset_field_has_a_citation_comment_in_presets_py():
-    lines = PRESETS_SRC.splitlines()
     tags = set(re.findall(r"^- (\[[\w-]+\])", presets.__doc__, re.M))
     assert {"[H100-WP]", "[CUDA-PG]", "[MEAS]", "[Jia18]", "[Abdelkhalik22]"} <= tags
     checked = 0
-    for call in _spec_calls():
+    for name, lines, call in _spec_calls():
         for arg in [*call.args, *(k.value for k in call.keywords)]:
             if isinstance(arg, ast.Call) and getattr(arg.func, "id", None) in SPEC_CLASSES:
                 continue                   # a nested parts list: its own fields are checked
@@ -296,7 +299,7 @@ def test_every_preset_field_has_a_citation_comment_in_presets_py():
             comment = line.split("#", 1)[1] if "#" in line else ""
             cited = any(t in comment for t in tags) or "estimate" in comment or "cited above" in comment \
                 or "preset name" in comment or "see _" in comment or "where these numbers" in comment
-            assert cited, f"presets.py line {arg.lineno} has no source: {line.strip()}"
+            assert cited, f"presets/{name} line {arg.lineno} has no source: {line.strip()}"
             checked += 1
     assert checked > 250
 

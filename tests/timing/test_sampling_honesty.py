@@ -1,7 +1,7 @@
 """Sampled timing says how far to trust it: its error estimates cover the difference to full
 simulation, across an L2 capacity sweep too, and where its sample cannot see a reuse distance
 the L2 hit rate depends on it says so, and 'auto' mode simulates in full instead
-(gpusim/timing/extrapolation.py, memory/warming.py; the wider comparison is
+(gpusim/timing/sampling/: extrapolation.py, warming.py; the wider comparison is
 benchmarks/sampling_error.py)."""
 import numpy as np
 import pytest

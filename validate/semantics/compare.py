@@ -14,6 +14,7 @@ memory are not involved (atomics are checked as their combining function on one 
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -157,7 +158,6 @@ def _atom(form: str, x: np.ndarray) -> np.ndarray:
 
 def main(argv=None) -> int:
     """`python -m validate.semantics.compare DATA.npz`: print mismatches; exit 1 if any."""
-    import sys
     path = (argv or sys.argv[1:])[0]
     data = np.load(path)
     bad = compare(data)

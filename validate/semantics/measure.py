@@ -102,7 +102,7 @@ def kernel_source() -> tuple[str, list[str]]:
 def measure(device: int = 0) -> dict[str, tuple[np.ndarray, np.ndarray, tuple[str, ...]]]:
     """form -> (inputs (k, N), outputs (N,), generator kinds), all uint64, run on the GPU. A form
     listed twice keeps its later run, as the recorded data does."""
-    import cupy as cp
+    import cupy as cp  # lazy: cupy is a heavy dependency, loaded only on the GPU machine
     cp.cuda.Device(device).use()
     cc = cp.cuda.Device(device).compute_capability
     code, names = kernel_source()
@@ -136,7 +136,7 @@ def subsample(results) -> dict[str, np.ndarray]:
 
 def provenance(device: int = 0) -> dict:
     """What was measured on, read from the machine."""
-    import cupy as cp
+    import cupy as cp  # lazy: cupy is a heavy dependency, loaded only on the GPU machine
     props = cp.cuda.runtime.getDeviceProperties(device)
     name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
     try:

@@ -178,7 +178,7 @@ def _to_torch(a: np.ndarray, torch):
 def _from_torch(t, like: np.ndarray) -> np.ndarray:
     name = like.dtype.name
     if name in _TORCH_BY_BITS:
-        import torch
+        import torch  # lazy: torch is a heavy dependency, loaded only on the GPU machine
         bits = _TORCH_BY_BITS[name][1]
         return t.view({np.uint8: torch.uint8, np.uint16: torch.int16}[bits]).cpu().numpy().view(bits).view(like.dtype)
     return t.cpu().numpy()
@@ -241,7 +241,7 @@ def event_times(launch, event, sync, target_s: float = 0.1) -> dict:
 def _elapsed_ms(a, b) -> float:
     if hasattr(a, "elapsed_time"):                 # torch.cuda.Event
         return a.elapsed_time(b)
-    import cupy as cp
+    import cupy as cp  # lazy: cupy is a heavy dependency, loaded only on the GPU machine
     return cp.cuda.get_elapsed_time(a, b)
 
 

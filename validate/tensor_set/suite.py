@@ -18,6 +18,7 @@ double-buffered faster than single-buffered; FP8 faster than BF16.
 """
 from __future__ import annotations
 
+import re
 import importlib
 from dataclasses import dataclass, field
 
@@ -119,7 +120,6 @@ def spec(name: str) -> ProgramSpec:
 def cases(only=None, skip=None) -> list[tuple[str, str]]:
     """(entry, size label) of the available entries, in order, filtered by regexes on
     "<entry>/<size>"."""
-    import re
     ok, _ = available()
     keep = lambda n: (only is None or re.search(only, n)) and not (skip and re.search(skip, n))  # noqa: E731
     return [(e.name, s) for e in ok for s in e.sizes if keep(f"{e.name}/{s}")]

@@ -28,7 +28,7 @@ from gpusim.errors import LaunchError
 from gpusim.functional.async_ops import CpAsyncOp
 from gpusim.functional.fastpath.async_copy import FastCpAsyncOp
 from gpusim.functional.fastpath.lsu import FastLoadStoreUnit
-from gpusim.functional.fastpath.memops import FastLoadOp, FastStoreOp
+from gpusim.functional.fastpath.memops import FastLoadOp, FastStoreOp, fast_copy
 from gpusim.functional.fastpath.segments import FastAluOp, KernelCode, SegmentOp
 from gpusim.functional.lsu import LoadStoreUnit
 from gpusim.functional.ops import AluOp, LoadOp, OpFactory, StoreOp
@@ -80,9 +80,9 @@ class FastOpFactory(OpFactory):
     def _mem(self, dec, ins, i, guard, bound):
         op = super()._mem(dec, ins, i, guard, bound)
         if type(op) is LoadOp and op.param is None and op.space in ("global", "shared", "local", "const"):
-            return FastLoadOp.from_op(op, dec, ins, ins.operands[1]) or op
+            return fast_copy(FastLoadOp, op, dec, ins, ins.operands[1]) or op
         if type(op) is StoreOp and op.space in ("global", "shared", "local"):
-            return FastStoreOp.from_op(op, dec, ins, ins.operands[0]) or op
+            return fast_copy(FastStoreOp, op, dec, ins, ins.operands[0]) or op
         return op
 
 

@@ -16,35 +16,32 @@ def _slots(cls) -> list[str]:
     return out
 
 
-class FastAddress:
-    """Where a fast memory op's address comes from: register slot `bslot` read as
-    `bview` (uint32 or uint64), or the constant `bconst` (a symbol or none) when bslot < 0."""
-    __slots__ = ()
-
-    @classmethod
-    def from_op(cls, op, dec, ins, addr: Address):
-        """A copy of reference op `op` as this class, or None if its address form is not compiled."""
-        fast = cls.__new__(cls)
-        for name in _slots(type(op)):
-            if hasattr(op, name):
-                setattr(fast, name, getattr(op, name))
-        fast.bslot, fast.bview, fast.bconst = -1, np.dtype(np.uint64), np.uint64(0)
-        if isinstance(addr.base, Reg):
-            s = dec.slot(addr.base, ins)
-            width = dec.reg_dtypes[s].itemsize
-            if width not in (4, 8) or dec.reg_dtypes[s] == np.bool_:
-                return None
-            fast.bslot, fast.bview = s, np.dtype(np.uint64 if width == 8 else np.uint32)
-        elif isinstance(addr.base, Sym):
-            fast.bconst = np.uint64(dec.symbol_address(addr.base.name, ins))
-        dsts = getattr(op, "dsts", ())
-        if op.dt == np.bool_ or any(d is not None and dec.reg_dtypes[d] == np.bool_ for d in dsts):
+def fast_copy(cls, op, dec, ins, addr: Address):
+    """A copy of reference op `op` as fast class `cls` (FastLoadOp, FastStoreOp) with where its
+    address comes from: register slot `bslot` read as `bview` (uint32 or uint64), or the
+    constant `bconst` (a symbol or none) when bslot < 0; None if its address form is not compiled.
+    (A function, not a base class: the fast ops are their reference ops plus four slots.)"""
+    fast = cls.__new__(cls)
+    for name in _slots(type(op)):
+        if hasattr(op, name):
+            setattr(fast, name, getattr(op, name))
+    fast.bslot, fast.bview, fast.bconst = -1, np.dtype(np.uint64), np.uint64(0)
+    if isinstance(addr.base, Reg):
+        s = dec.slot(addr.base, ins)
+        width = dec.reg_dtypes[s].itemsize
+        if width not in (4, 8) or dec.reg_dtypes[s] == np.bool_:
             return None
-        fast.uview = unsigned_dtype(op.dt.itemsize)
-        return fast
+        fast.bslot, fast.bview = s, np.dtype(np.uint64 if width == 8 else np.uint32)
+    elif isinstance(addr.base, Sym):
+        fast.bconst = np.uint64(dec.symbol_address(addr.base.name, ins))
+    dsts = getattr(op, "dsts", ())
+    if op.dt == np.bool_ or any(d is not None and dec.reg_dtypes[d] == np.bool_ for d in dsts):
+        return None
+    fast.uview = unsigned_dtype(op.dt.itemsize)
+    return fast
 
 
-class FastLoadOp(FastAddress, LoadOp):
+class FastLoadOp(LoadOp):
     __slots__ = ("bslot", "bview", "bconst", "uview")
 
     def run(self, x):
@@ -57,7 +54,7 @@ class FastLoadOp(FastAddress, LoadOp):
             LoadOp.run(self, x)
 
 
-class FastStoreOp(FastAddress, StoreOp):
+class FastStoreOp(StoreOp):
     __slots__ = ("bslot", "bview", "bconst", "uview")
 
     def run(self, x):

@@ -13,17 +13,10 @@ What is modelled:
 - Each sector is invalid or valid from a time: its fill time while its miss is in flight
   (the MSHR), the time it arrived after. A load of a sector whose fill is still in
   flight merges into that miss (no new L2 request) and is ready at the fill time.
-- Tag and data stages: a request of n sectors takes ceil(n * 32 / bandwidth_bytes_per_cycle)
-  data wavefronts, and as many tag cycles as the most of its distinct lines that fall in
-  one tag bank (bank = line index mod `l1.tag_banks`; each bank looks up one line per
-  cycle, so 4 banks resolve up to 4 lines x 4 sectors per cycle, as NVIDIA describes the
-  Volta-and-later tag stage); the request holds the stage for the larger of the two, one
-  wavefront per cycle, in request order per SM (hits and misses alike, charged at the
-  lookup). A warp whose lanes read 32 lines a power-of-two number of lines apart (a
-  row-major gemv with a thread per row) needs 32 tag cycles, not 8: H200 `gemv_rowmajor`
-  runs at 0.94 such lines per SM cycle. Load-to-use of hits: stage start + (wavefronts -
-  1) + `hit_latency_cycles`, so one fully coalesced 128-B load on an idle L1 is ready
-  exactly `hit_latency_cycles` after issue.
+- Tag and data stages (`l1_stage.py`): a request holds the stage for its data wavefronts or
+  its tag cycles, whichever is more, in request order per SM. Load-to-use of hits: stage
+  start + (wavefronts - 1) + `hit_latency_cycles`, so one fully coalesced 128-B load on an
+  idle L1 is ready exactly `hit_latency_cycles` after issue.
 - Misses: allocate (the line's LRU victim is dropped; L1 lines are never dirty), leave
   at the lookup time to `lower.read(t, sm_id, missed_sectors)` and are ready when it
   says (the L2/HBM load-to-use, see `system.py`). A request's ready time is the latest
@@ -91,6 +84,7 @@ from heapq import heappush
 from gpusim.errors import ConfigError
 from gpusim.timing.memory.hashing import memo, remember, unit_of
 from gpusim.timing.memory.inflight import InFlight
+from gpusim.timing.memory.l1_stage import L1Stage
 
 _SPACES = ("global", "local")
 
@@ -117,8 +111,7 @@ class L1Cache:
         self.hit_latency_cycles = l1.hit_latency_cycles
         self.mshr_entries = l1.mshr_entries
         self.write_allocate = l1.write_allocate
-        self._bytes_per_wavefront = l1.bandwidth_bytes_per_cycle
-        self._tag_mask = l1.tag_banks - 1
+        self.stage = L1Stage(spec)                      # the tag and data stages
         self._sets = [OrderedDict() for _ in range(self.n_sets)]
         self._memo = memo(self.n_sets)
         self._mshr = InFlight(self.mshr_entries)        # missed sectors in flight
@@ -133,41 +126,12 @@ class L1Cache:
         forget the data-stage and MSHR state (time may restart at 0)."""
         for od in self._sets:
             od.clear()
-        self._free = float("-inf")        # data stage free from
+        self.stage.clear()
         self._mshr.clear()
         self._wbuf.clear()
         self.drain_time = float("-inf")   # latest completion of anything sent below
 
     # -- requests -----------------------------------------------------------------------
-
-    def _stage(self, now: float, n: int, lst=None) -> tuple[float, int]:
-        wf = -(-n * self.sector_bytes // self._bytes_per_wavefront)
-        if lst is not None and n > 1:
-            sh = self.line_shift                # the tag cycles are at most the span of lines: skip when that fits
-            if (max(lst) >> sh) - (min(lst) >> sh) >= wf:
-                tag = self._tag_cycles(lst)
-                if tag > wf:
-                    wf = tag
-        start = now if now >= self._free else self._free
-        self._free = start + wf
-        return start, wf
-
-    def _tag_cycles(self, lst) -> int:
-        """Tag-stage cycles of a request: its distinct lines, one per tag bank per cycle."""
-        sh = self.line_shift
-        lines = {s >> sh for s in lst}
-        if len(lines) <= 1:
-            return 1
-        mask = self._tag_mask
-        if not mask:
-            return len(lines)
-        if len(lines) == 2:                     # the common case: one cycle each if they share a bank
-            a, b = lines
-            return 2 if (a ^ b) & mask == 0 else 1
-        counts = [0] * (mask + 1)
-        for line in lines:
-            counts[line & mask] += 1
-        return max(counts)
 
     def load(self, now: float, sectors, local: bool = False, copy: bool = False) -> float:
         """A warp's load of distinct sectors (address >> 5) issued at `now`; when its data is ready.
@@ -180,17 +144,18 @@ class L1Cache:
         self._ld_sec[sp] += n
         if n == 0:
             return now
-        wf = -(-n * self.sector_bytes // self._bytes_per_wavefront)     # self._stage, inlined (hot path)
+        stage = self.stage                              # stage.book, inlined (hot path)
+        wf = -(-n * self.sector_bytes // stage.bytes_per_wavefront)
         if n > 1:
             sh = self.line_shift
             if (max(lst) >> sh) - (min(lst) >> sh) >= wf:
-                tag = self._tag_cycles(lst)
+                tag = stage.tag_cycles(lst)
                 if tag > wf:
                     wf = tag
-        start = self._free
+        start = stage.free
         if now >= start:
             start = now
-        self._free = start + wf
+        stage.free = start + wf
         ready = start + wf - 1 + self.hit_latency_cycles
         nsets = self.n_sets
         if nsets == 0:
@@ -260,7 +225,7 @@ class L1Cache:
         n = len(lst)
         if n == 0:
             return now
-        start, wf = self._stage(now, n)
+        start, wf = self.stage.book(now, n)
         ready = start + wf - 1 + self.hit_latency_cycles
         mshr = self._mshr
         t = mshr.room(start, n)
@@ -283,7 +248,7 @@ class L1Cache:
         self._st_sec[sp] += n
         if n == 0:
             return now
-        start, wf = self._stage(now, n, lst)
+        start, wf = self.stage.book(now, n, lst)
         nsets = self.n_sets
         hits = 0
         if nsets:
@@ -320,8 +285,8 @@ class L1Cache:
         heap = wbuf.heap                                # room(start, m) only when it could differ from start
         t = wbuf.room(start, m) if (heap and heap[0][0] <= start) or wbuf.count + m > wbuf.limit else start
         if t > start:                                   # in order: the requests behind it wait too
-            if t + wf > self._free:
-                self._free = t + wf
+            if t + wf > self.stage.free:
+                self.stage.free = t + wf
         done = self.lower.write(t, self.sm_id, lst, byte_masks)
         heappush(heap, (done, m))                       # wbuf.add(done, m), inlined
         wbuf.count += m
@@ -345,7 +310,7 @@ class L1Cache:
         self._at_sec[op] += m                           # Nsight counts a sector once per pass
         if n == 0:
             return now
-        start, _ = self._stage(now, n)
+        start, _ = self.stage.book(now, n)
         nsets = self.n_sets
         if nsets:
             sh, mask, sets = self.line_shift, self.sectors_per_line - 1, self._sets

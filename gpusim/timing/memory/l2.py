@@ -50,10 +50,14 @@ What is modelled:
   A request's time is the latest over its sectors.
 - Misses fetch whole HBM bursts (`hbm.access_granularity_bytes`); with 64-B bursts the
   sibling sector of the pair is filled too (sector promotion).
-- Write-back of evicted dirty lines, byte masks and ECC granules: `l2_writeback.py`.
-- Sampled simulation and dirty data at launch: stand-in ("phantom") evictions for the
-  unsimulated blocks' lines and lines left dirty before the kernel (`l2_standins.py`).
-- Shared footprints in sampled simulation (`footprint`, a warming.SharedFootprint set
+- The cache is a composition of units, each with its own state: the slices' tags,
+  bandwidth and home lookup (`l2_slices.py`), the partition fabric and near copies
+  (`l2_partitions.py`), write-back of evicted dirty lines and ECC-granule costs
+  (`l2_writeback.py`), the atomic units (`l2_atomics.py`), and, for sampled simulation
+  and dirty data at launch, stand-in ("phantom") evictions for the unsimulated blocks'
+  lines and lines left dirty before the kernel (`../sampling/standins.py`). This module routes
+  a request: near slice booking, then the home slice or the fabric.
+- Shared footprints in sampled simulation (`footprint`, a sampling.warming.SharedFootprint set
   by the engine; `tau`, the requesting block's grid position): a line the whole GPU's L2
   would hold is allocated valid (no DRAM fill, no phantom), and evicted dirty without a
   write-back (`gpusim__l2_warm_fill_lines.sum`, `gpusim__l2_warm_kept_lines.sum`).
@@ -83,19 +87,15 @@ the measured H100/H200 counters in validate/data (see DEVIATIONS.md).
 """
 from __future__ import annotations
 
-from collections import OrderedDict, deque
-
 from gpusim.errors import ConfigError
-from gpusim.timing.memory.hashing import MEMO_ENTRIES, unit_of
 from gpusim.timing.memory.hbm import HBM
 from gpusim.timing.memory.l2_atomics import AtomicUnits
-from gpusim.timing.memory.l2_home import HomeSlice
-from gpusim.timing.memory.l2_partitions import ATOM, FABRIC, FULL, READ, RED, TEX, WRITE, FarPartition
-from gpusim.timing.memory.l2_standins import StandIns
+from gpusim.timing.memory.l2_partitions import PartitionFabric
+from gpusim.timing.memory.l2_slices import ATOM, FABRIC, NEG_INF, READ, RED, TEX, WRITE, L2Slices, LRUSet
+from gpusim.timing.sampling.standins import StandIns
 from gpusim.timing.memory.l2_writeback import WriteBack
-from gpusim.timing.memory.servers import BandwidthServer
 
-NEG_INF = float("-inf")
+__all__ = ["L2Cache", "LRUSet", "as_list"]
 _OPS = ("read", "write", "atom", "red")
 
 
@@ -104,19 +104,10 @@ def as_list(sectors) -> list:
     return sectors.tolist() if hasattr(sectors, "tolist") else list(sectors)
 
 
-class LRUSet(OrderedDict):
-    """One set's lines, least recently used first: line -> entry [sector valid-from times...,
-    dirty sector bits, partial byte masks, warm, `allocs` at its last use]; `allocs` counts
-    the lines allocated into the set so far."""
-    __slots__ = ("allocs",)
-
-    def __init__(self):
-        super().__init__()
-        self.allocs = 0
-
-
-class L2Cache(HomeSlice, FarPartition, StandIns, WriteBack):
-    """`read`, `write`, `atomic` (t, sectors, part) -> time the data/ack leaves the near slice."""
+class L2Cache:
+    """`read`, `write`, `atomic` (t, sectors, part) -> time the data/ack leaves the near slice.
+    Units: `slices` (L2Slices), `fabric` (PartitionFabric), `writeback` (WriteBack),
+    `atomics` (AtomicUnits), `standins` (StandIns), `hbm`."""
 
     def __init__(self, spec, hbm: HBM | None = None, sm_fraction: float = 1.0, *,
                  pipeline_latency_cycles: float | None = None,
@@ -131,59 +122,26 @@ class L2Cache(HomeSlice, FarPartition, StandIns, WriteBack):
         if not share_blocks_per_simulated >= 1:
             raise ConfigError(f"share_blocks_per_simulated must be >= 1, got {share_blocks_per_simulated!r}")
         self.spec = spec
-        self.partitions = l2.partitions
-        # sampled simulation: the simulated SMs' share of the slices, each as fast as on the whole GPU
-        self.slices_per_partition = spp = max(1, round(l2.slices * sm_fraction / l2.partitions))
-        self.slices = spp * l2.partitions
-        self.ways = l2.associativity
-        self.sector_bytes = l2.sector_bytes
-        self.sectors_per_line = l2.line_bytes // l2.sector_bytes
-        self.line_shift = self.sectors_per_line.bit_length() - 1
-        sets = max(self.slices, round(l2.size_bytes // (l2.line_bytes * l2.associativity) * sm_fraction))
-        per_part = sets // self.partitions
-        per, extra = divmod(per_part, spp)
-        self.sets_in_slice = [per + (i < extra) for i in range(spp)]          # within one partition
-        self._geometry = [(i * per + min(i, extra), self.sets_in_slice[i]) for i in range(spp)]
-        self.capacity_bytes = per_part * self.partitions * self.ways * l2.line_bytes
-        self.capacity_lines = per_part * self.partitions * self.ways
-        self.pipeline_latency_cycles = l2.hit_latency_cycles if pipeline_latency_cycles is None \
-            else pipeline_latency_cycles
-        self.atomic_latency_cycles = l2.atomic_latency_cycles
-        self.atomics = AtomicUnits(spec, sm_fraction)   # the slices' atomic units (l2_atomics.py)
-        self._float = False                             # the current atomic is a floating-point one
-        self._sm = 0                                    # ... and the SM it comes from
         self.hbm = hbm if hbm is not None else HBM(spec, sm_fraction)
         if self.hbm.granularity_bytes > l2.line_bytes:
             raise ConfigError(f"HBMSpec.access_granularity_bytes ({self.hbm.granularity_bytes}) cannot exceed "
                               f"L2Spec.line_bytes ({l2.line_bytes})")
-        self.bytes_per_cycle = l2.bandwidth_bytes_per_cycle_per_slice * l2.slices * sm_fraction
-        bw = self.bytes_per_cycle / self.slices          # rounding the count keeps the total
+        self.atomics = AtomicUnits(spec, sm_fraction)   # the slices' atomic units (l2_atomics.py)
+        self.writeback = WriteBack(spec, self.hbm)
+        self.slices = sl = L2Slices(spec, sm_fraction, self.hbm, self.atomics, self.writeback)
+        self.fabric = PartitionFabric(spec, sm_fraction, sl)
+        self.standins = sl.standins = StandIns(sl, self.hbm, share_blocks_per_simulated,
+                                               round(sl.capacity_lines / sm_fraction))
+        self.partitions = sl.partitions
+        self.ways = sl.ways
+        self.sectors_per_line = sl.sectors_per_line
+        self.capacity_bytes = sl.capacity_bytes
+        self.capacity_lines = sl.capacity_lines
+        self.sets_in_slice = sl.sets_in_slice
+        self.pipeline_latency_cycles = l2.hit_latency_cycles if pipeline_latency_cycles is None \
+            else pipeline_latency_cycles
         # a written sector holds the slice longer than a read one: writes book this many bytes per byte
         self._write_cost = l2.bandwidth_bytes_per_cycle_per_slice / l2.write_bandwidth_bytes_per_cycle_per_slice
-        self._servers = [BandwidthServer(bw, 0.0, name=f"L2.slice[{i}]") for i in range(self.slices)]
-        self.fabric_latency_cycles = l2.fabric_latency_cycles
-        self.fabric = BandwidthServer(l2.fabric_bandwidth_bytes_per_cycle * sm_fraction, l2.fabric_latency_cycles,
-                                      name="L2.fabric")
-        self._sets = [[LRUSet() for _ in range(per_part)] for _ in range(self.partitions)]
-        self._memo: dict[int, int] = {}        # line -> its set << 20 | slice (speed: hashing.py's memos)
-        self._granule = l2.ecc_granule_bytes
-        self._whole: dict[int, bool] = {0: True, FULL: True}     # byte mask -> covers whole ECC granules
-        self._share_ratio = share_blocks_per_simulated
-        self._full_lines = round(self.capacity_lines / sm_fraction)   # the whole GPU's L2, in lines
-        self._allocated = 0                      # lines allocated (homes and copies)
-        self._phantom_allocs = 0                 # allocations that evicted a phantom line
-        self._dirtied_sectors = 0                # sectors of home lines that went from clean to dirty
-        self._dirtied_bursts = 0                 # DRAM bursts of home lines that went from clean to dirty
-        self._credit = 0.0
-        self._residue: deque = deque()           # lines of preload_dirty, oldest first (some may be gone)
-        self._residue_range = (0, 0)             # their line indices
-        self._residue_evicted = 0
-        self._residue_placed = 0
-        self._residue_bytes = 0
-        self._residue_credit = 0.0
-        self.footprint = None                    # sampled simulation: a warming.SharedFootprint, set by the engine
-        self.tau = 0.0                           # grid position (block / blocks) of the requesting SM's block
-        self.stall = NEG_INF                     # set by an allocation whose victim's write-back had to wait
         self.reset_counters()
 
     # -- public API ---------------------------------------------------------------------
@@ -202,56 +160,80 @@ class L2Cache(HomeSlice, FarPartition, StandIns, WriteBack):
         return self._access(t, as_list(sectors), RED if reduction else ATOM,
                             as_list(passes) if passes is not None else None, part=part, float_op=float_op, sm=sm)
 
+    @property
+    def slice_count(self) -> int:
+        """Simulated slices (the share's, in sampled simulation)."""
+        return self.slices.slices
+
     def home_of(self, line: int) -> int:
         """The partition a 128-B line index is homed in."""
-        return unit_of(line, self.slices) // self.slices_per_partition
+        return self.slices.home_of(line)
 
     def set_of(self, line: int) -> int:
         """The set (within a partition) a 128-B line index uses."""
-        first, nsets = self._geometry[unit_of(line, self.slices) % self.slices_per_partition]
-        return first + unit_of(line // self.slices, nsets)
+        return self.slices.set_of(line)
+
+    @property
+    def footprint(self):
+        """Sampled simulation: the warming.SharedFootprint the slices ask on allocation."""
+        return self.slices.footprint
+
+    @footprint.setter
+    def footprint(self, fp) -> None:
+        self.slices.footprint = fp
+
+    @property
+    def tau(self) -> float:
+        """Grid position (block / blocks) of the requesting SM's block."""
+        return self.slices.tau
+
+    @tau.setter
+    def tau(self, tau: float) -> None:
+        self.slices.tau = tau
+
+    def preload_dirty(self, nbytes: int) -> int:
+        return self.standins.preload_dirty(nbytes)
+
+    def residue_written_bytes(self) -> float:
+        return self.standins.residue_written_bytes()
+
+    def skipped_traffic_writebacks(self, scale: float) -> tuple[float, int]:
+        return self.standins.skipped_traffic_writebacks(scale)
+
+    def phantom_correction_sectors(self) -> float:
+        return self.standins.phantom_correction_sectors()
+
+    def dirty_bytes(self) -> int:
+        """Bytes the L2 holds dirty now (what a kernel leaves behind)."""
+        return self.slices.dirty_bytes()
 
     def flush(self) -> None:
         """Kernel boundary: queues forgotten and every fill counted as arrived (time may
         restart at 0); contents and dirty lines kept, nothing written back."""
-        for s in self._servers:
-            s.clear_bookings()
-        self.fabric.clear_bookings()
+        self.slices.flush()
+        self.fabric.flush()
         self.hbm.flush()
         self.atomics.flush()
-        spl = self.sectors_per_line
-        for sets in self._sets:
-            for od in sets:
-                for ent in od.values():
-                    for k in range(spl):
-                        if ent[k] is not None:
-                            ent[k] = NEG_INF
 
     def reset_counters(self) -> None:
-        self._hits = [[0, 0, 0, 0], [0, 0, 0, 0]]        # [src][op]
-        self._misses = [[0, 0, 0, 0], [0, 0, 0, 0]]
-        self.dirty_evictions = 0
-        self.rmw_bursts = 0
-        self.partial_write_sectors = 0
-        self.phantom_sectors = 0
-        self.warm_fills = 0
-        self.warm_kept_lines = 0
-        for s in self._servers:
-            s.reset_stats()
-        self.fabric.reset_stats()
+        self.slices.reset_counters()
+        self.writeback.reset_counters()
+        self.standins.reset_counters()
+        self.fabric.reset_counters()
         self.atomics.reset_counters()
 
     @property
     def busy_cycles(self) -> float:
-        return sum(s.busy_cycles for s in self._servers)
+        return sum(s.busy_cycles for s in self.slices.servers)
 
     def slice_bytes(self) -> list[float]:
         """Bytes booked at each slice (how evenly the hash spread the traffic)."""
-        return [s.bytes_served for s in self._servers]
+        return [s.bytes_served for s in self.slices.servers]
 
     def counters(self, elapsed_cycles: float | None = None) -> dict[str, float]:
         out: dict[str, float] = {}
-        H, M = self._hits, self._misses
+        sl, wb = self.slices, self.writeback
+        H, M = sl.hits, sl.misses
         for op, name in enumerate(_OPS):
             h, m = H[TEX][op] + H[FABRIC][op], M[TEX][op] + M[FABRIC][op]
             out[f"lts__t_sectors_op_{name}.sum"] = float(h + m)
@@ -270,30 +252,30 @@ class L2Cache(HomeSlice, FarPartition, StandIns, WriteBack):
         rh, rm = H[TEX][READ] + H[FABRIC][READ], M[TEX][READ] + M[FABRIC][READ]
         out["lts__t_sector_op_read_hit_rate.pct"] = 100.0 * rh / (rh + rm) if rh + rm else 0.0
         out["lts__d_atomic_input_cycles_active.sum"] = float(self.atomics.passes)
-        out["gpusim__l2_rmw_bursts.sum"] = float(self.rmw_bursts)
-        out["gpusim__l2_partial_write_sectors.sum"] = float(self.partial_write_sectors)
-        out["gpusim__l2_phantom_writeback_sectors.sum"] = float(self.phantom_sectors)
-        out["gpusim__l2_warm_fill_lines.sum"] = float(self.warm_fills)
-        out["gpusim__l2_warm_kept_lines.sum"] = float(self.warm_kept_lines)
-        out["gpusim__l2_fabric_bytes.sum"] = float(self.fabric.bytes_served)
+        out["gpusim__l2_rmw_bursts.sum"] = float(wb.rmw_bursts)
+        out["gpusim__l2_partial_write_sectors.sum"] = float(wb.partial_write_sectors)
+        out["gpusim__l2_phantom_writeback_sectors.sum"] = float(self.standins.phantom_sectors)
+        out["gpusim__l2_warm_fill_lines.sum"] = float(sl.warm_fills)
+        out["gpusim__l2_warm_kept_lines.sum"] = float(sl.warm_kept_lines)
+        out["gpusim__l2_fabric_bytes.sum"] = float(self.fabric.server.bytes_served)
         if elapsed_cycles:
             out["lts__t_sectors.avg.pct_of_peak_sustained_elapsed"] = \
-                100.0 * self.busy_cycles / (self.slices * elapsed_cycles)
+                100.0 * self.busy_cycles / (sl.slices * elapsed_cycles)
         return out
 
     # -- the access path ------------------------------------------------------------------
 
     def _access(self, t: float, lst: list, op: int, ops: list | None = None, masks: list | None = None,
                 part: int = 0, float_op: bool = False, sm: int = 0) -> float:
-        """`ops`: an atomic's passes per sector (None: one each); `float_op`, `sm`: an atomic's
-        kind and requesting SM (read by _home)."""
-        if op >= ATOM:
-            self._float = float_op
-            self._sm = sm
-        sh = self.line_shift
-        nslices, spp, servers, sbytes = self.slices, self.slices_per_partition, self._servers, self.sector_bytes
-        geometry = self._geometry
-        memo, near_sets, use = self._memo, self._sets[part], self.sectors_per_line + 3
+        """Route a request's sectors, one line at a time: book the near slice, then the home
+        slice's lookup (`L2Slices.lookup`) or the fabric's far path (`PartitionFabric.far`).
+        `ops`: an atomic's passes per sector (None: one each); `float_op`, `sm`: an atomic's
+        kind and requesting SM."""
+        sl = self.slices
+        sh = sl.line_shift
+        spp, servers, sbytes = sl.slices_per_partition, sl.servers, sl.sector_bytes
+        locate, near_sets, use = sl.locate, sl.sets[part], sl.sectors_per_line + 3
+        multi = sl.partitions > 1
         latest = t
         n = len(lst)
         i = 0
@@ -302,24 +284,11 @@ class L2Cache(HomeSlice, FarPartition, StandIns, WriteBack):
             j = i + 1
             while j < n and lst[j] >> sh == line:
                 j += 1
-            where = memo.get(line)                      # the line's set x << 20 | slice g, memoised
-            if where is None:                           # g = unit_of(line, slices), x = set_of(line), inlined
-                q = line // nslices
-                g = (line - q * nslices + (q ^ (q >> 3) ^ (q >> 7) ^ (q >> 12) ^ (q >> 18) ^ (q >> 25))) % nslices
-                home, s = divmod(g, spp)
-                first, nsets = geometry[s]
-                x = q // nsets
-                x = first + (q - x * nsets + (x ^ (x >> 3) ^ (x >> 7) ^ (x >> 12) ^ (x >> 18) ^ (x >> 25))) % nsets
-                if len(memo) >= MEMO_ENTRIES:
-                    memo.clear()
-                memo[line] = (x << 20) | g              # one int, not a tuple: tuples outlive young collections
-            else:                                       # and made the next launch pay a full one
-                x = where >> 20
-                home, s = divmod(where & 0xFFFFF, spp)
+            x, home, s = locate(line)
             nbytes = (j - i) * sbytes
             if op == WRITE:
                 if masks is not None:
-                    nbytes += self._partial_cost(masks, i, j)
+                    nbytes += self.writeback.partial_cost(masks, i, j)
                 nbytes *= self._write_cost
             near = nbytes
             if op >= ATOM:                              # each pass holds its home slice, a far one its near too
@@ -332,59 +301,19 @@ class L2Cache(HomeSlice, FarPartition, StandIns, WriteBack):
                 od = near_sets[x]
                 ent = od.get(line)
                 if ent is None:
-                    self.stall = NEG_INF
-                    ent = self._allocate(od, line, ts)
-                    if self.stall > ts:                 # the victim's write-back had to get into DRAM first
-                        ts = self.stall
-                else:                                   # a hit: what _entry does, inlined
+                    sl.stall = NEG_INF
+                    ent = sl.allocate(od, line, ts)
+                    if sl.stall > ts:                   # the victim's write-back had to get into DRAM first
+                        ts = sl.stall
+                else:                                   # a hit: what L2Slices.entry does, inlined
                     od.move_to_end(line)
                     ent[use] = od.allocs
-                r = self._home(ent, ts, lst, i, j, op, ops, masks, TEX)
-                if op != READ and self.partitions > 1:
-                    self._drop_copies(line, x, home, part, lst, i, j)
+                r = sl.lookup(ent, ts, lst, i, j, op, ops, masks, TEX, float_op, sm)
+                if op != READ and multi:
+                    self.fabric.drop_copies(line, x, home, part, lst, i, j)
             else:
-                r = self._far(line, s, x, home, part, ts, lst, i, j, op, ops, masks, nbytes)
+                r = self.fabric.far(line, s, x, home, part, ts, lst, i, j, op, ops, masks, nbytes, float_op, sm)
             if r > latest:
                 latest = r
             i = j
         return latest + self.pipeline_latency_cycles
-
-    def _entry(self, p: int, line: int, x: int, ts: float, alloc: bool = True) -> list | None:
-        """The line's entry in set x of partition p (allocated, evicting the LRU way, if absent)."""
-        od = self._sets[p][x]
-        ent = od.get(line)
-        if ent is None:
-            return self._allocate(od, line, ts) if alloc else None
-        od.move_to_end(line)
-        ent[self.sectors_per_line + 3] = od.allocs
-        return ent
-
-    def _allocate(self, od: LRUSet, line: int, ts: float) -> list:
-        """A new entry for the line in set od, evicting its LRU way if the set is full."""
-        spl = self.sectors_per_line
-        fp = self.footprint
-        warm = fp is not None and fp.warm(line, self.tau)
-        if len(od) >= self.ways:
-            vline, vent = od.popitem(last=False)
-            if self._residue and self._is_residue(vline):
-                self._residue_evicted += 1
-            if vent[spl]:
-                if fp is not None and fp.warm(vline, self.tau):
-                    self.warm_kept_lines += 1           # the whole L2 still holds it: no write-back yet
-                else:
-                    self.stall = self._write_back(ts, vline, vent)
-        elif not warm and self._share_ratio > 1.0 and self._allocated * self._share_ratio >= self.capacity_lines:
-            if self._residue:                           # the whole L2 is full: its oldest lines go first
-                self._evict_residue()
-            self._phantom_allocs += 1
-            self.stall = self._phantom(ts, line)
-        od.allocs += 1
-        ent = [None] * spl + [0, None, warm, od.allocs]
-        od[line] = ent
-        if warm:                                        # valid from the other SMs' accesses (warming.py)
-            for k in range(spl):
-                ent[k] = NEG_INF
-            self.warm_fills += 1
-        else:
-            self._allocated += 1
-        return ent

@@ -30,7 +30,7 @@ What is modelled (H100/H200, validate/data/h{100,200}_mechanisms.json, docs/mech
 - Sampled simulation (`sm_fraction` < 1): a granule's chain serves the whole GPU, so the
   simulated SMs get their fraction of it when every SM uses it, and all of it when only
   theirs do: the interval is multiplied by min(m, 1 / sm_fraction) for a line m blocks of
-  the grid share (the footprint's estimate, `warming.py`); without one (no shared array,
+  the grid share (the footprint's estimate, `sampling/warming.py`); without one (no shared array,
   or a line outside the arguments), by what the simulated SMs seen on the granule so far
   suggest (1 SM: x1, all of them: x 1 / sm_fraction). The slices' share is the slice
   servers' (`l2.py`).
@@ -76,7 +76,7 @@ class AtomicUnits:
         bw = l2.bandwidth_bytes_per_cycle_per_slice
         self.home_bytes = l2.atomic_unit_cycles_per_pass * bw
         self.near_bytes = l2.atomic_near_slice_cycles_per_pass * bw
-        self.footprint = None                        # sampled simulation: the grid's sharing (warming.py)
+        self.footprint = None                        # sampled simulation: the grid's sharing (sampling/warming.py)
         self._sm_count = spec.sm_count
         self._free: dict[int, list] = {}            # granule -> [earliest start of its next pass, SMs seen, scale]
         self._sector_free: dict[int, float] = {}    # sector -> earliest start of its next pass

@@ -1,4 +1,5 @@
-"""The L2's partitions: what a request for a line homed in the other partition does.
+"""The L2's partition fabric: what a request for a line homed in the other partition does
+(a unit of `l2.L2Cache`, over its slices, `l2_slices.py`).
 
 What is modelled (H100/H200/A100 have two partitions, `l2.partitions`): a request from
 an SM is looked up in its near partition first (one `lts__t_sectors` count, its near
@@ -29,25 +30,34 @@ the H100/H200 counters in validate/data.
 """
 from __future__ import annotations
 
-NEG_INF = float("-inf")
-READ, WRITE, ATOM, RED = 0, 1, 2, 3
-FULL = 0xFFFFFFFF                        # every byte of a 32-B sector
-TEX, FABRIC = 0, 1                       # where a lookup came from: an SM's L1, or the other partition
+from gpusim.timing.memory.l2_slices import ATOM, FABRIC, FULL, NEG_INF, READ, RED, TEX, WRITE
+from gpusim.timing.memory.servers import BandwidthServer
 
 
-class FarPartition:
-    """The far-line paths of `l2.L2Cache` (a mixin: it uses the cache's sets, slices,
-    fabric server, `_entry` and `_home`)."""
+class PartitionFabric:
+    """`far`: a request's sectors of a line homed in another partition (near copy, fabric
+    crossing, home slice); `drop_copies`: coherence after a write or atomic at a home."""
 
-    def _far(self, line, s, x, home, part, ts, lst, i, j, op, ops, masks, nbytes) -> float:
-        """A line homed in the other partition (slice s of each, set x): near copy, fabric, home slice."""
-        spl = self.sectors_per_line
+    def __init__(self, spec, sm_fraction: float, slices):
+        l2 = spec.l2
+        self.slices = slices
+        self.partitions = l2.partitions
+        self.latency_cycles = l2.fabric_latency_cycles
+        self.server = BandwidthServer(l2.fabric_bandwidth_bytes_per_cycle * sm_fraction, l2.fabric_latency_cycles,
+                                      name="L2.fabric")
+
+    def far(self, line, s, x, home, part, ts, lst, i, j, op, ops, masks, nbytes, float_op=False, sm=0) -> float:
+        """A line homed in another partition (slice s of each, set x), sectors lst[i:j] requested
+        from partition `part` at ts (after its near slice's booking): near copy, fabric, home
+        slice (which books `nbytes`); when the data or acknowledgement is back at the near slice."""
+        sl = self.slices
+        spl = sl.sectors_per_line
         mask = spl - 1
-        od = self._sets[part][x]                        # the near copy: _entry, inlined (hot path)
+        od = sl.sets[part][x]                           # the near copy: sl.entry, inlined (hot path)
         copy = od.get(line)
         if copy is None:
             if op != ATOM and op != RED:
-                copy = self._allocate(od, line, ts)
+                copy = sl.allocate(od, line, ts)
         else:
             od.move_to_end(line)
             copy[spl + 3] = od.allocs
@@ -66,18 +76,18 @@ class FarPartition:
                         r_near = r
                 else:
                     sub.append(lst[idx])
-            self._hits[TEX][READ] += hits
-            self._misses[TEX][READ] += j - i - hits
+            sl.hits[TEX][READ] += hits
+            sl.misses[TEX][READ] += j - i - hits
             if not sub:
                 return r_near
-            fb = len(sub) * self.sector_bytes
-            tf = self.fabric.serve(ts, fb)
-            tsf = self._servers[home * self.slices_per_partition + s].serve(tf, fb)
-            self.stall = NEG_INF
-            ent = self._entry(home, line, x, tsf)
-            if self.stall > tsf:
-                tsf = self.stall
-            r = self._home(ent, tsf, sub, 0, len(sub), READ, None, None, FABRIC) + self.fabric_latency_cycles
+            fb = len(sub) * sl.sector_bytes
+            tf = self.server.serve(ts, fb)
+            tsf = sl.servers[home * sl.slices_per_partition + s].serve(tf, fb)
+            sl.stall = NEG_INF
+            ent = sl.entry(home, line, x, tsf)
+            if sl.stall > tsf:
+                tsf = sl.stall
+            r = sl.lookup(ent, tsf, sub, 0, len(sub), READ, None, None, FABRIC) + self.latency_cycles
             for sec in sub:                             # fill the copy
                 k = sec & mask
                 copy[k] = r
@@ -103,7 +113,7 @@ class FarPartition:
                 else:
                     present += 1
                     if pm and k in pm:
-                        self._copy_write(copy, k, masks[idx] if masks is not None else FULL, ts)
+                        _copy_write(copy, k, masks[idx] if masks is not None else FULL, spl)
         elif copy is not None:
             for idx in range(i, j):
                 k = lst[idx] & mask
@@ -112,52 +122,49 @@ class FarPartition:
                     copy[k] = None
                     if copy[spl + 1]:
                         copy[spl + 1].pop(k, None)
-        self._hits[TEX][op] += present
-        self._misses[TEX][op] += n_near - present
-        tf = self.fabric.serve(ts, n_near * self.sector_bytes)
-        tsf = self._servers[home * self.slices_per_partition + s].serve(tf, nbytes)
-        self.stall = NEG_INF
-        ent = self._entry(home, line, x, tsf)
-        if self.stall > tsf:
-            tsf = self.stall
-        r = self._home(ent, tsf, lst, i, j, op, ops, masks, FABRIC)
+        sl.hits[TEX][op] += present
+        sl.misses[TEX][op] += n_near - present
+        tf = self.server.serve(ts, n_near * sl.sector_bytes)
+        tsf = sl.servers[home * sl.slices_per_partition + s].serve(tf, nbytes)
+        sl.stall = NEG_INF
+        ent = sl.entry(home, line, x, tsf)
+        if sl.stall > tsf:
+            tsf = sl.stall
+        r = sl.lookup(ent, tsf, lst, i, j, op, ops, masks, FABRIC, float_op, sm)
         if self.partitions > 2:
-            self._drop_copies(line, x, home, part, lst, i, j)
-        return r + self.fabric_latency_cycles
+            self.drop_copies(line, x, home, part, lst, i, j)
+        return r + self.latency_cycles
 
-    def _copy_write(self, copy, k: int, m: int, ts: float) -> int:
-        """A write's bytes into a near copy (clean); 1 if the sector was there."""
-        spl = self.sectors_per_line
-        r = copy[k]
-        pm = copy[spl + 1]
-        if r is None:
-            copy[k] = ts
-            if m != FULL:
-                if pm is None:
-                    pm = copy[spl + 1] = {}
-                pm[k] = [m, 0]
-            return 0
-        if pm and k in pm:
-            v = pm[k][0] | m
-            if v == FULL:
-                del pm[k]
-            else:
-                pm[k][0] = v
-        return 1
-
-    def _drop_copies(self, line, x, home, part, lst, i, j) -> None:
+    def drop_copies(self, line, x, home, part, lst, i, j) -> None:
         """A write or atomic at the home (the line's set: x): copies in partitions other than
         the writer's go stale."""
-        mask = self.sectors_per_line - 1
+        sl = self.slices
+        spl = sl.sectors_per_line
+        mask = spl - 1
         for p in range(self.partitions):
             if p == home or p == part:
                 continue
-            ent = self._sets[p][x].get(line)
+            ent = sl.sets[p][x].get(line)
             if ent is not None:
-                pm = ent[self.sectors_per_line + 1]
+                pm = ent[spl + 1]
                 for idx in range(i, j):
                     k = lst[idx] & mask
                     ent[k] = None
                     if pm:
                         pm.pop(k, None)
 
+    def flush(self) -> None:
+        self.server.clear_bookings()
+
+    def reset_counters(self) -> None:
+        self.server.reset_stats()
+
+
+def _copy_write(copy, k: int, m: int, spl: int) -> None:
+    """A write's bytes into sector k, present, of a near copy (clean) of `spl` sectors."""
+    pm = copy[spl + 1]
+    v = pm[k][0] | m
+    if v == FULL:
+        del pm[k]
+    else:
+        pm[k][0] = v

@@ -1,6 +1,6 @@
-"""The L2's dirty data: byte masks of partly written sectors, ECC-granule costs of partial
-writes, and the write-back of an evicted dirty line (a mixin of `l2.L2Cache`; its entries
-are `l2.LRUSet` lists: sector valid-from times, dirty sector bits, partial byte masks).
+"""The L2's write path to DRAM: the ECC-granule cost of partial writes and the write-back
+of an evicted dirty line (a unit of `l2.L2Cache`, called by the slices, `l2_slices.py`,
+whose entries it reads: sector valid-from times, dirty sector bits, partial byte masks).
 
 What is modelled:
 - Write-back: evicting a home line writes its dirty 32-B sectors, burst by burst
@@ -14,33 +14,38 @@ What is modelled:
 - Partial writes: a store's 32-bit byte mask per sector; a sector mask that covers part of an
   ECC granule (`l2.ecc_granule_bytes`, the L2 data word) costs its slice a second sector of
   bandwidth (read, merge, write back), counted in `gpusim__l2_partial_write_sectors.sum`.
-- Dirty accounting for the stand-ins (`l2_standins.py`): the sectors and DRAM bursts of home
-  lines that went from clean to dirty (warm lines, which the whole L2 holds, are not counted).
 """
 from __future__ import annotations
 
-from gpusim.timing.memory.l2_partitions import FULL
+from gpusim.timing.memory.l2_slices import FULL
+
+
+def unfetched(ent: list, k: int, spl: int) -> bool:
+    """Whether sector k of a line (of `spl` sectors) holds bytes that were never fetched
+    (written in part)."""
+    pm = ent[spl + 1]
+    return ent[k] is None or bool(pm and k in pm and pm[k][0] != FULL)
 
 
 class WriteBack:
-    """Mixin of `L2Cache`: dirty state and write-back (see the module docstring)."""
+    """`partial_cost` of a write's byte masks; `write_back` of an evicted dirty line."""
 
-    def dirty_bytes(self) -> int:
-        """Bytes the L2 holds dirty now (what a kernel leaves behind)."""
-        spl = self.sectors_per_line
-        n = 0
-        for sets in self._sets:
-            for od in sets:
-                for ent in od.values():
-                    d = ent[spl]
-                    if d:
-                        pm = ent[spl + 1]
-                        for k in range(spl):
-                            if d >> k & 1:
-                                n += bin(pm[k][1]).count("1") if pm and k in pm else 32
-        return n
+    def __init__(self, spec, hbm):
+        l2 = spec.l2
+        self.hbm = hbm
+        self.sector_bytes = l2.sector_bytes
+        self.sectors_per_line = l2.line_bytes // l2.sector_bytes
+        self.line_shift = self.sectors_per_line.bit_length() - 1
+        self.granule_bytes = l2.ecc_granule_bytes
+        self._whole: dict[int, bool] = {0: True, FULL: True}     # byte mask -> covers whole ECC granules
+        self.reset_counters()
 
-    def _partial_cost(self, masks: list, i: int, j: int) -> int:
+    def reset_counters(self) -> None:
+        self.dirty_evictions = 0         # bursts written back
+        self.rmw_bursts = 0              # ... of them read first
+        self.partial_write_sectors = 0   # written sectors that cover part of an ECC granule
+
+    def partial_cost(self, masks: list, i: int, j: int) -> int:
         """Extra slice bytes for the sectors of masks[i:j] that cover part of an ECC granule."""
         whole = self._whole
         extra = 0
@@ -48,30 +53,13 @@ class WriteBack:
             m = masks[idx]
             w = whole.get(m)
             if w is None:
-                w = whole[m] = _covers_whole_granules(m, self._granule)
+                w = whole[m] = _covers_whole_granules(m, self.granule_bytes)
             if not w:
                 extra += self.sector_bytes
                 self.partial_write_sectors += 1
         return extra
 
-    def _dirty(self, ent, k: int) -> None:
-        spl = self.sectors_per_line
-        d = ent[spl]
-        if not d >> k & 1:
-            if not ent[spl + 2]:
-                self._dirtied_sectors += 1
-                bsh = self.hbm.burst_shift
-                base = (k >> bsh) << bsh
-                if not (d >> base) & ((1 << (1 << bsh)) - 1):
-                    self._dirtied_bursts += 1
-            ent[spl] = d | 1 << k
-
-    def _unfetched(self, ent: list, k: int) -> bool:
-        """Whether sector k of a line holds bytes that were never fetched (written in part)."""
-        pm = ent[self.sectors_per_line + 1]
-        return ent[k] is None or bool(pm and k in pm and pm[k][0] != FULL)
-
-    def _write_back(self, t: float, line: int, ent: list) -> float:
+    def write_back(self, t: float, line: int, ent: list) -> float:
         """Evicting a dirty home line: each burst with dirty bytes is written; a burst with
         invalid bytes is read first (read-modify-write at the DRAM's granularity). Returns
         when DRAM took the last burst (the way is free then)."""
@@ -91,7 +79,7 @@ class WriteBack:
             for kk in range(base, base + per):
                 if dirty >> kk & 1:
                     written += 1
-                    partial += self._unfetched(ent, kk)
+                    partial += unfetched(ent, kk, spl)
             if partial:                                 # the dirty sectors with bytes never fetched
                 self.rmw_bursts += 1
                 a = hbm.rmw_burst(t, burst, partial, written)

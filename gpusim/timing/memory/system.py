@@ -34,7 +34,7 @@ bus) and the L2 capacity (sets per slice), keeping slice, channel and bank count
 the simulated SMs see the share of the memory system they would have with all SMs
 running. Arrays that blocks from across the grid share are the exception: the whole L2
 holds them, warm from the other SMs, so the share's misses on them may be hits
-(`warm_shared`, warming.py). `share_blocks_per_simulated` (blocks of that share per simulated block) lets
+(`warm_shared`, sampling/warming.py). `share_blocks_per_simulated` (blocks of that share per simulated block) lets
 the L2 stand in for the unsimulated blocks' lines (l2.py, "phantom" write-backs), so
 DRAM writes scale with the blocks. Counters then describe the simulated blocks; scale
 them by total blocks / simulated blocks for the whole launch.
@@ -60,8 +60,8 @@ from bisect import bisect_right
 
 from gpusim.errors import ConfigError
 from gpusim.timing.memory.hbm import HBM
-from gpusim.timing.memory.l2 import ATOM, READ, RED, WRITE, L2Cache, as_list
-from gpusim.timing.memory.l2_partitions import FULL
+from gpusim.timing.memory.l2 import L2Cache, as_list
+from gpusim.timing.memory.l2_slices import ATOM, FULL, READ, RED, WRITE
 from gpusim.timing.memory.noc import NoC
 from gpusim.timing.memory.peer import PeerPort
 
@@ -231,10 +231,10 @@ class MemorySystem:
                 done = r
         return done + self._back
 
-    # -- sampled simulation: the whole L2's shared footprint (warming.py) -------------------
+    # -- sampled simulation: the whole L2's shared footprint (sampling/warming.py) -------------------
 
     def warm_shared(self, footprint) -> None:
-        """Misses of the simulated share on lines of `footprint` (a warming.SharedFootprint)
+        """Misses of the simulated share on lines of `footprint` (a sampling.warming.SharedFootprint)
         that the whole GPU's L2 would hold are filled without DRAM traffic; atomics on its
         shared lines contend with the whole grid's from the start (l2_atomics.py)."""
         self.l2.footprint = footprint

@@ -14,7 +14,7 @@ def _lines_in_one_set(l2, count):
     """`count` lines homed in slice 0 that share a set."""
     out, line = [], 0
     while len(out) < count:
-        if unit_of(line, l2.slices) == 0 and l2.set_of(line) == 0:
+        if unit_of(line, l2.slice_count) == 0 and l2.set_of(line) == 0:
             out.append(line)
         line += 1
     return out

@@ -11,7 +11,7 @@ H100 = SPEC
 
 def test_geometry_80_slices_of_320_sets_of_16_ways():
     l2 = L2Cache(H100)
-    assert (l2.slices, set(l2.sets_in_slice), l2.ways) == (80, {320}, 16)
+    assert (l2.slice_count, set(l2.sets_in_slice), l2.ways) == (80, {320}, 16)
     assert l2.capacity_bytes == 50 * 1024 * 1024
 
 
@@ -61,7 +61,7 @@ def _lines_in_one_set(l2, count):
     """`count` lines homed in slice 0 that share a set."""
     out, line = [], 0
     while len(out) < count:
-        if unit_of(line, l2.slices) == 0 and l2.set_of(line) == 0:
+        if unit_of(line, l2.slice_count) == 0 and l2.set_of(line) == 0:
             out.append(line)
         line += 1
     return out

@@ -121,7 +121,7 @@ def test_sampled_a_granule_every_simulated_sm_uses_gives_them_their_fraction_of_
 
 
 def test_sampled_a_line_the_whole_grid_shares_gives_the_simulated_sms_their_fraction_from_the_first_pass():
-    from gpusim.timing.memory.warming import SharedFootprint
+    from gpusim.timing.sampling.warming import SharedFootprint
     units = AtomicUnits(SPEC, sm_fraction=8 / 132)
     # one region of 8 lines that 1056 blocks touch 1056 times each: every SM of the GPU on it
     units.footprint = SharedFootprint([0], [8], [8 * 1056], capacity_lines=1e6)

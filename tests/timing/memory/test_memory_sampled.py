@@ -68,7 +68,7 @@ def test_phantom_write_backs_follow_the_dirty_sectors_per_allocated_line():
     lines = cap // 2                                          # the simulated L2 itself never fills
     _write_stream(l2, lines)
     gated = lines - cap // 4
-    assert l2.phantom_sectors == pytest.approx(4 * gated, abs=8)
+    assert l2.standins.phantom_sectors == pytest.approx(4 * gated, abs=8)
 
 
 def test_phantom_write_backs_are_counted_at_the_whole_run_s_rate():
@@ -80,7 +80,7 @@ def test_phantom_write_backs_are_counted_at_the_whole_run_s_rate():
         l2.read(float(i), [4 * i + k for k in range(4)])
     for i in range(n):
         l2.write(float(n + i), [4 * i + k for k in range(4)], masks=[FULL] * 4)
-    assert l2.phantom_sectors + l2.phantom_correction_sectors() == pytest.approx(4 * (n - cap // 4), rel=0.01)
+    assert l2.standins.phantom_sectors + l2.phantom_correction_sectors() == pytest.approx(4 * (n - cap // 4), rel=0.01)
 
 
 def test_no_phantoms_in_a_full_simulation():

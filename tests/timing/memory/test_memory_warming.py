@@ -1,4 +1,4 @@
-"""Sampled simulation keeps a shared footprint in the whole GPU's L2 (gpusim/timing/memory/warming.py)."""
+"""Sampled simulation keeps a shared footprint in the whole GPU's L2 (gpusim/timing/sampling/warming.py)."""
 import math
 
 import numpy as np
@@ -6,7 +6,7 @@ from numba import cuda
 
 import gpusim
 from gpusim.timing.engine import TimingOptions
-from gpusim.timing.memory.warming import SharedFootprint
+from gpusim.timing.sampling.warming import SharedFootprint
 
 
 def test_a_stream_region_is_never_warm():
@@ -70,7 +70,7 @@ def test_a_regular_region_that_fits_is_warm_from_its_first_reuse_on():
 
 
 def test_a_block_lines_at_one_stride_make_a_region_regular():
-    from gpusim.timing.memory.warming import _count_gaps
+    from gpusim.timing.sampling.warming import _count_gaps
     gaps, common = np.zeros(2), np.zeros(2)
     _count_gaps(np.array([0, 128, 256, 384, 1000, 1003, 1100, 1500]), np.array([0, 0, 0, 0, 1, 1, 1, 1]),
                 gaps, common)
@@ -78,7 +78,7 @@ def test_a_block_lines_at_one_stride_make_a_region_regular():
 
 
 def test_a_block_lines_in_one_contiguous_run_do_not_make_a_region_regular():
-    from gpusim.timing.memory.warming import _count_gaps
+    from gpusim.timing.sampling.warming import _count_gaps
     gaps, common = np.zeros(1), np.zeros(1)
     _count_gaps(np.arange(100, 132), np.zeros(32, dtype=np.int64), gaps, common)   # a row of 32 lines
     assert (gaps[0], common[0]) == (31, 0)

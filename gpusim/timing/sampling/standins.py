@@ -1,4 +1,4 @@
-"""The L2's stand-ins: lines the simulation does not hold that the real L2 would evict.
+"""The L2's stand-ins (a unit of `memory/l2.py`'s L2Cache, over its slices): lines the simulation does not hold that the real L2 would evict.
 
 What is modelled:
 - Sampled simulation: the simulated SMs' share of the L2 would, in the full launch, be
@@ -41,11 +41,58 @@ Sources: the H100/H200 counters in validate/data and benchmarks/results/ncu_dirt
 """
 from __future__ import annotations
 
+from collections import deque
+
+from gpusim.timing.memory.l2_writeback import unfetched
+
 NEG_INF = float("-inf")
 
 
 class StandIns:
-    """Mixed into `L2Cache`: the phantom evictions and the dirty lines at launch."""
+    """The phantom evictions and the dirty lines at launch of one L2's slices
+    (`l2_slices.L2Slices`, whose sets it fills and empties and whose allocation counts it reads;
+    the slices call `evicted`, `full` and `make_room` as they allocate)."""
+
+    def __init__(self, slices, hbm, share_blocks_per_simulated: float, full_lines: int):
+        self.slices = slices
+        self.hbm = hbm
+        self.share_ratio = share_blocks_per_simulated
+        self.full_lines = full_lines             # the whole GPU's L2, in lines
+        self.phantom_allocs = 0                  # allocations that evicted a phantom line
+        self._credit = 0.0
+        self.residue: deque = deque()            # lines of preload_dirty, oldest first (some may be gone)
+        self._residue_range = (0, 0)             # their line indices
+        self._residue_evicted = 0
+        self._residue_placed = 0
+        self._residue_bytes = 0
+        self._residue_credit = 0.0
+        self.phantom_sectors = 0
+
+    def reset_counters(self) -> None:
+        self.phantom_sectors = 0
+
+    # -- called by the slices as they allocate ----------------------------------------------
+
+    def evicted(self, line: int) -> None:
+        """The slices evicted `line` (their LRU way)."""
+        lo, hi = self._residue_range
+        if lo <= line < hi:
+            self._residue_evicted += 1
+
+    def full(self, allocated: int) -> bool:
+        """Sampled simulation: whether the whole L2 is full once the share allocated `allocated`
+        lines (each stands for `share_blocks_per_simulated` of the whole GPU's)."""
+        return self.share_ratio > 1.0 and allocated * self.share_ratio >= self.slices.capacity_lines
+
+    def make_room(self, t: float, line: int) -> float:
+        """An allocation into a free way once the whole L2 is full: the oldest lines go first
+        (those of `preload_dirty`), then a phantom is evicted; when its write-back leaves."""
+        if self.residue:
+            self._evict_residue()
+        self.phantom_allocs += 1
+        return self._phantom(t, line)
+
+    # -- dirty lines at launch ----------------------------------------------------------------
 
     def preload_dirty(self, nbytes: int) -> int:
         """Start with `nbytes` (the whole GPU's; this share holds its fraction) of dirty lines at
@@ -55,17 +102,18 @@ class StandIns:
         (`residue_written_bytes`: the share of `nbytes` evicted, for the whole GPU, neither scaled
         by sampling nor timed: a few MB against the tens of MB a kernel must move to evict them).
         Lines that find their set full are left out. Returns the lines placed."""
-        spl = self.sectors_per_line
-        want = round(nbytes * self.capacity_lines / self._full_lines) // (spl * self.sector_bytes)
-        base = (1 << 44) >> (self.line_shift + self.sector_bytes.bit_length() - 1)
+        sl = self.slices
+        spl = sl.sectors_per_line
+        want = round(nbytes * sl.capacity_lines / self.full_lines) // (spl * sl.sector_bytes)
+        base = (1 << 44) >> (sl.line_shift + sl.sector_bytes.bit_length() - 1)
         for line in range(base, base + want):
-            od = self._sets[self.home_of(line)][self.set_of(line)]
-            if len(od) >= self.ways or line in od:
+            od = sl.sets[sl.home_of(line)][sl.set_of(line)]
+            if len(od) >= sl.ways or line in od:
                 continue
             od[line] = [NEG_INF] * spl + [0, None, False, od.allocs]     # clean here: counted, not timed
-            self._residue.append(line)
+            self.residue.append(line)
         self._residue_range = (base, base + want)
-        self._residue_placed = len(self._residue)
+        self._residue_placed = len(self.residue)
         self._residue_bytes = nbytes
         return self._residue_placed
 
@@ -74,36 +122,36 @@ class StandIns:
         placed = self._residue_placed
         return self._residue_bytes * self._residue_evicted / placed if placed else 0.0
 
-    def _is_residue(self, line: int) -> bool:
-        lo, hi = self._residue_range
-        return lo <= line < hi
-
     def _evict_residue(self) -> None:
         """Sampled simulation, once the whole L2 is full: each allocation stands for
         `share_blocks_per_simulated` (r) allocations of the share, which evict r of the oldest
         lines, those of `preload_dirty` first."""
-        self._residue_credit += self._share_ratio
-        while self._residue_credit >= 1.0 and self._residue:
+        sl = self.slices
+        self._residue_credit += self.share_ratio
+        while self._residue_credit >= 1.0 and self.residue:
             self._residue_credit -= 1.0
-            line = self._residue.popleft()
-            if self._sets[self.home_of(line)][self.set_of(line)].pop(line, None) is not None:
+            line = self.residue.popleft()
+            if sl.sets[sl.home_of(line)][sl.set_of(line)].pop(line, None) is not None:
                 self._residue_evicted += 1
+
+    # -- the unsimulated blocks' lines ----------------------------------------------------------
 
     def _phantom(self, t: float, line: int) -> float:
         """A stand-in for a line of an unsimulated block evicted by this allocation (see the
         module docstring): write back the kernel's running dirty sectors per allocated line."""
-        if not self._allocated:
+        sl = self.slices
+        if not sl.allocated:
             return t
-        self._credit += self._dirtied_sectors / self._allocated
+        self._credit += sl.dirtied_sectors / sl.allocated
         if self._credit < 1.0:
             return t
         hbm = self.hbm
         # the write-backs the stand-ins stand for: bursts of as many dirty sectors as the kernel's own
-        n = max(1, min(hbm.sectors_per_burst, round(self._dirtied_sectors / max(self._dirtied_bursts, 1))))
+        n = max(1, min(hbm.sectors_per_burst, round(sl.dirtied_sectors / max(sl.dirtied_bursts, 1))))
         if self._credit < n:
             return t
-        old = line - self._full_lines
-        burst = (old if old > 0 else line) << self.line_shift >> hbm.burst_shift
+        old = line - self.full_lines
+        burst = (old if old > 0 else line) << sl.line_shift >> hbm.burst_shift
         done = t
         while self._credit >= n:
             self._credit -= n
@@ -121,10 +169,11 @@ class StandIns:
         ways, less the same share of the phantom write-backs (see the module docstring)."""
         if scale <= 1.0:
             return 0.0, 0
-        spl = self.sectors_per_line
+        sl = self.slices
+        spl, ways = sl.sectors_per_line, sl.ways
         written = partial = held = 0
         more = scale - 1.0
-        for sets in self._sets:
+        for sets in sl.sets:
             for od in sets:
                 for depth, ent in enumerate(reversed(od.values())):
                     d = ent[spl]
@@ -132,10 +181,10 @@ class StandIns:
                         continue
                     n = bin(d).count("1")
                     held += n
-                    if depth + more * (od.allocs - ent[spl + 3]) < self.ways:
+                    if depth + more * (od.allocs - ent[spl + 3]) < ways:
                         continue
                     written += n
-                    partial += sum(1 for k in range(spl) if d >> k & 1 and self._unfetched(ent, k))
+                    partial += sum(1 for k in range(spl) if d >> k & 1 and unfetched(ent, k, spl))
         if not written:
             return 0.0, 0
         phantoms = self.phantom_sectors + self.phantom_correction_sectors()
@@ -145,6 +194,7 @@ class StandIns:
         """Phantom write-backs still owed, in 32-B sectors: the sectors the phantom evictions
         stand for at the kernel's dirtying rate over the whole simulation, minus those issued
         at the running rate (which lags where lines are dirtied after they are allocated)."""
-        if not self._allocated:
+        sl = self.slices
+        if not sl.allocated:
             return 0.0
-        return self._phantom_allocs * self._dirtied_sectors / self._allocated - self.phantom_sectors
+        return self.phantom_allocs * sl.dirtied_sectors / sl.allocated - self.phantom_sectors

@@ -1,0 +1,179 @@
+"""Named GPU presets: h100, h200, a100, v100, one module per architecture generation
+(`hopper.py`, `ampere.py`, `volta.py`; `_common.py` for what they share). Every number cites
+its source in the comment on its line, by the tags listed here; variants come from
+`overrides.apply` or `dataclasses.replace`, never by editing a preset.
+
+What it models: the parts list the simulator reads (SM count, clocks, per-SM limits,
+pipeline issue intervals and latencies, cache geometry and latencies, HBM). What it
+does not: clusters, MIG, power or clock throttling (clocks are the
+maximum boost the GPU ran at).
+
+Sources (the tags the comments use):
+- [V100-WP] NVIDIA Tesla V100 GPU Architecture whitepaper (2017): Table 1, Volta SM section
+  (per SM partition 16 FP32, 8 FP64, 16 INT32; per SM 32 LD/ST, 16 SFU), 6144 KB L2,
+  4 HBM2 stacks, 8 512-bit controllers, 900 GB/s.
+- [A100-WP] NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020): Table 3 and the SM
+  section (64 FP32, 64 INT32, 32 FP64 per SM in 4 partitions; 192 KB L1/shared); 40 MB L2
+  whose read bandwidth is 5120 B/clk against V100's 2048 (2.3x at their clocks).
+- [A100-DS] NVIDIA A100 datasheet: A100 80GB SXM, 80 GB HBM2e, 2,039 GB/s.
+- [H100-WP] NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022): Table 3 and the SM
+  section (128 FP32, 64 INT32, 64 FP64 per SM; 256 KB L1/shared); H100 SXM5: 132 SMs,
+  50 MB L2, 5 HBM3 stacks, 10 512-bit controllers, 3352 GB/s; full GH100: 60 MB L2, 12
+  controllers, 6 HBM sites.
+- [H100-DS] NVIDIA H100 datasheet: SXM 80 GB at 3.35 TB/s; FP32 67, FP64 34 TFLOP/s.
+- [H200-DS] NVIDIA H200 datasheet (2024): 141 GB HBM3e at 4.8 TB/s; compute as H100 SXM.
+- [CUDA-PG] CUDA C++ Programming Guide: "Technical Specifications per Compute Capability";
+  arithmetic-instruction throughput table (results per clock per SM for CC 7.0/8.0/9.0:
+  fp32 64/64/128, fp64 32/32/64, fp16 128/256/256, int32 64, special functions 16, warp
+  shuffle 32); compute-capability sections (carve-outs; 1 KB reserved per block from 8.0).
+- [OCC] cuda_occupancy.h (CUDA 13.0): shared allocation granularity (256 B for CC 7, 128 B
+  for 8 and 9), register allocation 256 per warp, 4 sub-partitions (so warps are allocated
+  in 4s), 32 blocks per SM for 7.0/8.0/9.0, and the carve-out sizes.
+- [NCU] Nsight Compute Kernel Profiling Guide, Memory Tables: L1 and L2 lines are 128 B of
+  four 32-B sectors.
+- [NV-FORUM] NVIDIA developer forums, answers by NVIDIA's G. Smith on L1TEX ("Pascal L1
+  cache", "How does the LSU execute load/store instructions in the Ampere architecture"):
+  on GV100 and later the L1TEX tag stage resolves 4 sets x 4 sectors per cycle and keeps
+  generating wavefronts until every thread of the request is handled.
+- [JEDEC] JESD235 (HBM2/2E: 16 pseudo-channels of 64 bits per stack) and JESD238 (HBM3:
+  32 pseudo-channels of 32 bits per stack).
+- [Jia18] Jia et al., "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking"
+  (arXiv:1804.06826): V100 L1 hit 28, shared 19, L2 hit 193 cycles. Recalled: the report
+  was not reachable from here; [DEWING]'s V100 L1 figure is 28 plus its 8-cycle loop.
+- [Arafa19] Arafa et al., "Low Overhead Instruction Latency Characterization for NVIDIA
+  GPGPUs" (HPEC 2019), Volta table as shipped in PPT-GPU's arch_latencies_config.py:
+  add/fma 4, dfma 8, hfma 6, ex2 22 cycles (PTX level).
+- [Abdelkhalik22] Abdelkhalik et al., "Demystifying the Nvidia Ampere Architecture through
+  Microbenchmarking and Instruction-level Analysis" (HPEC 2022, arXiv:2208.11174), A100:
+  L1 33, L2 200, global 290, shared load 23 cycles; FP32 add/fma 4. Read in a summary that
+  quotes the paper (a GPU MODE lecture's notes); the paper was not reachable from here.
+- [Luo24] Luo et al., "Benchmarking and Dissecting the Nvidia Hopper GPU Architecture"
+  (IPDPS 2024): their Fig. 1 SM partition (16 INT32, 32 FP32, 16 FP64, 8 LD/ST) matches
+  [H100-WP]; their latencies are of an H800 PCIe, so the Hopper presets use [MEAS].
+- [NCU-PIPES] Nsight Compute Kernel Profiling Guide, "Pipelines", and NVIDIA's forum answer
+  quoted in gpusim/frontend/sass/opcodes.py: GH100 and GA10x have two FP32 pipes, fmaheavy
+  (also IMAD) and fmalite, 16 lanes each per SMSP; GA100 and GV100 one FMA pipe for FP32
+  and IMAD; Hopper runs FP16x2 on the FMA pipes, GA100/GV100 on an fp16 pipe. Checked on
+  this project's H100/H200 per-pipe counters (benchmarks/sass_pipes.py).
+- [MEAS] measured by this project on this workplace's H100 80GB HBM3 (SXM5) and H200,
+  2026-11-21, clocks as found (SM at 1980 MHz while running): one-thread pointer chases
+  (clock64) and dependent/independent instruction chains: ubench.cu and its outputs
+  ubench_h100.txt, ubench_h200.txt (committed beside the validation data). H100 | H200:
+  shared 23 | 23, L1 hit 32 | 32, L2 hit (ld.cg, random lines) 276 | 284, DRAM 680-691 |
+  689-697 cycles; FFMA 4.1, DFMA 8.1, IMAD 4.1, SHF 4.2, HFMA2 8.1, MUFU.EX2 19.0, SHFL
+  26.0 cycles latency; issue intervals per SMSP FFMA 1.03, DFMA 2.03, IMAD 2.00, SHF 2.02,
+  HFMA2 1.09, MUFU 8.00, SHFL 4.00 cycles; __syncthreads 20.7 cycles with 4 warps; device
+  attributes clock 1980 MHz, memory clock 2619 | 3201 MHz, bus 5120 | 6016 bits, L2
+  52428800 | 62914560 B, memory 85017493504 | 150109880320 B, shared per SM 233472,
+  opt-in 232448, reserved per block 1024.
+- [MEAS-FE] measured by this project on the H200, 2026-11-22: ubench_frontend.cu and its output
+  ubench_frontend_h200.txt (beside the validation data): a dependent indexed constant load
+  (IMAD.SHL + LDC c[0x3][R]) 34.0 cycles; 2048 independent FADDs (256 instruction lines)
+  4494 cycles on first execution and 2307 once the code is cached.
+- [MEAS-ATOM] this project's mechanism microbenchmarks of global atomics
+  (validate/mechanisms/atomics.py) measured with Nsight Compute on the H200 and the H100,
+  validate/data/h200_mechanisms.json and h100_mechanisms.json (docs/mechanisms_24.md):
+  `lts__d_atomic_input_cycles_active` equals the passes (at most one lane per address a
+  sector) on every size; SM cycles per pass GPU-wide by hot set (H200; H100 within 3%).
+- [DEWING] github.com/markdewing/AI_kernels latency/README.md: V100 chase L1 36, L2 221,
+  memory 460 cycles; GH200 L1 40, L2 281, memory 690 (8 above [MEAS] on a Hopper L1).
+- [SSB] github.com/smallscientist1/cuda_microbenchmark: A100 has 8 L2 slices per
+  framebuffer partition, 10 partitions (ncu); H100 SXM5 L2 reads at 8.4 TB/s (cp.async).
+- [NCU-DATA] this project's Nsight Compute measurements, validate/data/h100.json and
+  h200.json (161 kernels each): lts__t_sectors_op_* are 1.50x the L1's miss and store
+  sectors (the far L2 partition counts them again); bandwidth/write_l2 keeps 1.09 (H100)
+  and 1.005 (H200) lts write sectors per slice per cycle busy; transpose_naive/large's
+  4-byte stores run at half that.
+- [DRAMSIM3] DRAMsim3 (github.com/umd-memsys/DRAMsim3) configs/HBM2_8Gb_x128.ini (tCK 1 ns):
+  tRCD 14, tRP 14, tRAS 34, tWR 16, tCCD_L 2, tWTR_L 8, CL 14, CWL 4 ns, tREFI 3.9 us,
+  4 bank groups of 4 banks.
+- [RAM2] Ramulator 2 (github.com/CMU-SAFARI/ramulator2) src/dram/impl/HBM3.cpp: all-bank
+  refresh tRFC 160 / 260 / 350 / 450 ns for 2 / 4 / 8 / 16 Gb dies.
+- [SNPS] Synopsys technical bulletin "HBM3 IP" (2022): JESD238 HBM3 has 48 banks per
+  pseudo-channel in a 12-high stack and 64 in a 16-high one (16 per four dies).
+- [NVL-H100] NVIDIA H100 whitepaper and datasheet: fourth-generation NVLink, 18 links per
+  GPU, 900 GB/s total (450 per direction); HGX H100/H200 8-GPU boards join every GPU's 18
+  links to four third-generation NVSwitch chips. [H200-DS]: H200 SXM has the same 900 GB/s
+  NVLink; PCIe Gen5 128 GB/s (64 per direction) for both.
+- [NVL-A100] [A100-WP]: third-generation NVLink, 12 links, 600 GB/s total (25 GB/s per link
+  per direction); HGX A100 8-GPU boards use six second-generation NVSwitch chips; PCIe Gen4.
+- [NVL-V100] [V100-WP]: second-generation NVLink, 6 links, 300 GB/s total (25 GB/s per link
+  per direction); DGX-1 joins 8 V100s in a hybrid cube-mesh of direct links (no switch);
+  PCIe Gen3 x16 (16 GB/s per direction).
+- [PCIE] PCI-SIG: Gen3 8 GT/s, Gen4 16 GT/s, Gen5 32 GT/s per lane, 128b/130b coding; x16
+  payload about 15.75 / 31.5 / 63 GB/s per direction before packet overhead.
+- [MEAS-NVL] measured by this project on this workplace's 4 x H200 machine, 2026-11-22
+  (validate/data/h200x4_multi.json, `python -m validate measure-multi`): `nvidia-smi
+  topo -m` NV18 between every pair, `nvidia-smi nvlink -s` 18 links at 26.562 GB/s; a
+  peer copy 0 -> 1 of 1 GiB at 396 GB/s (0.83 of 18 x 26.5625); NCCL 2.28.9 builds 24
+  channels, chooses Ring always (NVLS off), LL/LL128/Simple by size; its log and the
+  forced-protocol runs give the NCCL figures of the calibrated h200 preset.
+- [NCCL-ISSUES] NCCL's maintainer (S. Jeaugey) in NVIDIA/nccl issues: #181 and #689 (NCCL's
+  blocks use all of an SM's registers: 640 threads at -maxrregcount 96, so they never share an
+  SM with a compute kernel), #1428 (a collective's DRAM traffic is "at least 2x" its link
+  bandwidth, "it can be 3x" with the user's buffers).
+- [TC-WP] tensor throughput per SM per cycle, from the whitepapers' dense tensor TFLOP/s
+  divided by SMs x the clock they are quoted at: [H100-WP] H100 SXM5 989.4 FP16/BF16, 494.7
+  TF32, 1978.9 FP8 TFLOP/s and 1978.9 INT8 TOPS = 132 SMs x 1830 MHz x 4096 / 2048 / 8192 /
+  8192; FP64 tensor 66.9 TFLOP/s = 132 x 1980 MHz x 256 (the whitepaper quotes FP64 at the
+  1980 MHz boost); [A100-WP] 312 FP16, 156 TF32, 624 INT8, 19.5 FP64 = 108 x 1410 MHz x 2048
+  / 1024 / 4096 / 128, no FP8; [V100-WP] 125 TFLOP/s FP16 = 80 x 1530 MHz x 1024, no TF32,
+  FP8, INT8 (Turing's) or FP64 tensor instructions. [H200-DS]: the same GH100 SMs.
+- [TC-LAT] tensor instruction latencies: estimates of the order the microbenchmark papers
+  report for dependent chains (Sun et al., "Dissecting Tensor Cores via Microbenchmarks",
+  IEEE TPDS 2023, arXiv:2206.02874, on A100; [Luo24] on an H800 for mma.sync and wgmma):
+  about 33 cycles for HMMA m16n8k16, about 128 for HGMMA 64x128x16; the papers' tables were
+  not reachable from here, and validate/tensor_timing measures them on the H100/H200.
+- [MEAS-TC] validate/data/tensor_timing_h100.json (validate/tensor_timing, an H100 SXM,
+  2026-11-23): an f16 m16n8k16 mma.sync dependent chain 24.3 cycles per instruction (bf16,
+  tf32 m16n8k8, s8 m16n8k32 the same); one warpgroup's group of four 64x128x16 f16 wgmma
+  (committed, waited) 312.8 cycles, 120.4 of them the last one's latency at the measured
+  4,087 FLOP/cycle/SM (which confirms [TC-WP]'s 4096; FP8 and INT8 wgmma 8,174 of 8192).
+- "estimate": a modelling choice or extrapolation; the comment says from what.
+
+H200's L2 is 60 MiB: the device reports 62914560 B [MEAS] (PyTorch said 60 MB on these
+H200s and 50 MB on the H100s), the full GH100 die has 60 MB beside 12 memory controllers
+[H100-WP], and H200's six HBM3e stacks use all twelve where H100 SXM5 enables ten and 50 MB.
+The H200 datasheet states no L2 size.
+"""
+from __future__ import annotations
+
+from gpusim.errors import ConfigError
+from gpusim.specs.describe import describe  # noqa: F401  (re-exported: presets.describe(spec))
+from gpusim.specs.gpu import GPUSpec
+from gpusim.specs.presets._common import GiB, MiB  # noqa: F401  (re-exported)
+from gpusim.specs.presets.ampere import A100
+from gpusim.specs.presets.hopper import H100, H200
+from gpusim.specs.presets.volta import V100
+
+DATASHEETS: dict[str, GPUSpec] = {p.name: p for p in (H100, H200, A100, V100)}
+GPUS = ("h100", "h200", "a100", "v100")          # the short names a user types
+PRESETS = DATASHEETS                             # the cited presets (calibrated ones are TOML files, calibrated/)
+ALIASES = {f"{g}-calibrated": g for g in GPUS}   # earlier name of the calibrated presets
+
+
+def get(name: str | GPUSpec) -> GPUSpec:
+    """The preset named `name` (case-insensitive), or `name` itself if it is a spec.
+
+    `h200` is the calibrated H200 where `gpusim/specs/calibrated/h200.toml` exists (fitted
+    to the committed measurements by `python -m validate calibrate`), else the cited
+    datasheet preset; `h200-datasheet` is always the cited one. Other calibrated files
+    (e.g. `h100-from-h200`, the H200 calibration moved onto the H100 datasheet) load by
+    their file name."""
+    if isinstance(name, GPUSpec):
+        return name
+    key = ALIASES.get(str(name).lower(), str(name).lower())
+    from gpusim.specs import calibrated  # a cycle: the calibrated presets are built from these
+    if calibrated.path(key) is not None:
+        return calibrated.load(key)
+    if key in DATASHEETS:
+        return DATASHEETS[key]
+    if f"{key}-datasheet" in DATASHEETS:
+        return DATASHEETS[f"{key}-datasheet"]
+    raise ConfigError(f"unknown GPU preset {name!r}; known presets: {', '.join(names())} (or a .toml spec file)")
+
+
+def names() -> list[str]:
+    """Every preset name `get` accepts (aliases aside)."""
+    from gpusim.specs import calibrated  # a cycle: the calibrated presets are built from these
+    return sorted(set(GPUS) | set(DATASHEETS) | set(calibrated.available()))

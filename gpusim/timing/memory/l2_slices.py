@@ -1,0 +1,307 @@
+"""The L2's slices: where each 128-B line lives, its tags (sets of LRU ways), the slices'
+bandwidth, and the lookup of a line's sectors at its home slice.
+
+What is modelled (the cache's rules, see `l2.py`):
+- Placement. `slices` slices (the simulated share, `l2.py`) in `partitions` equal groups;
+  line -> slice g = `hashing.unit_of(line, slices)`, home partition g // slices-per-partition,
+  set `unit_of(line // slices, sets_in_slice)` within slice g mod slices-per-partition
+  (memoised: `locate`). Every partition has the same sets: a home line and a far line's
+  copy (`l2_partitions.py`) use the same set index.
+- Tags. Each set is an `LRUSet` of at most `associativity` ways, least recently used
+  first; an entry is a list [sector valid-from times..., dirty sector bits, partial byte
+  masks {sector: [valid bytes, dirty bytes]}, warm, `allocs` at its last use]. Allocating
+  into a full set evicts its LRU way: a dirty home line is written back (`l2_writeback.py`)
+  and the allocation waits for DRAM to take it (`stall`); a set with a free way may make
+  room for the lines of unsimulated blocks (`sampling/standins.py`, sampled simulation).
+- Lookup at the home slice (`lookup`): a write makes its bytes valid and dirty (a partial
+  write to an absent sector allocates it without a fill, with only the written bytes
+  valid); a read of a sector not wholly valid fetches its DRAM burst, which fills every
+  sector of the burst not wholly valid (merged under the dirty bytes); a read of a sector
+  whose fill is on its way waits for it; atomics read, then each sector's passes take their
+  turns at the atomic unit of its line's granule (`l2_atomics.py`).
+- Counters: hits and misses per source (an SM's L1, or the fabric) and operation, an atomic
+  sector once per pass (its further passes find it); the sectors and DRAM bursts of home
+  lines that went from clean to dirty (warm lines excepted: the stand-ins' rate).
+
+Not modelled: MSHRs and queue limits (only bandwidth limits a slice), replacement hints,
+the real hash.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from gpusim.timing.memory.hashing import MEMO_ENTRIES, unit_of
+from gpusim.timing.memory.servers import BandwidthServer
+
+NEG_INF = float("-inf")
+READ, WRITE, ATOM, RED = 0, 1, 2, 3      # operations (an atomic is ATOM or RED)
+FULL = 0xFFFFFFFF                        # every byte of a 32-B sector
+TEX, FABRIC = 0, 1                       # where a lookup came from: an SM's L1, or the other partition
+
+
+class LRUSet(OrderedDict):
+    """One set's lines, least recently used first: line -> entry [sector valid-from times...,
+    dirty sector bits, partial byte masks, warm, `allocs` at its last use]; `allocs` counts
+    the lines allocated into the set so far."""
+    __slots__ = ("allocs",)
+
+    def __init__(self):
+        super().__init__()
+        self.allocs = 0
+
+
+class L2Slices:
+    """The tags and bandwidth of every simulated slice; `lookup` a line's sectors at its home.
+    `writeback` (l2_writeback.WriteBack), `standins` (sampling.standins.StandIns) and `atomics`
+    (l2_atomics.AtomicUnits) are the units an allocation or an atomic pass calls on."""
+
+    def __init__(self, spec, sm_fraction: float, hbm, atomics, writeback):
+        l2 = spec.l2
+        self.partitions = l2.partitions
+        # sampled simulation: the simulated SMs' share of the slices, each as fast as on the whole GPU
+        self.slices_per_partition = spp = max(1, round(l2.slices * sm_fraction / l2.partitions))
+        self.slices = spp * l2.partitions
+        self.ways = l2.associativity
+        self.sector_bytes = l2.sector_bytes
+        self.sectors_per_line = l2.line_bytes // l2.sector_bytes
+        self.line_shift = self.sectors_per_line.bit_length() - 1
+        sets = max(self.slices, round(l2.size_bytes // (l2.line_bytes * l2.associativity) * sm_fraction))
+        per_part = sets // self.partitions
+        per, extra = divmod(per_part, spp)
+        self.sets_in_slice = [per + (i < extra) for i in range(spp)]          # within one partition
+        self.geometry = [(i * per + min(i, extra), self.sets_in_slice[i]) for i in range(spp)]
+        self.capacity_lines = per_part * self.partitions * self.ways
+        self.capacity_bytes = self.capacity_lines * l2.line_bytes
+        self.bytes_per_cycle = l2.bandwidth_bytes_per_cycle_per_slice * l2.slices * sm_fraction
+        bw = self.bytes_per_cycle / self.slices          # rounding the count keeps the total
+        self.servers = [BandwidthServer(bw, 0.0, name=f"L2.slice[{i}]") for i in range(self.slices)]
+        self.sets = [[LRUSet() for _ in range(per_part)] for _ in range(self.partitions)]
+        self.memo: dict[int, int] = {}         # line -> its set << 20 | slice (speed: hashing.py's memos)
+        self.atomic_latency_cycles = l2.atomic_latency_cycles
+        self.hbm = hbm
+        self.atomics = atomics
+        self.writeback = writeback
+        self.standins = None                     # sampling.standins.StandIns, set by the cache that builds both
+        self.footprint = None                    # sampled simulation: a sampling.warming.SharedFootprint, set by the engine
+        self.tau = 0.0                           # grid position (block / blocks) of the requesting SM's block
+        self.stall = NEG_INF                     # set by an allocation whose victim's write-back had to wait
+        self.allocated = 0                       # lines allocated (homes and copies; not warm ones)
+        self.dirtied_sectors = 0                 # sectors of home lines that went from clean to dirty
+        self.dirtied_bursts = 0                  # DRAM bursts of home lines that went from clean to dirty
+        self.reset_counters()
+
+    # -- placement ----------------------------------------------------------------------
+
+    def home_of(self, line: int) -> int:
+        """The partition a 128-B line index is homed in."""
+        return unit_of(line, self.slices) // self.slices_per_partition
+
+    def set_of(self, line: int) -> int:
+        """The set (within a partition) a 128-B line index uses."""
+        first, nsets = self.geometry[unit_of(line, self.slices) % self.slices_per_partition]
+        return first + unit_of(line // self.slices, nsets)
+
+    def locate(self, line: int) -> tuple[int, int, int]:
+        """(set, home partition, slice within a partition) of a line: `set_of`, `home_of`, memoised."""
+        memo = self.memo
+        where = memo.get(line)                          # the line's set x << 20 | slice g
+        if where is None:                               # g = unit_of(line, slices), x = set_of(line), inlined
+            nslices = self.slices
+            q = line // nslices
+            g = (line - q * nslices + (q ^ (q >> 3) ^ (q >> 7) ^ (q >> 12) ^ (q >> 18) ^ (q >> 25))) % nslices
+            home, s = divmod(g, self.slices_per_partition)
+            first, nsets = self.geometry[s]
+            x = q // nsets
+            x = first + (q - x * nsets + (x ^ (x >> 3) ^ (x >> 7) ^ (x >> 12) ^ (x >> 18) ^ (x >> 25))) % nsets
+            if len(memo) >= MEMO_ENTRIES:
+                memo.clear()
+            memo[line] = (x << 20) | g                  # one int, not a tuple: tuples outlive young collections
+            return x, home, s                           # and made the next launch pay a full one
+        home, s = divmod(where & 0xFFFFF, self.slices_per_partition)
+        return where >> 20, home, s
+
+    # -- tags ---------------------------------------------------------------------------
+
+    def entry(self, p: int, line: int, x: int, ts: float, alloc: bool = True) -> list | None:
+        """The line's entry in set x of partition p (allocated, evicting the LRU way, if absent)."""
+        od = self.sets[p][x]
+        ent = od.get(line)
+        if ent is None:
+            return self.allocate(od, line, ts) if alloc else None
+        od.move_to_end(line)
+        ent[self.sectors_per_line + 3] = od.allocs
+        return ent
+
+    def allocate(self, od: LRUSet, line: int, ts: float) -> list:
+        """A new entry for the line in set od, evicting its LRU way if the set is full (a wait
+        for the victim's write-back is left in `stall`)."""
+        spl = self.sectors_per_line
+        fp = self.footprint
+        warm = fp is not None and fp.warm(line, self.tau)
+        standins = self.standins
+        if len(od) >= self.ways:
+            vline, vent = od.popitem(last=False)
+            if standins.residue:
+                standins.evicted(vline)
+            if vent[spl]:
+                if fp is not None and fp.warm(vline, self.tau):
+                    self.warm_kept_lines += 1      # the whole L2 still holds it: no write-back yet
+                else:
+                    self.stall = self.writeback.write_back(ts, vline, vent)
+        elif not warm and standins.full(self.allocated):
+            self.stall = standins.make_room(ts, line)
+        od.allocs += 1
+        ent = [None] * spl + [0, None, warm, od.allocs]
+        od[line] = ent
+        if warm:                                        # valid from the other SMs' accesses (sampling/warming.py)
+            for k in range(spl):
+                ent[k] = NEG_INF
+            self.warm_fills += 1
+        else:
+            self.allocated += 1
+        return ent
+
+    def dirty(self, ent, k: int) -> None:
+        """Sector k of a home line is written (counted for the stand-ins if it was clean)."""
+        spl = self.sectors_per_line
+        d = ent[spl]
+        if not d >> k & 1:
+            if not ent[spl + 2]:
+                self.dirtied_sectors += 1
+                bsh = self.hbm.burst_shift
+                base = (k >> bsh) << bsh
+                if not (d >> base) & ((1 << (1 << bsh)) - 1):
+                    self.dirtied_bursts += 1
+            ent[spl] = d | 1 << k
+
+    def dirty_bytes(self) -> int:
+        """Bytes the slices hold dirty now (what a kernel leaves behind)."""
+        spl = self.sectors_per_line
+        n = 0
+        for sets in self.sets:
+            for od in sets:
+                for ent in od.values():
+                    d = ent[spl]
+                    if d:
+                        pm = ent[spl + 1]
+                        for k in range(spl):
+                            if d >> k & 1:
+                                n += bin(pm[k][1]).count("1") if pm and k in pm else 32
+        return n
+
+    # -- the lookup at the home slice -----------------------------------------------------
+
+    def lookup(self, ent, ts, lst, i, j, op, ops, masks, src, float_op=False, sm=0) -> float:
+        """Sectors lst[i:j] of one line at its home slice (entry `ent`), looked up at ts; their
+        ready time. `ops`: an atomic's passes per sector (None: one each); `masks`: a write's
+        byte masks (None: whole sectors); `float_op`, `sm`: an atomic's kind and requesting SM."""
+        spl = self.sectors_per_line
+        mask = spl - 1
+        hits = misses = 0
+        pm = ent[spl + 1]
+        if op == WRITE:                                 # a write is ready at ts
+            d, warm = ent[spl], ent[spl + 2]
+            bsh = self.hbm.burst_shift
+            burst_bits = (1 << (1 << bsh)) - 1
+            dirtied = bursts = 0
+            for idx in range(i, j):
+                k = lst[idx] & mask
+                m = masks[idx] if masks is not None else FULL
+                if ent[k] is None:
+                    misses += 1
+                    ent[k] = ts
+                    if m != FULL:
+                        if pm is None:
+                            pm = ent[spl + 1] = {}
+                        pm[k] = [m, m]
+                else:
+                    hits += 1
+                    if pm and k in pm:
+                        e = pm[k]
+                        e[0] |= m
+                        e[1] |= m
+                        if e[0] == FULL and e[1] == FULL:
+                            del pm[k]
+                    elif m != FULL and not (d >> k & 1):    # valid, clean: now partly dirty
+                        if pm is None:
+                            pm = ent[spl + 1] = {}
+                        pm[k] = [FULL, m]
+                if not d >> k & 1:                      # self.dirty(ent, k), inlined (hot path)
+                    if not warm:
+                        dirtied += 1
+                        if not (d >> ((k >> bsh) << bsh)) & burst_bits:
+                            bursts += 1
+                    d |= 1 << k
+            ent[spl] = d
+            if dirtied:
+                self.dirtied_sectors += dirtied
+                self.dirtied_bursts += bursts
+            if pm is not None and not pm:
+                ent[spl + 1] = None
+            self.hits[src][WRITE] += hits
+            self.misses[src][WRITE] += misses
+            return ts
+        hbm = self.hbm
+        bsh, bmask = hbm.burst_shift, hbm.sectors_per_burst - 1
+        fp = self.footprint
+        latest = ts
+        for idx in range(i, j):
+            s = lst[idx]
+            k = s & mask
+            r = ent[k]
+            valid = r is not None and (pm is None or k not in pm or pm[k][0] == FULL)
+            if not valid:
+                misses += 1
+                r = hbm.read_burst(ts, s >> bsh)
+                if fp is not None:                  # what the sampled share fetched (sampling/warming.py)
+                    fp.count_dram(s // spl)
+                base = (k >> bsh) << bsh            # fill every sector of the burst not wholly valid
+                for kk in range(base, base + bmask + 1):
+                    if ent[kk] is None:
+                        ent[kk] = r
+                    elif pm and kk in pm:
+                        e = pm[kk]
+                        if e[0] != FULL:
+                            ent[kk] = r
+                            e[0] = FULL
+                            if e[1] == FULL or e[1] == 0:
+                                del pm[kk]
+            elif r > ts:
+                misses += 1                         # fill in flight: wait for it, no new fetch
+            else:
+                hits += 1
+                r = ts
+            if op != READ:                          # the sector's passes at the line's atomic unit
+                p = ops[idx] if ops is not None else 1
+                hits += p - 1                       # each further pass is a lookup that finds it
+                r = self.atomics.rmw(r, s >> self.line_shift, s, p, float_op, sm) + self.atomic_latency_cycles
+                self.dirty(ent, k)
+            if r > latest:
+                latest = r
+        if pm is not None and not pm:
+            ent[spl + 1] = None
+        self.hits[src][op] += hits
+        self.misses[src][op] += misses
+        return latest
+
+    # -- kernel boundaries ----------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Queues forgotten and every fill counted as arrived; contents and dirty lines kept."""
+        for s in self.servers:
+            s.clear_bookings()
+        spl = self.sectors_per_line
+        for sets in self.sets:
+            for od in sets:
+                for ent in od.values():
+                    for k in range(spl):
+                        if ent[k] is not None:
+                            ent[k] = NEG_INF
+
+    def reset_counters(self) -> None:
+        self.hits = [[0, 0, 0, 0], [0, 0, 0, 0]]        # [src][op]
+        self.misses = [[0, 0, 0, 0], [0, 0, 0, 0]]
+        self.warm_fills = 0                      # lines allocated valid: the whole GPU's L2 holds them
+        self.warm_kept_lines = 0                 # dirty lines evicted without a write-back, for the same reason
+        for s in self.servers:
+            s.reset_stats()

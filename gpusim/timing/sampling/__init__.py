@@ -1,0 +1,24 @@
+"""Sampled timing: the estimates, kept apart from the exact model.
+
+Everything else under `gpusim/timing/` simulates what it times: every simulated warp's
+instructions issue, every access of a simulated block goes through the L1, L2 and DRAM
+models. The code here does not simulate; it estimates what was not simulated, and how far
+to trust that:
+
+- `extrapolation.py`: which blocks and SMs a sampled launch times (`sampled_blocks`), the
+  kernel's cycles extrapolated from them, the loop-sampling stretch, the DRAM floor, and
+  the error estimates (`timing__sampling_error_pct`, `timing__sampling_note`); a mixin of
+  `engine.TimingEngine` for now (the engine as a block scheduler plus a metrics builder is
+  a later step of issue 27).
+- `warming.py`: which lines of a footprint that blocks all over the grid share the whole
+  GPU's L2 would hold (`SharedFootprint`, asked by the L2 slices on a miss), and the reuse
+  the sample cannot see.
+- `standins.py`: stand-in ("phantom") evictions for the unsimulated blocks' lines, the
+  dirty lines a previous kernel left at launch, and the write-backs loop sampling left out
+  (`StandIns`, a unit of `memory.l2.L2Cache`).
+
+Where the budgets that decide how much is simulated live: `engine.TimingOptions`
+(`mode`, `max_waves`, `instruction_budget`, `functional_budget`) and `engine._budget`
+(blocks to simulate, SASS instructions per warp); loop sampling itself (which iterations of
+a long loop a warp issues) is `issue_stream.py`'s, as it rewrites a warp's path.
+"""

@@ -1,0 +1,203 @@
+"""What the timing engine extrapolates in sampled mode, and how far to trust it.
+
+The engine (`timing/engine.py`) times a subset of the SMs over a subset of their blocks
+(`sampled_blocks`) and, within a long loop, a subset of its iterations (loop sampling,
+`issue_stream.py`). From what it simulated:
+- the kernel's cycles (`_cycles`): the simulated time (to the last block's end or the
+  last memory operation's drain), plus the cycles loop sampling left out (`_loop_stretch`),
+  plus the blocks of the simulated SMs' share that were not timed at the steady-state rate
+  per block after the first wave; never less than the simulated SMs' share of the DRAM
+  moving the extrapolated DRAM bytes (`_dram_floor_cycles`);
+- a standard error of that extrapolation (`_sampling_error`,
+  `timing__sampling_error_pct`), from the spread of the simulated blocks' durations;
+- what the sample cannot see (`reuse_note`): where the L2 hit rate of data that blocks
+  far apart in the grid share depends on whether its reuse distance fits the L2, the
+  sampled SMs (which do not run those blocks together) rely on an estimate of the whole
+  L2 (`memory/warming.py`) that cannot tell a random walk (Che's approximation) from an
+  in-order one (LRU: all or nothing at the capacity knee). The line touches whose hit or
+  miss the two disagree on, times the line size, bound the DRAM bytes the sample may have
+  wrong (`timing__sampling_dram_error_pct` adds them to the statistical error); their
+  transfer time at the DRAM's peak bounds the time it may have wrong (added to
+  `timing__sampling_error_pct`). When they exceed `UNCERTAIN_SHARE` of the grid's line
+  touches (or, after the run, `UNCERTAIN_DRAM_SHARE` of its DRAM bytes),
+  `timing__sampling_note` says so, and in 'auto' mode a launch of at most
+  `FULL_FALLBACK_WARPS` warps and `functional_budget` PTX warp instructions is simulated in
+  full instead (`engine.TimingEngine`);
+- the memory system scaled to the sampled SMs' share (fewer L2 slices and DRAM channels
+  queue differently from the whole): not derived but measured, `SCALING_TIME_PCT` and
+  `SCALING_DRAM_PCT` times the share of SMs not simulated, the largest differences of
+  sampled to full simulation over benchmarks/sampling_error.py's programs (time up to
+  3.7%, DRAM bytes up to 0.8%), rounded up.
+Every estimate is a percentage of the sampled prediction. Measured against full simulation:
+benchmarks/sampling_error.py (results in benchmarks/results/sampling_error.json).
+
+A mixin of `engine.TimingEngine`: it reads the engine's `sms`, `stats`, `memory`, `issue`,
+`spec`, `opt`, `blocks_simulated`, `blocks_share`, `wave_blocks`, `sms_simulated`,
+`block_ptx_work`, `footprint` and `fallback`.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+UNCERTAIN_SHARE = 0.1           # share of the grid's line touches whose hit or miss the sample cannot tell
+FULL_FALLBACK_WARPS = 1 << 17    # 'auto' mode: such a launch is simulated in full up to this many warps
+UNCERTAIN_DRAM_SHARE = 0.25     # ... or of its DRAM bytes (after the run)
+SCALING_TIME_PCT = 5.0           # sampled mode: the scaled memory system's own error, time (module docstring)
+SCALING_DRAM_PCT = 2.0           # ... and DRAM bytes
+
+
+class Extrapolation:
+    """Mixin of `TimingEngine` (module docstring)."""
+
+    def _reuse(self, ran: bool = True) -> tuple[float, float, int | None]:
+        """warming.reuse_uncertainty of the footprint; before the run (`ran` False) against
+        Che's estimate, as the share has fetched nothing yet."""
+        fp = self.footprint
+        if fp is None or self.mode != "sampled":
+            return 0.0, 0.0, None
+        h = self.spec.hbm
+        return fp.reuse_uncertainty(self.blocks_simulated / self.plan.geometry.nblocks if ran else None,
+                                    h.access_granularity_bytes / self.spec.l2.line_bytes)
+
+    def reuse_note(self, ran: bool = True, dram_bytes: float | None = None) -> str:
+        """'' or a sentence: the sample cannot see a reuse distance (module docstring); after
+        the run also when the bytes it cannot tell are `UNCERTAIN_DRAM_SHARE` of `dram_bytes`."""
+        unsure, total, region = self._reuse(ran)
+        if region is None:
+            return ""
+        if unsure < UNCERTAIN_SHARE * max(total, 1.0) and not (
+                dram_bytes and unsure * self.spec.l2.line_bytes >= UNCERTAIN_DRAM_SHARE * dram_bytes):
+            return ""
+        spec = self.spec
+        l2_mb = spec.l2.size_bytes / 1e6
+        what = self.footprint.describe_region(region, spec.l2.line_bytes)
+        return (f"{100 * unsure / total:.0f}% of the line touches are re-reads of {what}, whose L2 hits depend on "
+                f"whether its reuse distance fits the {l2_mb:,.1f} MB L2, which a sample of {self.sms_simulated} SMs "
+                "cannot see")
+
+    def full_affordable(self) -> bool:
+        """Whether simulating every block stays within FULL_FALLBACK_WARPS warps and the
+        functional budget (PTX warp instructions, estimated from block 0)."""
+        geo = self.plan.geometry
+        budget = self.opt.functional_budget
+        return (geo.nblocks * geo.warps_per_block <= FULL_FALLBACK_WARPS
+                and (budget is None or self.block_ptx_work * geo.nblocks <= budget))
+
+    def _sampling_errors(self, cycles: float, m: dict) -> tuple[float, float]:
+        """(time, DRAM bytes) error estimates in percent: the statistical one of `_sampling_error`
+        plus what the sample cannot see of the L2's reuse (module docstring)."""
+        stat = self._sampling_error(cycles)
+        if self.mode != "sampled":
+            return stat, stat
+        scaled = 1.0 - self.sms_simulated / self.spec.sm_count        # 0 when every SM is simulated
+        t_err, d_err = stat + SCALING_TIME_PCT * scaled, stat + SCALING_DRAM_PCT * scaled
+        unsure = self._reuse()[0] * self.spec.l2.line_bytes
+        if not unsure:
+            return t_err, d_err
+        dram = m.get("dram__bytes_read.sum", 0.0) + m.get("dram__bytes_write.sum", 0.0)
+        t_ns = m["gpu__time_duration.sum"]
+        bytes_per_ns = self.spec.hbm_bytes_per_cycle / self.spec.cycle_ns
+        return t_err + 100.0 * unsure / bytes_per_ns / t_ns, d_err + 100.0 * unsure / max(dram, 1.0)
+
+    def _loop_stretch(self, sm) -> float:
+        """Cycles loop sampling left out on `sm`: the SASS instructions left out, issued at the
+        rate the SM issued while all its warps were inside the loop (latest loop entry to the
+        first SKIP marker); else its loop time (first LOOP to last SKIP) scaled by left out
+        over kept instructions (issue_stream.py)."""
+        if sm.loop_skipped <= 0:
+            return 0.0
+        if sm.loop_rate:
+            return sm.loop_skipped / sm.loop_rate
+        if sm.loop_kept <= 0 or sm.loop_end <= sm.loop_start:
+            return 0.0
+        return (sm.loop_end - sm.loop_start) * sm.loop_skipped / sm.loop_kept
+
+    def _cycles(self) -> float:
+        ends = self.stats.block_end
+        # a kernel ends when its memory operations have drained (stores, reductions in flight)
+        t_sim = max([max(ends.values()) if ends else 0.0] + [sm.l1.drain_time for sm in self.sms])
+        stretch = max([self._loop_stretch(sm) for sm in self.sms] + [0.0])
+        if stretch:
+            # the left-out iterations' DRAM traffic cannot move faster than the simulated SMs'
+            # share of the peak (a loop whose early iterations filled the L2 at full speed)
+            stretch = max(stretch, self._dram_floor_cycles(1.0) - t_sim)
+        if self.blocks_simulated >= self.blocks_share:
+            return t_sim + stretch
+        # extrapolate the remaining waves at the steady-state rate after the first wave, stretched
+        # like the simulated time where loop sampling left iterations out
+        order = sorted(ends.values())
+        if len(order) > self.wave_blocks:            # blocks finishing after the first wave set the rate
+            first = self.wave_blocks
+            t_first = order[first - 1]
+            per_block = (t_sim - t_first) / (len(order) - first) if t_sim > t_first else t_sim / len(order)
+        else:                                        # one wave simulated: it repeats
+            per_block = t_sim / max(len(order), 1)
+        if t_sim > 2 * order[-1]:
+            # the memory work outlives the blocks (reductions queued at a hot L2 sector): a
+            # backlog that every simulated block fed from the start, so every block, the
+            # first wave's included, sets its rate
+            per_block = t_sim / len(order)
+        if t_sim > 0:
+            per_block *= (t_sim + stretch) / t_sim
+        total = t_sim + stretch + (self.blocks_share - self.blocks_simulated) * per_block
+        # likewise the remaining waves' (the first waves wrote into an L2 share that was still empty)
+        return max(total, self._dram_floor_cycles(self.blocks_share / max(self.blocks_simulated, 1)))
+
+    def _dram_floor_cycles(self, blocks_scale: float) -> float:
+        """The least time in which the simulated SMs' share of the DRAM (its peak less the share
+        refresh takes) moves the simulated DRAM bytes, scaled by `blocks_scale` and by what loop
+        sampling left out."""
+        mem = self.memory.counters()
+        dram = sum(mem.get(k, 0.0) * self.issue.traffic_scale(k)
+                   for k in ("dram__bytes_read.sum", "dram__bytes_write.sum"))
+        h, spec = self.spec.hbm, self.spec
+        peak = spec.hbm_bytes_per_cycle * self.sms_simulated / spec.sm_count * (1.0 - h.t_rfc_ns / h.t_refi_ns)
+        return dram * blocks_scale / peak
+
+    def _sampling_error(self, cycles: float) -> float:
+        """A standard error, in percent of the predicted cycles, of what sampling extrapolated:
+        the remaining waves (from the spread of the simulated blocks' durations) and the
+        iterations loop sampling left out (taken as varying as the blocks do)."""
+        ends, starts = self.stats.block_end, self.stats.block_start
+        if cycles <= 0 or len(ends) < 2:
+            return 0.0
+        dur = np.array([ends[b] - starts[b] for b in ends])
+        cv = float(dur.std() / dur.mean()) if dur.mean() > 0 else 0.0
+        t_sim = max(ends.values())
+        waves_part = max(0.0, cycles - t_sim) / cycles
+        kept, skipped = self.issue.kept[0], self.issue.skipped[0]
+        loop_part = skipped / (kept + skipped) if kept + skipped else 0.0
+        return 100.0 * cv * (waves_part + loop_part) / math.sqrt(len(dur))
+
+
+def sampled_blocks(nblocks: int, simulated: int, sm_count: int, sms: int, bps: int):
+    """The grid's blocks the `sms` simulated SMs run, in dispatch order (a range when they
+    are the grid's first blocks). The block scheduler deals blocks out round-robin over
+    the GPU's `sm_count` SMs, so the simulated SMs' share of the launch is `sms`
+    consecutive blocks out of every `sm_count` ("rounds"), from across the whole grid.
+    When only `simulated` of those are timed, the first wave's rounds (`bps`, the blocks
+    each SM holds at once) come first, then rounds spread evenly to the end of the grid:
+    blocks whose work depends on their position (sorted or skewed data, a triangular
+    loop) are sampled from everywhere, not only from the front."""
+    if sms >= sm_count:
+        return range(min(simulated, nblocks))
+    n_rounds = -(-nblocks // sm_count)
+
+    def round_blocks(k: int) -> range:
+        return range(k * sm_count, min(k * sm_count + sms, nblocks))
+
+    share = (n_rounds - 1) * sms + len(round_blocks(n_rounds - 1))     # every round but the last is full
+    if simulated >= share:
+        picked = range(n_rounds)
+    else:
+        need = -(-simulated // sms)                      # rounds to time
+        first = min(bps, need)
+        rest = need - first
+        tail = n_rounds - first
+        spread = sorted({first + round(i * (tail - 1) / max(rest - 1, 1)) for i in range(rest)}) if rest > 1 \
+            else [n_rounds - 1] * (rest == 1)
+        picked = list(range(first)) + spread
+    return [b for k in picked for b in round_blocks(k)][:simulated]

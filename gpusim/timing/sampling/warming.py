@@ -1,0 +1,260 @@
+"""Sampled simulation: which lines of a shared footprint the whole GPU's L2 would hold.
+
+The problem. Sampled timing simulates a few SMs with their share of the L2 (`memory/system.py`:
+capacity scaled by the SM fraction). That is right for data each block touches alone
+(streams, tiles), and wrong for data that blocks all over the grid touch: a 16 MB array
+scattered into or gathered from by every block stays in the whole GPU's 60 MB L2, warm
+from the other SMs' accesses, but it cannot fit the sampled 3.6 MB share, and the few
+simulated blocks touch each line too rarely to warm it themselves. Random gathers and
+scatters then come out 2x too slow with 4-10x the DRAM traffic.
+
+What is modelled (an estimate from the sampled blocks, no extra execution):
+- Regions: the kernel's array arguments (address ranges of `D` lines each).
+- Sharing: over the first run of simulated blocks (consecutive blocks, timed together),
+  each block's distinct lines in each region (pairs) and the run's distinct lines. The
+  sharing among the run's own blocks (pairs / distinct: a stencil's neighbours, tiles of
+  one block row) is simulated with them; the rest, with blocks elsewhere in the grid, is
+  m = pairs * grid blocks / sampled blocks / D / (pairs / distinct) blocks per line. A
+  region is shared when m >= 2 (a stream has m = 1: each line is one block's; a
+  stencil's halo a little more, and its neighbours run at the same time, within the
+  sample).
+- Residency (LRU, the other blocks' touches spread over the kernel): a line stays in the
+  whole L2 for a share w of the kernel after its last touch, where the lines touched
+  within w fill the L2's C distinct lines,
+      sum over shared regions of touched_r(w) + sum over streams of min(D, m D w) = C
+  (w = 1 when everything fits). How a shared region's lines are touched within w depends
+  on how its blocks find them:
+  * irregular regions (gathers and scatters through an index, a hash): each line's
+    touches fall at random grid positions, Che's approximation: touched_r(w) =
+    D (1 - exp(-m w)); a line is in the whole L2 when one of the other m - 1 blocks
+    touched it within w before, and not before the kernel started: at grid position tau
+    (block / grid blocks) the probability is p(tau) = 1 - exp(-(m - 1) * min(tau, w));
+  * regular regions (a block's lines of the region at one stride of more than one line:
+    a matmul's column strip of B): the grid walks the region in order and comes back to
+    a line once every 1/m of the grid (a matmul's B once per block row), so
+    touched_r(w) = D min(1, m w) and a line is held exactly when its reuse distance
+    fits: p(tau) = 1 if 1/m <= min(tau, w), else 0. A cyclic walk over more than the L2
+    holds gets no hits under LRU, where Che's approximation would give it a share of
+    them (matmul_tiled 4096^3 on an H200: 16.9 GB of DRAM reads measured, one 64 MB B
+    per block row; with Che's 5.9 GB were predicted).
+  A region is regular when, over the run's blocks, at least `REGULAR_SHARE` of the
+  gaps between a block's consecutive lines of it are that block's commonest gap, and
+  that gap is more than one line. Contiguous runs of lines (a tile, a row, random
+  columns within a row: held-out gather_cols) are shared by neighbouring blocks at
+  once rather than once per walk of the grid, and keep Che's approximation.
+- The L2 (`memory/l2_slices.py`) asks on a miss of its share: `warm(line, tau)` draws the line's fixed
+  uniform hash u(line) against p(tau), so runs are deterministic. A warm line is filled
+  without DRAM traffic and takes no share of the phantom stand-ins; a warm dirty line
+  evicted from the share is kept (no write-back: the whole L2 would still hold it).
+
+Not modelled: timing structure within the kernel beyond that (blocks that share lines at
+the same time are taken as spread evenly over the grid), the near/far copies'
+exact capacity (C counts a line once plus half a line for its far copy), and lines
+outside the array arguments (local memory, constants).
+"""
+from __future__ import annotations
+
+import bisect
+import math
+
+import numpy as np
+
+HASH_MULT = 0x9E3779B97F4A7C15
+MASK64 = (1 << 64) - 1
+SHARED_MIN = 2.0           # blocks per line from which a region counts as shared (a halo is not)
+REGULAR_SHARE = 0.5        # share of a block's line gaps at its commonest gap from which a region is regular
+
+
+class SharedFootprint:
+    """Per-region sharing degree and the residency probability of its lines."""
+
+    def __init__(self, starts, ends, touches, capacity_lines: float, regular=None):
+        """`starts`, `ends`: each region's line range; `touches`: the whole grid's
+        (block, line) pairs in it; `capacity_lines`: distinct lines the whole L2 holds;
+        `regular`: per region, whether the grid walks it in order (default: none does)."""
+        self.starts = np.asarray(starts, dtype=np.int64)
+        self.ends = np.asarray(ends, dtype=np.int64)
+        self.lines = np.maximum(self.ends - self.starts, 1).astype(float)
+        self.touches = np.asarray(touches, dtype=float)
+        m = self.touches / self.lines                          # blocks per line
+        self.sharing = np.where(m >= SHARED_MIN, m, 1.0)       # below: a stream's halo, timed with it
+        self.regular = (np.zeros(len(self.starts), dtype=bool) if regular is None
+                        else np.asarray(regular, dtype=bool))
+        self.capacity_lines = float(capacity_lines)
+        self.dram = np.zeros(len(self.starts))                 # DRAM bursts the simulated share read, per region
+        self.window = self._window()                           # w, at most 1
+        self._start_list, self._end_list = self.starts.tolist(), self.ends.tolist()
+        self._list = list(zip(self.starts.tolist(), self.ends.tolist(),
+                              np.maximum(self.sharing - 1.0, 0.0).tolist(),
+                              (1.0 / self.sharing).tolist(), self.regular.tolist()))
+
+    @property
+    def active(self) -> bool:
+        return any(extra > 0 for _, _, extra, _, _ in self._list)
+
+    def _window(self) -> float:
+        """The share of the kernel a line stays in the whole L2 after its last touch (Che's
+        characteristic time): the w at which the lines touched within w of the kernel fill
+        the capacity, sum over regions of D * (1 - exp(-m w)) (regular: D min(1, m w); a
+        stream: m D w) = C."""
+        lines, shared = self.lines, self.sharing >= SHARED_MIN
+        regular = shared & self.regular
+
+        def touched(w: float) -> float:
+            random_walk = lines * -np.expm1(-self.sharing * w)
+            in_order = lines * np.minimum(1.0, self.sharing * w)
+            return float(np.where(regular, in_order,
+                                  np.where(shared, random_walk, np.minimum(lines, self.touches * w))).sum())
+
+        if touched(1.0) <= self.capacity_lines:
+            return 1.0
+        lo, hi = 0.0, 1.0
+        for _ in range(50):
+            mid = 0.5 * (lo + hi)
+            if touched(mid) > self.capacity_lines:
+                hi = mid
+            else:
+                lo = mid
+        return lo
+
+    def count_dram(self, line: int) -> None:
+        """The simulated share read a DRAM burst of `line`: per region, for `reuse_uncertainty`."""
+        r = bisect.bisect_right(self._start_list, line) - 1
+        if r >= 0 and line < self._end_list[r]:
+            self.dram[r] += 1
+
+    def reuse_uncertainty(self, simulated_share: float | None, lines_per_burst: float) \
+            -> tuple[float, float, int | None]:
+        """How much of the re-touch traffic the sample cannot pin down: (line touches whose
+        hit or miss it cannot tell, all line touches of the grid, the region most affected).
+        Whether the grid walks a shared region at random (Che's approximation) or in order
+        (LRU holds a line exactly when its reuse distance fits the L2) is a guess from the
+        sample's block gaps (`regular`), and near the capacity knee the two differ by up to
+        every re-touch (a 16 MB array read four times by the grid in order with a 16 MB L2:
+        every read misses under LRU, Che gives a third of them hits). The blocks that share a
+        line are not simulated together, so the sample cannot check the guess: per region,
+        the hit fraction the simulated share achieved (1 - the lines its DRAM bursts fetched,
+        `dram` times `lines_per_burst`, over its touches, the grid's times `simulated_share`;
+        before the run, None: the estimate it uses) is compared with both estimates, and the
+        larger difference counts."""
+        shared = self.sharing >= SHARED_MIN
+        if not shared.any():
+            return 0.0, float(self.touches.sum()), None
+        walk = SharedFootprint(self.starts, self.ends, self.touches, self.capacity_lines, regular=shared).window
+        rand = SharedFootprint(self.starts, self.ends, self.touches, self.capacity_lines, regular=None).window
+        extra = np.maximum(self.sharing - 1.0, 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            before = np.where(extra > 0, rand + np.expm1(-extra * rand) / np.where(extra > 0, extra, 1.0), 0.0)
+        che = before + (1.0 - rand) * -np.expm1(-extra * rand)          # mean over tau of 1 - exp(-a min(tau, w))
+        gap = 1.0 / self.sharing
+        cyclic = np.where(gap <= walk, 1.0 - gap, 0.0)                    # mean over tau of [gap <= min(tau, w')]
+        if simulated_share is None:                # before the run: the share will do as the estimate it uses
+            simulated = np.where(self.regular, cyclic, che)
+        else:
+            sim_touches = self.touches * simulated_share
+            with np.errstate(divide="ignore", invalid="ignore"):
+                simulated = np.where(sim_touches > 0, 1.0 - self.dram * lines_per_burst / np.maximum(sim_touches, 1e-9),
+                                     np.where(self.regular, cyclic, che))
+            simulated = np.clip(simulated, 0.0, 1.0)
+        off = np.maximum(np.abs(simulated - che), np.abs(simulated - cyclic))
+        unsure = np.where(shared, self.touches * np.minimum(off, 1.0), 0.0)
+        worst = int(np.argmax(unsure)) if unsure.max() > 0 else None
+        return float(unsure.sum()), float(self.touches.sum()), worst
+
+    def describe_region(self, r: int, line_bytes: int) -> str:
+        """'a 4.2 MB region read 4 times across the grid'"""
+        size = self.lines[r] * line_bytes / 1e6
+        return f"a {size:,.1f} MB region touched by {self.sharing[r]:.1f} blocks per line across the grid"
+
+    def probability(self, line: int, tau: float) -> float:
+        """Whether the whole L2 holds `line` at grid position `tau`, as a probability."""
+        for a, b, extra, gap, regular in self._list:
+            if a <= line < b:
+                if extra <= 0:
+                    return 0.0
+                if regular:                 # back once every gap of the grid: held if that fits
+                    return 1.0 if gap <= min(tau, self.window) else 0.0
+                return -math.expm1(-extra * min(tau, self.window))
+        return 0.0
+
+    def blocks_per_line(self, line: int) -> float | None:
+        """How many of the grid's blocks touch `line` (1 for a stream's, a halo's), or None
+        for a line outside the kernel's array arguments."""
+        r = bisect.bisect_right(self._start_list, line) - 1
+        if r >= 0 and line < self._end_list[r]:
+            return float(self.sharing[r])
+        return None
+
+    def warm(self, line: int, tau: float) -> bool:
+        p = self.probability(line, tau)
+        return p > 0.0 and ((line * HASH_MULT) & MASK64) / 2.0 ** 64 < p
+
+
+def shared_footprint(arrays, streams_by_block, grid_blocks: int, sectors_per_line: int,
+                     capacity_lines: float) -> SharedFootprint | None:
+    """The SharedFootprint of a launch from the streams of a run of sampled blocks
+    (`trace.WarpStream` lists), or None when no region is shared. `arrays`:
+    `Marshalled.arrays` (each argument's (address, bytes) list)."""
+    shift = sectors_per_line.bit_length() - 1 + 5              # byte address -> line
+    ranges = sorted({(addr >> shift, (addr + nbytes - 1 >> shift) + 1)
+                     for arr in arrays if arr for addr, nbytes in arr if nbytes > 0})
+    if not ranges or not streams_by_block:
+        return None
+    starts = np.array([a for a, _ in ranges], dtype=np.int64)
+    ends = np.array([b for _, b in ranges], dtype=np.int64)
+    pairs = np.zeros(len(ranges))
+    gaps = np.zeros(len(ranges))                 # per region: gaps between a block's consecutive lines
+    common = np.zeros(len(ranges))               # ... of them at the block's commonest gap
+    lsh = sectors_per_line.bit_length() - 1
+    seen = []
+    for streams in streams_by_block:
+        lines = _block_lines(streams, lsh)
+        if lines.size == 0:
+            continue
+        idx = np.searchsorted(starts, lines, side="right") - 1
+        ok = (idx >= 0) & (lines < ends[np.maximum(idx, 0)])
+        pairs += np.bincount(idx[ok], minlength=len(ranges))
+        seen.append(lines[ok])
+        _count_gaps(lines[ok], idx[ok], gaps, common)
+    touches = pairs * grid_blocks / len(streams_by_block)
+    if seen:                                   # sharing among the run's own blocks is simulated with them
+        union = np.unique(np.concatenate(seen))
+        distinct = np.bincount(np.searchsorted(starts, union, side="right") - 1, minlength=len(ranges))
+        touches = touches / np.maximum(pairs / np.maximum(distinct, 1), 1.0)
+    regular = common >= REGULAR_SHARE * np.maximum(gaps, 1.0)
+    fp = SharedFootprint(starts, ends, touches, capacity_lines, regular=regular)
+    return fp if fp.active else None
+
+
+def _count_gaps(lines: np.ndarray, idx: np.ndarray, gaps: np.ndarray, common: np.ndarray) -> None:
+    """Add one block's line gaps per region (`lines` sorted, `idx` their regions) to `gaps`,
+    and those at the block's commonest gap in that region to `common` where that gap is a
+    stride (more than one line)."""
+    if lines.size < 2:
+        return
+    d = np.diff(lines)
+    r = idx[1:]
+    same = r == idx[:-1]
+    for region in np.unique(r[same]).tolist():
+        g = d[same & (r == region)]
+        gaps[region] += g.size
+        values, counts = np.unique(g, return_counts=True)
+        top = int(counts.argmax())
+        if values[top] > 1:                         # a stride, not a contiguous run of lines
+            common[region] += counts[top]
+
+
+def _block_lines(streams, lsh: int) -> np.ndarray:
+    """The distinct lines one block's warps touch (loads, stores, atomics)."""
+    parts = []
+    for st in streams:
+        for visit in st.visits:
+            mem = visit[2]
+            if not mem:
+                continue
+            for payload in mem.values():
+                if isinstance(payload, tuple):
+                    payload = payload[0]
+                if isinstance(payload, np.ndarray) and payload.size:
+                    parts.append(payload.astype(np.int64, copy=False) >> lsh)
+    return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
