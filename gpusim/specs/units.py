@@ -159,6 +159,7 @@ class SMSpec:
     shared_bank_width_bytes: int = bounded(4, 1, 64)  # bytes per bank per cycle
     shared_latency_cycles: int = bounded(23, 1, 10_000)  # shared load, no conflict, to dependent use
     shared_wavefront_cycles: int = bounded(1, 0, 1000)  # extra cycles per additional wavefront of a conflicted access
+    shared_cas_round_cycles: float = bounded(2.0, 0.0, 1000.0)  # shared data path per round of a compare-and-swap loop (its LDS and ATOMS.CAST.SPIN)
     barrier_latency_cycles: int = bounded(20, 1, 100_000)  # last arrival to release of a CTA barrier
     instruction_cache_line_bytes: int = bounded(128, 16, 4096)  # instruction-cache line (8 SASS instructions of 16 B)
     instruction_prefetch_lines: int = bounded(32, 0, 4096)  # lines kept requested ahead of the line a warp uses

@@ -96,6 +96,7 @@ class SM(Residency):
         self.F[L.F_WFSTEP] = max(sm.shared_wavefront_cycles, 1)
         self.F[L.F_SHLAT] = sm.shared_latency_cycles
         self.F[L.F_WFCYC] = sm.shared_wavefront_cycles
+        self.cas_round_cycles = sm.shared_cas_round_cycles
         # the tensor pipe has no interval of its own: each instruction brings one (tensor_pipe.py)
         self.F[L.F_INTERVAL:] = [getattr(sm.pipes, p).issue_interval_cycles if p != "tensor" else 0.0
                                  for p in PIPE_NAMES] + list(table.intervals)
@@ -188,6 +189,18 @@ class SM(Residency):
     def _before_issue(self, sp: int, w: Warp, t: float) -> None:
         """Called before each issue when `I[I_HOOK]` is set (record.RecordingSM)."""
 
+    def _cas_loop(self, t: float, rounds: int) -> float:
+        """A shared compare-and-swap loop (LDS, FADD, ATOMS.CAST.SPIN, a branch back) of
+        `rounds` rounds (trace._cas_rounds) issued once: each round an LDS and an ATOMS wavefront
+        (the counter) holding the shared data path `shared_cas_round_cycles`, its result after
+        the last round's."""
+        F = self.F
+        start = t if t > F[L.F_SHFREE] else F[L.F_SHFREE]
+        busy = rounds * self.cas_round_cycles
+        F[L.F_SHFREE] = start + busy
+        self.I[L.I_WAVEFRONTS] += 2 * rounds
+        return start + F[L.F_SHLAT] + busy
+
     def _memory(self, s, w: Warp, t: float, fixed_ready: float) -> float:
         mem = w.mem
         payload = mem.get(s.index) if mem else None
@@ -214,6 +227,8 @@ class SM(Residency):
                 self.mbarriers.complete_tx(w, cp.mbarrier, done)
             return fixed_ready
         if s.result == SHARED:
+            if s.cas_loop and isinstance(payload, int):
+                return self._cas_loop(float(t), payload)
             return L.shared_access(self.F, self.I, float(t), payload if isinstance(payload, int) else 1)
         if self.locate is not None:                 # the L2 asks where in the grid this block is (sampling/warming.py)
             self.locate(w.cta.block)

@@ -48,6 +48,7 @@ class StaticInstr:
     const_load: bool = False        # an indexed constant load (LDC with a register index): lines from its payload
     aggregated: bool = False        # a warp-aggregated atomic: one leader lane's operation per address
     float_atomic: bool = False      # a floating-point read-modify-write (REDG/ATOMG .F32/.F64/.F16x2/.BF16x2)
+    cas_loop: bool = False          # ATOMS.CAST: a shared compare-and-swap loop's; its payload is the loop's rounds
     is_local: bool = False          # LDL/STL: the warp's local frame, relocated to its SM slot (sm.py)
     interval: float = -1.0          # cycles it keeps its pipe busy; < 0: the pipe's issue interval (tensor_pipe.py)
     # group scoreboards (async_groups.py): the counter it joins, commits, waits on (-1: none), the groups the
@@ -118,7 +119,7 @@ def _issue_table(segments) -> IssueTable:
     ti[:, L.T_SHQ] = -1
     seg_shared = []
     for a, seg in enumerate(segments):
-        mine = [r for r, s in enumerate(seg) if s.result == SHARED and not s.const_load]
+        mine = [r for r, s in enumerate(seg) if s.result == SHARED and not s.const_load and not s.cas_loop]
         for q, r in enumerate(mine):
             ti[seg_start[a] + r, L.T_SHQ] = q
         seg_shared.append(tuple((q, seg[r].index) for q, r in enumerate(mine)))
@@ -301,6 +302,7 @@ def _classifier(cc, pipes, tensor, nsp):
                            is_store=(op.is_store and not copy and not tma) or op.is_atomic, is_atomic=op.is_atomic,
                            is_barrier=op.is_barrier, latency=latency, is_local=op.memory == "local",
                            float_atomic=op.is_atomic and not _FLOAT_TYPES.isdisjoint(x.opcode.split(".")[1:]),
+                           cas_loop=op.is_atomic and x.opcode.startswith("ATOMS.") and "CAST" in x.opcode.split("."),
                            interval=-1.0 if own is None else float(own[0]),
                            group_join=join, group_commit=commit, group_wait=wait, group_wait_pending=pending,
                            async_latency=async_latency, shared_operand_cycles=shared_cycles, async_copy=copy,

@@ -245,6 +245,8 @@ class TraceSource:
             words = ((offsets - cta_base) >> shift).astype(np.int64)
             nbytes = a.nbytes or (16 if info.kind == "tensor" else info.access_bytes)   # ldmatrix: 16-byte rows
             warps, wf = K.warp_wavefronts(rel, words, max(1, nbytes // lsu.bank_width), lsu.banks)
+            if info.is_atomic and _cas_loop(info.mnemonic):   # the payload: the loop's rounds (sm.py)
+                wf = _cas_rounds(rel, words, lsu.banks)
             sp.wavefronts(a.instr, warps + w0, wf)
             return
         if a.space == "global":
@@ -288,6 +290,26 @@ class TraceSource:
         cuts = np.flatnonzero(np.diff(owner)) + 1
         starts = np.r_[0, cuts, len(u)]
         sp.sectors(ATOMIC, instr, owner[starts[:-1]] + w0, starts, vals, passes)
+
+
+def _cas_loop(mnemonic: str) -> bool:
+    """Whether a shared-memory atomic compiles to a compare-and-swap loop (sm_80/sm_90 have no
+    shared floating-point add: ptxas emits LDS, FADD, ATOMS.CAST.SPIN, a branch back on failure;
+    benchmarks/results/mechanisms_sass.txt, shared_bins_f32)."""
+    parts = mnemonic.split(".")
+    return "add" in parts and ("f32" in parts or "f64" in parts)
+
+
+def _cas_rounds(rel, words, banks: int) -> np.ndarray:
+    """Per warp (in `rel` order): the rounds of its compare-and-swap loop. ATOMS.CAST.SPIN
+    completes one lane a bank a round (the others fail and retry), so a warp takes as many
+    rounds as the most of its lanes in one bank, on one address or not: 32 lanes on one word
+    32 rounds (shared_lanes/f32_l32: 32 ATOMS a warp), 32 random words 3.6 (shared_bins/f32_b4096)."""
+    key = rel.astype(np.int64) * banks + (words & (banks - 1))
+    u, counts = np.unique(key, return_counts=True)
+    w = u // banks
+    first = np.flatnonzero(np.r_[True, w[1:] != w[:-1]])
+    return np.maximum.reduceat(counts, first)
 
 
 def batch_independent(prepared) -> bool:

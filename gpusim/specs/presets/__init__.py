@@ -75,6 +75,9 @@ Sources (the tags the comments use):
   validate/data/h200_mechanisms.json and h100_mechanisms.json (docs/mechanisms_24.md):
   `lts__d_atomic_input_cycles_active` equals the passes (at most one lane per address a
   sector) on every size; SM cycles per pass GPU-wide by hot set (H200; H100 within 3%).
+  validate/mechanisms/shared_atomics.py likewise: shared float adds are a compare-and-swap loop
+  (LDS, FADD, ATOMS.CAST.SPIN) of as many rounds as the most lanes of a warp in one bank
+  (`sm__sass_inst_executed_op_shared_atom`: 32 a warp on one word, 3.6 on 32 random words of 4096).
 - [DEWING] github.com/markdewing/AI_kernels latency/README.md: V100 chase L1 36, L2 221,
   memory 460 cycles; GH200 L1 40, L2 281, memory 690 (8 above [MEAS] on a Hopper L1).
 - [SSB] github.com/smallscientist1/cuda_microbenchmark: A100 has 8 L2 slices per

@@ -28,6 +28,7 @@ _HOPPER_SM = SMSpec(
     shared_bank_width_bytes=4,             # [CUDA-PG]
     shared_latency_cycles=23,              # [MEAS] ld.shared chase, H100 and H200
     shared_wavefront_cycles=1,             # estimate: one 128-B wavefront per cycle (32 banks x 4 B, [CUDA-PG])
+    shared_cas_round_cycles=3.25,          # [MEAS-ATOM] shared_lanes/f32_l32: 32 lanes of a warp on one word, 32 rounds of LDS + ATOMS.CAST.SPIN (64 wavefronts) a float add, 3.6 SM cycles a round with 64 warps an SM (issue and the rest included)
     barrier_latency_cycles=20,             # [MEAS] 20.7 cycles per __syncthreads with 4 warps
     instruction_cache_line_bytes=128,  # [Jia18] 128-B instruction-cache lines (Volta L0/L1 i-caches)
     instruction_prefetch_lines=32,  # [MEAS-FE] a depth below 17 lines (L2 latency / 16.5 cycles per line) would not sustain the measured cold fetch rate
