@@ -74,6 +74,12 @@ Sources (the tags the comments use):
   validate/data/h200_mechanisms.json and h100_mechanisms.json (docs/mechanisms_24.md):
   `lts__d_atomic_input_cycles_active` equals the passes (at most one lane per address a
   sector) on every size; SM cycles per pass GPU-wide by hot set (H200; H100 within 3%).
+- [MEAS-PIPE] this project's mechanism microbenchmarks of 64-bit integer and FP64 arithmetic
+  (validate/mechanisms/arith64.py) measured with Nsight Compute on the H200 and the H100
+  (validate/data/h200_mechanisms.json, h100_mechanisms.json; docs/mechanisms_24.md):
+  `sm__pipe_fmaheavy_cycles_active` / `sm__inst_executed_pipe_fmaheavy` is 3.52 on
+  i64_chains/wide (32 IMAD.WIDE.U32 and 10 IMAD.MOV/VIADD a loop pass: 4 and 2 cycles) and
+  2.67 on i64_chains/mad (one IMAD.WIDE.U32 and two IMAD a step: (4 + 2 + 2) / 3), both GPUs.
 - [DEWING] github.com/markdewing/AI_kernels latency/README.md: V100 chase L1 36, L2 221,
   memory 460 cycles; GH200 L1 40, L2 281, memory 690 (8 above [MEAS] on a Hopper L1).
 - [SSB] github.com/smallscientist1/cuda_microbenchmark: A100 has 8 L2 slices per
@@ -204,6 +210,8 @@ _HOPPER_SM = SMSpec(
         cbu=P(2.0, 4),                     # estimate: not measured
         uniform=P(1.0, 4),                 # estimate: one uniform instruction per cycle per SMSP, latency as the ALU
         tex=P(4.0, 4),                     # estimate: as the LSU's issue; latency from the memory units
+
+        imad_wide_issue_interval_cycles=4.0,  # [MEAS-PIPE] IMAD.WIDE(.U32) 4 fmaheavy cycles, IMAD 2
     ),
     warp_scheduler="gto",                  # estimate: policy choice; NVIDIA does not document its scheduler
 )
@@ -469,6 +477,8 @@ A100 = GPUSpec(
             cbu=P(2.0, 4),                 # estimate: not measured
             uniform=P(1.0, 4),             # estimate: as Hopper
             tex=P(4.0, 4),                 # estimate: as the LSU's issue
+
+            imad_wide_issue_interval_cycles=4.0,  # estimate: as Hopper [MEAS-PIPE] (a 64-bit result on 32-bit lanes)
         ),
         warp_scheduler="gto",              # estimate: policy choice
     ),
@@ -613,6 +623,8 @@ V100 = GPUSpec(
             cbu=P(2.0, 4),                 # estimate: not measured
             uniform=P(1.0, 4),             # estimate: Volta has no uniform datapath (sm_75+): unused
             tex=P(4.0, 4),                 # estimate: as the LSU's issue
+
+            imad_wide_issue_interval_cycles=4.0,  # estimate: as Hopper [MEAS-PIPE] (a 64-bit result on 32-bit lanes)
         ),
         warp_scheduler="gto",              # estimate: policy choice
     ),

@@ -258,6 +258,7 @@ def sass_classifier(spec):
     instruction issues to the first free of its physical pipes: FP32 to fmalite or
     fmaheavy (only fmaheavy where fmalite's interval is 0), half precision to the fp16
     pipe or, where it has none (interval 0), to the FMA pipes with the fp16 latency.
+    An IMAD.WIDE(.U32) (a 64-bit result) keeps its pipe `imad_wide_issue_interval_cycles`.
     One function per (architecture, pipes): what it reads of `spec`."""
     key = (spec.compute_capability, spec.sm.pipes, spec.tensor, spec.sm.sub_partitions)
     try:
@@ -269,6 +270,9 @@ def sass_classifier(spec):
             _CLASSIFIERS.clear()
         fn = _CLASSIFIERS[key] = _classifier(*key)
     return fn
+
+
+_WIDE_IMAD = frozenset(("IMAD", "IMUL"))        # IMAD.WIDE(.U32), IMUL.WIDE(.U32): PipesSpec.imad_wide_issue_interval_cycles
 
 
 def _classifier(cc, pipes, tensor, nsp):
@@ -297,6 +301,8 @@ def _classifier(cc, pipes, tensor, nsp):
             else:
                 latency = math.ceil(own[1])
         copy = join == async_groups.LDGSTS
+        if own is None and x.base in _WIDE_IMAD and "WIDE" in x.opcode.split(".")[1:]:
+            own = (pipes.imad_wide_issue_interval_cycles, None)      # a 64-bit result: two passes of its pipe
         return StaticInstr(index=i, unit=issue, result=result, dsts=writes, srcs=reads,
                            is_store=(op.is_store and not copy and not tma) or op.is_atomic, is_atomic=op.is_atomic,
                            is_barrier=op.is_barrier, latency=latency, is_local=op.memory == "local",
