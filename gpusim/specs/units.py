@@ -133,7 +133,7 @@ class PipesSpec:
     cbu: PipeSpec = PipeSpec(2.0, 4)             # BRA, EXIT, BSSY, BSYNC, WARPSYNC, CALL, RET
     uniform: PipeSpec = PipeSpec(1.0, 4)         # the uniform datapath: UIADD3, ULOP3, UMOV, ULDC, ...
     tex: PipeSpec = PipeSpec(4.0, 4)             # TEX, TLD, SULD, SUST (latency from the memory units)
-    imad_wide_issue_interval_cycles: float = bounded(4.0, 0.0, 1024.0)  # cycles an IMAD.WIDE(.U32) (64-bit result: two passes) keeps its pipe of one SMSP
+    imad_wide_issue_interval_cycles: float = bounded(4.0, 0.25, 1024.0)  # cycles an IMAD.WIDE(.U32) (64-bit result: two passes) keeps its pipe of one SMSP
 
     def __post_init__(self) -> None:
         _positive(self, "imad_wide_issue_interval_cycles")
