@@ -79,7 +79,10 @@ Sources (the tags the comments use):
   (validate/data/h200_mechanisms.json, h100_mechanisms.json; docs/mechanisms_24.md):
   `sm__pipe_fmaheavy_cycles_active` / `sm__inst_executed_pipe_fmaheavy` is 3.52 on
   i64_chains/wide (32 IMAD.WIDE.U32 and 10 IMAD.MOV/VIADD a loop pass: 4 and 2 cycles) and
-  2.67 on i64_chains/mad (one IMAD.WIDE.U32 and two IMAD a step: (4 + 2 + 2) / 3), both GPUs.
+  2.67 on i64_chains/mad (one IMAD.WIDE.U32 and two IMAD a step: (4 + 2 + 2) / 3), both GPUs;
+  and (validate/mechanisms/latency64.py, *_mechanisms_latency64.json) the alu and fp64 pipes'
+  busy cycles (`sm__pipe_{alu,fp64}_cycles_active`) add up to 0.87-1.03 of the SMSP's cycles on
+  every FP64-bound size (DFMA chains x warps, DADD, DMUL, f64_fma) while alu + fmaheavy reach 1.74.
 - [DEWING] github.com/markdewing/AI_kernels latency/README.md: V100 chase L1 36, L2 221,
   memory 460 cycles; GH200 L1 40, L2 281, memory 690 (8 above [MEAS] on a Hopper L1).
 - [SSB] github.com/smallscientist1/cuda_microbenchmark: A100 has 8 L2 slices per
@@ -212,6 +215,7 @@ _HOPPER_SM = SMSpec(
         tex=P(4.0, 4),                     # estimate: as the LSU's issue; latency from the memory units
 
         imad_wide_issue_interval_cycles=4.0,  # [MEAS-PIPE] IMAD.WIDE(.U32) 4 fmaheavy cycles, IMAD 2
+        fp64_shares_alu_dispatch=True,     # [MEAS-PIPE] alu + fp64 busy cycles at most 0.90-1.03 of the SMSP's, alu + fmaheavy 1.74
     ),
     warp_scheduler="gto",                  # estimate: policy choice; NVIDIA does not document its scheduler
 )
@@ -479,6 +483,7 @@ A100 = GPUSpec(
             tex=P(4.0, 4),                 # estimate: as the LSU's issue
 
             imad_wide_issue_interval_cycles=4.0,  # estimate: as Hopper [MEAS-PIPE] (a 64-bit result on 32-bit lanes)
+            fp64_shares_alu_dispatch=False,  # estimate: not measured (Hopper's [MEAS-PIPE] is a measured exception)
         ),
         warp_scheduler="gto",              # estimate: policy choice
     ),
@@ -625,6 +630,7 @@ V100 = GPUSpec(
             tex=P(4.0, 4),                 # estimate: as the LSU's issue
 
             imad_wide_issue_interval_cycles=4.0,  # estimate: as Hopper [MEAS-PIPE] (a 64-bit result on 32-bit lanes)
+            fp64_shares_alu_dispatch=False,  # estimate: not measured (Hopper's [MEAS-PIPE] is a measured exception)
         ),
         warp_scheduler="gto",              # estimate: policy choice
     ),

@@ -259,6 +259,8 @@ def sass_classifier(spec):
     fmaheavy (only fmaheavy where fmalite's interval is 0), half precision to the fp16
     pipe or, where it has none (interval 0), to the FMA pipes with the fp16 latency.
     An IMAD.WIDE(.U32) (a 64-bit result) keeps its pipe `imad_wide_issue_interval_cycles`.
+    Where `fp64_shares_alu_dispatch`, an FP64 instruction holds the alu pipe's dispatch for
+    the fp64 interval (the two take turns), with the fp64 latency.
     One function per (architecture, pipes): what it reads of `spec`."""
     key = (spec.compute_capability, spec.sm.pipes, spec.tensor, spec.sm.sub_partitions)
     try:
@@ -303,6 +305,8 @@ def _classifier(cc, pipes, tensor, nsp):
         copy = join == async_groups.LDGSTS
         if own is None and x.base in _WIDE_IMAD and "WIDE" in x.opcode.split(".")[1:]:
             own = (pipes.imad_wide_issue_interval_cycles, None)      # a 64-bit result: two passes of its pipe
+        if op.pipe == "fp64" and pipes.fp64_shares_alu_dispatch:
+            issue, own = ("alu",), (pipes.fp64.issue_interval_cycles, None)   # one dispatch for both: takes turns
         return StaticInstr(index=i, unit=issue, result=result, dsts=writes, srcs=reads,
                            is_store=(op.is_store and not copy and not tma) or op.is_atomic, is_atomic=op.is_atomic,
                            is_barrier=op.is_barrier, latency=latency, is_local=op.memory == "local",
