@@ -1,6 +1,6 @@
 """An IMAD.WIDE(.U32) (a 64-bit result) keeps the fmaheavy pipe of its SMSP
 `PipesSpec.imad_wide_issue_interval_cycles` (4 on Hopper, measured: docs/mechanisms_24.md),
-an IMAD its pipe's interval (2)."""
+an IMAD its pipe's interval (2); its result comes the extra 2 cycles later (the second pass)."""
 import dataclasses
 
 import numpy as np
@@ -21,8 +21,9 @@ def _classified(text, spec=H100):
     return sass_classifier(spec)(0, SassInstr(0, opcode, text, None, operands=ops), None)
 
 
-def test_imad_wide_keeps_fmaheavy_twice_as_long_as_imad():
-    assert _classified("IMAD.WIDE.U32 R4, R15, R4, R4").interval == 4.0
+def test_imad_wide_keeps_fmaheavy_twice_as_long_as_imad_and_its_result_comes_a_pass_later():
+    wide, imad = _classified("IMAD.WIDE.U32 R4, R15, R4, R4"), _classified("IMAD R5, R2, UR4, RZ")
+    assert (wide.interval, wide.latency, imad.latency) == (4.0, 6, 4)
     assert _classified("IMAD.WIDE R14, R3, UR4, R14").interval == 4.0
     assert _classified("IMAD R5, R2, UR4, RZ").interval < 0          # the pipe's own interval (2)
     assert _classified("IMAD.X R5, R2, UR4, R3, P0").interval < 0
