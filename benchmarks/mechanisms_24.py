@@ -165,7 +165,7 @@ def cmd_sass(args) -> int:
 
 MAIN = {"atomic": "ops_per_ns", "shared": "ops_per_ns", "stride": "ops_per_ns", "stencil": "ops_per_ns",
         "copies": "ops_per_ns", "i64": "thread_ops_per_sm_cycle", "f64": "thread_ops_per_sm_cycle",
-        "horner": "thread_ops_per_sm_cycle", "ragged": "ops_per_ns"}
+        "horner": "thread_ops_per_sm_cycle", "ragged": "ops_per_ns", "blelloch": "ops_per_ns"}
 SIDE = ("lts_red_sectors_per_op", "lts_red_requests_per_op", "l2_atomic_active_cycles_per_op", "wavefronts_per_op",
         "shared_atom_inst_per_op", "sm_cycles_per_load_request", "l1_hit_pct", "lts_read_sectors_per_op",
         "lts_write_sectors_per_op", "dram_read_bytes_per_op", "dram_write_bytes_per_op")

@@ -133,6 +133,14 @@ class PipesSpec:
     cbu: PipeSpec = PipeSpec(2.0, 4)             # BRA, EXIT, BSSY, BSYNC, WARPSYNC, CALL, RET
     uniform: PipeSpec = PipeSpec(1.0, 4)         # the uniform datapath: UIADD3, ULOP3, UMOV, ULDC, ...
     tex: PipeSpec = PipeSpec(4.0, 4)             # TEX, TLD, SULD, SUST (latency from the memory units)
+    imad_wide_issue_interval_cycles: float = bounded(4.0, 0.25, 1024.0)  # cycles an IMAD.WIDE(.U32) (64-bit result: two passes) keeps its pipe of one SMSP
+    fp64_shares_alu_dispatch: bool = True        # FP64 and ALU instructions take turns on one dispatch: a DFMA keeps the alu pipe busy for its interval too
+
+    def __post_init__(self) -> None:
+        _positive(self, "imad_wide_issue_interval_cycles")
+        if not isinstance(self.fp64_shares_alu_dispatch, bool):
+            raise ConfigError(f"PipesSpec.fp64_shares_alu_dispatch must be true or false, got {self.fp64_shares_alu_dispatch!r}")
+        check_ranges(self)
 
     def of(self, pipe: str) -> PipeSpec:
         return getattr(self, pipe)

@@ -259,6 +259,10 @@ def sass_classifier(spec):
     instruction issues to the first free of its physical pipes: FP32 to fmalite or
     fmaheavy (only fmaheavy where fmalite's interval is 0), half precision to the fp16
     pipe or, where it has none (interval 0), to the FMA pipes with the fp16 latency.
+    An IMAD.WIDE(.U32) (a 64-bit result) keeps its pipe `imad_wide_issue_interval_cycles`, and its
+    result comes that much later than the pipe's interval after the pipe's latency (the second pass).
+    Where `fp64_shares_alu_dispatch`, an FP64 instruction holds the alu pipe's dispatch for
+    the fp64 interval (the two take turns), with the fp64 latency.
     One function per (architecture, pipes): what it reads of `spec`."""
     key = (spec.compute_capability, spec.sm.pipes, spec.tensor, spec.sm.sub_partitions)
     try:
@@ -270,6 +274,9 @@ def sass_classifier(spec):
             _CLASSIFIERS.clear()
         fn = _CLASSIFIERS[key] = _classifier(*key)
     return fn
+
+
+_WIDE_IMAD = frozenset(("IMAD", "IMUL"))        # IMAD.WIDE(.U32), IMUL.WIDE(.U32): PipesSpec.imad_wide_issue_interval_cycles
 
 
 def _classifier(cc, pipes, tensor, nsp):
@@ -298,6 +305,11 @@ def _classifier(cc, pipes, tensor, nsp):
             else:
                 latency = math.ceil(own[1])
         copy = join == async_groups.LDGSTS
+        if own is None and x.base in _WIDE_IMAD and "WIDE" in x.opcode.split(".")[1:]:
+            own = (pipes.imad_wide_issue_interval_cycles, None)      # a 64-bit result: two passes of its pipe,
+            latency += math.ceil(max(0.0, own[0] - pipes.of(issue[0]).issue_interval_cycles))   # the second later
+        if op.pipe == "fp64" and pipes.fp64_shares_alu_dispatch:
+            issue, own = ("alu",), (pipes.fp64.issue_interval_cycles, None)   # one dispatch for both: takes turns
         return StaticInstr(index=i, unit=issue, result=result, dsts=writes, srcs=reads,
                            is_store=(op.is_store and not copy and not tma) or op.is_atomic, is_atomic=op.is_atomic,
                            is_barrier=op.is_barrier, latency=latency, is_local=op.memory == "local",

@@ -21,6 +21,9 @@ counters in `validate.ncu.MECHANISM_METRICS`), in the `ProgramSpec`/`Case` form 
 | f64_fma        | DFMA throughput and latency                           | arith64.py        |
 | horner         | Horner loops: DFMA amid 64-bit index arithmetic       | arith64.py        |
 | ragged_rows    | warp per row, equal vs power-law rows                 | imbalance.py      |
+| f64_ilp        | DFMA/DADD/DMUL: chains per thread against warps/SMSP  | latency64.py      |
+| i64_wide_lat   | IMAD.WIDE.U32 dependent latency                       | latency64.py      |
+| blelloch_scan  | work-efficient scan in a block, padded or not         | latency64.py      |
 
 Each spec has a 'default' size the simulator runs in a few seconds (not measured) and
 its measured sizes. `derive(record)` turns a measured record (or a prediction in the same
@@ -32,9 +35,9 @@ from __future__ import annotations
 
 import math
 
-from validate.mechanisms import arith64, atomics, copies, imbalance, shared_atomics, stencils, strides
+from validate.mechanisms import arith64, atomics, copies, imbalance, latency64, shared_atomics, stencils, strides
 
-MECHANISMS = {s.name: s for mod in (atomics, shared_atomics, strides, stencils, copies, arith64, imbalance)
+MECHANISMS = {s.name: s for mod in (atomics, shared_atomics, strides, stencils, copies, arith64, imbalance, latency64)
               for s in mod.SPECS}
 
 
@@ -56,6 +59,12 @@ def operations(name: str, p: dict, threads: int) -> float:
         return threads * it * arith64.STEPS * (arith64.CHAINS if p["op"] == "fma" else 1)
     if name == "horner":
         return threads * p["degree"]
+    if name == "f64_ilp":
+        return threads * it * latency64.STEPS * p["chains"]
+    if name == "i64_wide_lat":
+        return threads * it * latency64.STEPS
+    if name == "blelloch_scan":
+        return p["n"]
     return float("nan")
 
 
@@ -94,7 +103,7 @@ def derive(rec: dict, sms: int = 132) -> dict[str, float]:
             if k in m:
                 out["l1_hit_pct"] = m[k]
                 break
-    elif name in ("i64_chains", "f64_fma", "horner"):
+    elif name in ("i64_chains", "f64_fma", "horner", "f64_ilp", "i64_wide_lat"):
         if cyc and ops:
             out["thread_ops_per_sm_cycle"] = ops / (cyc * sms)
         for k, v in m.items():

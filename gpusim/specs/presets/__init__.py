@@ -78,6 +78,15 @@ Sources (the tags the comments use):
   validate/mechanisms/shared_atomics.py likewise: shared float adds are a compare-and-swap loop
   (LDS, FADD, ATOMS.CAST.SPIN) of as many rounds as the most lanes of a warp in one bank
   (`sm__sass_inst_executed_op_shared_atom`: 32 a warp on one word, 3.6 on 32 random words of 4096).
+- [MEAS-PIPE] this project's mechanism microbenchmarks of 64-bit integer and FP64 arithmetic
+  (validate/mechanisms/arith64.py) measured with Nsight Compute on the H200 and the H100
+  (validate/data/h200_mechanisms.json, h100_mechanisms.json; docs/mechanisms_24.md):
+  `sm__pipe_fmaheavy_cycles_active` / `sm__inst_executed_pipe_fmaheavy` is 3.52 on
+  i64_chains/wide (32 IMAD.WIDE.U32 and 10 IMAD.MOV/VIADD a loop pass: 4 and 2 cycles) and
+  2.67 on i64_chains/mad (one IMAD.WIDE.U32 and two IMAD a step: (4 + 2 + 2) / 3), both GPUs;
+  and (validate/mechanisms/latency64.py, *_mechanisms_latency64.json) the alu and fp64 pipes'
+  busy cycles (`sm__pipe_{alu,fp64}_cycles_active`) add up to 0.87-1.03 of the SMSP's cycles on
+  every FP64-bound size (DFMA chains x warps, DADD, DMUL, f64_fma) while alu + fmaheavy reach 1.74.
 - [DEWING] github.com/markdewing/AI_kernels latency/README.md: V100 chase L1 36, L2 221,
   memory 460 cycles; GH200 L1 40, L2 281, memory 690 (8 above [MEAS] on a Hopper L1).
 - [SSB] github.com/smallscientist1/cuda_microbenchmark: A100 has 8 L2 slices per

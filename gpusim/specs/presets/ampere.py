@@ -37,6 +37,7 @@ A100 = GPUSpec(
         shared_bank_width_bytes=4,         # [CUDA-PG]
         shared_latency_cycles=23,          # [Abdelkhalik22] shared load 23
         shared_wavefront_cycles=1,         # estimate: one 128-B wavefront per cycle
+        shared_cas_round_cycles=3.25,      # estimate: as Hopper [MEAS-ATOM] (shared float adds as a CAS loop)
         barrier_latency_cycles=20,         # estimate: Hopper's [MEAS]
         instruction_cache_line_bytes=128,  # [Jia18] 128-B instruction-cache lines (Volta L0/L1 i-caches)
         instruction_prefetch_lines=32,  # [MEAS-FE] a depth below 17 lines (L2 latency / 16.5 cycles per line) would not sustain the measured cold fetch rate
@@ -54,6 +55,9 @@ A100 = GPUSpec(
             cbu=P(2.0, 4),                 # estimate: not measured
             uniform=P(1.0, 4),             # estimate: as Hopper
             tex=P(4.0, 4),                 # estimate: as the LSU's issue
+
+            imad_wide_issue_interval_cycles=4.0,  # estimate: as Hopper [MEAS-PIPE] (a 64-bit result on 32-bit lanes)
+            fp64_shares_alu_dispatch=False,  # estimate: not measured (Hopper's [MEAS-PIPE] is a measured exception)
         ),
         warp_scheduler="gto",              # estimate: policy choice
     ),

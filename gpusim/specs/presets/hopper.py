@@ -46,6 +46,9 @@ _HOPPER_SM = SMSpec(
         cbu=P(2.0, 4),                     # estimate: not measured
         uniform=P(1.0, 4),                 # estimate: one uniform instruction per cycle per SMSP, latency as the ALU
         tex=P(4.0, 4),                     # estimate: as the LSU's issue; latency from the memory units
+
+        imad_wide_issue_interval_cycles=4.0,  # [MEAS-PIPE] IMAD.WIDE(.U32) 4 fmaheavy cycles, IMAD 2
+        fp64_shares_alu_dispatch=True,     # [MEAS-PIPE] alu + fp64 busy cycles at most 0.90-1.03 of the SMSP's, alu + fmaheavy 1.74
     ),
     warp_scheduler="gto",                  # estimate: policy choice; NVIDIA does not document its scheduler
 )

@@ -37,6 +37,7 @@ A mixin of `engine.TimingEngine`: it reads the engine's `sms`, `stats`, `memory`
 """
 from __future__ import annotations
 
+import heapq
 import math
 
 import numpy as np
@@ -52,6 +53,8 @@ SCALING_DRAM_PCT = 2.0           # ... and DRAM bytes
 class Extrapolation:
     """Mixin of `TimingEngine` (module docstring)."""
 
+    straggler_cycles = 0.0      # set by `_cycles`: the timed straggler's duration (`_straggler`), else 0
+
     def _reuse(self, ran: bool = True) -> tuple[float, float, int | None]:
         """warming.reuse_uncertainty of the footprint; before the run (`ran` False) against
         Che's estimate, as the share has fetched nothing yet."""
@@ -66,17 +69,20 @@ class Extrapolation:
         """'' or a sentence: the sample cannot see a reuse distance (module docstring); after
         the run also when the bytes it cannot tell are `UNCERTAIN_DRAM_SHARE` of `dram_bytes`."""
         unsure, total, region = self._reuse(ran)
+        late = (f"a timed block lasted {self.straggler_cycles:,.0f} cycles, longer than the sample's blocks after "
+                "the first wave together: where such blocks start in the whole grid, which sets its end, a sample "
+                f"of {self.sms_simulated} SMs cannot see") if ran and self.straggler_cycles else ""
         if region is None:
-            return ""
+            return late
         if unsure < UNCERTAIN_SHARE * max(total, 1.0) and not (
                 dram_bytes and unsure * self.spec.l2.line_bytes >= UNCERTAIN_DRAM_SHARE * dram_bytes):
-            return ""
+            return late
         spec = self.spec
         l2_mb = spec.l2.size_bytes / 1e6
         what = self.footprint.describe_region(region, spec.l2.line_bytes)
         return (f"{100 * unsure / total:.0f}% of the line touches are re-reads of {what}, whose L2 hits depend on "
                 f"whether its reuse distance fits the {l2_mb:,.1f} MB L2, which a sample of {self.sms_simulated} SMs "
-                "cannot see")
+                "cannot see" + (f"; {late}" if late else ""))
 
     def full_affordable(self) -> bool:
         """Whether simulating every block stays within FULL_FALLBACK_WARPS warps and the
@@ -92,6 +98,8 @@ class Extrapolation:
         stat = self._sampling_error(cycles)
         if self.mode != "sampled":
             return stat, stat
+        if cycles > 0:          # where the unseen copies of a straggler start (`_straggler`): up to its length later
+            stat += 100.0 * self.straggler_cycles / cycles
         scaled = 1.0 - self.sms_simulated / self.spec.sm_count        # 0 when every SM is simulated
         t_err, d_err = stat + SCALING_TIME_PCT * scaled, stat + SCALING_DRAM_PCT * scaled
         unsure = self._reuse()[0] * self.spec.l2.line_bytes
@@ -124,6 +132,7 @@ class Extrapolation:
             # the left-out iterations' DRAM traffic cannot move faster than the simulated SMs'
             # share of the peak (a loop whose early iterations filled the L2 at full speed)
             stretch = max(stretch, self._dram_floor_cycles(1.0) - t_sim)
+        self.straggler_cycles = 0.0
         if self.blocks_simulated >= self.blocks_share:
             return t_sim + stretch
         # extrapolate the remaining waves at the steady-state rate after the first wave, stretched
@@ -143,8 +152,59 @@ class Extrapolation:
         if t_sim > 0:
             per_block *= (t_sim + stretch) / t_sim
         total = t_sim + stretch + (self.blocks_share - self.blocks_simulated) * per_block
+        self.straggler_cycles = self._straggler(order, t_sim)
+        if self.straggler_cycles:
+            # one block's end, not the rate, set the simulated time: replay the share on the slots
+            share_end, timed_end = self._replayed_cycles()
+            total = (share_end + max(t_sim - timed_end, 0.0)) * ((t_sim + stretch) / t_sim if t_sim > 0 else 1.0)
         # likewise the remaining waves' (the first waves wrote into an L2 share that was still empty)
         return max(total, self._dram_floor_cycles(self.blocks_share / max(self.blocks_simulated, 1)))
+
+    def _straggler(self, order: list, t_sim: float) -> float:
+        """The longest timed block's duration when it outlasts the simulated time after the
+        first wave (the simulated end is that block's, not the blocks' finishing rate); else 0."""
+        ends, starts = self.stats.block_end, self.stats.block_start
+        if len(order) <= self.wave_blocks or t_sim <= 0:
+            return 0.0
+        longest = max(ends[b] - starts[b] for b in ends)
+        return longest if longest > t_sim - order[self.wave_blocks - 1] else 0.0
+
+    def _replayed_cycles(self) -> tuple[float, float]:
+        """(the share's end, the timed blocks' end) when blocks hold their SM slots for their
+        simulated durations, each block in dispatch order taking the slot that frees first (a
+        block holds its slot until its last warp ends). Where the timed blocks' durations depend
+        on their place in the grid (rank correlation with the round, over the rounds after the
+        first wave's, beyond 3 standard errors: sorted or triangular work), a block not timed lasts as the timed block of the nearest
+        sampled round at its place in the round, on the simulated SMs' slots; otherwise the
+        durations are exchangeable and the whole grid is replayed on every SM's slots with the
+        timed durations dealt out in turn (seeded permutations), so that copies of a long block
+        start all through the grid, the last of them near its end, as they do on the GPU."""
+        ends, starts = self.stats.block_end, self.stats.block_start
+        n_sm, sms, slots = self.spec.sm_count, self.sms_simulated, max(self.wave_blocks, 1)
+        timed = np.fromiter(ends, np.int64, len(ends))
+        dur = np.array([ends[b] - starts[b] for b in timed])
+        began = np.argsort(np.array([starts[b] for b in timed]), kind="stable")
+        timed_end = _list_schedule(dur[began], slots)
+        nblocks = self.plan.geometry.nblocks
+        later = timed // n_sm >= self.bps                # rounds after the first wave's (no cold start)
+        if later.sum() > 2 and abs(_rank_correlation(timed[later] // n_sm, dur[later])) * math.sqrt(
+                later.sum() - 1) <= 3.0:
+            rng = np.random.default_rng(0)
+            dealt = np.concatenate([rng.permutation(dur) for _ in range(-(-nblocks // len(dur)))])[:nblocks]
+            return _list_schedule(dealt, n_sm * self.bps), timed_end
+        rounds = np.unique(timed // n_sm)
+        table = np.full((len(rounds), sms), np.nan)
+        table[np.searchsorted(rounds, timed // n_sm), timed % n_sm] = dur
+        fill = np.nanmean(table, axis=1)
+        table = np.where(np.isnan(table), fill[:, None], table)
+        share = np.asarray(sampled_blocks(nblocks, self.blocks_share, n_sm, sms, self.bps))
+        r = share // n_sm
+        k = np.clip(np.searchsorted(rounds, r), 1, max(len(rounds) - 1, 1))
+        if len(rounds) > 1:
+            k = np.where(np.abs(rounds[k - 1] - r) <= np.abs(rounds[k] - r), k - 1, k)
+        else:
+            k = np.zeros_like(r)
+        return _list_schedule(table[k, share % n_sm], slots), timed_end
 
     def _dram_floor_cycles(self, blocks_scale: float) -> float:
         """The least time in which the simulated SMs' share of the DRAM (its peak less the share
@@ -171,6 +231,25 @@ class Extrapolation:
         kept, skipped = self.issue.kept[0], self.issue.skipped[0]
         loop_part = skipped / (kept + skipped) if kept + skipped else 0.0
         return 100.0 * cv * (waves_part + loop_part) / math.sqrt(len(dur))
+
+
+def _rank_correlation(a, b) -> float:
+    """Spearman's rank correlation of `a` and `b` (ties ranked in order); 0 when either is constant."""
+    ra = np.argsort(np.argsort(a, kind="stable"), kind="stable").astype(float)
+    rb = np.argsort(np.argsort(b, kind="stable"), kind="stable").astype(float)
+    if np.ptp(a) == 0 or np.ptp(b) == 0:
+        return 0.0
+    return float(np.corrcoef(ra, rb)[0, 1])
+
+
+def _list_schedule(durations, slots: int) -> float:
+    """When the last of `durations` ends, each started in order on the first of `slots`
+    free slots (all free at 0)."""
+    free = [0.0] * min(slots, len(durations))
+    for d in durations:
+        t = heapq.heappop(free) + float(d)
+        heapq.heappush(free, t)
+    return max(free, default=0.0)
 
 
 def sampled_blocks(nblocks: int, simulated: int, sm_count: int, sms: int, bps: int):
