@@ -231,9 +231,9 @@ class TimingEngine(Extrapolation):
         self.recording = None
         if options.record is not None:
             self._record(options.record, l1_data)
+        self.bps = bps
         if mode == "sampled" and self.sms_simulated < n_sm:
             self._warm_shared(frac)
-        self.bps = bps
         self.next_block = 0
         self.done_blocks = 0
         self.env = simpy.Environment()
@@ -249,7 +249,7 @@ class TimingEngine(Extrapolation):
         whole_lines = l2.capacity_lines / frac
         distinct = whole_lines / (1.0 + (l2.partitions - 1) / l2.partitions)   # a far line's copy takes room too
         fp = shared_footprint(self.plan.arrays, first, self.plan.geometry.nblocks,
-                              l2.sectors_per_line, distinct)
+                              l2.sectors_per_line, distinct, wave_blocks=self.spec.sm_count * self.bps)
         if fp is not None:
             self.footprint = fp
             self.memory.warm_shared(fp)

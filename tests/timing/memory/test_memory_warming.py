@@ -82,3 +82,20 @@ def test_a_block_lines_in_one_contiguous_run_do_not_make_a_region_regular():
     gaps, common = np.zeros(1), np.zeros(1)
     _count_gaps(np.arange(100, 132), np.zeros(32, dtype=np.int64), gaps, common)   # a row of 32 lines
     assert (gaps[0], common[0]) == (31, 0)
+
+
+def test_the_first_blocks_of_a_one_wave_grid_find_the_lines_its_other_blocks_share():
+    # 256 GEMM tiles on 132 SMs x 2: one wave; each line of A read by 16 tiles. The first-numbered
+    # blocks run with all the others, so they hit (m - 1) / m of the lines, not none (tau = 0)
+    fp = SharedFootprint([0], [1000], [16_000.0], capacity_lines=1e6, wave_share=1.0)
+    assert fp.probability(7, 0.0) > 0.9
+    assert fp.probability(7, 0.0) == fp.probability(7, 0.99)           # one wave: one span of positions
+    walked = SharedFootprint([0], [1000], [16_000.0], capacity_lines=1e6, regular=[True], wave_share=1.0)
+    assert math.isclose(walked.probability(7, 0.0), 15 / 16)
+
+
+def test_blocks_of_later_waves_find_more_of_a_shared_region_held_than_the_first_wave():
+    fp = SharedFootprint([0], [1000], [4_000.0], capacity_lines=1e6, wave_share=0.25)   # four waves, m = 4
+    first, last = fp.probability(7, 0.1), fp.probability(7, 0.9)
+    assert 0.0 < first < last
+    assert fp.probability(7, 0.0) == first                              # the whole first wave alike
