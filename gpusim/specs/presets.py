@@ -128,6 +128,10 @@ Sources (the tags the comments use):
   tf32 m16n8k8, s8 m16n8k32 the same); one warpgroup's group of four 64x128x16 f16 wgmma
   (committed, waited) 312.8 cycles, 120.4 of them the last one's latency at the measured
   4,087 FLOP/cycle/SM (which confirms [TC-WP]'s 4096; FP8 and INT8 wgmma 8,174 of 8192).
+  The cp.async round trip (16 B per thread, L2-resident source, one warp, committed and
+  waited each iteration) 361.5 cycles against 293.8 for the same loop with the round trip
+  of a load: 68 cycles from the sectors' return to the group's completion (the bytes'
+  write into shared memory through the L1's data path, and the arrival).
 - "estimate": a modelling choice or extrapolation; the comment says from what.
 
 H200's L2 is 60 MiB: the device reports 62914560 B [MEAS] (PyTorch said 60 MB on these
@@ -218,6 +222,7 @@ _HOPPER_TENSOR = TensorSpec(
     wgmma_latency_cycles=120.4,                # [MEAS-TC] 64x128x16 f16, H100 (derived: a group of 4 less 3 issues)
     shared_operand_bytes_per_cycle_per_sm=128.0,  # [CUDA-PG] 32 banks x 4 B per cycle
     tma_request_interval_cycles=2.0,           # estimate: not measured; as the ADU's issue
+    cp_async_fill_cycles=68.0,                 # [MEAS-TC] cp.async.cg 16 B round trip from the L2, one warp: 361.5 cycles, 293.8 without it
 )
 _HOPPER_L1 = L1Spec(
     line_bytes=128,                        # [NCU]
@@ -483,6 +488,7 @@ A100 = GPUSpec(
         wgmma_latency_cycles=128.0,                # estimate: no wgmma on sm_80, unused
         shared_operand_bytes_per_cycle_per_sm=128.0,  # [CUDA-PG] 32 banks x 4 B per cycle
         tma_request_interval_cycles=2.0,           # estimate: no TMA on sm_80, unused
+        cp_async_fill_cycles=68.0,                 # estimate: as Hopper's [MEAS-TC] (cp.async from sm_80)
     ),
     l1=L1Spec(
         line_bytes=128,                    # [NCU]
@@ -627,6 +633,7 @@ V100 = GPUSpec(
         wgmma_latency_cycles=128.0,                # estimate: no wgmma on sm_70, unused
         shared_operand_bytes_per_cycle_per_sm=128.0,  # [CUDA-PG] 32 banks x 4 B per cycle
         tma_request_interval_cycles=2.0,           # estimate: no TMA on sm_70, unused
+        cp_async_fill_cycles=0.0,                  # [CUDA-PG] no cp.async before sm_80, unused
     ),
     l1=L1Spec(
         line_bytes=128,                    # [NCU]
