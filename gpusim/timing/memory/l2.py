@@ -94,6 +94,7 @@ from gpusim.timing.memory.l2_partitions import ATOM, FABRIC, FULL, READ, RED, TE
 from gpusim.timing.memory.l2_standins import StandIns
 from gpusim.timing.memory.l2_writeback import WriteBack
 from gpusim.timing.memory.servers import BandwidthServer
+from gpusim.timing.memory.warming import COLD, HELD
 
 NEG_INF = float("-inf")
 _OPS = ("read", "write", "atom", "red")
@@ -363,7 +364,8 @@ class L2Cache(HomeSlice, FarPartition, StandIns, WriteBack):
         """A new entry for the line in set od, evicting its LRU way if the set is full."""
         spl = self.sectors_per_line
         fp = self.footprint
-        warm = fp is not None and fp.warm(line, self.tau)
+        state = fp.warm_state(line, self.tau) if fp is not None else COLD
+        warm = state != COLD
         if len(od) >= self.ways:
             vline, vent = od.popitem(last=False)
             if self._residue and self._is_residue(vline):
@@ -382,8 +384,10 @@ class L2Cache(HomeSlice, FarPartition, StandIns, WriteBack):
         ent = [None] * spl + [0, None, warm, od.allocs]
         od[line] = ent
         if warm:                                        # valid from the other SMs' accesses (warming.py)
+            # held, or (IN_FLIGHT) on its way from DRAM for a block of the same wave: ready then
+            ready = NEG_INF if state == HELD else ts + self.hbm.latency_cycles
             for k in range(spl):
-                ent[k] = NEG_INF
+                ent[k] = ready
             self.warm_fills += 1
         else:
             self._allocated += 1

@@ -42,7 +42,11 @@ What is modelled (an estimate from the sampled blocks, no extra execution):
   follows those of a random share of its own wave, not only of its lower-numbered blocks,
   so a block takes p averaged over its wave's span of tau (a grid of one wave, a GEMM of
   256 tiles on 132 SMs: every block (m - 1) / m of its shared lines held, where tau = its
-  number would give the first SMs' blocks none; the GPU reads each line once).
+  number would give the first SMs' blocks none; the GPU reads each line once). A line
+  first touched within the block's own wave is in flight, not held (`warm_state`): the
+  blocks reach it together, one fetches it from DRAM and the others wait for that fetch
+  (the L2 fills the share's entry at the DRAM latency, without traffic of its own); a line
+  touched by earlier waves is held.
   A region is regular when, over the run's blocks, at least `REGULAR_SHARE` of the
   gaps between a block's consecutive lines of it are that block's commonest gap, and
   that gap is more than one line. Contiguous runs of lines (a tile, a row, random
@@ -67,6 +71,7 @@ import numpy as np
 
 HASH_MULT = 0x9E3779B97F4A7C15
 MASK64 = (1 << 64) - 1
+COLD, HELD, IN_FLIGHT = 0, 1, 2   # warm_state: not in the whole L2; held; being fetched for a block of the same wave
 SHARED_MIN = 2.0           # blocks per line from which a region counts as shared (a halo is not)
 REGULAR_SHARE = 0.5        # share of a block's line gaps at its commonest gap from which a region is regular
 
@@ -209,6 +214,26 @@ class SharedFootprint:
     def warm(self, line: int, tau: float) -> bool:
         p = self.probability(line, tau)
         return p > 0.0 and ((line * HASH_MULT) & MASK64) / 2.0 ** 64 < p
+
+    def warm_state(self, line: int, tau: float) -> int:
+        """COLD, HELD (the whole L2 holds `line`: touched by blocks of earlier waves) or IN_FLIGHT
+        (first touched by a block of the same wave, which runs in step with this one: its fetch
+        from DRAM is on its way, and this block's request waits for it without a fetch of its
+        own). The same draw as `warm`: a line is IN_FLIGHT where the wave's mean probability
+        exceeds the probability at the wave's first position."""
+        p = self.probability(line, tau)
+        if p <= 0.0:
+            return COLD
+        u = ((line * HASH_MULT) & MASK64) / 2.0 ** 64
+        if u >= p:
+            return COLD
+        if self.wave_share <= 0.0:
+            return HELD
+        t0 = int(tau / self.wave_share + 1e-9) * self.wave_share
+        for a, b, extra, gap, regular in self._list:
+            if a <= line < b:
+                return HELD if u < _held(t0, t0, extra, gap, regular, self.window) else IN_FLIGHT
+        return HELD
 
 
 def _held(t0: float, t1: float, extra: float, gap: float, regular: bool, window: float) -> float:

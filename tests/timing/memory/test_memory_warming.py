@@ -99,3 +99,14 @@ def test_blocks_of_later_waves_find_more_of_a_shared_region_held_than_the_first_
     first, last = fp.probability(7, 0.1), fp.probability(7, 0.9)
     assert 0.0 < first < last
     assert fp.probability(7, 0.0) == first                              # the whole first wave alike
+
+
+def test_a_line_first_touched_within_the_wave_is_in_flight_and_one_from_earlier_waves_held():
+    from gpusim.timing.memory.warming import COLD, HELD, IN_FLIGHT
+    one_wave = SharedFootprint([0], [100_000], [1_600_000.0], capacity_lines=1e9, wave_share=1.0)   # m = 16
+    states = [one_wave.warm_state(line, 0.0) for line in range(100_000)]
+    assert HELD not in states                                          # nothing before the first wave
+    assert abs(states.count(IN_FLIGHT) / len(states) - one_wave.probability(0, 0.0)) < 0.01
+    later = SharedFootprint([0], [100_000], [200_000.0], capacity_lines=1e9, wave_share=0.25)    # m = 2
+    states = [later.warm_state(line, 0.8) for line in range(100_000)]
+    assert states.count(HELD) > states.count(IN_FLIGHT) > 0 and COLD in states
