@@ -57,7 +57,7 @@ def cases(results: list[dict]):
                                                                   (r["n"] == 128 and r["warpgroups_per_sm"] == 2)):
             yield f"{r['kernel']}/wg{r['warpgroups_per_sm']}", r
         elif kind in ("ldmatrix", "cp_async"):
-            yield f"{r['kernel']}/w{r['warps_per_sm']}", r
+            yield f"{r['kernel']}/w{r['warps_per_sm']}" + (f"/s{r['sms']}" if "sms" in r else ""), r
 
 
 def predict(ptx_path: str, r: dict, spec) -> tuple[float, dict]:

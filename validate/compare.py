@@ -39,6 +39,7 @@ Per kernel and metric: predicted, measured, relative error. Summary (errors in p
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 from dataclasses import dataclass, field
@@ -82,6 +83,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resume", action="store_true",
                    help="reuse the predictions an interrupted run of the same model, preset and data finished "
                         "(its journal: <--out>.partial.jsonl, or $GPUSIM_CACHE_DIR/compare/; validate.journal)")
+    p.add_argument("--clock", choices=CLOCKS, default="preset",
+                   help="SM clock the predicted cycles become nanoseconds at: the preset's (default); 'file': the "
+                        "measurement's median observed clock (provenance.sm_clock_mhz_observed); 'kernel': each "
+                        "kernel's own, sm__cycles_elapsed.max / gpu__time_duration.sum, where the clocks were not "
+                        "locked (the GPU's boost chose them: 1603-1992 MHz on the H100 tensor set)")
     p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
                    help="give up a kernel's prediction after this many seconds (listed under no_prediction); "
                         "default: no limit")
@@ -115,6 +121,26 @@ def estimated_cost(k: dict, sample_sms: int = 8, max_waves: int = 4, blocks_per_
         return inst
     simulated = min(math.ceil(nblocks * sample_sms / sm_count), max_waves * sample_sms * blocks_per_sm)
     return inst * simulated / nblocks
+
+
+CLOCKS = ("preset", "file", "kernel")
+
+
+def observed_clock_mhz(k: dict, data: dict, clock: str) -> float | None:
+    """The SM clock to predict kernel record `k` at (`--clock`), or None for the preset's. The
+    model times cycles; with clocks not locked (`--clock-control none`) the GPU's boost picks
+    the clock each kernel runs at (lower under tensor-core load: 1603-1830 MHz against 1941-1992
+    for the CUDA-core SGEMM on the H100 tensor set), which Nsight records as the kernel's
+    sm__cycles_elapsed.max over its gpu__time_duration.sum."""
+    if clock == "preset":
+        return None
+    if "not locked" not in data.get("provenance", {}).get("sm_clock_policy", ""):
+        return None
+    if clock == "file":
+        return data["provenance"].get("sm_clock_mhz_observed")
+    m = k.get("metrics", {})
+    cycles, ns = m.get("sm__cycles_elapsed.max"), m.get(DURATION)
+    return cycles / ns * 1e3 if cycles and ns else None
 
 
 def usable(k: dict) -> bool:
@@ -159,11 +185,13 @@ def measurement_environment(data: dict) -> dict:
     return {k: (int(gpu[k]) if k == "l2_dirty_bytes_at_launch" else float(gpu[k])) for k in ENVIRONMENT if k in gpu}
 
 
-def predict(k: dict, gpu, environment: dict | None = None, time_limit_s: float | None = None) -> Row:
+def predict(k: dict, gpu, environment: dict | None = None, time_limit_s: float | None = None,
+            clock_mhz: float | None = None) -> Row:
     """One kernel's prediction; `environment`: what the measurement added to the kernel
     (`measurement_environment`). A launch the model cannot predict (any error, or past
     `time_limit_s`) comes back as a Row with no prediction and the error's line, so that one
-    kernel never costs the others theirs."""
+    kernel never costs the others theirs. `clock_mhz`: the SM clock to predict at instead of
+    the preset's (`observed_clock_mhz`)."""
     import time
 
     import gpusim
@@ -172,6 +200,8 @@ def predict(k: dict, gpu, environment: dict | None = None, time_limit_s: float |
                 "microbenchmark")
     t = time.perf_counter()
     try:
+        if clock_mhz:
+            gpu = dataclasses.replace(gpu, clocks=dataclasses.replace(gpu.clocks, sm_clock_mhz=round(clock_mhz, 1)))
         case = build_case(k)
         opts = TimingOptions(mode="auto", functional="sampled", **(environment or {}))
         r = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu=gpu, shared_bytes=case.shared_bytes,
@@ -339,10 +369,10 @@ def plot(rows: list[Row], path: Path, title: str) -> None:
 def compare(data_path: Path, preset: str | None = None, only: str | None = None, progress=None,
             budget: float | None = None, jobs: int | None = 1,
             time_limit_s: float | None = None, journal_path: Path | None = None,
-            resume: bool = False) -> tuple[list[Row], dict, str]:
+            resume: bool = False, clock: str = "preset") -> tuple[list[Row], dict, str]:
     """Predict the measured kernels and summarise. With `journal_path`, each finished prediction
     is appended there as it finishes (validate.journal); `resume` reuses the predictions that
-    journal already holds for the same model, preset and data."""
+    journal already holds for the same model, preset, clock and data."""
     import re
 
     from gpusim.api import resolve_gpu
@@ -357,7 +387,7 @@ def compare(data_path: Path, preset: str | None = None, only: str | None = None,
     on_row = None
     journal_note = {}
     if journal_path is not None:
-        jr = journal.Journal(journal_path, journal.header(Path(data_path), preset))
+        jr = journal.Journal(journal_path, journal.header(Path(data_path), preset, clock))
         if resume:
             by_name = {k["name"]: k for k in kernels}
             done = {n: _row_from_journal(r, by_name[n]) for n, r in jr.resume().items() if n in by_name}
@@ -366,9 +396,11 @@ def compare(data_path: Path, preset: str | None = None, only: str | None = None,
             journal_note = {"journal": str(journal_path), "journal_replaced": jr.start()}
         on_row = lambda r: jr.append(_row_to_journal(r))          # noqa: E731
     todo = [k for k in kernels if k["name"] not in done]
-    new = iter(_predict_all(todo, gpu, jobs, progress, environment, time_limit_s, on_row))
+    clocks = [observed_clock_mhz(k, data, clock) for k in todo]
+    new = iter(_predict_all(todo, gpu, jobs, progress, environment, time_limit_s, clocks, on_row))
     rows = [done[k["name"]] if k["name"] in done else next(new) for k in kernels]
     summary = summarize(rows)
+    summary["clock"] = clock
     if any(r.kind in ("heldout2", "tensor") for r in rows):
         from validate import orderings     # lazy: imports the heldout2 kernels (numba)
         timed = [r for r in rows if DURATION in r.predicted]
@@ -395,15 +427,17 @@ def _row_from_journal(j: dict, k: dict) -> Row:
 
 
 def _predict_all(kernels: list[dict], gpu, jobs: int | None, progress, environment: dict | None = None,
-                 time_limit_s: float | None = None, on_row=None) -> list[Row]:
+                 time_limit_s: float | None = None, clocks: list | None = None, on_row=None) -> list[Row]:
     """Predictions in the data file's order, in `jobs` processes (the costliest first);
-    `on_row(row)` is called in this process as each one finishes."""
+    `clocks`: per kernel, the SM clock to predict at (None: the preset's); `on_row(row)` is
+    called in this process as each one finishes."""
     import os
     jobs = jobs or os.cpu_count() or 1
+    clocks = clocks or [None] * len(kernels)
     if jobs <= 1 or len(kernels) <= 1:
         rows = []
         for i, k in enumerate(kernels):
-            rows.append(predict(k, gpu, environment, time_limit_s))
+            rows.append(predict(k, gpu, environment, time_limit_s, clocks[i]))
             if on_row:
                 on_row(rows[-1])
             if progress:
@@ -414,7 +448,7 @@ def _predict_all(kernels: list[dict], gpu, jobs: int | None, progress, environme
     order = sorted(range(len(kernels)), key=lambda i: -estimated_cost(kernels[i]))
     out: list[Row | None] = [None] * len(kernels)
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-        futures = {pool.submit(predict, kernels[i], gpu, environment, time_limit_s): i for i in order}
+        futures = {pool.submit(predict, kernels[i], gpu, environment, time_limit_s, clocks[i]): i for i in order}
         for done, f in enumerate(as_completed(futures), 1):
             out[futures[f]] = f.result()
             if on_row:
@@ -433,7 +467,8 @@ def run(args) -> int:
     preset_name = args.preset or default_preset(json.loads(Path(args.data).read_text()))
     journal_path = journal.default_path(args.data, preset_name, args.out)
     rows, summary, preset = compare(args.data, args.preset, args.only, show, args.budget, args.jobs,
-                                    getattr(args, "time_limit", None), journal_path, getattr(args, "resume", False))
+                                    getattr(args, "time_limit", None), journal_path, getattr(args, "resume", False),
+                                    getattr(args, "clock", "preset"))
     summary["wall_s"] = round(time.perf_counter() - t0, 1)
     summary["preset"] = preset
     summary["data"] = str(args.data)

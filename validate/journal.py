@@ -3,7 +3,7 @@ file the moment it finishes, so that a compare stopped part way (a device call's
 Ctrl-C, a killed machine) loses nothing it finished, and `--resume` predicts only the rest.
 
 The first line says what the rows are predictions of: the measurement file (its SHA-256), the
-preset, and the model (a SHA-256 over the source of the model and of the kernels, and of the
+preset, the clock choice (`--clock`), and the model (a SHA-256 over the source of the model and of the kernels, and of the
 preset's spec file when it is one). A journal written by another model, preset or measurement file is
 never reused: `--resume` refuses it in one line naming the difference. Rows without a
 prediction (an error, a time limit) are predicted again on resume: the limit may have been
@@ -51,9 +51,9 @@ def model_fingerprint(preset: str) -> str:
     return h.hexdigest()
 
 
-def header(data_path: Path, preset: str) -> dict:
+def header(data_path: Path, preset: str, clock: str = "preset") -> dict:
     return {"journal": VERSION, "data": str(data_path), "data_sha256": _sha256_file(data_path), "preset": preset,
-            "model_sha256": model_fingerprint(preset)}
+            "clock": clock, "model_sha256": model_fingerprint(preset)}
 
 
 def default_path(data_path: Path, preset: str, out: Path | None) -> Path:
@@ -91,7 +91,7 @@ class Journal:
         if head is None:
             return ""
         for key, what in (("journal", "journal format"), ("data_sha256", "measurement file"),
-                          ("preset", "preset"), ("model_sha256", "model source")):
+                          ("preset", "preset"), ("clock", "clock"), ("model_sha256", "model source")):
             if head.get(key) != self.head.get(key):
                 return f"its {what} differs ({key} {str(head.get(key))[:16]} here {str(self.head.get(key))[:16]})"
         return ""

@@ -32,12 +32,14 @@ class TensorSpec:
     wgmma_latency_cycles: float = bounded(128.0, 1.0, 100_000.0)  # warpgroup HGMMA 64x128x16 (FP16, FP32 accumulate): issue to result
     shared_operand_bytes_per_cycle_per_sm: float = bounded(128.0, 1.0, 65_536.0)  # shared memory read by ldmatrix (LDSM) and wgmma operand fetch
     tma_request_interval_cycles: float = bounded(2.0, 0.0, 100_000.0)  # cycles between two requests (UTMALDG, UTMASTG, UBLKCP) a sub-partition sends the TMA unit
+    cp_async_fill_cycles: float = bounded(0.0, 0.0, 100_000.0)  # cp.async (LDGSTS): from its sectors' return to its bytes in shared memory, counted for its group
 
     def __post_init__(self) -> None:
         _positive(self, "fp16_dense_flop_per_cycle_per_sm", "warp_mma_rate_fraction", "mma_latency_cycles", "wgmma_latency_cycles",
                   "shared_operand_bytes_per_cycle_per_sm")
         _nonnegative(self, "tf32_dense_flop_per_cycle_per_sm", "fp8_dense_flop_per_cycle_per_sm",
-                     "int8_dense_op_per_cycle_per_sm", "fp64_flop_per_cycle_per_sm", "tma_request_interval_cycles")
+                     "int8_dense_op_per_cycle_per_sm", "fp64_flop_per_cycle_per_sm", "tma_request_interval_cycles",
+                     "cp_async_fill_cycles")
         check_ranges(self)
 
     def rate(self, kind: str) -> float:

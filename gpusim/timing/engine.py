@@ -32,7 +32,7 @@ import simpy
 
 from gpusim.errors import ConfigError, LaunchError, UnsupportedKernel
 from gpusim.timing import async_groups
-from gpusim.timing.extrapolation import Extrapolation, sampled_blocks
+from gpusim.timing.sampling.extrapolation import Extrapolation, sampled_blocks
 from gpusim.timing.issue_stream import IssueStreams
 from gpusim.timing.memory import MemorySystem
 from gpusim.timing.memory.l1 import L1Cache
@@ -40,7 +40,7 @@ from gpusim.timing.sm import SM, STALL_REASONS
 from gpusim.timing.static import issue_program, sass_classifier, unknown_sass, unknown_sass_message
 from gpusim.timing.trace import TraceSource, batch_independent
 from gpusim.timing.resources import kernel_resources
-from gpusim.timing.memory.warming import shared_footprint
+from gpusim.timing.sampling.warming import shared_footprint
 from gpusim.timing.record import CountingMemory, Recorder, RecordingSM, recording_for
 
 STALL_METRIC = "smsp__pcsamp_warps_issue_stalled_{}"
@@ -231,9 +231,9 @@ class TimingEngine(Extrapolation):
         self.recording = None
         if options.record is not None:
             self._record(options.record, l1_data)
+        self.bps = bps
         if mode == "sampled" and self.sms_simulated < n_sm:
             self._warm_shared(frac)
-        self.bps = bps
         self.next_block = 0
         self.done_blocks = 0
         self.env = simpy.Environment()
@@ -242,14 +242,14 @@ class TimingEngine(Extrapolation):
 
     def _warm_shared(self, frac: float) -> None:
         """Sampled mode: the arrays every part of the grid touches stay in the whole GPU's L2,
-        not in the simulated SMs' share of it (memory/warming.py), estimated from the
+        not in the simulated SMs' share of it (sampling/warming.py), estimated from the
         first run of timed blocks."""
         l2 = self.memory.l2
         first = [self.trace.peek(b) for b in range(min(self._runs.get(0, 0), self.trace.run_stop or 0))]
         whole_lines = l2.capacity_lines / frac
         distinct = whole_lines / (1.0 + (l2.partitions - 1) / l2.partitions)   # a far line's copy takes room too
         fp = shared_footprint(self.plan.arrays, first, self.plan.geometry.nblocks,
-                              l2.sectors_per_line, distinct)
+                              l2.sectors_per_line, distinct, wave_blocks=self.spec.sm_count * self.bps)
         if fp is not None:
             self.footprint = fp
             self.memory.warm_shared(fp)
@@ -455,7 +455,7 @@ class TimingEngine(Extrapolation):
 
     def _count_skipped_writebacks(self, m: dict, scale: float) -> None:
         """Loop sampling: the dirty lines the left-out iterations' loads and stores would have
-        evicted are written back (l2_standins.py), in the counters only."""
+        evicted are written back (sampling/standins.py), in the counters only."""
         kept = self.issue.kept_kinds[0] + self.issue.kept_kinds[1]
         left_out = self.issue.skipped_kinds[0] + self.issue.skipped_kinds[1]
         if not kept or not left_out:

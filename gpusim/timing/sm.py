@@ -214,7 +214,7 @@ class SM(Residency):
                 done = max(done, cc.ready(t, line) + fixed_ready - t)
             return done
         if s.async_copy:                            # LDGSTS: when its bytes are in shared memory (its group's part)
-            return self.l1.copy_in(t, payload, allocate=not s.bypass_l1)
+            return self.l1.copy_in(t, payload, allocate=not s.bypass_l1) + self.spec.tensor.cp_async_fill_cycles
         if s.mbarrier:
             if isinstance(payload, MbarrierAccess):
                 return self.mbarriers.op(w, s, t, payload, fixed_ready - t)

@@ -20,6 +20,8 @@ MMA_WARPS = (1, 2, 4, 8, 12, 16)
 WGMMA_GROUPS = (1, 2, 4)
 LDSM_WARPS = (1, 2, 4, 8, 16)
 CP_ASYNC_WARPS = (1, 4, 8, 16, 32)
+CP_ASYNC_SMS = (1, 16, 66)                # cp.async on some of the SMs only: is its rate the SM's or the L2's?
+CP_ASYNC_SMS_WARPS = (8, 16, 32)
 DYNAMIC_SHARED_BYTES = 64 * 1024          # the wgmma and cp.async kernels' operand buffers
 
 
@@ -39,6 +41,10 @@ def cases(sms: int):
         yield "ldmatrix_x4", "ldmatrix", sms, 32 * w, 256, 8 * 512, "B", {"warps_per_sm": w}
     for w in CP_ASYNC_WARPS:
         yield "cp_async_16", "cp_async", sms, 32 * w, 256, 4 * 32 * 16, "B", {"warps_per_sm": w}
+    for n in CP_ASYNC_SMS:                 # one block per SM on n SMs: 132 SMs at 32 warps took 1475 cycles a round
+        for w in CP_ASYNC_SMS_WARPS:       # (64 KB in flight per SM), against 361 for one warp
+            if n < sms:
+                yield "cp_async_16", "cp_async", n, 32 * w, 256, 4 * 32 * 16, "B", {"warps_per_sm": w, "sms": n}
 
 
 def main(out_dir: str) -> Path:

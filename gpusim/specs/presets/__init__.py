@@ -141,6 +141,10 @@ Sources (the tags the comments use):
   tf32 m16n8k8, s8 m16n8k32 the same); one warpgroup's group of four 64x128x16 f16 wgmma
   (committed, waited) 312.8 cycles, 120.4 of them the last one's latency at the measured
   4,087 FLOP/cycle/SM (which confirms [TC-WP]'s 4096; FP8 and INT8 wgmma 8,174 of 8192).
+  The cp.async round trip (16 B per thread, L2-resident source, one warp, committed and
+  waited each iteration) 361.5 cycles against 293.8 for the same loop with the round trip
+  of a load: 68 cycles from the sectors' return to the group's completion (the bytes'
+  write into shared memory through the L1's data path, and the arrival).
 - "estimate": a modelling choice or extrapolation; the comment says from what.
 
 H200's L2 is 60 MiB: the device reports 62914560 B [MEAS] (PyTorch said 60 MB on these

@@ -72,6 +72,7 @@ V100 = GPUSpec(
         wgmma_latency_cycles=128.0,                # estimate: no wgmma on sm_70, unused
         shared_operand_bytes_per_cycle_per_sm=128.0,  # [CUDA-PG] 32 banks x 4 B per cycle
         tma_request_interval_cycles=2.0,           # estimate: no TMA on sm_70, unused
+        cp_async_fill_cycles=0.0,                  # [CUDA-PG] no cp.async before sm_80, unused
     ),
     l1=L1Spec(
         line_bytes=128,                    # [NCU]

@@ -32,6 +32,7 @@ from collections import OrderedDict
 
 from gpusim.timing.memory.hashing import MEMO_ENTRIES, unit_of
 from gpusim.timing.memory.servers import BandwidthServer
+from gpusim.timing.sampling.warming import COLD, HELD
 
 NEG_INF = float("-inf")
 READ, WRITE, ATOM, RED = 0, 1, 2, 3      # operations (an atomic is ATOM or RED)
@@ -137,7 +138,8 @@ class L2Slices:
         for the victim's write-back is left in `stall`)."""
         spl = self.sectors_per_line
         fp = self.footprint
-        warm = fp is not None and fp.warm(line, self.tau)
+        state = fp.warm_state(line, self.tau) if fp is not None else COLD
+        warm = state != COLD
         standins = self.standins
         if len(od) >= self.ways:
             vline, vent = od.popitem(last=False)
@@ -154,8 +156,10 @@ class L2Slices:
         ent = [None] * spl + [0, None, warm, od.allocs]
         od[line] = ent
         if warm:                                        # valid from the other SMs' accesses (sampling/warming.py)
+            # held, or (IN_FLIGHT) on its way from DRAM for a block of the same wave: ready then
+            ready = NEG_INF if state == HELD else ts + self.hbm.latency_cycles
             for k in range(spl):
-                ent[k] = NEG_INF
+                ent[k] = ready
             self.warm_fills += 1
         else:
             self.allocated += 1

@@ -13,7 +13,7 @@ The engine (`timing/engine.py`) times a subset of the SMs over a subset of their
 - what the sample cannot see (`reuse_note`): where the L2 hit rate of data that blocks
   far apart in the grid share depends on whether its reuse distance fits the L2, the
   sampled SMs (which do not run those blocks together) rely on an estimate of the whole
-  L2 (`memory/warming.py`) that cannot tell a random walk (Che's approximation) from an
+  L2 (`sampling/warming.py`) that cannot tell a random walk (Che's approximation) from an
   in-order one (LRU: all or nothing at the capacity knee). The line touches whose hit or
   miss the two disagree on, times the line size, bound the DRAM bytes the sample may have
   wrong (`timing__sampling_dram_error_pct` adds them to the statistical error); their

@@ -37,6 +37,16 @@ What is modelled (an estimate from the sampled blocks, no extra execution):
     holds gets no hits under LRU, where Che's approximation would give it a share of
     them (matmul_tiled 4096^3 on an H200: 16.9 GB of DRAM reads measured, one 64 MB B
     per block row; with Che's 5.9 GB were predicted).
+  Blocks of one wave (the whole GPU's SMs times the blocks each holds, dealt out
+  together) run at the same time and walk their loops in step: a block's touch of a line
+  follows those of a random share of its own wave, not only of its lower-numbered blocks,
+  so a block takes p averaged over its wave's span of tau (a grid of one wave, a GEMM of
+  256 tiles on 132 SMs: every block (m - 1) / m of its shared lines held, where tau = its
+  number would give the first SMs' blocks none; the GPU reads each line once). A line
+  first touched within the block's own wave is in flight, not held (`warm_state`): the
+  blocks reach it together, one fetches it from DRAM and the others wait for that fetch
+  (the L2 fills the share's entry at the DRAM latency, without traffic of its own); a line
+  touched by earlier waves is held.
   A region is regular when, over the run's blocks, at least `REGULAR_SHARE` of the
   gaps between a block's consecutive lines of it are that block's commonest gap, and
   that gap is more than one line. Contiguous runs of lines (a tile, a row, random
@@ -61,6 +71,7 @@ import numpy as np
 
 HASH_MULT = 0x9E3779B97F4A7C15
 MASK64 = (1 << 64) - 1
+COLD, HELD, IN_FLIGHT = 0, 1, 2   # warm_state: not in the whole L2; held; being fetched for a block of the same wave
 SHARED_MIN = 2.0           # blocks per line from which a region counts as shared (a halo is not)
 REGULAR_SHARE = 0.5        # share of a block's line gaps at its commonest gap from which a region is regular
 
@@ -68,10 +79,14 @@ REGULAR_SHARE = 0.5        # share of a block's line gaps at its commonest gap f
 class SharedFootprint:
     """Per-region sharing degree and the residency probability of its lines."""
 
-    def __init__(self, starts, ends, touches, capacity_lines: float, regular=None):
+    def __init__(self, starts, ends, touches, capacity_lines: float, regular=None, wave_share: float = 0.0):
         """`starts`, `ends`: each region's line range; `touches`: the whole grid's
         (block, line) pairs in it; `capacity_lines`: distinct lines the whole L2 holds;
-        `regular`: per region, whether the grid walks it in order (default: none does)."""
+        `regular`: per region, whether the grid walks it in order (default: none does);
+        `wave_share`: the share of the grid's blocks the whole GPU runs at once (its SMs
+        times the blocks each holds, over the grid's blocks; 0: blocks one after another)."""
+        self.wave_share = min(1.0, max(0.0, float(wave_share)))
+        self._wave_p: dict[tuple[int, int], float] = {}
         self.starts = np.asarray(starts, dtype=np.int64)
         self.ends = np.asarray(ends, dtype=np.int64)
         self.lines = np.maximum(self.ends - self.starts, 1).astype(float)
@@ -167,14 +182,25 @@ class SharedFootprint:
         return f"a {size:,.1f} MB region touched by {self.sharing[r]:.1f} blocks per line across the grid"
 
     def probability(self, line: int, tau: float) -> float:
-        """Whether the whole L2 holds `line` at grid position `tau`, as a probability."""
-        for a, b, extra, gap, regular in self._list:
+        """Whether the whole L2 holds `line` at grid position `tau`, as a probability. The
+        blocks of one wave (`wave_share` of the grid, dealt out together) run at the same
+        time and walk their loops in step, so a block's touch of a line comes after those
+        of a random share of its own wave, not after the wave's lower-numbered blocks only:
+        the probability is the mean over the wave's span of grid positions."""
+        for r, (a, b, extra, gap, regular) in enumerate(self._list):
             if a <= line < b:
                 if extra <= 0:
                     return 0.0
-                if regular:                 # back once every gap of the grid: held if that fits
-                    return 1.0 if gap <= min(tau, self.window) else 0.0
-                return -math.expm1(-extra * min(tau, self.window))
+                if self.wave_share <= 0.0:
+                    return _held(tau, tau, extra, gap, regular, self.window)
+                wave = int(tau / self.wave_share + 1e-9)
+                key = (r, wave)
+                p = self._wave_p.get(key)
+                if p is None:
+                    t0 = wave * self.wave_share
+                    p = self._wave_p[key] = _held(t0, min(1.0, t0 + self.wave_share), extra, gap, regular,
+                                                  self.window)
+                return p
         return 0.0
 
     def blocks_per_line(self, line: int) -> float | None:
@@ -189,12 +215,54 @@ class SharedFootprint:
         p = self.probability(line, tau)
         return p > 0.0 and ((line * HASH_MULT) & MASK64) / 2.0 ** 64 < p
 
+    def warm_state(self, line: int, tau: float) -> int:
+        """COLD, HELD (the whole L2 holds `line`: touched by blocks of earlier waves) or IN_FLIGHT
+        (first touched by a block of the same wave, which runs in step with this one: its fetch
+        from DRAM is on its way, and this block's request waits for it without a fetch of its
+        own). The same draw as `warm`: a line is IN_FLIGHT where the wave's mean probability
+        exceeds the probability at the wave's first position."""
+        p = self.probability(line, tau)
+        if p <= 0.0:
+            return COLD
+        u = ((line * HASH_MULT) & MASK64) / 2.0 ** 64
+        if u >= p:
+            return COLD
+        if self.wave_share <= 0.0:
+            return HELD
+        t0 = int(tau / self.wave_share + 1e-9) * self.wave_share
+        for a, b, extra, gap, regular in self._list:
+            if a <= line < b:
+                return HELD if u < _held(t0, t0, extra, gap, regular, self.window) else IN_FLIGHT
+        return HELD
+
+
+def _held(t0: float, t1: float, extra: float, gap: float, regular: bool, window: float) -> float:
+    """The mean over grid positions tau in [t0, t1] of the probability that the whole L2
+    holds a line touched by `extra` other blocks (class docstring): in order (`regular`),
+    1 where its reuse distance `gap` fits min(tau, w); at random, 1 - exp(-extra min(tau, w))."""
+    if regular:
+        if gap > window:
+            return 0.0
+        if t1 <= t0:
+            return 1.0 if gap <= t0 else 0.0
+        return min(1.0, max(0.0, (t1 - max(t0, gap)) / (t1 - t0)))
+    if t1 <= t0:
+        return -math.expm1(-extra * min(t0, window))
+    total = 0.0
+    lo, hi = t0, min(t1, window)
+    if hi > lo:                                   # integral of 1 - exp(-extra t) over [lo, hi]
+        total += (hi - lo) + (math.exp(-extra * hi) - math.exp(-extra * lo)) / extra
+    if t1 > max(t0, window):
+        total += (t1 - max(t0, window)) * -math.expm1(-extra * window)
+    return total / (t1 - t0)
+
 
 def shared_footprint(arrays, streams_by_block, grid_blocks: int, sectors_per_line: int,
-                     capacity_lines: float) -> SharedFootprint | None:
+                     capacity_lines: float, wave_blocks: int = 0) -> SharedFootprint | None:
     """The SharedFootprint of a launch from the streams of a run of sampled blocks
     (`trace.WarpStream` lists), or None when no region is shared. `arrays`:
-    `Marshalled.arrays` (each argument's (address, bytes) list)."""
+    `Marshalled.arrays` (each argument's (address, bytes) list); `wave_blocks`: the blocks
+    the whole GPU runs at once (0: taken as one after another)."""
     shift = sectors_per_line.bit_length() - 1 + 5              # byte address -> line
     ranges = sorted({(addr >> shift, (addr + nbytes - 1 >> shift) + 1)
                      for arr in arrays if arr for addr, nbytes in arr if nbytes > 0})
@@ -222,7 +290,8 @@ def shared_footprint(arrays, streams_by_block, grid_blocks: int, sectors_per_lin
         distinct = np.bincount(np.searchsorted(starts, union, side="right") - 1, minlength=len(ranges))
         touches = touches / np.maximum(pairs / np.maximum(distinct, 1), 1.0)
     regular = common >= REGULAR_SHARE * np.maximum(gaps, 1.0)
-    fp = SharedFootprint(starts, ends, touches, capacity_lines, regular=regular)
+    fp = SharedFootprint(starts, ends, touches, capacity_lines, regular=regular,
+                         wave_share=wave_blocks / grid_blocks if grid_blocks else 0.0)
     return fp if fp.active else None
 
 

@@ -82,3 +82,31 @@ def test_a_block_lines_in_one_contiguous_run_do_not_make_a_region_regular():
     gaps, common = np.zeros(1), np.zeros(1)
     _count_gaps(np.arange(100, 132), np.zeros(32, dtype=np.int64), gaps, common)   # a row of 32 lines
     assert (gaps[0], common[0]) == (31, 0)
+
+
+def test_the_first_blocks_of_a_one_wave_grid_find_the_lines_its_other_blocks_share():
+    # 256 GEMM tiles on 132 SMs x 2: one wave; each line of A read by 16 tiles. The first-numbered
+    # blocks run with all the others, so they hit (m - 1) / m of the lines, not none (tau = 0)
+    fp = SharedFootprint([0], [1000], [16_000.0], capacity_lines=1e6, wave_share=1.0)
+    assert fp.probability(7, 0.0) > 0.9
+    assert fp.probability(7, 0.0) == fp.probability(7, 0.99)           # one wave: one span of positions
+    walked = SharedFootprint([0], [1000], [16_000.0], capacity_lines=1e6, regular=[True], wave_share=1.0)
+    assert math.isclose(walked.probability(7, 0.0), 15 / 16)
+
+
+def test_blocks_of_later_waves_find_more_of_a_shared_region_held_than_the_first_wave():
+    fp = SharedFootprint([0], [1000], [4_000.0], capacity_lines=1e6, wave_share=0.25)   # four waves, m = 4
+    first, last = fp.probability(7, 0.1), fp.probability(7, 0.9)
+    assert 0.0 < first < last
+    assert fp.probability(7, 0.0) == first                              # the whole first wave alike
+
+
+def test_a_line_first_touched_within_the_wave_is_in_flight_and_one_from_earlier_waves_held():
+    from gpusim.timing.sampling.warming import COLD, HELD, IN_FLIGHT
+    one_wave = SharedFootprint([0], [100_000], [1_600_000.0], capacity_lines=1e9, wave_share=1.0)   # m = 16
+    states = [one_wave.warm_state(line, 0.0) for line in range(100_000)]
+    assert HELD not in states                                          # nothing before the first wave
+    assert abs(states.count(IN_FLIGHT) / len(states) - one_wave.probability(0, 0.0)) < 0.01
+    later = SharedFootprint([0], [100_000], [200_000.0], capacity_lines=1e9, wave_share=0.25)    # m = 2
+    states = [later.warm_state(line, 0.8) for line in range(100_000)]
+    assert states.count(HELD) > states.count(IN_FLIGHT) > 0 and COLD in states
