@@ -92,6 +92,9 @@ class MmaOp(Op):
         warps = active_warps(self, x)
         if not len(warps):
             return
+        if self.index in x.value_free:                   # prediction only: no path or address needs D
+            x.counters.add_extra(self.index, self.field, len(warps))
+            return
         na, nb, nc = self.nregs
         regs = gather(x, self.srcs)
         out = np.zeros(regs.shape[:2] + (nc,), np.uint32)
@@ -157,10 +160,11 @@ class LdsmOp(AddressOp):
                 buf[e // 2] = halves
             x.counters.add_shared(self.index, "st", len(warps), wf)
             return
-        out = np.zeros(((x.state.hi - x.state.lo) // 32, 32, self.form.nmat), np.uint32)
-        h = buf[elem // 2].astype(np.uint32)                           # (W, 32, nmat, 2)
-        out[warps] = h[..., 0] | (h[..., 1] << 16)
-        scatter(x, self.dsts, out, warps)
+        if self.index not in x.value_free:                             # prediction only: no path or address needs them
+            out = np.zeros(((x.state.hi - x.state.lo) // 32, 32, self.form.nmat), np.uint32)
+            h = buf[elem // 2].astype(np.uint32)                       # (W, 32, nmat, 2)
+            out[warps] = h[..., 0] | (h[..., 1] << 16)
+            scatter(x, self.dsts, out, warps)
         x.counters.add_extra(self.index, "ldsm_inst", len(warps))
         x.counters.add_extra(self.index, "shared_ldsm_wavefronts", wf)
 

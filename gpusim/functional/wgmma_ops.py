@@ -128,13 +128,15 @@ class WgmmaOp(Op):
                     chunks = np.unique(addr >> 4) << 4
                     x.san.access(acc, "shared", int(lane0[i]) + np.arange(len(chunks)) % 32,
                                  (chunks + base[i]).astype(np.uint64))
+        x.counters.add_extra(self.index, "tensor_gmma_inst", len(warps))
+        if self.index in x.value_free:                 # prediction only: no path or address needs D
+            return
         Bt = W.read_operand(lsu.shared, b_addr + base[:, None, None], bb)
         A16 = W.a_from_regs(f, a[warps]) if a_addr is None else \
             W.read_operand(lsu.shared, a_addr + base[:, None, None], ab)
         out = np.zeros(c.shape, np.uint32)
         out[warps] = W.warp_mma(f, A16, np.swapaxes(Bt, 1, 2), c[warps], sd[warps, 0, 0], scale_a, scale_b)
         scatter(x, self.dsts, out, warps)
-        x.counters.add_extra(self.index, "tensor_gmma_inst", len(warps))
 
 
 @lru_cache(maxsize=1024)

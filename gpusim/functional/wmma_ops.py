@@ -184,6 +184,9 @@ class WmmaMmaOp(Op):
         warps = active_warps(self, x)
         if not len(warps):
             return
+        x.counters.add_extra(self.index, self.field, self.hmmas * len(warps))
+        if self.index in x.value_free:                   # prediction only: no path or address needs D
+            return
         nd, na, nb, nc = self.nregs
         regs = gather(x, self.srcs)
         out = np.zeros(regs.shape[:2] + (nd,), np.uint32)
@@ -191,7 +194,6 @@ class WmmaMmaOp(Op):
             rg = regs[w]
             out[w] = W.mma(self.form, rg[:, :na], rg[:, na:na + nb], rg[:, na + nb:])
         scatter(x, self.dsts, out, warps)
-        x.counters.add_extra(self.index, self.field, self.hmmas * len(warps))
 
 
 def make(dec, ins, i: int, spec, bound, guard):

@@ -1,0 +1,63 @@
+"""gpusim.functional.relevance: which tensor-core results a prediction-only run may leave out."""
+from __future__ import annotations
+
+import numpy as np
+
+from gpusim.functional.relevance import value_free
+from isa.parser import parse
+from mma_kernels import gemm_kernel, mma_kernel
+from ptx_harness import metrics, run_ptx
+
+MMA = "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+
+
+def _kernel(text: str, entry: str):
+    return parse(text).kernel(entry)
+
+
+def _mma_index(k) -> int:
+    return next(i for i, ins in enumerate(k.instructions) if ins.opcode == "mma")
+
+
+def test_a_gemm_whose_results_are_only_stored_needs_no_mma_value():
+    k = _kernel(gemm_kernel(), "gemm")
+    assert _mma_index(k) in value_free(k)
+
+
+def test_an_mma_result_used_as_an_address_is_needed():
+    text = mma_kernel(MMA, 4, 2, 4, "f32").replace(
+        "st.global.f32 [%rd_d+0], %d0;\n",
+        ".reg .b32 %ix;\n.reg .b64 %ox;\ncvt.rzi.u32.f32 %ix, %d0;\nand.b32 %ix, %ix, 3;\n"
+        "mul.wide.u32 %ox, %ix, 4;\nadd.s64 %rd_d, %rd_d, %ox;\nst.global.f32 [%rd_d+0], %d0;\n")
+    k = _kernel(text, "mma_k")
+    assert _mma_index(k) not in value_free(k)
+
+
+def test_an_mma_result_deciding_a_guard_is_needed():
+    text = mma_kernel(MMA, 4, 2, 4, "f32").replace(
+        "st.global.f32 [%rd_d+4], %d1;\n",
+        ".reg .pred %q;\nsetp.gt.f32 %q, %d0, 0f00000000;\n@%q st.global.f32 [%rd_d+4], %d1;\n")
+    k = _kernel(text, "mma_k")
+    assert _mma_index(k) not in value_free(k)
+
+
+def test_a_stored_result_is_needed_when_a_reload_decides_an_address():
+    text = mma_kernel(MMA, 4, 2, 4, "f32").replace(
+        "ret;\n",
+        ".reg .b32 %re;\n.reg .b64 %oe;\nld.global.u32 %re, [%rd_d+0];\nand.b32 %re, %re, 3;\n"
+        "mul.wide.u32 %oe, %re, 4;\nadd.s64 %oe, %rd_a, %oe;\nst.global.u32 [%oe], %re;\nret;\n")
+    k = _kernel(text, "mma_k")
+    assert _mma_index(k) not in value_free(k)
+
+
+def test_leaving_the_values_out_changes_no_counter():
+    """The executor with the analysis' set: same counters, and D left unwritten (zeros)."""
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((32, 32)).astype(np.float16)
+    B = rng.standard_normal((32, 32)).astype(np.float16)
+    args = [A, np.ascontiguousarray(B.T), np.zeros((32, 32), np.float32), np.uint32(32), np.uint32(32)]
+    (_, _, full), x_full = run_ptx(gemm_kernel(), "gemm", (2, 1, 1), (128, 1, 1), args)
+    free = value_free(_kernel(gemm_kernel(), "gemm"))
+    (_, _, skipped), x_free = run_ptx(gemm_kernel(), "gemm", (2, 1, 1), (128, 1, 1), args, value_free=free)
+    assert np.abs(full).sum() > 0 and not skipped.any()
+    assert metrics(x_full) == metrics(x_free)
