@@ -33,7 +33,7 @@ import numpy as np
 
 from gpusim.errors import BarrierError
 from gpusim.functional.collectives import pack_lanes, unpack_lanes
-from gpusim.functional.lsu import shared_wavefronts
+from gpusim.functional.fastpath.lsu_kernels import group_wavefronts
 from gpusim.functional.ops import AddressOp, Op
 from isa.errors import UnsupportedInstruction
 from isa.program import Address, Vector
@@ -136,10 +136,11 @@ class LdsmOp(AddressOp):
         return lanes, rows, elem.astype(np.int64), rows + base[:, None], acc
 
     def _count(self, x, rows) -> int:
-        """Wavefronts of every active warp: each 8x8 matrix (8 rows) of each warp served on its own."""
-        nw, nmat = rows.shape[0], self.form.nmat
-        grp = np.repeat(np.arange(nw * nmat), 8)
-        return int(shared_wavefronts(grp, rows.ravel(), 16, nw * nmat, x.lsu.banks, x.lsu.bank_width).sum())
+        """Wavefronts of every active warp: each 8x8 matrix (8 rows of 16 bytes) of each warp
+        served on its own (`lsu.shared_wavefronts` per matrix, compiled over all of them)."""
+        width = x.lsu.bank_width
+        words = rows.ravel() >> U64(width.bit_length() - 1)
+        return int(group_wavefronts(words, 8, max(1, 16 // width), x.lsu.banks))
 
     def run(self, x):
         warps = active_warps(self, x)
