@@ -14,7 +14,7 @@ conservative, over the whole kernel (register names, every definition of a name 
   register, or the kernel has an atomic or a call, every value stored (st, stmatrix,
   wmma.store) is relevant too (one pool: no alias analysis).
 `value_free(kernel)` gives the tensor-core instructions (mma.sync, wgmma.mma_async,
-wmma.mma, ldmatrix) none of whose destinations is relevant: their numerics decide no path,
+wmma.mma, ldmatrix, wmma.load) none of whose destinations is relevant: their numerics decide no path,
 address or synchronisation, so a prediction-only run may leave their destination registers
 unwritten (`tensor_ops`, `wgmma_ops`, `wmma_ops`) and times the launch exactly as if it had
 computed them. Their checks (partial warps, shared-memory bounds, descriptors), counters,
@@ -124,4 +124,5 @@ def value_free(kernel) -> frozenset[int]:
                     relevant |= s
                     changed = True
     return frozenset(i for i, (ins, (d, s, r, role)) in enumerate(zip(instrs, facts))
-                     if role in ("mma", "ldsm") and d and not d & relevant)
+                     if (role in ("mma", "ldsm") or (role == "load" and ins.opcode == "wmma")) and d
+                     and not d & relevant)
