@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+import gpusim
 from gpusim.functional.relevance import value_free
 from isa.parser import parse
 from mma_kernels import gemm_kernel, mma_kernel
+from gpusim.timing.engine import TimingOptions
 from ptx_harness import metrics, run_ptx
 
 MMA = "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
@@ -61,3 +64,24 @@ def test_leaving_the_values_out_changes_no_counter():
     (_, _, skipped), x_free = run_ptx(gemm_kernel(), "gemm", (2, 1, 1), (128, 1, 1), args, value_free=free)
     assert np.abs(full).sum() > 0 and not skipped.any()
     assert metrics(x_full) == metrics(x_free)
+
+
+@pytest.mark.slow
+def test_a_prediction_only_tensor_gemm_is_timed_as_the_launch_with_outputs():
+    """A sampled 512 x 512 x 64 mma.sync GEMM (512 blocks): with outputs=False its mma results are
+    not computed, and every metric equals the launch's with outputs."""
+    rng = np.random.default_rng(4)
+    m = n = 512
+    k = 64
+    A = rng.standard_normal((m, k)).astype(np.float16)
+    Bt = rng.standard_normal((n, k)).astype(np.float16)
+    src = gpusim.PtxSource(gemm_kernel(), "gemm")
+    runs = []
+    for outputs in (True, False):
+        D = np.zeros((m, n), np.float32)
+        r = gpusim.launch(src, (m * n // 128 // 4, 1, 1), (128, 1, 1), (A, Bt, D, np.uint32(k), np.uint32(n)),
+                          gpu="h100", timing=True, outputs=outputs,
+                          timing_options=TimingOptions(functional="sampled"))
+        runs.append({key: v for key, v in r.metrics.items()
+                     if isinstance(v, (int, float)) and not key.startswith("timing__outputs")})
+    assert runs[0]["gpu__time_duration.sum"] > 0 and runs[0] == runs[1]
