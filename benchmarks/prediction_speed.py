@@ -1,8 +1,8 @@
 """Per-launch prediction time, prediction only (`gpusim.launch(outputs=False)`): a register-tiled
-2048^3 SGEMM and the held-out launches whose predictions took longest.
+2048^3 SGEMM, the held-out launches whose predictions took longest, and the tensor set's largest.
 
     nice python benchmarks/prediction_speed.py [--top 5] [--only REGEX] [--with-outputs]
-                                               [--json benchmarks/results/prediction_speed.json]
+                                               [--tensor-all] [--json benchmarks/results/prediction_speed.json]
 
 The launches are records of the measured held-out suites, rebuilt and predicted as `python -m
 validate compare` predicts them (`validate.compare.build_case`, the data file's preset and
@@ -11,7 +11,9 @@ measurement environment, `TimingOptions(mode="auto", functional="sampled")`), wi
 `sgemm_reg_8x8/n2048` (128 x 128 block tiles, 8 x 8 outputs a thread in registers; 1.0 ms on an
 H200); the others are the `--top` launches of each held-out suite with the largest `seconds` in
 the committed compare results (`benchmarks/results/compare_h200_heldout*.json`, predictions with
-outputs). Per launch: wall and CPU seconds of the `gpusim.launch` call (the case's inputs are
+outputs). The tensor set (`validate/data/h100_tensor.json`, H100 preset): a 4096^3 GEMM of
+each kind (mma.sync single-buffered, wmma, Triton's wgmma f16) and Triton attention at 4K and
+16K tokens (`TENSOR`), or with `--tensor-all` every launch of the set. Per launch: wall and CPU seconds of the `gpusim.launch` call (the case's inputs are
 built before; the kernel's compilation to PTX and SASS is inside, as in any fresh launch), the
 prediction, the timing mode, and how many blocks ran. `--with-outputs` times the same launch
 with outputs too. Nothing here is compared with a measurement: speed only.
@@ -48,18 +50,27 @@ SUITES = {"heldout": (ROOT / "validate" / "data" / "h200_heldout.json",
           "heldout2": (ROOT / "validate" / "data" / "h200_heldout2.json",
                        ROOT / "benchmarks" / "results" / "compare_h200_heldout2.json")}
 SGEMM = ("heldout2", "sgemm_reg_8x8/n2048")
+TENSOR_DATA = ROOT / "validate" / "data" / "h100_tensor.json"
+TENSOR_COMMITTED = ROOT / "benchmarks" / "results" / "compare_h100_tensor.json"
+TENSOR = ("cuda_mma_single/n4096", "cuda_wmma_f16/n4096", "triton_matmul_f16/n4096", "triton_attention/s4k",
+          "triton_attention/s16k")
 
 
-def launches(top: int) -> list[tuple[str, str, float | None]]:
+def launches(top: int, tensor_all: bool = False) -> list[tuple[str, str, float | None]]:
     """(suite, record name, its committed with-outputs seconds): the SGEMM, then each suite's
-    `top` slowest committed predictions."""
+    `top` slowest committed predictions, then the tensor set's (`TENSOR`, or all)."""
     committed = {s: json.loads(c.read_text())["kernels"] for s, (_, c) in SUITES.items()}
+    committed["tensor"] = json.loads(TENSOR_COMMITTED.read_text())["kernels"]
     secs = {(s, r["name"]): r.get("seconds") for s, rows in committed.items() for r in rows}
     out = [SGEMM + (secs.get(SGEMM),)]
     for suite, rows in committed.items():
+        if suite == "tensor":
+            continue
         for r in sorted(rows, key=lambda r: -(r.get("seconds") or 0.0))[:top]:
             if (suite, r["name"]) != SGEMM:
                 out.append((suite, r["name"], r.get("seconds")))
+    names = [r["name"] for r in committed["tensor"]] if tensor_all else TENSOR
+    out += [("tensor", n, secs.get(("tensor", n))) for n in names]
     return out
 
 
@@ -95,12 +106,14 @@ def main(argv=None) -> int:
     ap.add_argument("--top", type=int, default=5, help="slowest committed launches of each held-out suite")
     ap.add_argument("--only", help="regex on the launch names")
     ap.add_argument("--with-outputs", action="store_true", help="also time each launch with outputs")
+    ap.add_argument("--tensor-all", action="store_true", help="every launch of the tensor set, not only TENSOR")
     ap.add_argument("--json", type=Path, default=ROOT / "benchmarks" / "results" / "prediction_speed.json")
     a = ap.parse_args(argv)
     host, load_before = machine(), os.getloadavg()
     data = {s: json.loads(p.read_text()) for s, (p, _) in SUITES.items()}
+    data["tensor"] = json.loads(TENSOR_DATA.read_text())
     rows = []
-    for suite, name, committed in launches(a.top):
+    for suite, name, committed in launches(a.top, a.tensor_all):
         if a.only and not re.search(a.only, name):
             continue
         rec = next(k for k in data[suite]["kernels"] if k["name"] == name)

@@ -34,6 +34,7 @@ from gpusim.functional.budget import Deadline, time_limit_error
 from gpusim.functional.communication import sampling_refusal
 from gpusim.functional.executor import Geometry
 from gpusim.functional.prepared import PreparedLaunch
+from gpusim.functional.relevance import value_free
 from gpusim.launch_config import check_dims
 from gpusim.launch_plan import plan_launch
 from gpusim.result import Result
@@ -235,6 +236,7 @@ def _launch(kernel, grid, block, args, gpu=None, *, spec=None, timing: bool, sha
         if why is not None:
             raise UnsupportedKernel(f"kernel {prepared.name}: prediction only (outputs=False) executes just the "
                                     f"timed blocks, but {why}; run it with outputs=True")
+        prepared.value_free = value_free(prepared.decoded.kernel)   # tensor results nothing timed depends on
     with user_errors():
         return checked(prepared, check, args,
                        lambda: _run(prepared, timing, batch_lanes, timing_options, progress, workers, outputs))

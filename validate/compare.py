@@ -7,7 +7,9 @@ from its recorded name, size and seed and run through `gpusim.launch(timing=True
 the chosen preset (default: the measured GPU's preset, which is its calibrated one where
 `python -m validate calibrate` wrote one, else the cited datasheet). Launches of more blocks than SMs use sampled timing, with
 functional execution of the sampled blocks only (outputs are not needed here: the
-measurement checked them on the GPU).
+measurement checked them on the GPU); the tensor set's launches are predicted with
+`outputs=False`, so their tensor-core numerics that no path or address depends on are left
+out (`gpusim/functional/relevance.py`; the same prediction, sooner).
 
 Per kernel and metric: predicted, measured, relative error. Summary (errors in percent):
 - duration: MAPE of `gpu__time_duration.sum`, and Spearman rank correlation;
@@ -205,7 +207,8 @@ def predict(k: dict, gpu, environment: dict | None = None, time_limit_s: float |
         case = build_case(k)
         opts = TimingOptions(mode="auto", functional="sampled", **(environment or {}))
         r = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu=gpu, shared_bytes=case.shared_bytes,
-                          timing=True, timing_options=opts, time_limit_s=time_limit_s, **case.options)
+                          timing=True, timing_options=opts, time_limit_s=time_limit_s,
+                          outputs=kind != "tensor", **case.options)
     except Exception as e:           # recorded, not raised: the summary counts and names every failure
         line = str(e).splitlines()[0] if str(e) else ""
         return Row(k["name"], kind, k["metrics"], {}, time.perf_counter() - t, error=f"{type(e).__name__}: {line}")

@@ -197,6 +197,7 @@ class BatchExecutor:
         self.steps = 0
         self.warp_steps = 0                  # sum over steps of the warps each ran (budget.py: also bounded)
         self.on_steps = None                 # callable(executor), every 1024 steps (progress while a batch runs)
+        self.value_free: frozenset[int] = frozenset()   # tensor instructions whose results no one needs (relevance.py)
         self.detect = detect                 # watch for lack of progress (watchdog.py) once the batch runs long
         self.watch: Watchdog | None = None
         self.waiting_pc = np.zeros(len(dk.blocks) + 1, bool)   # blocks of loops warps were seen repeating in

@@ -63,6 +63,7 @@ class PreparedLaunch:
         self.deadline = None                  # budget.Deadline: the caller's wall-clock limit, or None
         self.detect = True                    # stop batches that can make no more progress (watchdog.py)
         self.on_steps = None                  # callable(executor) every 1024 steps of a batch (progress), or None
+        self.value_free: frozenset[int] = frozenset()   # prediction only: tensor results left unwritten (relevance.py)
         self.workers = (1, "not run yet")     # (processes of the functional run, why that many): run_all
 
     # the plan's names, as the functional core and its drivers read them
@@ -100,6 +101,7 @@ class PreparedLaunch:
                           shared_banks=(self.spec.sm.shared_banks, self.spec.sm.shared_bank_width_bytes),
                           deadline=self.deadline, detect=self.detect, block_ids=blocks)
         x.on_steps = self.on_steps
+        x.value_free = self.value_free
         if self.sanitizer is not None:
             self.sanitizer.attach(x)
         return x

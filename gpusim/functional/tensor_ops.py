@@ -33,7 +33,7 @@ import numpy as np
 
 from gpusim.errors import BarrierError
 from gpusim.functional.collectives import pack_lanes, unpack_lanes
-from gpusim.functional.lsu import shared_wavefronts
+from gpusim.functional.fastpath.lsu_kernels import group_wavefronts
 from gpusim.functional.ops import AddressOp, Op
 from isa.errors import UnsupportedInstruction
 from isa.program import Address, Vector
@@ -92,6 +92,9 @@ class MmaOp(Op):
         warps = active_warps(self, x)
         if not len(warps):
             return
+        if self.index in x.value_free:                   # prediction only: no path or address needs D
+            x.counters.add_extra(self.index, self.field, len(warps))
+            return
         na, nb, nc = self.nregs
         regs = gather(x, self.srcs)
         out = np.zeros(regs.shape[:2] + (nc,), np.uint32)
@@ -107,8 +110,9 @@ class LdsmOp(AddressOp):
     sanitizer_bytes = 16                                 # one row of an 8 x 8 b16 matrix per address lane
 
     def _rows(self, x, warps):
-        """Per active warp: (lanes giving row addresses, their shared offsets, element byte
-        offsets (32, nmat, 2) into the shared buffer)."""
+        """The active warps' rows, all at once: (lanes giving row addresses (W, 8 nmat), their
+        shared offsets within the block, element byte offsets (W, 32, nmat, 2) into the shared
+        buffer, row offsets into the buffer (W, 8 nmat), the access for errors)."""
         f = self.form
         a = self.addresses(x)
         a = np.broadcast_to(np.asarray(a, U64), (x.state.hi - x.state.lo,)).reshape(-1, 32)
@@ -116,52 +120,52 @@ class LdsmOp(AddressOp):
         nrow = 8 * f.nmat
         acc = SimpleNamespace(index=self.index, info=replace(self.info, access_bytes=16, is_store=f.store))
         lsu = x.lsu
-        out = []
-        for w in warps:
-            rows = a[w, :nrow]
-            lanes = x.state.lo + 32 * int(w) + np.arange(nrow)
-            for k in np.flatnonzero((rows + U64(16) > U64(lsu.shared_bytes)) | (rows & U64(15) != 0))[:1]:
-                bad_align = int(rows[k]) % 16 != 0
-                x.fail_access(acc, int(lanes[k]), int(rows[k]), "shared",
-                              "misaligned: each row address must be a multiple of 16" if bad_align else
-                              f"the block has {lsu.shared_bytes} bytes of shared memory",
-                              kind="misaligned address" if bad_align else "out-of-bounds address")
-            base = U64(int(x.cta_slot(lanes[:1])[0]) * lsu.shared_stride)
-            elem = rows[src] + U64(2) * col.astype(U64) + base
-            out.append((lanes, rows, elem.astype(np.int64), rows + base, acc))
-        return out
+        rows = a[warps, :nrow]                                         # (W, nrow)
+        lanes = x.state.lo + 32 * warps.astype(np.int64)[:, None] + np.arange(nrow)
+        bad = np.flatnonzero(((rows + U64(16) > U64(lsu.shared_bytes)) | (rows & U64(15) != 0)).ravel())
+        if len(bad):                                                   # the first in warp, then row, order
+            k = int(bad[0])
+            row, lane = int(rows.ravel()[k]), int(lanes.ravel()[k])
+            bad_align = row % 16 != 0
+            x.fail_access(acc, lane, row, "shared",
+                          "misaligned: each row address must be a multiple of 16" if bad_align else
+                          f"the block has {lsu.shared_bytes} bytes of shared memory",
+                          kind="misaligned address" if bad_align else "out-of-bounds address")
+        base = x.cta_slot(lanes[:, 0]).astype(U64) * U64(lsu.shared_stride)          # (W,)
+        elem = rows[:, src] + (U64(2) * col.astype(U64) + base[:, None, None, None])
+        return lanes, rows, elem.astype(np.int64), rows + base[:, None], acc
 
-    def _count(self, x, rows_of_warp) -> int:
-        wf = 0
-        for _, rows, *_ in rows_of_warp:
-            grp = np.repeat(np.arange(self.form.nmat), 8)
-            wf += int(shared_wavefronts(grp, rows, 16, self.form.nmat, x.lsu.banks, x.lsu.bank_width).sum())
-        return wf
+    def _count(self, x, rows) -> int:
+        """Wavefronts of every active warp: each 8x8 matrix (8 rows of 16 bytes) of each warp
+        served on its own (`lsu.shared_wavefronts` per matrix, compiled over all of them)."""
+        width = x.lsu.bank_width
+        words = rows.ravel() >> U64(width.bit_length() - 1)
+        return int(group_wavefronts(words, 8, max(1, 16 // width), x.lsu.banks))
 
     def run(self, x):
         warps = active_warps(self, x)
         if not len(warps):
             return
-        rw = self._rows(x, warps)
-        for lanes, _, _, off, acc in rw:                               # each row: 16 bytes, in buffer offsets
-            x.trace_access(self, "shared", lanes, off, 16, self.form.store, 8)
-            if x.san is not None:
-                x.san.access(acc, "shared", lanes, off)
+        lanes, rows, elem, off, acc = self._rows(x, warps)
+        x.trace_access(self, "shared", lanes.ravel(), off.ravel(), 16, self.form.store, 8)
+        if x.san is not None:                                          # each row: 16 bytes, in buffer offsets
+            for ln, o in zip(lanes, off):
+                x.san.access(acc, "shared", ln, o)
         buf = x.lsu.shared.view(np.uint16)
-        wf = self._count(x, rw)
+        wf = self._count(x, rows)
         if self.form.store:
             vals = gather(x, self.srcs)
-            for (_, _, elem, *_), w in zip(rw, warps):
+            for e, w in zip(elem, warps):                              # warp by warp: a later warp's rows win
                 v = vals[w]                                            # (32, nmat)
                 halves = np.stack([v & 0xFFFF, v >> 16], -1).astype(np.uint16)
-                buf[elem // 2] = halves
+                buf[e // 2] = halves
             x.counters.add_shared(self.index, "st", len(warps), wf)
             return
-        out = np.zeros(((x.state.hi - x.state.lo) // 32, 32, self.form.nmat), np.uint32)
-        for (_, _, elem, *_), w in zip(rw, warps):
-            h = buf[elem // 2].astype(np.uint32)                       # (32, nmat, 2)
-            out[w] = h[..., 0] | (h[..., 1] << 16)
-        scatter(x, self.dsts, out, warps)
+        if self.index not in x.value_free:                             # prediction only: no path or address needs them
+            out = np.zeros(((x.state.hi - x.state.lo) // 32, 32, self.form.nmat), np.uint32)
+            h = buf[elem // 2].astype(np.uint32)                       # (W, 32, nmat, 2)
+            out[warps] = h[..., 0] | (h[..., 1] << 16)
+            scatter(x, self.dsts, out, warps)
         x.counters.add_extra(self.index, "ldsm_inst", len(warps))
         x.counters.add_extra(self.index, "shared_ldsm_wavefronts", wf)
 

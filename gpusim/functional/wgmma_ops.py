@@ -54,11 +54,12 @@ class WgmmaOp(Op):
             bad = (int(glob[0]), f"the block has {x.wpc} warps, not whole warpgroups of 4")
         else:
             first = glob - (glob % x.wpc) % 4
-            for g0, gw in zip(first, glob):
-                dead = [int(v) for v in range(g0, g0 + 4) if x.stacks.depth[v] == 0]
-                if dead:
-                    bad = (int(gw), f"warp {dead[0] % x.wpc} of its warpgroup has exited")
-                    break
+            dead = x.stacks.depth[first[:, None] + np.arange(4)] == 0          # (warps, 4 of its group)
+            hit = np.flatnonzero(dead.any(axis=1))
+            if len(hit):
+                i = int(hit[0])
+                v = int(first[i]) + int(np.argmax(dead[i]))
+                bad = (int(glob[i]), f"warp {v % x.wpc} of its warpgroup has exited")
         if bad is not None:
             block, thread = x.lane_coords(32 * bad[0])
             raise BarrierError("incomplete warpgroup at wgmma.mma_async", kernel=x.kernel_name,
@@ -81,13 +82,32 @@ class WgmmaOp(Op):
     def _fail(self, x, smem_bytes: int, desc: int, rows: int, bits: int, major: str, lane: int):
         """The access error of an operand that does not fit the block's shared memory (or whose
         descriptor has a base offset), or None when it fits."""
-        addr, hi = _addresses(desc, rows, self.form.k, bits, major)
-        if not (W.desc_fields(desc)[4] or hi > smem_bytes):
+        if _fits(desc, rows, self.form.k, bits, major, smem_bytes):
             return
+        addr, hi = _addresses(desc, rows, self.form.k, bits, major)
         acc = SimpleNamespace(index=self.index, info=replace(self.info, access_bytes=bits // 8, is_store=False))
         why = ("the descriptor's base-offset field is not 0 (not modelled)" if W.desc_fields(desc)[4] else
                f"descriptor {desc:#x} reaches byte {hi}; the block has {smem_bytes} bytes of shared memory")
         x.fail_access(acc, lane, int(addr.max()), "shared", why)
+
+    def _operands(self, x, warps, lane0, a, b, ab, bb, ma, mb):
+        """Each warp's descriptors checked in warp order (B, then A: the first that does not fit
+        raises), and, per distinct descriptor, its operand's addresses: (index of each warp's B
+        descriptor, B addresses per distinct one, the same for A or None)."""
+        f, smem = self.form, x.lsu.shared_bytes
+        ub, ib = np.unique(b[warps, 0, 0], return_inverse=True)
+        ok_b = np.array([_fits(int(d), f.n, f.k, bb, mb, smem) for d in ub.tolist()])
+        ua = ia = None
+        bad = ~ok_b[ib]
+        if not f.a_regs:
+            ua, ia = np.unique(a[warps, 0, 0], return_inverse=True)
+            bad |= ~np.array([_fits(int(d), 64, f.k, ab, ma, smem) for d in ua.tolist()])[ia]
+        if bad.any():                                  # the first warp with a bad operand raises, as in order
+            i = int(np.flatnonzero(bad)[0])
+            self._fail(x, smem, int(ub[ib[i]]), f.n, bb, mb, int(lane0[i]))
+            if ua is not None:
+                self._fail(x, smem, int(ua[ia[i]]), 64, ab, ma, int(lane0[i]))
+        return ib, ub, ia, ua
 
     def run(self, x):
         warps = active_warps(self, x)
@@ -95,8 +115,7 @@ class WgmmaOp(Op):
             return
         self._check_group(x, warps)
         f = self.form
-        c = gather(x, self.c_srcs)
-        a = gather(x, self.a_srcs, np.dtype(np.uint64) if not f.a_regs else U32)
+        a = None if f.a_regs else gather(x, self.a_srcs, np.dtype(np.uint64))
         b = gather(x, [self.b_src], np.dtype(np.uint64))
         sd = gather(x, [self.sd_src], np.dtype(bool))
         imm = [int(np.asarray(x.state.full(s(x.state, x), np.int64)).reshape(-1)[0]) for s in self.imm_srcs]
@@ -110,17 +129,17 @@ class WgmmaOp(Op):
         lane0 = x.state.lo + 32 * warps
         base = x.cta_slot(lane0).astype(np.int64) * lsu.shared_stride
         wg = (x.span_w0 + warps) % x.wpc % 4
-        # every warp's operand addresses (cached per descriptor), checked warp by warp in order
-        b_addr = np.empty((len(warps), f.n, f.k), np.int64)
-        a_addr = None if f.a_regs else np.empty((len(warps), 16, f.k), np.int64)
-        for i, w in enumerate(warps):
-            desc = int(b[w, 0, 0])
-            self._fail(x, lsu.shared_bytes, desc, f.n, bb, mb, int(lane0[i]))
-            b_addr[i] = _addresses(desc, f.n, f.k, bb, mb)[0]
-            if a_addr is not None:
-                desc = int(a[w, 0, 0])
-                self._fail(x, lsu.shared_bytes, desc, 64, ab, ma, int(lane0[i]))
-                a_addr[i] = _addresses(desc, 64, f.k, ab, ma)[0][16 * wg[i]:16 * wg[i] + 16]
+        ib, ub, ia, ua = self._operands(x, warps, lane0, a, b, ab, bb, ma, mb)
+        skip = self.index in x.value_free               # prediction only: no path or address needs D
+        if skip and x.san is None:
+            x.counters.add_extra(self.index, "tensor_gmma_inst", len(warps))
+            return
+        # every warp's operand addresses (one array per distinct descriptor)
+        b_addr = np.stack([_addresses(int(d), f.n, f.k, bb, mb)[0] for d in ub.tolist()])[ib]
+        a_addr = None
+        if not f.a_regs:
+            full = np.stack([_addresses(int(d), 64, f.k, ab, ma)[0] for d in ua.tolist()])
+            a_addr = full[ia[:, None], 16 * wg[:, None] + np.arange(16)]
         if x.san is not None:                          # the operands' 16-byte chunks, spread over each warp's lanes
             acc = SimpleNamespace(index=self.index, info=replace(self.info, access_bytes=16, is_store=False))
             for i in range(len(warps)):
@@ -128,13 +147,24 @@ class WgmmaOp(Op):
                     chunks = np.unique(addr >> 4) << 4
                     x.san.access(acc, "shared", int(lane0[i]) + np.arange(len(chunks)) % 32,
                                  (chunks + base[i]).astype(np.uint64))
+        x.counters.add_extra(self.index, "tensor_gmma_inst", len(warps))
+        if skip:
+            return
+        c = gather(x, self.c_srcs)
+        if f.a_regs:
+            a = gather(x, self.a_srcs, U32)
         Bt = W.read_operand(lsu.shared, b_addr + base[:, None, None], bb)
         A16 = W.a_from_regs(f, a[warps]) if a_addr is None else \
             W.read_operand(lsu.shared, a_addr + base[:, None, None], ab)
         out = np.zeros(c.shape, np.uint32)
         out[warps] = W.warp_mma(f, A16, np.swapaxes(Bt, 1, 2), c[warps], sd[warps, 0, 0], scale_a, scale_b)
         scatter(x, self.dsts, out, warps)
-        x.counters.add_extra(self.index, "tensor_gmma_inst", len(warps))
+
+
+@lru_cache(maxsize=1024)
+def _fits(desc: int, rows: int, k: int, bits: int, major: str, smem_bytes: int) -> bool:
+    """Whether a descriptor's operand lies in the block's shared memory (and has no base offset)."""
+    return not (W.desc_fields(desc)[4] or _addresses(desc, rows, k, bits, major)[1] > smem_bytes)
 
 
 @lru_cache(maxsize=1024)

@@ -31,7 +31,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from gpusim.errors import KernelError
-from gpusim.functional.lsu import shared_wavefronts
+from gpusim.functional.fastpath.lsu_kernels import group_wavefronts
 from gpusim.functional.ops import AddressOp, Op
 from gpusim.functional.tensor_ops import active_warps, gather, scatter
 from isa.errors import UnsupportedInstruction
@@ -77,7 +77,10 @@ class WmmaMemOp(AddressOp):
             sv = np.asarray(st.full(self.stride_src(st, x), U32)).reshape(-1, 32).astype(np.int64)
             stride = _uniform(self, x, warps, sv, "stride")
         lanes = (st.lo + 32 * warps[:, None] + np.arange(32)).ravel()
-        for k in range(len(warps)):
+        strides = np.unique(stride)
+        bad_stride = np.array([W.check_stride(self.form, int(v)) is not None for v in strides.tolist()])
+        bad = bad_stride[np.searchsorted(strides, stride)] | (p % U64(16) != 0)
+        for k in np.flatnonzero(bad)[:1].tolist():                 # the first warp in order
             why = W.check_stride(self.form, int(stride[k]))
             if why is None and int(p[k]) % 16:
                 why = f"address {int(p[k]):#x} is not 16-byte aligned (CUDA requires a 256-bit aligned pointer)"
@@ -128,7 +131,7 @@ class WmmaMemOp(AddressOp):
                 # each element at its own address (a transposed access moves the same block's
                 # bytes between lanes: the address map is the same affine one for the whole block)
                 base = off.astype(np.int64) - start[pos].astype(np.int64)
-                for rr, hh in plan.elems:
+                for rr, hh in (plan.elems if f.store or self.index not in x.value_free else ()):
                     cols = (base + offs[pos, rr, hh].astype(np.int64))[:, None] + np.arange(esz)
                     if f.store:
                         v = elems[pos, rr, hh]
@@ -136,7 +139,7 @@ class WmmaMemOp(AddressOp):
                     else:
                         raw = buf[cols].astype(U64)
                         elems[pos, rr, hh] = np.bitwise_or.reduce(raw << (U64(8) * np.arange(esz, dtype=U64)), axis=1)
-        if f.store:
+        if f.store or self.index in x.value_free:     # prediction only: no path or address needs the fragment
             return
         sh = np.arange(ne, dtype=U64) * U64(bits)
         uniq = np.bitwise_or.reduce(elems << sh, axis=-1).astype(np.uint32)     # (lanes, U)
@@ -164,10 +167,13 @@ class WmmaMemOp(AddressOp):
             if x.san is not None:
                 x.san.access(acc, "shared", row_lanes, off)
             local = off - x.cta_slot(row_lanes).astype(U64) * U64(lsu.shared_stride)
-            phase = np.tile(np.repeat(np.arange(len(chunk)), 8), nw) + len(chunk) * np.repeat(np.arange(nw), 8 * len(chunk))
-            wf = shared_wavefronts(phase, local, 16, nw * len(chunk), lsu.banks, lsu.bank_width)
+            # each 8-row matrix of each warp on its own (lsu.shared_wavefronts per matrix, compiled)
+            words = local >> U64(lsu.bank_width.bit_length() - 1)
+            wf = group_wavefronts(words, 8, max(1, 16 // lsu.bank_width), lsu.banks)
             x.counters.add_extra(self.index, "ldsm_inst", nw)
-            x.counters.add_extra(self.index, "shared_ldsm_wavefronts", int(wf.sum()))
+            x.counters.add_extra(self.index, "shared_ldsm_wavefronts", int(wf))
+        if self.index in x.value_free:                 # prediction only: no path or address needs the fragment
+            return
         base = x.cta_slot(lanes).astype(np.int64) * lsu.shared_stride + p.astype(np.int64)
         esz = f.esize
         for rr in range(offs.shape[1]):
@@ -184,6 +190,9 @@ class WmmaMmaOp(Op):
         warps = active_warps(self, x)
         if not len(warps):
             return
+        x.counters.add_extra(self.index, self.field, self.hmmas * len(warps))
+        if self.index in x.value_free:                   # prediction only: no path or address needs D
+            return
         nd, na, nb, nc = self.nregs
         regs = gather(x, self.srcs)
         out = np.zeros(regs.shape[:2] + (nd,), np.uint32)
@@ -191,7 +200,6 @@ class WmmaMmaOp(Op):
             rg = regs[w]
             out[w] = W.mma(self.form, rg[:, :na], rg[:, na:na + nb], rg[:, na + nb:])
         scatter(x, self.dsts, out, warps)
-        x.counters.add_extra(self.index, self.field, self.hmmas * len(warps))
 
 
 def make(dec, ins, i: int, spec, bound, guard):

@@ -20,7 +20,7 @@ from isa.parser import parse
 
 
 def run_ptx(text: str, entry: str, grid, block, params: list, *, shared_bytes: int = 0,
-            core: str = "reference"):
+            core: str = "reference", value_free: frozenset = frozenset()):
     prog = parse(text)
     k = prog.kernel(entry)
     mem = DeviceMemory()
@@ -40,6 +40,7 @@ def run_ptx(text: str, entry: str, grid, block, params: list, *, shared_bytes: i
     counters = Counters(len(dk.infos), len(dk.blocks))
     smem = lay.dynamic_shared_offset + shared_bytes if shared_bytes else lay.static_shared_bytes
     x = BatchExecutor(dk, geo, 0, geo.nblocks, mem, raw, smem, lay.local_bytes, counters, entry)
+    x.value_free = value_free                    # instructions whose results are left out (relevance.py)
     x.run()
     out = []
     for addr, v in arrays:

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from gpusim.errors import MemoryAccessError
+from gpusim.functional.fastpath.lsu_kernels import group_wavefronts
+from gpusim.functional.lsu import shared_wavefronts
 from mma_kernels import ldsm_kernel
 from ptx_harness import metrics, run_ptx
 
@@ -64,3 +66,17 @@ def test_misaligned_row_address_is_an_error():
     with pytest.raises(MemoryAccessError, match="misaligned.*ldmatrix"):
         run_ptx(ldsm_kernel("ldmatrix.sync.aligned.m8n8.x1.shared.b16", 1, False), "ldsm_k", (1, 1, 1), (32, 1, 1),
                 [addr, np.zeros((32, 1), np.uint32), np.zeros(8192, np.uint16)])
+
+
+def test_compiled_matrix_wavefronts_equal_the_reference_count_per_matrix():
+    """ldmatrix's wavefronts over all warps at once (lsu_kernels.group_wavefronts) equal
+    lsu.shared_wavefronts applied matrix by matrix, for 4- and 8-byte banks, 32 and 64 of them."""
+    rng = np.random.default_rng(5)
+    for banks, width in ((32, 4), (64, 4), (32, 8)):
+        for _ in range(50):
+            nmat, nw = int(rng.integers(1, 5)), int(rng.integers(1, 6))
+            rows = (rng.integers(0, 64, (nw, 8 * nmat)) * rng.choice([16, 32, 48, 128, 144])).astype(np.uint64)
+            ref = sum(int(shared_wavefronts(np.repeat(np.arange(nmat), 8), r, 16, nmat, banks, width).sum())
+                      for r in rows)
+            words = rows.ravel() >> np.uint64(width.bit_length() - 1)
+            assert int(group_wavefronts(words, 8, max(1, 16 // width), banks)) == ref

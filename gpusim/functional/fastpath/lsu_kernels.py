@@ -175,6 +175,28 @@ def _wavefronts(words, nw, bmask, lists, counts):
 
 
 @njit(cache=True, nogil=True)
+def group_wavefronts(words, size, nwords, banks):
+    """The wavefronts of consecutive groups of `size` elements of `words` (each element the
+    first of `nwords` consecutive bank words), summed: per group, distinct words per bank,
+    maximum over banks, as `gpusim.functional.lsu.shared_wavefronts` counts one group (the
+    8 rows of one ldmatrix matrix)."""
+    bmask = U64(banks - 1)
+    k = size * nwords
+    lists = np.empty((banks, k), np.uint64)
+    counts = np.zeros(banks, np.int64)
+    buf = np.empty(k, np.uint64)
+    total = 0
+    for g in range(len(words) // size):
+        nw = 0
+        for i in range(g * size, (g + 1) * size):
+            for q in range(nwords):
+                buf[nw] = U64(words[i]) + U64(q)
+                nw += 1
+        total += _wavefronts(buf, nw, bmask, lists, counts)
+    return total
+
+
+@njit(cache=True, nogil=True)
 def place_shared(base, bval, buniform, offset, m, use_m, g, use_g, lo, n, nbytes, align,
                  limit, stride, lanes_per_cta, buflen, banks, bank_shift, offs, res, per_warp, keep):
     """Shared memory: address + nbytes <= limit (the block's shared size); offset =
