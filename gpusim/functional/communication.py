@@ -52,11 +52,16 @@ def blocks_communicate(prepared, *, atomic_values_only: bool = False) -> str | N
             return (f"{where} updates global memory atomically: blocks may communicate through it, and its "
                     "order and returned values follow the block order")
         if ins.opcode in ("membar", "fence") and not any(m.startswith("cta") for m in ins.modifiers) \
-                and not _proxy_only(ins):
+                and not _proxy_only(ins) and "mbarrier_init" not in ins.modifiers:
             return f"{where} orders memory between blocks"
         if ins.opcode in ("ld", "st", "ldu") and _global(ins) and any(m in _STRONG for m in ins.modifiers):
             return f"{where} is a volatile or ordered global access (a flag between blocks)"
     return None
+
+
+# `fence.mbarrier_init.release.cluster` (TMA kernels, after mbarrier.init) orders only the prior
+# mbarrier.init operations, objects in the CTA's shared memory, for the threads of its cluster
+# (PTX ISA, "membar/fence"): no global memory between blocks, so it is no communication.
 
 
 def _proxy_only(ins) -> bool:

@@ -103,3 +103,11 @@ def test_a_proxy_fence_orders_one_thread_s_accesses_not_blocks(fence, refused):
     else:
         r = gpusim.launch(src, 512, 32, (np.zeros(512, np.uint32),), gpu="h200", outputs=False)
         assert r.metrics["gpu__time_duration.sum"] > 0
+
+
+def test_fence_mbarrier_init_orders_the_ctas_barriers_not_blocks():
+    # TMA kernels follow mbarrier.init with fence.mbarrier_init.release.cluster: it makes the
+    # CTA's own shared-memory barriers visible in its cluster, no global memory between blocks
+    src = gpusim.PtxSource(FENCED.replace("FENCE", "fence.mbarrier_init.release.cluster"), "fenced")
+    r = gpusim.launch(src, 512, 32, (np.zeros(512, np.uint32),), gpu="h200", outputs=False)
+    assert r.metrics["gpu__time_duration.sum"] > 0
