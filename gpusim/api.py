@@ -279,7 +279,10 @@ def _run(prepared: PreparedLaunch, timing: bool, batch_lanes: int, timing_option
                 raise time_limit_error(prepared.name, deadline.seconds, timed=(done, total))
             if chained is not None:
                 chained(done, total)
-        opt = dataclasses.replace(opt, progress=in_time)
+        def beat(done, total, deadline=prepared.deadline):     # within a long block too
+            if deadline.passed():
+                raise time_limit_error(prepared.name, deadline.seconds, timed=(done, total))
+        opt = dataclasses.replace(opt, progress=in_time, heartbeat=beat)
     engine = TimingEngine(prepared, opt)
     prepared.workers = (1, "the timing model executes blocks in its own order")
     with np.errstate(all="ignore"):

@@ -76,6 +76,9 @@ def common_prefix(orders: list) -> list:
     return out
 
 
+HEARTBEAT_QUANTA = 256                 # quanta of one SM between two calls of TimingOptions.heartbeat
+
+
 @dataclass(frozen=True)
 class TimingOptions:
     mode: str = "auto"                 # 'full', 'sampled', or 'auto' (sampled above `auto_full_limit_blocks`)
@@ -86,6 +89,8 @@ class TimingOptions:
     functional: str = "full"           # sampled mode: 'full' also executes the unsimulated blocks (correct outputs);
     #                                    'sampled' skips them (outputs partial, much faster for huge launches)
     progress: object = None            # callable(done_blocks, total_blocks) or None
+    heartbeat: object = None           # callable(done_blocks, total_blocks) every HEARTBEAT_QUANTA quanta of an SM
+                                       # (the caller's time limit within a long block), or None
     instruction_budget: int | None = 3_000_000   # SASS warp instructions timed in detail; beyond it loop sampling
     #                                    (issue_stream.py) leaves iterations out and extrapolates them; None: off
     functional_budget: int | None = 60_000_000   # sampled mode: PTX warp instructions executed for the sampled
@@ -330,6 +335,7 @@ class TimingEngine(Extrapolation):
     def _sm_steps(self, sm: SM):
         env = self.env
         q = self.opt.quantum_cycles
+        beat, beats = self.opt.heartbeat, 0
         while True:
             if not sm.has_work():
                 if self.next_block >= self.blocks_simulated:
@@ -340,6 +346,9 @@ class TimingEngine(Extrapolation):
                 continue
             until = env.now + q
             sm.advance(until)
+            beats += 1
+            if beat is not None and beats % HEARTBEAT_QUANTA == 0:
+                beat(self.done_blocks, self.blocks_simulated)
             if not sm.has_work():
                 continue
             nt = sm.next_time()
