@@ -59,7 +59,10 @@ def test_the_dry_run_builds_and_predicts_every_available_entry(entries):
     assert res["failed"] == [] and not res["entries"]["absent"]["available"]
     rows = {r["name"]: r for r in res["cases"]}
     assert set(rows) == {"test_cp_async_double/n64", "test_cp_async_double/n128", "test_cp_async_double/smoke"}
-    assert rows["test_cp_async_double/n128"]["predicted_ns"] > rows["test_cp_async_double/n64"]["predicted_ns"] > 0
+    # 16 and 4 blocks of the same per-block work (k = 128) both fit in one wave of 132 SMs:
+    # the same time within a few percent, not 4x
+    n64, n128 = rows["test_cp_async_double/n64"]["predicted_ns"], rows["test_cp_async_double/n128"]["predicted_ns"]
+    assert n64 > 0 and abs(n128 / n64 - 1) < 0.05
     assert rows["test_cp_async_double/n64"]["launch_note"] == ""
 
 
