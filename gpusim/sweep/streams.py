@@ -106,6 +106,13 @@ class StoredSource(TraceSource):
         self.store = store
         self._conversion: str | None = None
 
+    def reuse(self, prepared, chunk_blocks: int, issue=None, execute_skipped: bool = True) -> "StoredSource":
+        """TraceSource.reuse; the conversion key is the new `issue`'s, computed again on first use
+        (a key kept from the previous engine's converter could serve its conversions to this one)."""
+        super().reuse(prepared, chunk_blocks, issue, execute_skipped)
+        self._conversion = None
+        return self
+
     def block(self, b: int) -> list[WarpStream]:
         issue = self.issue
         if issue is None:

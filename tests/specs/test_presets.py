@@ -288,7 +288,7 @@ def test_every_spec_constructor_in_presets_names_every_field():
             f"presets/{name} line {call.lineno}: {cls.__name__} gets {given} of {len(dataclasses.fields(cls))} fields"
 
 
-def test_every_preset_field_has_a_citation_comment_in_presets_py():
+def test_every_preset_field_has_a_citation_comment_in_its_preset_module():
     tags = set(re.findall(r"^- (\[[\w-]+\])", presets.__doc__, re.M))
     assert {"[H100-WP]", "[CUDA-PG]", "[MEAS]", "[Jia18]", "[Abdelkhalik22]"} <= tags
     checked = 0

@@ -152,7 +152,7 @@ A100 = GPUSpec(
         switch_latency_ns=250.0,           # estimate: as NVSwitch 3
     ),
     nccl=_NCCL,                            # see _NCCL (fitted on H200; estimate here)
-    source="preset a100-datasheet (gpusim/specs/presets.py)",  # where these numbers are cited
+    source="preset a100-datasheet (gpusim/specs/presets/ampere.py)",  # where these numbers are cited
 )
 # A100 HBM latency: [Abdelkhalik22]'s global 290 vs L2 200 cycles would leave only 64 ns
 # beyond an L2 hit, far under V100's ~156 ns [DEWING] and H100's 204 ns [MEAS]; not used.

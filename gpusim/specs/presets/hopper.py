@@ -163,7 +163,7 @@ H100 = GPUSpec(
         switch_latency_ns=250.0,           # estimate: one switch traversal, part of the peer latency
     ),
     nccl=_NCCL,                            # see _NCCL
-    source="preset h100-datasheet (gpusim/specs/presets.py)",  # where these numbers are cited
+    source="preset h100-datasheet (gpusim/specs/presets/hopper.py)",  # where these numbers are cited
 )
 
 H200 = GPUSpec(
@@ -235,5 +235,5 @@ H200 = GPUSpec(
         switch_latency_ns=250.0,           # estimate: one switch traversal, part of the peer latency
     ),
     nccl=_NCCL,                            # see _NCCL
-    source="preset h200-datasheet (gpusim/specs/presets.py): H100 compute, H200 memory",  # where these numbers are cited
+    source="preset h200-datasheet (gpusim/specs/presets/hopper.py): H100 compute, H200 memory",  # where these numbers are cited
 )

@@ -152,5 +152,5 @@ V100 = GPUSpec(
         switch_latency_ns=0.0,             # [NVL-V100] no switch
     ),
     nccl=_NCCL,                            # see _NCCL (fitted on H200; estimate here)
-    source="preset v100-datasheet (gpusim/specs/presets.py)",  # where these numbers are cited
+    source="preset v100-datasheet (gpusim/specs/presets/volta.py)",  # where these numbers are cited
 )
