@@ -193,7 +193,7 @@ def _functional_sources() -> str:
         root = Path(__file__).resolve().parents[1]             # gpusim/
         h = hashlib.sha256()
         for rel in sorted([*(f"functional/{p.name}" for p in (root / "functional").glob("*.py")),
-                           "timing/trace.py", "sweep/streams.py", "launch_config.py", "launch_plan.py",
+                           "timing/trace.py", "sweep/streams.py", "launch_checks.py", "variable_layout.py", "launch_plan.py",
                            "frontend/args.py"]):
             p = root / rel
             if p.exists():

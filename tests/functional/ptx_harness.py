@@ -15,7 +15,7 @@ from gpusim.functional.decode import Decoder
 from gpusim.functional.executor import BatchExecutor, Geometry
 from gpusim.functional.fastpath import factory
 from gpusim.functional.memory import DeviceMemory
-from gpusim.launch_config import layout
+from gpusim.variable_layout import layout
 from isa.parser import parse
 
 
