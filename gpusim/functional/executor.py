@@ -318,7 +318,7 @@ class BatchExecutor:
         """An mbarrier operation `what` ('init', 'arrive', 'expect_tx', 'arrive_expect_tx',
         'try_wait', 'test_wait', 'inval'; a bulk copy's 'complete_tx') of `lanes` on the mbarriers
         at shared `offsets`, with its per-lane arguments: what the timing model's mbarriers need
-        (gpusim/timing/trace.py, mbarrier.py)."""
+        (gpusim/timing/functional_streams.py, mbarrier.py)."""
         if self.record is not None:
             self.record.accesses.append(Access(op.index, "mbarrier", lanes, offsets, values=(what, args)))
 

@@ -88,7 +88,7 @@ class PreparedLaunch:
               blocks: np.ndarray | None = None) -> BatchExecutor:
         """An executor for blocks first_block .. first_block + nblocks - 1 (linear ids), or for
         `blocks` (increasing linear ids, first_block the first, nblocks of them) when given:
-        blocks from across the grid run as one batch (`gpusim.timing.trace`). With
+        blocks from across the grid run as one batch (`gpusim.timing.functional_streams`). With
         thread-block clusters, whole clusters (the blocks of a cluster run together)."""
         cs = self.geometry.cluster_size
         if cs > 1 and (first_block % cs or nblocks % cs or blocks is not None):

@@ -191,7 +191,7 @@ class SM(Residency):
 
     def _cas_loop(self, t: float, rounds: int) -> float:
         """A shared compare-and-swap loop (LDS, FADD, ATOMS.CAST.SPIN, a branch back) of
-        `rounds` rounds (trace._cas_rounds) issued once: each round an LDS and an ATOMS wavefront
+        `rounds` rounds (functional_streams._cas_rounds) issued once: each round an LDS and an ATOMS wavefront
         (the counter) holding the shared data path `shared_cas_round_cycles`, its result after
         the last round's."""
         F = self.F
