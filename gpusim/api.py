@@ -32,7 +32,7 @@ from gpusim.frontend.tritonsource import is_triton
 from gpusim.functional import parallel
 from gpusim.functional.budget import Deadline, time_limit_error
 from gpusim.functional.communication import sampling_refusal
-from gpusim.functional.executor import Geometry
+from gpusim.functional.geometry import Geometry
 from gpusim.functional.prepared import PreparedLaunch
 from gpusim.functional.relevance import value_free
 from gpusim.launch_checks import check_dims

@@ -33,7 +33,7 @@ from gpusim.frontend.cg import registers
 from gpusim.frontend.sass import SassMap, SassToolError, kernel_map
 from gpusim.frontend.source import CompiledKernel, KernelSource, Marshalled
 from gpusim.functional.decode import DecodedKernel, Decoder
-from gpusim.functional.executor import Geometry
+from gpusim.functional.geometry import Geometry
 from gpusim.functional.fastpath import factory, resolve_core
 from gpusim.functional.memory import DeviceMemory
 from gpusim.functional.syscalls import HEAP_BYTES, HEAP_NAME, DeviceHeap, calls_malloc

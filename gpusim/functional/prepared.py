@@ -15,7 +15,8 @@ import numpy as np
 
 from gpusim.functional.counters import Counters, metric_values
 from gpusim.functional.decode import DecodedKernel, InstrInfo
-from gpusim.functional.executor import Access, BatchExecutor, StepRecord
+from gpusim.functional.executor import BatchExecutor
+from gpusim.functional.step_record import Access, StepRecord
 from gpusim.functional.memory import DeviceMemory
 from gpusim.functional import parallel
 from gpusim.frontend.source import KernelSource, Marshalled

@@ -40,8 +40,8 @@ warp of the batch is in the same state, repeats or waits, and the iterations lef
 threads running them reach `WRAP_WORK_LIMIT` (2^28 thread-iterations), `NoProgress` says so: such a loop is almost always a bug, and gpusim reports it in seconds instead of
 simulating it for hours. A loop ending by wrap-around after less work than that runs.
 
-The watchdog also tells the scheduler (`executor.next_group`) which loops warps were seen
-repeating in (the executor's `waiting_pc`): warps there wait for others, so others go first.
+The watchdog also tells the scheduler (`scheduler.py`, `next_group`) which loops warps were seen
+repeating in (the scheduler's `waiting_pc`): warps there wait for others, so others go first.
 
 Does not model: exact equality of fingerprints (a 128-bit hash; two different states collide
 with probability about 2^-128 per comparison).
@@ -125,7 +125,7 @@ class Watchdog:
             w = g[same]
             self.spin[w] = k
             self.spin_barrier[w] = self.bar_since[k, w]
-            self.ex.waiting_pc |= f.in_loop[k]          # the scheduler runs others first
+            self.ex.scheduler.waiting_pc |= f.in_loop[k]          # the scheduler runs others first
             self.dirty = True
         if lp.all_tests and lp.exit_tests:
             self.drift.visit(k, g, self.inside[k, g])
