@@ -28,7 +28,7 @@ of counters, loop invariants and immediates, or the old value of an `atom.add` o
 at an invariant address) or loop invariants, `ExitTest` names the comparison and its operand
 registers (or a value loaded inside the loop from a loop-invariant address: a bound the
 compiler reloads because the loop stores to memory): a warp whose comparison operands advance
-by the same step every iteration (`watchdog.py`) can be told whether the branch will ever
+by the same step every iteration (`wraparound.py`) can be told whether the branch will ever
 change its way before one of them wraps around. A value computed any other way (`abs`, `min`, a product of counters, a load)
 may turn around, so its loop gets no such test.
 
@@ -244,7 +244,7 @@ def _invariant_base(op, defs_in: dict[str, list[int]]) -> bool:
 
 def _invariant_load(sites: list[int], instrs, defs_in: dict[str, list[int]]) -> bool:
     """A register defined in the loop only by one unguarded load from a loop-invariant address
-    (a value another thread may change: `watchdog.Drift` checks nothing does)."""
+    (a value another thread may change: `wraparound.Drift` checks nothing does)."""
     if len(sites) != 1:
         return False
     ins = instrs[sites[0]]
