@@ -22,7 +22,7 @@ class SpecialRegisters:
         self.x = x
         self._lane_arrays: dict[str, np.ndarray] = {}
 
-    def _lanes(self, name: str) -> np.ndarray:
+    def lanes(self, name: str) -> np.ndarray:
         """The per-lane special register `name` over the batch (uint32), computed on first use."""
         x = self.x
         arr = self._lane_arrays.get(name)
@@ -74,5 +74,5 @@ class SpecialRegisters:
         if name in uniform:
             return want.type(uniform[name]) if want.kind != "f" else want.type(uniform[name])
         st = x.state
-        v = self._lanes(name)[st.lo:st.hi]
+        v = self.lanes(name)[st.lo:st.hi]
         return v if v.dtype == want else convert(v, want)
