@@ -123,7 +123,7 @@ class Watchdog:
         self.bar_since[k, g] = False
 
     def after(self, b: int, g: np.ndarray, blk, rec) -> None:
-        """After the step (`rec`: its executor.StepRecord): what it read and wrote; the verdict."""
+        """After the step (`rec`: its step_record.StepRecord): what it read and wrote; the verdict."""
         ex = self.ex
         changed = self.values is not None and not np.array_equal(self._read(self.watched), self.values)
         self.values = None
