@@ -43,7 +43,7 @@ def make(out: Path, names=PICTURES) -> list[Path]:
 
     import gpusim
     import programs
-    from gpusim.cli import FAMILY_ORDER
+    from gpusim.cli.program_args import FAMILY_ORDER
     from gpusim.timing.engine import TimingOptions
     from gpusim.viz import (bank_map, coalescing_map, divergence_map, ladder, memory_chart, occupancy, roofline,
                             warp_timeline)

@@ -32,10 +32,10 @@ from gpusim.frontend.tritonsource import is_triton
 from gpusim.functional import parallel
 from gpusim.functional.budget import Deadline, time_limit_error
 from gpusim.functional.communication import sampling_refusal
-from gpusim.functional.executor import Geometry
+from gpusim.functional.geometry import Geometry
 from gpusim.functional.prepared import PreparedLaunch
 from gpusim.functional.relevance import value_free
-from gpusim.launch_config import check_dims
+from gpusim.launch_checks import check_dims
 from gpusim.launch_plan import plan_launch
 from gpusim.result import Result
 from gpusim.sanitizer import checked
@@ -112,7 +112,7 @@ def resolve_gpu(gpu):
 
 
 def shape(spec, name: str, grid, block) -> Geometry:
-    """The launch's grid and block, checked against `spec` (`launch_config.check_dims`)."""
+    """The launch's grid and block, checked against `spec` (`launch_checks.check_dims`)."""
     return Geometry(*check_dims(spec, name, grid, block))
 
 

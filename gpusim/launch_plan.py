@@ -3,9 +3,9 @@ and the timing engine.
 
 `plan_launch(source, spec, geometry, args, ...)` makes a launch ready and checks it, once. It
 takes the GPU already resolved (`specs.overrides.resolve`) and the grid and block already
-checked (`launch_config.check_dims`: the caller needs them before compiling, to refuse a launch
+checked (`launch_checks.check_dims`: the caller needs them before compiling, to refuse a launch
 too large to execute); it compiles the kernel through the seam (`frontend/source.py`), lays
-its variables out in a fresh device memory (`launch_config.layout`), marshals the arguments
+its variables out in a fresh device memory (`variable_layout.layout`), marshals the arguments
 into it, and checks shared memory, `peer_args`, thread-block clusters (the launch's or the
 kernel's `__cluster_dims__`) and a cooperative grid against the GPU (a
 kernel that syncs its grid, `frontend/cg.py`, needs every block resident at once:
@@ -33,13 +33,14 @@ from gpusim.frontend.cg import registers
 from gpusim.frontend.sass import SassMap, SassToolError, kernel_map
 from gpusim.frontend.source import CompiledKernel, KernelSource, Marshalled
 from gpusim.functional.decode import DecodedKernel, Decoder
-from gpusim.functional.executor import Geometry
+from gpusim.functional.geometry import Geometry
 from gpusim.functional.fastpath import factory, resolve_core
 from gpusim.functional.memory import DeviceMemory
 from gpusim.functional.syscalls import HEAP_BYTES, HEAP_NAME, DeviceHeap, calls_malloc
-from gpusim.launch_config import Layout, check_cluster, check_peer_args, check_shared, layout
+from gpusim.launch_checks import check_cluster, check_peer_args, check_shared
 from gpusim.specs.gpu import GPUSpec
 from gpusim.timing.occupancy import occupancy
+from gpusim.variable_layout import Layout, layout
 from isa.recursion import STACK
 
 _DECODED: dict = {}
@@ -125,7 +126,7 @@ def plan_launch(source: KernelSource, spec: GPUSpec, geometry: Geometry, args: t
         -> tuple[LaunchPlan, DeviceMemory, Marshalled]:
     """(plan, device memory, marshalled arguments) of `source` launched on `spec` (see module doc).
     `cluster`: thread-block cluster dims as launched (None: the kernel's `__cluster_dims__`, else
-    none), checked here (`launch_config.check_cluster`) since they need the compiled kernel."""
+    none), checked here (`launch_checks.check_cluster`) since they need the compiled kernel."""
     name = source.name
     compiled = source.compile(spec, args)
     memory = DeviceMemory()

@@ -114,6 +114,31 @@ class Guard:
     negated: bool = False
 
 
+def operand_regs(*operands) -> list[str]:
+    """The register names `operands` mention, in order (repeats kept): a register; the
+    registers of a vector (not the sink `_`) or a call's argument list; both of a `%p|%q`
+    pair; an address's base; a tensor operand's map and coordinates; and the register of a
+    negated predicate source `!%p` (a negated `Guard` in operand position, which
+    `gpusim.functional.decode` reads as the inverse of %p: it reads %p; the parser refuses
+    such operands today). Immediates, symbols, special registers and labels name none."""
+    out: list[str] = []
+    for o in operands:
+        if isinstance(o, Reg):
+            out.append(o.name)
+        elif isinstance(o, Address):
+            if isinstance(o.base, Reg):
+                out.append(o.base.name)
+        elif isinstance(o, (Vector, ArgList)):
+            out += operand_regs(*o.elems)
+        elif isinstance(o, TensorRef):
+            out += operand_regs(o.base, *o.coords)
+        elif isinstance(o, PredPair):
+            out += [r.name for r in (o.first, o.second) if r is not None]
+        elif isinstance(o, Guard):
+            out.append(o.reg.name)
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class SourceLoc:
     """A `.loc file line column` position resolved against the module's `.file` table."""

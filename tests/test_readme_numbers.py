@@ -11,7 +11,7 @@ import pytest
 
 import gpusim
 import programs
-from gpusim.cli import FAMILY_ORDER
+from gpusim.cli.program_args import FAMILY_ORDER
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()

@@ -15,65 +15,23 @@ kernel that does not finish, a file that cannot be written, a sweep worker that 
 gpusim/errors.py); 130 when interrupted, 143 on SIGTERM. Every error is
 printed as one `error: ...` line (`--traceback` for the trace).
 This package is the only part of gpusim that prints: `run.py` (the run command: source
-views, pictures, traces), `commands.py` (list, presets, collective); this module parses
-the command line and resolves programs.
+views, pictures, traces), `commands.py` (list, presets, collective), `check.py`, `sweep.py`;
+`exits.py`: the exit statuses and the one-line error report; `program_args.py`: the PROGRAM
+argument resolved to programs, their sizes and parameters; this module parses the command
+line and dispatches.
 """
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib
 import signal
 import sys
 import threading
-import traceback
-from pathlib import Path
-
-from numba.core.errors import NumbaError
 
 from gpusim import __version__
-from gpusim.errors import GpusimError, KernelError, Terminated, UnsupportedKernel, exit_code
-from gpusim.specs.describe import schema
-from gpusim.specs.overrides import ALIASES
-from isa.errors import IsaError
-
-# Teaching order of the families whose members build on each other; other prefix
-# matches run in name order.
-FAMILY_ORDER = {
-    "reduce": ("reduce_interleaved_divergent", "reduce_interleaved_strided", "reduce_sequential",
-               "reduce_first_add", "reduce_warp_shuffle"),
-    "transpose": ("transpose_naive", "transpose_shared", "transpose_padded"),
-    "matmul": ("matmul_naive", "matmul_tiled"),
-    "histogram": ("histogram_global", "histogram_shared"),
-}
-
-EXIT_OK, EXIT_MISMATCH, EXIT_ERROR = 0, 1, 2
-EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
-EXIT_CODES = (            # status, meaning: `gpusim --help` prints this table
-    (0, "success"),
-    (1, "a simulated output differs from its numpy reference (gpusim check: the tools found hazards)"),
-    (2, "bad command line: unknown program, size, parameter or option; a file without PROGRAM"),
-    (3, "another gpusim error (e.g. NVIDIA's ptxas/nvdisasm missing for timing)"),
-    (4, "ConfigError: bad GPU preset, spec field or value (out of range), or TOML file"),
-    (5, "LaunchError: bad launch shape, arguments or shared memory, or a launch too large to simulate"),
-    (6, "UnsupportedKernel: the kernel uses what gpusim cannot run (grid sync, recursion, ...)"),
-    (7, "KernelError: the kernel failed while running (trap, assert)"),
-    (8, "MemoryAccessError: out-of-bounds or misaligned access"),
-    (9, "BarrierError: a barrier not all threads reach, a non-converged warp collective"),
-    (10, "StepBudgetExceeded: the kernel cannot finish (no progress), or passed --max-steps or --time-limit"),
-    (11, "OutputError: a file to write (--out, --trace, --plot, --html) cannot be: missing folder, full disk, ..."),
-    (12, "WorkerLost: a sweep's worker process died (killed, out of memory); its finished points are kept"),
-    (130, "interrupted (Ctrl-C)"),
-    (143, "terminated (SIGTERM)"),
-)
-
-
-class UsageError(Exception):
-    """Bad input to the command itself (unknown program, size or parameter)."""
-
-
-class CheckFailed(Exception):
-    """A simulated output differs from the program's numpy reference."""
+from gpusim.cli.exits import (EXIT_CODES, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_TERMINATED, UsageError, is_user_error,
+                              report_error)
+from gpusim.errors import Terminated
 
 
 # ---------------------------------------------------------------- arguments
@@ -278,129 +236,3 @@ def _restore_sigterm(previous) -> None:
         signal.signal(signal.SIGTERM, previous)
 
 
-def is_user_error(e: BaseException) -> bool:
-    if isinstance(e, (UsageError, GpusimError, IsaError)) or raised_in_kernel(e):
-        return True
-    return isinstance(e, NumbaError)
-
-
-def raised_in_kernel(e: BaseException) -> str | None:
-    """The kernel that raised `e` (a `debug=True` kernel's own exception), or None."""
-    name = getattr(e, "gpusim_kernel", None)
-    return name if isinstance(name, str) else None
-
-
-def report_error(e: BaseException, show_traceback: bool, prefix: str = "") -> int:
-    if show_traceback:
-        traceback.print_exception(e, file=sys.stderr)
-    text = "; ".join([str(e), *getattr(e, "__notes__", ())]) if str(e) else type(e).__name__
-    if raised_in_kernel(e):
-        text = f"kernel {raised_in_kernel(e)} raised {type(e).__name__}: {text}"
-    msg = " ".join(text.split())                                 # one line, whatever the message holds
-    print(f"error: {prefix}{msg}", file=sys.stderr)
-    return error_code(e)
-
-
-def error_code(e: BaseException) -> int:
-    """The exit status for error `e` (EXIT_CODES)."""
-    if isinstance(e, CheckFailed):
-        return EXIT_MISMATCH
-    if raised_in_kernel(e):
-        return KernelError.exit_code
-    if isinstance(e, (GpusimError, IsaError)):
-        return exit_code(e)
-    if isinstance(e, UsageError):
-        return EXIT_ERROR
-    return UnsupportedKernel.exit_code               # Numba's own errors: the kernel cannot be compiled
-
-
-def split_sets(items: list[str], members=()) -> tuple[list[str], list[str]]:
-    """`--set` items -> (GPU spec overrides, program parameters). A dotted key is a spec
-    field; so is a bare one that names a spec field or alias (`sm_count`, the name `gpusim
-    presets --show` prints) unless a program of `members` has a parameter of that name."""
-    params = {k for m in members for sizes in m.sizes.values() for k in sizes}
-    gpu, prog = [], []
-    for item in items or []:
-        key = item.partition("=")[0].strip()
-        spec_key = "." in key or ((key in schema() or key in ALIASES) and key not in params)
-        (gpu if spec_key else prog).append(item)
-    return gpu, prog
-
-
-# ---------------------------------------------------------------- resolving programs
-
-def resolve(name: str):
-    """PROGRAM argument -> (family name or None, [ProgramSpec, ...])."""
-    import programs  # programs/ sits above gpusim: loaded only when a program is named
-    if not name.strip():
-        raise UsageError("an empty program name; `gpusim list` shows the programs")
-    if name.endswith((".py", ".cu")) or "/" in name or Path(name).is_file():
-        try:
-            return None, [programs.load_file(name)]
-        except (FileNotFoundError, ImportError, TypeError) as e:
-            raise UsageError(str(e)) from e
-        except Exception as e:                   # the user's file itself raised (SyntaxError, NameError, ...)
-            raise UsageError(f"cannot load {name}: {type(e).__name__}: {e}") from e
-    if name in programs.PROGRAMS:
-        return None, [programs.PROGRAMS[name]]
-    members = [n for n in programs.PROGRAMS if n.startswith(name)]
-    if members:
-        order = FAMILY_ORDER.get(name.rstrip("_"), ())
-        members.sort(key=lambda n: (order.index(n) if n in order else len(order), n))
-        family = name.rstrip("_") if len(members) > 1 else None
-        return family, [programs.PROGRAMS[n] for n in members]
-    raise UsageError(unknown_program_message(name, list(programs.PROGRAMS)))
-
-
-def unknown_program_message(name: str, names: list[str]) -> str:
-    families = sorted({n.split("_")[0] for n in names if sum(m.startswith(n.split("_")[0] + "_") for m in names) > 1})
-    close = difflib.get_close_matches(name, names + families, n=5, cutoff=0.5)
-    close += [n for n in names if name.lower() in n and n not in close]
-    hint = f"; did you mean: {', '.join(close[:5])}?" if close else ""
-    return f"no program named {name!r}{hint} (`gpusim list` shows them all)"
-
-
-def params_for(spec, size: str, sets: dict) -> dict:
-    """The size parameters of `spec` at `size` with `sets` applied; UsageError naming
-    the valid sizes or parameters otherwise."""
-    if size not in spec.sizes:
-        raise UsageError(f"{spec.name} has no size {size!r}; its sizes: {', '.join(spec.sizes)}")
-    known = spec.sizes[size]
-    unknown = [k for k in sets if k not in known]
-    if unknown:
-        close = difflib.get_close_matches(unknown[0], list(schema()) + list(ALIASES), n=2, cutoff=0.75)
-        hint = f"; or a GPU spec field? did you mean {' or '.join(close)}?" if close else ""
-        raise UsageError(f"{spec.name} has no parameter {unknown[0]!r}; its parameters: "
-                         + ", ".join(f"{k}={v}" for k, v in known.items()) + hint)
-    params = dict(known)
-    for k, v in sets.items():
-        params[k] = coerce(spec.name, k, v, known[k])
-    return params
-
-
-def coerce(program: str, key: str, value, default):
-    """`value` in the type of the parameter's default (1e6 -> 1000000 for an int)."""
-    if isinstance(default, bool) or default is None or isinstance(default, str):
-        return value
-    if isinstance(default, int):
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        raise UsageError(f"{program}: parameter {key} is an integer (default {default}), got {value!r}")
-    if isinstance(default, float) and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(default, float):
-        raise UsageError(f"{program}: parameter {key} is a number (default {default}), got {value!r}")
-    return value
-
-
-def build_case(spec, params: dict, seed: int):
-    try:
-        return spec.case(params, seed=seed)
-    except Exception as e:
-        raise UsageError(f"{spec.name}: cannot build inputs for {fmt_params(params)}: {type(e).__name__}: {e}") from e
-
-
-def fmt_params(params: dict) -> str:
-    return " ".join(f"{k}={v}" for k, v in params.items())

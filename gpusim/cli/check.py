@@ -11,7 +11,9 @@ The outputs are not compared with numpy (a racy kernel may still compute the rig
 from __future__ import annotations
 
 from gpusim import api
-from gpusim.cli import EXIT_OK, UsageError, build_case, params_for, parse_sets, resolve, split_sets
+from gpusim.cli import parse_sets
+from gpusim.cli.exits import EXIT_OK, UsageError
+from gpusim.cli.program_args import build_case, params_for, resolve, split_sets
 from gpusim.errors import ConfigError
 from gpusim.sanitizer import normalize, summary
 from gpusim.specs.overrides import resolve as resolve_spec

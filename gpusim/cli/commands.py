@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json as _json
 
-from gpusim.cli import EXIT_OK, FAMILY_ORDER, UsageError
+from gpusim.cli.exits import EXIT_OK, UsageError
+from gpusim.cli.program_args import FAMILY_ORDER
 from gpusim.cli.progress import Ticker
 from gpusim.cli.run import writing
 from gpusim.collectives.conventions import check_op

@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 
 from gpusim import api, report
-from gpusim.cli import (EXIT_OK, CheckFailed, UsageError, build_case, fmt_params, is_user_error, params_for,
-                        parse_sets, parse_value, report_error, resolve, split_sets)
+from gpusim.cli import parse_sets, parse_value
+from gpusim.cli.exits import EXIT_OK, CheckFailed, UsageError, is_user_error, report_error
+from gpusim.cli.program_args import build_case, fmt_params, params_for, resolve, split_sets
 from gpusim.cli.progress import ProgressLine
 from gpusim.errors import ConfigError, OutputError
 from gpusim.report import line_issues

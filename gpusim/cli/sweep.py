@@ -13,7 +13,9 @@ import argparse
 import os
 
 from gpusim import sweep as sweeps
-from gpusim.cli import EXIT_OK, UsageError, _command, parse_value, resolve
+from gpusim.cli import _command, parse_value
+from gpusim.cli.exits import EXIT_OK, UsageError
+from gpusim.cli.program_args import resolve
 from gpusim.cli.run import writing
 from gpusim.errors import ConfigError
 from gpusim.report.fmt import table

@@ -45,7 +45,7 @@ from gpusim.cuda._hostcompile import simulated_device
 from gpusim.cuda._launching import _ForAll, _Launch
 from gpusim.frontend.argtypes import typeof_arg
 from gpusim.frontend.compile import compile_kernel, compile_types, run_noted_compiles
-from gpusim.frontend.launchconfig import ensure_current_launch_config
+from gpusim.frontend.current_launch import ensure_current_launch_config
 from gpusim.frontend.retarget import numba_device_dispatcher, retarget
 from gpusim.frontend.sass.tools import ptxas_info
 from gpusim.launch_plan import max_cooperative_grid_blocks

@@ -4,7 +4,7 @@
 Calling it checks the block against the kernel's `launch_bounds`, applies the
 dispatcher's `extensions` (last first) and `cuda.In/Out/InOut` hints (`In` is not copied
 back), warns about host arrays as numba-cuda does (each is copied in and out), makes
-itself the current launch configuration while the kernel compiles (`gpusim/frontend/launchconfig.py`),
+itself the current launch configuration while the kernel compiles (`gpusim/frontend/current_launch.py`),
 runs the `pre_launch_callbacks`, and launches through `gpusim.launch` on the preset
 `gpusim.cuda.set_gpu` chose; a kernel that prints has its FIFO printed at completion,
 even when it then fails.
@@ -28,7 +28,7 @@ from gpusim import api
 from gpusim.cuda import _state
 from gpusim.cuda._arrays import HostMappedArray
 from gpusim.errors import LaunchError
-from gpusim.frontend import launchconfig, printf
+from gpusim.frontend import current_launch, printf
 from gpusim.frontend.argtypes import typeof_arg
 from gpusim.frontend.numba_errors import like
 
@@ -48,7 +48,7 @@ class _Launch:
     @property
     def args(self) -> Any:
         """The arguments of the launch compiling in this thread (numba-cuda's), else None."""
-        return launchconfig.current_launch_args()
+        return current_launch.current_launch_args()
 
     def __reduce__(self):
         if self.pre_launch_callbacks:
@@ -72,8 +72,8 @@ class _Launch:
                            CUDAError)
         args = _prepare(d, args, self.stream, retr)
         _warn_implicit_copies(args)
-        self._keyed = d._launch_config_sensitive      # compile per launch configuration (launchconfig.compile_key)
-        with launchconfig.compiling(self, args):      # compiler passes see this launch (launchconfig.py)
+        self._keyed = d._launch_config_sensitive      # compile per launch configuration (current_launch.compile_key)
+        with current_launch.compiling(self, args):    # compiler passes see this launch (current_launch.py)
             ck = d._compile_for_args(args)
             if self._kernel_launch_config_sensitive:
                 d._launch_config_sensitive = True

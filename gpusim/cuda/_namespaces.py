@@ -15,7 +15,7 @@ tiled-transpose kernel runs in the simulator; `cuda.kernels.reduction` is `_libr
 numba-cuda's own `numba.cuda.kernels.transpose.transpose` is routed to it for drop-in
 arrays, or when no CUDA driver is present (`_route_numba_transpose`).
 
-`cuda.launchconfig` is `launchconfig.py`. `install()` registers the modules under
+`cuda.launchconfig` is `frontend/current_launch.py`. `install()` registers the modules under
 `gpusim.cuda.*` in `sys.modules`, so that
 `from gpusim.cuda.kernels.transpose import transpose` and `from gpusim.cuda.cudadrv
 import driver` import them (submodules not listed here still import from numba-cuda's
@@ -45,7 +45,7 @@ from gpusim.cuda import _hostcompile, _library
 from gpusim.cuda._arrays import DeviceArray, empty_host
 from gpusim.cuda._device import get_current_device
 from gpusim.cuda._memory import as_cuda_array
-from gpusim.frontend import launchconfig
+from gpusim.frontend import current_launch as launchconfig
 from gpusim.sanitizer.device_memory import fresh
 
 

@@ -55,7 +55,7 @@ from gpusim.frontend.ptxsource import check_target, entries, ptx_kernel, read_te
 from gpusim.frontend.rawargs import marshal_raw
 from gpusim.frontend.source import CompiledKernel, Marshalled
 from gpusim.functional.memory import DeviceMemory
-from gpusim.launch_config import layout
+from gpusim.variable_layout import layout
 from gpusim.specs import GPUSpec
 from isa.demangle import pretty_name
 

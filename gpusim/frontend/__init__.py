@@ -10,7 +10,7 @@ Compiling a Numba kernel:
   and disk caches; `numbacompile.py`: the call into Numba's `compile_ptx` on a miss.
 - `argtypes.py`: Numba types of launch arguments; `fingerprint.py`: the cache key of
   what Numba freezes into the PTX; `diskcache.py`: checked, atomic cache entries.
-- `retarget.py`: a `gpusim.cuda` kernel pointed at `numba.cuda`; `launchconfig.py`: the
+- `retarget.py`: a `gpusim.cuda` kernel pointed at `numba.cuda`; `current_launch.py`: the
   launch configuration a compiling kernel's passes may read (numba-cuda's
   `cuda.launchconfig`; the drop-in's launch sets it); `rejections.py`: why a
   kernel cannot be compiled, in the user's terms; `numba_errors.py`: those errors as

@@ -60,7 +60,7 @@ from gpusim.errors import UnsupportedKernel
 from gpusim.frontend import argtypes as at
 from gpusim.frontend.diskcache import cache_dir, read_text_entry, write_entry
 from gpusim.frontend.fingerprint import fingerprint
-from gpusim.frontend.launchconfig import compile_key
+from gpusim.frontend.current_launch import compile_key
 from gpusim.frontend.numbacompile import _SIDE_EFFECTS, _compile_ptx
 from gpusim.frontend.rejections import def_line, source_file
 from gpusim.frontend.retarget import _cell_value, code_names, is_dropin_dispatcher

@@ -36,7 +36,7 @@ import numba.cuda.dispatcher as dispatcher
 from numba import cuda
 from numba.cuda.core.errors import NumbaInvalidConfigWarning
 
-from gpusim.frontend import launchconfig
+from gpusim.frontend import current_launch
 from gpusim.frontend.numba_errors import like
 from gpusim.frontend.rejections import rejected
 from gpusim.frontend.retarget import retarget
@@ -70,7 +70,7 @@ def _compile_ptx(name: str, pyfunc: types.FunctionType, argtypes: tuple, cc: tup
         cres = real(*a, **k)
         results.append(cres)
         return cres
-    launchconfig.consulted(reset=True)
+    current_launch.consulted(reset=True)
     consulted = False
     with _pretend_device(cc), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -88,7 +88,7 @@ def _compile_ptx(name: str, pyfunc: types.FunctionType, argtypes: tuple, cc: tup
             raise like(rejected(name, pyfunc, e, argtypes), e) from e
         finally:
             ncc.compile_cuda = real
-            consulted = launchconfig.consulted(reset=False)
+            consulted = current_launch.consulted(reset=False)
     said = [w for w in caught if not issubclass(w.category, NumbaInvalidConfigWarning)]   # `jit` warned already
     for w in said:                        # Numba's own warnings, passed on through the caller's filters
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)

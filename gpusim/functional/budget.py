@@ -154,7 +154,7 @@ def no_progress_error(ex, dog, warps: np.ndarray) -> NoProgress:
 
 
 def wraparound_error(ex, drift, warps: np.ndarray) -> NoProgress:
-    """`warps` run loops that can end only when a counter wraps around (`drift`: watchdog.Drift)."""
+    """`warps` run loops that can end only when a counter wraps around (`drift`: wraparound.Drift)."""
     places = _places(ex, warps)
     w0 = int(warps[0])
     left = float(drift.left[warps].max())

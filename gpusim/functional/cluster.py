@@ -4,7 +4,7 @@ shared-memory addresses.
 
 A launch with clusters (`gpusim.launch(..., cluster=(x, y, z))` or a kernel's
 `__cluster_dims__`, PTX `.reqnctapercluster`) numbers its blocks in cluster order
-(`executor.Geometry`) and runs whole clusters in one batch, so every block of a cluster is
+(`geometry.Geometry`) and runs whole clusters in one batch, so every block of a cluster is
 resident with the others (co-scheduled, as on the GPU). A launch without clusters is a launch of
 one-block clusters: `%cluster_ctarank` is 0 and `mapa` to rank 0 reaches the block itself.
 

@@ -1,22 +1,16 @@
 """The SIMT executor: runs a batch of thread blocks of one launch to completion.
 
 A step executes one basic block for a group of warps whose reconvergence stacks have
-that block on top, vectorized over all their lanes at once. The scheduler (`next_group`)
-picks the lowest-numbered block any runnable warp waits at, so warps that follow the
-same path stay in one group and a whole batch often advances in one numpy call per
-instruction. Any other order gives the same results for a program that synchronises
-through barriers, but not every order lets a program that waits for another warp finish
-(a spin-wait on a flag another warp sets, a lock another warp holds). Volta and later
-guarantee forward progress between the warps of a kernel and between resident blocks, so
-once a batch has run `FAIR_AFTER_STEPS` steps (more than any program of `programs/` takes)
-the scheduler also lets every warp advance:
-- a warp runnable for `STARVE_STEPS` steps without running goes next (with every runnable
-  warp at its block);
-- warps in a loop the watchdog saw a warp repeat in (`watchdog.py`: waiting for something)
-  go after the others;
-- every `STARVE_STEPS` steps, and whenever only such waiting warps can run, the blocks all of
-  whose unfinished warps wait at a barrier are released at once (before, a barrier releases
-  when nothing else can run).
+that block on top, vectorized over all their lanes at once. The scheduler
+(`scheduler.py`, `next_group`) picks the lowest-numbered block any runnable warp waits at,
+so warps that follow the same path stay in one group and a whole batch often advances in
+one numpy call per instruction. Any other order gives the same results for a program that
+synchronises through barriers, but not every order lets a program that waits for another
+warp finish (a spin-wait on a flag another warp sets, a lock another warp holds). Volta
+and later guarantee forward progress between the warps of a kernel and between resident
+blocks, so once a batch has run `FAIR_AFTER_STEPS` steps (more than any program of
+`programs/` takes) the scheduler also lets every warp advance (starved warps first, warps
+the watchdog saw waiting in a loop last, barriers released early: `scheduler.py`).
 `step(warps=...)` lets a timing model drive single warps instead.
 
 After the block's ops, its terminator updates the stacks (uniform or divergent
@@ -27,135 +21,34 @@ cooperative launch: all blocks co-resident, `gpusim/frontend/cg.py`). A kernel i
 only when it can make no more progress (`watchdog.py`) or passes a step budget or time limit
 its caller set (`budget.py`), with an error naming the lines, blocks and threads.
 
-Does not model: time. `StepRecord`s (block, warps, masks, accesses) are what a timing
-model consumes.
+The batch's units: the load/store unit (`lsu.py`), the collectives and CTA barriers
+(`collectives.py`), the cluster barrier (`cluster.py`), the special registers
+(`specials.py`), the scheduler and the watchdog.
+
+Does not model: time. `StepRecord`s (block, warps, masks, accesses: `step_record.py`) are
+what a timing model consumes.
 """
 from __future__ import annotations
 
 import linecache
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from gpusim.errors import BarrierError, KernelError, MemoryAccessError
 from gpusim.functional import budget
-from gpusim.functional.cluster import ClusterUnit, cluster_lane_values, cluster_uniform_values
+from gpusim.functional.cluster import ClusterUnit
 from gpusim.functional.collectives import Collectives, pack_lanes, unpack_lanes
 from gpusim.functional.counters import Counters
 from gpusim.functional.decode import DecodedKernel
+from gpusim.functional.geometry import Geometry
 from gpusim.functional.lsu import LoadStoreUnit
+from gpusim.functional.scheduler import WarpScheduler
+from gpusim.functional.specials import SpecialRegisters
 from gpusim.functional.state import BatchState, convert
+from gpusim.functional.step_record import Access, SpanAccess, StepRecord
 from gpusim.functional.warps import EXIT, FULL_MASK, WarpStacks
 from gpusim.functional.watchdog import OBSERVE_AFTER_STEPS, Watchdog
 from isa.recursion import MAX_CALL_DEPTH
-
-FAIR_AFTER_STEPS = OBSERVE_AFTER_STEPS     # steps of a batch before the scheduler is fair (module doc)
-STARVE_STEPS = 256                         # a warp runnable this many steps without running goes next
-
-
-@dataclass(frozen=True)
-class Geometry:
-    """A launch's shape. With thread-block clusters (`cluster` != (1, 1, 1)) a block's linear id
-    counts in cluster order: the blocks of cluster c are c * cluster_size .. + cluster_size - 1,
-    rank r = x + y cx + z cx cy within it, clusters numbered x-fastest over the grid of clusters;
-    so the blocks of a cluster are consecutive and a batch of whole clusters holds them all."""
-    grid: tuple[int, int, int]
-    block: tuple[int, int, int]
-    cluster: tuple[int, int, int] = (1, 1, 1)
-    cluster_explicit: bool = False          # launched with clusters (%is_explicit_cluster)
-
-    @property
-    def cluster_size(self) -> int:
-        return self.cluster[0] * self.cluster[1] * self.cluster[2]
-
-    @property
-    def threads_per_block(self) -> int:
-        return self.block[0] * self.block[1] * self.block[2]
-
-    @property
-    def warps_per_block(self) -> int:
-        return -(-self.threads_per_block // 32)
-
-    @property
-    def nblocks(self) -> int:
-        return self.grid[0] * self.grid[1] * self.grid[2]
-
-    def block_coords(self, linear: int) -> tuple[int, int, int]:
-        x, y, z = self.ctaid_arrays(np.array([linear], np.int64))
-        return (int(x[0]), int(y[0]), int(z[0]))
-
-    def ctaid_arrays(self, linear: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """%ctaid.x, .y, .z of the blocks of linear ids `linear` (class docstring)."""
-        gx, gy, _ = self.grid
-        if self.cluster == (1, 1, 1):
-            return linear % gx, (linear // gx) % gy, linear // (gx * gy)
-        cx, cy, cz = self.cluster
-        c, r = linear // self.cluster_size, linear % self.cluster_size
-        nx, ny = gx // cx, gy // cy
-        return ((c % nx) * cx + r % cx, ((c // nx) % ny) * cy + (r // cx) % cy, (c // (nx * ny)) * cz + r // (cx * cy))
-
-    def thread_coords(self, linear: int) -> tuple[int, int, int]:
-        bx, by, _ = self.block
-        return (linear % bx, (linear // bx) % by, linear // (bx * by))
-
-
-@dataclass
-class Access:
-    """The lanes and byte offsets of one memory instruction in a step (trace mode). `nbytes`
-    and `is_store`: bytes per lane and direction where the instruction's `InstrInfo` does not
-    give them (tensor-core and async-copy instructions: ldmatrix rows, cp.async sides, wmma
-    fragments); 0 / None otherwise. Space 'mbarrier': an mbarrier operation, `values`
-    (operation, per-lane argument arrays)."""
-    instr: int
-    space: str
-    lanes: np.ndarray
-    offsets: np.ndarray
-    nbytes: int = 0
-    is_store: bool | None = None
-    phase_lanes: int = 32                    # lanes served together (ldmatrix: 8 row addresses per phase)
-    values: object = None
-    wavefronts: tuple | None = None      # shared, where already counted: (first batch warp w0, wavefronts
-    #                                      of warps w0, w0 + 1, ..., -1 where the warp has no active lane)
-
-
-class SpanAccess:
-    """An `Access` of the compiled load/store unit, kept as it computed it: the byte offset
-    of every lane of the step's span (-1: inactive) from batch lane `lo`; `lanes` and
-    `offsets` are built when first read (the trace reads `wavefronts` of a shared access
-    and nothing else). An ordinary load or store: `Access`'s defaults for the rest."""
-    __slots__ = ("instr", "space", "wavefronts", "_offs", "_lo", "_lanes", "_offsets")
-    nbytes, is_store, phase_lanes, values = 0, None, 32, None
-
-    def __init__(self, instr: int, space: str, offs: np.ndarray, lo: int, wavefronts: tuple | None = None):
-        self.instr, self.space, self.wavefronts = instr, space, wavefronts
-        self._offs, self._lo, self._lanes, self._offsets = offs, lo, None, None
-
-    def _build(self) -> None:
-        act = self._offs >= 0
-        self._lanes = np.flatnonzero(act) + self._lo
-        self._offsets = self._offs[act].astype(np.uint64)
-
-    @property
-    def lanes(self) -> np.ndarray:
-        if self._lanes is None:
-            self._build()
-        return self._lanes
-
-    @property
-    def offsets(self) -> np.ndarray:
-        if self._offsets is None:
-            self._build()
-        return self._offsets
-
-
-@dataclass
-class StepRecord:
-    """What one step did: block `block` for `warps` (batch-local ids) with `masks`."""
-    block: int
-    warps: np.ndarray
-    masks: np.ndarray
-    accesses: list[Access] = field(default_factory=list)
-
 
 class BatchExecutor:
     """Executes blocks `first_block .. first_block + nctas - 1` of a launch, or the blocks
@@ -200,13 +93,12 @@ class BatchExecutor:
         self.value_free: frozenset[int] = frozenset()   # tensor instructions whose results no one needs (relevance.py)
         self.detect = detect                 # watch for lack of progress (watchdog.py) once the batch runs long
         self.watch: Watchdog | None = None
-        self.waiting_pc = np.zeros(len(dk.blocks) + 1, bool)   # blocks of loops warps were seen repeating in
-        self.waited = np.zeros(self.nwarps, np.int64)   # steps each warp was runnable without running (fairness)
-        self._released_at = 0
+        self.scheduler = WarpScheduler(self, len(dk.blocks))
         self._watch_again = 0
         self.span_masks = np.zeros(0, np.uint32)
         self.span_w0 = 0
-        self._lane_arrays: dict[str, np.ndarray] = {}
+        self.specials = SpecialRegisters(self)
+        self.special = self.specials.read          # special(name, want): what decode's fetchers call
         self._barriers = {b.barrier.index: b.barrier for b in dk.blocks if b.barrier is not None}
         grid = sorted(i for i, b in self._barriers.items() if getattr(b, "scope", "cta") == "grid")
         self.grid_barriers = np.array(grid, np.int64) if grid else None   # this_grid().sync() sites, or None
@@ -228,57 +120,6 @@ class BatchExecutor:
 
     def span_warps(self) -> np.ndarray:
         return np.arange(self.span_w0, self.span_w0 + len(self.span_masks))
-
-    def _lanes(self, name: str) -> np.ndarray:
-        """The per-lane special register `name` over the batch (uint32), computed on first use."""
-        arr = self._lane_arrays.get(name)
-        if arr is None:
-            lane = np.arange(self.nlanes, dtype=np.int64)
-            t = lane % (self.wpc * 32)
-            bx, by, _ = self.geo.block
-            l31 = (lane & 31).astype(np.uint64)
-            one = np.uint64(1)
-            vals = {
-                "%tid.x": lambda: t % bx, "%tid.y": lambda: (t // bx) % by, "%tid.z": lambda: t // (bx * by),
-                "%ctaid.x": lambda: self.geo.ctaid_arrays(self._ctas())[0],
-                "%ctaid.y": lambda: self.geo.ctaid_arrays(self._ctas())[1],
-                "%ctaid.z": lambda: self.geo.ctaid_arrays(self._ctas())[2],
-                "%laneid": lambda: lane & 31, "%warpid": lambda: t >> 5,
-                "%smid": lambda: self._ctas() % self.sm_count,
-                "%lanemask_eq": lambda: one << l31,
-                "%lanemask_lt": lambda: (one << l31) - one,
-                "%lanemask_le": lambda: (one << (l31 + one)) - one,
-                "%lanemask_ge": lambda: ~((one << l31) - one),
-                "%lanemask_gt": lambda: ~((one << (l31 + one)) - one),
-            }
-            if name not in vals:
-                vals.update(cluster_lane_values(self.geo, self._ctas))
-                vals.update({k: (lambda v=v: np.full(self.nlanes, v)) for k, v in cluster_uniform_values(self.geo).items()})
-            if name not in vals:
-                raise KernelError("unsupported special register", kernel=self.kernel_name, detail=name)
-            arr = self._lane_arrays[name] = np.asarray(vals[name]()).astype(np.uint32)
-        return arr
-
-    def _ctas(self) -> np.ndarray:
-        lane = np.arange(self.nlanes, dtype=np.int64)
-        return self.block_ids[lane // (self.wpc * 32)]
-
-    def special(self, name: str, want: np.dtype):
-        g = self.geo
-        uniform = {
-            "%ntid.x": g.block[0], "%ntid.y": g.block[1], "%ntid.z": g.block[2],
-            "%nctaid.x": g.grid[0], "%nctaid.y": g.grid[1], "%nctaid.z": g.grid[2],
-            "%nwarpid": 4 * 16, "%nsmid": self.sm_count, "%gridid": 1,
-            "%clock": self.steps, "%clock64": self.steps, "%globaltimer": self.steps * 1000,
-            "%globaltimer_lo": self.steps * 1000, "%globaltimer_hi": 0,
-            "%dynamic_smem_size": self.lsu.shared_bytes, "%total_smem_size": self.lsu.shared_bytes,
-            **cluster_uniform_values(g),
-        }
-        if name in uniform:
-            return want.type(uniform[name]) if want.kind != "f" else want.type(uniform[name])
-        st = self.state
-        v = self._lanes(name)[st.lo:st.hi]
-        return v if v.dtype == want else convert(v, want)
 
     # ------------------------------------------------------------------ lane helpers for units
     def write_lanes(self, slot: int, lanes: np.ndarray, vals: np.ndarray) -> None:
@@ -318,7 +159,7 @@ class BatchExecutor:
         """An mbarrier operation `what` ('init', 'arrive', 'expect_tx', 'arrive_expect_tx',
         'try_wait', 'test_wait', 'inval'; a bulk copy's 'complete_tx') of `lanes` on the mbarriers
         at shared `offsets`, with its per-lane arguments: what the timing model's mbarriers need
-        (gpusim/timing/trace.py, mbarrier.py)."""
+        (gpusim/timing/functional_streams.py, mbarrier.py)."""
         if self.record is not None:
             self.record.accesses.append(Access(op.index, "mbarrier", lanes, offsets, values=(what, args)))
 
@@ -333,74 +174,9 @@ class BatchExecutor:
     def runnable(self) -> np.ndarray:
         return (self.stacks.depth > 0) & ~self.blocked()
 
-    def next_group(self) -> tuple[int, np.ndarray] | None:
-        """The scheduler's choice (module docstring): a block and every runnable warp waiting at it."""
-        while True:
-            run = self.runnable()
-            if run.any():
-                top = self.stacks.top_pc()
-                if self.steps < FAIR_AFTER_STEPS:
-                    b = int(np.where(run, top, np.iinfo(np.int32).max).min())
-                else:
-                    b = self._fair_block(run, top)
-                    if b is None:                        # released a block's barrier: look again
-                        continue
-                g = np.flatnonzero(run & (top == b))
-                self.waited[g] = 0
-                return b, g
-            blocked = self.blocked()
-            if not blocked.any():
-                return None
-            self.collectives.release(blocked, self.wait_at, self.arrived)
-
-    def _fair_block(self, run: np.ndarray, top: np.ndarray) -> int | None:
-        """The lowest block of the warps not waiting in a repeating loop, unless a runnable
-        warp has starved for STARVE_STEPS (its block then); None after releasing barriers."""
-        self.waited[run] += 1
-        waiting = run & self.waiting_pc[top]
-        busy = run & ~waiting
-        if (not busy.any() or self.steps - self._released_at >= STARVE_STEPS) and self._release_ready():
-            return None
-        starved = run & (self.waited > STARVE_STEPS)
-        if starved.any():
-            return int(top[int(np.argmax(np.where(starved, self.waited, -1)))])
-        pick = busy if busy.any() else run
-        return int(np.where(pick, top, np.iinfo(np.int32).max).min())
-
-    def _release_ready(self) -> bool:
-        """Release the barrier of every block whose unfinished warps all wait at it with all their
-        live threads (blocks at a grid barrier wait for the whole grid); whether any was."""
-        self._released_at = self.steps
-        blocked = self.blocked()
-        if not blocked.any():
-            return False
-        w = np.flatnonzero(blocked)
-        if self.grid_barriers is not None:
-            w = w[~np.isin(self.wait_at[w], self.grid_barriers)]
-        if self.cluster_waits is not None:                  # released by their cluster's phase (cluster.py)
-            w = w[~np.isin(self.wait_at[w], self.cluster_waits)]
-            if not len(w):
-                return False
-        whole = (self.arrived[w] | self.stacks.lanes_at(w, self.exit_only)) == self.stacks.live_mask(w, self.launched)
-        cta = w // self.wpc
-        alive = np.bincount(np.flatnonzero(self.stacks.depth > 0) // self.wpc, minlength=self.nctas)
-        ready = np.bincount(cta[whole], minlength=self.nctas)
-        first = np.full(self.nctas, -1, np.int64)
-        first[cta[::-1]] = self.wait_at[w][::-1]
-        one = np.ones(self.nctas, bool)
-        one[cta[self.wait_at[w] != first[cta]]] = False     # one barrier per block (else: the full release's error)
-        done = (ready == alive) & (alive > 0) & one
-        sel = w[whole & done[cta]]
-        if not len(sel):
-            return False
-        mask = np.zeros(self.nwarps, bool)
-        mask[sel] = True
-        self.collectives.release(mask, self.wait_at, self.arrived)
-        return True
-
     def run(self) -> None:
         while True:
-            nxt = self.next_group()
+            nxt = self.scheduler.next_group()
             if nxt is None:
                 return
             self.execute(*nxt)
@@ -409,7 +185,7 @@ class BatchExecutor:
         """Execute one block for `warps` (all must have the same block on top and be
         runnable), or for the scheduler's choice; return what happened."""
         if warps is None:
-            nxt = self.next_group()
+            nxt = self.scheduler.next_group()
             if nxt is None:
                 return None
             b, g = nxt

@@ -28,7 +28,7 @@ of counters, loop invariants and immediates, or the old value of an `atom.add` o
 at an invariant address) or loop invariants, `ExitTest` names the comparison and its operand
 registers (or a value loaded inside the loop from a loop-invariant address: a bound the
 compiler reloads because the loop stores to memory): a warp whose comparison operands advance
-by the same step every iteration (`watchdog.py`) can be told whether the branch will ever
+by the same step every iteration (`wraparound.py`) can be told whether the branch will ever
 change its way before one of them wraps around. A value computed any other way (`abs`, `min`, a product of counters, a load)
 may turn around, so its loop gets no such test.
 
@@ -43,7 +43,7 @@ import numpy as np
 
 from isa import optable
 from isa.graphs import dominators, natural_loops
-from isa.program import Address, ArgList, Imm, PredPair, Reg, Special, TensorRef, Vector
+from isa.program import Address, Imm, PredPair, Reg, Special, Vector, operand_regs
 from isa.semantics.carry import implicit_operands
 
 CLOCKS = frozenset({"%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi"})
@@ -85,22 +85,6 @@ class LoopFacts:
     slice_loads: frozenset[int] = field(default_factory=frozenset)   # over all loops
 
 
-def _regs(op) -> list[str]:
-    """Register names an operand mentions (addresses' bases, vector elements, `!%p`)."""
-    if isinstance(op, Reg):
-        return [op.name]
-    if isinstance(op, (Vector, ArgList)):
-        return [n for e in op.elems if e is not None for n in _regs(e)]
-    if isinstance(op, PredPair):
-        return [r.name for r in (op.first, op.second) if r is not None]
-    if isinstance(op, Address):
-        return [op.base.name] if isinstance(op.base, Reg) else []
-    if isinstance(op, TensorRef):
-        return [r.name for r in (op.base, *op.coords) if isinstance(r, Reg)]
-    reg = getattr(op, "reg", None)                   # a negated predicate source (isa.program.Guard)
-    return [reg.name] if isinstance(reg, Reg) else []
-
-
 def _n_dest_operands(ins, spec, bound) -> int:
     """How many leading operands are destinations (as `decode.Decoder.ndests`)."""
     if ins.opcode in ("st", "red") or spec.kind in ("sync", "control") and not (
@@ -135,14 +119,14 @@ def _facts(ins, kernel: str) -> _Instr:
     spec, bound = optable.bind(ins, kernel=kernel)
     nd = _n_dest_operands(ins, spec, bound)
     hidden_d, hidden_s = implicit_operands(ins)
-    defs = [n for op in ins.operands[:nd] for n in _regs(op)] + [r.name for r in hidden_d]
-    srcs = [n for op in ins.operands[nd:] for n in _regs(op)] + [r.name for r in hidden_s]
+    defs = operand_regs(*ins.operands[:nd]) + [r.name for r in hidden_d]
+    srcs = operand_regs(*ins.operands[nd:]) + [r.name for r in hidden_s]
     guard = [ins.guard.reg.name] if ins.guard is not None else []
     roots: list[str] = []
     load = False
     if spec.kind == "mem":
         addr = next((op for op in ins.operands if isinstance(op, Address)), None)
-        roots += _regs(addr) if addr is not None else []
+        roots += operand_regs(addr) if addr is not None else []
         if ins.opcode in ("atom", "red"):
             roots += srcs
         load = ins.opcode in ("ld", "ldu") and ins.space not in READ_ONLY_SPACES
@@ -260,7 +244,7 @@ def _invariant_base(op, defs_in: dict[str, list[int]]) -> bool:
 
 def _invariant_load(sites: list[int], instrs, defs_in: dict[str, list[int]]) -> bool:
     """A register defined in the loop only by one unguarded load from a loop-invariant address
-    (a value another thread may change: `watchdog.Drift` checks nothing does)."""
+    (a value another thread may change: `wraparound.Drift` checks nothing does)."""
     if len(sites) != 1:
         return False
     ins = instrs[sites[0]]

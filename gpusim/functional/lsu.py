@@ -236,7 +236,7 @@ class LoadStoreUnit:
         return np.where(own, slot, (slot // size) * size + rank), a & U64(CTA_OFFSET_MASK)
 
     def param_window(self) -> tuple[np.ndarray, int]:
-        """The kernel's parameters as bytes at their `.param` offsets (`launch_config.layout`)."""
+        """The kernel's parameters as bytes at their `.param` offsets (`variable_layout.layout`)."""
         buf = getattr(self, "_pwin", None)
         if buf is None:
             offs = {n: o for n, (sp, o) in self.x.dk.symbols.items() if sp == "param"}

@@ -15,7 +15,8 @@ import numpy as np
 
 from gpusim.functional.counters import Counters, metric_values
 from gpusim.functional.decode import DecodedKernel, InstrInfo
-from gpusim.functional.executor import Access, BatchExecutor, StepRecord
+from gpusim.functional.executor import BatchExecutor
+from gpusim.functional.step_record import Access, StepRecord
 from gpusim.functional.memory import DeviceMemory
 from gpusim.functional import parallel
 from gpusim.frontend.source import KernelSource, Marshalled
@@ -88,7 +89,7 @@ class PreparedLaunch:
               blocks: np.ndarray | None = None) -> BatchExecutor:
         """An executor for blocks first_block .. first_block + nblocks - 1 (linear ids), or for
         `blocks` (increasing linear ids, first_block the first, nblocks of them) when given:
-        blocks from across the grid run as one batch (`gpusim.timing.trace`). With
+        blocks from across the grid run as one batch (`gpusim.timing.functional_streams`). With
         thread-block clusters, whole clusters (the blocks of a cluster run together)."""
         cs = self.geometry.cluster_size
         if cs > 1 and (first_block % cs or nblocks % cs or blocks is not None):

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from gpusim.functional.decode import Decoder
 from isa import optable
-from isa.program import Address, ArgList, PredPair, Reg, TensorRef, Vector
+from isa.program import Vector, operand_regs
 from isa.semantics.carry import implicit_operands
 
 WRITABLE = (None, "global", "shared", "local", "generic")   # a load from these may read a stored value
@@ -36,29 +36,9 @@ COLLECTIVES = ("shfl", "redux")          # (dst, data, lane/offset/clamp/member 
 TENSOR_MMA = ("mma", "wgmma", "wmma")
 
 
-def _regs(o, out: set) -> None:
-    if isinstance(o, Reg):
-        out.add(o.name)
-    elif isinstance(o, Address):
-        if isinstance(o.base, Reg):
-            out.add(o.base.name)
-    elif isinstance(o, (Vector, ArgList)):
-        for e in o.elems:
-            _regs(e, out)
-    elif isinstance(o, TensorRef):
-        for e in (o.base, *o.coords):
-            _regs(e, out)
-    elif isinstance(o, PredPair):
-        out.update(r.name for r in (o.first, o.second) if r is not None)
-    elif hasattr(o, "reg") and isinstance(o.reg, Reg):          # a negated predicate `!%p`
-        out.add(o.reg.name)
-
-
 def regs(*operands) -> set:
-    out: set = set()
-    for o in operands:
-        _regs(o, out)
-    return out
+    """The registers `operands` mention (`isa.program.operand_regs`), as a set."""
+    return set(operand_regs(*operands))
 
 
 def _space(ins) -> str | None:

@@ -14,7 +14,7 @@ import functools
 import typing
 
 from gpusim.specs.gpu import GPUSpec
-from gpusim.specs.units import field_docs, format_range, range_of
+from gpusim.specs.fields import field_docs, format_range, range_of
 
 NOT_SETTABLE = frozenset({"source"})       # recorded by presets and overrides, not a hardware number
 

@@ -15,8 +15,8 @@ from gpusim.frontend.sass.opcodes import NEWEST_TABLE_CC, table_arch
 from gpusim.specs.interconnect import NCCLSpec, NVLinkSpec, PCIeSpec, SystemSpec
 from gpusim.specs.limits import LaunchLimits
 from gpusim.specs.tensor import TensorSpec
-from gpusim.specs.units import (ClockSpec, HBMSpec, L1Spec, L2Spec, LaunchSpec, NoCSpec, SMSpec, bounded,
-                                check_ranges)
+from gpusim.specs.fields import bounded, check_ranges
+from gpusim.specs.parts import ClockSpec, HBMSpec, L1Spec, L2Spec, LaunchSpec, NoCSpec, SMSpec
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpusim.errors import ConfigError
-from gpusim.specs.units import _integer, _nonnegative, _positive, bounded, check_ranges
+from gpusim.specs.fields import _integer, _nonnegative, _positive, bounded, check_ranges
 
 TOPOLOGIES = ("nvswitch", "direct", "pcie")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpusim.errors import ConfigError
-from gpusim.specs.units import bounded, check_ranges
+from gpusim.specs.fields import bounded, check_ranges
 
 
 @dataclass(frozen=True)

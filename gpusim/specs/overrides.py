@@ -8,7 +8,7 @@ overrides in `source`. `load_toml(path)` reads `base = "h100"`, an optional `nam
 tables such as `[hbm]` or `[sm.pipes.fp64]`. `resolve(gpu, sets)` takes a preset name,
 a .toml path or a spec, plus "key=value" strings.
 
-Validation is the dataclasses' own (`__post_init__` in units.py and gpu.py); this module
+Validation is the dataclasses' own (`__post_init__` in parts.py and gpu.py); this module
 puts the key and the value in front of the rule a bad value breaks, and suggests close
 keys (difflib) for unknown ones. It does not judge whether a combination could be built.
 """
@@ -27,7 +27,7 @@ from gpusim.errors import ConfigError
 from gpusim.specs import presets
 from gpusim.specs.describe import groups, schema, value_at
 from gpusim.specs.gpu import GPUSpec
-from gpusim.specs.units import format_range, range_of
+from gpusim.specs.fields import format_range, range_of
 
 # Short names users type -> the dotted key they mean.
 ALIASES: dict[str, str] = {

@@ -1,7 +1,7 @@
 """The tensor pipe of an SM as an architect varies it: dense tensor-core throughput per
 type, the latency of its instructions, the shared-memory bandwidth its operands come
 through, and the TMA unit's request rate. A frozen parts list with units in the field
-names (`units.py`); the timing model turns each field into issue intervals and latencies
+names (as in `parts.py`); the timing model turns each field into issue intervals and latencies
 of the SASS tensor and async-copy instructions (`gpusim/timing/tensor_pipe.py`), the
 roofline into its tensor ceilings (`gpusim/viz/roofline.py`).
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpusim.errors import ConfigError
-from gpusim.specs.units import _nonnegative, _positive, bounded, check_ranges
+from gpusim.specs.fields import _nonnegative, _positive, bounded, check_ranges
 
 TYPES = ("fp16", "tf32", "fp8", "int8", "fp64")     # the rates below, by the operand type of an instruction
 

@@ -1,7 +1,7 @@
 """Recorded functional runs: what a sweep replays instead of executing a kernel again.
 
 A `StreamStore` holds, for one (kernel, arguments, launch, functional spec fields):
-- the per-warp streams of PTX visits (`trace.WarpStream`: blocks run, active lanes, and per
+- the per-warp streams of PTX visits (`functional_streams.WarpStream`: blocks run, active lanes, and per
   memory instruction its sectors, byte masks, atomic lane counts or shared wavefronts) of
   every block the functional core executed with streams;
 - the functional counters of the whole launch (`functional.counters.Counters`), from
@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 
 from gpusim.frontend.diskcache import cache_dir, read_entry, write_entry
-from gpusim.timing.trace import TraceSource, WarpStream
+from gpusim.timing.functional_streams import TraceSource, WarpStream
 
 MAX_HEAP_BYTES = 64 << 20          # global memory kept to restore outputs (larger launches: outputs not restored)
 MAX_CACHE_BYTES = 2 << 30          # recordings kept on disk; the least recently written go first
@@ -200,7 +200,7 @@ def _functional_sources() -> str:
         root = Path(__file__).resolve().parents[1]             # gpusim/
         h = hashlib.sha256()
         for rel in sorted([*(f"functional/{p.name}" for p in (root / "functional").glob("*.py")),
-                           "timing/trace.py", "sweep/streams.py", "launch_config.py", "launch_plan.py",
+                           "timing/functional_streams.py", "sweep/streams.py", "launch_checks.py", "variable_layout.py", "launch_plan.py",
                            "frontend/args.py"]):
             p = root / rel
             if p.exists():

@@ -38,7 +38,7 @@ from gpusim.timing.memory import MemorySystem
 from gpusim.timing.memory.l1 import L1Cache
 from gpusim.timing.sm import SM, STALL_REASONS
 from gpusim.timing.static import issue_program, sass_classifier, unknown_sass, unknown_sass_message
-from gpusim.timing.trace import TraceSource, batch_independent
+from gpusim.timing.functional_streams import TraceSource, batch_independent
 from gpusim.timing.resources import kernel_resources
 from gpusim.timing.sampling.warming import shared_footprint
 from gpusim.timing.record import CountingMemory, Recorder, RecordingSM, recording_for

@@ -12,7 +12,7 @@ which resumes where it stopped (the phase in `I[I_PHASE]`):
 - `EV_VISIT`: a warp issued the last instruction of its segment and its next visit is
   not a segment (a loop-sampling marker: `SM._next_visit`) or it has none (the warp is
   done: `I[I_WDONE] = 1`); segment after segment it goes on here (`VP`);
-- `EV_BARRIER`: a warp issued a CTA barrier (`Residency._arrive`);
+- `EV_BARRIER`: a warp issued a CTA barrier (`SM._arrive`, the SM's `Residency` unit);
 - `EV_PICK`: more than one warp is ready and the policy is neither `gto` nor `oldest`:
   `policies.py` picks among `BUF[:I[I_NREADY]]`, into `I[I_EVW]`;
 - `EV_ISSUE` (only with `I[I_HOOK]` set, the recording SM): a warp is about to issue.

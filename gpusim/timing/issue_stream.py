@@ -2,7 +2,7 @@
 SASS segments the SM model times, with every memory access moved onto the SASS
 instruction that performs it.
 
-Input: one warp's PTX visits `(ptx_block, active_lanes, mem)` (`trace.WarpStream`),
+Input: one warp's PTX visits `(ptx_block, active_lanes, mem)` (`functional_streams.WarpStream`),
 `mem` keyed by PTX instruction index. Output: SASS visits `(segment, active_lanes,
 mem)`, `mem` keyed by SASS instruction index (`static.IssueProgram`):
 - a PTX block with a region issues its segment; one without (ptxas merged it into a
@@ -84,7 +84,7 @@ class IssueStreams:
         """The SASS visits of one warp's PTX visits; the counters advanced by `adds` (the same
         terms `add` takes: a caller that keeps the result can advance them again without
         converting, gpusim.sweep's replay). `summary`: (payloads, [loads, stores, atomics])
-        of all its visits where the trace counted them (`trace.WarpStream.summary`)."""
+        of all its visits where the trace counted them (`functional_streams.WarpStream.summary`)."""
         cost = self.cost
         blocks = list(map(_FIRST, visits))
         total = sum(map(cost.get, blocks, repeat(0)))          # in visit order, as a float sum must be

@@ -3,7 +3,7 @@ visit only when read.
 
 A warp's PTX visit holds `mem`: SASS-independent payloads keyed by PTX instruction (a
 wavefront count, a sector array, `(sectors, byte_masks)`, `(sectors, passes)`, an
-`MbarrierAccess` or a `tma.CopyPayload`; `trace.WarpStream`). A step's accesses give those
+`MbarrierAccess` or a `tma.CopyPayload`; `functional_streams.WarpStream`). A step's accesses give those
 payloads to all its warps at once; with loop sampling most visits are never issued
 (`issue_stream.py` keeps a few iterations of long loops), so building a dict per visit and a slice per payload was most
 of the cost of recording a long warp. `StepPayloads` keeps each access's per-warp results

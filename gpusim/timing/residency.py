@@ -1,19 +1,21 @@
-"""Warps and thread blocks resident on an SM: their state, their arrival (`add_cta`), CTA
-barriers (`_arrive`, `_release`) and completion (`_warp_done`), and the SM's residency
-integrals (`warp_cycles`, `active_cycles`: `sm__warps_active`).
+"""The residency unit of an SM: which thread blocks and warps are resident, their block
+slots and ages, CTA barriers, block completion, and the SM's residency integrals
+(`warp_cycles`, `active_cycles`: `sm__warps_active`).
 
-- A block arrives with its warps' instruction streams; each warp goes to sub-partition
-  `warp_in_block mod sub_partitions` in age (launch) order, and waits `dispatch_stall`
-  until its first instruction may issue. Local memory is per resident warp slot: a
-  block takes the lowest free block slot of the SM, and its warps' local frames are
-  that slot's (`local_delta`), reused by later blocks.
-- A barrier releases the block's warps `sm.barrier_latency_cycles` after the last live
-  warp arrives; a warp that finishes no longer counts towards the barrier.
-- A block completes with its last warp: its slot is freed and `on_cta_done` called.
+- A block is admitted with its warps' instruction streams (`admit`): it takes the lowest
+  free block slot of the SM; each warp goes to sub-partition `warp_in_block mod
+  sub_partitions` in age (launch) order. Local memory is per resident warp slot: the
+  block's warps' local frames are its slot's (`local_delta`), reused by later blocks.
+- A barrier (`arrive`) completes when the block's last live warp arrives; `release`
+  lets its warps go `sm.barrier_latency_cycles` later. A warp that finishes (`leave`) no
+  longer counts towards the barrier.
+- A block completes with its last warp: `remove` frees its slot.
 
-A mixin of `sm.SM`: it uses the SM's arrays (`issue_loop.py`), `ctas`, `spec`, `stats`
-and `_prepare`, `_next_visit`. A warp's scheduling state lives in a row of the SM's
-arrays; its `Warp` object holds the rest (its stream, visit, block) and reads the row.
+Its own state: the resident blocks (`ctas`), free block slots, the next warp age and the
+integrals. The SM (`sm.SM`) owns one and drives it: it gives each admitted warp a row of
+its issue-loop arrays (`Warp.k`; the warp's scheduling state lives in that row, which the
+`Warp` properties read), prepares the warps a barrier releases, and tells the mbarrier
+unit, the stats and the engine when a warp or block is done.
 """
 from __future__ import annotations
 
@@ -28,12 +30,13 @@ _REASONS = L.STALL_REASONS
 
 class Warp:
     """A resident warp: `k` its row in the SM's arrays, `f` / `i` views of that row (the
-    properties below read them: register ready times and kinds, ready_at, reason, ...)."""
+    properties below read them: register ready times and kinds, ready_at, reason, ...),
+    `flat` the SM's instruction table; the SM seats it (`SM._seat`) before it runs."""
     __slots__ = ("stream", "cta", "slot", "age", "sp", "local_delta", "k", "f", "i", "flat", "pool")
 
-    def __init__(self, stream, cta, slot, age, sp, k, f, i, flat):
+    def __init__(self, stream, cta, slot, age, sp):
         self.stream, self.cta, self.slot, self.age, self.sp = stream, cta, slot, age, sp
-        self.k, self.f, self.i, self.flat = k, f, i, flat
+        self.k, self.f, self.i, self.flat = -1, None, None, None
         self.pool = (0, 0)                        # its wavefronts in the SM's SHP: first, how many
         self.local_delta = 0                      # sectors from its frame in the stream to its SM slot's (uint64, wrapping)
 
@@ -97,7 +100,20 @@ class CTA:
 
 
 class Residency:
-    """Mixin of `SM` (module docstring)."""
+    """The blocks and warps resident on SM `sm_id` (module docstring). `sm_spec`: the
+    `SMSpec` (sub-partitions, warps per SM for the local frames, barrier latency)."""
+
+    def __init__(self, sm_id: int, sm_spec):
+        self.nsp = sm_spec.sub_partitions
+        self.frames_base = sm_id * sm_spec.max_warps_per_sm     # this SM's first local-memory warp frame
+        self.barrier_latency = sm_spec.barrier_latency_cycles
+        self.ctas: dict = {}                       # block -> CTA
+        self._free_slots: list[int] = []           # block slots freed by finished CTAs (local frames), lowest first
+        self.next_age = 0
+        self.resident_warps = 0
+        self.warp_cycles = 0.0                     # integral of resident warps over time
+        self.active_cycles = 0.0                   # cycles with at least one resident warp
+        self._last_change = 0.0
 
     def _account(self, t: float) -> None:
         if t > self._last_change:
@@ -107,84 +123,59 @@ class Residency:
                 self.active_cycles += dt
             self._last_change = t
 
-    def add_cta(self, block: int, streams, t0: float) -> None:
-        t0 = max(t0, self.t)
+    def has_work(self) -> bool:
+        return bool(self.ctas)
+
+    def admit(self, block: int, streams, t0: float) -> CTA:
+        """Block `block` resident from `t0` with one warp per stream (each with its sub-partition,
+        slot in the sub-partition, age and local frame; not yet seated in the SM's arrays)."""
         self._account(t0)
         cta = CTA(block, t0, heappop(self._free_slots) if self._free_slots else len(self.ctas))
         nsp = self.nsp
-        frames = self.id * self.spec.sm.max_warps_per_sm + cta.slot * len(streams)
+        frames = self.frames_base + cta.slot * len(streams)
         for s in streams:
-            sp = s.warp_in_block % nsp
-            if not self._free_rows:
-                self._grow()
-            k = self._free_rows.pop()
-            w = Warp(s, cta, s.warp_in_block // nsp, self.next_age, sp, k, self.WF[k], self.WI[k], self._flat)
+            w = Warp(s, cta, s.warp_in_block // nsp, self.next_age, s.warp_in_block % nsp)
             if s.local_sectors:                     # local memory is per resident warp slot, reused by later blocks
                 w.local_delta = np.uint64((frames + s.warp_in_block - s.gid) * s.local_sectors % (1 << 64))
             self.next_age += 1
             cta.warps.append(w)
-            v0, vn = self._load_visits(w)    # may compact the pools: only over the warps already in rows
-            self._warps[k] = w                # (row k still holds the visit range of its last warp)
-            L.add_warp(k, sp, float(t0), v0, vn, self.WF, self.WI, self.SPF, self.SPI)
-            self._next_visit(w, t0)
         cta.live = len(cta.warps)
         self.ctas[block] = cta
         self.resident_warps += len(cta.warps)
-        for w in list(cta.warps):
-            if w.vi >= len(w.stream.visits):
-                self._warp_done(w, t0)
+        return cta
 
-    def _grow(self) -> None:
-        """Twice the warp rows (more resident warps than `max_warps_per_sm`)."""
-        cap = len(self._warps)
-        self.WF = np.concatenate([self.WF, np.zeros_like(self.WF)])
-        self.WI = np.concatenate([self.WI, np.zeros_like(self.WI)])
-        self.SPI = np.concatenate([self.SPI, np.zeros((self.nsp, cap), dtype=np.int64)], axis=1)
-        self.BUF = np.zeros(2 * cap, dtype=np.int64)
-        self._warps += [None] * cap
-        self._free_rows = list(range(2 * cap - 1, cap - 1, -1)) + self._free_rows
-        for k, w in enumerate(self._warps):
-            if w is not None:
-                w.f, w.i = self.WF[k], self.WI[k]
-        self._pack()
-
-    def has_work(self) -> bool:
-        return bool(self.ctas)
-
-    def _arrive(self, w: Warp, t: float) -> None:
+    def arrive(self, w: Warp) -> bool:
+        """`w` waits at its block's barrier; True when that completes the barrier (every live
+        warp of the block waits: `release` it)."""
         cta = w.cta
         w.at_barrier = True
         cta.waiting.append(w)
-        if len(cta.waiting) >= cta.live:
-            self._release(cta, t)
+        return len(cta.waiting) >= cta.live
 
-    def _release(self, cta: CTA, t: float) -> None:
-        rel = t + self.spec.sm.barrier_latency_cycles
+    def release(self, cta: CTA, t: float) -> list[Warp]:
+        """The barrier of `cta`, complete at `t`, lets its waiting warps go (ready
+        `barrier_latency` later); returns those that still have work, to be prepared."""
+        rel = t + self.barrier_latency
+        go = []
         for w in cta.waiting:
             w.at_barrier = False
             w.ready_at = rel
             w.reason = "barrier"
             if w.vi < len(w.stream.visits):
-                self._prepare(w, w.last_issue + 1)
+                go.append(w)
         cta.waiting = []
+        return go
 
-    def _warp_done(self, w: Warp, t: float) -> None:
-        k = w.k
-        if self.SPI.item(w.sp, L.S_LAST) == k:     # policies may still ask for it (lrr: its slot)
-            self._departed[w.sp] = w
-        L.remove_warp(k, w.sp, self.SPI)
-        self._warps[k] = None
-        self._free_rows.append(k)
+    def leave(self, w: Warp) -> bool:
+        """`w` has finished; True when the block's remaining live warps all wait at its
+        barrier (`release` it)."""
         cta = w.cta
         cta.live -= 1
-        if cta.waiting and len(cta.waiting) >= cta.live:
-            self._release(cta, t)
-        self.mbarriers.warp_done(cta, t)
-        if cta.live == 0:
-            self.mbarriers.block_done(cta.block)
-            self._account(t)
-            self.resident_warps -= len(cta.warps)
-            del self.ctas[cta.block]
-            heappush(self._free_slots, cta.slot)
-            self.stats.block_done(cta.block, cta.start, t)
-            self.on_cta_done(self, cta.block, t)
+        return bool(cta.waiting) and len(cta.waiting) >= cta.live
+
+    def remove(self, cta: CTA, t: float) -> None:
+        """Block `cta` (no live warp left) completes at `t`: its slot is free."""
+        self._account(t)
+        self.resident_warps -= len(cta.warps)
+        del self.ctas[cta.block]
+        heappush(self._free_slots, cta.slot)

@@ -22,11 +22,13 @@ quantum of skew. The loop itself is compiled (`issue_loop.py`, on this SM's arra
 shared memory and the caches included); it returns here for what needs Python objects:
 a global / local / atomic access's ready time (`_memory`: the L1 / L2 / HBM model),
 loop-sampling markers and a warp's last visit (`_next_visit`), barriers and block
-completion (`residency.py`), a Python warp-scheduling policy.
+completion (its `Residency` unit, `residency.py`), a Python warp-scheduling policy.
 
 Warps issue the SASS that ptxas made of the PTX they executed (`issue_stream.py`,
 `frontend/sass/mapping.py`), fetched through the instruction and constant caches
-(`fetch.py`). Residency, barriers and block completion: `residency.py`.
+(`fetch.py`). The SM owns its units: the residency of blocks and warps with CTA barriers
+and block completion (`residency.py`), the front end (`fetch.py`), the TMA unit (`tma.py`)
+and the mbarriers (`mbarrier.py`); it seats each resident warp in a row of its arrays.
 
 Does not model: register bank conflicts and operand collectors, dual issue,
 warp-level divergence costs beyond the executed instruction stream (DEVIATIONS.md).
@@ -38,30 +40,26 @@ Jia et al. 2018 and Luo et al. 2024 microbenchmarks (latencies, via the presets)
 from __future__ import annotations
 
 import math
-from operator import itemgetter
-
 import numpy as np
 
 from gpusim.timing import issue_loop as L
 from gpusim.timing import policies
 from gpusim.timing.fetch import FrontEnd
-from gpusim.timing.issue_stream import LOOP, SKIP
+from gpusim.timing.issue_stream import LOOP
 from gpusim.timing.mbarrier import MbarrierUnit
 from gpusim.timing.payloads import MbarrierAccess
-from gpusim.timing.residency import Residency, Warp
+from gpusim.timing.residency import CTA, Residency, Warp
 from gpusim.timing.static import PIPE_NAMES, SHARED
 from gpusim.timing.tma import CopyPayload, TMAUnit
+from gpusim.timing.visit_pool import VisitPool
 from isa.memory_map import CONST_WINDOW_BASE
 
 INF = math.inf
 STALL_REASONS = L.STALL_REASONS
-_FIRST = itemgetter(0)
-if (LOOP, SKIP) != (-1, -2):
-    raise ImportError("gpusim.timing.sm: _seg_nshared's trailing zeros stand for the markers LOOP, SKIP = -1, -2")
 POLICY_CODES = {"gto": L.P_GTO, "oldest": L.P_OLDEST}      # compiled; any other policy is called from Python
 
 
-class SM(Residency):
+class SM:
     """See module docstring. `program`: the kernel's `static.IssueProgram`; `stats.stall`:
     an array [STALL_REASONS, SASS instruction]; `on_cta_done(sm, block, t)` is called when a
     block finishes."""
@@ -81,6 +79,7 @@ class SM(Residency):
         self.pick = policies.get(sm.warp_scheduler)
         self.locate = None                          # sampled mode, shared footprint: locate(block) per access
         self.front = FrontEnd(spec, table)
+        self.residency = Residency(sm_id, sm)
         cap = max(sm.max_warps_per_sm, 1)
         self._warps: list = [None] * cap           # array row -> Warp
         self._free_rows = list(range(cap - 1, -1, -1))
@@ -104,20 +103,8 @@ class SM(Residency):
         self.I[L.I_NSP] = nsp
         self.I[L.I_POLICY] = POLICY_CODES.get(sm.warp_scheduler, L.P_PYTHON)
         self.BUF = np.zeros(cap, dtype=np.int64)
-        self._seg_shared = table.seg_shared
-        # shared accesses per segment, then zeros for the marker segments LOOP and SKIP (-1, -2)
-        self._seg_nshared = np.array([len(x) for x in table.seg_shared] + [0, 0], np.int64)
-        self.VP = np.zeros((256, 2), dtype=np.int64)   # its warps' visits (issue_loop.py), rows 0.._vtop-1 used
-        self.SHP = np.zeros(256, dtype=np.int64)       # their shared-memory accesses' wavefronts, 0.._shtop-1
-        self._vtop = self._shtop = 0
+        self.visits = VisitPool(table.seg_shared)    # its warps' visits and their shared wavefronts (VP, SHP)
         self._pack()
-        self.ctas: dict = {}                         # block -> residency.CTA
-        self._free_slots: list[int] = []           # block slots freed by finished CTAs (local frames), lowest first
-        self.next_age = 0
-        self.resident_warps = 0
-        self.warp_cycles = 0.0                     # integral of resident warps over time
-        self.active_cycles = 0.0                   # cycles with at least one resident warp
-        self._last_change = 0.0
         self.loop_start = INF                      # loop sampling: first LOOP marker, last SKIP marker,
         self.loop_end = -INF                       # SASS instructions kept and left out (issue_stream.py)
         self.loop_kept = 0.0
@@ -128,7 +115,8 @@ class SM(Residency):
     def _pack(self) -> None:
         """The arrays `issue_loop.run` takes (again after one of them was replaced)."""
         self._arrays = (self.table.ti, self.table.tx, self.table.ts, self.WF, self.WI, self.SPF, self.SPI, self.F,
-                        self.I, self.front.icache.a, self.front.ccache.a, self.stats.stall, self.BUF, self.VP, self.SHP)
+                        self.I, self.front.icache.a, self.front.ccache.a, self.stats.stall, self.BUF, self.visits.VP,
+                        self.visits.SHP)
 
     @property
     def t(self) -> float:
@@ -144,6 +132,89 @@ class SM(Residency):
     def issued(self) -> int:
         """Warp instructions issued (all sub-partitions)."""
         return int(self.SPI[:, L.S_ISSUED].sum())
+
+    @property
+    def warp_cycles(self) -> float:
+        """Integral of resident warps over time (`Residency`)."""
+        return self.residency.warp_cycles
+
+    @property
+    def active_cycles(self) -> float:
+        """Cycles with at least one resident warp (`Residency`)."""
+        return self.residency.active_cycles
+
+    def has_work(self) -> bool:
+        """Whether a block is resident."""
+        return self.residency.has_work()
+
+    # ------------------------------------------------------------------ residency
+    def add_cta(self, block: int, streams, t0: float) -> None:
+        """Block `block` arrives at `t0` (not before the SM's clock) with its warps' streams:
+        admitted by the residency unit, each warp seated in a row of the arrays."""
+        t0 = max(t0, self.t)
+        cta = self.residency.admit(block, streams, t0)
+        for w in cta.warps:
+            self._seat(w, t0)
+        for w in list(cta.warps):
+            if w.vi >= len(w.stream.visits):
+                self._warp_done(w, t0)
+
+    def _seat(self, w: Warp, t0: float) -> None:
+        """`w` takes a free row of the arrays, its visits go into the pools and it enters its
+        first segment, its first instruction held until `t0` (`dispatch_stall`)."""
+        if not self._free_rows:
+            self._grow()
+        k = self._free_rows.pop()
+        w.k, w.f, w.i, w.flat = k, self.WF[k], self.WI[k], self._flat
+        pool = self.visits
+        v0, vn = pool.load(w, self._warps, self.WI)   # may compact the pools: only over the warps already in rows
+        if pool.VP is not self._arrays[13] or pool.SHP is not self._arrays[14]:
+            self._pack()                  # the compaction replaced them
+        self._warps[k] = w                # (row k still holds the visit range of its last warp)
+        L.add_warp(k, w.sp, float(t0), v0, vn, self.WF, self.WI, self.SPF, self.SPI)
+        self._next_visit(w, t0)
+
+    def _grow(self) -> None:
+        """Twice the warp rows (more resident warps than `max_warps_per_sm`)."""
+        cap = len(self._warps)
+        self.WF = np.concatenate([self.WF, np.zeros_like(self.WF)])
+        self.WI = np.concatenate([self.WI, np.zeros_like(self.WI)])
+        self.SPI = np.concatenate([self.SPI, np.zeros((self.nsp, cap), dtype=np.int64)], axis=1)
+        self.BUF = np.zeros(2 * cap, dtype=np.int64)
+        self._warps += [None] * cap
+        self._free_rows = list(range(2 * cap - 1, cap - 1, -1)) + self._free_rows
+        for k, w in enumerate(self._warps):
+            if w is not None:
+                w.f, w.i = self.WF[k], self.WI[k]
+        self._pack()
+
+    def _arrive(self, w: Warp, t: float) -> None:
+        """`w` issued a CTA barrier at `t`."""
+        if self.residency.arrive(w):
+            self._release(w.cta, t)
+
+    def _release(self, cta: CTA, t: float) -> None:
+        """The barrier of `cta` completed at `t`: its warps are prepared for their release."""
+        for w in self.residency.release(cta, t):
+            self._prepare(w, w.last_issue + 1)
+
+    def _warp_done(self, w: Warp, t: float) -> None:
+        """`w` finished at `t`: its row is freed; its block may pass its barrier, or be done."""
+        k = w.k
+        if self.SPI.item(w.sp, L.S_LAST) == k:     # policies may still ask for it (lrr: its slot)
+            self._departed[w.sp] = w
+        L.remove_warp(k, w.sp, self.SPI)
+        self._warps[k] = None
+        self._free_rows.append(k)
+        cta = w.cta
+        if self.residency.leave(w):
+            self._release(cta, t)
+        self.mbarriers.warp_done(cta, t)
+        if cta.live == 0:
+            self.mbarriers.block_done(cta.block)
+            self.residency.remove(cta, t)
+            self.stats.block_done(cta.block, cta.start, t)
+            self.on_cta_done(self, cta.block, t)
 
     # ------------------------------------------------------------------ stepping
     def next_time(self) -> float:
@@ -191,7 +262,7 @@ class SM(Residency):
 
     def _cas_loop(self, t: float, rounds: int) -> float:
         """A shared compare-and-swap loop (LDS, FADD, ATOMS.CAST.SPIN, a branch back) of
-        `rounds` rounds (trace._cas_rounds) issued once: each round an LDS and an ATOMS wavefront
+        `rounds` rounds (functional_streams._cas_rounds) issued once: each round an LDS and an ATOMS wavefront
         (the counter) holding the shared data path `shared_cas_round_cycles`, its result after
         the last round's."""
         F = self.F
@@ -287,53 +358,6 @@ class SM(Residency):
             v += 1
         wi[L.W_V] = v
         if v < vn:
-            L.enter(w.k, v, self.table.ts, self.WI, self.VP)
+            L.enter(w.k, v, self.table.ts, self.WI, self.visits.VP)
             if v == v0:
                 self._prepare(w, t)
-
-    def _load_visits(self, w: Warp) -> tuple[int, int]:
-        """w's visits into the SM's pool (VP, SHP): rows v0..vn-1."""
-        seg_shared = self._seg_shared
-        visits = w.stream.visits
-        segs = np.fromiter(map(_FIRST, visits), np.int64, len(visits))
-        per = self._seg_nshared[segs]                   # markers (< 0) take the trailing zeros
-        offs = np.cumsum(per) - per
-        wfs = [-1 if p is None else (p if isinstance(p, int) else 1)
-               for p in (mem.get(idx) if mem else None
-                         for seg, _, mem in visits if seg >= 0 for _, idx in seg_shared[seg])]
-        nv, nsh = len(segs), len(wfs)
-        if self._vtop + nv > len(self.VP) or self._shtop + nsh > len(self.SHP):
-            self._compact(nv, nsh)
-        v0, s0 = self._vtop, self._shtop
-        if nv:
-            self.VP[v0:v0 + nv, 0] = segs
-            self.VP[v0:v0 + nv, 1] = offs
-            self.VP[v0:v0 + nv, 1] += s0
-        if nsh:
-            self.SHP[s0:s0 + nsh] = wfs
-        self._vtop, self._shtop = v0 + nv, s0 + nsh
-        w.pool = (s0, nsh)
-        return v0, v0 + nv
-
-    def _compact(self, nv: int, nsh: int) -> None:
-        """Room for nv more visits and nsh wavefronts: the resident warps' visits moved to the
-        front of pools large enough for twice what they and the new ones take."""
-        live = [w for w in self._warps if w is not None]
-        wi = self.WI
-        need_v = nv + sum(wi.item(w.k, L.W_VN) - wi.item(w.k, L.W_V0) for w in live)
-        need_s = nsh + sum(w.pool[1] for w in live)
-        vp, shp = np.zeros((max(2 * need_v, 256), 2), dtype=np.int64), np.zeros(max(2 * need_s, 256), dtype=np.int64)
-        tv = ts = 0
-        for w in live:
-            a, b = wi.item(w.k, L.W_V0), wi.item(w.k, L.W_VN)
-            s0, n = w.pool
-            vp[tv:tv + b - a] = self.VP[a:b]
-            vp[tv:tv + b - a, 1] += ts - s0
-            shp[ts:ts + n] = self.SHP[s0:s0 + n]
-            for col in (L.W_V0, L.W_VN, L.W_V):
-                wi[w.k, col] += tv - a
-            wi[w.k, L.W_SH] += ts - s0
-            w.pool = (ts, n)
-            tv, ts = tv + b - a, ts + n
-        self.VP, self.SHP, self._vtop, self._shtop = vp, shp, tv, ts
-        self._pack()

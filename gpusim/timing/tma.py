@@ -14,7 +14,7 @@ completion (`mbarrier.py`): that, not the issuing warp, is what consumers wait f
 What is not: the unit's address generation per box row (a box's requests are sent as one
 batch of sectors), multicast within a cluster, L2 cache hints, the im2col modes.
 
-The payload of a copy (from the functional core, `trace.py`): its global sectors (a sector
+The payload of a copy (from the functional core, `functional_streams.py`): its global sectors (a sector
 array, or a store's (sectors, byte masks)) and, for a load with an mbarrier, the
 `MbarrierAccess` of its complete_tx, as a `CopyPayload`.
 

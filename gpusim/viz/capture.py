@@ -13,7 +13,7 @@ The chosen blocks run from the launch's initial memory, as the first batch of a 
 launch does: for blocks that do not communicate through global memory (every program
 in `programs/`) each lane's mask and addresses are the ones the full launch executes.
 Tensor-core and async-copy instructions give their own access size and direction
-(`executor.Access.nbytes`, `is_store`): an ldmatrix row is 16 bytes, a cp.async copy appears
+(`step_record.Access.nbytes`, `is_store`): an ldmatrix row is 16 bytes, a cp.async copy appears
 twice (its global read, its shared write), a wmma fragment move once per request it makes.
 Counts are PTX-level: one executed PTX instruction per column, as the functional core
 counts them (ptxas may predicate a short branch the PTX takes; the SASS counters of
@@ -78,7 +78,7 @@ class WarpAccess:
     is_store: bool
     is_atomic: bool
     phase_lanes: int = 32        # lanes the shared-memory unit serves together (ldmatrix/stmatrix: 8 row
-    #                              addresses, one 8 x 8 matrix, per phase; `executor.Access.phase_lanes`)
+    #                              addresses, one 8 x 8 matrix, per phase; `step_record.Access.phase_lanes`)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ counters that explain the steps in small panels beside it.
     fig = plot(data, "plots/reduce_ladder.png")
 
 Data: straight from each `Result.metrics`, in the order given (the family's teaching
-order, `gpusim.cli.FAMILY_ORDER`), under Nsight Compute's names:
+order, `gpusim.cli.program_args.FAMILY_ORDER`), under Nsight Compute's names:
 - time: `gpu__time_duration.sum` (ns; only when every run was timed);
 - warp instructions: `smsp__inst_executed.sum`;
 - shared wavefronts: `l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum`;

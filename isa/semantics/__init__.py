@@ -9,7 +9,7 @@ import importlib
 
 from isa.opcodes import OpSpec
 
-_FAMILIES = ("integer", "bits", "compare", "moves", "atomics", "floating", "transcendental",
+_FAMILIES = ("integer", "bits", "bitfields", "dot", "compare", "moves", "atomics", "floating", "transcendental",
              "convert", "memory", "control", "warp", "tensor", "wgmma", "wmma", "async_copy", "cluster")
 
 

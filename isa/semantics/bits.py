@@ -1,17 +1,15 @@
 """Logic and bit manipulation: and, or, xor, not, cnot, lop3, shl, shr, shf, popc, clz, bfind,
-brev, bfe, bfi, prmt, fns, dp4a, dp2a.
+brev, fns. (Bit fields and byte permutes, bfe, bfi, prmt: `bitfields.py`; dp4a, dp2a: `dot.py`.)
 
 Every form ptxas 13 accepts for these opcodes on sm_90, bit-exact. Shift amounts are u32 and
 saturate as PTX says (shl and shr.u give 0 at or past the width, shr.s fills with the sign);
 numpy's shift ufuncs define exactly that for same-kind operands, which this module relies on.
-`bfe`/`bfi` follow the ISA pseudocode (position and length taken from the low 8 bits for
-32-bit types, from all 32 bits for 64-bit types, as H200 does); `prmt`'s modes
-use the ISA's byte-selection tables; `bfind` returns 0xffffffff when no non-sign bit exists.
+`bfind` returns 0xffffffff when no non-sign bit exists.
 
 Not modelled: `lop3` with a predicate output (`lop3.or.b32 d|p, ...`), `bmsk`, `szext`.
 
 Sources: PTX ISA 9.0, "Logic and Shift Instructions" and "Integer Arithmetic Instructions"
-(bfe, bfi, bfind, brev, clz, popc, prmt, fns, dp4a, dp2a); checked against inline-asm runs of
+(bfind, brev, clz, popc, fns); checked against inline-asm runs of
 each instruction on an NVIDIA H200 (sm_90), November 2026.
 """
 from __future__ import annotations
@@ -29,11 +27,11 @@ _U32 = np.dtype(np.uint32)
 _NONE = np.uint32(0xFFFF_FFFF)
 
 
-def _b(t: str, n_src: int, fn, dst: str | None = None, srcs: tuple[str, ...] | None = None) -> Bound:
+def int_bound(t: str, n_src: int, fn, dst: str | None = None, srcs: tuple[str, ...] | None = None) -> Bound:
     return Bound((dst or t,), srcs or (t,) * n_src, fn, "int")
 
 
-def _plain(instr: Instruction, n_ops: int, types) -> str:
+def plain_type(instr: Instruction, n_ops: int, types) -> str:
     arity(instr, n_ops)
     check_mods(instr, set())
     return only_type(instr, types)
@@ -41,25 +39,25 @@ def _plain(instr: Instruction, n_ops: int, types) -> str:
 
 # ----------------------------------------------------------------------------- logic
 def bind_and(instr):
-    return _b(_plain(instr, 3, LOGIC_TYPES), 2, np.bitwise_and)
+    return int_bound(plain_type(instr, 3, LOGIC_TYPES), 2, np.bitwise_and)
 
 
 def bind_or(instr):
-    return _b(_plain(instr, 3, LOGIC_TYPES), 2, np.bitwise_or)
+    return int_bound(plain_type(instr, 3, LOGIC_TYPES), 2, np.bitwise_or)
 
 
 def bind_xor(instr):
-    return _b(_plain(instr, 3, LOGIC_TYPES), 2, np.bitwise_xor)
+    return int_bound(plain_type(instr, 3, LOGIC_TYPES), 2, np.bitwise_xor)
 
 
 def bind_not(instr):
-    return _b(_plain(instr, 2, LOGIC_TYPES), 1, np.invert)          # logical not on .pred
+    return int_bound(plain_type(instr, 2, LOGIC_TYPES), 1, np.invert)          # logical not on .pred
 
 
 def bind_cnot(instr):
-    t = _plain(instr, 2, B_TYPES)
+    t = plain_type(instr, 2, B_TYPES)
     dt = dtype(t)
-    return _b(t, 1, lambda a: (a == 0).astype(dt))
+    return int_bound(t, 1, lambda a: (a == 0).astype(dt))
 
 
 def _lut_fn(lut: int):
@@ -89,7 +87,7 @@ def bind_lop3(instr):
     if not isinstance(lut, Imm) or not isinstance(lut.value, int):
         raise unsupported(instr, "immLut must be an integer immediate")
     f = _lut_fn(lut.value)
-    return _b("b32", 4, lambda a, b, c, _lut: f(a, b, c))
+    return int_bound("b32", 4, lambda a, b, c, _lut: f(a, b, c))
 
 
 # ----------------------------------------------------------------------------- shifts
@@ -104,13 +102,13 @@ def _shift(ufunc, dt: np.dtype):
 
 
 def bind_shl(instr):
-    t = _plain(instr, 3, B_TYPES)
-    return _b(t, 2, _shift(np.left_shift, dtype(t)), srcs=(t, "u32"))
+    t = plain_type(instr, 3, B_TYPES)
+    return int_bound(t, 2, _shift(np.left_shift, dtype(t)), srcs=(t, "u32"))
 
 
 def bind_shr(instr):
-    t = _plain(instr, 3, B_TYPES | {"s16", "s32", "s64", "u16", "u32", "u64"})
-    return _b(t, 2, _shift(np.right_shift, dtype(t)), srcs=(t, "u32"))
+    t = plain_type(instr, 3, B_TYPES | {"s16", "s32", "s64", "u16", "u32", "u64"})
+    return int_bound(t, 2, _shift(np.right_shift, dtype(t)), srcs=(t, "u32"))
 
 
 def bind_shf(instr):
@@ -125,7 +123,7 @@ def bind_shf(instr):
         n = np.minimum(c, np.uint32(32)) if clamp else c & np.uint32(31)
         v = (b.astype(np.uint64) << np.uint64(32)) | a.astype(np.uint64)
         return ((v << n) >> np.uint64(32)).astype(np.uint32) if left else (v >> n).astype(np.uint32)
-    return _b("b32", 3, fn)
+    return int_bound("b32", 3, fn)
 
 
 # ----------------------------------------------------------------------------- counting
@@ -144,14 +142,14 @@ def _bitlen(x, t: str):
 
 
 def bind_popc(instr):
-    t = _plain(instr, 2, {"b32", "b64"})
-    return _b(t, 1, lambda a: np.bitwise_count(a).astype(np.uint32), dst="u32")
+    t = plain_type(instr, 2, {"b32", "b64"})
+    return int_bound(t, 1, lambda a: np.bitwise_count(a).astype(np.uint32), dst="u32")
 
 
 def bind_clz(instr):
-    t = _plain(instr, 2, {"b32", "b64"})
+    t = plain_type(instr, 2, {"b32", "b64"})
     w = np.uint32(dtype(t).itemsize * 8)
-    return _b(t, 1, lambda a: w - _bitlen(a, t), dst="u32")
+    return int_bound(t, 1, lambda a: w - _bitlen(a, t), dst="u32")
 
 
 def bind_bfind(instr):
@@ -168,7 +166,7 @@ def bind_bfind(instr):
         if mods:
             return np.where(pos == _NONE, _NONE, msb - pos)
         return pos
-    return _b(t, 1, fn, dst="u32")
+    return int_bound(t, 1, fn, dst="u32")
 
 
 def _brev(t: str):
@@ -185,120 +183,8 @@ def _brev(t: str):
 
 
 def bind_brev(instr):
-    t = _plain(instr, 2, {"b32", "b64"})
-    return _b(t, 1, _brev(t))
-
-
-# ----------------------------------------------------------------------------- bit fields
-def _field(t: str):
-    """f(b, c) -> (pos, len, k, mask_k): position, length, number of field bits inside the word,
-    and a k-bit mask. 32-bit forms use b & 0xff and c & 0xff as PTX says; 64-bit forms (which
-    ptxas emulates) use all 32 bits of b and c (H200 reading: bfe.u64 a, 0x10f, 4 gives 0)."""
-    dt = dtype(t)
-    w = dt.itemsize * 8
-    one = dt.type(1)
-    lim = np.uint32(0xFF) if w == 32 else np.uint32(0xFFFF_FFFF)
-
-    def f(b, c):
-        pos = (b & lim).astype(dt)
-        ln = (c & lim).astype(dt)
-        k = np.minimum(ln, np.where(pos < w, dt.type(w) - pos, dt.type(0)))
-        return pos, ln, k, (one << k) - one          # numpy: 1 << w == 0, so mask(w) is all ones
-    return f
-
-
-def bind_bfe(instr):
-    t = _plain(instr, 4, {"u32", "s32", "u64", "s64"})
-    dt = dtype(t)
-    u = np.dtype(f"u{dt.itemsize}")
-    field = _field("u32" if dt.itemsize == 4 else "u64")
-    msb = u.type(dt.itemsize * 8 - 1)
-    if t[0] == "u":
-        def fn(a, b, c):
-            pos, _, k, m = field(b, c)
-            return (a >> pos) & m
-    else:
-        def fn(a, b, c):
-            ua = a.view(u)
-            pos, ln, k, m = field(b, c)
-            top = np.minimum(pos + ln - u.type(1), msb)
-            sbit = ((ua >> top) & u.type(1)).astype(bool) & (ln != 0)
-            return (((ua >> pos) & m) | np.where(sbit, ~m, u.type(0))).view(dt)
-    return _b(t, 3, fn, srcs=(t, "u32", "u32"))
-
-
-def bind_bfi(instr):
-    t = _plain(instr, 5, {"b32", "b64"})
-    field = _field("u32" if t == "b32" else "u64")
-
-    def fn(a, b, c, d):
-        pos, _, k, m = field(c, d)
-        m = m << pos
-        return (b & ~m) | ((a << pos) & m)
-    return _b(t, 4, fn, srcs=(t, t, "u32", "u32"))
-
-
-# ----------------------------------------------------------------------------- prmt
-# Byte selectors for d.b0..d.b3 per value of c[1:0] (PTX ISA, prmt mode table).
-_PRMT_MODES = {
-    "f4e": ((0, 1, 2, 3), (1, 2, 3, 4), (2, 3, 4, 5), (3, 4, 5, 6)),
-    "b4e": ((0, 7, 6, 5), (1, 0, 7, 6), (2, 1, 0, 7), (3, 2, 1, 0)),
-    "rc8": ((0, 0, 0, 0), (1, 1, 1, 1), (2, 2, 2, 2), (3, 3, 3, 3)),
-    "ecl": ((0, 1, 2, 3), (1, 1, 2, 3), (2, 2, 2, 3), (3, 3, 3, 3)),
-    "ecr": ((0, 0, 0, 0), (0, 1, 1, 1), (0, 1, 2, 2), (0, 1, 2, 3)),
-    "rc16": ((0, 1, 0, 1), (2, 3, 2, 3), (0, 1, 0, 1), (2, 3, 2, 3)),
-}
-
-
-_NIBBLES = np.array([0, 4, 8, 12], dtype=np.uint32)
-
-
-def _prmt_bytes(a, b, c):
-    """The 8 bytes of {b, a} as a (..., 8) uint8 array (byte k = bits 8k+7..8k), little-endian."""
-    v = np.empty(np.broadcast(a, b, c).shape + (2,), dtype=np.uint32)
-    v[..., 0] = a
-    v[..., 1] = b
-    return v.view(np.uint8)
-
-
-def _prmt_pack(out):
-    return np.ascontiguousarray(out).view(np.uint32)[..., 0]
-
-
-def bind_prmt(instr):
-    arity(instr, 4)
-    mods = check_mods(instr, set(_PRMT_MODES))
-    only_type(instr, {"b32"})
-    if len(mods) > 1:
-        raise unsupported(instr, "at most one mode")
-    if mods:
-        table = np.array(_PRMT_MODES[mods[0]], dtype=np.intp)          # [c & 3][byte]
-
-        def fn(a, b, c):
-            by = _prmt_bytes(a, b, c)
-            sel = table[np.asarray(c & np.uint32(3), dtype=np.intp)]
-            return _prmt_pack(np.take_along_axis(by, np.broadcast_to(sel, by.shape[:-1] + (4,)), -1))
-        return _b("b32", 3, fn)
-    sel_op = instr.operands[3]
-    if isinstance(sel_op, Imm) and isinstance(sel_op.value, int):     # usual: a constant selector
-        ctl = [(sel_op.value >> (4 * i)) & 0xF for i in range(4)]
-        idx = [x & 7 for x in ctl]
-        signed = [i for i in range(4) if ctl[i] & 8]
-
-        def fn(a, b, c):
-            out = _prmt_bytes(a, b, c)[..., idx]
-            if signed:
-                out[..., signed] = np.where(out[..., signed] >= 128, np.uint8(0xFF), np.uint8(0))
-            return _prmt_pack(out)
-        return _b("b32", 3, fn)
-
-    def fn(a, b, c):
-        by = _prmt_bytes(a, b, c)
-        ctl = (np.asarray(c)[..., None] >> _NIBBLES) & np.uint32(0xF)
-        out = np.take_along_axis(by, np.broadcast_to((ctl & np.uint32(7)).astype(np.intp), by.shape[:-1] + (4,)), -1)
-        rep = np.where(out >= 128, np.uint8(0xFF), np.uint8(0))
-        return _prmt_pack(np.where(ctl >= 8, rep, out))
-    return _b("b32", 3, fn)
+    t = plain_type(instr, 2, {"b32", "b64"})
+    return int_bound(t, 1, _brev(t))
 
 
 # ----------------------------------------------------------------------------- fns
@@ -334,57 +220,7 @@ def bind_fns(instr):
         at_base = np.where((mask >> base) & np.uint32(1), base, _NONE)
         r = np.where(bad_base, _NONE, np.where(offset == 0, at_base, pos))
         return np.where(offset == np.int32(-2 ** 31), np.uint32(0), r).astype(np.uint32)
-    return _b("b32", 3, fn, srcs=("b32", "u32", "s32"))
-
-
-# ----------------------------------------------------------------------------- dot products
-def _bytes(x, signed: bool, idx):
-    v = (x >> np.uint32(8 * idx)) & np.uint32(0xFF)
-    v = v.astype(np.int64)
-    return np.where(v >= 128, v - 256, v) if signed else v
-
-
-def _halves(x, signed: bool, idx):
-    v = ((x >> np.uint32(16 * idx)) & np.uint32(0xFFFF)).astype(np.int64)
-    return np.where(v >= 32768, v - 65536, v) if signed else v
-
-
-def _dot_types(instr, ts):
-    if len(ts) != 2 or any(t not in ("u32", "s32") for t in ts):
-        raise unsupported(instr, "needs .atype.btype from .u32/.s32")
-    return ts, ("u32" if ts == ("u32", "u32") else "s32")
-
-
-def bind_dp4a(instr):
-    arity(instr, 4)
-    check_mods(instr, set())
-    (ta, tb), tc = _dot_types(instr, instr.types)
-    sa, sb, out = ta == "s32", tb == "s32", dtype(tc)
-
-    def fn(a, b, c):
-        a, b = a.view(np.uint32), b.view(np.uint32)
-        acc = c.astype(np.int64)
-        for i in range(4):
-            acc = acc + _bytes(a, sa, i) * _bytes(b, sb, i)
-        return acc.astype(out)
-    return _b(tc, 3, fn, srcs=(ta, tb, tc))
-
-
-def bind_dp2a(instr):
-    arity(instr, 4)
-    mods = check_mods(instr, {"lo", "hi"})
-    if len(mods) != 1:
-        raise unsupported(instr, "needs .lo or .hi")
-    (ta, tb), tc = _dot_types(instr, instr.types)
-    sa, sb, out, base = ta == "s32", tb == "s32", dtype(tc), (0 if mods[0] == "lo" else 2)
-
-    def fn(a, b, c):
-        a, b = a.view(np.uint32), b.view(np.uint32)
-        acc = c.astype(np.int64)
-        for i in range(2):
-            acc = acc + _halves(a, sa, i) * _bytes(b, sb, base + i)
-        return acc.astype(out)
-    return _b(tc, 3, fn, srcs=(ta, tb, tc))
+    return int_bound("b32", 3, fn, srcs=("b32", "u32", "s32"))
 
 
 ENTRIES: list[OpSpec] = [
@@ -401,10 +237,5 @@ ENTRIES: list[OpSpec] = [
     OpSpec("clz", "alu", bind_clz, "d = number of leading zero bits"),
     OpSpec("bfind", "alu", bind_bfind, "d = position of the most significant non-sign bit"),
     OpSpec("brev", "alu", bind_brev, "d = a with bits reversed"),
-    OpSpec("bfe", "alu", bind_bfe, "d = bit field a[pos +: len], zero- or sign-extended"),
-    OpSpec("bfi", "alu", bind_bfi, "d = b with a[0 +: len] inserted at pos"),
-    OpSpec("prmt", "alu", bind_prmt, "d = four bytes picked from {b, a}"),
     OpSpec("fns", "alu", bind_fns, "d = position of the n-th set bit from base"),
-    OpSpec("dp4a", "alu", bind_dp4a, "d = c + four-way byte dot product"),
-    OpSpec("dp2a", "alu", bind_dp2a, "d = c + two-way 16x8-bit dot product"),
 ]

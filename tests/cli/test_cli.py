@@ -9,6 +9,7 @@ import pytest
 
 import programs
 from gpusim import cli
+from gpusim.cli import exits, program_args
 from gpusim.errors import LaunchError
 from gpusim.specs import PRESETS
 
@@ -26,34 +27,34 @@ def test_parse_sets():
 
 @pytest.mark.parametrize("bad", ["n", "=3", "n="])
 def test_parse_sets_rejects_malformed(bad):
-    with pytest.raises(cli.UsageError, match="key=value"):
+    with pytest.raises(exits.UsageError, match="key=value"):
         cli.parse_sets([bad])
 
 
 def test_params_for_applies_sets_over_the_named_size():
     spec = programs.get("bank_conflict_demo")
-    assert cli.params_for(spec, "medium", {"stride": 33}) == {"blocks": 256, "stride": 33, "reps": 4}
-    assert cli.params_for(spec, "default", {"blocks": 2e3}) ["blocks"] == 2000      # 1e3-style ints accepted
+    assert program_args.params_for(spec, "medium", {"stride": 33}) == {"blocks": 256, "stride": 33, "reps": 4}
+    assert program_args.params_for(spec, "default", {"blocks": 2e3}) ["blocks"] == 2000      # 1e3-style ints accepted
 
 
 def test_params_for_rejects_unknown_key_and_size():
     spec = programs.get("vector_add")
-    with pytest.raises(cli.UsageError, match="no parameter 'm'; its parameters: n=16384"):
-        cli.params_for(spec, "default", {"m": 3})
-    with pytest.raises(cli.UsageError, match="no size 'huge'; its sizes: default"):
-        cli.params_for(spec, "huge", {})
-    with pytest.raises(cli.UsageError, match="n is an integer"):
-        cli.params_for(spec, "default", {"n": 2.5})
+    with pytest.raises(exits.UsageError, match="no parameter 'm'; its parameters: n=16384"):
+        program_args.params_for(spec, "default", {"m": 3})
+    with pytest.raises(exits.UsageError, match="no size 'huge'; its sizes: default"):
+        program_args.params_for(spec, "huge", {})
+    with pytest.raises(exits.UsageError, match="n is an integer"):
+        program_args.params_for(spec, "default", {"n": 2.5})
 
 
 def test_family_prefix_resolves_in_teaching_order():
-    family, specs = cli.resolve("transpose")
+    family, specs = program_args.resolve("transpose")
     assert family == "transpose"
     assert [s.name for s in specs] == ["transpose_naive", "transpose_shared", "transpose_padded"]
-    family, specs = cli.resolve("reduce")
+    family, specs = program_args.resolve("reduce")
     assert [s.name for s in specs] == ["reduce_interleaved_divergent", "reduce_interleaved_strided",
                                        "reduce_sequential", "reduce_first_add", "reduce_warp_shuffle"]
-    assert cli.resolve("vector_add") == (None, [programs.get("vector_add")])
+    assert program_args.resolve("vector_add") == (None, [programs.get("vector_add")])
 
 
 def test_list_includes_every_program(capsys):

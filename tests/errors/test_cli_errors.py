@@ -7,7 +7,8 @@ import pytest
 
 import gpusim
 from gpusim import errors
-from gpusim.cli import EXIT_CODES, build_parser, error_code
+from gpusim.cli import build_parser
+from gpusim.cli.exits import EXIT_CODES, error_code
 from gpusim.cli.progress import ProgressLine
 
 from bad_inputs import one_line

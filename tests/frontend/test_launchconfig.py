@@ -1,5 +1,5 @@
 """`cuda.launchconfig`: the configured launch is current while the launch compiles
-(gpusim/frontend/launchconfig.py)."""
+(gpusim/frontend/current_launch.py)."""
 from __future__ import annotations
 
 import numpy as np

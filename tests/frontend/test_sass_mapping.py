@@ -13,7 +13,7 @@ import programs
 from gpusim.frontend import sass
 from gpusim.timing.issue_stream import IssueStreams
 from gpusim.timing.static import issue_program, sass_classifier
-from gpusim.timing.trace import TraceSource
+from gpusim.timing.functional_streams import TraceSource
 
 pytestmark = pytest.mark.skipif(not (sass.have_ptxas() and sass.have_nvdisasm()),
                                 reason=f"ptxas/nvdisasm not installed: {sass.INSTALL_HINT}")

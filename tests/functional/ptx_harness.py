@@ -12,10 +12,11 @@ import numpy as np
 
 from gpusim.functional.counters import Counters, metric_values
 from gpusim.functional.decode import Decoder
-from gpusim.functional.executor import BatchExecutor, Geometry
+from gpusim.functional.executor import BatchExecutor
+from gpusim.functional.geometry import Geometry
 from gpusim.functional.fastpath import factory
 from gpusim.functional.memory import DeviceMemory
-from gpusim.launch_config import layout
+from gpusim.variable_layout import layout
 from isa.parser import parse
 
 

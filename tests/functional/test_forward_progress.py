@@ -1,7 +1,7 @@
 """Kernels that finish on a GPU finish here: loops whose trip counts come from the data run to
 the end however long (no budget derived from the arguments stops them), and warps that wait for
 other warps or blocks of their batch through memory get to run the warps they wait for
-(executor.next_group: Volta's forward progress between warps and resident blocks)."""
+(scheduler.next_group: Volta's forward progress between warps and resident blocks)."""
 import math
 
 import numpy as np

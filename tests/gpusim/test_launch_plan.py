@@ -13,7 +13,7 @@ import pytest
 from numba import cuda
 
 import gpusim
-from gpusim import launch_config
+from gpusim import launch_checks
 from gpusim.launch_plan import LaunchPlan
 from gpusim.specs import overrides
 
@@ -43,7 +43,7 @@ def _counted(monkeypatch, module, name: str) -> list:
 @pytest.fixture
 def counts(monkeypatch):
     return {"resolve": _counted(monkeypatch, overrides, "resolve"),
-            **{n: _counted(monkeypatch, launch_config, n) for n in ("check_dims", "check_shared", "check_peer_args",
+            **{n: _counted(monkeypatch, launch_checks, n) for n in ("check_dims", "check_shared", "check_peer_args",
                                                                          "check_cluster")}}
 
 

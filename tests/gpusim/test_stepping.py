@@ -21,7 +21,7 @@ def _step_warps_one_at_a_time(prep, order):
     while True:
         run = np.flatnonzero(ex.runnable())
         if not len(run):
-            if ex.next_group() is None:          # releases a barrier if every warp waits at one
+            if ex.scheduler.next_group() is None:          # releases a barrier if every warp waits at one
                 break
             continue
         w = run[order(len(run))]

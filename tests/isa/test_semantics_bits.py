@@ -1,14 +1,14 @@
-"""Logic and bit-manipulation semantics (isa.semantics.bits): one property per test, with
+"""Logic and bit-manipulation semantics (isa.semantics.bits, bitfields, dot): one property per test, with
 concrete numbers or random lanes against a Python-int transcription of the PTX pseudocode."""
 import numpy as np
 import pytest
 
 from isa.errors import UnsupportedInstruction
 from isa.program import Imm, Instruction, Reg
-from isa.semantics.bits import ENTRIES
+from isa.semantics import bitfields, bits, dot
 from isa.types import dtype, unsigned_dtype
 
-OPS = {e.name: e for e in ENTRIES}
+OPS = {e.name: e for m in (bits, bitfields, dot) for e in m.ENTRIES}
 RNG = np.random.default_rng(7)
 AMOUNTS = [0, 1, 7, 31, 32, 33, 63, 64, 65, 255, 256, 2**32 - 1]
 

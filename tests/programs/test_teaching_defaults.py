@@ -8,7 +8,7 @@ import pytest
 
 import gpusim
 import programs
-from gpusim.cli import FAMILY_ORDER
+from gpusim.cli.program_args import FAMILY_ORDER
 
 
 def predicted_us(name: str) -> float:

@@ -20,7 +20,7 @@ from gpusim.specs.describe import describe, leaves
 from gpusim.specs.gpu import GPUSpec
 from gpusim.specs.limits import LaunchLimits
 from gpusim.specs.tensor import TensorSpec
-from gpusim.specs.units import (ClockSpec, HBMSpec, L1Spec, L2Spec, LaunchSpec, NoCSpec, PipeSpec, PipesSpec,
+from gpusim.specs.parts import (ClockSpec, HBMSpec, L1Spec, L2Spec, LaunchSpec, NoCSpec, PipeSpec, PipesSpec,
                                 SMSpec)
 
 H100, H200, A100, V100 = presets.H100, presets.H200, presets.A100, presets.V100

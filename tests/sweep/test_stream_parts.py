@@ -21,10 +21,10 @@ def test_added_blocks_go_to_a_part_file_that_a_fresh_cache_loads(tmp_path, monke
     parts = sorted(tmp_path.glob("*.part-*.pkl"))
     assert how == "replayed" and len(parts) == 1
     assert parts[0].stat().st_size < main[0].stat().st_size          # only the added blocks
-    from gpusim.timing import trace
+    from gpusim.timing import functional_streams
     ran = []
-    real = trace.TraceSource._run_chunk
-    monkeypatch.setattr(trace.TraceSource, "_run_chunk", lambda self, b, n: (ran.append(b), real(self, b, n)))
+    real = functional_streams.TraceSource._run_chunk
+    monkeypatch.setattr(functional_streams.TraceSource, "_run_chunk", lambda self, b, n: (ran.append(b), real(self, b, n)))
     fresh = StreamCache(tmp_path)
     _, how = _point(fresh, ["sm_count=66"])
     assert (how, ran, fresh.loads, fresh.saves) == ("replayed", [], 1, 0)

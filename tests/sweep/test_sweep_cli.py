@@ -75,7 +75,7 @@ def test_python_api_refuses_bad_arguments_before_any_work(kw, message):
 
 
 def test_output_and_worker_errors_have_their_own_documented_exit_statuses():
-    from gpusim.cli import EXIT_CODES
+    from gpusim.cli.exits import EXIT_CODES
     from gpusim.errors import GpusimError, OutputError, WorkerLost
     codes = {c for c, _ in EXIT_CODES}
     assert OutputError.exit_code == 11 and WorkerLost.exit_code == 12

@@ -4,7 +4,7 @@ then a remainder loop); when the atomic's value is a kernel parameter, ptxas loa
 it files under the atomic's line. That LDC once counted as a copy of the atomic: the remainder
 loop looked unrolled twice and its atomic lost its payload (with iters 1 no atomic reached the L2,
 with 2 or 3 one per warp); the mapping now counts only SASS that does what the PTX access does
-(`mapping._does`)."""
+(`payloads.does`)."""
 import numpy as np
 from numba import cuda
 

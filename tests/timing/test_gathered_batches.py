@@ -1,4 +1,4 @@
-"""Sampled timing executes the timed runs of blocks from across the grid together (trace.py's
+"""Sampled timing executes the timed runs of blocks from across the grid together (functional_streams.py's
 `gather`) where a block's streams do not depend on its batch: one property per test."""
 import dataclasses
 
@@ -7,7 +7,7 @@ from gpusim import specs
 from gpusim.api import launch, prepare
 from gpusim.functional.prepared import PreparedLaunch
 from gpusim.timing import engine as engine_module
-from gpusim.timing import trace
+from gpusim.timing import functional_streams
 from gpusim.timing.engine import TimingOptions
 
 GPU = dataclasses.replace(specs.get("h200"), sm_count=16)
@@ -41,6 +41,6 @@ def test_gathered_runs_predict_exactly_what_run_by_run_execution_predicts(monkey
 
 def test_a_kernel_with_global_atomics_is_not_gathered():
     c = programs.get("histogram_global").case("default")
-    assert not trace.batch_independent(prepare(c.kernel, c.grid, c.block, c.args, GPU))
+    assert not functional_streams.batch_independent(prepare(c.kernel, c.grid, c.block, c.args, GPU))
     c = programs.get("matmul_tiled").case("default")
-    assert trace.batch_independent(prepare(c.kernel, c.grid, c.block, c.args, GPU))
+    assert functional_streams.batch_independent(prepare(c.kernel, c.grid, c.block, c.args, GPU))

@@ -1,6 +1,6 @@
 """Shared-memory float atomics: ptxas makes a compare-and-swap loop of them (LDS, FADD,
 ATOMS.CAST.SPIN, a branch back); the timing model gives the loop as many rounds as the most
-lanes of a warp in one bank (trace._cas_rounds) and each round `sm.shared_cas_round_cycles`
+lanes of a warp in one bank (functional_streams._cas_rounds) and each round `sm.shared_cas_round_cycles`
 of the shared data path (sm.py _cas_loop). One property per test."""
 import dataclasses
 
@@ -11,7 +11,7 @@ from numba import cuda, float32
 import gpusim
 from gpusim.frontend.sass.listing import SassInstr
 from gpusim.timing.static import sass_classifier
-from gpusim.timing.trace import _cas_loop, _cas_rounds
+from gpusim.timing.functional_streams import _cas_loop, _cas_rounds
 
 
 def _rounds(words_per_warp):

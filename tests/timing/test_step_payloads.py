@@ -6,7 +6,7 @@ import numpy as np
 import programs
 from gpusim.api import prepare
 from gpusim.timing.payloads import LOAD, STORE, LazyMem, StepPayloads
-from gpusim.timing.trace import TraceSource
+from gpusim.timing.functional_streams import TraceSource
 
 
 def _step():

@@ -126,9 +126,9 @@ def test_a_bulk_copy_s_global_side_and_its_mbarrier_make_one_payload(mbarrier_fi
     # what the functional core's bulk copy traces (trace_access 'global', trace_mbarrier 'complete_tx'),
     # in either order, lands on its UTMALDG as one CopyPayload
     from gpusim.functional.decode import InstrInfo
-    from gpusim.functional.executor import Access
+    from gpusim.functional.step_record import Access
+    from gpusim.timing.functional_streams import TraceSource
     from gpusim.timing.payloads import StepPayloads
-    from gpusim.timing.trace import TraceSource
     info = InstrInfo(0, "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes", "async", "ldst", 0, "", 1)
     me = SimpleNamespace(p=SimpleNamespace(decoded=SimpleNamespace(infos=[info])))
     lsu = SimpleNamespace(shared_stride=1 << 16)

@@ -1,4 +1,4 @@
-"""An SM's pools of warp visits (sm.py `_load_visits` / `_compact`): a block loaded into warp
+"""An SM's pools of warp visits (visit_pool.py `VisitPool.load` / `_compact`): a block loaded into warp
 rows that earlier warps used is laid out from its own streams alone."""
 import numpy as np
 from numba import cuda
@@ -27,10 +27,10 @@ def test_a_row_freed_by_a_finished_warp_does_not_enter_the_compaction_of_the_nex
     eng = TimingEngine(p, TimingOptions(mode="full", instruction_budget=None))
     sm = eng.sms[0]
     streams = eng.trace.block(0)
-    assert len(streams[0].visits) > len(sm.VP)          # loading it compacts the pool
+    assert len(streams[0].visits) > len(sm.visits.VP)          # loading it compacts the pool
     row = sm._free_rows[-1]                              # the row the block's warp gets
     sm.WI[row, L.W_V0], sm.WI[row, L.W_VN] = 10_000, 10_015   # what a finished warp left there
     sm.add_cta(0, streams, 0.0)
     w = sm._warps[row]
     assert (sm.WI[row, L.W_V0], sm.WI[row, L.W_VN]) == (0, len(streams[0].visits))
-    assert w is not None and sm._vtop == len(streams[0].visits)
+    assert w is not None and sm.visits.vtop == len(streams[0].visits)

@@ -3,7 +3,7 @@ import pytest
 
 import gpusim
 import programs
-from gpusim.cli import FAMILY_ORDER
+from gpusim.cli.program_args import FAMILY_ORDER
 from gpusim.viz import ladder
 
 REDUCE = FAMILY_ORDER["reduce"]

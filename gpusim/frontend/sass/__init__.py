@@ -9,6 +9,8 @@ functional core executes.
 - `mapping.py`: which SASS a warp issues for each PTX basic block it executes
   (the timing model times SASS, the functional core executes PTX).
 - `homes.py`: the mapping's first stage: the PTX block (home) each SASS block belongs to.
+- `payloads.py`: the mapping's memory payloads: which SASS instruction takes a PTX memory
+  instruction's addresses.
 """
 import threading
 

@@ -37,13 +37,8 @@ content fits, take the successor with the largest content that still fits the
 iterations left, and leave the loop when none are left. The j-th copy of a PTX memory
 instruction in a pass takes the j-th iteration's addresses.
 
-**Memory payloads.** A PTX memory instruction's per-visit addresses go to the SASS
-memory instruction compiled from it (`payload_target`), which is issued in a region
-(`payload_home`): the latest visit of that home when the home dominates the memory
-instruction's block (code ptxas hoisted or if-converted into it), else the next one
-(code ptxas sank into a block that follows). A PTX memory instruction with no SASS of its own (ptxas merged two
-accesses into one wider one) lends its payload to the nearest SASS memory instruction
-of the same kind and space in the same region.
+**Memory payloads** (`payloads.py`): a PTX memory instruction's per-visit addresses go to
+the SASS memory instruction compiled from it, issued in one region.
 
 Counters (`instruction_counts`): a SASS instruction executes as often as its region's
 home is visited, with that visit's active threads (Nsight's
@@ -60,12 +55,8 @@ from dataclasses import dataclass, field
 
 from gpusim.frontend.sass.cfg import SassCFG, build_cfg
 from gpusim.frontend.sass.homes import _homes, _match_loops, _origins, _PtxFacts
-from isa.graphs import dominates
+from gpusim.frontend.sass.payloads import MEMORY, does, is_access, is_mbarrier, is_tensor_op, place_payloads
 
-_MEMORY = frozenset({"LDG", "STG", "LD", "ST", "LDS", "STS", "LDL", "STL", "ATOM", "ATOMG", "ATOMS", "RED", "REDG",
-                     "REDAS", "LDSM", "STSM", "LDC", "LDGSTS", "UBLKCP", "UTMALDG", "UTMASTG", "SYNCS"})
-_COPY = frozenset({"LDGSTS", "UBLKCP", "UTMALDG", "UTMASTG"})      # asynchronous copies (cp.async, bulk, TMA)
-_MATRIX = ("ldmatrix", "stmatrix")
 _MMA = frozenset({"HMMA", "IMMA", "DMMA", "BMMA", "HGMMA", "IGMMA", "QGMMA", "BGMMA"})
 _FP_ARITHMETIC = frozenset({"FADD", "FMUL", "FFMA", "FMNMX", "HADD2", "HMUL2", "HFMA2", "HMNMX2", "FADD32I", "FMUL32I",
                             "FFMA32I"})   # placed by ptxas, not compiled from a PTX line
@@ -187,7 +178,7 @@ def build_map(listing, decoded) -> SassMap:
         if h not in unrolled:
             regions[h] = tuple(_region(cfg, ins, home, h))
     m = SassMap(listing, cfg, tuple(origin), tuple(home), regions, unrolled, {}, {}, ptx_loops=ptx.loops)
-    _payloads(m, ins, decoded, ptx)
+    place_payloads(m, ins, decoded, ptx)
     return m
 
 
@@ -260,10 +251,10 @@ def _anchors(dk, h: int) -> list[int]:
     tells nothing.)"""
     blk = dk.blocks[h]
     infos = dk.infos[blk.first:blk.last]
-    mem = [i.index for i in infos if _access(i) and i.space not in ("param", "const") and not _mbarrier(i)]
+    mem = [i.index for i in infos if is_access(i) and i.space not in ("param", "const") and not is_mbarrier(i)]
     if mem:
         return mem
-    mma = [i.index for i in infos if _tensor_op(i)]
+    mma = [i.index for i in infos if is_tensor_op(i)]
     if mma:
         return mma
     return [i.index for i in infos if i.kind == "alu" and i.unit in ("fp32", "fp16")
@@ -280,123 +271,15 @@ def _unrolled_loops(cfg: SassCFG, ins, origin, home, ptx: _PtxFacts, dk) -> dict
         if not anchors:
             continue
         first = dk.infos[next(iter(anchors))]
-        mem, mma = _access(first), _tensor_op(first)
+        mem, mma = is_access(first), is_tensor_op(first)
         content = {}
         for k in mine:
             blk = cfg.blocks[k]
             c = Counter(origin[i] for i in range(blk.start, blk.end)
-                        if origin[i] in anchors and (ins[i].base in _MEMORY and _does(ins[i].base, dk.infos[origin[i]])
+                        if origin[i] in anchors and (ins[i].base in MEMORY and does(ins[i].base, dk.infos[origin[i]])
                                                      if mem else ins[i].base in _MMA if mma
                                                      else ins[i].base in _FP_ARITHMETIC))
             content[k] = sorted(c.values())[len(c) // 2] if c else 0
         if any(c > 1 and cfg.innermost[k] is not None for k, c in content.items()):
             out[h] = UnrolledLoop(h, content, tuple(_entries(cfg, home, h)))
     return out
-
-
-def _payloads(m: SassMap, ins, dk, ptx: _PtxFacts) -> None:
-    """Where each PTX memory instruction's addresses go (see module docstring)."""
-    issued_in: dict[int, int] = {}
-    for h, region in m.regions.items():
-        for i in region:
-            issued_in.setdefault(i, h)
-    by_origin: dict[int, list[int]] = {}
-    for i, o in enumerate(m.origin):
-        if o is not None and ins[i].base in _MEMORY and (i in issued_in or m.home[m.cfg.block_of[i]] in m.unrolled):
-            by_origin.setdefault(o, []).append(i)
-    for h in m.unrolled:
-        for k in m.unrolled[h].content:
-            blk = m.cfg.blocks[k]
-            per: dict[int, list[int]] = {}
-            for i in range(blk.start, blk.end):
-                o = m.origin[i]
-                if o is not None and ins[i].base in _MEMORY and _does(ins[i].base, dk.infos[o]):
-                    per.setdefault(o, []).append(i)
-            m.copies[k] = {o: tuple(v) for o, v in per.items()}
-    unmatched = []
-    for info in dk.infos:
-        if not _access(info) or info.space == "param":
-            continue
-        p = info.index
-        if ptx.block_of[p] in m.unrolled:
-            continue
-        cands = by_origin.get(p)
-        if cands:
-            s = _best_kind(ins, cands, info)
-        else:
-            s = _nearest(m, ins, dk, p, issued_in, by_origin)
-            if s is None:
-                unmatched.append(p)
-                continue
-        m.payload_target[p] = s
-        m.payload_home[p] = issued_in[s]
-        m.payload_back[p] = dominates(ptx.idom, issued_in[s], ptx.block_of[p])
-    m.unmatched = tuple(unmatched)
-
-
-_ATOMIC = frozenset({"ATOM", "ATOMG", "ATOMS", "RED", "REDG", "REDAS"})
-_STORE = frozenset({"STG", "ST", "STS", "STL", "STSM"})
-
-
-def _access(info) -> bool:
-    """Whether PTX instruction `info` accesses memory (the functional core traces its
-    addresses): loads, stores, atomics, `ldmatrix`/`stmatrix`, and the asynchronous copies
-    (`cp.async`, `cp.async.bulk*`: kind 'async', a `.shared` state space in the name; their
-    commit and wait instructions and mbarriers are not accesses)."""
-    return info.kind == "mem" or (info.kind == "async" and info.mnemonic.startswith("cp.")
-                                  and ".shared" in info.mnemonic) \
-        or (info.kind == "tensor" and info.mnemonic.startswith(_MATRIX)) or _mbarrier(info)
-
-
-def _mbarrier(info) -> bool:
-    """An mbarrier operation: its payload (`timing.payloads.MbarrierAccess`) goes on the SYNCS
-    ptxas makes of it (not an anchor of unrolled loops: a try_wait has two SYNCS, the check
-    and its retry loop's)."""
-    return info.kind == "async" and info.mnemonic.startswith("mbarrier")
-
-
-def _tensor_op(info) -> bool:
-    """Whether PTX instruction `info` is a tensor-core operation (`mma`, `wgmma.mma_async`),
-    which ptxas compiles one for one into HMMA/IMMA/HGMMA... (an unrolled loop's copies)."""
-    return info.kind == "tensor" and info.mnemonic.startswith(("mma.", "wgmma.mma_async"))
-
-
-def _does(base: str, info) -> bool:
-    """Whether a SASS memory instruction `base` filed under PTX memory instruction `info`'s
-    line does what that instruction does (an atomic, a store, a load of its space): ptxas
-    files the constant loads an access needs under the access's line too (the address of a
-    warp-aggregated atomic, the value of an atomic that adds a kernel parameter), so an
-    `LDC` is the access only where the PTX instruction reads constant or parameter space."""
-    if not _access(info) or base not in _MEMORY:
-        return False
-    if _mbarrier(info) or base == "SYNCS":
-        return _mbarrier(info) and base == "SYNCS"
-    if (base in _COPY) != (info.kind == "async"):
-        return False
-    if info.kind == "tensor":                    # ldmatrix / stmatrix
-        return base == ("STSM" if info.mnemonic.startswith("stmatrix") else "LDSM")
-    if base == "LDC":
-        return info.space in ("const", "param") and not info.is_store and not info.is_atomic
-    kind = "atomic" if base in _ATOMIC else "store" if base in _STORE else "load"
-    return kind == ("atomic" if info.is_atomic else "store" if info.is_store else "load")
-
-
-def _best_kind(ins, cands: list[int], info) -> int:
-    """The first of `cands` (SASS memory instructions compiled from one PTX line) that does
-    what the PTX instruction does (`_does`): a warp-aggregated atomic's LDC of the address
-    comes before its leader's REDG."""
-    return next((i for i in cands if _does(ins[i].base, info)), cands[0])
-
-
-def _nearest(m: SassMap, ins, dk, p: int, issued_in, by_origin) -> int | None:
-    """The SASS memory instruction of the nearest PTX memory instruction of the same
-    kind and space in p's block that has one (ptxas merged the two accesses)."""
-    me = dk.infos[p]
-    blk = dk.blocks[dk.cfg.block_of[p]]
-    same = [q for q in range(blk.first, blk.last) if q != p and q in by_origin
-            and dk.infos[q].space == me.space and dk.infos[q].is_store == me.is_store
-            and dk.infos[q].is_atomic == me.is_atomic]
-    if not same:
-        return None
-    q = min(same, key=lambda q: abs(q - p))
-    return by_origin[q][0]

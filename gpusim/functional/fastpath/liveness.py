@@ -16,30 +16,9 @@ from __future__ import annotations
 
 from isa import optable
 from isa.cfg import CFG, build_cfg
-from isa.program import Address, ArgList, Instruction, PredPair, Reg, TensorRef, Vector
+from isa.program import Instruction, operand_regs
 from isa.semantics.carry import implicit_operands
 from gpusim.functional.decode import Decoder
-
-
-def _regs(o, out: list) -> None:
-    if isinstance(o, Reg):
-        out.append(o.name)
-    elif isinstance(o, Address):
-        if isinstance(o.base, Reg):
-            out.append(o.base.name)
-    elif isinstance(o, Vector):
-        for e in o.elems:
-            _regs(e, out)
-    elif isinstance(o, TensorRef):
-        for e in (o.base, *o.coords):
-            _regs(e, out)
-    elif isinstance(o, PredPair):
-        out.extend(r.name for r in (o.first, o.second) if r is not None)
-    elif isinstance(o, ArgList):
-        for e in o.elems:
-            _regs(e, out)
-    elif hasattr(o, "reg") and isinstance(o.reg, Reg):          # a negated predicate `!%p`
-        out.append(o.reg.name)
 
 
 def uses_defs(ins: Instruction, ndests: int | None) -> tuple[set[str], set[str]]:
@@ -50,14 +29,10 @@ def uses_defs(ins: Instruction, ndests: int | None) -> tuple[set[str], set[str]]
     if ins.guard is not None:
         uses.append(ins.guard.reg.name)
     if ndests is None:
-        for o in ins.operands:
-            _regs(o, uses)
+        uses += operand_regs(*ins.operands)
         return set(uses) | {r.name for r in hidden_dsts}, set()
-    for o in ins.operands[ndests:]:
-        _regs(o, uses)
-    defs: list[str] = [r.name for r in hidden_dsts]
-    for o in ins.operands[:ndests]:
-        _regs(o, defs)
+    uses += operand_regs(*ins.operands[ndests:])
+    defs: list[str] = [r.name for r in hidden_dsts] + operand_regs(*ins.operands[:ndests])
     return set(uses), (set(defs) if ins.guard is None else set())
 
 

@@ -10,7 +10,7 @@ from gpusim.functional.fastpath.alu_ir import I8, I64, IR, ir_type
 BOOL = np.dtype(np.bool_)
 U32 = np.dtype(np.uint32)
 # special registers the executor gives as one value for every lane (BatchExecutor.special);
-# the others are per-lane uint32 arrays (BatchExecutor._lanes)
+# the others are per-lane uint32 arrays (SpecialRegisters.lanes, specials.py)
 UNIFORM_SPECIALS = frozenset({"%ntid.x", "%ntid.y", "%ntid.z", "%nctaid.x", "%nctaid.y", "%nctaid.z", "%nwarpid",
                               "%nsmid", "%gridid", "%clock", "%clock64", "%globaltimer", "%globaltimer_lo",
                               "%globaltimer_hi", "%dynamic_smem_size", "%total_smem_size"})

@@ -248,7 +248,7 @@ class SegmentOp(Op):
                 v = np.full(1, x.special(name, want), want)
                 keep.append(v)
             else:
-                v = x._lanes(name)
+                v = x.specials.lanes(name)
             tbl[2 * k] = v.__array_interface__["data"][0]
             k += 1
         m = st.m

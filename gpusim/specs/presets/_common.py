@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from gpusim.specs.interconnect import NCCLSpec
 from gpusim.specs.limits import LaunchLimits
-from gpusim.specs.units import KiB, LaunchSpec
+from gpusim.specs.fields import KiB
+from gpusim.specs.parts import LaunchSpec
 
 MiB = 1024 * KiB
 GiB = 1024 * MiB

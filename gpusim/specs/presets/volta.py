@@ -6,8 +6,8 @@ from gpusim.specs.gpu import GPUSpec
 from gpusim.specs.interconnect import NVLinkSpec, PCIeSpec, SystemSpec
 from gpusim.specs.presets._common import _LAUNCH, _NCCL, GiB, MiB, _limits
 from gpusim.specs.tensor import TensorSpec
-from gpusim.specs.units import (KiB, ClockSpec, HBMSpec, L1Spec, L2Spec, NoCSpec, PipeSpec as P, PipesSpec,
-                                SMSpec)
+from gpusim.specs.fields import KiB
+from gpusim.specs.parts import ClockSpec, HBMSpec, L1Spec, L2Spec, NoCSpec, PipeSpec as P, PipesSpec, SMSpec
 
 V100 = GPUSpec(
     name="v100-datasheet",                 # preset name: the cited numbers alone

@@ -43,7 +43,7 @@ What is modelled:
 - Atomics and reductions: performed at the L2 (`lower.atomic`); the L1 copies of their
   sectors are invalidated. The L1 splits a warp's atomic into passes of at most one lane
   per address (a sector is in as many passes as the most lanes on one of its addresses,
-  `trace.py`); each pass carries its sector to the L2 (32 B to the crossbar, and 32 B
+  `functional_streams.py`); each pass carries its sector to the L2 (32 B to the crossbar, and 32 B
   back for an ATOM) and counts once in `l1tex__t_sectors_..._op_{atom,red}`, as Nsight
   counts them on H100/H200 (validate/data/h200_mechanisms.json: sectors = passes =
   `lts__d_atomic_input_cycles_active` for every atomic_bins/lanes/hot size).

@@ -3,7 +3,7 @@ at a time.
 
 What is modelled (H100/H200, validate/data/h{100,200}_mechanisms.json, docs/mechanisms_24.md):
 - The pass. The L1 splits a warp's atomic into passes of at most one lane per address
-  (`trace.py`); a sector is in as many passes as the most lanes on one of its addresses.
+  (`functional_streams.py`); a sector is in as many passes as the most lanes on one of its addresses.
   A pass is one read-modify-write of one sector, whatever its lanes: Nsight's
   `lts__d_atomic_input_cycles_active` equals the pass count on every measured size, and
   a pass of 8 addresses of a sector costs what a pass of one does (atomic_bins/i32_b8

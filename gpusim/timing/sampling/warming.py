@@ -260,7 +260,7 @@ def _held(t0: float, t1: float, extra: float, gap: float, regular: bool, window:
 def shared_footprint(arrays, streams_by_block, grid_blocks: int, sectors_per_line: int,
                      capacity_lines: float, wave_blocks: int = 0) -> SharedFootprint | None:
     """The SharedFootprint of a launch from the streams of a run of sampled blocks
-    (`trace.WarpStream` lists), or None when no region is shared. `arrays`:
+    (`functional_streams.WarpStream` lists), or None when no region is shared. `arrays`:
     `Marshalled.arrays` (each argument's (address, bytes) list); `wave_blocks`: the blocks
     the whole GPU runs at once (0: taken as one after another)."""
     shift = sectors_per_line.bit_length() - 1 + 5              # byte address -> line

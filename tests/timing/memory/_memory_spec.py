@@ -5,7 +5,7 @@ refresh turn them on with `replace`."""
 import dataclasses
 
 from gpusim.specs.presets import H100
-from gpusim.specs.units import ClockSpec, HBMSpec, L1Spec, L2Spec, NoCSpec
+from gpusim.specs.parts import ClockSpec, HBMSpec, L1Spec, L2Spec, NoCSpec
 
 SPEC = dataclasses.replace(
     H100,

@@ -11,7 +11,7 @@ from numba import cuda
 import gpusim
 from _memory_spec import L2_HIT as L2HIT, SPEC, replace
 from gpusim.errors import ConfigError
-from gpusim.specs.units import L2Spec
+from gpusim.specs.parts import L2Spec
 from gpusim.timing.memory import L2Cache, MemorySystem
 from gpusim.timing.memory.l2_atomics import AtomicUnits
 

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpusim.functional.communication import blocks_communicate
-from gpusim.functional.executor import SpanAccess
+from gpusim.functional.step_record import SpanAccess
 from gpusim.functional.loops import CLOCKS
-from gpusim.timing import trace_kernels as K
+from gpusim.timing import stream_kernels as K
 from gpusim.timing.payloads import ATOMIC, LOAD, STORE, LazyMem, StepPayloads, mbarrier_access
 from isa.program import Special
 from isa.memory_map import CONST_WINDOW_BASE, GLOBAL_BASE, LOCAL_WINDOW_BASE

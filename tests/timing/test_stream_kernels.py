@@ -1,11 +1,11 @@
-"""The compiled per-warp reductions of the trace (gpusim/timing/trace_kernels.py) equal the
+"""The compiled per-warp reductions of the functional streams (gpusim/timing/stream_kernels.py) equal the
 numpy definitions they replace: one property per test."""
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpusim.functional.lsu import shared_wavefronts
-from gpusim.timing import trace_kernels as K
+from gpusim.timing import stream_kernels as K
 
 U64 = np.uint64
 

@@ -1,4 +1,6 @@
-"""The drop-in's `cuda.launchconfig`: the launch configuration seen while a launch compiles.
+"""The launch configuration current while a launch compiles (numba-cuda's `cuda.launchconfig`,
+which the drop-in exposes under that name; the driver's launch-shape checks are
+`gpusim/launch_checks.py`).
 
 numba-cuda makes the configured launch (`kernel[grid, block, stream, shared]`) current,
 per thread, while a launch compiles its kernel, so that compiler passes (e.g. a rewrite

@@ -1,5 +1,6 @@
-"""Launch-shape checks, as the CUDA driver makes them, and the layout of a kernel's
-module-scope and local variables in their state spaces.
+"""Launch-shape checks, as the CUDA driver makes them: grid and block dimensions, clusters,
+shared memory per block, and the arrays `peer_args` places on other GPUs. (Where a kernel's
+variables live is `variable_layout.py`.)
 
 Sources: CUDA C++ Programming Guide, "Technical Specifications per Compute
 Capability"; CUDA Driver API `cuLaunchKernel` error codes (CUDA_ERROR_INVALID_VALUE
@@ -7,14 +8,10 @@ for bad dimensions, CUDA_ERROR_INVALID_VALUE/OUT_OF_RESOURCES for shared memory)
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from gpusim.errors import ConfigError, LaunchError
 from gpusim.specs.gpu import GPUSpec
-from isa.program import Kernel, Program, VarDecl
-from isa.types import dtype as ptx_dtype
 
 
 def dims3(value, what: str, kernel: str) -> tuple[int, int, int]:
@@ -93,67 +90,6 @@ def check_cluster(spec: GPUSpec, kernel: str, grid: tuple[int, int, int], cluste
             raise LaunchError(f"kernel {kernel}: grid dimension {axis} is {g}, not a multiple of the cluster's {c} "
                               "(CUDA: invalid cluster dimensions)")
     return dims, True
-
-
-@dataclass(frozen=True)
-class Layout:
-    """Where every variable lives: symbol -> (space, address in that space)."""
-    symbols: dict[str, tuple[str, int]]
-    static_shared_bytes: int
-    dynamic_shared_offset: int
-    local_bytes: int
-
-
-def _align(x: int, a: int) -> int:
-    return -(-x // max(a, 1)) * max(a, 1)
-
-
-def init_bytes(v: VarDecl) -> bytes | None:
-    if v.init is None:
-        return None
-    dt = ptx_dtype(v.type)
-    n = v.size_bytes // dt.itemsize
-    vals = list(v.init) + [0] * (n - len(v.init))
-    if dt.kind == "f":
-        arr = np.array(vals, dtype=np.float64).astype(dt)
-    else:
-        arr = np.array([int(x) & ((1 << (8 * dt.itemsize)) - 1) for x in vals], dtype=np.uint64).astype(
-            {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[dt.itemsize])
-    return arr.tobytes()
-
-
-def layout(program: Program, kernel: Kernel, memory) -> Layout:
-    """Place module-scope and kernel-scope variables; allocate global/const ones in `memory`."""
-    symbols: dict[str, tuple[str, int]] = {}
-    shared_top = 0
-    dynamic: list[VarDecl] = []
-    local_top = 0
-    for v in list(program.globals) + list(kernel.locals):
-        if v.space == "shared":
-            if v.linkage == "extern" or (v.dims and v.dims[-1] == 0):
-                dynamic.append(v)
-                continue
-            shared_top = _align(shared_top, v.align or v.elem_bytes)
-            symbols[v.name] = ("shared", shared_top)
-            shared_top += v.size_bytes
-        elif v.space == "local":
-            local_top = _align(local_top, v.align or v.elem_bytes)
-            symbols[v.name] = ("local", local_top)
-            local_top += v.size_bytes
-        elif v.space == "global":
-            symbols[v.name] = ("global", memory.alloc_global(v.name, v.size_bytes, init_bytes(v), v.align or 256))
-        elif v.space == "const":
-            addr = memory.alloc_const(v.name, v.size_bytes, init_bytes(v), v.align or 16)
-            symbols[v.name] = ("const", addr - memory.const_heap.base)
-    dyn_off = _align(shared_top, max([d.align or 16 for d in dynamic], default=16))
-    for d in dynamic:
-        symbols[d.name] = ("shared", dyn_off)
-    param_top = 0                          # the parameters in order, each at its alignment (the .param window)
-    for p in kernel.params:
-        param_top = _align(param_top, p.align or p.elem_bytes)
-        symbols.setdefault(p.name, ("param", param_top))
-        param_top += p.size_bytes
-    return Layout(symbols, shared_top, dyn_off, local_top)
 
 
 def check_shared(spec: GPUSpec, kernel: str, static_bytes: int, dynamic_bytes: int) -> None:
