@@ -4,11 +4,11 @@ the SASS of every kernel, and model against measurement once the GPU data exist.
     python benchmarks/mechanisms_24.py predict --preset h200 [--jobs 2] [--only REGEX]
         # every measured size through gpusim.launch(timing=True), as `validate compare` runs
         # it (sampled where the grid exceeds the SMs, ncu's replay residue and background
-        # writes of validate/data/ncu_replay.json): benchmarks/results/mechanisms_predicted_<preset>.json
+        # writes of data/measurements/ncu_replay.json): benchmarks/results/mechanisms_predicted_<preset>.json
     python benchmarks/mechanisms_24.py sass
         # ptxas + nvdisasm (sm_90) of each kernel for its measured argument types:
         # benchmarks/results/mechanisms_sass.txt (full listings) and a per-kernel summary
-    python benchmarks/mechanisms_24.py compare --data validate/data/h200_mechanisms.json
+    python benchmarks/mechanisms_24.py compare --data data/measurements/h200_mechanisms.json
         [--predicted benchmarks/results/mechanisms_predicted_h200.json] [--json FILE] [--only REGEX]
         # per size: measured and predicted time and each family's figures
         # (validate.mechanisms.derive), grouped by mechanism

@@ -33,7 +33,7 @@ Fits (each from one microbenchmark family; residuals re-simulate it with the fit
 `--transfer-to h100` also writes `h100-from-<gpu>.toml`: the same fitted numbers on the
 target's datasheet (its SM count, clocks, HBM and L2 size stay the datasheet's), the
 cross-GPU check of how far a calibration carries to another configuration
-(`python -m validate compare --data validate/data/h100.json --preset h100-from-h200`).
+(`python -m validate compare --data data/measurements/h100.json --preset h100-from-h200`).
 """
 from __future__ import annotations
 
@@ -44,6 +44,7 @@ import argparse
 import dataclasses
 import json
 from pathlib import Path
+from validate.datadir import measurement_file
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_ITERATIONS = 5          # bandwidth fits: re-simulate and rescale until within TOLERANCE
@@ -51,7 +52,7 @@ TOLERANCE = 0.02
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data", type=Path, required=True, help="a measurement file, e.g. validate/data/h200.json")
+    p.add_argument("--data", type=measurement_file, required=True, help="a measurement file, e.g. data/measurements/h200.json")
     p.add_argument("--base", help="GPU whose datasheet preset to start from (default: the measured GPU's short name)")
     p.add_argument("--name", help="name of the calibrated preset (default: the GPU's short name, e.g. h200)")
     p.add_argument("--out", type=Path, help="TOML to write (default gpusim/specs/calibrated/<name>.toml)")

@@ -25,7 +25,7 @@ Per kernel and metric: predicted, measured, relative error. Summary (errors in p
 - global sectors per request (ld and st): the share of kernels where they match exactly;
 - L2 sectors (read + write), DRAM read and write bytes: MAPE and the share within 5%, over
   kernels that move > 1 MiB. Each launch starts with the dirty L2 data that ncu's kernel
-  replay leaves before every profiled kernel (`validate/data/ncu_replay.json`, about 2.4 MB
+  replay leaves before every profiled kernel (`data/measurements/ncu_replay.json`, about 2.4 MB
   on H100 and H200, measured by `benchmarks/ncu_dirty_probe.py`): a kernel whose traffic
   exceeds the L2 writes it back, as Nsight counts; and over each predicted duration the
   writes that reach the L2 and DRAM from outside the kernel while it runs (about 18 MB/s of
@@ -49,7 +49,9 @@ from pathlib import Path
 
 import numpy as np
 
+from gpusim.errors import GpusimError
 from validate import journal
+from validate.datadir import DATA_DIR, measurement_file
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -71,7 +73,7 @@ COMPARED_COUNTERS = ("smsp__inst_executed.sum", "smsp__thread_inst_executed.sum"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data", type=Path, required=True, help="a measurement file, e.g. validate/data/h200.json")
+    p.add_argument("--data", type=measurement_file, required=True, help="a measurement file, e.g. data/measurements/h200.json")
     p.add_argument("--preset", help="GPU preset or .toml spec to predict with (default: the measured GPU's "
                    "preset, calibrated where a calibration exists)")
     p.add_argument("--json", action="store_true", help="print one JSON object with the summary figures")
@@ -171,7 +173,7 @@ def build_case(k: dict):
     return spec.case(k["size"], seed=k.get("seed", 0))
 
 
-REPLAY_FILE = Path(__file__).parent / "data" / "ncu_replay.json"
+REPLAY_FILE = DATA_DIR / "ncu_replay.json"
 
 
 ENVIRONMENT = ("l2_dirty_bytes_at_launch", "background_dram_write_bytes_per_s", "background_l2_write_sectors_per_s")
@@ -179,10 +181,13 @@ ENVIRONMENT = ("l2_dirty_bytes_at_launch", "background_dram_write_bytes_per_s", 
 
 def measurement_environment(data: dict) -> dict:
     """What Nsight's measurement adds to each kernel of a measurement file, as TimingOptions
-    fields (`validate/data/ncu_replay.json`, measured by `benchmarks/ncu_dirty_probe.py` on
+    fields (`data/measurements/ncu_replay.json`, measured by `benchmarks/ncu_dirty_probe.py` on
     that GPU): the dirty L2 data its kernel replay leaves before the kernel, and the writes
     from outside the kernel while it runs; empty for a GPU without a probe."""
     short = data.get("provenance", {}).get("gpu_short_name")
+    if not REPLAY_FILE.is_file():
+        raise GpusimError(f"no {REPLAY_FILE} (what Nsight's replay adds to each measured kernel): copy it from the "
+                          "repository's data/measurements/ into GPUSIM_DATA_DIR")
     gpu = json.loads(REPLAY_FILE.read_text())["gpus"].get(short, {})
     return {k: (int(gpu[k]) if k == "l2_dirty_bytes_at_launch" else float(gpu[k])) for k in ENVIRONMENT if k in gpu}
 

@@ -1,5 +1,5 @@
 """`python -m validate compare-multi`: gpusim's interconnect and collective predictions
-against a `measure-multi` file (validate/data/h200x4_multi.json), with summary figures.
+against a `measure-multi` file (data/measurements/h200x4_multi.json), with summary figures.
 
 Per record: every collective at its measured size and GPU count with NCCL's own choice
 (`collectives`), all_reduce with the algorithm/protocol forced (`forced`), peer copies
@@ -20,16 +20,17 @@ import time
 from pathlib import Path
 
 from validate.compare import rel_err
+from validate.datadir import DATA_DIR, measurement_file
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = ROOT / "validate" / "data" / "h200x4_multi.json"
+DEFAULT_DATA = DATA_DIR / "h200x4_multi.json"
 MIB = 1 << 20
 _NCCL_NAMES = {"AllReduce": "all_reduce", "AllGather": "all_gather", "ReduceScatter": "reduce_scatter",
                "Broadcast": "broadcast", "Reduce": "reduce"}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="measure-multi JSON (default %(default)s)")
+    p.add_argument("--data", type=measurement_file, default=DEFAULT_DATA, help="measure-multi JSON (default %(default)s)")
     p.add_argument("--preset", default="h200", help="GPU preset or .toml (default h200: the calibrated H200)")
     p.add_argument("--table", action="store_true", help="print every record, not only the summary")
     p.add_argument("--out", type=Path, help="write the summary and the rows as JSON")

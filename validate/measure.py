@@ -1,18 +1,18 @@
 """`python -m validate measure`: run every program of `programs/` (at all its sizes) and
 every microbenchmark of `validate.microbench` on this machine's NVIDIA GPU through Numba,
-and write `validate/data/<gpu>.json` (provenance + one record per kernel). `--suite heldout`
+and write `data/measurements/<gpu>.json` (provenance + one record per kernel). `--suite heldout`
 runs the held-out suite of `validate.heldout` instead (records keyed "heldout"; write it to
-its own file, e.g. `--out validate/data/h200_heldout.json`), `--suite heldout2` the second
+its own file, e.g. `--out data/measurements/h200_heldout.json`), `--suite heldout2` the second
 held-out suite of `validate.heldout2` (records keyed "heldout2"; its measured sizes, not its
 'default'), `--suite all` all three.
 `--suite mechanisms` runs issue 24's mechanism microbenchmarks (`validate.mechanisms`,
-records keyed "mechanism", e.g. `--out validate/data/h200_mechanisms.json`) with the extra
+records keyed "mechanism", e.g. `--out data/measurements/h200_mechanisms.json`) with the extra
 Nsight counters of `validate.ncu.MECHANISM_METRICS`.
 
 Reproduce, on the GPU machine, from the repository root (numba, numba-cuda, numpy < 2.5
 and Nsight Compute's `ncu`; nothing of gpusim is imported):
 
-    python -m validate measure [--gpu-name h100] [--out validate/data/h100.json] [--suite heldout|heldout2]
+    python -m validate measure [--gpu-name h100] [--out data/measurements/h100.json] [--suite heldout|heldout2]
 
 Method, per kernel (a program case or a microbenchmark size), in two worker processes
 (`validate.measure_worker`):
@@ -50,6 +50,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from validate.datadir import DATA_DIR
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITES = ("programs", "heldout", "heldout2", "all", "mechanisms", "tensor")
@@ -57,7 +58,7 @@ SUITES = ("programs", "heldout", "heldout2", "all", "mechanisms", "tensor")
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gpu-name", help="short name for the data file (default from the device: h100, h200, ...)")
-    p.add_argument("--out", type=Path, help="output JSON (default validate/data/<gpu-name>.json)")
+    p.add_argument("--out", type=Path, help="output JSON (default data/measurements/<gpu-name>.json)")
     p.add_argument("--suite", choices=SUITES, default="programs", help="programs: the programs and the "
                    "microbenchmarks (default); heldout: the held-out suite (validate.heldout); heldout2: the second "
                    "held-out suite's measured sizes (validate.heldout2); all: all three; "
@@ -373,7 +374,7 @@ def run(args) -> int:
     smi_after = _smi()
     kernels = merge(events, pairs, device.get("sm_count") or 132)
     gpu = args.gpu_name or _short_name(device.get("gpu_name", "gpu"))
-    out = args.out or ROOT / "validate" / "data" / f"{gpu}.json"
+    out = args.out or DATA_DIR / f"{gpu}.json"
     prov = {
         "gpu_name": device.get("gpu_name"), "gpu_short_name": gpu,
         "driver": smi_before.get("driver_version"), "cuda_version": smi_before.get("cuda_version"),

@@ -1,6 +1,6 @@
 """Peer-memory kernels (NVLink loads and stores) predicted against the measured ones.
 
-`validate/data/<gpu>x<n>_multi.json` (written by `python -m validate measure-multi`) holds,
+`data/measurements/<gpu>x<n>_multi.json` (written by `python -m validate measure-multi`) holds,
 under "kernels", `validate.microbench`'s bw_read / bw_write / bw_copy (1024 x 256 threads,
 256 MiB int32 buffers, reps=1) launched on GPU `launch_gpu` with the buffer of the record's
 case on GPU `buffer_gpu` (and, for reference, on the launching GPU):
@@ -32,9 +32,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+from validate.datadir import DATA_DIR, measurement_file
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = ROOT / "validate" / "data" / "h200x4_multi.json"
+DEFAULT_DATA = DATA_DIR / "h200x4_multi.json"
 DURATION = "gpu__time_duration.sum"
 COUNTERS = ("nvltx__bytes.sum", "nvlrx__bytes.sum", "lts__t_sectors_op_read.sum", "lts__t_sectors_op_write.sum",
             "dram__bytes_read.sum", "dram__bytes_write.sum")
@@ -123,7 +124,7 @@ def compare(data_path=DEFAULT_DATA, gpu="h200") -> list[dict]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m validate.peer_kernels", description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--data", type=measurement_file, default=DEFAULT_DATA)
     ap.add_argument("--preset", default="h200", help="GPU preset or .toml spec (default h200)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="spec override, repeatable")
     ap.add_argument("--json", action="store_true")

@@ -16,9 +16,10 @@ import programs
 from validate import compare, measure
 from validate.heldout import HELDOUT
 from validate.microbench import MICROBENCHMARKS
+from validate.datadir import DATA_DIR
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT / "validate" / "data" / "h200_heldout.json"
+DATA = DATA_DIR / "h200_heldout.json"
 NAMES = list(HELDOUT)
 
 

@@ -18,9 +18,10 @@ from validate import cli, compare, measure, orderings
 from validate.heldout import HELDOUT
 from validate.heldout2 import HELDOUT2, ORDERINGS, Ordering, check_orderings, measured_sizes
 from validate.microbench import MICROBENCHMARKS
+from validate.datadir import DATA_DIR
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = {gpu: ROOT / "validate" / "data" / f"{gpu}_heldout2.json" for gpu in ("h200", "h100")}
+DATA = {gpu: DATA_DIR / f"{gpu}_heldout2.json" for gpu in ("h200", "h100")}
 NAMES = list(HELDOUT2)
 MEASURED = {f"{n}/{s}" for n in NAMES for s in measured_sizes(n)}
 

@@ -3,14 +3,14 @@ entries whose programs are absent are left out with a note, a present program bu
 entry's sizes, the measure command selects it, the dry run predicts it, and compare rebuilds its
 records. The GPU side (CuPy, Triton on torch) runs on the GPU machine only."""
 import json
-from pathlib import Path
 
 import pytest
 
 from validate import compare, measure
 from validate.tensor_set import dryrun, launch, suite
+from validate.datadir import DATA_DIR
 
-DATA = Path(__file__).resolve().parents[2] / "validate" / "data" / "h100_tensor.json"
+DATA = DATA_DIR / "h100_tensor.json"
 TEST_ENTRY = suite.Entry("test_cp_async_double", "tensor_set_program", {"stages": 2},
                          {"n64": {"m": 64, "n": 64, "k": 128}, "n128": {"m": 128, "n": 128, "k": 128}})
 ABSENT = suite.Entry("absent", "programs.no_such_package.gemm", {}, suite.MATMUL_SIZES)
@@ -71,7 +71,7 @@ COMPARED = DATA.parents[2] / "benchmarks" / "results" / "compare_h100_tensor.jso
 
 def test_the_committed_tensor_compare_accounts_for_every_measured_kernel():
     """The whole set is compared offline (`python -m validate compare --data
-    validate/data/h100_tensor.json`, minutes a launch at 4096^3 and up): its committed result
+    data/measurements/h100_tensor.json`, minutes a launch at 4096^3 and up): its committed result
     names every measured kernel, each with a prediction or the reason it has none."""
     measured = {k["name"] for k in json.loads(DATA.read_text())["kernels"]}
     rows = {k["name"]: k for k in json.loads(COMPARED.read_text())["kernels"]}
