@@ -80,7 +80,7 @@ def _write_predictions(path: Path, command: str, preset: str, environment: dict,
 
 
 def cmd_predict(args) -> int:
-    from validate.compare import measurement_environment
+    from validate.predict import measurement_environment
     environment = measurement_environment({"provenance": {"gpu_short_name": args.preset.split("-")[0]}})
     items = measured_sizes(args.only)
     out_path = args.out or RESULTS / f"mechanisms_predicted_{args.preset}.json"
@@ -198,7 +198,7 @@ def cmd_compare(args) -> int:
     short = data["provenance"].get("gpu_short_name", "h200")
     ppath = Path(args.predicted) if args.predicted else RESULTS / f"mechanisms_predicted_{short}.json"
     if args.repredict:
-        from validate.compare import measurement_environment
+        from validate.predict import measurement_environment
         env = measurement_environment(data)
         items = [(k["mechanism"], k["size"]) for k in data["kernels"] if "mechanism" in k
                  and (not args.only or re.search(args.only, k["name"]))]

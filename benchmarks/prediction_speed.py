@@ -5,7 +5,7 @@
                                                [--tensor-all] [--json benchmarks/results/prediction_speed.json]
 
 The launches are records of the measured held-out suites, rebuilt and predicted as `python -m
-validate compare` predicts them (`validate.compare.build_case`, the data file's preset and
+validate compare` predicts them (`validate.predict.build_case`, the data file's preset and
 measurement environment, `TimingOptions(mode="auto", functional="sampled")`), with
 `outputs=False`: only the blocks the sampled timing needs are executed. The SGEMM is held-out-2's
 `sgemm_reg_8x8/n2048` (128 x 128 block tiles, 8 x 8 outputs a thread in registers; 1.0 ms on an
@@ -42,7 +42,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import gpusim  # noqa: E402
 from gpusim.timing.engine import TimingOptions  # noqa: E402
-from validate.compare import build_case, default_preset, measurement_environment  # noqa: E402
+from validate.predict import build_case, default_preset, measurement_environment  # noqa: E402
 from validate.datadir import DATA_DIR  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -19,7 +19,7 @@ import statistics
 import time
 from pathlib import Path
 
-from validate.compare import rel_err
+from validate.figures import rel_err
 from validate.datadir import DATA_DIR, measurement_file
 
 ROOT = Path(__file__).resolve().parents[1]

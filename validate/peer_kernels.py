@@ -14,7 +14,7 @@ case on GPU `buffer_gpu` (and, for reference, on the launching GPU):
 
 `predict(record, gpu)` rebuilds one record's launch and runs it through
 `gpusim.launch(timing=True, peer_args=...)` (sampled timing, functional execution of the
-sampled blocks only, as `validate.compare.predict` does) on `gpu` with `system.gpu_count`
+sampled blocks only, as `validate.predict.predict` does) on `gpu` with `system.gpu_count`
 raised to cover the buffer's GPU; `compare(data_path)` does it for every kernel record.
 
 The measured times are the mean per launch of 10 back-to-back launches between two CUDA

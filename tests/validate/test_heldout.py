@@ -13,7 +13,7 @@ import pytest
 
 import gpusim
 import programs
-from validate import compare, measure
+from validate import measure, predict
 from validate.heldout import HELDOUT
 from validate.microbench import MICROBENCHMARKS
 from validate.datadir import DATA_DIR
@@ -78,9 +78,9 @@ def test_measure_passes_the_suite_to_its_workers():
 def test_compare_rebuilds_a_heldout_record_and_labels_it_heldout():
     rec = {"name": "soa_read/default", "heldout": "soa_read", "size": "default",
            "metrics": {"gpu__time_duration.sum": 2500.0}}
-    case = compare.build_case(rec)
+    case = predict.build_case(rec)
     assert case.kernel is HELDOUT["soa_read"].case("default").kernel
-    row = compare.predict(rec, "h200")
+    row = predict.predict(rec, "h200")
     assert row.kind == "heldout" and row.predicted["gpu__time_duration.sum"] > 0
 
 

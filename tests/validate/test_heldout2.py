@@ -14,7 +14,7 @@ import pytest
 
 import gpusim
 import programs
-from validate import cli, compare, measure, orderings
+from validate import cli, compare, measure, orderings, predict
 from validate.heldout import HELDOUT
 from validate.heldout2 import HELDOUT2, ORDERINGS, Ordering, check_orderings, measured_sizes
 from validate.microbench import MICROBENCHMARKS
@@ -88,8 +88,8 @@ def _record(name, size, ns):
 
 def test_compare_rebuilds_a_heldout2_record_and_labels_it_heldout2():
     rec = _record("vec_triad", "default", 2500.0)
-    assert compare.build_case(rec).kernel is HELDOUT2["vec_triad"].case("default").kernel
-    row = compare.predict(rec, "h200")
+    assert predict.build_case(rec).kernel is HELDOUT2["vec_triad"].case("default").kernel
+    row = predict.predict(rec, "h200")
     assert row.kind == "heldout2" and row.predicted["gpu__time_duration.sum"] > 0
 
 

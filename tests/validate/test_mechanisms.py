@@ -12,7 +12,7 @@ import pytest
 
 import gpusim
 import programs
-from validate import compare, measure, ncu
+from validate import measure, ncu, predict
 from validate.heldout import HELDOUT
 from validate.mechanisms import MECHANISMS, derive
 from validate.microbench import MICROBENCHMARKS
@@ -88,7 +88,7 @@ def test_the_mechanism_counters_are_extra_nsight_names():
 def test_compare_rebuilds_a_mechanism_record_and_labels_it():
     rec = {"name": "stencil/3x3_n1024_16x16", "mechanism": "stencil", "size": "3x3_n1024_16x16",
            "metrics": {"gpu__time_duration.sum": 10000.0}}
-    assert compare.build_case(rec).kernel is MECHANISMS["stencil"].case("default").kernel
+    assert predict.build_case(rec).kernel is MECHANISMS["stencil"].case("default").kernel
 
 
 def test_derive_turns_a_record_into_its_operations_per_ns():

@@ -13,7 +13,9 @@ import json
 import pytest
 
 import programs
-from validate.compare import DURATION, compare, rel_err
+from validate.compare import compare
+from validate.figures import rel_err
+from validate.predict import DURATION
 from validate.datadir import DATA_DIR
 
 DATA = DATA_DIR / "h200.json"

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from validate import compare, measure
+from validate import compare, figures, measure, predict
 from validate.tensor_set import dryrun, launch, suite
 from validate.datadir import DATA_DIR
 
@@ -49,7 +49,7 @@ def test_measure_selects_the_available_entries_sizes(entries):
 
 
 def test_compare_rebuilds_a_tensor_record(entries):
-    c = compare.build_case({"tensor": "test_cp_async_double", "size": "n64", "seed": 0})
+    c = predict.build_case({"tensor": "test_cp_async_double", "size": "n64", "seed": 0})
     assert c.args[0].shape == (64, 128)
 
 
@@ -83,4 +83,4 @@ def test_the_committed_tensor_compare_accounts_for_every_measured_kernel():
 def test_a_measured_mma_sync_gemm_is_predicted_within_35_percent_of_the_h100():
     rows, summary, _ = compare.compare(DATA, only="^cuda_mma_double/n512$", jobs=1)
     assert summary["no_prediction"] == {} and len(rows) == 1
-    assert abs(compare.rel_err(rows[0].predicted[compare.DURATION], rows[0].measured[compare.DURATION])) <= 0.35
+    assert abs(figures.rel_err(rows[0].predicted[predict.DURATION], rows[0].measured[predict.DURATION])) <= 0.35
