@@ -35,7 +35,7 @@ KEEP = re.compile(r"^(gpu__time|sm__cycles_elapsed\.max|smsp__inst_executed\.sum
 
 
 def measured_sizes(only: str | None = None) -> list[tuple[str, str]]:
-    from validate.measure import selected
+    from validate.suites import selected
     return [(g, s) for _, g, s in selected(only, None, "mechanisms")]
 
 

@@ -19,7 +19,8 @@ import traceback
 
 import numpy as np
 
-from validate.measure import _jsonable, selected, spec_of
+from validate.datafile import jsonable
+from validate.suites import selected, spec_of
 
 
 def _try(f, default=None):
@@ -86,7 +87,7 @@ def _run_case(kind, group, size, built, mode, flush) -> dict:
             rec["check"] = f"failed: {e}"
         if kind == "microbenchmark":
             from validate.microbench import RECORDED
-            rec["outputs"] = {label: _jsonable(host[i].reshape(-1)[0]) for i, label in RECORDED.get(group, {}).items()}
+            rec["outputs"] = {label: jsonable(host[i].reshape(-1)[0]) for i, label in RECORDED.get(group, {}).items()}
         del host, case
         if mode == "events":
             try:
@@ -176,7 +177,7 @@ def worker(args) -> int:
         t = time.time()
         rec = _run_case(kind, group, size, built, args.worker, flush)
         rec["host_seconds"] = round(time.time() - t, 2)
-        out["records"].append(_jsonable(rec))
+        out["records"].append(jsonable(rec))
         print(f"[{args.worker} {time.time() - t0:6.1f}s] {rec['name']}: {rec.get('check', '')[:200]}"
               + (f" {rec['event_time_us']:.1f} us" if "event_time_us" in rec else ""), file=sys.stderr, flush=True)
         args.worker_out.write_text(json.dumps(out))      # partial results survive a crash

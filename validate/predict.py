@@ -17,6 +17,7 @@ from gpusim.errors import GpusimError
 from gpusim.specs.presets import GPUS
 from gpusim.timing.engine import TimingOptions
 from validate.datadir import DATA_DIR
+from validate.suites import spec_of
 
 DURATION = "gpu__time_duration.sum"
 COUNTERS = ("smsp__inst_executed.sum", "smsp__thread_inst_executed.sum",
@@ -61,6 +62,8 @@ def estimated_cost(k: dict, sample_sms: int = 8, max_waves: int = 4, blocks_per_
 
 
 CLOCKS = ("preset", "file", "kernel")
+# the key of a record that names its suite (a record with none of them is a microbenchmark's)
+KINDS = ("program", "heldout", "heldout2", "mechanism", "tensor")
 
 
 def observed_clock_mhz(k: dict, data: dict, clock: str) -> float | None:
@@ -86,27 +89,8 @@ def usable(k: dict) -> bool:
 
 def build_case(k: dict):
     """The launch (`Case`) of measurement record `k`, rebuilt from its suite, name, size and seed."""
-    # lazy, each import below: only the suite the record names is imported (a suite's module defines
-    # its numba kernels when imported; the tensor set's builds CUDA C++ and Triton sources)
-    if "program" in k:
-        import programs  # lazy: this suite only
-        spec = programs.get(k["program"])
-    elif "heldout" in k:
-        from validate.heldout import HELDOUT  # lazy: this suite only
-        spec = HELDOUT[k["heldout"]]
-    elif "heldout2" in k:
-        from validate.heldout2 import HELDOUT2  # lazy: this suite only
-        spec = HELDOUT2[k["heldout2"]]
-    elif "mechanism" in k:
-        from validate.mechanisms import MECHANISMS  # lazy: this suite only
-        spec = MECHANISMS[k["mechanism"]]
-    elif "tensor" in k:
-        from validate.tensor_set.suite import spec as tensor_spec  # lazy: this suite only
-        spec = tensor_spec(k["tensor"])
-    else:
-        from validate.microbench import MICROBENCHMARKS  # lazy: this suite only
-        spec = MICROBENCHMARKS[k["microbenchmark"]]
-    return spec.case(k["size"], seed=k.get("seed", 0))
+    kind = next((key for key in KINDS if key in k), "microbenchmark")
+    return spec_of(kind, k[kind]).case(k["size"], seed=k.get("seed", 0))
 
 
 REPLAY_FILE = DATA_DIR / "ncu_replay.json"
@@ -135,8 +119,7 @@ def predict(k: dict, gpu, environment: dict | None = None, time_limit_s: float |
     `time_limit_s`) comes back as a Row with no prediction and the error's line, so that one
     kernel never costs the others theirs. `clock_mhz`: the SM clock to predict at instead of
     the preset's (`observed_clock_mhz`)."""
-    kind = next((key for key in ("program", "heldout", "heldout2", "mechanism", "tensor") if key in k),
-                "microbenchmark")
+    kind = next((key for key in KINDS if key in k), "microbenchmark")
     t = time.perf_counter()
     try:
         if clock_mhz:

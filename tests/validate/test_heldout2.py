@@ -14,7 +14,7 @@ import pytest
 
 import gpusim
 import programs
-from validate import cli, compare, measure, orderings, predict
+from validate import cli, compare, measure, orderings, passes, predict, suites
 from validate.heldout import HELDOUT
 from validate.heldout2 import HELDOUT2, ORDERINGS, Ordering, check_orderings, measured_sizes
 from validate.microbench import MICROBENCHMARKS
@@ -62,15 +62,15 @@ def test_heldout2_imports_nothing_of_gpusim_or_isa():
 
 
 def test_measure_suite_heldout2_selects_the_measured_sizes_and_no_default():
-    got = measure.selected(None, None, "heldout2")
+    got = suites.selected(None, None, "heldout2")
     assert got == [("heldout2", n, s) for n in NAMES for s in measured_sizes(n)]
     assert len(got) == len(MEASURED) and all(s != "default" for _, _, s in got)
-    assert measure.spec_of("heldout2", "wave_quant") is HELDOUT2["wave_quant"]
+    assert suites.spec_of("heldout2", "wave_quant") is HELDOUT2["wave_quant"]
 
 
 def test_measure_all_is_every_suite():
-    assert measure.selected(None, None, "all") == (measure.selected(None, None) + measure.selected(None, None, "heldout")
-                                                   + measure.selected(None, None, "heldout2"))
+    assert suites.selected(None, None, "all") == (suites.selected(None, None) + suites.selected(None, None, "heldout")
+                                                   + suites.selected(None, None, "heldout2"))
 
 
 def test_measure_passes_the_suite_to_its_workers():
@@ -78,7 +78,7 @@ def test_measure_passes_the_suite_to_its_workers():
     p = argparse.ArgumentParser()
     measure.add_arguments(p)
     args = p.parse_args(["--suite", "heldout2"])
-    assert measure._worker_cmd(args, "ncu", Path("x.json"))[-2:] == ["--suite", "heldout2"]
+    assert passes.worker_cmd(args, "ncu", Path("x.json"))[-2:] == ["--suite", "heldout2"]
 
 
 def _record(name, size, ns):

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from validate import compare, figures, measure, predict
+from validate import compare, figures, predict, suites
 from validate.tensor_set import dryrun, launch, suite
 from validate.datadir import DATA_DIR
 
@@ -43,9 +43,9 @@ def test_an_entry_s_size_is_its_variant_with_the_size_parameters(entries):
 
 
 def test_measure_selects_the_available_entries_sizes(entries):
-    assert measure.selected(None, None, "tensor") == [("tensor", "test_cp_async_double", "n64"),
+    assert suites.selected(None, None, "tensor") == [("tensor", "test_cp_async_double", "n64"),
                                                       ("tensor", "test_cp_async_double", "n128")]
-    assert measure.spec_of("tensor", "test_cp_async_double").sizes["n64"]["k"] == 128
+    assert suites.spec_of("tensor", "test_cp_async_double").sizes["n64"]["k"] == 128
 
 
 def test_compare_rebuilds_a_tensor_record(entries):

@@ -247,7 +247,7 @@ def _elapsed_ms(a, b) -> float:
 
 def run_case(group: str, size: str, built, mode: str, flush) -> dict:
     """One tensor-set case on the GPU (see the module docstring): the record
-    `validate.measure.merge` expects ("name", "tensor", "size", "params", "kernel", "check", ...)."""
+    `validate.datafile.merge` expects ("name", "tensor", "size", "params", "kernel", "check", ...)."""
     from validate.tensor_set.suite import BY_NAME
     entry = BY_NAME[group]
     rec = {"name": f"{group}/{size}", "tensor": group, "size": size, "module": entry.module, "launched": False}
