@@ -24,6 +24,8 @@ import re
 import time
 from pathlib import Path
 
+from gpusim.collectives import simulate
+from gpusim.specs import calibrated, presets
 from validate.compare_multi import DEFAULT_DATA
 from validate.datadir import measurement_file
 
@@ -71,7 +73,6 @@ def pooled(datas: list[dict], ops=None, forced=None) -> list[tuple]:
 
 
 def loss(spec, recs) -> float:
-    from gpusim.collectives import simulate
     return sum(math.log(simulate(op, b, spec, n, a, p).time_us / t) ** 2 for op, b, n, a, p, t in recs) / len(recs)
 
 
@@ -135,7 +136,6 @@ def write_table(path: Path, values: dict, data_paths: list[Path], datas: list[di
 
 
 def run(args) -> int:
-    from gpusim.specs import calibrated, presets
     paths = [p.resolve() for p in (args.data or [DEFAULT_DATA])]
     datas = [json.loads(p.read_text()) for p in paths]
     spec = presets.get(args.preset)

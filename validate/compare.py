@@ -55,8 +55,17 @@ from gpusim.api import resolve_gpu
 from validate import journal
 from validate.datadir import measurement_file
 from validate.figures import kernel_counters, plot, rel_err, summarize
-from validate.predict import (CLOCKS, DURATION, Row, default_preset, estimated_cost, measurement_environment,
-                              observed_clock_mhz, predict, usable)
+from validate.predict import (
+    CLOCKS,
+    DURATION,
+    Row,
+    default_preset,
+    estimated_cost,
+    measurement_environment,
+    observed_clock_mhz,
+    predict,
+    usable,
+)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -118,7 +127,7 @@ def compare(data_path: Path, preset: str | None = None, only: str | None = None,
     summary = summarize(rows)
     summary["clock"] = clock
     if any(r.kind in ("heldout2", "tensor") for r in rows):
-        from validate import orderings     # lazy: imports the heldout2 kernels (numba)
+        from validate import orderings  # lazy: imports the heldout2 kernels (numba)
         timed = [r for r in rows if DURATION in r.predicted]
         if any(r.kind == "tensor" for r in rows):
             # lazy: the tensor set's kernels (CUDA C++, Triton sources) load only for a tensor file

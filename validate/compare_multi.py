@@ -19,8 +19,11 @@ import statistics
 import time
 from pathlib import Path
 
-from validate.figures import rel_err
+from gpusim.collectives import simulate
+from gpusim.interconnect.copy_engine import peer_copies
+from gpusim.specs.overrides import apply, resolve
 from validate.datadir import DATA_DIR, measurement_file
+from validate.figures import rel_err
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = DATA_DIR / "h200x4_multi.json"
@@ -58,7 +61,6 @@ def _err(pred: float, meas: float) -> float:
 
 
 def collective_rows(data: dict, gpu) -> list[dict]:
-    from gpusim.collectives import simulate
     rows = []
     for rec in data.get("collectives", []):
         if "time_us" not in rec:
@@ -92,8 +94,6 @@ def channel_setting_rows(data: dict, gpu="h200") -> tuple[list[dict], list[str]]
     each setting whose NCCL variables map onto spec fields (`CHANNEL_SETTING_FIELDS`; the chunk
     as NCCL's log says it set it, which caps it at 512 KiB) simulated on `gpu` with them, against
     the median of its rounds per (op, size); the settings with other variables are left out."""
-    from gpusim.collectives import simulate
-    from gpusim.specs.overrides import apply
     specs, left_out = {}, []
     for name, info in data["provenance"]["settings"].items():
         env = info["env"]
@@ -120,7 +120,6 @@ def channel_setting_rows(data: dict, gpu="h200") -> tuple[list[dict], list[str]]
 
 
 def copy_rows(data: dict, gpu) -> list[dict]:
-    from gpusim.interconnect.copy_engine import peer_copies
     rows = []
     for rec in data.get("copies", []):
         pairs = [(s, d, rec["bytes"]) for s, d in rec["pairs"]]
@@ -173,13 +172,14 @@ def summarize(rows: list[dict], choices: dict, gpu) -> dict:
 
 
 def compare(data_path: Path = DEFAULT_DATA, preset="h200", kernels: bool = True) -> tuple[dict, list[dict]]:
-    from gpusim.specs.overrides import resolve
     data = json.loads(Path(data_path).read_text())
     gpu = resolve(preset)
     rows = collective_rows(data, gpu) + copy_rows(data, gpu)
     if kernels and data.get("kernels"):
         try:
-            from validate import peer_kernels
+            from validate import (
+                peer_kernels,  # optional: the peer kernels need numba.cuda (validate.microbench); without it, no kernel rows
+            )
         except ImportError:
             peer_kernels = None
         if peer_kernels is not None:

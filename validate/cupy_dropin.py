@@ -32,6 +32,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+
 from validate.datadir import measurement_file
 
 SEED = 2024
@@ -164,7 +165,7 @@ def compare(npz: Path, gpu: str = "h100") -> dict[str, int]:
 
 def outputs(npz: Path, gpu: str = "h100"):
     """(gpusim.cupy's outputs of every case {case: array}, the recording's npz)."""
-    import gpusim.cupy as gcp
+    import gpusim.cupy as gcp  # lazy: the GPU side (--out) measures with real CuPy and needs no gpusim
     data = np.load(npz)
     ins: dict[str, list[np.ndarray]] = {}
     for key in sorted(k for k in data.files if k.startswith("in:")):

@@ -102,7 +102,7 @@ def run(args) -> int:
     if getattr(args, "dry_run", False):
         if args.suite != "tensor":
             raise SystemExit("validate measure: --dry-run is for --suite tensor")
-        from validate.tensor_set import dryrun     # lazy: imports gpusim, after _simpy_placeholder
+        from validate.tensor_set import dryrun  # lazy: imports gpusim, after _simpy_placeholder
         return dryrun.run(argparse.Namespace(all_sizes=False, gpu=args.gpu_name or "h100", time_limit=300.0,
                                              predict=False, out=args.out))
     if args.worker:

@@ -22,7 +22,6 @@ NCCL, CuPy, numba versions, date, command.
 """
 from __future__ import annotations
 
-from importlib.metadata import version
 import argparse
 import datetime
 import json
@@ -33,13 +32,14 @@ import subprocess
 import sys
 import time
 import traceback
+from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
 
+from validate.datadir import DATA_DIR
 from validate.measure_nccl import MAX_BYTES, measure_collectives, worker_choices, worker_forced
 from validate.measure_peers import measure_copies, measure_peer_kernels
-from validate.datadir import DATA_DIR
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -6,16 +6,16 @@ keeps what was measured. Method: measure.py's docstring. Nothing of gpusim is im
 """
 from __future__ import annotations
 
-from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
-from importlib.metadata import version
-from itertools import islice
 import json
 import platform
 import statistics
 import sys
 import time
 import traceback
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from importlib.metadata import version
+from itertools import islice
 
 import numpy as np
 
@@ -62,7 +62,7 @@ def _build(kind, group, size):
 
 def _run_case(kind, group, size, built, mode, flush) -> dict:
     if kind == "tensor":                                 # CUDA C++ / Triton: validate/tensor_set/launch.py
-        from validate.tensor_set.launch import run_case
+        from validate.tensor_set.launch import run_case  # lazy: CuPy/torch launching, the tensor set only
         return run_case(group, size, built, mode, flush)
     from numba import cuda  # lazy: numba.cuda is a heavy dependency, loaded only on the GPU machine
     spec = spec_of(kind, group)
@@ -86,7 +86,7 @@ def _run_case(kind, group, size, built, mode, flush) -> dict:
         except AssertionError as e:
             rec["check"] = f"failed: {e}"
         if kind == "microbenchmark":
-            from validate.microbench import RECORDED
+            from validate.microbench import RECORDED  # lazy: numba.cuda kernels, microbenchmark records only
             rec["outputs"] = {label: jsonable(host[i].reshape(-1)[0]) for i, label in RECORDED.get(group, {}).items()}
         del host, case
         if mode == "events":

@@ -16,8 +16,8 @@ import argparse
 import json
 from pathlib import Path
 
-from validate.heldout2 import ORDERINGS, check_orderings
 from validate.datadir import measurement_file
+from validate.heldout2 import ORDERINGS, check_orderings
 
 DURATION = "gpu__time_duration.sum"
 

@@ -32,6 +32,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+import gpusim
+from gpusim.specs import overrides
+from gpusim.timing.engine import TimingOptions
+from validate import microbench
 from validate.datadir import DATA_DIR, measurement_file
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,8 +62,6 @@ def record_name(record: dict) -> str:
 
 def system_spec(gpu, record: dict):
     """`gpu` (preset name, .toml or GPUSpec) with system.gpu_count covering the record's GPUs."""
-    import gpusim
-    from gpusim.specs import overrides
     spec = gpusim.api.resolve_gpu(gpu)
     need = max(record["buffer_gpu"], record["launch_gpu"]) + 1
     if need > 1 and spec.system.gpu_count < need:
@@ -68,9 +71,6 @@ def system_spec(gpu, record: dict):
 
 def predict(record: dict, gpu="h200") -> dict:
     """Predicted time (`time_us`) and memory counters of one kernel record (see module doc)."""
-    import gpusim
-    from gpusim.timing.engine import TimingOptions
-    from validate import microbench
     kname, build, on_buffer = CASES[record["case"]]
     if record["kernel"] != kname:
         raise ValueError(f"record {record_name(record)}: case {record['case']!r} runs {kname}, "
@@ -131,7 +131,6 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     gpu = a.preset
     if a.set:
-        from gpusim.specs import overrides
         gpu = overrides.apply(a.preset, overrides.parse_sets(a.set))
     rows = compare(a.data, gpu)
     if a.json:

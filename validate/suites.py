@@ -28,14 +28,14 @@ def selected(only: str | None, skip: str | None, suite: str = "programs") -> lis
         from validate.heldout import HELDOUT  # lazy: this suite only
         out += [("heldout", name, size) for name, spec in HELDOUT.items() for size in spec.sizes]
     if suite in ("heldout2", "all"):
-        from validate.heldout2 import HELDOUT2, measured_sizes     # lazy, as the other suites: numba kernels
+        from validate.heldout2 import HELDOUT2, measured_sizes  # lazy, as the other suites: numba kernels
         out += [("heldout2", name, size) for name in HELDOUT2 for size in measured_sizes(name)]
     if suite == "mechanisms":
         from validate.mechanisms import MECHANISMS  # lazy: this suite only
         out += [("mechanism", name, size) for name, spec in MECHANISMS.items() for size in spec.sizes
                 if size != "default"]
     if suite == "tensor":
-        from validate.tensor_set.suite import cases     # the entries whose programs exist here
+        from validate.tensor_set.suite import cases  # the entries whose programs exist here
         out += [("tensor", name, size) for name, size in cases()]
     keep = lambda g, s: (only is None or re.search(only, f"{g}/{s}")) and not (skip and re.search(skip, f"{g}/{s}"))
     return [(k, g, s) for k, g, s in out if keep(g, s)]

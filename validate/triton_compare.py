@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 
 import gpusim
-from validate.triton_record import _TYPES, bits, load_case
 from validate.datadir import measurement_file
+from validate.triton_record import _TYPES, bits, load_case
 
 PRESETS = {"h100": "h100", "h200": "h200"}
 

@@ -41,8 +41,8 @@ from pathlib import Path
 
 import numpy as np
 
-from validate.semantics.specs import ATOMS, N, SEED, SPECS, draw_inputs, kept_indices
 from validate.datadir import DATA_DIR
+from validate.semantics.specs import ATOMS, SEED, SPECS, N, draw_inputs, kept_indices
 
 BLOCK = 256
 CT = {16: ("unsigned short", "h"), 32: ("unsigned int", "r"), 64: ("unsigned long long", "l"),

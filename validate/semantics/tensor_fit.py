@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))     # run as a scri
 from isa.semantics import mma_batch as MB
 from isa.semantics import mma_layout as L
 from isa.semantics import mma_numerics as M
-from validate.semantics.tensor_forms import MMA_FORMS, WGMMA_FORMS
 from validate.datadir import DATA_DIR
+from validate.semantics.tensor_forms import MMA_FORMS, WGMMA_FORMS
 
 DATA = DATA_DIR
 BITS = {"f32": 32, "f16": 16}

@@ -17,8 +17,18 @@ from __future__ import annotations
 import numpy as np
 
 from isa.semantics.tensor_formats import FORMATS, decode, encode_rn
-from validate.semantics.tensor_crafted import (fam_align, fam_block, fam_carry, fam_exact, fam_many_small, fam_round,
-                                               fam_special, fam_sub, fam_tf32_low, int_tests)
+from validate.semantics.tensor_crafted import (
+    fam_align,
+    fam_block,
+    fam_carry,
+    fam_exact,
+    fam_many_small,
+    fam_round,
+    fam_special,
+    fam_sub,
+    fam_tf32_low,
+    int_tests,
+)
 from validate.semantics.tensor_forms import TYPES
 from validate.semantics.tensor_values import Ctx
 
