@@ -45,7 +45,7 @@ import tempfile
 import types
 from pathlib import Path
 
-from validate.datadir import DATA_DIR
+from validate.datadir import DATA_DIR, measurement_file
 from validate.datafile import clock_mhz, merge, relative, short_name, summary, write_data
 from validate.measure_worker import worker
 from validate.passes import call, run_ncu, smi, worker_cmd
@@ -55,7 +55,7 @@ from validate.tensor_set.suite import available
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gpu-name", help="short name for the data file (default from the device: h100, h200, ...)")
-    p.add_argument("--out", type=Path, help="output JSON (default data/measurements/<gpu-name>.json)")
+    p.add_argument("--out", type=measurement_file, help="output JSON (default data/measurements/<gpu-name>.json)")
     p.add_argument("--suite", choices=SUITES, default="programs", help="programs: the programs and the "
                    "microbenchmarks (default); heldout: the held-out suite (validate.heldout); heldout2: the second "
                    "held-out suite's measured sizes (validate.heldout2); all: all three; "

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from validate.datadir import DATA_DIR
+from validate.datadir import DATA_DIR, measurement_file
 from validate.measure_nccl import MAX_BYTES, measure_collectives, worker_choices, worker_forced
 from validate.measure_peers import measure_copies, measure_peer_kernels
 
@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gpus", default=None, help="comma list of GPU counts to measure (default: 2 and all GPUs)")
-    p.add_argument("--out", type=Path, help="output JSON (default data/measurements/<gpu>x<n>_multi.json)")
+    p.add_argument("--out", type=measurement_file, help="output JSON (default data/measurements/<gpu>x<n>_multi.json)")
     p.add_argument("--max-bytes", type=int, default=MAX_BYTES, help="largest collective size (default 1 GiB)")
     p.add_argument("--skip", default="", help="comma list of parts to leave out: collectives, choices, forced, "
                    "copies, kernels")

@@ -106,8 +106,8 @@ def measurement_environment(data: dict) -> dict:
     from outside the kernel while it runs; empty for a GPU without a probe."""
     short = data.get("provenance", {}).get("gpu_short_name")
     if not REPLAY_FILE.is_file():
-        raise GpusimError(f"no {REPLAY_FILE} (what Nsight's replay adds to each measured kernel): copy it from the "
-                          "repository's data/measurements/ into GPUSIM_DATA_DIR")
+        raise GpusimError(f"no {REPLAY_FILE} (what Nsight's replay adds to each measured kernel): set "
+                          "GPUSIM_DATA_DIR to a folder that holds it (the repository's data/measurements/ does)")
     gpu = json.loads(REPLAY_FILE.read_text())["gpus"].get(short, {})
     return {k: (int(gpu[k]) if k == "l2_dirty_bytes_at_launch" else float(gpu[k])) for k in ENVIRONMENT if k in gpu}
 
