@@ -1,7 +1,7 @@
 """How far repeat measurements land from the committed ones (the measurement's own spread).
 
-    python benchmarks/measurement_spread.py [--base validate/data/h200x2_multi.json]
-        [--runs 'validate/data/repeat/h200x2_collectives_*_run*.json']
+    python benchmarks/measurement_spread.py [--base data/measurements/h200x2_multi.json]
+        [--runs 'data/measurements/repeat/h200x2_collectives_*_run*.json']
 
 For every collective record present in a repeat run and in the base file (same op, GPU count and
 size): |repeat time / base time - 1|, summarised at >= 1 MiB and below (the issue's two targets'
@@ -14,6 +14,7 @@ import glob
 import json
 import statistics
 from pathlib import Path
+from validate.datadir import DATA_DIR
 
 ROOT = Path(__file__).resolve().parents[1]
 MiB = 1 << 20
@@ -35,8 +36,8 @@ def spread(base: dict, runs: list[dict]) -> dict:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--base", type=Path, default=ROOT / "validate/data/h200x2_multi.json")
-    p.add_argument("--runs", default=str(ROOT / "validate/data/repeat/h200x2_collectives_*_run*.json"))
+    p.add_argument("--base", type=Path, default=DATA_DIR / "h200x2_multi.json")
+    p.add_argument("--runs", default=str(DATA_DIR / "repeat/h200x2_collectives_*_run*.json"))
     a = p.parse_args(argv)
     files = sorted(glob.glob(a.runs))
     if not files:

@@ -4,11 +4,11 @@ the SASS of every kernel, and model against measurement once the GPU data exist.
     python benchmarks/mechanisms_24.py predict --preset h200 [--jobs 2] [--only REGEX]
         # every measured size through gpusim.launch(timing=True), as `validate compare` runs
         # it (sampled where the grid exceeds the SMs, ncu's replay residue and background
-        # writes of validate/data/ncu_replay.json): benchmarks/results/mechanisms_predicted_<preset>.json
+        # writes of data/measurements/ncu_replay.json): benchmarks/results/mechanisms_predicted_<preset>.json
     python benchmarks/mechanisms_24.py sass
         # ptxas + nvdisasm (sm_90) of each kernel for its measured argument types:
         # benchmarks/results/mechanisms_sass.txt (full listings) and a per-kernel summary
-    python benchmarks/mechanisms_24.py compare --data validate/data/h200_mechanisms.json
+    python benchmarks/mechanisms_24.py compare --data data/measurements/h200_mechanisms.json
         [--predicted benchmarks/results/mechanisms_predicted_h200.json] [--json FILE] [--only REGEX]
         # per size: measured and predicted time and each family's figures
         # (validate.mechanisms.derive), grouped by mechanism
@@ -35,7 +35,7 @@ KEEP = re.compile(r"^(gpu__time|sm__cycles_elapsed\.max|smsp__inst_executed\.sum
 
 
 def measured_sizes(only: str | None = None) -> list[tuple[str, str]]:
-    from validate.measure import selected
+    from validate.suites import selected
     return [(g, s) for _, g, s in selected(only, None, "mechanisms")]
 
 
@@ -80,7 +80,7 @@ def _write_predictions(path: Path, command: str, preset: str, environment: dict,
 
 
 def cmd_predict(args) -> int:
-    from validate.compare import measurement_environment
+    from validate.predict import measurement_environment
     environment = measurement_environment({"provenance": {"gpu_short_name": args.preset.split("-")[0]}})
     items = measured_sizes(args.only)
     out_path = args.out or RESULTS / f"mechanisms_predicted_{args.preset}.json"
@@ -198,7 +198,7 @@ def cmd_compare(args) -> int:
     short = data["provenance"].get("gpu_short_name", "h200")
     ppath = Path(args.predicted) if args.predicted else RESULTS / f"mechanisms_predicted_{short}.json"
     if args.repredict:
-        from validate.compare import measurement_environment
+        from validate.predict import measurement_environment
         env = measurement_environment(data)
         items = [(k["mechanism"], k["size"]) for k in data["kernels"] if "mechanism" in k
                  and (not args.only or re.search(args.only, k["name"]))]

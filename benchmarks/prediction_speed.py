@@ -5,13 +5,13 @@
                                                [--tensor-all] [--json benchmarks/results/prediction_speed.json]
 
 The launches are records of the measured held-out suites, rebuilt and predicted as `python -m
-validate compare` predicts them (`validate.compare.build_case`, the data file's preset and
+validate compare` predicts them (`validate.predict.build_case`, the data file's preset and
 measurement environment, `TimingOptions(mode="auto", functional="sampled")`), with
 `outputs=False`: only the blocks the sampled timing needs are executed. The SGEMM is held-out-2's
 `sgemm_reg_8x8/n2048` (128 x 128 block tiles, 8 x 8 outputs a thread in registers; 1.0 ms on an
 H200); the others are the `--top` launches of each held-out suite with the largest `seconds` in
 the committed compare results (`benchmarks/results/compare_h200_heldout*.json`, predictions with
-outputs). The tensor set (`validate/data/h100_tensor.json`, H100 preset): a 4096^3 GEMM of
+outputs). The tensor set (`data/measurements/h100_tensor.json`, H100 preset): a 4096^3 GEMM of
 each kind (mma.sync single-buffered, wmma, Triton's wgmma f16) and Triton attention at 4K and
 16K tokens (`TENSOR`), or with `--tensor-all` every launch of the set. Per launch: wall and CPU seconds of the `gpusim.launch` call (the case's inputs are
 built before; the kernel's compilation to PTX and SASS is inside, as in any fresh launch), the
@@ -42,15 +42,16 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import gpusim  # noqa: E402
 from gpusim.timing.engine import TimingOptions  # noqa: E402
-from validate.compare import build_case, default_preset, measurement_environment  # noqa: E402
+from validate.predict import build_case, default_preset, measurement_environment  # noqa: E402
+from validate.datadir import DATA_DIR  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-SUITES = {"heldout": (ROOT / "validate" / "data" / "h200_heldout.json",
+SUITES = {"heldout": (DATA_DIR / "h200_heldout.json",
                       ROOT / "benchmarks" / "results" / "compare_h200_heldout.json"),
-          "heldout2": (ROOT / "validate" / "data" / "h200_heldout2.json",
+          "heldout2": (DATA_DIR / "h200_heldout2.json",
                        ROOT / "benchmarks" / "results" / "compare_h200_heldout2.json")}
 SGEMM = ("heldout2", "sgemm_reg_8x8/n2048")
-TENSOR_DATA = ROOT / "validate" / "data" / "h100_tensor.json"
+TENSOR_DATA = DATA_DIR / "h100_tensor.json"
 TENSOR_COMMITTED = ROOT / "benchmarks" / "results" / "compare_h100_tensor.json"
 TENSOR = ("cuda_mma_single/n4096", "cuda_wmma_f16/n4096", "triton_matmul_f16/n4096", "triton_attention/s4k",
           "triton_attention/s16k")

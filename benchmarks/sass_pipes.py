@@ -1,6 +1,6 @@
 """SASS pipe assignment (gpusim.frontend.sass.opcodes) against Nsight's per-pipe counters.
 
-    python benchmarks/sass_pipes.py [--data validate/data/h200.json ...] [--jobs 2] [--values] [--json FILE]
+    python benchmarks/sass_pipes.py [--data data/measurements/h200.json ...] [--jobs 2] [--values] [--json FILE]
 
 For every kernel of the measurement files that is quick to simulate (the programs at
 'default' and 'medium' size, the microbenchmark sizes under `--max-inst` measured warp
@@ -37,6 +37,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from gpusim.frontend.sass.opcodes import COUNTED_PIPES, UNKNOWN_OPCODES, classify
+from validate.datadir import DATA_DIR
 
 UNROLLED = ("smem_stride", "bandwidth", "pointer_chase")
 PIPES = COUNTED_PIPES
@@ -109,7 +110,7 @@ def _cell(pred: float, meas: float) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", nargs="+",
-                    default=[str(ROOT / "validate/data/h200.json"), str(ROOT / "validate/data/h100.json")])
+                    default=[str(DATA_DIR / "h200.json"), str(DATA_DIR / "h100.json")])
     ap.add_argument("--max-inst", type=float, default=6e6,
                     help="microbenchmark sizes up to this many warp instructions")
     ap.add_argument("--jobs", type=int, default=2)

@@ -2,7 +2,7 @@
 
     python benchmarks/tensor_bitexact.py [--out benchmarks/results/tensor_bitexact.json]
 
-Runs every recorded `mma.sync` case of validate/data/tensor_mma_h200.npz through a PTX kernel
+Runs every recorded `mma.sync` case of data/measurements/tensor_mma_h200.npz through a PTX kernel
 on gpusim's functional core (tests/functional/mma_kernels.py, the reference core) and compares
 each D element with the GPU's; per form: elements equal / recorded, and cases all equal.
 The numerics parameters are those of `isa.semantics.tensor.model_for` at the time of the run.
@@ -26,13 +26,14 @@ from isa.semantics import tensor as T  # noqa: E402
 from mma_kernels import mma_kernel  # noqa: E402
 from ptx_harness import run_ptx  # noqa: E402
 from validate.semantics.tensor_forms import MMA_FORMS  # noqa: E402
+from validate.datadir import DATA_DIR  # noqa: E402
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "tensor_bitexact.json"))
     args = ap.parse_args()
-    d = np.load(os.path.join(ROOT, "validate", "data", "tensor_mma_h200.npz"))
+    d = np.load(DATA_DIR / "tensor_mma_h200.npz")
     res = {}
     for f in MMA_FORMS:
         if f.atype == "f64":
@@ -61,7 +62,7 @@ def main() -> None:
                        "cases_equal": int(eq.all(axis=(1, 2)).sum()), "cases": int(eq.shape[0]),
                        "seconds": round(time.time() - t, 2)}
         print(f.name, res[f.name], flush=True)
-    out = {"what": __doc__.strip().splitlines()[0], "data": "validate/data/tensor_mma_h200.npz",
+    out = {"what": __doc__.strip().splitlines()[0], "data": "data/measurements/tensor_mma_h200.npz",
            "model": "isa.semantics.tensor.model_for (mma_numerics.hopper_model, fitted to the probe data; fp8: ptxas sm_90 "
                     "emulation)", "forms": res}
     with open(args.out, "w") as fh:

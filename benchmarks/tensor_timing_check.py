@@ -1,5 +1,5 @@
 """The tensor-pipe microbenchmarks of validate/tensor_timing (run on an H100:
-validate/data/tensor_timing_h100.json) predicted by gpusim, cycles per loop iteration side by side.
+data/measurements/tensor_timing_h100.json) predicted by gpusim, cycles per loop iteration side by side.
 
     python benchmarks/tensor_timing_check.py [--only REGEX] [--out benchmarks/results/tensor_timing_check.json]
 
@@ -29,9 +29,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import gpusim  # noqa: E402
 from gpusim.specs import resolve  # noqa: E402
 from validate.tensor_timing import kernels  # noqa: E402
+from validate.datadir import DATA_DIR  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "validate" / "data" / "tensor_timing_h100.json"
+DATA = DATA_DIR / "tensor_timing_h100.json"
 MMA_WARPS = (1, 4, 8, 16)
 ITERS = {"mma_latency": (16, 48), "mma_throughput": (8, 24), "wgmma": (4, 8), "ldmatrix": (2, 6), "cp_async": (4, 12)}
 # f64 m8n8k4 does not execute yet; e4m3 mma.sync is f16 HMMAs on sm_90 and its measurement is

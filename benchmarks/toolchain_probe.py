@@ -8,7 +8,7 @@ so what this prints for `have_nvjitlink` is how the measured kernels were built.
 programs and held-out kernels, each is recompiled with `lto=False` and `lto=True` and launched
 once, and `get_regs_per_thread()` and the static SASS instruction count (`inspect_sass`) read
 back; stencil2d_5pt's SASS is written out both ways. Only numpy, numba and the kernels' modules are
-imported (no gpusim). Results: validate/data/toolchain/lto_probe_h100.json (DEVIATIONS.md row
+imported (no gpusim). Results: data/measurements/toolchain/lto_probe_h100.json (DEVIATIONS.md row
 "SASS source (LTO)").
 """
 import json

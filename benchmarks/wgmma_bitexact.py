@@ -2,7 +2,7 @@
 
     python benchmarks/wgmma_bitexact.py [--out benchmarks/results/wgmma_bitexact.json]
 
-Runs every recorded `wgmma.mma_async` case of validate/data/tensor_wgmma_h200.npz (each form
+Runs every recorded `wgmma.mma_async` case of data/measurements/tensor_wgmma_h200.npz (each form
 through the shared-memory layout and descriptors the probe used, scale-d as recorded, A from
 registers for the `_rs` forms) through a PTX kernel on gpusim's functional core
 (tests/functional/mma_kernels.py `wgmma_kernel`, one warpgroup per case, the reference core),
@@ -29,6 +29,7 @@ from isa.semantics import mma_layout as L  # noqa: E402
 from isa.semantics import wgmma as W  # noqa: E402
 from validate.semantics.tensor_forms import WGMMA_FORMS  # noqa: E402
 from wgmma_cases import layout_stage, recorded  # noqa: E402
+from validate.datadir import DATA_DIR  # noqa: E402
 
 
 def compare(f, got, gpu) -> dict:
@@ -43,7 +44,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "wgmma_bitexact.json"))
     args = ap.parse_args()
-    d = np.load(os.path.join(ROOT, "validate", "data", "tensor_wgmma_h200.npz"))
+    d = np.load(DATA_DIR / "tensor_wgmma_h200.npz")
     res = {}
     for f in WGMMA_FORMS:
         if f"{f.name}:A" not in d:
@@ -63,7 +64,7 @@ def main() -> None:
             r["seconds"] = round(time.time() - t, 2)
             res[f"layout:{f.name}"] = r
             print(f"layout:{f.name}", r, flush=True)
-    out = {"what": __doc__.strip().splitlines()[0], "data": "validate/data/tensor_wgmma_h200.npz",
+    out = {"what": __doc__.strip().splitlines()[0], "data": "data/measurements/tensor_wgmma_h200.npz",
            "model": "isa.semantics.wgmma (mma_numerics.hopper_model('wgmma', ...), fitted to the probe data)",
            "forms": res}
     with open(args.out, "w") as fh:

@@ -18,13 +18,14 @@ from pathlib import Path
 
 import numpy as np
 
+import programs
+from validate.microbench import MICROBENCHMARKS
+
 CASES = (("histogram_global", "small"), ("histogram_global", "default"), ("histogram_global", "large"),
          ("histogram_shared", "default"), ("atomic_throughput", "global_same"))
 
 
 def _case(name: str, size: str):
-    import programs
-    from validate.microbench import MICROBENCHMARKS
     if name in MICROBENCHMARKS:
         return MICROBENCHMARKS[name].case(size)
     return programs.get(name).case(size)

@@ -33,17 +33,24 @@ Fits (each from one microbenchmark family; residuals re-simulate it with the fit
 `--transfer-to h100` also writes `h100-from-<gpu>.toml`: the same fitted numbers on the
 target's datasheet (its SM count, clocks, HBM and L2 size stay the datasheet's), the
 cross-GPU check of how far a calibration carries to another configuration
-(`python -m validate compare --data validate/data/h100.json --preset h100-from-h200`).
+(`python -m validate compare --data data/measurements/h100.json --preset h100-from-h200`).
 """
 from __future__ import annotations
 
-import re
-import shlex
-import sys
 import argparse
 import dataclasses
 import json
+import re
+import shlex
+import sys
 from pathlib import Path
+
+import gpusim
+import programs
+from gpusim import specs
+from gpusim.timing.engine import TimingOptions
+from validate.datadir import measurement_file
+from validate.microbench import MICROBENCHMARKS
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_ITERATIONS = 5          # bandwidth fits: re-simulate and rescale until within TOLERANCE
@@ -51,7 +58,7 @@ TOLERANCE = 0.02
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data", type=Path, required=True, help="a measurement file, e.g. validate/data/h200.json")
+    p.add_argument("--data", type=measurement_file, required=True, help="a measurement file, e.g. data/measurements/h200.json")
     p.add_argument("--base", help="GPU whose datasheet preset to start from (default: the measured GPU's short name)")
     p.add_argument("--name", help="name of the calibrated preset (default: the GPU's short name, e.g. h200)")
     p.add_argument("--out", type=Path, help="TOML to write (default gpusim/specs/calibrated/<name>.toml)")
@@ -64,9 +71,6 @@ def _records(data: dict, family: str) -> dict[str, dict]:
 
 
 def _cycles(spec, family: str, params: dict) -> float:
-    import gpusim
-    from gpusim.timing.engine import TimingOptions
-    from validate.microbench import MICROBENCHMARKS
     c = MICROBENCHMARKS[family].case(params, seed=0)
     r = gpusim.launch(c.kernel, c.grid, c.block, c.args, gpu=spec, shared_bytes=c.shared_bytes, timing=True,
                       timing_options=TimingOptions(mode="auto", functional="sampled"))
@@ -74,9 +78,6 @@ def _cycles(spec, family: str, params: dict) -> float:
 
 
 def _duration_ns(spec, family: str, params) -> float:
-    import gpusim
-    from gpusim.timing.engine import TimingOptions
-    from validate.microbench import MICROBENCHMARKS
     c = MICROBENCHMARKS[family].case(params, seed=0)
     r = gpusim.launch(c.kernel, c.grid, c.block, c.args, gpu=spec, shared_bytes=c.shared_bytes, timing=True,
                       timing_options=TimingOptions(mode="auto", functional="sampled"))
@@ -84,8 +85,6 @@ def _duration_ns(spec, family: str, params) -> float:
 
 
 def _program_ns(spec, program: str, size: str) -> float:
-    import gpusim
-    import programs
     c = programs.get(program).case(size)
     return float(gpusim.launch(c.kernel, c.grid, c.block, c.args, gpu=spec, timing=True).metrics[DURATION_METRIC])
 
@@ -309,7 +308,6 @@ def write_toml(path: Path, name: str, base: str, notes: list[dict], res: list[di
 
 
 def run(args) -> int:
-    from gpusim import specs
     data = json.loads(args.data.read_text())
     gpu = args.base or data["provenance"].get("gpu_short_name") or "h100"
     base_name = gpu if gpu.endswith("-datasheet") else f"{gpu}-datasheet"

@@ -11,8 +11,8 @@ forced rings: NCCL never chose Tree here and the tree model is the roughest part
 search in log space (each number x or / a step, repeated while it helps; the step halves
 when a pass gains nothing), deterministic; it starts from the preset's current numbers. Takes a few minutes on one core.
 
-    python -m validate calibrate-multi --data validate/data/h200x4_multi.json --preset h200
-    python -m validate calibrate-multi --data validate/data/h200x4_multi.json --data validate/data/h200x2_multi.json
+    python -m validate calibrate-multi --data data/measurements/h200x4_multi.json --preset h200
+    python -m validate calibrate-multi --data data/measurements/h200x4_multi.json --data data/measurements/h200x2_multi.json
 """
 from __future__ import annotations
 
@@ -24,7 +24,10 @@ import re
 import time
 from pathlib import Path
 
+from gpusim.collectives import simulate
+from gpusim.specs import calibrated, presets
 from validate.compare_multi import DEFAULT_DATA
+from validate.datadir import measurement_file
 
 ROOT = Path(__file__).resolve().parents[1]
 FITTED = ("launch_latency_ns", "ll_base_latency_ns", "ll128_base_latency_ns", "simple_base_latency_ns",
@@ -36,7 +39,7 @@ FRACTIONS = {"simple_efficiency", "ll_efficiency", "ll128_efficiency", "tree_eff
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data", type=Path, action="append",
+    p.add_argument("--data", type=measurement_file, action="append",
                    help="measure-multi file; repeat to fit several together (their records pooled, each record "
                         f"once; default: {DEFAULT_DATA.relative_to(ROOT)})")
     p.add_argument("--preset", default="h200", help="preset whose calibrated file gets the [nccl] table")
@@ -70,7 +73,6 @@ def pooled(datas: list[dict], ops=None, forced=None) -> list[tuple]:
 
 
 def loss(spec, recs) -> float:
-    from gpusim.collectives import simulate
     return sum(math.log(simulate(op, b, spec, n, a, p).time_us / t) ** 2 for op, b, n, a, p, t in recs) / len(recs)
 
 
@@ -134,7 +136,6 @@ def write_table(path: Path, values: dict, data_paths: list[Path], datas: list[di
 
 
 def run(args) -> int:
-    from gpusim.specs import calibrated, presets
     paths = [p.resolve() for p in (args.data or [DEFAULT_DATA])]
     datas = [json.loads(p.read_text()) for p in paths]
     spec = presets.get(args.preset)

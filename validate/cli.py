@@ -13,10 +13,10 @@ import sys
 from gpusim.errors import GpusimError
 
 COMMANDS: dict[str, tuple[str, str]] = {
-    "measure": ("validate.measure", "run programs and microbenchmarks on this machine's GPU; write validate/data/<gpu>.json"),
+    "measure": ("validate.measure", "run programs and microbenchmarks on this machine's GPU; write data/measurements/<gpu>.json"),
     "compare": ("validate.compare", "predictions vs a measurement file, per kernel and metric, with summary figures"),
     "measure-multi": ("validate.measure_multi", "NCCL collectives, peer copies and peer-memory kernels on this "
-                      "machine's GPUs; write validate/data/<gpu>x<n>_multi.json"),
+                      "machine's GPUs; write data/measurements/<gpu>x<n>_multi.json"),
     "compare-multi": ("validate.compare_multi", "collective, peer-copy and peer-kernel predictions vs a "
                       "measure-multi file"),
     "calibrate-multi": ("validate.calibrate_multi", "fit the NCCL numbers (nccl.*) to a measure-multi file; write "

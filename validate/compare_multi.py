@@ -1,5 +1,5 @@
 """`python -m validate compare-multi`: gpusim's interconnect and collective predictions
-against a `measure-multi` file (validate/data/h200x4_multi.json), with summary figures.
+against a `measure-multi` file (data/measurements/h200x4_multi.json), with summary figures.
 
 Per record: every collective at its measured size and GPU count with NCCL's own choice
 (`collectives`), all_reduce with the algorithm/protocol forced (`forced`), peer copies
@@ -19,17 +19,21 @@ import statistics
 import time
 from pathlib import Path
 
-from validate.compare import rel_err
+from gpusim.collectives import simulate
+from gpusim.interconnect.copy_engine import peer_copies
+from gpusim.specs.overrides import apply, resolve
+from validate.datadir import DATA_DIR, measurement_file
+from validate.figures import rel_err
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = ROOT / "validate" / "data" / "h200x4_multi.json"
+DEFAULT_DATA = DATA_DIR / "h200x4_multi.json"
 MIB = 1 << 20
 _NCCL_NAMES = {"AllReduce": "all_reduce", "AllGather": "all_gather", "ReduceScatter": "reduce_scatter",
                "Broadcast": "broadcast", "Reduce": "reduce"}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="measure-multi JSON (default %(default)s)")
+    p.add_argument("--data", type=measurement_file, default=DEFAULT_DATA, help="measure-multi JSON (default %(default)s)")
     p.add_argument("--preset", default="h200", help="GPU preset or .toml (default h200: the calibrated H200)")
     p.add_argument("--table", action="store_true", help="print every record, not only the summary")
     p.add_argument("--out", type=Path, help="write the summary and the rows as JSON")
@@ -57,7 +61,6 @@ def _err(pred: float, meas: float) -> float:
 
 
 def collective_rows(data: dict, gpu) -> list[dict]:
-    from gpusim.collectives import simulate
     rows = []
     for rec in data.get("collectives", []):
         if "time_us" not in rec:
@@ -91,8 +94,6 @@ def channel_setting_rows(data: dict, gpu="h200") -> tuple[list[dict], list[str]]
     each setting whose NCCL variables map onto spec fields (`CHANNEL_SETTING_FIELDS`; the chunk
     as NCCL's log says it set it, which caps it at 512 KiB) simulated on `gpu` with them, against
     the median of its rounds per (op, size); the settings with other variables are left out."""
-    from gpusim.collectives import simulate
-    from gpusim.specs.overrides import apply
     specs, left_out = {}, []
     for name, info in data["provenance"]["settings"].items():
         env = info["env"]
@@ -119,7 +120,6 @@ def channel_setting_rows(data: dict, gpu="h200") -> tuple[list[dict], list[str]]
 
 
 def copy_rows(data: dict, gpu) -> list[dict]:
-    from gpusim.interconnect.copy_engine import peer_copies
     rows = []
     for rec in data.get("copies", []):
         pairs = [(s, d, rec["bytes"]) for s, d in rec["pairs"]]
@@ -172,13 +172,14 @@ def summarize(rows: list[dict], choices: dict, gpu) -> dict:
 
 
 def compare(data_path: Path = DEFAULT_DATA, preset="h200", kernels: bool = True) -> tuple[dict, list[dict]]:
-    from gpusim.specs.overrides import resolve
     data = json.loads(Path(data_path).read_text())
     gpu = resolve(preset)
     rows = collective_rows(data, gpu) + copy_rows(data, gpu)
     if kernels and data.get("kernels"):
         try:
-            from validate import peer_kernels
+            from validate import (
+                peer_kernels,  # optional: the peer kernels need numba.cuda (validate.microbench); without it, no kernel rows
+            )
         except ImportError:
             peer_kernels = None
         if peer_kernels is not None:

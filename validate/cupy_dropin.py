@@ -9,7 +9,7 @@ repository root (under a minute):
 
 Check against it on any machine (no GPU):
 
-    python -m validate.cupy_dropin --compare validate/data/cupy_dropin_h100.npz
+    python -m validate.cupy_dropin --compare data/measurements/cupy_dropin_h100.npz
 
 The cases are float kernels whose bits depend on how CuPy compiles (flush-to-zero of
 single-precision denormals, FMA contraction, the libdevice forms of `expf`/`sinf`/`sqrtf`/
@@ -32,6 +32,8 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from validate.datadir import measurement_file
 
 SEED = 2024
 N = 4096
@@ -163,7 +165,7 @@ def compare(npz: Path, gpu: str = "h100") -> dict[str, int]:
 
 def outputs(npz: Path, gpu: str = "h100"):
     """(gpusim.cupy's outputs of every case {case: array}, the recording's npz)."""
-    import gpusim.cupy as gcp
+    import gpusim.cupy as gcp  # lazy: the GPU side (--out) measures with real CuPy and needs no gpusim
     data = np.load(npz)
     ins: dict[str, list[np.ndarray]] = {}
     for key in sorted(k for k in data.files if k.startswith("in:")):
@@ -182,7 +184,7 @@ def _differing(a: np.ndarray, b: np.ndarray) -> int:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, help="measure on this machine's GPU, writing here")
-    ap.add_argument("--compare", type=Path, help="a recorded npz to check gpusim.cupy against (no GPU)")
+    ap.add_argument("--compare", type=measurement_file, help="a recorded npz to check gpusim.cupy against (no GPU)")
     ap.add_argument("--gpu", default="h100", help="the preset --compare runs on")
     args = ap.parse_args(argv)
     if args.out is not None:

@@ -5,8 +5,8 @@ figures measured on them are not overfitted. Each is a `ProgramSpec` (see
 simulator runs in well under a second, and measured sizes ('medium' and 'large', or named
 variants) that take 28 us to 1.6 ms on an H200.
 
-    python -m validate measure --suite heldout --out validate/data/h200_heldout.json
-    python -m validate compare --data validate/data/h200_heldout.json
+    python -m validate measure --suite heldout --out data/measurements/h200_heldout.json
+    python -m validate compare --data data/measurements/h200_heldout.json
 
 Records of these kernels carry the key "heldout": name (where programs carry "program").
 Rules that keep the suite held out: `validate calibrate` fits microbenchmarks only, and
@@ -15,7 +15,7 @@ to make a prediction match (add a new kernel instead); a change of sizes means m
 again (tests/validate/test_heldout.py checks the recorded params against the sizes).
 
 H200 us: `gpu__time_duration.sum` under ncu (caches flushed, clocks unlocked at ~1978 MHz)
-from validate/data/h200_heldout.json, for the measured sizes in order; two runs agreed
+from data/measurements/h200_heldout.json, for the measured sizes in order; two runs agreed
 within 2% on every measured size.
 
 | name                  | stresses                                            | measured sizes         | H200 us           |

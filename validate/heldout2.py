@@ -7,10 +7,10 @@ and two to four measured sizes, 99 launches in all, meant to take roughly 20 us 
 each on an H200 (estimated from bytes moved and operations; to be confirmed by the
 measurement).
 
-    python -m validate measure --suite heldout2 --gpu-name h200 --out validate/data/h200_heldout2.json
-    python -m validate measure --suite heldout2 --gpu-name h100 --out validate/data/h100_heldout2.json
-    python -m validate compare --data validate/data/h200_heldout2.json     # also checks ORDERINGS
-    python -m validate orderings --data validate/data/h200_heldout2.json [--predictions OUT.json]
+    python -m validate measure --suite heldout2 --gpu-name h200 --out data/measurements/h200_heldout2.json
+    python -m validate measure --suite heldout2 --gpu-name h100 --out data/measurements/h100_heldout2.json
+    python -m validate compare --data data/measurements/h200_heldout2.json     # also checks ORDERINGS
+    python -m validate orderings --data data/measurements/h200_heldout2.json [--predictions OUT.json]
 
 Records of these kernels carry the key "heldout2": name. Rules that keep the suite held out
 are those of `validate.heldout`: nothing is fitted to these records, and a kernel or its sizes
@@ -274,7 +274,7 @@ ORDERINGS: tuple[Ordering, ...] = (
 )
 
 # Expectations written down before the measurement that the GPU did not show (the measured ratio
-# slower/faster, H200, validate/data/h200_heldout2.json): kept as a record, not checked.
+# slower/faster, H200, data/measurements/h200_heldout2.json): kept as a record, not checked.
 NOT_SHOWN: tuple[tuple[Ordering, float], ...] = (
     (Ordering("flash_attn_fwd/s2k", "flash_attn_fwd/s2k_causal", "causal attention skips about half the keys"),
      1079.23 / 1169.63),        # events: causal 8% slower: its last row blocks still read every key (the launch lasts as

@@ -1,5 +1,5 @@
 """`python -m validate measure-multi`: NCCL collectives, peer copies and kernels that read or
-write a peer GPU's memory, on this machine's GPUs; writes `validate/data/<gpu>x<n>_multi.json`.
+write a peer GPU's memory, on this machine's GPUs; writes `data/measurements/<gpu>x<n>_multi.json`.
 
 Reproduce, on a machine with 2 or more NVIDIA GPUs joined by NVLink, from the repository root
 (CuPy with NCCL, numba-cuda with numpy < 2.5; nothing of gpusim is imported):
@@ -22,7 +22,6 @@ NCCL, CuPy, numba versions, date, command.
 """
 from __future__ import annotations
 
-from importlib.metadata import version
 import argparse
 import datetime
 import json
@@ -33,10 +32,12 @@ import subprocess
 import sys
 import time
 import traceback
+from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
 
+from validate.datadir import DATA_DIR, measurement_file
 from validate.measure_nccl import MAX_BYTES, measure_collectives, worker_choices, worker_forced
 from validate.measure_peers import measure_copies, measure_peer_kernels
 
@@ -45,7 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gpus", default=None, help="comma list of GPU counts to measure (default: 2 and all GPUs)")
-    p.add_argument("--out", type=Path, help="output JSON (default validate/data/<gpu>x<n>_multi.json)")
+    p.add_argument("--out", type=measurement_file, help="output JSON (default data/measurements/<gpu>x<n>_multi.json)")
     p.add_argument("--max-bytes", type=int, default=MAX_BYTES, help="largest collective size (default 1 GiB)")
     p.add_argument("--skip", default="", help="comma list of parts to leave out: collectives, choices, forced, "
                    "copies, kernels")
@@ -112,7 +113,7 @@ def run(args) -> int:
     prov = provenance(argv)
     name = re.sub(r"[^a-z0-9]+", "", prov["nvidia_smi_gpus"].splitlines()[1].split(",")[0].lower()
                   .replace("nvidia", "")) if prov["nvidia_smi_gpus"].count("\n") > 1 else "gpu"
-    out_path = args.out or ROOT / "validate" / "data" / f"{name}x{ngpu}_multi.json"
+    out_path = args.out or DATA_DIR / f"{name}x{ngpu}_multi.json"
     data = {"provenance": prov, "collectives": [], "forced": [], "choices": {}, "copies": [], "kernels": [],
             "errors": []}
     t0 = time.perf_counter()

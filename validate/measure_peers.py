@@ -80,7 +80,7 @@ def measure_peer_kernels(log) -> list[dict]:
     import cupy as cp  # lazy: cupy is a heavy dependency, loaded only on the GPU machine
     from numba import cuda  # lazy: numba.cuda is a heavy dependency, loaded only on the GPU machine
 
-    from validate.microbench import bw_copy, bw_read, bw_write
+    from validate.microbench import bw_copy, bw_read, bw_write  # lazy: defines numba.cuda kernels (heavy), GPU side only
     _enable_peer_access(cp, 2)
     n = (256 << 20) // 4
     grid, block = 1024, 256

@@ -6,20 +6,21 @@ keeps what was measured. Method: measure.py's docstring. Nothing of gpusim is im
 """
 from __future__ import annotations
 
-from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
-from importlib.metadata import version
-from itertools import islice
 import json
 import platform
 import statistics
 import sys
 import time
 import traceback
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from importlib.metadata import version
+from itertools import islice
 
 import numpy as np
 
-from validate.measure import _jsonable, selected, spec_of
+from validate.datafile import jsonable
+from validate.suites import selected, spec_of
 
 
 def _try(f, default=None):
@@ -61,7 +62,7 @@ def _build(kind, group, size):
 
 def _run_case(kind, group, size, built, mode, flush) -> dict:
     if kind == "tensor":                                 # CUDA C++ / Triton: validate/tensor_set/launch.py
-        from validate.tensor_set.launch import run_case
+        from validate.tensor_set.launch import run_case  # lazy: CuPy/torch launching, the tensor set only
         return run_case(group, size, built, mode, flush)
     from numba import cuda  # lazy: numba.cuda is a heavy dependency, loaded only on the GPU machine
     spec = spec_of(kind, group)
@@ -85,8 +86,8 @@ def _run_case(kind, group, size, built, mode, flush) -> dict:
         except AssertionError as e:
             rec["check"] = f"failed: {e}"
         if kind == "microbenchmark":
-            from validate.microbench import RECORDED
-            rec["outputs"] = {label: _jsonable(host[i].reshape(-1)[0]) for i, label in RECORDED.get(group, {}).items()}
+            from validate.microbench import RECORDED  # lazy: numba.cuda kernels, microbenchmark records only
+            rec["outputs"] = {label: jsonable(host[i].reshape(-1)[0]) for i, label in RECORDED.get(group, {}).items()}
         del host, case
         if mode == "events":
             try:
@@ -176,7 +177,7 @@ def worker(args) -> int:
         t = time.time()
         rec = _run_case(kind, group, size, built, args.worker, flush)
         rec["host_seconds"] = round(time.time() - t, 2)
-        out["records"].append(_jsonable(rec))
+        out["records"].append(jsonable(rec))
         print(f"[{args.worker} {time.time() - t0:6.1f}s] {rec['name']}: {rec.get('check', '')[:200]}"
               + (f" {rec['event_time_us']:.1f} us" if "event_time_us" in rec else ""), file=sys.stderr, flush=True)
         args.worker_out.write_text(json.dumps(out))      # partial results survive a crash

@@ -81,7 +81,7 @@ EXTRA = tuple(f"sm__inst_executed_pipe_{p}.sum" for p in
 # L1 <-> crossbar bytes, L2 requests beside sectors (atomics and reductions too), far-partition
 # lookups, DRAM fills, the L2 atomic unit's busy cycles, pipe busy cycles and issue slots, and
 # the shared atomics executed (CAS retries included). Names this ncu refuses are dropped at the
-# preflight, one a try (`measure._run_ncu`).
+# preflight, one a try (`validate.passes.run_ncu`).
 MECHANISM_METRICS = (
     "l1tex__t_sector_hit_rate.pct",
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum",

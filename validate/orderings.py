@@ -16,13 +16,14 @@ import argparse
 import json
 from pathlib import Path
 
+from validate.datadir import measurement_file
 from validate.heldout2 import ORDERINGS, check_orderings
 
 DURATION = "gpu__time_duration.sum"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data", type=Path, required=True, help="a measurement file, e.g. validate/data/h200_heldout2.json")
+    p.add_argument("--data", type=measurement_file, required=True, help="a measurement file, e.g. data/measurements/h200_heldout2.json")
     p.add_argument("--predictions", type=Path, help="the --out JSON of `validate compare` on the same data")
     p.add_argument("--json", action="store_true", help="print one JSON object (summary and every ordering)")
 

@@ -1,6 +1,6 @@
 """Peer-memory kernels (NVLink loads and stores) predicted against the measured ones.
 
-`validate/data/<gpu>x<n>_multi.json` (written by `python -m validate measure-multi`) holds,
+`data/measurements/<gpu>x<n>_multi.json` (written by `python -m validate measure-multi`) holds,
 under "kernels", `validate.microbench`'s bw_read / bw_write / bw_copy (1024 x 256 threads,
 256 MiB int32 buffers, reps=1) launched on GPU `launch_gpu` with the buffer of the record's
 case on GPU `buffer_gpu` (and, for reference, on the launching GPU):
@@ -14,7 +14,7 @@ case on GPU `buffer_gpu` (and, for reference, on the launching GPU):
 
 `predict(record, gpu)` rebuilds one record's launch and runs it through
 `gpusim.launch(timing=True, peer_args=...)` (sampled timing, functional execution of the
-sampled blocks only, as `validate.compare.predict` does) on `gpu` with `system.gpu_count`
+sampled blocks only, as `validate.predict.predict` does) on `gpu` with `system.gpu_count`
 raised to cover the buffer's GPU; `compare(data_path)` does it for every kernel record.
 
 The measured times are the mean per launch of 10 back-to-back launches between two CUDA
@@ -33,8 +33,14 @@ from pathlib import Path
 
 import numpy as np
 
+import gpusim
+from gpusim.specs import overrides
+from gpusim.timing.engine import TimingOptions
+from validate import microbench
+from validate.datadir import DATA_DIR, measurement_file
+
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = ROOT / "validate" / "data" / "h200x4_multi.json"
+DEFAULT_DATA = DATA_DIR / "h200x4_multi.json"
 DURATION = "gpu__time_duration.sum"
 COUNTERS = ("nvltx__bytes.sum", "nvlrx__bytes.sum", "lts__t_sectors_op_read.sum", "lts__t_sectors_op_write.sum",
             "dram__bytes_read.sum", "dram__bytes_write.sum")
@@ -56,8 +62,6 @@ def record_name(record: dict) -> str:
 
 def system_spec(gpu, record: dict):
     """`gpu` (preset name, .toml or GPUSpec) with system.gpu_count covering the record's GPUs."""
-    import gpusim
-    from gpusim.specs import overrides
     spec = gpusim.api.resolve_gpu(gpu)
     need = max(record["buffer_gpu"], record["launch_gpu"]) + 1
     if need > 1 and spec.system.gpu_count < need:
@@ -67,9 +71,6 @@ def system_spec(gpu, record: dict):
 
 def predict(record: dict, gpu="h200") -> dict:
     """Predicted time (`time_us`) and memory counters of one kernel record (see module doc)."""
-    import gpusim
-    from gpusim.timing.engine import TimingOptions
-    from validate import microbench
     kname, build, on_buffer = CASES[record["case"]]
     if record["kernel"] != kname:
         raise ValueError(f"record {record_name(record)}: case {record['case']!r} runs {kname}, "
@@ -123,14 +124,13 @@ def compare(data_path=DEFAULT_DATA, gpu="h200") -> list[dict]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m validate.peer_kernels", description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--data", type=measurement_file, default=DEFAULT_DATA)
     ap.add_argument("--preset", default="h200", help="GPU preset or .toml spec (default h200)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="spec override, repeatable")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
     gpu = a.preset
     if a.set:
-        from gpusim.specs import overrides
         gpu = overrides.apply(a.preset, overrides.parse_sets(a.set))
     rows = compare(a.data, gpu)
     if a.json:

@@ -1,7 +1,7 @@
 """Compare gpusim's outputs of the Triton tensor-core programs with those recorded on a GPU by
 `validate/triton_record.py` (no GPU needed):
 
-    python -m validate.triton_compare validate/data/triton_outputs_h100.npz [--write FILE.json]
+    python -m validate.triton_compare data/measurements/triton_outputs_h100.npz [--write FILE.json]
 
 For every case of the file it checks that the program builds the recorded inputs (seed 0), then
 runs, on the preset of the recording GPU (h100 or h200) unless noted:
@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 import gpusim
+from validate.datadir import measurement_file
 from validate.triton_record import _TYPES, bits, load_case
 
 PRESETS = {"h100": "h100", "h200": "h200"}
@@ -115,7 +116,7 @@ def compare(npz_path: Path) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("npz", type=Path)
+    ap.add_argument("npz", type=measurement_file)
     ap.add_argument("--write", type=Path, help="write the comparison as JSON here")
     a = ap.parse_args(argv)
     out = compare(a.npz)

@@ -140,7 +140,7 @@ def simulate(op: str, size_bytes: int, gpu="h200", gpus: int | None = None, algo
     `validate measure-multi` measure out of place, the default). It changes broadcast only: its
     root then sends without copying into its own output (tuning.ROOT_COPY_SEND_COST). reduce,
     all_reduce and reduce_scatter run the same primitives either way (reduce measured the same,
-    validate/data/h200x2_broadcast_inplace.json); NCCL's in-place all_gather also skips its
+    data/measurements/h200x2_broadcast_inplace.json); NCCL's in-place all_gather also skips its
     step-0 copy, which is not modelled (not measured)."""
     spec = resolve(gpu)
     op = check_op(op)

@@ -75,7 +75,7 @@ ROOT_COPY_SEND_COST = 1.5
 # per byte, rounded up to 16 bytes), a channel gets cells up to the call's traffic over its channels
 # (at least 16 KiB), the last channel takes the remainder. A small call so leaves channels empty,
 # and the busiest channel can carry a cell more than the mean: the measured NCCL logs
-# (validate/data/h200x4_multi.json, h200x2_multi.json: channel{Lo..Hi}) show these counts for every
+# (data/measurements/h200x4_multi.json, h200x2_multi.json: channel{Lo..Hi}) show these counts for every
 # all_reduce / all_gather / reduce_scatter call (the thread threshold alone, channels_for, gives NCCL's
 # maximum: 24 where the logs have 22 at 256-512 KiB). run.plan_call applies it to those rings only:
 # broadcast and reduce (traffic 1 per byte) get the logged counts from it too, but their chain,

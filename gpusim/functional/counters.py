@@ -31,7 +31,7 @@ Names (Nsight Compute "Kernel Profiling Guide", metrics reference):
   (cp.async.ca), sm__sass_l1tex_t_{requests,sectors}_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum
   (cp.async.cg: LDGSTS.BYPASS) and sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum
   (the two sides of cp.async); names as ncu 2025.3 lists them on an H100
-  (validate/data/ncu_tensor_metric_names_h100.txt; tests/functional/test_nsight_metric_names.py);
+  (data/measurements/ncu_tensor_metric_names_h100.txt; tests/functional/test_nsight_metric_names.py);
   smsp__sass_inst_executed_op_tma_{ld,st}.sum (warp instructions of cp.async.bulk{.tensor} into
   / out of shared memory), l1tex__m_xbar2l1tex_read_{bytes,sectors}_mem_global_op_tma_ld.sum and
   l1tex__m_l1tex2xbar_write_{bytes,sectors}_mem_global_op_tma_st.sum (the 32-byte sectors of

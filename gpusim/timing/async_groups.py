@@ -28,7 +28,7 @@ puts before it (reading them sooner is undefined in PTX).
 Sources: PTX ISA 9.0, "wgmma.commit_group", "wgmma.wait_group", "cp.async.commit_group",
 "cp.async.wait_group"; the SASS ptxas 13 emits for them on sm_90a (validate/tensor_timing's
 kernels, tests/timing/test_async_groups.py): `HGMMA ... gsb0` / `WARPGROUP.DEPBAR.LE gsb0, 0x0`,
-`LDGDEPBAR` / `DEPBAR.LE SB0, 0x2`; validate/data/tensor_timing_h100.json (a group of four
+`LDGDEPBAR` / `DEPBAR.LE SB0, 0x2`; data/measurements/tensor_timing_h100.json (a group of four
 chained 64xNx16 wgmma takes 3 issue intervals plus one latency).
 """
 from __future__ import annotations

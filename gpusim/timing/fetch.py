@@ -9,7 +9,7 @@ What is modelled:
   `sm.instruction_prefetch_lines` requested (sequential prefetch), so cold straight-line
   code runs at the fetch rate: measured on H200, 2048 FADDs (256 lines) take 4494 cycles
   cold and 2307 warm, i.e. one 128-B line per 16.5 cycles after about an L2 latency
-  (validate/data/specs_ubench/ubench_frontend_h200.txt).
+  (data/measurements/specs_ubench/ubench_frontend_h200.txt).
 - Constant cache: operands `c[bank][offset]` (kernel parameters in bank 0, `__constant__`
   data in bank 3) are read through a per-SM cache of `sm.constant_cache_line_bytes`
   lines; a warp whose instruction needs an absent line waits for the fill (Nsight's

@@ -16,7 +16,7 @@ order, `gpusim.cli.program_args.FAMILY_ORDER`), under Nsight Compute's names:
 - SIMT efficiency: `smsp__thread_inst_executed.sum` / (32 x `smsp__inst_executed.sum`).
 These are the columns of the family comparison table (`gpusim.report.summary`).
 
-Not shown: measured times (compare against `validate/data` with `gpusim.viz.roofline`)
+Not shown: measured times (compare against `data/measurements` with `gpusim.viz.roofline`)
 or anything per line (the source view and the maps do that).
 """
 from __future__ import annotations

@@ -194,7 +194,7 @@ def kernel_bytes(metrics: dict) -> dict[str, float]:
 def roofline(result=None, gpu=None, *, measured_time_ns: float | None = None) -> Roofline:
     """The ceilings of `gpu` (default: the Result's preset) and, given a timed Result,
     the kernel's FLOPs, bytes per level and time. `measured_time_ns` (e.g. from
-    `validate/data`) adds the measured point: the same work over the measured time."""
+    `data/measurements`) adds the measured point: the same work over the measured time."""
     if gpu is None and result is None:
         raise ValueError("roofline: give a Result or a gpu")
     spec = resolve_gpu(gpu if gpu is not None else result.gpu)

@@ -13,7 +13,9 @@ closure over lanes:
 - `min`/`max` (NaN operand yields the other; `.NaN`; `.xorsign.abs`; -0.0 < +0.0; 3 inputs),
   `neg`/`abs` (sign-bit operations), `copysign` (d = |b| with the sign of a), `testp`.
 - NaN results (PTX: f32 "unspecified NaN", f64 payloads supported) follow what H100/H200 do
-  (measured with single inline-PTX instructions): every f32 NaN result is the canonical
+  (measured with single inline-PTX instructions by one-off CuPy probes whose outputs were not
+  committed; removed in issue 27: `git show 00f418b:validate/semantics/probes/hwprobe2.py`,
+  hwprobe.py, hwprobe3.py): every f32 NaN result is the canonical
   0x7FFFFFFF (also for neg/abs/min/max); an f64 result carries a NaN operand's payload,
   quieted (for several NaN operands: b, then a for add/sub/mul/min/max; b, c, a for fma;
   a, then b for div), neg/abs.f64 return a NaN input quieted with its sign unchanged, and

@@ -84,7 +84,7 @@ _HMMA = BlockFma(16, 26, anchor="exp_sum")                       # f16 / bf16 (H
 _HMMA_TF32 = BlockFma(8, 26, anchor="exp_sum")                   # tf32 (HMMA.TF32, HGMMA.TF32)
 _QGMMA = BlockFma(32, 14, anchor="exp_sum", sum_bits=14)   # fp8 wgmma
 
-#: fitted to the H200 probe (validate/data/tensor_mma_h200.npz, tensor_wgmma_h200.npz; the H100's
+#: fitted to the H200 probe (data/measurements/tensor_mma_h200.npz, tensor_wgmma_h200.npz; the H100's
 #: arrays are identical), keyed by (instruction, input class, accumulator); docs/tensor_numerics.md
 HOPPER = {
     ("mma", "f16", "f32"): _HMMA, ("mma", "f16", "f16"): replace(_HMMA, rounding="rne"),

@@ -11,7 +11,7 @@ What it models (the meaning; `gpusim.functional.tensor_ops` carries them out ove
   lanes 8j..8j+7 give the row addresses of matrix j; lane l's register j holds (or stores)
   elements (l >> 2, 2 (l & 3) + h) of matrix j, or with `.trans` (2 (l & 3) + h, l >> 2)
   (`ldsm_map`), as the PTX ISA documents and the H200 probe confirmed (`ldsm:*` in
-  validate/data/tensor_wgmma_h200.npz).
+  data/measurements/tensor_wgmma_h200.npz).
 
 Numerics: `model_for` gives the block-FMA parameters per (input, accumulator) type, the model
 fitted to the H200 probe data (`mma_numerics.hopper_model`, docs/tensor_numerics.md); FP8

@@ -69,7 +69,7 @@ OOB_FILLS = {0: "zero", 1: "nan"}
 OOB_CODE = {name: code for code, name in OOB_FILLS.items()}
 L2_PROMOTIONS = {0: "none", 1: "64B", 2: "128B", 3: "256B"}
 L2_CODE = {name: code for code, name in L2_PROMOTIONS.items()}
-# the out-of-bounds NaN fill, measured on an H100: float16 0x7FF7 (validate/data/tma_h100.npz, box
+# the out-of-bounds NaN fill, measured on an H100: float16 0x7FF7 (data/measurements/tma_h100.npz, box
 # oob_nan_f16), float32 0x7FF77FF7, the f16 pattern in both halves (tma_h100_rules.npz,
 # f32_load_neg_inner_nan); bfloat16 and float64 not measured (the canonical quiet NaN)
 NAN_BITS = {"float16": 0x7FF7, "bfloat16": 0x7FFF, "float32": 0x7FF77FF7, "float64": 0x7FFFFFFFFFFFFFFF}
@@ -238,7 +238,7 @@ def start_problem(f: TensorMapFields, coords) -> str | None:
 def store_problem(f: TensorMapFields, coords) -> str | None:
     """Why a tiled store (shared -> global) of map `f` at `coords` stops the GPU, or None: a
     store's box may not start before the tensor in any dimension (a load's may, its elements out
-    of bounds filled). Measured on an H100 (validate/data/tma_h100_rules.json, 2026-11-24: every
+    of bounds filled). Measured on an H100 (data/measurements/tma_h100_rules.json, 2026-11-24: every
     store with a negative coordinate, innermost or outer, rank 1 to 3, element types of 1 to 8
     bytes, faults with an illegal instruction; the same boxes load, and stores reaching past the
     tensor's end run); not stated in the PTX ISA or cuda.h."""

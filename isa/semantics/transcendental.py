@@ -34,7 +34,8 @@ docs.nvidia.com/cuda/parallel-thread-execution, 2025), and what the simulator de
 correctly rounded one except within ~2**-29 ulp of a rounding boundary.)
 
 What it does not model: the hardware's own approximations. Measured on H100/H200 (one
-inline-PTX instruction over 16384 random bit patterns, a third of them near 1.0; the exact
+inline-PTX instruction over 16384 random bit patterns, a third of them near 1.0, by a one-off
+probe removed in issue 27: `git show 00f418b:validate/semantics/probes/hwprobe.py`; the exact
 .rn/.rz/.rm/.rp, cvt, min/max and half-precision ops matched bit for bit), the results
 differ from the simulator's in the last bit on 8-31% of lanes: rcp/sqrt.approx.f32 by 1 ulp
 (hardware max error 0.89 ulp), rsqrt.approx.f32 by 1 ulp (hardware 1.36 ulp), ex2.approx.f32

@@ -116,7 +116,7 @@ def fields(array: np.ndarray, address: int, box, swizzle: str = "none", element_
 
 def _rule_probes() -> dict:
     """Boxes that separate the candidate rules behind the H100's faults on oob_zero_f32, oob_nan_f32
-    and rank1_f32 (their boxes start 16-byte aligned; validate/data/tma_h100.json). Each probe has
+    and rank1_f32 (their boxes start 16-byte aligned; data/measurements/tma_h100.json). Each probe has
     one unusual side, load (coordinates c) or store (d), the other at the tensor's origin, so a
     fault names the side. Candidates: a negative innermost coordinate (load or store); any
     negative coordinate of a store; an f32 (or any 4-byte) element type; a box reaching past the
@@ -168,5 +168,5 @@ def _rule_probes() -> dict:
 
 
 # The grid of `tma_record.py --rules` (each launch in its own process; the GPU's verdicts in
-# validate/data/tma_h100_rules.json): see _rule_probes.
+# data/measurements/tma_h100_rules.json): see _rule_probes.
 RULE_PROBES = _rule_probes()

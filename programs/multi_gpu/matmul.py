@@ -25,16 +25,17 @@ import sys
 
 import numpy as np
 
+import gpusim
+from gpusim import System
 from gpusim.errors import ConfigError
+from gpusim.timing.engine import TimingOptions
+from programs._matmul import TILE
+from programs.matmul_tiled import matmul_tiled
 
 VARIANTS = ("all_gather", "reduce_scatter")
 
 
 def single_gpu_time_us(m: int, n: int, k: int, gpu="h200", seed: int = 0) -> float:
-    import gpusim
-    from gpusim.timing.engine import TimingOptions
-    from programs.matmul_tiled import matmul_tiled
-    from programs._matmul import TILE
     rng = np.random.default_rng(seed)
     a = rng.uniform(0.5, 1.5, (m, k)).astype(np.float32)
     b = rng.uniform(0.5, 1.5, (k, n)).astype(np.float32)
@@ -47,9 +48,6 @@ def single_gpu_time_us(m: int, n: int, k: int, gpu="h200", seed: int = 0) -> flo
 def run(gpus: int, m: int, n: int, k: int, variant: str = "all_gather", gpu="h200", chunks: int = 4,
         seed: int = 0, check: bool = True) -> dict:
     """One split matmul on `gpus` GPUs; returns times, the timeline and the check."""
-    from gpusim import System
-    from programs._matmul import TILE
-    from programs.matmul_tiled import matmul_tiled
     if variant not in VARIANTS:
         raise ConfigError(f"unknown variant {variant!r}; choose {', '.join(VARIANTS)}")
     split = m if variant == "all_gather" else k

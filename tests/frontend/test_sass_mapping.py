@@ -2,7 +2,6 @@
 PTX it executes, and the SASS instruction counts that follow."""
 import json
 
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,10 +13,11 @@ from gpusim.frontend import sass
 from gpusim.timing.issue_stream import IssueStreams
 from gpusim.timing.static import issue_program, sass_classifier
 from gpusim.timing.functional_streams import TraceSource
+from validate.datadir import DATA_DIR
 
 pytestmark = pytest.mark.skipif(not (sass.have_ptxas() and sass.have_nvdisasm()),
                                 reason=f"ptxas/nvdisasm not installed: {sass.INSTALL_HINT}")
-H200 = {k["name"]: k for k in json.loads((Path(__file__).resolve().parents[2] / "validate/data/h200.json")
+H200 = {k["name"]: k for k in json.loads((DATA_DIR / "h200.json")
                                          .read_text())["kernels"]}
 
 

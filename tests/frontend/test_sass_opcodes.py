@@ -5,17 +5,17 @@ import functools
 import json
 import math
 import re
-from pathlib import Path
 
 import pytest
 
 from gpusim.frontend import sass
 from gpusim.frontend.sass.listing import SassInstr
 from gpusim.frontend.sass.opcodes import COUNTED_PIPES, DEPENDENCIES, PIPES, UNKNOWN_OPCODES, classify
+from validate.datadir import DATA_DIR
 
 needs_tools = pytest.mark.skipif(not (sass.have_ptxas() and sass.have_nvdisasm()),
                                  reason=f"ptxas/nvdisasm not installed: {sass.INSTALL_HINT}")
-DATA = Path(__file__).resolve().parents[2] / "validate" / "data"
+DATA = DATA_DIR
 HOPPER, AMPERE, VOLTA = (9, 0), (8, 0), (7, 0)
 
 

@@ -1,6 +1,5 @@
 """ldmatrix / stmatrix executed over a warp (gpusim.functional.tensor_ops) against the lane
-mapping the H200 recorded (ldsm:* in validate/data/tensor_wgmma_h200.npz), with bank counts."""
-from pathlib import Path
+mapping the H200 recorded (ldsm:* in data/measurements/tensor_wgmma_h200.npz), with bank counts."""
 
 import numpy as np
 import pytest
@@ -10,8 +9,9 @@ from gpusim.functional.fastpath.lsu_kernels import group_wavefronts
 from gpusim.functional.lsu import shared_wavefronts
 from mma_kernels import ldsm_kernel
 from ptx_harness import metrics, run_ptx
+from validate.datadir import DATA_DIR
 
-DATA = np.load(Path(__file__).resolve().parents[2] / "validate" / "data" / "tensor_wgmma_h200.npz")
+DATA = np.load(DATA_DIR / "tensor_wgmma_h200.npz")
 VARIANTS = [str(v) for v in DATA["ldsm:variant"]]
 SETS = [s for s, v in enumerate(VARIANTS) if not v.startswith("movmatrix")]
 

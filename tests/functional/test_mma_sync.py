@@ -1,6 +1,5 @@
 """mma.sync.aligned executed over warps (gpusim.functional.tensor_ops, isa.semantics.tensor),
 against the H200 registers recorded by validate/semantics/tensor_probe.py."""
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,8 +12,9 @@ from isa.semantics import tensor as T
 from mma_kernels import gemm_kernel, mma_kernel
 from ptx_harness import metrics, run_ptx
 from validate.semantics.tensor_forms import MMA_FORMS
+from validate.datadir import DATA_DIR
 
-DATA = np.load(Path(__file__).resolve().parents[2] / "validate" / "data" / "tensor_mma_h200.npz")
+DATA = np.load(DATA_DIR / "tensor_mma_h200.npz")
 FORMS = [f for f in MMA_FORMS if f.atype != "f64"]
 
 

@@ -1,13 +1,13 @@
 """The tensor-core and async-copy counters carry names Nsight Compute has: every metric of
 `EXTRA_METRICS` is in the list ncu 2025.3 printed on an H100 (`ncu --query-metrics`, kept in
-validate/data/ncu_tensor_metric_names_h100.txt), so `validate measure` can read each of them."""
+data/measurements/ncu_tensor_metric_names_h100.txt), so `validate measure` can read each of them."""
 import json
-from pathlib import Path
 
 from gpusim.functional.counters import EXTRA_METRICS
 from validate.ncu import TENSOR_METRICS
+from validate.datadir import DATA_DIR
 
-DATA = Path(__file__).resolve().parents[2] / "validate" / "data"
+DATA = DATA_DIR
 LISTED = set((DATA / "ncu_tensor_metric_names_h100.txt").read_text().split())
 
 

@@ -1,7 +1,6 @@
 """wgmma.mma_async with its fence/commit/wait executed over warpgroups (gpusim.functional.wgmma_ops,
 isa.semantics.wgmma), against the H200 registers recorded by validate/semantics/tensor_probe.py
-(validate/data/tensor_wgmma_h200.npz: every numerics form through its recorded descriptor layout)."""
-from pathlib import Path
+(data/measurements/tensor_wgmma_h200.npz: every numerics form through its recorded descriptor layout)."""
 
 import numpy as np
 import pytest
@@ -12,8 +11,9 @@ from mma_kernels import wgmma_kernel
 from ptx_harness import metrics, run_ptx
 from wgmma_cases import imms, layout_stage, recorded, run_cases
 from validate.semantics.tensor_forms import WGMMA_FORMS
+from validate.datadir import DATA_DIR
 
-DATA = np.load(Path(__file__).resolve().parents[2] / "validate" / "data" / "tensor_wgmma_h200.npz")
+DATA = np.load(DATA_DIR / "tensor_wgmma_h200.npz")
 FORMS = [f for f in WGMMA_FORMS if f"{f.name}:A" in DATA]
 BIG = {f.name for f in FORMS if f.n >= 64}
 

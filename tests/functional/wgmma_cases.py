@@ -1,4 +1,4 @@
-"""Test-only: run recorded wgmma cases of validate/data/tensor_wgmma_h200.npz through the PTX
+"""Test-only: run recorded wgmma cases of data/measurements/tensor_wgmma_h200.npz through the PTX
 kernel `mma_kernels.wgmma_kernel` on the functional core, with the shared memory the probe gave
 them (validate/semantics/tensor_cu/numerics.cu: the image, then zeros up to
 min(max(4 image, 64 KiB), 200 KiB), plus the 1 KiB alignment slack of its allocation)."""

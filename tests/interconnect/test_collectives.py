@@ -1,7 +1,6 @@
 """Collectives: nccl-tests conventions, NCCL's choices, the model's scaling, numpy semantics."""
 import json
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,10 +10,11 @@ from gpusim.collectives.run import parse_sizes
 from gpusim.errors import ConfigError
 from gpusim.specs import presets
 from gpusim.specs.overrides import apply
+from validate.datadir import DATA_DIR
 
 H200 = presets.get("h200")
 GiB, MiB = 1 << 30, 1 << 20
-DATA = Path(__file__).resolve().parents[2] / "validate" / "data" / "h200x4_multi.json"
+DATA = DATA_DIR / "h200x4_multi.json"
 
 
 def test_ring_all_reduce_busbw_factor_is_2_n_minus_1_over_n():

@@ -64,7 +64,7 @@ def test_out_of_bounds_elements_are_flagged_by_any_coordinate():
 
 def test_the_f16_nan_fill_is_the_pattern_the_h100_writes():
     """0x7FF7, not the canonical 0x7FFF: what an H100's TMA wrote for box oob_nan_f16
-    (validate/data/tma_h100.npz, 80 filled elements)."""
+    (data/measurements/tma_h100.npz, 80 filled elements)."""
     assert T.fill_bits(f16_map(oob_fill=1)) == 0x7FF7 and T.fill_bits(f16_map()) == 0
 
 

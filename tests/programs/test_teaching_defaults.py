@@ -1,14 +1,14 @@
 """At each teaching family's default size the lesson shows in the predicted time (default preset):
 the ordering a textbook states, one family per test. The committed measurements agree where they
-exist (transpose, reduction and histogram defaults, `validate/data/h100.json`)."""
+exist (transpose, reduction and histogram defaults, `data/measurements/h100.json`)."""
 import json
-from pathlib import Path
 
 import pytest
 
 import gpusim
 import programs
 from gpusim.cli.program_args import FAMILY_ORDER
+from validate.datadir import DATA_DIR
 
 
 def predicted_us(name: str) -> float:
@@ -45,7 +45,7 @@ def test_matmul_naive_slower_than_tiled():
 
 @pytest.mark.parametrize("family", ["transpose", "reduce", "histogram"])
 def test_measured_defaults_show_the_same_order(family):
-    data = json.loads((Path(__file__).resolve().parents[2] / "validate/data/h100.json").read_text())
+    data = json.loads((DATA_DIR / "h100.json").read_text())
     measured = {k["name"]: k["metrics"]["gpu__time_duration.sum"] for k in data["kernels"]}
     t = [measured[f"{n}/default"] for n in FAMILY_ORDER[family]]
     assert t == sorted(t, reverse=True), t

@@ -12,8 +12,9 @@ import gpusim
 from programs.hopper_kernels import _tma_cases as C
 from gpusim.errors import KernelError
 from programs.hopper_kernels.tma_box import PROGRAM, launch_case
+from validate.datadir import DATA_DIR
 
-DATA = sorted(p for p in (Path(__file__).resolve().parents[2] / "validate" / "data").glob("tma_h*.npz")
+DATA = sorted(p for p in DATA_DIR.glob("tma_h*.npz")
               if not p.stem.endswith("_rules"))
 
 
@@ -122,7 +123,7 @@ def test_gpusim_refuses_exactly_the_maps_the_driver_refuses():
             assert (int(np.load(rec)[f"driver:{name}"]) == 0) == (T.problems(f) is None), (name, rec.name)
 
 
-RULES = sorted((Path(__file__).resolve().parents[2] / "validate" / "data").glob("tma_h*_rules.npz"))
+RULES = sorted(DATA_DIR.glob("tma_h*_rules.npz"))
 
 
 @pytest.mark.skipif(not RULES, reason="the rule grid not recorded yet (tma_record.py --rules)")

@@ -11,9 +11,10 @@ import pytest
 import gpusim
 from programs.hopper_kernels import _tma_cases as C
 from programs.hopper_kernels.tma_wgmma_gemm import PROGRAM
+from validate.datadir import DATA_DIR
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = sorted(p for p in (ROOT / "validate" / "data").glob("tma_h*.npz")
+DATA = sorted(p for p in DATA_DIR.glob("tma_h*.npz")
               if not p.stem.endswith("_rules"))     # the rule probe records boxes, not the GEMM
 
 

@@ -1,5 +1,5 @@
 """`validate compare --clock`: the SM clock a kernel record is predicted at (validate/compare.py)."""
-from validate.compare import observed_clock_mhz
+from validate.predict import observed_clock_mhz
 
 UNLOCKED = {"provenance": {"sm_clock_policy": "--clock-control none: clocks as found, not locked",
                            "sm_clock_mhz_observed": 1816.6}}

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from validate import compare, journal
+from validate.datadir import DATA_DIR
 
-DATA = Path(__file__).resolve().parents[2] / "validate" / "data" / "h100.json"
+DATA = DATA_DIR / "h100.json"
 ONLY = "^(bank_conflict_demo|const_lookup)/"          # 6 kernels
 
 

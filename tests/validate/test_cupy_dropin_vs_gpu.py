@@ -14,13 +14,14 @@ import pytest
 
 import gpusim.cupy._kernel as K
 from validate import cupy_dropin
+from validate.datadir import DATA_DIR
 
-DATA = Path(__file__).resolve().parents[2] / "validate" / "data"
+DATA = DATA_DIR
 RECORDED = sorted(DATA.glob("cupy_dropin_*.npz"))
 EXPF = 2                 # float_math's output column computed by expf (out[4 * i + 2])
 
 needs_recording = pytest.mark.skipif(not RECORDED, reason="no recording yet: python -m validate.cupy_dropin --out "
-                                                          "validate/data on a machine with a GPU and CuPy")
+                                                          "data/measurements on a machine with a GPU and CuPy")
 
 
 def _gpu(npz: Path) -> str:

@@ -13,12 +13,13 @@ import pytest
 
 import gpusim
 import programs
-from validate import compare, measure
+from validate import measure, passes, predict, suites
 from validate.heldout import HELDOUT
 from validate.microbench import MICROBENCHMARKS
+from validate.datadir import DATA_DIR
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT / "validate" / "data" / "h200_heldout.json"
+DATA = DATA_DIR / "h200_heldout.json"
 NAMES = list(HELDOUT)
 
 
@@ -52,16 +53,16 @@ def test_heldout_imports_nothing_of_gpusim_or_isa():
 
 def test_measure_suite_heldout_selects_every_heldout_size_and_nothing_else():
     want = [("heldout", n, s) for n, spec in HELDOUT.items() for s in spec.sizes]
-    assert measure.selected(None, None, "heldout") == want
-    assert measure.spec_of("heldout", "warp_scan") is HELDOUT["warp_scan"]
+    assert suites.selected(None, None, "heldout") == want
+    assert suites.spec_of("heldout", "warp_scan") is HELDOUT["warp_scan"]
 
 
 def test_measure_default_suite_is_unchanged_and_all_is_both():
-    default = measure.selected(None, None)
+    default = suites.selected(None, None)
     assert {k for k, _, _ in default} == {"program", "microbenchmark"}
-    assert measure.selected(None, None, "all") == (default + measure.selected(None, None, "heldout")
-                                                   + measure.selected(None, None, "heldout2"))
-    assert measure.selected("^strided_read/", None, "heldout") == [
+    assert suites.selected(None, None, "all") == (default + suites.selected(None, None, "heldout")
+                                                   + suites.selected(None, None, "heldout2"))
+    assert suites.selected("^strided_read/", None, "heldout") == [
         ("heldout", "strided_read", s) for s in HELDOUT["strided_read"].sizes]
 
 
@@ -70,16 +71,16 @@ def test_measure_passes_the_suite_to_its_workers():
     p = argparse.ArgumentParser()
     measure.add_arguments(p)
     args = p.parse_args(["--suite", "heldout"])
-    assert measure._worker_cmd(args, "events", Path("x.json"))[-2:] == ["--suite", "heldout"]
+    assert passes.worker_cmd(args, "events", Path("x.json"))[-2:] == ["--suite", "heldout"]
     assert p.parse_args([]).suite == "programs"
 
 
 def test_compare_rebuilds_a_heldout_record_and_labels_it_heldout():
     rec = {"name": "soa_read/default", "heldout": "soa_read", "size": "default",
            "metrics": {"gpu__time_duration.sum": 2500.0}}
-    case = compare.build_case(rec)
+    case = predict.build_case(rec)
     assert case.kernel is HELDOUT["soa_read"].case("default").kernel
-    row = compare.predict(rec, "h200")
+    row = predict.predict(rec, "h200")
     assert row.kind == "heldout" and row.predicted["gpu__time_duration.sum"] > 0
 
 

@@ -14,13 +14,14 @@ import pytest
 
 import gpusim
 import programs
-from validate import cli, compare, measure, orderings
+from validate import cli, compare, measure, orderings, passes, predict, suites
 from validate.heldout import HELDOUT
 from validate.heldout2 import HELDOUT2, ORDERINGS, Ordering, check_orderings, measured_sizes
 from validate.microbench import MICROBENCHMARKS
+from validate.datadir import DATA_DIR
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = {gpu: ROOT / "validate" / "data" / f"{gpu}_heldout2.json" for gpu in ("h200", "h100")}
+DATA = {gpu: DATA_DIR / f"{gpu}_heldout2.json" for gpu in ("h200", "h100")}
 NAMES = list(HELDOUT2)
 MEASURED = {f"{n}/{s}" for n in NAMES for s in measured_sizes(n)}
 
@@ -61,15 +62,15 @@ def test_heldout2_imports_nothing_of_gpusim_or_isa():
 
 
 def test_measure_suite_heldout2_selects_the_measured_sizes_and_no_default():
-    got = measure.selected(None, None, "heldout2")
+    got = suites.selected(None, None, "heldout2")
     assert got == [("heldout2", n, s) for n in NAMES for s in measured_sizes(n)]
     assert len(got) == len(MEASURED) and all(s != "default" for _, _, s in got)
-    assert measure.spec_of("heldout2", "wave_quant") is HELDOUT2["wave_quant"]
+    assert suites.spec_of("heldout2", "wave_quant") is HELDOUT2["wave_quant"]
 
 
 def test_measure_all_is_every_suite():
-    assert measure.selected(None, None, "all") == (measure.selected(None, None) + measure.selected(None, None, "heldout")
-                                                   + measure.selected(None, None, "heldout2"))
+    assert suites.selected(None, None, "all") == (suites.selected(None, None) + suites.selected(None, None, "heldout")
+                                                   + suites.selected(None, None, "heldout2"))
 
 
 def test_measure_passes_the_suite_to_its_workers():
@@ -77,7 +78,7 @@ def test_measure_passes_the_suite_to_its_workers():
     p = argparse.ArgumentParser()
     measure.add_arguments(p)
     args = p.parse_args(["--suite", "heldout2"])
-    assert measure._worker_cmd(args, "ncu", Path("x.json"))[-2:] == ["--suite", "heldout2"]
+    assert passes.worker_cmd(args, "ncu", Path("x.json"))[-2:] == ["--suite", "heldout2"]
 
 
 def _record(name, size, ns):
@@ -87,8 +88,8 @@ def _record(name, size, ns):
 
 def test_compare_rebuilds_a_heldout2_record_and_labels_it_heldout2():
     rec = _record("vec_triad", "default", 2500.0)
-    assert compare.build_case(rec).kernel is HELDOUT2["vec_triad"].case("default").kernel
-    row = compare.predict(rec, "h200")
+    assert predict.build_case(rec).kernel is HELDOUT2["vec_triad"].case("default").kernel
+    row = predict.predict(rec, "h200")
     assert row.kind == "heldout2" and row.predicted["gpu__time_duration.sum"] > 0
 
 

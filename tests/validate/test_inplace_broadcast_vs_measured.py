@@ -1,18 +1,18 @@
 """Broadcast and reduce in place and out of place vs NCCL on 2 H200s
-(validate/data/h200x2_broadcast_inplace.json, benchmarks/nccl_inplace_probe.py: 1-64 MiB, each
+(data/measurements/h200x2_broadcast_inplace.json, benchmarks/nccl_inplace_probe.py: 1-64 MiB, each
 configuration measured twice; compared with the mean of the two). Out of place, NCCL's broadcast root
 also copies its input into its own output (copySend); reduce runs the same primitives either way.
 DEVIATIONS.md, row "chains". No GPU needed."""
 import json
 import statistics
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
 
 from gpusim.collectives import simulate
+from validate.datadir import DATA_DIR
 
-DATA = Path(__file__).resolve().parents[2] / "validate" / "data" / "h200x2_broadcast_inplace.json"
+DATA = DATA_DIR / "h200x2_broadcast_inplace.json"
 MIB = 1 << 20
 
 

@@ -1,4 +1,4 @@
-"""The committed hardware measurements (validate/data/<gpu>.json, written on the GPU machine by
+"""The committed hardware measurements (data/measurements/<gpu>.json, written on the GPU machine by
 `python -m validate measure`) are complete and current: provenance says what was measured and
 how to reproduce it; every program of programs/ was run at >= 2 sizes (default included) with
 its outputs equal to the numpy reference; every microbenchmark is there; every metric is a
@@ -6,15 +6,15 @@ finite number; and each record's parameters are still the program's sizes. No GP
 import json
 import math
 import re
-from pathlib import Path
 
 import pytest
 
 import programs
 from validate.heldout import HELDOUT
 from validate.microbench import MICROBENCHMARKS
+from validate.datadir import DATA_DIR
 
-DATA = Path(__file__).resolve().parents[2] / "validate" / "data"
+DATA = DATA_DIR
 FILES = sorted(p for p in DATA.glob("*.json") if re.fullmatch(r"[a-z]+\d+[a-z]*\.json", p.name))   # h200.json, h100.json
 PROVENANCE = ("gpu_name", "driver", "cuda_version", "numba", "numba_cuda", "numpy", "python",
               "sm_clock_policy", "sm_clock_mhz_observed", "date", "command", "host")

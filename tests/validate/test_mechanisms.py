@@ -12,7 +12,7 @@ import pytest
 
 import gpusim
 import programs
-from validate import compare, measure, ncu
+from validate import ncu, predict, suites
 from validate.heldout import HELDOUT
 from validate.mechanisms import MECHANISMS, derive
 from validate.microbench import MICROBENCHMARKS
@@ -70,11 +70,11 @@ def test_mechanisms_import_nothing_of_gpusim_or_isa():
 
 
 def test_measure_suite_mechanisms_selects_the_measured_sizes_only():
-    assert measure.selected(None, None, "mechanisms") == [("mechanism", n, s) for n, s in MEASURED]
-    assert measure.spec_of("mechanism", "atomic_bins") is MECHANISMS["atomic_bins"]
-    assert measure.selected("^horner/", None, "mechanisms") == [
+    assert suites.selected(None, None, "mechanisms") == [("mechanism", n, s) for n, s in MEASURED]
+    assert suites.spec_of("mechanism", "atomic_bins") is MECHANISMS["atomic_bins"]
+    assert suites.selected("^horner/", None, "mechanisms") == [
         ("mechanism", "horner", s) for s in MECHANISMS["horner"].sizes if s != "default"]
-    assert {k for k, _, _ in measure.selected(None, None, "all")} == {"program", "microbenchmark", "heldout", "heldout2"}
+    assert {k for k, _, _ in suites.selected(None, None, "all")} == {"program", "microbenchmark", "heldout", "heldout2"}
 
 
 def test_the_mechanism_counters_are_extra_nsight_names():
@@ -88,7 +88,7 @@ def test_the_mechanism_counters_are_extra_nsight_names():
 def test_compare_rebuilds_a_mechanism_record_and_labels_it():
     rec = {"name": "stencil/3x3_n1024_16x16", "mechanism": "stencil", "size": "3x3_n1024_16x16",
            "metrics": {"gpu__time_duration.sum": 10000.0}}
-    assert compare.build_case(rec).kernel is MECHANISMS["stencil"].case("default").kernel
+    assert predict.build_case(rec).kernel is MECHANISMS["stencil"].case("default").kernel
 
 
 def test_derive_turns_a_record_into_its_operations_per_ns():

@@ -1,22 +1,24 @@
 """Model vs measured regression tests: current predictions against the committed H200
-measurements (validate/data/h200.json), with a tolerance per metric. No GPU needed.
+measurements (data/measurements/h200.json), with a tolerance per metric. No GPU needed.
 
 The kernels compared (`CI_SET`) are every program of programs/ at every measured size,
 large ones included, and a cross-section of the microbenchmarks; the rest of the data
 file (the full shared-memory stride sweep, the bandwidth and pointer-chase sweeps) is
-compared offline by `python -m validate compare --data validate/data/h200.json`, whose
+compared offline by `python -m validate compare --data data/measurements/h200.json`, whose
 figures the closing notes and DEVIATIONS.md quote. Tolerances hold the figures the model
 reaches on this set with a little headroom; DEVIATIONS.md lists the gaps.
 """
 import json
-from pathlib import Path
 
 import pytest
 
 import programs
-from validate.compare import DURATION, compare, rel_err
+from validate.compare import compare
+from validate.figures import rel_err
+from validate.predict import DURATION
+from validate.datadir import DATA_DIR
 
-DATA = Path(__file__).resolve().parents[2] / "validate" / "data" / "h200.json"
+DATA = DATA_DIR / "h200.json"
 MICRO = ("pointer_chase/(default|fp_4KiB|fp_64KiB|fp_1MiB)$", "smem_stride/(default|ld_s1|ld_s4|ld_s32|st_s8)$",
          "issue_throughput/", "atomic_throughput/", "launch_overhead/", "block_dispatch/(default|b8448)$",
          "bandwidth/(default|read_l2|copy_l2)$")

@@ -1,16 +1,16 @@
 """Interconnect model vs measured: current predictions against the committed 2 and 4 x H200
-measurements (validate/data/h200x4_multi.json: NCCL collectives, peer copies, peer-memory
+measurements (data/measurements/h200x4_multi.json: NCCL collectives, peer copies, peer-memory
 kernels). No GPU needed. Tolerances hold what the model reaches with a little headroom;
 DEVIATIONS.md ("Interconnect and collectives") names the gaps, and
 `python -m validate compare-multi --table` shows every record.
 """
-from pathlib import Path
 
 import pytest
 
 from validate.compare_multi import compare
+from validate.datadir import DATA_DIR
 
-DATA = Path(__file__).resolve().parents[2] / "validate" / "data" / "h200x4_multi.json"
+DATA = DATA_DIR / "h200x4_multi.json"
 # what the calibrated h200 reaches (python -m validate compare-multi), with a little headroom
 BUSBW_MAPE = 5.0          # percent, collectives >= 1 MiB with NCCL's own choice (reached: 4.31)
 BUSBW_WITHIN_10 = 90.0    # percent of those within 10% (reached: 93.5, 144 of 154; issue target: all)
@@ -81,7 +81,7 @@ def test_peer_read_kernel_is_bound_by_the_measured_nvlink_rate():
 
 
 def test_a_two_gpu_machine_never_fitted_on_meets_the_same_figures():
-    # validate/data/h200x2_multi.json: the same measurement on a 2 x H200 machine (nvidia-h200-x2);
+    # data/measurements/h200x2_multi.json: the same measurement on a 2 x H200 machine (nvidia-h200-x2);
     # calibrate-multi fitted on the 4-GPU file only
     summary, _ = compare(DATA.with_name("h200x2_multi.json"), "h200", kernels=False)
     assert summary["busbw_mape_pct_ge_1MiB"] <= BUSBW_MAPE

@@ -1,17 +1,17 @@
 """Point-to-point model vs NCCL with its p2p channels capped on 2 H200s
-(validate/data/h200x2_p2p_channels.json, benchmarks/nccl_p2p_channels_probe.py): the 2-GPU
+(data/measurements/h200x2_p2p_channels.json, benchmarks/nccl_p2p_channels_probe.py): the 2-GPU
 default (16 channels a peer), 8 a peer (as on 4 GPUs) and 4 a peer (as on 8 GPUs). The small
 calls with 8 or 4 channels a peer take a low intercept that depends on buffer reuse and that
 the model does not represent (DEVIATIONS.md, "p2p channels per peer"): only operations of
 16 MiB and more to one peer (an all_to_all's size / GPUs) are held to 10% there. No GPU needed."""
 import json
-from pathlib import Path
 
 import pytest
 
 from validate.compare_multi import channel_setting_rows
+from validate.datadir import DATA_DIR
 
-DATA = Path(__file__).resolve().parents[2] / "validate" / "data" / "h200x2_p2p_channels.json"
+DATA = DATA_DIR / "h200x2_p2p_channels.json"
 MIB = 1 << 20
 
 

@@ -1,16 +1,16 @@
 """Integer, bit, compare, carry-chain and atomic semantics reproduce an NVIDIA H200 bit for bit:
-each PTX instruction form of validate/data/semantics_h200.npz (inline asm on the H200, see
+each PTX instruction form of data/measurements/semantics_h200.npz (inline asm on the H200, see
 validate/semantics/measure.py and the JSON sidecar for provenance), run through `isa`'s semantics
 on the recorded inputs, gives exactly the recorded outputs. No GPU needed."""
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from validate.semantics.compare import compare_form, forms
+from validate.datadir import DATA_DIR
 
-DATA = Path(__file__).resolve().parents[2] / "validate" / "data" / "semantics_h200.npz"
+DATA = DATA_DIR / "semantics_h200.npz"
 H200 = np.load(DATA)
 FORMS = forms(H200)
 

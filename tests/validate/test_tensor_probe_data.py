@@ -1,9 +1,8 @@
 """Tensor-core results recorded on an H100/H200 by validate/semantics/tensor_probe.py
-(validate/data/tensor_mma_<gpu>.npz, tensor_wgmma_<gpu>.npz): the fragment layouts reproduce the
+(data/measurements/tensor_mma_<gpu>.npz, tensor_wgmma_<gpu>.npz): the fragment layouts reproduce the
 exact small-integer case, integer forms are exact, and the fitted block-FMA model
 (isa.semantics.mma_numerics.hopper_model, docs/tensor_numerics.md) reproduces every crafted test
 bit for bit and every element of every random case (the counts below are measured)."""
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,8 +12,9 @@ from isa.semantics import mma_numerics as M
 from validate.semantics import tensor_fit as TF
 from validate.semantics.tensor_forms import MMA_FORMS, WGMMA_FORMS
 from validate.semantics.tensor_numerics import bits_of, exact_value, expected_layout_d
+from validate.datadir import DATA_DIR
 
-DATA = Path(__file__).resolve().parents[2] / "validate" / "data"
+DATA = DATA_DIR
 MMA_FILES = sorted(DATA.glob("tensor_mma_*.npz"))
 WG_FILES = sorted(DATA.glob("tensor_wgmma_*.npz"))
 FLOAT_MMA = [f for f in MMA_FORMS if f.ctype in ("f32", "f16") and f.atype != "f64"]

@@ -3,14 +3,14 @@ entries whose programs are absent are left out with a note, a present program bu
 entry's sizes, the measure command selects it, the dry run predicts it, and compare rebuilds its
 records. The GPU side (CuPy, Triton on torch) runs on the GPU machine only."""
 import json
-from pathlib import Path
 
 import pytest
 
-from validate import compare, measure
+from validate import compare, figures, predict, suites
 from validate.tensor_set import dryrun, launch, suite
+from validate.datadir import DATA_DIR
 
-DATA = Path(__file__).resolve().parents[2] / "validate" / "data" / "h100_tensor.json"
+DATA = DATA_DIR / "h100_tensor.json"
 TEST_ENTRY = suite.Entry("test_cp_async_double", "tensor_set_program", {"stages": 2},
                          {"n64": {"m": 64, "n": 64, "k": 128}, "n128": {"m": 128, "n": 128, "k": 128}})
 ABSENT = suite.Entry("absent", "programs.no_such_package.gemm", {}, suite.MATMUL_SIZES)
@@ -43,13 +43,13 @@ def test_an_entry_s_size_is_its_variant_with_the_size_parameters(entries):
 
 
 def test_measure_selects_the_available_entries_sizes(entries):
-    assert measure.selected(None, None, "tensor") == [("tensor", "test_cp_async_double", "n64"),
+    assert suites.selected(None, None, "tensor") == [("tensor", "test_cp_async_double", "n64"),
                                                       ("tensor", "test_cp_async_double", "n128")]
-    assert measure.spec_of("tensor", "test_cp_async_double").sizes["n64"]["k"] == 128
+    assert suites.spec_of("tensor", "test_cp_async_double").sizes["n64"]["k"] == 128
 
 
 def test_compare_rebuilds_a_tensor_record(entries):
-    c = compare.build_case({"tensor": "test_cp_async_double", "size": "n64", "seed": 0})
+    c = predict.build_case({"tensor": "test_cp_async_double", "size": "n64", "seed": 0})
     assert c.args[0].shape == (64, 128)
 
 
@@ -71,7 +71,7 @@ COMPARED = DATA.parents[2] / "benchmarks" / "results" / "compare_h100_tensor.jso
 
 def test_the_committed_tensor_compare_accounts_for_every_measured_kernel():
     """The whole set is compared offline (`python -m validate compare --data
-    validate/data/h100_tensor.json`, minutes a launch at 4096^3 and up): its committed result
+    data/measurements/h100_tensor.json`, minutes a launch at 4096^3 and up): its committed result
     names every measured kernel, each with a prediction or the reason it has none."""
     measured = {k["name"] for k in json.loads(DATA.read_text())["kernels"]}
     rows = {k["name"]: k for k in json.loads(COMPARED.read_text())["kernels"]}
@@ -83,4 +83,4 @@ def test_the_committed_tensor_compare_accounts_for_every_measured_kernel():
 def test_a_measured_mma_sync_gemm_is_predicted_within_35_percent_of_the_h100():
     rows, summary, _ = compare.compare(DATA, only="^cuda_mma_double/n512$", jobs=1)
     assert summary["no_prediction"] == {} and len(rows) == 1
-    assert abs(compare.rel_err(rows[0].predicted[compare.DURATION], rows[0].measured[compare.DURATION])) <= 0.35
+    assert abs(figures.rel_err(rows[0].predicted[predict.DURATION], rows[0].measured[predict.DURATION])) <= 0.35

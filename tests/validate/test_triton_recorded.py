@@ -1,11 +1,10 @@
-"""The PTX Triton ran on an H100 (validate/data/triton_outputs_h100.npz, recorded by
+"""The PTX Triton ran on an H100 (data/measurements/triton_outputs_h100.npz, recorded by
 validate/triton_record.py with Triton 3.6 from torch 2.11), executed by gpusim on the same
 inputs, gives the GPU's outputs bit for bit: matmul in f16, bf16, fp8 e4m3/e5m2 (wgmma) and
 the sm_80 PTX (mma.sync, JIT-run on the H100), and the FlashAttention-style forward pass, except
 that its masked case differs in 10 of 6,400 outputs by at most 4 ulp: exp2 there is
 `ex2.approx`, whose MUFU approximation gpusim does not model bit for bit (DEVIATIONS.md)."""
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,8 +12,9 @@ import pytest
 pytest.importorskip("triton", reason="triton not installed (optional extra: pip install -e '.[triton]')")
 from validate import triton_compare as TC  # noqa: E402
 from validate.triton_record import load_case  # noqa: E402
+from validate.datadir import DATA_DIR  # noqa: E402
 
-NPZ = Path(__file__).resolve().parents[2] / "validate" / "data" / "triton_outputs_h100.npz"
+NPZ = DATA_DIR / "triton_outputs_h100.npz"
 META = json.loads(str(np.load(NPZ)["meta"]))
 CASES = sorted(k for k, e in META["cases"].items() if "sm90_ptx" in e["paths"] and "error" not in e["paths"]["sm90_ptx"])
 MUFU = {"flash_attention.masked": 4}             # case -> largest ulp distance allowed (ex2.approx)

@@ -10,6 +10,7 @@ from gpusim.report import render_source_view
 from gpusim.timing.engine import TimingOptions
 from gpusim.viz import FIGURES, memory_chart
 from teaching_stencil import stencil_launch
+from validate.datadir import DATA_DIR
 
 
 @pytest.fixture(scope="module")
@@ -59,11 +60,10 @@ def test_it_is_a_figure_of_the_run(naive, tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("name,measured", [("matmul_naive", 87.5), ("stencil_1d", 21.4), ("softmax_rows", 72.0)])
 def test_l1_load_hit_rate_is_nsights_on_the_committed_h200_data(name, measured):
-    """validate/data/h200.json (default sizes): l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum over
+    """data/measurements/h200.json (default sizes): l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum over
     the load sectors. A sector joining a fill in flight is a hit (as misses: 25.0%, 3.8%, 62.9%)."""
     import json
-    from pathlib import Path
-    data = json.loads((Path(__file__).resolve().parents[2] / "validate" / "data" / "h200.json").read_text())
+    data = json.loads((DATA_DIR / "h200.json").read_text())
     k = next(k for k in data["kernels"] if k.get("program") == name and k.get("size") == "default")
     m = k["metrics"]
     assert 100 * m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum"] / \

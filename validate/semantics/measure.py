@@ -4,11 +4,11 @@
 Reproduce, on a machine with the GPU, CuPy (`cupy-cuda13x`, the `gpu` extra) and numpy, from the
 repository root:
 
-    python -m validate.semantics.measure --out validate/data
+    python -m validate.semantics.measure --out data/measurements
 
 This writes `semantics_<gpu>.npz` (e.g. `semantics_h200.npz`) and its JSON sidecar there; add
 `--full PATH` to also keep all 4096 inputs per form. Check the result on any machine (no GPU) with
-`python -m validate.semantics.compare validate/data/semantics_h200.npz`, or through
+`python -m validate.semantics.compare data/measurements/semantics_h200.npz`, or through
 `tests/validate/test_semantics_h200.py`.
 
 Method: each form becomes one CUDA C kernel whose body is the form's PTX as inline asm
@@ -41,7 +41,8 @@ from pathlib import Path
 
 import numpy as np
 
-from validate.semantics.specs import ATOMS, N, SEED, SPECS, draw_inputs, kept_indices
+from validate.datadir import DATA_DIR
+from validate.semantics.specs import ATOMS, SEED, SPECS, N, draw_inputs, kept_indices
 
 BLOCK = 256
 CT = {16: ("unsigned short", "h"), 32: ("unsigned int", "r"), 64: ("unsigned long long", "l"),
@@ -158,7 +159,7 @@ def provenance(device: int = 0) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=Path("validate/data"), help="folder for the npz and json")
+    ap.add_argument("--out", type=Path, default=DATA_DIR, help="folder for the npz and json")
     ap.add_argument("--stem", help="file name stem (default semantics_<gpu>, e.g. semantics_h200)")
     ap.add_argument("--full", type=Path, help="also write all inputs and outputs to this npz")
     ap.add_argument("--device", type=int, default=0)

@@ -1,5 +1,5 @@
 """Compare the fitted tensor-core model (`isa.semantics.mma_numerics.hopper_model`) with the
-results recorded by the probe (validate/data/tensor_mma_<gpu>.npz, tensor_wgmma_<gpu>.npz):
+results recorded by the probe (data/measurements/tensor_mma_<gpu>.npz, tensor_wgmma_<gpu>.npz):
 per float form, the crafted tests (every row of each test: M = 16 has the test and its negation,
 wgmma's M = 64 the eight `tensor_inputs.ROW_TRANSFORMS`) and every element of every random case,
 as counts of bit-exact results; `--all` adds every element of every case (layout and crafted
@@ -26,9 +26,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))     # run as a scri
 from isa.semantics import mma_batch as MB
 from isa.semantics import mma_layout as L
 from isa.semantics import mma_numerics as M
+from validate.datadir import DATA_DIR
 from validate.semantics.tensor_forms import MMA_FORMS, WGMMA_FORMS
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = DATA_DIR
 BITS = {"f32": 32, "f16": 16}
 
 

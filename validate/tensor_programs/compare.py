@@ -1,7 +1,7 @@
 """Run every case recorded by `record.py` through gpusim (the GPU's inputs, the program's kernel
 and launch) and count the outputs that equal the GPU's bit for bit. No GPU needed:
 
-    python -m validate.tensor_programs.compare validate/data/tensor_programs_h100.npz [--json OUT.json]
+    python -m validate.tensor_programs.compare data/measurements/tensor_programs_h100.npz [--json OUT.json]
     python -m validate.tensor_programs.compare FILE --sizes default,bf16      # the quick ones only
 
 Prints one line per case (bit-exact, or how many elements differ and the first); exit status 1
@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))     # run as a scri
 
 import gpusim  # noqa: E402
 from programs import load_file  # noqa: E402
+from validate.datadir import measurement_file
 
 PROGRAMS = Path(__file__).resolve().parents[2] / "programs" / "cuda_kernels"
 
@@ -51,7 +52,7 @@ def run_case(data, program: str, size: str):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("npz", type=Path)
+    ap.add_argument("npz", type=measurement_file)
     ap.add_argument("--sizes", help="comma-separated sizes to run (default: every recorded case)")
     ap.add_argument("--json", type=Path, help="write the results here")
     args = ap.parse_args(argv)

@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+import gpusim
+from gpusim.timing.engine import TimingOptions
 from validate.tensor_set import launch as L
 from validate.tensor_set.suite import ENTRIES, load, spec
 
@@ -47,8 +49,6 @@ def _check_launchable(case) -> str:
 
 
 def _predict(case, gpu: str, time_limit_s: float | None) -> dict:
-    import gpusim
-    from gpusim.timing.engine import TimingOptions
     t = time.perf_counter()
     r = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu=gpu, timing=True,
                       shared_bytes=case.shared_bytes, outputs=False, time_limit_s=time_limit_s,

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from validate.tensor_programs.record import include_dirs
+from validate.tensor_set.suite import BY_NAME
 
 _TORCH_BY_BITS = {"bfloat16": ("bfloat16", np.uint16), "float8_e4m3fn": ("float8_e4m3fn", np.uint8),
                   "float8_e5m2": ("float8_e5m2", np.uint8)}
@@ -89,7 +90,7 @@ def launch_block(case) -> list[int] | None:
 # ---- CUDA C++ through CuPy ------------------------------------------------------------------
 
 def _cupy_launcher(case, module):
-    import cupy as cp                              # here: only the GPU side needs CuPy
+    import cupy as cp  # here: only the GPU side needs CuPy
     k = case.kernel
     dev = cp.cuda.Device()
     cc = dev.compute_capability                    # e.g. '90'
@@ -185,7 +186,7 @@ def _from_torch(t, like: np.ndarray) -> np.ndarray:
 
 
 def _triton_launcher(case, module):
-    import torch                                   # here: only the GPU side needs torch
+    import torch  # here: only the GPU side needs torch
     dargs = [_to_torch(a, torch) if isinstance(a, np.ndarray) else a for a in case.args]
     opts = dict(case.options)
     const = dict(opts.pop("constexprs", {}))
@@ -247,8 +248,7 @@ def _elapsed_ms(a, b) -> float:
 
 def run_case(group: str, size: str, built, mode: str, flush) -> dict:
     """One tensor-set case on the GPU (see the module docstring): the record
-    `validate.measure.merge` expects ("name", "tensor", "size", "params", "kernel", "check", ...)."""
-    from validate.tensor_set.suite import BY_NAME
+    `validate.datafile.merge` expects ("name", "tensor", "size", "params", "kernel", "check", ...)."""
     entry = BY_NAME[group]
     rec = {"name": f"{group}/{size}", "tensor": group, "size": size, "module": entry.module, "launched": False}
     try:

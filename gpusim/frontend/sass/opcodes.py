@@ -83,7 +83,7 @@ Set Reference" (the opcode lists per architecture); Jia et al., "Dissecting the 
 Volta GPU Architecture via Microbenchmarking" (2018); Abdelkhalik et al., "Demystifying
 the Nvidia Ampere Architecture through Microbenchmarking and Instruction-level Analysis"
 (2022); Luo et al., "Benchmarking and Dissecting the Nvidia Hopper GPU Architecture"
-(2024); this project's H100/H200 Nsight measurements (validate/data/h200.json,
+(2024); this project's H100/H200 Nsight measurements (data/measurements/h200.json,
 h100.json).
 """
 from __future__ import annotations
@@ -93,7 +93,7 @@ from dataclasses import dataclass
 from gpusim.frontend.sass.listing import SassInstr
 
 PIPES = ("alu", "fma", "fmaheavy", "fmalite", "fp16", "fp64", "xu", "lsu", "tex", "adu", "cbu", "uniform", "tensor")
-COUNTED_PIPES = ("adu", "alu", "cbu", "fma", "fmaheavy", "fp64", "lsu", "uniform", "xu")  # in validate/data
+COUNTED_PIPES = ("adu", "alu", "cbu", "fma", "fmaheavy", "fp64", "lsu", "uniform", "xu")  # in data/measurements
 DEPENDENCIES = ("fixed", "mio", "l1tex")
 
 UNKNOWN_OPCODES: set[str] = set()   # base opcodes classified by the fallback (pipe 'alu', dependency 'fixed')

@@ -72,7 +72,7 @@ Sources (the tags the comments use):
   4494 cycles on first execution and 2307 once the code is cached.
 - [MEAS-ATOM] this project's mechanism microbenchmarks of global atomics
   (validate/mechanisms/atomics.py) measured with Nsight Compute on the H200 and the H100,
-  validate/data/h200_mechanisms.json and h100_mechanisms.json (docs/mechanisms_24.md):
+  data/measurements/h200_mechanisms.json and h100_mechanisms.json (docs/mechanisms_24.md):
   `lts__d_atomic_input_cycles_active` equals the passes (at most one lane per address a
   sector) on every size; SM cycles per pass GPU-wide by hot set (H200; H100 within 3%).
   validate/mechanisms/shared_atomics.py likewise: shared float adds are a compare-and-swap loop
@@ -80,7 +80,7 @@ Sources (the tags the comments use):
   (`sm__sass_inst_executed_op_shared_atom`: 32 a warp on one word, 3.6 on 32 random words of 4096).
 - [MEAS-PIPE] this project's mechanism microbenchmarks of 64-bit integer and FP64 arithmetic
   (validate/mechanisms/arith64.py) measured with Nsight Compute on the H200 and the H100
-  (validate/data/h200_mechanisms.json, h100_mechanisms.json; docs/mechanisms_24.md):
+  (data/measurements/h200_mechanisms.json, h100_mechanisms.json; docs/mechanisms_24.md):
   `sm__pipe_fmaheavy_cycles_active` / `sm__inst_executed_pipe_fmaheavy` is 3.52 on
   i64_chains/wide (32 IMAD.WIDE.U32 and 10 IMAD.MOV/VIADD a loop pass: 4 and 2 cycles) and
   2.67 on i64_chains/mad (one IMAD.WIDE.U32 and two IMAD a step: (4 + 2 + 2) / 3), both GPUs;
@@ -91,7 +91,7 @@ Sources (the tags the comments use):
   memory 460 cycles; GH200 L1 40, L2 281, memory 690 (8 above [MEAS] on a Hopper L1).
 - [SSB] github.com/smallscientist1/cuda_microbenchmark: A100 has 8 L2 slices per
   framebuffer partition, 10 partitions (ncu); H100 SXM5 L2 reads at 8.4 TB/s (cp.async).
-- [NCU-DATA] this project's Nsight Compute measurements, validate/data/h100.json and
+- [NCU-DATA] this project's Nsight Compute measurements, data/measurements/h100.json and
   h200.json (161 kernels each): lts__t_sectors_op_* are 1.50x the L1's miss and store
   sectors (the far L2 partition counts them again); bandwidth/write_l2 keeps 1.09 (H100)
   and 1.005 (H200) lts write sectors per slice per cycle busy; transpose_naive/large's
@@ -115,7 +115,7 @@ Sources (the tags the comments use):
 - [PCIE] PCI-SIG: Gen3 8 GT/s, Gen4 16 GT/s, Gen5 32 GT/s per lane, 128b/130b coding; x16
   payload about 15.75 / 31.5 / 63 GB/s per direction before packet overhead.
 - [MEAS-NVL] measured by this project on this workplace's 4 x H200 machine, 2026-11-22
-  (validate/data/h200x4_multi.json, `python -m validate measure-multi`): `nvidia-smi
+  (data/measurements/h200x4_multi.json, `python -m validate measure-multi`): `nvidia-smi
   topo -m` NV18 between every pair, `nvidia-smi nvlink -s` 18 links at 26.562 GB/s; a
   peer copy 0 -> 1 of 1 GiB at 396 GB/s (0.83 of 18 x 26.5625); NCCL 2.28.9 builds 24
   channels, chooses Ring always (NVLS off), LL/LL128/Simple by size; its log and the
@@ -136,7 +136,7 @@ Sources (the tags the comments use):
   IEEE TPDS 2023, arXiv:2206.02874, on A100; [Luo24] on an H800 for mma.sync and wgmma):
   about 33 cycles for HMMA m16n8k16, about 128 for HGMMA 64x128x16; the papers' tables were
   not reachable from here, and validate/tensor_timing measures them on the H100/H200.
-- [MEAS-TC] validate/data/tensor_timing_h100.json (validate/tensor_timing, an H100 SXM,
+- [MEAS-TC] data/measurements/tensor_timing_h100.json (validate/tensor_timing, an H100 SXM,
   2026-11-23): an f16 m16n8k16 mma.sync dependent chain 24.3 cycles per instruction (bf16,
   tf32 m16n8k8, s8 m16n8k32 the same); one warpgroup's group of four 64x128x16 f16 wgmma
   (committed, waited) 312.8 cycles, 120.4 of them the last one's latency at the measured

@@ -71,7 +71,7 @@ _HOPPER_L1 = L1Spec(
     associativity=4,                       # estimate: undocumented; the model's choice
     hit_latency_cycles=32,                 # [MEAS] ld.global.ca chase, H100 and H200
     mshr_entries=1024,                     # estimate: undocumented; Little's law on the measured 4.1 TB/s H200
-    #                                        stream read (validate/data/h200.json) needs > 350 sectors in flight per SM
+    #                                        stream read (data/measurements/h200.json) needs > 350 sectors in flight per SM
     bandwidth_bytes_per_cycle=128,         # estimate: one 128-B wavefront per cycle, as shared memory
     tag_banks=4,                           # [NV-FORUM] GV100+ tag stage: 4 sets x 4 sectors per cycle; bank = line mod 4
     #                                        is the model's choice, fits [NCU-DATA] gemv_rowmajor (0.94 lines/cycle)

@@ -45,7 +45,7 @@ What is modelled:
   per address (a sector is in as many passes as the most lanes on one of its addresses,
   `functional_streams.py`); each pass carries its sector to the L2 (32 B to the crossbar, and 32 B
   back for an ATOM) and counts once in `l1tex__t_sectors_..._op_{atom,red}`, as Nsight
-  counts them on H100/H200 (validate/data/h200_mechanisms.json: sectors = passes =
+  counts them on H100/H200 (data/measurements/h200_mechanisms.json: sectors = passes =
   `lts__d_atomic_input_cycles_active` for every atomic_bins/lanes/hot size).
 - Counters (Nsight names, global and local spaces):
   `l1tex__t_{requests,sectors}_pipe_lsu_mem_{global,local}_op_{ld,st}.sum`,

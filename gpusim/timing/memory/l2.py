@@ -83,7 +83,7 @@ from SMs in the GPCs directly connected to the partition", hardware cache cohere
 Jia et al., "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking" (2018)
 and "Dissecting the NVIDIA Turing T4 GPU" (2019): sectored 32-B L2, hashed slices, LRU;
 Nsight Compute Kernel Profiling Guide, metrics reference (lts__ names, srcunit ltcfabric);
-the measured H100/H200 counters in validate/data (see DEVIATIONS.md).
+the measured H100/H200 counters in data/measurements (see DEVIATIONS.md).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The L2 slices' atomic units: where global atomics and reductions are performed, one pass
 at a time.
 
-What is modelled (H100/H200, validate/data/h{100,200}_mechanisms.json, docs/mechanisms_24.md):
+What is modelled (H100/H200, data/measurements/h{100,200}_mechanisms.json, docs/mechanisms_24.md):
 - The pass. The L1 splits a warp's atomic into passes of at most one lane per address
   (`functional_streams.py`); a sector is in as many passes as the most lanes on one of its addresses.
   A pass is one read-modify-write of one sector, whatever its lanes: Nsight's
@@ -47,7 +47,7 @@ types hold the sector (f32 measured, f64 and f16x2 assumed alike).
 
 Sources: NVIDIA Nsight Compute Kernel Profiling Guide (lts__d_atomic_input_cycles_active,
 lts__t_sectors_op_red/atom); the mechanism microbenchmarks of validate/mechanisms/atomics.py
-measured on H200 and H100 (validate/data/h200_mechanisms.json, h100_mechanisms.json).
+measured on H200 and H100 (data/measurements/h200_mechanisms.json, h100_mechanisms.json).
 """
 from __future__ import annotations
 

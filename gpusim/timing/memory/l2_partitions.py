@@ -26,7 +26,7 @@ Sources: [A100-WP] NVIDIA A100 Tensor Core GPU Architecture (2020): the L2 is di
 into two partitions, "each L2 partition localizes and caches data for memory accesses
 from SMs in the GPCs directly connected to the partition", with hardware cache
 coherence; [H100-WP]; Nsight Compute Kernel Profiling Guide (lts__t_sectors_srcunit_ltcfabric);
-the H100/H200 counters in validate/data.
+the H100/H200 counters in data/measurements.
 """
 from __future__ import annotations
 

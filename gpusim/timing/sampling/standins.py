@@ -37,7 +37,7 @@ What is modelled:
   by the share of the held dirty sectors counted here (matmul_tiled 4096^3 on H200:
   53.5 -> 66.9 MB, 69.5 measured; counting them without that, 100.6). Counted, not timed.
 
-Sources: the H100/H200 counters in validate/data and benchmarks/results/ncu_dirty_probe_*.json.
+Sources: the H100/H200 counters in data/measurements and benchmarks/results/ncu_dirty_probe_*.json.
 """
 from __future__ import annotations
 
