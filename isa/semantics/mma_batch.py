@@ -237,12 +237,13 @@ def _block_one(av, bv, ae, be, j, k0, k1, acc, exp_sum, window, floor, emin, pro
 
 
 @njit(cache=True, nogil=True)
-def _kernel(abits, bbits, cbits, atv, ate, btv, bte, amask32, bmask32, aflip, bflip, aemin, bemin, order,
+def _kernel(abits, bbits, cbits, cpos, atv, ate, btv, bte, amask32, bmask32, aflip, bflip, aemin, bemin, order,
             zero_c, out, block, window, rne, exp_sum, floor, c_last_rn, signed_zero, sum_bits, sum_rne,
             overflow_inf, man, expb, bias, emin, nan_bits):
     """out[t, i, j] = accumulator bits of C + sum_k A B as `mma_numerics.dot` computes it
     (module docstring) for the bit patterns abits (T, M, K), bbits (T, N, K) (B transposed),
-    cbits (T, M, N) (C taken as +0 where zero_c[t]); k visited in `order`. Each warp's B and
+    C and D element (i, j) at cbits[t, cpos[i N + j]], out[t, cpos[i N + j]] (a fragment's
+    register order; C taken as +0 where zero_c[t]); k visited in `order`. Each warp's B and
     each row of A are decoded once (`_decode`), then D is computed a row at a time. The common
     case runs over the row's columns together (loops the compiler vectorises): with `exp_sum`
     anchors, where row i of A, column j of B and the running value are finite, so is every
@@ -285,7 +286,7 @@ def _kernel(abits, bbits, cbits, atv, ate, btv, bte, amask32, bmask32, aflip, bf
                 if not math.isfinite(av[kk]):
                     afin = False
             for j in range(n):
-                cvals[j] = 0.0 if zero_c[t] else _value(np.int64(cbits[t, i, j]), man, expb, bias, emin)
+                cvals[j] = 0.0 if zero_c[t] else _value(np.int64(cbits[t, cpos[i * n + j]]), man, expb, bias, emin)
                 acc[j] = 0.0 if c_last_rn else cvals[j]
                 bits[j] = -1
             for k0 in range(0, k, block):
@@ -355,17 +356,18 @@ def _kernel(abits, bbits, cbits, atv, ate, btv, bte, amask32, bmask32, aflip, bf
                                                   overflow_inf, signed_zero, sum_bits, sum_rne)
             for j in range(n):
                 x = acc[j]
+                p = cpos[i * n + j]
                 if c_last_rn:                                    # IEEE add (FADD / HADD2), RN
                     x = x + cvals[j]
                 elif bits[j] >= 0:
-                    out[t, i, j] = bits[j]
+                    out[t, p] = bits[j]
                     continue
                 if math.isnan(x):
-                    out[t, i, j] = nan_bits
+                    out[t, p] = nan_bits
                 elif math.isinf(x):
-                    out[t, i, j] = inf_bits | ((np.int64(1) << (expb + man)) if x < 0 else 0)
+                    out[t, p] = inf_bits | ((np.int64(1) << (expb + man)) if x < 0 else 0)
                 else:
-                    out[t, i, j] = _rn_bits(x, man, expb, bias, emin)
+                    out[t, p] = _rn_bits(x, man, expb, bias, emin)
 
 
 def _lead(x: np.ndarray, lead: tuple, tail: tuple) -> np.ndarray:
@@ -386,18 +388,28 @@ def _tables(name: str, emin: int):
 _DUMMY_V, _DUMMY_E = np.zeros(1, np.float64), np.zeros(1, np.int32)
 
 
+@lru_cache(maxsize=None)
+def _identity(size: int) -> np.ndarray:
+    x = np.arange(size, dtype=np.int64)
+    x.flags.writeable = False
+    return x
+
+
 def mma(A, B, C, atype: str, btype: str, ctype: str, model: BlockFma, *, b_transposed: bool = False,
-        zero_c=None, negate_a: bool = False, negate_b: bool = False) -> np.ndarray:
+        zero_c=None, negate_a: bool = False, negate_b: bool = False, c_pos=None) -> np.ndarray:
     """D (..., M, N) uint64 accumulator bits for A (..., M, K), B (..., K, N) (or, with
     `b_transposed`, B^T (..., N, K)), C (..., M, N) bit patterns: `mma_numerics.mma` (the scalar
     reference) over a whole batch at once. `zero_c` (bool, the leading shape) takes C as +0 where
-    set (wgmma's scale-d false); `negate_a` / `negate_b` flip the inputs' signs (imm-scale -1)."""
+    set (wgmma's scale-d false); `negate_a` / `negate_b` flip the inputs' signs (imm-scale -1).
+    With `c_pos` (M N int64, a permutation), C is (..., M N) elements in some other order
+    (a fragment's registers, viewed as the accumulator's unsigned type), element (i, j) at
+    c_pos[i N + j], and D is returned in that order and dtype."""
     A, B, C = np.asarray(A), np.asarray(B), np.asarray(C)
     if b_transposed:
         B = np.swapaxes(B, -1, -2)
-    lead = np.broadcast_shapes(A.shape[:-2], B.shape[:-2], C.shape[:-2])
     m, k = A.shape[-2:]
     n = B.shape[-1]
+    lead = np.broadcast_shapes(A.shape[:-2], B.shape[:-2], C.shape[:-1] if c_pos is not None else C.shape[:-2])
     if model.rounding not in ("rz", "rne") or model.anchor not in ("exp_sum", "leading") \
             or model.truncate not in ("magnitude", "floor"):
         raise ValueError(f"unknown model parameter in {model}")
@@ -408,14 +420,20 @@ def mma(A, B, C, atype: str, btype: str, ctype: str, model: BlockFma, *, b_trans
     btv, bte, bmask = _tables(btype, fb.emin)
     a = _lead(A, lead, (m, k))
     bt = np.swapaxes(_lead(B, lead, (k, n)), 1, 2)
-    c = _lead(C, lead, (m, n))
+    frag = c_pos
+    if c_pos is None:
+        c = _lead(C, lead, (m, n)).reshape(-1, m * n)
+        c_pos, dt = _identity(m * n), np.uint64
+    else:
+        c = (C if C.shape[:-1] == lead else np.broadcast_to(C, lead + C.shape[-1:])).reshape(-1, m * n)
+        dt = C.dtype
     nt = a.shape[0]
     zc = np.zeros(nt, np.bool_) if zero_c is None else np.broadcast_to(np.asarray(zero_c, bool), lead).reshape(nt)
     order = np.arange(k) if model.order is None else np.asarray(model.order, np.int64)
-    out = np.empty((nt, m, n), np.uint64)
-    _kernel(a, bt, c, atv, ate, btv, bte, amask, bmask, (1 << (FORMATS[atype].bits - 1)) if negate_a else 0,
+    out = np.empty((nt, m * n), dt)
+    _kernel(a, bt, c, c_pos, atv, ate, btv, bte, amask, bmask, (1 << (FORMATS[atype].bits - 1)) if negate_a else 0,
             (1 << (FORMATS[btype].bits - 1)) if negate_b else 0, fa.emin, fb.emin, order, zc, out, model.block,
             model.window_bits, model.rounding == "rne", model.anchor == "exp_sum", model.truncate == "floor",
             model.c_last_rn, model.signed_zero, model.sum_bits or 0, model.rounding == "rne", model.overflow_inf,
             fc.man_bits, fc.exp_bits, fc.bias, fc.emin, model.nan_bits if ctype == "f32" else model.nan_bits_f16)
-    return out.reshape(lead + (m, n))
+    return out.reshape(lead + ((m, n) if frag is None else (m * n,)))
