@@ -219,7 +219,7 @@ def warp_mma(form: WgmmaForm, A16: np.ndarray, B: np.ndarray, c_regs: np.ndarray
         model = M.hopper_model("wgmma", form.atype, form.dtype, form.k)
         D = MB.mma(A16, B, el, form.atype, form.btype, form.dtype, model, b_transposed=b_transposed,
                    zero_c=~np.asarray(scale_d, bool), negate_a=scale_a == -1, negate_b=scale_b == -1, c_pos=src)
-        return D.view(np.uint32).reshape(regs.shape)
+        return D.view(np.uint32).reshape(D.shape[:-1] + regs.shape[-2:])
     if b_transposed:
         B = np.swapaxes(B, -1, -2)
     C = L.unpack(c_regs, amap, cb, (16, form.n))
