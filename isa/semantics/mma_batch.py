@@ -5,9 +5,13 @@ every form and on random parameter sets).
 
 What it computes: `mma(A, B, C, atype, btype, ctype, model)` with A (..., M, K), B (..., K, N),
 C (..., M, N) bit patterns and any leading batch shape (the warps of a warp instruction, and
-anything else), D (..., M, N) accumulator bits. numpy decodes the inputs to float64 and their
-anchor exponents for the whole batch; one compiled pass (`_kernel`) then runs the reference's
-steps for every output element:
+anything else), D (..., M, N) accumulator bits; the warp instructions pass B transposed, C and
+D in their registers' order (`c_pos`), wgmma's scale-d and imm-scale as arguments, so that no
+numpy pass over the operands is needed. One compiled pass (`_kernel`) decodes each warp's B
+and each row of A to float64 values and anchor exponents (tables of every 8- and 16-bit
+pattern, f32/tf32 from their bits) and runs the reference's steps for a row of D at a time,
+over its columns together in loops the compiler vectorises (the anchor maxima, the scaled
+products' sums):
 - every input of these formats is a float64, and so is every product (at most 2 x 11
   significand bits; magnitudes between 2^-272 and 2^256, normal float64s), so `a * b` is the
   exact product;
@@ -18,7 +22,10 @@ steps for every output element:
   integer significand (magnitude / floor truncation);
 - the cut terms are integers below 2^(window + 1), at most 33 of them, so their float64 sum is
   exact; QGMMA's sum cut and the rounding to the accumulator are done on int64 as
-  `mma_numerics._cut` and `round_to_format` do them;
+  `mma_numerics._cut` and `round_to_format` do them, except, for an f32 accumulator without a
+  sum cut, a finite result under RNE or a normal one under RZ, which the FPU's float64 ->
+  float32 conversion rounds as the model does (RZ: float64's 29 extra significand bits
+  cleared first);
 - NaN and infinity: a block's products plus its addend, summed in float64, are non-finite
   exactly when the reference's `_special` decides the block (a NaN, inf * 0, inf - inf, or an
   infinity; finite products never overflow float64), and that sum is its result.
