@@ -79,10 +79,11 @@ def gather(x, srcs, dt=U32) -> np.ndarray:
 
 def scatter(x, dsts, vals: np.ndarray, warps: np.ndarray) -> None:
     """Write vals (warps of the span, 32, len(dsts)) into `dsts` for the lanes of `warps`."""
-    m = lane_mask(x, warps)
+    m = None if len(warps) == vals.shape[0] else lane_mask(x, warps)   # None: every warp of the span
+    rows = np.ascontiguousarray(np.moveaxis(vals, 2, 0)).reshape(len(dsts), -1)  # one copy, a row per register
     for k, d in enumerate(dsts):
         if d is not None:
-            x.state.write(d, np.ascontiguousarray(vals[:, :, k]).reshape(-1), m)
+            x.state.write(d, rows[k], m)
 
 
 class MmaOp(Op):

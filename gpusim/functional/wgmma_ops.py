@@ -157,7 +157,7 @@ class WgmmaOp(Op):
         A16 = W.a_from_regs(f, a[warps]) if a_addr is None else \
             W.read_operand(lsu.shared, a_addr + base[:, None, None], ab)
         out = np.zeros(c.shape, np.uint32)
-        out[warps] = W.warp_mma(f, A16, np.swapaxes(Bt, 1, 2), c[warps], sd[warps, 0, 0], scale_a, scale_b)
+        out[warps] = W.warp_mma(f, A16, Bt, c[warps], sd[warps, 0, 0], scale_a, scale_b, b_transposed=True)
         scatter(x, self.dsts, out, warps)
 
 

@@ -5,9 +5,13 @@ every form and on random parameter sets).
 
 What it computes: `mma(A, B, C, atype, btype, ctype, model)` with A (..., M, K), B (..., K, N),
 C (..., M, N) bit patterns and any leading batch shape (the warps of a warp instruction, and
-anything else), D (..., M, N) accumulator bits. numpy decodes the inputs to float64 and their
-anchor exponents for the whole batch; one compiled pass (`_kernel`) then runs the reference's
-steps for every output element:
+anything else), D (..., M, N) accumulator bits; the warp instructions pass B transposed, C and
+D in their registers' order (`c_pos`), wgmma's scale-d and imm-scale as arguments, so that no
+numpy pass over the operands is needed. One compiled pass (`_kernel`) decodes each warp's B
+and each row of A to float64 values and anchor exponents (tables of every 8- and 16-bit
+pattern, f32/tf32 from their bits) and runs the reference's steps for a row of D at a time,
+over its columns together in loops the compiler vectorises (the anchor maxima, the scaled
+products' sums):
 - every input of these formats is a float64, and so is every product (at most 2 x 11
   significand bits; magnitudes between 2^-272 and 2^256, normal float64s), so `a * b` is the
   exact product;
@@ -18,7 +22,10 @@ steps for every output element:
   integer significand (magnitude / floor truncation);
 - the cut terms are integers below 2^(window + 1), at most 33 of them, so their float64 sum is
   exact; QGMMA's sum cut and the rounding to the accumulator are done on int64 as
-  `mma_numerics._cut` and `round_to_format` do them;
+  `mma_numerics._cut` and `round_to_format` do them, except, for an f32 accumulator without a
+  sum cut, a finite result under RNE or a normal one under RZ, which the FPU's float64 ->
+  float32 conversion rounds as the model does (RZ: float64's 29 extra significand bits
+  cleared first);
 - NaN and infinity: a block's products plus its addend, summed in float64, are non-finite
   exactly when the reference's `_special` decides the block (a NaN, inf * 0, inf - inf, or an
   infinity; finite products never overflow float64), and that sum is its result.
@@ -39,6 +46,9 @@ from isa.semantics.mma_numerics import ACC, BlockFma
 from isa.semantics.tensor_formats import FORMATS, decode
 
 NONE = -(1 << 20)                       # anchor of a zero term: joins no maximum
+F32_MIN_NORMAL = 2.0 ** -126
+F32_OVERFLOW = 2.0 ** 128
+RZ32_MASK = ~((1 << 29) - 1)            # float64 significand bits beyond f32's 23
 
 
 @lru_cache(maxsize=None)
@@ -54,7 +64,7 @@ def in_exp(v: np.ndarray, emin: int) -> np.ndarray:
     """The exponent each nonzero finite value gives an `exp_sum` anchor (a subnormal: emin);
     NONE for zero (and for NaN/inf, whose blocks are decided otherwise)."""
     ok = (v != 0) & np.isfinite(v)
-    e = np.frexp(np.where(ok, v, 1.0))[1].astype(np.int64) - 1
+    e = np.frexp(np.where(ok, v, 1.0))[1].astype(np.int32) - 1
     return np.where(ok, np.maximum(e, emin), NONE)
 
 
@@ -164,104 +174,207 @@ def _cut(x, floor):
     return i - 1 if floor and x < i else i
 
 
-@njit(cache=True, nogil=True)
-def _finite_rows(v):
-    """(T, R) flags: row r of batch t (over the last axis) holds only finite values."""
-    nt, r, k = v.shape
-    ok = np.ones((nt, r), np.bool_)
-    for t in range(nt):
-        for i in range(r):
-            for kk in range(k):
-                if not math.isfinite(v[t, i, kk]):
-                    ok[t, i] = False
-                    break
-    return ok
+@njit(cache=True, nogil=True, inline="always")
+def _finish(s, lsb, allzero, acc, man, expb, bias, emin, rne, overflow_inf, signed_zero, sum_bits, sum_rne):
+    """A block's exact cut sum s * 2^lsb -> (accumulator value, its bits): QGMMA's sum cut
+    (`mma_numerics._cut`), the rounding to the accumulator, a zero result made +0."""
+    if sum_bits:
+        sa = abs(s)
+        sh = _bitlen(sa) - sum_bits
+        if sh > 0:
+            kept = sa >> sh
+            rem = sa - (kept << sh)
+            half = np.int64(1) << (sh - 1)
+            if sum_rne and (rem > half or (rem == half and kept & 1)):
+                kept += 1
+            s = -kept if s < 0 else kept
+            lsb += sh
+    neg_zero = signed_zero and s == 0 and allzero and acc == 0 and math.copysign(1.0, acc) < 0
+    bits = _round(s, lsb, man, expb, bias, emin, rne, overflow_inf, neg_zero)
+    acc = _value(bits, man, expb, bias, emin)
+    if acc == 0 and not signed_zero:
+        return 0.0, np.int64(0)
+    return acc, bits
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _decode(bits, tv, te, mask32, flip, emin):
+    """(float64 value, `in_exp` exponent) of one input pattern: through the format's tables
+    (8 and 16 bits: tv, te indexed by the pattern), or with mask32 != 0 as an f32 / tf32 pattern
+    (its low bits cleared by the mask); `flip` XORs the sign first (imm-scale -1)."""
+    if mask32 == 0:
+        x = (np.int64(bits) ^ flip) & (len(tv) - 1)
+        return tv[x], te[x]
+    with_mask = np.uint32((np.int64(bits) ^ flip) & mask32)
+    v = np.float64(with_mask.view(np.float32))
+    if v != 0 and math.isfinite(v):
+        return v, np.int32(max(_exp(v), emin))
+    return v, np.int32(NONE)
 
 
 @njit(cache=True, nogil=True)
-def _kernel(a, b, cv, ea, eb, out, block, window, rne, exp_sum, floor, c_last_rn, signed_zero,
-            sum_bits, sum_rne, overflow_inf, man, expb, bias, emin, nan_bits):
-    """out[t, i, j] = accumulator bits of cv[t, i, j] + sum_k a[t, i, k] b[t, j, k] (values, with
-    anchor exponents ea, eb; b and eb transposed) as `mma_numerics.dot` computes it (module
-    docstring). Where row i of a and row j of b are finite, so is every product (at most 2^512),
-    and a product is zero exactly when one of its inputs is, whose exponent is NONE: the block's
-    exp_sum anchor is then the plain maximum of ea + eb (below NONE / 2 when every product is
-    zero), with no test per product."""
-    nt, m, k = a.shape
-    n = b.shape[1]
+def _block_one(av, bv, ae, be, j, k0, k1, acc, exp_sum, window, floor, emin, prod):
+    """One element's block k0..k1 in full generality (any anchor, NaN / infinity): (True, the
+    float64 sum that decides a non-finite block) or (False, s, lsb, allzero) for `_finish`."""
+    amax = NONE
+    finite = math.isfinite(acc)
+    for kk in range(k0, k1):
+        p = av[kk] * bv[kk, j]
+        prod[kk - k0] = p
+        finite &= math.isfinite(p)
+        if p != 0:
+            anc = ae[kk] + be[kk, j] if exp_sum else _exp(p)
+            amax = max(amax, anc)
+    if not finite:                                   # NaN / inf decided for the block
+        for kk in range(k1 - k0):
+            acc += prod[kk]
+        return True, acc, np.int64(0), 0, False
+    allzero = amax == NONE
+    if acc != 0:
+        ce = _exp(acc)
+        amax = max(amax, max(ce, emin) if exp_sum else ce)
+    if amax == NONE:
+        return False, 0.0, np.int64(0), 0, allzero
+    lsb = amax - window + 1
+    scale = _pow2(-lsb)
+    s = _cut(acc * scale, floor)
+    for kk in range(k0, k1):
+        s += _cut(prod[kk - k0] * scale, floor)
+    return False, 0.0, s, lsb, allzero
+
+
+@njit(cache=True, nogil=True)
+def _kernel(abits, bbits, cbits, cpos, atv, ate, btv, bte, amask32, bmask32, aflip, bflip, aemin, bemin, order,
+            zero_c, out, block, window, rne, exp_sum, floor, c_last_rn, signed_zero, sum_bits, sum_rne,
+            overflow_inf, man, expb, bias, emin, nan_bits):
+    """out[t, i, j] = accumulator bits of C + sum_k A B as `mma_numerics.dot` computes it
+    (module docstring) for the bit patterns abits (T, M, K), bbits (T, N, K) (B transposed),
+    C and D element (i, j) at cbits[t, cpos[i N + j]], out[t, cpos[i N + j]] (a fragment's
+    register order; C taken as +0 where zero_c[t]); k visited in `order`. Each warp's B and
+    each row of A are decoded once (`_decode`), then D is computed a row at a time. The common
+    case runs over the row's columns together (loops the compiler vectorises): with `exp_sum`
+    anchors, where row i of A, column j of B and the running value are finite, so is every
+    product (at most 2^512), and a product is zero exactly when one of its inputs is, whose
+    exponent is NONE: the block's anchor is the plain maximum of ea + eb (below NONE / 2 when
+    every product is zero), and the cut terms, integers below 2^(window + 1), are summed
+    exactly in float64 (`np.trunc` / `np.floor` of the scaled product); an f32 accumulator
+    rounds there as the FPU converts (RNE; RZ by clearing float64's extra significand bits)
+    where that is the model's rounding (normal results). Any other element takes
+    `_block_one` and `_finish`."""
+    nt, m, k = abits.shape
+    n = bbits.shape[1]
     prod = np.empty(max(block, 1), np.float64)
     inf_bits = ((1 << expb) - 1) << man
-    afin = _finite_rows(a)
-    bfin = _finite_rows(b)
+    av = np.empty(k, np.float64)
+    ae = np.empty(k, np.int32)
+    bv = np.empty((k, n), np.float64)
+    be = np.empty((k, n), np.int32)
+    cvals = np.empty(n, np.float64)
+    acc = np.empty(n, np.float64)
+    bits = np.empty(n, np.int64)                     # acc's bits once a block rounded it, else -1
+    amax = np.empty(n, np.int32)
+    scale = np.empty(n, np.float64)
+    sf = np.empty(n, np.float64)
+    fast = np.empty(n, np.bool_)
+    bfin = np.empty(n, np.bool_)
+    f32_out = sum_bits == 0 and not signed_zero and man == 23 and expb == 8 and overflow_inf
+    vec = exp_sum and window + 7 <= 52 and block <= 64   # the float64 sum of <= 65 terms < 2^(window+1) is exact
     for t in range(nt):
+        for j in range(n):
+            bfin[j] = True
+            for kk in range(k):
+                bv[kk, j], be[kk, j] = _decode(bbits[t, j, order[kk]], btv, bte, bmask32, bflip, bemin)
+                if not math.isfinite(bv[kk, j]):
+                    bfin[j] = False
         for i in range(m):
+            afin = vec
+            for kk in range(k):
+                av[kk], ae[kk] = _decode(abits[t, i, order[kk]], atv, ate, amask32, aflip, aemin)
+                if not math.isfinite(av[kk]):
+                    afin = False
             for j in range(n):
-                c = cv[t, i, j]
-                acc = 0.0 if c_last_rn else c
-                bits = np.int64(-1)                              # acc's bits, once a block rounded it
-                fast = exp_sum and afin[t, i] and bfin[t, j]
-                for k0 in range(0, k, block):
-                    k1 = min(k0 + block, k)
-                    amax = NONE
-                    if fast and math.isfinite(acc):
-                        for kk in range(k0, k1):
-                            amax = max(amax, ea[t, i, kk] + eb[t, j, kk])
-                        if amax < NONE // 2:
-                            amax = NONE
+                cvals[j] = 0.0 if zero_c[t] else _value(np.int64(cbits[t, cpos[i * n + j]]), man, expb, bias, emin)
+                acc[j] = 0.0 if c_last_rn else cvals[j]
+                bits[j] = -1
+            for k0 in range(0, k, block):
+                k1 = min(k0 + block, k)
+                nfast = 0
+                for j in range(n):
+                    fast[j] = afin and bfin[j] and math.isfinite(acc[j])
+                    nfast += fast[j]
+                if nfast:
+                    for j in range(n):
+                        amax[j] = NONE
+                    for kk in range(k0, k1):
+                        ai = ae[kk]
+                        for j in range(n):
+                            amax[j] = max(amax[j], ai + be[kk, j])
+                    for j in range(n):
+                        x = amax[j]
+                        if x < NONE // 2:
+                            x = NONE
+                            amax[j] = NONE
+                        if acc[j] != 0 and fast[j]:
+                            x = max(x, max(_exp(acc[j]), emin))
+                        if x == NONE or not fast[j]:
+                            scale[j] = 0.0
+                            sf[j] = 0.0
+                        else:
+                            scale[j] = _pow2(window - 1 - x)
+                            sf[j] = np.floor(acc[j] * scale[j]) if floor else np.trunc(acc[j] * scale[j])
+                    for kk in range(k0, k1):
+                        ai = av[kk]
+                        if floor:
+                            for j in range(n):
+                                sf[j] += np.floor(ai * bv[kk, j] * scale[j])
+                        else:
+                            for j in range(n):
+                                sf[j] += np.trunc(ai * bv[kk, j] * scale[j])
+                for j in range(n):
+                    if fast[j]:
+                        x = amax[j]
+                        if acc[j] != 0:
+                            x = max(x, max(_exp(acc[j]), emin))
+                        lsb = x - window + 1 if x != NONE else 0
+                        if f32_out:                              # hardware rounding where it is the model's
+                            v = sf[j] * _pow2(lsb)               # exact: |sf| < 2^53, lsb in [-1022, 1023]
+                            absv = abs(v)
+                            if rne or (absv >= F32_MIN_NORMAL and absv < F32_OVERFLOW):
+                                if not rne:                      # rz of a normal f32: drop float64's extra 29 bits
+                                    v = np.int64(np.float64(v).view(np.int64) & RZ32_MASK).view(np.float64)
+                                r = np.float32(v)                # RNE (also subnormal, overflow to inf)
+                                if math.isinf(r):
+                                    acc[j] = np.float64(r)
+                                    bits[j] = -1
+                                else:
+                                    acc[j] = np.float64(r) if r != 0 else 0.0
+                                    bits[j] = np.int64(r.view(np.uint32)) if r != 0 else np.int64(0)
+                                continue
+                        acc[j], bits[j] = _finish(np.int64(sf[j]), lsb, amax[j] == NONE, acc[j], man, expb, bias,
+                                                  emin, rne, overflow_inf, signed_zero, sum_bits, sum_rne)
+                        continue
+                    special, x, s, lsb, allzero = _block_one(av, bv, ae, be, j, k0, k1, acc[j], exp_sum,
+                                                             window, floor, emin, prod)
+                    if special:
+                        acc[j] = x
+                        bits[j] = -1
                     else:
-                        finite = math.isfinite(acc)
-                        for kk in range(k0, k1):
-                            p = a[t, i, kk] * b[t, j, kk]
-                            prod[kk - k0] = p
-                            finite &= math.isfinite(p)
-                            if p != 0:
-                                anc = ea[t, i, kk] + eb[t, j, kk] if exp_sum else _exp(p)
-                                amax = max(amax, anc)
-                        if not finite:                           # NaN / inf decided for the block
-                            for kk in range(k1 - k0):
-                                acc += prod[kk]
-                            bits = np.int64(-1)
-                            continue
-                    allzero = amax == NONE
-                    if acc != 0:
-                        ce = _exp(acc)
-                        amax = max(amax, max(ce, emin) if exp_sum else ce)
-                    if amax == NONE:
-                        s, lsb = np.int64(0), 0
-                    else:
-                        lsb = amax - window + 1
-                        scale = _pow2(-lsb)
-                        s = _cut(acc * scale, floor)
-                        for kk in range(k0, k1):
-                            s += _cut(a[t, i, kk] * b[t, j, kk] * scale, floor)
-                    if sum_bits:                                 # `_cut`
-                        sa = abs(s)
-                        sh = _bitlen(sa) - sum_bits
-                        if sh > 0:
-                            kept = sa >> sh
-                            rem = sa - (kept << sh)
-                            half = np.int64(1) << (sh - 1)
-                            if sum_rne and (rem > half or (rem == half and kept & 1)):
-                                kept += 1
-                            s = -kept if s < 0 else kept
-                            lsb += sh
-                    neg_zero = signed_zero and s == 0 and allzero and acc == 0 and math.copysign(1.0, acc) < 0
-                    bits = _round(s, lsb, man, expb, bias, emin, rne, overflow_inf, neg_zero)
-                    acc = _value(bits, man, expb, bias, emin)
-                    if acc == 0 and not signed_zero:
-                        acc = 0.0
-                        bits = np.int64(0)
+                        acc[j], bits[j] = _finish(s, lsb, allzero, acc[j], man, expb, bias, emin, rne,
+                                                  overflow_inf, signed_zero, sum_bits, sum_rne)
+            for j in range(n):
+                x = acc[j]
+                p = cpos[i * n + j]
                 if c_last_rn:                                    # IEEE add (FADD / HADD2), RN
-                    acc = acc + c
-                elif bits >= 0:
-                    out[t, i, j] = bits
+                    x = x + cvals[j]
+                elif bits[j] >= 0:
+                    out[t, p] = bits[j]
                     continue
-                if math.isnan(acc):
-                    out[t, i, j] = nan_bits
-                elif math.isinf(acc):
-                    out[t, i, j] = inf_bits | ((np.int64(1) << (expb + man)) if acc < 0 else 0)
+                if math.isnan(x):
+                    out[t, p] = nan_bits
+                elif math.isinf(x):
+                    out[t, p] = inf_bits | ((np.int64(1) << (expb + man)) if x < 0 else 0)
                 else:
-                    out[t, i, j] = _rn_bits(acc, man, expb, bias, emin)
+                    out[t, p] = _rn_bits(x, man, expb, bias, emin)
 
 
 def _lead(x: np.ndarray, lead: tuple, tail: tuple) -> np.ndarray:
@@ -271,29 +384,63 @@ def _lead(x: np.ndarray, lead: tuple, tail: tuple) -> np.ndarray:
     return x.reshape((-1,) + tail)
 
 
-def mma(A, B, C, atype: str, btype: str, ctype: str, model: BlockFma) -> np.ndarray:
-    """D (..., M, N) uint64 accumulator bits for A (..., M, K), B (..., K, N), C (..., M, N) bit
-    patterns: `mma_numerics.mma` (the scalar reference) over a whole batch at once."""
+def _tables(name: str, emin: int):
+    """`_kernel`'s decoding arguments for format `name`: (value table, exponent table, 32-bit mask)."""
+    fmt = FORMATS[name]
+    if fmt.bits <= 16:
+        return _table(name, emin) + (0,)
+    return _DUMMY_V, _DUMMY_E, 0xFFFFFFFF ^ ((1 << fmt.shift) - 1)
+
+
+_DUMMY_V, _DUMMY_E = np.zeros(1, np.float64), np.zeros(1, np.int32)
+
+
+@lru_cache(maxsize=None)
+def _identity(size: int) -> np.ndarray:
+    x = np.arange(size, dtype=np.int64)
+    x.flags.writeable = False
+    return x
+
+
+def mma(A, B, C, atype: str, btype: str, ctype: str, model: BlockFma, *, b_transposed: bool = False,
+        zero_c=None, negate_a: bool = False, negate_b: bool = False, c_pos=None) -> np.ndarray:
+    """D (..., M, N) uint64 accumulator bits for A (..., M, K), B (..., K, N) (or, with
+    `b_transposed`, B^T (..., N, K)), C (..., M, N) bit patterns: `mma_numerics.mma` (the scalar
+    reference) over a whole batch at once. `zero_c` (bool, the leading shape) takes C as +0 where
+    set (wgmma's scale-d false); `negate_a` / `negate_b` flip the inputs' signs (imm-scale -1).
+    With `c_pos` (M N int64, a permutation), C is (..., M N) elements in some other order
+    (a fragment's registers, viewed as the accumulator's unsigned type), element (i, j) at
+    c_pos[i N + j], and D is returned in that order and dtype."""
     A, B, C = np.asarray(A), np.asarray(B), np.asarray(C)
-    lead = np.broadcast_shapes(A.shape[:-2], B.shape[:-2], C.shape[:-2])
+    if b_transposed:
+        B = np.swapaxes(B, -1, -2)
     m, k = A.shape[-2:]
     n = B.shape[-1]
+    lead = np.broadcast_shapes(A.shape[:-2], B.shape[:-2], C.shape[:-1] if c_pos is not None else C.shape[:-2])
     if model.rounding not in ("rz", "rne") or model.anchor not in ("exp_sum", "leading") \
             or model.truncate not in ("magnitude", "floor"):
         raise ValueError(f"unknown model parameter in {model}")
     fa, fb, fc = FORMATS[atype], FORMATS[btype], ACC[ctype]
     if model.promote:                                        # exact: the values stay, subnormals may not
         fa = fb = FORMATS[model.promote]
-    a, ea = operand(_lead(A, lead, (m, k)), atype, fa.emin)
-    b, eb = operand(_lead(B, lead, (k, n)), btype, fb.emin)
-    cv = np.ascontiguousarray(operand(_lead(C, lead, (m, n)), ctype, None)[0])
-    if model.order is not None:
-        order = np.asarray(model.order)
-        a, ea, b, eb = a[..., order], ea[..., order], b[:, order, :], eb[:, order, :]
-    out = np.empty(cv.shape, np.int64)
-    _kernel(np.ascontiguousarray(a), np.ascontiguousarray(np.swapaxes(b, 1, 2)), cv, np.ascontiguousarray(ea),
-            np.ascontiguousarray(np.swapaxes(eb, 1, 2)), out, model.block, model.window_bits,
-            model.rounding == "rne", model.anchor == "exp_sum", model.truncate == "floor", model.c_last_rn,
-            model.signed_zero, model.sum_bits or 0, model.rounding == "rne", model.overflow_inf,
+    atv, ate, amask = _tables(atype, fa.emin)
+    btv, bte, bmask = _tables(btype, fb.emin)
+    a = _lead(A, lead, (m, k))
+    bt = np.swapaxes(_lead(B, lead, (k, n)), 1, 2)
+    frag = c_pos
+    if c_pos is None:
+        c = _lead(C, lead, (m, n)).reshape(-1, m * n)
+        c_pos, dt = _identity(m * n), np.uint64
+    else:
+        c = (C if C.shape[:-1] == lead else np.broadcast_to(C, lead + C.shape[-1:])).reshape(-1, m * n)
+        dt = C.dtype
+    nt = a.shape[0]
+    zc = np.zeros(nt, np.bool_) if zero_c is None else np.broadcast_to(np.asarray(zero_c, bool), lead).reshape(nt)
+    order = np.arange(k) if model.order is None else np.asarray(model.order, np.int64)
+    out = np.empty((nt, m * n), dt)
+    _kernel(a, bt, c, c_pos, atv, ate, btv, bte, amask, bmask, (1 << (FORMATS[atype].bits - 1)) if negate_a else 0,
+            (1 << (FORMATS[btype].bits - 1)) if negate_b else 0, fa.emin, fb.emin, order, zc, out, model.block,
+            model.window_bits, model.rounding == "rne", model.anchor == "exp_sum", model.truncate == "floor",
+            model.c_last_rn, model.signed_zero, model.sum_bits or 0, model.rounding == "rne", model.overflow_inf,
             fc.man_bits, fc.exp_bits, fc.bias, fc.emin, model.nan_bits if ctype == "f32" else model.nan_bits_f16)
-    return out.astype(np.uint64).reshape(lead + (m, n))
+    return out.reshape(lead + ((m, n) if frag is None else (m * n,)))

@@ -108,7 +108,7 @@ def wgmma_a_regs_map(k: int, bits: int) -> np.ndarray:
     return out
 
 
-_NARROW = {8: np.uint8, 16: np.uint16, 32: np.uint32}
+NARROW = {8: np.uint8, 16: np.uint16, 32: np.uint32}
 
 
 @lru_cache(maxsize=256)
@@ -123,6 +123,16 @@ def _flat(key: bytes, fshape: tuple, shape: tuple) -> tuple[np.ndarray, np.ndarr
     return flat, (src if len(flat) == len(src) and (src >= 0).all() else None)
 
 
+def fragment_positions(fmap: np.ndarray, shape: tuple) -> np.ndarray:
+    """Position of each matrix element (row-major) among a fragment's elements in register
+    order (the registers viewed as the elements' unsigned type, `NARROW`), for a map that holds
+    every element once (read-only)."""
+    src = _index(fmap, shape)[1]
+    if src is None:
+        raise ValueError("the fragment map does not hold every element once")
+    return src
+
+
 def _index(fmap: np.ndarray, shape: tuple) -> tuple[np.ndarray, np.ndarray | None]:
     return _flat(np.ascontiguousarray(fmap, np.int64).tobytes(), fmap.shape, tuple(shape))
 
@@ -132,9 +142,9 @@ def pack(mat_bits: np.ndarray, fmap: np.ndarray, bits: int) -> np.ndarray:
 
     For 64-bit elements the result has two uint32 registers per element (low word first)."""
     m = np.asarray(mat_bits)
-    if bits in _NARROW and np.little_endian:      # elements in register order, bytes viewed as words
+    if bits in NARROW and np.little_endian:      # elements in register order, bytes viewed as words
         flat, _ = _index(fmap, m.shape[-2:])
-        el = np.ascontiguousarray(m.reshape(m.shape[:-2] + (-1,))[..., flat], _NARROW[bits])
+        el = np.ascontiguousarray(m.reshape(m.shape[:-2] + (-1,))[..., flat], NARROW[bits])
         return el.view(np.uint32).reshape(m.shape[:-2] + fmap.shape[:2])
     m = m.astype(np.uint64)
     el = m[..., fmap[..., 0], fmap[..., 1]]       # (..., threads, regs, e)
@@ -148,10 +158,10 @@ def pack(mat_bits: np.ndarray, fmap: np.ndarray, bits: int) -> np.ndarray:
 def unpack(regs: np.ndarray, fmap: np.ndarray, bits: int, shape: tuple[int, int]) -> np.ndarray:
     """Registers (..., threads, regs) -> matrix (..., rows, cols) of uint64 bit patterns."""
     lead = np.shape(regs)[:-2]
-    if bits in _NARROW and np.little_endian:
+    if bits in NARROW and np.little_endian:
         _, src = _index(fmap, shape)
         if src is not None:                       # every element held once: one gather
-            el = np.ascontiguousarray(regs, np.uint32).view(_NARROW[bits]).reshape(lead + (-1,))
+            el = np.ascontiguousarray(regs, np.uint32).view(NARROW[bits]).reshape(lead + (-1,))
             return el[..., src].reshape(lead + tuple(shape)).astype(np.uint64)
     r = np.asarray(regs).astype(np.uint64)
     if bits == 64:

@@ -132,6 +132,12 @@ def mma_sync(form: MmaForm, a: np.ndarray, b: np.ndarray, c: np.ndarray, referen
     amap, bmap, cmap = _frag_maps(form.shape, ab, cb)
     A = L.unpack(a, amap, ab, (m, k))
     B = L.unpack(b, bmap, ab, (k, n))
+    if form.ctype in ("f32", "f16") and not reference:  # C read and D written in register order
+        regs = np.ascontiguousarray(c, np.uint32)
+        el = regs.view(L.NARROW[cb]).reshape(regs.shape[:-2] + (-1,))
+        D = MB.mma(A, B, el, form.atype, form.btype, form.ctype, model_for(form),
+                   c_pos=L.fragment_positions(cmap, (m, n)))
+        return D.view(np.uint32).reshape(D.shape[:-1] + regs.shape[-2:])
     C = L.unpack(c, cmap, cb, (m, n))
     if form.ctype == "s32":
         D = M.mma_int(A, B, C, form.atype, form.btype, form.satfinite)

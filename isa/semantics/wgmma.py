@@ -167,11 +167,19 @@ def operand_addresses(desc: int, rows: int, k: int, bits: int, major: str) -> np
 
 
 def read_operand(smem: np.ndarray, addr: np.ndarray, bits: int) -> np.ndarray:
-    """Element bit patterns (uint64) at byte addresses `addr` of a uint8 shared-memory window."""
+    """Element bit patterns at byte addresses `addr` of a uint8 shared-memory window: of the
+    elements' unsigned type where every address is a multiple of the element size (one gather,
+    what descriptors give), else uint64."""
+    esz = bits // 8
+    if esz in (1, 2, 4) and smem.flags.c_contiguous and smem.size % esz == 0 and not (addr & (esz - 1)).any():
+        return smem.view(_UINT[esz])[addr >> (esz >> 1)]
     out = np.zeros(addr.shape, np.uint64)
     for b in range(bits // 8):
         out |= smem[addr + b].astype(np.uint64) << np.uint64(8 * b)
     return out
+
+
+_UINT = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32)}
 
 
 def _negate(x: np.ndarray, t: str, scale: int) -> np.ndarray:
@@ -196,13 +204,24 @@ def _a_map(k: int, bits: int) -> np.ndarray:
 
 
 def warp_mma(form: WgmmaForm, A16: np.ndarray, B: np.ndarray, c_regs: np.ndarray, scale_d,
-             scale_a: int = 1, scale_b: int = 1, reference: bool = False) -> np.ndarray:
+             scale_a: int = 1, scale_b: int = 1, reference: bool = False, b_transposed: bool = False) -> np.ndarray:
     """D registers (..., 32, nacc) uint32 of any number of warps (the leading axes) at once:
-    A16 (..., 16, K) each warp's rows of A, B (..., K, N) bit patterns, c_regs (..., 32, nacc)
+    A16 (..., 16, K) each warp's rows of A, B (..., K, N) (with `b_transposed`, B^T (..., N, K))
+    bit patterns, c_regs (..., 32, nacc)
     its accumulator registers, scale_d (...) bool. Numerics: `mma_batch.mma`, or with
     `reference` the scalar `mma_numerics.mma` element by element."""
     cb = ACC_BITS[form.dtype]
     amap = _acc_map(form.n, cb)
+    if form.dtype != "s32" and not reference:            # C read and D written in register order
+        src = L.fragment_positions(amap, (16, form.n))
+        regs = np.ascontiguousarray(c_regs, np.uint32)
+        el = regs.view(L.NARROW[cb]).reshape(regs.shape[:-2] + (-1,))
+        model = M.hopper_model("wgmma", form.atype, form.dtype, form.k)
+        D = MB.mma(A16, B, el, form.atype, form.btype, form.dtype, model, b_transposed=b_transposed,
+                   zero_c=~np.asarray(scale_d, bool), negate_a=scale_a == -1, negate_b=scale_b == -1, c_pos=src)
+        return D.view(np.uint32).reshape(D.shape[:-1] + regs.shape[-2:])
+    if b_transposed:
+        B = np.swapaxes(B, -1, -2)
     C = L.unpack(c_regs, amap, cb, (16, form.n))
     C = np.where(np.asarray(scale_d, bool)[..., None, None], C, np.uint64(0))
     if form.dtype == "s32":

@@ -173,3 +173,30 @@ def test_unknown_model_parameter_is_refused():
     z = np.zeros((16, 16), np.uint64)
     with pytest.raises(ValueError, match="unknown model parameter"):
         MB.mma(z, z[:, :8], z[:, :8], "f16", "f16", "f32", model)
+
+
+@pytest.mark.parametrize("form", FORMS, ids=lambda f: "_".join(map(str, f)))
+def test_batch_equals_reference_on_uniformly_random_bits(form):
+    """Every bit pattern equally likely (NaN, infinities and subnormals at their natural rates),
+    given as wgmma and mma.sync give them: B transposed, C and D in a permuted (register) order,
+    some warps with scale-d false, both inputs negated; 13 columns (not a multiple of the
+    compiled loops' vector width)."""
+    instr, atype, btype, ctype, k = form
+    model = M.hopper_model(instr, atype, ctype, k)
+    rng = np.random.default_rng(zlib.crc32(("uniform_" + "_".join(map(str, form))).encode()))
+    fa, fb, fc = FORMATS[atype], FORMATS[btype], FORMATS[ctype]
+    t, m, n = 3, 16, 13
+    bits = lambda f, shape: rng.integers(0, 1 << f.bits, shape, dtype=np.uint64)   # noqa: E731
+    A, Bt, C = bits(fa, (t, m, k)), bits(fb, (t, n, k)), bits(fc, (t, m, n))
+    pos = rng.permutation(m * n)
+    frag = np.zeros((t, m * n), np.uint64)
+    frag[:, pos] = C.reshape(t, -1)
+    zero_c = np.array([False, True, False])
+    got = MB.mma(A, Bt, frag.astype({16: np.uint16, 32: np.uint32}[fc.bits]), atype, btype, ctype, model,
+                 b_transposed=True, zero_c=zero_c, negate_a=True, negate_b=True, c_pos=pos)
+    sa, sb = np.uint64(1 << (fa.bits - 1)), np.uint64(1 << (fb.bits - 1))
+    want = reference(A ^ sa, np.swapaxes(Bt ^ sb, 1, 2), np.where(zero_c[:, None, None], np.uint64(0), C),
+                     atype, btype, ctype, model)
+    assert got.dtype == np.dtype({16: np.uint16, 32: np.uint32}[fc.bits])
+    assert np.array_equal(got[:, pos].reshape(t, m, n).astype(np.uint64), want), \
+        np.argwhere(got[:, pos].reshape(t, m, n) != want)[:5]
