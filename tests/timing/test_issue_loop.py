@@ -9,6 +9,7 @@ from numba import cuda
 import gpusim
 import programs
 from gpusim import specs
+from gpusim.errors import ConfigError
 from gpusim.timing import policies
 from gpusim.timing.engine import TimingOptions
 from gpusim.timing.record import TraceWindow
@@ -76,3 +77,9 @@ def test_ptxas_stall_counts_hold_the_warp_where_the_latency_table_needs_less():
     (held, wait_held), (free, wait_free) = _fma_chain_launch(fast), _fma_chain_launch(table_only)
     assert held > free + 32 * 2                 # 32 dependent FFMAs, each at least 2 cycles later
     assert wait_held > 4 * wait_free            # 6% of the warp's stalled cycles against 0.3% (the load dominates)
+
+
+def test_stall_counts_from_compiler_is_refused_unless_true_or_false():
+    h100 = specs.get("h100")
+    with pytest.raises(ConfigError, match="stall_counts_from_compiler"):
+        dataclasses.replace(h100.sm, stall_counts_from_compiler=1)
