@@ -5,7 +5,9 @@ instructions), active threads and predicated-on threads per executed instance
 (`Result.sass`: `inst`, `thread_inst`, `thread_inst_pred_on`). Clicking a source line
 marks its SASS instructions (and the first of them is scrolled into view); clicking an
 instruction marks its line. Guarded instructions (`@P0 ...`) whose predicated-on lanes
-are fewer than the active ones are shown in red: ptxas predicated that work.
+are fewer than the active ones are shown in red: ptxas predicated that work. Each instruction
+shows ptxas' control bits as CuAssembler writes them (`[B------:R-:W1:Y:S04]`: the scoreboards it
+waits on, the read and write barrier it sets, yield, its stall count; `frontend/sass/control.py`).
 
 A pure function returning HTML; the page's script (`html.JS`) wires the clicks."""
 from __future__ import annotations
@@ -38,14 +40,16 @@ def sass_view(result, sid: str, text: list[str], spans: list[tuple[int, int]]) -
         off = inst[k] and ins.predicate and on[k] < thr[k]
         where = ins.function or (str(n) if n else "")
         cls = ' class="pred-off"' if off else ""
+        ctrl = getattr(ins, "control", None)
         rows.append(f'<tr data-line="{n}"{cls}><td>{where}</td>'
-                    f"<td>{ins.offset:04x}</td><td class=\"code\">{escape(ins.text)}</td>"
+                    f"<td>{ins.offset:04x}</td><td class=\"code\">{ctrl.text if ctrl is not None else ''}</td>"
+                    f"<td class=\"code\">{escape(ins.text)}</td>"
                     f"<td>{int(inst[k]):,}</td><td>{simt}</td><td>{pred}</td></tr>")
     return (f'<details class="sass-view" id="{sid}-sass"><summary>Source and SASS side by side '
             f"({len(sass.instructions)} SASS instructions; click a line to mark its instructions)</summary>"
             f'<div class="sass-panes"><div class="pane"><table class="pane-src"><thead><tr><th>line</th>'
             f"<th>source</th></tr></thead><tbody>{''.join(src)}</tbody></table></div>"
-            f'<div class="pane"><table class="pane-sass"><thead><tr><th>line</th><th>offset</th><th>SASS</th>'
+            f'<div class="pane"><table class="pane-sass"><thead><tr><th>line</th><th>offset</th><th>control</th><th>SASS</th>'
             f"<th>warp inst</th><th>SIMT %</th><th>pred %</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
             f"</div></div></details>")
 

@@ -99,6 +99,9 @@ class SMSpec:
     constant_cache_line_bytes: int = bounded(64, 4, 4096)  # constant-cache line (kernel parameters, __constant__ data)
     pipes: PipesSpec = field(default_factory=PipesSpec)
     warp_scheduler: str = "gto"                  # warp scheduling policy name (gpusim.timing.policies)
+    stall_counts_from_compiler: bool = True     # after each issue the warp waits the stall count ptxas wrote in the
+    #                                              instruction's control bits (sm_70+); False: only the latency table spaces
+    #                                              fixed-latency dependencies (issue_loop.py)
 
     def __post_init__(self) -> None:
         _positive(self, "sub_partitions", "issue_width_warp_inst_per_cycle", "max_threads_per_sm", "max_warps_per_sm",
@@ -112,6 +115,8 @@ class SMSpec:
         _integer(self, "sub_partitions", "max_threads_per_sm", "max_warps_per_sm", "max_blocks_per_sm",
                  "registers_per_sm", "max_registers_per_thread", "shared_memory_per_sm_bytes", "l1_shared_total_bytes")
         _power_of_two(self, "shared_banks", "shared_bank_width_bytes")
+        if not isinstance(self.stall_counts_from_compiler, bool):
+            raise ConfigError(f"SMSpec.stall_counts_from_compiler must be true or false, got {self.stall_counts_from_compiler!r}")
         if self.shared_memory_per_sm_bytes > self.l1_shared_total_bytes:
             raise ConfigError(f"SMSpec.shared_memory_per_sm_bytes ({self.shared_memory_per_sm_bytes}) cannot exceed "
                               f"l1_shared_total_bytes ({self.l1_shared_total_bytes})")

@@ -16,6 +16,14 @@ which resumes where it stopped (the phase in `I[I_PHASE]`):
 - `EV_PICK`: more than one warp is ready and the policy is neither `gto` nor `oldest`:
   `policies.py` picks among `BUF[:I[I_NREADY]]`, into `I[I_EVW]`;
 - `EV_ISSUE` (only with `I[I_HOOK]` set, the recording SM): a warp is about to issue.
+After a warp issues, it waits the stall count ptxas wrote in the instruction's control bits
+(`TI[:, T_STALL]`, `frontend/sass/control.py`; `SMSpec.stall_counts_from_compiler`) before its
+next issue, as the hardware does (Jia et al. 2018): those cycles are Nsight's `wait`. The
+hardware has no interlock for fixed-latency results, only these counts; the model keeps its
+latency table's register ready times as well and takes the later of the two, so a hypothetical
+longer latency (a spec variant) still delays its consumer, and a cycle is never counted twice
+(both are `wait`). Variable-latency results (ptxas' dependency barriers) stay the scoreboards'.
+The yield bit is not modelled.
 Everything is done in the order of the Python model it replaced (sub-partitions in
 order, warps in age order, the same float operations), so results are identical.
 
@@ -76,7 +84,8 @@ T_IVL = 14                                  # the F slot of its own issue interv
 # wait leaves incomplete; its completion after issue when the issue loop decides it (HGMMA; 0: the memory
 # model's, LDGSTS); the F slot of its cycles on the SM's shared-memory path (wgmma operands), else -1
 T_AJOIN, T_ACOMMIT, T_AWAIT, T_AWAITN, T_ALAT, T_SHC = 15, 16, 17, 18, 19, 20
-T_COLS = 21
+T_STALL = 21                                # ptxas' stall count: cycles before the warp's next issue (0: none known)
+T_COLS = 22
 # WF / WI columns after the REG_SLOTS register columns
 W_READY, W_LAST, W_CAND = REG_SLOTS, REG_SLOTS + 1, REG_SLOTS + 2
 W_GOPEN = REG_SLOTS + 3                     # per counter: completion of its open (uncommitted) group
@@ -486,6 +495,10 @@ def run(until, TI, TX, TS, WF, WI, SPF, SPI, F, I, ICA, CCA, STALL, BUF, VP, SHP
                     WI[w, d] = kind
                 if TI[j, T_AJOIN] >= 0 or TI[j, T_ACOMMIT] >= 0:
                     _groups(w, j, ready, TI, WF, WI, F)
+                h = t + TI[j, T_STALL]         # its stall count holds the warp ('wait'); prepare sees the hold
+                if h > t + 1 and h > WF[w, W_READY]:
+                    WF[w, W_READY] = h
+                    WI[w, W_REASON] = R_WAIT
                 WF[w, W_LAST] = t
                 if j + 1 >= WI[w, W_END]:       # the segment's last instruction: the next visit
                     v = WI[w, W_V] + 1

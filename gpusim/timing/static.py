@@ -63,6 +63,7 @@ class StaticInstr:
     bypass_l1: bool = False         # an LDGSTS.BYPASS (cp.async.cg): not allocated in the L1
     tma: bool = False               # a bulk / tensor copy (UTMALDG, UTMASTG, UBLKCP, UTMAPF): the SM's TMA unit (tma.py)
     mbarrier: bool = False          # SYNCS: an mbarrier operation (mbarrier.py), its result when the unit says
+    stall: int = 0                  # ptxas' stall count (control bits): cycles before the warp's next issue; 0 unknown
     # derived, for the SM's issue loop: srcs + dsts (the scoreboard's); unit[0]; the other pipes
     regs: tuple[int, ...] = field(init=False, repr=False, compare=False)
     unit0: str = field(init=False, repr=False, compare=False)
@@ -136,6 +137,7 @@ def _issue_table(segments) -> IssueTable:
         row[L.T_AJOIN], row[L.T_ACOMMIT], row[L.T_AWAIT] = s.group_join, s.group_commit, s.group_wait
         row[L.T_AWAITN], row[L.T_ALAT] = s.group_wait_pending, s.async_latency
         row[L.T_SHC] = slot[s.shared_operand_cycles] if s.shared_operand_cycles > 0 else -1
+        row[L.T_STALL] = s.stall
         for n_col, o_col, items in ((L.T_NUNIT, L.T_UNIT, [pipe[u] for u in s.unit]), (L.T_NREG, L.T_REG, s.regs),
                                     (L.T_NDST, L.T_DST, s.dsts),
                                     (L.T_NCONST, L.T_CONST, [const_slots[c] for c in s.const_lines])):
@@ -153,22 +155,23 @@ def issue_program(smap, decoded, classify, spec=None) -> IssueProgram:
     """Segments for a `SassMap` of `decoded` (the functional core's kernel);
     `classify(i, instr, ptx_info) -> StaticInstr` is the architecture's opcode table;
     `spec` (a GPUSpec) sets the instruction and constant cache line sizes. Kept in memory per
-    (map, kernel, table, line sizes): the points of a sweep share one kernel's program
+    (map, kernel, table, line sizes, whether ptxas' stall counts are honoured): the points of a sweep share one kernel's program
     (`sass_classifier` hands out one table per architecture and pipes)."""
     ishift = (spec.sm.instruction_cache_line_bytes if spec else 128).bit_length() - 1
     cshift = (spec.sm.constant_cache_line_bytes if spec else 64).bit_length() - 1
-    key = (id(smap), id(decoded), id(classify), ishift, cshift)
+    stall_counts = spec.sm.stall_counts_from_compiler if spec else True
+    key = (id(smap), id(decoded), id(classify), ishift, cshift, stall_counts)
     hit = _PROGRAMS.get(key)
     if hit is not None and hit[0] is smap and hit[1] is decoded and hit[2] is classify:
         return hit[3]
-    program = _issue_program(smap, decoded, classify, ishift, cshift)
+    program = _issue_program(smap, decoded, classify, ishift, cshift, stall_counts)
     if len(_PROGRAMS) >= 32:
         _PROGRAMS.clear()
     _PROGRAMS[key] = (smap, decoded, classify, program)    # holding them keeps their ids unique
     return program
 
 
-def _issue_program(smap, decoded, classify, ishift: int, cshift: int) -> IssueProgram:
+def _issue_program(smap, decoded, classify, ishift: int, cshift: int, stall_counts: bool) -> IssueProgram:
 
     from gpusim.timing.fetch import constant_operands  # a cycle: fetch imports issue_loop, which imports this module
     ins = smap.listing.instructions
@@ -182,6 +185,7 @@ def _issue_program(smap, decoded, classify, ishift: int, cshift: int) -> IssuePr
             st, iline=x.offset >> ishift,
             const_lines=tuple(dict.fromkeys(((b << 32) + off) >> cshift for b, off in consts)),
             const_load=x.base == "LDC" and not consts,
+            stall=x.control.stall_cycles if x.control is not None and stall_counts else 0,
             aggregated=st.is_atomic and _leader_only(ins, smap.cfg.blocks[smap.cfg.block_of[i]].start, i)))
     segments: list[tuple[StaticInstr, ...]] = []
     region_segment = {}

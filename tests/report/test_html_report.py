@@ -99,7 +99,8 @@ def test_source_and_sass_side_by_side_show_the_predicated_branch(tmp_path):
     text = html.read_text()
     assert 'class="sass-view"' in text and 'class="pane-sass"' in text
     pred_off = re.findall(r'<tr data-line="(\d+)" class="pred-off">.*?</tr>', text)
-    rows = re.findall(r'<tr data-line="(3[13])" class="pred-off"><td>\d+</td><td>\w+</td><td class="code">(@!?P0 [^<]+)'
+    rows = re.findall(r'<tr data-line="(3[13])" class="pred-off"><td>\d+</td><td>\w+</td><td class="code">\[B[-\d]{6}:R[-\d]:W[-\d]:[Y-]:S\d\d\]</td>'
+                      r'<td class="code">(@!?P0 [^<]+)'
                       r'</td><td>512</td><td>100%</td><td>50%</td></tr>', text)
     assert len(rows) >= 8 and {r[0] for r in rows} == {"31", "33"}        # both sides: 100% active, 50% on
     assert len(pred_off) >= len(rows)

@@ -81,8 +81,10 @@ def test_smaller_l2_reads_more_from_dram():
 
 
 def test_lower_l2_associativity_reads_more_from_dram():
-    direct = m(*TN, "l2.size_bytes=1MiB", "l2.associativity=1")["dram__bytes_read.sum"]
-    assert direct > 1.1 * m(*TN, "l2.size_bytes=1MiB")["dram__bytes_read.sum"]
+    # 1.5 MiB of sectors fit a 2 MiB L2 whose sets hold 16 lines, not a direct-mapped one (at 1 MiB neither
+    # holds them, and the margin is the warps' interleaving: 5% with ptxas' stall counts, 17% without)
+    direct = m(*TN, "l2.size_bytes=2MiB", "l2.associativity=1")["dram__bytes_read.sum"]
+    assert direct > 2 * m(*TN, "l2.size_bytes=2MiB")["dram__bytes_read.sum"]
 
 
 def test_longer_l2_lines_change_the_prediction():

@@ -9,6 +9,7 @@ from numba import cuda
 import gpusim
 import programs
 from gpusim import specs
+from gpusim.errors import ConfigError
 from gpusim.timing import policies
 from gpusim.timing.engine import TimingOptions
 from gpusim.timing.record import TraceWindow
@@ -52,3 +53,33 @@ def test_the_compiled_schedulers_pick_as_the_policy_functions_do(monkeypatch, po
         assert m1 == m2
         for k in t1:
             assert np.array_equal(np.asarray(t1[k]), np.asarray(t2[k])), k
+
+
+def _fma_chain_launch(spec):
+    out = np.ones(32, np.float32)
+    r = gpusim.launch(fma_chain, 1, 32, (out, np.float32(1.0001), np.float32(0.5)), gpu=spec, timing=True,
+                      timing_options=TimingOptions(mode="full"))
+    m = r.metrics
+    stalled = {k: v for k, v in m.items() if k.startswith("smsp__pcsamp_warps_issue_stalled_")
+               and not k.endswith("not_issued")}
+    return m["sm__cycles_elapsed.max"], m["smsp__pcsamp_warps_issue_stalled_wait"] / sum(stalled.values())
+
+
+def test_ptxas_stall_counts_hold_the_warp_where_the_latency_table_needs_less():
+    # a hypothetical 1-cycle FMA: the table would issue the chain's FFMAs a cycle apart, but ptxas
+    # spaced them by stall counts for the real 4 cycles, and the warp waits them ('wait')
+    h100 = specs.get("h100")
+    p = h100.sm.pipes
+    fast = dataclasses.replace(h100, sm=dataclasses.replace(h100.sm, pipes=dataclasses.replace(
+        p, fmaheavy=dataclasses.replace(p.fmaheavy, latency_cycles=1),
+        fmalite=dataclasses.replace(p.fmalite, latency_cycles=1))))
+    table_only = dataclasses.replace(fast, sm=dataclasses.replace(fast.sm, stall_counts_from_compiler=False))
+    (held, wait_held), (free, wait_free) = _fma_chain_launch(fast), _fma_chain_launch(table_only)
+    assert held > free + 32 * 2                 # 32 dependent FFMAs, each at least 2 cycles later
+    assert wait_held > 4 * wait_free            # 6% of the warp's stalled cycles against 0.3% (the load dominates)
+
+
+def test_stall_counts_from_compiler_is_refused_unless_true_or_false():
+    h100 = specs.get("h100")
+    with pytest.raises(ConfigError, match="stall_counts_from_compiler"):
+        dataclasses.replace(h100.sm, stall_counts_from_compiler=1)

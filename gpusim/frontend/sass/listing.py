@@ -14,6 +14,9 @@ Internal subroutines ptxas appends (64-bit division, the slow path of a float
 division, ...) carry `function` and neither line. The padding after the last
 instruction (a branch to itself and NOPs, never executed) is dropped.
 
+Each instruction also carries ptxas' control bits (`control.py`: stall count, dependency
+barriers, wait mask, yield, reuse), read from the cubin's code section.
+
 `sass_profile(listing)` counts instructions per source line and per op class.
 Counts are static (instructions in the binary), not executed instructions.
 
@@ -23,8 +26,9 @@ Set Reference" (Hopper); Nsight Compute Kernel Profiling Guide, "Pipelines".
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from gpusim.frontend.sass.control import INSTR_BYTES, Control, control_bits
 from gpusim.frontend.sass.tools import SassToolError, disassemble
 
 # ----------------------------------------------------------------------------- op classes
@@ -75,6 +79,7 @@ class SassInstr:
     ptx_line: int | None = None      # line of the PTX text it was compiled from (None in subroutines)
     operands: str = ""               # the text after the opcode, e.g. 'R2, R7, UR4, R2'
     target: str | None = None        # label a branch, call or BSSY names, e.g. '.L_x_3'
+    control: Control | None = None   # ptxas' scheduling bits (stall count, barriers; control.py), None: not read
 
     @property
     def op_class(self) -> str:
@@ -118,9 +123,17 @@ def sass_entry(cubin: bytes, entry: str | None = None) -> Listing:
     if entry not in sections:
         raise SassToolError(f"cubin has no code for entry {entry!r}; sections: {sorted(sections)}")
     instrs, labels = sections[entry]
-    instrs = _strip_padding(instrs, labels)
+    instrs = _with_control(_strip_padding(instrs, labels), cubin, entry)
     by_offset = {ins.offset: k for k, ins in enumerate(instrs)}
     return Listing(tuple(instrs), {lab: by_offset[off] for lab, off in labels.items() if off in by_offset})
+
+
+def _with_control(instrs: list[SassInstr], cubin: bytes, entry: str) -> list[SassInstr]:
+    """Each instruction with its control bits (`control.py`), read from the entry's code section."""
+    ctrl = control_bits(cubin, entry)
+    if any(x.offset % INSTR_BYTES or x.offset // INSTR_BYTES >= len(ctrl) for x in instrs):
+        raise SassToolError(f"{entry}: SASS offsets do not match 16-byte instructions of its code section")
+    return [replace(x, control=ctrl[x.offset // INSTR_BYTES]) for x in instrs]
 
 
 def _parse_disasm(text: str) -> dict[str, tuple[list[SassInstr], dict[str, int]]]:

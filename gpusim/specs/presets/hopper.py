@@ -51,6 +51,7 @@ _HOPPER_SM = SMSpec(
         fp64_shares_alu_dispatch=True,     # [MEAS-PIPE] alu + fp64 busy cycles at most 0.90-1.03 of the SMSP's, alu + fmaheavy 1.74
     ),
     warp_scheduler="gto",                  # estimate: policy choice; NVIDIA does not document its scheduler
+    stall_counts_from_compiler=True,  # [Jia18] Volta and newer: the compiler's stall count in each instruction's control bits
 )
 _HOPPER_TENSOR = TensorSpec(
     fp16_dense_flop_per_cycle_per_sm=4096.0,   # [TC-WP] 989.4 TFLOP/s / (132 x 1830 MHz)

@@ -60,6 +60,7 @@ V100 = GPUSpec(
             fp64_shares_alu_dispatch=False,  # estimate: not measured (Hopper's [MEAS-PIPE] is a measured exception)
         ),
         warp_scheduler="gto",              # estimate: policy choice
+        stall_counts_from_compiler=True,  # [Jia18] Volta and newer: the compiler's stall count in each instruction's control bits
     ),
     tensor=TensorSpec(
         fp16_dense_flop_per_cycle_per_sm=1024.0,   # [TC-WP] 125 TFLOP/s / (80 x 1530 MHz)
