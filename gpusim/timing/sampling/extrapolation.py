@@ -31,14 +31,17 @@ The engine (`timing/engine.py`) times a subset of the SMs over a subset of their
 Every estimate is a percentage of the sampled prediction. Measured against full simulation:
 benchmarks/sampling_error.py (results in benchmarks/results/sampling_error.json).
 
-A mixin of `engine.TimingEngine`: it reads the engine's `sms`, `stats`, `memory`, `issue`,
-`spec`, `opt`, `blocks_simulated`, `blocks_share`, `wave_blocks`, `sms_simulated`,
-`block_ptx_work`, `footprint` and `fallback`.
+A unit the engine (`engine.TimingEngine`) builds with each launch plan and owns: it is given
+what it reads (the simulated SMs, the block times `TimingStats`, the memory system, the issue
+streams, the footprint) and the sample's shape (`SampleShape`), keeps its own state (the timed
+straggler), and answers the engine's four questions: `cycles`, `errors`, `reuse_note`,
+`full_affordable`.
 """
 from __future__ import annotations
 
 import heapq
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -50,10 +53,46 @@ SCALING_TIME_PCT = 5.0           # sampled mode: the scaled memory system's own 
 SCALING_DRAM_PCT = 2.0           # ... and DRAM bytes
 
 
-class Extrapolation:
-    """Mixin of `TimingEngine` (module docstring)."""
+@dataclass(frozen=True)
+class SampleShape:
+    """What a launch's sample is: the timing mode ('full' or 'sampled'), the grid's blocks and
+    warps per block, the SMs simulated, the blocks they would run (`blocks_share`) and those
+    timed (`blocks_simulated`), the blocks an SM holds at once (`blocks_per_sm`) and one wave
+    of the simulated SMs (`wave_blocks`); PTX warp instructions of block 0
+    (`block_ptx_work`) and the functional budget (`TimingOptions`)."""
+    mode: str
+    nblocks: int
+    warps_per_block: int
+    sms_simulated: int
+    blocks_share: int
+    blocks_simulated: int
+    blocks_per_sm: int
+    wave_blocks: int
+    block_ptx_work: int
+    functional_budget: int | None
 
-    straggler_cycles = 0.0      # set by `_cycles`: the timed straggler's duration (`_straggler`), else 0
+
+class Extrapolation:
+    """What a sampled launch extrapolates and how far to trust it (module docstring): a unit
+    of `TimingEngine`, built once the engine has its SMs, memory system and footprint."""
+
+    def __init__(self, spec, shape: SampleShape, stats, sms, memory, issue, footprint):
+        self.spec = spec
+        self.shape = shape
+        self.stats = stats            # engine.TimingStats: the timed blocks' start and end cycles
+        self.sms = sms
+        self.memory = memory
+        self.issue = issue            # issue_stream.IssueStreams: what loop sampling kept and left out
+        self.footprint = footprint    # warming.SharedFootprint or None
+        self.straggler_cycles = 0.0   # set by `cycles`: the timed straggler's duration (`_straggler`), else 0
+
+    # the sample's shape, by the names the formulas use
+    mode = property(lambda self: self.shape.mode)
+    sms_simulated = property(lambda self: self.shape.sms_simulated)
+    blocks_share = property(lambda self: self.shape.blocks_share)
+    blocks_simulated = property(lambda self: self.shape.blocks_simulated)
+    wave_blocks = property(lambda self: self.shape.wave_blocks)
+    bps = property(lambda self: self.shape.blocks_per_sm)
 
     def _reuse(self, ran: bool = True) -> tuple[float, float, int | None]:
         """warming.reuse_uncertainty of the footprint; before the run (`ran` False) against
@@ -62,7 +101,7 @@ class Extrapolation:
         if fp is None or self.mode != "sampled":
             return 0.0, 0.0, None
         h = self.spec.hbm
-        return fp.reuse_uncertainty(self.blocks_simulated / self.plan.geometry.nblocks if ran else None,
+        return fp.reuse_uncertainty(self.blocks_simulated / self.shape.nblocks if ran else None,
                                     h.access_granularity_bytes / self.spec.l2.line_bytes)
 
     def reuse_note(self, ran: bool = True, dram_bytes: float | None = None) -> str:
@@ -87,12 +126,12 @@ class Extrapolation:
     def full_affordable(self) -> bool:
         """Whether simulating every block stays within FULL_FALLBACK_WARPS warps and the
         functional budget (PTX warp instructions, estimated from block 0)."""
-        geo = self.plan.geometry
-        budget = self.opt.functional_budget
-        return (geo.nblocks * geo.warps_per_block <= FULL_FALLBACK_WARPS
-                and (budget is None or self.block_ptx_work * geo.nblocks <= budget))
+        sh = self.shape
+        budget = sh.functional_budget
+        return (sh.nblocks * sh.warps_per_block <= FULL_FALLBACK_WARPS
+                and (budget is None or sh.block_ptx_work * sh.nblocks <= budget))
 
-    def _sampling_errors(self, cycles: float, m: dict) -> tuple[float, float]:
+    def errors(self, cycles: float, m: dict) -> tuple[float, float]:
         """(time, DRAM bytes) error estimates in percent: the statistical one of `_sampling_error`
         plus what the sample cannot see of the L2's reuse (module docstring)."""
         stat = self._sampling_error(cycles)
@@ -123,7 +162,8 @@ class Extrapolation:
             return 0.0
         return (sm.loop_end - sm.loop_start) * sm.loop_skipped / sm.loop_kept
 
-    def _cycles(self) -> float:
+    def cycles(self) -> float:
+        """The kernel's cycles (module docstring)."""
         ends = self.stats.block_end
         # a kernel ends when its memory operations have drained (stores, reductions in flight)
         t_sim = max([max(ends.values()) if ends else 0.0] + [sm.l1.drain_time for sm in self.sms])
@@ -185,7 +225,7 @@ class Extrapolation:
         dur = np.array([ends[b] - starts[b] for b in timed])
         began = np.argsort(np.array([starts[b] for b in timed]), kind="stable")
         timed_end = _list_schedule(dur[began], slots)
-        nblocks = self.plan.geometry.nblocks
+        nblocks = self.shape.nblocks
         later = timed // n_sm >= self.bps                # rounds after the first wave's (no cold start)
         if later.sum() > 2 and abs(_rank_correlation(timed[later] // n_sm, dur[later])) * math.sqrt(
                 later.sum() - 1) <= 3.0:
