@@ -14,8 +14,10 @@ this may run on any suite, the held-out ones included, without tuning on them.
 Per launch: both cycle counts (`sm__cycles_elapsed.max`) and durations, the sampled run's own
 `timing__sampling_error_pct`, whether full simulation lies within it (the estimate is a
 percentage of the sampled prediction), the mode compare's options chose, the note, wall times.
-A launch compare already simulates in full needs no second run (listed as such). Full runs whose
-measured warp instructions exceed `--max-inst` are skipped; `--time-limit` bounds each run.
+A launch compare already simulates in full needs no second run (listed as such); one of at most a
+block per SM is not run at all. Launches whose measured warp instructions exceed `--max-inst` are
+skipped; `--time-limit` bounds each run;
+`--reuse-full` takes the full results of an earlier run (after a change of the sampler only).
 """
 from __future__ import annotations
 
@@ -55,10 +57,18 @@ def _predict(k: dict, gpu, env: dict, mode: str, time_limit_s: float | None) -> 
                 loop_fraction=float(m["timing__loop_sampled_fraction"]), wall_s=time.perf_counter() - t)
 
 
-def compare_one(k: dict, gpu, env: dict, time_limit_s: float | None, max_inst: float | None) -> dict:
-    """One launch: compare's prediction, then full simulation where compare's was sampled."""
+def compare_one(k: dict, gpu, env: dict, time_limit_s: float | None, max_inst: float | None,
+                known_full: dict | None = None) -> dict:
+    """One launch: compare's prediction, then full simulation where compare's was sampled
+    (`known_full`: that simulation's result from an earlier run of the same model, if any)."""
     row = dict(name=k["name"], blocks=math.prod(k.get("grid") or [1]),
                measured_inst=k["metrics"].get("smsp__inst_executed.sum", 0.0))
+    if row["blocks"] <= gpu.sm_count:        # TimingOptions' auto rule: full up to one block per SM
+        row["skipped"] = "compare simulates it in full (at most one block per SM)"
+        return row
+    if max_inst is not None and row["measured_inst"] > max_inst and known_full is None:
+        row["skipped"] = f"{row['measured_inst']:.3g} warp instructions > --max-inst"
+        return row
     s = _predict(k, gpu, env, "auto", time_limit_s)
     row["sampled"] = s
     if "error" in s:
@@ -66,10 +76,7 @@ def compare_one(k: dict, gpu, env: dict, time_limit_s: float | None, max_inst: f
     if s["mode"] == "full":
         row["full"] = "compare's prediction is full simulation"
         return row
-    if max_inst is not None and row["measured_inst"] > max_inst:
-        row["full"] = f"skipped: {row['measured_inst']:.3g} warp instructions > --max-inst"
-        return row
-    f = _predict(k, gpu, env, "full", time_limit_s)
+    f = known_full if known_full is not None else _predict(k, gpu, env, "full", time_limit_s)
     row["full"] = f
     if "error" not in f:
         row["gap_pct"] = 100.0 * (s["cycles"] - f["cycles"]) / f["cycles"] if f["cycles"] else 0.0
@@ -79,8 +86,10 @@ def compare_one(k: dict, gpu, env: dict, time_limit_s: float | None, max_inst: f
 
 
 def line(r: dict) -> str:
-    s, f = r["sampled"], r.get("full")
     head = f"{r['name']:36s} {r['blocks']:7d} blk"
+    if "skipped" in r:
+        return f"{head}  skipped: {r['skipped']}"
+    s, f = r["sampled"], r.get("full")
     if "error" in s:
         return f"{head}  sampled: {s['error']}"
     out = f"{head}  {s['mode']:7s} {s['cycles']:12,.0f} cyc (est {s['err_pct']:5.1f}%, {s['wall_s']:5.0f}s)"
@@ -102,27 +111,37 @@ def main(argv=None) -> int:
                     help="skip full simulation of launches with more measured warp instructions than this")
     ap.add_argument("--preset", help="preset to predict with (default: the data file's, as compare)")
     ap.add_argument("--json", help="write the rows and a summary here")
+    ap.add_argument("--reuse-full", metavar="JSON",
+                    help="take full simulation results from this earlier --json output (a change of the sampler "
+                         "only leaves them as they were)")
     a = ap.parse_args(argv)
     data = json.loads(Path(a.data).read_text())
     preset = a.preset or default_preset(data)
     gpu, env = resolve_gpu(preset), measurement_environment(data)
     kernels = [k for k in data["kernels"] if usable(k) and (not a.only or re.search(a.only, k["name"]))]
     rows: list = [None] * len(kernels)
+    known = {}
+    if a.reuse_full:
+        known = {r["name"]: r["full"] for r in json.loads(Path(a.reuse_full).read_text())["rows"]
+                 if isinstance(r.get("full"), dict) and "error" not in r["full"]}
     if a.jobs <= 1:
         for i, k in enumerate(kernels):
-            rows[i] = compare_one(k, gpu, env, a.time_limit, a.max_inst)
+            rows[i] = compare_one(k, gpu, env, a.time_limit, a.max_inst, known.get(k["name"]))
             print(line(rows[i]), flush=True)
     else:
         order = sorted(range(len(kernels)), key=lambda i: -kernels[i]["metrics"].get("smsp__inst_executed.sum", 0))
         with ProcessPoolExecutor(a.jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-            futs = {pool.submit(compare_one, kernels[i], gpu, env, a.time_limit, a.max_inst): i for i in order}
+            futs = {pool.submit(compare_one, kernels[i], gpu, env, a.time_limit, a.max_inst,
+                                 known.get(kernels[i]["name"])): i for i in order}
             for fut in as_completed(futs):
                 rows[futs[fut]] = fut.result()
                 print(line(rows[futs[fut]]), flush=True)
     done = [r for r in rows if "gap_pct" in r]
     covered = sum(r["covered"] for r in done)
     summary = dict(data=a.data, preset=preset, launches=len(rows), compared=len(done), covered=covered,
-                   full_by_compare=sum(r.get("full") == "compare's prediction is full simulation" for r in rows),
+                   full_by_compare=sum(r.get("full") == "compare's prediction is full simulation" or
+                                       r.get("skipped", "").startswith("compare") for r in rows),
+                   skipped=sum("skipped" in r for r in rows),
                    max_abs_gap_pct=max((abs(r["gap_pct"]) for r in done), default=0.0),
                    not_covered={r["name"]: round(r["gap_pct"], 1) for r in done if not r["covered"]})
     print(f"{len(done)} of {len(rows)} launches compared with full simulation, {covered} within their error "

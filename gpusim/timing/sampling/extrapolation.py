@@ -3,10 +3,13 @@
 The engine (`timing/engine.py`) times a subset of the SMs over a subset of their blocks
 (`sampled_blocks`) and, within a long loop, a subset of its iterations (loop sampling,
 `issue_stream.py`). From what it simulated:
-- the kernel's cycles (`_cycles`): the simulated time (to the last block's end or the
+- the kernel's cycles (`cycles`): the simulated time (to the last block's end or the
   last memory operation's drain), plus the cycles loop sampling left out (`_loop_stretch`),
   plus the blocks of the simulated SMs' share that were not timed at the steady-state rate
-  per block after the first wave; never less than the simulated SMs' share of the DRAM
+  per block after the first wave; unless a few long blocks, not that rate, set the simulated
+  end (`_straggler`: the longest block outlasts the time after the first wave, or the slots
+  stood mostly idle in it), where the share's end is a replay of the timed durations on the
+  SMs' slots (`_replayed_cycles`); never less than the simulated SMs' share of the DRAM
   moving the extrapolated DRAM bytes (`_dram_floor_cycles`);
 - a standard error of that extrapolation (`_sampling_error`,
   `timing__sampling_error_pct`), from the spread of the simulated blocks' durations;
@@ -51,6 +54,7 @@ FULL_FALLBACK_WARPS = 1 << 17    # 'auto' mode: such a launch is simulated in fu
 UNCERTAIN_DRAM_SHARE = 0.25     # ... or of its DRAM bytes (after the run)
 SCALING_TIME_PCT = 5.0           # sampled mode: the scaled memory system's own error, time (module docstring)
 SCALING_DRAM_PCT = 2.0           # ... and DRAM bytes
+IDLE_SLOTS_FACTOR = 2.0          # straggler: the time after the first wave over the slots' busy time (`_straggler`)
 
 
 @dataclass(frozen=True)
@@ -108,8 +112,8 @@ class Extrapolation:
         """'' or a sentence: the sample cannot see a reuse distance (module docstring); after
         the run also when the bytes it cannot tell are `UNCERTAIN_DRAM_SHARE` of `dram_bytes`."""
         unsure, total, region = self._reuse(ran)
-        late = (f"a timed block lasted {self.straggler_cycles:,.0f} cycles, longer than the sample's blocks after "
-                "the first wave together: where such blocks start in the whole grid, which sets its end, a sample "
+        late = (f"a timed block lasted {self.straggler_cycles:,.0f} cycles, and such blocks, not the blocks' rate, "
+                "set the sample's end: where they start in the whole grid, which sets its end, a sample "
                 f"of {self.sms_simulated} SMs cannot see") if ran and self.straggler_cycles else ""
         if region is None:
             return late
@@ -201,13 +205,23 @@ class Extrapolation:
         return max(total, self._dram_floor_cycles(self.blocks_share / max(self.blocks_simulated, 1)))
 
     def _straggler(self, order: list, t_sim: float) -> float:
-        """The longest timed block's duration when it outlasts the simulated time after the
-        first wave (the simulated end is that block's, not the blocks' finishing rate); else 0."""
+        """The longest timed block's duration when the simulated end is a few long blocks', not
+        the blocks' finishing rate; else 0. That is so when the longest block outlasts the
+        simulated time after the first wave, or when the simulated SMs' slots stood mostly idle
+        in that time: the blocks finishing after the first wave kept the `wave_blocks` slots
+        (or, where blocks are dispatch-bound, the SMs' block dispatch) busy for less than
+        1/`IDLE_SLOTS_FACTOR` of it, the rest being the wait for the last long blocks to end."""
         ends, starts = self.stats.block_end, self.stats.block_start
         if len(order) <= self.wave_blocks or t_sim <= 0:
             return 0.0
         longest = max(ends[b] - starts[b] for b in ends)
-        return longest if longest > t_sim - order[self.wave_blocks - 1] else 0.0
+        t_first = order[self.wave_blocks - 1]
+        if longest > t_sim - t_first:
+            return longest
+        later = [ends[b] - starts[b] for b in ends if ends[b] > t_first]
+        busy = max(sum(later) / self.wave_blocks,
+                   len(later) * self.spec.launch.block_dispatch_cycles / self.sms_simulated)
+        return longest if order[-1] - t_first > IDLE_SLOTS_FACTOR * busy else 0.0
 
     def _replayed_cycles(self) -> tuple[float, float]:
         """(the share's end, the timed blocks' end) when blocks hold their SM slots for their
