@@ -108,7 +108,7 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="processes (the costliest launches first)")
     ap.add_argument("--time-limit", type=float, default=None, help="seconds each prediction may take")
     ap.add_argument("--max-inst", type=float, default=None,
-                    help="skip full simulation of launches with more measured warp instructions than this")
+                    help="skip launches with more measured warp instructions than this (unless --reuse-full has them)")
     ap.add_argument("--preset", help="preset to predict with (default: the data file's, as compare)")
     ap.add_argument("--json", help="write the rows and a summary here")
     ap.add_argument("--reuse-full", metavar="JSON",
@@ -128,6 +128,7 @@ def main(argv=None) -> int:
         for i, k in enumerate(kernels):
             rows[i] = compare_one(k, gpu, env, a.time_limit, a.max_inst, known.get(k["name"]))
             print(line(rows[i]), flush=True)
+            write(a, preset, rows, argv)
     else:
         order = sorted(range(len(kernels)), key=lambda i: -kernels[i]["metrics"].get("smsp__inst_executed.sum", 0))
         with ProcessPoolExecutor(a.jobs, mp_context=multiprocessing.get_context("fork")) as pool:
@@ -136,22 +137,31 @@ def main(argv=None) -> int:
             for fut in as_completed(futs):
                 rows[futs[fut]] = fut.result()
                 print(line(rows[futs[fut]]), flush=True)
+                write(a, preset, rows, argv)
+    summary = write(a, preset, rows, argv)
+    print(f"{summary['compared']} of {len(rows)} launches compared with full simulation, {summary['covered']} within "
+          f"their error estimates; {summary['full_by_compare']} full in compare, {summary['skipped']} skipped; "
+          f"max |gap| {summary['max_abs_gap_pct']:.1f}%", flush=True)
+    return 0
+
+
+def write(a, preset: str, rows: list, argv) -> dict:
+    """The summary of the rows done so far, written with them to --json (after each row: a run
+    stopped by a time limit keeps what it finished)."""
+    rows = [r for r in rows if r is not None]
     done = [r for r in rows if "gap_pct" in r]
-    covered = sum(r["covered"] for r in done)
-    summary = dict(data=a.data, preset=preset, launches=len(rows), compared=len(done), covered=covered,
+    summary = dict(data=a.data, preset=preset, launches=len(rows), compared=len(done),
+                   covered=sum(r["covered"] for r in done),
                    full_by_compare=sum(r.get("full") == "compare's prediction is full simulation" or
                                        r.get("skipped", "").startswith("compare") for r in rows),
                    skipped=sum("skipped" in r for r in rows),
                    max_abs_gap_pct=max((abs(r["gap_pct"]) for r in done), default=0.0),
                    not_covered={r["name"]: round(r["gap_pct"], 1) for r in done if not r["covered"]})
-    print(f"{len(done)} of {len(rows)} launches compared with full simulation, {covered} within their error "
-          f"estimates; {summary['full_by_compare']} already full in compare; max |gap| "
-          f"{summary['max_abs_gap_pct']:.1f}%", flush=True)
     if a.json:
-        Path(a.json).write_text(json.dumps(dict(command=" ".join(["python", "benchmarks/sampling_vs_full.py"]
-                                                                 + list(argv if argv is not None else sys.argv[1:])),
+        args = list(argv if argv is not None else sys.argv[1:])
+        Path(a.json).write_text(json.dumps(dict(command=" ".join(["python", "benchmarks/sampling_vs_full.py"] + args),
                                                 summary=summary, rows=rows), indent=1))
-    return 0
+    return summary
 
 
 if __name__ == "__main__":

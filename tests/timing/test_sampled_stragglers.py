@@ -73,3 +73,16 @@ def test_slots_idle_after_the_first_wave_are_a_stragglers_not_the_blocks_rate():
     assert 0.75 < ratio < 1.25, ratio
     assert sampled["timing__sampling_error_pct"] >= 100 * abs(ratio - 1) / ratio
     assert "cannot see" in sampled["timing__sampling_note"]
+
+
+@pytest.mark.slow
+def test_a_kernel_that_hardly_touches_the_dram_gets_no_reuse_note():
+    # every block short, the reps array (8 KB, read by every block) the only DRAM traffic besides
+    # the output left dirty in the L2: its few uncertain lines were a quarter of the DRAM bytes,
+    # and the note read "0% of the line touches are re-reads of a 0.0 MB region"
+    blocks = 2048
+    r = gpusim.launch(spin, blocks, 256, (np.full(blocks, 2, np.int32), np.zeros(blocks * 256, np.float32)),
+                      gpu=resolve("h100", ["sm_count=32"]), timing=True,
+                      timing_options=TimingOptions(mode="sampled", functional="sampled"))
+    assert r.metrics["timing__mode"] == "sampled"
+    assert r.metrics["timing__sampling_note"] == ""

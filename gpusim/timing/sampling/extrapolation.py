@@ -108,17 +108,23 @@ class Extrapolation:
         return fp.reuse_uncertainty(self.blocks_simulated / self.shape.nblocks if ran else None,
                                     h.access_granularity_bytes / self.spec.l2.line_bytes)
 
-    def reuse_note(self, ran: bool = True, dram_bytes: float | None = None) -> str:
+    def reuse_note(self, ran: bool = True, dram_bytes: float | None = None, time_ns: float | None = None) -> str:
         """'' or a sentence: the sample cannot see a reuse distance (module docstring); after
-        the run also when the bytes it cannot tell are `UNCERTAIN_DRAM_SHARE` of `dram_bytes`."""
+        the run also when the bytes it cannot tell are `UNCERTAIN_DRAM_SHARE` of `dram_bytes`
+        and (given the kernel's `time_ns`) their transfer at the DRAM's peak would take at least
+        `SCALING_TIME_PCT` of it: a few uncertain lines of a kernel that hardly touches the DRAM
+        change neither its time nor its bytes by more than the scaled memory's own error."""
         unsure, total, region = self._reuse(ran)
         late = (f"a timed block lasted {self.straggler_cycles:,.0f} cycles, and such blocks, not the blocks' rate, "
                 "set the sample's end: where they start in the whole grid, which sets its end, a sample "
                 f"of {self.sms_simulated} SMs cannot see") if ran and self.straggler_cycles else ""
         if region is None:
             return late
+        unsure_bytes = unsure * self.spec.l2.line_bytes
+        bytes_per_ns = self.spec.hbm_bytes_per_cycle / self.spec.cycle_ns
         if unsure < UNCERTAIN_SHARE * max(total, 1.0) and not (
-                dram_bytes and unsure * self.spec.l2.line_bytes >= UNCERTAIN_DRAM_SHARE * dram_bytes):
+                dram_bytes and unsure_bytes >= UNCERTAIN_DRAM_SHARE * dram_bytes
+                and (time_ns is None or 100.0 * unsure_bytes / bytes_per_ns >= SCALING_TIME_PCT * time_ns)):
             return late
         spec = self.spec
         l2_mb = spec.l2.size_bytes / 1e6
