@@ -254,7 +254,7 @@ class Extrapolation:
             return _list_schedule(dealt, n_sm * self.bps), timed_end
         rounds = np.unique(timed // n_sm)
         table = np.full((len(rounds), sms), np.nan)
-        table[np.searchsorted(rounds, timed // n_sm), timed % n_sm] = dur
+        table[np.searchsorted(rounds, timed // n_sm), place_in_round(timed, n_sm, sms)] = dur
         fill = np.nanmean(table, axis=1)
         table = np.where(np.isnan(table), fill[:, None], table)
         share = np.asarray(sampled_blocks(nblocks, self.blocks_share, n_sm, sms, self.bps))
@@ -264,7 +264,7 @@ class Extrapolation:
             k = np.where(np.abs(rounds[k - 1] - r) <= np.abs(rounds[k] - r), k - 1, k)
         else:
             k = np.zeros_like(r)
-        return _list_schedule(table[k, share % n_sm], slots), timed_end
+        return _list_schedule(table[k, place_in_round(share, n_sm, sms)], slots), timed_end
 
     def _dram_floor_cycles(self, blocks_scale: float) -> float:
         """The least time in which the simulated SMs' share of the DRAM (its peak less the share
@@ -312,11 +312,34 @@ def _list_schedule(durations, slots: int) -> float:
     return max(free, default=0.0)
 
 
+GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0    # the residues of successive rounds' samples: its multiples mod 1
+
+
+def round_offset(k: int, sm_count: int) -> int:
+    """Where in round `k` (blocks k * sm_count ...) the simulated SMs' blocks begin: 0 in the
+    first round, then the golden ratio's multiples, which spread over every place in a round
+    as evenly as any sequence does (`sampled_blocks`)."""
+    return int(k * GOLDEN % 1.0 * sm_count)
+
+
+def place_in_round(b, sm_count: int, sms: int):
+    """The place of the simulated SMs' block `b` (an int or an array) among its round's `sms`."""
+    k = b // sm_count
+    off = np.asarray([round_offset(int(x), sm_count) for x in np.ravel(k)]).reshape(np.shape(k)) \
+        if np.ndim(k) else round_offset(int(k), sm_count)
+    return (b - k * sm_count - off) % sm_count
+
+
 def sampled_blocks(nblocks: int, simulated: int, sm_count: int, sms: int, bps: int):
     """The grid's blocks the `sms` simulated SMs run, in dispatch order (a range when they
-    are the grid's first blocks). The block scheduler deals blocks out round-robin over
-    the GPU's `sm_count` SMs, so the simulated SMs' share of the launch is `sms`
-    consecutive blocks out of every `sm_count` ("rounds"), from across the whole grid.
+    are every SM). The block scheduler deals blocks out over the GPU's `sm_count` SMs, the
+    first wave round-robin, the rest to whichever SM frees a slot first, so the simulated
+    SMs' share of the launch is `sms` consecutive blocks out of every `sm_count` ("rounds"),
+    from across the whole grid. Which `sms` of a round is not fixed by the hardware after the
+    first wave, and a fixed place would be a sample with the SM count as its period, which a
+    2-D grid whose rows are near a multiple of it aliases (Mandelbrot on 1024^2 in 16x16
+    blocks, 64 a row and 132 SMs: the first 8 of every 132 blocks do 0.76x the grid's mean
+    work); so the place moves from round to round (`round_offset`: 1.02x there).
     When only `simulated` of those are timed, the first wave's rounds (`bps`, the blocks
     each SM holds at once) come first, then rounds spread evenly to the end of the grid:
     blocks whose work depends on their position (sorted or skewed data, a triangular
@@ -325,8 +348,9 @@ def sampled_blocks(nblocks: int, simulated: int, sm_count: int, sms: int, bps: i
         return range(min(simulated, nblocks))
     n_rounds = -(-nblocks // sm_count)
 
-    def round_blocks(k: int) -> range:
-        return range(k * sm_count, min(k * sm_count + sms, nblocks))
+    def round_blocks(k: int) -> list:
+        first, off = k * sm_count, round_offset(k, sm_count)
+        return sorted(b for b in (first + (off + j) % sm_count for j in range(sms)) if b < nblocks)
 
     share = (n_rounds - 1) * sms + len(round_blocks(n_rounds - 1))     # every round but the last is full
     if simulated >= share:
