@@ -12,7 +12,8 @@ The engine (`timing/engine.py`) times a subset of the SMs over a subset of their
   SMs' slots (`_replayed_cycles`); never less than the simulated SMs' share of the DRAM
   moving the extrapolated DRAM bytes (`_dram_floor_cycles`);
 - a standard error of that extrapolation (`_sampling_error`,
-  `timing__sampling_error_pct`), from the spread of the simulated blocks' durations;
+  `timing__sampling_error_pct`), from the spread of the simulated blocks' durations (of the
+  remaining waves, and of the blocks of the SMs not simulated, taken as the timed ones);
 - what the sample cannot see (`reuse_note`): where the L2 hit rate of data that blocks
   far apart in the grid share depends on whether its reuse distance fits the L2, the
   sampled SMs (which do not run those blocks together) rely on an estimate of the whole
@@ -254,7 +255,7 @@ class Extrapolation:
             return _list_schedule(dealt, n_sm * self.bps), timed_end
         rounds = np.unique(timed // n_sm)
         table = np.full((len(rounds), sms), np.nan)
-        table[np.searchsorted(rounds, timed // n_sm), place_in_round(timed, n_sm, sms)] = dur
+        table[np.searchsorted(rounds, timed // n_sm), place_in_round(timed, n_sm, sms, nblocks)] = dur
         fill = np.nanmean(table, axis=1)
         table = np.where(np.isnan(table), fill[:, None], table)
         share = np.asarray(sampled_blocks(nblocks, self.blocks_share, n_sm, sms, self.bps))
@@ -264,7 +265,7 @@ class Extrapolation:
             k = np.where(np.abs(rounds[k - 1] - r) <= np.abs(rounds[k] - r), k - 1, k)
         else:
             k = np.zeros_like(r)
-        return _list_schedule(table[k, place_in_round(share, n_sm, sms)], slots), timed_end
+        return _list_schedule(table[k, place_in_round(share, n_sm, sms, nblocks)], slots), timed_end
 
     def _dram_floor_cycles(self, blocks_scale: float) -> float:
         """The least time in which the simulated SMs' share of the DRAM (its peak less the share
@@ -280,7 +281,11 @@ class Extrapolation:
     def _sampling_error(self, cycles: float) -> float:
         """A standard error, in percent of the predicted cycles, of what sampling extrapolated:
         the remaining waves (from the spread of the simulated blocks' durations) and the
-        iterations loop sampling left out (taken as varying as the blocks do)."""
+        iterations loop sampling left out (taken as varying as the blocks do). With SMs not
+        simulated, every block of theirs is taken to work as the timed blocks do on average:
+        the share's time is then as uncertain as the timed blocks' mean duration is as an
+        estimate of the grid's (its standard error, with the finite population correction),
+        even where the share's every block is timed."""
         ends, starts = self.stats.block_end, self.stats.block_start
         if cycles <= 0 or len(ends) < 2:
             return 0.0
@@ -288,6 +293,8 @@ class Extrapolation:
         cv = float(dur.std() / dur.mean()) if dur.mean() > 0 else 0.0
         t_sim = max(ends.values())
         waves_part = max(0.0, cycles - t_sim) / cycles
+        if self.mode == "sampled" and self.sms_simulated < self.spec.sm_count:
+            waves_part = max(waves_part, math.sqrt(max(0.0, 1.0 - len(dur) / self.shape.nblocks)))
         kept, skipped = self.issue.kept[0], self.issue.skipped[0]
         loop_part = skipped / (kept + skipped) if kept + skipped else 0.0
         return 100.0 * cv * (waves_part + loop_part) / math.sqrt(len(dur))
@@ -315,19 +322,21 @@ def _list_schedule(durations, slots: int) -> float:
 GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0    # the residues of successive rounds' samples: its multiples mod 1
 
 
-def round_offset(k: int, sm_count: int) -> int:
+def round_offset(k: int, sm_count: int, nblocks: int | None = None) -> int:
     """Where in round `k` (blocks k * sm_count ...) the simulated SMs' blocks begin: 0 in the
     first round, then the golden ratio's multiples, which spread over every place in a round
-    as evenly as any sequence does (`sampled_blocks`)."""
+    as evenly as any sequence does (`sampled_blocks`); 0 in a last round of fewer than
+    `sm_count` of the grid's `nblocks` (its first blocks, as many as the share counts)."""
+    if k == 0 or (nblocks is not None and (k + 1) * sm_count > nblocks):
+        return 0
     return int(k * GOLDEN % 1.0 * sm_count)
 
 
-def place_in_round(b, sm_count: int, sms: int):
+def place_in_round(b, sm_count: int, sms: int, nblocks: int):
     """The place of the simulated SMs' block `b` (an int or an array) among its round's `sms`."""
-    k = b // sm_count
-    off = np.asarray([round_offset(int(x), sm_count) for x in np.ravel(k)]).reshape(np.shape(k)) \
-        if np.ndim(k) else round_offset(int(k), sm_count)
-    return (b - k * sm_count - off) % sm_count
+    k = np.asarray(b) // sm_count
+    off = np.asarray([round_offset(int(x), sm_count, nblocks) for x in np.ravel(k)]).reshape(np.shape(k))
+    return (np.asarray(b) - k * sm_count - off) % sm_count
 
 
 def sampled_blocks(nblocks: int, simulated: int, sm_count: int, sms: int, bps: int):
@@ -349,7 +358,7 @@ def sampled_blocks(nblocks: int, simulated: int, sm_count: int, sms: int, bps: i
     n_rounds = -(-nblocks // sm_count)
 
     def round_blocks(k: int) -> list:
-        first, off = k * sm_count, round_offset(k, sm_count)
+        first, off = k * sm_count, round_offset(k, sm_count, nblocks)
         return sorted(b for b in (first + (off + j) % sm_count for j in range(sms)) if b < nblocks)
 
     share = (n_rounds - 1) * sms + len(round_blocks(n_rounds - 1))     # every round but the last is full
