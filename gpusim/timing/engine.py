@@ -32,7 +32,7 @@ import simpy
 
 from gpusim.errors import ConfigError, LaunchError, UnsupportedKernel
 from gpusim.timing import async_groups
-from gpusim.timing.sampling.extrapolation import Extrapolation, sampled_blocks
+from gpusim.timing.sampling.extrapolation import Extrapolation, SampleShape, sampled_blocks
 from gpusim.timing.issue_stream import IssueStreams
 from gpusim.timing.memory import MemorySystem
 from gpusim.timing.memory.l1 import L1Cache
@@ -138,7 +138,7 @@ class TimingStats:
         self.block_end[block] = end
 
 
-class TimingEngine(Extrapolation):
+class TimingEngine:
     def __init__(self, prepared, options: TimingOptions = TimingOptions(), source=TraceSource):
         """Time `prepared`, a launch's functional core (`gpusim.functional.prepared.PreparedLaunch`):
         the engine reads the launch from its `plan` (`gpusim.launch_plan.LaunchPlan`: spec,
@@ -152,8 +152,8 @@ class TimingEngine(Extrapolation):
         self.fallback = ""
         with rare_full_collections():          # building allocates the L1s' sets and the first blocks' streams
             self._build(prepared, options, source)
-            note = self.reuse_note(ran=False)
-            if note and options.mode == "auto" and source is TraceSource and self.full_affordable():
+            note = self.extrapolation.reuse_note(ran=False)
+            if note and options.mode == "auto" and source is TraceSource and self.extrapolation.full_affordable():
                 trace = self.trace                 # its blocks already ran: the full run goes on from them
                 self.footprint = None
                 self._build(prepared, dataclasses.replace(options, mode="full"), lambda *a, **k: trace.reuse(*a, **k))
@@ -239,6 +239,11 @@ class TimingEngine(Extrapolation):
         self.bps = bps
         if mode == "sampled" and self.sms_simulated < n_sm:
             self._warm_shared(frac)
+        # what the sample extrapolates, and how far to trust it (sampling/extrapolation.py)
+        self.extrapolation = Extrapolation(
+            spec, SampleShape(mode, geo.nblocks, geo.warps_per_block, self.sms_simulated, self.blocks_share,
+                              self.blocks_simulated, bps, wave, self.block_ptx_work, options.functional_budget),
+            self.stats, self.sms, self.memory, self.issue, self.footprint)
         self.next_block = 0
         self.done_blocks = 0
         self.env = simpy.Environment()
@@ -385,7 +390,8 @@ class TimingEngine(Extrapolation):
 
     def _metrics(self) -> dict:
         spec = self.spec
-        cycles = self._cycles()
+        extra = self.extrapolation
+        cycles = extra.cycles()
         # counts scale from the simulated blocks to the whole launch
         scale = self.plan.geometry.nblocks / max(self.blocks_simulated, 1)
         kept, skipped = self.issue.kept, self.issue.skipped
@@ -429,8 +435,9 @@ class TimingEngine(Extrapolation):
         if self.unknown_sass:                    # warp instructions timed as generic (unknown_sass='warn')
             m["gpusim__sass_estimated_inst.sum"] = float(sum(stalls["selected"][i] for i in self.unknown_sass)) * inst_scale
         m["timing__loop_sampled_fraction"] = kept[0] / (kept[0] + skipped[0]) if kept[0] + skipped[0] else 1.0
-        m["timing__sampling_error_pct"], m["timing__sampling_dram_error_pct"] = self._sampling_errors(cycles, m)
-        note = self.reuse_note(dram_bytes=m.get("dram__bytes_read.sum", 0.0) + m.get("dram__bytes_write.sum", 0.0))
+        m["timing__sampling_error_pct"], m["timing__sampling_dram_error_pct"] = extra.errors(cycles, m)
+        note = extra.reuse_note(dram_bytes=m.get("dram__bytes_read.sum", 0.0) + m.get("dram__bytes_write.sum", 0.0),
+                                time_ns=m["gpu__time_duration.sum"])
         m["timing__sampling_note"] = self.fallback or (note and note + "; the error estimates cover either way "
                                                        "(mode='full' simulates every block)")
         return m

@@ -7,9 +7,9 @@ to trust that:
 
 - `extrapolation.py`: which blocks and SMs a sampled launch times (`sampled_blocks`), the
   kernel's cycles extrapolated from them, the loop-sampling stretch, the DRAM floor, and
-  the error estimates (`timing__sampling_error_pct`, `timing__sampling_note`); a mixin of
-  `engine.TimingEngine` for now (the engine as a block scheduler plus a metrics builder is
-  a later step of issue 27).
+  the error estimates (`timing__sampling_error_pct`, `timing__sampling_note`):
+  `Extrapolation`, a unit the engine owns (given the sample's shape, `SampleShape`, and the
+  SMs, block times, memory system and issue streams it reads) and calls.
 - `warming.py`: which lines of a footprint that blocks all over the grid share the whole
   GPU's L2 would hold (`SharedFootprint`, asked by the L2 slices on a miss), and the reuse
   the sample cannot see.

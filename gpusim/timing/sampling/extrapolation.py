@@ -3,13 +3,17 @@
 The engine (`timing/engine.py`) times a subset of the SMs over a subset of their blocks
 (`sampled_blocks`) and, within a long loop, a subset of its iterations (loop sampling,
 `issue_stream.py`). From what it simulated:
-- the kernel's cycles (`_cycles`): the simulated time (to the last block's end or the
+- the kernel's cycles (`cycles`): the simulated time (to the last block's end or the
   last memory operation's drain), plus the cycles loop sampling left out (`_loop_stretch`),
   plus the blocks of the simulated SMs' share that were not timed at the steady-state rate
-  per block after the first wave; never less than the simulated SMs' share of the DRAM
+  per block after the first wave; unless a few long blocks, not that rate, set the simulated
+  end (`_straggler`: the longest block outlasts the time after the first wave, or the slots
+  stood mostly idle in it), where the share's end is a replay of the timed durations on the
+  SMs' slots (`_replayed_cycles`); never less than the simulated SMs' share of the DRAM
   moving the extrapolated DRAM bytes (`_dram_floor_cycles`);
 - a standard error of that extrapolation (`_sampling_error`,
-  `timing__sampling_error_pct`), from the spread of the simulated blocks' durations;
+  `timing__sampling_error_pct`), from the spread of the simulated blocks' durations (of the
+  remaining waves, and of the blocks of the SMs not simulated, taken as the timed ones);
 - what the sample cannot see (`reuse_note`): where the L2 hit rate of data that blocks
   far apart in the grid share depends on whether its reuse distance fits the L2, the
   sampled SMs (which do not run those blocks together) rely on an estimate of the whole
@@ -31,14 +35,17 @@ The engine (`timing/engine.py`) times a subset of the SMs over a subset of their
 Every estimate is a percentage of the sampled prediction. Measured against full simulation:
 benchmarks/sampling_error.py (results in benchmarks/results/sampling_error.json).
 
-A mixin of `engine.TimingEngine`: it reads the engine's `sms`, `stats`, `memory`, `issue`,
-`spec`, `opt`, `blocks_simulated`, `blocks_share`, `wave_blocks`, `sms_simulated`,
-`block_ptx_work`, `footprint` and `fallback`.
+A unit the engine (`engine.TimingEngine`) builds with each launch plan and owns: it is given
+what it reads (the simulated SMs, the block times `TimingStats`, the memory system, the issue
+streams, the footprint) and the sample's shape (`SampleShape`), keeps its own state (the timed
+straggler), and answers the engine's four questions: `cycles`, `errors`, `reuse_note`,
+`full_affordable`.
 """
 from __future__ import annotations
 
 import heapq
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -48,12 +55,49 @@ FULL_FALLBACK_WARPS = 1 << 17    # 'auto' mode: such a launch is simulated in fu
 UNCERTAIN_DRAM_SHARE = 0.25     # ... or of its DRAM bytes (after the run)
 SCALING_TIME_PCT = 5.0           # sampled mode: the scaled memory system's own error, time (module docstring)
 SCALING_DRAM_PCT = 2.0           # ... and DRAM bytes
+IDLE_SLOTS_FACTOR = 2.0          # straggler: the time after the first wave over the slots' busy time (`_straggler`)
+
+
+@dataclass(frozen=True)
+class SampleShape:
+    """What a launch's sample is: the timing mode ('full' or 'sampled'), the grid's blocks and
+    warps per block, the SMs simulated, the blocks they would run (`blocks_share`) and those
+    timed (`blocks_simulated`), the blocks an SM holds at once (`blocks_per_sm`) and one wave
+    of the simulated SMs (`wave_blocks`); PTX warp instructions of block 0
+    (`block_ptx_work`) and the functional budget (`TimingOptions`)."""
+    mode: str
+    nblocks: int
+    warps_per_block: int
+    sms_simulated: int
+    blocks_share: int
+    blocks_simulated: int
+    blocks_per_sm: int
+    wave_blocks: int
+    block_ptx_work: int
+    functional_budget: int | None
 
 
 class Extrapolation:
-    """Mixin of `TimingEngine` (module docstring)."""
+    """What a sampled launch extrapolates and how far to trust it (module docstring): a unit
+    of `TimingEngine`, built once the engine has its SMs, memory system and footprint."""
 
-    straggler_cycles = 0.0      # set by `_cycles`: the timed straggler's duration (`_straggler`), else 0
+    def __init__(self, spec, shape: SampleShape, stats, sms, memory, issue, footprint):
+        self.spec = spec
+        self.shape = shape
+        self.stats = stats            # engine.TimingStats: the timed blocks' start and end cycles
+        self.sms = sms
+        self.memory = memory
+        self.issue = issue            # issue_stream.IssueStreams: what loop sampling kept and left out
+        self.footprint = footprint    # warming.SharedFootprint or None
+        self.straggler_cycles = 0.0   # set by `cycles`: the timed straggler's duration (`_straggler`), else 0
+
+    # the sample's shape, by the names the formulas use
+    mode = property(lambda self: self.shape.mode)
+    sms_simulated = property(lambda self: self.shape.sms_simulated)
+    blocks_share = property(lambda self: self.shape.blocks_share)
+    blocks_simulated = property(lambda self: self.shape.blocks_simulated)
+    wave_blocks = property(lambda self: self.shape.wave_blocks)
+    bps = property(lambda self: self.shape.blocks_per_sm)
 
     def _reuse(self, ran: bool = True) -> tuple[float, float, int | None]:
         """warming.reuse_uncertainty of the footprint; before the run (`ran` False) against
@@ -62,20 +106,26 @@ class Extrapolation:
         if fp is None or self.mode != "sampled":
             return 0.0, 0.0, None
         h = self.spec.hbm
-        return fp.reuse_uncertainty(self.blocks_simulated / self.plan.geometry.nblocks if ran else None,
+        return fp.reuse_uncertainty(self.blocks_simulated / self.shape.nblocks if ran else None,
                                     h.access_granularity_bytes / self.spec.l2.line_bytes)
 
-    def reuse_note(self, ran: bool = True, dram_bytes: float | None = None) -> str:
+    def reuse_note(self, ran: bool = True, dram_bytes: float | None = None, time_ns: float | None = None) -> str:
         """'' or a sentence: the sample cannot see a reuse distance (module docstring); after
-        the run also when the bytes it cannot tell are `UNCERTAIN_DRAM_SHARE` of `dram_bytes`."""
+        the run also when the bytes it cannot tell are `UNCERTAIN_DRAM_SHARE` of `dram_bytes`
+        and (given the kernel's `time_ns`) their transfer at the DRAM's peak would take at least
+        `SCALING_TIME_PCT` of it: a few uncertain lines of a kernel that hardly touches the DRAM
+        change neither its time nor its bytes by more than the scaled memory's own error."""
         unsure, total, region = self._reuse(ran)
-        late = (f"a timed block lasted {self.straggler_cycles:,.0f} cycles, longer than the sample's blocks after "
-                "the first wave together: where such blocks start in the whole grid, which sets its end, a sample "
+        late = (f"a timed block lasted {self.straggler_cycles:,.0f} cycles, and such blocks, not the blocks' rate, "
+                "set the sample's end: where they start in the whole grid, which sets its end, a sample "
                 f"of {self.sms_simulated} SMs cannot see") if ran and self.straggler_cycles else ""
         if region is None:
             return late
+        unsure_bytes = unsure * self.spec.l2.line_bytes
+        bytes_per_ns = self.spec.hbm_bytes_per_cycle / self.spec.cycle_ns
         if unsure < UNCERTAIN_SHARE * max(total, 1.0) and not (
-                dram_bytes and unsure * self.spec.l2.line_bytes >= UNCERTAIN_DRAM_SHARE * dram_bytes):
+                dram_bytes and unsure_bytes >= UNCERTAIN_DRAM_SHARE * dram_bytes
+                and (time_ns is None or 100.0 * unsure_bytes / bytes_per_ns >= SCALING_TIME_PCT * time_ns)):
             return late
         spec = self.spec
         l2_mb = spec.l2.size_bytes / 1e6
@@ -87,12 +137,12 @@ class Extrapolation:
     def full_affordable(self) -> bool:
         """Whether simulating every block stays within FULL_FALLBACK_WARPS warps and the
         functional budget (PTX warp instructions, estimated from block 0)."""
-        geo = self.plan.geometry
-        budget = self.opt.functional_budget
-        return (geo.nblocks * geo.warps_per_block <= FULL_FALLBACK_WARPS
-                and (budget is None or self.block_ptx_work * geo.nblocks <= budget))
+        sh = self.shape
+        budget = sh.functional_budget
+        return (sh.nblocks * sh.warps_per_block <= FULL_FALLBACK_WARPS
+                and (budget is None or sh.block_ptx_work * sh.nblocks <= budget))
 
-    def _sampling_errors(self, cycles: float, m: dict) -> tuple[float, float]:
+    def errors(self, cycles: float, m: dict) -> tuple[float, float]:
         """(time, DRAM bytes) error estimates in percent: the statistical one of `_sampling_error`
         plus what the sample cannot see of the L2's reuse (module docstring)."""
         stat = self._sampling_error(cycles)
@@ -123,7 +173,8 @@ class Extrapolation:
             return 0.0
         return (sm.loop_end - sm.loop_start) * sm.loop_skipped / sm.loop_kept
 
-    def _cycles(self) -> float:
+    def cycles(self) -> float:
+        """The kernel's cycles (module docstring)."""
         ends = self.stats.block_end
         # a kernel ends when its memory operations have drained (stores, reductions in flight)
         t_sim = max([max(ends.values()) if ends else 0.0] + [sm.l1.drain_time for sm in self.sms])
@@ -161,13 +212,23 @@ class Extrapolation:
         return max(total, self._dram_floor_cycles(self.blocks_share / max(self.blocks_simulated, 1)))
 
     def _straggler(self, order: list, t_sim: float) -> float:
-        """The longest timed block's duration when it outlasts the simulated time after the
-        first wave (the simulated end is that block's, not the blocks' finishing rate); else 0."""
+        """The longest timed block's duration when the simulated end is a few long blocks', not
+        the blocks' finishing rate; else 0. That is so when the longest block outlasts the
+        simulated time after the first wave, or when the simulated SMs' slots stood mostly idle
+        in that time: the blocks finishing after the first wave kept the `wave_blocks` slots
+        (or, where blocks are dispatch-bound, the SMs' block dispatch) busy for less than
+        1/`IDLE_SLOTS_FACTOR` of it, the rest being the wait for the last long blocks to end."""
         ends, starts = self.stats.block_end, self.stats.block_start
         if len(order) <= self.wave_blocks or t_sim <= 0:
             return 0.0
         longest = max(ends[b] - starts[b] for b in ends)
-        return longest if longest > t_sim - order[self.wave_blocks - 1] else 0.0
+        t_first = order[self.wave_blocks - 1]
+        if longest > t_sim - t_first:
+            return longest
+        later = [ends[b] - starts[b] for b in ends if ends[b] > t_first]
+        busy = max(sum(later) / self.wave_blocks,
+                   len(later) * self.spec.launch.block_dispatch_cycles / self.sms_simulated)
+        return longest if order[-1] - t_first > IDLE_SLOTS_FACTOR * busy else 0.0
 
     def _replayed_cycles(self) -> tuple[float, float]:
         """(the share's end, the timed blocks' end) when blocks hold their SM slots for their
@@ -185,7 +246,7 @@ class Extrapolation:
         dur = np.array([ends[b] - starts[b] for b in timed])
         began = np.argsort(np.array([starts[b] for b in timed]), kind="stable")
         timed_end = _list_schedule(dur[began], slots)
-        nblocks = self.plan.geometry.nblocks
+        nblocks = self.shape.nblocks
         later = timed // n_sm >= self.bps                # rounds after the first wave's (no cold start)
         if later.sum() > 2 and abs(_rank_correlation(timed[later] // n_sm, dur[later])) * math.sqrt(
                 later.sum() - 1) <= 3.0:
@@ -194,7 +255,7 @@ class Extrapolation:
             return _list_schedule(dealt, n_sm * self.bps), timed_end
         rounds = np.unique(timed // n_sm)
         table = np.full((len(rounds), sms), np.nan)
-        table[np.searchsorted(rounds, timed // n_sm), timed % n_sm] = dur
+        table[np.searchsorted(rounds, timed // n_sm), place_in_round(timed, n_sm, sms, nblocks)] = dur
         fill = np.nanmean(table, axis=1)
         table = np.where(np.isnan(table), fill[:, None], table)
         share = np.asarray(sampled_blocks(nblocks, self.blocks_share, n_sm, sms, self.bps))
@@ -204,7 +265,7 @@ class Extrapolation:
             k = np.where(np.abs(rounds[k - 1] - r) <= np.abs(rounds[k] - r), k - 1, k)
         else:
             k = np.zeros_like(r)
-        return _list_schedule(table[k, share % n_sm], slots), timed_end
+        return _list_schedule(table[k, place_in_round(share, n_sm, sms, nblocks)], slots), timed_end
 
     def _dram_floor_cycles(self, blocks_scale: float) -> float:
         """The least time in which the simulated SMs' share of the DRAM (its peak less the share
@@ -220,7 +281,11 @@ class Extrapolation:
     def _sampling_error(self, cycles: float) -> float:
         """A standard error, in percent of the predicted cycles, of what sampling extrapolated:
         the remaining waves (from the spread of the simulated blocks' durations) and the
-        iterations loop sampling left out (taken as varying as the blocks do)."""
+        iterations loop sampling left out (taken as varying as the blocks do). With SMs not
+        simulated, every block of theirs is taken to work as the timed blocks do on average:
+        the share's time is then as uncertain as the timed blocks' mean duration is as an
+        estimate of the grid's (its standard error, with the finite population correction),
+        even where the share's every block is timed."""
         ends, starts = self.stats.block_end, self.stats.block_start
         if cycles <= 0 or len(ends) < 2:
             return 0.0
@@ -228,6 +293,8 @@ class Extrapolation:
         cv = float(dur.std() / dur.mean()) if dur.mean() > 0 else 0.0
         t_sim = max(ends.values())
         waves_part = max(0.0, cycles - t_sim) / cycles
+        if self.mode == "sampled" and self.sms_simulated < self.spec.sm_count:
+            waves_part = max(waves_part, math.sqrt(max(0.0, 1.0 - len(dur) / self.shape.nblocks)))
         kept, skipped = self.issue.kept[0], self.issue.skipped[0]
         loop_part = skipped / (kept + skipped) if kept + skipped else 0.0
         return 100.0 * cv * (waves_part + loop_part) / math.sqrt(len(dur))
@@ -252,11 +319,36 @@ def _list_schedule(durations, slots: int) -> float:
     return max(free, default=0.0)
 
 
+GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0    # the residues of successive rounds' samples: its multiples mod 1
+
+
+def round_offset(k: int, sm_count: int, nblocks: int | None = None) -> int:
+    """Where in round `k` (blocks k * sm_count ...) the simulated SMs' blocks begin: 0 in the
+    first round, then the golden ratio's multiples, which spread over every place in a round
+    as evenly as any sequence does (`sampled_blocks`); 0 in a last round of fewer than
+    `sm_count` of the grid's `nblocks` (its first blocks, as many as the share counts)."""
+    if k == 0 or (nblocks is not None and (k + 1) * sm_count > nblocks):
+        return 0
+    return int(k * GOLDEN % 1.0 * sm_count)
+
+
+def place_in_round(b, sm_count: int, sms: int, nblocks: int):
+    """The place of the simulated SMs' block `b` (an int or an array) among its round's `sms`."""
+    k = np.asarray(b) // sm_count
+    off = np.asarray([round_offset(int(x), sm_count, nblocks) for x in np.ravel(k)]).reshape(np.shape(k))
+    return (np.asarray(b) - k * sm_count - off) % sm_count
+
+
 def sampled_blocks(nblocks: int, simulated: int, sm_count: int, sms: int, bps: int):
     """The grid's blocks the `sms` simulated SMs run, in dispatch order (a range when they
-    are the grid's first blocks). The block scheduler deals blocks out round-robin over
-    the GPU's `sm_count` SMs, so the simulated SMs' share of the launch is `sms`
-    consecutive blocks out of every `sm_count` ("rounds"), from across the whole grid.
+    are every SM). The block scheduler deals blocks out over the GPU's `sm_count` SMs, the
+    first wave round-robin, the rest to whichever SM frees a slot first, so the simulated
+    SMs' share of the launch is `sms` consecutive blocks out of every `sm_count` ("rounds"),
+    from across the whole grid. Which `sms` of a round is not fixed by the hardware after the
+    first wave, and a fixed place would be a sample with the SM count as its period, which a
+    2-D grid whose rows are near a multiple of it aliases (Mandelbrot on 1024^2 in 16x16
+    blocks, 64 a row and 132 SMs: the first 8 of every 132 blocks do 0.76x the grid's mean
+    work); so the place moves from round to round (`round_offset`: 1.02x there).
     When only `simulated` of those are timed, the first wave's rounds (`bps`, the blocks
     each SM holds at once) come first, then rounds spread evenly to the end of the grid:
     blocks whose work depends on their position (sorted or skewed data, a triangular
@@ -265,8 +357,9 @@ def sampled_blocks(nblocks: int, simulated: int, sm_count: int, sms: int, bps: i
         return range(min(simulated, nblocks))
     n_rounds = -(-nblocks // sm_count)
 
-    def round_blocks(k: int) -> range:
-        return range(k * sm_count, min(k * sm_count + sms, nblocks))
+    def round_blocks(k: int) -> list:
+        first, off = k * sm_count, round_offset(k, sm_count, nblocks)
+        return sorted(b for b in (first + (off + j) % sm_count for j in range(sms)) if b < nblocks)
 
     share = (n_rounds - 1) * sms + len(round_blocks(n_rounds - 1))     # every round but the last is full
     if simulated >= share:
