@@ -1,6 +1,6 @@
 """Sampled timing against the model's own full simulation, on the launches of a measurement file.
 
-    python benchmarks/sampling_vs_full.py --data validate/data/h200_heldout2.json \
+    python benchmarks/sampling_vs_full.py --data data/measurements/h200_heldout2.json \
         [--only REGEX] [--jobs N] [--time-limit S] [--max-inst N] [--json FILE]
 
 No measurement is used: each launch is built as `validate compare` builds it
@@ -34,7 +34,7 @@ from pathlib import Path
 import gpusim
 from gpusim.timing.engine import TimingOptions
 from gpusim.api import resolve_gpu
-from validate.compare import build_case, default_preset, measurement_environment, usable
+from validate.predict import build_case, default_preset, measurement_environment, usable
 
 CYCLES = "sm__cycles_elapsed.max"
 DURATION = "gpu__time_duration.sum"
@@ -103,7 +103,7 @@ def line(r: dict) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", required=True, help="a measurement file (validate/data/*.json)")
+    ap.add_argument("--data", required=True, help="a measurement file (data/measurements/*.json)")
     ap.add_argument("--only", help="a regular expression over the launch names")
     ap.add_argument("--jobs", type=int, default=1, help="processes (the costliest launches first)")
     ap.add_argument("--time-limit", type=float, default=None, help="seconds each prediction may take")
