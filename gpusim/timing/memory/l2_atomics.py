@@ -63,6 +63,11 @@ class AtomicUnits:
     def __init__(self, spec, sm_fraction: float = 1.0):
         l2 = spec.l2
         self.granule_shift = (l2.atomic_unit_granule_bytes // l2.line_bytes).bit_length() - 1   # both powers of two
+        # the unit hash: bit i of a granule's unit is the parity of (address & masks[i]); no masks:
+        # every granule its own unit. Over granule indices here (the masks have no bits below a granule).
+        gbits = l2.atomic_unit_granule_bytes.bit_length() - 1
+        self.hash_masks = tuple(m >> gbits for m in l2.atomic_unit_hash_masks)
+        self._unit_memo: dict[int, int] = {}        # granule -> unit (a cache: never changes a result)
         self.interval_cycles = l2.atomic_unit_cycles_per_pass
         self.int_interval_cycles = l2.atomic_int_sector_interval_cycles
         self.float_interval_cycles = l2.atomic_float_sector_interval_cycles
@@ -88,6 +93,11 @@ class AtomicUnits:
         data there at t; when the last one starts."""
         self.passes += passes
         g = line >> self.granule_shift
+        if self.hash_masks:
+            u = self._unit_memo.get(g)
+            if u is None:
+                u = self._unit_memo[g] = self.unit_of_granule(g)
+            g = u
         ent = self._free.get(g)
         if ent is None:
             ent = self._free[g] = [NEG_INF, 0, self._grid_scale(line)]
@@ -108,6 +118,14 @@ class AtomicUnits:
         if len(self._free) + len(self._sector_free) > self._prune_at:
             self._prune(t)
         return last
+
+    def unit_of_granule(self, g: int) -> int:
+        """The atomic unit of granule `g` (address // `l2.atomic_unit_granule_bytes`): bit i is
+        the parity of the address's bits under `l2.atomic_unit_hash_masks[i]`."""
+        u = 0
+        for i, m in enumerate(self.hash_masks):
+            u |= ((g & m).bit_count() & 1) << i
+        return u
 
     def _grid_scale(self, line: int) -> float:
         """How much longer a pass holds the granule of `line` for the simulated SMs: 1 in
@@ -133,6 +151,8 @@ class AtomicUnits:
         self._free.clear()
         self._sector_free.clear()
         self._prune_at = PRUNE_ENTRIES
+        if len(self._unit_memo) > PRUNE_ENTRIES:
+            self._unit_memo.clear()
 
     def reset_counters(self) -> None:
         self.passes = 0
