@@ -161,13 +161,20 @@ def part_pairs(probe: Probe, res: dict) -> tuple[float, float]:
 
 
 def part_classes(probe: Probe, res: dict, t_same: float, t_diff: float, budget_s: float, nchunks: int) -> None:
-    """Greedy: each chunk against one chunk of every unit found so far."""
+    """Greedy: each chunk against one chunk of every unit found so far: chunks 0 .. nchunks - 1,
+    then chunks beyond the first page (one and two high bits, and random ones up to 64 MiB)."""
     thr = math.sqrt(t_same * t_diff)
-    reps, cls, ambiguous = [], [-1] * nchunks, 0
+    rng = np.random.default_rng(1)
+    high = [1 << j for j in range(13, 18)] + [(1 << j) | (1 << k) for j in range(13, 18) for k in range(j + 1, 18)]
+    extra = high + [int(x) for x in rng.integers(PAGE_CHUNKS, BUF_WORDS // CHUNK_WORDS, 64)]
+    order = list(range(nchunks)) + extra
+    reps, cls, ambiguous = [], {}, 0
     t0 = time.time()
-    for c in range(nchunks):
+    for c in order:
         if time.time() - t0 > budget_s:
             break
+        if c in cls:
+            continue
         for u in sorted(range(len(reps)), key=lambda i: -_recent(cls, c, i)):
             t = probe.pair(reps[u], c)
             if 0.85 * thr < t < 1.15 * thr:             # near the threshold: measure again
@@ -179,16 +186,18 @@ def part_classes(probe: Probe, res: dict, t_same: float, t_diff: float, budget_s
         else:
             cls[c] = len(reps)
             reps.append(c)
-    res["classes"] = {"chunks": nchunks, "classified": sum(1 for x in cls if x >= 0), "units_found": len(reps),
-                      "threshold_us": round(thr, 2), "ambiguous_retested": ambiguous,
-                      "wall_s": round(time.time() - t0, 1), "representatives": reps, "unit_of_chunk": cls}
+    res["classes"] = {"chunks": nchunks, "classified": sum(1 for c in range(nchunks) if c in cls),
+                      "units_found": len(reps), "threshold_us": round(thr, 2), "ambiguous_retested": ambiguous,
+                      "wall_s": round(time.time() - t0, 1), "representatives": reps,
+                      "unit_of_chunk": [cls.get(c, -1) for c in range(nchunks)],
+                      "extra_chunks": {str(c): cls[c] for c in extra if c in cls}}
 
 
 def _recent(cls, c, u) -> int:
     """Order the units to try: the unit of chunk c ^ 2 first (the earlier probe's pairing), then
     c ^ 1 etc. (a cheap heuristic; the result does not depend on it)."""
     for i, m in enumerate((2, 4, 8, 16, 1)):
-        if 0 <= c ^ m < c and cls[c ^ m] == u:
+        if cls.get(c ^ m, -1) == u:
             return 10 - i
     return 0
 
@@ -223,6 +232,101 @@ def part_rates(probe: Probe, res: dict) -> None:
                     "times": {k: round(v, 2) for k, v in out.items()}}
 
 
+# ---- analysis (on the host, from the file) ----------------------------------------------------
+
+def _reduce(basis: list[int], v: int) -> int:
+    """v reduced by a GF(2) basis kept in echelon form (highest bit first)."""
+    for b in basis:
+        if v ^ b < v:
+            v ^= b
+    return v
+
+
+def _span_add(basis: list[int], v: int) -> bool:
+    """Add v to the echelon basis; False if it was already in the span."""
+    v = _reduce(basis, v)
+    if not v:
+        return False
+    basis.append(v)                          # its leading bit is no other element's
+    basis.sort(reverse=True)
+    return True
+
+
+def _null_space(rows: list[int], bits: int) -> list[int]:
+    """A basis of {h : parity(h & r) = 0 for every r in rows}, over `bits` bits."""
+    piv: dict[int, int] = {}                 # pivot bit -> row, fully reduced
+    for r in rows:
+        for p, q in piv.items():
+            if r >> p & 1:
+                r ^= q
+        if r:
+            p = r.bit_length() - 1
+            for p2 in piv:
+                if piv[p2] >> p & 1:
+                    piv[p2] ^= r
+            piv[p] = r
+    out = []
+    for f in range(bits):
+        if f in piv:
+            continue
+        h = 1 << f
+        for p, q in piv.items():
+            if q >> f & 1:
+                h |= 1 << p
+        out.append(h)
+    return out
+
+
+def fit_linear_hash(res: dict, bits: int = 18) -> dict:
+    """From the pairs part: the chunk-index masks m with c0 and c0 ^ m on one unit (the hash's
+    kernel, if it is XOR-linear), whether every base agrees, and address-bit masks whose parities
+    give the unit (a basis of the kernel's annihilator, bits 8 .. 8 + bits - 1)."""
+    thr = math.sqrt(res["pairs"]["one_chunk_both_lines_us"] * res["pairs"]["fast_reference_us"])
+    same: dict[int, set] = {}
+    for c0, row in res["pairs"]["times"].items():
+        for m, t in row.items():
+            same.setdefault(int(m), set()).add(t > thr)
+    disagree = sorted(m for m, v in same.items() if len(v) > 1)
+    kernel: list[int] = []
+    for m, v in sorted(same.items()):
+        if v == {True}:
+            _span_add(kernel, m)
+    contradictions = sorted(m for m, v in same.items() if v == {False} and _reduce(kernel, m) == 0)
+    ann = _null_space(kernel, bits)           # h with parity(h & k) = 0 for every k of the kernel
+    return {"threshold_us": round(thr, 2), "kernel_chunk_masks": [hex(k) for k in kernel],
+            "bases_disagree_on": [hex(m) for m in disagree], "contradictions": [hex(m) for m in contradictions],
+            "unit_bits": len(ann), "address_masks": [hex(h << 8) for h in ann]}
+
+
+def fit_from_classes(res: dict) -> dict:
+    """The hash from the classes part, if XOR-linear: the chunks on chunk 0's unit are its kernel
+    (a subspace), every other unit a coset of it; chunks beyond the page add the high bits."""
+    cl = res["classes"]
+    cls = {c: u for c, u in enumerate(cl["unit_of_chunk"]) if u >= 0}
+    cls.update({int(c): u for c, u in cl.get("extra_chunks", {}).items()})
+    kernel: list[int] = []
+    for c, u in sorted(cls.items()):
+        if u == cls[0]:
+            _span_add(kernel, c)
+    # linear iff c and c' share a unit exactly when c ^ c' is in the kernel: check every chunk
+    # against its unit's first chunk, and every unit's first chunk against the others
+    first: dict[int, int] = {}
+    for c, u in sorted(cls.items()):
+        first.setdefault(u, c)
+    bad_same = sum(1 for c, u in cls.items() if _reduce(kernel, c ^ first[u]))
+    firsts = sorted(first.values())
+    bad_diff = sum(1 for i, a in enumerate(firsts) for b in firsts[i + 1:] if not _reduce(kernel, a ^ b))
+    ann = _null_space(kernel, max(cls).bit_length())
+    sizes: dict[int, int] = {}
+    for u in cls.values():
+        sizes[u] = sizes.get(u, 0) + 1
+    return {"chunks_classified": len(cls), "units": len(first), "kernel_dim": len(kernel),
+            "kernel_chunk_masks": [hex(k) for k in kernel], "chunks_off_their_coset": bad_same,
+            "units_that_should_be_one": bad_diff, "unit_bits": len(ann),
+            "address_masks": [hex(h << 8) for h in ann],
+            "chunks_per_unit_min_max": [min(sizes.values()), max(sizes.values())]}
+
+
 def _addr(arr) -> int:
     """The device address of a device array (-1 under the CUDA simulator)."""
     ptr = getattr(arr, "device_ctypes_pointer", None)
@@ -235,7 +339,15 @@ def main(argv=None) -> int:
     ap.add_argument("--budget-s", type=float, default=150.0, help="wall-clock budget of the classes part")
     ap.add_argument("--chunks", type=int, default=PAGE_CHUNKS, help="chunks the classes part sorts (from 0)")
     ap.add_argument("--parts", default="pairs,rates,sets,classes")
+    ap.add_argument("--analyse", action="store_true", help="read --out (a measured file) and print the fitted hash")
     args = ap.parse_args(argv)
+    if args.analyse:
+        res = json.loads(args.out.read_text())
+        fit = fit_linear_hash(res)
+        print(json.dumps(fit, indent=1))
+        if "classes" in res:
+            print(json.dumps(fit_from_classes(res), indent=1))
+        return 0
     dev = cuda.get_current_device()
     probe = Probe()
     res = {"gpu": dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name),
