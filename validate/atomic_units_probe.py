@@ -333,6 +333,33 @@ def fit_from_classes(res: dict) -> dict:
             "chunks_per_unit_min_max": [min(sizes.values()), max(sizes.values())]}
 
 
+def difference_profile(res: dict, top: int = 40) -> dict:
+    """For every chunk-index difference d inside the classified range: the share of chunks c with
+    c and c ^ d on one unit (1 or 0 for every d if the hash is XOR-linear; between for others),
+    the d sharing most often, and the XOR-linear hash whose kernel is the span of the d shared
+    by more than half (its agreement with the measured units over every pair (c, c ^ d))."""
+    cls = np.array(res["classes"]["unit_of_chunk"])
+    n = 1 << int(np.log2(max(1, int((cls >= 0).sum()))))
+    cls = cls[:n]
+    idx = np.arange(n)
+    share = np.array([float((cls == cls[idx ^ d]).mean()) for d in range(n)])
+    order = np.argsort(-share[1:]) + 1
+    kernel: list[int] = []
+    for d in order:
+        if share[d] > 0.5:
+            _span_add(kernel, int(d))
+    ann = _null_space(kernel, n.bit_length() - 1)
+    h = np.zeros(n, np.int64)
+    for i, m in enumerate(ann):
+        h |= ((np.bitwise_count(idx & m) & 1) << i).astype(np.int64)
+    agree = float(np.mean([((cls == cls[idx ^ d]) == (h == h[idx ^ d])).mean() for d in range(1, n)]))
+    hist = np.histogram(share[1:], bins=10, range=(0, 1))[0].tolist()
+    return {"chunks": n, "share_histogram_0_to_1": hist,
+            "most_shared": [[hex(int(d)), round(float(share[d]), 3)] for d in order[:top]],
+            "linear_fit_kernel": [hex(k) for k in kernel], "linear_fit_unit_bits": len(ann),
+            "linear_fit_address_masks": [hex(m << 8) for m in ann], "linear_fit_pair_agreement": round(agree, 4)}
+
+
 def _addr(arr) -> int:
     """The device address of a device array (-1 under the CUDA simulator)."""
     ptr = getattr(arr, "device_ctypes_pointer", None)
@@ -353,6 +380,7 @@ def main(argv=None) -> int:
         print(json.dumps(fit, indent=1))
         if "classes" in res:
             print(json.dumps(fit_from_classes(res), indent=1))
+            print(json.dumps(difference_profile(res), indent=1))
         return 0
     dev = cuda.get_current_device()
     probe = Probe()
