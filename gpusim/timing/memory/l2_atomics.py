@@ -52,6 +52,15 @@ measured on H200 and H100 (validate/data/h200_mechanisms.json, h100_mechanisms.j
 from __future__ import annotations
 
 NEG_INF = float("-inf")
+M64 = (1 << 64) - 1
+
+
+def mix64(x: int) -> int:
+    """A fixed 64-bit mixer (splitmix64's finaliser): keys that differ anywhere land on
+    unrelated units, as chunks that no measured invariance ties do on the GPU."""
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9 & M64
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EB & M64
+    return x ^ (x >> 31)
 PRUNE_ENTRIES = 1 << 16                 # granules and float sectors remembered before old ones are pruned
 
 
@@ -67,6 +76,7 @@ class AtomicUnits:
         # every granule its own unit. Over granule indices here (the masks have no bits below a granule).
         gbits = l2.atomic_unit_granule_bytes.bit_length() - 1
         self.hash_masks = tuple(m >> gbits for m in l2.atomic_unit_hash_masks)
+        self.units = l2.atomic_units                 # 0: the masks' parities are the unit
         self._unit_memo: dict[int, int] = {}        # granule -> unit (a cache: never changes a result)
         self.interval_cycles = l2.atomic_unit_cycles_per_pass
         self.int_interval_cycles = l2.atomic_int_sector_interval_cycles
@@ -120,12 +130,13 @@ class AtomicUnits:
         return last
 
     def unit_of_granule(self, g: int) -> int:
-        """The atomic unit of granule `g` (address // `l2.atomic_unit_granule_bytes`): bit i is
-        the parity of the address's bits under `l2.atomic_unit_hash_masks[i]`."""
+        """The atomic unit of granule `g` (address // `l2.atomic_unit_granule_bytes`): the key whose
+        bit i is the parity of the address's bits under `l2.atomic_unit_hash_masks[i]`, spread over
+        `l2.atomic_units` units by a fixed 64-bit mixer (0 units: the key is the unit)."""
         u = 0
         for i, m in enumerate(self.hash_masks):
             u |= ((g & m).bit_count() & 1) << i
-        return u
+        return mix64(u) % self.units if self.units else u
 
     def _grid_scale(self, line: int) -> float:
         """How much longer a pass holds the granule of `line` for the simulated SMs: 1 in

@@ -170,6 +170,33 @@ def test_no_hash_masks_keep_every_granule_its_own_unit():
     assert starts[0] == starts[1]
 
 
+def test_with_a_unit_count_granules_of_one_key_share_a_unit_and_keys_spread_over_every_unit():
+    spec = replace(l2={"atomic_unit_granule_bytes": 256, "atomic_unit_hash_masks": tuple(1 << b for b in range(10, 30)),
+                       "atomic_units": 5})
+    units = AtomicUnits(spec)
+    assert units.unit_of_granule(0) == units.unit_of_granule(1) == units.unit_of_granule(2)   # bits 8, 9 in no mask
+    seen = {units.unit_of_granule(g << 2) for g in range(200)}
+    assert seen == set(range(5))
+    starts = _pass_starts(spec, [0x100, 0x200])          # one key: one unit, one pass after the other
+    assert starts[1] - starts[0] == pytest.approx(PASS)
+
+
+def test_hot_granules_spread_over_few_units_take_turns_in_proportion():
+    # 64 granules with distinct keys over 4 units: the busiest unit holds at least 16 of them
+    spec = replace(l2={"atomic_unit_granule_bytes": 256, "atomic_unit_hash_masks": tuple(1 << b for b in range(8, 30)),
+                       "atomic_units": 4})
+    units = AtomicUnits(spec)
+    load = np.bincount([units.unit_of_granule(g) for g in range(64)], minlength=4)
+    done = [units.rmw(0.0, 2 * g, 8 * g, 1, False) for g in range(64)]
+    assert max(done) == pytest.approx((load.max() - 1) * PASS)
+    assert load.max() >= 16
+
+
+def test_a_unit_count_without_hash_masks_is_refused():
+    with pytest.raises(ConfigError, match="atomic_units"):
+        dataclasses.replace(L2Spec(), atomic_unit_granule_bytes=256, atomic_units=80)
+
+
 @pytest.mark.parametrize("masks", [(0x80,), (0x180,), (-4,), (True,)])
 def test_a_hash_mask_with_bits_below_a_granule_or_not_a_positive_mask_is_refused(masks):
     with pytest.raises(ConfigError, match="atomic_unit_hash_masks"):
