@@ -24,12 +24,11 @@ def test_chunks_512_bytes_apart_share_a_unit(units, base):
     assert all(_unit(units, base + off) == _unit(units, (base + off) ^ 0x200) for off in range(0, 1 << 16, 256))
 
 
-def test_neighbouring_chunks_almost_never_share_a_unit(units):
+@pytest.mark.parametrize("base", BASES)
+def test_neighbouring_chunks_never_share_a_unit(units, base):
     # the GPU never put chunks 256 B apart on one unit (atomic_banks_h200: two halves of a 512-B block,
-    # 18 offsets; atomic_units_h100_run2: 1820 pairs); the model's mixer does so 1 time in `units`
-    pairs = [(b + off, b + off + 0x100) for b in range(0, 64 << 16, 1 << 16) for off in range(0, 1 << 16, 1024)]
-    shared = sum(_unit(units, a) == _unit(units, b) for a, b in pairs)
-    assert shared <= 2 * len(pairs) / units.units
+    # 18 offsets; atomic_units_h100_run2: 0 of 1820 pairs)
+    assert all(_unit(units, base + off) != _unit(units, base + off + 0x100) for off in range(0, 1 << 16, 512))
 
 
 @pytest.mark.parametrize("base", BASES)
@@ -37,17 +36,16 @@ def test_chunks_differing_in_address_bits_8_12_16_together_share_a_unit(units, b
     assert all(_unit(units, base + off) == _unit(units, (base + off) ^ 0x11100) for off in range(0, 1 << 16, 256))
 
 
-def test_a_1_kib_histogram_takes_two_units_at_0_mod_1024_and_four_at_512(units):
+@pytest.mark.parametrize("base", BASES)
+def test_a_1_kib_histogram_takes_two_units_at_0_mod_1024_and_four_at_512(units, base):
     # atomic_banks_h200: 256 int bins 316 us at offsets 0, 256, 768 mod 1024 and 166 us at 512
-    # (the model: at 0, 256, 768 at least two, by bit 9, and two unless its mixer pairs the two pairs;
-    # at 512 one unless it pairs two of the four)
-    def busiest(base, off):
+    def busiest(off):
         return np.bincount([_unit(units, base + off + 256 * c) for c in range(4)]).max()
-    bases = [k << 16 for k in range(256)]
-    assert all(busiest(b, off) >= 2 for b in bases for off in (0, 256, 768))
-    assert sum([busiest(b, off) for off in (0, 256, 512, 768)] == [2, 2, 1, 2] for b in bases) >= 0.9 * len(bases)
+    assert [busiest(off) for off in (0, 256, 512, 768)] == [2, 2, 1, 2]
 
 
-def test_the_units_a_page_uses_are_the_preset_count(units):
-    seen = {_unit(units, off) for off in range(0, 2 << 20, 256)}
-    assert len(seen) == units.units
+def test_a_page_has_one_unit_per_pair_of_chunks_512_bytes_apart_and_triple_8_12_16(units):
+    # the masks' measured invariances only: the unit count (80 on the H100) is not applied
+    # (atomic_units 0, gpusim/specs/presets/hopper.py says why)
+    assert units.units == 0
+    assert len({_unit(units, off) for off in range(0, 2 << 20, 256)}) == (2 << 20) // 256 // 4

@@ -126,7 +126,7 @@ H100 = GPUSpec(
         atomic_unit_cycles_per_pass=1.40,  # [MEAS-ATOM] passes over the sectors of one granule: 1.39 (atomic_bins/i32_b32), 1.41 (i32_b8_s32B); validate calibrate fits it (histogram_global/large)
         atomic_unit_granule_bytes=256,     # [MEAS-ATOM-HASH] 64 int bins over the two 256-B halves of a 512-B block: 183 us, in one half: 347 (atomic_banks_h200); one line or two of a chunk: one pass at a time [MEAS-ATOM]
         atomic_unit_hash_masks=_HOPPER_ATOMIC_HASH_MASKS,  # [MEAS-ATOM-HASH] see above
-        atomic_units=80,                   # [MEAS-ATOM-HASH] 80 distinct units over the first 2 MiB (atomic_units_h100_run2)
+        atomic_units=0,                    # [MEAS-ATOM-HASH] each key its own unit: the H100 has 80 (atomic_units_h100_run2), but 80 chains at 1.39 cycles a pass cap uncontended atomics below the measured rate here (atomic_throughput/global_distinct +63%) and the mixer pairs neighbouring chunks the GPU never pairs (histogram_global/large +96%)
         atomic_near_slice_cycles_per_pass=1.5,  # [MEAS-ATOM] no contention: 45 passes a cycle = 96 slices / (1.40 + 1.5 / 2), half the passes far (atomic_bins/i32_b131072); validate calibrate fits it (atomic_throughput/global_distinct)
         atomic_int_sector_interval_cycles=1.46,  # [MEAS-ATOM] one address, every SM: 1.46-1.48 cycles a pass (atomic_bins/i32_b1, atomic_hot/i32_a*_h1); validate calibrate fits it (atomic_throughput/global_same)
         atomic_float_sector_interval_cycles=3.5,  # [MEAS-ATOM] one address, float adds: 3.50 cycles a pass (atomic_hot/f32_a1_h1, f32_a32_h1, atomic_uniform/f32_s1)
@@ -200,7 +200,7 @@ H200 = GPUSpec(
         atomic_unit_cycles_per_pass=1.40,  # [MEAS-ATOM] passes over the sectors of one granule: 1.39 (atomic_bins/i32_b32), 1.41 (i32_b8_s32B); validate calibrate fits it (histogram_global/large)
         atomic_unit_granule_bytes=256,     # [MEAS-ATOM-HASH] 64 int bins over the two 256-B halves of a 512-B block: 183 us, in one half: 347 (atomic_banks_h200); one line or two of a chunk: one pass at a time [MEAS-ATOM]
         atomic_unit_hash_masks=_HOPPER_ATOMIC_HASH_MASKS,  # [MEAS-ATOM-HASH] the H200's placement pattern (atomic_banks_h200: 1 KiB at 512 mod 1024 four units, else two) is the H100's
-        atomic_units=96,                   # estimate: one per slice, as the H100's 80 units over 80 slices [MEAS-ATOM-HASH]
+        atomic_units=0,                    # [MEAS-ATOM-HASH] each key its own unit (see the H100 preset; 96 estimated, one a slice)
         atomic_near_slice_cycles_per_pass=1.5,  # [MEAS-ATOM] no contention: 45 passes a cycle = 96 slices / (1.40 + 1.5 / 2), half the passes far (atomic_bins/i32_b131072); validate calibrate fits it (atomic_throughput/global_distinct)
         atomic_int_sector_interval_cycles=1.46,  # [MEAS-ATOM] one address, every SM: 1.46-1.48 cycles a pass (atomic_bins/i32_b1, atomic_hot/i32_a*_h1); validate calibrate fits it (atomic_throughput/global_same)
         atomic_float_sector_interval_cycles=3.5,  # [MEAS-ATOM] one address, float adds: 3.50 cycles a pass (atomic_hot/f32_a1_h1, f32_a32_h1, atomic_uniform/f32_s1)
