@@ -15,7 +15,13 @@ What is modelled (H100/H200, validate/data/h{100,200}_mechanisms.json, docs/mech
   form a key, and a fixed mixer spreads the keys over `l2.atomic_units` units. On Hopper the
   masks leave out what the placement probes found never to change the unit: address bit 9
   (chunks 512 B apart share a unit at every measured place) and bits 8, 12 and 16 flipped
-  together; 80 units on the H100 (all found over one 2-MiB page), 96 assumed on the H200.
+  together. The H100 has 80 units (all found over one 2-MiB page), but the presets give each
+  key its own unit (`atomic_units` 0): with 80 or 96 chains of 1.39 cycles a pass here,
+  uncontended atomics run below the GPU's rate (atomic_throughput/global_distinct +43% H200,
+  +63% H100; not traced: a unit may pipeline passes to different lines, and in sampled
+  simulation a unit's SMs-seen scale may take it as shared by the whole grid), and the mixer puts
+  neighbouring chunks on one unit 1 time in 80, which the GPU never does (histogram_global/large
+  on the H100 +96%).
   So 256 int bins (1 KiB) take two units at 0, 256 or 768 B mod 1024 and four at 512
   (atomic_banks_h200: 316 against 166 us); 8 or 16 hot chunks of an aligned block run as
   many units at once as they have 512-B pairs (atomic_units_h100_run2 `sets`: the busiest
