@@ -169,6 +169,8 @@ class L2Spec:
     atomic_latency_cycles: int = bounded(40, 0, 100_000)  # extra cycles for a read-modify-write at the slice
     atomic_unit_cycles_per_pass: float = bounded(1.5, 0.001, 10000.0)  # a slice's atomic unit per pass (one sector's read-modify-write, at most one lane per address)
     atomic_unit_granule_bytes: int = bounded(512, 1, 1 << 30)  # aligned block whose atomics all go to one slice's atomic unit
+    atomic_unit_hash_masks: tuple[int, ...] = ()  # address-bit masks: bit i of a granule's unit key is the parity of (address & mask i); () = each granule its own unit
+    atomic_units: int = bounded(0, 0, 1 << 20)   # atomic units the keys are spread over (a fixed mixer, key mod units); 0 = the key is the unit
     atomic_near_slice_cycles_per_pass: float = bounded(1.5, 0.001, 10000.0)  # a far line's atomic pass at its near slice (looked up, forwarded)
     atomic_int_sector_interval_cycles: float = bounded(0.0, 0.0, 10000.0)  # an integer pass holds its sector this long (the next pass on it waits)
     atomic_float_sector_interval_cycles: float = bounded(0.0, 0.0, 10000.0)  # a floating-point pass holds its sector this long
@@ -182,12 +184,23 @@ class L2Spec:
         _positive(self, "size_bytes", "slices", "hit_latency_cycles", "bandwidth_bytes_per_cycle_per_slice",
                   "write_bandwidth_bytes_per_cycle_per_slice", "partitions", "fabric_latency_cycles",
                   "fabric_bandwidth_bytes_per_cycle")
-        _integer(self, "size_bytes", "slices", "partitions", "fabric_latency_cycles")
+        _integer(self, "size_bytes", "slices", "partitions", "fabric_latency_cycles", "atomic_units")
+        if self.atomic_units and not self.atomic_unit_hash_masks:
+            raise ConfigError(f"L2Spec.atomic_units ({self.atomic_units}) needs atomic_unit_hash_masks (the key it "
+                              f"spreads over the units)")
         _nonnegative(self, "atomic_latency_cycles", "atomic_int_sector_interval_cycles",
                      "atomic_float_sector_interval_cycles")
         _power_of_two(self, "associativity", "line_bytes", "sector_bytes", "ecc_granule_bytes", "atomic_unit_granule_bytes")
         if self.sector_bytes > self.line_bytes:
             raise ConfigError("L2Spec.sector_bytes cannot exceed line_bytes")
+        m = self.atomic_unit_hash_masks
+        if not (isinstance(m, tuple) and all(isinstance(x, int) and not isinstance(x, bool) and 0 < x < 1 << 64 for x in m)):
+            raise ConfigError(f"L2Spec.atomic_unit_hash_masks must be a tuple of positive 64-bit address masks, got {m!r}")
+        low = [x for x in m if x & (self.atomic_unit_granule_bytes - 1)]
+        if low:
+            raise ConfigError(f"L2Spec.atomic_unit_hash_masks: mask {low[0]:#x} has address bits below "
+                              f"atomic_unit_granule_bytes ({self.atomic_unit_granule_bytes}): a granule would "
+                              f"span two units")
         if self.atomic_unit_granule_bytes < self.line_bytes:
             raise ConfigError(f"L2Spec.atomic_unit_granule_bytes ({self.atomic_unit_granule_bytes}) cannot be below "
                               f"line_bytes ({self.line_bytes})")

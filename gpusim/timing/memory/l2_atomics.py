@@ -8,12 +8,24 @@ What is modelled (H100/H200, data/measurements/h{100,200}_mechanisms.json, docs/
   `lts__d_atomic_input_cycles_active` equals the pass count on every measured size, and
   a pass of 8 addresses of a sector costs what a pass of one does (atomic_bins/i32_b8
   against i32_b1: 1.50 against 1.46 cycles a pass, GPU-wide).
-- Serialisation. All atomics of an aligned block of `l2.atomic_unit_granule_bytes` are
-  performed by one slice's atomic unit, one pass every `l2.atomic_unit_cycles_per_pass`
-  GPU-wide: a hot set within one granule takes its passes one at a time (one line, two
-  lines: 1.39-1.41 cycles a pass), 8 lines (2 granules) two at a time (0.73-0.77),
-  32 lines (8) 7.6 at a time, 64 lines (16) 13-16 at a time. Here each granule is such a
-  chain (`rmw`); which granules share a unit is not modelled (see below).
+- Serialisation. All atomics of an aligned `l2.atomic_unit_granule_bytes` block (256 B on
+  Hopper) are performed by one atomic unit, one pass every `l2.atomic_unit_cycles_per_pass`
+  GPU-wide (one line or two of a chunk: 1.39-1.41 cycles a pass). Which unit: a hash of the
+  address (`unit_of_granule`): the parities of the address under `l2.atomic_unit_hash_masks`
+  form a key, and a fixed mixer spreads the keys over `l2.atomic_units` units. On Hopper the
+  masks leave out what the placement probes found never to change the unit: address bit 9
+  (chunks 512 B apart share a unit at every measured place) and bits 8, 12 and 16 flipped
+  together. The H100 has 80 units (all found over one 2-MiB page), but the presets give each
+  key its own unit (`atomic_units` 0): with 80 or 96 chains of 1.39 cycles a pass here,
+  uncontended atomics run below the GPU's rate (atomic_throughput/global_distinct +43% H200,
+  +63% H100; not traced: a unit may pipeline passes to different lines, and in sampled
+  simulation a unit's SMs-seen scale may take it as shared by the whole grid), and the mixer puts
+  neighbouring chunks on one unit 1 time in 80, which the GPU never does (histogram_global/large
+  on the H100 +96%).
+  So 256 int bins (1 KiB) take two units at 0, 256 or 768 B mod 1024 and four at 512
+  (atomic_banks_h200: 316 against 166 us); 8 or 16 hot chunks of an aligned block run as
+  many units at once as they have 512-B pairs (atomic_units_h100_run2 `sets`: the busiest
+  unit carries 2.06-2.1 chunks' passes), 32 and more reach the uncontended rate there.
 - A pass holds its sector until the next one on it may start: integer passes
   `l2.atomic_int_sector_interval_cycles` apart (one address from every SM: 1.46 cycles a
   pass, a little above the unit's turn over different sectors), floating-point ones
@@ -35,23 +47,38 @@ What is modelled (H100/H200, data/measurements/h{100,200}_mechanisms.json, docs/
   suggest (1 SM: x1, all of them: x 1 / sm_fraction). The slices' share is the slice
   servers' (`l2.py`).
 
-Not modelled: the real slice hash (the granule is inferred from the hot-set sweeps) and
-granules sharing a unit: hot sets of 64-128 granules run 28-34 passes at a time on the
-GPU (the hash puts several on one slice), here up to the slices' throughput
-(atomic_bins/i32_b256_s128B, i32_b16384: -52%, -44%); atomic_bins/i32_b256 (256 int32
-bins, uniform keys, RED) runs 4 passes at a time on the GPU where this rule gives 2
-(its ATOM twin, its float twin and the normal-keyed histogram_global/large over the same
-1 KiB run 2 at a time); a request's passes to the sectors of one line run about 20%
-faster than this rule (atomic_lanes/hot_l1_w1, hot8_l1_w1, priv_l1_w8); which float
-types hold the sector (f32 measured, f64 and f16x2 assumed alike).
+Not modelled: the exact hash. The GPU never put chunks differing in one address bit (other
+than 9) on one unit, and its units split into 16 groups by four XOR-linear parities (address
+masks 0x1a8800, 0x139000, 0x18a000, 0xc4000 over the first 2 MiB, 5 units a group, 75 of 79
+units consistent) with a non-linear part (80 = 16 x 5) not fitted; the mixer instead pairs
+any other two keys 1 time in `atomic_units` (neighbouring chunks too). Where an array lands
+decides its hot sets' units, and gpusim's heap puts a numba kernel's first array 512 B past a
+2-MiB boundary (its NumbaEnv global first), which is where the GPU put atomic_bins/i32_b256's
+bins (four units) but not those of its twins (i32_b256_ret, f32_b256, i32_b32_s32B, i32_b8_s128B:
+two units measured, four here). A request's passes to the sectors of one line run about 20%
+faster than this rule (atomic_lanes/hot_l1_w1, hot8_l1_w1, priv_l1_w8); which float types hold
+the sector (f32 measured, f64 and f16x2 assumed alike).
 
 Sources: NVIDIA Nsight Compute Kernel Profiling Guide (lts__d_atomic_input_cycles_active,
 lts__t_sectors_op_red/atom); the mechanism microbenchmarks of validate/mechanisms/atomics.py
-measured on H200 and H100 (data/measurements/h200_mechanisms.json, h100_mechanisms.json).
+measured on H200 and H100 (data/measurements/h200_mechanisms.json, h100_mechanisms.json); the
+placement probes validate/atomic_banks_probe.py (H200) and validate/atomic_units_probe.py
+(H100: data/measurements/atomic_units_h100_run2.json, per unit: int 1.39 cycles a pass at
+1980 MHz, int with return, float and float with return within 1% of it on one chunk; one
+address: float 2.39x int; docs/mechanisms_24.md section 9).
 """
 from __future__ import annotations
 
 NEG_INF = float("-inf")
+M64 = (1 << 64) - 1
+
+
+def mix64(x: int) -> int:
+    """A fixed 64-bit mixer (splitmix64's finaliser): keys that differ anywhere land on
+    unrelated units, as chunks that no measured invariance ties do on the GPU."""
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9 & M64
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EB & M64
+    return x ^ (x >> 31)
 PRUNE_ENTRIES = 1 << 16                 # granules and float sectors remembered before old ones are pruned
 
 
@@ -63,6 +90,12 @@ class AtomicUnits:
     def __init__(self, spec, sm_fraction: float = 1.0):
         l2 = spec.l2
         self.granule_shift = (l2.atomic_unit_granule_bytes // l2.line_bytes).bit_length() - 1   # both powers of two
+        # the unit hash: bit i of a granule's unit is the parity of (address & masks[i]); no masks:
+        # every granule its own unit. Over granule indices here (the masks have no bits below a granule).
+        gbits = l2.atomic_unit_granule_bytes.bit_length() - 1
+        self.hash_masks = tuple(m >> gbits for m in l2.atomic_unit_hash_masks)
+        self.units = l2.atomic_units                 # 0: the masks' parities are the unit
+        self._unit_memo: dict[int, int] = {}        # granule -> unit (a cache: never changes a result)
         self.interval_cycles = l2.atomic_unit_cycles_per_pass
         self.int_interval_cycles = l2.atomic_int_sector_interval_cycles
         self.float_interval_cycles = l2.atomic_float_sector_interval_cycles
@@ -88,6 +121,11 @@ class AtomicUnits:
         data there at t; when the last one starts."""
         self.passes += passes
         g = line >> self.granule_shift
+        if self.hash_masks:
+            u = self._unit_memo.get(g)
+            if u is None:
+                u = self._unit_memo[g] = self.unit_of_granule(g)
+            g = u
         ent = self._free.get(g)
         if ent is None:
             ent = self._free[g] = [NEG_INF, 0, self._grid_scale(line)]
@@ -108,6 +146,15 @@ class AtomicUnits:
         if len(self._free) + len(self._sector_free) > self._prune_at:
             self._prune(t)
         return last
+
+    def unit_of_granule(self, g: int) -> int:
+        """The atomic unit of granule `g` (address // `l2.atomic_unit_granule_bytes`): the key whose
+        bit i is the parity of the address's bits under `l2.atomic_unit_hash_masks[i]`, spread over
+        `l2.atomic_units` units by a fixed 64-bit mixer (0 units: the key is the unit)."""
+        u = 0
+        for i, m in enumerate(self.hash_masks):
+            u |= ((g & m).bit_count() & 1) << i
+        return mix64(u) % self.units if self.units else u
 
     def _grid_scale(self, line: int) -> float:
         """How much longer a pass holds the granule of `line` for the simulated SMs: 1 in
@@ -133,6 +180,8 @@ class AtomicUnits:
         self._free.clear()
         self._sector_free.clear()
         self._prune_at = PRUNE_ENTRIES
+        if len(self._unit_memo) > PRUNE_ENTRIES:
+            self._unit_memo.clear()
 
     def reset_counters(self) -> None:
         self.passes = 0

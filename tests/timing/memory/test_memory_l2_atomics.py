@@ -130,6 +130,79 @@ def test_sampled_a_line_the_whole_grid_shares_gives_the_simulated_sms_their_frac
     assert b - a == pytest.approx(PASS * 132 / 8)
 
 
+# the unit hash (l2.atomic_unit_hash_masks): 256-B granules, unit bit 0 = parity of address bit 8,
+# bit 1 = parity of address bits 10 ^ 11; bit 9 enters no mask (validate/data/atomic_units_h200.json)
+HASHED = replace(l2={"atomic_unit_granule_bytes": 256, "atomic_unit_hash_masks": (0x100, 0xC00)})
+
+
+def _pass_starts(spec, byte_addresses):
+    """One integer pass on each address (L2-resident, different sectors), all at t = 0."""
+    units = AtomicUnits(spec)
+    return [units.rmw(0.0, a // 128, a // 32, 1, False) for a in byte_addresses]
+
+
+@pytest.mark.parametrize("a, b", [(0, 0x200), (0x400, 0x800), (0x100, 0xF00)])
+def test_granules_whose_addresses_differ_only_outside_the_hash_masks_share_a_unit(a, b):
+    starts = _pass_starts(HASHED, [a, b])
+    assert starts[1] - starts[0] == pytest.approx(PASS)
+
+
+@pytest.mark.parametrize("a, b", [(0, 0x100), (0, 0x400), (0x200, 0x200 + 0x800), (0x100, 0x300 + 0x400)])
+def test_granules_whose_addresses_differ_under_a_hash_mask_go_to_different_units(a, b):
+    starts = _pass_starts(HASHED, [a, b])
+    assert starts[1] == starts[0]
+
+
+def test_the_hash_decides_how_many_passes_of_a_1_kib_histogram_run_at_once():
+    # 1 KiB of bins at 0 (granules 0-3: units 0,1,0,1) takes its passes two at a time; the same
+    # bins 512 B further (granules 2-5: units 0,1,2,3) four at a time
+    def span(base):
+        units = AtomicUnits(HASHED)
+        done = [units.rmw(0.0, (base + 256 * g) // 128, (base + 256 * g) // 32 + r % 8, 1, False)
+                for r in range(64) for g in range(4)]
+        return max(done)
+    assert span(0) == pytest.approx((128 - 1) * PASS)
+    assert span(512) == pytest.approx((64 - 1) * PASS)
+
+
+def test_no_hash_masks_keep_every_granule_its_own_unit():
+    starts = _pass_starts(replace(l2={"atomic_unit_granule_bytes": 256}), [0, 0x200])
+    assert starts[0] == starts[1]
+
+
+def test_with_a_unit_count_granules_of_one_key_share_a_unit_and_keys_spread_over_every_unit():
+    spec = replace(l2={"atomic_unit_granule_bytes": 256, "atomic_unit_hash_masks": tuple(1 << b for b in range(10, 30)),
+                       "atomic_units": 5})
+    units = AtomicUnits(spec)
+    assert units.unit_of_granule(0) == units.unit_of_granule(1) == units.unit_of_granule(2)   # bits 8, 9 in no mask
+    seen = {units.unit_of_granule(g << 2) for g in range(200)}
+    assert seen == set(range(5))
+    starts = _pass_starts(spec, [0x100, 0x200])          # one key: one unit, one pass after the other
+    assert starts[1] - starts[0] == pytest.approx(PASS)
+
+
+def test_hot_granules_spread_over_few_units_take_turns_in_proportion():
+    # 64 granules with distinct keys over 4 units: the busiest unit holds at least 16 of them
+    spec = replace(l2={"atomic_unit_granule_bytes": 256, "atomic_unit_hash_masks": tuple(1 << b for b in range(8, 30)),
+                       "atomic_units": 4})
+    units = AtomicUnits(spec)
+    load = np.bincount([units.unit_of_granule(g) for g in range(64)], minlength=4)
+    done = [units.rmw(0.0, 2 * g, 8 * g, 1, False) for g in range(64)]
+    assert max(done) == pytest.approx((load.max() - 1) * PASS)
+    assert load.max() >= 16
+
+
+def test_a_unit_count_without_hash_masks_is_refused():
+    with pytest.raises(ConfigError, match="atomic_units"):
+        dataclasses.replace(L2Spec(), atomic_unit_granule_bytes=256, atomic_units=80)
+
+
+@pytest.mark.parametrize("masks", [(0x80,), (0x180,), (-4,), (True,)])
+def test_a_hash_mask_with_bits_below_a_granule_or_not_a_positive_mask_is_refused(masks):
+    with pytest.raises(ConfigError, match="atomic_unit_hash_masks"):
+        dataclasses.replace(L2Spec(), atomic_unit_granule_bytes=256, atomic_unit_hash_masks=masks)
+
+
 @pytest.mark.parametrize("granule", [64, 768])
 def test_an_atomic_granule_below_a_line_or_not_a_power_of_two_is_refused(granule):
     with pytest.raises(ConfigError, match="atomic_unit_granule_bytes"):

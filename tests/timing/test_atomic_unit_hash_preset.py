@@ -1,0 +1,51 @@
+"""The Hopper presets' L2 atomic-unit hash against what the placement probes measured
+(validate/data/atomic_banks_h200.json, atomic_units_h100_run2.json; gpusim/specs/presets/hopper.py
+[MEAS-ATOM-HASH]): which 256-B chunks share a unit."""
+import numpy as np
+import pytest
+
+import gpusim
+from gpusim.timing.memory.l2_atomics import AtomicUnits
+
+BASES = [k << 21 for k in (0, 1, 7, 300)] + [0x7000_0000_0000]       # 2-MiB boundaries, gpusim's heap start
+
+
+@pytest.fixture(scope="module", params=["h100", "h200"])
+def units(request):
+    return AtomicUnits(gpusim.specs.get(request.param))
+
+
+def _unit(units, address):
+    return units.unit_of_granule(address // 256)
+
+
+@pytest.mark.parametrize("base", BASES)
+def test_chunks_512_bytes_apart_share_a_unit(units, base):
+    assert all(_unit(units, base + off) == _unit(units, (base + off) ^ 0x200) for off in range(0, 1 << 16, 256))
+
+
+@pytest.mark.parametrize("base", BASES)
+def test_neighbouring_chunks_never_share_a_unit(units, base):
+    # the GPU never put chunks 256 B apart on one unit (atomic_banks_h200: two halves of a 512-B block,
+    # 18 offsets; atomic_units_h100_run2: 0 of 1820 pairs)
+    assert all(_unit(units, base + off) != _unit(units, base + off + 0x100) for off in range(0, 1 << 16, 512))
+
+
+@pytest.mark.parametrize("base", BASES)
+def test_chunks_differing_in_address_bits_8_12_16_together_share_a_unit(units, base):
+    assert all(_unit(units, base + off) == _unit(units, (base + off) ^ 0x11100) for off in range(0, 1 << 16, 256))
+
+
+@pytest.mark.parametrize("base", BASES)
+def test_a_1_kib_histogram_takes_two_units_at_0_mod_1024_and_four_at_512(units, base):
+    # atomic_banks_h200: 256 int bins 316 us at offsets 0, 256, 768 mod 1024 and 166 us at 512
+    def busiest(off):
+        return np.bincount([_unit(units, base + off + 256 * c) for c in range(4)]).max()
+    assert [busiest(off) for off in (0, 256, 512, 768)] == [2, 2, 1, 2]
+
+
+def test_a_page_has_one_unit_per_pair_of_chunks_512_bytes_apart_and_triple_8_12_16(units):
+    # the masks' measured invariances only: the unit count (80 on the H100) is not applied
+    # (atomic_units 0, gpusim/specs/presets/hopper.py says why)
+    assert units.units == 0
+    assert len({_unit(units, off) for off in range(0, 2 << 20, 256)}) == (2 << 20) // 256 // 4
