@@ -64,17 +64,14 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default="", help="substring of the shape names")
     ap.add_argument("--masks", help="try l2.atomic_unit_hash_masks: hex address masks, comma-separated")
     ap.add_argument("--granule", type=int, help="try l2.atomic_unit_granule_bytes")
-    ap.add_argument("--units", type=int, help="try l2.atomic_units")
     ap.add_argument("--offsets", help="comma-separated offsets instead of each shape's own")
     args = ap.parse_args(argv)
     measured = json.loads(args.data.read_text())["times"]
     spec = gpusim.specs.get(args.preset)
-    if args.masks is not None or args.granule or args.units is not None:
+    if args.masks is not None or args.granule:
         kw = {"atomic_unit_hash_masks": tuple(int(m, 16) for m in args.masks.split(",") if m) if args.masks else ()}
         if args.granule:
             kw["atomic_unit_granule_bytes"] = args.granule
-        if args.units is not None:
-            kw["atomic_units"] = args.units
         spec = dataclasses.replace(spec, l2=dataclasses.replace(spec.l2, **kw))
     rows = []
     t0 = time.perf_counter()

@@ -1,10 +1,14 @@
-"""The Hopper presets' L2 atomic-unit hash against what the placement probes measured
-(validate/data/atomic_banks_h200.json, atomic_units_h100_run2.json; gpusim/specs/presets/hopper.py
-[MEAS-ATOM-HASH]): which 256-B chunks share a unit."""
+"""The measured L2 atomic-unit hash (gpusim/specs/presets/hopper.py HOPPER_ATOMIC_HASH_MASKS,
+[MEAS-ATOM-HASH]) on a Hopper spec variant, against what the placement probes measured
+(data/measurements/atomic_banks_h200.json, atomic_units_h100_run2.json): which 256-B chunks share
+a unit. The presets themselves do not apply it (hopper.py says why)."""
+import dataclasses
+
 import numpy as np
 import pytest
 
 import gpusim
+from gpusim.specs.presets.hopper import HOPPER_ATOMIC_HASH_MASKS
 from gpusim.timing.memory.l2_atomics import AtomicUnits
 
 BASES = [k << 21 for k in (0, 1, 7, 300)] + [0x7000_0000_0000]       # 2-MiB boundaries, gpusim's heap start
@@ -12,7 +16,10 @@ BASES = [k << 21 for k in (0, 1, 7, 300)] + [0x7000_0000_0000]       # 2-MiB bou
 
 @pytest.fixture(scope="module", params=["h100", "h200"])
 def units(request):
-    return AtomicUnits(gpusim.specs.get(request.param))
+    spec = gpusim.specs.get(request.param)
+    l2 = dataclasses.replace(spec.l2, atomic_unit_granule_bytes=256, atomic_unit_hash_masks=HOPPER_ATOMIC_HASH_MASKS,
+                             atomic_units=0)
+    return AtomicUnits(dataclasses.replace(spec, l2=l2))
 
 
 def _unit(units, address):
@@ -46,6 +53,6 @@ def test_a_1_kib_histogram_takes_two_units_at_0_mod_1024_and_four_at_512(units, 
 
 def test_a_page_has_one_unit_per_pair_of_chunks_512_bytes_apart_and_triple_8_12_16(units):
     # the masks' measured invariances only: the unit count (80 on the H100) is not applied
-    # (atomic_units 0, gpusim/specs/presets/hopper.py says why)
+    # (atomic_units 0)
     assert units.units == 0
     assert len({_unit(units, off) for off in range(0, 2 << 20, 256)}) == (2 << 20) // 256 // 4

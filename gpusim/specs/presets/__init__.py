@@ -79,9 +79,9 @@ Sources (the tags the comments use):
   (LDS, FADD, ATOMS.CAST.SPIN) of as many rounds as the most lanes of a warp in one bank
   (`sm__sass_inst_executed_op_shared_atom`: 32 a warp on one word, 3.6 on 32 random words of 4096).
 - [MEAS-ATOM-HASH] this project's placement probes of global atomics: validate/atomic_banks_probe.py
-  (H200, validate/data/atomic_banks_h200.json: 256 int bins 316 us at offsets 0/256/768 mod 1024,
+  (H200, data/measurements/atomic_banks_h200.json: 256 int bins 316 us at offsets 0/256/768 mod 1024,
   166 us at 512; 64 bins in one 256-B half 347 us, over both halves 183) and
-  validate/atomic_units_probe.py (H100, validate/data/atomic_units_h100_run2.json: every 256-B chunk
+  validate/atomic_units_probe.py (H100, data/measurements/atomic_units_h100_run2.json: every 256-B chunk
   of a 2-MiB page tested against the units found so far, 79 us on two units, 155-159 on one;
   80 units; one unit for chunks 512 B apart and for chunks differing in address bits 8, 12, 16).
 - [MEAS-PIPE] this project's mechanism microbenchmarks of 64-bit integer and FP64 arithmetic
