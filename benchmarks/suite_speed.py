@@ -21,10 +21,12 @@ compare's prediction where it predicted the same way (the tensor sets, `outputs=
 mode, the 1-minute load average when it started, and the CPU it ran on.
 
 Resumable: each row is appended to `<--json>.partial.jsonl` the moment its launch finishes (one
-flushed write, as `validate/journal.py`); a restart skips the rows that journal holds for the same
-model source and mode (`--restart` starts afresh). `--shard K/N` takes every N-th launch of the
-cost order from the K-th (1-based), to split the run over several calls; the shards' journals are
-merged when the result is written. The result: machine, versions, load, command, per-launch rows
+flushed write, as `validate/journal.py`); a restart skips the launches that journal predicted for the
+same model source (`journal.model_fingerprint`) and mode, and runs the failed ones again
+(`--restart` starts afresh). `--shard K/N` takes every N-th launch of the
+cost order from the K-th (1-based), to split the run over several calls; the shards' journals (of the same
+model source and mode) are merged when the result is written: run the shards in one folder,
+or copy their journals beside `--json` and write the result with `--summary-only`. The result: machine, versions, load, command, per-launch rows
 and a summary (count, median, 90th percentile, max, the launches over 60 s).
 """
 from __future__ import annotations
@@ -174,15 +176,14 @@ def main(argv=None) -> int:
     datas = {s: json.loads((ROOT / "validate" / "data" / f"{s}.json").read_text()) for s in suites}
     items = launches(suites, a.max_gpu_ms, a.only)
     mine = items[k - 1::n]
-    head = {"journal": 1, "what": "suite_speed", "outputs": outputs, "time_limit_s": a.time_limit,
-            "model_sha256": journal.model_fingerprint("")}
+    head = {"journal": 1, "what": "suite_speed", "outputs": outputs, "model_sha256": journal.model_fingerprint("")}
     jpath = Path(f"{a.json}.{k}of{n}.partial.jsonl")
     jr = journal.Journal(jpath, head)
     old = _head(jpath)
     if not a.summary_only and (a.restart or old is None or any(old.get(x) != head[x] for x in head)):
         jr.start()                                  # another model, mode or limit: its rows are not this run's
     key = (lambda r: f"{r['suite']}:{r['name']}")
-    done = {key(r) for r in _rows(jpath)}
+    done = {key(r) for r in _rows(jpath) if "predicted_ns" in r}     # a failed row runs again (a longer limit)
     todo = [x for x in mine if key(x) not in done]
     host, load_before, t0 = machine(), os.getloadavg(), time.perf_counter()
 
@@ -199,8 +200,10 @@ def main(argv=None) -> int:
     rows = {}
     for p in sorted(a.json.parent.glob(a.json.name + ".*of*.partial.jsonl")):
         h = _head(p)
-        if h and all(h.get(x) == head[x] for x in ("outputs", "time_limit_s", "model_sha256")):
-            rows.update({key(r): r for r in _rows(p)})
+        if h and all(h.get(x) == head[x] for x in head):
+            for r in _rows(p):                      # a prediction wins over a failure of the same launch
+                if "predicted_ns" in r or key(r) not in rows:
+                    rows[key(r)] = r
     wanted = [key(x) for x in items]
     out = [rows[w] for w in wanted if w in rows]
     for r in out:
