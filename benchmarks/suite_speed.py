@@ -4,7 +4,7 @@ predicted in its own process on one core (issue 26's target: under 60 s predicti
 
     nice python benchmarks/suite_speed.py [--jobs N] [--suites h200,h100,...] [--only REGEX]
         [--shard K/N] [--with-outputs] [--max-gpu-ms 20] [--time-limit 240]
-        [--json benchmarks/results/suite_speed.json] [--restart] [--summary-only]
+        [--json benchmarks/results/suite_speed.json] [--restart] [--summary-only] [--relate OTHER.json]
 
 The launches: every record of `validate/data/{h200,h100,h200_heldout,h200_heldout2,h100_heldout2,
 h100_tensor,h200_tensor}.json` whose measured `gpu__time_duration.sum` is under `--max-gpu-ms`,
@@ -41,6 +41,7 @@ import datetime  # noqa: E402
 import json  # noqa: E402
 import multiprocessing  # noqa: E402
 import re  # noqa: E402
+import signal  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -124,7 +125,8 @@ def run(items: list[dict], datas: dict, jobs: int, outputs: bool, time_limit_s: 
         while todo and free:
             item, cpu = todo.pop(0), free.pop(0)
             recv, send = ctx.Pipe(duplex=False)
-            p = ctx.Process(target=_child, args=(send, item, datas[item["suite"]], outputs, time_limit_s, cpu))
+            p = ctx.Process(target=_child, args=(send, item, datas[item["suite"]], outputs, time_limit_s, cpu),
+                            daemon=True)            # ended with this process (a `timeout` stops the run)
             p.start()
             send.close()
             running[recv] = (p, cpu, item)
@@ -169,23 +171,30 @@ def main(argv=None) -> int:
     ap.add_argument("--json", type=Path, default=ROOT / "benchmarks" / "results" / "suite_speed.json")
     ap.add_argument("--restart", action="store_true", help="ignore the journal of an earlier run")
     ap.add_argument("--summary-only", action="store_true", help="write the result from the journal(s), run nothing")
+    ap.add_argument("--relate", type=Path, help="another machine's result: per launch both have, its CPU seconds "
+                    "over --json's (one core there against one core here), and the median")
     a = ap.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))     # SIGTERM: exit, ending the launch processes
     suites = a.suites.split(",")
     outputs = a.with_outputs
     k, n = (int(x) for x in a.shard.split("/"))
     datas = {s: json.loads((ROOT / "validate" / "data" / f"{s}.json").read_text()) for s in suites}
     items = launches(suites, a.max_gpu_ms, a.only)
     mine = items[k - 1::n]
+    if a.relate:
+        return relate(a.json, a.relate)
     head = {"journal": 1, "what": "suite_speed", "outputs": outputs, "model_sha256": journal.model_fingerprint("")}
+    host = machine()
+    command = "python benchmarks/suite_speed.py " + " ".join(argv if argv is not None else sys.argv[1:])
     jpath = Path(f"{a.json}.{k}of{n}.partial.jsonl")
-    jr = journal.Journal(jpath, head)
+    jr = journal.Journal(jpath, dict(head, machine=host, command=command, jobs=a.jobs))   # what it ran on: not matched
     old = _head(jpath)
     if not a.summary_only and (a.restart or old is None or any(old.get(x) != head[x] for x in head)):
         jr.start()                                  # another model, mode or limit: its rows are not this run's
     key = (lambda r: f"{r['suite']}:{r['name']}")
     done = {key(r) for r in _rows(jpath) if "predicted_ns" in r}     # a failed row runs again (a longer limit)
     todo = [x for x in mine if key(x) not in done]
-    host, load_before, t0 = machine(), os.getloadavg(), time.perf_counter()
+    load_before, t0 = os.getloadavg(), time.perf_counter()
 
     def on_row(row):
         jr.append(dict(row, name=row["name"], key=key(row)))
@@ -197,10 +206,11 @@ def main(argv=None) -> int:
               f"{len(todo)} to run with --jobs {a.jobs}", flush=True)
         run(todo, datas, a.jobs, outputs, a.time_limit, on_row)
     # every shard's journal of the same mode: the result covers what all of them finished
-    rows = {}
+    rows, heads = {}, []
     for p in sorted(a.json.parent.glob(a.json.name + ".*of*.partial.jsonl")):
         h = _head(p)
         if h and all(h.get(x) == head[x] for x in head):
+            heads.append({"journal": p.name, **{x: h.get(x) for x in ("machine", "command", "jobs")}})
             for r in _rows(p):                      # a prediction wins over a failure of the same launch
                 if "predicted_ns" in r or key(r) not in rows:
                     rows[key(r)] = r
@@ -208,8 +218,7 @@ def main(argv=None) -> int:
     out = [rows[w] for w in wanted if w in rows]
     for r in out:
         r.pop("key", None)
-    doc = {"what": __doc__.strip().splitlines()[0],
-           "command": "python benchmarks/suite_speed.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+    doc = {"what": __doc__.strip().splitlines()[0], "command": command, "journals": heads,
            "date": datetime.datetime.now().isoformat(timespec="seconds"), "machine": host,
            "jobs": a.jobs, "load_average_before": [round(x, 2) for x in load_before],
            "load_average_after": [round(x, 2) for x in os.getloadavg()],
@@ -221,6 +230,21 @@ def main(argv=None) -> int:
     print(f"{s['predicted']}/{len(items)} predicted, median {s['median_wall_s']} s, max {s['max_wall_s']} s, "
           f"{s['over_target_count']} over {s['target_s']:.0f} s or failed; {doc['launches_missing']} not run yet",
           flush=True)
+    return 0
+
+
+def relate(here: Path, there: Path) -> int:
+    """Prints, per launch predicted in both results, CPU seconds here / there, and their median
+    (how many of this machine's core-seconds one of that machine's stands for)."""
+    a, b = (json.loads(Path(p).read_text()) for p in (here, there))
+    tb = {(r["suite"], r["name"]): r for r in b["launches"] if "predicted_ns" in r}
+    ratios = []
+    for r in a["launches"]:
+        o = tb.get((r["suite"], r["name"]))
+        if o and "predicted_ns" in r and o["cpu_s"] > 0:
+            ratios.append(r["cpu_s"] / o["cpu_s"])
+            print(f"{r['suite']}:{r['name']}: {r['cpu_s']} s / {o['cpu_s']} s = {ratios[-1]:.2f}")
+    print(f"median {statistics.median(ratios):.2f} over {len(ratios)} launches" if ratios else "no launch in both")
     return 0
 
 
