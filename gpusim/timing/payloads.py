@@ -98,7 +98,7 @@ def payload_kind(p) -> int:
 
 class StepPayloads:
     """The accesses of one step over its warps `warps` (batch warp ids, increasing)."""
-    __slots__ = ("warps", "entries", "counts", "kinds", "first", "_lists")
+    __slots__ = ("warps", "entries", "counts", "kinds", "first")
 
     def __init__(self, warps: np.ndarray):
         self.warps = warps
@@ -107,7 +107,6 @@ class StepPayloads:
         self.kinds: np.ndarray | None = None
         # the first warp when the step's warps are consecutive (arrays over a span are theirs), else -1
         self.first = int(warps[0]) if int(warps[-1]) - int(warps[0]) + 1 == len(warps) else -1
-        self._lists: list | None = None  # the entries' per-warp arrays as lists, for `build` (made once)
 
     def _where(self, warps: np.ndarray) -> np.ndarray:
         j = np.searchsorted(self.warps, warps)
@@ -200,22 +199,18 @@ class StepPayloads:
 
     def build(self, j: int) -> dict:
         """Warp j's payloads (j: its place in `warps`)."""
-        lists = self._lists
-        if lists is None:                  # once per step: list lookups per warp, not numpy scalars
-            lists = self._lists = [(e[0], e[1], e[2].tolist(), e[3] if e[0] == MBAR else e[3].tolist(),
-                                    e[4].tolist() if e[0] not in (WF, MBAR) else None, e)
-                                   for e in self.entries]
         mem: dict = {}
-        for kind, instr, here, a, b, e in lists:
-            if not here[j]:
+        for e in self.entries:
+            if not e[2][j]:
                 continue
+            kind, instr = e[0], e[1]
             if kind == WF:
-                mem[instr] = a[j]
+                mem[instr] = int(e[3][j])
                 continue
             if kind == MBAR:
-                mem[instr] = with_mbarrier(mem.get(instr), a[j])
+                mem[instr] = with_mbarrier(mem.get(instr), e[3][j])
                 continue
-            lo, hi = a[j], b[j]
+            lo, hi = int(e[3][j]), int(e[4][j])
             prev = mem.get(instr)
             if isinstance(prev, COPY):                   # a bulk copy: its mbarrier, other lanes' copies
                 mem[instr] = copy_with_sectors(prev, (e[5][lo:hi], e[6][lo:hi]) if kind == STORE else e[5][lo:hi])
