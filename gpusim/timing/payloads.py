@@ -224,6 +224,59 @@ class StepPayloads:
         return mem
 
 
+    def sector_slices(self, js) -> list | None:
+        """The sector arrays of the loads, stores and atomics of the warps at places `js`
+        (distinct) as their built payloads hold them, one slice per access: what reading each
+        warp's dict would give (`build`), without building it. None where building decides more
+        than which slices: an instruction accessed twice in the step, or an mbarrier operation."""
+        entries = self.entries
+        if any(e[0] == MBAR for e in entries) or len({e[1] for e in entries}) != len(entries):
+            return None
+        whole = len(js) == len(self.warps)
+        js = np.asarray(js, np.int64)
+        out = []
+        for e in entries:
+            if e[0] == WF:
+                continue
+            here = e[2]
+            if whole:                       # every warp of the step: the accesses' ranges tile one span
+                if here.any():
+                    out.append(e[5][int(e[3][here].min()):int(e[4][here].max())])
+                continue
+            sel = js[here[js]]
+            arr = e[5]
+            out.extend(arr[a:b] for a, b in zip(e[3][sel].tolist(), e[4][sel].tolist()))
+        return out
+
+
+def sector_arrays(mems) -> list:
+    """The sector arrays (loads', stores', atomics'; bulk copies' not) of payload maps `mems`
+    (dicts or `LazyMem`s), as reading each map's values would find them; the lazy maps of one
+    step are read together from its arrays, without building a dict per warp."""
+    parts, steps = [], {}
+    for mem in mems:
+        if isinstance(mem, LazyMem) and mem._d is None:
+            steps.setdefault(id(mem._sp), (mem._sp, {}))[1][mem._j] = mem
+            continue
+        _payload_sectors(mem.values(), parts)
+    for sp, byj in steps.values():
+        got = sp.sector_slices(list(byj))
+        if got is None:
+            for mem in byj.values():
+                _payload_sectors(mem.values(), parts)
+        else:
+            parts.extend(a for a in got if a.size)
+    return parts
+
+
+def _payload_sectors(payloads, parts: list) -> None:
+    for payload in payloads:
+        if isinstance(payload, tuple):
+            payload = payload[0]
+        if isinstance(payload, np.ndarray) and payload.size:
+            parts.append(payload)
+
+
 class LazyMem(Mapping):
     """Warp j's payloads of step `sp`, built when first read (module docstring); `len` and
     truth come from the step's counts without building them. Pickles as a plain dict."""

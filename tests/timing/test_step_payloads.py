@@ -5,8 +5,8 @@ import numpy as np
 
 import programs
 from gpusim.api import prepare
-from gpusim.timing.payloads import LOAD, STORE, LazyMem, StepPayloads
 from gpusim.timing.functional_streams import TraceSource
+from gpusim.timing.payloads import ATOMIC, LOAD, STORE, LazyMem, StepPayloads, sector_arrays
 
 
 def _step():
@@ -59,3 +59,43 @@ def test_a_step_whose_accesses_leave_no_payload_counts_zero_for_each_warp():
     sp = StepPayloads(np.array([3, 5]))
     sp.finish()
     assert sp.counts.dtype == np.int64 and sp.counts.tolist() == [0, 0] and len(LazyMem(sp, 1)) == 0
+
+
+def _built_sectors(mems) -> list:
+    """The sector arrays that reading each map's values finds (what warming._block_lines reads)."""
+    out = []
+    for m in mems:
+        for p in m.values():
+            p = p[0] if isinstance(p, tuple) else p
+            if isinstance(p, np.ndarray) and p.size:
+                out.append(p.tolist())
+    return out
+
+
+def _distinct_step():
+    """Warps 2, 3, 4, each instruction accessed once: a shared access, a load of warps 2 and 4,
+    a store of warp 3, an atomic of warps 3 and 4."""
+    sp = StepPayloads(np.array([2, 3, 4]))
+    sp.wavefronts(5, np.array([2, 3]), np.array([1, 2]))
+    sp.sectors(LOAD, 6, np.array([2, 4]), np.array([0, 2, 5]), np.array([10, 11, 20, 21, 22], np.uint64))
+    sp.sectors(STORE, 7, np.array([3]), np.array([0, 1]), np.array([40], np.uint64), np.array([0xF], np.uint32))
+    sp.sectors(ATOMIC, 8, np.array([3, 4]), np.array([0, 1, 3]), np.array([50, 60, 61], np.uint64),
+               np.array([1, 1, 2], np.int64))
+    sp.finish()
+    return sp
+
+
+def test_a_steps_sector_arrays_read_without_building_are_those_of_the_built_payloads():
+    for js in ([0, 1, 2], [1, 2], [2]):                          # every warp of the step, and some
+        lazy = [LazyMem(_distinct_step(), j) for j in js]
+        got = sorted(x for a in sector_arrays(lazy) for x in a.tolist())
+        assert all(m._d is None for m in lazy)                    # nothing was built
+        want = sorted(x for a in _built_sectors([LazyMem(_distinct_step(), j) for j in js]) for x in a)
+        assert got == want and got
+
+
+def test_an_instruction_accessed_twice_in_a_step_has_its_payloads_built_for_its_sector_arrays():
+    sp = _step()                                                  # instruction 7: wavefronts, then a load
+    assert sp.sector_slices([0, 1, 2]) is None
+    got = sorted(x for a in sector_arrays([LazyMem(sp, j) for j in range(3)]) for x in a.tolist())
+    assert got == sorted(x for a in _built_sectors([LazyMem(sp, j) for j in range(3)]) for x in a) == [10, 11, 12, 40]

@@ -69,6 +69,8 @@ import math
 
 import numpy as np
 
+from gpusim.timing.payloads import sector_arrays
+
 HASH_MULT = 0x9E3779B97F4A7C15
 MASK64 = (1 << 64) - 1
 COLD, HELD, IN_FLIGHT = 0, 1, 2   # warm_state: not in the whole L2; held; being fetched for a block of the same wave
@@ -315,15 +317,6 @@ def _count_gaps(lines: np.ndarray, idx: np.ndarray, gaps: np.ndarray, common: np
 
 def _block_lines(streams, lsh: int) -> np.ndarray:
     """The distinct lines one block's warps touch (loads, stores, atomics)."""
-    parts = []
-    for st in streams:
-        for visit in st.visits:
-            mem = visit[2]
-            if not mem:
-                continue
-            for payload in mem.values():
-                if isinstance(payload, tuple):
-                    payload = payload[0]
-                if isinstance(payload, np.ndarray) and payload.size:
-                    parts.append(payload.astype(np.int64, copy=False) >> lsh)
-    return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+    parts = sector_arrays(visit[2] for st in streams for visit in st.visits if visit[2])
+    return (np.unique(np.concatenate([p.astype(np.int64, copy=False) >> lsh for p in parts])) if parts
+            else np.zeros(0, dtype=np.int64))
