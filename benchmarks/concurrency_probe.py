@@ -31,6 +31,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import numpy as np  # noqa: E402
 from numba import cuda  # noqa: E402
+from programs._matmul import TILE  # noqa: E402
+from programs.matmul_tiled import matmul_tiled  # noqa: E402
+from programs.vector_add import BLOCK, vector_add  # noqa: E402
 
 THREADS = 512
 OFFSET_US = 20
@@ -59,10 +62,7 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--channels", default="8,16,24,32")
     a = ap.parse_args(argv)
-    import cupy as cp
-    from programs._matmul import TILE
-    from programs.matmul_tiled import matmul_tiled
-    from programs.vector_add import BLOCK, vector_add
+    import cupy as cp  # GPU machine only: CuPy / the CUDA driver are not installed on CPU machines
 
     channels = [int(c) for c in a.channels.split(",")]
     rng = np.random.default_rng(0)
@@ -140,7 +140,7 @@ def main(argv=None) -> int:
         print(f"round {rnd} done", flush=True)
     smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem",
                           "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
-    import numba
+    import numba  # GPU side: imported in the process that launches under ncu, not when the script is read
     prov = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "command": "python benchmarks/concurrency_probe.py " + " ".join(sys.argv[1:]),
             "nvidia_smi": smi, "numba": numba.__version__, "cupy": cp.__version__,

@@ -38,6 +38,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import gpusim  # noqa: E402
 import programs  # noqa: E402
+import llvmlite  # noqa: E402
+import numba  # noqa: E402
 
 CASES = [("matmul_tiled", {"m": 512, "n": 512, "k": 512}),
          ("transpose_shared", {"rows": 4096, "cols": 4096}),
@@ -60,7 +62,6 @@ print(json.dumps({"seconds": time.perf_counter() - t, "blocks": sub[0]}))
 
 def njit_reference(name: str):
     """A @numba.njit function computing the case's result on the CPU, and how to call it."""
-    import numba
     if name.startswith("matmul"):
         @numba.njit(fastmath={"contract"}, cache=True)
         def mm(a, b, c):
@@ -166,8 +167,6 @@ def machine() -> dict:
             cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "")
     except OSError:
         pass
-    import llvmlite
-    import numba
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                             cwd=os.path.dirname(__file__)).stdout.strip()
     return {"node": platform.node(), "cpu": cpu, "cpus": os.cpu_count(), "python": platform.python_version(),

@@ -73,7 +73,7 @@ def main(argv=None) -> int:
     ap.add_argument("--programs", nargs="*", default=DEFAULT)
     ap.add_argument("--json", help="also write the rows to this file")
     a = ap.parse_args(argv)
-    import programs
+    import programs  # after NUMBA_CACHE_DIR is set to a fresh cache
     rows = []
     with tempfile.TemporaryDirectory() as cache:
         for name in a.programs:

@@ -26,6 +26,16 @@ import re
 import sys
 import time
 from pathlib import Path
+import gpusim
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from gpusim.frontend.compile import compile_kernel
+from gpusim.frontend.sass import tools
+from gpusim.timing.engine import TimingOptions
+from validate.mechanisms import MECHANISMS
+from validate.mechanisms import derive
+from validate.predict import measurement_environment
+from validate.suites import selected
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -35,12 +45,10 @@ KEEP = re.compile(r"^(gpu__time|sm__cycles_elapsed\.max|smsp__inst_executed\.sum
 
 
 def measured_sizes(only: str | None = None) -> list[tuple[str, str]]:
-    from validate.suites import selected
     return [(g, s) for _, g, s in selected(only, None, "mechanisms")]
 
 
 def _record(name: str, size: str) -> dict:
-    from validate.mechanisms import MECHANISMS
     case = MECHANISMS[name].case(size)
     return {"name": f"{name}/{size}", "mechanism": name, "size": size, "params": dict(MECHANISMS[name].sizes[size]),
             "grid": list(case.grid), "block": list(case.block)}
@@ -49,9 +57,6 @@ def _record(name: str, size: str) -> dict:
 def predict_one(item: tuple[str, str], preset: str, environment: dict) -> dict:
     """One measured size through gpusim, as a record like a measured one; a simulator error
     is kept as `error` (the record then has no metrics)."""
-    import gpusim
-    from gpusim.timing.engine import TimingOptions
-    from validate.mechanisms import MECHANISMS
     name, size = item
     rec = _record(name, size)
     case = MECHANISMS[name].case(size)
@@ -80,7 +85,6 @@ def _write_predictions(path: Path, command: str, preset: str, environment: dict,
 
 
 def cmd_predict(args) -> int:
-    from validate.predict import measurement_environment
     environment = measurement_environment({"provenance": {"gpu_short_name": args.preset.split("-")[0]}})
     items = measured_sizes(args.only)
     out_path = args.out or RESULTS / f"mechanisms_predicted_{args.preset}.json"
@@ -97,8 +101,6 @@ def cmd_predict(args) -> int:
         _write_predictions(out_path, command, args.preset, environment, done, time.perf_counter() - t0)
 
     if args.jobs > 1:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor, as_completed
         with ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("fork")) as pool:
             futs = [pool.submit(predict_one, it, args.preset, environment) for it in items]
             for f in as_completed(futs):
@@ -115,8 +117,6 @@ def cmd_predict(args) -> int:
 
 def sass_of(case) -> tuple[int, list[str]]:
     """(registers, instructions) of the kernel of `case` as ptxas assembles it for sm_90."""
-    from gpusim.frontend.compile import compile_kernel
-    from gpusim.frontend.sass import tools
     ck = compile_kernel(case.kernel, case.args)
     info = tools.ptxas_info(ck.sass_ptx, ck.entry, (9, 0))
     text = tools.disassemble(info.cubin)
@@ -131,7 +131,6 @@ SUMMARY = (("atomics", r"^(@\S+ )?(RED|ATOM)[GS]?\b|ATOMS"), ("votes", r"(^|\s)(
 
 
 def cmd_sass(args) -> int:
-    from validate.mechanisms import MECHANISMS
     seen: dict[tuple, str] = {}
     full, summary = [], []
     for name, size in measured_sizes(args.only):
@@ -172,7 +171,6 @@ SIDE = ("lts_red_sectors_per_op", "lts_red_requests_per_op", "l2_atomic_active_c
 
 
 def rows(data: dict, predicted: dict) -> list[dict]:
-    from validate.mechanisms import derive
     sms = data["provenance"].get("sm_count") or 132
     pred = {k["name"]: k for k in predicted["kernels"]}
     out = []
@@ -198,7 +196,6 @@ def cmd_compare(args) -> int:
     short = data["provenance"].get("gpu_short_name", "h200")
     ppath = Path(args.predicted) if args.predicted else RESULTS / f"mechanisms_predicted_{short}.json"
     if args.repredict:
-        from validate.predict import measurement_environment
         env = measurement_environment(data)
         items = [(k["mechanism"], k["size"]) for k in data["kernels"] if "mechanism" in k
                  and (not args.only or re.search(args.only, k["name"]))]

@@ -19,6 +19,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from gpusim.collectives import simulate  # noqa: E402
+from programs.multi_gpu.matmul import scaling  # noqa: E402
+from validate.compare_multi import compare  # noqa: E402
 
 # Published figures. NVIDIA (H100/H200 datasheets, A100 whitepaper): NVLink 900 / 600 GB/s per
 # GPU, both directions together (450 / 300 per direction), the ceiling a ring's busbw approaches.
@@ -35,8 +38,6 @@ def main(argv=None) -> int:
     ap.add_argument("--matmul-size", type=int, default=2048)
     ap.add_argument("--skip-matmul", action="store_true")
     a = ap.parse_args(argv)
-    from gpusim.collectives import simulate
-    from validate.compare_multi import compare
 
     out = {"command": "taskset -c 0 python benchmarks/multi_gpu.py " + " ".join(argv or sys.argv[1:])}
     summary, rows = compare(kernels=True)
@@ -65,7 +66,6 @@ def main(argv=None) -> int:
     print(f"1 GiB all_reduce over 8 GPUs simulated in {out['all_reduce_1GiB_8gpu_simulation_s']:.2f} s")
 
     if not a.skip_matmul:
-        from programs.multi_gpu.matmul import scaling
         n = a.matmul_size
         out["matmul_scaling"] = {}
         for variant in ("all_gather", "reduce_scatter"):

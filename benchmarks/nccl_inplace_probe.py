@@ -39,7 +39,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", required=True)
     ap.add_argument("--rounds", type=int, default=2)
     a = ap.parse_args(argv)
-    from cupy.cuda import nccl
+    from cupy.cuda import nccl  # GPU machine only: CuPy / the CUDA driver are not installed on CPU machines
     ranks = PlacedRanks(2)
     records = []
     for rnd in range(a.rounds):

@@ -45,7 +45,7 @@ ROTATE = "GPUSIM_ROTATE"     # a setting's buffer pairs per GPU, used in turn by
 def rotating_ranks(n: int, rotate: int):
     """`Ranks` whose successive calls use `rotate` different buffer pairs per GPU (a call's data
     footprint x rotate across the CUDA graph's back-to-back calls, its size unchanged)."""
-    from validate.measure_nccl import Ranks
+    from validate.measure_nccl import Ranks  # GPU side: validate.measure_nccl imports CuPy
 
     class RotatingRanks(Ranks):
         turn = 0
@@ -79,7 +79,7 @@ def worker(setting: str, rounds: int, out: str, ops=OPS, sizes=SIZES) -> int:
 
 
 def compare(path: str) -> int:
-    from validate.compare_multi import channel_setting_rows
+    from validate.compare_multi import channel_setting_rows  # GPU side: validate.measure_nccl imports CuPy
     with open(path) as f:
         rows, left_out = channel_setting_rows(json.load(f))
     for name in left_out:
@@ -117,7 +117,7 @@ def main(argv=None) -> int:
         for text in a.setting:
             name, _, pairs = text.partition(":")
             settings[name] = dict(p.split("=", 1) for p in pairs.split(",") if p)
-    from cupy.cuda import nccl
+    from cupy.cuda import nccl  # GPU machine only: CuPy / the CUDA driver are not installed on CPU machines
     records, info = [], {}
     for setting, env_extra in settings.items():
         part = f"{a.out}.{setting}.json"

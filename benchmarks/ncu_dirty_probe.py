@@ -48,10 +48,10 @@ SPIN_MS = (1, 5, 10, 25, 50, 100)
 
 def spin_app(ms: int) -> None:
     """One thread spinning for `ms` milliseconds at the SM clock nvidia-smi reports."""
-    import numpy as np
-    from numba import cuda
+    import numpy as np  # GPU side: imported in the process that launches under ncu, not when the script is read
+    from numba import cuda  # GPU side: imported in the process that launches under ncu, not when the script is read
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-    from validate.microbench_kernels import clock64
+    from validate.microbench_kernels import clock64  # GPU side: needs the sys.path entry set just above
 
     @cuda.jit
     def spin(out, cycles):
@@ -69,8 +69,8 @@ def spin_app(ms: int) -> None:
 
 
 def app(case: str, mib: int) -> None:
-    import numpy as np
-    from numba import cuda
+    import numpy as np  # GPU side: imported in the process that launches under ncu, not when the script is read
+    from numba import cuda  # GPU side: imported in the process that launches under ncu, not when the script is read
 
     @cuda.jit
     def probe_sum(x, out):
@@ -139,8 +139,8 @@ def run_ncu(out_path: str, background: bool = False) -> None:
     smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.sm,clocks.mem", "--format=csv,noheader"],
                          capture_output=True, text=True).stdout.strip()
     ver = subprocess.run([ncu, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1:]
-    import numba
-    import numpy
+    import numba  # GPU side: imported in the process that launches under ncu, not when the script is read
+    import numpy  # GPU side: imported in the process that launches under ncu, not when the script is read
     command = "python benchmarks/ncu_dirty_probe.py --ncu" + (" --background" if background else "") + f" --out {out_path}"
     json.dump({"command": command,
                "gpu": smi, "ncu": ver, "numba": numba.__version__, "numpy": numpy.__version__,

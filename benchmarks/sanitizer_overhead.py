@@ -24,10 +24,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import gpusim  # noqa: E402
+import programs  # noqa: E402
+import subprocess  # noqa: E402
 
 
 def time_launch(spec, check, repeat: int) -> float:
-    import gpusim
     best = float("inf")
     for _ in range(repeat):
         c = spec.case("default", seed=0)
@@ -60,7 +62,6 @@ print(json.dumps(out))
 
 def hooks_off(baseline: str, rounds: int = 6, repeat: int = 5) -> dict:
     """Best functional run time per program in `baseline` and in this tree (see module doc)."""
-    import subprocess
     here = str(Path(__file__).resolve().parents[1])
     best = {"baseline": {}, "this": {}}
     for _ in range(rounds):
@@ -76,7 +77,6 @@ def hooks_off(baseline: str, rounds: int = 6, repeat: int = 5) -> dict:
 
 
 def main(argv=None) -> int:
-    import programs
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--programs", nargs="*", default=list(programs.PROGRAMS))
     ap.add_argument("--repeat", type=int, default=3)

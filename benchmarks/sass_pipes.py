@@ -38,6 +38,9 @@ from pathlib import Path
 
 from gpusim.frontend.sass.opcodes import COUNTED_PIPES, UNKNOWN_OPCODES, classify
 from validate.datadir import DATA_DIR
+import gpusim
+import programs
+from validate.microbench import MICROBENCHMARKS
 
 UNROLLED = ("smem_stride", "bandwidth", "pointer_chase")
 PIPES = COUNTED_PIPES
@@ -64,14 +67,11 @@ def predict(instructions, inst, cc=(9, 0)) -> dict:
 
 
 def _spec(name: str):
-    import programs
-    from validate.microbench import MICROBENCHMARKS
     return programs.PROGRAMS.get(name) or MICROBENCHMARKS[name]
 
 
 def _run(kernel: str):
     """(kernel, SASS instructions, executed warp instructions per SASS instruction)."""
-    import gpusim
     name, size = kernel.split("/")
     case = _spec(name).case(size)
     r = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu="h200", shared_bytes=case.shared_bytes)
@@ -94,7 +94,6 @@ def kernels(data: dict, max_inst: float) -> list[str]:
 
 
 def _microbenchmarks():
-    from validate.microbench import MICROBENCHMARKS
     return MICROBENCHMARKS
 
 

@@ -33,6 +33,8 @@ import tempfile
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "docs", "examples"))
+from importlib import metadata  # noqa: E402
+from validate.ncu import command, find_ncu, match, parse_csv, unknown_metrics  # noqa: E402
 
 METRICS = (
     "gpu__time_duration.sum", "sm__cycles_elapsed.max",
@@ -55,16 +57,16 @@ CASES = (  # (name, program file or programs name, size parameters)
 
 def spec_of(program: str):
     if program == "stencil_2d":
-        import stencil_2d
+        import stencil_2d  # GPU side: the worker process imports the programs it launches
         return stencil_2d.PROGRAM
-    import programs
+    import programs  # GPU side: the worker process imports the programs it launches
     return programs.get(program)
 
 
 def worker(record_path: str) -> None:
     """Launch every case once on the GPU (Numba), check it, and write what was launched."""
-    import numpy as np
-    from numba import cuda
+    import numpy as np  # GPU side: imported in the process that launches under ncu, not when the script is read
+    from numba import cuda  # GPU side: imported in the process that launches under ncu, not when the script is read
     launched = []
     for name, program, params in CASES:
         spec = spec_of(program)
@@ -93,7 +95,6 @@ def _run(cmd: list[str]) -> str:
 
 
 def provenance(ncu: str, command: list[str]) -> dict:
-    from importlib import metadata
     smi = _run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem",
                 "--format=csv,noheader"])
     versions = {}
@@ -119,7 +120,6 @@ def main(argv=None) -> int:
         return 0
     if not a.out_dir:
         ap.error("give OUT_DIR")
-    from validate.ncu import command, find_ncu, match, parse_csv, unknown_metrics
     ncu = a.ncu or find_ncu()
     os.makedirs(a.out_dir, exist_ok=True)
     metrics = list(METRICS)

@@ -32,6 +32,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import gpusim  # noqa: E402
 import programs  # noqa: E402
+import importlib.metadata as md  # noqa: E402
+from gpusim.specs import resolve  # noqa: E402
+from gpusim.sweep.replay import timed_launch  # noqa: E402
+from gpusim.sweep.streams import StreamCache  # noqa: E402
+from gpusim.timing.engine import TimingOptions  # noqa: E402
+from gpusim.timing.record import TraceWindow  # noqa: E402
 
 LAUNCHES = [  # (program, size, preset, timing options as a dict or None)
     ("transpose_shared", "default", "h100", None),
@@ -62,7 +68,6 @@ REPLAYS = [("transpose_shared", {"rows": 1024, "cols": 1024}, "h100", SPEED_POIN
 
 def toolchain() -> dict:
     """Versions of what turns a kernel into PTX and SASS (the snapshot's "_toolchain" entry)."""
-    import importlib.metadata as md
     out = {}
     for dist in ("numba", "numba-cuda", "llvmlite", "numpy", "nvidia-cuda-nvcc", "nvidia-nvvm",
                  "nvidia-cuda-nvdisasm", "simpy"):
@@ -94,8 +99,6 @@ def _label(name, size, gpu, extra) -> str:
 
 
 def _options(opts):
-    from gpusim.timing.engine import TimingOptions
-    from gpusim.timing.record import TraceWindow
     if not opts:
         return None
     opts = dict(opts)
@@ -105,9 +108,6 @@ def _options(opts):
 
 
 def collect() -> dict:
-    from gpusim.specs import resolve
-    from gpusim.sweep.replay import timed_launch
-    from gpusim.sweep.streams import StreamCache
     snap = {}
     for name, size, gpu, opts in LAUNCHES:
         t = time.perf_counter()
@@ -136,7 +136,6 @@ def collect() -> dict:
 def independent() -> dict:
     """The sweep points of REPLAYS as independent `gpusim.launch` runs (no stream cache), labelled
     as collect() labels them: a snapshot's replayed points must equal these."""
-    from gpusim.specs import resolve
     snap = {}
     for name, size, gpu, points in REPLAYS:
         for sets in points:

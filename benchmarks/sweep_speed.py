@@ -42,6 +42,11 @@ import pandas as pd
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import gpusim  # noqa: E402
+import multiprocessing  # noqa: E402
+import programs  # noqa: E402
+from gpusim.specs import resolve  # noqa: E402
+from gpusim.sweep.replay import timed_launch  # noqa: E402
+from gpusim.sweep.streams import StreamCache  # noqa: E402
 
 REPLAY_CASES = [("transpose_shared", {"rows": 1024, "cols": 1024}), ("matmul_tiled", {"m": 512, "n": 512, "k": 512})]
 REPLAY_POINTS = [["hbm.bandwidth_GBps=6704"], ["l2.hit_latency_cycles=400"], ["clocks.sm_clock_mhz=1500"],
@@ -63,10 +68,6 @@ def part_replay(repeats: int = 3) -> dict:
     point with the fewest SMs, where `gpusim.sweep` records, `executors.order`), the further
     points (replaying) in their order; wall and CPU seconds of each; ratios from the rounds'
     medians."""
-    from gpusim.specs import resolve
-    from gpusim.sweep.replay import timed_launch
-    from gpusim.sweep.streams import StreamCache
-    import programs
     out = {}
     points = [[]] + REPLAY_POINTS
     lead = min(range(len(points)), key=lambda i: resolve("h100", points[i]).sm_count)
@@ -132,7 +133,6 @@ def _spin(_=None) -> int:
 def machine_parallelism() -> float:
     """What 2 processes gain over 1 on this machine right now: 8 pure-Python loops serial vs
     on a fork pool of 2 (2.0 on an idle 2-core machine; ~1.0 when other work fills the cores)."""
-    import multiprocessing
     t = time.perf_counter()
     for k in range(8):
         _spin(k)
@@ -177,8 +177,8 @@ def part_parallel(rounds: int = 2, dask: bool = True) -> dict:
     loads, ref = [], [None]
     _rounds(("serial", "local2"), rounds, None, ref, times, loads)
     if dask:
-        import distributed
-        from gpusim.sweep.executors import local_cluster
+        import distributed  # only for --dask: starting dask is slow
+        from gpusim.sweep.executors import local_cluster  # only for --dask: starting dask is slow
         cluster = local_cluster(2)
         client = distributed.Client(cluster)
         try:

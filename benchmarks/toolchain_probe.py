@@ -37,7 +37,7 @@ def regs(dispatcher) -> int:
 def main() -> int:
     out = {"have_nvjitlink": bool(_have_nvjitlink())}
     try:
-        from cuda.bindings import nvjitlink
+        from cuda.bindings import nvjitlink  # GPU machine only: CuPy / the CUDA driver are not installed on CPU machines
         out["nvjitlink_version"] = list(nvjitlink.version())
     except Exception as e:                      # noqa: BLE001 - recorded, not fatal
         out["nvjitlink_version"] = repr(e)

@@ -1,5 +1,5 @@
 """The import layers of isa/ and gpusim/, read from the source (ast: nothing is imported), and
-the rule that an import inside a function says why (there and in programs/ and validate/).
+the rule that an import inside a function says why (there and in programs/, validate/ and benchmarks/).
 
 The graph has one node per module and an edge for every import of another module of
 isa/ or gpusim/, at the top of a file or inside a function (an import inside a function
@@ -182,7 +182,7 @@ def _says_why(lines: list[str], node: ast.stmt) -> bool:
 
 
 # the packages above gpusim whose imports inside functions must say why too (not in the layer graph)
-USERS = ("programs", "validate")
+USERS = ("programs", "validate", "benchmarks")
 
 
 def _function_imports(path: Path):
