@@ -260,7 +260,7 @@ def _run(prepared: PreparedLaunch, timing: bool, batch_lanes: int, timing_option
     engine = None
     if progress is not None:
         def sim_ns():
-            return engine.env.now * prepared.spec.cycle_ns if engine is not None else None
+            return engine.scheduler.now * prepared.spec.cycle_ns if engine is not None else None
 
         def timed_block(done, total, chained=opt.progress):
             if chained is not None:
@@ -268,7 +268,7 @@ def _run(prepared: PreparedLaunch, timing: bool, batch_lanes: int, timing_option
             progress(Progress(prepared.name, "timing", done, total, simulated_ns=sim_ns()))
 
         def spinning(ex):
-            done = engine.done_blocks if engine is not None else 0
+            done = engine.scheduler.done_blocks if engine is not None else 0
             total = engine.blocks_simulated if engine is not None else prepared.geometry.nblocks
             progress(Progress(prepared.name, "timing", done, total, ex.steps, ex.step_budget or 0, sim_ns()))
         opt = dataclasses.replace(opt, progress=timed_block)

@@ -16,10 +16,11 @@ attributed to one Nsight Compute warp state on the instruction it waits to issue
 and `selected` for the issue cycle.
 
 For speed the SM advances with its own event loop (next cycle at which any SMSP can
-issue), not one SimPy event per instruction; the SimPy engine (`engine.py`) runs the
-SMs in quanta so shared memory-system units see requests in time order up to one
-quantum of skew. The loop itself is compiled (`issue_loop.py`, on this SM's arrays,
-shared memory and the caches included); it returns here for what needs Python objects:
+issue), not one SimPy event per instruction; the block scheduler (`block_scheduler.py`,
+the one SimPy part) runs each SM as a SimPy process in quanta so shared memory-system
+units see requests in time order up to one quantum of skew. The loop itself is compiled
+(`issue_loop.py`, on this SM's arrays, shared memory and the caches included); it returns
+here for what needs Python objects:
 a global / local / atomic access's ready time (`_memory`: the L1 / L2 / HBM model),
 loop-sampling markers and a warp's last visit (`_next_visit`), barriers and block
 completion (its `Residency` unit, `residency.py`), a Python warp-scheduling policy.

@@ -1,12 +1,13 @@
 """The caller's time limit holds while one long block is being timed: the engine calls
-`TimingOptions.heartbeat` every HEARTBEAT_QUANTA quanta of an SM, not only when a block ends
+`TimingOptions.heartbeat` every HEARTBEAT_QUANTA quanta of an SM (block_scheduler.py), not only when a block ends
 (a 8192^3 TMA GEMM's block ran minutes past a 60 s limit before)."""
 import numpy as np
 import pytest
 from numba import cuda
 
 import gpusim
-from gpusim.timing.engine import HEARTBEAT_QUANTA, TimingOptions
+from gpusim.timing.block_scheduler import HEARTBEAT_QUANTA
+from gpusim.timing.engine import TimingOptions
 
 
 @cuda.jit

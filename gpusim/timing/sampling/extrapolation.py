@@ -38,8 +38,9 @@ benchmarks/sampling_error.py (results in benchmarks/results/sampling_error.json)
 A unit the engine (`engine.TimingEngine`) builds with each launch plan and owns: it is given
 what it reads (the simulated SMs, the block times `TimingStats`, the memory system, the issue
 streams, the footprint) and the sample's shape (`SampleShape`), keeps its own state (the timed
-straggler), and answers the engine's four questions: `cycles`, `errors`, `reuse_note`,
-`full_affordable`.
+straggler), and answers four questions: before the run, the engine's `reuse_note` and
+`full_affordable`; after it, the metrics builder's (`metrics_builder.py`) `cycles`, `errors` and
+`reuse_note`.
 """
 from __future__ import annotations
 
