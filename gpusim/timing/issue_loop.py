@@ -27,17 +27,26 @@ The yield bit is not modelled.
 Everything is done in the order of the Python model it replaced (sub-partitions in
 order, warps in age order, the same float operations), so results are identical.
 
-Layout (column indices below): per warp row `k` of `WF` (floats: register ready times,
-then ready_at, last issue, candidate cycle) and `WI` (ints: register result kinds, then
-reason, throttled, at barrier, instruction-cache line, current flat instruction, end of
-its segment, sub-partition, its visits' rows in `VP`: first, end, current, and where its
-visit's shared-memory wavefronts start in `SHP`); per sub-partition row of `SPF` (next, pipe free times) and
-`SPI` (last issued warp, issued count, resident warps, their rows in age order); the
-SM's scalars `F`, `I`; one array per read-only cache (`fetch.py`); the kernel's
-instruction table `TI`, `TX`, `TS` (`static.IssueTable`); `STALL` [reason, SASS
-instruction]; the SM's pool of its warps' visits `VP` (segment, or < 0 a marker; start of
-its wavefronts in `SHP`) and `SHP` (per shared-memory access of a visit, in segment order:
-wavefronts, -1 none).
+Layout: per warp row `k` of `WF` (floats) and `WI` (ints), first its REG_SLOTS registers (ready
+times; result kinds), then the warp's own columns; per sub-partition row of `SPF` and `SPI`; the
+SM's scalars `F`, `I`; one array per read-only cache (`C`: `ICA`, `CCA`, `fetch.py`); the
+kernel's instruction table `TI` (its lists in `TX`, segment -> first row in `TS`,
+`static.IssueTable`); `STALL` [reason, SASS instruction]; the SM's pool of its warps' visits `VP`
+(segment, or < 0 a marker; start of its wavefronts in `SHP`) and `SHP` (per shared-memory access of
+a visit, in segment order: wavefronts, -1 none). Each array's columns are an IntEnum (`TIcol`,
+`WFcol`, `WIcol`, `SPFcol`, `SPIcol`, `Fcol`, `Icol`, `Ccol`: what each column holds) and `LAYOUT`
+lists them in order with the blocks' widths; the loop indexes with their short names (`T_SASS` is
+`TIcol.SASS`, `W_READY` `WFcol.READY`). numba folds an IntEnum member to its constant: the machine
+code is the one plain ints give (numba 0.68; tests/timing/test_issue_loop_layout.py checks that and
+the table against the code and the arrays sm.py, static.py and fetch.py allocate).
+
+Stepping through it: with `NUMBA_DISABLE_JIT=1` in the environment (before numba is imported) these
+functions run as plain Python on the same numpy arrays, so a debugger stops at a breakpoint in
+`run` or `prepare` and `WIcol(c).name` names a column. The other numba functions (`stream_kernels.py`,
+the functional core's `lsu_kernels.py`) run as Python too; the functional core's llvmlite segments
+stay compiled. Predictions are the same (every metric and stall table, checked on small cases of
+programs/ and on tests/timing's issue-loop, async-group and tensor-pipe tests); a launch takes
+about 8 to 15 times longer, so step through a small one.
 
 One file: numba's cache (`cache=True`) is invalidated only by changes to the file that
 defines a function, so everything compiled, and every constant it uses, lives here (the
@@ -47,6 +56,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from enum import IntEnum, unique
 
 import numpy as np
 from numba import njit
@@ -57,8 +67,9 @@ from gpusim.timing import async_groups, static
 INF = math.inf
 REG_SLOTS = 352                             # scoreboard slots: operands.B_BASE + N_B
 GROUP_RING = 8                              # async_groups.RING
+GROUP_COUNTERS = 2                          # async_groups.COUNTERS
 if REG_SLOTS != operands.B_BASE + operands.N_B or (static.FIXED, static.SHARED, static.GLOBAL) != (0, 1, 2) \
-        or (async_groups.RING, async_groups.COUNTERS, async_groups.WGMMA) != (GROUP_RING, 2, 0):
+        or (async_groups.RING, async_groups.COUNTERS, async_groups.WGMMA) != (GROUP_RING, GROUP_COUNTERS, 0):
     raise ImportError("gpusim.timing.issue_loop: REG_SLOTS must be operands.B_BASE + N_B, the result kinds "
                       "FIXED, SHARED, GLOBAL 0, 1, 2 and the group counters 2 of RING 8, WGMMA first (the compiled "
                       "loop's cache sees only this file)")
@@ -76,36 +87,163 @@ R_LONG = 4
 R_DEP0, R_THROTTLE0 = 2, 6                  # + result kind (FIXED, SHARED, GLOBAL)
 # policies
 P_GTO, P_OLDEST, P_PYTHON = 0, 1, 2
-# TI columns (static.IssueTable); lists are offsets into TX
-T_SASS, T_RESULT, T_LAT, T_ILINE, T_BAR, T_NUNIT, T_UNIT, T_NREG, T_REG, T_NDST, T_DST, T_NCONST, T_CONST = range(13)
-T_SHQ = 13                                  # a shared-memory access: its place among its segment's, else -1
-T_IVL = 14                                  # the F slot of its own issue interval (tensor_pipe.py), else -1: its pipe's
-# group scoreboards (async_groups.py): the counter it joins, commits, waits on (-1 none), the groups its
-# wait leaves incomplete; its completion after issue when the issue loop decides it (HGMMA; 0: the memory
-# model's, LDGSTS); the F slot of its cycles on the SM's shared-memory path (wgmma operands), else -1
-T_AJOIN, T_ACOMMIT, T_AWAIT, T_AWAITN, T_ALAT, T_SHC = 15, 16, 17, 18, 19, 20
-T_STALL = 21                                # ptxas' stall count: cycles before the warp's next issue (0: none known)
-T_COLS = 22
-# WF / WI columns after the REG_SLOTS register columns
-W_READY, W_LAST, W_CAND = REG_SLOTS, REG_SLOTS + 1, REG_SLOTS + 2
-W_GOPEN = REG_SLOTS + 3                     # per counter: completion of its open (uncommitted) group
-W_GRING = W_GOPEN + 2                       # per counter: GROUP_RING completion times of committed groups
-WF_COLS = W_GRING + 2 * GROUP_RING
-W_REASON, W_THROT, W_ATBAR, W_ILINE, W_CUR, W_END, W_SP, W_V0, W_VN, W_V, W_SH = range(REG_SLOTS, REG_SLOTS + 11)
-W_GN = REG_SLOTS + 11                       # per counter: groups committed so far
-WI_COLS = W_GN + 2
-# SPF / SPI columns
-S_NEXT, S_PIPE = 0, 1
-S_LAST, S_ISSUED, S_N, S_W = 0, 1, 2, 3
-# F / I entries
-F_T, F_TCUR, F_PENDING, F_SHFREE, F_WFSTEP, F_SHLAT, F_WFCYC = range(7)
-F_ADONE = 7                                 # the completion of the async operation being issued (HGMMA)
-F_INTERVAL = 8                              # F_INTERVAL + pipe: its issue interval; after the pipes', the
-#                                             instructions' own constants (static.IssueTable.intervals)
-I_PHASE, I_K, I_ISSUED, I_EVW, I_EVJ, I_WDONE, I_NREADY, I_POLICY, I_HOOK, I_NSP, I_WAVEFRONTS = range(11)
-I_SIZE = 11
-# read-only cache arrays: scalars, then one ready time per line (NaN: absent)
-C_FREE, C_FILL, C_CPL, C_FRONT, C_MISS, C_PREF, C_LINES = range(7)
+
+# The packed arrays' columns: one IntEnum per array, what each column holds, then the short names
+# the loop indexes with (`T_SASS` is `TIcol.SASS`) and `LAYOUT`, each array's columns in order.
+# numba folds a member to its constant: the machine code is the one plain ints give.
+
+
+@unique
+class TIcol(IntEnum):
+    """TI (`static.IssueTable.ti`): one row per instruction; its lists are offsets into TX."""
+    SASS = 0                                # its SASS instruction (STALL's column)
+    RESULT = 1                              # result kind: FIXED, SHARED, GLOBAL
+    LAT = 2                                 # result latency (cycles)
+    ILINE = 3                               # instruction-cache line
+    BAR = 4                                 # a CTA barrier
+    NUNIT = 5                               # its pipes (several: the first free): how many ...
+    UNIT = 6                                # ... and where in TX
+    NREG = 7                                # registers read
+    REG = 8
+    NDST = 9                                # registers written
+    DST = 10
+    NCONST = 11                             # constant-cache lines (their slots in CCA)
+    CONST = 12
+    SHQ = 13                                # a shared-memory access: its place among its segment's, else -1
+    IVL = 14                                # the F slot of its own issue interval (tensor_pipe.py), else -1: its pipe's
+    # group scoreboards (async_groups.py): the counter it joins, commits, waits on (-1 none), the groups its
+    # wait leaves incomplete; its completion after issue when the issue loop decides it (HGMMA; 0: the memory
+    # model's, LDGSTS); the F slot of its cycles on the SM's shared-memory path (wgmma operands), else -1
+    AJOIN = 15
+    ACOMMIT = 16
+    AWAIT = 17
+    AWAITN = 18
+    ALAT = 19
+    SHC = 20
+    STALL = 21                              # ptxas' stall count: cycles before the warp's next issue (0: none known)
+
+
+@unique
+class WFcol(IntEnum):
+    """WF: one row per warp slot, floats."""
+    REG = 0                                 # REG_SLOTS register ready times (-inf: never written)
+    READY = REG_SLOTS                       # when it may issue as far as its own state goes
+    LAST = REG_SLOTS + 1                    # its last issue
+    CAND = REG_SLOTS + 2                    # the cycle its scheduler considers it (INF: at a barrier)
+    GOPEN = REG_SLOTS + 3                   # per counter: completion of its open (uncommitted) group
+    GRING = REG_SLOTS + 3 + GROUP_COUNTERS  # per counter: GROUP_RING completion times of committed groups
+
+
+@unique
+class WIcol(IntEnum):
+    """WI: one row per warp slot, ints."""
+    REG = 0                                 # REG_SLOTS register result kinds (FIXED, SHARED, GLOBAL)
+    REASON = REG_SLOTS                      # the stall reason of READY
+    THROT = REG_SLOTS + 1                   # held by a busy pipe (math_pipe / mio / lg throttle)
+    ATBAR = REG_SLOTS + 2                   # waiting at a CTA barrier
+    ILINE = REG_SLOTS + 3                   # the instruction-cache line of its latest fetch
+    CUR = REG_SLOTS + 4                     # its next instruction (TI row)
+    END = REG_SLOTS + 5                     # the end of its segment (TI row)
+    SP = REG_SLOTS + 6                      # its sub-partition
+    V0 = REG_SLOTS + 7                      # its visits' rows in VP: first, end, current
+    VN = REG_SLOTS + 8
+    V = REG_SLOTS + 9
+    SH = REG_SLOTS + 10                     # where its visit's shared-memory wavefronts start in SHP
+    GN = REG_SLOTS + 11                     # per counter: groups committed so far
+
+
+@unique
+class SPFcol(IntEnum):
+    """SPF: one row per sub-partition, floats."""
+    NEXT = 0                                # no warp of it issues before this cycle (a lower bound)
+    PIPE = 1                                # per pipe (static.PIPE_NAMES): when it is free
+
+
+@unique
+class SPIcol(IntEnum):
+    """SPI: one row per sub-partition, ints."""
+    LAST = 0                                # the warp it issued last (-1 none, -2 one no longer resident)
+    ISSUED = 1                              # instructions issued
+    N = 2                                   # resident warps ...
+    W = 3                                   # ... their WF/WI rows, oldest first
+
+
+@unique
+class Fcol(IntEnum):
+    """F: the SM's float scalars."""
+    T = 0                                   # its clock: every cycle before it is done
+    TCUR = 1                                # the cycle `run` stopped in
+    PENDING = 2                             # EV_MEM: the memory model's ready time
+    SHFREE = 3                              # the shared-memory data path is free
+    WFSTEP = 4                              # cycles a wavefront holds the path
+    SHLAT = 5                               # shared-memory latency
+    WFCYC = 6                               # cycles of result latency a further wavefront adds
+    ADONE = 7                               # the completion of the async operation being issued (HGMMA)
+    INTERVAL = 8                            # per pipe its issue interval; after the pipes', the instructions'
+    #                                         own constants (static.IssueTable.intervals)
+
+
+@unique
+class Icol(IntEnum):
+    """I: the SM's int scalars; where `run` stopped and resumes, and what the event is about."""
+    PHASE = 0                               # the phase to resume in (PH_*)
+    K = 1                                   # the sub-partition
+    ISSUED = 2                              # whether one issued in this cycle
+    EVW = 3                                 # the event's warp (EV_PICK: the policy's pick)
+    EVJ = 4                                 # the event's instruction (TI row)
+    WDONE = 5                               # EV_VISIT: the warp is done
+    NREADY = 6                              # EV_PICK: ready warps in BUF
+    POLICY = 7                              # P_GTO, P_OLDEST, P_PYTHON
+    HOOK = 8                                # EV_ISSUE before each issue (the recording SM)
+    NSP = 9                                 # sub-partitions
+    WAVEFRONTS = 10                         # shared-memory wavefronts served
+
+
+@unique
+class Ccol(IntEnum):
+    """A read-only cache's array (fetch.ReadOnlyCache.a): scalars, then one ready time per line
+    (NaN: absent)."""
+    FREE = 0                                # when the stream delivered its latest line
+    FILL = 1                                # fill latency (cycles)
+    CPL = 2                                 # cycles per line of the stream
+    FRONT = 3                               # highest line requested
+    MISS = 4                                # misses
+    PREF = 5                                # lines the sequential prefetch keeps ahead
+    LINES = 6
+
+
+(T_SASS, T_RESULT, T_LAT, T_ILINE, T_BAR, T_NUNIT, T_UNIT, T_NREG, T_REG, T_NDST, T_DST, T_NCONST, T_CONST, T_SHQ,
+ T_IVL, T_AJOIN, T_ACOMMIT, T_AWAIT, T_AWAITN, T_ALAT, T_SHC, T_STALL) = TIcol
+T_COLS = len(TIcol)
+_, W_READY, W_LAST, W_CAND, W_GOPEN, W_GRING = WFcol
+WF_COLS = W_GRING + GROUP_COUNTERS * GROUP_RING
+_, W_REASON, W_THROT, W_ATBAR, W_ILINE, W_CUR, W_END, W_SP, W_V0, W_VN, W_V, W_SH, W_GN = WIcol
+WI_COLS = W_GN + GROUP_COUNTERS
+S_NEXT, S_PIPE = SPFcol
+S_LAST, S_ISSUED, S_N, S_W = SPIcol
+F_T, F_TCUR, F_PENDING, F_SHFREE, F_WFSTEP, F_SHLAT, F_WFCYC, F_ADONE, F_INTERVAL = Fcol
+I_PHASE, I_K, I_ISSUED, I_EVW, I_EVJ, I_WDONE, I_NREADY, I_POLICY, I_HOOK, I_NSP, I_WAVEFRONTS = Icol
+I_SIZE = len(Icol)
+C_FREE, C_FILL, C_CPL, C_FRONT, C_MISS, C_PREF, C_LINES = Ccol
+
+# Each array's columns in order: a name is one column, (name, width) a block; a width in words is
+# fixed when the array is allocated (sm.SM, fetch.ReadOnlyCache): "pipes" len(static.PIPE_NAMES),
+# "intervals" len(IssueTable.intervals), "warps" SMSpec.max_warps_per_sm, "lines" the cache's lines.
+# tests/timing/test_issue_loop_layout.py checks it against the enums, the short names, the widths
+# and the arrays sm.py, static.py and fetch.py allocate.
+LAYOUT = {
+    "TI": ("SASS", "RESULT", "LAT", "ILINE", "BAR", "NUNIT", "UNIT", "NREG", "REG", "NDST", "DST", "NCONST", "CONST",
+           "SHQ", "IVL", "AJOIN", "ACOMMIT", "AWAIT", "AWAITN", "ALAT", "SHC", "STALL"),
+    "WF": (("REG", REG_SLOTS), "READY", "LAST", "CAND", ("GOPEN", GROUP_COUNTERS),
+           ("GRING", GROUP_COUNTERS * GROUP_RING)),
+    "WI": (("REG", REG_SLOTS), "REASON", "THROT", "ATBAR", "ILINE", "CUR", "END", "SP", "V0", "VN", "V", "SH",
+           ("GN", GROUP_COUNTERS)),
+    "SPF": ("NEXT", ("PIPE", "pipes")),
+    "SPI": ("LAST", "ISSUED", "N", ("W", "warps")),
+    "F": ("T", "TCUR", "PENDING", "SHFREE", "WFSTEP", "SHLAT", "WFCYC", "ADONE", ("INTERVAL", "pipes + intervals")),
+    "I": ("PHASE", "K", "ISSUED", "EVW", "EVJ", "WDONE", "NREADY", "POLICY", "HOOK", "NSP", "WAVEFRONTS"),
+    "C": ("FREE", "FILL", "CPL", "FRONT", "MISS", "PREF", ("LINES", "lines")),
+}
 
 _UNCACHED: list = []
 
@@ -230,7 +368,7 @@ def add_warp(k, sp, t0, v0, vn, WF, WI, SPF, SPI):
     WF[k, W_READY] = t0
     WF[k, W_LAST] = t0 - 1
     WF[k, W_CAND] = t0
-    for c in range(2):
+    for c in range(GROUP_COUNTERS):
         WF[k, W_GOPEN + c] = -INF
         WI[k, W_GN + c] = 0
     WI[k, W_REASON] = R_DISPATCH
