@@ -40,7 +40,8 @@ from gpusim.launch_plan import plan_launch
 from gpusim.result import Result
 from gpusim.sanitizer import checked
 from gpusim.specs.overrides import resolve
-from gpusim.timing.engine import STALL_METRIC, TimingEngine, TimingOptions
+from gpusim.timing.engine import TimingEngine, TimingOptions
+from gpusim.timing.metrics_builder import STALL_METRIC
 from gpusim.triton_launch import triton_launch
 
 BATCH_LANES = 1 << 15        # lanes executed together: bounds memory, keeps numpy calls large

@@ -29,7 +29,8 @@ import numpy as np
 from gpusim.api import prepare
 from gpusim.sweep.fields import functional_key
 from gpusim.sweep.streams import MAX_HEAP_BYTES, RecordingSource, ReplaySource, StreamCache, StreamStore, stream_key
-from gpusim.timing.engine import STALL_METRIC, TimingEngine, TimingOptions
+from gpusim.timing.engine import TimingEngine, TimingOptions
+from gpusim.timing.metrics_builder import STALL_METRIC
 
 _DEFAULT_CACHE: StreamCache | None = None
 _FROZEN = False

@@ -41,7 +41,7 @@ from gpusim.timing.functional_streams import TraceSource, batch_independent
 from gpusim.timing.issue_stream import IssueStreams
 from gpusim.timing.memory import MemorySystem
 from gpusim.timing.memory.l1 import L1Cache
-from gpusim.timing.metrics_builder import STALL_METRIC, MetricsBuilder  # noqa: F401  (STALL_METRIC: callers' name)
+from gpusim.timing.metrics_builder import MetricsBuilder
 from gpusim.timing.record import CountingMemory, Recorder, RecordingSM, recording_for
 from gpusim.timing.resources import kernel_resources
 from gpusim.timing.sampling.extrapolation import Extrapolation, SampleShape, sampled_blocks
