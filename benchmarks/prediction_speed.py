@@ -2,7 +2,7 @@
 2048^3 SGEMM, the held-out launches whose predictions took longest, and the tensor set's largest.
 
     nice python benchmarks/prediction_speed.py [--top 5] [--only REGEX] [--with-outputs]
-                                               [--tensor-all] [--json benchmarks/results/prediction_speed.json]
+                                               [--tensor-all] [--merge] [--json benchmarks/results/prediction_speed.json]
 
 The launches are records of the measured held-out suites, rebuilt and predicted as `python -m
 validate compare` predicts them (`validate.predict.build_case`, the data file's preset and
@@ -12,11 +12,13 @@ measurement environment, `TimingOptions(mode="auto", functional="sampled")`), wi
 H200); the others are the `--top` launches of each held-out suite with the largest `seconds` in
 the committed compare results (`benchmarks/results/compare_h200_heldout*.json`, predictions with
 outputs). The tensor set (`data/measurements/h100_tensor.json`, H100 preset): a 4096^3 GEMM of
-each kind (mma.sync single-buffered, wmma, Triton's wgmma f16) and Triton attention at 4K and
-16K tokens (`TENSOR`), or with `--tensor-all` every launch of the set. Per launch: wall and CPU seconds of the `gpusim.launch` call (the case's inputs are
+each kind (mma.sync single-buffered, wmma, the TMA + wgmma GEMM, Triton's wgmma f16) and Triton
+attention at 4K and 16K tokens (`TENSOR`), or with `--tensor-all` every launch of the set. Per launch: wall and CPU seconds of the `gpusim.launch` call (the case's inputs are
 built before; the kernel's compilation to PTX and SASS is inside, as in any fresh launch), the
 prediction, the timing mode, and how many blocks ran. `--with-outputs` times the same launch
 with outputs too. Nothing here is compared with a measurement: speed only.
+`--merge` keeps the launches of the existing `--json` file that this run does not time (each row
+then carries the command, date, commit and load of the run that timed it).
 
 One process, one core's worth of work (`workers=1`); machine, versions, load averages, date and
 command are written with the results: on a shared machine the load average says how much of a
@@ -53,8 +55,8 @@ SUITES = {"heldout": (DATA_DIR / "h200_heldout.json",
 SGEMM = ("heldout2", "sgemm_reg_8x8/n2048")
 TENSOR_DATA = DATA_DIR / "h100_tensor.json"
 TENSOR_COMMITTED = ROOT / "benchmarks" / "results" / "compare_h100_tensor.json"
-TENSOR = ("cuda_mma_single/n4096", "cuda_wmma_f16/n4096", "triton_matmul_f16/n4096", "triton_attention/s4k",
-          "triton_attention/s16k")
+TENSOR = ("cuda_mma_single/n4096", "cuda_wmma_f16/n4096", "cuda_tma_wgmma/n4096", "triton_matmul_f16/n4096",
+          "triton_attention/s4k", "triton_attention/s16k")
 
 
 def launches(top: int, tensor_all: bool = False) -> list[tuple[str, str, float | None]]:
@@ -89,6 +91,20 @@ def predict(data: dict, rec: dict, outputs: bool) -> dict:
             "outputs": r.extra.get("outputs", "computed")}
 
 
+def merged(old: dict, new: dict) -> dict:
+    """`new`'s launches in place of `old`'s of the same suite and name (each stamped with the
+    run that timed it), the others of `old` kept; the top-level fields are `new`'s, with the
+    earlier runs' commands under "earlier"."""
+    run = {k: new[k] for k in ("command", "date")} | {"commit": new["machine"]["commit"]}
+    for row in new["launches"]:
+        row["run"] = run
+    fresh = {(r["suite"], r["name"]): r for r in new["launches"]}
+    rows = [fresh.pop((r["suite"], r["name"]), r) for r in old["launches"]] + list(fresh.values())
+    earlier = old.get("earlier", []) + [{k: old[k] for k in ("command", "date") if k in old}
+                                         | {"commit": old.get("machine", {}).get("commit")}]
+    return new | {"launches": rows, "earlier": earlier}
+
+
 def machine() -> dict:
     cpu = ""
     try:
@@ -108,6 +124,8 @@ def main(argv=None) -> int:
     ap.add_argument("--only", help="regex on the launch names")
     ap.add_argument("--with-outputs", action="store_true", help="also time each launch with outputs")
     ap.add_argument("--tensor-all", action="store_true", help="every launch of the tensor set, not only TENSOR")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the existing --json file's launches that this run does not time")
     ap.add_argument("--json", type=Path, default=ROOT / "benchmarks" / "results" / "prediction_speed.json")
     a = ap.parse_args(argv)
     host, load_before = machine(), os.getloadavg()
@@ -133,6 +151,8 @@ def main(argv=None) -> int:
            "date": datetime.datetime.now().isoformat(timespec="seconds"), "machine": host,
            "load_average_before": [round(x, 2) for x in load_before],
            "load_average_after": [round(x, 2) for x in os.getloadavg()], "launches": rows}
+    if a.merge and a.json.exists():
+        doc = merged(json.loads(a.json.read_text()), doc)
     a.json.write_text(json.dumps(doc, indent=1) + "\n")
     return 0
 

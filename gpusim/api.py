@@ -261,7 +261,7 @@ def _run(prepared: PreparedLaunch, timing: bool, batch_lanes: int, timing_option
     engine = None
     if progress is not None:
         def sim_ns():
-            return engine.scheduler.now * prepared.spec.cycle_ns if engine is not None else None
+            return engine.scheduler.now * engine.spec.cycle_ns if engine is not None else None
 
         def timed_block(done, total, chained=opt.progress):
             if chained is not None:

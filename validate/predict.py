@@ -118,12 +118,13 @@ def predict(k: dict, gpu, environment: dict | None = None, time_limit_s: float |
     (`measurement_environment`). A launch the model cannot predict (any error, or past
     `time_limit_s`) comes back as a Row with no prediction and the error's line, so that one
     kernel never costs the others theirs. `clock_mhz`: the SM clock to predict at instead of
-    the preset's (`observed_clock_mhz`)."""
+    the preset's boost or tensor clock (`observed_clock_mhz`)."""
     kind = next((key for key in KINDS if key in k), "microbenchmark")
     t = time.perf_counter()
     try:
         if clock_mhz:
-            gpu = dataclasses.replace(gpu, clocks=dataclasses.replace(gpu.clocks, sm_clock_mhz=round(clock_mhz, 1)))
+            mhz = round(clock_mhz, 1)        # what the kernel ran at, tensor instructions or not
+            gpu = dataclasses.replace(gpu, clocks=dataclasses.replace(gpu.clocks, sm_clock_mhz=mhz, tensor_clock_mhz=mhz))
         case = build_case(k)
         opts = TimingOptions(mode="auto", functional="sampled", **(environment or {}))
         r = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu=gpu, shared_bytes=case.shared_bytes,

@@ -10,7 +10,8 @@ each thread that executes it, the copies of all but its N most recent committed 
 the copy size), naming the kernel, line, block and thread.
 
 Counters (`gpusim.functional.counters.EXTRA_METRICS`): `smsp__inst_executed_op_ldgsts` per warp
-instruction, the global side's requests and 32-byte sectors, the shared side's wavefronts.
+instruction, the global side's requests and 32-byte sectors, the shared side's fill wavefronts
+(`fill_wavefronts`: by the global lines and shared windows a copy pairs, not by banks alone).
 
 The sanitizer sees the global read when the copy issues and the shared write as pending from
 the issue to the thread's wait that completes it (`async_issue`, `async_done`): racecheck
@@ -31,7 +32,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from gpusim.functional import bulk_ops
-from gpusim.functional.lsu import SECTOR_SHIFT, distinct_per_group, shared_wavefronts
+from gpusim.functional.lsu import SECTOR_SHIFT, distinct_per_group
 from gpusim.functional.ops import AddressOp, NopOp, Op
 from isa.errors import UnsupportedInstruction
 from isa.program import Address
@@ -65,14 +66,78 @@ class AsyncCopies:
             if keep_groups is not None:
                 done &= grp < self.committed[ln] - keep_groups
             if done.any():
-                idx = dst[done][:, None] + np.arange(data.shape[1])
-                buf[idx] = data[done]
+                scatter_bytes(buf, dst[done], data[done])
                 if san is not None:
                     san.async_done(acc, ln[done], dst[done].astype(U64))
             if not done.all():
                 keep = ~done
                 left.append((ln[keep], grp[keep], dst[keep], data[keep], acc))
         self.pending = left
+
+
+def _chunks(buf: np.ndarray, offs: np.ndarray, size: int):
+    """`buf` (uint8) seen as `size`-byte elements and `offs` as their indices, where every offset
+    is a multiple of a size of 2, 4, 8 or 16 (one element per copy, not `size` bytes); else None."""
+    if size not in (2, 4, 8, 16) or buf.size % size or not buf.flags.c_contiguous or (offs % size).any():
+        return None
+    return buf.view(np.dtype((np.void, size))), offs // size
+
+
+def gather_bytes(buf: np.ndarray, offs: np.ndarray, size: int) -> np.ndarray:
+    """(len(offs), size) uint8: the `size` bytes of `buf` at each offset."""
+    ch = _chunks(buf, offs, size)
+    if ch is None:
+        return buf[offs[:, None] + np.arange(size)]
+    return ch[0][ch[1]].view(np.uint8).reshape(len(offs), size)
+
+
+def scatter_bytes(buf: np.ndarray, offs: np.ndarray, data: np.ndarray) -> None:
+    """buf[offs[k] : offs[k] + size] = data[k] for data (len(offs), size) uint8, in order (a
+    later row wins where two overlap, as with fancy-index assignment)."""
+    size = data.shape[1]
+    ch = _chunks(buf, offs, size)
+    if ch is None:
+        buf[offs[:, None] + np.arange(size)] = data
+        return
+    ch[0][ch[1]] = np.ascontiguousarray(data).view(ch[0].dtype).reshape(-1)
+
+
+FILL_WINDOW_SHIFT = 7                   # the 128-byte shared-memory span one fill wavefront writes
+ZERO_FILL_SOURCE = 1 << 39              # the "source" of a zero-filling lane: its destination, in no real line
+
+
+def fill_wavefronts(warps: np.ndarray, src: np.ndarray, dst: np.ndarray, nwarps: int) -> np.ndarray:
+    """Wavefronts per warp (0..nwarps-1) with which the L1 writes one cp.async's bytes into
+    shared memory, lane k copying from global byte `src[k]` to its block's shared byte `dst[k]`
+    (each lane's bytes inside one 32-byte sector on both sides, as cp.async's alignment makes
+    them): a piece is what one global 32-byte sector puts into one shared 32-byte sector, and
+    a wavefront writes the pieces of one global 128-byte line into one 128-byte shared window,
+    those that begin a sector apart from those that begin in its second half (a sector whose
+    second 16 bytes land in another shared sector than its first is written in two passes).
+    Aligned copies take the bank rule's count (a 128-byte row: one wavefront); a destination
+    16 bytes off a 32-byte boundary (mma_gemm's padded rows) takes 15 and 10.5 for 64- and 128-byte rows,
+    as Nsight measures on the H100 (sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts,
+    data/measurements/h100_tensor.json: 12.75 per LDGSTS of cuda_mma_*, 4.00 of Triton's swizzled tiles)."""
+    if len(src) == 0:
+        return np.zeros(nwarps, np.int64)
+    w, g, s = warps.astype(U64), src.astype(U64), dst.astype(U64)
+    piece = (w << U64(48)) | ((g >> U64(5)) & U64((1 << 35) - 1)) << U64(13) | ((s >> U64(5)) & U64((1 << 13) - 1))
+    whole = np.unique(piece[(g & U64(16)) == 0])        # pieces with a lane in a sector's first half
+    second = ~np.isin(piece, whole, assume_unique=False)
+    key = ((w << U64(48)) | ((g >> U64(FILL_WINDOW_SHIFT)) & U64((1 << 33) - 1)) << U64(12)
+           | ((s >> U64(FILL_WINDOW_SHIFT)) & U64((1 << 11) - 1)) << U64(1) | second.astype(U64))
+    return np.bincount((np.unique(key) >> U64(48)).astype(np.int64), minlength=nwarps)
+
+
+def fill_count(lanes: np.ndarray, local: np.ndarray, read_lanes: np.ndarray, goff: np.ndarray) -> int:
+    """`fill_wavefronts` summed over the warps of one cp.async step: `lanes` (increasing) copy to
+    their block's shared bytes `local`, `read_lanes` (some of them) from global bytes `goff`; a
+    lane that reads nothing (src-size 0) fills zeros, counted as a copy from its own aligned source."""
+    src = local.astype(np.int64) | ZERO_FILL_SOURCE
+    if len(read_lanes):
+        src[np.searchsorted(lanes, read_lanes)] = goff.astype(np.int64)
+    w = (lanes >> 5) - (lanes[0] >> 5)
+    return int(fill_wavefronts(w, src, local, int(w[-1]) + 1).sum())
 
 
 def _place_partial(x, acc, lanes, src, nbytes):
@@ -165,8 +230,7 @@ class CpAsyncOp(AddressOp):
         c.add_extra(self.index, "global_ldgsts_bypass_sectors" if self.bypass else "global_ldgsts_sectors",
                     int(distinct_per_group(gw, goff >> SECTOR_SHIFT, nw).sum()) if len(rl) else 0)
         local = soff - x.cta_slot(lanes).astype(U64) * U64(lsu.shared_stride)
-        c.add_extra(self.index, "shared_ldgsts_wavefronts",
-                    int(shared_wavefronts(wl, local, n, nw, lsu.banks, lsu.bank_width).sum()))
+        c.add_extra(self.index, "shared_ldgsts_wavefronts", fill_count(lanes, local, rl, goff))
 
 
 class CpGroupOp(Op):

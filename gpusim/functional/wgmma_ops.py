@@ -153,11 +153,14 @@ class WgmmaOp(Op):
         c = gather(x, self.c_srcs)
         if f.a_regs:
             a = gather(x, self.a_srcs, U32)
-        Bt = W.read_operand(lsu.shared, b_addr + base[:, None, None], bb)
+        # the warps of a warpgroup (same descriptor, same block) share one B: read once
+        _, first, b_index = np.unique(ib.astype(np.int64) * (1 << 40) + base, return_index=True, return_inverse=True)
+        Bt = W.read_operand(lsu.shared, b_addr[first] + base[first, None, None], bb)
         A16 = W.a_from_regs(f, a[warps]) if a_addr is None else \
             W.read_operand(lsu.shared, a_addr + base[:, None, None], ab)
         out = np.zeros(c.shape, np.uint32)
-        out[warps] = W.warp_mma(f, A16, Bt, c[warps], sd[warps, 0, 0], scale_a, scale_b, b_transposed=True)
+        out[warps] = W.warp_mma(f, A16, Bt, c[warps], sd[warps, 0, 0], scale_a, scale_b, b_transposed=True,
+                                b_index=b_index.reshape(-1))
         scatter(x, self.dsts, out, warps)
 
 

@@ -196,9 +196,8 @@ class WmmaMmaOp(Op):
         nd, na, nb, nc = self.nregs
         regs = gather(x, self.srcs)
         out = np.zeros(regs.shape[:2] + (nd,), np.uint32)
-        for w in warps:
-            rg = regs[w]
-            out[w] = W.mma(self.form, rg[:, :na], rg[:, na:na + nb], rg[:, na + nb:])
+        rg = regs[warps]                                 # every active warp's tile at once (isa.semantics.wmma.mma)
+        out[warps] = W.mma(self.form, rg[..., :na], rg[..., na:na + nb], rg[..., na + nb:])
         scatter(x, self.dsts, out, warps)
 
 

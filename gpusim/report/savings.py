@@ -70,10 +70,14 @@ def time_base(result) -> TimeBase | None:
             and not k.endswith("_not_issued"))
     if w <= 0:
         return None
-    try:
-        cycle_ns = resolve(str(result.gpu).split("+")[0], []).cycle_ns
-    except Exception:                                    # a hand-made GPU name: cycles as the time's share
-        cycle_ns = float(t) / float(cycles)
+    hz = m.get("sm__cycles_elapsed.avg.per_second")       # the clock the launch ran at (timing/clock_domain.py)
+    if hz:
+        cycle_ns = 1e9 / float(hz)
+    else:
+        try:
+            cycle_ns = resolve(str(result.gpu).split("+")[0], []).cycle_ns
+        except Exception:                                # a hand-made GPU name: cycles as the time's share
+            cycle_ns = float(t) / float(cycles)
     busy = min(float(t), float(cycles) * cycle_ns)
     util = m.get("timing__utilization") or {}
     return TimeBase(float(t), busy, w, dict(util) if isinstance(util, dict) else {})

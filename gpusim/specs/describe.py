@@ -138,7 +138,6 @@ _TENSOR_PEAKS = (("FP16/BF16", "fp16", "TFLOP/s"), ("TF32", "tf32", "TFLOP/s"), 
 def tensor_peaks(spec: GPUSpec) -> list[tuple[str, str]]:
     """Dense tensor-core peaks (the roofline's tensor ceilings) with where their rates come from."""
     from gpusim.specs import presets     # here, not at the top: presets imports this module
-    ghz = spec.clocks.sm_clock_mhz / 1000.0
     same = [p.name for p in presets.DATASHEETS.values() if p.tensor == spec.tensor]
     tags = {"[TC-WP]", "[TC-LAT]", "[MEAS-TC]"}
     cited = " ".join(line.strip() for line in _tagged(presets.__doc__, tags))
@@ -147,9 +146,10 @@ def tensor_peaks(spec: GPUSpec) -> list[tuple[str, str]]:
     out = []
     for name, kind, unit in _TENSOR_PEAKS:
         rate = spec.tensor.rate(kind)
+        mhz = spec.clocks.sm_clock_mhz if kind == "fp64" else spec.clocks.tensor_mhz   # timing/clock_domain.py
         if rate > 0:
-            out.append((f"peak {name} tensor (dense)", f"{spec.sm_count * rate * ghz / 1000.0:.1f} {unit} = "
-                        f"{spec.sm_count} SMs x {rate:g}/cycle/SM x {spec.clocks.sm_clock_mhz:g} MHz"))
+            out.append((f"peak {name} tensor (dense)", f"{spec.sm_count * rate * mhz / 1e6:.1f} {unit} = "
+                        f"{spec.sm_count} SMs x {rate:g}/cycle/SM x {mhz:g} MHz"))
     out.append(("tensor sources", source))
     return out
 

@@ -20,10 +20,18 @@ from gpusim.specs.fields import (GiB, KiB, MiB, _integer, _nonnegative, _positiv
 class ClockSpec:
     sm_clock_mhz: float = bounded(1980.0, 50.0, 10000.0)  # SM clock used to turn cycles into time (boost)
     memory_clock_mhz: float = bounded(2619.0, 50.0, 20000.0)  # HBM data clock, informational
+    tensor_clock_mhz: float = bounded(1830.0, 0.0, 10000.0)  # SM clock while a kernel issues reduced-precision tensor instructions (HMMA, IMMA, HGMMA, IGMMA, QGMMA): the one the dense tensor TFLOP/s are quoted at; at most sm_clock_mhz; 0: sm_clock_mhz
 
     def __post_init__(self) -> None:
         _positive(self, "sm_clock_mhz", "memory_clock_mhz")
+        _nonnegative(self, "tensor_clock_mhz")
         check_ranges(self)
+
+    @property
+    def tensor_mhz(self) -> float:
+        """The SM clock of a kernel that issues reduced-precision tensor instructions
+        (`timing/clock_domain.py`): the tensor clock, never above the boost clock."""
+        return min(self.sm_clock_mhz, self.tensor_clock_mhz) if self.tensor_clock_mhz > 0 else self.sm_clock_mhz
 
 
 @dataclass(frozen=True)
@@ -55,7 +63,7 @@ class PipesSpec:
     lsu: PipeSpec = PipeSpec(4.0, 26)            # loads, stores, atomics, SHFL, S2R (latency: SHFL and S2R results)
     adu: PipeSpec = PipeSpec(2.0, 20)            # LDC, S2UR, BAR, indirect branches (latency: LDC and S2UR results)
     cbu: PipeSpec = PipeSpec(2.0, 4)             # BRA, EXIT, BSSY, BSYNC, WARPSYNC, CALL, RET
-    uniform: PipeSpec = PipeSpec(1.0, 4)         # the uniform datapath: UIADD3, ULOP3, UMOV, ULDC, ...
+    uniform: PipeSpec = PipeSpec(2.0, 4)         # the uniform datapath: UIADD3, ULOP3, UMOV, ULDC, ...
     tex: PipeSpec = PipeSpec(4.0, 4)             # TEX, TLD, SULD, SUST (latency from the memory units)
     imad_wide_issue_interval_cycles: float = bounded(4.0, 0.25, 1024.0)  # cycles an IMAD.WIDE(.U32) (64-bit result: two passes) keeps its pipe of one SMSP
     fp64_shares_alu_dispatch: bool = True        # FP64 and ALU instructions take turns on one dispatch: a DFMA keeps the alu pipe busy for its interval too

@@ -37,6 +37,7 @@ import numpy as np
 
 from gpusim.errors import ConfigError, LaunchError, UnsupportedKernel
 from gpusim.timing.block_scheduler import BlockScheduler
+from gpusim.timing.clock_domain import launch_spec
 from gpusim.timing.functional_streams import TraceSource, batch_independent
 from gpusim.timing.issue_stream import IssueStreams
 from gpusim.timing.memory import MemorySystem
@@ -192,6 +193,9 @@ class TimingEngine:
         if smap is None:
             raise ConfigError(f"kernel {plan.name}: timing needs the kernel's SASS from NVIDIA's ptxas and "
                               f"nvdisasm: {' '.join(plan.sass_error.split())}")
+        # the clock the kernel runs at (the tensor clock where it issues tensor instructions): every
+        # unit below converts nanoseconds to cycles at it (clock_domain.py)
+        self.spec = spec = launch_spec(spec, smap.listing.instructions)
         self.unknown_sass = unknown = unknown_sass(smap.listing.instructions, spec.compute_capability)
         if unknown:
             text = unknown_sass_message(plan.name, smap.listing.instructions, unknown, spec.compute_capability)
@@ -223,6 +227,7 @@ class TimingEngine:
         self.blocks_simulated = len(order)
         if gather:
             self.trace.gather(order)
+        self.gathered = list(order) if gather else []     # timed blocks executed in batches anyway
         # which block goes to which SM when: the one SimPy part (block_scheduler.py)
         self.scheduler = BlockScheduler(order, bps, spec.launch.block_dispatch_cycles, self.trace,
                                         options.quantum_cycles, options.progress, options.heartbeat)
@@ -260,8 +265,12 @@ class TimingEngine:
         first = [self.trace.peek(b) for b in range(min(self.scheduler.runs.get(0, 0), self.trace.run_stop or 0))]
         whole_lines = l2.capacity_lines / frac
         distinct = whole_lines / (1.0 + (l2.partitions - 1) / l2.partitions)   # a far line's copy takes room too
+        # the timed blocks from across the grid (batched with the first run where gathered, so
+        # peeking at them costs no extra execution): how far apart blocks that share a line come
+        spread = [(b, self.trace.peek(b)) for b in self.gathered]
         fp = shared_footprint(self.plan.arrays, first, self.plan.geometry.nblocks,
-                              l2.sectors_per_line, distinct, wave_blocks=self.spec.sm_count * self.bps)
+                              l2.sectors_per_line, distinct, wave_blocks=self.spec.sm_count * self.bps,
+                              spread=spread, resolution_blocks=self.spec.sm_count)
         if fp is not None:
             self.footprint = fp
             self.memory.warm_shared(fp)
@@ -272,7 +281,7 @@ class TimingEngine:
     def _record(self, window, l1_data: int) -> None:
         """Recording on (record.py): the chosen SMs become RecordingSMs, every L1 talks to the
         memory system through a CountingMemory (the L2 / HBM byte counters over time)."""
-        self.recording = recording_for(self.plan, window, self.sms_simulated)
+        self.recording = recording_for(self.plan, window, self.sms_simulated, self.spec.cycle_ns)
         self._recorder = recorder = Recorder(self.recording)
         for i in range(self.sms_simulated):
             lower = CountingMemory(self.memory, recorder)

@@ -5,7 +5,8 @@ The timing model asks for blocks in the order its block scheduler dispatches the
 back, per warp, the sequence of basic blocks it ran with, for every memory
 instruction, what the memory units need: the distinct 32-byte sectors a global,
 local or const access touches (local memory laid out as hardware interleaves it),
-or the number of wavefronts a shared access takes. Because the functional core
+or the number of wavefronts a shared access takes; a cp.async both, its global side's
+sectors and the wavefronts its shared side's fill takes (`payloads.CpAsyncPayload`). Because the functional core
 decides every address, mask and branch, the timing model never guesses them.
 
 Does not model: any influence of timing on what a program computes (blocks of one
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpusim.functional.async_ops import ZERO_FILL_SOURCE, fill_wavefronts
 from gpusim.functional.communication import blocks_communicate
 from gpusim.functional.step_record import SpanAccess
 from gpusim.functional.loops import CLOCKS
@@ -33,7 +35,7 @@ NO_MASKS = np.zeros(0, np.uint32)
 class WarpStream:
     """One warp's dynamic path: `visits[k] = (block, active_lanes, mem)` where mem maps an
     instruction index to its payload: a wavefront count (shared), a sector array (loads:
-    global/local/const; cp.async: its global side), `(sectors, byte_masks)` (stores: bit b of
+    global/local/const), a `payloads.CpAsyncPayload` (cp.async), `(sectors, byte_masks)` (stores: bit b of
     a uint32 mask is byte b of the 32-byte sector), `(sectors, passes)` (atomics: per sector, the
     passes the L1 splits the warp's lanes into, i.e. the most lanes on one address of the sector),
     a `payloads.MbarrierAccess` (mbarrier operations), or a `tma.CopyPayload` (a bulk copy whose
@@ -59,6 +61,7 @@ class TraceSource:
         self.done = np.zeros(prepared.geometry.nblocks, np.bool_)   # blocks executed (gather() leaves holes)
         self.executed = 0                                  # blocks executed functionally (counters cover these)
         self.functional_steps = 0
+        self._cp_src = None                                # the global side of the cp.async being traced
         self.execute_skipped = execute_skipped             # seek(): run the blocks passed over (exact outputs)
         self.run_stop: int | None = None                   # seek(): chunks end where the sampled run ends
         self.planned: dict[int, int] = {}                  # gather(): block -> its place in the plan
@@ -237,8 +240,11 @@ class TraceSource:
                 ops.append(mbarrier_access(what, int(local[sel][0]), int(sel.sum()), [v[sel] for v in args]))
             sp.mbarriers(a.instr, np.array(ks, np.int64) + w0, ops)
             return
-        if a.space == "shared" and info.kind == "async" and info.mnemonic.startswith(("cp.", "mbarrier")):
-            return          # an async copy's shared side (its payload is the global side); an mbarrier's object
+        if a.space == "shared" and info.kind == "async" and info.mnemonic.startswith("cp."):
+            self._fills(a.instr, sp, lanes, offsets, wl, w0, lsu, wpc)
+            return
+        if a.space == "shared" and info.kind == "async" and info.mnemonic.startswith("mbarrier"):
+            return          # an mbarrier's object
         if a.space == "shared":
             cta_base = (lanes // (wpc * 32)).astype(U64) * U64(lsu.shared_stride)
             shift = U64(lsu.bank_width.bit_length() - 1)
@@ -250,6 +256,8 @@ class TraceSource:
             sp.wavefronts(a.instr, warps + w0, wf)
             return
         if a.space == "global":
+            if info.kind == "async":                   # a cp.async's source: its shared side pairs with it
+                self._cp_src = (a.instr, lanes, offsets)
             addr = offsets + U64(GLOBAL_BASE)
         elif a.space == "const":
             addr = offsets + U64(CONST_WINDOW_BASE)
@@ -273,6 +281,24 @@ class TraceSource:
             return
         warps, starts, vals, _ = K.warp_sectors(rel, sectors, NO_MASKS, False)
         sp.sectors(LOAD, a.instr, warps + w0, starts, vals)
+
+    def _fills(self, instr: int, sp: StepPayloads, lanes, offsets, wl, w0: int, lsu, wpc: int) -> None:
+        """A cp.async's shared side: per warp, the wavefronts that write its bytes into shared
+        memory (`async_ops.fill_wavefronts`), from each lane's source (the global side traced
+        just before, `_cp_src`) and its destination in its block's shared memory. A lane that
+        reads nothing (src-size 0) fills zeros: its destination as its own aligned source."""
+        local = (offsets - (lanes // (wpc * 32)).astype(U64) * U64(lsu.shared_stride)).astype(np.int64)
+        src = local | ZERO_FILL_SOURCE                 # zero-fill: no global line shared with a read
+        got = self._cp_src
+        if got is not None and got[0] == instr and len(got[1]):
+            k = np.minimum(np.searchsorted(lanes, got[1]), len(lanes) - 1)
+            ok = lanes[k] == got[1]                    # every reading lane is one of the copy's lanes
+            src[k[ok]] = got[2][ok].astype(np.int64)
+        self._cp_src = None
+        rel = wl - w0
+        ks = np.unique(rel)
+        wf = fill_wavefronts(rel, src, local, int(rel[-1]) + 1)
+        sp.fills(instr, ks + w0, wf[ks])
 
     @staticmethod
     def _atomic(instr: int, sp: StepPayloads, w0: int, rel, addr, sectors) -> None:

@@ -304,6 +304,18 @@ def shared_access(F, I, t, wf):
 
 
 @_compiled
+def shared_fill(F, I, t, wf, cycles):
+    """A cp.async's bytes written into shared memory (`payloads.CpAsyncPayload`): `wf`
+    wavefronts holding the SM's shared-memory data path `cycles` each, from when it is free
+    after t (booked when the copy issues: the path's share of time, not the moment its sectors
+    return); when the fill is done."""
+    start = t if t > F[F_SHFREE] else F[F_SHFREE]
+    F[F_SHFREE] = start + wf * cycles
+    I[I_WAVEFRONTS] += wf
+    return F[F_SHFREE]
+
+
+@_compiled
 def prepare(w, t_min, TI, TX, WF, WI, SPF, ICA, CCA):
     """SM._prepare: when w's next instruction may issue as far as its own state goes (after
     t_min, an external hold, its registers, its instruction and constant lines)."""

@@ -42,7 +42,7 @@ from operator import itemgetter, methodcaller
 import numpy as np
 
 from gpusim.timing.tma import CopyPayload
-from gpusim.timing.payloads import MbarrierAccess
+from gpusim.timing.payloads import CpAsyncPayload, MbarrierAccess
 
 LOOP, SKIP = -1, -2                     # marker segments (see module docstring)
 MIN_ITERATIONS = 8
@@ -304,6 +304,9 @@ def merge(a, b):
     """Two accesses of one warp that one SASS instruction performs."""
     if isinstance(a, (MbarrierAccess, CopyPayload)) or isinstance(b, (MbarrierAccess, CopyPayload)):
         return a                                 # one mbarrier operation or bulk copy a warp instruction: the first
+    if isinstance(a, CpAsyncPayload) or isinstance(b, CpAsyncPayload):     # a cp.async: sectors united, fills added
+        fa, fb = (x if isinstance(x, CpAsyncPayload) else CpAsyncPayload(x, 0) for x in (a, b))
+        return CpAsyncPayload(np.union1d(fa.sectors, fb.sectors), fa.wavefronts + fb.wavefronts)
     if isinstance(a, int):
         return max(a, b)
     if isinstance(a, tuple):

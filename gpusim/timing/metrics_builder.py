@@ -83,6 +83,7 @@ class MetricsBuilder:
         m.update(self._l1_counters(scale))
         m["sm__cycles_elapsed.max"] = cycles
         m["gpu__time_duration.sum"] = cycles * spec.cycle_ns + spec.launch.kernel_fixed_ns
+        m["sm__cycles_elapsed.avg.per_second"] = spec.clocks.sm_clock_mhz * 1e6    # the clock it ran at (clock_domain.py)
         self._count_background_writes(m, m["gpu__time_duration.sum"] * 1e-9)
         warp_cycles = sum(sm.warp_cycles for sm in self.sms)
         active = sum(sm.active_cycles for sm in self.sms)

@@ -11,7 +11,8 @@ as arrays over the step's warps; `LazyMem` is one warp's view of them, a read-on
 that builds the warp's dict the first time it is read, by the same rules, in the same
 order, as recording it directly did (a second access of an instruction in one step: a
 shared one replaces, a load is united with, a store is merged into what is there; an
-mbarrier operation and a bulk copy's global side make one `CopyPayload`, in either order).
+mbarrier operation and a bulk copy's global side make one `CopyPayload`, in either order; a
+cp.async's shared-side fill wavefronts and its global sectors one `CpAsyncPayload`).
 `StepPayloads.finish` also counts, per warp, the payloads (`len`) and their kinds, so
 that converting a warp's stream needs no payload it does not issue.
 """
@@ -24,7 +25,8 @@ import numpy as np
 
 from gpusim.timing.tma import CopyPayload
 
-WF, LOAD, STORE, ATOMIC, MBAR = -1, 0, 1, 2, 3   # payload kinds (issue_stream._kinds: loads, stores, atomics)
+WF, LOAD, STORE, ATOMIC, MBAR, FILL = -1, 0, 1, 2, 3, 4   # payload kinds (issue_stream._kinds: loads, stores, atomics)
+NO_SECTORS = np.zeros(0, np.uint64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +41,27 @@ class MbarrierAccess:
     count: int = 0
     tx: int = 0
     parity: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CpAsyncPayload:
+    """One warp's cp.async (LDGSTS): the global sectors it reads, and the wavefronts the L1
+    takes to write its bytes into shared memory (`gpusim.functional.async_ops.fill_wavefronts`)."""
+    sectors: np.ndarray
+    wavefronts: int
+
+    def __len__(self) -> int:
+        return len(self.sectors)
+
+    def with_sectors(self, sec: np.ndarray) -> "CpAsyncPayload":
+        return CpAsyncPayload(np.union1d(self.sectors, sec), self.wavefronts)
+
+
+def with_fill(prev, wf: int) -> CpAsyncPayload:
+    """A warp's cp.async payload with `wf` more fill wavefronts (prev: its sectors so far, or None)."""
+    if isinstance(prev, CpAsyncPayload):
+        return CpAsyncPayload(prev.sectors, prev.wavefronts + wf)
+    return CpAsyncPayload(NO_SECTORS if prev is None or isinstance(prev, int) else prev, wf)
 
 
 COPY = (MbarrierAccess, CopyPayload)             # the payloads a bulk copy's global sectors join
@@ -91,6 +114,8 @@ def payload_kind(p) -> int:
     STORE, ATOMIC, or WF for what moves no L2 traffic (a wavefront count, an mbarrier operation)."""
     if isinstance(p, MbarrierAccess) or isinstance(p, int):
         return WF
+    if isinstance(p, CpAsyncPayload):
+        return LOAD
     if isinstance(p, tuple):
         return STORE if p[1].dtype == np.uint32 else ATOMIC
     return LOAD
@@ -119,6 +144,12 @@ class StepPayloads:
         v = np.full(len(self.warps), -1, np.int64)
         v[self._where(warps)] = wf
         self.entries.append((WF, instr, v >= 0, v))
+
+    def fills(self, instr: int, warps: np.ndarray, wf: np.ndarray) -> None:
+        """A cp.async's shared side: wf[k] fill wavefronts of batch warp warps[k] (joins its global sectors)."""
+        v = np.full(len(self.warps), -1, np.int64)
+        v[self._where(warps)] = wf
+        self.entries.append((FILL, instr, v >= 0, v))
 
     def span_wavefronts(self, instr: int, w0: int, per_warp: np.ndarray) -> None:
         """A shared-memory access: per_warp[k] wavefronts of batch warp w0 + k (-1: none)."""
@@ -171,7 +202,7 @@ class StepPayloads:
             return
         if len({e[1] for e in entries}) == len(entries):        # each instruction once: sums of presence
             here = np.array([e[2] for e in entries])
-            kind = np.array([e[0] for e in entries])
+            kind = np.array([LOAD if e[0] == FILL else e[0] for e in entries])   # a cp.async: a load
             self.counts = here.sum(axis=0)
             self.kinds = np.zeros((n, 3), np.int64)
             for k in (LOAD, STORE, ATOMIC):
@@ -183,6 +214,7 @@ class StepPayloads:
         final: dict[int, np.ndarray] = {}
         for e in entries:
             kind, instr, here = e[0], e[1], e[2]
+            kind = LOAD if kind == FILL else kind
             if instr not in present:
                 present[instr] = here.copy()
                 final[instr] = np.where(here, kind, WF)
@@ -210,6 +242,9 @@ class StepPayloads:
             if kind == MBAR:
                 mem[instr] = with_mbarrier(mem.get(instr), e[3][j])
                 continue
+            if kind == FILL:
+                mem[instr] = with_fill(mem.get(instr), int(e[3][j]))
+                continue
             lo, hi = int(e[3][j]), int(e[4][j])
             prev = mem.get(instr)
             if isinstance(prev, COPY):                   # a bulk copy: its mbarrier, other lanes' copies
@@ -218,6 +253,8 @@ class StepPayloads:
                 mem[instr] = (e[5][lo:hi], e[6][lo:hi])
             elif kind == STORE:
                 mem[instr] = merge_store(prev, e[5][lo:hi], e[6][lo:hi])
+            elif isinstance(prev, CpAsyncPayload):
+                mem[instr] = prev.with_sectors(e[5][lo:hi])
             else:
                 seg = e[5][lo:hi]
                 mem[instr] = seg if prev is None or isinstance(prev, int) else np.union1d(prev, seg)
@@ -236,7 +273,7 @@ class StepPayloads:
         js = np.asarray(js, np.int64)
         out = []
         for e in entries:
-            if e[0] == WF:
+            if e[0] in (WF, FILL):
                 continue
             here = e[2]
             if whole:                       # every warp of the step: the accesses' ranges tile one span
@@ -249,30 +286,32 @@ class StepPayloads:
         return out
 
 
-def sector_arrays(mems) -> list:
-    """The sector arrays (loads', stores', atomics'; bulk copies' not) of payload maps `mems`
-    (dicts or `LazyMem`s), as reading each map's values would find them; the lazy maps of one
-    step are read together from its arrays, without building a dict per warp."""
+def sector_arrays(mems, copies: bool = False) -> list:
+    """The sector arrays (loads', stores', atomics'; bulk copies' too where `copies`) of payload
+    maps `mems` (dicts or `LazyMem`s), as reading each map's values would find them; the lazy
+    maps of one step are read together from its arrays, without building a dict per warp."""
     parts, steps = [], {}
     for mem in mems:
         if isinstance(mem, LazyMem) and mem._d is None:
             steps.setdefault(id(mem._sp), (mem._sp, {}))[1][mem._j] = mem
             continue
-        _payload_sectors(mem.values(), parts)
+        _payload_sectors(mem.values(), parts, copies)
     for sp, byj in steps.values():
         got = sp.sector_slices(list(byj))
         if got is None:
             for mem in byj.values():
-                _payload_sectors(mem.values(), parts)
+                _payload_sectors(mem.values(), parts, copies)
         else:
             parts.extend(a for a in got if a.size)
     return parts
 
 
-def _payload_sectors(payloads, parts: list) -> None:
+def _payload_sectors(payloads, parts: list, copies: bool = False) -> None:
     for payload in payloads:
-        if isinstance(payload, tuple):
-            payload = payload[0]
+        if copies and isinstance(payload, CopyPayload):
+            payload = payload.sectors
+        if isinstance(payload, (tuple, CpAsyncPayload)):
+            payload = payload[0] if isinstance(payload, tuple) else payload.sectors
         if isinstance(payload, np.ndarray) and payload.size:
             parts.append(payload)
 

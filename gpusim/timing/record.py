@@ -257,15 +257,15 @@ class RecordingSM(SM):
         super()._warp_done(w, t)
 
 
-def recording_for(plan, window: TraceWindow, sms_simulated: int) -> Recording:
+def recording_for(plan, window: TraceWindow, sms_simulated: int, cycle_ns: float) -> Recording:
     """An empty Recording of a launch (`gpusim.launch_plan.LaunchPlan`: its SASS listing gives
-    opcodes and source lines)."""
+    opcodes and source lines); `cycle_ns`: one SM cycle at the clock the launch runs at."""
     bad = [s for s in window.sms if s >= sms_simulated]
     if bad:
         raise ConfigError(f"kernel {plan.name}: cannot record SM {bad[0]}: the timing model simulates "
                           f"SMs 0..{sms_simulated - 1} in this launch")
     ins = plan.sass.listing.instructions
     spec = plan.spec
-    return Recording(window=window, kernel=plan.name, gpu=spec.name, cycle_ns=spec.cycle_ns,
+    return Recording(window=window, kernel=plan.name, gpu=spec.name, cycle_ns=cycle_ns,
                      sub_partitions=spec.sm.sub_partitions, opcodes=tuple(x.opcode for x in ins),
                      source_lines=tuple(x.source_line or 0 for x in ins))

@@ -48,7 +48,7 @@ from gpusim.timing import policies
 from gpusim.timing.fetch import FrontEnd
 from gpusim.timing.issue_stream import LOOP
 from gpusim.timing.mbarrier import MbarrierUnit
-from gpusim.timing.payloads import MbarrierAccess
+from gpusim.timing.payloads import CpAsyncPayload, MbarrierAccess
 from gpusim.timing.residency import CTA, Residency, Warp
 from gpusim.timing.static import PIPE_NAMES, SHARED
 from gpusim.timing.tma import CopyPayload, TMAUnit
@@ -200,13 +200,16 @@ class SM:
             self._prepare(w, w.last_issue + 1)
 
     def _warp_done(self, w: Warp, t: float) -> None:
-        """`w` finished at `t`: its row is freed; its block may pass its barrier, or be done."""
+        """`w` finished at `t`: its row is freed (the warp keeps a copy of its final row: its block's
+        mbarrier unit asks whether it is done after the row has gone to a later warp); its block may
+        pass its barrier, or be done."""
         k = w.k
         if self.SPI.item(w.sp, L.S_LAST) == k:     # policies may still ask for it (lrr: its slot)
             self._departed[w.sp] = w
         L.remove_warp(k, w.sp, self.SPI)
         self._warps[k] = None
         self._free_rows.append(k)
+        w.f, w.i = w.f.copy(), w.i.copy()          # its final state, its own: the row goes to a later warp
         cta = w.cta
         if self.residency.leave(w):
             self._release(cta, t)
@@ -286,7 +289,15 @@ class SM:
                 done = max(done, cc.ready(t, line) + fixed_ready - t)
             return done
         if s.async_copy:                            # LDGSTS: when its bytes are in shared memory (its group's part)
-            return self.l1.copy_in(t, payload, allocate=not s.bypass_l1) + self.spec.tensor.cp_async_fill_cycles
+            tensor = self.spec.tensor
+            if isinstance(payload, CpAsyncPayload):     # its fill's wavefronts on the shared-memory data path
+                ready = self.l1.copy_in(t, payload.sectors, allocate=not s.bypass_l1) + tensor.cp_async_fill_cycles
+                if payload.wavefronts and tensor.cp_async_fill_wavefront_cycles > 0:
+                    done = L.shared_fill(self.F, self.I, float(t), payload.wavefronts,
+                                         tensor.cp_async_fill_wavefront_cycles)
+                    ready = max(ready, done)
+                return ready
+            return self.l1.copy_in(t, payload, allocate=not s.bypass_l1) + tensor.cp_async_fill_cycles
         if s.mbarrier:
             if isinstance(payload, MbarrierAccess):
                 return self.mbarriers.op(w, s, t, payload, fixed_ready - t)

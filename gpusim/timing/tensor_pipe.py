@@ -21,8 +21,13 @@ when its result is ready (its latency), from the GPU's `TensorSpec` (`specs/tens
   path for its operand bytes at `shared_operand_bytes_per_cycle_per_sm` (`shared_operand_cycles`),
   so ldmatrix, LDS/STS and other warpgroups' operands compete with it.
 - `LDSM`/`STSM` (`ldmatrix`/`stmatrix`): 128 bytes per 8x8 b16 matrix (.x1, .x2, .x4 in
-  the opcode: `LDSM.16.M88.4`), through the sub-partition's share of the operand
-  bandwidth, on the LSU; at least the LSU's own interval.
+  the opcode: `LDSM.16.M88.4`) on the LSU, spaced by their bytes through the SM's whole
+  operand bandwidth (at least the LSU's own interval): the sub-partitions' LDSMs meet on the
+  SM's one shared-memory data path (their wavefronts, `issue_loop.shared_access`), not each
+  in a quarter of it. Measured (data/measurements/sass_stalls_h100, cuda_mma_double/n1024 and
+  cuda_mma_single/n512 on the H100): no mio_throttle (0.1% and 0% of the stall samples)
+  where a quarter share per sub-partition throttled 12-16%; the LDSMs' wait shows as the
+  consuming HMMA's short_scoreboard (23% and 13%).
 - TMA requests (`UTMALDG`, `UTMASTG`, `UTMAPF`, `UBLKCP`...): the LSU's own issue; the SM's one
   TMA unit takes one every `tma_request_interval_cycles` (`tma.py`).
 
@@ -151,7 +156,7 @@ def timing(instr, tensor, nsp: int, lsu_interval: float) -> tuple[float, float |
         return None
     if base in MATRIX_MOVES:
         count = next((int(x) for x in mods if x in ("1", "2", "4")), 1)
-        return max(lsu_interval, 128.0 * count / (tensor.shared_operand_bytes_per_cycle_per_sm / nsp)), None
+        return max(lsu_interval, 128.0 * count / tensor.shared_operand_bytes_per_cycle_per_sm), None
     if base in TMA:
         return None                                    # the LSU's issue; the SM's TMA unit spaces requests (tma.py)
     interval = _interval(tensor, nsp, base, mods, instr.operands, instr.opcode)

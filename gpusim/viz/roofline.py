@@ -140,14 +140,16 @@ TENSOR_CEILINGS = (("FP16/BF16 tensor", "fp16", "FLOP"), ("TF32 tensor", "tf32",
 
 
 def tensor_ceilings(spec) -> tuple[Ceiling, ...]:
-    """Dense tensor-core peaks of a GPUSpec, one per type it has (`GPUSpec.tensor`)."""
-    hz = spec.clocks.sm_clock_mhz * 1e6
+    """Dense tensor-core peaks of a GPUSpec, one per type it has (`GPUSpec.tensor`), at the clock
+    a kernel issuing them runs at (`clocks.tensor_mhz`, gpusim/timing/clock_domain.py)."""
+    mhz = spec.clocks.tensor_mhz
+    hz = mhz * 1e6
     out = []
     for name, kind, unit in TENSOR_CEILINGS:
         rate = spec.tensor.rate(kind)
         if rate > 0:
             out.append(Ceiling(name, spec.sm_count * rate * hz,
-                               f"{spec.sm_count} SMs x {rate:g} dense {unit}/cycle/SM x {spec.clocks.sm_clock_mhz:g} MHz"))
+                               f"{spec.sm_count} SMs x {rate:g} dense {unit}/cycle/SM x {mhz:g} MHz (tensor clock)"))
     return tuple(out)
 
 

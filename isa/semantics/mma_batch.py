@@ -244,11 +244,12 @@ def _block_one(av, bv, ae, be, j, k0, k1, acc, exp_sum, window, floor, emin, pro
 
 
 @njit(cache=True, nogil=True)
-def _kernel(abits, bbits, cbits, cpos, atv, ate, btv, bte, amask32, bmask32, aflip, bflip, aemin, bemin, order,
+def _kernel(abits, bbits, bidx, cbits, cpos, atv, ate, btv, bte, amask32, bmask32, aflip, bflip, aemin, bemin, order,
             zero_c, out, block, window, rne, exp_sum, floor, c_last_rn, signed_zero, sum_bits, sum_rne,
             overflow_inf, man, expb, bias, emin, nan_bits):
     """out[t, i, j] = accumulator bits of C + sum_k A B as `mma_numerics.dot` computes it
-    (module docstring) for the bit patterns abits (T, M, K), bbits (T, N, K) (B transposed),
+    (module docstring) for the bit patterns abits (T, M, K), bbits[bidx[t]] (N, K) (B transposed,
+    decoded once for consecutive t with the same bidx),
     C and D element (i, j) at cbits[t, cpos[i N + j]], out[t, cpos[i N + j]] (a fragment's
     register order; C taken as +0 where zero_c[t]); k visited in `order`. Each warp's B and
     each row of A are decoded once (`_decode`), then D is computed a row at a time. The common
@@ -276,14 +277,18 @@ def _kernel(abits, bbits, cbits, cpos, atv, ate, btv, bte, amask32, bmask32, afl
     scale = np.empty(n, np.float64)
     sf = np.empty(n, np.float64)
     fast = np.empty(n, np.bool_)
+    done = np.empty(n, np.bool_)                     # element rounded by the row's vectorised f32 pass
+    anchor = np.empty(n, np.int32)                   # the block's anchor with C's exponent (fast elements)
     bfin = np.empty(n, np.bool_)
     f32_out = sum_bits == 0 and not signed_zero and man == 23 and expb == 8 and overflow_inf
+    c_f32 = man == 23 and expb == 8
     vec = exp_sum and window + 7 <= 52 and block <= 64   # the float64 sum of <= 65 terms < 2^(window+1) is exact
     for t in range(nt):
-        for j in range(n):
+        tb = bidx[t]
+        for j in range(n if t == 0 or tb != bidx[t - 1] else 0):
             bfin[j] = True
             for kk in range(k):
-                bv[kk, j], be[kk, j] = _decode(bbits[t, j, order[kk]], btv, bte, bmask32, bflip, bemin)
+                bv[kk, j], be[kk, j] = _decode(bbits[tb, j, order[kk]], btv, bte, bmask32, bflip, bemin)
                 if not math.isfinite(bv[kk, j]):
                     bfin[j] = False
         for i in range(m):
@@ -292,8 +297,15 @@ def _kernel(abits, bbits, cbits, cpos, atv, ate, btv, bte, amask32, bmask32, afl
                 av[kk], ae[kk] = _decode(abits[t, i, order[kk]], atv, ate, amask32, aflip, aemin)
                 if not math.isfinite(av[kk]):
                     afin = False
+            if zero_c[t]:
+                cvals[:] = 0.0
+            elif c_f32:                                  # f32 C: the float32 itself (NaN payloads never reach D)
+                for j in range(n):
+                    cvals[j] = np.float64(np.uint32(cbits[t, cpos[i * n + j]]).view(np.float32))
+            else:
+                for j in range(n):
+                    cvals[j] = _value(np.int64(cbits[t, cpos[i * n + j]]), man, expb, bias, emin)
             for j in range(n):
-                cvals[j] = 0.0 if zero_c[t] else _value(np.int64(cbits[t, cpos[i * n + j]]), man, expb, bias, emin)
                 acc[j] = 0.0 if c_last_rn else cvals[j]
                 bits[j] = -1
             for k0 in range(0, k, block):
@@ -309,19 +321,20 @@ def _kernel(abits, bbits, cbits, cpos, atv, ate, btv, bte, amask32, bmask32, afl
                         ai = ae[kk]
                         for j in range(n):
                             amax[j] = max(amax[j], ai + be[kk, j])
-                    for j in range(n):
+                    for j in range(n):                           # selects, no branches: vectorised
                         x = amax[j]
-                        if x < NONE // 2:
-                            x = NONE
-                            amax[j] = NONE
-                        if acc[j] != 0 and fast[j]:
-                            x = max(x, max(_exp(acc[j]), emin))
-                        if x == NONE or not fast[j]:
-                            scale[j] = 0.0
-                            sf[j] = 0.0
-                        else:
-                            scale[j] = _pow2(window - 1 - x)
-                            sf[j] = np.floor(acc[j] * scale[j]) if floor else np.trunc(acc[j] * scale[j])
+                        x = NONE if x < NONE // 2 else x
+                        amax[j] = x
+                        a = acc[j]
+                        f = fast[j]
+                        x = max(x, max(_exp(a), emin) if a != 0 and f else NONE)
+                        anchor[j] = x
+                        live = f and x != NONE
+                        sc = _pow2(window - 1 - (x if live else window - 1))
+                        sa = a * sc
+                        sa = np.floor(sa) if floor else np.trunc(sa)
+                        scale[j] = sc if live else 0.0
+                        sf[j] = sa if live else 0.0
                     for kk in range(k0, k1):
                         ai = av[kk]
                         if floor:
@@ -330,11 +343,27 @@ def _kernel(abits, bbits, cbits, cpos, atv, ate, btv, bte, amask32, bmask32, afl
                         else:
                             for j in range(n):
                                 sf[j] += np.trunc(ai * bv[kk, j] * scale[j])
+                if f32_out and nfast:                            # the common case over the row, vectorised
+                    for j in range(n):
+                        x = anchor[j]
+                        v = sf[j] * _pow2(x - window + 1 if x != NONE else 0)
+                        absv = abs(v)
+                        if not rne:
+                            v = np.int64(np.float64(v).view(np.int64) & RZ32_MASK).view(np.float64)
+                        r = np.float32(v)
+                        ok = fast[j] and (rne or absv == 0 or (absv >= F32_MIN_NORMAL and absv < F32_OVERFLOW)) \
+                            and abs(r) < np.float32(F32_OVERFLOW)
+                        done[j] = ok
+                        rb = np.int64(r.view(np.uint32)) if r != 0 else np.int64(0)
+                        bits[j] = rb if ok else bits[j]
+                        acc[j] = (np.float64(r) if r != 0 else 0.0) if ok else acc[j]
+                else:
+                    done[:] = False
                 for j in range(n):
+                    if done[j]:
+                        continue
                     if fast[j]:
-                        x = amax[j]
-                        if acc[j] != 0:
-                            x = max(x, max(_exp(acc[j]), emin))
+                        x = anchor[j]
                         lsb = x - window + 1 if x != NONE else 0
                         if f32_out:                              # hardware rounding where it is the model's
                             v = sf[j] * _pow2(lsb)               # exact: |sf| < 2^53, lsb in [-1022, 1023]
@@ -403,20 +432,23 @@ def _identity(size: int) -> np.ndarray:
 
 
 def mma(A, B, C, atype: str, btype: str, ctype: str, model: BlockFma, *, b_transposed: bool = False,
-        zero_c=None, negate_a: bool = False, negate_b: bool = False, c_pos=None) -> np.ndarray:
+        zero_c=None, negate_a: bool = False, negate_b: bool = False, c_pos=None, b_index=None) -> np.ndarray:
     """D (..., M, N) uint64 accumulator bits for A (..., M, K), B (..., K, N) (or, with
     `b_transposed`, B^T (..., N, K)), C (..., M, N) bit patterns: `mma_numerics.mma` (the scalar
     reference) over a whole batch at once. `zero_c` (bool, the leading shape) takes C as +0 where
     set (wgmma's scale-d false); `negate_a` / `negate_b` flip the inputs' signs (imm-scale -1).
     With `c_pos` (M N int64, a permutation), C is (..., M N) elements in some other order
     (a fragment's registers, viewed as the accumulator's unsigned type), element (i, j) at
-    c_pos[i N + j], and D is returned in that order and dtype."""
+    c_pos[i N + j], and D is returned in that order and dtype. With `b_index` (int, the leading
+    shape), B is (NB, K, N) (or (NB, N, K) transposed) and batch element t uses B[b_index[t]]
+    (the warps of a warpgroup share one B: read and decoded once)."""
     A, B, C = np.asarray(A), np.asarray(B), np.asarray(C)
     if b_transposed:
         B = np.swapaxes(B, -1, -2)
     m, k = A.shape[-2:]
     n = B.shape[-1]
-    lead = np.broadcast_shapes(A.shape[:-2], B.shape[:-2], C.shape[:-1] if c_pos is not None else C.shape[:-2])
+    lead = np.broadcast_shapes(A.shape[:-2], () if b_index is not None else B.shape[:-2],
+                               C.shape[:-1] if c_pos is not None else C.shape[:-2])
     if model.rounding not in ("rz", "rne") or model.anchor not in ("exp_sum", "leading") \
             or model.truncate not in ("magnitude", "floor"):
         raise ValueError(f"unknown model parameter in {model}")
@@ -426,7 +458,12 @@ def mma(A, B, C, atype: str, btype: str, ctype: str, model: BlockFma, *, b_trans
     atv, ate, amask = _tables(atype, fa.emin)
     btv, bte, bmask = _tables(btype, fb.emin)
     a = _lead(A, lead, (m, k))
-    bt = np.swapaxes(_lead(B, lead, (k, n)), 1, 2)
+    if b_index is None:
+        bt = np.swapaxes(_lead(B, lead, (k, n)), 1, 2)
+        bidx = _identity(a.shape[0])
+    else:
+        bt = np.swapaxes(B.reshape((-1, k, n)), 1, 2)
+        bidx = np.broadcast_to(np.asarray(b_index, np.int64), lead).reshape(-1)
     frag = c_pos
     if c_pos is None:
         c = _lead(C, lead, (m, n)).reshape(-1, m * n)
@@ -438,7 +475,7 @@ def mma(A, B, C, atype: str, btype: str, ctype: str, model: BlockFma, *, b_trans
     zc = np.zeros(nt, np.bool_) if zero_c is None else np.broadcast_to(np.asarray(zero_c, bool), lead).reshape(nt)
     order = np.arange(k) if model.order is None else np.asarray(model.order, np.int64)
     out = np.empty((nt, m * n), dt)
-    _kernel(a, bt, c, c_pos, atv, ate, btv, bte, amask, bmask, (1 << (FORMATS[atype].bits - 1)) if negate_a else 0,
+    _kernel(a, bt, bidx, c, c_pos, atv, ate, btv, bte, amask, bmask, (1 << (FORMATS[atype].bits - 1)) if negate_a else 0,
             (1 << (FORMATS[btype].bits - 1)) if negate_b else 0, fa.emin, fb.emin, order, zc, out, model.block,
             model.window_bits, model.rounding == "rne", model.anchor == "exp_sum", model.truncate == "floor",
             model.c_last_rn, model.signed_zero, model.sum_bits or 0, model.rounding == "rne", model.overflow_inf,

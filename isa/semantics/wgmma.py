@@ -204,12 +204,16 @@ def _a_map(k: int, bits: int) -> np.ndarray:
 
 
 def warp_mma(form: WgmmaForm, A16: np.ndarray, B: np.ndarray, c_regs: np.ndarray, scale_d,
-             scale_a: int = 1, scale_b: int = 1, reference: bool = False, b_transposed: bool = False) -> np.ndarray:
+             scale_a: int = 1, scale_b: int = 1, reference: bool = False, b_transposed: bool = False,
+             b_index=None) -> np.ndarray:
     """D registers (..., 32, nacc) uint32 of any number of warps (the leading axes) at once:
     A16 (..., 16, K) each warp's rows of A, B (..., K, N) (with `b_transposed`, B^T (..., N, K))
     bit patterns, c_regs (..., 32, nacc)
-    its accumulator registers, scale_d (...) bool. Numerics: `mma_batch.mma`, or with
-    `reference` the scalar `mma_numerics.mma` element by element."""
+    its accumulator registers, scale_d (...) bool; with `b_index` (int, the leading shape), B
+    holds the distinct operands (NB, K, N) and warp t uses B[b_index[t]]. Numerics:
+    `mma_batch.mma`, or with `reference` the scalar `mma_numerics.mma` element by element."""
+    if b_index is not None and (reference or form.dtype == "s32"):
+        B, b_index = B[np.asarray(b_index)], None
     cb = ACC_BITS[form.dtype]
     amap = _acc_map(form.n, cb)
     if form.dtype != "s32" and not reference:            # C read and D written in register order
@@ -218,7 +222,8 @@ def warp_mma(form: WgmmaForm, A16: np.ndarray, B: np.ndarray, c_regs: np.ndarray
         el = regs.view(L.NARROW[cb]).reshape(regs.shape[:-2] + (-1,))
         model = M.hopper_model("wgmma", form.atype, form.dtype, form.k)
         D = MB.mma(A16, B, el, form.atype, form.btype, form.dtype, model, b_transposed=b_transposed,
-                   zero_c=~np.asarray(scale_d, bool), negate_a=scale_a == -1, negate_b=scale_b == -1, c_pos=src)
+                   zero_c=~np.asarray(scale_d, bool), negate_a=scale_a == -1, negate_b=scale_b == -1, c_pos=src,
+                   b_index=b_index)
         return D.view(np.uint32).reshape(D.shape[:-1] + regs.shape[-2:])
     if b_transposed:
         B = np.swapaxes(B, -1, -2)

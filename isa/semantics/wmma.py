@@ -322,32 +322,35 @@ def parse_mma(instr: Instruction) -> WmmaMmaForm:
 
 
 def unpack(regs: np.ndarray, shape: str, frag: str, etype: str) -> np.ndarray:
-    """A warp's registers (32, PTX regs) uint32 -> the operand's matrix of element bit patterns."""
+    """A warp's registers (32, PTX regs) uint32 -> the operand's matrix of element bit patterns;
+    several warps' (..., 32, PTX regs) -> their matrices (..., rows, columns)."""
     fm = frag_map(shape, frag, etype)
     bits = ELEM_BITS[etype]
     m, n, k = SHAPES[shape]
     dims = {"a": (m, k), "b": (k, n)}.get(frag, (m, n))
-    r = np.asarray(regs, np.uint64)[:, :fm.shape[1]]
+    r = np.asarray(regs, np.uint64)[..., :fm.shape[1]]
     sh = np.arange(fm.shape[2], dtype=np.uint64) * np.uint64(bits)
     el = (r[..., None] >> sh) & np.uint64((1 << bits) - 1)
-    out = np.zeros(dims, np.uint64)
-    out[fm[..., 0], fm[..., 1]] = el
+    out = np.zeros(r.shape[:-2] + dims, np.uint64)
+    out[..., fm[..., 0], fm[..., 1]] = el
     return out
 
 
 def pack(mat: np.ndarray, shape: str, frag: str, etype: str) -> np.ndarray:
-    """The operand's matrix -> a warp's registers (32, PTX regs) uint32 (copies filled in)."""
+    """The operand's matrix -> a warp's registers (32, PTX regs) uint32 (copies filled in);
+    several warps' matrices (..., rows, columns) -> their registers (..., 32, PTX regs)."""
     fm = frag_map(shape, frag, etype)
     bits = ELEM_BITS[etype]
-    el = np.asarray(mat, np.uint64)[fm[..., 0], fm[..., 1]]
+    el = np.asarray(mat, np.uint64)[..., fm[..., 0], fm[..., 1]]
     sh = np.arange(fm.shape[2], dtype=np.uint64) * np.uint64(bits)
     uniq = np.bitwise_or.reduce(el << sh, axis=-1).astype(np.uint32)
     n = ptx_regs(shape, frag, etype)
-    return uniq[:, np.arange(n) % uniq.shape[1]]
+    return uniq[..., np.arange(n) % uniq.shape[-1]]
 
 
 def mma(form: WmmaMmaForm, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """One warp's D registers (32, nD) from its A, B, C registers (module docstring)."""
+    """One warp's D registers (32, nD) from its A, B, C registers (module docstring); several
+    warps' at once with a leading axis ((..., 32, n) each), each warp's D the same bits."""
     A = unpack(a, form.shape, "a", form.atype)
     B = unpack(b, form.shape, "b", form.btype)
     C = unpack(c, form.shape, "c", form.ctype)
@@ -364,8 +367,8 @@ def matmul(form: WmmaMmaForm, A: np.ndarray, B: np.ndarray, C: np.ndarray) -> np
     hk = HW_K[form.atype]
     model = M.hopper_model("mma", form.atype, form.ctype, hk)
     D = np.asarray(C, np.uint64)
-    for k0 in range(0, A.shape[1], hk):
-        D = MB.mma(A[:, k0:k0 + hk], B[k0:k0 + hk], D, form.atype, form.btype, form.ctype, model)
+    for k0 in range(0, A.shape[-1], hk):
+        D = MB.mma(A[..., k0:k0 + hk], B[..., k0:k0 + hk, :], D, form.atype, form.btype, form.ctype, model)
     return D
 
 

@@ -166,3 +166,37 @@ def test_the_tma_wgmma_gemm_is_timed_through_its_mbarriers():
         assert r.metrics["smsp__pcsamp_warps_issue_stalled_gmma"] > 0
         times[stages] = r.metrics["gpu__time_duration.sum"]
     assert times[3] < times[2]
+
+
+def test_a_block_left_waiting_is_completed_after_its_finished_warp_s_row_went_to_another_block():
+    # block 0: warp 0 finishes at once, warp 1 waits on an mbarrier no one arrives at; before warp
+    # 1 waits, block 1 arrives and its warp takes warp 0's freed row. Warp 0 must still read as
+    # finished (its own final state), so the waiting block is completed, not left hanging
+    bar = lambda what, **kw: MbarrierAccess(what, 0, **kw)           # noqa: E731
+    texts = ["FADD R4, R4, R4", "SYNCS.EXCH.64 URZ, [UR8], UR4"] + ["FADD R4, R4, R4"] * 400 + \
+        [WAIT, "SEL R5, R6, R7, P0", "FADD R9, R9, R9"]
+    classify = sass_classifier(H100)
+    statics = tuple(classify(i, SassInstr(offset=16 * i, opcode=t.partition(" ")[0], text=t, source_line=None,
+                                          operands=t.partition(" ")[2]), None) for i, t in enumerate(texts))
+    program = IssueProgram((statics[:1], statics[1:-1], statics[-1:]), {}, {}, np.zeros(len(texts), dtype=np.int64),
+                           len(texts))
+    done = []
+    sm = SM(0, H100, program, SimpleNamespace(lower=Memory()), TimingStats(len(texts)),
+            lambda sm, block, t: done.append(block))
+    wait_at = len(texts) - 3
+    block0 = [SimpleNamespace(visits=[(0, None, {})], warp_in_block=0, local_sectors=0, gid=0),
+              SimpleNamespace(visits=[(1, None, {1: bar("init", count=2), wait_at: bar("try_wait", parity=0)})],
+                              warp_in_block=1, local_sectors=0, gid=1)]
+    sm.add_cta(0, block0, 0.0)
+    first = sm.residency.ctas[0].warps[0]
+    t = 0.0
+    while first.vi < 1:                                              # until warp 0 is done
+        t += 64.0
+        sm.advance(t)
+    assert not sm.mbarriers.bars[(0, 0)].waiters                     # warp 1 is still in its FADDs
+    block1 = [SimpleNamespace(visits=[(2, None, {})] * 50, warp_in_block=0, local_sectors=0, gid=2)]
+    sm.add_cta(1, block1, t)
+    assert first.vi == 1                                             # not its row's new warp's
+    sm.advance(1e9)
+    assert done == [1, 0] or done == [0, 1]
+    assert sm.mbarriers.forced == 1

@@ -9,10 +9,11 @@ from gpusim.specs.describe import describe
 from gpusim.viz.roofline import roofline
 
 
-def test_h100_fp16_tensor_ceiling_is_sms_times_rate_times_clock():
+def test_h100_fp16_tensor_ceiling_is_sms_times_rate_times_tensor_clock():
     h100 = specs.get("h100-datasheet")
     r = roofline(gpu=h100)
-    assert r.ceiling("FP16/BF16 tensor") == pytest.approx(132 * 4096 * h100.clocks.sm_clock_mhz * 1e6)
+    assert r.ceiling("FP16/BF16 tensor") == pytest.approx(132 * 4096 * h100.clocks.tensor_clock_mhz * 1e6)
+    assert r.ceiling("FP16/BF16 tensor") == pytest.approx(989.4e12, rel=1e-4)     # the whitepaper's dense FP16
     assert r.ceiling("FP8 tensor") == pytest.approx(2 * r.ceiling("FP16/BF16 tensor"))
     assert r.ceiling("INT8 tensor") == pytest.approx(2 * r.ceiling("FP16/BF16 tensor"))
 

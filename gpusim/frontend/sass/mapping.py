@@ -24,7 +24,11 @@ counterpart): the walk avoids a side that calls an internal slow-path subroutine
 where that branch ends the block before the region: ptxas lays out `@!P BRA fast;
 CALL slowpath; fast:` after a division's FCHK or a square root's range test, so the
 call block and the fast path are both entered from outside, the call block first; the
-entry is the first one whose straight run calls no slow path. A `CALL` to an
+entry is the first one whose straight run calls no slow path. Where ptxas scheduled the
+SASS of PTX blocks that follow one another without a branch (split only by labels, such
+as Triton's `$L__tmp` debug labels) across the split, a block's SASS comes in pieces
+between its neighbours' on one straight line: the region goes on with each later piece
+reached through blocks of one successor each. A `CALL` to an
 internal subroutine (64-bit division and remainder, ...) inlines the subroutine's
 instructions, along its fall-through path, up to `RET`.
 
@@ -230,18 +234,39 @@ def _region(cfg: SassCFG, ins, home, h: int) -> list[int]:
     k = next((e for e in entries if not _calls_slow_path(cfg, ins, home, e, h)), entries[0])
     out: list[int] = []
     seen: set[int] = set()
-    while k is not None and k not in seen and home[k] == h:
-        seen.add(k)
-        blk = cfg.blocks[k]
-        for i in range(blk.start, blk.end):
-            out.append(i)
-            if ins[i].base == "CALL":
-                out.extend(_subroutine(cfg, ins, i))
-        nxt = [s for s in blk.succs if home[s] == h and s not in seen]
-        if len(nxt) > 1:
-            nxt = [s for s in nxt if not _calls_slow_path(cfg, ins, home, s, h)] or nxt
-        k = nxt[-1] if nxt else None                 # fall-through is listed last
+    while k is not None:
+        last = k
+        while k is not None and k not in seen and home[k] == h:
+            seen.add(k)
+            last = k
+            blk = cfg.blocks[k]
+            for i in range(blk.start, blk.end):
+                out.append(i)
+                if ins[i].base == "CALL":
+                    out.extend(_subroutine(cfg, ins, i))
+            nxt = [s for s in blk.succs if home[s] == h and s not in seen]
+            if len(nxt) > 1:
+                nxt = [s for s in nxt if not _calls_slow_path(cfg, ins, home, s, h)] or nxt
+            k = nxt[-1] if nxt else None             # fall-through is listed last
+        k = _interleaved_next(cfg, home, h, last, seen)
     return out
+
+
+def _interleaved_next(cfg: SassCFG, home, h: int, k: int, seen: set) -> int | None:
+    """The next SASS block homed at h on the straight line (blocks of one successor each) after
+    block k, past blocks homed elsewhere, or None. PTX blocks that follow one another without a
+    branch (split only by labels: Triton's `$L__tmp` debug labels) are one straight run of SASS,
+    and ptxas schedules their instructions across the split: h's SASS comes in several pieces
+    between its neighbours' (triton_attention's online softmax: 28 of its 34 MUFU.EX2 an
+    iteration in a second piece of their block), all executed whenever the first is."""
+    for _ in range(len(cfg.blocks)):
+        succs = cfg.blocks[k].succs
+        if len(succs) != 1 or succs[0] in seen:
+            return None
+        k = succs[0]
+        if home[k] == h:
+            return k
+    return None
 
 
 def _anchors(dk, h: int) -> list[int]:

@@ -2,7 +2,7 @@
 its address checks and counters done by the compiled passes of the fast load/store unit.
 
 One `lsu_kernels.place_shared` pass resolves and checks the shared destinations of the step's
-active lanes and counts requests and bank wavefronts, one `place_heap` pass the global sources
+active lanes and counts requests (its bank wavefronts are not a copy's: `async_ops.fill_count`), one `place_heap` pass the global sources
 of the lanes that read (src-size > 0) and their 32-byte sectors; the bytes are gathered with
 numpy and issued to the batch's `AsyncCopies` as the reference does. The reference op runs
 instead (and reports any fault exactly as always) when a pass finds a lane that faults, when a
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpusim.functional.async_ops import CpAsyncOp, _unit
+from gpusim.functional.async_ops import CpAsyncOp, _unit, fill_count, gather_bytes
 from gpusim.functional.fastpath import lsu_kernels as K
 from gpusim.functional.fastpath.memops import _slots
 
@@ -81,7 +81,7 @@ class FastCpAsyncOp(CpAsyncOp):
         rd = goffs >= 0
         data = np.zeros((nactive, size), np.uint8)
         if gres[0]:
-            data[rd[act]] = heap.data[goffs[rd][:, None] + np.arange(size)]
+            data[rd[act]] = gather_bytes(heap.data, goffs[rd], size)
         lanes = lo + np.flatnonzero(act)
         _unit(x).issue(lanes, soffs[act], data, None)      # (no sanitizer here: it takes the reference op)
         if x.record is not None:
@@ -94,4 +94,6 @@ class FastCpAsyncOp(CpAsyncOp):
         c.add_extra(self.index, "global_ldgsts_bypass_requests" if self.bypass else "global_ldgsts_requests", nwarps)
         c.add_extra(self.index, "global_ldgsts_bypass_sectors" if self.bypass else "global_ldgsts_sectors",
                     int(gres[2]))
-        c.add_extra(self.index, "shared_ldgsts_wavefronts", int(sres[2]))
+        local = soffs[act].astype(U64) - x.cta_slot(lanes).astype(U64) * U64(lsu.shared_stride)
+        c.add_extra(self.index, "shared_ldgsts_wavefronts",
+                    fill_count(lanes, local, lo + np.flatnonzero(rd), goffs[rd]))

@@ -10,10 +10,20 @@ instruction keeps the old value where its predicate is false), and stores the
 registers it writes. Loads, stores, collectives and barriers stay separate ops
 between segments, so the order of memory effects is the reference's.
 
-All segments of a kernel are compiled together with llvmlite (LLVM's MCJIT) the first
-time one runs: some milliseconds per kernel, no numba typing. A segment whose
-compilation fails, or whose special registers are not what it was compiled for, runs
-its reference ops.
+Each segment variant is compiled with llvmlite (LLVM's MCJIT) into its own small
+module once its reference ops have run `COMPILE_AFTER` lane-instructions: some
+milliseconds a variant, no numba typing. A segment whose compilation fails, or whose
+special registers are not what it was compiled for, runs its reference ops.
+
+Machine code is cached on disk as numba's kernels are (`<$GPUSIM_CACHE_DIR or
+~/.cache/gpusim>/segments/`, checked entries of `gpusim.frontend.diskcache`;
+`GPUSIM_DISK_CACHE=0` turns it off): a variant whose object code is there is loaded
+(about a millisecond) the first time it runs, without waiting for `COMPILE_AFTER`, so a
+kernel launched again in a new process runs compiled from its first step. The entry's
+key is everything the code is made from: the kernel (its parsed PTX, `repr` of
+`isa.program.Kernel`), the variable layout, the segment and its variant, the source of
+`isa` and `gpusim.functional` (any change there is a new key), llvmlite's version and
+the host CPU and its features.
 
 Registers stay where the reference keeps them (`BatchState.regs`: an array over the
 batch, or one value for every lane); a segment reads a uniform register through an
@@ -23,13 +33,19 @@ reference does), which changes no value.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import os
 import threading
+from functools import lru_cache
+from pathlib import Path
+
+import llvmlite
 
 import numpy as np
 from llvmlite import binding as llvm
 from llvmlite import ir
 
+from gpusim.frontend.diskcache import cache_dir, read_entry, write_entry
 from gpusim.functional.fastpath import alu_ir
 from gpusim.functional.fastpath.alu_ir import convertible
 from gpusim.functional.fastpath.forms import form
@@ -53,7 +69,8 @@ _LLVM_READY = False
 
 def _llvm_target():
     """A target machine for this host's CPU and its features (FMA, AVX: a fused multiply-add is
-    one instruction, not a libm call; both round correctly, so results do not depend on it)."""
+    one instruction, not a libm call; both round correctly, so results do not depend on it): a
+    new one each call, since an MCJIT engine owns (and frees) the one it is created with."""
     global _LLVM_READY
     with _LLVM_LOCK:
         if not _LLVM_READY:
@@ -62,6 +79,31 @@ def _llvm_target():
             _LLVM_READY = True
     return llvm.Target.from_default_triple().create_target_machine(
         cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=2)
+
+
+@lru_cache(maxsize=None)
+def _emitter():
+    """The target machine that compiles segments to object code (owned by no engine)."""
+    return _llvm_target()
+
+
+@lru_cache(maxsize=None)
+def _code_digest() -> str:
+    """What a segment's machine code depends on besides its kernel (module docstring): the
+    source of `isa` and `gpusim.functional`, llvmlite's version, the host CPU and features."""
+    h = hashlib.sha256(f"{llvmlite.__version__} {llvm.get_host_cpu_name()} "
+                       f"{llvm.get_host_cpu_features().flatten()}".encode())
+    here = Path(__file__).resolve()
+    for root in (here.parents[3] / "isa", here.parents[1]):
+        for f in sorted(root.rglob("*.py")):
+            h.update(f.relative_to(root.parent).as_posix().encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def _disk_cache() -> Path | None:
+    """The segments' object-code directory, or None when disk caches are off."""
+    return None if os.environ.get("GPUSIM_DISK_CACHE", "1") == "0" else cache_dir().parent / "segments"
 
 
 class FastAluOp(AluOp):
@@ -140,6 +182,29 @@ class KernelCode:
         self._ready = False
         self._engines: list = []
         self._lock = threading.Lock()
+        self._ident: str | None = None       # the kernel's part of the disk cache's keys
+
+    def _path(self, seg: "SegmentOp", key) -> Path | None:
+        """Where the object code of `seg`'s variant `key` is cached, or None (no disk cache)."""
+        folder = _disk_cache()
+        if folder is None:
+            return None
+        if self._ident is None:
+            dec = self.dec
+            self._ident = hashlib.sha256(f"{dec.kernel!r} {sorted(dec.symbols.items())!r}".encode()).hexdigest()
+        uniform = sorted(key[0])
+        h = hashlib.sha256(f"{_code_digest()} {self._ident} {seg.plan.name} {uniform} {key[1]}".encode())
+        return folder / f"{h.hexdigest()}.o"
+
+    def _load(self, seg: "SegmentOp", key, name: str, obj: bytes, once):
+        """Object code -> (function, registers stored once), kept as `seg`'s variant `key`."""
+        engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), _llvm_target())
+        engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+        engine.finalize_object()
+        self._engines.append(engine)
+        hit = (SEGMENT_FN(engine.get_function_address(name)), frozenset(once))
+        seg.variants[key] = hit
+        return hit
 
     def _prepare(self) -> None:
         """Trim each segment's stores to the registers live after it."""
@@ -151,9 +216,11 @@ class KernelCode:
             seg.plan.stores = [r for r in seg.plan.written if r in keep]
             seg.table = np.zeros(2 * (len(seg.plan.loads) + len(seg.plan.stores) + len(seg.plan.specials)), np.int64)
 
-    def variant(self, seg: "SegmentOp", key):
-        """(function, registers stored once) of `seg` for key (uniform loads, whole), or
-        None when it does not compile (the segment then runs its reference ops)."""
+    def variant(self, seg: "SegmentOp", key, compile: bool = True):
+        """(function, registers stored once) of `seg` for key (uniform loads, whole): from
+        the disk cache, else (with `compile`) compiled and cached; None when it is not
+        cached and not to be compiled, or does not compile (the segment then runs its
+        reference ops)."""
         with self._lock:
             if self.failed or key in seg.failed:
                 return None
@@ -168,18 +235,22 @@ class KernelCode:
                 hit = seg.variants.get(key)
                 if hit is not None:
                     return hit
+                name = f"{seg.plan.name}_{'_'.join(map(str, sorted(key[0])))}_{int(key[1])}"
+                path = self._path(seg, key)
+                entry = None if path is None else read_entry(path)
+                if entry is not None:          # the registers stored once, then the object code
+                    head, _, obj = entry.partition(b"\n")
+                    return self._load(seg, key, name, obj, [int(r) for r in head.split()])
+                if not compile:
+                    return None
                 module = ir.Module(name=seg.plan.name)
-                name = f"{seg.plan.name}_{len(seg.variants)}"
                 once = seg.plan.define(module, name, key[0], key[1])
-                tm = _llvm_target()
                 mod = llvm.parse_assembly(str(module))
                 mod.verify()
-                engine = llvm.create_mcjit_compiler(mod, tm)
-                engine.finalize_object()
-                self._engines.append(engine)
-                hit = (SEGMENT_FN(engine.get_function_address(name)), frozenset(once))
-                seg.variants[key] = hit
-                return hit
+                obj = _emitter().emit_object(mod)
+                if path is not None:
+                    write_entry(path, " ".join(map(str, once)).encode() + b"\n" + obj)
+                return self._load(seg, key, name, obj, once)
             except Exception:              # an LLVM failure: this variant runs the reference ops
                 seg.failed.add(key)
                 return None
@@ -187,7 +258,7 @@ class KernelCode:
 
 class SegmentOp(Op):
     """A run of compilable ALU ops of one block (see module docstring)."""
-    __slots__ = ("ops", "plan", "variants", "failed", "code", "table", "interpreted")
+    __slots__ = ("ops", "plan", "variants", "failed", "code", "table", "interpreted", "looked")
 
     def __init__(self, ops: list[FastAluOp], reg_dtypes, code: KernelCode):
         self.ops = ops
@@ -197,6 +268,7 @@ class SegmentOp(Op):
         self.plan = Segment(ops, reg_dtypes)
         self.variants: dict = {}
         self.failed: set = set()
+        self.looked: set = set()             # variant keys looked up in the disk cache
         self.interpreted = 0                 # lane-instructions run by the reference ops so far
         self.code = code
         self.table = None
@@ -213,6 +285,9 @@ class SegmentOp(Op):
             work = (st.hi - st.lo) * len(self.ops)
             if self.interpreted + work >= COMPILE_AFTER:
                 hit = self.code.variant(self, key)
+            elif key not in self.looked:       # compiled before, by this process or another: cached
+                self.looked.add(key)
+                hit = self.code.variant(self, key, compile=False)
             if hit is None:
                 self.interpreted += work
                 for op in self.ops:

@@ -5,8 +5,9 @@ its source in the comment on its line, by the tags listed here; variants come fr
 
 What it models: the parts list the simulator reads (SM count, clocks, per-SM limits,
 pipeline issue intervals and latencies, cache geometry and latencies, HBM). What it
-does not: clusters, MIG, power or clock throttling (clocks are the
-maximum boost the GPU ran at).
+does not: clusters, MIG, power or current-limit throttling (clocks are the
+maximum boost the GPU ran at, or the lower tensor clock for a kernel that issues
+reduced-precision tensor instructions: `ClockSpec.tensor_clock_mhz`, [MEAS-CLK]).
 
 Sources (the tags the comments use):
 - [V100-WP] NVIDIA Tesla V100 GPU Architecture whitepaper (2017): Table 1, Volta SM section
@@ -93,6 +94,11 @@ Sources (the tags the comments use):
   and (validate/mechanisms/latency64.py, *_mechanisms_latency64.json) the alu and fp64 pipes'
   busy cycles (`sm__pipe_{alu,fp64}_cycles_active`) add up to 0.87-1.03 of the SMSP's cycles on
   every FP64-bound size (DFMA chains x warps, DADD, DMUL, f64_fma) while alu + fmaheavy reach 1.74.
+- [MEAS-L1TAG] this project's stride microbenchmarks (validate/mechanisms/strides.py,
+  data/measurements/h200_mechanisms.json, h100_mechanisms.json): warps whose lanes read a 64-KiB
+  L1-resident array 4, 16, 32, 64, 128, 256, 512 or 1024 B apart take 3.0, 4.3, 8.6, 16.6, 32.7,
+  32.7, 32.7, 32.7 SM cycles per request per SM, with `l1tex__t_set_accesses_pipe_lsu_mem_global_op_ld`
+  1, 4, 8, 16, 32, 32, 32, 32 a request: one line a cycle, consecutive lines or not.
 - [DEWING] github.com/markdewing/AI_kernels latency/README.md: V100 chase L1 36, L2 221,
   memory 460 cycles; GH200 L1 40, L2 281, memory 690 (8 above [MEAS] on a Hopper L1).
 - [SSB] github.com/smallscientist1/cuda_microbenchmark: A100 has 8 L2 slices per
@@ -137,6 +143,13 @@ Sources (the tags the comments use):
   1980 MHz boost); [A100-WP] 312 FP16, 156 TF32, 624 INT8, 19.5 FP64 = 108 x 1410 MHz x 2048
   / 1024 / 4096 / 128, no FP8; [V100-WP] 125 TFLOP/s FP16 = 80 x 1530 MHz x 1024, no TF32,
   FP8, INT8 (Turing's) or FP64 tensor instructions. [H200-DS]: the same GH100 SMs.
+- [MEAS-CLK] the clock a kernel runs at, clocks not locked: data/measurements/tensor_clock_h100.json
+  (`python -m validate.tensor_clock_probe`, H100 SXM, 2026-11-24: clock64 over %globaltimer per
+  block): mma.sync FP16 and INT8 loops of 20 ms at 4 and 16 warps/SM exactly 1830 MHz (1 s: 1843-1851),
+  FFMA loops 1980-2025 MHz, no power or thermal clock-event reason active; and Nsight's
+  sm__cycles_elapsed.max / gpu__time_duration.sum on the tensor sets (h{100,200}_tensor.json):
+  CUDA-core SGEMMs 1971-2015 MHz, the 41 kernels that issue tensor instructions a median 1803
+  (H100) and 1783 MHz (H200), range 1542-1935 (the heaviest GEMMs lower: not modelled).
 - [TC-LAT] tensor instruction latencies: estimates of the order the microbenchmark papers
   report for dependent chains (Sun et al., "Dissecting Tensor Cores via Microbenchmarks",
   IEEE TPDS 2023, arXiv:2206.02874, on A100; [Luo24] on an H800 for mma.sync and wgmma):
@@ -151,6 +164,13 @@ Sources (the tags the comments use):
   waited each iteration) 361.5 cycles against 293.8 for the same loop with the round trip
   of a load: 68 cycles from the sectors' return to the group's completion (the bytes'
   write into shared memory through the L1's data path, and the arrival).
+- [NCU-FILL] data/measurements/h100_tensor.json (Nsight Compute on an H100 SXM, 2026-11): a
+  cp.async's fill of shared memory takes sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts
+  wavefronts of the L1's data path, 12.75 per 512-B LDGSTS.BYPASS of cuda_mma_* (rows padded to 80
+  and 144 B: per SASS line 15 for the 64-B rows of A, 10.5 for the 128-B rows of B,
+  data/measurements/sass_stalls_h100/cuda_mma_double_n1024_sass.csv) and 4.00 of the Triton
+  GEMMs' swizzled tiles; `gpusim.functional.async_ops.fill_wavefronts` is the rule that gives
+  all three, and the data path takes one wavefront a cycle ([CUDA-PG], as for LDS/LDSM).
 - "estimate": a modelling choice or extrapolation; the comment says from what.
 
 H200's L2 is 60 MiB: the device reports 62914560 B [MEAS] (PyTorch said 60 MB on these

@@ -17,6 +17,7 @@ A100 = GPUSpec(
     clocks=ClockSpec(
         sm_clock_mhz=1410.0,               # [A100-WP] boost clock
         memory_clock_mhz=1593.0,           # [A100-DS] derived: 2039 GB/s / (5120 bits / 8 x 2)
+        tensor_clock_mhz=1410.0,           # [TC-WP] A100's tensor TFLOP/s are quoted at its boost clock
     ),
     sm=SMSpec(
         sub_partitions=4,                  # [A100-WP]
@@ -53,7 +54,7 @@ A100 = GPUSpec(
             lsu=P(4.0, 26),                # [A100-WP] 32 LD/ST per SM; latency estimate: Hopper's SHFL [MEAS]
             adu=P(2.0, 20),                # estimate: as Hopper
             cbu=P(2.0, 4),                 # estimate: not measured
-            uniform=P(1.0, 4),             # estimate: as Hopper
+            uniform=P(2.0, 4),             # estimate: as Hopper
             tex=P(4.0, 4),                 # estimate: as the LSU's issue
 
             imad_wide_issue_interval_cycles=4.0,  # estimate: as Hopper [MEAS-PIPE] (a 64-bit result on 32-bit lanes)
@@ -74,6 +75,7 @@ A100 = GPUSpec(
         shared_operand_bytes_per_cycle_per_sm=128.0,  # [CUDA-PG] 32 banks x 4 B per cycle
         tma_request_interval_cycles=2.0,           # estimate: no TMA on sm_80, unused
         cp_async_fill_cycles=68.0,                 # estimate: as Hopper's [MEAS-TC] (cp.async from sm_80)
+        cp_async_fill_wavefront_cycles=1.0,        # estimate: as Hopper's [NCU-FILL] (cp.async from sm_80)
     ),
     l1=L1Spec(
         line_bytes=128,                    # [NCU]

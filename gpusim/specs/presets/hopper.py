@@ -44,7 +44,7 @@ _HOPPER_SM = SMSpec(
         lsu=P(4.0, 26),                    # [Luo24] 8 LD/ST per SMSP; [MEAS] SHFL 26.0 (S2R: estimate, as SHFL)
         adu=P(2.0, 30),                    # [MEAS] BAR about 2 cycles per warp, (76.7 - 14.7) / 31; [MEAS-FE] indexed LDC 34 - 4 (its index shift)
         cbu=P(2.0, 4),                     # estimate: not measured
-        uniform=P(1.0, 4),                 # estimate: one uniform instruction per cycle per SMSP, latency as the ALU
+        uniform=P(2.0, 4),                 # [NCU-DATA] matmul_naive/large: 0.37 uniform warp inst/cycle/SMSP, 36% math_pipe_throttle, alu 0.17, fma 0.15 (only the uniform pipe near its limit); ubench_uniform.cu measures it; latency estimate: as the ALU
         tex=P(4.0, 4),                     # estimate: as the LSU's issue; latency from the memory units
 
         imad_wide_issue_interval_cycles=4.0,  # [MEAS-PIPE] IMAD.WIDE(.U32) 4 fmaheavy cycles, IMAD 2
@@ -65,6 +65,7 @@ _HOPPER_TENSOR = TensorSpec(
     shared_operand_bytes_per_cycle_per_sm=128.0,  # [CUDA-PG] 32 banks x 4 B per cycle
     tma_request_interval_cycles=2.0,           # estimate: not measured; as the ADU's issue
     cp_async_fill_cycles=68.0,                 # [MEAS-TC] cp.async.cg 16 B round trip from the L2, one warp: 361.5 cycles, 293.8 without it
+    cp_async_fill_wavefront_cycles=1.0,        # [NCU-FILL] one 128-B wavefront a cycle, as shared memory's
 )
 _HOPPER_L1 = L1Spec(
     line_bytes=128,                        # [NCU]
@@ -74,8 +75,9 @@ _HOPPER_L1 = L1Spec(
     mshr_entries=1024,                     # estimate: undocumented; Little's law on the measured 4.1 TB/s H200
     #                                        stream read (data/measurements/h200.json) needs > 350 sectors in flight per SM
     bandwidth_bytes_per_cycle=128,         # estimate: one 128-B wavefront per cycle, as shared memory
-    tag_banks=4,                           # [NV-FORUM] GV100+ tag stage: 4 sets x 4 sectors per cycle; bank = line mod 4
-    #                                        is the model's choice, fits [NCU-DATA] gemv_rowmajor (0.94 lines/cycle)
+    tag_banks=1,                           # [MEAS-L1TAG] one line a cycle: L1-hit loads of 1/4/8/16/32 lines a request take 3.0/4.3/8.6/16.6/32.7
+    #                                        SM cycles a request whether the lines are consecutive or 4 apart (stride_read/l1_s*:
+    #                                        l1tex__t_set_accesses = lines); [NV-FORUM]'s "4 sets x 4 sectors per cycle" as 4 banks gave 8
     write_allocate=False,                  # estimate: global stores write through to L2 ([Jia18] on Volta)
 )
 _HOPPER_NOC_LATENCY = 20                   # estimate: one crossbar traversal, part of the L2 hit latency
@@ -114,6 +116,7 @@ H100 = GPUSpec(
     clocks=ClockSpec(
         sm_clock_mhz=1980.0,               # [MEAS] max boost (clock rate 1980000 kHz; the whitepaper had none final)
         memory_clock_mhz=2619.0,           # [MEAS] = 3352 GB/s / (5120 bits / 8 x 2)
+        tensor_clock_mhz=1830.0,           # [TC-WP] the clock the dense tensor TFLOP/s are quoted at; [MEAS-CLK]
     ),
     sm=_HOPPER_SM,                         # cited above
     l1=_HOPPER_L1,                         # cited above
@@ -188,6 +191,7 @@ H200 = GPUSpec(
     clocks=ClockSpec(
         sm_clock_mhz=1980.0,               # [MEAS] max boost, nvidia-smi and clock rate
         memory_clock_mhz=3201.0,           # [MEAS] nvidia-smi max memory clock
+        tensor_clock_mhz=1830.0,           # [TC-WP] [H200-DS] the H100 SXM's tensor TFLOP/s; [MEAS-CLK]
     ),
     sm=_HOPPER_SM,                         # [H200-DS] H100 compute; [MEAS] same latencies and rates
     l1=_HOPPER_L1,                         # [MEAS] same L1 hit latency as H100

@@ -17,6 +17,7 @@ V100 = GPUSpec(
     clocks=ClockSpec(
         sm_clock_mhz=1530.0,               # [V100-WP] Table 1 boost clock
         memory_clock_mhz=877.0,            # estimate: what V100 boards report (recalled); [V100-WP] 900 GB/s gives 879
+        tensor_clock_mhz=1530.0,           # [TC-WP] V100's 125 TFLOP/s are quoted at its boost clock
     ),
     sm=SMSpec(
         sub_partitions=4,                  # [V100-WP]
@@ -74,6 +75,7 @@ V100 = GPUSpec(
         shared_operand_bytes_per_cycle_per_sm=128.0,  # [CUDA-PG] 32 banks x 4 B per cycle
         tma_request_interval_cycles=2.0,           # estimate: no TMA on sm_70, unused
         cp_async_fill_cycles=0.0,                  # [CUDA-PG] no cp.async before sm_80, unused
+        cp_async_fill_wavefront_cycles=1.0,        # estimate: no cp.async before sm_80 [CUDA-PG], unused
     ),
     l1=L1Spec(
         line_bytes=128,                    # [NCU]

@@ -5,9 +5,10 @@ data wavefronts, and as many tag cycles as the most of its distinct lines that f
 tag bank (bank = line index mod `l1.tag_banks`; each bank looks up one line per cycle, so 4
 banks resolve up to 4 lines x 4 sectors per cycle, as NVIDIA describes the Volta-and-later
 tag stage); the request holds the stage for the larger of the two, one wavefront per cycle,
-in request order per SM (hits and misses alike, charged at the lookup). A warp whose lanes
-read 32 lines a power-of-two number of lines apart (a row-major gemv with a thread per row)
-needs 32 tag cycles, not 8: H200 `gemv_rowmajor` runs at 0.94 such lines per SM cycle.
+in request order per SM (hits and misses alike, charged at the lookup). The Hopper presets
+have one bank (`tag_banks` 1): on H100/H200 a request's distinct lines take a cycle each,
+consecutive or not (`stride_read/l1_s*`: 32 lines a request 32.7 SM cycles at 128, 256, 512
+and 1024 B between lanes; 4 banks would give 8 cycles to the first two).
 
 Not modelled: the tag stage and data stage as separate pipelines (one request holds both).
 

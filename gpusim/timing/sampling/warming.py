@@ -76,17 +76,23 @@ MASK64 = (1 << 64) - 1
 COLD, HELD, IN_FLIGHT = 0, 1, 2   # warm_state: not in the whole L2; held; being fetched for a block of the same wave
 SHARED_MIN = 2.0           # blocks per line from which a region counts as shared (a halo is not)
 REGULAR_SHARE = 0.5        # share of a block's line gaps at its commonest gap from which a region is regular
+SPAN_BLOCKS = 64           # sampled blocks compared pairwise for the span of a region's sharing
+SPAN_EVIDENCE = 3.0        # pairs of rounds beyond the farthest sharing pair that would have shared, spread (e^-3: 5%)
 
 
 class SharedFootprint:
     """Per-region sharing degree and the residency probability of its lines."""
 
-    def __init__(self, starts, ends, touches, capacity_lines: float, regular=None, wave_share: float = 0.0):
+    def __init__(self, starts, ends, touches, capacity_lines: float, regular=None, wave_share: float = 0.0,
+                 span=None):
         """`starts`, `ends`: each region's line range; `touches`: the whole grid's
         (block, line) pairs in it; `capacity_lines`: distinct lines the whole L2 holds;
         `regular`: per region, whether the grid walks it in order (default: none does);
         `wave_share`: the share of the grid's blocks the whole GPU runs at once (its SMs
-        times the blocks each holds, over the grid's blocks; 0: blocks one after another)."""
+        times the blocks each holds, over the grid's blocks; 0: blocks one after another);
+        `span`: per region of those walked in order, the share of the grid within which the
+        blocks that touch one line all come (default 1: spread over the whole grid; a
+        grouped tile order's A strip: its group of blocks)."""
         self.wave_share = min(1.0, max(0.0, float(wave_share)))
         self._wave_p: dict[tuple[int, int], float] = {}
         self.starts = np.asarray(starts, dtype=np.int64)
@@ -97,29 +103,34 @@ class SharedFootprint:
         self.sharing = np.where(m >= SHARED_MIN, m, 1.0)       # below: a stream's halo, timed with it
         self.regular = (np.zeros(len(self.starts), dtype=bool) if regular is None
                         else np.asarray(regular, dtype=bool))
+        self.span = (np.ones(len(self.starts)) if span is None
+                     else np.clip(np.asarray(span, dtype=float), 1e-9, 1.0))
         self.capacity_lines = float(capacity_lines)
         self.dram = np.zeros(len(self.starts))                 # DRAM bursts the simulated share read, per region
         self.window = self._window()                           # w, at most 1
         self._start_list, self._end_list = self.starts.tolist(), self.ends.tolist()
         self._list = list(zip(self.starts.tolist(), self.ends.tolist(),
                               np.maximum(self.sharing - 1.0, 0.0).tolist(),
-                              (1.0 / self.sharing).tolist(), self.regular.tolist()))
+                              (self.span / self.sharing).tolist(), self.regular.tolist(),
+                              self.span.tolist()))
 
     @property
     def active(self) -> bool:
-        return any(extra > 0 for _, _, extra, _, _ in self._list)
+        return any(extra > 0 for _, _, extra, _, _, _ in self._list)
 
     def _window(self) -> float:
         """The share of the kernel a line stays in the whole L2 after its last touch (Che's
         characteristic time): the w at which the lines touched within w of the kernel fill
-        the capacity, sum over regions of D * (1 - exp(-m w)) (regular: D min(1, m w); a
-        stream: m D w) = C."""
+        the capacity, sum over regions of D * (1 - exp(-m w)) (regular: D min(1, m w); one
+        whose lines' touches come within a span s of the grid, the grid's groups one after
+        another: D min(1, max(min(s, m w), w)); a stream: m D w) = C."""
         lines, shared = self.lines, self.sharing >= SHARED_MIN
         regular = shared & self.regular
 
         def touched(w: float) -> float:
-            random_walk = lines * -np.expm1(-self.sharing * w)
-            in_order = lines * np.minimum(1.0, self.sharing * w)
+            random_walk = lines * np.maximum(self.span * -np.expm1(-self.sharing * w / self.span),
+                                             min(1.0, w) * -np.expm1(-self.sharing))
+            in_order = lines * np.minimum(1.0, np.maximum(np.minimum(self.span, self.sharing * w), w))
             return float(np.where(regular, in_order,
                                   np.where(shared, random_walk, np.minimum(lines, self.touches * w))).sum())
 
@@ -157,14 +168,18 @@ class SharedFootprint:
         shared = self.sharing >= SHARED_MIN
         if not shared.any():
             return 0.0, float(self.touches.sum()), None
-        walk = SharedFootprint(self.starts, self.ends, self.touches, self.capacity_lines, regular=shared).window
-        rand = SharedFootprint(self.starts, self.ends, self.touches, self.capacity_lines, regular=None).window
-        extra = np.maximum(self.sharing - 1.0, 0.0)
+        walk = SharedFootprint(self.starts, self.ends, self.touches, self.capacity_lines, regular=shared,
+                               span=self.span).window
+        rand = SharedFootprint(self.starts, self.ends, self.touches, self.capacity_lines, regular=None,
+                               span=self.span).window
+        extra = np.maximum(self.sharing - 1.0, 0.0) / self.span         # touches per unit of grid within a span
+        held = np.minimum(rand, self.span)
         with np.errstate(divide="ignore", invalid="ignore"):
-            before = np.where(extra > 0, rand + np.expm1(-extra * rand) / np.where(extra > 0, extra, 1.0), 0.0)
-        che = before + (1.0 - rand) * -np.expm1(-extra * rand)          # mean over tau of 1 - exp(-a min(tau, w))
-        gap = 1.0 / self.sharing
-        cyclic = np.where(gap <= walk, 1.0 - gap, 0.0)                    # mean over tau of [gap <= min(tau, w')]
+            before = np.where(extra > 0, held + np.expm1(-extra * held) / np.where(extra > 0, extra, 1.0), 0.0)
+        # mean over tau (within a span) of 1 - exp(-a min(tau, w))
+        che = (before + (self.span - held) * -np.expm1(-extra * held)) / self.span
+        gap = self.span / self.sharing
+        cyclic = np.where(gap <= walk, 1.0 - 1.0 / self.sharing, 0.0)     # mean over tau of [gap <= min(tau, w')]
         if simulated_share is None:                # before the run: the share will do as the estimate it uses
             simulated = np.where(self.regular, cyclic, che)
         else:
@@ -189,19 +204,19 @@ class SharedFootprint:
         time and walk their loops in step, so a block's touch of a line comes after those
         of a random share of its own wave, not after the wave's lower-numbered blocks only:
         the probability is the mean over the wave's span of grid positions."""
-        for r, (a, b, extra, gap, regular) in enumerate(self._list):
+        for r, (a, b, extra, gap, regular, span) in enumerate(self._list):
             if a <= line < b:
                 if extra <= 0:
                     return 0.0
                 if self.wave_share <= 0.0:
-                    return _held(tau, tau, extra, gap, regular, self.window)
+                    return _held(tau, tau, extra, gap, regular, self.window, span)
                 wave = int(tau / self.wave_share + 1e-9)
                 key = (r, wave)
                 p = self._wave_p.get(key)
                 if p is None:
                     t0 = wave * self.wave_share
                     p = self._wave_p[key] = _held(t0, min(1.0, t0 + self.wave_share), extra, gap, regular,
-                                                  self.window)
+                                                  self.window, span)
                 return p
         return 0.0
 
@@ -232,16 +247,22 @@ class SharedFootprint:
         if self.wave_share <= 0.0:
             return HELD
         t0 = int(tau / self.wave_share + 1e-9) * self.wave_share
-        for a, b, extra, gap, regular in self._list:
+        for a, b, extra, gap, regular, span in self._list:
             if a <= line < b:
-                return HELD if u < _held(t0, t0, extra, gap, regular, self.window) else IN_FLIGHT
+                return HELD if u < _held(t0, t0, extra, gap, regular, self.window, span) else IN_FLIGHT
         return HELD
 
 
-def _held(t0: float, t1: float, extra: float, gap: float, regular: bool, window: float) -> float:
+def _held(t0: float, t1: float, extra: float, gap: float, regular: bool, window: float, span: float = 1.0) -> float:
     """The mean over grid positions tau in [t0, t1] of the probability that the whole L2
     holds a line touched by `extra` other blocks (class docstring): in order (`regular`),
-    1 where its reuse distance `gap` fits min(tau, w); at random, 1 - exp(-extra min(tau, w))."""
+    1 where its reuse distance `gap` fits min(tau, w); at random, 1 - exp(-extra min(tau, w)).
+    Within a `span` of the grid shorter than the grid (its touches come within it, the spans
+    one after another): past the first span, the mean over a span; the touches come 1 / span
+    times as often."""
+    if span < 1.0:                 # a span like the one the line's touches are in: its own from the start
+        t0, t1 = (0.0, span) if t0 >= span else (t0, min(t1, span))
+        extra = extra / span
     if regular:
         if gap > window:
             return 0.0
@@ -260,11 +281,14 @@ def _held(t0: float, t1: float, extra: float, gap: float, regular: bool, window:
 
 
 def shared_footprint(arrays, streams_by_block, grid_blocks: int, sectors_per_line: int,
-                     capacity_lines: float, wave_blocks: int = 0) -> SharedFootprint | None:
+                     capacity_lines: float, wave_blocks: int = 0, spread=None,
+                     resolution_blocks: int = 1) -> SharedFootprint | None:
     """The SharedFootprint of a launch from the streams of a run of sampled blocks
     (`functional_streams.WarpStream` lists), or None when no region is shared. `arrays`:
     `Marshalled.arrays` (each argument's (address, bytes) list); `wave_blocks`: the blocks
-    the whole GPU runs at once (0: taken as one after another)."""
+    the whole GPU runs at once (0: taken as one after another); `spread`: (block, streams)
+    of the timed blocks from across the grid, from which the span of a regular region's
+    sharing is read (`sharing_spans`), `resolution_blocks` apart at most (a round)."""
     shift = sectors_per_line.bit_length() - 1 + 5              # byte address -> line
     ranges = sorted({(addr >> shift, (addr + nbytes - 1 >> shift) + 1)
                      for arr in arrays if arr for addr, nbytes in arr if nbytes > 0})
@@ -292,9 +316,72 @@ def shared_footprint(arrays, streams_by_block, grid_blocks: int, sectors_per_lin
         distinct = np.bincount(np.searchsorted(starts, union, side="right") - 1, minlength=len(ranges))
         touches = touches / np.maximum(pairs / np.maximum(distinct, 1), 1.0)
     regular = common >= REGULAR_SHARE * np.maximum(gaps, 1.0)
+    span = None
+    if spread:
+        span = sharing_spans(starts, ends, [(b, _block_lines(st, lsh)) for b, st in spread], grid_blocks,
+                             resolution_blocks)
     fp = SharedFootprint(starts, ends, touches, capacity_lines, regular=regular,
-                         wave_share=wave_blocks / grid_blocks if grid_blocks else 0.0)
+                         wave_share=wave_blocks / grid_blocks if grid_blocks else 0.0, span=span)
     return fp if fp.active else None
+
+
+def sharing_spans(starts, ends, block_lines, grid_blocks: int, resolution_blocks: int) -> np.ndarray:
+    """Per region, the share of the grid within which the blocks that touch one of its lines
+    come, read from sampled blocks from across the grid (`block_lines`: (block, its distinct
+    lines), at most `SPAN_BLOCKS` of them taken, spread over the list). A grid walked in a
+    grouped tile order (Triton's GROUP_M swizzle: GROUP_M block rows at a time, every block
+    column in turn) reuses a strip of A only within its group, 1/8 of an 8192^3 GEMM's grid;
+    one spread evenly (matmul_tiled's B, once per block row) comes back across the whole grid.
+    Pairs of sampled blocks more than `resolution_blocks` apart (one round of the SMs) that
+    share a line of the region give its farthest sharing distance `far`; the span is
+    (far + resolution_blocks) / grid_blocks where the pairs of rounds farther apart than the
+    farthest sharing pair of rounds are so many that, at the rate the nearer pairs of rounds
+    share, at least `SPAN_EVIDENCE` of them would have shared had the sharing been spread
+    over the grid (rounds, not blocks: a round's consecutive blocks share together); else
+    (no such pair, or too few beyond) the sample cannot tell and the span is the whole grid."""
+    n = len(starts)
+    span = np.ones(n)
+    if grid_blocks <= 0 or len(block_lines) < 2:
+        return span
+    if len(block_lines) > SPAN_BLOCKS:
+        pick = np.linspace(0, len(block_lines) - 1, SPAN_BLOCKS).round().astype(int)
+        block_lines = [block_lines[i] for i in pick]
+    pos = np.array([b for b, _ in block_lines], dtype=np.int64)
+    lines = np.concatenate([ls for _, ls in block_lines])
+    bits = np.concatenate([np.full(ls.size, 1 << i, np.uint64) for i, (_, ls) in enumerate(block_lines)])
+    if lines.size == 0:
+        return span
+    order = np.argsort(lines, kind="stable")
+    lines, bits = lines[order], bits[order]
+    idx = np.flatnonzero(np.r_[True, lines[1:] != lines[:-1]])
+    masks = np.bitwise_or.reduceat(bits, idx)                  # per distinct line: its sampled blocks
+    region = np.searchsorted(starts, lines[idx], side="right") - 1
+    ok = (region >= 0) & (lines[idx] < ends[np.maximum(region, 0)])
+    dist = np.abs(pos[:, None] - pos[None, :])
+    cross = np.triu(dist > resolution_blocks, 1)
+    nb = len(block_lines)
+    rounds, ri = np.unique(pos // max(resolution_blocks, 1), return_inverse=True)
+    round_dist = np.abs(rounds[:, None] - rounds[None, :])
+    for r in np.unique(region[ok]).tolist():
+        shared = np.zeros((nb, nb), dtype=bool)
+        for mask in np.unique(masks[ok & (region == r)]).tolist():
+            members = [i for i in range(nb) if mask >> i & 1]
+            if len(members) > 1:
+                shared[np.ix_(members, members)] = True
+        sharing = shared & cross
+        if not sharing.any():
+            continue
+        far = int(dist[sharing].max())
+        # the evidence counts pairs of rounds: a round's blocks share together (a group's tiles)
+        rs = np.zeros((len(rounds), len(rounds)), dtype=bool)
+        i, j = np.nonzero(sharing)
+        rs[ri[i], ri[j]] = rs[ri[j], ri[i]] = True
+        far_rounds = int(round_dist[rs].max())
+        near = int(np.triu((round_dist > 0) & (round_dist <= far_rounds), 1).sum())
+        beyond = int(np.triu(round_dist > far_rounds, 1).sum())
+        if beyond * int(np.triu(rs, 1).sum()) / max(near, 1) >= SPAN_EVIDENCE:
+            span[r] = min(1.0, (far + resolution_blocks) / grid_blocks)
+    return span
 
 
 def _count_gaps(lines: np.ndarray, idx: np.ndarray, gaps: np.ndarray, common: np.ndarray) -> None:
@@ -316,7 +403,8 @@ def _count_gaps(lines: np.ndarray, idx: np.ndarray, gaps: np.ndarray, common: np
 
 
 def _block_lines(streams, lsh: int) -> np.ndarray:
-    """The distinct lines one block's warps touch (loads, stores, atomics)."""
-    parts = sector_arrays(visit[2] for st in streams for visit in st.visits if visit[2])
+    """The distinct lines one block's warps touch (loads, stores, atomics, bulk and tensor copies:
+    a TMA GEMM's tiles of A and B are shared across the grid like an LDGSTS GEMM's)."""
+    parts = sector_arrays((visit[2] for st in streams for visit in st.visits if visit[2]), copies=True)
     return (np.unique(np.concatenate([p.astype(np.int64, copy=False) >> lsh for p in parts])) if parts
             else np.zeros(0, dtype=np.int64))

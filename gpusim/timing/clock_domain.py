@@ -1,0 +1,37 @@
+"""The SM clock a launch runs at: the GPU's clock management, as the timing model sees it.
+
+Hopper boosts its SMs to `clocks.sm_clock_mhz` (1980 MHz) with CUDA-core work, but NVIDIA
+quotes its dense tensor TFLOP/s at a lower clock (H100 SXM5 and H200: 989.4 FP16 TFLOP/s =
+132 SMs x 4096 FLOP/cycle x 1830 MHz; FP64 tensor at the full 1980) and Nsight measures it:
+kernels that issue tensor instructions ran at a median 1783-1803 MHz against 1971-2015 for
+CUDA-core SGEMMs on the same GPUs (the presets' [MEAS-CLK]). So a kernel whose SASS holds a
+reduced-precision tensor instruction (`TENSOR_CLOCKED`: HMMA, IMMA, BMMA, HGMMA, IGMMA,
+QGMMA, BGMMA; not DMMA) is timed at `clocks.tensor_mhz` (`ClockSpec.tensor_clock_mhz`,
+never above the boost clock) for its whole duration: every cycle count the units convert
+from nanoseconds (HBM and peer latency, bandwidth per cycle) and the cycles-to-time of
+`gpu__time_duration.sum` use it, and `sm__cycles_elapsed.avg.per_second` reports it.
+
+Not modelled: the power or current limit that takes the heaviest GEMMs lower still
+(1542-1700 MHz measured on 4096^3 and 8192^3 Triton and TMA GEMMs), and a clock that
+changes within a kernel.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from gpusim.specs.gpu import GPUSpec
+
+TENSOR_CLOCKED = frozenset(("HMMA", "IMMA", "BMMA", "HGMMA", "IGMMA", "QGMMA", "BGMMA"))
+
+
+def issues_tensor_instructions(instructions) -> bool:
+    """Whether a SASS listing holds an instruction that runs the SMs at the tensor clock."""
+    return any(x.base in TENSOR_CLOCKED for x in instructions)
+
+
+def launch_spec(spec: GPUSpec, instructions) -> GPUSpec:
+    """`spec` at the clock a kernel of these SASS `instructions` runs at (module docstring)."""
+    mhz = spec.clocks.tensor_mhz if issues_tensor_instructions(instructions) else spec.clocks.sm_clock_mhz
+    if mhz == spec.clocks.sm_clock_mhz:
+        return spec
+    return dataclasses.replace(spec, clocks=dataclasses.replace(spec.clocks, sm_clock_mhz=mhz))
