@@ -149,7 +149,10 @@ Sources (the tags the comments use):
   FFMA loops 1980-2025 MHz, no power or thermal clock-event reason active; and Nsight's
   sm__cycles_elapsed.max / gpu__time_duration.sum on the tensor sets (h{100,200}_tensor.json):
   CUDA-core SGEMMs 1971-2015 MHz, the 41 kernels that issue tensor instructions a median 1803
-  (H100) and 1783 MHz (H200), range 1542-1935 (the heaviest GEMMs lower: not modelled).
+  (H100) and 1783 MHz (H200), range 1542-1935 (the heaviest GEMMs lower: not modelled); on an H200 (data/measurements/tensor_clock_h200.json, same
+  command, driver 580.159.04, 2026-11-24 20:11 UTC) the same loops of 20 ms run at 1797-1815 MHz
+  (FP16 1797, INT8 1798-1815; 1 s: 1813), FFMA at 1979-1980 MHz: the H200 preset's tensor clock
+  is 1800 MHz, below the 1830 its datasheet's tensor TFLOP/s imply.
 - [TC-LAT] tensor instruction latencies: estimates of the order the microbenchmark papers
   report for dependent chains (Sun et al., "Dissecting Tensor Cores via Microbenchmarks",
   IEEE TPDS 2023, arXiv:2206.02874, on A100; [Luo24] on an H800 for mma.sync and wgmma):
