@@ -63,7 +63,7 @@ _VAR_RE = re.compile(r"(?P<name>[A-Za-z_$%][\w$]*)\s*(?P<dims>(?:\[\s*\d*\s*\]\s
                      r"(?:=\s*(?P<init>.*))?$", re.S)
 _REG_RE = re.compile(r"(%?[A-Za-z_$][\w$]*)\s*(?:<\s*(\d+)\s*>)?$")
 _PERF_RE = re.compile(r"\s*\.(\w+)((?:\s*\d+\s*,?)*)")
-_INSTR_RE = re.compile(r"(?:@(!?)(%[\w$]+)\s+)?([A-Za-z_]\w*)((?:\.[\w:]+)*)\s*(.*)$", re.S)
+_INSTR_RE = re.compile(r"(?:@(!?)(%?[A-Za-z_$][\w$]*)\s+)?([A-Za-z_]\w*)((?:\.[\w:]+)*)\s*(.*)$", re.S)
 _LOC_RE = re.compile(r"\.loc\s+(\d+)\s+(\d+)(?:\s+(\d+))?")
 _FILE_RE = re.compile(r'\.file\s+(\d+)\s+"((?:[^"\\]|\\.)*)"')
 

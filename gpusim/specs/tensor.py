@@ -32,6 +32,7 @@ class TensorSpec:
     wgmma_latency_cycles: float = bounded(128.0, 1.0, 100_000.0)  # warpgroup HGMMA 64x128x16 (FP16, FP32 accumulate): issue to result
     shared_operand_bytes_per_cycle_per_sm: float = bounded(128.0, 1.0, 65_536.0)  # shared memory read by ldmatrix (LDSM) and wgmma operand fetch
     tma_request_interval_cycles: float = bounded(2.0, 0.0, 100_000.0)  # cycles between two requests (UTMALDG, UTMASTG, UBLKCP) a sub-partition sends the TMA unit
+    tma_fill_bytes_per_cycle: float = bounded(96.0, 0.0, 65_536.0)  # bytes the TMA unit writes into shared memory a cycle, a load's after its first sector is back (L2 hit latency); 0: not limited
     cp_async_fill_cycles: float = bounded(0.0, 0.0, 100_000.0)  # cp.async (LDGSTS): from its sectors' return to its bytes in shared memory, counted for its group
     cp_async_fill_wavefront_cycles: float = bounded(1.0, 0.0, 1000.0)  # cycles each wavefront of a cp.async's fill of shared memory holds the SM's shared-memory data path; 0: fills take none of it
 
@@ -39,7 +40,7 @@ class TensorSpec:
         _positive(self, "fp16_dense_flop_per_cycle_per_sm", "warp_mma_rate_fraction", "mma_latency_cycles", "wgmma_latency_cycles",
                   "shared_operand_bytes_per_cycle_per_sm")
         _nonnegative(self, "tf32_dense_flop_per_cycle_per_sm", "fp8_dense_flop_per_cycle_per_sm",
-                     "int8_dense_op_per_cycle_per_sm", "fp64_flop_per_cycle_per_sm", "tma_request_interval_cycles",
+                     "int8_dense_op_per_cycle_per_sm", "fp64_flop_per_cycle_per_sm", "tma_request_interval_cycles", "tma_fill_bytes_per_cycle",
                      "cp_async_fill_cycles", "cp_async_fill_wavefront_cycles")
         check_ranges(self)
 

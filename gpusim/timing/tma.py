@@ -11,6 +11,12 @@ writes are acknowledged; a prefetch reads into the L2 and completes at once for 
 load that names an mbarrier (`mbarrier::complete_tx::bytes`) delivers its bytes to it at
 completion (`mbarrier.py`): that, not the issuing warp, is what consumers wait for.
 
+A load's bytes enter shared memory at `tensor.tma_fill_bytes_per_cycle`, one copy after another:
+its fill starts once its first sector can be back (the L2 hit latency after the unit took it)
+and the unit's previous fill has ended, and the copy completes at the later of its fill's end
+and its last sector's return. So a 16 KB copy takes about 170 cycles more than a 1 KB one, as
+measured on an H200 (validate/tensor_timing/tma_latency.py, data/measurements/tma_latency_h200.json).
+
 What is not: the unit's address generation per box row (a box's requests are sent as one
 batch of sectors), multicast within a cluster, L2 cache hints, the im2col modes.
 
@@ -40,6 +46,10 @@ class TMAUnit:
 
     def __init__(self, spec, sm_id: int, lower):
         self.interval = spec.tensor.tma_request_interval_cycles
+        rate = spec.tensor.tma_fill_bytes_per_cycle
+        self.fill_cycles_per_byte = 1.0 / rate if rate > 0 else 0.0
+        self.first_sector_cycles = float(spec.l2.hit_latency_cycles)
+        self.fill_free = float("-inf")      # when the unit's fill of shared memory is free
         self.sm_id = sm_id
         self.lower = lower                  # the memory system below the SM (L1Cache.lower), or None
         self.free = float("-inf")
@@ -69,4 +79,14 @@ class TMAUnit:
         if store:
             return self.lower.write(start, self.sm_id, lst, masks)
         done = self.lower.read(start, self.sm_id, lst)
-        return start if prefetch else done
+        if prefetch:
+            return start
+        return max(done, self.fill(start, 32 * len(lst)))
+
+    def fill(self, start: float, nbytes: int) -> float:
+        """When the fill of shared memory with a load's `nbytes`, taken at `start`, ends."""
+        if not self.fill_cycles_per_byte:
+            return start
+        begin = max(start + self.first_sector_cycles, self.fill_free)
+        self.fill_free = begin + nbytes * self.fill_cycles_per_byte
+        return self.fill_free

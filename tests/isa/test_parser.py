@@ -55,6 +55,12 @@ def test_negated_guard_and_branch_target():
     assert (i.guard, i.operands) == (Guard(Reg("%p1"), negated=True), (LabelRef("$L__BB0_2"),))
 
 
+def test_guard_on_a_predicate_named_without_a_percent_sign():
+    # inline asm's `{ .reg .pred p; ... @!p bra L; }`, as CUDA C++ mbarrier wait loops write it
+    i = instr("{ .reg .pred p;\nWAIT_0:\n@!p bra WAIT_0;\n}")
+    assert (i.guard.reg.name, i.guard.negated, i.operands) == ("p", True, (LabelRef("WAIT_0"),))
+
+
 def test_plain_guard_is_not_negated():
     assert instr("@%p2 ret;").guard == Guard(Reg("%p2"), negated=False)
 

@@ -74,6 +74,7 @@ V100 = GPUSpec(
         wgmma_latency_cycles=128.0,                # estimate: no wgmma on sm_70, unused
         shared_operand_bytes_per_cycle_per_sm=128.0,  # [CUDA-PG] 32 banks x 4 B per cycle
         tma_request_interval_cycles=2.0,           # estimate: no TMA on sm_70, unused
+        tma_fill_bytes_per_cycle=96.0,             # estimate: no TMA on sm_70, unused
         cp_async_fill_cycles=0.0,                  # [CUDA-PG] no cp.async before sm_80, unused
         cp_async_fill_wavefront_cycles=1.0,        # estimate: no cp.async before sm_80 [CUDA-PG], unused
     ),

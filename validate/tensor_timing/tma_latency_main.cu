@@ -1,0 +1,73 @@
+// Host side of tma_latency.cu for nvcc (-arch=sm_90a -lcuda): prints one JSON line per run.
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <cstdio>
+#include <vector>
+#include <algorithm>
+#include "tma_latency.cu"
+
+static void check(cudaError_t e, const char *what) { if (e != cudaSuccess) { fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e)); exit(1); } }
+
+static void emit(const char *kind, const char *where, unsigned bytes, std::vector<u64> &c, int skip, int n) {
+    std::vector<u64> v(c.begin() + skip, c.begin() + n);
+    std::sort(v.begin(), v.end());
+    printf("{\"kind\": \"%s\", \"where\": \"%s\", \"bytes\": %u, \"n\": %zu, \"median\": %llu, \"min\": %llu, \"max\": %llu}\n",
+           kind, where, bytes, v.size(), v[v.size() / 2], v[0], v[v.size() - 1]);
+}
+
+int main() {
+    const size_t big = size_t(512) << 20;            // beyond the 50-60 MB L2
+    char *src; u64 *cyc, *chain;
+    check(cudaMalloc(&src, big), "malloc");
+    check(cudaMemset(src, 1, big), "memset");
+    check(cudaMalloc(&cyc, 4096 * sizeof(u64)), "malloc");
+    const int reps = 64;
+    std::vector<u64> h(reps);
+    unsigned sizes[] = {16, 128, 512, 1024, 4096, 8192, 16384};
+    for (unsigned b : sizes) {
+        for (int rep = 0; rep < 2; rep++) {          // the second pass is the one reported (warm code)
+            bulk_latency<<<1, 32>>>(src, b, 0, reps, cyc);
+            check(cudaMemcpy(h.data(), cyc, reps * sizeof(u64), cudaMemcpyDeviceToHost), "copy");
+        }
+        emit("bulk", "l2", b, h, 1, reps);
+        bulk_latency<<<1, 32>>>(src + (size_t(256) << 20), b, size_t(1) << 20, reps, cyc);  // each from a new MB: DRAM
+        check(cudaMemcpy(h.data(), cyc, reps * sizeof(u64), cudaMemcpyDeviceToHost), "copy");
+        emit("bulk", "dram", b, h, 0, reps);
+    }
+    // the ld.global.cg chase: 4096 lines 128 B apart in a 512 KB window, visited in a scrambled order
+    {
+        const int lines = 4096;
+        std::vector<u64> next(lines * 16, 0);
+        for (int i = 0; i < lines; i++) next[size_t(i) * 16] = size_t((i * 2749 + 1) % lines) * 128;
+        check(cudaMalloc(&chain, next.size() * sizeof(u64)), "malloc");
+        check(cudaMemcpy(chain, next.data(), next.size() * sizeof(u64), cudaMemcpyHostToDevice), "copy");
+        u64 out[2];
+        for (int rep = 0; rep < 3; rep++) cg_chase<<<1, 32>>>(chain, lines, cyc);
+        check(cudaMemcpy(out, cyc, sizeof(out), cudaMemcpyDeviceToHost), "copy");
+        printf("{\"kind\": \"ldg_cg\", \"where\": \"l2\", \"bytes\": 8, \"n\": %d, \"median\": %.1f}\n", lines, double(out[0]) / lines);
+    }
+    // 2-D tensor copies: f16 [8192][8192] row-major, boxes of 64 x rows elements
+    {
+        CUtensorMap map;
+        cuuint64_t dims[2] = {8192, 8192}, strides[1] = {8192 * 2};
+        unsigned rows_list[] = {1, 8, 32, 64, 128};
+        for (unsigned rows : rows_list) {
+            cuuint32_t box[2] = {64, rows}, estr[2] = {1, 1};
+            CUresult r = cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, src, dims, strides, box, estr,
+                                                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                                CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+            if (r != CUDA_SUCCESS) { fprintf(stderr, "encode %d\n", (int)r); return 1; }
+            TensorMap tm; memcpy(&tm, &map, sizeof(tm));
+            for (int rep = 0; rep < 2; rep++) {
+                tensor_latency<<<1, 32>>>(tm, 128 * rows, 0, 0, 0, reps, cyc);
+                check(cudaMemcpy(h.data(), cyc, reps * sizeof(u64), cudaMemcpyDeviceToHost), "copy");
+            }
+            emit("tensor", "l2", 128 * rows, h, 1, reps);
+            tensor_latency<<<1, 32>>>(tm, 128 * rows, 0, 128 + 128 * (rows / 64), 128, 60, cyc);  // a new 2 MB each: cold
+            check(cudaMemcpy(h.data(), cyc, 60 * sizeof(u64), cudaMemcpyDeviceToHost), "copy");
+            emit("tensor", "dram", 128 * rows, h, 0, 60);
+        }
+    }
+    check(cudaDeviceSynchronize(), "sync");
+    return 0;
+}
