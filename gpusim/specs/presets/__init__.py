@@ -158,7 +158,8 @@ Sources (the tags the comments use):
   `cp.async.bulk` or 2-D `cp.async.bulk.tensor` into shared memory waited for on its mbarrier,
   %clock64 around the pair): from the L2 294-299 cycles up to 1 KB (the ld.global.cg chase: 286),
   347 / 380 / 465 at 4 / 8 / 16 KB, tensor copies alike (367 / 396 / 465); from DRAM 691-760 up to
-  1 KB, 944 at 16 KB.
+  1 KB, 944 at 16 KB; on an H100 (tma_latency_h100.json, 21:24 UTC) 325-332 up to 1 KB (chase 292), 360 /
+  400 / 476 at 4 / 8 / 16 KB (about 105 B/cycle).
 - [TC-LAT] tensor instruction latencies: estimates of the order the microbenchmark papers
   report for dependent chains (Sun et al., "Dissecting Tensor Cores via Microbenchmarks",
   IEEE TPDS 2023, arXiv:2206.02874, on A100; [Luo24] on an H800 for mma.sync and wgmma):
