@@ -70,14 +70,13 @@ import math
 import numpy as np
 
 from gpusim.timing.payloads import sector_arrays
+from gpusim.timing.sampling.sharing_span import sharing_spans
 
 HASH_MULT = 0x9E3779B97F4A7C15
 MASK64 = (1 << 64) - 1
 COLD, HELD, IN_FLIGHT = 0, 1, 2   # warm_state: not in the whole L2; held; being fetched for a block of the same wave
 SHARED_MIN = 2.0           # blocks per line from which a region counts as shared (a halo is not)
 REGULAR_SHARE = 0.5        # share of a block's line gaps at its commonest gap from which a region is regular
-SPAN_BLOCKS = 64           # sampled blocks compared pairwise for the span of a region's sharing
-SPAN_EVIDENCE = 3.0        # pairs of rounds beyond the farthest sharing pair that would have shared, spread (e^-3: 5%)
 
 
 class SharedFootprint:
@@ -323,65 +322,6 @@ def shared_footprint(arrays, streams_by_block, grid_blocks: int, sectors_per_lin
     fp = SharedFootprint(starts, ends, touches, capacity_lines, regular=regular,
                          wave_share=wave_blocks / grid_blocks if grid_blocks else 0.0, span=span)
     return fp if fp.active else None
-
-
-def sharing_spans(starts, ends, block_lines, grid_blocks: int, resolution_blocks: int) -> np.ndarray:
-    """Per region, the share of the grid within which the blocks that touch one of its lines
-    come, read from sampled blocks from across the grid (`block_lines`: (block, its distinct
-    lines), at most `SPAN_BLOCKS` of them taken, spread over the list). A grid walked in a
-    grouped tile order (Triton's GROUP_M swizzle: GROUP_M block rows at a time, every block
-    column in turn) reuses a strip of A only within its group, 1/8 of an 8192^3 GEMM's grid;
-    one spread evenly (matmul_tiled's B, once per block row) comes back across the whole grid.
-    Pairs of sampled blocks more than `resolution_blocks` apart (one round of the SMs) that
-    share a line of the region give its farthest sharing distance `far`; the span is
-    (far + resolution_blocks) / grid_blocks where the pairs of rounds farther apart than the
-    farthest sharing pair of rounds are so many that, at the rate the nearer pairs of rounds
-    share, at least `SPAN_EVIDENCE` of them would have shared had the sharing been spread
-    over the grid (rounds, not blocks: a round's consecutive blocks share together); else
-    (no such pair, or too few beyond) the sample cannot tell and the span is the whole grid."""
-    n = len(starts)
-    span = np.ones(n)
-    if grid_blocks <= 0 or len(block_lines) < 2:
-        return span
-    if len(block_lines) > SPAN_BLOCKS:
-        pick = np.linspace(0, len(block_lines) - 1, SPAN_BLOCKS).round().astype(int)
-        block_lines = [block_lines[i] for i in pick]
-    pos = np.array([b for b, _ in block_lines], dtype=np.int64)
-    lines = np.concatenate([ls for _, ls in block_lines])
-    bits = np.concatenate([np.full(ls.size, 1 << i, np.uint64) for i, (_, ls) in enumerate(block_lines)])
-    if lines.size == 0:
-        return span
-    order = np.argsort(lines, kind="stable")
-    lines, bits = lines[order], bits[order]
-    idx = np.flatnonzero(np.r_[True, lines[1:] != lines[:-1]])
-    masks = np.bitwise_or.reduceat(bits, idx)                  # per distinct line: its sampled blocks
-    region = np.searchsorted(starts, lines[idx], side="right") - 1
-    ok = (region >= 0) & (lines[idx] < ends[np.maximum(region, 0)])
-    dist = np.abs(pos[:, None] - pos[None, :])
-    cross = np.triu(dist > resolution_blocks, 1)
-    nb = len(block_lines)
-    rounds, ri = np.unique(pos // max(resolution_blocks, 1), return_inverse=True)
-    round_dist = np.abs(rounds[:, None] - rounds[None, :])
-    for r in np.unique(region[ok]).tolist():
-        shared = np.zeros((nb, nb), dtype=bool)
-        for mask in np.unique(masks[ok & (region == r)]).tolist():
-            members = [i for i in range(nb) if mask >> i & 1]
-            if len(members) > 1:
-                shared[np.ix_(members, members)] = True
-        sharing = shared & cross
-        if not sharing.any():
-            continue
-        far = int(dist[sharing].max())
-        # the evidence counts pairs of rounds: a round's blocks share together (a group's tiles)
-        rs = np.zeros((len(rounds), len(rounds)), dtype=bool)
-        i, j = np.nonzero(sharing)
-        rs[ri[i], ri[j]] = rs[ri[j], ri[i]] = True
-        far_rounds = int(round_dist[rs].max())
-        near = int(np.triu((round_dist > 0) & (round_dist <= far_rounds), 1).sum())
-        beyond = int(np.triu(round_dist > far_rounds, 1).sum())
-        if beyond * int(np.triu(rs, 1).sum()) / max(near, 1) >= SPAN_EVIDENCE:
-            span[r] = min(1.0, (far + resolution_blocks) / grid_blocks)
-    return span
 
 
 def _count_gaps(lines: np.ndarray, idx: np.ndarray, gaps: np.ndarray, common: np.ndarray) -> None:

@@ -1,10 +1,11 @@
 """Sampled simulation: a shared region whose sharing blocks come within a span of the grid (a grouped
 tile order) stays in the whole L2 where the same sharing spread over the grid does not
-(gpusim/timing/sampling/warming.py, `span`, `sharing_spans`)."""
+(gpusim/timing/sampling/warming.py, `span`; gpusim/timing/sampling/sharing_span.py)."""
 import numpy as np
 
 from gpusim.timing.payloads import sector_arrays
-from gpusim.timing.sampling.warming import SharedFootprint, sharing_spans
+from gpusim.timing.sampling.sharing_span import sharing_spans
+from gpusim.timing.sampling.warming import SharedFootprint
 from gpusim.timing.tma import CopyPayload
 
 # an 8192^3 GEMM's A in 128-row strips, 64 blocks per line, against a 4x smaller L2
