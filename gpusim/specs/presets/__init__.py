@@ -154,11 +154,11 @@ Sources (the tags the comments use):
   (FP16 1797, INT8 1798-1815; 1 s: 1813), FFMA at 1979-1980 MHz: the H200 preset's tensor clock
   is 1800 MHz, below the 1830 its datasheet's tensor TFLOP/s imply.
 - [MEAS-TMA] one TMA copy's latency, data/measurements/tma_latency_h200.json (`python -m
-  validate.tensor_timing.tma_latency`, H200, driver 580.159.04, 2026-11-24 20:43 UTC: one thread, a
+  validate.tensor_timing.tma_latency`, H200, driver 580.159.04, 2026-11-24 20:29 UTC: one thread, a
   `cp.async.bulk` or 2-D `cp.async.bulk.tensor` into shared memory waited for on its mbarrier,
   %clock64 around the pair): from the L2 294-299 cycles up to 1 KB (the ld.global.cg chase: 286),
   347 / 380 / 465 at 4 / 8 / 16 KB, tensor copies alike (367 / 396 / 465); from DRAM 691-760 up to
-  1 KB, 944 at 16 KB; on an H100 (tma_latency_h100.json, 21:24 UTC) 325-332 up to 1 KB (chase 292), 360 /
+  1 KB, 944 at 16 KB; on an H100 (tma_latency_h100.json, 20:32 UTC) 325-332 up to 1 KB (chase 292), 360 /
   400 / 476 at 4 / 8 / 16 KB (about 105 B/cycle).
 - [TC-LAT] tensor instruction latencies: estimates of the order the microbenchmark papers
   report for dependent chains (Sun et al., "Dissecting Tensor Cores via Microbenchmarks",
