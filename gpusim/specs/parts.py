@@ -98,9 +98,11 @@ class SMSpec:
     shared_banks: int = bounded(32, 1, 1024)     # shared-memory banks
     shared_bank_width_bytes: int = bounded(4, 1, 64)  # bytes per bank per cycle
     shared_latency_cycles: int = bounded(23, 1, 10_000)  # shared load, no conflict, to dependent use
-    shared_wavefront_cycles: int = bounded(1, 0, 1000)  # extra cycles per additional wavefront of a conflicted access
+    shared_wavefront_cycles: int = bounded(1, 0, 1000)  # cycles each wavefront of a shared access holds the SM's shared data path (0: as 1)
+    shared_wavefront_latency_cycles: float = bounded(2.0, 0.0, 1000.0)  # extra cycles to the result per further wavefront of a conflicted access
     shared_cas_round_cycles: float = bounded(2.0, 0.0, 1000.0)  # shared data path per round of a compare-and-swap loop (its LDS and ATOMS.CAST.SPIN)
     barrier_latency_cycles: int = bounded(20, 1, 100_000)  # last arrival to release of a CTA barrier
+    barrier_arrival_cycles: float = bounded(2.0, 0.0, 1000.0)  # the SM's barrier unit takes one warp's arrival at a CTA barrier every this many cycles (all its blocks' warps); 0: at once
     instruction_cache_line_bytes: int = bounded(128, 16, 4096)  # instruction-cache line (8 SASS instructions of 16 B)
     instruction_prefetch_lines: int = bounded(32, 0, 4096)  # lines kept requested ahead of the line a warp uses
     instruction_fetch_bytes_per_cycle: float = bounded(7.76, 0.01, 4096.0)  # an SM's instruction fetch stream (cold code)
@@ -117,7 +119,8 @@ class SMSpec:
                   "warp_allocation_granularity", "shared_memory_per_sm_bytes", "shared_allocation_unit_bytes",
                   "l1_shared_total_bytes", "shared_latency_cycles", "barrier_latency_cycles",
                   "instruction_fetch_bytes_per_cycle")
-        _nonnegative(self, "reserved_shared_per_block_bytes", "shared_wavefront_cycles", "instruction_prefetch_lines")
+        _nonnegative(self, "reserved_shared_per_block_bytes", "shared_wavefront_cycles", "instruction_prefetch_lines",
+                     "barrier_arrival_cycles", "shared_wavefront_latency_cycles")
         _power_of_two(self, "instruction_cache_line_bytes", "constant_cache_line_bytes")
         _integer(self, "instruction_prefetch_lines")
         _integer(self, "sub_partitions", "max_threads_per_sm", "max_warps_per_sm", "max_blocks_per_sm",

@@ -7,7 +7,11 @@ slots and ages, CTA barriers, block completion, and the SM's residency integrals
   sub_partitions` in age (launch) order. Local memory is per resident warp slot: the
   block's warps' local frames are its slot's (`local_delta`), reused by later blocks.
 - A barrier (`arrive`) completes when the block's last live warp arrives; `release`
-  lets its warps go `sm.barrier_latency_cycles` later. A warp that finishes (`leave`) no
+  lets its warps go `sm.barrier_latency_cycles` later. The SM's barrier unit takes one
+  warp's arrival every `sm.barrier_arrival_cycles`, the arrivals of all its blocks in
+  turn, so a barrier of many warps, or of many blocks at once, completes later: phases of
+  one block of 4 / 16 / 32 warps take 43 / 67 / 104 cycles on an H100
+  (validate/scan_phases_probe.py, data/measurements/scan_phases_h100.json). A warp that finishes (`leave`) no
   longer counts towards the barrier.
 - A block completes with its last warp: `remove` frees its slot.
 
@@ -90,13 +94,14 @@ class Warp:
 
 
 class CTA:
-    __slots__ = ("block", "warps", "live", "waiting", "start", "slot")
+    __slots__ = ("block", "warps", "live", "waiting", "start", "slot", "arrived_at")
 
     def __init__(self, block, start, slot=0):
         self.block, self.start, self.slot = block, start, slot
         self.warps: list[Warp] = []
         self.live = 0
         self.waiting: list[Warp] = []
+        self.arrived_at = float("-inf")   # when the barrier unit took the last arrival of its current barrier
 
 
 class Residency:
@@ -107,6 +112,8 @@ class Residency:
         self.nsp = sm_spec.sub_partitions
         self.frames_base = sm_id * sm_spec.max_warps_per_sm     # this SM's first local-memory warp frame
         self.barrier_latency = sm_spec.barrier_latency_cycles
+        self.arrival_cycles = sm_spec.barrier_arrival_cycles
+        self.arrivals_free = float("-inf")        # when the barrier unit takes its next arrival
         self.ctas: dict = {}                       # block -> CTA
         self._free_slots: list[int] = []           # block slots freed by finished CTAs (local frames), lowest first
         self.next_age = 0
@@ -144,18 +151,23 @@ class Residency:
         self.resident_warps += len(cta.warps)
         return cta
 
-    def arrive(self, w: Warp) -> bool:
-        """`w` waits at its block's barrier; True when that completes the barrier (every live
-        warp of the block waits: `release` it)."""
+    def arrive(self, w: Warp, t: float) -> bool:
+        """`w` waits at its block's barrier from `t`; True when that completes the barrier (every
+        live warp of the block waits: `release` it)."""
         cta = w.cta
+        taken = t if t > self.arrivals_free else self.arrivals_free
+        self.arrivals_free = taken + self.arrival_cycles
+        cta.arrived_at = max(cta.arrived_at, self.arrivals_free)
         w.at_barrier = True
         cta.waiting.append(w)
         return len(cta.waiting) >= cta.live
 
     def release(self, cta: CTA, t: float) -> list[Warp]:
         """The barrier of `cta`, complete at `t`, lets its waiting warps go (ready
-        `barrier_latency` later); returns those that still have work, to be prepared."""
-        rel = t + self.barrier_latency
+        `barrier_latency` after the unit took its last arrival); returns those that still have
+        work, to be prepared."""
+        rel = max(t, cta.arrived_at) + self.barrier_latency
+        cta.arrived_at = float("-inf")
         go = []
         for w in cta.waiting:
             w.at_barrier = False

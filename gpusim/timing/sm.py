@@ -95,7 +95,7 @@ class SM:
         self.F = np.zeros(L.F_INTERVAL + len(PIPE_NAMES) + len(table.intervals))
         self.F[L.F_WFSTEP] = max(sm.shared_wavefront_cycles, 1)
         self.F[L.F_SHLAT] = sm.shared_latency_cycles
-        self.F[L.F_WFCYC] = sm.shared_wavefront_cycles
+        self.F[L.F_WFCYC] = sm.shared_wavefront_latency_cycles
         self.cas_round_cycles = sm.shared_cas_round_cycles
         # the tensor pipe has no interval of its own: each instruction brings one (tensor_pipe.py)
         self.F[L.F_INTERVAL:] = [getattr(sm.pipes, p).issue_interval_cycles if p != "tensor" else 0.0
@@ -191,7 +191,7 @@ class SM:
 
     def _arrive(self, w: Warp, t: float) -> None:
         """`w` issued a CTA barrier at `t`."""
-        if self.residency.arrive(w):
+        if self.residency.arrive(w, t):
             self._release(w.cta, t)
 
     def _release(self, cta: CTA, t: float) -> None:

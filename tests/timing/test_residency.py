@@ -7,7 +7,7 @@ import numpy as np
 from gpusim.timing import issue_loop as L
 from gpusim.timing.residency import Residency
 
-SPEC = SimpleNamespace(sub_partitions=4, max_warps_per_sm=64, barrier_latency_cycles=20.0)
+SPEC = SimpleNamespace(sub_partitions=4, max_warps_per_sm=64, barrier_latency_cycles=20.0, barrier_arrival_cycles=2.0)
 
 
 def _stream(warp_in_block, visits=1, local_sectors=0, gid=0):
@@ -49,13 +49,13 @@ def test_local_frames_are_the_slots_of_this_sm():
 def test_the_barrier_completes_with_the_last_live_warp():
     r = Residency(0, SPEC)
     cta = _admit(r, 0, 3)
-    assert [r.arrive(w) for w in cta.warps] == [False, False, True]
+    assert [r.arrive(w, 0.0) for w in cta.warps] == [False, False, True]
 
 
 def test_a_finished_warp_no_longer_counts_towards_the_barrier():
     r = Residency(0, SPEC)
     w0, w1, w2 = _admit(r, 0, 3).warps
-    assert not r.arrive(w0) and not r.arrive(w1)
+    assert not r.arrive(w0, 0.0) and not r.arrive(w1, 0.0)
     assert r.leave(w2) and w2.cta.live == 2
 
 
@@ -63,11 +63,24 @@ def test_a_release_lets_the_waiting_warps_go_after_the_barrier_latency():
     r = Residency(0, SPEC)
     cta = _admit(r, 0, 2)
     for w in cta.warps:
-        r.arrive(w)
+        r.arrive(w, 0.0)
     cta.warps[1].i[L.W_V] = 1                    # past its only visit: done, nothing to prepare
     go = r.release(cta, 100.0)
     assert go == [cta.warps[0]] and cta.waiting == []
     assert [(w.at_barrier, w.ready_at, w.reason) for w in cta.warps] == [(False, 120.0, "barrier")] * 2
+
+
+def test_the_barrier_unit_takes_one_arrival_at_a_time_across_blocks():
+    # two blocks of 2 warps arrive together at 100: the unit takes the 4 arrivals every 2 cycles,
+    # so the second block's barrier completes when its last arrival is taken (108), + latency 20
+    r = Residency(0, SPEC)
+    a, b = _admit(r, 0, 2), _admit(r, 1, 2)
+    for w in a.warps + b.warps:
+        r.arrive(w, 100.0)
+    assert SPEC.barrier_arrival_cycles == 2.0
+    assert r.release(a, 100.0) and a.warps[0].ready_at == 124.0
+    r.release(b, 100.0)
+    assert b.warps[0].ready_at == 128.0
 
 
 def test_residency_integrals_count_resident_warps_over_time():

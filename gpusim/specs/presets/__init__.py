@@ -160,6 +160,14 @@ Sources (the tags the comments use):
   347 / 380 / 465 at 4 / 8 / 16 KB, tensor copies alike (367 / 396 / 465); from DRAM 691-760 up to
   1 KB, 944 at 16 KB; on an H100 (tma_latency_h100.json, 20:32 UTC) 325-332 up to 1 KB (chase 292), 360 /
   400 / 476 at 4 / 8 / 16 KB (about 105 B/cycle).
+- [MEAS-BAR] barrier phases and conflicted shared accesses, data/measurements/scan_phases_h100.json
+  (`python -m validate.scan_phases_probe`, H100, driver 580.159.04, 2026-11-24, Nsight's
+  sm__cycles_elapsed.max over 336 `__syncthreads` phases a block with one FFMA between): 42.4 /
+  66.9 / 104.3 cycles a phase with one block of 4 / 16 / 32 warps a SM (about 2 cycles a warp's
+  arrival), 53.3 / 90.1 / 155.5 with 4 x 4, 8 x 4, 4 x 16 warps; one warp's chain of dependent
+  shared loads 35.0 cycles a step conflict-free, 97.0 with all 32 lanes in one bank (2 cycles a
+  further wavefront, where the strided-load microbenchmarks' throughput is 1), a read-modify-write
+  41.0 / 164.5.
 - [TC-LAT] tensor instruction latencies: estimates of the order the microbenchmark papers
   report for dependent chains (Sun et al., "Dissecting Tensor Cores via Microbenchmarks",
   IEEE TPDS 2023, arXiv:2206.02874, on A100; [Luo24] on an H800 for mma.sync and wgmma):

@@ -1,0 +1,203 @@
+"""Barrier phases of a block-wide scan on the H100/H200 (issue 24): the held-out
+`scan_blelloch_block` (1,024 floats a block of 512 threads, 21 `__syncthreads` phases, most with
+few active threads and bank conflicts up to 32-way) is predicted 41% fast with its instruction,
+shared wavefront and conflict counts all equal to Nsight's. This separates what such a block's
+time is made of: the same 21 phases with register work only (`phases_regs`), the scan in shared
+memory (`scan_shared`), and the scan with conflict-free padded indices (`scan_padded`), each
+repeated `REPS` times a block, the phases alone at 1 to 8 blocks a SM of 4 to 32 warps, the scans in
+528 blocks of 512 threads (4 a SM), timed by Nsight as `validate measure`
+does. gpusim runs the same kernels (`predict`), so the part the model misses shows by variant.
+
+    python -m validate.scan_phases_probe $OUT       # on a GPU machine: $OUT/scan_phases.json
+    python -m validate.scan_phases_probe --predict h200 data/measurements/scan_phases_h200.json
+
+Needs CuPy (NVRTC) and Nsight Compute (`ncu`) on the GPU machine.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from validate import ncu
+
+REPS, BLOCKS, THREADS = 16, 528, 512
+PHASES = 21                     # __syncthreads a repetition: 10 up, 1, 10 down
+METRICS = ("gpu__time_duration.sum", "sm__cycles_elapsed.max", "smsp__inst_executed.sum",
+           "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+           "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum")
+
+SOURCE = r"""
+#define N 1024
+#define PADDED(i) ((i) + ((i) >> 5))
+
+extern "C" __global__ void phases_regs(const float *x, float *out, int reps) {
+    int t = threadIdx.x;
+    float v = x[blockIdx.x * blockDim.x + t];
+    for (int r = 0; r < reps; r++) {
+        for (int d = N / 2; d > 0; d >>= 1) { __syncthreads(); if (t < d) v = v * 1.0001f + 1.0f; }
+        __syncthreads();
+        for (int d = 1; d < N; d <<= 1) { __syncthreads(); if (t < d) v = v * 0.9999f + 1.0f; }
+    }
+    out[blockIdx.x * blockDim.x + t] = v;
+}
+
+template <bool PAD>
+__device__ void scan(const float *x, float *out, int reps) {
+    __shared__ float temp[N + N / 32];
+    int t = threadIdx.x;
+    int base = blockIdx.x * N;
+    temp[PAD ? PADDED(t) : t] = x[base + t];
+    temp[PAD ? PADDED(t + N / 2) : t + N / 2] = x[base + t + N / 2];
+    for (int r = 0; r < reps; r++) {
+        int offset = 1;
+        for (int d = N / 2; d > 0; d >>= 1) {
+            __syncthreads();
+            if (t < d) {
+                int ai = offset * (2 * t + 1) - 1, bi = offset * (2 * t + 2) - 1;
+                if (PAD) { ai = PADDED(ai); bi = PADDED(bi); }
+                temp[bi] += temp[ai];
+            }
+            offset *= 2;
+        }
+        __syncthreads();
+        if (t == 0) temp[PAD ? PADDED(N - 1) : N - 1] = 0.0f;
+        for (int d = 1; d < N; d *= 2) {
+            offset >>= 1;
+            __syncthreads();
+            if (t < d) {
+                int ai = offset * (2 * t + 1) - 1, bi = offset * (2 * t + 2) - 1;
+                if (PAD) { ai = PADDED(ai); bi = PADDED(bi); }
+                float s = temp[ai];
+                temp[ai] = temp[bi];
+                temp[bi] += s;
+            }
+        }
+    }
+    __syncthreads();
+    out[base + t] = temp[PAD ? PADDED(t) : t];
+    out[base + t + N / 2] = temp[PAD ? PADDED(t + N / 2) : t + N / 2];
+}
+
+// One warp's dependent shared accesses, lanes S words apart (S = 32: all in one bank, 32-way):
+// a load chain (each address from the last value, all 0) and a read-modify-write chain through
+// the same word (each load waits for the store before it). REPS x 256 steps.
+template <int S>
+__device__ void chase(const float *x, float *out, int reps) {
+    __shared__ int si[1024];
+    __shared__ float sf[1024];
+    int t = threadIdx.x;
+    for (int i = t; i < 1024; i += blockDim.x) { si[i] = 0; sf[i] = x[i]; }
+    __syncthreads();
+    int v = 0;
+    for (int i = 0; i < reps * 256; i++) v = si[t * S + v];
+    out[t] = (float)v;
+}
+template <int S>
+__device__ void rmw(const float *x, float *out, int reps) {
+    __shared__ float sf[1024];
+    int t = threadIdx.x;
+    for (int i = t; i < 1024; i += blockDim.x) sf[i] = x[i];
+    __syncthreads();
+    volatile float *w = sf + t * S;                // each step's load and store happen, in order
+    for (int i = 0; i < reps * 256; i++) *w = *w + 1.0f;
+    __syncthreads();
+    out[t] = sf[t * S];
+}
+extern "C" __global__ void chase_s1(const float *x, float *out, int reps) { chase<1>(x, out, reps); }
+extern "C" __global__ void chase_s32(const float *x, float *out, int reps) { chase<32>(x, out, reps); }
+extern "C" __global__ void rmw_s1(const float *x, float *out, int reps) { rmw<1>(x, out, reps); }
+extern "C" __global__ void rmw_s32(const float *x, float *out, int reps) { rmw<32>(x, out, reps); }
+
+extern "C" __global__ void scan_shared(const float *x, float *out, int reps) { scan<false>(x, out, reps); }
+extern "C" __global__ void scan_padded(const float *x, float *out, int reps) { scan<true>(x, out, reps); }
+"""
+# (case, kernel, blocks, threads): the phases alone at 1, 4 and 8 blocks a SM of 4, 16 and 32 warps
+CASES = [("regs_132x128", "phases_regs", 132, 128), ("regs_132x512", "phases_regs", 132, 512),
+         ("regs_132x1024", "phases_regs", 132, 1024), ("regs_528x128", "phases_regs", 528, 128),
+         ("regs_528x512", "phases_regs", 528, 512), ("regs_1056x128", "phases_regs", 1056, 128),
+         ("scan_shared", "scan_shared", BLOCKS, THREADS), ("scan_padded", "scan_padded", BLOCKS, THREADS),
+         ("chase_s1", "chase_s1", 1, 32), ("chase_s32", "chase_s32", 1, 32), ("rmw_s1", "rmw_s1", 1, 32),
+         ("rmw_s32", "rmw_s32", 1, 32)]
+
+
+def _steps(name: str) -> int:
+    """The steps a launch of kernel `name` takes: barrier phases, or dependent shared accesses."""
+    return REPS * 256 if name.startswith(("chase", "rmw")) else REPS * PHASES
+REPEATS = 3
+
+
+def worker() -> None:
+    import cupy as cp                    # here, not at the top: only running needs a GPU
+    props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
+    mod = cp.RawModule(code=SOURCE, options=(f"--gpu-architecture=sm_{props['major']}{props['minor']}",), backend="nvrtc")
+    import numpy as np
+    x = cp.asarray(np.ones(1056 * 1024, np.float32))          # copied, not filled: no kernel of CuPy's own is profiled
+    out = cp.empty(1056 * 1024, dtype=cp.float32)
+    for _case, name, blocks, threads in CASES:
+        for _ in range(REPEATS):
+            mod.get_function(name)((blocks,), (threads,), (x, out, cp.int32(REPS)))
+    cp.cuda.Device().synchronize()
+
+
+def measure(out_dir: str) -> Path:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    log = out / "scan_phases_ncu.csv"
+    cmd = ncu.command(ncu.find_ncu(), METRICS, str(log), [sys.executable, "-m", "validate.scan_phases_probe", "--worker"])
+    rc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=400)
+    kernels = ncu.parse_csv(log.read_text()) if log.exists() else []
+    ident = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm", "--format=csv,noheader"],
+                           capture_output=True, text=True).stdout.strip()
+    rows = []
+    for i, (case, name, blocks, threads) in enumerate(CASES):
+        got = [k["metrics"] for k in kernels[i * REPEATS:(i + 1) * REPEATS]]
+        durs = sorted(m.get("gpu__time_duration.sum") or 0 for m in got)
+        cyc = sorted(m.get("sm__cycles_elapsed.max") or 0 for m in got)
+        rows.append({"case": case, "kernel": name, "blocks": blocks, "threads": threads,
+                     "cycles_per_step": cyc[len(cyc) // 2] / _steps(name) if cyc else None,
+                     "duration_ns_median": durs[len(durs) // 2] if durs else None, "duration_ns": durs,
+                     "metrics": got[-1] if got else {}})
+    doc = {"provenance": {"gpu": ident, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                          "command": "python -m validate.scan_phases_probe $OUT", "ncu": " ".join(cmd[:12]),
+                          "blocks": BLOCKS, "threads": THREADS, "reps": REPS, "method": __doc__.split("\n\n")[0]},
+           "ncu_rc": rc.returncode, "ncu_tail": rc.stdout[-1500:], "kernels": rows}
+    path = out / "scan_phases.json"
+    path.write_text(json.dumps(doc, indent=1))
+    for r in rows:
+        print(f"{r['case']:14s} {r['duration_ns_median']} ns, {r['cycles_per_step']} cycles a step")
+    return path
+
+
+def predict(gpu: str, measured: str | None = None) -> list[dict]:
+    """gpusim's time of each kernel (and the measured one beside it, from a file `measure` wrote)."""
+    import numpy as np                   # here: the GPU machine's side needs neither
+    import gpusim
+    meas = {}
+    if measured:
+        meas = {r["case"]: r for r in json.loads(Path(measured).read_text())["kernels"]}
+    x = np.ones(1056 * 1024, np.float32)
+    out = np.zeros(1056 * 1024, np.float32)
+    rows = []
+    for case, name, blocks, threads in CASES:
+        m = gpusim.launch(gpusim.CudaSource(SOURCE, name), blocks, threads, (x, out, np.int32(REPS)), gpu=gpu,
+                          timing=True, outputs=False).metrics
+        got = meas.get(case, {})
+        rows.append({"case": case, "predicted_ns": m["gpu__time_duration.sum"], "measured_ns": got.get("duration_ns_median"),
+                     "predicted_cycles_per_step": m["sm__cycles_elapsed.max"] / _steps(name),
+                     "measured_cycles_per_step": got.get("cycles_per_step")})
+    return rows
+
+
+if __name__ == "__main__":
+    if "--worker" in sys.argv:
+        worker()
+    elif "--predict" in sys.argv:
+        rest = [a for a in sys.argv[1:] if a != "--predict"]
+        for r in predict(rest[0], rest[1] if len(rest) > 1 else None):
+            print(r)
+    else:
+        print(measure(next((a for a in sys.argv[1:] if not a.startswith("-")), os.environ.get("OUT", "."))))
