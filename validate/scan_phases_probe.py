@@ -22,6 +22,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 from validate import ncu
 
 REPS, BLOCKS, THREADS = 16, 528, 512
@@ -134,7 +136,6 @@ def worker() -> None:
     import cupy as cp                    # here, not at the top: only running needs a GPU
     props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
     mod = cp.RawModule(code=SOURCE, options=(f"--gpu-architecture=sm_{props['major']}{props['minor']}",), backend="nvrtc")
-    import numpy as np
     x = cp.asarray(np.ones(1056 * 1024, np.float32))          # copied, not filled: no kernel of CuPy's own is profiled
     out = cp.empty(1056 * 1024, dtype=cp.float32)
     for _case, name, blocks, threads in CASES:
@@ -174,8 +175,7 @@ def measure(out_dir: str) -> Path:
 
 def predict(gpu: str, measured: str | None = None) -> list[dict]:
     """gpusim's time of each kernel (and the measured one beside it, from a file `measure` wrote)."""
-    import numpy as np                   # here: the GPU machine's side needs neither
-    import gpusim
+    import gpusim                        # here: the GPU machine's side runs without gpusim's dependencies (simpy)
     meas = {}
     if measured:
         meas = {r["case"]: r for r in json.loads(Path(measured).read_text())["kernels"]}
