@@ -27,6 +27,9 @@ import io
 import math
 import re
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 # What the simulator predicts (gpusim.functional.counters.METRICS and the timing model)
 # and what calibration needs. Kept as literal names so this module imports nothing of gpusim.
@@ -162,6 +165,21 @@ def command(ncu: str, metrics, log_file: str, app: list[str]) -> list[str]:
     return [ncu, "--csv", "--print-units", "base", "--clock-control", "none",
             "--cache-control", "all", "--replay-mode", "kernel", "--target-processes", "all",
             "--metrics", ",".join(metrics), "--log-file", log_file, *app]
+
+
+def profile_worker(module: str, metrics, log_file: Path, timeout_s: float = 400) -> tuple[list[str], object, list[dict]]:
+    """Run `python -m <module> --worker` under ncu (`command`): the command, its completed process
+    (output in `.stdout`) and the profiled kernels in launch order (`parse_csv`; none if no log)."""
+    cmd = command(find_ncu(), metrics, str(log_file), [sys.executable, "-m", module, "--worker"])
+    done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout_s)
+    kernels = parse_csv(log_file.read_text()) if log_file.exists() else []
+    return cmd, done, kernels
+
+
+def gpu_identity() -> str:
+    """nvidia-smi's name, driver version and maximum SM clock of the GPU, for a probe's provenance."""
+    return subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm", "--format=csv,noheader"],
+                          capture_output=True, text=True).stdout.strip()
 
 
 def _number(text: str) -> float | None:

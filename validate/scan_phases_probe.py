@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -148,11 +147,8 @@ def measure(out_dir: str) -> Path:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     log = out / "scan_phases_ncu.csv"
-    cmd = ncu.command(ncu.find_ncu(), METRICS, str(log), [sys.executable, "-m", "validate.scan_phases_probe", "--worker"])
-    rc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=400)
-    kernels = ncu.parse_csv(log.read_text()) if log.exists() else []
-    ident = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm", "--format=csv,noheader"],
-                           capture_output=True, text=True).stdout.strip()
+    cmd, rc, kernels = ncu.profile_worker("validate.scan_phases_probe", METRICS, log)
+    ident = ncu.gpu_identity()
     rows = []
     for i, (case, name, blocks, threads) in enumerate(CASES):
         got = [k["metrics"] for k in kernels[i * REPEATS:(i + 1) * REPEATS]]

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -164,11 +163,8 @@ def main(out_dir: str) -> Path:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     log = out / "fill_rule_ncu.csv"
-    cmd = ncu.command(ncu.find_ncu(), METRICS, str(log), [sys.executable, "-m", "validate.tensor_timing.fill_rule",
-                                                          "--worker"])
     t = time.time()
-    rc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=400)
-    kernels = ncu.parse_csv(log.read_text()) if log.exists() else []
+    _cmd, rc, kernels = ncu.profile_worker("validate.tensor_timing.fill_rule", METRICS, log)
     pred = predicted()
     layouts = []
     for i, (row, pitch, off, zero) in enumerate(LAYOUTS):

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -95,12 +94,9 @@ def main(out_dir: str) -> Path:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     log = out / "launch_cost_ncu.csv"
-    cmd = ncu.command(ncu.find_ncu(), METRICS, str(log), [sys.executable, "-m", "validate.tensor_timing.launch_cost", "--worker"])
     t = time.time()
-    rc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=400)
-    kernels = ncu.parse_csv(log.read_text()) if log.exists() else []
-    ident = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm", "--format=csv,noheader"],
-                           capture_output=True, text=True).stdout.strip()
+    cmd, rc, kernels = ncu.profile_worker("validate.tensor_timing.launch_cost", METRICS, log)
+    ident = ncu.gpu_identity()
     rows = []
     for c, (case, name, blocks, dyn) in enumerate(CASES):
         got = [k["metrics"] for k in kernels[c * REPEATS:(c + 1) * REPEATS]]

@@ -18,6 +18,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from validate import ncu
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -31,8 +33,7 @@ def main(argv=None) -> int:
                     "-lcuda"], check=True)
     run = subprocess.run([str(exe)], capture_output=True, text=True, check=True)
     rows = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
-    ident = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm", "--format=csv,noheader"],
-                           capture_output=True, text=True).stdout.strip()
+    ident = ncu.gpu_identity()
     nvcc = subprocess.run([args.nvcc, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
     doc = {"provenance": {"gpu": ident, "nvcc": nvcc, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
                           "clocks": "not locked (as found); latencies in SM cycles (%clock64)",
