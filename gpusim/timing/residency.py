@@ -156,8 +156,7 @@ class Residency:
         live warp of the block waits: `release` it)."""
         cta = w.cta
         taken = t if t > self.arrivals_free else self.arrivals_free
-        self.arrivals_free = taken + self.arrival_cycles
-        cta.arrived_at = max(cta.arrived_at, self.arrivals_free)
+        self.arrivals_free = cta.arrived_at = taken + self.arrival_cycles    # the unit's times only grow
         w.at_barrier = True
         cta.waiting.append(w)
         return len(cta.waiting) >= cta.live
