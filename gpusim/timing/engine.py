@@ -249,7 +249,8 @@ class TimingEngine:
         # what the sample extrapolates, and how far to trust it (sampling/extrapolation.py)
         self.extrapolation = Extrapolation(
             spec, SampleShape(mode, geo.nblocks, geo.warps_per_block, self.sms_simulated, self.blocks_share,
-                              self.blocks_simulated, bps, wave, self.block_ptx_work, options.functional_budget),
+                              self.blocks_simulated, bps, wave, self.block_ptx_work, options.functional_budget,
+                              self._bulk_sectors_per_block()),
             self.stats, self.sms, self.memory, self.issue, self.footprint)
         # the finished units read into Nsight-named metrics (metrics_builder.py)
         self.metrics_builder = MetricsBuilder(
@@ -292,6 +293,17 @@ class TimingEngine:
                 self.sms[i] = sm
             else:
                 self.sms[i].l1.lower = lower
+
+    def _bulk_sectors_per_block(self) -> float:
+        """Global sectors the bulk and tensor copies of the blocks executed so far moved, per block
+        (the functional core's TMA counters; 0 for a kernel without such copies)."""
+        counters, done = getattr(self.p, "counters", None), getattr(self.trace, "done", None)
+        if counters is None or done is None:               # a replayed trace (gpusim.sweep): nothing executed here
+            return 0.0
+        c = counters.per_instr
+        sectors = sum(int(c[k].sum()) for k in ("tma_ld_sectors", "tma_st_sectors") if k in c)
+        done = int(done.sum())
+        return sectors / done if sectors and done else 0.0
 
     def _budget(self, opt: TimingOptions, mode: str, wave: int) -> int:
         """Blocks to simulate, and the SASS budget per warp (loop sampling), from the work of

@@ -14,9 +14,14 @@ functional core ran it, each retry passing at once). The instructions after the 
 not read the predicate go on.
 
 If every live warp of a block waits on an mbarrier (or at a CTA barrier) with no copy in
-flight, nothing the model knows can complete the phase: it is completed then (counted in
+flight, nothing the model knows can complete the phase (checked when a warp starts such a
+wait, stops at the CTA barrier or finishes): it is completed then (counted in
 `forced`, reported as `gpusim__mbarrier_forced_completions.sum`) rather than leave the block
-hanging; a correct kernel never needs it.
+hanging. A correct kernel needs it only where loop sampling (issue_stream.py) left out loop
+iterations of some warps whose arrivals another warp's wait counts on: a producer warp of a
+TMA pipeline waiting for its consumers' arrivals while they, their loops shortened, wait at
+the block's barrier after it (cuda_tma_wgmma at 8192^3: without the check at the barrier
+the block never finished).
 
 Not modelled: the try_wait suspend-time hint, cluster-scope (remote) arrivals (refused by the
 functional core), `inval` (forgets the object).
@@ -118,6 +123,11 @@ class MbarrierUnit:
 
     def warp_done(self, cta, t: float) -> None:
         """A warp of `cta` finished: the others may now all be waiting."""
+        self.warp_waits(cta, t)
+
+    def warp_waits(self, cta, t: float) -> None:
+        """A warp of `cta` finished or stopped at its CTA barrier: every live warp may now be
+        waiting, on an mbarrier or at that barrier."""
         if cta.live and any(b.waiters for (block, _), b in self.bars.items() if block == cta.block):
             self._check_stuck(cta, t)
 

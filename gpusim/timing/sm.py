@@ -190,9 +190,12 @@ class SM:
         self._pack()
 
     def _arrive(self, w: Warp, t: float) -> None:
-        """`w` issued a CTA barrier at `t`."""
+        """`w` issued a CTA barrier at `t`; if that leaves its block's other warps all waiting on
+        mbarriers, their phases are completed (mbarrier.py: stuck blocks)."""
         if self.residency.arrive(w, t):
             self._release(w.cta, t)
+        else:
+            self.mbarriers.warp_waits(w.cta, t)
 
     def _release(self, cta: CTA, t: float) -> None:
         """The barrier of `cta` completed at `t`: its warps are prepared for their release."""

@@ -48,6 +48,7 @@ Sources: CUDA Driver API 13.0, cuda.h `cuTensorMapEncodeTiled` (requirements, en
 """
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass
 
@@ -77,6 +78,7 @@ NAN_BITS = {"float16": 0x7FF7, "bfloat16": 0x7FFF, "float32": 0x7FF77FF7, "float
 MAGIC = b"gsTM"
 VERSION = 1
 MAP_BYTES = 128
+CHUNK_BYTES = 16                  # a box row is whole pieces of this many bytes (global and shared alike)
 MAX_RANK = 5
 _HEAD = struct.Struct("<4sBBBBBBBxQ")           # magic, version, rank, dtype, interleave, swizzle, l2, oob; address
 _BODY = struct.Struct("<5Q4Q5I5H")              # dims, strides, box, element strides
@@ -222,6 +224,43 @@ def box_elements(f: TensorMapFields, coords) -> tuple[np.ndarray, np.ndarray, np
         ok &= (c >= 0) & (c < f.dims[i])
         glob += c * (esz if i == 0 else f.strides[i - 1])
     return glob, ok, np.arange(idx.shape[1], dtype=np.int64) * esz
+
+
+@functools.lru_cache(maxsize=256)
+def _box_chunk_pattern(f: TensorMapFields) -> tuple[np.ndarray, np.ndarray] | None:
+    """(global byte offsets relative to the box's first element, byte offsets in the packed box)
+    of the box's 16-byte pieces, or None where a box row is not whole 16-byte pieces."""
+    shape = box_shape(f)
+    row = shape[0] * f.elem_bytes
+    if row % CHUNK_BYTES:
+        return None
+    per_row = row // CHUNK_BYTES
+    idx = np.indices(shape[:0:-1] + (per_row,)).reshape(len(shape), -1)[::-1].astype(np.int64)   # piece fastest
+    glob = idx[0] * CHUNK_BYTES
+    for i in range(1, len(shape)):
+        glob = glob + idx[i] * f.element_strides[i] * f.strides[i - 1]
+    glob.setflags(write=False)
+    box = np.arange(idx.shape[1], dtype=np.int64) * CHUNK_BYTES
+    box.setflags(write=False)
+    return glob, box
+
+
+def box_chunks(f: TensorMapFields, coords) -> tuple[np.ndarray, np.ndarray] | None:
+    """`box_elements` in 16-byte pieces where every element of the box at `coords` is inside the
+    tensor and a box row is whole pieces: (global byte offsets from the map's address, byte offsets
+    in the packed box) of each piece, in box order; None otherwise. The same bytes as
+    `box_elements`: a row's elements are contiguous in global memory and in the box."""
+    shape = box_shape(f)
+    for i, n in enumerate(shape):
+        c = int(coords[i])
+        step = 1 if i == 0 else f.element_strides[i]
+        if c < 0 or c + (n - 1) * step >= f.dims[i]:
+            return None
+    pat = _box_chunk_pattern(f)
+    if pat is None:
+        return None
+    start = int(coords[0]) * f.elem_bytes + sum(int(coords[i]) * f.strides[i - 1] for i in range(1, len(shape)))
+    return start + pat[0], pat[1]
 
 
 def start_problem(f: TensorMapFields, coords) -> str | None:

@@ -114,3 +114,30 @@ def test_a_swizzled_tma_box_is_what_a_wgmma_descriptor_reads(swizzle, width):
 @pytest.mark.parametrize("c0, refused", [(0, False), (8, False), (-8, False), (4, True), (-2, True)])
 def test_a_box_must_start_16_bytes_aligned(c0, refused):
     assert (T.start_problem(f16_map(), (c0, 3)) is not None) == refused
+
+
+@pytest.mark.parametrize("fields, coords", [
+    ({}, (16, 3)),
+    ({"dims": (96, 40, 7), "strides": (192, 7680), "box": (64, 8, 3), "element_strides": (1, 2, 3)}, (8, 1, 0)),
+    ({"dtype": T.DTYPE_CODE["uint8"], "dims": (256, 64), "strides": (256,), "box": (128, 16)}, (32, 48)),
+])
+def test_a_whole_box_in_16_byte_pieces_moves_the_bytes_of_its_elements(fields, coords):
+    f = f16_map(**fields)
+    glob, ok, boff = T.box_elements(f, coords)
+    assert ok.all()
+    pieces = T.box_chunks(f, coords)
+    assert pieces is not None
+    g16, b16 = pieces
+    esz = f.elem_bytes
+    g_bytes = (g16[:, None] + np.arange(16)).ravel()
+    b_bytes = (b16[:, None] + np.arange(16)).ravel()
+    assert np.array_equal(g_bytes, (glob[:, None] + np.arange(esz)).ravel())
+    assert np.array_equal(b_bytes, (boff[:, None] + np.arange(esz)).ravel())
+
+
+def test_a_box_reaching_past_the_tensor_is_not_moved_in_pieces():
+    f = f16_map()                         # dims (96, 40), box (64, 8)
+    assert T.box_chunks(f, (40, 0)) is None          # columns 40..103 of 96
+    assert T.box_chunks(f, (0, 33)) is None          # rows 33..40 of 40
+    assert T.box_chunks(f, (0, -1)) is None
+    assert T.box_chunks(f, (32, 32)) is not None

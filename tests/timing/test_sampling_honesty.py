@@ -11,6 +11,7 @@ import gpusim
 import programs
 from gpusim.specs.overrides import resolve
 from gpusim.timing.engine import TimingOptions
+from gpusim.timing.sampling.extrapolation import Extrapolation, SampleShape
 
 MIB = 1 << 20
 
@@ -75,3 +76,15 @@ def test_the_error_estimates_cover_full_simulation_of_streaming_programs(name, p
     sampled, full = run("sampled"), run("full")
     ok, (t, d) = covered(sampled, full)
     assert ok and sampled["timing__sampling_note"] == "", (t, d, sampled["timing__sampling_error_pct"])
+
+
+def _affordable(ptx_work: int, bulk_sectors: float, nblocks: int = 2048, budget: int = 60_000_000) -> bool:
+    shape = SampleShape("sampled", nblocks, 4, 8, 125, 125, 1, 8, ptx_work, budget, bulk_sectors)
+    return Extrapolation(resolve("h100", []), shape, None, [], None, None, None).full_affordable()
+
+
+def test_full_simulation_in_place_of_a_sample_counts_the_sectors_bulk_copies_move():
+    # a TMA-fed GEMM block of 4096^3 (2,048 blocks): some 10,000 PTX warp instructions, but its 256
+    # tensor copies move 49,152 sectors, each costing the simulator what a warp instruction does
+    assert _affordable(10_000, 0.0)
+    assert not _affordable(10_000, 49_152.0)

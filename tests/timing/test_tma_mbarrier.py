@@ -200,3 +200,17 @@ def test_a_block_left_waiting_is_completed_after_its_finished_warp_s_row_went_to
     sm.advance(1e9)
     assert done == [1, 0] or done == [0, 1]
     assert sm.mbarriers.forced == 1
+
+
+def test_a_block_whose_last_running_warp_stops_at_its_barrier_behind_an_mbarrier_wait_is_completed():
+    # warp 0 waits on an mbarrier no one arrives at (as a TMA producer does when loop sampling left
+    # out its consumers' arrivals); warp 1 works on, then stops at the block's barrier: from then on
+    # nothing can complete the phase, so it is completed then, and the block finishes
+    bar = lambda what, **kw: MbarrierAccess(what, 0, **kw)           # noqa: E731
+    sync = "BAR.SYNC.DEFER_BLOCKING 0x0"
+    producer = [("SYNCS.EXCH.64 URZ, [UR8], UR4", bar("init", count=2)), (WAIT, bar("try_wait", parity=0)),
+                ("SEL R5, R6, R7, P0", None), (sync, None)]
+    consumer = [("FADD R4, R4, R4", None)] * 200 + [(sync, None), ("FADD R9, R9, R9", None)]
+    end, _, _, sm = run([producer, consumer])
+    assert sm.mbarriers.forced == 1
+    assert end < 10_000

@@ -65,7 +65,10 @@ class SampleShape:
     warps per block, the SMs simulated, the blocks they would run (`blocks_share`) and those
     timed (`blocks_simulated`), the blocks an SM holds at once (`blocks_per_sm`) and one wave
     of the simulated SMs (`wave_blocks`); PTX warp instructions of block 0
-    (`block_ptx_work`) and the functional budget (`TimingOptions`)."""
+    (`block_ptx_work`), the 32-byte global sectors a block's bulk and tensor copies moved on
+    average over the blocks executed so far (`block_bulk_sectors`: each costs the simulator
+    about what a warp instruction does, functional and timing, where one TMA copy is hundreds
+    of them) and the functional budget (`TimingOptions`)."""
     mode: str
     nblocks: int
     warps_per_block: int
@@ -76,6 +79,7 @@ class SampleShape:
     wave_blocks: int
     block_ptx_work: int
     functional_budget: int | None
+    block_bulk_sectors: float = 0.0
 
 
 class Extrapolation:
@@ -137,11 +141,12 @@ class Extrapolation:
 
     def full_affordable(self) -> bool:
         """Whether simulating every block stays within FULL_FALLBACK_WARPS warps and the
-        functional budget (PTX warp instructions, estimated from block 0)."""
+        functional budget (PTX warp instructions estimated from block 0, and a warp
+        instruction's worth for each sector its bulk copies move)."""
         sh = self.shape
         budget = sh.functional_budget
         return (sh.nblocks * sh.warps_per_block <= FULL_FALLBACK_WARPS
-                and (budget is None or sh.block_ptx_work * sh.nblocks <= budget))
+                and (budget is None or (sh.block_ptx_work + sh.block_bulk_sectors) * sh.nblocks <= budget))
 
     def errors(self, cycles: float, m: dict) -> tuple[float, float]:
         """(time, DRAM bytes) error estimates in percent: the statistical one of `_sampling_error`
