@@ -260,50 +260,67 @@ class StepPayloads:
                 mem[instr] = seg if prev is None or isinstance(prev, int) else np.union1d(prev, seg)
         return mem
 
-
-    def sector_slices(self, js) -> list | None:
-        """The sector arrays of the loads, stores and atomics of the warps at places `js`
-        (distinct) as their built payloads hold them, one slice per access: what reading each
-        warp's dict would give (`build`), without building it. None where building decides more
-        than which slices: an instruction accessed twice in the step, or an mbarrier operation."""
+    def owned_sectors(self, js, owners) -> tuple[np.ndarray, np.ndarray] | None:
+        """The sectors of the loads, stores and atomics of the warps at places `js` (distinct) as
+        their built payloads hold them (`build`), without building them, in one int64 array with
+        the owner `owners[k]` of the warp at place `js[k]` for each: (owner, sector), one gather
+        over the step's accesses. None where building decides more than which sectors: an
+        instruction accessed twice in the step, or an mbarrier operation."""
         entries = self.entries
         if any(e[0] == MBAR for e in entries) or len({e[1] for e in entries}) != len(entries):
             return None
-        whole = len(js) == len(self.warps)
+        ents = [e for e in entries if e[0] not in (WF, FILL)]
+        if not ents:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
         js = np.asarray(js, np.int64)
-        out = []
-        for e in entries:
-            if e[0] in (WF, FILL):
-                continue
-            here = e[2]
-            if whole:                       # every warp of the step: the accesses' ranges tile one span
-                if here.any():
-                    out.append(e[5][int(e[3][here].min()):int(e[4][here].max())])
-                continue
-            sel = js[here[js]]
-            arr = e[5]
-            out.extend(arr[a:b] for a, b in zip(e[3][sel].tolist(), e[4][sel].tolist()))
-        return out
+        sizes = np.array([len(e[5]) for e in ents], np.int64)
+        base = (np.cumsum(sizes) - sizes)[:, None]                # each access's sectors in `whole`
+        lo = (np.stack([e[3] for e in ents])[:, js] + base).ravel()
+        n = (np.stack([e[4] for e in ents])[:, js] + base).ravel() - lo   # 0 where the warp made no access
+        whole = np.concatenate([e[5] for e in ents], dtype=np.int64, casting="unsafe")   # sectors < 2^63
+        ends = np.cumsum(n)
+        idx = np.arange(int(ends[-1]) if ends.size else 0, dtype=np.int64) + np.repeat(lo - (ends - n), n)
+        own = np.repeat(np.broadcast_to(np.asarray(owners, np.int64), (len(ents), len(js))).ravel(), n)
+        return own, whole[idx]
 
 
-def sector_arrays(mems, copies: bool = False) -> list:
-    """The sector arrays (loads', stores', atomics'; bulk copies' too where `copies`) of payload
-    maps `mems` (dicts or `LazyMem`s), as reading each map's values would find them; the lazy
-    maps of one step are read together from its arrays, without building a dict per warp."""
-    parts, steps = [], {}
-    for mem in mems:
-        if isinstance(mem, LazyMem) and mem._d is None:
-            steps.setdefault(id(mem._sp), (mem._sp, {}))[1][mem._j] = mem
-            continue
-        _payload_sectors(mem.values(), parts, copies)
+def owned_sectors(groups, copies: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The sectors of the loads, stores and atomics (bulk copies too where `copies`) in each group of
+    payload maps of `groups` (an iterable of iterables of dicts or `LazyMem`s), as reading each map's
+    values would find them: (owner, sector) int64 arrays of one length, `owner` the group's place in
+    `groups`, in no particular order. The lazy maps of one step are read together from its arrays,
+    whichever group they are in (a batch's step holds the warps of several blocks), without
+    building a dict per warp: one gather per step (`StepPayloads.owned_sectors`)."""
+    owners, sectors, steps = [], [], {}
+    for g, mems in enumerate(groups):
+        for mem in mems:
+            if isinstance(mem, LazyMem) and mem._d is None:
+                got = steps.get(id(mem._sp))
+                if got is None:
+                    got = steps[id(mem._sp)] = (mem._sp, {})
+                got[1][mem._j] = (g, mem)
+                continue
+            _owned(mem, g, owners, sectors, copies)
     for sp, byj in steps.values():
-        got = sp.sector_slices(list(byj))
+        got = sp.owned_sectors(list(byj), [g for g, _ in byj.values()])
         if got is None:
-            for mem in byj.values():
-                _payload_sectors(mem.values(), parts, copies)
+            for g, mem in byj.values():
+                _owned(mem, g, owners, sectors, copies)
         else:
-            parts.extend(a for a in got if a.size)
-    return parts
+            owners.append(got[0])
+            sectors.append(got[1])
+    if not sectors:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(owners), np.concatenate(sectors)
+
+
+def _owned(mem, g: int, owners: list, sectors: list, copies: bool) -> None:
+    """The sector arrays of payload map `mem` (read as a map), owned by `g` (`owned_sectors`)."""
+    parts: list = []
+    _payload_sectors(mem.values(), parts, copies)
+    for p in parts:
+        owners.append(np.full(len(p), g, np.int64))
+        sectors.append(p.astype(np.int64, copy=False))
 
 
 def _payload_sectors(payloads, parts: list, copies: bool = False) -> None:

@@ -6,7 +6,7 @@ import numpy as np
 import programs
 from gpusim.api import prepare
 from gpusim.timing.functional_streams import TraceSource
-from gpusim.timing.payloads import ATOMIC, LOAD, STORE, LazyMem, StepPayloads, sector_arrays
+from gpusim.timing.payloads import ATOMIC, LOAD, STORE, LazyMem, StepPayloads, owned_sectors
 
 
 def _step():
@@ -62,7 +62,7 @@ def test_a_step_whose_accesses_leave_no_payload_counts_zero_for_each_warp():
 
 
 def _built_sectors(mems) -> list:
-    """The sector arrays that reading each map's values finds (what warming._block_lines reads)."""
+    """The sector arrays that reading each map's values finds (what warming._blocks_lines reads)."""
     out = []
     for m in mems:
         for p in m.values():
@@ -85,17 +85,36 @@ def _distinct_step():
     return sp
 
 
-def test_a_steps_sector_arrays_read_without_building_are_those_of_the_built_payloads():
-    for js in ([0, 1, 2], [1, 2], [2]):                          # every warp of the step, and some
+def test_a_steps_sectors_read_without_building_are_those_of_the_built_payloads():
+    for js in ([0, 1, 2], [1, 2], [2], [2, 0]):                   # every warp of the step, and some
         lazy = [LazyMem(_distinct_step(), j) for j in js]
-        got = sorted(x for a in sector_arrays(lazy) for x in a.tolist())
+        owner, sectors = owned_sectors([lazy])
         assert all(m._d is None for m in lazy)                    # nothing was built
         want = sorted(x for a in _built_sectors([LazyMem(_distinct_step(), j) for j in js]) for x in a)
-        assert got == want and got
+        assert sorted(sectors.tolist()) == want and want and not owner.any()
 
 
-def test_an_instruction_accessed_twice_in_a_step_has_its_payloads_built_for_its_sector_arrays():
+def test_an_instruction_accessed_twice_in_a_step_has_its_payloads_built_for_its_sectors():
     sp = _step()                                                  # instruction 7: wavefronts, then a load
-    assert sp.sector_slices([0, 1, 2]) is None
-    got = sorted(x for a in sector_arrays([LazyMem(sp, j) for j in range(3)]) for x in a.tolist())
-    assert got == sorted(x for a in _built_sectors([LazyMem(sp, j) for j in range(3)]) for x in a) == [10, 11, 12, 40]
+    assert sp.owned_sectors([0, 1, 2], [0, 0, 0]) is None
+    owner, sectors = owned_sectors([[LazyMem(sp, j) for j in range(3)]])
+    assert sorted(sectors.tolist()) == sorted(x for a in _built_sectors([LazyMem(sp, j) for j in range(3)])
+                                              for x in a) == [10, 11, 12, 40]
+
+
+def test_owned_sectors_are_each_groups_read_together_a_distinct_step_without_building():
+    # groups take warps of one step in any order (a batch's step holds several blocks' warps),
+    # a plain map and a step read only by building (an instruction accessed twice) among them
+    sp, twice = _distinct_step(), _step()
+    groups = [[LazyMem(sp, 2), LazyMem(twice, 1)], [LazyMem(sp, 0), {3: np.array([90, 91], np.uint64)}],
+              [LazyMem(sp, 1), LazyMem(twice, 2)], []]
+    owner, sectors = owned_sectors(groups)
+    assert owner.dtype == sectors.dtype == np.int64
+    assert groups[0][0]._d is None and groups[1][0]._d is None and groups[2][0]._d is None   # not built
+    assert [sorted(sectors[owner == g].tolist()) for g in range(4)] == \
+        [[10, 11, 20, 21, 22, 40, 60, 61], [10, 11, 90, 91], [12, 40, 50], []]
+
+
+def test_owned_sectors_of_no_maps_are_empty_int64_arrays():
+    owner, sectors = owned_sectors([[], [{}]])
+    assert owner.size == sectors.size == 0 and owner.dtype == sectors.dtype == np.int64

@@ -16,6 +16,14 @@ SPAN_BLOCKS = 64           # sampled blocks compared pairwise for the span of a 
 SPAN_EVIDENCE = 3.0        # pairs of rounds beyond the farthest sharing pair that would have shared, spread (e^-3: 5%)
 
 
+def span_sample(n: int) -> list[int]:
+    """Which of `n` sampled blocks (in grid order) `sharing_spans` compares: at most `SPAN_BLOCKS`,
+    spread over the list (a caller reads the lines of those only)."""
+    if n <= SPAN_BLOCKS:
+        return list(range(n))
+    return np.linspace(0, n - 1, SPAN_BLOCKS).round().astype(int).tolist()
+
+
 def sharing_spans(starts, ends, block_lines, grid_blocks: int, resolution_blocks: int) -> np.ndarray:
     """Per region, the share of the grid within which the blocks that touch one of its lines
     come, read from sampled blocks from across the grid (`block_lines`: (block, its distinct
@@ -34,9 +42,7 @@ def sharing_spans(starts, ends, block_lines, grid_blocks: int, resolution_blocks
     span = np.ones(n)
     if grid_blocks <= 0 or len(block_lines) < 2:
         return span
-    if len(block_lines) > SPAN_BLOCKS:
-        pick = np.linspace(0, len(block_lines) - 1, SPAN_BLOCKS).round().astype(int)
-        block_lines = [block_lines[i] for i in pick]
+    block_lines = [block_lines[i] for i in span_sample(len(block_lines))]
     pos = np.array([b for b, _ in block_lines], dtype=np.int64)
     lines = np.concatenate([ls for _, ls in block_lines])
     bits = np.concatenate([np.full(ls.size, 1 << i, np.uint64) for i, (_, ls) in enumerate(block_lines)])

@@ -69,8 +69,8 @@ import math
 
 import numpy as np
 
-from gpusim.timing.payloads import sector_arrays
-from gpusim.timing.sampling.sharing_span import sharing_spans
+from gpusim.timing.payloads import owned_sectors
+from gpusim.timing.sampling.sharing_span import sharing_spans, span_sample
 
 HASH_MULT = 0x9E3779B97F4A7C15
 MASK64 = (1 << 64) - 1
@@ -93,7 +93,8 @@ class SharedFootprint:
         blocks that touch one line all come (default 1: spread over the whole grid; a
         grouped tile order's A strip: its group of blocks)."""
         self.wave_share = min(1.0, max(0.0, float(wave_share)))
-        self._wave_p: dict[tuple[int, int], float] = {}
+        self._wave_p: dict[tuple[int, int], float] = {}        # (region, wave): `probability`
+        self._wave_p0: dict[tuple[int, int], float] = {}       # ... at the wave's first position (`warm_state`)
         self.starts = np.asarray(starts, dtype=np.int64)
         self.ends = np.asarray(ends, dtype=np.int64)
         self.lines = np.maximum(self.ends - self.starts, 1).astype(float)
@@ -245,10 +246,15 @@ class SharedFootprint:
             return COLD
         if self.wave_share <= 0.0:
             return HELD
-        t0 = int(tau / self.wave_share + 1e-9) * self.wave_share
-        for a, b, extra, gap, regular, span in self._list:
+        wave = int(tau / self.wave_share + 1e-9)
+        for r, (a, b, extra, gap, regular, span) in enumerate(self._list):
             if a <= line < b:
-                return HELD if u < _held(t0, t0, extra, gap, regular, self.window, span) else IN_FLIGHT
+                key = (r, wave)
+                p0 = self._wave_p0.get(key)           # at the wave's first position
+                if p0 is None:
+                    t0 = wave * self.wave_share
+                    p0 = self._wave_p0[key] = _held(t0, t0, extra, gap, regular, self.window, span)
+                return HELD if u < p0 else IN_FLIGHT
         return HELD
 
 
@@ -300,8 +306,7 @@ def shared_footprint(arrays, streams_by_block, grid_blocks: int, sectors_per_lin
     common = np.zeros(len(ranges))               # ... of them at the block's commonest gap
     lsh = sectors_per_line.bit_length() - 1
     seen = []
-    for streams in streams_by_block:
-        lines = _block_lines(streams, lsh)
+    for lines in _blocks_lines(streams_by_block, lsh):
         if lines.size == 0:
             continue
         idx = np.searchsorted(starts, lines, side="right") - 1
@@ -317,7 +322,9 @@ def shared_footprint(arrays, streams_by_block, grid_blocks: int, sectors_per_lin
     regular = common >= REGULAR_SHARE * np.maximum(gaps, 1.0)
     span = None
     if spread:
-        span = sharing_spans(starts, ends, [(b, _block_lines(st, lsh)) for b, st in spread], grid_blocks,
+        spread = [spread[i] for i in span_sample(len(spread))]      # the blocks sharing_spans compares
+        lines = _blocks_lines([st for _, st in spread], lsh)
+        span = sharing_spans(starts, ends, [(b, ls) for (b, _), ls in zip(spread, lines)], grid_blocks,
                              resolution_blocks)
     fp = SharedFootprint(starts, ends, touches, capacity_lines, regular=regular,
                          wave_share=wave_blocks / grid_blocks if grid_blocks else 0.0, span=span)
@@ -342,9 +349,16 @@ def _count_gaps(lines: np.ndarray, idx: np.ndarray, gaps: np.ndarray, common: np
             common[region] += counts[top]
 
 
-def _block_lines(streams, lsh: int) -> np.ndarray:
-    """The distinct lines one block's warps touch (loads, stores, atomics, bulk and tensor copies:
-    a TMA GEMM's tiles of A and B are shared across the grid like an LDGSTS GEMM's)."""
-    parts = sector_arrays((visit[2] for st in streams for visit in st.visits if visit[2]), copies=True)
-    return (np.unique(np.concatenate([p.astype(np.int64, copy=False) >> lsh for p in parts])) if parts
-            else np.zeros(0, dtype=np.int64))
+def _blocks_lines(blocks, lsh: int) -> list[np.ndarray]:
+    """Per block of `blocks` (each a list of its warps' streams), the distinct lines its warps touch,
+    sorted (loads, stores, atomics, bulk and tensor copies: a TMA GEMM's tiles of A and B are shared
+    across the grid like an LDGSTS GEMM's). Read together (`payloads.owned_sectors`: a batch's step
+    once for all its blocks) and deduplicated in one sort."""
+    owner, sectors = owned_sectors(((visit[2] for st in streams for visit in st.visits if visit[2])
+                                    for streams in blocks), copies=True)
+    lines = sectors >> lsh
+    order = np.lexsort((lines, owner))
+    owner, lines = owner[order], lines[order]
+    first = np.r_[True, (owner[1:] != owner[:-1]) | (lines[1:] != lines[:-1])] if lines.size else np.zeros(0, bool)
+    owner, lines = owner[first], lines[first]
+    return np.split(lines, np.searchsorted(owner, np.arange(1, len(blocks))))

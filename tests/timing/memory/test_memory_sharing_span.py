@@ -3,8 +3,8 @@ tile order) stays in the whole L2 where the same sharing spread over the grid do
 (gpusim/timing/sampling/warming.py, `span`; gpusim/timing/sampling/sharing_span.py)."""
 import numpy as np
 
-from gpusim.timing.payloads import sector_arrays
-from gpusim.timing.sampling.sharing_span import sharing_spans
+from gpusim.timing.payloads import owned_sectors
+from gpusim.timing.sampling.sharing_span import SPAN_BLOCKS, sharing_spans, span_sample
 from gpusim.timing.sampling.warming import SharedFootprint
 from gpusim.timing.tma import CopyPayload
 
@@ -59,5 +59,18 @@ def test_a_bulk_copys_sectors_count_in_a_blocks_footprint():
     # a TMA GEMM's tiles arrive by cp.async.bulk.tensor: the footprint must see them (cuda_tma_wgmma n2048 on the
     # H100: with them, sampled DRAM reads 155 -> 17.6 MB, 16.8 measured)
     mem = {0: CopyPayload(np.array([40, 41, 42], dtype=np.int64))}
-    assert [a.tolist() for a in sector_arrays([mem], copies=True)] == [[40, 41, 42]]
-    assert sector_arrays([mem]) == []                          # by default left out
+    assert owned_sectors([[mem]], copies=True)[1].tolist() == [40, 41, 42]
+    assert owned_sectors([[mem]])[1].size == 0                 # by default left out
+
+
+def test_the_span_reads_at_most_span_blocks_of_the_sampled_blocks_spread_over_them():
+    # warming.shared_footprint reads the lines of only these blocks: the span is the one all of them give
+    assert span_sample(10) == list(range(10))
+    pick = span_sample(200)
+    assert len(pick) == SPAN_BLOCKS and pick[0] == 0 and pick[-1] == 199 and pick == sorted(set(pick))
+    sampled = [b for k in range(25) for b in range(k * 132, k * 132 + 8)]          # 200 blocks
+    every = [(b, _grouped_lines(b)) for b in sampled]
+    spans = sharing_spans(np.array([0]), np.array([1024]), every, 4096, 132)
+    picked = sharing_spans(np.array([0]), np.array([1024]), [every[i] for i in pick], 4096, 132)
+    assert spans.tolist() == picked.tolist()
+    assert 0.08 < spans[0] < 0.2

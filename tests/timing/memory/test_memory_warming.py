@@ -5,8 +5,11 @@ import numpy as np
 from numba import cuda
 
 import gpusim
+import programs
+from gpusim.api import prepare
 from gpusim.timing.engine import TimingOptions
-from gpusim.timing.sampling.warming import SharedFootprint
+from gpusim.timing.functional_streams import TraceSource
+from gpusim.timing.sampling.warming import SharedFootprint, _blocks_lines
 
 
 def test_a_stream_region_is_never_warm():
@@ -110,3 +113,33 @@ def test_a_line_first_touched_within_the_wave_is_in_flight_and_one_from_earlier_
     later = SharedFootprint([0], [100_000], [200_000.0], capacity_lines=1e9, wave_share=0.25)    # m = 2
     states = [later.warm_state(line, 0.8) for line in range(100_000)]
     assert states.count(HELD) > states.count(IN_FLIGHT) > 0 and COLD in states
+
+
+def test_a_lines_state_is_in_flight_where_its_draw_falls_between_its_waves_first_position_and_mean():
+    # two regions, four waves: the state each (region, wave) remembers is the one its probabilities give
+    from gpusim.timing.sampling.warming import COLD, HASH_MULT, HELD, IN_FLIGHT, MASK64, _held
+    fp = SharedFootprint([0, 50_000], [50_000, 100_000], [100_000.0, 400_000.0], capacity_lines=1e9,
+                         regular=[False, True], wave_share=0.25)
+    for tau in (0.1, 0.3, 0.3, 0.6, 0.9):
+        for line in range(0, 100_000, 7):
+            u = ((line * HASH_MULT) & MASK64) / 2.0 ** 64
+            r = int(line >= 50_000)
+            a, b, extra, gap, regular, span = fp._list[r]
+            t0 = int(tau / 0.25 + 1e-9) * 0.25
+            want = COLD if u >= fp.probability(line, tau) else \
+                HELD if u < _held(t0, t0, extra, gap, regular, fp.window, span) else IN_FLIGHT
+            assert fp.warm_state(line, tau) == want
+
+
+def test_the_lines_of_blocks_read_together_are_each_blocks_own_distinct_lines():
+    # a batch's steps hold several blocks' warps: read at once, each block keeps its own lines
+    c = programs.get("stencil_1d").case("default")
+    src = TraceSource(prepare(c.kernel, c.grid, c.block, c.args, "h200"), 4)
+    blocks = [src.peek(b) for b in range(3)]
+    got = _blocks_lines(blocks, 2)
+    assert len(got) == 3
+    for streams, lines in zip(blocks, got):                         # each map built and read on its own
+        parts = [p[0] if isinstance(p, tuple) else p for st in streams for v in st.visits for p in v[2].values()]
+        want = np.unique(np.concatenate([p.astype(np.int64) >> 2 for p in parts if isinstance(p, np.ndarray)]))
+        assert lines.dtype == np.int64 and lines.size and lines.tolist() == want.tolist()
+    assert [x.tolist() for x in _blocks_lines([[], blocks[1]], 2)] == [[], got[1].tolist()]
