@@ -99,7 +99,7 @@ class SMSpec:
     shared_bank_width_bytes: int = bounded(4, 1, 64)  # bytes per bank per cycle
     shared_latency_cycles: int = bounded(23, 1, 10_000)  # shared load, no conflict, to dependent use
     shared_wavefront_cycles: int = bounded(1, 0, 1000)  # cycles each wavefront of a shared access holds the SM's shared data path (0: as 1)
-    shared_wavefront_latency_cycles: float = bounded(2.0, 0.0, 1000.0)  # extra cycles to the result per further wavefront of a conflicted access
+    shared_wavefront_latency_cycles: float = bounded(2.0, 0.0, 1000.0)  # cycles a sub-partition's wavefront takes: to the result per further wavefront, and its port to the data path (issue_loop.shared_access)
     shared_cas_round_cycles: float = bounded(2.0, 0.0, 1000.0)  # shared data path per round of a compare-and-swap loop (its LDS and ATOMS.CAST.SPIN)
     barrier_latency_cycles: int = bounded(20, 1, 100_000)  # last arrival to release of a CTA barrier
     barrier_arrival_cycles: float = bounded(2.0, 0.0, 1000.0)  # the SM's barrier unit takes one warp's arrival at a CTA barrier every this many cycles (all its blocks' warps); 0: at once

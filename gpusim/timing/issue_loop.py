@@ -156,7 +156,8 @@ class WIcol(IntEnum):
 class SPFcol(IntEnum):
     """SPF: one row per sub-partition, floats."""
     NEXT = 0                                # no warp of it issues before this cycle (a lower bound)
-    PIPE = 1                                # per pipe (static.PIPE_NAMES): when it is free
+    SHFREE = 1                              # its own port to the shared-memory data path is free
+    PIPE = 2                                # per pipe (static.PIPE_NAMES): when it is free
 
 
 @unique
@@ -174,12 +175,14 @@ class Fcol(IntEnum):
     T = 0                                   # its clock: every cycle before it is done
     TCUR = 1                                # the cycle `run` stopped in
     PENDING = 2                             # EV_MEM: the memory model's ready time
-    SHFREE = 3                              # the shared-memory data path is free
+    SHFREE = 3                              # the shared-memory data path's first lane is free
     WFSTEP = 4                              # cycles a wavefront holds the path
     SHLAT = 5                               # shared-memory latency
-    WFCYC = 6                               # cycles of result latency a further wavefront adds
+    WFCYC = 6                               # cycles a sub-partition's wavefront takes: result latency a further
+    #                                         wavefront adds, and the lane's time (shared_access)
     ADONE = 7                               # the completion of the async operation being issued (HGMMA)
-    INTERVAL = 8                            # per pipe its issue interval; after the pipes', the instructions'
+    SHFREE2 = 8                             # the path's second lane is free (shared_access)
+    INTERVAL = 9                            # per pipe its issue interval; after the pipes', the instructions'
     #                                         own constants (static.IssueTable.intervals)
 
 
@@ -219,9 +222,9 @@ _, W_READY, W_LAST, W_CAND, W_GOPEN, W_GRING = WFcol
 WF_COLS = W_GRING + GROUP_COUNTERS * GROUP_RING
 _, W_REASON, W_THROT, W_ATBAR, W_ILINE, W_CUR, W_END, W_SP, W_V0, W_VN, W_V, W_SH, W_GN = WIcol
 WI_COLS = W_GN + GROUP_COUNTERS
-S_NEXT, S_PIPE = SPFcol
+S_NEXT, S_SHFREE, S_PIPE = SPFcol
 S_LAST, S_ISSUED, S_N, S_W = SPIcol
-F_T, F_TCUR, F_PENDING, F_SHFREE, F_WFSTEP, F_SHLAT, F_WFCYC, F_ADONE, F_INTERVAL = Fcol
+F_T, F_TCUR, F_PENDING, F_SHFREE, F_WFSTEP, F_SHLAT, F_WFCYC, F_ADONE, F_SHFREE2, F_INTERVAL = Fcol
 I_PHASE, I_K, I_ISSUED, I_EVW, I_EVJ, I_WDONE, I_NREADY, I_POLICY, I_HOOK, I_NSP, I_WAVEFRONTS = Icol
 I_SIZE = len(Icol)
 C_FREE, C_FILL, C_CPL, C_FRONT, C_MISS, C_PREF, C_LINES = Ccol
@@ -238,9 +241,10 @@ LAYOUT = {
            ("GRING", GROUP_COUNTERS * GROUP_RING)),
     "WI": (("REG", REG_SLOTS), "REASON", "THROT", "ATBAR", "ILINE", "CUR", "END", "SP", "V0", "VN", "V", "SH",
            ("GN", GROUP_COUNTERS)),
-    "SPF": ("NEXT", ("PIPE", "pipes")),
+    "SPF": ("NEXT", "SHFREE", ("PIPE", "pipes")),
     "SPI": ("LAST", "ISSUED", "N", ("W", "warps")),
-    "F": ("T", "TCUR", "PENDING", "SHFREE", "WFSTEP", "SHLAT", "WFCYC", "ADONE", ("INTERVAL", "pipes + intervals")),
+    "F": ("T", "TCUR", "PENDING", "SHFREE", "WFSTEP", "SHLAT", "WFCYC", "ADONE", "SHFREE2",
+          ("INTERVAL", "pipes + intervals")),
     "I": ("PHASE", "K", "ISSUED", "EVW", "EVJ", "WDONE", "NREADY", "POLICY", "HOOK", "NSP", "WAVEFRONTS"),
     "C": ("FREE", "FILL", "CPL", "FRONT", "MISS", "PREF", ("LINES", "lines")),
 }
@@ -293,14 +297,49 @@ def cache_ready(C, t, line):
 
 
 @_compiled
-def shared_access(F, I, t, wf):
-    """The SM's shared-memory data path: an access of `wf` wavefronts issued at t starts when
-    the path is free, takes one wavefront per `F_WFSTEP` cycles; its result is ready the
-    shared latency after it starts plus `F_WFCYC` per further wavefront."""
-    start = t if t > F[F_SHFREE] else F[F_SHFREE]
-    F[F_SHFREE] = start + wf * F[F_WFSTEP]
+def shared_access(F, I, SPF, k, t, wf):
+    """The SM's shared-memory data path, an access of `wf` wavefronts issued at t by
+    sub-partition k. One sub-partition's wavefronts come one every `F_WFCYC` cycles, the path
+    takes one every `F_WFSTEP`: it serves F_WFCYC / F_WFSTEP sub-partitions at once (two lanes
+    on Hopper, each a sub-partition's stream at half the path's rate; one lane, the path's
+    rate, where F_WFCYC <= F_WFSTEP). The access starts when k's previous one is done and a
+    lane is free (the one free latest before then, so that a sub-partition's run of accesses
+    keeps to one lane and leaves the other to the next sub-partition), holds it wf * F_WFCYC
+    cycles; its result is ready the shared latency after it starts plus F_WFCYC per further
+    wavefront."""
     I[I_WAVEFRONTS] += wf
+    if F[F_WFCYC] <= F[F_WFSTEP]:                 # one lane: the path's rate
+        start = t if t > F[F_SHFREE] else F[F_SHFREE]
+        F[F_SHFREE] = start + wf * F[F_WFSTEP]
+        F[F_SHFREE2] = F[F_SHFREE]
+        return start + F[F_SHLAT] + (wf - 1) * F[F_WFCYC]
+    s = t if t > SPF[k, S_SHFREE] else SPF[k, S_SHFREE]
+    a, b = F[F_SHFREE], F[F_SHFREE2]
+    if a <= s and b <= s:                         # both free: the one free latest
+        lane = F_SHFREE if a >= b else F_SHFREE2
+    elif a <= s:
+        lane = F_SHFREE
+    elif b <= s:
+        lane = F_SHFREE2
+    else:                                         # neither: the one free first
+        lane = F_SHFREE if a <= b else F_SHFREE2
+    start = s if s > F[lane] else F[lane]
+    end = start + wf * F[F_WFCYC]
+    F[lane] = end
+    SPF[k, S_SHFREE] = end
     return start + F[F_SHLAT] + (wf - 1) * F[F_WFCYC]
+
+
+@_compiled
+def path_book(F, t, cycles):
+    """The whole shared-memory data path (every lane) for `cycles` from when it is free after
+    t (a cp.async fill, an HGMMA's operands, a compare-and-swap loop); when that starts."""
+    start = t if t > F[F_SHFREE] else F[F_SHFREE]
+    if F[F_SHFREE2] > start:
+        start = F[F_SHFREE2]
+    F[F_SHFREE] = start + cycles
+    F[F_SHFREE2] = start + cycles
+    return start
 
 
 @_compiled
@@ -309,10 +348,9 @@ def shared_fill(F, I, t, wf, cycles):
     wavefronts holding the SM's shared-memory data path `cycles` each, from when it is free
     after t (booked when the copy issues: the path's share of time, not the moment its sectors
     return); when the fill is done."""
-    start = t if t > F[F_SHFREE] else F[F_SHFREE]
-    F[F_SHFREE] = start + wf * cycles
+    start = path_book(F, t, wf * cycles)
     I[I_WAVEFRONTS] += wf
-    return F[F_SHFREE]
+    return start + wf * cycles
 
 
 @_compiled
@@ -531,9 +569,7 @@ def _async_done(j, t, TI, F):
     done = t + TI[j, T_ALAT]
     q = TI[j, T_SHC]
     if q >= 0:
-        start = t if t > F[F_SHFREE] else F[F_SHFREE]
-        end = start + F[q]
-        F[F_SHFREE] = end
+        end = path_book(F, t, F[q]) + F[q]
         iv = TI[j, T_IVL]
         tail = TI[j, T_ALAT] - (F[iv] if iv >= 0 else 0.0)
         if end + tail > done:
@@ -629,7 +665,7 @@ def run(until, TI, TX, TS, WF, WI, SPF, SPI, F, I, ICA, CCA, STALL, BUF, VP, SHP
                 if q >= 0 and I[I_HOOK] == 0:  # shared memory: here (its wavefronts, -1 no access)
                     wf = SHP[WI[w, W_SH] + q]
                     if wf >= 0:
-                        ready = shared_access(F, I, t, wf)
+                        ready = shared_access(F, I, SPF, k, t, wf)
                 elif TI[j, T_RESULT] != 0:     # not FIXED: the memory model says when
                     F[F_PENDING] = ready
                     return _stop(F, I, t, k, issued, w, j, PH_MEM, EV_MEM)

@@ -272,12 +272,10 @@ class SM:
         `rounds` rounds (functional_streams._cas_rounds) issued once: each round an LDS and an ATOMS wavefront
         (the counter) holding the shared data path `shared_cas_round_cycles`, its result after
         the last round's."""
-        F = self.F
-        start = t if t > F[L.F_SHFREE] else F[L.F_SHFREE]
         busy = rounds * self.cas_round_cycles
-        F[L.F_SHFREE] = start + busy
+        start = L.path_book(self.F, t, busy)
         self.I[L.I_WAVEFRONTS] += 2 * rounds
-        return start + F[L.F_SHLAT] + busy
+        return start + self.F[L.F_SHLAT] + busy
 
     def _memory(self, s, w: Warp, t: float, fixed_ready: float) -> float:
         mem = w.mem
@@ -315,7 +313,7 @@ class SM:
         if s.result == SHARED:
             if s.cas_loop and isinstance(payload, int):
                 return self._cas_loop(float(t), payload)
-            return L.shared_access(self.F, self.I, float(t), payload if isinstance(payload, int) else 1)
+            return L.shared_access(self.F, self.I, self.SPF, w.sp, float(t), payload if isinstance(payload, int) else 1)
         if self.locate is not None:                 # the L2 asks where in the grid this block is (sampling/warming.py)
             self.locate(w.cta.block)
         if s.is_atomic:

@@ -75,7 +75,7 @@ def _by_name(WF, WI, F, k):
 
 
 def _by_int(WF, WI, F, k):
-    return WF[k, 352] + WF[k, 354] + WI[k, 364] + F[8 + WI[k, 358]]
+    return WF[k, 352] + WF[k, 354] + WI[k, 364] + F[9 + WI[k, 358]]
 
 
 @pytest.mark.skipif(config.DISABLE_JIT, reason="NUMBA_DISABLE_JIT: nothing is compiled")

@@ -168,6 +168,12 @@ Sources (the tags the comments use):
   shared loads 35.0 cycles a step conflict-free, 97.0 with all 32 lanes in one bank (2 cycles a
   further wavefront, where the strided-load microbenchmarks' throughput is 1), a read-modify-write
   41.0 / 164.5.
+- [MEAS-SMEM-PORT] shared-memory accesses of 1 to 32 warps, data/measurements/shared_banks_h100.json
+  (`python -m validate.shared_banks_probe`, H100, driver 580.159.04, 2026-11-24, 40 kernels timed by
+  Nsight): one warp's independent 32-way conflicted loads or stores 64.8 cycles each (2 a
+  wavefront), two warps on two sub-partitions 32.1 a SM, 4 to 32 warps 32.0 (1 a wavefront, the
+  path's rate); warps on one bank or on banks of their own alike (same/diff 1.00 at every count and
+  degree), loads and stores alike, one block of 16 warps as 4 blocks of 4.
 - [TC-LAT] tensor instruction latencies: estimates of the order the microbenchmark papers
   report for dependent chains (Sun et al., "Dissecting Tensor Cores via Microbenchmarks",
   IEEE TPDS 2023, arXiv:2206.02874, on A100; [Luo24] on an H800 for mma.sync and wgmma):
