@@ -332,14 +332,14 @@ def shared_access(F, I, SPF, k, t, wf):
 
 @_compiled
 def path_book(F, t, cycles):
-    """The whole shared-memory data path (every lane) for `cycles` from when it is free after
-    t (a cp.async fill, an HGMMA's operands, a compare-and-swap loop); when that starts."""
-    start = t if t > F[F_SHFREE] else F[F_SHFREE]
-    if F[F_SHFREE2] > start:
-        start = F[F_SHFREE2]
-    F[F_SHFREE] = start + cycles
-    F[F_SHFREE2] = start + cycles
-    return start
+    """The whole shared-memory data path for `cycles` (a cp.async fill, an HGMMA's operands, a
+    compare-and-swap loop): each lane from when it is free after t, the lanes apart (the path's
+    capacity, without waiting for both to be free at once); when the later lane is done."""
+    a = (t if t > F[F_SHFREE] else F[F_SHFREE]) + cycles
+    b = (t if t > F[F_SHFREE2] else F[F_SHFREE2]) + cycles
+    F[F_SHFREE] = a
+    F[F_SHFREE2] = b
+    return a if a > b else b
 
 
 @_compiled
@@ -348,9 +348,8 @@ def shared_fill(F, I, t, wf, cycles):
     wavefronts holding the SM's shared-memory data path `cycles` each, from when it is free
     after t (booked when the copy issues: the path's share of time, not the moment its sectors
     return); when the fill is done."""
-    start = path_book(F, t, wf * cycles)
     I[I_WAVEFRONTS] += wf
-    return start + wf * cycles
+    return path_book(F, t, wf * cycles)
 
 
 @_compiled
@@ -569,7 +568,7 @@ def _async_done(j, t, TI, F):
     done = t + TI[j, T_ALAT]
     q = TI[j, T_SHC]
     if q >= 0:
-        end = path_book(F, t, F[q]) + F[q]
+        end = path_book(F, t, F[q])
         iv = TI[j, T_IVL]
         tail = TI[j, T_ALAT] - (F[iv] if iv >= 0 else 0.0)
         if end + tail > done:

@@ -272,10 +272,9 @@ class SM:
         `rounds` rounds (functional_streams._cas_rounds) issued once: each round an LDS and an ATOMS wavefront
         (the counter) holding the shared data path `shared_cas_round_cycles`, its result after
         the last round's."""
-        busy = rounds * self.cas_round_cycles
-        start = L.path_book(self.F, t, busy)
+        end = L.path_book(self.F, t, rounds * self.cas_round_cycles)
         self.I[L.I_WAVEFRONTS] += 2 * rounds
-        return start + self.F[L.F_SHLAT] + busy
+        return end + self.F[L.F_SHLAT]
 
     def _memory(self, s, w: Warp, t: float, fixed_ready: float) -> float:
         mem = w.mem
