@@ -121,10 +121,6 @@ class MbarrierUnit:
                     self.forced += 1
                     self._complete(b, max(t, b.last), issuing)
 
-    def warp_done(self, cta, t: float) -> None:
-        """A warp of `cta` finished: the others may now all be waiting."""
-        self.warp_waits(cta, t)
-
     def warp_waits(self, cta, t: float) -> None:
         """A warp of `cta` finished or stopped at its CTA barrier: every live warp may now be
         waiting, on an mbarrier or at that barrier."""

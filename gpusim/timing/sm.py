@@ -216,7 +216,7 @@ class SM:
         cta = w.cta
         if self.residency.leave(w):
             self._release(cta, t)
-        self.mbarriers.warp_done(cta, t)
+        self.mbarriers.warp_waits(cta, t)
         if cta.live == 0:
             self.mbarriers.block_done(cta.block)
             self.residency.remove(cta, t)
