@@ -296,13 +296,11 @@ class TimingEngine:
 
     def _bulk_sectors_per_block(self) -> float:
         """Global sectors the bulk and tensor copies of the blocks executed so far moved, per block
-        (the functional core's TMA counters; 0 for a kernel without such copies)."""
-        counters, done = getattr(self.p, "counters", None), getattr(self.trace, "done", None)
-        if counters is None or done is None:               # a replayed trace (gpusim.sweep): nothing executed here
-            return 0.0
-        c = counters.per_instr
+        (the functional core's TMA counters; 0 for a kernel without such copies, or a replayed
+        trace that executed none)."""
+        c = self.p.counters.per_instr
         sectors = sum(int(c[k].sum()) for k in ("tma_ld_sectors", "tma_st_sectors") if k in c)
-        done = int(done.sum())
+        done = int(self.trace.done.sum())
         return sectors / done if sectors and done else 0.0
 
     def _budget(self, opt: TimingOptions, mode: str, wave: int) -> int:

@@ -314,15 +314,8 @@ def shared_access(F, I, SPF, k, t, wf):
         F[F_SHFREE2] = F[F_SHFREE]
         return start + F[F_SHLAT] + (wf - 1) * F[F_WFCYC]
     s = t if t > SPF[k, S_SHFREE] else SPF[k, S_SHFREE]
-    a, b = F[F_SHFREE], F[F_SHFREE2]
-    if a <= s and b <= s:                         # both free: the one free latest
-        lane = F_SHFREE if a >= b else F_SHFREE2
-    elif a <= s:
-        lane = F_SHFREE
-    elif b <= s:
-        lane = F_SHFREE2
-    else:                                         # neither: the one free first
-        lane = F_SHFREE if a <= b else F_SHFREE2
+    late, early = (F_SHFREE, F_SHFREE2) if F[F_SHFREE] >= F[F_SHFREE2] else (F_SHFREE2, F_SHFREE)
+    lane = late if F[late] <= s else early        # the one free latest by s, else the one free first
     start = s if s > F[lane] else F[lane]
     end = start + wf * F[F_WFCYC]
     F[lane] = end
