@@ -155,17 +155,26 @@ class TimingEngine:
         `source` makes the functional trace source (TraceSource's signature): gpusim.sweep
         passes one that records the streams, or replays recorded ones. In 'auto' mode a sample
         that cannot see a reuse distance its L2 hit rate depends on (extrapolation.py,
-        `reuse_note`) is given up for full simulation where that is affordable."""
+        `reuse_note`) is given up for full simulation where that is affordable, else for a
+        denser sample (`Extrapolation.denser_sms`) where that is."""
         self.footprint = None
         self.fallback = ""
         with rare_full_collections():          # building allocates the L1s' sets and the first blocks' streams
             self._build(prepared, options, source)
             note = self.extrapolation.reuse_note(ran=False)
-            if note and options.mode == "auto" and source is TraceSource and self.extrapolation.full_affordable():
-                trace = self.trace                 # its blocks already ran: the full run goes on from them
-                self.footprint = None
-                self._build(prepared, dataclasses.replace(options, mode="full"), lambda *a, **k: trace.reuse(*a, **k))
-                self.fallback = note + ": simulated in full instead"
+            if note and options.mode == "auto" and source is TraceSource:
+                trace = self.trace                 # its blocks already ran: the next run goes on from them
+                if self.extrapolation.full_affordable():
+                    self.footprint = None
+                    self._build(prepared, dataclasses.replace(options, mode="full"),
+                                lambda *a, **k: trace.reuse(*a, **k))
+                    self.fallback = note + ": simulated in full instead"
+                elif sms := self.extrapolation.denser_sms():
+                    before = self.sms_simulated
+                    self.footprint = None
+                    self._build(prepared, dataclasses.replace(options, sample_sms=sms),
+                                lambda *a, **k: trace.reuse(*a, from_start=True, **k))
+                    self.fallback = f"{note}: sampled {self.sms_simulated} SMs instead of {before}"
 
     def _build(self, prepared, options: TimingOptions, source) -> None:
         self.p = prepared                      # the functional core: the trace source runs its blocks

@@ -68,11 +68,13 @@ class TraceSource:
         self._plan: list[int] = []
         self.gather_blocks = max(self.chunk, (1 << 15) // (prepared.geometry.warps_per_block * 32))
 
-    def reuse(self, prepared, chunk_blocks: int, issue=None, execute_skipped: bool = True) -> "TraceSource":
+    def reuse(self, prepared, chunk_blocks: int, issue=None, execute_skipped: bool = True,
+              from_start: bool = False) -> "TraceSource":
         """This source, for a new engine over the same launch (TraceSource's signature): the
         blocks it already ran are not run again (their streams stay ready), the rest run in
         order in chunks of `chunk_blocks`, converted by the new `issue`: where it takes every
-        block, from the first block a gathered run passed over."""
+        block, from the first block a gathered run passed over; `from_start` (a denser sample,
+        whose blocks may lie before those run so far): from block 0."""
         assert prepared is self.p
         self.chunk = max(1, chunk_blocks)
         self.issue = issue
@@ -80,7 +82,9 @@ class TraceSource:
         self.run_stop = None
         self.gather_blocks = max(self.chunk, (1 << 15) // (prepared.geometry.warps_per_block * 32))
         self.gather([])
-        if execute_skipped and not self.done[:self.next_block].all():
+        if from_start:
+            self.next_block = 0
+        elif execute_skipped and not self.done[:self.next_block].all():
             self.next_block = int(np.argmin(self.done[:self.next_block]))
         return self
 

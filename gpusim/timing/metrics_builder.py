@@ -63,7 +63,7 @@ class MetricsBuilder:
 
     def build(self, fallback: str = "") -> tuple[dict, dict]:
         """The launch's metrics, and the stall cycles per PTX instruction by reason. `fallback`:
-        why an 'auto' sample was simulated in full instead ('' if it was not)."""
+        why an 'auto' sample was simulated in full or with more SMs instead ('' if it was not)."""
         spec = self.spec
         shape = self.shape
         extra = self.extrapolation
@@ -114,8 +114,8 @@ class MetricsBuilder:
         m["timing__sampling_error_pct"], m["timing__sampling_dram_error_pct"] = extra.errors(cycles, m)
         note = extra.reuse_note(dram_bytes=m.get("dram__bytes_read.sum", 0.0) + m.get("dram__bytes_write.sum", 0.0),
                                 time_ns=m["gpu__time_duration.sum"])
-        m["timing__sampling_note"] = fallback or (note and note + "; the error estimates cover either way "
-                                                  "(mode='full' simulates every block)")
+        note = note and note + "; the error estimates cover either way (mode='full' simulates every block)"
+        m["timing__sampling_note"] = "; ".join(x for x in (fallback, note) if x)
         return m, per_instruction
 
     def _has_wgmma(self) -> bool:

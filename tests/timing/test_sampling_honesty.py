@@ -1,7 +1,7 @@
 """Sampled timing says how far to trust it: its error estimates cover the difference to full
 simulation, across an L2 capacity sweep too, and where its sample cannot see a reuse distance
-the L2 hit rate depends on it says so, and 'auto' mode simulates in full instead
-(gpusim/timing/sampling/: extrapolation.py, warming.py; the wider comparison is
+the L2 hit rate depends on it says so, and 'auto' mode simulates in full instead, or with more
+SMs where full simulation is past its budget (gpusim/timing/sampling/: extrapolation.py, warming.py; the wider comparison is
 benchmarks/sampling_error.py)."""
 import numpy as np
 import pytest
@@ -24,11 +24,11 @@ def reread(a, out, n):
             out[0] = v
 
 
-def reread_launch(l2_mib: float, mode: str):
+def reread_launch(l2_mib: float, mode: str, **options):
     n = MIB // 4                          # a 1 MiB working set
     r = gpusim.launch(reread, (4 * n + 255) // 256, 256, (np.ones(n, np.float32), np.zeros(1, np.float32), n),
                       gpu=resolve("h100", [f"l2.size_bytes={int(l2_mib * MIB)}"]), timing=True,
-                      timing_options=TimingOptions(mode=mode, functional="sampled"))
+                      timing_options=TimingOptions(mode=mode, functional="sampled", **options))
     return r.metrics
 
 
@@ -64,6 +64,16 @@ def test_auto_mode_names_a_reuse_distance_the_sample_cannot_see_and_simulates_in
 
 
 @pytest.mark.slow
+def test_auto_mode_samples_more_sms_where_full_simulation_is_past_the_functional_budget():
+    # 4,096 blocks of some 100 PTX warp instructions each: a budget of 200,000 affords one wave of
+    # 32 SMs (8 blocks each) but not the grid
+    auto = reread_launch(1, "auto", functional_budget=200_000)
+    note = auto["timing__sampling_note"]
+    assert auto["timing__mode"] == "sampled"
+    assert "whether its reuse distance fits the 1.0 MB L2" in note and ": sampled 32 SMs instead of 8" in note
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("name, params", [("vector_add", {"n": 1 << 20}), ("transpose_naive", {"rows": 1024,
                                                                                               "cols": 1024})])
 def test_the_error_estimates_cover_full_simulation_of_streaming_programs(name, params):
@@ -88,3 +98,19 @@ def test_full_simulation_in_place_of_a_sample_counts_the_sectors_bulk_copies_mov
     # tensor copies move 49,152 sectors, each costing the simulator what a warp instruction does
     assert _affordable(10_000, 0.0)
     assert not _affordable(10_000, 49_152.0)
+
+
+def _denser(ptx_work: int, bulk_sectors: float, budget: int | None = 60_000_000, bps: int = 5) -> int:
+    shape = SampleShape("sampled", 8192, 4, 8, 497, 40, bps, 8 * bps, ptx_work, budget, bulk_sectors)
+    return Extrapolation(resolve("h100", []), shape, None, [], None, None, None).denser_sms()
+
+
+def test_a_denser_sample_takes_four_times_the_sms_where_one_wave_of_them_fits_the_budget():
+    # the TMA GEMM at 8192^3 (8,192 blocks, 5 a SM): 12,000 PTX warp instructions and 98,304 sectors a block
+    assert _denser(12_000, 98_304.0) == 32
+    assert _denser(12_000, 98_304.0, budget=None) == 32
+
+
+def test_a_denser_sample_takes_the_sms_one_wave_of_which_fits_the_budget_and_none_where_no_more_fit():
+    assert _denser(12_000, 98_304.0, budget=15_000_000) == 27      # 15 M / (110,304 x 5 blocks)
+    assert _denser(12_000, 98_304.0, budget=4_000_000) == 0        # 7 SMs: fewer than the sample's 8
