@@ -96,6 +96,9 @@ class TimingOptions:
     #                                    (issue_stream.py) leaves iterations out and extrapolates them; None: off
     functional_budget: int | None = 60_000_000   # sampled mode: PTX warp instructions executed for the sampled
     #                                    blocks; heavier blocks get fewer waves (at least one); None: max_waves
+    denser_sample_factor: int = 1      # 'auto': a sample blind to its L2 reuse whose full simulation is past the
+    #                                    budgets takes up to this many times the SMs (1: off; extrapolation.py
+    #                                    `denser_sms`: DRAM bytes far closer, durations not yet, 2-3x the time)
     record: object = None              # a record.TraceWindow: record issues, stalls, memory requests of those
     #                                    SMs and cycles (Result.extra['recording']); None: off, nothing recorded
     l2_dirty_bytes_at_launch: int = 0  # dirty bytes the L2 holds when the kernel starts, at addresses the kernel
@@ -114,8 +117,8 @@ class TimingOptions:
             raise ConfigError(f"timing mode must be 'auto', 'full' or 'sampled', got {self.mode!r}")
         if self.functional not in ("full", "sampled"):
             raise ConfigError(f"functional must be 'full' or 'sampled', got {self.functional!r}")
-        if self.sample_sms < 1 or self.max_waves < 1 or self.quantum_cycles < 1:
-            raise ConfigError("sample_sms, max_waves and quantum_cycles must be >= 1")
+        if self.sample_sms < 1 or self.max_waves < 1 or self.quantum_cycles < 1 or self.denser_sample_factor < 1:
+            raise ConfigError("sample_sms, max_waves, quantum_cycles and denser_sample_factor must be >= 1")
         for name in ("instruction_budget", "functional_budget"):
             v = getattr(self, name)
             if v is not None and not (isinstance(v, int) and v > 0):
@@ -155,8 +158,8 @@ class TimingEngine:
         `source` makes the functional trace source (TraceSource's signature): gpusim.sweep
         passes one that records the streams, or replays recorded ones. In 'auto' mode a sample
         that cannot see a reuse distance its L2 hit rate depends on (extrapolation.py,
-        `reuse_note`) is given up for full simulation where that is affordable, else for a
-        denser sample (`Extrapolation.denser_sms`) where that is."""
+        `reuse_note`) is given up for full simulation where that is affordable, else, with
+        `denser_sample_factor` above 1, for a denser sample (`Extrapolation.denser_sms`)."""
         self.footprint = None
         self.fallback = ""
         with rare_full_collections():          # building allocates the L1s' sets and the first blocks' streams
@@ -169,7 +172,7 @@ class TimingEngine:
                     self._build(prepared, dataclasses.replace(options, mode="full"),
                                 lambda *a, **k: trace.reuse(*a, **k))
                     self.fallback = note + ": simulated in full instead"
-                elif sms := self.extrapolation.denser_sms():
+                elif sms := self.extrapolation.denser_sms(options.denser_sample_factor):
                     before = self.sms_simulated
                     self.footprint = None
                     self._build(prepared, dataclasses.replace(options, sample_sms=sms),

@@ -1,7 +1,7 @@
 """Sampled timing says how far to trust it: its error estimates cover the difference to full
 simulation, across an L2 capacity sweep too, and where its sample cannot see a reuse distance
-the L2 hit rate depends on it says so, and 'auto' mode simulates in full instead, or with more
-SMs where full simulation is past its budget (gpusim/timing/sampling/: extrapolation.py, warming.py; the wider comparison is
+the L2 hit rate depends on it says so, and 'auto' mode simulates in full instead, or, asked to, with
+more SMs where full simulation is past its budget (gpusim/timing/sampling/: extrapolation.py, warming.py; the wider comparison is
 benchmarks/sampling_error.py)."""
 import numpy as np
 import pytest
@@ -9,6 +9,7 @@ from numba import cuda
 
 import gpusim
 import programs
+from gpusim.errors import ConfigError
 from gpusim.specs.overrides import resolve
 from gpusim.timing.engine import TimingOptions
 from gpusim.timing.sampling.extrapolation import Extrapolation, SampleShape
@@ -67,10 +68,17 @@ def test_auto_mode_names_a_reuse_distance_the_sample_cannot_see_and_simulates_in
 def test_auto_mode_samples_more_sms_where_full_simulation_is_past_the_functional_budget():
     # 4,096 blocks of some 100 PTX warp instructions each: a budget of 200,000 affords one wave of
     # 32 SMs (8 blocks each) but not the grid
-    auto = reread_launch(1, "auto", functional_budget=200_000)
+    auto = reread_launch(1, "auto", functional_budget=200_000, denser_sample_factor=4)
     note = auto["timing__sampling_note"]
     assert auto["timing__mode"] == "sampled"
     assert "whether its reuse distance fits the 1.0 MB L2" in note and ": sampled 32 SMs instead of 8" in note
+
+
+@pytest.mark.slow
+def test_auto_mode_keeps_the_sample_where_no_denser_one_is_asked_for():
+    auto = reread_launch(1, "auto", functional_budget=200_000)
+    assert auto["timing__mode"] == "sampled" and "SMs instead of" not in auto["timing__sampling_note"]
+    assert "whether its reuse distance fits the 1.0 MB L2" in auto["timing__sampling_note"]
 
 
 @pytest.mark.slow
@@ -102,7 +110,7 @@ def test_full_simulation_in_place_of_a_sample_counts_the_sectors_bulk_copies_mov
 
 def _denser(ptx_work: int, bulk_sectors: float, budget: int | None = 60_000_000, bps: int = 5) -> int:
     shape = SampleShape("sampled", 8192, 4, 8, 497, 40, bps, 8 * bps, ptx_work, budget, bulk_sectors)
-    return Extrapolation(resolve("h100", []), shape, None, [], None, None, None).denser_sms()
+    return Extrapolation(resolve("h100", []), shape, None, [], None, None, None).denser_sms(4)
 
 
 def test_a_denser_sample_takes_four_times_the_sms_where_one_wave_of_them_fits_the_budget():
@@ -114,3 +122,8 @@ def test_a_denser_sample_takes_four_times_the_sms_where_one_wave_of_them_fits_th
 def test_a_denser_sample_takes_the_sms_one_wave_of_which_fits_the_budget_and_none_where_no_more_fit():
     assert _denser(12_000, 98_304.0, budget=15_000_000) == 27      # 15 M / (110,304 x 5 blocks)
     assert _denser(12_000, 98_304.0, budget=4_000_000) == 0        # 7 SMs: fewer than the sample's 8
+
+
+def test_a_denser_sample_factor_below_one_is_refused():
+    with pytest.raises(ConfigError, match="denser_sample_factor"):
+        TimingOptions(denser_sample_factor=0)

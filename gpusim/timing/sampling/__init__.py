@@ -18,7 +18,7 @@ to trust that:
   (`StandIns`, a unit of `memory.l2.L2Cache`).
 
 Where the budgets that decide how much is simulated live: `engine.TimingOptions`
-(`mode`, `max_waves`, `instruction_budget`, `functional_budget`) and `engine._budget`
+(`mode`, `max_waves`, `instruction_budget`, `functional_budget`, `denser_sample_factor`) and `engine._budget`
 (blocks to simulate, SASS instructions per warp); loop sampling itself (which iterations of
 a long loop a warp issues) is `issue_stream.py`'s, as it rewrites a warp's path.
 """

@@ -26,11 +26,16 @@ The engine (`timing/engine.py`) times a subset of the SMs over a subset of their
   touches (or, after the run, `UNCERTAIN_DRAM_SHARE` of its DRAM bytes),
   `timing__sampling_note` says so, and in 'auto' mode a launch of at most
   `FULL_FALLBACK_WARPS` warps and `functional_budget` PTX warp instructions is simulated in
-  full instead (`engine.TimingEngine`), a larger one with up to `DENSER_SAMPLE_FACTOR` times
-  the SMs (`denser_sms`): the blocks of one wave that share lines then run together in the
-  sample more often, and the sample sees their reuse itself (whether such blocks stay in
-  step, and so share their fetches, is what no estimate from a few SMs can tell: an H100
-  running the TMA GEMM at 8192^3 reads B 41 times, an H200 80 times, for 128 block rows);
+  full instead (`engine.TimingEngine`); with `TimingOptions.denser_sample_factor` above 1, a
+  larger one with up to that many times the SMs (`denser_sms`): the blocks of one wave that
+  share lines then run together in the sample more often, and the sample sees their reuse
+  itself (whether such blocks stay in step, and so share their fetches, is what no estimate
+  from a few SMs can tell: an H100 running the TMA GEMM at 8192^3 reads B 41 times, an H200
+  80 times, for 128 block rows). Off by default: with 4, the tensor set's DRAM reads come
+  out far closer to the GPU's (MAPE 110% -> 43% on the H100), but the mma.sync and wmma
+  GEMMs' durations, already short of the GPU's, shorter still (their remaining error is
+  elsewhere), held-out durations a little worse, at 2-3x the time of those launches
+  (benchmarks/results/denser_sample_experiment.json);
 - the memory system scaled to the sampled SMs' share (fewer L2 slices and DRAM channels
   queue differently from the whole): not derived but measured, `SCALING_TIME_PCT` and
   `SCALING_DRAM_PCT` times the share of SMs not simulated, the largest differences of
@@ -60,8 +65,6 @@ FULL_FALLBACK_WARPS = 1 << 17    # 'auto' mode: such a launch is simulated in fu
 UNCERTAIN_DRAM_SHARE = 0.25     # ... or of its DRAM bytes (after the run)
 SCALING_TIME_PCT = 5.0           # sampled mode: the scaled memory system's own error, time (module docstring)
 SCALING_DRAM_PCT = 2.0           # ... and DRAM bytes
-DENSER_SAMPLE_FACTOR = 4          # 'auto' mode: a sample that cannot see its reuse and cannot afford full
-#                                  simulation simulates up to this many times the SMs instead (`denser_sms`)
 IDLE_SLOTS_FACTOR = 2.0          # straggler: the time after the first wave over the slots' busy time (`_straggler`)
 
 
@@ -154,10 +157,10 @@ class Extrapolation:
         return (sh.nblocks * sh.warps_per_block <= FULL_FALLBACK_WARPS
                 and (budget is None or (sh.block_ptx_work + sh.block_bulk_sectors) * sh.nblocks <= budget))
 
-    def denser_sms(self) -> int:
+    def denser_sms(self, factor: int) -> int:
         """The SMs a denser sample simulates where the full fallback is not affordable: up to
-        DENSER_SAMPLE_FACTOR times this sample's, as many as one wave of their blocks' functional
-        work (PTX warp instructions of block 0 and the sectors a block's bulk copies move, as in
+        `factor` times this sample's, as many as one wave of their blocks' functional work (PTX
+        warp instructions of block 0 and the sectors a block's bulk copies move, as in
         `full_affordable`) keeps within the functional budget; 0 when that is no more SMs than
         now. More SMs run more of a wave's blocks together, so the sample itself sees the reuse
         of the lines they share while they run (a GEMM's B strips read by the block rows one
@@ -165,7 +168,7 @@ class Extrapolation:
         because blocks that wait on the same DRAM fetches stay in step)."""
         sh = self.shape
         n_sm = self.spec.sm_count
-        want = min(n_sm, DENSER_SAMPLE_FACTOR * sh.sms_simulated)
+        want = min(n_sm, factor * sh.sms_simulated)
         work = (sh.block_ptx_work + sh.block_bulk_sectors) * sh.blocks_per_sm
         if sh.functional_budget is not None and work > 0:
             want = min(want, int(sh.functional_budget // work))
