@@ -205,11 +205,18 @@ def test_a_dead_worker_stops_the_sweep_with_one_line_and_keeps_the_points(refere
     same(out, reference)
 
 
+def _default_sigint() -> None:
+    """In the sweep's process before it starts: SIGINT as a terminal's foreground process has it.
+    A shell that starts pytest in the background (`cmd &`) ignores SIGINT for it, the ignore is
+    inherited, and Python then installs no KeyboardInterrupt handler: Ctrl-C never reaches it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _run_until(out: Path, points: int, sig: int, env: dict) -> subprocess.CompletedProcess:
     """The sweep in a process of its own, sent `sig` once its store holds `points` points."""
     cmd = [sys.executable, "-m", "gpusim.cli", *ARGS[:-1], "2", "--out", str(out)]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                         start_new_session=True)
+                         start_new_session=True, preexec_fn=_default_sigint)
     path, deadline = store_path(out), time.monotonic() + 240
     while time.monotonic() < deadline and p.poll() is None:
         if path.exists() and path.read_bytes().count(b"\n") - 1 >= points:
