@@ -13,7 +13,11 @@ after another, so a conflict-free `.x4` costs 4 wavefronts, and rows that share 
 
 Counters (`gpusim.functional.counters.EXTRA_METRICS`): `sm__inst_executed_pipe_tensor_op_hmma`
 (f16/bf16/tf32/fp8 inputs), `_imma` (s8/u8), `_dmma` (f64) per warp instruction;
-`smsp__inst_executed_op_ldsm` and the ldmatrix wavefronts; stmatrix counts as a shared store.
+`smsp__inst_executed_op_ldsm` and the ldmatrix wavefronts, which Nsight also counts among the
+shared loads' (`l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld`, its bank conflicts those beyond
+one wavefront a matrix: on an H100 and an H200 the mma.sync GEMMs' shared-load wavefronts equal
+their ldmatrix wavefronts with no conflicts, data/measurements/h{100,200}_tensor.json); stmatrix
+counts as a shared store.
 The compiled fast core (`fastpath`) keeps these reference ops as they are.
 
 The sanitizer sees each row of an `ldmatrix`/`stmatrix` as a 16-byte shared read/write by the
@@ -169,6 +173,9 @@ class LdsmOp(AddressOp):
             scatter(x, self.dsts, out, warps)
         x.counters.add_extra(self.index, "ldsm_inst", len(warps))
         x.counters.add_extra(self.index, "shared_ldsm_wavefronts", wf)
+        # Nsight counts them among the shared loads' wavefronts too, and their bank conflicts
+        # beyond one wavefront a matrix (module docstring)
+        x.counters.add_shared(self.index, "ld", self.form.nmat * len(warps), wf)
 
 
 def make(dec, ins, i: int, spec, bound, guard):

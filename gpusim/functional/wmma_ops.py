@@ -172,6 +172,7 @@ class WmmaMemOp(AddressOp):
             wf = group_wavefronts(words, 8, max(1, 16 // lsu.bank_width), lsu.banks)
             x.counters.add_extra(self.index, "ldsm_inst", nw)
             x.counters.add_extra(self.index, "shared_ldsm_wavefronts", int(wf))
+            x.counters.add_shared(self.index, "ld", len(chunk) * nw, int(wf))     # as tensor_ops counts ldmatrix
         if self.index in x.value_free:                 # prediction only: no path or address needs the fragment
             return
         base = x.cta_slot(lanes).astype(np.int64) * lsu.shared_stride + p.astype(np.int64)

@@ -45,11 +45,23 @@ def test_matches_the_recorded_registers_and_shared_memory(s):
         assert np.array_equal(sm, DATA["ldsm:smem"][s])
 
 
-def _ldsm_metrics(addr):
+def _ldsm_run(addr):
     _, x = run_ptx(ldsm_kernel("ldmatrix.sync.aligned.m8n8.x4.shared.b16", 4, False), "ldsm_k", (1, 1, 1),
                    (32, 1, 1), [addr.astype(np.uint32), np.zeros((32, 4), np.uint32), np.zeros(8192, np.uint16)])
-    m = metrics(x)
+    return metrics(x)
+
+
+def _ldsm_metrics(addr):
+    m = _ldsm_run(addr)
     return m["smsp__inst_executed_op_ldsm.sum"], m["sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum"]
+
+
+def _shared_load_metrics(addr):
+    """The shared loads' wavefronts and bank conflicts, less the kernel's copy back of shared
+    memory (8192 u16 by one warp: 256 conflict-free loads of a wavefront each)."""
+    m = _ldsm_run(addr)
+    return (m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"] - 256,
+            m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"])
 
 
 def test_contiguous_x4_is_four_wavefronts():
@@ -59,6 +71,16 @@ def test_contiguous_x4_is_four_wavefronts():
 def test_rows_64_bytes_apart_conflict_four_ways():
     # the probe's canonical addresses: rows r and r + 2 of a matrix share banks (128 B apart)
     assert _ldsm_metrics((np.arange(32) % 8) * 64 + (np.arange(32) // 8) * 16) == (1, 16)
+
+
+def test_nsight_counts_ldmatrix_wavefronts_among_the_shared_loads_without_conflicts_when_each_matrix_takes_one():
+    # measured: an mma.sync GEMM with no other shared loads has as many shared-load wavefronts as
+    # ldmatrix wavefronts and no bank conflicts (data/measurements/h100_tensor.json, cuda_mma_single/n1024)
+    assert _shared_load_metrics(np.arange(32) * 16) == (4, 0)
+
+
+def test_ldmatrix_conflicts_among_the_shared_loads_are_the_wavefronts_beyond_one_a_matrix():
+    assert _shared_load_metrics((np.arange(32) % 8) * 64 + (np.arange(32) // 8) * 16) == (16, 12)
 
 
 def test_misaligned_row_address_is_an_error():
