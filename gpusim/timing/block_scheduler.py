@@ -1,7 +1,7 @@
 """The block scheduler: the GPU's CTA distributor, and the one SimPy part of a single-GPU launch.
 
 It hands a launch's timed blocks (`order`, in launch order, or the sampled blocks from across
-the grid: `sampling/extrapolation.py`'s `sampled_blocks`) to the SMs:
+the grid: `sampling/sample_blocks.py`'s `sampled_blocks`) to the SMs:
 - the initial wave round-robin over the SMs, `blocks_per_sm` each (the occupancy limit);
 - then the next block to an SM as soon as one of its blocks completes (the SM calls
   `cta_done`, its `on_cta_done` port);

@@ -45,7 +45,8 @@ from gpusim.timing.memory.l1 import L1Cache
 from gpusim.timing.metrics_builder import MetricsBuilder
 from gpusim.timing.record import CountingMemory, Recorder, RecordingSM, recording_for
 from gpusim.timing.resources import kernel_resources
-from gpusim.timing.sampling.extrapolation import Extrapolation, SampleShape, sampled_blocks
+from gpusim.timing.sampling.extrapolation import Extrapolation, SampleShape
+from gpusim.timing.sampling.sample_blocks import sampled_blocks
 from gpusim.timing.sampling.warming import shared_footprint
 from gpusim.timing.sm import SM, STALL_REASONS
 from gpusim.timing.static import issue_program, sass_classifier, unknown_sass, unknown_sass_message

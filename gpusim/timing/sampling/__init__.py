@@ -5,8 +5,9 @@ instructions issue, every access of a simulated block goes through the L1, L2 an
 models. The code here does not simulate; it estimates what was not simulated, and how far
 to trust that:
 
-- `extrapolation.py`: which blocks and SMs a sampled launch times (`sampled_blocks`), the
-  kernel's cycles extrapolated from them, the loop-sampling stretch, the DRAM floor, and
+- `sample_blocks.py`: which blocks a sampled launch times (`sampled_blocks`): the simulated
+  SMs' round-robin share of every round of the grid, its place moving from round to round.
+- `extrapolation.py`: the kernel's cycles extrapolated from the timed blocks, the loop-sampling stretch, the DRAM floor, and
   the error estimates (`timing__sampling_error_pct`, `timing__sampling_note`):
   `Extrapolation`, a unit the engine owns (given the sample's shape, `SampleShape`, and the
   SMs, block times, memory system and issue streams it reads) and calls.

@@ -1,7 +1,7 @@
 """What the timing engine extrapolates in sampled mode, and how far to trust it.
 
 The engine (`timing/engine.py`) times a subset of the SMs over a subset of their blocks
-(`sampled_blocks`) and, within a long loop, a subset of its iterations (loop sampling,
+(`sample_blocks.sampled_blocks`) and, within a long loop, a subset of its iterations (loop sampling,
 `issue_stream.py`). From what it simulated:
 - the kernel's cycles (`cycles`): the simulated time (to the last block's end or the
   last memory operation's drain), plus the cycles loop sampling left out (`_loop_stretch`),
@@ -58,6 +58,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from gpusim.timing.sampling.sample_blocks import place_in_round, sampled_blocks
 
 
 UNCERTAIN_SHARE = 0.1           # share of the grid's line touches whose hit or miss the sample cannot tell
@@ -349,59 +351,3 @@ def _list_schedule(durations, slots: int) -> float:
         t = heapq.heappop(free) + float(d)
         heapq.heappush(free, t)
     return max(free, default=0.0)
-
-
-GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0    # the residues of successive rounds' samples: its multiples mod 1
-
-
-def round_offset(k: int, sm_count: int, nblocks: int | None = None) -> int:
-    """Where in round `k` (blocks k * sm_count ...) the simulated SMs' blocks begin: 0 in the
-    first round, then the golden ratio's multiples, which spread over every place in a round
-    as evenly as any sequence does (`sampled_blocks`); 0 in a last round of fewer than
-    `sm_count` of the grid's `nblocks` (its first blocks, as many as the share counts)."""
-    if k == 0 or (nblocks is not None and (k + 1) * sm_count > nblocks):
-        return 0
-    return int(k * GOLDEN % 1.0 * sm_count)
-
-
-def place_in_round(b, sm_count: int, sms: int, nblocks: int):
-    """The place of the simulated SMs' block `b` (an int or an array) among its round's `sms`."""
-    k = np.asarray(b) // sm_count
-    off = np.asarray([round_offset(int(x), sm_count, nblocks) for x in np.ravel(k)]).reshape(np.shape(k))
-    return (np.asarray(b) - k * sm_count - off) % sm_count
-
-
-def sampled_blocks(nblocks: int, simulated: int, sm_count: int, sms: int, bps: int):
-    """The grid's blocks the `sms` simulated SMs run, in dispatch order (a range when they
-    are every SM). The block scheduler deals blocks out over the GPU's `sm_count` SMs, the
-    first wave round-robin, the rest to whichever SM frees a slot first, so the simulated
-    SMs' share of the launch is `sms` consecutive blocks out of every `sm_count` ("rounds"),
-    from across the whole grid. Which `sms` of a round is not fixed by the hardware after the
-    first wave, and a fixed place would be a sample with the SM count as its period, which a
-    2-D grid whose rows are near a multiple of it aliases (Mandelbrot on 1024^2 in 16x16
-    blocks, 64 a row and 132 SMs: the first 8 of every 132 blocks do 0.76x the grid's mean
-    work); so the place moves from round to round (`round_offset`: 1.02x there).
-    When only `simulated` of those are timed, the first wave's rounds (`bps`, the blocks
-    each SM holds at once) come first, then rounds spread evenly to the end of the grid:
-    blocks whose work depends on their position (sorted or skewed data, a triangular
-    loop) are sampled from everywhere, not only from the front."""
-    if sms >= sm_count:
-        return range(min(simulated, nblocks))
-    n_rounds = -(-nblocks // sm_count)
-
-    def round_blocks(k: int) -> list:
-        first, off = k * sm_count, round_offset(k, sm_count, nblocks)
-        return sorted(b for b in (first + (off + j) % sm_count for j in range(sms)) if b < nblocks)
-
-    share = (n_rounds - 1) * sms + len(round_blocks(n_rounds - 1))     # every round but the last is full
-    if simulated >= share:
-        picked = range(n_rounds)
-    else:
-        need = -(-simulated // sms)                      # rounds to time
-        first = min(bps, need)
-        rest = need - first
-        tail = n_rounds - first
-        spread = sorted({first + round(i * (tail - 1) / max(rest - 1, 1)) for i in range(rest)}) if rest > 1 \
-            else [n_rounds - 1] * (rest == 1)
-        picked = list(range(first)) + spread
-    return [b for k in picked for b in round_blocks(k)][:simulated]
