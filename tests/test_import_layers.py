@@ -13,8 +13,12 @@ from __future__ import annotations
 import ast
 import functools
 import re
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 TOPS = ("isa", "gpusim")
@@ -170,6 +174,19 @@ def test_gpusim_api_and_everything_below_it_never_import_the_drop_ins():
 def test_isa_imports_nothing_of_gpusim():
     edges = _graph()
     assert not {(m, t) for m in MODULES if m.startswith("isa") for t in edges[m] if t.startswith("gpusim")}
+
+
+# what `validate measure` and the GPU-side probes import on a GPU machine, where gpusim is not installed
+GPU_SIDE = ["validate.heldout", "validate.heldout2, validate.orderings", "validate.mechanisms",
+            "validate.shared_banks_probe"]
+
+
+@pytest.mark.parametrize("modules", GPU_SIDE)
+def test_the_gpu_side_imports_nothing_of_gpusim_or_isa(modules):
+    code = (f"import sys, {modules}; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('gpusim', 'isa')))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
 
 
 def _says_why(lines: list[str], node: ast.stmt) -> bool:

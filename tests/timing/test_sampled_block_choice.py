@@ -8,7 +8,7 @@ from numba import cuda
 import gpusim
 from gpusim.specs.overrides import resolve
 from gpusim.timing.engine import TimingOptions
-from gpusim.timing.sampling.extrapolation import place_in_round, sampled_blocks
+from gpusim.timing.sampling.sample_blocks import place_in_round, sampled_blocks
 
 
 def test_a_round_sample_is_sms_consecutive_places_of_its_round_in_increasing_order():

@@ -80,7 +80,7 @@ def triangle(out):
 
 def test_sampled_blocks_are_the_simulated_sms_round_robin_share_from_across_the_grid():
     from gpusim.timing.engine import sampled_blocks
-    from gpusim.timing.sampling.extrapolation import place_in_round
+    from gpusim.timing.sampling.sample_blocks import place_in_round
     share = sampled_blocks(1000, 10_000, sm_count=100, sms=8, bps=2)
     rounds = [[b for b in share if b // 100 == r] for r in range(10)]
     assert [len(x) for x in rounds] == [8] * 10                                    # 8 of every 100

@@ -5,8 +5,6 @@ them; the committed H200 measurement covers every size with passing checks and c
 params. No GPU needed."""
 import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,7 +16,6 @@ from validate.heldout import HELDOUT
 from validate.microbench import MICROBENCHMARKS
 from validate.datadir import DATA_DIR
 
-ROOT = Path(__file__).resolve().parents[2]
 DATA = DATA_DIR / "h200_heldout.json"
 NAMES = list(HELDOUT)
 
@@ -42,13 +39,6 @@ def test_default_case_runs_in_gpusim_and_matches_numpy(name):
         case.check()
     gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu="h200", shared_bytes=case.shared_bytes)
     case.check()
-
-
-def test_heldout_imports_nothing_of_gpusim_or_isa():
-    """`validate measure` imports the suite on a GPU machine where gpusim is not installed."""
-    code = "import sys, validate.heldout; print(sorted(m for m in sys.modules if m.split('.')[0] in ('gpusim', 'isa')))"
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]", out.stdout
 
 
 def test_measure_suite_heldout_selects_every_heldout_size_and_nothing_else():
