@@ -36,7 +36,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpusim.timing import issue_loop as L
+from gpusim.timing.payloads import MbarrierAccess
 from gpusim.timing.sm import SM
+from gpusim.timing.tma import CopyPayload
 from gpusim.timing.static import GLOBAL, SHARED
 from gpusim.errors import ConfigError
 
@@ -225,17 +227,20 @@ class RecordingSM(SM):
             return done
         k, slot = self._cur
         last = self.counting.last
-        if s.const_load:
+        if isinstance(payload, MbarrierAccess):
+            kind, level, size = "mbarrier", "shared", 0
+        elif s.const_load:
             kind, level, size = "const", "const", len(payload)
-        elif s.result == SHARED:
+        elif s.result == SHARED and not isinstance(payload, CopyPayload):
             kind, level, size = "shared", "shared", payload if isinstance(payload, int) else 1
         else:
             kind = "atomic" if s.is_atomic else ("store" if s.is_store else "load")
-            size = len(payload[0]) if isinstance(payload, tuple) else len(payload)
+            size = _sectors(payload)
             level = "l1" if last is None else ("hbm" if last[1] else "l2")
             if last is not None and kind == "store":
                 done = max(done, last[0])
-        rec.rec.memory.append((self.id, k, slot, kind, t, max(done, t + 1), level, size, s.index))
+        end = done if done < float("inf") else t   # a wait whose phase is not complete yet: when issued
+        rec.rec.memory.append((self.id, k, slot, kind, t, max(end, t + 1), level, size, s.index))
         return done
 
     def _arrive(self, w, t) -> None:
@@ -255,6 +260,16 @@ class RecordingSM(SM):
         if got is not None:
             self._free[got[0]].add(got[1])
         super()._warp_done(w, t)
+
+
+def _sectors(payload) -> int:
+    """Sectors of a global access's payload: a load's sector array, a store's (sectors, masks),
+    or a bulk copy's `CopyPayload` of either (None: a prefetch that named none)."""
+    if isinstance(payload, CopyPayload):
+        payload = payload.sectors
+    if isinstance(payload, tuple):
+        payload = payload[0]
+    return 0 if payload is None else len(payload)
 
 
 def recording_for(plan, window: TraceWindow, sms_simulated: int, cycle_ns: float) -> Recording:
