@@ -149,6 +149,10 @@ class CountingMemory:
     def read(self, now, sm_id, sectors):
         return self._through(self.memory.read, now, sm_id, sectors)
 
+    @property
+    def first_back(self) -> float:
+        return self.memory.first_back
+
     def write(self, now, sm_id, sectors, byte_masks=None):
         return self._through(self.memory.write, now, sm_id, sectors, byte_masks)
 

@@ -12,10 +12,12 @@ load that names an mbarrier (`mbarrier::complete_tx::bytes`) delivers its bytes 
 completion (`mbarrier.py`): that, not the issuing warp, is what consumers wait for.
 
 A load's bytes enter shared memory at `tensor.tma_fill_bytes_per_cycle`, one copy after another:
-its fill starts once its first sector can be back (the L2 hit latency after the unit took it)
-and the unit's previous fill has ended, and the copy completes at the later of its fill's end
-and its last sector's return. So a 16 KB copy takes about 170 cycles more than a 1 KB one, as
-measured on an H200 (validate/tensor_timing/tma_latency.py, data/measurements/tma_latency_h200.json).
+its fill starts once its first line is back at the SM (an L2 hit's latency after the unit took
+it; a DRAM read's, where the first line missed) and the unit's previous fill has ended, and the
+copy completes at the later of its fill's end and its last sector's return. So a 16 KB copy
+takes about 170 cycles more than a 1 KB one, from the L2 as from DRAM, as measured on an H100
+and an H200 (validate/tensor_timing/tma_latency.py, data/measurements/tma_latency_h*.json;
+benchmarks/tma_latency_check.py): the fill cannot start before the data is there.
 
 What is not: the unit's address generation per box row (a box's requests are sent as one
 batch of sectors), multicast within a cluster, L2 cache hints, the im2col modes.
@@ -48,7 +50,6 @@ class TMAUnit:
         self.interval = spec.tensor.tma_request_interval_cycles
         rate = spec.tensor.tma_fill_bytes_per_cycle
         self.fill_cycles_per_byte = 1.0 / rate if rate > 0 else 0.0
-        self.first_sector_cycles = float(spec.l2.hit_latency_cycles)
         self.fill_free = float("-inf")      # when the unit's fill of shared memory is free
         self.sm_id = sm_id
         self.lower = lower                  # the memory system below the SM (L1Cache.lower), or None
@@ -81,12 +82,13 @@ class TMAUnit:
         done = self.lower.read(start, self.sm_id, lst)
         if prefetch:
             return start
-        return max(done, self.fill(start, 32 * len(lst)))
+        return max(done, self.fill(min(self.lower.first_back, done), 32 * len(lst)))
 
-    def fill(self, start: float, nbytes: int) -> float:
-        """When the fill of shared memory with a load's `nbytes`, taken at `start`, ends."""
+    def fill(self, first: float, nbytes: int) -> float:
+        """When the fill of shared memory with a load's `nbytes`, whose first line is back at
+        `first`, ends."""
         if not self.fill_cycles_per_byte:
-            return start
-        begin = max(start + self.first_sector_cycles, self.fill_free)
+            return first
+        begin = max(first, self.fill_free)
         self.fill_free = begin + nbytes * self.fill_cycles_per_byte
         return self.fill_free

@@ -16,7 +16,7 @@ from gpusim.frontend.sass.listing import SassInstr
 from gpusim.timing.engine import TimingStats
 from gpusim.timing.sm import SM
 from gpusim.timing.static import IssueProgram, sass_classifier
-from gpusim.timing.tma import CopyPayload
+from gpusim.timing.tma import CopyPayload, TMAUnit
 from gpusim.timing.payloads import MbarrierAccess
 
 H100 = specs.get("h100")
@@ -34,6 +34,11 @@ class Memory:
     def read(self, t, sm_id, sectors):
         self.reads.append(t)
         return t + self.latency
+
+    @property
+    def first_back(self):
+        """When the first line of the latest read was back: every line of a read lands at once."""
+        return self.reads[-1] + self.latency
 
 
 def run(streams, spec=H100, memory=None):
@@ -214,3 +219,12 @@ def test_a_block_whose_last_running_warp_stops_at_its_barrier_behind_an_mbarrier
     end, _, _, sm = run([producer, consumer])
     assert sm.mbarriers.forced == 1
     assert end < 10_000
+
+
+def test_a_copy_fills_shared_memory_only_from_when_its_first_line_is_back():
+    """A load served by DRAM (its lines back 900 cycles after it left) writes shared memory at the
+    fill rate from then on: 16 KB end 16384 / rate cycles after the data arrived, not in the
+    shadow of the DRAM latency (an L2 hit's latency after the unit took it)."""
+    unit = TMAUnit(H100, 0, Memory(latency=900.0))
+    done = unit.copy(0.0, np.arange(512, dtype=np.int64))
+    assert done == pytest.approx(900.0 + 16384 / H100.tensor.tma_fill_bytes_per_cycle)

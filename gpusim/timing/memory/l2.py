@@ -95,6 +95,8 @@ from gpusim.timing.memory.l2_slices import ATOM, FABRIC, NEG_INF, READ, RED, TEX
 from gpusim.timing.sampling.standins import StandIns
 from gpusim.timing.memory.l2_writeback import WriteBack
 
+INF = float("inf")
+
 __all__ = ["L2Cache", "LRUSet", "as_list"]
 _OPS = ("read", "write", "atom", "red")
 
@@ -140,6 +142,7 @@ class L2Cache:
         self.sets_in_slice = sl.sets_in_slice
         self.pipeline_latency_cycles = l2.hit_latency_cycles if pipeline_latency_cycles is None \
             else pipeline_latency_cycles
+        self.first_ready = NEG_INF          # when the first line of the latest request was ready (a bulk copy's fill starts)
         # a written sector holds the slice longer than a read one: writes book this many bytes per byte
         self._write_cost = l2.bandwidth_bytes_per_cycle_per_slice / l2.write_bandwidth_bytes_per_cycle_per_slice
         self.reset_counters()
@@ -276,7 +279,7 @@ class L2Cache:
         spp, servers, sbytes = sl.slices_per_partition, sl.servers, sl.sector_bytes
         locate, near_sets, use = sl.locate, sl.sets[part], sl.sectors_per_line + 3
         multi = sl.partitions > 1
-        latest = t
+        latest, earliest = t, INF
         n = len(lst)
         i = 0
         while i < n:                                    # one group per run of sectors in one line
@@ -315,5 +318,8 @@ class L2Cache:
                 r = self.fabric.far(line, s, x, home, part, ts, lst, i, j, op, ops, masks, nbytes, float_op, sm)
             if r > latest:
                 latest = r
+            if r < earliest:
+                earliest = r
             i = j
+        self.first_ready = (earliest if n else t) + self.pipeline_latency_cycles
         return latest + self.pipeline_latency_cycles

@@ -117,6 +117,12 @@ class MemorySystem:
         return self._l2(self._traverse(now, len(lst) * self._sector_bytes), lst, READ, None, None,
                         sm_id % self.partitions) + self._back
 
+    @property
+    def first_back(self) -> float:
+        """When the first line of the latest `read` was back at the SM (the TMA unit fills shared
+        memory from then on); +inf where no line of it went through this GPU's L2 (a peer read)."""
+        return self.l2.first_ready + self._back
+
     def write(self, now: float, sm_id: int, sectors, byte_masks=None) -> float:
         """Writes leaving the SM at `now` of the bytes `byte_masks[i]` (bit b: byte b; None:
         whole sectors) of `sectors[i]`; when the L2's acknowledgement is back."""
@@ -175,6 +181,7 @@ class MemorySystem:
         return parts if set(parts) != {-1} else None
 
     def _peer_read(self, now: float, sm_id: int, sectors) -> float:
+        self.l2.first_ready = float("inf")
         lst = as_list(sectors)
         parts = self._split(lst) if lst else None
         if parts is None:
