@@ -34,7 +34,7 @@ from validate.datadir import DATA_DIR  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 DATA = DATA_DIR / "tensor_timing_h100.json"
 MMA_WARPS = (1, 4, 8, 16)
-ITERS = {"mma_latency": (16, 48), "mma_throughput": (8, 24), "wgmma": (4, 8), "ldmatrix": (2, 6), "cp_async": (4, 12)}
+ITERS = {"mma_latency": (16, 48), "mma_throughput": (8, 24), "wgmma": (4, 8), "wgmma_group": (2, 4), "ldmatrix": (2, 6), "cp_async": (4, 12)}
 # f64 m8n8k4 does not execute yet; e4m3 mma.sync is f16 HMMAs on sm_90 and its measurement is
 # doubtful (the data file's caveats); the other types time as f16 does at the same shape
 SKIP_TYPES = ("f64", "e4m3")
@@ -57,6 +57,8 @@ def cases(results: list[dict]):
         elif kind == "wgmma" and r["warpgroups_per_sm"] <= 2 and (r["type"] == "f16" or
                                                                   (r["n"] == 128 and r["warpgroups_per_sm"] == 2)):
             yield f"{r['kernel']}/wg{r['warpgroups_per_sm']}", r
+        elif kind == "wgmma_group" and r["warpgroups_per_sm"] <= 2:
+            yield f"{r['kernel']}/wg{r['warpgroups_per_sm']}", r
         elif kind in ("ldmatrix", "cp_async"):
             yield f"{r['kernel']}/w{r['warps_per_sm']}" + (f"/s{r['sms']}" if "sms" in r else ""), r
 
@@ -65,7 +67,7 @@ def predict(ptx_path: str, r: dict, spec) -> tuple[float, dict]:
     """Predicted cycles per iteration of record `r`'s kernel, and the stall samples of the longer run."""
     block = r["block"]
     lo, hi = ITERS[r["kind"]]
-    dynamic = 64 * 1024 if r["kind"] in ("wgmma", "cp_async") else 0
+    dynamic = 64 * 1024 if r["kind"] in ("wgmma", "wgmma_group", "cp_async") else 0
     cyc, stalls = [], {}
     for iters in (lo, hi):
         out, sink = np.zeros(block // 32, np.uint64), np.zeros(1, np.float64)
@@ -82,10 +84,11 @@ def predict(ptx_path: str, r: dict, spec) -> tuple[float, dict]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", help="regex on the case labels")
+    ap.add_argument("--data", type=Path, default=DATA, help="a run.py result (default: %(default)s)")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "tensor_timing_check.json")
     ap.add_argument("--resume", action="store_true", help="keep the cases --out already holds, predict the rest")
     a = ap.parse_args(argv)
-    doc = json.loads(DATA.read_text())
+    doc = json.loads(a.data.read_text())
     ptx = Path(os.environ.get("TMPDIR", "/tmp")) / "gpusim_tensor_timing_check.ptx"
     ptx.write_text(kernels.compile_ptx("sm_90a"))
     spec = resolve("h100", ["sm_count=1"])
@@ -123,7 +126,7 @@ def _write(a, doc: dict, rows: list[dict]) -> None:
         summary[f"{kind}_mape_pct"] = round(float(np.mean(e)), 1)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps({"command": "python benchmarks/tensor_timing_check.py" + (f" --only '{a.only}'" if a.only else ""),
-                                 "data": str(DATA.relative_to(ROOT)), "measured_on": doc.get("provenance", {}).get("gpu"),
+                                 "data": str(a.data.resolve().relative_to(ROOT)), "measured_on": doc.get("provenance", {}).get("gpu"),
                                  "preset": "h100 with sm_count=1", "date": time.strftime("%Y-%m-%d"),
                                  "summary": summary, "cases": rows}, indent=1))
     print(json.dumps(summary), flush=True)

@@ -8,6 +8,10 @@ each kernel times its own loop with clock64() and writes, per warp, the cycles i
 - `wgmma`: W warpgroups per SM issuing wgmma.mma_async m64nNk16 (N 64..256, A and B from
   shared memory through descriptors), committed and waited every 4: FLOP per cycle per SM
   (and its dependent chain, W=1: tensor.wgmma_latency_cycles);
+- `wgmma_group`: as `wgmma` (f16, m64nNk16) with 8 wgmma an iteration in groups of G, each group
+  fenced, committed and waited on its own (G=1: every wgmma waited alone, as the loop of Triton's
+  `tl.dot` on sm_90 does), optionally with a __syncthreads after each wait (`_bar`, the stage loop
+  of a TMA GEMM): the latency of a lone wgmma, and what a wait and a barrier behind it cost;
 - `ldmatrix`: W warps each issuing ldmatrix.x4 from shared memory: bytes per cycle per SM
   = tensor.shared_operand_bytes_per_cycle_per_sm;
 - `cp_async`: W warps copying 16 B per thread global -> shared with cp.async.cg (L2
@@ -112,6 +116,47 @@ extern "C" __global__ void wgmma_{kind}_{n}(u64 *out, int iters, double *sink) {
 """
 
 
+WGMMA_GROUPS = (1, 2, 8)            # wgmma per commit and wait of `wgmma_group` (4 is `wgmma`'s)
+WGMMA_BAR_GROUPS = (1, 4)           # ... with a __syncthreads after each wait
+
+
+def wgmma_group_source(n: int, g: int, bar: bool) -> str:
+    """`wgmma_g<g>_<n>[_bar](out, iters)`: each warpgroup issues 8 f16 wgmma m64n<n>k16 per
+    iteration into one accumulator, in 8/g groups of g, each fenced, committed and waited
+    (`bar`: then a __syncthreads)."""
+    nacc = n // 2
+    regs = ", ".join(f"%{i}" for i in range(nacc))
+    text = (f"{{ .reg .pred p; setp.ne.b32 p, %{nacc + 2}, 0; wgmma.mma_async.sync.aligned.m64n{n}k16.f32.f16.f16 "
+            f"{{{regs}}}, %{nacc}, %{nacc + 1}, p, 1, 1, 0, 0; }}")
+    outs = ", ".join(f'"+f"(d[{i}])' for i in range(nacc))
+    one = f'asm volatile("{text}" : {outs} : "l"(da), "l"(db), "r"(1));'
+    group = "\n".join(['        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");']
+                      + ["        " + one] * g
+                      + ['        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");',
+                         '        asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");']
+                      + (["        __syncthreads();"] if bar else []))
+    body = "\n".join([group] * (8 // g))
+    return f"""
+extern "C" __global__ void wgmma_g{g}_{n}{'_bar' if bar else ''}(u64 *out, int iters, double *sink) {{
+    extern __shared__ __align__(1024) unsigned char smem[];
+    for (int i = threadIdx.x; i < 64 * 1024 / 4; i += blockDim.x) ((unsigned *)smem)[i] = i;
+    __syncthreads();
+    unsigned base = (unsigned)__cvta_generic_to_shared(smem);
+    u64 da = ((u64)((base >> 4) & 0x3FFF)) | (1ull << 16) | (64ull << 32);
+    u64 db = ((u64)(((base + 16384) >> 4) & 0x3FFF)) | (1ull << 16) | (64ull << 32);
+    float d[{nacc}];
+    for (int i = 0; i < {nacc}; i++) d[i] = 0;
+    u64 t0 = clk();
+    for (int it = 0; it < iters; it++) {{
+{body}
+    }}
+    u64 t1 = clk();
+    if ((threadIdx.x & 31) == 0) out[blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32] = t1 - t0;
+    if ((double)d[0] == 12345.0) sink[0] = 1.0;
+}}
+"""
+
+
 LDMATRIX_SOURCE = """
 extern "C" __global__ void ldmatrix_x4(u64 *out, int iters, double *sink) {
     __shared__ __align__(128) unsigned short smem[16 * 1024];
@@ -164,6 +209,9 @@ def source() -> str:
         parts += [mma_source(kind, 1), mma_source(kind, 4)]
     for kind in WGMMA_TYPES:
         parts += [wgmma_source(kind, n) for n in WGMMA_N]
+    for n in WGMMA_N:
+        parts += [wgmma_group_source(n, g, False) for g in WGMMA_GROUPS]
+        parts += [wgmma_group_source(n, g, True) for g in WGMMA_BAR_GROUPS]
     parts += [LDMATRIX_SOURCE, CP_ASYNC_SOURCE]
     return "\n".join(parts)
 

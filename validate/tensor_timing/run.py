@@ -37,6 +37,13 @@ def cases(sms: int):
             for g in WGMMA_GROUPS:
                 yield f"wgmma_{kind}_{n}", "wgmma", sms, 128 * g, 256, 4 * 2 * 64 * n * k // 4, "FLOP", \
                     {"type": kind, "n": n, "k": k, "warpgroups_per_sm": g}
+    for n in kernels.WGMMA_N:
+        for g in WGMMA_GROUPS:
+            for bar, per in [(False, kernels.WGMMA_GROUPS), (True, kernels.WGMMA_BAR_GROUPS)]:
+                for size in per:
+                    yield f"wgmma_g{size}_{n}{'_bar' if bar else ''}", "wgmma_group", sms, 128 * g, 64, \
+                        8 * 2 * 64 * n * 16 // 4, "FLOP", {"type": "f16", "n": n, "k": 16, "group": size,
+                                                          "barrier": bar, "warpgroups_per_sm": g}
     for w in LDSM_WARPS:
         yield "ldmatrix_x4", "ldmatrix", sms, 32 * w, 256, 8 * 512, "B", {"warps_per_sm": w}
     for w in CP_ASYNC_WARPS:
@@ -60,7 +67,7 @@ def main(out_dir: str) -> Path:
     results = []
     for name, kind, grid, block, iters, work, unit, params in cases(sms):
         fn = module.get_function(name)
-        dynamic = DYNAMIC_SHARED_BYTES if kind in ("wgmma", "cp_async") else 0
+        dynamic = DYNAMIC_SHARED_BYTES if kind in ("wgmma", "wgmma_group", "cp_async") else 0
         if dynamic:
             fn.max_dynamic_shared_size_bytes = dynamic
         out = cp.zeros(grid * block // 32, dtype=cp.uint64)

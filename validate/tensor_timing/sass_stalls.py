@@ -3,7 +3,9 @@ Nsight Compute's source counters (warp-state samples and executed instructions p
 instruction) of the cases whose predicted cycles are short of the measured ones, to set
 beside gpusim's per-instruction stall table (`gpusim.launch(...).instructions_frame()`).
 
-    python -m validate.tensor_timing.sass_stalls [OUT_DIR]     # about 3 minutes on an H100
+    python -m validate.tensor_timing.sass_stalls [OUT_DIR] [CASE ...]   # about 3 minutes on an H100
+
+CASEs (tensor-set launch names) replace the default list.
 
 For each case: `ncu --section SourceCounters --section WarpStateStats` over the tensor set's own
 launch worker (`validate measure --worker ncu --suite tensor --only CASE`, which launches the
@@ -63,7 +65,7 @@ def main(argv: list[str]) -> int:
     out.mkdir(parents=True, exist_ok=True)
     exe = ncu.find_ncu()
     results = []
-    for case in CASES:
+    for case in argv[1:] or CASES:
         try:
             results.append(profile(exe, case, out))
         except subprocess.TimeoutExpired:

@@ -1,0 +1,84 @@
+"""One TMA copy's latency on the H100/H200 (validate/tensor_timing/tma_latency.cu, measured:
+data/measurements/tma_latency_<gpu>.json) predicted by gpusim, cycles per copy side by side.
+
+    python benchmarks/tma_latency_check.py [--gpu h100] [--out benchmarks/results/tma_latency_check_<gpu>.json]
+
+The same kernels, compiled by NVRTC: one thread issues a copy (`cp.async.bulk`, 16 B to 16 KB
+contiguous; or a 2-D `cp.async.bulk.tensor` box of 1 to 128 rows of 128 B from an f16
+8192 x 8192 tensor, rows 16 KB apart), waits on its mbarrier, and goes on to the next: from
+bytes the L2 holds (the same bytes again) or from bytes not read before (DRAM; a new MB, or a
+new 2 MB for the boxes). The GPU times each copy with %clock64 around issue and wait (median of
+60-63); the model's figure is the launch's cycles per copy, differenced over two repetition
+counts (so the launch and the first, cold copy cancel): it includes the loop's few instructions
+outside the GPU's timed region (the store of the cycle count, the phase flip), tens of cycles.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import gpusim  # noqa: E402
+from validate.datadir import DATA_DIR  # noqa: E402
+
+CU = ROOT / "validate" / "tensor_timing" / "tma_latency.cu"
+REPS = (8, 24)
+
+
+def per_copy(kernel, args_for, gpu: str) -> float:
+    """Cycles per copy: elapsed cycles of REPS[1] copies less REPS[0], over the difference."""
+    cyc = []
+    for reps in REPS:
+        r = gpusim.launch(kernel, 1, 32, args_for(reps), gpu=gpu, timing=True, outputs=False)
+        cyc.append(r.metrics["sm__cycles_elapsed.max"])
+    return (cyc[1] - cyc[0]) / (REPS[1] - REPS[0])
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--gpu", default="h100", choices=("h100", "h200"))
+    ap.add_argument("--out", type=Path)
+    a = ap.parse_args(argv)
+    data = DATA_DIR / f"tma_latency_{a.gpu}.json"
+    doc = json.loads(data.read_text())
+    bulk, tensor = gpusim.CudaSource(CU, "bulk_latency"), gpusim.CudaSource(CU, "tensor_latency")
+    src = np.ones(48 << 20, np.uint8)
+    f16 = np.ones((8192, 8192), np.float16)
+    rows = []
+    for m in doc["runs"]:
+        kind, where, nbytes = m["kind"], m["where"], m["bytes"]
+        if kind == "bulk":
+            stride = 0 if where == "l2" else 1 << 20
+            pred = per_copy(bulk, lambda r: (src, np.uint32(nbytes), np.uint64(stride), np.int32(r),
+                                             np.zeros(r, np.uint64)), a.gpu)
+        elif kind == "tensor":
+            n = nbytes // 128
+            tm = gpusim.TensorMap(f16, (64, n))
+            y, dy = (0, 0) if where == "l2" else (128 + 128 * (n // 64), 128)
+            pred = per_copy(tensor, lambda r: (tm, np.uint32(nbytes), np.int32(0), np.int32(y), np.int32(dy),
+                                               np.int32(r), np.zeros(r, np.uint64)), a.gpu)
+        else:
+            continue                                   # the ld.global.cg chase: the presets' L2 latency
+        rows.append({"kind": kind, "where": where, "bytes": nbytes, "measured_cycles": m["median"],
+                     "predicted_cycles": round(pred, 1), "difference_cycles": round(pred - m["median"], 1)})
+        print(f"{kind:6s} {where:4s} {nbytes:6d} B  measured {m['median']:6.0f}  predicted {pred:7.1f}  "
+              f"({pred - m['median']:+.0f})", flush=True)
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
+    out = a.out or ROOT / "benchmarks" / "results" / f"tma_latency_check_{a.gpu}.json"
+    out.write_text(json.dumps({"what": __doc__.split("\n\n")[0], "command": "python " + " ".join(sys.argv),
+                               "data": str(data.relative_to(ROOT)), "measured_on": doc["provenance"].get("gpu"),
+                               "commit": head.stdout.strip(), "date": time.strftime("%Y-%m-%d"),
+                               "rows": rows}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
