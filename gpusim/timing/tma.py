@@ -14,13 +14,17 @@ completion (`mbarrier.py`): that, not the issuing warp, is what consumers wait f
 A load's bytes enter shared memory at `tensor.tma_fill_bytes_per_cycle`, one copy after another:
 its fill starts once its first line is back at the SM (an L2 hit's latency after the unit took
 it; a DRAM read's, where the first line missed) and the unit's previous fill has ended, and the
-copy completes at the later of its fill's end and its last sector's return. So a 16 KB copy
-takes about 170 cycles more than a 1 KB one, from the L2 as from DRAM, as measured on an H100
-and an H200 (validate/tensor_timing/tma_latency.py, data/measurements/tma_latency_h*.json;
+copy completes at the later of its fill's end and its last sector's return. So a 16 KB bulk
+copy takes about 170 cycles more than a 1 KB one, from the L2 as from DRAM, as measured on an
+H100 and an H200 (validate/tensor_timing/tma_latency.py, data/measurements/tma_latency_h*.json;
 benchmarks/tma_latency_check.py): the fill cannot start before the data is there.
 
 What is not: the unit's address generation per box row (a box's requests are sent as one
-batch of sectors), multicast within a cluster, L2 cache hints, the im2col modes.
+batch of sectors), multicast within a cluster, L2 cache hints, the im2col modes. Measured and
+not reproduced: a 2-D box of 4-16 KB whose rows lie 16 KB apart takes 150-300 (H100) and
+275-380 (H200) cycles longer from DRAM than the model gives it (benchmarks/tma_latency_check.py;
+contiguous copies and copies from the L2 are within 60): rows in separate DRAM pages cost more
+than the HBM model's address mapping makes them.
 
 The payload of a copy (from the functional core, `functional_streams.py`): its global sectors (a sector
 array, or a store's (sectors, byte masks)) and, for a load with an mbarrier, the
