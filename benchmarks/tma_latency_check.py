@@ -33,11 +33,13 @@ CU = ROOT / "validate" / "tensor_timing" / "tma_latency.cu"
 REPS = (8, 24)
 
 
-def per_copy(kernel, args_for, gpu: str) -> float:
-    """Cycles per copy: elapsed cycles of REPS[1] copies less REPS[0], over the difference."""
+def per_copy(kernel, head: tuple, gpu: str) -> float:
+    """Cycles per copy: elapsed cycles of REPS[1] copies less REPS[0], over the difference
+    (`head`: the kernel's arguments before the repetition count and the cycles array)."""
     cyc = []
     for reps in REPS:
-        r = gpusim.launch(kernel, 1, 32, args_for(reps), gpu=gpu, timing=True, outputs=False)
+        args = head + (np.int32(reps), np.zeros(reps, np.uint64))
+        r = gpusim.launch(kernel, 1, 32, args, gpu=gpu, timing=True, outputs=False)
         cyc.append(r.metrics["sm__cycles_elapsed.max"])
     return (cyc[1] - cyc[0]) / (REPS[1] - REPS[0])
 
@@ -57,14 +59,12 @@ def main(argv=None) -> int:
         kind, where, nbytes = m["kind"], m["where"], m["bytes"]
         if kind == "bulk":
             stride = 0 if where == "l2" else 1 << 20
-            pred = per_copy(bulk, lambda r: (src, np.uint32(nbytes), np.uint64(stride), np.int32(r),
-                                             np.zeros(r, np.uint64)), a.gpu)
+            pred = per_copy(bulk, (src, np.uint32(nbytes), np.uint64(stride)), a.gpu)
         elif kind == "tensor":
             n = nbytes // 128
             tm = gpusim.TensorMap(f16, (64, n))
             y, dy = (0, 0) if where == "l2" else (128 + 128 * (n // 64), 128)
-            pred = per_copy(tensor, lambda r: (tm, np.uint32(nbytes), np.int32(0), np.int32(y), np.int32(dy),
-                                               np.int32(r), np.zeros(r, np.uint64)), a.gpu)
+            pred = per_copy(tensor, (tm, np.uint32(nbytes), np.int32(0), np.int32(y), np.int32(dy)), a.gpu)
         else:
             continue                                   # the ld.global.cg chase: the presets' L2 latency
         rows.append({"kind": kind, "where": where, "bytes": nbytes, "measured_cycles": m["median"],
