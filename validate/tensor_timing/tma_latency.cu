@@ -77,3 +77,25 @@ extern "C" __global__ void tensor_latency(const __grid_constant__ TensorMap map,
         cycles[r] = t1 - t0;
     }
 }
+
+// The same from `gridDim.x` blocks at once, block b's boxes at (x, y + b * by + r * dy):
+// cycles[b * reps + r] (rows of DRAM pages and channels shared by concurrent copies)
+extern "C" __global__ void tensor_latency_blocks(const __grid_constant__ TensorMap map, u32 bytes, int x, int y, int dy,
+                                                 int by, int reps, u64 *cycles) {
+    __shared__ __align__(128) char buf[16384];
+    __shared__ __align__(8) u64 bar;
+    if (threadIdx.x != 0) return;
+    bar_init(&bar);
+    u32 phase = 0;
+    const int y0 = y + (int)blockIdx.x * by;
+    for (int r = 0; r < reps; r++) {
+        u64 t0 = clk();
+        bar_expect(&bar, bytes);
+        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+                     :: "r"(saddr(buf)), "l"((u64)&map), "r"(x), "r"(y0 + r * dy), "r"(saddr(&bar)) : "memory");
+        bar_wait(&bar, phase);
+        u64 t1 = clk();
+        phase ^= 1;
+        cycles[(size_t)blockIdx.x * reps + r] = t1 - t0;
+    }
+}

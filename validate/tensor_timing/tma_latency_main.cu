@@ -68,6 +68,52 @@ int main() {
             emit("tensor", "dram", 128 * rows, h, 0, 60);
         }
     }
+    // 2-D boxes from DRAM against the row pitch: f16 [H][pitch / 2] over a fresh 1 GB, boxes of
+    // 64 x rows elements (128-B rows `pitch` apart), each copy two boxes below the last (new
+    // lines, and not the DRAM rows the last one opened); the L2 emptied before each run by a
+    // 256 MB memset; from `blocks` blocks at once, each its own band of the tensor
+    {
+        char *fresh, *flush;
+        const size_t fbytes = size_t(1) << 30;
+        check(cudaMalloc(&fresh, fbytes), "malloc");
+        check(cudaMemset(fresh, 1, fbytes), "memset");
+        check(cudaMalloc(&flush, size_t(256) << 20), "malloc");
+        u64 *cyc2;
+        const int preps = 24, maxblocks = 132;
+        check(cudaMalloc(&cyc2, size_t(maxblocks) * preps * sizeof(u64)), "malloc");
+        std::vector<u64> hb(size_t(maxblocks) * preps);
+        unsigned pitches[] = {128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536};
+        unsigned prow[] = {8, 32, 64, 128};
+        int blocks_list[] = {1, 16, 132};
+        for (unsigned pitch : pitches) {
+            cuuint64_t h = fbytes / pitch;
+            CUtensorMap map;
+            cuuint64_t dims[2] = {pitch / 2, h}, strides[1] = {pitch};
+            for (unsigned rows : prow) {
+                for (int blocks : blocks_list) {
+                    if (blocks > 1 && rows != 64) continue;
+                    int band = int(h / blocks);               // each block's rows
+                    int dy = 2 * int(rows);
+                    if (preps * dy + int(rows) > band) continue;
+                    cuuint32_t box[2] = {64, rows}, estr[2] = {1, 1};
+                    CUresult r = cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, fresh, dims, strides, box,
+                                                        estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                                        CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                    if (r != CUDA_SUCCESS) { fprintf(stderr, "encode %d\n", (int)r); return 1; }
+                    TensorMap tm; memcpy(&tm, &map, sizeof(tm));
+                    check(cudaMemset(flush, 2, size_t(256) << 20), "memset");
+                    check(cudaDeviceSynchronize(), "sync");
+                    tensor_latency_blocks<<<blocks, 32>>>(tm, 128 * rows, 0, 0, dy, band, preps, cyc2);
+                    check(cudaMemcpy(hb.data(), cyc2, size_t(blocks) * preps * sizeof(u64), cudaMemcpyDeviceToHost), "copy");
+                    std::vector<u64> v(hb.begin(), hb.begin() + size_t(blocks) * preps);
+                    std::sort(v.begin(), v.end());
+                    printf("{\"kind\": \"tensor_pitch\", \"where\": \"dram\", \"bytes\": %u, \"pitch\": %u, \"rows\": %u, "
+                           "\"blocks\": %d, \"band\": %d, \"dy\": %d, \"n\": %zu, \"median\": %llu, \"min\": %llu, \"max\": %llu}\n",
+                           128 * rows, pitch, rows, blocks, band, dy, v.size(), v[v.size() / 2], v[0], v[v.size() - 1]);
+                }
+            }
+        }
+    }
     check(cudaDeviceSynchronize(), "sync");
     return 0;
 }

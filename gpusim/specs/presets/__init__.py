@@ -188,6 +188,18 @@ Sources (the tags the comments use):
   waited each iteration) 361.5 cycles against 293.8 for the same loop with the round trip
   of a load: 68 cycles from the sectors' return to the group's completion (the bytes'
   write into shared memory through the L1's data path, and the arrival).
+- [MEAS-TMA] data/measurements/tma_latency_h{100,200}_run2.json (validate/tensor_timing/tma_latency.py,
+  2026-11-25): one TMA copy of a 2-D box from DRAM takes longer the more 128-B rows it has, at
+  every row pitch from 128 B to 64 KB (H100: about 820 cycles for 8 rows, 1,000-1,100 for 32,
+  1,150-1,250 for 64, 1,250-1,300 for 128; a single line about 750), where a deterministic DRAM
+  latency gives each row the same time and the box about that of its slowest row (860-900).
+  A copy ends when its last line is back, and the more channels it touches the likelier one
+  of them is refreshing: the tail is the wait for a refresh in progress. tRFC fitted to the
+  box latencies with `benchmarks/tma_latency_check.py` (mean absolute difference over the
+  60 single-block DRAM copies, model at t_rfc_ns 200 / 240 / 320: 83 / 66 / 104 cycles on the
+  H100; 220 / 260 / 300: 101 / 80 / 88 on the H200); the refresh's share of each channel's bus
+  it implies (6.4% and 6.8%, was 11.5% at 450) brings the calibration's HBM stream bandwidth
+  within 1% on both GPUs (was 4.8% short on each; the presets' comments).
 - [NCU-FILL] data/measurements/h100_tensor.json (Nsight Compute on an H100 SXM, 2026-11): a
   cp.async's fill of shared memory takes sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts
   wavefronts of the L1's data path, 12.75 per 512-B LDGSTS.BYPASS of cuda_mma_* (rows padded to 80

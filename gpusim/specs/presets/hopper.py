@@ -166,7 +166,7 @@ H100 = GPUSpec(
         t_rtw_ns=2.0,                      # estimate: 2 tCK of bus turnaround [DRAMSIM3], read data to write data
         t_faw_ns=16.0,                     # estimate: four activations per 16 ns; validate calibrate fits it (random_access/read)
         t_refi_ns=3900.0,                  # [DRAMSIM3] tREFI 3.9 us
-        t_rfc_ns=450.0,                    # [RAM2] 16 Gb dies (16 GB 8-high HBM3 stacks [H100-WP])
+        t_rfc_ns=250.0,                    # [MEAS-TMA] fitted: the wait for a refresh in progress in 2-D TMA boxes' latency
         write_queue_bursts=16,             # estimate: controller write drain; fitted to [NCU-DATA] copy_hbm
     ),
     noc=NoCSpec(
@@ -241,7 +241,7 @@ H200 = GPUSpec(
         t_rtw_ns=2.0,                      # estimate: 2 tCK of bus turnaround [DRAMSIM3], read data to write data
         t_faw_ns=16.0,                     # estimate: as H100; validate calibrate fits it (random_access/read)
         t_refi_ns=3900.0,                  # [DRAMSIM3] tREFI 3.9 us
-        t_rfc_ns=450.0,                    # [RAM2] 16 Gb dies; 24 Gb ones not listed (estimate: as 16 Gb)
+        t_rfc_ns=265.0,                    # [MEAS-TMA] fitted: the wait for a refresh in progress in 2-D TMA boxes' latency
         write_queue_bursts=16,             # estimate: controller write drain; fitted to [NCU-DATA] copy_hbm
     ),
     noc=NoCSpec(

@@ -40,13 +40,20 @@ What is modelled (per pseudo-channel, `spec.hbm.channels` of them):
 - Refresh: an all-bank refresh takes `t_rfc` of every `t_refi` from each channel: its
   bus carries `1 - t_rfc / t_refi` of its peak (the refresh time spread evenly, so
   reordered and backlogged requests see it too), and every `t_refi` (staggered over
-  the channels) the refresh closes every row. A request's wait for a refresh in
-  progress is not modelled separately: it is part of the measured `latency_ns`.
+  the channels) the refresh closes every row. A read arriving while its channel
+  refreshes gets its data no sooner than the refresh's end plus its latency (its bus
+  time stays where the spread share put it, so a backlogged channel does not lose the
+  refresh twice). So a request of many lines (a TMA box, a scattered warp load), which
+  ends when its last line is back, waits for a refresh more often the more channels it
+  touches: measured, a 2-D TMA box of 8 / 32 / 64 / 128 rows from DRAM takes about 70 /
+  250 / 400 / 480 cycles longer than one line on an H100 ([MEAS-TMA] in
+  `specs/presets/__init__.py`, from which `t_rfc` is fitted).
 - Latency: `latency_ns` is what a pointer chase over a large footprint measures beyond
   an L2 hit ([MEAS]). That average includes the fabric crossings of the far half of
-  the lines (l2.py), so an access to a closed bank (the state a chase mostly finds:
-  refresh closes every row) of a near-homed line takes `closed_latency_cycles` =
-  latency - 2 * fabric * far share. A row conflict (another row open) takes `t_rp`
+  the lines (l2.py) and the mean wait for a refresh in progress (t_rfc / t_refi of the
+  reads wait t_rfc / 2 on average: `refresh_wait_cycles`), so an access to a closed bank
+  (the state a chase mostly finds: refresh closes every row) of a near-homed line takes
+  `closed_latency_cycles` = latency - 2 * fabric * far share - that mean wait. A row conflict (another row open) takes `t_rp`
   longer, a row hit `t_rcd` less. Banks start closed. An idle system adds no queueing:
   completion = arrival + that latency exactly.
 - Sampled simulation (`sm_fraction` < 1): the simulated SMs get that fraction of the
@@ -136,7 +143,11 @@ class HBM:
         l2 = spec.l2
         far_share = (l2.partitions - 1) / l2.partitions          # of a chase's lines, homed in a far partition
         # a closed bank of a near home: what is left of the measured latency without the far half's crossings
-        self.closed_latency_cycles = self.latency_cycles - 2 * l2.fabric_latency_cycles * far_share
+        # ... and without the mean wait for a refresh in progress (a request arriving at random
+        # finds its channel refreshing t_rfc / t_refi of the time, for t_rfc / 2 on average)
+        self.refresh_wait_cycles = h.t_rfc_ns / h.t_refi_ns * h.t_rfc_ns / 2 * ghz
+        self.closed_latency_cycles = (self.latency_cycles - 2 * l2.fabric_latency_cycles * far_share
+                                      - self.refresh_wait_cycles)
         if self.closed_latency_cycles < h.t_rcd_ns * ghz:
             raise ConfigError(f"HBMSpec.latency_ns ({h.latency_ns}) is too small for the fabric crossings it "
                               f"includes: a DRAM access would take less than tRCD")
@@ -156,6 +167,8 @@ class HBM:
         self._wtr_bytes = h.t_wtr_ns * ghz * full_channel
         self._rtw_bytes = h.t_rtw_ns * ghz * full_channel
         self._refi = h.t_refi_ns * ghz
+        self._rfc = h.t_rfc_ns * ghz
+        self._refi_idle = self._refi - self._rfc            # a refresh's end, before the next one's start
         self._wq_len = h.write_queue_bursts
         refresh = h.t_rfc_ns > 0                                        # tRFC 0: no refresh at all
         self._chans = [_Channel(BandwidthServer(per_channel, 0.0, name=f"HBM.channel[{c}]"), self.banks_per_channel,
@@ -197,7 +210,11 @@ class HBM:
             ch.dir = READ_DIR
             nbytes += self._wtr_bytes
             self.turnarounds += 1
-        return ch.bus.serve(ready, nbytes) + lat
+        done = ch.bus.serve(ready, nbytes) + lat
+        if self._rfc and t < ch.next_refresh - self._refi_idle:     # the channel's refresh is still going on:
+            end = ch.next_refresh - self._refi_idle + lat           # the data cannot come before its end
+            return end if end > done else done
+        return done
 
     def write_burst(self, t: float, burst: int, sectors: int = 0) -> float:
         """One burst written back at t (`sectors` > 0: only that many dirty 32-B sectors of

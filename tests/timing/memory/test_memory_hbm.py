@@ -147,8 +147,32 @@ def test_refresh_closes_every_row_of_its_channel():
     spec = replace(hbm={"t_rfc_ns": 350.0})
     h = HBM(spec)
     h.read_burst(0.0, 0)
+    after = h._chans[h.locate(0)[0]].next_refresh + 350.0 * NS + 1.0     # once the refresh is over
+    closed = HBM_CYCLES - h.refresh_wait_cycles
+    assert h.read_burst(after, 1) == pytest.approx(after + closed)       # a closed bank, not a row hit
+
+
+def test_a_read_arriving_while_its_channel_refreshes_waits_for_the_refresh_to_end():
+    spec = replace(hbm={"t_rfc_ns": 350.0})
+    h = HBM(spec)
     due = h._chans[h.locate(0)[0]].next_refresh
-    assert h.read_burst(due + 1.0, 1) == pytest.approx(due + 1.0 + HBM_CYCLES)   # a closed bank, not a row hit
+    closed = HBM_CYCLES - h.refresh_wait_cycles
+    assert h.read_burst(due + 100.0, 0) == pytest.approx(due + 350.0 * NS + closed)
+
+
+def test_reads_at_random_times_average_the_measured_latency_refresh_waits_included():
+    spec = replace(hbm={"t_rfc_ns": 350.0})
+    h = HBM(spec)
+    used, lat, b, t = set(), [], 0, 0.0
+    while len(lat) < 1000:                     # each read to a bank not used before: closed, no row hit
+        c, bank, _ = h.locate(b)
+        if (c, bank) not in used:
+            used.add((c, bank))
+            t += 1234.567
+            lat.append(h.read_burst(t, b) - t)
+        b += 1
+    assert sum(lat) / len(lat) == pytest.approx(HBM_CYCLES, rel=0.02)
+    assert max(lat) > HBM_CYCLES + 0.5 * 350.0 * NS                       # some waited for a refresh
 
 
 def test_streaming_reads_lose_the_refresh_share_of_the_bandwidth():

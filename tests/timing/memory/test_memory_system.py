@@ -24,11 +24,14 @@ def test_l2_miss_load_to_use_is_l2_hit_plus_hbm_latency():
 @pytest.mark.parametrize("at", [0.0, 1234.5])
 def test_the_presets_latencies_compose_the_same_way(at):
     # the preset's numbers, whatever they are now; line 0 is homed in partition 0, SM 0's near one, and
-    # its bank is closed: the chase-measured latency less the far half's two fabric crossings
+    # its bank is closed and its channel not refreshing: the chase-measured latency less the far
+    # half's two fabric crossings and the mean wait for a refresh in progress
     ms = MemorySystem(H100_PRESET)
     assert ms.l2.home_of(0) == 0
     ghz = H100_PRESET.clocks.sm_clock_mhz / 1000
-    closed = H100_PRESET.hbm.latency_ns * ghz - H100_PRESET.l2.fabric_latency_cycles
+    h = H100_PRESET.hbm
+    refresh_wait = h.t_rfc_ns / h.t_refi_ns * h.t_rfc_ns / 2 * ghz
+    closed = h.latency_ns * ghz - H100_PRESET.l2.fabric_latency_cycles - refresh_wait
     assert ms.read(at, 0, [3]) - at == pytest.approx(H100_PRESET.l2.hit_latency_cycles + closed, abs=1e-9)
     assert ms.read(at + 500.0, 0, [3]) - (at + 500.0) == pytest.approx(H100_PRESET.l2.hit_latency_cycles, abs=1e-9)
 
