@@ -54,9 +54,11 @@ def test_the_single_buffered_kernel_waits_for_its_copies(both):
 @pytest.mark.slow
 def test_a_longer_cp_async_fill_delays_each_tile_of_the_single_buffered_gemm():
     # tensor.cp_async_fill_cycles: from the sectors' return to the group's completion; the
-    # single-buffered kernel waits for it once per K tile (256 / 32 = 8 tiles)
+    # single-buffered kernel waits for it once per K tile (256 / 32 = 8 tiles). No DRAM refresh:
+    # a line waiting for one would hide the fill of the lines back before it
     def cycles(fill):
-        gpu = dataclasses.replace(H100, tensor=dataclasses.replace(H100.tensor, cp_async_fill_cycles=fill))
+        gpu = dataclasses.replace(H100, tensor=dataclasses.replace(H100.tensor, cp_async_fill_cycles=fill),
+                                  hbm=dataclasses.replace(H100.hbm, t_rfc_ns=0.0))
         return _gemm("gemm_single", gpu=gpu)[0].metrics["sm__cycles_elapsed.max"]
     added = cycles(200.0) - cycles(0.0)
     assert 0.8 * 200 * 8 < added < 1.2 * 200 * 8
