@@ -99,3 +99,25 @@ extern "C" __global__ void tensor_latency_blocks(const __grid_constant__ TensorM
         cycles[(size_t)blockIdx.x * reps + r] = t1 - t0;
     }
 }
+
+// Bulk copies from `gridDim.x` blocks at once, block b's r-th from src + b * band + r * stride:
+// cycles[b * reps + r] (stride 0: the same bytes again, from the L2 after the first)
+extern "C" __global__ void bulk_latency_blocks(const char *src, u32 bytes, u64 stride, u64 band, int reps, u64 *cycles) {
+    __shared__ __align__(128) char buf[16384];
+    __shared__ __align__(8) u64 bar;
+    if (threadIdx.x != 0) return;
+    bar_init(&bar);
+    u32 phase = 0;
+    const char *base = src + (size_t)blockIdx.x * band;
+    for (int r = 0; r < reps; r++) {
+        const char *g = base + r * stride;
+        u64 t0 = clk();
+        bar_expect(&bar, bytes);
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                     :: "r"(saddr(buf)), "l"(g), "r"(bytes), "r"(saddr(&bar)) : "memory");
+        bar_wait(&bar, phase);
+        u64 t1 = clk();
+        phase ^= 1;
+        cycles[(size_t)blockIdx.x * reps + r] = t1 - t0;
+    }
+}

@@ -114,6 +114,54 @@ int main() {
             }
         }
     }
+    // Under load: 8 KB copies from `blocks` blocks at once (1 to 132), each block its own bytes:
+    // contiguous bulk copies and 2-D boxes of 64 rows 1 KB apart, from DRAM (a new 64 KB / new
+    // rows each copy) and from the L2 (the same bytes again; the first copy of each block warms them)
+    {
+        char *fresh, *flush;
+        const size_t fbytes = size_t(1) << 30;
+        check(cudaMalloc(&fresh, fbytes), "malloc");
+        check(cudaMemset(fresh, 1, fbytes), "memset");
+        check(cudaMalloc(&flush, size_t(256) << 20), "malloc");
+        u64 *cyc3;
+        const int lreps = 24, maxblocks = 132;
+        check(cudaMalloc(&cyc3, size_t(maxblocks) * lreps * sizeof(u64)), "malloc");
+        std::vector<u64> hb(size_t(maxblocks) * lreps);
+        int blocks_list[] = {1, 8, 33, 66, 132};
+        const unsigned pitch = 1024, rows = 64, bytes = 8192;
+        CUtensorMap map;
+        cuuint64_t h = fbytes / pitch;
+        cuuint64_t dims[2] = {pitch / 2, h}, strides[1] = {pitch};
+        cuuint32_t box[2] = {64, rows}, estr[2] = {1, 1};
+        CUresult r = cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, fresh, dims, strides, box, estr,
+                                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                            CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        if (r != CUDA_SUCCESS) { fprintf(stderr, "encode %d\n", (int)r); return 1; }
+        TensorMap tm; memcpy(&tm, &map, sizeof(tm));
+        for (int blocks : blocks_list) {
+            for (int kind = 0; kind < 2; kind++) {            // 0: bulk, 1: 2-D box
+                for (int where = 0; where < 2; where++) {     // 0: DRAM, 1: L2
+                    check(cudaMemset(flush, 2, size_t(256) << 20), "memset");
+                    check(cudaDeviceSynchronize(), "sync");
+                    const size_t band = (fbytes / maxblocks) & ~size_t(0xFFFF);   // bytes of each block's part (bulk), 64 KB aligned
+                    const int rband = int(h / maxblocks);     // rows of each block's part (boxes)
+                    if (kind == 0)
+                        bulk_latency_blocks<<<blocks, 32>>>(fresh, bytes, where ? 0 : 65536, band, lreps, cyc3);
+                    else
+                        tensor_latency_blocks<<<blocks, 32>>>(tm, bytes, 0, 0, where ? 0 : 2 * rows, rband, lreps, cyc3);
+                    check(cudaMemcpy(hb.data(), cyc3, size_t(blocks) * lreps * sizeof(u64), cudaMemcpyDeviceToHost), "copy");
+                    std::vector<u64> v;
+                    for (int b = 0; b < blocks; b++)
+                        for (int i = where; i < lreps; i++) v.push_back(hb[size_t(b) * lreps + i]);   // L2: the warming copy left out
+                    std::sort(v.begin(), v.end());
+                    printf("{\"kind\": \"%s\", \"where\": \"%s\", \"bytes\": %u, \"pitch\": %u, \"rows\": %u, "
+                           "\"blocks\": %d, \"n\": %zu, \"median\": %llu, \"min\": %llu, \"max\": %llu}\n",
+                           kind ? "tensor_load" : "bulk_load", where ? "l2" : "dram", bytes, kind ? pitch : 0, kind ? rows : 0,
+                           blocks, v.size(), v[v.size() / 2], v[0], v[v.size() - 1]);
+                }
+            }
+        }
+    }
     check(cudaDeviceSynchronize(), "sync");
     return 0;
 }
