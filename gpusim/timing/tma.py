@@ -19,12 +19,18 @@ copy takes about 170 cycles more than a 1 KB one, from the L2 as from DRAM, as m
 H100 and an H200 (validate/tensor_timing/tma_latency.py, data/measurements/tma_latency_h*.json;
 benchmarks/tma_latency_check.py): the fill cannot start before the data is there.
 
+A box of many rows from DRAM ends with its slowest line, and the more channels it touches
+the likelier one of them is refreshing (`memory/hbm.py`): a 2-D box of 32-128 rows takes
+150-380 cycles longer than one line on the GPUs, at any row pitch from 128 B to 64 KB, and
+the model's single copies are within 67 / 83 cycles of the H100's / H200's on average
+(benchmarks/tma_latency_check.py on tma_latency_h*_run2.json).
+
 What is not: the unit's address generation per box row (a box's requests are sent as one
 batch of sectors), multicast within a cluster, L2 cache hints, the im2col modes. Measured and
-not reproduced: a 2-D box of 4-16 KB whose rows lie 16 KB apart takes 150-300 (H100) and
-275-380 (H200) cycles longer from DRAM than the model gives it (benchmarks/tma_latency_check.py;
-contiguous copies and copies from the L2 are within 60): rows in separate DRAM pages cost more
-than the HBM model's address mapping makes them.
+not reproduced: under load, 8 KB copies from all 132 SMs at once take 1,561-1,678 cycles from
+DRAM on an H100 (1,404-1,519 H200), the model 1,032-1,256 (tma_latency_h*_run3.json): the
+GPUs' channels do not serve the SMs' requests in one common order, the model's do
+(benchmarks/hbm_burst_order.py).
 
 The payload of a copy (from the functional core, `functional_streams.py`): its global sectors (a sector
 array, or a store's (sectors, byte masks)) and, for a load with an mbarrier, the
