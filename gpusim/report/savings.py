@@ -25,8 +25,8 @@ wait at barriers, which balancing the work before them (or fewer barriers) recov
 Checked against the model's own counterfactuals, the same work without the waste
 (tests/report/test_verdict_time.py): transpose_shared's 32-way conflict is estimated at
 14.8% where the padded tile gains 14.6% (default size, h100); a copy reading every 8th
-element at 21% where the contiguous copy gains 13% (22% and 16% before the DRAM
-refresh change of cef4466, whose shorter tRFC also leaves the bus more bandwidth); divergent loop trip counts at 0.8x
+element (2^17 of them) at 30% where the contiguous copy gains 27% (at 2^16, 21% where
+it gains 13%: the fixed end of so short a kernel, its last lines' waits, weighs more); divergent loop trip counts at 0.8x
 what sorting them into equal-trip warps gains (a loop's header and body are each
 estimated alone); a stride-2 conflict that costs no time is not flagged. Known bias: a
 two-sided branch is estimated as if both sides cost alike (half of each side's cycles);

@@ -76,12 +76,12 @@ def test_barrier_stalls_are_a_verdict():
 
 
 def test_uncoalesced_copy_is_priced_at_what_a_contiguous_copy_gains():
-    n = 1 << 16
+    n = 1 << 17                # at 1 << 16 the kernel's fixed end (its last lines' waits) is a quarter of it
     a = np.arange(8 * n, dtype=np.float32)
     strided = gpusim.launch(strided_copy, n // 256, 256, (a, np.zeros(n, np.float32), 8), timing=True)
     dense = gpusim.launch(strided_copy, n // 256, 256, (a, np.zeros(n, np.float32), 1), timing=True)
     gain = 1 - time_of(dense) / time_of(strided)
-    assert saved(strided, "uncoalesced") == pytest.approx(gain, abs=0.08)     # 21% estimated, 13% gained (h200)
+    assert saved(strided, "uncoalesced") == pytest.approx(gain, abs=0.07)
     assert "consecutive threads access consecutive elements" in line_issues(strided)[0].fix
 
 
