@@ -40,50 +40,41 @@ CU = ROOT / "validate" / "tensor_timing" / "tma_latency.cu"
 REPS = (8, 24)
 
 
-def per_copy(kernel, head: tuple, gpu: str) -> float:
+def per_copy(kernel, head: tuple, gpu: str, blocks: int = 1) -> float:
     """Cycles per copy: elapsed cycles of REPS[1] copies less REPS[0], over the difference
-    (`head`: the kernel's arguments before the repetition count and the cycles array)."""
+    (`head`: the kernel's arguments before the repetition count and the cycles array; `blocks`
+    blocks at once, each with its own cycles)."""
     cyc = []
     for reps in REPS:
-        args = head + (np.int32(reps), np.zeros(reps, np.uint64))
-        r = gpusim.launch(kernel, 1, 32, args, gpu=gpu, timing=True, outputs=False)
-        cyc.append(r.metrics["sm__cycles_elapsed.max"])
-    return (cyc[1] - cyc[0]) / (REPS[1] - REPS[0])
-
-
-def per_copy_pitch(kernel, m: dict, gpu: str) -> float:
-    """Cycles per copy of a `tensor_pitch` run (2-D boxes of `rows` 128-B rows `pitch` bytes
-    apart, each two boxes below the last, from `blocks` blocks at once, each in its own band
-    of rows): as `per_copy`, over a tensor just tall enough for REPS[1] copies a band (the
-    GPU's bands are 1 GB / pitch / blocks rows; the channels a band starts at differ)."""
-    pitch, n, blocks = m["pitch"], m["rows"], m["blocks"]
-    dy = 2 * n if m["where"] == "dram" else 0           # the L2: the same box again
-    band = REPS[1] * 2 * n + n
-    f16 = np.zeros((band * blocks, pitch // 2), np.float16)
-    tm = gpusim.TensorMap(f16, (64, n))
-    cyc = []
-    for reps in REPS:
-        args = (tm, np.uint32(128 * n), np.int32(0), np.int32(0), np.int32(dy), np.int32(band), np.int32(reps),
-                np.zeros(blocks * reps, np.uint64))
+        args = head + (np.int32(reps), np.zeros(blocks * reps, np.uint64))
         r = gpusim.launch(kernel, blocks, 32, args, gpu=gpu, timing=True, outputs=False)
         cyc.append(r.metrics["sm__cycles_elapsed.max"])
     return (cyc[1] - cyc[0]) / (REPS[1] - REPS[0])
 
 
+def per_copy_pitch(kernel, m: dict, gpu: str) -> float:
+    """Cycles per copy of a `tensor_pitch` or `tensor_load` run (2-D boxes of `rows` 128-B rows
+    `pitch` bytes apart from `blocks` blocks at once, each in its own band of rows; from DRAM
+    each two boxes below the last, from the L2 the same box): `per_copy` over a tensor just tall
+    enough for REPS[1] copies a band (the GPU's bands are 1 GB / pitch / blocks rows; the
+    channels a band starts at differ)."""
+    pitch, n = m["pitch"], m["rows"]
+    dy = 2 * n if m["where"] == "dram" else 0
+    band = REPS[1] * 2 * n + n
+    tm = gpusim.TensorMap(np.zeros((band * m["blocks"], pitch // 2), np.float16), (64, n))
+    head = (tm, np.uint32(128 * n), np.int32(0), np.int32(0), np.int32(dy), np.int32(band))
+    return per_copy(kernel, head, gpu, m["blocks"])
+
+
 def per_copy_bulk_blocks(kernel, m: dict, gpu: str) -> float:
     """Cycles per copy of a `bulk_load` run (contiguous copies of `bytes` from `blocks` blocks at
     once, each block in its own band; from DRAM a new 64 KB each copy, from the L2 the same bytes):
-    as `per_copy`, with bands just long enough for REPS[1] copies (the GPU's: 1 GB / 132)."""
+    `per_copy` with bands just long enough for REPS[1] copies (the GPU's: 1 GB / 132)."""
     stride = 65536 if m["where"] == "dram" else 0
     band = REPS[1] * 65536
     src = np.zeros(band * m["blocks"], np.uint8)
-    cyc = []
-    for reps in REPS:
-        args = (src, np.uint32(m["bytes"]), np.uint64(stride), np.uint64(band), np.int32(reps),
-                np.zeros(m["blocks"] * reps, np.uint64))
-        r = gpusim.launch(kernel, m["blocks"], 32, args, gpu=gpu, timing=True, outputs=False)
-        cyc.append(r.metrics["sm__cycles_elapsed.max"])
-    return (cyc[1] - cyc[0]) / (REPS[1] - REPS[0])
+    head = (src, np.uint32(m["bytes"]), np.uint64(stride), np.uint64(band))
+    return per_copy(kernel, head, gpu, m["blocks"])
 
 
 def main(argv=None) -> int:

@@ -28,7 +28,7 @@ the model's single copies are within 67 / 83 cycles of the H100's / H200's on av
 What is not: the unit's address generation per box row (a box's requests are sent as one
 batch of sectors), multicast within a cluster, L2 cache hints, the im2col modes. Measured and
 not reproduced: under load, 8 KB copies from all 132 SMs at once take 1,561-1,678 cycles from
-DRAM on an H100 (1,404-1,519 H200), the model 1,032-1,256 (tma_latency_h*_run3.json): the
+DRAM on an H100 (1,404-1,519 H200), the model 973-1,256 (tma_latency_h*_run3.json): the
 GPUs' channels do not serve the SMs' requests in one common order, the model's do
 (benchmarks/hbm_burst_order.py).
 

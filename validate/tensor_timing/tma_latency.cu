@@ -22,8 +22,9 @@ __device__ __forceinline__ void bar_wait(u64 *bar, u32 phase) {
                  :: "r"(saddr(bar)), "r"(phase) : "memory");
 }
 
-// copies[r] = cycles of the r-th bulk copy of `bytes` from src + r * stride (stride 0: the same bytes)
-extern "C" __global__ void bulk_latency(const char *src, u32 bytes, u64 stride, int reps, u64 *cycles) {
+// cycles[r] = cycles of the r-th bulk copy of `bytes` from src + r * stride (stride 0: the same
+// bytes), by thread 0 of the block
+__device__ __forceinline__ void bulk_loop(const char *src, u32 bytes, u64 stride, int reps, u64 *cycles) {
     __shared__ __align__(128) char buf[16384];
     __shared__ __align__(8) u64 bar;
     if (threadIdx.x != 0) return;
@@ -42,6 +43,16 @@ extern "C" __global__ void bulk_latency(const char *src, u32 bytes, u64 stride, 
     }
 }
 
+extern "C" __global__ void bulk_latency(const char *src, u32 bytes, u64 stride, int reps, u64 *cycles) {
+    bulk_loop(src, bytes, stride, reps, cycles);
+}
+
+// The same from `gridDim.x` blocks at once, block b's r-th copy from src + b * band + r * stride:
+// cycles[b * reps + r]
+extern "C" __global__ void bulk_latency_blocks(const char *src, u32 bytes, u64 stride, u64 band, int reps, u64 *cycles) {
+    bulk_loop(src + (size_t)blockIdx.x * band, bytes, stride, reps, cycles + (size_t)blockIdx.x * reps);
+}
+
 // cycles[0] = the cycles of `reps` dependent ld.global.cg (each u64 the byte offset of the next);
 // cycles[1] = the last offset (so the chain is not removed)
 extern "C" __global__ void cg_chase(const u64 *src, int reps, u64 *cycles) {
@@ -58,9 +69,10 @@ extern "C" __global__ void cg_chase(const u64 *src, int reps, u64 *cycles) {
 // A 2-D tensor map (CUtensorMap: 128 opaque bytes, 64-B aligned) as a __grid_constant__ parameter.
 struct __align__(64) TensorMap { u64 opaque[16]; };
 
-// cycles[r] = cycles of the r-th 2-D tensor copy of the box at (x, y + r * dy) (dy 0: the same box)
-extern "C" __global__ void tensor_latency(const __grid_constant__ TensorMap map, u32 bytes, int x, int y, int dy,
-                                          int reps, u64 *cycles) {
+// cycles[r] = cycles of the r-th 2-D tensor copy of the box at (x, y + r * dy) (dy 0: the same
+// box), by thread 0 of the block
+__device__ __forceinline__ void tensor_loop(const TensorMap *map, u32 bytes, int x, int y, int dy, int reps,
+                                            u64 *cycles) {
     __shared__ __align__(128) char buf[16384];
     __shared__ __align__(8) u64 bar;
     if (threadIdx.x != 0) return;
@@ -70,7 +82,7 @@ extern "C" __global__ void tensor_latency(const __grid_constant__ TensorMap map,
         u64 t0 = clk();
         bar_expect(&bar, bytes);
         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
-                     :: "r"(saddr(buf)), "l"((u64)&map), "r"(x), "r"(y + r * dy), "r"(saddr(&bar)) : "memory");
+                     :: "r"(saddr(buf)), "l"((u64)map), "r"(x), "r"(y + r * dy), "r"(saddr(&bar)) : "memory");
         bar_wait(&bar, phase);
         u64 t1 = clk();
         phase ^= 1;
@@ -78,46 +90,14 @@ extern "C" __global__ void tensor_latency(const __grid_constant__ TensorMap map,
     }
 }
 
+extern "C" __global__ void tensor_latency(const __grid_constant__ TensorMap map, u32 bytes, int x, int y, int dy,
+                                          int reps, u64 *cycles) {
+    tensor_loop(&map, bytes, x, y, dy, reps, cycles);
+}
+
 // The same from `gridDim.x` blocks at once, block b's boxes at (x, y + b * by + r * dy):
 // cycles[b * reps + r] (rows of DRAM pages and channels shared by concurrent copies)
 extern "C" __global__ void tensor_latency_blocks(const __grid_constant__ TensorMap map, u32 bytes, int x, int y, int dy,
                                                  int by, int reps, u64 *cycles) {
-    __shared__ __align__(128) char buf[16384];
-    __shared__ __align__(8) u64 bar;
-    if (threadIdx.x != 0) return;
-    bar_init(&bar);
-    u32 phase = 0;
-    const int y0 = y + (int)blockIdx.x * by;
-    for (int r = 0; r < reps; r++) {
-        u64 t0 = clk();
-        bar_expect(&bar, bytes);
-        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
-                     :: "r"(saddr(buf)), "l"((u64)&map), "r"(x), "r"(y0 + r * dy), "r"(saddr(&bar)) : "memory");
-        bar_wait(&bar, phase);
-        u64 t1 = clk();
-        phase ^= 1;
-        cycles[(size_t)blockIdx.x * reps + r] = t1 - t0;
-    }
-}
-
-// Bulk copies from `gridDim.x` blocks at once, block b's r-th from src + b * band + r * stride:
-// cycles[b * reps + r] (stride 0: the same bytes again, from the L2 after the first)
-extern "C" __global__ void bulk_latency_blocks(const char *src, u32 bytes, u64 stride, u64 band, int reps, u64 *cycles) {
-    __shared__ __align__(128) char buf[16384];
-    __shared__ __align__(8) u64 bar;
-    if (threadIdx.x != 0) return;
-    bar_init(&bar);
-    u32 phase = 0;
-    const char *base = src + (size_t)blockIdx.x * band;
-    for (int r = 0; r < reps; r++) {
-        const char *g = base + r * stride;
-        u64 t0 = clk();
-        bar_expect(&bar, bytes);
-        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-                     :: "r"(saddr(buf)), "l"(g), "r"(bytes), "r"(saddr(&bar)) : "memory");
-        bar_wait(&bar, phase);
-        u64 t1 = clk();
-        phase ^= 1;
-        cycles[(size_t)blockIdx.x * reps + r] = t1 - t0;
-    }
+    tensor_loop(&map, bytes, x, y + (int)blockIdx.x * by, dy, reps, cycles + (size_t)blockIdx.x * reps);
 }
