@@ -134,7 +134,7 @@ def check_size(name: str, geometry: Geometry, functional_all: bool, max_warps: i
                       f"timing=True, timing_options=TimingOptions(functional='sampled'), or pass max_warps=None")
 
 
-def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_bytes: int = 0,
+def launch(kernel, grid, block, args, gpu="h100", timing: "bool | TimingOptions" = False, shared_bytes: int = 0,
            *, batch_lanes: int = BATCH_LANES, max_steps: int | None = None, timing_options=None,
            peer_args: dict | None = None, check=None, progress=None,
            max_warps: int | None = MAX_WARPS, time_limit_s: float | None = None, core: str | None = None,
@@ -146,7 +146,8 @@ def launch(kernel, grid, block, args, gpu="h100", timing: bool = False, shared_b
     numpy arrays in `args` are updated in place, as after a device round trip.
     `timing=True` also runs the SimPy timing model and adds predicted time, cycles,
     memory traffic, warp stalls and the bound to `Result.metrics` (and stalls per
-    line); `timing_options` is a `gpusim.timing.TimingOptions` (full or sampled mode).
+    line); `timing_options` is a `gpusim.timing.TimingOptions` (full or sampled mode), which may
+    also be passed as `timing` itself; any other non-bool `timing` is refused.
     A kernel runs until it finishes, or until its warps can make no more progress (`NoProgress`,
     naming the loop, block and thread: `gpusim/functional/watchdog.py`). `max_steps` bounds the
     steps of one batch of blocks, functional and timing alike (`StepBudgetExceeded`, naming the
@@ -212,6 +213,13 @@ def _launch(kernel, grid, block, args, gpu=None, *, spec=None, timing: bool, sha
         if not isinstance(timing_options, TimingOptions):
             raise LaunchError(f"timing_options must be a gpusim.timing.TimingOptions, got "
                               f"{type(timing_options).__name__} {timing_options!r:.60}")
+    if isinstance(timing, TimingOptions):          # timing=TimingOptions(...): timed, with those options
+        if timing_options is not None:
+            raise LaunchError("timing= is a TimingOptions and timing_options= is given too: pass the options once")
+        timing, timing_options = True, timing
+    elif not isinstance(timing, (bool, np.bool_)):
+        raise LaunchError(f"timing must be True, False or a gpusim.timing.TimingOptions, got "
+                          f"{type(timing).__name__} {timing!r:.60}")
     if not isinstance(outputs, (bool, np.bool_)):
         raise LaunchError(f"outputs must be True or False, got {outputs!r:.60}")
     if not outputs:

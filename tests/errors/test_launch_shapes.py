@@ -64,6 +64,26 @@ def test_timing_options_of_the_wrong_type():
         gpusim.launch(noop, 1, 32, A, timing=True, timing_options={"mode": "full"})
 
 
+def test_timing_of_another_type_is_refused():
+    with pytest.raises(LaunchError, match=r"timing must be True, False or a gpusim.timing.TimingOptions, got str 'full'"):
+        gpusim.launch(noop, 1, 32, A, timing="full")
+
+
+def test_timing_given_as_options_records_them():
+    """timing=TimingOptions(...) times the launch with those options (it was taken as a bare True,
+    its options silently dropped): a recording window comes back."""
+    from gpusim.timing import TimingOptions
+    from gpusim.timing.record import TraceWindow
+    r = gpusim.launch(noop, 1, 32, A, timing=TimingOptions(record=TraceWindow()))
+    assert r.extra["recording"].sub_partitions == 4
+
+
+def test_timing_options_given_twice_are_refused():
+    from gpusim.timing import TimingOptions
+    with pytest.raises(LaunchError, match=r"pass the options once"):
+        gpusim.launch(noop, 1, 32, A, timing=TimingOptions(), timing_options=TimingOptions())
+
+
 def test_progress_that_is_not_callable():
     with pytest.raises(LaunchError, match=r"progress must be a callable"):
         gpusim.launch(noop, 1, 32, A, progress="yes")
