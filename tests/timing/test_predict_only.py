@@ -63,6 +63,18 @@ def test_atomics_whose_values_are_unused_are_predicted():
     assert r.metrics["gpu__time_duration.sum"] > 0
 
 
+def test_an_atomic_in_a_loop_whose_value_is_unused_is_predicted():
+    """histogram_shared merges its shared bins with one global atom.add per bin in a loop, the
+    value never read: the atom's destination is a definition, not a use that the loop keeps
+    live (it was refused: 'returns a value ... and the kernel uses it'); the prediction is the
+    full launch's."""
+    c = programs.get("histogram_shared").case("default", seed=0)
+    full = gpusim.launch(c.kernel, c.grid, c.block, c.args, gpu="h100", timing=True)
+    c = programs.get("histogram_shared").case("default", seed=0)
+    pred = gpusim.launch(c.kernel, c.grid, c.block, c.args, gpu="h100", outputs=False)
+    assert pred.metrics["gpu__time_duration.sum"] == full.metrics["gpu__time_duration.sum"]
+
+
 def test_prediction_only_refuses_sanitizer_tools():
     c = case()
     with pytest.raises(LaunchError, match="sanitizer tools need every block"):

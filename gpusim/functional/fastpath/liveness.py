@@ -9,8 +9,8 @@ value that is not live is never read by that lane; lanes never read other lanes'
 registers except through warp collectives, which are reads like any other here.
 
 Conservative where it does not know: every register an instruction mentions is a use
-(destinations too), except the destination operands of ALU instructions and loads,
-which are definitions; only unguarded ALU instructions and loads kill.
+(destinations too), except the destination operands of ALU instructions, loads and
+atomics (the value an `atom` returns), which are definitions; only unguarded ones kill.
 """
 from __future__ import annotations
 
@@ -94,7 +94,7 @@ def kernel_liveness(kernel) -> Liveness:
             spec, bound = optable.bind(ins)
         except Exception:                 # not executable (a control instruction's form): all uses
             return None
-        if ins.opcode in ("ld", "ldu"):
+        if ins.opcode in ("ld", "ldu", "atom"):   # an atom's first operand is the value it returns: a definition
             return 1
         if spec.kind != "alu":
             return None
