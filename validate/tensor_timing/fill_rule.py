@@ -38,7 +38,8 @@ LAYOUTS = [(row, row + pad, off, 0) for row in (32, 64, 128) for pad in (0, 16, 
 METRICS = ("sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum",
            "sm__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum",
            "lts__t_sectors_srcunit_tex_op_read.sum", "smsp__inst_executed_op_ldgsts.sum",
-           "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "sm__cycles_elapsed.max")
+           "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "sm__cycles_elapsed.max",
+           "l1tex__m_xbar2l1tex_read_bytes.sum", "lts__t_sectors_op_read.sum")
 
 SOURCE = r"""
 typedef unsigned long long u64;
@@ -91,7 +92,7 @@ extern "C" __global__ void mixed(const char *src, int pitch, int fillers, int it
     if (lane == 0) out[warp] = t1 - t0;
 }
 """
-SRC_BYTES = 8 * 128 * 4096 + 64 * 4096            # 8 distinct source tiles of 128 rows, L2-resident
+SRC_BYTES = (8 * 128 + 32 * 8) * 4096             # 8 source tiles of 128 rows and the rows of 32 copying warps, L2-resident
 SHARED_BYTES = 96 * 1024
 MIXED = [("fills_aligned", 64, 32, 32), ("fills_padded", 80, 32, 32), ("ldsm_alone", 80, 0, 16),
          ("mixed_aligned", 64, 16, 32), ("mixed_padded", 80, 16, 32)]      # (name, pitch, fillers, warps)
@@ -174,7 +175,9 @@ def main(out_dir: str) -> Path:
                         "metrics": m, "fill_wavefronts_per_ldgsts": m.get(METRICS[0], 0) / n if n else None,
                         "sectors_per_ldgsts": m.get(METRICS[1], 0) / n if n else None,
                         "gpusim_fill_wavefronts_per_ldgsts": pred[i] if pred else None})
-    doc = {"when": time.strftime("%Y-%m-%d %H:%M:%S"), "ncu_rc": rc.returncode, "ncu_seconds": round(time.time() - t, 1),
+    doc = {"provenance": {"gpu": ncu.gpu_identity(), "clocks": "not locked (as found); timings in SM cycles (%clock64)",
+                          "command": "python -m validate.tensor_timing.fill_rule $OUT"},
+           "when": time.strftime("%Y-%m-%d %H:%M:%S"), "ncu_rc": rc.returncode, "ncu_seconds": round(time.time() - t, 1),
            "ncu_tail": rc.stdout[-2000:], "warps": WARPS, "copies_per_warp": COPIES, "layouts": layouts}
     try:
         doc["timings"] = timings()
