@@ -129,6 +129,22 @@ def fill_wavefronts(warps: np.ndarray, src: np.ndarray, dst: np.ndarray, nwarps:
     return np.bincount((np.unique(key) >> U64(48)).astype(np.int64), minlength=nwarps)
 
 
+def copy_pieces(warps: np.ndarray, src: np.ndarray, dst: np.ndarray, nwarps: int) -> np.ndarray:
+    """Global sector reads per warp (0..nwarps-1) of one cp.async that bypasses the L1 (LDGSTS.BYPASS):
+    one per piece, a global 32-byte sector and the shared 32-byte sector its bytes go to
+    (`fill_wavefronts`' pieces), lane k reading global byte `src[k]` into shared byte `dst[k]`. A
+    sector whose 16-byte halves land in two shared sectors (a destination 16 bytes off a 32-byte
+    boundary) is read twice: on the H100, sm__sass_l1tex_t_sectors_..._ldgsts_cache_bypass counts
+    24 sectors a warp's 512 bytes where every other row is so placed (pitches of 48, 80, 112, 144,
+    176 bytes) and 16 where none is, and l1tex__m_xbar2l1tex_read_bytes is 1.5 times the bytes
+    copied (data/measurements/fill_rule_h100.json, crossbar_probe_h100_run3.json, h100_tensor.json)."""
+    if len(src) == 0:
+        return np.zeros(nwarps, np.int64)
+    w, g, s = warps.astype(U64), src.astype(U64), dst.astype(U64)
+    piece = (w << U64(48)) | ((g >> U64(5)) & U64((1 << 35) - 1)) << U64(13) | ((s >> U64(5)) & U64((1 << 13) - 1))
+    return np.bincount((np.unique(piece) >> U64(48)).astype(np.int64), minlength=nwarps)
+
+
 def fill_count(lanes: np.ndarray, local: np.ndarray, read_lanes: np.ndarray, goff: np.ndarray) -> int:
     """`fill_wavefronts` summed over the warps of one cp.async step: `lanes` (increasing) copy to
     their block's shared bytes `local`, `read_lanes` (some of them) from global bytes `goff`; a
@@ -227,9 +243,14 @@ class CpAsyncOp(AddressOp):
         c.add_extra(self.index, "ldgsts_inst", nwarps)
         c.add_extra(self.index, "global_ldgsts_bypass_requests" if self.bypass else "global_ldgsts_requests", nwarps)
         gw = (rl >> 5) - w[0]
-        c.add_extra(self.index, "global_ldgsts_bypass_sectors" if self.bypass else "global_ldgsts_sectors",
-                    int(distinct_per_group(gw, goff >> SECTOR_SHIFT, nw).sum()) if len(rl) else 0)
         local = soff - x.cta_slot(lanes).astype(U64) * U64(lsu.shared_stride)
+        if not len(rl):
+            sectors = 0
+        elif self.bypass:                   # a sector read once per shared sector it fills (copy_pieces)
+            sectors = int(copy_pieces(gw, goff, local[reads], nw).sum())
+        else:
+            sectors = int(distinct_per_group(gw, goff >> SECTOR_SHIFT, nw).sum())
+        c.add_extra(self.index, "global_ldgsts_bypass_sectors" if self.bypass else "global_ldgsts_sectors", sectors)
         c.add_extra(self.index, "shared_ldgsts_wavefronts", fill_count(lanes, local, rl, goff))
 
 

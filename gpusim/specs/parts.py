@@ -189,8 +189,11 @@ class L2Spec:
     fabric_latency_cycles: int = bounded(100, 1, 100_000)  # one crossing of the fabric between partitions (a far access crosses twice)
     fabric_bandwidth_bytes_per_cycle: float = bounded(2120.0, 0.01, 1e6)  # data across the partition fabric, all partitions together
     ecc_granule_bytes: int = bounded(32, 1, 4096)  # L2 data ECC word: a write covering part of one costs the slice a read too
+    join_queued_reads: bool = False              # a read finding the same sectors still queued at its slice shares that lookup (l2_queue.py)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.join_queued_reads, bool):
+            raise ConfigError(f"L2Spec.join_queued_reads must be true or false, got {self.join_queued_reads!r}")
         _positive(self, "atomic_unit_cycles_per_pass", "atomic_near_slice_cycles_per_pass")
         _positive(self, "size_bytes", "slices", "hit_latency_cycles", "bandwidth_bytes_per_cycle_per_slice",
                   "write_bandwidth_bytes_per_cycle_per_slice", "partitions", "fabric_latency_cycles",

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpusim.functional.async_ops import ZERO_FILL_SOURCE, fill_wavefronts
+from gpusim.functional.async_ops import ZERO_FILL_SOURCE, copy_pieces, fill_wavefronts
 from gpusim.functional.communication import blocks_communicate
+from gpusim.functional.lsu import distinct_per_group
 from gpusim.functional.step_record import SpanAccess
 from gpusim.functional.loops import CLOCKS
 from gpusim.timing import stream_kernels as K
@@ -301,8 +302,15 @@ class TraceSource:
         self._cp_src = None
         rel = wl - w0
         ks = np.unique(rel)
-        wf = fill_wavefronts(rel, src, local, int(rel[-1]) + 1)
-        sp.fills(instr, ks + w0, wf[ks])
+        nw = int(rel[-1]) + 1
+        wf = fill_wavefronts(rel, src, local, nw)
+        reads = src < ZERO_FILL_SOURCE
+        if reads.any():                                # a sector read once per shared sector it fills
+            rr, rs = rel[reads], src[reads]
+            repeated = copy_pieces(rr, rs, local[reads], nw) - distinct_per_group(rr, rs >> 5, nw)
+        else:
+            repeated = np.zeros(nw, np.int64)
+        sp.fills(instr, ks + w0, wf[ks], repeated[ks])
 
     @staticmethod
     def _atomic(instr: int, sp: StepPayloads, w0: int, rel, addr, sectors) -> None:

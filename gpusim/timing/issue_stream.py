@@ -306,7 +306,8 @@ def merge(a, b):
         return a                                 # one mbarrier operation or bulk copy a warp instruction: the first
     if isinstance(a, CpAsyncPayload) or isinstance(b, CpAsyncPayload):     # a cp.async: sectors united, fills added
         fa, fb = (x if isinstance(x, CpAsyncPayload) else CpAsyncPayload(x, 0) for x in (a, b))
-        return CpAsyncPayload(np.union1d(fa.sectors, fb.sectors), fa.wavefronts + fb.wavefronts)
+        return CpAsyncPayload(np.union1d(fa.sectors, fb.sectors), fa.wavefronts + fb.wavefronts,
+                              fa.repeated + fb.repeated)
     if isinstance(a, int):
         return max(a, b)
     if isinstance(a, tuple):

@@ -45,23 +45,27 @@ class MbarrierAccess:
 
 @dataclass(frozen=True, slots=True)
 class CpAsyncPayload:
-    """One warp's cp.async (LDGSTS): the global sectors it reads, and the wavefronts the L1
-    takes to write its bytes into shared memory (`gpusim.functional.async_ops.fill_wavefronts`)."""
+    """One warp's cp.async (LDGSTS): the global sectors it reads, the wavefronts the L1 takes to
+    write its bytes into shared memory (`gpusim.functional.async_ops.fill_wavefronts`), and how
+    many of its sector reads repeat a sector (`async_ops.copy_pieces`: one whose halves fill two
+    shared sectors is read once for each)."""
     sectors: np.ndarray
     wavefronts: int
+    repeated: int = 0
 
     def __len__(self) -> int:
         return len(self.sectors)
 
     def with_sectors(self, sec: np.ndarray) -> "CpAsyncPayload":
-        return CpAsyncPayload(np.union1d(self.sectors, sec), self.wavefronts)
+        return CpAsyncPayload(np.union1d(self.sectors, sec), self.wavefronts, self.repeated)
 
 
-def with_fill(prev, wf: int) -> CpAsyncPayload:
-    """A warp's cp.async payload with `wf` more fill wavefronts (prev: its sectors so far, or None)."""
+def with_fill(prev, wf: int, repeated: int = 0) -> CpAsyncPayload:
+    """A warp's cp.async payload with `wf` more fill wavefronts and `repeated` more repeated sector
+    reads (prev: its sectors so far, or None)."""
     if isinstance(prev, CpAsyncPayload):
-        return CpAsyncPayload(prev.sectors, prev.wavefronts + wf)
-    return CpAsyncPayload(NO_SECTORS if prev is None or isinstance(prev, int) else prev, wf)
+        return CpAsyncPayload(prev.sectors, prev.wavefronts + wf, prev.repeated + repeated)
+    return CpAsyncPayload(NO_SECTORS if prev is None or isinstance(prev, int) else prev, wf, repeated)
 
 
 COPY = (MbarrierAccess, CopyPayload)             # the payloads a bulk copy's global sectors join
@@ -145,11 +149,15 @@ class StepPayloads:
         v[self._where(warps)] = wf
         self.entries.append((WF, instr, v >= 0, v))
 
-    def fills(self, instr: int, warps: np.ndarray, wf: np.ndarray) -> None:
-        """A cp.async's shared side: wf[k] fill wavefronts of batch warp warps[k] (joins its global sectors)."""
+    def fills(self, instr: int, warps: np.ndarray, wf: np.ndarray, repeated: np.ndarray) -> None:
+        """A cp.async's shared side: wf[k] fill wavefronts and repeated[k] repeated sector reads of
+        batch warp warps[k] (joins its global sectors)."""
         v = np.full(len(self.warps), -1, np.int64)
-        v[self._where(warps)] = wf
-        self.entries.append((FILL, instr, v >= 0, v))
+        rep = np.zeros(len(self.warps), np.int64)
+        at = self._where(warps)
+        v[at] = wf
+        rep[at] = repeated
+        self.entries.append((FILL, instr, v >= 0, v, rep))
 
     def span_wavefronts(self, instr: int, w0: int, per_warp: np.ndarray) -> None:
         """A shared-memory access: per_warp[k] wavefronts of batch warp w0 + k (-1: none)."""
@@ -243,7 +251,7 @@ class StepPayloads:
                 mem[instr] = with_mbarrier(mem.get(instr), e[3][j])
                 continue
             if kind == FILL:
-                mem[instr] = with_fill(mem.get(instr), int(e[3][j]))
+                mem[instr] = with_fill(mem.get(instr), int(e[3][j]), int(e[4][j]))
                 continue
             lo, hi = int(e[3][j]), int(e[4][j])
             prev = mem.get(instr)

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 import gpusim
-from gpusim.functional.async_ops import fill_wavefronts
+from gpusim.functional.async_ops import copy_pieces, fill_wavefronts
 from gpusim.specs.presets import H100
+from validate.tensor_timing import crossbar_probe as X
 
 SOURCE = (Path(__file__).parent / "cp_async_fill.cu").read_text()
 WARPS, ITERS = 8, 16
@@ -35,6 +36,15 @@ def _rows(row_bytes: int, pitch: int, rows: int, line_offset: int = 0):
 def test_fill_wavefronts_of_a_warps_copy(row_bytes, pitch, rows, line_offset, want):
     src, dst = _rows(row_bytes, pitch, rows, line_offset)
     assert fill_wavefronts(np.zeros(32, np.int64), src, dst, 1).tolist() == [want]
+
+
+@pytest.mark.parametrize("row_bytes, pitch, want", [
+    (32, 32, 16), (32, 48, 24), (64, 64, 16), (64, 80, 24), (64, 96, 16), (64, 112, 24),
+    (128, 128, 16), (128, 144, 24), (128, 160, 16), (128, 176, 24),
+])                                # Nsight's sectors a LDGSTS.BYPASS, data/measurements/fill_rule_h100.json
+def test_a_sector_is_read_once_for_each_shared_sector_it_fills(row_bytes, pitch, want):
+    src, dst = _rows(row_bytes, pitch, 32 * 16 // row_bytes)
+    assert copy_pieces(np.zeros(32, np.int64), src, dst, 1).tolist() == [want]
 
 
 def _fill(name: str, fill_cycles: float = 1.0):
@@ -64,3 +74,18 @@ def test_each_fill_wavefront_holds_the_shared_data_path_its_cycles():
 def test_fills_that_take_no_cycles_leave_the_copy_to_its_memory_trip():
     # cp_async_fill_wavefront_cycles = 0: the model before fills were timed
     assert _fill("fill_padded", 0.0)["sm__cycles_elapsed.max"] < _fill("fill_padded", 16.0)["sm__cycles_elapsed.max"]
+
+
+def _pull(kind: str):
+    args = (np.ones(3 * X.REGION_INT4 * 4, np.int32), np.int32(4), np.zeros(2 * 33, np.uint64), np.zeros(1, np.int32))
+    return gpusim.launch(gpusim.CudaSource(X.SOURCE, f"pull_{kind}"), 2, 256, args, gpu=H100, timing=True,
+                         shared_bytes=X.SHARED_BYTES).metrics
+
+
+def test_copies_into_rows_16_bytes_off_bring_half_again_the_bytes_over_the_crossbar():
+    """The crossbar probe's pitch-80 copies (rows of 64 B, every other one 16 B off a 32-B
+    boundary) against the same copies into contiguous shared memory: 1.5 times the bytes, as on
+    the H100 (l1tex__m_xbar2l1tex_read_bytes, data/measurements/crossbar_probe_h100_run3.json)."""
+    own, pitch80 = _pull("own"), _pull("pitch80")
+    x = "l1tex__m_xbar2l1tex_read_bytes.sum"
+    assert pitch80[x] / own[x] == pytest.approx(1.5)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpusim.functional.async_ops import CpAsyncOp, _unit, fill_count, gather_bytes
+from gpusim.functional.async_ops import CpAsyncOp, _unit, copy_pieces, fill_count, gather_bytes
 from gpusim.functional.fastpath import lsu_kernels as K
 from gpusim.functional.fastpath.memops import _slots
 
@@ -92,8 +92,12 @@ class FastCpAsyncOp(CpAsyncOp):
         nwarps = int(sres[1])
         c.add_extra(self.index, "ldgsts_inst", nwarps)
         c.add_extra(self.index, "global_ldgsts_bypass_requests" if self.bypass else "global_ldgsts_requests", nwarps)
-        c.add_extra(self.index, "global_ldgsts_bypass_sectors" if self.bypass else "global_ldgsts_sectors",
-                    int(gres[2]))
         local = soffs[act].astype(U64) - x.cta_slot(lanes).astype(U64) * U64(lsu.shared_stride)
+        sectors = int(gres[2])
+        if self.bypass and gres[0]:         # a sector read once per shared sector it fills (async_ops.copy_pieces)
+            rlanes = lo + np.flatnonzero(rd)
+            rw = (rlanes >> 5) - (rlanes[0] >> 5)
+            sectors = int(copy_pieces(rw, goffs[rd], local[rd[act]], int(rw[-1]) + 1).sum())
+        c.add_extra(self.index, "global_ldgsts_bypass_sectors" if self.bypass else "global_ldgsts_sectors", sectors)
         c.add_extra(self.index, "shared_ldgsts_wavefronts",
                     fill_count(lanes, local, lo + np.flatnonzero(rd), goffs[rd]))

@@ -160,6 +160,19 @@ Sources (the tags the comments use):
   347 / 380 / 465 at 4 / 8 / 16 KB, tensor copies alike (367 / 396 / 465); from DRAM 691-760 up to
   1 KB, 944 at 16 KB; on an H100 (tma_latency_h100.json, 20:32 UTC) 325-332 up to 1 KB (chase 292), 360 /
   400 / 476 at 4 / 8 / 16 KB (about 105 B/cycle).
+- [MEAS-XBAR] the L2 under every SM, data/measurements/crossbar_probe_h{100,200}_run3.json (`python -m
+  validate.tensor_timing.crossbar_probe`, H100 and H200, driver 580.159.04, 2026-11-25: one block a SM
+  pulling 64 KiB a round by cp.async.cg, Nsight counters beside): 132 SMs each reading a region of
+  its own take 2,151 cycles a round on the H100 and 1,820 on the H200 (4.0 and 4.75 KB a cycle at
+  1.98 GHz, one L2 lookup per sector read), every SM reading one region 766 and 756 (11.3 and 11.4
+  KB a cycle delivered, 0.30 lookups a sector: reads of sectors still queued at a slice join
+  them); one SM alone 528 and 530; rows 16 B off a 32-B boundary (`pitch80`) read a sector once
+  for each shared sector it fills (functional/async_ops.py `copy_pieces`). The L2 runs on its own
+  clock (data/measurements/l2_clock_h200.json: 1.71 GHz while the SMs run at 1.53-1.98 GHz). In
+  the presets: `copy_pieces` only. `l2.join_queued_reads` (gpusim/timing/memory/l2_queue.py) gives
+  the one-region probe's time and lookups (784 cycles predicted) but is off: with it the TMA and
+  Triton GEMMs of 2048^3-4096^3 come out 15-30% short, since the model's slices also pass the
+  own-region probe at 1,691 cycles, not 2,151 (the limit past the lookups is not modelled yet).
 - [MEAS-BAR] barrier phases and conflicted shared accesses, data/measurements/scan_phases_h100.json
   (`python -m validate.scan_phases_probe`, H100, driver 580.159.04, 2026-11-24, Nsight's
   sm__cycles_elapsed.max over 336 `__syncthreads` phases a block with one FFMA between): 42.4 /

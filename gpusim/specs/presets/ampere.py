@@ -111,6 +111,7 @@ A100 = GPUSpec(
         fabric_latency_cycles=100,         # estimate: as Hopper
         fabric_bandwidth_bytes_per_cycle=2560.0,  # estimate: the far half of the slices' total (5120 / 2)
         ecc_granule_bytes=32,              # estimate: as Hopper [NCU-DATA]
+        join_queued_reads=False,           # estimate: as Hopper
     ),
     hbm=HBMSpec(
         stacks=5,                          # [A100-WP] five active HBM2e stacks

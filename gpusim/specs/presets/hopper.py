@@ -145,6 +145,7 @@ H100 = GPUSpec(
         fabric_latency_cycles=_HOPPER_FABRIC_LATENCY,  # estimate: see _HOPPER_FABRIC_LATENCY
         fabric_bandwidth_bytes_per_cycle=2120.0,  # estimate: the far half of the slices' read total (80 x 53 / 2)
         ecc_granule_bytes=32,              # [NCU-DATA] transpose_naive/large: a 4-B store takes 2 sector slots
+        join_queued_reads=False,           # off: see [MEAS-XBAR]; on, it gives the probe's 0.30 lookups a sector
     ),
     hbm=HBMSpec(
         stacks=5,                          # [H100-WP] five HBM3 stacks
@@ -220,6 +221,7 @@ H200 = GPUSpec(
         fabric_latency_cycles=_HOPPER_FABRIC_LATENCY,  # estimate: see _HOPPER_FABRIC_LATENCY
         fabric_bandwidth_bytes_per_cycle=2544.0,  # estimate: the far half of the slices' read total (96 x 53 / 2)
         ecc_granule_bytes=32,              # [NCU-DATA] transpose_naive/large: a 4-B store takes 2 sector slots
+        join_queued_reads=False,           # off: see [MEAS-XBAR]; on, it gives the probe's 0.30 lookups a sector
     ),
     hbm=HBMSpec(
         stacks=6,                          # estimate: 141 GB as six 24 GB HBM3e stacks on GH100's six sites [H100-WP]

@@ -111,6 +111,7 @@ V100 = GPUSpec(
         fabric_latency_cycles=100,         # estimate: unused with one partition
         fabric_bandwidth_bytes_per_cycle=1024.0,  # estimate: unused with one partition
         ecc_granule_bytes=32,              # estimate: as Hopper [NCU-DATA]
+        join_queued_reads=False,           # estimate: as Hopper
     ),
     hbm=HBMSpec(
         stacks=4,                          # [V100-WP] four HBM2 stacks

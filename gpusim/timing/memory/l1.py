@@ -214,20 +214,26 @@ class L1Cache:
                 ready = r
         return ready
 
-    def copy_in(self, now: float, sectors, allocate: bool) -> float:
+    def copy_in(self, now: float, sectors, allocate: bool, repeated: int = 0) -> float:
         """A warp's LDGSTS (cp.async) of distinct global sectors issued at `now`: when its bytes
         are in shared memory. Through the L1 like a load (`allocate`: cp.async.ca, looked up and
         allocated) or past it (LDGSTS.BYPASS, cp.async.cg: every sector read from the L2, nothing
-        allocated); either way through the L1's data stage and MSHRs, no register written."""
+        allocated); either way through the L1's data stage and MSHRs, no register written. A
+        bypassing copy reads `repeated` of its sectors a second time (those whose halves fill two
+        shared sectors, `async_ops.copy_pieces`: measured on the H100 for .cg; the model reads
+        the first `repeated` of them again, in one request with the rest)."""
         if allocate:
             return self.load(now, sectors, copy=True)
         lst = sectors.tolist() if hasattr(sectors, "tolist") else sectors
         n = len(lst)
         if n == 0:
             return now
+        if repeated > 0:
+            lst = lst + (lst * (repeated // n + 1))[:repeated]
         start, wf = self.stage.book(now, n)
         ready = start + wf - 1 + self.hit_latency_cycles
         mshr = self._mshr
+        n = len(lst)
         t = mshr.room(start, n)
         r = self.lower.read(t, self.sm_id, lst)
         mshr.add(r, n)

@@ -91,6 +91,7 @@ from gpusim.errors import ConfigError
 from gpusim.timing.memory.hbm import HBM
 from gpusim.timing.memory.l2_atomics import AtomicUnits
 from gpusim.timing.memory.l2_partitions import PartitionFabric
+from gpusim.timing.memory.l2_queue import QueuedReads
 from gpusim.timing.memory.l2_slices import ATOM, FABRIC, NEG_INF, READ, RED, TEX, WRITE, L2Slices, LRUSet
 from gpusim.timing.sampling.standins import StandIns
 from gpusim.timing.memory.l2_writeback import WriteBack
@@ -132,6 +133,7 @@ class L2Cache:
         self.writeback = WriteBack(spec, self.hbm)
         self.slices = sl = L2Slices(spec, sm_fraction, self.hbm, self.atomics, self.writeback)
         self.fabric = PartitionFabric(spec, sm_fraction, sl)
+        self.queue = QueuedReads(sl.slices, l2.join_queued_reads)
         self.standins = sl.standins = StandIns(sl, self.hbm, share_blocks_per_simulated,
                                                round(sl.capacity_lines / sm_fraction))
         self.partitions = sl.partitions
@@ -149,8 +151,8 @@ class L2Cache:
 
     # -- public API ---------------------------------------------------------------------
 
-    def read(self, t: float, sectors, part: int = 0) -> float:
-        return self._access(t, as_list(sectors), READ, part=part)
+    def read(self, t: float, sectors, part: int = 0, sm: int = 0) -> float:
+        return self._access(t, as_list(sectors), READ, part=part, sm=sm)
 
     def write(self, t: float, sectors, part: int = 0, masks=None) -> float:
         return self._access(t, as_list(sectors), WRITE, masks=as_list(masks) if masks is not None else None,
@@ -215,6 +217,7 @@ class L2Cache:
         restart at 0); contents and dirty lines kept, nothing written back."""
         self.slices.flush()
         self.fabric.flush()
+        self.queue.flush()
         self.hbm.flush()
         self.atomics.flush()
 
@@ -223,6 +226,7 @@ class L2Cache:
         self.writeback.reset_counters()
         self.standins.reset_counters()
         self.fabric.reset_counters()
+        self.queue.reset_counters()
         self.atomics.reset_counters()
 
     @property
@@ -261,6 +265,7 @@ class L2Cache:
         out["gpusim__l2_warm_fill_lines.sum"] = float(sl.warm_fills)
         out["gpusim__l2_warm_kept_lines.sum"] = float(sl.warm_kept_lines)
         out["gpusim__l2_fabric_bytes.sum"] = float(self.fabric.server.bytes_served)
+        out["gpusim__l2_queued_read_sectors.sum"] = float(self.queue.joined_sectors)
         if elapsed_cycles:
             out["lts__t_sectors.avg.pct_of_peak_sustained_elapsed"] = \
                 100.0 * self.busy_cycles / (sl.slices * elapsed_cycles)
@@ -272,13 +277,15 @@ class L2Cache:
                 part: int = 0, float_op: bool = False, sm: int = 0) -> float:
         """Route a request's sectors, one line at a time: book the near slice, then the home
         slice's lookup (`L2Slices.lookup`) or the fabric's far path (`PartitionFabric.far`).
-        `ops`: an atomic's passes per sector (None: one each); `float_op`, `sm`: an atomic's
-        kind and requesting SM."""
+        `ops`: an atomic's passes per sector (None: one each); `float_op`: an atomic's kind;
+        `sm`: the requesting SM (an atomic's unit, a read's queue: l2_queue.py)."""
         sl = self.slices
         sh = sl.line_shift
         spp, servers, sbytes = sl.slices_per_partition, sl.servers, sl.sector_bytes
         locate, near_sets, use = sl.locate, sl.sets[part], sl.sectors_per_line + 3
         multi = sl.partitions > 1
+        queue = self.queue if op == READ and self.queue.enabled else None
+        mask = sl.sectors_per_line - 1
         latest, earliest = t, INF
         n = len(lst)
         i = 0
@@ -288,6 +295,19 @@ class L2Cache:
             while j < n and lst[j] >> sh == line:
                 j += 1
             x, home, s = locate(line)
+            si = part * spp + s
+            if queue is not None:                       # the same sectors still queued at this slice: join them
+                want = 0
+                for idx in range(i, j):
+                    want |= 1 << (lst[idx] & mask)
+                r = queue.join(si, line, want, t, sm)
+                if r is not None:
+                    if r > latest:
+                        latest = r
+                    if r < earliest:
+                        earliest = r
+                    i = j
+                    continue
             nbytes = (j - i) * sbytes
             if op == WRITE:
                 if masks is not None:
@@ -299,7 +319,7 @@ class L2Cache:
                 near = nbytes = npass * self.atomics.home_bytes
                 if home != part:
                     near = npass * self.atomics.near_bytes
-            ts = servers[part * spp + s].serve(t, near)
+            ts = servers[si].serve(t, near)
             if home == part:
                 od = near_sets[x]
                 ent = od.get(line)
@@ -316,6 +336,8 @@ class L2Cache:
                     self.fabric.drop_copies(line, x, home, part, lst, i, j)
             else:
                 r = self.fabric.far(line, s, x, home, part, ts, lst, i, j, op, ops, masks, nbytes, float_op, sm)
+            if queue is not None:
+                queue.queued(si, line, want, ts, t, r, sm)
             if r > latest:
                 latest = r
             if r < earliest:

@@ -115,7 +115,7 @@ class MemorySystem:
         """Sectors (address >> 5) missed by SM `sm_id`'s L1 at `now`; when their data is at the SM."""
         lst = sectors if type(sectors) is list else as_list(sectors)    # the L2 does not modify it
         return self._l2(self._traverse(now, len(lst) * self._sector_bytes), lst, READ, None, None,
-                        sm_id % self.partitions) + self._back
+                        sm_id % self.partitions, sm=sm_id) + self._back
 
     @property
     def first_back(self) -> float:
@@ -191,7 +191,7 @@ class MemorySystem:
         done = t
         for owner, idx in parts.items():
             if owner < 0:
-                r = self._l2(t, [lst[k] for k in idx], READ, part=sm_id % self.partitions)
+                r = self._l2(t, [lst[k] for k in idx], READ, part=sm_id % self.partitions, sm=sm_id)
             else:
                 r = self.peer.read(t, owner, len(idx) * sb)
             if r > done:

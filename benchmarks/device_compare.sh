@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# On the GPU machine's 16 CPU cores: `validate compare` of several measured sets at once, with the
+# toolchain kit of benchmarks/device_kit.sh (so predictions are bit-identical to this machine's).
+# Each argument is SET:PRESET[:LABEL] (data/measurements/SET.json predicted with PRESET, written
+# as compare_LABEL.json, LABEL defaulting to SET); the sets run side by side, JOBS processes each
+# (default: 15 / the number of sets, at least 1), every kernel given up after TL seconds
+# (default 550), the whole call after LIMIT seconds (default 570). Results, journals and logs go
+# into one archive, $OUT/cmp.tgz (a device call brings back only a few files).
+#
+#   bash benchmarks/device_setup.sh && LIMIT=570 TL=550 bash benchmarks/device_compare.sh \
+#       h100_tensor:h100 h200_tensor:h200 h100_tensor:h100-from-h200:h100_tensor_from_h200
+set -uo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck disable=SC1091
+. /opt/gpusim-kit/env.sh
+LIMIT=${LIMIT:-570}
+TL=${TL:-550}
+n=$#
+JOBS=${JOBS:-$(( 15 / (n > 0 ? n : 1) > 0 ? 15 / (n > 0 ? n : 1) : 1 ))}
+W=${OUT:-/tmp/out}/cmp
+mkdir -p "$W"
+export GPUSIM_CACHE_DIR=/tmp/gpusim-cache
+for arg in "$@"; do
+  IFS=: read -r set preset label <<< "$arg"
+  label=${label:-$set}
+  timeout "$LIMIT" python3 -m validate compare --data "data/measurements/$set.json" --preset "$preset" \
+      --jobs "$JOBS" --time-limit "$TL" --json --out "$W/compare_$label.json" \
+      > "$W/$label.summary.json" 2> "$W/$label.log" &
+done
+wait
+python3 - "$W" <<'PY'
+import json, pathlib, sys
+for p in sorted(pathlib.Path(sys.argv[1]).glob("*.summary.json")):
+    try:
+        s = json.loads(p.read_text())
+        print(p.stem, round(s["duration_mape_pct"], 2), "max", round(s["duration_max_ape_pct"], 1),
+              "no prediction", len(s.get("no_prediction") or {}), s.get("duration_worst"))
+    except Exception as e:
+        print(p.stem, "no summary:", type(e).__name__, p.with_suffix("").with_suffix(".log").read_text()[-400:])
+PY
+tar -C "$W/.." -czf "${OUT:-/tmp/out}/cmp.tgz" cmp && rm -rf "$W"

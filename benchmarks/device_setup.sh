@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# On the GPU machine: unpack the kit folders of benchmarks/device_kit.sh that this call carries
+# into /opt/gpusim-kit (kept while the machine is held) and write /opt/gpusim-kit/env.sh, which
+# puts the kit's site-packages first for cuda.pathfinder (a sitecustomize.py: pathfinder looks in
+# site.getsitepackages(), which PYTHONPATH does not change) and the kit's numpy/simpy on PYTHONPATH.
+#
+#   bash benchmarks/device_setup.sh && source /opt/gpusim-kit/env.sh && python3 -m validate compare ...
+set -euo pipefail
+cd "$(dirname "$0")/.."
+K=/opt/gpusim-kit
+mkdir -p "$K/sp" "$K/site"
+for part in nvvm tools; do
+  [ -d ".devkit/$part" ] || continue
+  xz -dc ".devkit/$part/sp.tar.xz" | tar -C "$K/sp" -xf -
+  xz -dc ".devkit/$part/site.tar.xz" | tar -C "$K/site" -xf -
+  touch "$K/have_$part"
+done
+cat > "$K/site/sitecustomize.py" <<'PY'
+"""gpusim's device kit: its site-packages come first for cuda.pathfinder (site.getsitepackages)."""
+import site
+
+_KIT = "/opt/gpusim-kit/sp"
+_original = site.getsitepackages
+
+
+def getsitepackages(prefixes=None):
+    found = _original(prefixes)
+    return found if prefixes is not None else [_KIT] + [p for p in found if p != _KIT]
+
+
+site.getsitepackages = getsitepackages
+PY
+cat > "$K/env.sh" <<SH
+export PYTHONPATH=$K/site:$K/sp:$PWD\${PYTHONPATH:+:\$PYTHONPATH}
+export PATH=$K/sp/nvidia/cu13/bin:\$PATH
+export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1
+SH
+# shellcheck disable=SC1091
+. "$K/env.sh"
+ls "$K"/have_* >&2
+python3 - <<'PY' >&2 || true
+import numpy, importlib
+print("numpy", numpy.__version__, numpy.__file__)
+try:
+    import simpy; print("simpy", simpy.__version__)
+except Exception as e: print("simpy missing", e)
+from cuda.pathfinder import find_nvidia_binary_utility
+print("ptxas", find_nvidia_binary_utility("ptxas"))
+try:
+    from numba.cuda.cudadrv.nvvm import NVVM
+    print("nvvm", NVVM().get_version())
+except Exception as e: print("nvvm:", type(e).__name__, e)
+PY
