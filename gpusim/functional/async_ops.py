@@ -338,11 +338,14 @@ class MbarrierOp(AddressOp):
         waits = self.what in ("test_wait", "try_wait")
         x.trace_mbarrier(self, lanes, off, self.what,       # a wait's state token: its phase bit
                          [args[0].astype(np.uint64) >> np.uint64(63)] if waits and not self.parity and args else args)
-        out = np.zeros(len(lanes), np.uint64)
-        for k in range(len(lanes)):
-            out[k] = self._one(words, int(idx[k]), [int(a[k]) for a in args])
+        if waits:                           # a wait reads its barrier's phase only: every lane at once
+            bit = (args[0] & 1) if self.parity else (args[0] >> 63) & 1
+            out = (words[idx] >> np.uint64(63)) != bit.astype(np.uint64)
+        else:                               # arrivals and transaction counts change it: lane by lane
+            out = np.zeros(len(lanes), np.uint64)
+            for k in range(len(lanes)):
+                out[k] = self._one(words, int(idx[k]), [int(a[k]) for a in args])
         if self.dst is not None:
-            waits = self.what in ("test_wait", "try_wait")
             x.write_lanes(self.dst, lanes, out.astype(bool) if waits else out)
 
     def _one(self, words, i, args) -> int:

@@ -129,6 +129,37 @@ def test_mbarrier_phase_completes_after_both_warps_arrive():
     assert out.tolist() == [0] * 64          # phase 0 incomplete before the arrivals; both warps pass the wait
 
 
+MBAR_TOKEN = HEAD + """.visible .entry mbt_k(.param .u64 pout)
+{
+.shared .align 8 .b64 bar;
+.reg .b32 %tx, %sb, %r, %odd;
+.reg .b64 %o, %st, %tok;
+.reg .pred %p, %done;
+ld.param.u64 %o, [pout];
+mov.u32 %tx, %tid.x; mov.u32 %sb, bar;
+setp.eq.u32 %p, %tx, 0;
+@%p mbarrier.init.shared::cta.b64 [%sb], 1;
+bar.sync 0;
+@%p mbarrier.arrive.shared::cta.b64 %st, [%sb];
+bar.sync 0;
+and.b32 %odd, %tx, 1;
+cvt.u64.u32 %tok, %odd; shl.b64 %tok, %tok, 63;
+mbarrier.test_wait.shared::cta.b64 %done, [%sb], %tok;
+selp.u32 %r, 1, 0, %done;
+mul.wide.u32 %st, %tx, 4; add.s64 %o, %o, %st;
+st.global.u32 [%o], %r;
+ret;
+}
+"""
+
+
+def test_a_wait_on_a_state_token_passes_once_that_tokens_phase_completed():
+    # one arrival completes phase 0: even threads wait on a phase-0 token (passes), odd ones on a
+    # phase-1 token (not yet), every lane of both warps with its own token
+    (out,), _ = run_ptx(MBAR_TOKEN, "mbt_k", (1, 1, 1), (64, 1, 1), [np.full(64, 7, np.uint32)])
+    assert out.tolist() == [1, 0] * 32
+
+
 def test_elect_sync_picks_the_lowest_member_lane():
     text = HEAD + """.visible .entry el_k(.param .u64 pout)
 {
