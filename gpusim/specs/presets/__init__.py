@@ -169,10 +169,14 @@ Sources (the tags the comments use):
   them); one SM alone 528 and 530; rows 16 B off a 32-B boundary (`pitch80`) read a sector once
   for each shared sector it fills (functional/async_ops.py `copy_pieces`). The L2 runs on its own
   clock (data/measurements/l2_clock_h200.json: 1.71 GHz while the SMs run at 1.53-1.98 GHz). In
-  the presets: `copy_pieces` only. `l2.join_queued_reads` (gpusim/timing/memory/l2_queue.py) gives
-  the one-region probe's time and lookups (784 cycles predicted) but is off: with it the TMA and
-  Triton GEMMs of 2048^3-4096^3 come out 15-30% short, since the model's slices also pass the
-  own-region probe at 1,691 cycles, not 2,151 (the limit past the lookups is not modelled yet).
+  the presets: `copy_pieces` only. The model's limit in both 132-SM runs is the crossbar
+  (`noc.bandwidth_bytes_per_cycle`, 5,120 B a cycle: 1,691 and 1,689 cycles a round,
+  benchmarks/results/crossbar_probe_check_h100.json); the calibrated slices (73.6 B a cycle on the
+  H100, fitted to the `bandwidth/read_l2` stream, which is latency-bound) never bind there.
+  `l2.join_queued_reads` (gpusim/timing/memory/l2_queue.py) is off: alone it changes neither run
+  (the crossbar binds) and moves the tensor GEMMs at 2048^3-4096^3 by about a point except
+  `cuda_mma_double/n2048` (-9.9 -> -16.8%). Not yet in the presets: slices at the measured 50 B a
+  cycle, not fitted, with a crossbar above 11.3 KB a cycle, joining, and the L2's own clock.
 - [MEAS-BAR] barrier phases and conflicted shared accesses, data/measurements/scan_phases_h100.json
   (`python -m validate.scan_phases_probe`, H100, driver 580.159.04, 2026-11-24, Nsight's
   sm__cycles_elapsed.max over 336 `__syncthreads` phases a block with one FFMA between): 42.4 /
