@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpusim.functional.async_ops import ZERO_FILL_SOURCE, copy_pieces, fill_wavefronts
+from gpusim.functional.copy_counts import ZERO_FILL_SOURCE, copy_pieces, fill_wavefronts
 from gpusim.functional.communication import blocks_communicate
 from gpusim.functional.lsu import distinct_per_group
 from gpusim.functional.step_record import SpanAccess
@@ -289,7 +289,7 @@ class TraceSource:
 
     def _fills(self, instr: int, sp: StepPayloads, lanes, offsets, wl, w0: int, lsu, wpc: int) -> None:
         """A cp.async's shared side: per warp, the wavefronts that write its bytes into shared
-        memory (`async_ops.fill_wavefronts`), from each lane's source (the global side traced
+        memory (`copy_counts.fill_wavefronts`), from each lane's source (the global side traced
         just before, `_cp_src`) and its destination in its block's shared memory. A lane that
         reads nothing (src-size 0) fills zeros: its destination as its own aligned source."""
         local = (offsets - (lanes // (wpc * 32)).astype(U64) * U64(lsu.shared_stride)).astype(np.int64)

@@ -46,8 +46,8 @@ class MbarrierAccess:
 @dataclass(frozen=True, slots=True)
 class CpAsyncPayload:
     """One warp's cp.async (LDGSTS): the global sectors it reads, the wavefronts the L1 takes to
-    write its bytes into shared memory (`gpusim.functional.async_ops.fill_wavefronts`), and how
-    many of its sector reads repeat a sector (`async_ops.copy_pieces`: one whose halves fill two
+    write its bytes into shared memory (`gpusim.functional.copy_counts.fill_wavefronts`), and how
+    many of its sector reads repeat a sector (`copy_counts.copy_pieces`: one whose halves fill two
     shared sectors is read once for each)."""
     sectors: np.ndarray
     wavefronts: int

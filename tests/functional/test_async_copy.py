@@ -211,9 +211,9 @@ ret;
 @pytest.mark.parametrize("core", ["fast", "reference"])
 def test_cp_async_of_two_blocks_mixed_guards_and_src_sizes(core):
     # fast core (fastpath/async_copy.py) and reference give the same bytes and counters: 42
-    # sectors read (async_ops.copy_pieces: the two 16-byte halves of a global sector go to rows
+    # sectors read (copy_counts.copy_pieces: the two 16-byte halves of a global sector go to rows
     # 128 B apart, two shared sectors, so a sector both halves of which are copied is read twice;
-    # 8 distinct sectors a warp), and 17 fill wavefronts on average (async_ops.fill_wavefronts: each reading lane's
+    # 8 distinct sectors a warp), and 17 fill wavefronts on average (copy_counts.fill_wavefronts: each reading lane's
     # 16 bytes alone in its global line's share of a row, the zero-filling lanes by row and phase)
     src = np.arange(128 * 4, dtype=np.uint32) + 1
     (_, out), x = run_ptx(CP_MIX, "cpmix_k", (2, 1, 1), (64, 1, 1), [src, np.full(128, 7, np.uint32)], core=core)

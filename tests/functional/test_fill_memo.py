@@ -1,10 +1,10 @@
-"""The cp.async fill and piece counts remembered by the lanes' pattern (async_ops._memoized):
+"""The cp.async fill and piece counts remembered by the lanes' pattern (copy_counts._memoized):
 each warp's copy moved by whole 128-byte lines and windows counts the same, and the remembered
 counts equal the rule's on the copy as given."""
 import numpy as np
 import pytest
 
-from gpusim.functional import async_ops as A
+from gpusim.functional import copy_counts as A
 
 
 def _copy(rng, warps=4):

@@ -1,5 +1,5 @@
 """A cp.async's fill of shared memory on the SM's shared-memory data path (gpusim/timing/sm.py,
-`payloads.CpAsyncPayload`): its wavefronts (`gpusim.functional.async_ops.fill_wavefronts`, the
+`payloads.CpAsyncPayload`): its wavefronts (`gpusim.functional.copy_counts.fill_wavefronts`, the
 rule Nsight's sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts follows on the H100)
 each hold the path `tensor.cp_async_fill_wavefront_cycles`. Kernels: tests/timing/cp_async_fill.cu."""
 import dataclasses
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import gpusim
-from gpusim.functional.async_ops import copy_pieces, fill_wavefronts
+from gpusim.functional.copy_counts import copy_pieces, fill_wavefronts
 from gpusim.specs.presets import H100
 from validate.tensor_timing import crossbar_probe as X
 

@@ -1,6 +1,6 @@
 """cp.async's fill of shared memory on the H100/H200 (issue 29): how many L1 data-path wavefronts
 a warp's LDGSTS takes for a given layout, and whether those wavefronts hold the same data path
-as ldmatrix's. The model's rule (`gpusim.functional.async_ops.fill_wavefronts`: one wavefront
+as ldmatrix's. The model's rule (`gpusim.functional.copy_counts.fill_wavefronts`: one wavefront
 per global 128-B line, 128-B shared window and 16-B phase) was read off two layouts only
 (cuda_mma_*'s padded rows: 15 and 10.5 a LDGSTS; Triton's swizzled tiles: 4); this measures
 it on others, and the cost of the fills in time.
@@ -144,7 +144,7 @@ def predicted() -> list[dict] | None:
     """gpusim's fill wavefronts per LDGSTS of each layout (its rule), where gpusim imports."""
     try:
         import numpy as np                               # here: only the prediction needs them
-        from gpusim.functional.async_ops import ZERO_FILL_SOURCE, fill_wavefronts  # here: likewise
+        from gpusim.functional.copy_counts import ZERO_FILL_SOURCE, fill_wavefronts  # here: likewise
     except ImportError:
         return None
     got = []

@@ -2,7 +2,7 @@
 its address checks and counters done by the compiled passes of the fast load/store unit.
 
 One `lsu_kernels.place_shared` pass resolves and checks the shared destinations of the step's
-active lanes and counts requests (its bank wavefronts are not a copy's: `async_ops.fill_count`), one `place_heap` pass the global sources
+active lanes and counts requests (its bank wavefronts are not a copy's: `copy_counts.fill_count`), one `place_heap` pass the global sources
 of the lanes that read (src-size > 0) and their 32-byte sectors; the bytes are gathered with
 numpy and issued to the batch's `AsyncCopies` as the reference does. The reference op runs
 instead (and reports any fault exactly as always) when a pass finds a lane that faults, when a
@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpusim.functional.async_ops import CpAsyncOp, _unit, copy_pieces, fill_count, gather_bytes
+from gpusim.functional.async_ops import CpAsyncOp, _unit, gather_bytes
+from gpusim.functional.copy_counts import copy_pieces, fill_count
 from gpusim.functional.fastpath import lsu_kernels as K
 from gpusim.functional.fastpath.memops import _slots
 
@@ -94,7 +95,7 @@ class FastCpAsyncOp(CpAsyncOp):
         c.add_extra(self.index, "global_ldgsts_bypass_requests" if self.bypass else "global_ldgsts_requests", nwarps)
         local = soffs[act].astype(U64) - x.cta_slot(lanes).astype(U64) * U64(lsu.shared_stride)
         sectors = int(gres[2])
-        if self.bypass and gres[0]:         # a sector read once per shared sector it fills (async_ops.copy_pieces)
+        if self.bypass and gres[0]:         # a sector read once per shared sector it fills (copy_counts.copy_pieces)
             rlanes = lo + np.flatnonzero(rd)
             rw = (rlanes >> 5) - (rlanes[0] >> 5)
             sectors = int(copy_pieces(rw, goffs[rd], local[rd[act]], int(rw[-1]) + 1).sum())

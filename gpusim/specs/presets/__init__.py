@@ -167,7 +167,7 @@ Sources (the tags the comments use):
   1.98 GHz, one L2 lookup per sector read), every SM reading one region 766 and 756 (11.3 and 11.4
   KB a cycle delivered, 0.30 lookups a sector: reads of sectors still queued at a slice join
   them); one SM alone 528 and 530; rows 16 B off a 32-B boundary (`pitch80`) read a sector once
-  for each shared sector it fills (functional/async_ops.py `copy_pieces`). The L2 runs on its own
+  for each shared sector it fills (functional/copy_counts.py `copy_pieces`). The L2 runs on its own
   clock (data/measurements/l2_clock_h200.json: 1.71 GHz while the SMs run at 1.53-1.98 GHz). In
   the presets: `copy_pieces` only. The model's limit in both 132-SM runs is the crossbar
   (`noc.bandwidth_bytes_per_cycle`, 5,120 B a cycle: 1,691 and 1,689 cycles a round,
@@ -222,7 +222,7 @@ Sources (the tags the comments use):
   wavefronts of the L1's data path, 12.75 per 512-B LDGSTS.BYPASS of cuda_mma_* (rows padded to 80
   and 144 B: per SASS line 15 for the 64-B rows of A, 10.5 for the 128-B rows of B,
   data/measurements/sass_stalls_h100/cuda_mma_double_n1024_sass.csv) and 4.00 of the Triton
-  GEMMs' swizzled tiles; `gpusim.functional.async_ops.fill_wavefronts` is the rule that gives
+  GEMMs' swizzled tiles; `gpusim.functional.copy_counts.fill_wavefronts` is the rule that gives
   all three, and the data path takes one wavefront a cycle ([CUDA-PG], as for LDS/LDSM).
 - "estimate": a modelling choice or extrapolation; the comment says from what.
 

@@ -220,7 +220,7 @@ class L1Cache:
         allocated) or past it (LDGSTS.BYPASS, cp.async.cg: every sector read from the L2, nothing
         allocated); either way through the L1's data stage and MSHRs, no register written. A
         bypassing copy reads `repeated` of its sectors a second time (those whose halves fill two
-        shared sectors, `async_ops.copy_pieces`: measured on the H100 for .cg; the model reads
+        shared sectors, `copy_counts.copy_pieces`: measured on the H100 for .cg; the model reads
         the first `repeated` of them again, in one request with the rest)."""
         if allocate:
             return self.load(now, sectors, copy=True)

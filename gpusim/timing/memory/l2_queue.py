@@ -18,7 +18,7 @@ The model: a read (all its sectors of one line) that arrives at its near slice a
 SM's read of the same line covering those sectors was booked there to start after t, takes that
 read's ready time and books nothing (not counted as an L2 lookup: `gpusim__l2_queued_read_sectors.sum`
 counts them). A read that starts at once (no queue) leaves nothing to join. An SM's own reads
-never join each other: a cp.async that reads a sector twice (`async_ops.copy_pieces`) is looked
+never join each other: a cp.async that reads a sector twice (`copy_counts.copy_pieces`) is looked
 up twice on the H100 (lts__t_sectors_op_read 1.42-1.55 times the sectors copied, the same run's
 `pitch80` kernel). Writes and atomics never join. `l2.join_queued_reads = false` turns it off.
 

@@ -1,0 +1,113 @@
+"""How a cp.async's bytes fall on global sectors and shared-memory wavefronts, per warp: the
+fill wavefronts the L1 takes to write them (`fill_wavefronts`), the global sector reads of a copy
+that bypasses the L1 (`copy_pieces`), and the two remembered by the lanes' pattern (`_memoized`).
+Counting rules only; the copy itself is `async_ops.CpAsyncOp`, its timing `timing/memory/l1.py`."""
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+U64 = np.uint64
+
+
+FILL_WINDOW_SHIFT = 7                   # the 128-byte shared-memory span one fill wavefront writes
+ZERO_FILL_SOURCE = 1 << 39              # the "source" of a zero-filling lane: its destination, in no real line
+
+
+def _fill_wavefronts(warps: np.ndarray, src: np.ndarray, dst: np.ndarray, nwarps: int) -> np.ndarray:
+    """Wavefronts per warp (0..nwarps-1) with which the L1 writes one cp.async's bytes into
+    shared memory, lane k copying from global byte `src[k]` to its block's shared byte `dst[k]`
+    (each lane's bytes inside one 32-byte sector on both sides, as cp.async's alignment makes
+    them): a piece is what one global 32-byte sector puts into one shared 32-byte sector, and
+    a wavefront writes the pieces of one global 128-byte line into one 128-byte shared window,
+    those that begin a sector apart from those that begin in its second half (a sector whose
+    second 16 bytes land in another shared sector than its first is written in two passes).
+    Aligned copies take the bank rule's count (a 128-byte row: one wavefront); a destination
+    16 bytes off a 32-byte boundary (mma_gemm's padded rows) takes 15 and 10.5 for 64- and 128-byte rows,
+    as Nsight measures on the H100 (sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts,
+    data/measurements/h100_tensor.json: 12.75 per LDGSTS of cuda_mma_*, 4.00 of Triton's swizzled tiles)."""
+    if len(src) == 0:
+        return np.zeros(nwarps, np.int64)
+    w, g, s = warps.astype(U64), src.astype(U64), dst.astype(U64)
+    piece = (w << U64(48)) | ((g >> U64(5)) & U64((1 << 35) - 1)) << U64(13) | ((s >> U64(5)) & U64((1 << 13) - 1))
+    whole = np.unique(piece[(g & U64(16)) == 0])        # pieces with a lane in a sector's first half
+    second = ~np.isin(piece, whole, assume_unique=False)
+    key = ((w << U64(48)) | ((g >> U64(FILL_WINDOW_SHIFT)) & U64((1 << 33) - 1)) << U64(12)
+           | ((s >> U64(FILL_WINDOW_SHIFT)) & U64((1 << 11) - 1)) << U64(1) | second.astype(U64))
+    return np.bincount((np.unique(key) >> U64(48)).astype(np.int64), minlength=nwarps)
+
+
+def _copy_pieces(warps: np.ndarray, src: np.ndarray, dst: np.ndarray, nwarps: int) -> np.ndarray:
+    """Global sector reads per warp (0..nwarps-1) of one cp.async that bypasses the L1 (LDGSTS.BYPASS):
+    one per piece, a global 32-byte sector and the shared 32-byte sector its bytes go to
+    (`fill_wavefronts`' pieces), lane k reading global byte `src[k]` into shared byte `dst[k]`. A
+    sector whose 16-byte halves land in two shared sectors (a destination 16 bytes off a 32-byte
+    boundary) is read twice: on the H100, sm__sass_l1tex_t_sectors_..._ldgsts_cache_bypass counts
+    24 sectors a warp's 512 bytes where every other row is so placed (pitches of 48, 80, 112, 144,
+    176 bytes) and 16 where none is, and l1tex__m_xbar2l1tex_read_bytes is 1.5 times the bytes
+    copied (data/measurements/fill_rule_h100.json, crossbar_probe_h100_run3.json, h100_tensor.json)."""
+    if len(src) == 0:
+        return np.zeros(nwarps, np.int64)
+    w, g, s = warps.astype(U64), src.astype(U64), dst.astype(U64)
+    piece = (w << U64(48)) | ((g >> U64(5)) & U64((1 << 35) - 1)) << U64(13) | ((s >> U64(5)) & U64((1 << 13) - 1))
+    return np.bincount((np.unique(piece) >> U64(48)).astype(np.int64), minlength=nwarps)
+
+
+LINE_MASK = ~np.int64(127)
+MEMO_ENTRIES = 4096                     # per-warp counts kept by the lanes' pattern (a few MB at most)
+_memo: dict[tuple, np.ndarray] = {}
+
+
+def _rebased(warps: np.ndarray, src: np.ndarray, dst: np.ndarray):
+    """(warps, src, dst) with each warp's sources and destinations moved down by multiples of 128
+    bytes (to their lowest line and window): `_fill_wavefronts` and `_copy_pieces` count each
+    warp's pieces, lines and windows on its own, and a shift by whole lines and windows keeps
+    which bytes share them, so their counts are the same. A GEMM's copies then look alike from
+    block to block and k-step to k-step. Warps not in increasing order share one shift."""
+    w, g, s = warps.astype(np.int64), src.astype(np.int64), dst.astype(np.int64)
+    if len(w) > 1 and bool((w[1:] >= w[:-1]).all()):
+        starts = np.flatnonzero(np.r_[True, w[1:] != w[:-1]])
+        counts = np.diff(np.r_[starts, len(w)])
+        return (w, g - np.repeat(np.minimum.reduceat(g, starts) & LINE_MASK, counts),
+                s - np.repeat(np.minimum.reduceat(s, starts) & LINE_MASK, counts))
+    return w, g - (g.min() & LINE_MASK), s - (s.min() & LINE_MASK)
+
+
+def _memoized(rule, warps: np.ndarray, src: np.ndarray, dst: np.ndarray, nwarps: int) -> np.ndarray:
+    """`rule`'s per-warp counts, remembered by the rebased pattern of the lanes (`_rebased`):
+    the np.unique over every lane of a batch was a quarter of a large cp.async GEMM's prediction."""
+    if len(src) == 0:
+        return np.zeros(nwarps, np.int64)
+    w, g, s = _rebased(warps, src, dst)
+    h = hashlib.blake2b(digest_size=16)
+    for a in (w, g, s):
+        h.update(np.ascontiguousarray(a).view(np.uint8))
+    key = (rule.__name__, nwarps, len(w), h.digest())
+    got = _memo.get(key)
+    if got is None:
+        if len(_memo) >= MEMO_ENTRIES:
+            _memo.clear()
+        got = _memo[key] = rule(w, g, s, nwarps)
+    return got.copy()
+
+
+def fill_wavefronts(warps: np.ndarray, src: np.ndarray, dst: np.ndarray, nwarps: int) -> np.ndarray:
+    """`_fill_wavefronts` (the rule), remembered by the lanes' pattern (`_memoized`)."""
+    return _memoized(_fill_wavefronts, warps, src, dst, nwarps)
+
+
+def copy_pieces(warps: np.ndarray, src: np.ndarray, dst: np.ndarray, nwarps: int) -> np.ndarray:
+    """`_copy_pieces` (the rule), remembered by the lanes' pattern (`_memoized`)."""
+    return _memoized(_copy_pieces, warps, src, dst, nwarps)
+
+
+def fill_count(lanes: np.ndarray, local: np.ndarray, read_lanes: np.ndarray, goff: np.ndarray) -> int:
+    """`fill_wavefronts` summed over the warps of one cp.async step: `lanes` (increasing) copy to
+    their block's shared bytes `local`, `read_lanes` (some of them) from global bytes `goff`; a
+    lane that reads nothing (src-size 0) fills zeros, counted as a copy from its own aligned source."""
+    src = local.astype(np.int64) | ZERO_FILL_SOURCE
+    if len(read_lanes):
+        src[np.searchsorted(lanes, read_lanes)] = goff.astype(np.int64)
+    w = (lanes >> 5) - (lanes[0] >> 5)
+    return int(fill_wavefronts(w, src, local, int(w[-1]) + 1).sum())
