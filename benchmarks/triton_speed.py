@@ -16,7 +16,11 @@ Triton's compile and ptxas; the interpreter's first its own warm-up), on fresh c
 inputs, and both outputs are checked against the program's numpy reference. Reported: the median
 of the repeats (and the first launch) per side, wall-clock and CPU time of the process (the CPU
 ratio is the steadier one on a shared, loaded machine), the ratio interpreter / gpusim of the
-medians, the load average before and after, and the versions on each side.
+medians, the load average before and after, and the versions on each side. Both sides run with
+OPENBLAS_NUM_THREADS=1: the numpy reference check after each launch (a BLAS matmul) otherwise
+leaves OpenBLAS's worker threads spinning into the next timed launch, which doubled the process
+CPU time of gpusim's matmul 256^3 (45 -> 90 ms against 45 ms wall); torch's own threads (the
+interpreter's work) are left as they are.
 
 torch is never a gpusim dependency: install a CPU build only where the interpreter runs (this
 repository's result: a separate virtual environment, named in the JSON).
@@ -95,7 +99,8 @@ print(json.dumps({"first_s": first[0], "times_s": [t[0] for t in times], "cpu_s"
 
 
 def _side(python: str, snippet: str, program: str, size, repeats: int) -> dict:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+               OPENBLAS_NUM_THREADS="1")     # no BLAS threads spinning from the check into a timed launch
     env.pop("TRITON_INTERPRET", None)
     out = subprocess.run([python, "-c", snippet, program, json.dumps(size), str(repeats)], env=env, cwd=ROOT,
                          capture_output=True, text=True)

@@ -1,12 +1,16 @@
 """How a cp.async's bytes fall on global sectors and shared-memory wavefronts, per warp: the
 fill wavefronts the L1 takes to write them (`fill_wavefronts`), the global sector reads of a copy
-that bypasses the L1 (`copy_pieces`), and the two remembered by the lanes' pattern (`_memoized`).
+that bypasses the L1 (`copy_pieces`). The rules are written with numpy over the whole copy
+(`_fill_wavefronts`, `_copy_pieces`: their definition); what callers get is the same count from
+one compiled pass over each warp's lanes (`_per_warp`, warps in increasing order: every copy of
+a step), or otherwise remembered by the lanes' pattern (`_memoized`).
 Counting rules only; the copy itself is `async_ops.CpAsyncOp`, its timing `timing/memory/l1.py`."""
 from __future__ import annotations
 
 import hashlib
 
 import numpy as np
+from numba import njit
 
 U64 = np.uint64
 
@@ -92,14 +96,110 @@ def _memoized(rule, warps: np.ndarray, src: np.ndarray, dst: np.ndarray, nwarps:
     return got.copy()
 
 
+MAX_WARPS = 1 << 16                     # the rules' keys hold the warp in 16 bits (bits 48..63)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sort_with(v, idx, m):
+    """v[:m] sorted in place, idx[:m] permuted alike: an insertion sort, linear on a warp's lanes
+    in address order (the usual copy), quadratic at worst on its 32."""
+    for k in range(1, m):
+        x, y = v[k], idx[k]
+        q = k - 1
+        while q >= 0 and v[q] > x:
+            v[q + 1], idx[q + 1] = v[q], idx[q]
+            q -= 1
+        v[q + 1], idx[q + 1] = x, y
+
+
+@njit(cache=True, nogil=True)
+def _per_warp(w, g, s, nwarps, fill):
+    """The rule's counts per warp (`fill`: `_fill_wavefronts`, else `_copy_pieces`) on each warp's
+    lanes rebased as `_rebased` does, for warps `w` (int64) in increasing order, 0 <= w < nwarps:
+    the rule's pieces, halves and windows, each warp's distinct ones counted after a sort (`_sort_with`). Returns
+    (counts, False) where w is not so (the caller takes `_memoized`)."""
+    out = np.zeros(nwarps, np.int64)
+    n = len(w)
+    if n == 0:
+        return out, True
+    if w[0] < 0 or w[n - 1] >= nwarps:
+        return out, False
+    for k in range(1, n):
+        if w[k] < w[k - 1]:
+            return out, False
+    piece = np.empty(n, np.uint64)
+    first = np.empty(n, np.bool_)
+    key = np.empty(n, np.uint64)
+    gl = np.empty(n, np.uint64)
+    sl = np.empty(n, np.uint64)
+    order = np.empty(n, np.int64)
+    i = 0
+    while i < n:
+        j = i + 1
+        while j < n and w[j] == w[i]:
+            j += 1
+        gmin, smin = g[i], s[i]
+        for k in range(i + 1, j):
+            gmin = min(gmin, g[k])
+            smin = min(smin, s[k])
+        gmin &= -128                                   # LINE_MASK
+        smin &= -128
+        m = j - i
+        for k in range(m):
+            gg = np.uint64(g[i + k] - gmin)
+            ss = np.uint64(s[i + k] - smin)
+            order[k] = k
+            piece[k] = ((gg >> np.uint64(5)) & np.uint64((1 << 35) - 1)) << np.uint64(13) \
+                | ((ss >> np.uint64(5)) & np.uint64((1 << 13) - 1))
+            first[k] = (gg & np.uint64(16)) == 0
+            gl[k], sl[k] = gg, ss
+        _sort_with(piece, order, m)
+        distinct = 0
+        a = 0
+        while a < m:                                   # each distinct piece: is a lane of it in a first half?
+            p = piece[a]
+            anyfirst = first[order[a]]
+            b = a + 1
+            while b < m and piece[b] == p:
+                anyfirst |= first[order[b]]
+                b += 1
+            distinct += 1
+            if fill:
+                for q in range(a, b):
+                    k = order[q]
+                    key[k] = ((gl[k] >> np.uint64(FILL_WINDOW_SHIFT)) & np.uint64((1 << 33) - 1)) << np.uint64(12) \
+                        | ((sl[k] >> np.uint64(FILL_WINDOW_SHIFT)) & np.uint64((1 << 11) - 1)) << np.uint64(1) \
+                        | np.uint64(0 if anyfirst else 1)
+            a = b
+        if fill:
+            _sort_with(key, order, m)
+            distinct = 1
+            for k in range(1, m):
+                distinct += key[k] != key[k - 1]
+        out[w[i]] = distinct
+        i = j
+    return out, True
+
+
+def _counted(rule, warps: np.ndarray, src: np.ndarray, dst: np.ndarray, nwarps: int) -> np.ndarray:
+    """`rule`'s per-warp counts: compiled (`_per_warp`) for warps in increasing order, else
+    remembered (`_memoized`); both are the rule on the rebased lanes."""
+    if 0 < nwarps <= MAX_WARPS:
+        got, ok = _per_warp(np.asarray(warps, np.int64), np.asarray(src, np.int64), np.asarray(dst, np.int64),
+                            nwarps, rule is _fill_wavefronts)
+        if ok:
+            return got
+    return _memoized(rule, warps, src, dst, nwarps)
+
+
 def fill_wavefronts(warps: np.ndarray, src: np.ndarray, dst: np.ndarray, nwarps: int) -> np.ndarray:
-    """`_fill_wavefronts` (the rule), remembered by the lanes' pattern (`_memoized`)."""
-    return _memoized(_fill_wavefronts, warps, src, dst, nwarps)
+    """`_fill_wavefronts` (the rule), compiled or remembered (`_counted`)."""
+    return _counted(_fill_wavefronts, warps, src, dst, nwarps)
 
 
 def copy_pieces(warps: np.ndarray, src: np.ndarray, dst: np.ndarray, nwarps: int) -> np.ndarray:
-    """`_copy_pieces` (the rule), remembered by the lanes' pattern (`_memoized`)."""
-    return _memoized(_copy_pieces, warps, src, dst, nwarps)
+    """`_copy_pieces` (the rule), compiled or remembered (`_counted`)."""
+    return _counted(_copy_pieces, warps, src, dst, nwarps)
 
 
 def fill_count(lanes: np.ndarray, local: np.ndarray, read_lanes: np.ndarray, goff: np.ndarray) -> int:

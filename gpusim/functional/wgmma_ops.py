@@ -134,8 +134,7 @@ class WgmmaOp(Op):
         if skip and x.san is None:
             x.counters.add_extra(self.index, "tensor_gmma_inst", len(warps))
             return
-        # every warp's operand addresses (one array per distinct descriptor)
-        b_addr = np.stack([_addresses(int(d), f.n, f.k, bb, mb)[0] for d in ub.tolist()])[ib]
+        b_desc = np.stack([_addresses(int(d), f.n, f.k, bb, mb)[0] for d in ub.tolist()])   # per distinct descriptor
         a_addr = None
         if not f.a_regs:
             full = np.stack([_addresses(int(d), 64, f.k, ab, ma)[0] for d in ua.tolist()])
@@ -143,7 +142,7 @@ class WgmmaOp(Op):
         if x.san is not None:                          # the operands' 16-byte chunks, spread over each warp's lanes
             acc = SimpleNamespace(index=self.index, info=replace(self.info, access_bytes=16, is_store=False))
             for i in range(len(warps)):
-                for addr in (b_addr[i],) + (() if a_addr is None else (a_addr[i],)):
+                for addr in (b_desc[ib[i]],) + (() if a_addr is None else (a_addr[i],)):
                     chunks = np.unique(addr >> 4) << 4
                     x.san.access(acc, "shared", int(lane0[i]) + np.arange(len(chunks)) % 32,
                                  (chunks + base[i]).astype(np.uint64))
@@ -155,13 +154,17 @@ class WgmmaOp(Op):
             a = gather(x, self.a_srcs, U32)
         # the warps of a warpgroup (same descriptor, same block) share one B: read once
         _, first, b_index = np.unique(ib.astype(np.int64) * (1 << 40) + base, return_index=True, return_inverse=True)
-        Bt = W.read_operand(lsu.shared, b_addr[first] + base[first, None, None], bb)
+        Bt = W.read_operand(lsu.shared, b_desc[ib[first]] + base[first, None, None], bb)
         A16 = W.a_from_regs(f, a[warps]) if a_addr is None else \
             W.read_operand(lsu.shared, a_addr + base[:, None, None], ab)
-        out = np.zeros(c.shape, np.uint32)
-        out[warps] = W.warp_mma(f, A16, Bt, c[warps], sd[warps, 0, 0], scale_a, scale_b, b_transposed=True,
-                                b_index=b_index.reshape(-1))
-        scatter(x, self.dsts, out, warps)
+        every = len(warps) == c.shape[0]                # every warp of the span: no copies in and out
+        d = W.warp_mma(f, A16, Bt, c if every else c[warps], sd[:, 0, 0] if every else sd[warps, 0, 0], scale_a,
+                       scale_b, b_transposed=True, b_index=b_index.reshape(-1))
+        if not every:
+            out = np.zeros(c.shape, np.uint32)
+            out[warps] = d
+            d = out
+        scatter(x, self.dsts, d, warps)
 
 
 @lru_cache(maxsize=1024)

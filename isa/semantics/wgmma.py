@@ -196,6 +196,13 @@ def _acc_map(n: int, cb: int) -> np.ndarray:
 
 
 @lru_cache(maxsize=None)
+def _acc_positions(n: int, cb: int) -> np.ndarray:
+    """`mma_layout.fragment_positions` of `_acc_map(n, cb)` over a warp's 16 x n rows (read-only),
+    kept per shape rather than found again from the map's bytes on every call."""
+    return L.fragment_positions(_acc_map(n, cb), (16, n))
+
+
+@lru_cache(maxsize=None)
 def _a_map(k: int, bits: int) -> np.ndarray:
     """Warp-relative map of A from registers (the same for every warp of the group)."""
     m = L.wgmma_a_regs_map(k, bits)[:32]
@@ -217,7 +224,7 @@ def warp_mma(form: WgmmaForm, A16: np.ndarray, B: np.ndarray, c_regs: np.ndarray
     cb = ACC_BITS[form.dtype]
     amap = _acc_map(form.n, cb)
     if form.dtype != "s32" and not reference:            # C read and D written in register order
-        src = L.fragment_positions(amap, (16, form.n))
+        src = _acc_positions(form.n, cb)
         regs = np.ascontiguousarray(c_regs, np.uint32)
         el = regs.view(L.NARROW[cb]).reshape(regs.shape[:-2] + (-1,))
         model = M.hopper_model("wgmma", form.atype, form.dtype, form.k)
