@@ -52,7 +52,7 @@ def costs_for(gpu: str) -> Costs:
             continue
         return Costs(issue_slot=1.0 / (s.sm.sub_partitions * s.sm.issue_width_warp_inst_per_cycle),
                      wavefront=float(s.sm.shared_wavefront_cycles),
-                     sector=s.l2.sector_bytes * s.sm_count / (s.l2.slices * s.l2.bandwidth_bytes_per_cycle_per_slice),
+                     sector=s.l2.sector_bytes * s.sm_count / (s.l2.slices * s.in_sm_cycles().l2.bandwidth_bytes_per_cycle_per_slice),
                      atomic_sector=(s.l2.atomic_unit_cycles_per_pass + s.l2.atomic_near_slice_cycles_per_pass / 2)
                      * s.sm_count / s.l2.slices)
     return Costs()

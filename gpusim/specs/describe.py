@@ -118,7 +118,7 @@ def derived(spec: GPUSpec) -> list[tuple[str, str]]:
     lanes = lambda *pipes: sum(32.0 / sm.pipes.of(p).issue_interval_cycles for p in pipes   # noqa: E731
                                if sm.pipes.of(p).issue_interval_cycles > 0)
     peak = lambda *pipes: spec.sm_count * sm.sub_partitions * lanes(*pipes) * 2 * ghz / 1000.0   # noqa: E731
-    l2_bpc = spec.l2.slices * spec.l2.bandwidth_bytes_per_cycle_per_slice
+    l2_bpc = spec.l2.slices * spec.in_sm_cycles().l2.bandwidth_bytes_per_cycle_per_slice   # per SM cycle
     ddr_gbps = spec.hbm.bus_width_bits / 8 * 2 * spec.clocks.memory_clock_mhz / 1000
     return [
         ("peak FP32 (FMA = 2 flops)", f"{peak('fmaheavy', 'fmalite'):.1f} TFLOP/s"),

@@ -8,6 +8,7 @@ without code changes.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from gpusim.errors import ConfigError
@@ -69,3 +70,21 @@ class GPUSpec:
     def hbm_bytes_per_cycle(self) -> float:
         """HBM bandwidth in bytes per SM clock cycle."""
         return self.hbm.bandwidth_GBps / self.clocks.sm_clock_mhz * 1000.0
+
+    def in_sm_cycles(self) -> GPUSpec:
+        """This spec with the bandwidths of an L2 on its own clock (`clocks.l2_clock_mhz`: the
+        slices' read and write bandwidth and the partition fabric's, per L2 cycle) restated per
+        SM cycle at `clocks.sm_clock_mhz`, and `l2_clock_mhz` 0; the spec itself where the L2
+        runs at the SM clock. What the timing units, the roofline and the bound read
+        (timing/clock_domain.py); a second restatement changes nothing."""
+        l2_mhz = self.clocks.l2_clock_mhz
+        if l2_mhz <= 0:
+            return self
+        ratio = l2_mhz / self.clocks.sm_clock_mhz            # L2 cycles a SM cycle
+        l2 = self.l2
+        return dataclasses.replace(
+            self, clocks=dataclasses.replace(self.clocks, l2_clock_mhz=0.0),
+            l2=dataclasses.replace(
+                l2, bandwidth_bytes_per_cycle_per_slice=l2.bandwidth_bytes_per_cycle_per_slice * ratio,
+                write_bandwidth_bytes_per_cycle_per_slice=l2.write_bandwidth_bytes_per_cycle_per_slice * ratio,
+                fabric_bandwidth_bytes_per_cycle=l2.fabric_bandwidth_bytes_per_cycle * ratio))

@@ -21,10 +21,11 @@ class ClockSpec:
     sm_clock_mhz: float = bounded(1980.0, 50.0, 10000.0)  # SM clock used to turn cycles into time (boost)
     memory_clock_mhz: float = bounded(2619.0, 50.0, 20000.0)  # HBM data clock, informational
     tensor_clock_mhz: float = bounded(1830.0, 0.0, 10000.0)  # SM clock while a kernel issues reduced-precision tensor instructions (HMMA, IMMA, HGMMA, IGMMA, QGMMA): the one the dense tensor TFLOP/s are quoted at; at most sm_clock_mhz; 0: sm_clock_mhz
+    l2_clock_mhz: float = bounded(0.0, 0.0, 10000.0)  # the L2's own clock, whatever the SMs run at: the L2 slices' and partition fabric's bandwidths are then per L2 cycle (timing/clock_domain.py); 0: the L2 runs at the SM clock, those bandwidths per SM cycle
 
     def __post_init__(self) -> None:
         _positive(self, "sm_clock_mhz", "memory_clock_mhz")
-        _nonnegative(self, "tensor_clock_mhz")
+        _nonnegative(self, "tensor_clock_mhz", "l2_clock_mhz")
         check_ranges(self)
 
     @property
@@ -175,8 +176,8 @@ class L2Spec:
     line_bytes: int = bounded(128, 16, 4096)     # tag granularity
     sector_bytes: int = bounded(32, 4, 4096)     # fill and valid granularity
     hit_latency_cycles: int = bounded(276, 1, 100_000)  # load that hits L2, SM clock cycles, to dependent use
-    bandwidth_bytes_per_cycle_per_slice: float = bounded(64.0, 0.01, 65536.0)  # data returned per SM cycle by one slice
-    write_bandwidth_bytes_per_cycle_per_slice: float = bounded(35.0, 0.01, 65536.0)  # data written (stores) per SM cycle by one slice
+    bandwidth_bytes_per_cycle_per_slice: float = bounded(64.0, 0.01, 65536.0)  # data returned per cycle by one slice (L2 cycles where clocks.l2_clock_mhz is set, else SM cycles)
+    write_bandwidth_bytes_per_cycle_per_slice: float = bounded(35.0, 0.01, 65536.0)  # data written (stores) per cycle by one slice (L2 cycles where clocks.l2_clock_mhz is set)
     atomic_latency_cycles: int = bounded(40, 0, 100_000)  # extra cycles for a read-modify-write at the slice
     atomic_unit_cycles_per_pass: float = bounded(1.5, 0.001, 10000.0)  # a slice's atomic unit per pass (one sector's read-modify-write, at most one lane per address)
     atomic_unit_granule_bytes: int = bounded(512, 1, 1 << 30)  # aligned block whose atomics all go to one slice's atomic unit
@@ -187,7 +188,7 @@ class L2Spec:
     atomic_float_sector_interval_cycles: float = bounded(0.0, 0.0, 10000.0)  # a floating-point pass holds its sector this long
     partitions: int = bounded(2, 1, 64)          # L2 partitions; an SM's near one caches copies of lines homed in the far one
     fabric_latency_cycles: int = bounded(100, 1, 100_000)  # one crossing of the fabric between partitions (a far access crosses twice)
-    fabric_bandwidth_bytes_per_cycle: float = bounded(2120.0, 0.01, 1e6)  # data across the partition fabric, all partitions together
+    fabric_bandwidth_bytes_per_cycle: float = bounded(2120.0, 0.01, 1e6)  # data across the partition fabric, all partitions together (L2 cycles where clocks.l2_clock_mhz is set)
     ecc_granule_bytes: int = bounded(32, 1, 4096)  # L2 data ECC word: a write covering part of one costs the slice a read too
     join_queued_reads: bool = False              # a read finding the same sectors still queued at its slice shares that lookup (l2_queue.py)
 

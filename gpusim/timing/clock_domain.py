@@ -11,6 +11,17 @@ never above the boost clock) for its whole duration: every cycle count the units
 from nanoseconds (HBM and peer latency, bandwidth per cycle) and the cycles-to-time of
 `gpu__time_duration.sum` use it, and `sm__cycles_elapsed.avg.per_second` reports it.
 
+The L2 has a clock of its own: Nsight's `lts__cycles_elapsed.avg.per_second` stays at
+1.706-1.709 GHz on an H200 while the SM clock of the same kernels ranges 1.53-1.98 GHz
+(data/measurements/l2_clock_h200.json). So where a preset sets `clocks.l2_clock_mhz`, its
+L2 slices' read and write bandwidths and the partition fabric's are per L2 cycle, and
+`launch_spec` restates them per SM cycle at the launch's SM clock (`GPUSpec.in_sm_cycles`): a
+tensor kernel at 1.55 GHz gets 1.10 times the L2 bytes a SM cycle that a CUDA-core kernel at
+1.98 GHz gets, as the probe and the Triton GEMMs measure. The restated spec has
+`l2_clock_mhz` 0 (its numbers are SM cycles now), so a second restatement changes nothing.
+The L2's latencies and atomic pass times stay in SM cycles as measured and fitted (at the
+boost clock): only the bandwidths are restated.
+
 Not modelled: the power or current limit that takes the heaviest GEMMs lower still
 (1542-1700 MHz measured on 4096^3 and 8192^3 Triton and TMA GEMMs), and a clock that
 changes within a kernel.
@@ -30,8 +41,10 @@ def issues_tensor_instructions(instructions) -> bool:
 
 
 def launch_spec(spec: GPUSpec, instructions) -> GPUSpec:
-    """`spec` at the clock a kernel of these SASS `instructions` runs at (module docstring)."""
+    """`spec` at the clock a kernel of these SASS `instructions` runs at, its L2 bandwidths
+    per SM cycle of that clock (module docstring)."""
     mhz = spec.clocks.tensor_mhz if issues_tensor_instructions(instructions) else spec.clocks.sm_clock_mhz
-    if mhz == spec.clocks.sm_clock_mhz:
-        return spec
-    return dataclasses.replace(spec, clocks=dataclasses.replace(spec.clocks, sm_clock_mhz=mhz))
+    if mhz != spec.clocks.sm_clock_mhz:
+        spec = dataclasses.replace(spec, clocks=dataclasses.replace(spec.clocks, sm_clock_mhz=mhz))
+    return spec.in_sm_cycles()
+

@@ -123,11 +123,12 @@ def ceilings(spec) -> tuple[tuple[Ceiling, ...], tuple[Ceiling, ...]]:
         Ceiling("FP64", per_sm * lanes("fp64") * 2 * hz,
                 f"{spec.sm_count} SMs x {sm.sub_partitions} SMSPs x {lanes('fp64'):g} lanes x 2 x {clock}"),
     ) + tensor_ceilings(spec)
-    l2_bpc = spec.l2.slices * spec.l2.bandwidth_bytes_per_cycle_per_slice
+    l2_slice_bpc = spec.in_sm_cycles().l2.bandwidth_bytes_per_cycle_per_slice   # an L2 on its own clock: per SM cycle
+    l2_bpc = spec.l2.slices * l2_slice_bpc
     sh_bpc = spec.sm_count * sm.shared_banks * sm.shared_bank_width_bytes
     memory = (
         Ceiling("HBM", spec.hbm.bandwidth_GBps * 1e9, f"hbm.bandwidth_GBps = {spec.hbm.bandwidth_GBps:g}"),
-        Ceiling("L2", l2_bpc * hz, f"{spec.l2.slices} slices x {spec.l2.bandwidth_bytes_per_cycle_per_slice:g} "
+        Ceiling("L2", l2_bpc * hz, f"{spec.l2.slices} slices x {l2_slice_bpc:.4g} "
                 f"B/cycle x {clock}"),
         Ceiling("shared", sh_bpc * hz, f"{spec.sm_count} SMs x {sm.shared_banks} banks x "
                 f"{sm.shared_bank_width_bytes} B x {clock}"),

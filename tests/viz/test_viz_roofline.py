@@ -16,7 +16,8 @@ def test_h100_ceilings_are_the_specs_pipes_banks_slices_and_hbm():
     assert r.ceiling("FP16") == pytest.approx(2 * r.ceiling("FP32"))                   # HFMA2 on the FMA pipes
     assert r.ceiling("FP64") == pytest.approx(132 * 4 * 16 * 2 * hz)
     assert r.ceiling("HBM") == s.hbm.bandwidth_GBps * 1e9 == 3352e9
-    assert r.ceiling("L2") == pytest.approx(s.l2.slices * s.l2.bandwidth_bytes_per_cycle_per_slice * hz)
+    # the slices run at the L2's own clock (per L2 cycle), whatever the SMs' clock
+    assert r.ceiling("L2") == pytest.approx(s.l2.slices * s.l2.bandwidth_bytes_per_cycle_per_slice * s.clocks.l2_clock_mhz * 1e6)
     assert r.ceiling("shared") == pytest.approx(132 * 32 * 4 * hz)
 
 

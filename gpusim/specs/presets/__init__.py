@@ -168,15 +168,22 @@ Sources (the tags the comments use):
   KB a cycle delivered, 0.30 lookups a sector: reads of sectors still queued at a slice join
   them); one SM alone 528 and 530; rows 16 B off a 32-B boundary (`pitch80`) read a sector once
   for each shared sector it fills (functional/copy_counts.py `copy_pieces`). The L2 runs on its own
-  clock (data/measurements/l2_clock_h200.json: 1.71 GHz while the SMs run at 1.53-1.98 GHz). In
-  the presets: `copy_pieces` only. The model's limit in both 132-SM runs is the crossbar
-  (`noc.bandwidth_bytes_per_cycle`, 5,120 B a cycle: 1,691 and 1,689 cycles a round,
-  benchmarks/results/crossbar_probe_check_h100.json); the calibrated slices (73.6 B a cycle on the
-  H100, fitted to the `bandwidth/read_l2` stream, which is latency-bound) never bind there.
-  `l2.join_queued_reads` (gpusim/timing/memory/l2_queue.py) is off: alone it changes neither run
-  (the crossbar binds) and moves the tensor GEMMs at 2048^3-4096^3 by about a point except
-  `cuda_mma_double/n2048` (-9.9 -> -16.8%). Not yet in the presets: slices at the measured 50 B a
-  cycle, not fitted, with a crossbar above 11.3 KB a cycle, joining, and the L2's own clock.
+  clock ([MEAS-L2CLK]). In the Hopper presets (2026-11-25): the slices at the measured 50.3 / 49.5 B a
+  SM cycle at 1,979 MHz, stated per L2 cycle (58.3 / 57.4 B at 1,707.5 MHz: `clocks.l2_clock_mhz`,
+  timing/clock_domain.py restates them per SM cycle at each launch's clock), no longer fitted
+  to `bandwidth/read_l2` (which hits in L1: 16.2 M of its 16.8 M sectors, and is bound by its
+  issue, not the L2); joining of reads queued at a slice (`l2.join_queued_reads`,
+  gpusim/timing/memory/l2_queue.py); the crossbar at 11,520 B a SM cycle, above what the
+  one-region runs delivered. Predicted (`python -m validate.tensor_timing.crossbar_probe
+  --predict h100 data/measurements/crossbar_probe_h100_run3.json`): own 2,178 cycles a round
+  (2,151 measured), one region 784 (766), pitch 80 3,275 (3,592); H200 1,825 (1,820), 781
+  (756), 2,739 (3,084). Before (slices fitted to 73.6 B, crossbar 5,120 B, no joining): 1,691,
+  1,689, 2,535 (benchmarks/results/crossbar_probe_check_h100.json at d450dad).
+- [MEAS-L2CLK] the L2's clock, data/measurements/l2_clock_h200.json (Nsight
+  `lts__cycles_elapsed.avg.per_second` beside `sm__cycles_elapsed.avg.per_second`, H200, driver
+  580.159.04, 2026-11-25, clocks not locked, five tensor-set GEMMs): the L2 at 1.706-1.709 GHz
+  while the SMs ran at 1.527-1.975 GHz; the probe's 132-SM runs 1.703-1.708 GHz at 1.97-1.98 GHz.
+  The H100's L2 clock is not measured: taken as the H200's (the same GH100 L2).
 - [MEAS-BAR] barrier phases and conflicted shared accesses, data/measurements/scan_phases_h100.json
   (`python -m validate.scan_phases_probe`, H100, driver 580.159.04, 2026-11-24, Nsight's
   sm__cycles_elapsed.max over 336 `__syncthreads` phases a block with one FFMA between): 42.4 /

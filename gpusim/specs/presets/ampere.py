@@ -18,6 +18,7 @@ A100 = GPUSpec(
         sm_clock_mhz=1410.0,               # [A100-WP] boost clock
         memory_clock_mhz=1593.0,           # [A100-DS] derived: 2039 GB/s / (5120 bits / 8 x 2)
         tensor_clock_mhz=1410.0,           # [TC-WP] A100's tensor TFLOP/s are quoted at its boost clock
+        l2_clock_mhz=0.0,                  # estimate: not measured, the L2 taken at the SM clock (its bandwidths per SM cycle)
     ),
     sm=SMSpec(
         sub_partitions=4,                  # [A100-WP]

@@ -120,6 +120,7 @@ H100 = GPUSpec(
         sm_clock_mhz=1980.0,               # [MEAS] max boost (clock rate 1980000 kHz; the whitepaper had none final)
         memory_clock_mhz=2619.0,           # [MEAS] = 3352 GB/s / (5120 bits / 8 x 2)
         tensor_clock_mhz=1830.0,           # [TC-WP] the clock the dense tensor TFLOP/s are quoted at; [MEAS-CLK]
+        l2_clock_mhz=1707.5,               # estimate: the H200's (same GH100 L2) [MEAS-L2CLK]
     ),
     sm=_HOPPER_SM,                         # cited above
     l1=_HOPPER_L1,                         # cited above
@@ -131,8 +132,8 @@ H100 = GPUSpec(
         line_bytes=128,                    # [NCU]
         sector_bytes=32,                   # [NCU]
         hit_latency_cycles=276,            # [MEAS] ld.global.cg chase over random lines (near hits: warmed copies)
-        bandwidth_bytes_per_cycle_per_slice=53.0,  # [SSB] L2-resident reads at 8.4 TB/s over 80 slices
-        write_bandwidth_bytes_per_cycle_per_slice=35.0,  # [NCU-DATA] write_l2: 1.09 sectors/slice/cycle
+        bandwidth_bytes_per_cycle_per_slice=58.3,  # [MEAS-XBAR] a L2 cycle: 132 SMs on regions of their own, 4,022 B a SM cycle at 1,979 MHz over 80 slices (50.3 B) at 1,707.5 MHz
+        write_bandwidth_bytes_per_cycle_per_slice=40.6,  # [NCU-DATA] write_l2: 1.09 sectors/slice/SM cycle at 1,980 MHz (35.0 B), a L2 cycle
         atomic_latency_cycles=40,          # estimate: not measured
         atomic_unit_cycles_per_pass=1.40,  # [MEAS-ATOM] passes over the sectors of one granule: 1.39 (atomic_bins/i32_b32), 1.41 (i32_b8_s32B); validate calibrate fits it (histogram_global/large)
         atomic_unit_granule_bytes=512,     # [MEAS-ATOM] hot sets of 1 line / 2 lines / 8 / 32 / 64 lines run 1 / 1 / 2 / 7.6 / 13-16 passes at a time (atomic_bins i32_b32, _b8_s32B, _b8_s128B, _b32_s128B, _b256_s32B)
@@ -143,9 +144,9 @@ H100 = GPUSpec(
         atomic_float_sector_interval_cycles=3.5,  # [MEAS-ATOM] one address, float adds: 3.50 cycles a pass (atomic_hot/f32_a1_h1, f32_a32_h1, atomic_uniform/f32_s1)
         partitions=2,                      # [H100-WP] L2 in two partitions; [NCU-DATA] 1.50x lts sectors
         fabric_latency_cycles=_HOPPER_FABRIC_LATENCY,  # estimate: see _HOPPER_FABRIC_LATENCY
-        fabric_bandwidth_bytes_per_cycle=2120.0,  # estimate: the far half of the slices' read total (80 x 53 / 2)
+        fabric_bandwidth_bytes_per_cycle=2332.0,  # estimate: the far half of the slices' read total (80 x 58.3 / 2), a L2 cycle
         ecc_granule_bytes=32,              # [NCU-DATA] transpose_naive/large: a 4-B store takes 2 sector slots
-        join_queued_reads=False,           # off: see [MEAS-XBAR]; on, it gives the probe's 0.30 lookups a sector
+        join_queued_reads=True,            # [MEAS-XBAR] every SM on one region: 0.30 lookups a sector
     ),
     hbm=HBMSpec(
         stacks=5,                          # [H100-WP] five HBM3 stacks
@@ -171,7 +172,7 @@ H100 = GPUSpec(
         write_queue_bursts=16,             # estimate: controller write drain; fitted to [NCU-DATA] copy_hbm
     ),
     noc=NoCSpec(
-        bandwidth_bytes_per_cycle=5120.0,  # estimate: the L2 slices' total; [SSB] reads 8.4 TB/s = 4260 B/cycle
+        bandwidth_bytes_per_cycle=11520.0,  # estimate: above the 11,293 B a SM cycle 132 SMs pulled from one region [MEAS-XBAR]
         latency_cycles=_HOPPER_NOC_LATENCY,  # estimate: see _HOPPER_NOC_LATENCY
     ),
     launch=_LAUNCH,                        # estimates, see _LAUNCH
@@ -196,6 +197,7 @@ H200 = GPUSpec(
         sm_clock_mhz=1980.0,               # [MEAS] max boost, nvidia-smi and clock rate
         memory_clock_mhz=3201.0,           # [MEAS] nvidia-smi max memory clock
         tensor_clock_mhz=1800.0,           # [MEAS-CLK] H200: mma.sync loops 1797-1815 MHz (the H100 SXM's 1830 of [TC-WP] is not reached)
+        l2_clock_mhz=1707.5,               # [MEAS-L2CLK] lts__cycles_elapsed.avg.per_second 1.703-1.709 GHz whatever the SM clock
     ),
     sm=_HOPPER_SM,                         # [H200-DS] H100 compute; [MEAS] same latencies and rates
     l1=_HOPPER_L1,                         # [MEAS] same L1 hit latency as H100
@@ -207,8 +209,8 @@ H200 = GPUSpec(
         line_bytes=128,                    # [NCU]
         sector_bytes=32,                   # [NCU]
         hit_latency_cycles=284,            # [MEAS] ld.global.cg chase over random lines (near hits: warmed copies)
-        bandwidth_bytes_per_cycle_per_slice=53.0,  # estimate: as H100 [SSB]
-        write_bandwidth_bytes_per_cycle_per_slice=32.5,  # [NCU-DATA] write_l2: 1.005 sectors/slice/cycle
+        bandwidth_bytes_per_cycle_per_slice=57.4,  # [MEAS-XBAR] a L2 cycle: 132 SMs on regions of their own, 4,753 B a SM cycle at 1,978 MHz over 96 slices (49.5 B) at 1,707.5 MHz
+        write_bandwidth_bytes_per_cycle_per_slice=37.7,  # [NCU-DATA] write_l2: 1.005 sectors/slice/SM cycle at 1,980 MHz (32.5 B), a L2 cycle
         atomic_latency_cycles=40,          # estimate: not measured
         atomic_unit_cycles_per_pass=1.40,  # [MEAS-ATOM] passes over the sectors of one granule: 1.39 (atomic_bins/i32_b32), 1.41 (i32_b8_s32B); validate calibrate fits it (histogram_global/large)
         atomic_unit_granule_bytes=512,     # [MEAS-ATOM] hot sets of 1 line / 2 lines / 8 / 32 / 64 lines run 1 / 1 / 2 / 7.6 / 13-16 passes at a time (atomic_bins i32_b32, _b8_s32B, _b8_s128B, _b32_s128B, _b256_s32B)
@@ -219,9 +221,9 @@ H200 = GPUSpec(
         atomic_float_sector_interval_cycles=3.5,  # [MEAS-ATOM] one address, float adds: 3.50 cycles a pass (atomic_hot/f32_a1_h1, f32_a32_h1, atomic_uniform/f32_s1)
         partitions=2,                      # [H100-WP] GH100's L2 in two partitions; [NCU-DATA] 1.50x lts sectors
         fabric_latency_cycles=_HOPPER_FABRIC_LATENCY,  # estimate: see _HOPPER_FABRIC_LATENCY
-        fabric_bandwidth_bytes_per_cycle=2544.0,  # estimate: the far half of the slices' read total (96 x 53 / 2)
+        fabric_bandwidth_bytes_per_cycle=2755.0,  # estimate: the far half of the slices' read total (96 x 57.4 / 2), a L2 cycle
         ecc_granule_bytes=32,              # [NCU-DATA] transpose_naive/large: a 4-B store takes 2 sector slots
-        join_queued_reads=False,           # off: see [MEAS-XBAR]; on, it gives the probe's 0.30 lookups a sector
+        join_queued_reads=True,            # [MEAS-XBAR] every SM on one region: 0.30 lookups a sector
     ),
     hbm=HBMSpec(
         stacks=6,                          # estimate: 141 GB as six 24 GB HBM3e stacks on GH100's six sites [H100-WP]
@@ -247,7 +249,7 @@ H200 = GPUSpec(
         write_queue_bursts=16,             # estimate: controller write drain; fitted to [NCU-DATA] copy_hbm
     ),
     noc=NoCSpec(
-        bandwidth_bytes_per_cycle=6144.0,  # estimate: the L2 slices' total
+        bandwidth_bytes_per_cycle=11520.0,  # estimate: above the 11,449 B a SM cycle 132 SMs pulled from one region [MEAS-XBAR]
         latency_cycles=_HOPPER_NOC_LATENCY,  # estimate: see _HOPPER_NOC_LATENCY
     ),
     launch=_LAUNCH,                        # estimates, see _LAUNCH

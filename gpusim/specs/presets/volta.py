@@ -18,6 +18,7 @@ V100 = GPUSpec(
         sm_clock_mhz=1530.0,               # [V100-WP] Table 1 boost clock
         memory_clock_mhz=877.0,            # estimate: what V100 boards report (recalled); [V100-WP] 900 GB/s gives 879
         tensor_clock_mhz=1530.0,           # [TC-WP] V100's 125 TFLOP/s are quoted at its boost clock
+        l2_clock_mhz=0.0,                  # estimate: not measured, the L2 taken at the SM clock (its bandwidths per SM cycle)
     ),
     sm=SMSpec(
         sub_partitions=4,                  # [V100-WP]
