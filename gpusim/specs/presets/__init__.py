@@ -175,9 +175,9 @@ Sources (the tags the comments use):
   issue, not the L2); joining of reads queued at a slice (`l2.join_queued_reads`,
   gpusim/timing/memory/l2_queue.py); the crossbar at 11,520 B a SM cycle, above what the
   one-region runs delivered. Predicted (`python -m validate.tensor_timing.crossbar_probe
-  --predict h100 data/measurements/crossbar_probe_h100_run3.json`): own 2,178 cycles a round
-  (2,151 measured), one region 784 (766), pitch 80 3,275 (3,592); H200 1,825 (1,820), 781
-  (756), 2,739 (3,084). Before (slices fitted to 73.6 B, crossbar 5,120 B, no joining): 1,691,
+  --predict h100 data/measurements/crossbar_probe_h100_run3.json`): own 2,174 cycles a round
+  (2,151 measured), one region 761 (766), pitch 80 3,267 (3,592); H200 (`--predict h200 ...h200_run3.json`)
+  1,844 (1,820), 765 (756), 2,767 (3,084): benchmarks/results/crossbar_probe_check_h{100,200}.json. Before (slices fitted to 73.6 B, crossbar 5,120 B, no joining): 1,691,
   1,689, 2,535 (benchmarks/results/crossbar_probe_check_h100.json at d450dad).
 - [MEAS-L2CLK] the L2's clock, data/measurements/l2_clock_h200.json (Nsight
   `lts__cycles_elapsed.avg.per_second` beside `sm__cycles_elapsed.avg.per_second`, H200, driver
