@@ -154,8 +154,8 @@ def test_32_way_conflict_is_ranked_first_and_named_by_degree():
 def test_scores_are_sm_cycles_of_the_preset():
     h100, spec = costs_for("h100"), resolve("h100")
     assert (h100.issue_slot, h100.wavefront) == (0.25, 1.0)              # 4 schedulers; 1 wavefront per cycle
-    per_sm = spec.l2.slices * spec.l2.bandwidth_bytes_per_cycle_per_slice / spec.sm_count
-    assert h100.sector == pytest.approx(32 / per_sm) and 0.5 < h100.sector < 1.0    # ~45 B/cycle of L2 per SM
+    per_sm = spec.l2.slices * spec.in_sm_cycles().l2.bandwidth_bytes_per_cycle_per_slice / spec.sm_count
+    assert h100.sector == pytest.approx(32 / per_sm) and 0.9 < h100.sector < 1.2    # ~30 B a SM cycle of L2 per SM
     assert costs_for("h100+sm.count=64") == h100 and costs_for("no-such-gpu") == Costs()
 
 

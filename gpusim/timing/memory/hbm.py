@@ -93,6 +93,7 @@ from gpusim.timing.memory.hashing import unit_of
 from gpusim.timing.memory.servers import BandwidthServer
 
 READ_DIR, WRITE_DIR = 0, 1
+READ_TIME_WEIGHT = 1.0 / 64      # the congestion's moving mean: a read's weight (about the last 64 reads)
 
 
 class _Channel:
@@ -174,6 +175,10 @@ class HBM:
         self._chans = [_Channel(BandwidthServer(per_channel, 0.0, name=f"HBM.channel[{c}]"), self.banks_per_channel,
                                 self._refi * (c + 0.5) / self.channels if refresh else float("inf"))
                        for c in range(self.channels)]
+        # congestion (sampling/warming.py's convoys): a moving mean of reads' time at the DRAM, from
+        # their arrival at the controller to their data back, over about the last 64 reads
+        self.read_time_mean = self.latency_cycles
+        self.congested = False                    # reads wait in the queues at least as long as the latency
         self.bursts_read = 0
         self.bursts_written = 0
         self.bytes_read = self.bytes_written = 0
@@ -213,7 +218,10 @@ class HBM:
         done = ch.bus.serve(ready, nbytes) + lat
         if self._rfc and t < ch.next_refresh - self._refi_idle:     # the channel's refresh is still going on:
             end = ch.next_refresh - self._refi_idle + lat           # the data cannot come before its end
-            return end if end > done else done
+            if end > done:
+                done = end
+        m = self.read_time_mean = self.read_time_mean + (done - t - self.read_time_mean) * READ_TIME_WEIGHT
+        self.congested = m >= 2.0 * self.latency_cycles
         return done
 
     def write_burst(self, t: float, burst: int, sectors: int = 0) -> float:
@@ -370,6 +378,8 @@ class HBM:
             ch.accept_at = float("-inf")
             if ch.next_refresh != float("inf"):
                 ch.next_refresh = ch.next_refresh % self._refi
+        self.read_time_mean = self.latency_cycles
+        self.congested = False
 
     def reset_counters(self) -> None:
         self.bursts_read = self.bursts_written = 0

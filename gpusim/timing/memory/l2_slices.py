@@ -138,7 +138,7 @@ class L2Slices:
         for the victim's write-back is left in `stall`)."""
         spl = self.sectors_per_line
         fp = self.footprint
-        state = fp.warm_state(line, self.tau) if fp is not None else COLD
+        state = fp.warm_state(line, self.tau, self.hbm.congested) if fp is not None else COLD
         warm = state != COLD
         standins = self.standins
         if len(od) >= self.ways:

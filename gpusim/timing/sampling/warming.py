@@ -47,6 +47,18 @@ What is modelled (an estimate from the sampled blocks, no extra execution):
   blocks reach it together, one fetches it from DRAM and the others wait for that fetch
   (the L2 fills the share's entry at the DRAM latency, without traffic of its own); a line
   touched by earlier waves is held.
+  Convoys: the blocks of a wave that share a line drift apart (their durations differ), so
+  their touches of it come as far apart as the blocks' positions say, and beyond the
+  residency window each fetches it again. While the DRAM is congested (`HBM.congested`:
+  reads wait in its queues at least as long as its latency) that drift reverses: a block
+  ahead waits for its misses while those behind it hit what it fetched and catch up, so the
+  blocks that share lines run in convoys, and a touch by any of the wave's other blocks
+  comes with this one's: a regular region's line is fetched once a wave (1 - gap / wave of
+  its touches in flight), an irregular one's by the first of a Poisson number of the wave's
+  touches (1 - (1 - e^-x) / x, x = extra touches within the wave). The congestion decides
+  per miss, so the DRAM traffic settles where the DRAM is just congested: the TMA GEMM at
+  8192^3 read 5.7 GB of DRAM on the H100 (3.35 TB/s: congested without convoys) and 10.9 GB
+  on the H200 (4.8 TB/s: not), 13.6 and 12.9 without convoys in the model, 2.6 with them always.
   A region is regular when, over the run's blocks, at least `REGULAR_SHARE` of the
   gaps between a block's consecutive lines of it are that block's commonest gap, and
   that gap is more than one line. Contiguous runs of lines (a tile, a row, random
@@ -93,7 +105,7 @@ class SharedFootprint:
         blocks that touch one line all come (default 1: spread over the whole grid; a
         grouped tile order's A strip: its group of blocks)."""
         self.wave_share = min(1.0, max(0.0, float(wave_share)))
-        self._wave_p: dict[tuple[int, int], float] = {}        # (region, wave): `probability`
+        self._wave_p: dict[tuple[int, int, bool], float] = {}  # (region, wave, convoy): `probability`
         self._wave_p0: dict[tuple[int, int], float] = {}       # ... at the wave's first position (`warm_state`)
         self.starts = np.asarray(starts, dtype=np.int64)
         self.ends = np.asarray(ends, dtype=np.int64)
@@ -198,7 +210,7 @@ class SharedFootprint:
         size = self.lines[r] * line_bytes / 1e6
         return f"a {size:,.1f} MB region touched by {self.sharing[r]:.1f} blocks per line across the grid"
 
-    def probability(self, line: int, tau: float) -> float:
+    def probability(self, line: int, tau: float, convoy: bool = False) -> float:
         """Whether the whole L2 holds `line` at grid position `tau`, as a probability. The
         blocks of one wave (`wave_share` of the grid, dealt out together) run at the same
         time and walk their loops in step, so a block's touch of a line comes after those
@@ -211,12 +223,12 @@ class SharedFootprint:
                 if self.wave_share <= 0.0:
                     return _held(tau, tau, extra, gap, regular, self.window, span)
                 wave = int(tau / self.wave_share + 1e-9)
-                key = (r, wave)
+                key = (r, wave, convoy)
                 p = self._wave_p.get(key)
                 if p is None:
                     t0 = wave * self.wave_share
                     p = self._wave_p[key] = _held(t0, min(1.0, t0 + self.wave_share), extra, gap, regular,
-                                                  self.window, span)
+                                                  self.window, span, convoy)
                 return p
         return 0.0
 
@@ -232,13 +244,15 @@ class SharedFootprint:
         p = self.probability(line, tau)
         return p > 0.0 and ((line * HASH_MULT) & MASK64) / 2.0 ** 64 < p
 
-    def warm_state(self, line: int, tau: float) -> int:
+    def warm_state(self, line: int, tau: float, convoy: bool = False) -> int:
         """COLD, HELD (the whole L2 holds `line`: touched by blocks of earlier waves) or IN_FLIGHT
         (first touched by a block of the same wave, which runs in step with this one: its fetch
         from DRAM is on its way, and this block's request waits for it without a fetch of its
         own). The same draw as `warm`: a line is IN_FLIGHT where the wave's mean probability
-        exceeds the probability at the wave's first position."""
-        p = self.probability(line, tau)
+        exceeds the probability at the wave's first position. `convoy`: the DRAM is congested
+        (`HBM.congested`), so the blocks that share a line run in convoys and every touch of it
+        by the wave's other blocks comes with this one (`_held`)."""
+        p = self.probability(line, tau, convoy)
         if p <= 0.0:
             return COLD
         u = ((line * HASH_MULT) & MASK64) / 2.0 ** 64
@@ -258,7 +272,8 @@ class SharedFootprint:
         return HELD
 
 
-def _held(t0: float, t1: float, extra: float, gap: float, regular: bool, window: float, span: float = 1.0) -> float:
+def _held(t0: float, t1: float, extra: float, gap: float, regular: bool, window: float, span: float = 1.0,
+          convoy: bool = False) -> float:
     """The mean over grid positions tau in [t0, t1] of the probability that the whole L2
     holds a line touched by `extra` other blocks (class docstring): in order (`regular`),
     1 where its reuse distance `gap` fits min(tau, w); at random, 1 - exp(-extra min(tau, w)).
@@ -268,12 +283,18 @@ def _held(t0: float, t1: float, extra: float, gap: float, regular: bool, window:
     if span < 1.0:                 # a span like the one the line's touches are in: its own from the start
         t0, t1 = (0.0, span) if t0 >= span else (t0, min(t1, span))
         extra = extra / span
+    if convoy and t1 > t0:         # a convoy: the wave's other touches of the line come with this one
+        wave = t1 - t0
+        in_wave = (max(0.0, 1.0 - gap / wave) if regular
+                   else 1.0 - (-math.expm1(-extra * wave)) / (extra * wave) if extra * wave > 0 else 0.0)
+    else:
+        in_wave = 0.0
     if regular:
         if gap > window:
-            return 0.0
+            return in_wave
         if t1 <= t0:
             return 1.0 if gap <= t0 else 0.0
-        return min(1.0, max(0.0, (t1 - max(t0, gap)) / (t1 - t0)))
+        return max(in_wave, min(1.0, max(0.0, (t1 - max(t0, gap)) / (t1 - t0))))
     if t1 <= t0:
         return -math.expm1(-extra * min(t0, window))
     total = 0.0
@@ -282,7 +303,7 @@ def _held(t0: float, t1: float, extra: float, gap: float, regular: bool, window:
         total += (hi - lo) + (math.exp(-extra * hi) - math.exp(-extra * lo)) / extra
     if t1 > max(t0, window):
         total += (t1 - max(t0, window)) * -math.expm1(-extra * window)
-    return total / (t1 - t0)
+    return max(in_wave, total / (t1 - t0))
 
 
 def shared_footprint(arrays, streams_by_block, grid_blocks: int, sectors_per_line: int,
