@@ -15,6 +15,14 @@ for part in nvvm tools; do
   xz -dc ".devkit/$part/site.tar.xz" | tar -C "$K/site" -xf -
   touch "$K/have_$part"
 done
+for half in nvrtc1 nvrtc2; do                     # NVRTC in two halves (device_kit.sh), joined when both came
+  [ -f ".devkit/$half/part" ] && cp ".devkit/$half/part" "$K/$half.part"
+done
+if [ -f "$K/nvrtc1.part" ] && [ -f "$K/nvrtc2.part" ] && [ ! -f "$K/have_nvrtc" ]; then
+  cat "$K/nvrtc1.part" "$K/nvrtc2.part" | xz -dc | tar -C "$K/sp" -xf -
+  rm -f "$K/nvrtc1.part" "$K/nvrtc2.part"
+  touch "$K/have_nvrtc"
+fi
 cat > "$K/site/sitecustomize.py" <<'PY'
 """gpusim's device kit: its site-packages come first for cuda.pathfinder (site.getsitepackages)."""
 import site
@@ -46,6 +54,10 @@ try:
 except Exception as e: print("simpy missing", e)
 from cuda.pathfinder import find_nvidia_binary_utility
 print("ptxas", find_nvidia_binary_utility("ptxas"))
+try:
+    from cuda.bindings import nvrtc
+    print("nvrtc", nvrtc.nvrtcVersion()[1:])
+except Exception as e: print("nvrtc:", type(e).__name__, e)
 try:
     from numba.cuda.cudadrv.nvvm import NVVM
     print("nvvm", NVVM().get_version())
