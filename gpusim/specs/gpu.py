@@ -8,8 +8,7 @@ without code changes.
 """
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gpusim.errors import ConfigError
 from gpusim.frontend.sass.opcodes import NEWEST_TABLE_CC, table_arch
@@ -82,9 +81,9 @@ class GPUSpec:
             return self
         ratio = l2_mhz / self.clocks.sm_clock_mhz            # L2 cycles a SM cycle
         l2 = self.l2
-        return dataclasses.replace(
-            self, clocks=dataclasses.replace(self.clocks, l2_clock_mhz=0.0),
-            l2=dataclasses.replace(
+        return replace(
+            self, clocks=replace(self.clocks, l2_clock_mhz=0.0),
+            l2=replace(
                 l2, bandwidth_bytes_per_cycle_per_slice=l2.bandwidth_bytes_per_cycle_per_slice * ratio,
                 write_bandwidth_bytes_per_cycle_per_slice=l2.write_bandwidth_bytes_per_cycle_per_slice * ratio,
                 fabric_bandwidth_bytes_per_cycle=l2.fabric_bandwidth_bytes_per_cycle * ratio))

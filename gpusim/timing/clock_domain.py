@@ -47,4 +47,3 @@ def launch_spec(spec: GPUSpec, instructions) -> GPUSpec:
     if mhz != spec.clocks.sm_clock_mhz:
         spec = dataclasses.replace(spec, clocks=dataclasses.replace(spec.clocks, sm_clock_mhz=mhz))
     return spec.in_sm_cycles()
-

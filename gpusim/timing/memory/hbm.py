@@ -178,7 +178,8 @@ class HBM:
         # congestion (sampling/warming.py's convoys): a moving mean of reads' time at the DRAM, from
         # their arrival at the controller to their data back, over about the last 64 reads
         self.read_time_mean = self.latency_cycles
-        self.congested = False                    # reads wait in the queues at least as long as the latency
+        self._congested_at = 2.0 * self.latency_cycles   # reads wait in the queues at least as long as the latency
+        self.congested = False
         self.bursts_read = 0
         self.bursts_written = 0
         self.bytes_read = self.bytes_written = 0
@@ -221,7 +222,7 @@ class HBM:
             if end > done:
                 done = end
         m = self.read_time_mean = self.read_time_mean + (done - t - self.read_time_mean) * READ_TIME_WEIGHT
-        self.congested = m >= 2.0 * self.latency_cycles
+        self.congested = m >= self._congested_at
         return done
 
     def write_burst(self, t: float, burst: int, sectors: int = 0) -> float:
