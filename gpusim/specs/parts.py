@@ -157,14 +157,17 @@ class L1Spec:
     hit_latency_cycles: int = bounded(32, 1, 10_000)  # global load hit, to dependent use
     mshr_entries: int = bounded(256, 1, 1 << 20)  # outstanding missed sectors per SM
     bandwidth_bytes_per_cycle: int = bounded(128, 1, 65_536)  # L1 <-> SM datapath (one wavefront per cycle)
-    tag_banks: int = bounded(4, 1, 64)           # tag stage: one line per bank (line index mod banks) per cycle
+    tag_lines_per_cycle: int = bounded(4, 1, 64)  # tag stage: distinct lines of a request looked up per cycle
     write_allocate: bool = False                 # global stores: write-through, no write-allocate
 
     def __post_init__(self) -> None:
-        _power_of_two(self, "line_bytes", "sector_bytes", "associativity", "tag_banks")
-        _positive(self, "hit_latency_cycles", "mshr_entries", "bandwidth_bytes_per_cycle")
+        _power_of_two(self, "line_bytes", "sector_bytes", "associativity")
+        _positive(self, "hit_latency_cycles", "mshr_entries", "bandwidth_bytes_per_cycle", "tag_lines_per_cycle")
         if self.sector_bytes > self.line_bytes:
             raise ConfigError("L1Spec.sector_bytes cannot exceed line_bytes")
+        if self.bandwidth_bytes_per_cycle % self.sector_bytes:
+            raise ConfigError(f"L1Spec.bandwidth_bytes_per_cycle ({self.bandwidth_bytes_per_cycle}) must be a whole "
+                              f"number of sectors ({self.sector_bytes} B): a wavefront carries one sector of each bank group")
         check_ranges(self)
 
 

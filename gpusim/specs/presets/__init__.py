@@ -94,11 +94,16 @@ Sources (the tags the comments use):
   and (validate/mechanisms/latency64.py, *_mechanisms_latency64.json) the alu and fp64 pipes'
   busy cycles (`sm__pipe_{alu,fp64}_cycles_active`) add up to 0.87-1.03 of the SMSP's cycles on
   every FP64-bound size (DFMA chains x warps, DADD, DMUL, f64_fma) while alu + fmaheavy reach 1.74.
-- [MEAS-L1TAG] this project's stride microbenchmarks (validate/mechanisms/strides.py,
-  data/measurements/h200_mechanisms.json, h100_mechanisms.json): warps whose lanes read a 64-KiB
-  L1-resident array 4, 16, 32, 64, 128, 256, 512 or 1024 B apart take 3.0, 4.3, 8.6, 16.6, 32.7,
-  32.7, 32.7, 32.7 SM cycles per request per SM, with `l1tex__t_set_accesses_pipe_lsu_mem_global_op_ld`
-  1, 4, 8, 16, 32, 32, 32, 32 a request: one line a cycle, consecutive lines or not.
+- [MEAS-L1GATHER] this project's L1 gather probe (validate/l1_gather_probe.py,
+  data/measurements/l1_gather_h200.json, H200, 32 warps a SM loading words of a 64-KiB
+  L1-resident table): cycles a request a SM for lanes 128 or 256 B apart (32 lines, every word
+  in one 4-B bank) 32.0; 132, 260 or 2,052 B apart (32 lines, 32 banks) 8.0-8.6; 136 / 160 B
+  (32 lines, 2 / 8 words a bank) 8.9 / 9.6; 32 B (8 lines, 8 sectors of each bank group) 8.0;
+  2 / 4 / 8 / 16 lines of whole bank groups 1.9 / 1.9 / 2.6 / 4.6; 32 random words of 16 / 64 KiB
+  9.3 / 10.2. So the tag stage looks up 4 lines a cycle, whichever they are, and a data wavefront
+  carries one sector of each of the 4 bank groups (sector index mod 4). The earlier strides
+  (validate/mechanisms/strides.py, *_mechanisms.json: 4..1024 B apart 3.0, 4.3, 8.6, 16.6, 32.7 ...
+  cycles, taken then as one line a cycle) had every lane's word in one bank group and agree.
 - [DEWING] github.com/markdewing/AI_kernels latency/README.md: V100 chase L1 36, L2 221,
   memory 460 cycles; GH200 L1 40, L2 281, memory 690 (8 above [MEAS] on a Hopper L1).
 - [SSB] github.com/smallscientist1/cuda_microbenchmark: A100 has 8 L2 slices per

@@ -88,7 +88,7 @@ A100 = GPUSpec(
         hit_latency_cycles=33,             # [Abdelkhalik22]
         mshr_entries=256,                  # estimate: undocumented
         bandwidth_bytes_per_cycle=128,     # estimate: one 128-B wavefront per cycle
-        tag_banks=4,                       # [NV-FORUM] GV100+: 4 sets x 4 sectors per cycle
+        tag_lines_per_cycle=4,             # [NV-FORUM] GV100+: 4 sets x 4 sectors per cycle
         write_allocate=False,              # estimate: write-through, as Volta [Jia18]
     ),
     l2=L2Spec(

@@ -77,10 +77,10 @@ _HOPPER_L1 = L1Spec(
     hit_latency_cycles=32,                 # [MEAS] ld.global.ca chase, H100 and H200
     mshr_entries=1024,                     # estimate: undocumented; Little's law on the measured 4.1 TB/s H200
     #                                        stream read (data/measurements/h200.json) needs > 350 sectors in flight per SM
-    bandwidth_bytes_per_cycle=128,         # estimate: one 128-B wavefront per cycle, as shared memory
-    tag_banks=1,                           # [MEAS-L1TAG] one line a cycle: L1-hit loads of 1/4/8/16/32 lines a request take 3.0/4.3/8.6/16.6/32.7
-    #                                        SM cycles a request whether the lines are consecutive or 4 apart (stride_read/l1_s*:
-    #                                        l1tex__t_set_accesses = lines); [NV-FORUM]'s "4 sets x 4 sectors per cycle" as 4 banks gave 8
+    bandwidth_bytes_per_cycle=128,         # [MEAS-L1GATHER] a wavefront: one sector of each of the 4 bank groups (32 lines in 32
+    #                                        banks 8.0-8.6 cycles a request, in one bank 32.0, 8 lines of 4 sectors 8.0)
+    tag_lines_per_cycle=4,                 # [MEAS-L1GATHER] 32 lines in 32 banks, consecutive, 2 or 16 apart: 8.0-8.6 cycles a request;
+    #                                        8 / 16 lines in distinct bank groups 2.6 / 4.6; [NV-FORUM] "4 sets x 4 sectors per cycle"
     write_allocate=False,                  # estimate: global stores write through to L2 ([Jia18] on Volta)
 )
 _HOPPER_NOC_LATENCY = 20                   # estimate: one crossbar traversal, part of the L2 hit latency

@@ -88,7 +88,7 @@ V100 = GPUSpec(
         hit_latency_cycles=28,             # [Jia18]; [DEWING] 36 with its 8-cycle loop
         mshr_entries=256,                  # estimate: undocumented
         bandwidth_bytes_per_cycle=128,     # estimate: one 128-B wavefront per cycle
-        tag_banks=4,                       # [NV-FORUM] GV100+: 4 sets x 4 sectors per cycle
+        tag_lines_per_cycle=4,             # [NV-FORUM] GV100+: 4 sets x 4 sectors per cycle
         write_allocate=False,              # estimate: write-through [Jia18]
     ),
     l2=L2Spec(

@@ -58,8 +58,8 @@ What is modelled:
   (cycles stores waited for room to leave). `L1Cache.sum_counters`
   adds several SMs' counters and recomputes the rates.
 
-Not modelled: the true tag-bank function (line index mod banks is the model's choice),
-bank conflicts of global data accesses, texture/constant paths, cache operators (.cg/.cs/.lu/.cv: every load is
+Not modelled: the banks of a request's words (the stage charges its busiest bank group,
+`l1_stage.py`), texture/constant paths, cache operators (.cg/.cs/.lu/.cv: every load is
 cached here, as `ld.ca`), the ld.global.nc path, L1 prefetching, the fill's own use of
 the data stage, the exact Nsight wavefront rule for scattered accesses, and store
 coalescing within a warp: on H200 the five 4-byte stores of warp_vote_demo's 20-byte
@@ -145,13 +145,7 @@ class L1Cache:
         if n == 0:
             return now
         stage = self.stage                              # stage.book, inlined (hot path)
-        wf = -(-n * self.sector_bytes // stage.bytes_per_wavefront)
-        if n > 1:
-            sh = self.line_shift
-            if (max(lst) >> sh) - (min(lst) >> sh) >= wf:
-                tag = stage.tag_cycles(lst)
-                if tag > wf:
-                    wf = tag
+        wf = stage.cycles(n, lst) if n > 1 else 1
         start = stage.free
         if now >= start:
             start = now

@@ -11,7 +11,7 @@ SPEC = dataclasses.replace(
     H100,
     clocks=ClockSpec(sm_clock_mhz=1980.0),
     l1=L1Spec(line_bytes=128, sector_bytes=32, associativity=4, hit_latency_cycles=33, mshr_entries=256,
-              bandwidth_bytes_per_cycle=128, tag_banks=4, write_allocate=False),
+              bandwidth_bytes_per_cycle=128, tag_lines_per_cycle=4, write_allocate=False),
     l2=L2Spec(size_bytes=50 * 1024 * 1024, slices=80, associativity=16, line_bytes=128, sector_bytes=32,
               hit_latency_cycles=260, bandwidth_bytes_per_cycle_per_slice=64.0,
               write_bandwidth_bytes_per_cycle_per_slice=64.0, atomic_latency_cycles=40,

@@ -48,25 +48,26 @@ def test_cold_miss_that_hits_l2_takes_exactly_the_l2_hit_latency():
     assert l1.load(5000.0, sec(8)) == 5000.0 + L2HIT
 
 
-def test_32_sector_hit_takes_eight_wavefronts():
+def test_32_sector_hit_over_the_4_bank_groups_takes_eight_wavefronts():
     _, l1 = fresh()
-    s = np.arange(0, 32 * 4, 4, dtype=np.uint64)  # 32 lines, one sector each, in 32 distinct sets
+    lines = np.arange(32, dtype=np.uint64)
+    s = lines * np.uint64(4) + lines % np.uint64(4)  # 32 lines, one sector each, 8 in each bank group
     l1.load(0.0, s)
     assert l1.load(5000.0, s) == 5000.0 + 7 + HIT
 
 
-def test_32_lines_in_one_tag_bank_take_32_tag_cycles():
+def test_32_lines_in_one_bank_group_take_32_cycles():
     _, l1 = fresh()
-    s = np.arange(0, 32 * 16, 16, dtype=np.uint64)  # lines 4 apart: all in tag bank 0 of 4
+    s = np.arange(0, 32 * 16, 16, dtype=np.uint64)  # one sector in each of 32 lines, every one bank group 0
     l1.load(0.0, s)
     assert l1.load(5000.0, s) == 5000.0 + 31 + HIT
 
 
-def test_one_tag_bank_looks_up_one_line_per_cycle():
-    spec = dataclasses.replace(SPEC, l1=dataclasses.replace(SPEC.l1, tag_banks=1))
+def test_one_tag_lookup_a_cycle_takes_a_cycle_a_line():
+    spec = dataclasses.replace(SPEC, l1=dataclasses.replace(SPEC.l1, tag_lines_per_cycle=1))
     ms = MemorySystem(spec)
     l1 = L1Cache(spec, L1_DATA, ms, 0)
-    s = np.arange(0, 16 * 4, 4, dtype=np.uint64)    # 16 consecutive lines, one sector each
+    s = np.arange(0, 16 * 5, 5, dtype=np.uint64)    # 16 lines, one sector each, spread over the 4 bank groups
     l1.load(0.0, s)
     assert l1.load(5000.0, s) == 5000.0 + 15 + HIT
 
