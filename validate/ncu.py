@@ -176,6 +176,19 @@ def profile_worker(module: str, metrics, log_file: Path, timeout_s: float = 400)
     return cmd, done, kernels
 
 
+def profile_worker_known(module: str, metrics, log_file: Path) -> tuple[list[str], object, list[dict], list[str]]:
+    """`profile_worker`, with a metric this ncu refuses dropped and the run tried again (at most
+    3 runs): the command, its completed process, the profiled kernels and the metrics kept."""
+    metrics = list(metrics)
+    for _ in range(3):
+        cmd, rc, kernels = profile_worker(module, metrics, log_file)
+        refused = set(unknown_metrics(rc.stdout + (log_file.read_text() if log_file.exists() else "")))
+        if kernels or not refused & set(metrics):
+            return cmd, rc, kernels, metrics
+        metrics = [m for m in metrics if m not in refused]
+    return cmd, rc, kernels, metrics
+
+
 def gpu_identity() -> str:
     """nvidia-smi's name, driver version and maximum SM clock of the GPU, for a probe's provenance."""
     return subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm", "--format=csv,noheader"],

@@ -164,23 +164,11 @@ def worker() -> None:
     cp.cuda.Device().synchronize()
 
 
-def _profile(log: Path):
-    """ncu over the worker; a metric this ncu refuses is dropped and the run tried again."""
-    metrics = list(METRICS)
-    for _ in range(3):
-        cmd, rc, kernels = ncu.profile_worker("validate.shared_banks_probe", metrics, log)
-        refused = set(ncu.unknown_metrics(rc.stdout + (log.read_text() if log.exists() else "")))
-        if kernels or not refused & set(metrics):
-            return cmd, rc, kernels, metrics
-        metrics = [m for m in metrics if m not in refused]
-    return cmd, rc, kernels, metrics
-
-
 def measure(out_dir: str) -> Path:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     log = out / "shared_banks_ncu.csv"
-    cmd, rc, kernels, metrics = _profile(log)
+    cmd, rc, kernels, metrics = ncu.profile_worker_known("validate.shared_banks_probe", METRICS, log)
     rows = []
     problems = [] if len(kernels) == len(CASES) * REPEATS else [f"ncu profiled {len(kernels)} kernels, "
                                                                  f"the worker launched {len(CASES) * REPEATS}"]

@@ -43,9 +43,7 @@ class L1Stage:
 
     def __init__(self, spec):
         l1 = spec.l1
-        self.sector_bytes = l1.sector_bytes
         self.line_shift = (l1.line_bytes // l1.sector_bytes).bit_length() - 1
-        self.bytes_per_wavefront = l1.bandwidth_bytes_per_cycle
         self.groups = l1.bandwidth_bytes_per_cycle // l1.sector_bytes     # bank groups: sectors a wavefront carries
         self.tag_lines = l1.tag_lines_per_cycle
         self.clear()
