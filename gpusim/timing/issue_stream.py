@@ -41,6 +41,7 @@ from operator import itemgetter, methodcaller
 
 import numpy as np
 
+from gpusim.timing.static import GLOBAL
 from gpusim.timing.tma import CopyPayload
 from gpusim.timing.payloads import CpAsyncPayload, MbarrierAccess
 
@@ -76,9 +77,10 @@ class IssueStreams:
             per = [(blocks[k].end - blocks[k].start) / c for k, c in loop.content.items() if c]
             lens[h] = min(per) if per else 0
         self.cost = lens                              # PTX block -> SASS instructions per visit
-        self.stores = {seg: [x.index for x in instrs if x.is_store and not x.is_atomic]
-                       for seg, instrs in enumerate(program.segments)}
-        self.stores = {seg: v for seg, v in self.stores.items() if len(v) > 1}   # segments with 2+ stores
+        # per segment with 2+ stores: its global/local stores and loads in issue order (`combine_stores`)
+        self.stores = {seg: [x.index for x in instrs if (x.is_store and not x.is_atomic) or _l1_load(x)]
+                       for seg, instrs in enumerate(program.segments)
+                       if sum(x.is_store and not x.is_atomic for x in instrs) > 1}
 
     def convert(self, visits: list, summary: tuple | None = None) -> list:
         """The SASS visits of one warp's PTX visits; the counters advanced by `adds` (the same
@@ -276,14 +278,29 @@ def _kinds(visits: list) -> list[int]:
     return [moved - len(tuples), stores, len(tuples) - stores]
 
 
+def _l1_load(x) -> bool:
+    """Whether SASS instruction `x` loads global or local memory through the L1 into registers."""
+    return x.result == GLOBAL and not (x.is_store or x.is_atomic or x.async_copy or x.tma or x.mbarrier)
+
+
 def combine_stores(order: list, mem: dict) -> None:
-    """The stores of one SASS visit, in issue order: a sector an earlier store of the
-    visit already writes is merged into it (its bytes OR-ed into that store's masks) and
-    marked not to be sent again (the payload's third element, `send`)."""
+    """The stores of one SASS visit, in issue order (`order`: its stores and L1 loads): a
+    sector an earlier store of the visit already writes is merged into it (its bytes OR-ed
+    into that store's masks) and marked not to be sent again (the payload's third element,
+    `send`), unless a load of that sector came between them: the load is served after the
+    earlier store has left, and the later store leaves on its own (digit_histogram_local's
+    read-increment-write of a local array, H200: L2 write sectors 1.5x the L1's store
+    sectors, the far partition's copy and no merging, where merging across its loads would
+    send 0.4x)."""
     first: dict = {}
     for s in order:
         p = mem.get(s)
         if p is None or isinstance(p, int):
+            continue
+        if not isinstance(p, tuple):                # a load: its sectors' stores have left
+            if first and isinstance(p, np.ndarray):
+                for sec in p.tolist():
+                    first.pop(sec, None)
             continue
         sectors, masks = p[0], p[1]
         send = None
