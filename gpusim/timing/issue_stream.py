@@ -16,7 +16,7 @@ mem)`, `mem` keyed by SASS instruction index (`static.IssueProgram`):
   instruction (ptxas merged them) are merged (sectors united, byte masks OR-ed,
   wavefronts: the larger).
 Consecutive stores of one visit to one sector are combined (`combine_stores`), as the
-L1 does before they reach the L2. `dropped` counts accesses with no SASS visit to land on (reported by the engine as
+L1 does before they reach the L2, until a load of that sector comes between them. `dropped` counts accesses with no SASS visit to land on (reported by the engine as
 `gpusim__sass_unplaced_accesses.sum`; zero on every program of `programs/`).
 
 **Loop sampling** (`warp_budget`, SASS instructions per warp; None: off). A warp whose

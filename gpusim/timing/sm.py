@@ -325,9 +325,9 @@ class SM:
             d = w.local_delta
             payload = (payload[0] + d,) + tuple(payload[1:]) if s.is_store else payload + d
         if s.is_store:
-            self.l1.store(t, payload[0], byte_masks=payload[1], send=payload[2] if len(payload) > 2 else None)
+            self.l1.store(t, payload[0], s.is_local, byte_masks=payload[1], send=payload[2] if len(payload) > 2 else None)
             return fixed_ready
-        return self.l1.load(t, payload)
+        return self.l1.load(t, payload, s.is_local)
 
     def _mbarrier_release(self, w: Warp, slots, t: float) -> None:
         """The phase warp `w` waits for completed at `t`: its wait's predicate is ready then."""

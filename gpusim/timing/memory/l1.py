@@ -26,7 +26,9 @@ What is modelled:
   earliest first), then sends them; its hits are not delayed.
 - Stores: write-through; consecutive stores of one warp to the same sector (e.g. the
   fields of a small struct written one after another) leave for the L2 as one write of
-  their combined bytes (`send`, decided by `issue_stream.combine_stores`); stores of
+  their combined bytes (`send`, decided by `issue_stream.combine_stores`) unless a load of
+  the sector came between them (a read-increment-write of a local array: every store
+  leaves, H200 digit_histogram_local); stores of
   different warps are not combined, as Nsight's lts counts show. With `write_allocate` False (NVIDIA's global stores) a store
   updates a present sector, which stays valid, and allocates nothing; with True it
   allocates and validates the sector. Every store goes to `lower.write` with the bytes
