@@ -29,7 +29,8 @@ What is modelled:
   * a read of a sector not wholly valid misses: the DRAM burst is fetched and merged
     under the dirty bytes;
   * a write that covers part of an ECC granule (`ecc_granule_bytes`, the L2 data
-    word) costs its slice a second sector of bandwidth (read, merge, write back).
+    word) of a sector its home does not hold whole costs its slice a second sector of
+    bandwidth (read, merge, write back; `l2_writeback.py`).
 - Bandwidth: one `BandwidthServer` per slice of `bandwidth_bytes_per_cycle_per_slice`;
   a lookup books `sectors * sector_bytes` there once per line it touches (a write
   scaled up to take `write_bandwidth_bytes_per_cycle_per_slice`); the booking start
@@ -311,7 +312,7 @@ class L2Cache:
             nbytes = (j - i) * sbytes
             if op == WRITE:
                 if masks is not None:
-                    nbytes += self.writeback.partial_cost(masks, i, j)
+                    nbytes += self.writeback.partial_cost(masks, i, j, lst, sl.sets[home][x].get(line))
                 nbytes *= self._write_cost
             near = nbytes
             if op >= ATOM:                              # each pass holds its home slice, a far one its near too

@@ -12,8 +12,10 @@ What is modelled:
   Nothing is written back at kernel end (`flush`): on hardware the L2 keeps dirty lines,
   so `dram__bytes_write.sum` is below the bytes stored.
 - Partial writes: a store's 32-bit byte mask per sector; a sector mask that covers part of an
-  ECC granule (`l2.ecc_granule_bytes`, the L2 data word) costs its slice a second sector of
-  bandwidth (read, merge, write back), counted in `gpusim__l2_partial_write_sectors.sum`.
+  ECC granule (`l2.ecc_granule_bytes`, the L2 data word) of a sector its home does not hold
+  whole costs its slice a second sector of bandwidth (read, merge, write back; transpose_naive's
+  4-B stores into lines that left the L2), counted in `gpusim__l2_partial_write_sectors.sum`;
+  into a sector held whole it merges in one slot (digit_histogram_local's local stores, H200).
 """
 from __future__ import annotations
 
@@ -45,16 +47,21 @@ class WriteBack:
         self.rmw_bursts = 0              # ... of them read first
         self.partial_write_sectors = 0   # written sectors that cover part of an ECC granule
 
-    def partial_cost(self, masks: list, i: int, j: int) -> int:
-        """Extra slice bytes for the sectors of masks[i:j] that cover part of an ECC granule."""
+    def partial_cost(self, masks: list, i: int, j: int, lst: list, ent) -> int:
+        """Extra slice bytes for the sectors lst[i:j] (byte masks masks[i:j]) that cover part
+        of an ECC granule and are not wholly valid at their home (`ent`, the home line's
+        entry, None where absent): a partial write to a sector the slice holds merges there
+        in one slot (digit_histogram_local, H200: 133 M lts write sectors of 4-B local stores
+        into L2-resident lines at 0.98 a slice cycle, the write rate of whole sectors)."""
         whole = self._whole
         extra = 0
+        mask = self.sectors_per_line - 1
         for idx in range(i, j):
             m = masks[idx]
             w = whole.get(m)
             if w is None:
                 w = whole[m] = _covers_whole_granules(m, self.granule_bytes)
-            if not w:
+            if not w and (ent is None or unfetched(ent, lst[idx] & mask, self.sectors_per_line)):
                 extra += self.sector_bytes
                 self.partial_write_sectors += 1
         return extra

@@ -80,8 +80,14 @@ def test_a_dirty_sector_with_bytes_never_fetched_is_read_first():
 
 def test_a_write_covering_part_of_an_ecc_granule_costs_a_second_sector():
     wb = WriteBack(replace(l2={"ecc_granule_bytes": 4}), HBM(SPEC))
-    assert wb.partial_cost([0xF, 0x3, FULL], 0, 3) == 32          # only the 2-byte write splits a granule
+    assert wb.partial_cost([0xF, 0x3, FULL], 0, 3, [0, 1, 2], None) == 32   # only the 2-byte write splits a granule
     assert wb.partial_write_sectors == 1
+
+
+def test_a_partial_write_into_a_sector_held_whole_costs_one_slot():
+    wb = WriteBack(replace(l2={"ecc_granule_bytes": 32}), HBM(SPEC))
+    ent = [0.0, None, None, None, 0, None, False, 0]              # sector 0 valid, the rest absent
+    assert wb.partial_cost([0xF, 0xF], 0, 2, [0, 1], ent) == 32   # sector 1's write needs a merge slot, sector 0's not
 
 
 def test_a_far_read_crosses_the_fabric_once_then_hits_the_near_copy():
