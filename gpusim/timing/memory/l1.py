@@ -63,12 +63,11 @@ What is modelled:
 Not modelled: the banks of a request's words (the stage charges its busiest bank group,
 `l1_stage.py`), texture/constant paths, cache operators (.cg/.cs/.lu/.cv: every load is
 cached here, as `ld.ca`), the ld.global.nc path, L1 prefetching, the fill's own use of
-the data stage, the exact Nsight wavefront rule for scattered accesses, and store
-coalescing within a warp: on H200 the five 4-byte stores of warp_vote_demo's 20-byte
-records reach the L2 as about 1.1 writes per sector (5.4 M lts write sectors for
-16.4 M L1 store sectors), while stores of different warps to one sector are not merged
-(transpose_naive: 1.5x, as without any merging); telling the two apart needs the
-issuing warp, which `store` is not given.
+the data stage, the exact Nsight wavefront rule for scattered accesses, and merging of
+one warp's stores beyond one SASS visit (`send` is decided per visit by
+`issue_stream.combine_stores`; on H200 the five 4-byte stores of warp_vote_demo's
+20-byte records reach the L2 as about 1.1 writes per sector, while stores of different
+warps to one sector are never merged: transpose_naive 1.5x, as without any merging).
 
 Sources: Jia et al., "Dissecting the NVIDIA Volta GPU Architecture via
 Microbenchmarking" (2018), sectored L1 (32-B sectors, 128-B lines), LRU, hit latency;
