@@ -115,13 +115,11 @@ def measure(out_dir: str) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     log = out / "l1_gather_ncu.csv"
     cmd, rc, kernels, metrics = ncu.profile_worker_known("validate.l1_gather_probe", METRICS, log)
-    problems = [] if len(kernels) == len(CASES) * REPEATS else [f"ncu profiled {len(kernels)} kernels, "
-                                                                 f"the worker launched {len(CASES) * REPEATS}"]
+    groups, problems = ncu.repeated_cases(kernels, len(CASES), REPEATS)
     rows = []
-    for i, c in enumerate(CASES):
-        got = kernels[i * REPEATS:(i + 1) * REPEATS]
-        cyc = sorted(k["metrics"].get("sm__cycles_elapsed.max") or 0 for k in got)
-        rows.append({**c, **shape(PATTERNS[c["pattern"]]), "cycles": cyc[len(cyc) // 2] if cyc else None,
+    for c, got in zip(CASES, groups):
+        mid, cyc = ncu.median_cycles(got)
+        rows.append({**c, **shape(PATTERNS[c["pattern"]]), "cycles": mid,
                      "cycles_all": cyc, "metrics": got[-1]["metrics"] if got else {}})
     doc = {"provenance": {"gpu": ncu.gpu_identity(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                           "command": "python -m validate.l1_gather_probe $OUT", "ncu": " ".join(cmd[:12]),

@@ -189,6 +189,20 @@ def profile_worker_known(module: str, metrics, log_file: Path) -> tuple[list[str
     return cmd, rc, kernels, metrics
 
 
+def repeated_cases(kernels: list[dict], cases: int, repeats: int) -> tuple[list[list[dict]], list[str]]:
+    """A probe's profiled kernels split per case (each case launched `repeats` times in a row),
+    with the problem to report when ncu profiled another number of kernels than was launched."""
+    problems = [] if len(kernels) == cases * repeats else [f"ncu profiled {len(kernels)} kernels, "
+                                                           f"the worker launched {cases * repeats}"]
+    return [kernels[i * repeats:(i + 1) * repeats] for i in range(cases)], problems
+
+
+def median_cycles(got: list[dict]) -> tuple[float | None, list[float]]:
+    """The median and the sorted `sm__cycles_elapsed.max` of one case's profiled runs."""
+    cyc = sorted(k["metrics"].get("sm__cycles_elapsed.max") or 0 for k in got)
+    return (cyc[len(cyc) // 2] if cyc else None), cyc
+
+
 def gpu_identity() -> str:
     """nvidia-smi's name, driver version and maximum SM clock of the GPU, for a probe's provenance."""
     return subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm", "--format=csv,noheader"],

@@ -170,17 +170,15 @@ def measure(out_dir: str) -> Path:
     log = out / "shared_banks_ncu.csv"
     cmd, rc, kernels, metrics = ncu.profile_worker_known("validate.shared_banks_probe", METRICS, log)
     rows = []
-    problems = [] if len(kernels) == len(CASES) * REPEATS else [f"ncu profiled {len(kernels)} kernels, "
-                                                                 f"the worker launched {len(CASES) * REPEATS}"]
-    for i, c in enumerate(CASES):
-        got = kernels[i * REPEATS:(i + 1) * REPEATS]
-        cyc = sorted(k["metrics"].get("sm__cycles_elapsed.max") or 0 for k in got)
+    groups, problems = ncu.repeated_cases(kernels, len(CASES), REPEATS)
+    for c, got in zip(CASES, groups):
+        mid, cyc = ncu.median_cycles(got)
         durs = sorted(k["metrics"].get("gpu__time_duration.sum") or 0 for k in got)
         if any(c["kernel"] not in k["kernel_name"] for k in got):
             problems.append(f"{c['case']}: profiled {[k['kernel_name'][:40] for k in got]}, launched {c['kernel']}")
         rows.append({**c, "kernel_name": got[-1]["kernel_name"] if got else None,
                      "blocks": _grid_x(got[-1]["grid"]) if got else None,
-                     "cycles": cyc[len(cyc) // 2] if cyc else None, "cycles_all": cyc,
+                     "cycles": mid, "cycles_all": cyc,
                      "duration_ns_median": durs[len(durs) // 2] if durs else None, "duration_ns": durs,
                      "metrics": got[-1]["metrics"] if got else {}})
     doc = {"provenance": {"gpu": ncu.gpu_identity(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -90,7 +90,7 @@ def conversion_key(issue) -> str:
     m = issue.smap
     parts = (m.origin, m.home, m.regions, m.unrolled, m.payload_target, m.payload_home, m.payload_back, m.copies,
              [(b.start, b.end) for b in m.cfg.blocks], sorted(issue.region.items()),
-             sorted(issue.block_segment.items()), sorted(issue.stores.items()))
+             sorted(issue.block_segment.items()), sorted(issue.merge_order.items()))
     return hashlib.sha256(repr(parts).encode()).hexdigest()
 
 

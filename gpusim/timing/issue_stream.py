@@ -78,7 +78,7 @@ class IssueStreams:
             lens[h] = min(per) if per else 0
         self.cost = lens                              # PTX block -> SASS instructions per visit
         # per segment with 2+ stores: its global/local stores and loads in issue order (`combine_stores`)
-        self.stores = {seg: [x.index for x in instrs if (x.is_store and not x.is_atomic) or _l1_load(x)]
+        self.merge_order = {seg: [x.index for x in instrs if (x.is_store and not x.is_atomic) or _l1_load(x)]
                        for seg, instrs in enumerate(program.segments)
                        if sum(x.is_store and not x.is_atomic for x in instrs) > 1}
 
@@ -146,8 +146,8 @@ class IssueStreams:
             i += 1
             seg = region.get(b)
             if seg is not None:
-                if out and out[-1][0] >= 0 and self.stores.get(out[-1][0]):
-                    combine_stores(self.stores[out[-1][0]], out[-1][2])
+                if out and out[-1][0] >= 0 and self.merge_order.get(out[-1][0]):
+                    combine_stores(self.merge_order[out[-1][0]], out[-1][2])
                 m: dict = pending.pop(b, None) or {}
                 out.append((seg, lanes, m))
                 latest[b] = m
@@ -170,8 +170,8 @@ class IssueStreams:
                     dest[s] = merge(prev, payload)
         for left in pending.values():
             self.dropped += len(left)
-        if out and out[-1][0] >= 0 and self.stores.get(out[-1][0]):
-            combine_stores(self.stores[out[-1][0]], out[-1][2])
+        if out and out[-1][0] >= 0 and self.merge_order.get(out[-1][0]):
+            combine_stores(self.merge_order[out[-1][0]], out[-1][2])
         return out
 
     def traffic_scale(self, counter: str) -> float:
