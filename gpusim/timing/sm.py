@@ -111,6 +111,8 @@ class SM:
         self.loop_kept = 0.0
         self.loop_skipped = 0.0
         self.loop_mark = (-1.0, 0)                 # (time, instructions issued) at the latest warmed-up LOOP marker
+        self.loop_open = False                     # a window from that mark awaits its first SKIP
+        self.loop_window = [0.0, 0.0]              # instructions issued, cycles: every window so far
         self.loop_rate: float | None = None        # instructions per cycle in the loop's steady state
 
     def _pack(self) -> None:
@@ -357,14 +359,19 @@ class SM:
             issued = self.issued
             if kind == LOOP:
                 self.loop_start = min(self.loop_start, t)
-                if counts:                      # past the warm-up: the latest such mark starts the rate window
+                if counts or self.loop_mark[0] < 0:  # past the warm-up: the latest such mark opens a window
                     self.loop_mark = (t, issued)
-                elif self.loop_mark[0] < 0:
-                    self.loop_mark = (t, issued)
+                    self.loop_open = True
             else:                               # SKIP: iterations left out (the engine stretches the loop time)
-                if self.loop_rate is None and t > self.loop_mark[0] + 64:
-                    # issue rate while every warp was inside its loop: latest entry to first SKIP
-                    self.loop_rate = (issued - self.loop_mark[1]) / (t - self.loop_mark[0])
+                if self.loop_open and t > self.loop_mark[0] + 64:
+                    # a window of the loop's steady state: latest warmed-up entry to the first SKIP
+                    # after it; the rate is over every window of the run, not the first wave's
+                    # alone (its blocks start together and wait on memory in step)
+                    win = self.loop_window
+                    win[0] += issued - self.loop_mark[1]
+                    win[1] += t - self.loop_mark[0]
+                    self.loop_rate = win[0] / win[1]
+                    self.loop_open = False
                 self.loop_end = max(self.loop_end, t)
                 self.loop_kept += counts[0]
                 self.loop_skipped += counts[1]
