@@ -73,11 +73,43 @@ def typed_view(buf: np.ndarray, dt: np.dtype) -> np.ndarray:
 
 
 def shared_wavefronts(warps: np.ndarray, offsets: np.ndarray, nbytes: int, nwarps: int,
-                      banks: int = BANKS, width: int = BANK_WIDTH) -> np.ndarray:
+                      banks: int = BANKS, width: int = BANK_WIDTH, lanes: np.ndarray | None = None,
+                      store: bool = False) -> np.ndarray:
     """Wavefronts per warp of one shared-memory access of `nbytes` per lane at byte
     `offsets` (see module docstring): `banks` banks of `width` bytes, both powers of two.
     With 8-byte banks two lanes reading the two halves of one 8-byte word share it
-    (Kepler's 8-byte mode); with 64 banks a stride of 32 words is 16-way, not 32-way."""
+    (Kepler's 8-byte mode); with 64 banks a stride of 32 words is 16-way, not 32-way.
+
+    A warp whose lanes carry more than one wavefront of bytes (`nbytes` x 32 > banks x width:
+    LDS.64 / LDS.128 and their stores on 32 x 4-B banks) is served in groups of lanes that
+    carry one wavefront's bytes each (half-warps at 8 B, quarter-warps at 16 B; `lanes`, each
+    element's lane id, tells the groups): a store takes each group's own count, summed; a load
+    takes one wavefront for two neighbouring groups (within 256 B of lane data) that together
+    need only one, else each group's own count. Measured on an H200
+    (`python -m validate.wide_shared_probe`, data/measurements/wide_shared_h200.json): a
+    broadcast LDS.128 takes 2 wavefronts, STS.128 4, STS.64 2, LDS.64 1; lanes l reading
+    16-B element (l % 4) * 8 + l / 4 take 16 (4 words a bank in each quarter-warp), not
+    the 4 of the warp's words a bank. Without `lanes` the whole warp is one group."""
+    group = (banks * width) // max(nbytes, 1)               # lanes whose bytes fill one wavefront
+    if lanes is None or group >= 32:
+        return _most_words_per_bank(warps, offsets, nbytes, nwarps, banks, width)
+    ngroups = 32 // group
+    g = ((lanes & 31) // group).astype(np.int64)
+    per_group = _most_words_per_bank(warps.astype(np.int64) * ngroups + g, offsets, nbytes,
+                                     nwarps * ngroups, banks, width).reshape(nwarps, ngroups)
+    if store:
+        return per_group.sum(axis=1)
+    units = ngroups // 2                                    # two groups: 256 B of lane data
+    together = _most_words_per_bank(warps.astype(np.int64) * units + g // 2, offsets, nbytes,
+                                    nwarps * units, banks, width).reshape(nwarps, units)
+    apart = per_group.reshape(nwarps, units, 2).sum(axis=2)
+    return np.where(together <= 1, together, apart).sum(axis=1)
+
+
+def _most_words_per_bank(warps: np.ndarray, offsets: np.ndarray, nbytes: int, nwarps: int,
+                         banks: int, width: int) -> np.ndarray:
+    """Per warp (index in `warps`, 0..nwarps-1): the most distinct `width`-byte words of its
+    lanes' accesses (`nbytes` each, consecutive words) that fall into one bank."""
     shift = U64(width.bit_length() - 1)
     words = (offsets >> shift).astype(np.int64)
     nwords = max(1, nbytes // width)
@@ -263,8 +295,10 @@ class LoadStoreUnit:
         else:
             kind = "st" if op.info.is_store else "ld"
         if space == "shared":
+            plain = not op.info.is_atomic                # a wide load or store is served in groups of lanes
             wf = int(shared_wavefronts(wl, off % U64(self.shared_stride),      # the offset in its CTA's window
-                                       op.info.access_bytes, nw, self.banks, self.bank_width).sum())
+                                       op.info.access_bytes, nw, self.banks, self.bank_width,
+                                       lanes if plain else None, kind == "st").sum())
             c.add_shared(i, kind, nreq, wf)
             return
         if space == "local":

@@ -20,7 +20,7 @@ import numpy as np
 
 from gpusim.functional.copy_counts import ZERO_FILL_SOURCE, copy_pieces, fill_wavefronts
 from gpusim.functional.communication import blocks_communicate
-from gpusim.functional.lsu import distinct_per_group
+from gpusim.functional.lsu import distinct_per_group, shared_wavefronts
 from gpusim.functional.step_record import SpanAccess
 from gpusim.functional.loops import CLOCKS
 from gpusim.timing import stream_kernels as K
@@ -255,7 +255,13 @@ class TraceSource:
             shift = U64(lsu.bank_width.bit_length() - 1)
             words = ((offsets - cta_base) >> shift).astype(np.int64)
             nbytes = a.nbytes or (16 if info.kind == "tensor" else info.access_bytes)   # ldmatrix: 16-byte rows
-            warps, wf = K.warp_wavefronts(rel, words, max(1, nbytes // lsu.bank_width), lsu.banks)
+            if nbytes * 32 > lsu.banks * lsu.bank_width and info.kind != "tensor" and not info.is_atomic:
+                # a wide LDS/STS: served in groups of lanes (lsu.shared_wavefronts)
+                warps = np.unique(rel)
+                wf = shared_wavefronts(rel, offsets - cta_base, nbytes, int(rel[-1]) + 1, lsu.banks,
+                                       lsu.bank_width, lanes, info.is_store)[warps]
+            else:
+                warps, wf = K.warp_wavefronts(rel, words, max(1, nbytes // lsu.bank_width), lsu.banks)
             if info.is_atomic and _cas_loop(info.mnemonic):   # the payload: the loop's rounds (sm.py)
                 wf = _cas_rounds(rel, words, lsu.banks)
             sp.wavefronts(a.instr, warps + w0, wf)

@@ -70,8 +70,10 @@ class FastLoadStoreUnit(LoadStoreUnit):
             buf = self.shared
             keep = x.record is not None
             per_warp = np.full((n + 31) >> 5, -1, np.int64) if keep else NO_I64
+            wide = nbytes * 32 > self.banks * self.bank_width and not op.info.is_atomic   # lsu.shared_wavefronts
             status = K.place_shared(*lanes, U64(self.shared_bytes), U64(self.shared_stride), x.wpc * 32, buf.size,
-                                    self.banks, self._bank_shift, offs, res, per_warp, keep)
+                                    self.banks, self._bank_shift, offs, res, per_warp, keep,
+                                    (self.banks * self.bank_width) // nbytes if wide else 32, op.info.is_store)
         elif space == "local":
             buf = self.local
             status = K.place_local(*lanes, U64(self.local_bytes), U64(self.local_stride), buf.size, offs, res)

@@ -197,18 +197,49 @@ def group_wavefronts(words, size, nwords, banks):
 
 
 @njit(cache=True, nogil=True)
+def _grouped_wavefronts(words, grp, nw, store, bmask, lists, counts):
+    """A wide access's wavefronts (`gpusim.functional.lsu.shared_wavefronts`): words[:nw] in
+    lane order, grp[i] the lane group of words[i] (non-decreasing); a store takes each
+    group's count, summed; a load one wavefront for two neighbouring groups (2u, 2u + 1)
+    that together need one, else each group's count."""
+    total = 0
+    i = 0
+    while i < nw:
+        u = grp[i] >> 1
+        j = i
+        while j < nw and (grp[j] >> 1) == u:
+            j += 1
+        k = i
+        while k < j and grp[k] == grp[i]:
+            k += 1
+        first = _wavefronts(words[i:k], k - i, bmask, lists, counts)
+        second = _wavefronts(words[k:j], j - k, bmask, lists, counts) if k < j else 0
+        if store:
+            total += first + second
+        else:
+            both = _wavefronts(words[i:j], j - i, bmask, lists, counts) if k < j else first
+            total += both if both <= 1 else first + second
+        i = j
+    return total
+
+
+@njit(cache=True, nogil=True)
 def place_shared(base, bval, buniform, offset, m, use_m, g, use_g, lo, n, nbytes, align,
-                 limit, stride, lanes_per_cta, buflen, banks, bank_shift, offs, res, per_warp, keep):
+                 limit, stride, lanes_per_cta, buflen, banks, bank_shift, offs, res, per_warp, keep,
+                 group=32, store=False):
     """Shared memory: address + nbytes <= limit (the block's shared size); offset =
     block slot * stride + address. Counts wavefronts per warp: `banks` banks of
     2**bank_shift bytes, each lane touching max(1, nbytes / bank width) consecutive
     words. A warp whose words never put two different words in one bank takes one
-    wavefront; others are counted word by word (`_wavefronts`). With `keep`,
-    per_warp[w - lo // 32] = warp w's wavefronts (-1: no active lane), for the trace."""
+    wavefront; others are counted word by word (`_wavefronts`); lanes served in groups of
+    `group` (a wide access: `_grouped_wavefronts`, `store` its kind) by the group rule. With
+    `keep`, per_warp[w - lo // 32] = warp w's wavefronts (-1: no active lane), for the trace."""
     nb = U64(nbytes)
     amask = U64(align - 1)
     per_lane = max(1, nbytes >> bank_shift)
     words = np.empty(32 * per_lane, np.uint64)
+    grp = np.empty(32 * per_lane, np.int64)
+    grouped = group < 32
     bank_word = np.empty(banks, np.uint64)
     lists = np.empty((banks, 32 * per_lane), np.uint64)
     counts = np.zeros(banks, np.int64)
@@ -230,7 +261,10 @@ def place_shared(base, bval, buniform, offset, m, use_m, g, use_g, lo, n, nbytes
         w = lane >> 5
         if w != cur_warp:
             if cur_warp >= 0:
-                wf = _wavefronts(words, nw, bmask, lists, counts) if clash else 1
+                if grouped:
+                    wf = _grouped_wavefronts(words, grp, nw, store, bmask, lists, counts)
+                else:
+                    wf = _wavefronts(words, nw, bmask, lists, counts) if clash else 1
                 total += wf
                 if keep:
                     per_warp[cur_warp - (lo >> 5)] = wf
@@ -248,6 +282,7 @@ def place_shared(base, bval, buniform, offset, m, use_m, g, use_g, lo, n, nbytes
         word = a >> U64(bank_shift)
         for q in range(per_lane):
             words[nw] = word
+            grp[nw] = (lane & 31) // group
             nw += 1
             b = word & bmask
             bit = U64(1) << b
@@ -259,7 +294,10 @@ def place_shared(base, bval, buniform, offset, m, use_m, g, use_g, lo, n, nbytes
                 bank_word[b] = word
             word += U64(1)
     if cur_warp >= 0:
-        wf = _wavefronts(words, nw, bmask, lists, counts) if clash else 1
+        if grouped:
+            wf = _grouped_wavefronts(words, grp, nw, store, bmask, lists, counts)
+        else:
+            wf = _wavefronts(words, nw, bmask, lists, counts) if clash else 1
         total += wf
         if keep:
             per_warp[cur_warp - (lo >> 5)] = wf
