@@ -74,14 +74,14 @@ def typed_view(buf: np.ndarray, dt: np.dtype) -> np.ndarray:
 
 def shared_wavefronts(warps: np.ndarray, offsets: np.ndarray, nbytes: int, nwarps: int,
                       banks: int = BANKS, width: int = BANK_WIDTH, lanes: np.ndarray | None = None,
-                      store: bool = False) -> np.ndarray:
+                      store: bool = False, free: bool = False):
     """Wavefronts per warp of one shared-memory access of `nbytes` per lane at byte
     `offsets` (see module docstring): `banks` banks of `width` bytes, both powers of two.
     With 8-byte banks two lanes reading the two halves of one 8-byte word share it
     (Kepler's 8-byte mode); with 64 banks a stride of 32 words is 16-way, not 32-way.
 
-    A warp whose lanes carry more than one wavefront of bytes (`nbytes` x 32 > banks x width:
-    LDS.64 / LDS.128 and their stores on 32 x 4-B banks) is served in groups of lanes that
+    A warp of lanes wider than a bank word that carries more than one wavefront of bytes
+    (`nbytes` x 32 > banks x width: LDS.64 / LDS.128 and their stores on 32 x 4-B banks) is served in groups of lanes that
     carry one wavefront's bytes each (half-warps at 8 B, quarter-warps at 16 B; `lanes`, each
     element's lane id, tells the groups): a store takes each group's own count, summed; a load
     takes one wavefront for two neighbouring groups (within 256 B of lane data) that together
@@ -89,21 +89,30 @@ def shared_wavefronts(warps: np.ndarray, offsets: np.ndarray, nbytes: int, nwarp
     (`python -m validate.wide_shared_probe`, data/measurements/wide_shared_h200.json): a
     broadcast LDS.128 takes 2 wavefronts, STS.128 4, STS.64 2, LDS.64 1; lanes l reading
     16-B element (l % 4) * 8 + l / 4 take 16 (4 words a bank in each quarter-warp), not
-    the 4 of the warp's words a bank. Without `lanes` the whole warp is one group."""
+    the 4 of the warp's words a bank. Without `lanes` the whole warp is one group. With `free`,
+    also the conflict-free wavefronts per warp (one a group that has lanes, one a merged pair;
+    one a warp that has lanes for a narrow access), which Nsight's bank-conflict count subtracts
+    (a broadcast LDS.128: 2 wavefronts, no conflict)."""
     group = (banks * width) // max(nbytes, 1)               # lanes whose bytes fill one wavefront
-    if lanes is None or group >= 32:
-        return _most_words_per_bank(warps, offsets, nbytes, nwarps, banks, width)
+    if lanes is None or group >= 32 or nbytes <= width:     # a lane of one bank word: the whole warp
+        wf = _most_words_per_bank(warps, offsets, nbytes, nwarps, banks, width)
+        return (wf, (np.bincount(warps, minlength=nwarps) > 0).astype(np.int64)) if free else wf
     ngroups = 32 // group
     g = ((lanes & 31) // group).astype(np.int64)
     per_group = _most_words_per_bank(warps.astype(np.int64) * ngroups + g, offsets, nbytes,
                                      nwarps * ngroups, banks, width).reshape(nwarps, ngroups)
+    active = per_group > 0
     if store:
-        return per_group.sum(axis=1)
+        return (per_group.sum(axis=1), active.sum(axis=1)) if free else per_group.sum(axis=1)
     units = ngroups // 2                                    # two groups: 256 B of lane data
     together = _most_words_per_bank(warps.astype(np.int64) * units + g // 2, offsets, nbytes,
                                     nwarps * units, banks, width).reshape(nwarps, units)
     apart = per_group.reshape(nwarps, units, 2).sum(axis=2)
-    return np.where(together <= 1, together, apart).sum(axis=1)
+    wf = np.where(together <= 1, together, apart).sum(axis=1)
+    if not free:
+        return wf
+    groups = active.reshape(nwarps, units, 2).sum(axis=2)
+    return wf, np.where(together <= 1, together, groups).sum(axis=1)
 
 
 def _most_words_per_bank(warps: np.ndarray, offsets: np.ndarray, nbytes: int, nwarps: int,
@@ -140,6 +149,9 @@ class LoadStoreUnit:
         self.local_stride = -(-max(local_bytes, 1) // 16) * 16
         self.local = np.zeros(x.nlanes * self.local_stride, np.uint8) if local_bytes else np.zeros(16, np.uint8)
         self._pcache: dict = {}
+        # PTX shared access -> the bytes a lane of the SASS instruction ptxas merged it into moves
+        # (four ld.shared.f32 -> one LDS.128), set by the timing's trace (functional_streams.py)
+        self.count_bytes: dict[int, int] = {}
 
     # ------------------------------------------------------------------ params
     def load_param(self, name: str, offset: int, dt: np.dtype, n: int):
@@ -296,10 +308,10 @@ class LoadStoreUnit:
             kind = "st" if op.info.is_store else "ld"
         if space == "shared":
             plain = not op.info.is_atomic                # a wide load or store is served in groups of lanes
-            wf = int(shared_wavefronts(wl, off % U64(self.shared_stride),      # the offset in its CTA's window
-                                       op.info.access_bytes, nw, self.banks, self.bank_width,
-                                       lanes if plain else None, kind == "st").sum())
-            c.add_shared(i, kind, nreq, wf)
+            wf, free = shared_wavefronts(wl, off % U64(self.shared_stride),      # the offset in its CTA's window
+                                         op.info.access_bytes, nw, self.banks, self.bank_width,
+                                         lanes if plain else None, kind == "st", free=True)
+            c.add_shared(i, kind, int(free.sum()), int(wf.sum()))
             return
         if space == "local":
             off = self._local_hw_offsets(lanes, off, op.info.access_bytes)

@@ -20,8 +20,9 @@ import numpy as np
 
 from gpusim.functional.copy_counts import ZERO_FILL_SOURCE, copy_pieces, fill_wavefronts
 from gpusim.functional.communication import blocks_communicate
-from gpusim.functional.lsu import distinct_per_group, shared_wavefronts
+from gpusim.functional.lsu import distinct_per_group
 from gpusim.functional.step_record import SpanAccess
+from gpusim.frontend.sass.payloads import access_bytes
 from gpusim.functional.loops import CLOCKS
 from gpusim.timing import stream_kernels as K
 from gpusim.timing.payloads import ATOMIC, LOAD, STORE, LazyMem, StepPayloads, mbarrier_access
@@ -63,6 +64,8 @@ class TraceSource:
         self.executed = 0                                  # blocks executed functionally (counters cover these)
         self.functional_steps = 0
         self._cp_src = None                                # the global side of the cp.async being traced
+        self._widths: dict[int, int] = {}                  # PTX shared access -> its SASS access's bytes a lane
+        self._merged: dict[int, int] | None = None         # ... where wider than its own (`_merged_widths`)
         self.execute_skipped = execute_skipped             # seek(): run the blocks passed over (exact outputs)
         self.run_stop: int | None = None                   # seek(): chunks end where the sampled run ends
         self.planned: dict[int, int] = {}                  # gather(): block -> its place in the plan
@@ -79,6 +82,7 @@ class TraceSource:
         assert prepared is self.p
         self.chunk = max(1, chunk_blocks)
         self.issue = issue
+        self._widths, self._merged = {}, None
         self.execute_skipped = execute_skipped
         self.run_stop = None
         self.gather_blocks = max(self.chunk, (1 << 15) // (prepared.geometry.warps_per_block * 32))
@@ -159,13 +163,13 @@ class TraceSource:
             with np.errstate(all="ignore"):
                 for i in range(0, len(todo), per):
                     ids = todo[i:i + per]
-                    self.p.batch(int(ids[0]), len(ids), blocks=ids).run()
+                    self._batch(int(ids[0]), len(ids), blocks=ids).run()
             return
         self.executed += max(0, stop - start)
         self.done[start:stop] = True
         with np.errstate(all="ignore"):
             for first in range(start, stop, per):
-                self.p.batch(first, min(per, stop - first)).run()
+                self._batch(first, min(per, stop - first)).run()
 
     def _run_chunk(self, first: int, n: int) -> None:
         self._run_blocks(range(first, first + n))
@@ -177,7 +181,7 @@ class TraceSource:
         n = len(blocks)
         self.executed += n
         self.done[np.asarray(blocks, np.int64)] = True
-        ex = p.batch(blocks[0], n) if isinstance(blocks, range) else p.batch(blocks[0], n, blocks=np.array(blocks))
+        ex = self._batch(blocks[0], n) if isinstance(blocks, range) else self._batch(blocks[0], n, blocks=np.array(blocks))
         streams = [WarpStream(gid=blocks[w // wpc] * wpc + w % wpc, block=blocks[w // wpc], warp_in_block=w % wpc,
                               visits=[]) for w in range(n * wpc)]
         gids = np.array([st.gid for st in streams], np.int64)
@@ -255,11 +259,15 @@ class TraceSource:
             shift = U64(lsu.bank_width.bit_length() - 1)
             words = ((offsets - cta_base) >> shift).astype(np.int64)
             nbytes = a.nbytes or (16 if info.kind == "tensor" else info.access_bytes)   # ldmatrix: 16-byte rows
-            if nbytes * 32 > lsu.banks * lsu.bank_width and info.kind != "tensor" and not info.is_atomic:
-                # a wide LDS/STS: served in groups of lanes (lsu.shared_wavefronts)
-                warps = np.unique(rel)
-                wf = shared_wavefronts(rel, offsets - cta_base, nbytes, int(rel[-1]) + 1, lsu.banks,
-                                       lsu.bank_width, lanes, info.is_store)[warps]
+            plain = info.kind != "tensor" and not info.is_atomic
+            if plain and not a.nbytes:
+                nbytes = self._sass_bytes(a.instr, nbytes)
+            if nbytes * 32 > lsu.banks * lsu.bank_width and nbytes > lsu.bank_width and plain:
+                # a wide LDS/STS (or scalar ones ptxas merged into one): served in groups of lanes,
+                # each lane's bytes those of the SASS access (lsu.shared_wavefronts)
+                first = (((offsets - cta_base) & ~U64(nbytes - 1)) >> shift).astype(np.int64)
+                warps, wf = K.warp_group_wavefronts(rel, lanes.astype(np.int64), first, nbytes // lsu.bank_width,
+                                                    lsu.banks, (lsu.banks * lsu.bank_width) // nbytes, info.is_store)
             else:
                 warps, wf = K.warp_wavefronts(rel, words, max(1, nbytes // lsu.bank_width), lsu.banks)
             if info.is_atomic and _cas_loop(info.mnemonic):   # the payload: the loop's rounds (sm.py)
@@ -292,6 +300,40 @@ class TraceSource:
             return
         warps, starts, vals, _ = K.warp_sectors(rel, sectors, NO_MASKS, False)
         sp.sectors(LOAD, a.instr, warps + w0, starts, vals)
+
+    def _batch(self, first: int, n: int, **kw):
+        """The launch's executor for n blocks from `first`, its shared accesses counted as the SASS
+        instructions ptxas merged them into move them (`_merged_widths`)."""
+        ex = self.p.batch(first, n, **kw)
+        ex.lsu.count_bytes = self._merged_widths()
+        return ex
+
+    def _merged_widths(self) -> dict[int, int]:
+        """PTX shared loads and stores that ptxas merged into a wider SASS access: their SASS
+        access's bytes a lane (`_sass_bytes`), for the load/store unit's counts."""
+        if self._merged is None:
+            self._merged = {}
+            infos = self.p.decoded.infos
+            for p in (self.issue.target if self.issue is not None else ()):
+                info = infos[p]
+                if info.kind != "tensor" and not info.is_atomic and self._sass_bytes(p, info.access_bytes) > info.access_bytes:
+                    self._merged[p] = self._widths[p]
+        return self._merged
+
+    def _sass_bytes(self, instr: int, nbytes: int) -> int:
+        """The bytes a lane moves in the SASS instruction PTX shared access `instr` lands on:
+        wider than `nbytes` where ptxas merged neighbouring scalar accesses into one (numba's
+        unrolled `sa[ty, k]`, four `ld.shared.f32` -> one LDS.128), else `nbytes`."""
+        got = self._widths.get(instr)
+        if got is None:
+            got = nbytes
+            s = self.issue.target.get(instr) if self.issue is not None else None
+            if s is not None:
+                op = self.issue.smap.listing.instructions[s].opcode
+                if op.startswith(("LDS", "STS")):
+                    got = max(nbytes, access_bytes(op))
+            self._widths[instr] = got
+        return got
 
     def _fills(self, instr: int, sp: StepPayloads, lanes, offsets, wl, w0: int, lsu, wpc: int) -> None:
         """A cp.async's shared side: per warp, the wavefronts that write its bytes into shared

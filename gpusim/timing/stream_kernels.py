@@ -5,6 +5,8 @@ over the lanes, warp by warp.
 - `warp_wavefronts`: shared-memory wavefronts of each warp (distinct words per bank,
   maximum over banks; a lane of `nwords` words touches consecutive words), as
   `gpusim.functional.lsu.shared_wavefronts`;
+- `warp_group_wavefronts`: the same for a wide access, its lanes served in groups
+  (`gpusim.functional.lsu.shared_wavefronts` with lanes);
 - `warp_sectors`: each warp's distinct 32-byte sectors in increasing order, and for a
   store the OR of its lanes' byte masks per sector.
 
@@ -18,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+
+from gpusim.functional.fastpath.lsu_kernels import grouped_wavefronts
 
 
 @njit(cache=True, nogil=True)
@@ -67,6 +71,42 @@ def warp_wavefronts(rel, words, nwords, banks):
                         best = c + 1
             i += 1
         wf[k] = best
+    return warps, wf
+
+
+@njit(cache=True, nogil=True)
+def warp_group_wavefronts(rel, lanes, words, nwords, banks, group, store):
+    """(warps, wavefronts) of a wide access (`gpusim.functional.lsu.shared_wavefronts` with
+    lanes): per warp present in `rel`, its lanes (`lanes`, in increasing order within a warp)
+    served in groups of `group`; `words` the first bank word of each lane, `nwords` a lane."""
+    n = len(rel)
+    nw = 0
+    for i in range(n):
+        if i == 0 or rel[i] != rel[i - 1]:
+            nw += 1
+    warps = np.empty(nw, np.int64)
+    wf = np.empty(nw, np.int64)
+    cap = 32 * nwords
+    buf = np.empty(cap, np.uint64)
+    grp = np.empty(cap, np.int64)
+    lists = np.empty((banks, cap), np.uint64)
+    counts = np.zeros(banks, np.int64)
+    bmask = np.uint64(banks - 1)
+    k = -1
+    i = 0
+    while i < n:
+        w = rel[i]
+        k += 1
+        warps[k] = w
+        m = 0
+        while i < n and rel[i] == w:
+            g = (lanes[i] & 31) // group
+            for q in range(nwords):
+                buf[m] = np.uint64(words[i] + q)
+                grp[m] = g
+                m += 1
+            i += 1
+        wf[k] = grouped_wavefronts(buf, grp, m, store, bmask, lists, counts)[0]
     return warps, wf
 
 

@@ -18,10 +18,10 @@ MEASURED = Path(__file__).resolve().parents[2] / "data" / "measurements" / "wide
 U64 = np.uint64
 
 
-def _measured() -> dict:
-    """(op, pattern, width) -> wavefronts a warp instruction, measured with 32 warps."""
+def _measured(what: str = "wavefronts_per_inst") -> dict:
+    """(op, pattern, width) -> wavefronts (or bank conflicts) a warp instruction, measured with 32 warps."""
     rows = probe.derive(json.loads(MEASURED.read_text())["kernels"])
-    return {(r["op"], r["pattern"], r["width"]): r["wavefronts_per_inst"] for r in rows
+    return {(r["op"], r["pattern"], r["width"]): r[what] for r in rows
             if r.get("warps") == 32 and r["op"] != "base"}
 
 
@@ -29,13 +29,13 @@ def _offsets(pattern: str, width: int) -> np.ndarray:
     return np.array([int(e) * width for e in probe.lane_elements(pattern)], U64)
 
 
-def _reference(op: str, pattern: str, width: int) -> int:
-    lanes = np.arange(32)
-    return int(shared_wavefronts(np.zeros(32, np.int64), _offsets(pattern, width), width, 1,
-                                 lanes=lanes, store=op == "st")[0])
+def _reference(op: str, pattern: str, width: int, conflicts: bool = False) -> int:
+    wf, free = shared_wavefronts(np.zeros(32, np.int64), _offsets(pattern, width), width, 1,
+                                 lanes=np.arange(32), store=op == "st", free=True)
+    return int(wf[0] - free[0]) if conflicts else int(wf[0])
 
 
-def _compiled(op: str, pattern: str, width: int) -> int:
+def _compiled(op: str, pattern: str, width: int, conflicts: bool = False) -> int:
     offs = _offsets(pattern, width)
     res = np.zeros(3, np.int64)
     out = np.empty(32, np.int64)
@@ -45,7 +45,7 @@ def _compiled(op: str, pattern: str, width: int) -> int:
                             U64(4096), U64(4096), 32, 4096, 32, 2, out, res, np.zeros(1, np.int64), False,
                             group, op == "st")
     assert status == K.OK
-    return int(res[2])
+    return int(res[2] - res[1]) if conflicts else int(res[2])
 
 
 CASES = [(op, p, w) for op in ("ld", "st") for p in probe.PATTERNS for w in probe.WIDTHS]
@@ -59,6 +59,12 @@ def test_reference_unit_counts_what_the_h200_counts(op, pattern, width):
 @pytest.mark.parametrize("op,pattern,width", CASES)
 def test_compiled_fast_path_counts_what_the_reference_counts(op, pattern, width):
     assert _compiled(op, pattern, width) == _reference(op, pattern, width)
+
+
+@pytest.mark.parametrize("op,pattern,width", CASES)
+def test_bank_conflicts_are_the_wavefronts_beyond_one_a_lane_group_as_the_h200_counts(op, pattern, width):
+    want = round(_measured("conflicts_per_inst")[(op, pattern, width)])
+    assert _reference(op, pattern, width, conflicts=True) == _compiled(op, pattern, width, conflicts=True) == want
 
 
 def test_a_broadcast_ldS128_is_two_wavefronts_and_its_store_four():

@@ -17,6 +17,7 @@ the constant loads an access needs under the access's line too.
 from __future__ import annotations
 
 from isa.graphs import dominates
+from isa.program import Address
 
 MEMORY = frozenset({"LDG", "STG", "LD", "ST", "LDS", "STS", "LDL", "STL", "ATOM", "ATOMG", "ATOMS", "RED", "REDG",
                     "REDAS", "LDSM", "STSM", "LDC", "LDGSTS", "UBLKCP", "UTMALDG", "UTMASTG", "SYNCS"})
@@ -120,8 +121,11 @@ def _best_kind(ins, cands: list[int], info) -> int:
 
 
 def _nearest(m, ins, dk, p: int, issued_in, by_origin) -> int | None:
-    """The SASS memory instruction of the nearest PTX memory instruction of the same
-    kind and space in p's block that has one (ptxas merged the two accesses)."""
+    """The SASS memory instruction of the PTX memory instruction of the same kind and space
+    in p's block that ptxas merged p into: one whose SASS access is wider (LDS.128) and
+    covers p's address (the same base register, p's offset within its width: numba's
+    unrolled `sa[ty, k]`, four `ld.shared.f32` in one LDS.128, between which the PTX has
+    other loads), else the nearest that has one."""
     me = dk.infos[p]
     blk = dk.blocks[dk.cfg.block_of[p]]
     same = [q for q in range(blk.first, blk.last) if q != p and q in by_origin
@@ -129,5 +133,25 @@ def _nearest(m, ins, dk, p: int, issued_in, by_origin) -> int | None:
             and dk.infos[q].is_atomic == me.is_atomic]
     if not same:
         return None
+    mine = _address(dk, p)
+    for q in sorted(same, key=lambda q: abs(q - p)):
+        a, s = _address(dk, q), by_origin[q][0]
+        w = access_bytes(ins[s].opcode)
+        if mine is not None and a is not None and a.base == mine.base and w and a.offset <= mine.offset < a.offset + w:
+            return s
     q = min(same, key=lambda q: abs(q - p))
     return by_origin[q][0]
+
+
+def _address(dk, p: int) -> Address | None:
+    """PTX instruction p's memory operand."""
+    return next((o for o in dk.kernel.instructions[p].operands if isinstance(o, Address)), None)
+
+
+def access_bytes(opcode: str) -> int:
+    """The bytes a lane of a wide SASS load or store moves (LDS.128: 16, STS.64: 8); 0 for
+    any other instruction."""
+    parts = opcode.split(".")
+    if parts[0] not in ("LDS", "STS", "LDG", "STG", "LDL", "STL", "LD", "ST"):
+        return 0
+    return 16 if "128" in parts else 8 if "64" in parts else 0

@@ -70,10 +70,13 @@ class FastLoadStoreUnit(LoadStoreUnit):
             buf = self.shared
             keep = x.record is not None
             per_warp = np.full((n + 31) >> 5, -1, np.int64) if keep else NO_I64
-            wide = nbytes * 32 > self.banks * self.bank_width and not op.info.is_atomic   # lsu.shared_wavefronts
+            cb = self.count_bytes.get(op.index, nbytes)           # the SASS access's bytes a lane (merged)
+            wide = cb * 32 > self.banks * self.bank_width and cb > self.bank_width and not op.info.is_atomic
             status = K.place_shared(*lanes, U64(self.shared_bytes), U64(self.shared_stride), x.wpc * 32, buf.size,
                                     self.banks, self._bank_shift, offs, res, per_warp, keep,
-                                    (self.banks * self.bank_width) // nbytes if wide else 32, op.info.is_store)
+                                    (self.banks * self.bank_width) // cb if wide else 32, op.info.is_store, cb)
+            if cb > nbytes and res[0] and offs[offs >= 0][0] % cb:
+                res[1] = res[2] = 0          # the merged instruction counts once, on its aligned first access
         elif space == "local":
             buf = self.local
             status = K.place_local(*lanes, U64(self.local_bytes), U64(self.local_stride), buf.size, offs, res)

@@ -197,12 +197,14 @@ def group_wavefronts(words, size, nwords, banks):
 
 
 @njit(cache=True, nogil=True)
-def _grouped_wavefronts(words, grp, nw, store, bmask, lists, counts):
-    """A wide access's wavefronts (`gpusim.functional.lsu.shared_wavefronts`): words[:nw] in
-    lane order, grp[i] the lane group of words[i] (non-decreasing); a store takes each
-    group's count, summed; a load one wavefront for two neighbouring groups (2u, 2u + 1)
-    that together need one, else each group's count."""
+def grouped_wavefronts(words, grp, nw, store, bmask, lists, counts):
+    """A wide access's (wavefronts, conflict-free wavefronts) (`gpusim.functional.lsu.shared_wavefronts`):
+    words[:nw] in lane order, grp[i] the lane group of words[i] (non-decreasing); a store takes
+    each group's count, summed; a load one wavefront for two neighbouring groups (2u, 2u + 1)
+    that together need one, else each group's count. Conflict-free: one a group (a merged
+    pair: one), what Nsight's bank-conflict counter subtracts."""
     total = 0
+    ideal = 0
     i = 0
     while i < nw:
         u = grp[i] >> 1
@@ -214,29 +216,41 @@ def _grouped_wavefronts(words, grp, nw, store, bmask, lists, counts):
             k += 1
         first = _wavefronts(words[i:k], k - i, bmask, lists, counts)
         second = _wavefronts(words[k:j], j - k, bmask, lists, counts) if k < j else 0
+        groups = 2 if k < j else 1
         if store:
             total += first + second
+            ideal += groups
         else:
             both = _wavefronts(words[i:j], j - i, bmask, lists, counts) if k < j else first
-            total += both if both <= 1 else first + second
+            if both <= 1:
+                total += both
+                ideal += 1
+            else:
+                total += first + second
+                ideal += groups
         i = j
-    return total
+    return total, ideal
 
 
 @njit(cache=True, nogil=True)
 def place_shared(base, bval, buniform, offset, m, use_m, g, use_g, lo, n, nbytes, align,
                  limit, stride, lanes_per_cta, buflen, banks, bank_shift, offs, res, per_warp, keep,
-                 group=32, store=False):
+                 group=32, store=False, count_bytes=0):
     """Shared memory: address + nbytes <= limit (the block's shared size); offset =
     block slot * stride + address. Counts wavefronts per warp: `banks` banks of
     2**bank_shift bytes, each lane touching max(1, nbytes / bank width) consecutive
     words. A warp whose words never put two different words in one bank takes one
     wavefront; others are counted word by word (`_wavefronts`); lanes served in groups of
-    `group` (a wide access: `_grouped_wavefronts`, `store` its kind) by the group rule. With
-    `keep`, per_warp[w - lo // 32] = warp w's wavefronts (-1: no active lane), for the trace."""
+    `group` (a wide access: `grouped_wavefronts`, `store` its kind) by the group rule. With
+    `keep`, per_warp[w - lo // 32] = warp w's wavefronts (-1: no active lane), for the trace.
+    `count_bytes` > nbytes: the wavefronts are counted as the SASS instruction that ptxas merged
+    this access into moves them (each lane's aligned `count_bytes`). res: active lanes, the
+    conflict-free wavefronts (a request a warp; a wide access's groups), wavefronts."""
     nb = U64(nbytes)
     amask = U64(align - 1)
-    per_lane = max(1, nbytes >> bank_shift)
+    cb = count_bytes if count_bytes > nbytes else nbytes
+    cmask = ~U64(cb - 1)
+    per_lane = max(1, cb >> bank_shift)
     words = np.empty(32 * per_lane, np.uint64)
     grp = np.empty(32 * per_lane, np.int64)
     grouped = group < 32
@@ -244,7 +258,7 @@ def place_shared(base, bval, buniform, offset, m, use_m, g, use_g, lo, n, nbytes
     lists = np.empty((banks, 32 * per_lane), np.uint64)
     counts = np.zeros(banks, np.int64)
     bmask = U64(banks - 1)
-    nactive = nreq = total = 0
+    nactive = total = ideal = 0
     nw = 0
     used = U64(0)                  # banks of the current warp holding a word (banks <= 64)
     clash = False
@@ -262,15 +276,16 @@ def place_shared(base, bval, buniform, offset, m, use_m, g, use_g, lo, n, nbytes
         if w != cur_warp:
             if cur_warp >= 0:
                 if grouped:
-                    wf = _grouped_wavefronts(words, grp, nw, store, bmask, lists, counts)
+                    wf, free = grouped_wavefronts(words, grp, nw, store, bmask, lists, counts)
+                    ideal += free
                 else:
                     wf = _wavefronts(words, nw, bmask, lists, counts) if clash else 1
+                    ideal += 1
                 total += wf
                 if keep:
                     per_warp[cur_warp - (lo >> 5)] = wf
             cta_base = U64(lane // lanes_per_cta) * stride
             cur_warp = w
-            nreq += 1
             nw = 0
             used = U64(0)
             clash = False
@@ -279,7 +294,7 @@ def place_shared(base, bval, buniform, offset, m, use_m, g, use_g, lo, n, nbytes
             return FAIL
         offs[i] = np.int64(off)
         nactive += 1
-        word = a >> U64(bank_shift)
+        word = (a & cmask) >> U64(bank_shift)
         for q in range(per_lane):
             words[nw] = word
             grp[nw] = (lane & 31) // group
@@ -295,14 +310,16 @@ def place_shared(base, bval, buniform, offset, m, use_m, g, use_g, lo, n, nbytes
             word += U64(1)
     if cur_warp >= 0:
         if grouped:
-            wf = _grouped_wavefronts(words, grp, nw, store, bmask, lists, counts)
+            wf, free = grouped_wavefronts(words, grp, nw, store, bmask, lists, counts)
+            ideal += free
         else:
             wf = _wavefronts(words, nw, bmask, lists, counts) if clash else 1
+            ideal += 1
         total += wf
         if keep:
             per_warp[cur_warp - (lo >> 5)] = wf
     res[0] = nactive
-    res[1] = nreq
+    res[1] = ideal                 # requests, or a wide access's conflict-free wavefronts (bank conflicts = total - this)
     res[2] = total
     return OK
 
