@@ -17,7 +17,7 @@ Names (Nsight Compute "Kernel Profiling Guide", metrics reference):
   branch counts the threads that take it; a table without the field counts every active one).
 - l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum: shared wavefronts.
 - l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{ld,st}.sum: wavefronts - the conflict-free
-  wavefronts (a request's one; a wide access's one a lane group, `lsu.shared_wavefronts`).
+  wavefronts (a request's one; a wide access's one a lane group, `shared_banks.shared_wavefronts`).
 - l1tex__t_requests_pipe_lsu_mem_global_op_{ld,st,atom,red}.sum, and _sectors_ likewise.
 - l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum: shared atomics' wavefronts.
 - l1tex__t_{requests,sectors}_pipe_lsu_mem_local_op_{ld,st}.sum (local memory is

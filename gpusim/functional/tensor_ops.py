@@ -7,7 +7,7 @@ same instruction together; a warp with only some of its threads active (a diverg
 guard that differs across lanes, a block size that is not a multiple of 32) is an error naming
 the kernel, line, block and thread, never a partial result.
 
-Shared-memory accounting (`gpusim.functional.lsu.shared_wavefronts`): each 8x8 matrix of an
+Shared-memory accounting (`gpusim.functional.shared_banks.shared_wavefronts`): each 8x8 matrix of an
 `ldmatrix`/`stmatrix` is 8 rows of 16 bytes, one per address lane; the matrices are served one
 after another, so a conflict-free `.x4` costs 4 wavefronts, and rows that share banks cost more.
 
@@ -142,7 +142,7 @@ class LdsmOp(AddressOp):
 
     def _count(self, x, rows) -> int:
         """Wavefronts of every active warp: each 8x8 matrix (8 rows of 16 bytes) of each warp
-        served on its own (`lsu.shared_wavefronts` per matrix, compiled over all of them)."""
+        served on its own (`shared_banks.shared_wavefronts` per matrix, compiled over all of them)."""
         width = x.lsu.bank_width
         words = rows.ravel() >> U64(width.bit_length() - 1)
         return int(group_wavefronts(words, 8, max(1, 16 // width), x.lsu.banks))

@@ -167,7 +167,7 @@ class WmmaMemOp(AddressOp):
             if x.san is not None:
                 x.san.access(acc, "shared", row_lanes, off)
             local = off - x.cta_slot(row_lanes).astype(U64) * U64(lsu.shared_stride)
-            # each 8-row matrix of each warp on its own (lsu.shared_wavefronts per matrix, compiled)
+            # each 8-row matrix of each warp on its own (shared_banks.shared_wavefronts per matrix, compiled)
             words = local >> U64(lsu.bank_width.bit_length() - 1)
             wf = group_wavefronts(words, 8, max(1, 16 // lsu.bank_width), lsu.banks)
             x.counters.add_extra(self.index, "ldsm_inst", nw)

@@ -264,7 +264,7 @@ class TraceSource:
                 nbytes = self._sass_bytes(a.instr, nbytes)
             if nbytes * 32 > lsu.banks * lsu.bank_width and nbytes > lsu.bank_width and plain:
                 # a wide LDS/STS (or scalar ones ptxas merged into one): served in groups of lanes,
-                # each lane's bytes those of the SASS access (lsu.shared_wavefronts)
+                # each lane's bytes those of the SASS access (shared_banks.shared_wavefronts)
                 first = (((offsets - cta_base) & ~U64(nbytes - 1)) >> shift).astype(np.int64)
                 warps, wf = K.warp_group_wavefronts(rel, lanes.astype(np.int64), first, nbytes // lsu.bank_width,
                                                     lsu.banks, (lsu.banks * lsu.bank_width) // nbytes, info.is_store)

@@ -4,9 +4,9 @@ over the lanes, warp by warp.
 
 - `warp_wavefronts`: shared-memory wavefronts of each warp (distinct words per bank,
   maximum over banks; a lane of `nwords` words touches consecutive words), as
-  `gpusim.functional.lsu.shared_wavefronts`;
+  `gpusim.functional.shared_banks.shared_wavefronts`;
 - `warp_group_wavefronts`: the same for a wide access, its lanes served in groups
-  (`gpusim.functional.lsu.shared_wavefronts` with lanes);
+  (`gpusim.functional.shared_banks.shared_wavefronts` with lanes);
 - `warp_sectors`: each warp's distinct 32-byte sectors in increasing order, and for a
   store the OR of its lanes' byte masks per sector.
 
@@ -76,7 +76,7 @@ def warp_wavefronts(rel, words, nwords, banks):
 
 @njit(cache=True, nogil=True)
 def warp_group_wavefronts(rel, lanes, words, nwords, banks, group, store):
-    """(warps, wavefronts) of a wide access (`gpusim.functional.lsu.shared_wavefronts` with
+    """(warps, wavefronts) of a wide access (`gpusim.functional.shared_banks.shared_wavefronts` with
     lanes): per warp present in `rel`, its lanes (`lanes`, in increasing order within a warp)
     served in groups of `group`; `words` the first bank word of each lane, `nwords` a lane."""
     n = len(rel)

@@ -7,9 +7,13 @@ bank w % 32; lanes reading the same word share it (a broadcast); the k-th distin
 word of a bank is served by wavefront k, so the warp needs as many wavefronts as the
 busiest bank has distinct words. That count is exactly what the load/store unit adds
 to `l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum`
-(`gpusim.functional.lsu.shared_wavefronts`), and wavefronts - 1 per request is
+(`gpusim.functional.shared_banks.shared_wavefronts`), and wavefronts - 1 per request is
 `l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{ld,st}.sum`. An 8- or 16-byte
-access touches 2 or 4 consecutive words per lane, each drawn in its own bank column.
+access touches 2 or 4 consecutive words per lane, each drawn in its own bank column, and is
+served in lane groups (16 lanes at 8 B, 8 at 16 B) one after another, a load's two neighbouring
+groups in one wavefront where together they need one (a broadcast LDS.128: 2 wavefronts, no
+conflict), as an H200 counts them (`validate/wide_shared_probe.py`); its conflicts are the
+wavefronts beyond one a group served.
 Which conflicting word goes in which replay is not documented by NVIDIA; the order here
 (ascending word) is a choice, the number of wavefronts is not.
 
@@ -30,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpusim.functional.lsu import BANKS
+from gpusim.functional.shared_banks import BANKS, shared_wavefronts
 from gpusim.viz import _mpl
 from gpusim.viz.capture import Capture, WarpAccess, capture, where_of, where_text
 
@@ -57,11 +61,13 @@ class BankMap:
     executions: int = 1            # how many times this warp executed the instruction
     lanes_per_phase: int = 32      # lanes served together (ldmatrix/stmatrix: 8 row addresses per phase)
     phase_wavefronts: tuple[int, ...] = ()   # wavefronts of each phase (ldmatrix: each 8 x 8 matrix)
+    served: int = 1                # units served (a wide access's lane groups, a load's merged pair as one)
 
     @property
     def bank_conflicts(self) -> int:
-        """Extra wavefronts over one per request, Nsight's bank-conflict count."""
-        return self.wavefronts - 1
+        """Extra wavefronts over one per request (a wide access: one per lane group it is served
+        in), Nsight's bank-conflict count."""
+        return self.wavefronts - self.served
 
     @property
     def active_lanes(self) -> int:
@@ -99,11 +105,18 @@ def from_access(a: WarpAccess, kernel: str = "", text: str = "", cap: Capture | 
         lane = np.repeat(lane, nwords)
     bank = word & (BANKS - 1)
     wavefront = np.empty(len(word), np.int64)
-    phase = lane // a.phase_lanes
+    group, merge = _groups(a)
+    phase = lane // group
     per_phase = []
-    for p in np.unique(phase).tolist():                 # phases are served one after another
+    served = 0
+    phases = np.unique(phase).tolist()
+    for p in phases:                                    # phases are served one after another
         before = sum(per_phase)
         inp = phase == p
+        if merge and p % 2 and p - 1 in phases and per_phase[-1] == 1 and _most_per_bank(word[inp | (phase == p - 1)]) <= 1:
+            wavefront[inp] = before - 1                 # a load's pair of groups that together need one
+            continue
+        served += 1
         for b in np.unique(bank[inp]).tolist():
             sel = np.flatnonzero(inp & (bank == b))
             _, rank = np.unique(word[sel], return_inverse=True)
@@ -114,8 +127,23 @@ def from_access(a: WarpAccess, kernel: str = "", text: str = "", cap: Capture | 
     grid_wf[lane, bank] = wavefront
     grid_word[lane, bank] = word
     return BankMap(kernel, a.line, text, a.instr, a.mnemonic, a.block, a.warp, a.occurrence, lane, word, bank,
-                   wavefront, sum(per_phase), grid_wf, grid_word, *where, a.phase_lanes,
-                   tuple(per_phase) if a.phase_lanes < 32 else ())
+                   wavefront, sum(per_phase), grid_wf, grid_word, *where, group,
+                   tuple(per_phase) if group < 32 else (), served if merge is not None else 1)
+
+
+def _groups(a: WarpAccess) -> tuple[int, bool | None]:
+    """(lanes served together, whether two neighbouring groups that together need one wavefront
+    share it): an ldmatrix's phases; a wide plain access's lane groups, merged for a load
+    (`gpusim.functional.shared_banks.shared_wavefronts`, as an H200 counts); merge None: one
+    request (a 4-byte access, an ldmatrix)."""
+    if a.phase_lanes < 32 or a.is_atomic or a.access_bytes <= 4:
+        return a.phase_lanes, None
+    return 128 // a.access_bytes, not a.is_store
+
+
+def _most_per_bank(words: np.ndarray) -> int:
+    distinct = np.unique(words)
+    return int(np.bincount(distinct & (BANKS - 1)).max()) if len(distinct) else 0
 
 
 def bank_maps(cap: Capture, line: int, instr: int | None = None) -> list[BankMap]:
@@ -138,18 +166,17 @@ def worst_access(cap: Capture) -> tuple[int, int]:
 
 def wavefronts(a: WarpAccess) -> int:
     """`from_access(a).wavefronts` without the map: the most distinct words any bank holds
-    (summed over the phases of an ldmatrix/stmatrix)."""
+    (summed over the phases of an ldmatrix/stmatrix or the lane groups of a wide access)."""
+    if a.phase_lanes >= 32 and not a.is_atomic and a.access_bytes > 4:
+        return int(shared_wavefronts(np.zeros(len(a.lanes), np.int64), a.offsets, a.access_bytes, 1,
+                                     lanes=a.lanes.astype(np.int64), store=a.is_store)[0])
     word = (a.offsets >> np.uint64(2)).astype(np.int64)
     phase = a.lanes.astype(np.int64) // a.phase_lanes
     nwords = max(1, a.access_bytes // 4)
     if nwords > 1:
         word = (word[:, None] + np.arange(nwords)).ravel()
         phase = np.repeat(phase, nwords)
-    total = 0
-    for p in np.unique(phase).tolist():
-        distinct = np.unique(word[phase == p])
-        total += int(np.bincount(distinct & (BANKS - 1)).max()) if len(distinct) else 0
-    return total
+    return sum(_most_per_bank(word[phase == p]) for p in np.unique(phase).tolist())
 
 
 def bank_map(subject, line: int | None = None, *, block: int = 0, warp: int | None = None,
@@ -206,7 +233,9 @@ def plot(maps, path=None, *, words: bool = True):
         title = [f"{m.kernel}, line {m.line}: {m.wavefronts} wavefront{'s' * (m.wavefronts != 1)} "
                  f"({m.conflict_text()})", _mpl.short(m.text), where_text(m)]
         if m.phase_wavefronts:                          # ldmatrix/stmatrix: one 8-row matrix per phase
-            title.insert(1, f"{m.lanes_per_phase} row addresses (one 8 x 8 matrix) per phase, wavefronts: "
+            what = ("row addresses (one 8 x 8 matrix)" if m.mnemonic.startswith(("ldmatrix", "stmatrix"))
+                    else f"lanes of {128 // m.lanes_per_phase} B")       # a wide access's lane groups
+            title.insert(1, f"{m.lanes_per_phase} {what} per phase, wavefronts: "
                             f"{' + '.join(map(str, m.phase_wavefronts))}")
             ax.hlines(np.arange(m.lanes_per_phase, 32, m.lanes_per_phase) - 0.5, -0.5, BANKS - 0.5, colors="0.25",
                       linewidth=1.2, zorder=2.5)

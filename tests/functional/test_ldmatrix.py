@@ -6,7 +6,7 @@ import pytest
 
 from gpusim.errors import MemoryAccessError
 from gpusim.functional.fastpath.lsu_kernels import group_wavefronts
-from gpusim.functional.lsu import shared_wavefronts
+from gpusim.functional.shared_banks import shared_wavefronts
 from mma_kernels import ldsm_kernel
 from ptx_harness import metrics, run_ptx
 from validate.datadir import DATA_DIR
@@ -92,7 +92,7 @@ def test_misaligned_row_address_is_an_error():
 
 def test_compiled_matrix_wavefronts_equal_the_reference_count_per_matrix():
     """ldmatrix's wavefronts over all warps at once (lsu_kernels.group_wavefronts) equal
-    lsu.shared_wavefronts applied matrix by matrix, for 4- and 8-byte banks, 32 and 64 of them."""
+    shared_banks.shared_wavefronts applied matrix by matrix, for 4- and 8-byte banks, 32 and 64 of them."""
     rng = np.random.default_rng(5)
     for banks, width in ((32, 4), (64, 4), (32, 8)):
         for _ in range(50):

@@ -2,7 +2,7 @@
 counts (data/measurements/wide_shared_h200.json, `python -m validate.wide_shared_probe`):
 lanes served in groups that carry one wavefront's bytes (half-warps at 8 B, quarter-warps at
 16 B); a store sums the groups, a load merges two neighbouring groups that together need one
-wavefront (gpusim/functional/lsu.py `shared_wavefronts`, the compiled fast path
+wavefront (gpusim/functional/shared_banks.py `shared_wavefronts`, the compiled fast path
 `fastpath/lsu_kernels.place_shared`)."""
 import json
 from pathlib import Path
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from gpusim.functional.fastpath import lsu_kernels as K
-from gpusim.functional.lsu import shared_wavefronts
+from gpusim.functional.shared_banks import shared_wavefronts
 from validate import wide_shared_probe as probe
 
 MEASURED = Path(__file__).resolve().parents[2] / "data" / "measurements" / "wide_shared_h200.json"

@@ -5,7 +5,7 @@ import pytest
 
 import gpusim
 import programs
-from gpusim.functional.lsu import shared_wavefronts
+from gpusim.functional.shared_banks import shared_wavefronts
 from gpusim.specs import resolve
 from gpusim.specs.overrides import load_toml
 

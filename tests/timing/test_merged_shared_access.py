@@ -5,35 +5,16 @@ wavefronts, no conflict, as an H200 counts them for held-out sgemm_shared_tile: 
 wavefronts at n2048, 402.7 M predicted), and every one of the four PTX loads lands on that
 LDS.128 (gpusim/frontend/sass/payloads.py `_nearest`, gpusim/timing/functional_streams.py)."""
 import numpy as np
-from numba import cuda, float32
 
 import gpusim
 from gpusim.timing.engine import TimingOptions
-
-TILE = 32
-
-
-@cuda.jit
-def tiled(a, b, c):
-    sa = cuda.shared.array((TILE, TILE), float32)
-    sb = cuda.shared.array((TILE, TILE), float32)
-    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
-    row, col = cuda.blockIdx.y * TILE + ty, cuda.blockIdx.x * TILE + tx
-    acc = float32(0)
-    for k0 in range(0, a.shape[1], TILE):
-        sa[ty, tx] = a[row, k0 + tx]
-        sb[ty, tx] = b[k0 + ty, col]
-        cuda.syncthreads()
-        for k in range(TILE):
-            acc += sa[ty, k] * sb[k, tx]        # sa: one address a warp (broadcast), merged by 4
-        cuda.syncthreads()
-    c[row, col] = acc
+from tiled_kernels import TILE, tiled_matmul
 
 
 def _metrics(timing: bool) -> dict:
     n = 64
     a = np.ones((n, n), np.float32)
-    r = gpusim.launch(tiled, (n // TILE, n // TILE), (TILE, TILE), (a, a.copy(), np.zeros((n, n), np.float32)),
+    r = gpusim.launch(tiled_matmul, (n // TILE, n // TILE), (TILE, TILE), (a, a.copy(), np.zeros((n, n), np.float32)),
                       gpu="h200", timing=timing, timing_options=TimingOptions(mode="full") if timing else None)
     return r.metrics
 

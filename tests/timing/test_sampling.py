@@ -6,6 +6,7 @@ from numba import cuda, float32
 
 import gpusim
 from gpusim.timing.engine import TimingEngine, TimingOptions
+from tiled_kernels import TILE, tiled_matmul
 
 
 @cuda.jit
@@ -99,26 +100,6 @@ def test_sampling_blocks_whose_work_grows_along_the_grid_predicts_the_full_simul
         r = gpusim.launch(triangle, grid, block, (out,), timing=True, timing_options=TimingOptions(mode=mode))
         t[mode] = r.metrics["gpu__time_duration.sum"]
     assert t["sampled"] == pytest.approx(t["full"], rel=0.10)
-
-
-TILE = 32
-
-
-@cuda.jit
-def tiled_matmul(a, b, c):
-    sa = cuda.shared.array((TILE, TILE), float32)
-    sb = cuda.shared.array((TILE, TILE), float32)
-    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
-    row, col = cuda.blockIdx.y * TILE + ty, cuda.blockIdx.x * TILE + tx
-    acc = float32(0)
-    for k0 in range(0, a.shape[1], TILE):
-        sa[ty, tx] = a[row, k0 + tx]
-        sb[ty, tx] = b[k0 + ty, col]
-        cuda.syncthreads()
-        for k in range(TILE):
-            acc += sa[ty, k] * sb[k, tx]
-        cuda.syncthreads()
-    c[row, col] = acc
 
 
 def _tiled(budget, n=1024, k=1024):

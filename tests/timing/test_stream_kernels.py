@@ -4,7 +4,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpusim.functional.lsu import shared_wavefronts
+from gpusim.functional.shared_banks import shared_wavefronts
 from gpusim.timing import stream_kernels as K
 
 U64 = np.uint64

@@ -178,7 +178,7 @@ def _wavefronts(words, nw, bmask, lists, counts):
 def group_wavefronts(words, size, nwords, banks):
     """The wavefronts of consecutive groups of `size` elements of `words` (each element the
     first of `nwords` consecutive bank words), summed: per group, distinct words per bank,
-    maximum over banks, as `gpusim.functional.lsu.shared_wavefronts` counts one group (the
+    maximum over banks, as `gpusim.functional.shared_banks.shared_wavefronts` counts one group (the
     8 rows of one ldmatrix matrix)."""
     bmask = U64(banks - 1)
     k = size * nwords
@@ -198,7 +198,7 @@ def group_wavefronts(words, size, nwords, banks):
 
 @njit(cache=True, nogil=True)
 def grouped_wavefronts(words, grp, nw, store, bmask, lists, counts):
-    """A wide access's (wavefronts, conflict-free wavefronts) (`gpusim.functional.lsu.shared_wavefronts`):
+    """A wide access's (wavefronts, conflict-free wavefronts) (`gpusim.functional.shared_banks.shared_wavefronts`):
     words[:nw] in lane order, grp[i] the lane group of words[i] (non-decreasing); a store takes
     each group's count, summed; a load one wavefront for two neighbouring groups (2u, 2u + 1)
     that together need one, else each group's count. Conflict-free: one a group (a merged
@@ -230,6 +230,15 @@ def grouped_wavefronts(words, grp, nw, store, bmask, lists, counts):
                 ideal += groups
         i = j
     return total, ideal
+
+
+@njit(cache=True, nogil=True)
+def _warp_wavefronts(grouped, clash, words, grp, nw, store, bmask, lists, counts):
+    """One warp's (wavefronts, conflict-free wavefronts) in `place_shared`: a wide access's
+    groups (`grouped_wavefronts`), else its busiest bank (one when no bank holds two words)."""
+    if grouped:
+        return grouped_wavefronts(words, grp, nw, store, bmask, lists, counts)
+    return (_wavefronts(words, nw, bmask, lists, counts) if clash else 1), 1
 
 
 @njit(cache=True, nogil=True)
@@ -275,12 +284,8 @@ def place_shared(base, bval, buniform, offset, m, use_m, g, use_g, lo, n, nbytes
         w = lane >> 5
         if w != cur_warp:
             if cur_warp >= 0:
-                if grouped:
-                    wf, free = grouped_wavefronts(words, grp, nw, store, bmask, lists, counts)
-                    ideal += free
-                else:
-                    wf = _wavefronts(words, nw, bmask, lists, counts) if clash else 1
-                    ideal += 1
+                wf, free = _warp_wavefronts(grouped, clash, words, grp, nw, store, bmask, lists, counts)
+                ideal += free
                 total += wf
                 if keep:
                     per_warp[cur_warp - (lo >> 5)] = wf
@@ -309,12 +314,8 @@ def place_shared(base, bval, buniform, offset, m, use_m, g, use_g, lo, n, nbytes
                 bank_word[b] = word
             word += U64(1)
     if cur_warp >= 0:
-        if grouped:
-            wf, free = grouped_wavefronts(words, grp, nw, store, bmask, lists, counts)
-            ideal += free
-        else:
-            wf = _wavefronts(words, nw, bmask, lists, counts) if clash else 1
-            ideal += 1
+        wf, free = _warp_wavefronts(grouped, clash, words, grp, nw, store, bmask, lists, counts)
+        ideal += free
         total += wf
         if keep:
             per_warp[cur_warp - (lo >> 5)] = wf
