@@ -263,6 +263,9 @@ def place_shared(base, bval, buniform, offset, m, use_m, g, use_g, lo, n, nbytes
     words = np.empty(32 * per_lane, np.uint64)
     grp = np.empty(32 * per_lane, np.int64)
     grouped = group < 32
+    gshift = 0
+    while (1 << gshift) < group:   # groups are powers of two lanes: a shift, not a division, per word
+        gshift += 1
     bank_word = np.empty(banks, np.uint64)
     lists = np.empty((banks, 32 * per_lane), np.uint64)
     counts = np.zeros(banks, np.int64)
@@ -302,7 +305,7 @@ def place_shared(base, bval, buniform, offset, m, use_m, g, use_g, lo, n, nbytes
         word = (a & cmask) >> U64(bank_shift)
         for q in range(per_lane):
             words[nw] = word
-            grp[nw] = (lane & 31) // group
+            grp[nw] = (lane & 31) >> gshift
             nw += 1
             b = word & bmask
             bit = U64(1) << b
