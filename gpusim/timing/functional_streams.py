@@ -22,7 +22,6 @@ from gpusim.functional.copy_counts import ZERO_FILL_SOURCE, copy_pieces, fill_wa
 from gpusim.functional.communication import blocks_communicate
 from gpusim.functional.lsu import distinct_per_group
 from gpusim.functional.step_record import SpanAccess
-from gpusim.frontend.sass.payloads import access_bytes
 from gpusim.functional.loops import CLOCKS
 from gpusim.timing import stream_kernels as K
 from gpusim.timing.payloads import ATOMIC, LOAD, STORE, LazyMem, StepPayloads, mbarrier_access
@@ -64,8 +63,7 @@ class TraceSource:
         self.executed = 0                                  # blocks executed functionally (counters cover these)
         self.functional_steps = 0
         self._cp_src = None                                # the global side of the cp.async being traced
-        self._widths: dict[int, int] = {}                  # PTX shared access -> its SASS access's bytes a lane
-        self._merged: dict[int, int] | None = None         # ... where wider than its own (`_merged_widths`)
+        self._merged: dict[int, int] | None = None         # PTX shared access -> its merged SASS access's bytes
         self.execute_skipped = execute_skipped             # seek(): run the blocks passed over (exact outputs)
         self.run_stop: int | None = None                   # seek(): chunks end where the sampled run ends
         self.planned: dict[int, int] = {}                  # gather(): block -> its place in the plan
@@ -82,7 +80,7 @@ class TraceSource:
         assert prepared is self.p
         self.chunk = max(1, chunk_blocks)
         self.issue = issue
-        self._widths, self._merged = {}, None
+        self._merged = None
         self.execute_skipped = execute_skipped
         self.run_stop = None
         self.gather_blocks = max(self.chunk, (1 << 15) // (prepared.geometry.warps_per_block * 32))
@@ -261,7 +259,7 @@ class TraceSource:
             nbytes = a.nbytes or (16 if info.kind == "tensor" else info.access_bytes)   # ldmatrix: 16-byte rows
             plain = info.kind != "tensor" and not info.is_atomic
             if plain and not a.nbytes:
-                nbytes = self._sass_bytes(a.instr, nbytes)
+                nbytes = self._merged_widths().get(a.instr, nbytes)
             if nbytes * 32 > lsu.banks * lsu.bank_width and nbytes > lsu.bank_width and plain:
                 # a wide LDS/STS (or scalar ones ptxas merged into one): served in groups of lanes,
                 # each lane's bytes those of the SASS access (shared_banks.shared_wavefronts)
@@ -309,31 +307,15 @@ class TraceSource:
         return ex
 
     def _merged_widths(self) -> dict[int, int]:
-        """PTX shared loads and stores that ptxas merged into a wider SASS access: their SASS
-        access's bytes a lane (`_sass_bytes`), for the load/store unit's counts."""
+        """PTX shared loads and stores that ptxas merged into a wider SASS access (numba's
+        unrolled `sa[ty, k]`: four `ld.shared.f32` -> one LDS.128): the bytes a lane of that
+        access moves (`issue_stream.IssueStreams.wide_targets`)."""
         if self._merged is None:
-            self._merged = {}
             infos = self.p.decoded.infos
-            for p in (self.issue.target if self.issue is not None else ()):
-                info = infos[p]
-                if info.kind != "tensor" and not info.is_atomic and self._sass_bytes(p, info.access_bytes) > info.access_bytes:
-                    self._merged[p] = self._widths[p]
+            wide = self.issue.wide_targets if self.issue is not None else {}
+            self._merged = {p: w for p, w in wide.items()
+                            if w > infos[p].access_bytes and infos[p].kind != "tensor" and not infos[p].is_atomic}
         return self._merged
-
-    def _sass_bytes(self, instr: int, nbytes: int) -> int:
-        """The bytes a lane moves in the SASS instruction PTX shared access `instr` lands on:
-        wider than `nbytes` where ptxas merged neighbouring scalar accesses into one (numba's
-        unrolled `sa[ty, k]`, four `ld.shared.f32` -> one LDS.128), else `nbytes`."""
-        got = self._widths.get(instr)
-        if got is None:
-            got = nbytes
-            s = self.issue.target.get(instr) if self.issue is not None else None
-            if s is not None:
-                op = self.issue.smap.listing.instructions[s].opcode
-                if op.startswith(("LDS", "STS")):
-                    got = max(nbytes, access_bytes(op))
-            self._widths[instr] = got
-        return got
 
     def _fills(self, instr: int, sp: StepPayloads, lanes, offsets, wl, w0: int, lsu, wpc: int) -> None:
         """A cp.async's shared side: per warp, the wavefronts that write its bytes into shared

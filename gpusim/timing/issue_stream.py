@@ -41,6 +41,7 @@ from operator import itemgetter, methodcaller
 
 import numpy as np
 
+from gpusim.frontend.sass.payloads import access_bytes
 from gpusim.timing.static import GLOBAL
 from gpusim.timing.tma import CopyPayload
 from gpusim.timing.payloads import CpAsyncPayload, MbarrierAccess
@@ -61,6 +62,11 @@ class IssueStreams:
         self.home = smap.payload_home
         self.back = smap.payload_back
         self._route = {p: (s, self.home[p], self.back[p]) for p, s in self.target.items()}   # _convert's lookups
+        ops = [smap.listing.instructions[s].opcode for s in self.target.values()]
+        # PTX access -> the bytes a lane of its SASS target moves, where that is a wide LDS/STS
+        # (ptxas may have merged scalar PTX accesses into it: functional_streams counts them as one)
+        self.wide_targets = {p: access_bytes(op) for p, op in zip(self.target, ops)
+                             if op.startswith(("LDS", "STS")) and access_bytes(op)}
         self.copies = smap.copies
         self._walks: dict[tuple[int, int], list] = {}
         self.dropped = 0
