@@ -236,8 +236,17 @@ def grouped_wavefronts(words, grp, nw, store, bmask, lists, counts):
 def _warp_wavefronts(grouped, clash, words, grp, nw, store, bmask, lists, counts):
     """One warp's (wavefronts, conflict-free wavefronts) in `place_shared`: a wide access's
     groups (`grouped_wavefronts`), else its busiest bank (one when no bank holds two words)."""
-    if grouped:
+    if grouped and clash:
         return grouped_wavefronts(words, grp, nw, store, bmask, lists, counts)
+    if grouped:                    # no bank holds two words: one wavefront a group (a load: a pair of them)
+        served = 0
+        last = -1
+        for i in range(nw):
+            g = grp[i] if store else grp[i] >> 1
+            if g != last:
+                served += 1
+                last = g
+        return served, served
     return (_wavefronts(words, nw, bmask, lists, counts) if clash else 1), 1
 
 
