@@ -42,8 +42,8 @@ def shared_wavefronts(warps: np.ndarray, offsets: np.ndarray, nbytes: int, nwarp
     also the conflict-free wavefronts per warp (one a group that has lanes, one a merged pair;
     one a warp that has lanes for a narrow access), which Nsight's bank-conflict count subtracts
     (a broadcast LDS.128: 2 wavefronts, no conflict)."""
-    group = (banks * width) // max(nbytes, 1)               # lanes whose bytes fill one wavefront
-    if lanes is None or group >= 32 or nbytes <= width:     # a lane of one bank word: the whole warp
+    group = lane_group(nbytes, banks, width)
+    if lanes is None or group >= 32:                        # the whole warp one group
         wf = _most_words_per_bank(warps, offsets, nbytes, nwarps, banks, width)
         return (wf, (np.bincount(warps, minlength=nwarps) > 0).astype(np.int64)) if free else wf
     ngroups = 32 // group
@@ -62,6 +62,15 @@ def shared_wavefronts(warps: np.ndarray, offsets: np.ndarray, nbytes: int, nwarp
         return wf
     groups = active.reshape(nwarps, units, 2).sum(axis=2)
     return wf, np.where(together <= 1, together, groups).sum(axis=1)
+
+
+def lane_group(nbytes: int, banks: int = BANKS, width: int = BANK_WIDTH) -> int:
+    """Lanes served together in an access of `nbytes` a lane: those whose bytes fill one
+    wavefront (banks x width) where a lane is wider than a bank word and the warp's bytes more
+    than a wavefront (16 at 8 B, 8 at 16 B on 32 x 4-B banks), else the whole warp (32)."""
+    if nbytes <= width or nbytes * 32 <= banks * width:
+        return 32
+    return (banks * width) // nbytes
 
 
 def _most_words_per_bank(warps: np.ndarray, offsets: np.ndarray, nbytes: int, nwarps: int,

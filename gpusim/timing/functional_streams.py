@@ -21,6 +21,7 @@ import numpy as np
 from gpusim.functional.copy_counts import ZERO_FILL_SOURCE, copy_pieces, fill_wavefronts
 from gpusim.functional.communication import blocks_communicate
 from gpusim.functional.lsu import distinct_per_group
+from gpusim.functional.shared_banks import lane_group
 from gpusim.functional.step_record import SpanAccess
 from gpusim.functional.loops import CLOCKS
 from gpusim.timing import stream_kernels as K
@@ -260,12 +261,13 @@ class TraceSource:
             plain = info.kind != "tensor" and not info.is_atomic
             if plain and not a.nbytes:
                 nbytes = self._merged_widths().get(a.instr, nbytes)
-            if nbytes * 32 > lsu.banks * lsu.bank_width and nbytes > lsu.bank_width and plain:
+            group = lane_group(nbytes, lsu.banks, lsu.bank_width) if plain else 32
+            if group < 32:
                 # a wide LDS/STS (or scalar ones ptxas merged into one): served in groups of lanes,
                 # each lane's bytes those of the SASS access (shared_banks.shared_wavefronts)
                 first = (((offsets - cta_base) & ~U64(nbytes - 1)) >> shift).astype(np.int64)
                 warps, wf = K.warp_group_wavefronts(rel, lanes.astype(np.int64), first, nbytes // lsu.bank_width,
-                                                    lsu.banks, (lsu.banks * lsu.bank_width) // nbytes, info.is_store)
+                                                    lsu.banks, group, info.is_store)
             else:
                 warps, wf = K.warp_wavefronts(rel, words, max(1, nbytes // lsu.bank_width), lsu.banks)
             if info.is_atomic and _cas_loop(info.mnemonic):   # the payload: the loop's rounds (sm.py)

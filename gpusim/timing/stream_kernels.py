@@ -25,15 +25,22 @@ from gpusim.functional.fastpath.lsu_kernels import grouped_wavefronts
 
 
 @njit(cache=True, nogil=True)
+def _count_warps(rel):
+    """How many warps `rel` (non-decreasing warp of each element) holds."""
+    nw = 0
+    for i in range(len(rel)):
+        if i == 0 or rel[i] != rel[i - 1]:
+            nw += 1
+    return nw
+
+
+@njit(cache=True, nogil=True)
 def warp_wavefronts(rel, words, nwords, banks):
     """(warps, wavefronts): the warps present in `rel` (in order) and the wavefronts each
     takes; `words` the first bank word of each lane (bank width units), `nwords` words
     per lane."""
     n = len(rel)
-    nw = 0
-    for i in range(n):
-        if i == 0 or rel[i] != rel[i - 1]:
-            nw += 1
+    nw = _count_warps(rel)
     warps = np.empty(nw, np.int64)
     wf = np.empty(nw, np.int64)
     cap = 32 * nwords if n else 1
@@ -80,10 +87,7 @@ def warp_group_wavefronts(rel, lanes, words, nwords, banks, group, store):
     lanes): per warp present in `rel`, its lanes (`lanes`, in increasing order within a warp)
     served in groups of `group`; `words` the first bank word of each lane, `nwords` a lane."""
     n = len(rel)
-    nw = 0
-    for i in range(n):
-        if i == 0 or rel[i] != rel[i - 1]:
-            nw += 1
+    nw = _count_warps(rel)
     warps = np.empty(nw, np.int64)
     wf = np.empty(nw, np.int64)
     cap = 32 * nwords
@@ -116,10 +120,7 @@ def warp_sectors(rel, sectors, lane_masks, store):
     sectors in increasing order, values[starts[k]:starts[k + 1]]; with `store`, masks[j]
     the OR of `lane_masks` of the elements in sector values[j] (else masks is empty)."""
     n = len(rel)
-    nw = 0
-    for i in range(n):
-        if i == 0 or rel[i] != rel[i - 1]:
-            nw += 1
+    nw = _count_warps(rel)
     warps = np.empty(nw, np.int64)
     starts = np.empty(nw + 1, np.int64)
     values = np.empty(n, np.uint64)

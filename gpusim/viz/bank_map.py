@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpusim.functional.shared_banks import BANKS, shared_wavefronts
+from gpusim.functional.shared_banks import BANKS, lane_group, shared_wavefronts
 from gpusim.viz import _mpl
 from gpusim.viz.capture import Capture, WarpAccess, capture, where_of, where_text
 
@@ -136,9 +136,10 @@ def _groups(a: WarpAccess) -> tuple[int, bool | None]:
     share it): an ldmatrix's phases; a wide plain access's lane groups, merged for a load
     (`gpusim.functional.shared_banks.shared_wavefronts`, as an H200 counts); merge None: one
     request (a 4-byte access, an ldmatrix)."""
-    if a.phase_lanes < 32 or a.is_atomic or a.access_bytes <= 4:
+    group = lane_group(a.access_bytes, BANKS)
+    if a.phase_lanes < 32 or a.is_atomic or group >= 32:
         return a.phase_lanes, None
-    return 128 // a.access_bytes, not a.is_store
+    return group, not a.is_store
 
 
 def _most_per_bank(words: np.ndarray) -> int:
@@ -167,7 +168,7 @@ def worst_access(cap: Capture) -> tuple[int, int]:
 def wavefronts(a: WarpAccess) -> int:
     """`from_access(a).wavefronts` without the map: the most distinct words any bank holds
     (summed over the phases of an ldmatrix/stmatrix or the lane groups of a wide access)."""
-    if a.phase_lanes >= 32 and not a.is_atomic and a.access_bytes > 4:
+    if a.phase_lanes >= 32 and not a.is_atomic and lane_group(a.access_bytes, BANKS) < 32:
         return int(shared_wavefronts(np.zeros(len(a.lanes), np.int64), a.offsets, a.access_bytes, 1,
                                      lanes=a.lanes.astype(np.int64), store=a.is_store)[0])
     word = (a.offsets >> np.uint64(2)).astype(np.int64)

@@ -20,6 +20,7 @@ import numpy as np
 
 from gpusim.functional.fastpath import lsu_kernels as K
 from gpusim.functional.lsu import LoadStoreUnit, typed_view
+from gpusim.functional.shared_banks import lane_group
 from isa.memory_map import CONST_WINDOW_BASE
 from isa.types import unsigned_dtype
 
@@ -71,10 +72,10 @@ class FastLoadStoreUnit(LoadStoreUnit):
             keep = x.record is not None
             per_warp = np.full((n + 31) >> 5, -1, np.int64) if keep else NO_I64
             cb = self.count_bytes.get(op.index, nbytes)           # the SASS access's bytes a lane (merged)
-            wide = cb * 32 > self.banks * self.bank_width and cb > self.bank_width and not op.info.is_atomic
+            group = 32 if op.info.is_atomic else lane_group(cb, self.banks, self.bank_width)
             status = K.place_shared(*lanes, U64(self.shared_bytes), U64(self.shared_stride), x.wpc * 32, buf.size,
                                     self.banks, self._bank_shift, offs, res, per_warp, keep,
-                                    (self.banks * self.bank_width) // cb if wide else 32, op.info.is_store, cb)
+                                    group, op.info.is_store, cb)
             if cb > nbytes and res[0] and offs[offs >= 0][0] % cb:
                 res[1] = res[2] = 0          # the merged instruction counts once, on its aligned first access
         elif space == "local":
