@@ -18,8 +18,8 @@ is refused (`isa.semantics.wmma` module docstring).
 Counters: `wmma.mma` adds the HMMA (IMMA for s8/u8) instructions ptxas emits for it, one per
 16 x 8 block of D and step of K (`wmma.HW_K`; `sm__inst_executed_pipe_tensor_op_hmma`/`_imma`).
 
-Does not model: time of its own (its SASS is timed as ptxas emits it, `gpusim.timing`; the
-memory accesses of wmma.load/store are not placed on their SASS LDG/LDS/STG, as for ldmatrix).
+Does not model: time of its own (its SASS is timed as ptxas emits it, `gpusim.timing`, with the
+accesses traced here on that SASS's LDSM/LDS/LDG/STS/STG: `gpusim.frontend.sass.payloads`).
 
 Sources: PTX ISA 9.0, 9.7.13 "Warp Level Matrix Multiply-Accumulate Instructions".
 """

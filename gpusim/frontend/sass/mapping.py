@@ -59,7 +59,8 @@ from dataclasses import dataclass, field
 
 from gpusim.frontend.sass.cfg import SassCFG, build_cfg
 from gpusim.frontend.sass.homes import _homes, _match_loops, _origins, _PtxFacts
-from gpusim.frontend.sass.payloads import MEMORY, does, is_access, is_mbarrier, is_tensor_op, place_payloads
+from gpusim.frontend.sass.payloads import (MEMORY, does, is_access, is_mbarrier, is_tensor_op, is_wmma_access,
+                                           place_payloads)
 
 _MMA = frozenset({"HMMA", "IMMA", "DMMA", "BMMA", "HGMMA", "IGMMA", "QGMMA", "BGMMA"})
 _FP_ARITHMETIC = frozenset({"FADD", "FMUL", "FFMA", "FMNMX", "HADD2", "HMUL2", "HFMA2", "HMNMX2", "FADD32I", "FMUL32I",
@@ -271,12 +272,13 @@ def _interleaved_next(cfg: SassCFG, home, h: int, k: int, seen: set) -> int | No
 
 def _anchors(dk, h: int) -> list[int]:
     """The PTX instructions of block h that ptxas compiles one for one, so that k SASS
-    copies of one mean k iterations: memory instructions, else 32-bit and half float
+    copies of one mean k iterations: memory instructions (not wmma's, several SASS each), else 32-bit and half float
     arithmetic. (64-bit integer arithmetic expands into several SASS instructions and
     tells nothing.)"""
     blk = dk.blocks[h]
     infos = dk.infos[blk.first:blk.last]
-    mem = [i.index for i in infos if is_access(i) and i.space not in ("param", "const") and not is_mbarrier(i)]
+    mem = [i.index for i in infos if is_access(i) and i.space not in ("param", "const") and not is_mbarrier(i)
+           and not is_wmma_access(i)]
     if mem:
         return mem
     mma = [i.index for i in infos if is_tensor_op(i)]

@@ -23,6 +23,7 @@ MEMORY = frozenset({"LDG", "STG", "LD", "ST", "LDS", "STS", "LDL", "STL", "ATOM"
                     "REDAS", "LDSM", "STSM", "LDC", "LDGSTS", "UBLKCP", "UTMALDG", "UTMASTG", "SYNCS"})
 _COPY = frozenset({"LDGSTS", "UBLKCP", "UTMALDG", "UTMASTG"})      # asynchronous copies (cp.async, bulk, TMA)
 _MATRIX = ("ldmatrix", "stmatrix")
+_WMMA_MEMORY = ("wmma.load", "wmma.store")
 
 
 def place_payloads(m, ins, dk, ptx) -> None:
@@ -74,10 +75,17 @@ def is_access(info) -> bool:
     """Whether PTX instruction `info` accesses memory (the functional core traces its
     addresses): loads, stores, atomics, `ldmatrix`/`stmatrix`, and the asynchronous copies
     (`cp.async`, `cp.async.bulk*`: kind 'async', a `.shared` state space in the name; their
-    commit and wait instructions and mbarriers are not accesses)."""
+    commit and wait instructions and mbarriers are not accesses), `wmma.load`/`wmma.store`."""
     return info.kind == "mem" or (info.kind == "async" and info.mnemonic.startswith("cp.")
                                   and ".shared" in info.mnemonic) \
-        or (info.kind == "tensor" and info.mnemonic.startswith(_MATRIX)) or is_mbarrier(info)
+        or (info.kind == "tensor" and info.mnemonic.startswith(_MATRIX + _WMMA_MEMORY)) or is_mbarrier(info)
+
+
+def is_wmma_access(info) -> bool:
+    """A `wmma.load`/`wmma.store`: ptxas compiles it into several SASS accesses (an f32 D
+    fragment's store: four STG.E.64; a 16-bit fragment from shared memory: one LDSM), not one
+    for one."""
+    return info.kind == "tensor" and info.mnemonic.startswith(_WMMA_MEMORY)
 
 
 def is_mbarrier(info) -> bool:
@@ -105,6 +113,9 @@ def does(base: str, info) -> bool:
         return is_mbarrier(info) and base == "SYNCS"
     if (base in _COPY) != (info.kind == "async"):
         return False
+    if is_wmma_access(info):                     # LDSM, LDS or LDG; STS or STG
+        store = info.mnemonic.startswith("wmma.store")
+        return base not in _ATOMIC and base not in ("LDC", "STSM") and (base in _STORE) == store
     if info.kind == "tensor":                    # ldmatrix / stmatrix
         return base == ("STSM" if info.mnemonic.startswith("stmatrix") else "LDSM")
     if base == "LDC":
