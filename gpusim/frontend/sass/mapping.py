@@ -272,9 +272,9 @@ def _interleaved_next(cfg: SassCFG, home, h: int, k: int, seen: set) -> int | No
 
 def _anchors(dk, h: int) -> list[int]:
     """The PTX instructions of block h that ptxas compiles one for one, so that k SASS
-    copies of one mean k iterations: memory instructions (not wmma's, several SASS each), else 32-bit and half float
-    arithmetic. (64-bit integer arithmetic expands into several SASS instructions and
-    tells nothing.)"""
+    copies of one mean k iterations: memory instructions (not wmma's, several SASS each),
+    else 32-bit and half float arithmetic. (64-bit integer arithmetic expands into several
+    SASS instructions and tells nothing.)"""
     blk = dk.blocks[h]
     infos = dk.infos[blk.first:blk.last]
     mem = [i.index for i in infos if is_access(i) and i.space not in ("param", "const") and not is_mbarrier(i)
