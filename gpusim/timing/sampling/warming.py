@@ -46,7 +46,15 @@ What is modelled (an estimate from the sampled blocks, no extra execution):
   first touched within the block's own wave is in flight, not held (`warm_state`): the
   blocks reach it together, one fetches it from DRAM and the others wait for that fetch
   (the L2 fills the share's entry at the DRAM latency, without traffic of its own); a line
-  touched by earlier waves is held.
+  touched by earlier waves is held where the window holds it for a wave's time, not only
+  for the gap to the sharer (that block ran a wave before: a row-major GEMM's B walked by
+  64 blocks a line, gap 1/64 of the grid, whose waves of 23% outlast the window of 3%, is
+  fetched once a wave, as the H200 read it for cuda_wmma_f16 at 4096^3: 203 MB).
+  A region whose sharers all come within a round of the SMs (a row-major GEMM's A strip,
+  read by its block row's consecutive blocks) shows no sharing between the sampled blocks
+  a round or more apart, though spread over the grid nearly every such pair would share a
+  line (`sharing_span.py`): its span is one round, and a span within a wave is first
+  touched in that wave (in flight, not held).
   Convoys: the blocks of a wave that share a line drift apart (their durations differ), so
   their touches of it come as far apart as the blocks' positions say, and beyond the
   residency window each fetches it again. While the DRAM is congested (`HBM.congested`:
@@ -228,7 +236,7 @@ class SharedFootprint:
                 if p is None:
                     t0 = wave * self.wave_share
                     p = self._wave_p[key] = _held(t0, min(1.0, t0 + self.wave_share), extra, gap, regular,
-                                                  self.window, span, convoy)
+                                                  self.window, span, convoy, self.wave_share)
                 return p
         return 0.0
 
@@ -265,23 +273,29 @@ class SharedFootprint:
             if a <= line < b:
                 key = (r, wave)
                 p0 = self._wave_p0.get(key)           # at the wave's first position
-                if p0 is None:
+                if p0 is None:                        # a span within a wave: its lines first touched in it
                     t0 = wave * self.wave_share
-                    p0 = self._wave_p0[key] = _held(t0, t0, extra, gap, regular, self.window, span)
+                    p0 = self._wave_p0[key] = 0.0 if span <= self.wave_share else \
+                        _held(t0, t0, extra, gap, regular, self.window, span, wave=self.wave_share)
                 return HELD if u < p0 else IN_FLIGHT
         return HELD
 
 
 def _held(t0: float, t1: float, extra: float, gap: float, regular: bool, window: float, span: float = 1.0,
-          convoy: bool = False) -> float:
+          convoy: bool = False, wave: float = 0.0) -> float:
     """The mean over grid positions tau in [t0, t1] of the probability that the whole L2
     holds a line touched by `extra` other blocks (class docstring): in order (`regular`),
     1 where its reuse distance `gap` fits min(tau, w); at random, 1 - exp(-extra min(tau, w)).
     Within a `span` of the grid shorter than the grid (its touches come within it, the spans
-    one after another): past the first span, the mean over a span; the touches come 1 / span
-    times as often."""
+    one after another): past the first span, the mean over a span (at one position, its place
+    in its span); the touches come 1 / span times as often. `wave`: the share of the grid run
+    at once; a regular region's line last touched by a block of an earlier wave was touched a
+    wave's time before, which the window must hold (not only `gap`)."""
     if span < 1.0:                 # a span like the one the line's touches are in: its own from the start
-        t0, t1 = (0.0, span) if t0 >= span else (t0, min(t1, span))
+        if t1 <= t0:               # one position: its place in its span (the spans one after another)
+            t0 = t1 = t0 - math.floor(t0 / span) * span
+        else:
+            t0, t1 = (0.0, span) if t0 >= span else (t0, min(t1, span))
         extra = extra / span
     if convoy and t1 > t0:         # a convoy: the wave's other touches of the line come with this one
         wave = t1 - t0
@@ -292,9 +306,14 @@ def _held(t0: float, t1: float, extra: float, gap: float, regular: bool, window:
     if regular:
         if gap > window:
             return in_wave
+        # a block in the first `gap` of its wave (t0 its wave's first position) was preceded by
+        # one of an earlier wave, whose touch came a wave's time before (the blocks of a wave run
+        # at once), not `gap`: held only where that fits the window too
+        earlier = max(gap, wave) <= window
         if t1 <= t0:
-            return 1.0 if gap <= t0 else 0.0
-        return max(in_wave, min(1.0, max(0.0, (t1 - max(t0, gap)) / (t1 - t0))))
+            return 1.0 if gap <= t0 and earlier else 0.0
+        first = max(0.0, min(t1, t0 + gap) - max(t0, gap)) if earlier else 0.0
+        return max(in_wave, min(1.0, (first + max(0.0, t1 - t0 - gap)) / (t1 - t0)))
     if t1 <= t0:
         return -math.expm1(-extra * min(t0, window))
     total = 0.0
@@ -346,7 +365,8 @@ def shared_footprint(arrays, streams_by_block, grid_blocks: int, sectors_per_lin
         spread = [spread[i] for i in span_sample(len(spread))]      # the blocks sharing_spans compares
         lines = _blocks_lines([st for _, st in spread], lsh)
         span = sharing_spans(starts, ends, [(b, ls) for (b, _), ls in zip(spread, lines)], grid_blocks,
-                             resolution_blocks)
+                             resolution_blocks, pairs * grid_blocks / len(streams_by_block)
+                             / np.maximum(ends - starts, 1))
     fp = SharedFootprint(starts, ends, touches, capacity_lines, regular=regular,
                          wave_share=wave_blocks / grid_blocks if grid_blocks else 0.0, span=span)
     return fp if fp.active else None

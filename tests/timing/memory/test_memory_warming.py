@@ -143,3 +143,29 @@ def test_the_lines_of_blocks_read_together_are_each_blocks_own_distinct_lines():
         want = np.unique(np.concatenate([p.astype(np.int64) >> 2 for p in parts if isinstance(p, np.ndarray)]))
         assert lines.dtype == np.int64 and lines.size and lines.tolist() == want.tolist()
     assert [x.tolist() for x in _blocks_lines([[], blocks[1]], 2)] == [[], got[1].tolist()]
+
+
+def _b_strip(capacity_lines: float) -> SharedFootprint:
+    """A row-major GEMM's B (wmma 4096^3 on an H200): 1000 lines walked in order by 64 blocks
+    each (gap 1/64 of the grid), beside a stream of C twice its size, waves of 23% of the grid."""
+    return SharedFootprint([0, 1000], [1000, 3000], [64_000.0, 2000.0], capacity_lines=capacity_lines,
+                           regular=[True, False], wave_share=0.23)
+
+
+def test_a_walked_line_an_earlier_wave_touched_beyond_the_window_is_fetched_again_each_wave():
+    # the blocks of a wave run at once: the previous touch by a block of an earlier wave came a
+    # wave's time before, not the gap to it in the grid (the H200 read B once a wave: 203 MB
+    # of DRAM reads, where holding it from the first wave on would give 67 MB)
+    from gpusim.timing.sampling.warming import HELD
+    fp = _b_strip(1_300.0)
+    assert 1 / 64 < fp.window < 0.23
+    assert HELD not in {fp.warm_state(line, 0.6) for line in range(1000)}
+    assert math.isclose(fp.probability(7, 0.6), 1 - (1 / 64) / 0.23)       # the wave's own sharers: in flight
+
+
+def test_a_walked_line_an_earlier_wave_touched_within_the_window_is_held():
+    from gpusim.timing.sampling.warming import HELD, IN_FLIGHT
+    fp = _b_strip(1e6)
+    assert fp.window == 1.0
+    assert {fp.warm_state(line, 0.6) for line in range(1000)} == {HELD}
+    assert IN_FLIGHT in {fp.warm_state(line, 0.1) for line in range(1000)}   # the first wave: on its way
