@@ -41,9 +41,12 @@ def sharing_spans(starts, ends, block_lines, grid_blocks: int, resolution_blocks
     (too few pairs beyond) the sample cannot tell and the span is the whole grid. Where no pair
     shares a line of a region that `blocks_per_line` (per region, the grid's blocks touching each
     line, None: unknown) says many blocks share, the sharing is among blocks less than a round
-    apart (a row-major GEMM's A strip, read by the consecutive blocks of its block row) where the
-    far pairs are so many that at least `SPAN_EVIDENCE` of them would have shared a line had its
-    sharers been spread over the grid; the span is then one round (`resolution_blocks`)."""
+    apart (a row-major GEMM's A strip, read by the consecutive blocks of its block row) where
+    sampled blocks within a round do share its lines and the far pairs are so many that at least
+    `SPAN_EVIDENCE` of them would have shared a line had its sharers been spread over the grid;
+    the span is then one round (`resolution_blocks`). Sharers at fixed distances (a grid that
+    reads an array four times over, each line by blocks a quarter of the grid apart) share with
+    no sampled block near them either, and keep the span of the grid."""
     n = len(starts)
     span = np.ones(n)
     if grid_blocks <= 0 or len(block_lines) < 2:
@@ -73,7 +76,8 @@ def sharing_spans(starts, ends, block_lines, grid_blocks: int, resolution_blocks
                 shared[np.ix_(members, members)] = True
         sharing = shared & cross
         if not sharing.any():
-            if blocks_per_line is not None and _unshared_evidence(
+            near = shared & (dist > 0) & ~cross            # pairs within a round that share
+            if blocks_per_line is not None and near.any() and _unshared_evidence(
                     [np.count_nonzero((ls >= starts[r]) & (ls < ends[r])) for _, ls in block_lines],
                     cross, blocks_per_line[r], grid_blocks) >= SPAN_EVIDENCE:
                 span[r] = min(1.0, resolution_blocks / grid_blocks)

@@ -110,3 +110,11 @@ def test_a_position_in_a_later_span_is_held_as_far_as_its_place_in_its_span_says
     assert _held(0.5, 0.5, 7.0, 0.01, False, 1.0, span=0.125) == 0.0
     later = _held(0.55, 0.55, 7.0, 0.01, False, 1.0, span=0.125)
     assert later > 0.0 and math.isclose(later, _held(0.05, 0.05, 7.0, 0.01, False, 1.0, span=0.125))
+
+
+def test_sharers_at_fixed_distances_that_no_sampled_pair_shows_keep_a_span_of_the_grid():
+    # a grid reading its array four times over: a line's blocks are 1024 apart, no sampled pair
+    # happens to be, and no sampled blocks of one round share a line either
+    lines = [(b, np.arange(b % 1024 * 8, b % 1024 * 8 + 8, dtype=np.int64)) for b in SAMPLED]
+    span = sharing_spans(np.array([0]), np.array([8192]), lines, 4096, 132, blocks_per_line=np.array([4.0]))
+    assert span[0] == 1.0
