@@ -24,8 +24,7 @@ def span_sample(n: int) -> list[int]:
     return np.linspace(0, n - 1, SPAN_BLOCKS).round().astype(int).tolist()
 
 
-def sharing_spans(starts, ends, block_lines, grid_blocks: int, resolution_blocks: int,
-                  blocks_per_line=None) -> np.ndarray:
+def sharing_spans(starts, ends, block_lines, grid_blocks: int, resolution_blocks: int) -> np.ndarray:
     """Per region, the share of the grid within which the blocks that touch one of its lines
     come, read from sampled blocks from across the grid (`block_lines`: (block, its distinct
     lines), at most `SPAN_BLOCKS` of them taken, spread over the list). A grid walked in a
@@ -38,15 +37,7 @@ def sharing_spans(starts, ends, block_lines, grid_blocks: int, resolution_blocks
     farthest sharing pair of rounds are so many that, at the rate the nearer pairs of rounds
     share, at least `SPAN_EVIDENCE` of them would have shared had the sharing been spread
     over the grid (rounds, not blocks: a round's consecutive blocks share together); else
-    (too few pairs beyond) the sample cannot tell and the span is the whole grid. Where no pair
-    shares a line of a region that `blocks_per_line` (per region, the grid's blocks touching each
-    line, None: unknown) says many blocks share, the sharing is among blocks less than a round
-    apart (a row-major GEMM's A strip, read by the consecutive blocks of its block row) where
-    sampled blocks within a round do share its lines and the far pairs are so many that at least
-    `SPAN_EVIDENCE` of them would have shared a line had its sharers been spread over the grid;
-    the span is then one round (`resolution_blocks`). Sharers at fixed distances (a grid that
-    reads an array four times over, each line by blocks a quarter of the grid apart) share with
-    no sampled block near them either, and keep the span of the grid."""
+    (no such pair, or too few beyond) the sample cannot tell and the span is the whole grid."""
     n = len(starts)
     span = np.ones(n)
     if grid_blocks <= 0 or len(block_lines) < 2:
@@ -76,11 +67,6 @@ def sharing_spans(starts, ends, block_lines, grid_blocks: int, resolution_blocks
                 shared[np.ix_(members, members)] = True
         sharing = shared & cross
         if not sharing.any():
-            near = shared & (dist > 0) & ~cross            # pairs within a round that share
-            if blocks_per_line is not None and near.any() and _unshared_evidence(
-                    [np.count_nonzero((ls >= starts[r]) & (ls < ends[r])) for _, ls in block_lines],
-                    cross, blocks_per_line[r], grid_blocks) >= SPAN_EVIDENCE:
-                span[r] = min(1.0, resolution_blocks / grid_blocks)
             continue
         far = int(dist[sharing].max())
         # the evidence counts pairs of rounds: a round's blocks share together (a group's tiles)
@@ -93,14 +79,3 @@ def sharing_spans(starts, ends, block_lines, grid_blocks: int, resolution_blocks
         if beyond * int(np.triu(rs, 1).sum()) / max(near, 1) >= SPAN_EVIDENCE:
             span[r] = min(1.0, (far + resolution_blocks) / grid_blocks)
     return span
-
-
-def _unshared_evidence(touched, cross, blocks_per_line: float, grid_blocks: int) -> float:
-    """The far pairs (`cross`) of sampled blocks expected to share a line of a region had its
-    `blocks_per_line` sharers been spread over the grid's `grid_blocks`: a block's `touched`
-    lines each touched by another given block with probability (m - 1) / (grid blocks - 1)."""
-    if blocks_per_line < 2 or grid_blocks < 2:
-        return 0.0
-    t = np.asarray(touched, dtype=float) * (blocks_per_line - 1.0) / (grid_blocks - 1.0)
-    expect = -np.expm1(-np.minimum(t[:, None], t[None, :]))
-    return float(expect[cross].sum())

@@ -50,11 +50,6 @@ What is modelled (an estimate from the sampled blocks, no extra execution):
   for the gap to the sharer (that block ran a wave before: a row-major GEMM's B walked by
   64 blocks a line, gap 1/64 of the grid, whose waves of 23% outlast the window of 3%, is
   fetched once a wave, as the H200 read it for cuda_wmma_f16 at 4096^3: 203 MB).
-  A region whose sharers all come within a round of the SMs (a row-major GEMM's A strip,
-  read by its block row's consecutive blocks) shows no sharing between the sampled blocks
-  a round or more apart, though spread over the grid nearly every such pair would share a
-  line (`sharing_span.py`): its span is one round, and a span within a wave is first
-  touched in that wave (in flight, not held).
   Convoys: the blocks of a wave that share a line drift apart (their durations differ), so
   their touches of it come as far apart as the blocks' positions say, and beyond the
   residency window each fetches it again. While the DRAM is congested (`HBM.congested`:
@@ -273,10 +268,10 @@ class SharedFootprint:
             if a <= line < b:
                 key = (r, wave)
                 p0 = self._wave_p0.get(key)           # at the wave's first position
-                if p0 is None:                        # a span within a wave: its lines first touched in it
+                if p0 is None:
                     t0 = wave * self.wave_share
-                    p0 = self._wave_p0[key] = 0.0 if span <= self.wave_share else \
-                        _held(t0, t0, extra, gap, regular, self.window, span, wave=self.wave_share)
+                    p0 = self._wave_p0[key] = _held(t0, t0, extra, gap, regular, self.window, span,
+                                                    wave=self.wave_share)
                 return HELD if u < p0 else IN_FLIGHT
         return HELD
 
@@ -287,15 +282,12 @@ def _held(t0: float, t1: float, extra: float, gap: float, regular: bool, window:
     holds a line touched by `extra` other blocks (class docstring): in order (`regular`),
     1 where its reuse distance `gap` fits min(tau, w); at random, 1 - exp(-extra min(tau, w)).
     Within a `span` of the grid shorter than the grid (its touches come within it, the spans
-    one after another): past the first span, the mean over a span (at one position, its place
-    in its span); the touches come 1 / span times as often. `wave`: the share of the grid run
-    at once; a regular region's line last touched by a block of an earlier wave was touched a
-    wave's time before, which the window must hold (not only `gap`)."""
+    one after another): past the first span, the mean over a span; the touches come 1 / span
+    times as often. `wave`: the share of the grid run at once; a regular region's line last
+    touched by a block of an earlier wave was touched a wave's time before, which the window
+    must hold too (not only `gap`)."""
     if span < 1.0:                 # a span like the one the line's touches are in: its own from the start
-        if t1 <= t0:               # one position: its place in its span (the spans one after another)
-            t0 = t1 = t0 - math.floor(t0 / span) * span
-        else:
-            t0, t1 = (0.0, span) if t0 >= span else (t0, min(t1, span))
+        t0, t1 = (0.0, span) if t0 >= span else (t0, min(t1, span))
         extra = extra / span
     if convoy and t1 > t0:         # a convoy: the wave's other touches of the line come with this one
         wave = t1 - t0
@@ -365,8 +357,7 @@ def shared_footprint(arrays, streams_by_block, grid_blocks: int, sectors_per_lin
         spread = [spread[i] for i in span_sample(len(spread))]      # the blocks sharing_spans compares
         lines = _blocks_lines([st for _, st in spread], lsh)
         span = sharing_spans(starts, ends, [(b, ls) for (b, _), ls in zip(spread, lines)], grid_blocks,
-                             resolution_blocks, pairs * grid_blocks / len(streams_by_block)
-                             / np.maximum(ends - starts, 1))
+                             resolution_blocks)
     fp = SharedFootprint(starts, ends, touches, capacity_lines, regular=regular,
                          wave_share=wave_blocks / grid_blocks if grid_blocks else 0.0, span=span)
     return fp if fp.active else None
