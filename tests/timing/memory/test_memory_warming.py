@@ -9,7 +9,8 @@ import programs
 from gpusim.api import prepare
 from gpusim.timing.engine import TimingOptions
 from gpusim.timing.functional_streams import TraceSource
-from gpusim.timing.sampling.warming import SharedFootprint, _blocks_lines
+from gpusim.timing.sampling.warming import (COLD, HASH_MULT, HELD, IN_FLIGHT, MASK64, SharedFootprint, _blocks_lines,
+                                            _held)
 
 
 def test_a_stream_region_is_never_warm():
@@ -105,7 +106,6 @@ def test_blocks_of_later_waves_find_more_of_a_shared_region_held_than_the_first_
 
 
 def test_a_line_first_touched_within_the_wave_is_in_flight_and_one_from_earlier_waves_held():
-    from gpusim.timing.sampling.warming import COLD, HELD, IN_FLIGHT
     one_wave = SharedFootprint([0], [100_000], [1_600_000.0], capacity_lines=1e9, wave_share=1.0)   # m = 16
     states = [one_wave.warm_state(line, 0.0) for line in range(100_000)]
     assert HELD not in states                                          # nothing before the first wave
@@ -117,7 +117,6 @@ def test_a_line_first_touched_within_the_wave_is_in_flight_and_one_from_earlier_
 
 def test_a_lines_state_is_in_flight_where_its_draw_falls_between_its_waves_first_position_and_mean():
     # two regions, four waves: the state each (region, wave) remembers is the one its probabilities give
-    from gpusim.timing.sampling.warming import COLD, HASH_MULT, HELD, IN_FLIGHT, MASK64, _held
     fp = SharedFootprint([0, 50_000], [50_000, 100_000], [100_000.0, 400_000.0], capacity_lines=1e9,
                          regular=[False, True], wave_share=0.25)
     for tau in (0.1, 0.3, 0.3, 0.6, 0.9):
@@ -156,7 +155,6 @@ def test_a_walked_line_an_earlier_wave_touched_beyond_the_window_is_fetched_agai
     # the blocks of a wave run at once: the previous touch by a block of an earlier wave came a
     # wave's time before, not the gap to it in the grid (the H200 read B once a wave: 203 MB
     # of DRAM reads, where holding it from the first wave on would give 67 MB)
-    from gpusim.timing.sampling.warming import HELD
     fp = _b_strip(1_300.0)
     assert 1 / 64 < fp.window < 0.23
     assert HELD not in {fp.warm_state(line, 0.6) for line in range(1000)}
@@ -164,7 +162,6 @@ def test_a_walked_line_an_earlier_wave_touched_beyond_the_window_is_fetched_agai
 
 
 def test_a_walked_line_an_earlier_wave_touched_within_the_window_is_held():
-    from gpusim.timing.sampling.warming import HELD, IN_FLIGHT
     fp = _b_strip(1e6)
     assert fp.window == 1.0
     assert {fp.warm_state(line, 0.6) for line in range(1000)} == {HELD}
