@@ -10,7 +10,10 @@ The engine (`timing/engine.py`) times a subset of the SMs over a subset of their
   end (`_straggler`: the longest block outlasts the time after the first wave, or the slots
   stood mostly idle in it), where the share's end is a replay of the timed durations on the
   SMs' slots (`_replayed_cycles`); never less than the simulated SMs' share of the DRAM
-  moving the extrapolated DRAM bytes (`_dram_floor_cycles`);
+  moving the extrapolated DRAM bytes (`_dram_floor_cycles`), nor than their share of the
+  L2 slices looking up the extrapolated L2 reads and writes at peak (`_l2_floor_cycles`: the
+  loop's kept iterations can set a rate of issue that the left-out ones' L2 traffic could
+  not sustain, 1.6-2.1 times the slices' peak on the TMA GEMM at 4096^3);
 - a standard error of that extrapolation (`_sampling_error`,
   `timing__sampling_error_pct`), from the spread of the simulated blocks' durations (of the
   remaining waves, and of the blocks of the SMs not simulated, taken as the timed ones);
@@ -217,8 +220,9 @@ class Extrapolation:
         stretch = max([self._loop_stretch(sm) for sm in self.sms] + [0.0])
         if stretch:
             # the left-out iterations' DRAM traffic cannot move faster than the simulated SMs'
-            # share of the peak (a loop whose early iterations filled the L2 at full speed)
-            stretch = max(stretch, self._dram_floor_cycles(1.0) - t_sim)
+            # share of the peak (a loop whose early iterations filled the L2 at full speed), nor
+            # their L2 lookups faster than the simulated slices' peak
+            stretch = max(stretch, self._dram_floor_cycles(1.0) - t_sim, self._l2_floor_cycles(1.0) - t_sim)
         self.straggler_cycles = 0.0
         if self.blocks_simulated >= self.blocks_share:
             return t_sim + stretch
@@ -245,7 +249,8 @@ class Extrapolation:
             share_end, timed_end = self._replayed_cycles()
             total = (share_end + max(t_sim - timed_end, 0.0)) * ((t_sim + stretch) / t_sim if t_sim > 0 else 1.0)
         # likewise the remaining waves' (the first waves wrote into an L2 share that was still empty)
-        return max(total, self._dram_floor_cycles(self.blocks_share / max(self.blocks_simulated, 1)))
+        scale = self.blocks_share / max(self.blocks_simulated, 1)
+        return max(total, self._dram_floor_cycles(scale), self._l2_floor_cycles(scale))
 
     def _straggler(self, order: list, t_sim: float) -> float:
         """The longest timed block's duration when the simulated end is a few long blocks', not
@@ -313,6 +318,20 @@ class Extrapolation:
         h, spec = self.spec.hbm, self.spec
         peak = spec.hbm_bytes_per_cycle * self.sms_simulated / spec.sm_count * (1.0 - h.t_rfc_ns / h.t_refi_ns)
         return dram * blocks_scale / peak
+
+    def _l2_floor_cycles(self, blocks_scale: float) -> float:
+        """The least time in which the simulated L2 slices, at their peak, take the bytes booked
+        at them (`L2Slices.servers`: lookups, a write at its slice's write bandwidth), scaled by
+        `blocks_scale` and by what loop sampling left out (the writes' share with the stores,
+        the rest with the loads)."""
+        l2 = self.spec.l2
+        slices = self.memory.l2.slices
+        booked = sum(s.bytes_served for s in slices.servers)
+        write_cost = l2.bandwidth_bytes_per_cycle_per_slice / l2.write_bandwidth_bytes_per_cycle_per_slice
+        written = min(booked, self.memory.counters().get("lts__t_sectors_op_write.sum", 0.0) * l2.sector_bytes * write_cost)
+        scaled = ((booked - written) * self.issue.traffic_scale("lts__t_sectors_op_read.sum")
+                  + written * self.issue.traffic_scale("lts__t_sectors_op_write.sum"))
+        return scaled * blocks_scale / slices.bytes_per_cycle
 
     def _sampling_error(self, cycles: float) -> float:
         """A standard error, in percent of the predicted cycles, of what sampling extrapolated:
