@@ -40,7 +40,8 @@ What is modelled:
   hit's load-to-use latency seen by the SM is exactly `l2.hit_latency_cycles`):
     hit:     data leaves the slice at max(ts, sector fill time) + P
     miss:    one HBM burst read issued at ts; data leaves at HBM completion + P
-    far:     + 2 * fabric_latency_cycles (and the fabric and home slice queues)
+    far:     + 2 * fabric_latency_cycles (and the fabric's queue: a far read's lookup at
+             its home takes the fabric's bandwidth, not the home slice's)
     write:   acknowledged at ts + P (far: at the home's booking + fabric latency + P)
     atomic:  as a read, then the read-modify-writes at the home: each sector's passes (the
              L1 splits a warp's lanes into passes of at most one lane per address) take
