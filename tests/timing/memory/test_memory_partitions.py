@@ -124,3 +124,14 @@ def test_slices_must_divide_into_the_partitions():
     from gpusim.errors import ConfigError
     with pytest.raises(ConfigError, match="partitions"):
         replace(l2={"partitions": 3})
+
+
+def test_a_far_reads_lookup_at_its_home_takes_the_fabrics_bandwidth_not_the_home_slices():
+    ms = MemorySystem(SPEC)
+    far = _line_homed_in(ms, 1)
+    ms.read(0.0, 0, [far * 4, far * 4 + 1])
+    sl = ms.l2.slices
+    booked = [s.bytes_served for s in sl.servers]
+    near = [i for i, b in enumerate(booked) if b]
+    assert (sum(booked), len(near), near[0] // sl.slices_per_partition) == (64.0, 1, 0)   # only the near slice
+    assert ms.l2.fabric.server.bytes_served == 64.0
