@@ -65,7 +65,9 @@ class FastCpAsyncOp(CpAsyncOp):
         sres = np.zeros(3, np.int64)
         if K.place_shared(dst, U64(0), False, U64(0), mm, use_m, NO_BOOL if g is None else g, use_g, lo, n, size,
                           size, U64(lsu.shared_bytes), U64(lsu.shared_stride), x.wpc * 32, lsu.shared.size,
-                          lsu.banks, lsu._bank_shift, soffs, sres, NO_I64, False) != K.OK:
+                          lsu.banks, lsu._bank_shift, soffs, sres, NO_I64, False, 32, False, 0) != K.OK:
+            # (the defaults passed: numba's compiled dispatch takes no call that omits them, each such
+            # call re-resolving its types in Python, 0.5-1 ms)
             return CpAsyncOp.run(self, x)
         nactive = int(sres[0])
         if not nactive:
