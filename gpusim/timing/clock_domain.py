@@ -22,9 +22,11 @@ tensor kernel at 1.55 GHz gets 1.10 times the L2 bytes a SM cycle that a CUDA-co
 The L2's latencies and atomic pass times stay in SM cycles as measured and fitted (at the
 boost clock): only the bandwidths are restated.
 
-Not modelled: the power or current limit that takes the heaviest GEMMs lower still
-(1542-1700 MHz measured on 4096^3 and 8192^3 Triton and TMA GEMMs), and a clock that
-changes within a kernel.
+Not modelled: the power limit that takes the heaviest GEMMs lower still (1522-1700 MHz
+under Nsight on 4096^3 and 8192^3 Triton and TMA GEMMs; run back to back, the H200's TMA,
+mma.sync and Triton f16/bf16 GEMMs at 8192^3 hold 688-696 W of its 700 W at 1388-1620 MHz
+with nvidia-smi's `sw_power_cap` reason active: data/measurements/power_probe_h200.json),
+and a clock that changes within a kernel.
 """
 from __future__ import annotations
 
