@@ -13,7 +13,7 @@ The engine (`timing/engine.py`) times a subset of the SMs over a subset of their
   moving the extrapolated DRAM bytes (`_dram_floor_cycles`), nor than their share of the
   L2 slices looking up the extrapolated L2 reads and writes at peak (`_l2_floor_cycles`: the
   loop's kept iterations can set a rate of issue that the left-out ones' L2 traffic could
-  not sustain, 1.6-2.1 times the slices' peak on the TMA GEMM at 4096^3);
+  not sustain: 2.1 times the slices' peak on the TMA GEMM at 4096^3);
 - a standard error of that extrapolation (`_sampling_error`,
   `timing__sampling_error_pct`), from the spread of the simulated blocks' durations (of the
   remaining waves, and of the blocks of the SMs not simulated, taken as the timed ones);
