@@ -186,8 +186,8 @@ class MetricsBuilder:
         util = {
             "compute": issued / (sim_cycles * sms_simulated * spec.sm.sub_partitions),
             "shared_memory": sum(sm.shared_wavefronts for sm in self.sms) / (sim_cycles * sms_simulated),
-            "l2_bandwidth": mem.get("lts__t_sectors.sum", 0.0) * spec.l2.sector_bytes /
-            (sim_cycles * spec.l2.slices * spec.l2.bandwidth_bytes_per_cycle_per_slice * frac),
+            # the bytes booked at the simulated slices (a far read's home lookup takes the fabric's)
+            "l2_bandwidth": self.memory.l2.busy_cycles / (sim_cycles * self.memory.l2.slices.slices),
             "hbm_bandwidth": (mem.get("dram__bytes_read.sum", 0.0) + mem.get("dram__bytes_write.sum", 0.0)) /
             (sim_cycles * spec.hbm_bytes_per_cycle * frac),
         }
