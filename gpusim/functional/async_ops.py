@@ -62,17 +62,24 @@ class AsyncCopies:
         buf = self.x.lsu.shared
         left = []
         san = self.x.san
-        for ln, grp, dst, data, acc in self.pending:
+        for entry in self.pending:
+            ln, grp, dst, data, acc = entry
             done = sel[ln]
             if keep_groups is not None:
                 done &= grp < self.committed[ln] - keep_groups
-            if done.any():
-                scatter_bytes(buf, dst[done], data[done])
+            if done.all():                  # the whole copy (a pipeline stage's): no selection to copy
+                scatter_bytes(buf, dst, data)
                 if san is not None:
-                    san.async_done(acc, ln[done], dst[done].astype(U64))
-            if not done.all():
-                keep = ~done
-                left.append((ln[keep], grp[keep], dst[keep], data[keep], acc))
+                    san.async_done(acc, ln, dst.astype(U64))
+                continue
+            if not done.any():              # none of it: kept as it is
+                left.append(entry)
+                continue
+            scatter_bytes(buf, dst[done], data[done])
+            if san is not None:
+                san.async_done(acc, ln[done], dst[done].astype(U64))
+            keep = ~done
+            left.append((ln[keep], grp[keep], dst[keep], data[keep], acc))
         self.pending = left
 
 

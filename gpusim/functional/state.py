@@ -85,6 +85,19 @@ class BatchState:
         else:
             np.copyto(cur[self.lo:self.hi], val, where=m)
 
+    def write_warps(self, slot: int, val: np.ndarray, warps: np.ndarray) -> None:
+        """Write `val` (len(warps), 32) to register `slot` in the lanes of the span's warps
+        `warps` (span-relative, increasing), every lane of which is active: what `write` does
+        with a mask of those lanes, without building and combining masks over the span."""
+        rd = self.reg_dtypes[slot]
+        if val.dtype != rd:
+            val = convert(val, rd)
+        cur = self.regs[slot]
+        if type(cur) is not ndarray:
+            cur = np.full(self.nlanes, cur, rd)
+            self.regs[slot] = cur
+        cur[self.lo:self.hi].reshape(-1, 32)[warps] = val
+
     def full(self, v, dt: np.dtype) -> np.ndarray:
         """`v` as an array over the span (materialising a uniform scalar)."""
         if type(v) is ndarray and v.shape[0] == self.hi - self.lo:

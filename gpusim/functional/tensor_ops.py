@@ -168,14 +168,29 @@ class LdsmOp(AddressOp):
             return
         if self.index not in x.value_free:                             # prediction only: no path or address needs them
             out = np.zeros(((x.state.hi - x.state.lo) // 32, 32, self.form.nmat), np.uint32)
-            h = buf[elem // 2].astype(np.uint32)                       # (W, 32, nmat, 2)
-            out[warps] = h[..., 0] | (h[..., 1] << 16)
+            words = _word_offsets(x.lsu.shared, elem) if not self.form.trans else None
+            if words is not None:                                      # each register one aligned word
+                out[warps] = x.lsu.shared.view(np.uint32)[words]
+            else:
+                h = buf[elem // 2].astype(np.uint32)                   # (W, 32, nmat, 2)
+                out[warps] = h[..., 0] | (h[..., 1] << 16)
             scatter(x, self.dsts, out, warps)
         x.counters.add_extra(self.index, "ldsm_inst", len(warps))
         x.counters.add_extra(self.index, "shared_ldsm_wavefronts", wf)
         # Nsight counts them among the shared loads' wavefronts too, and their bank conflicts
         # beyond one wavefront a matrix (module docstring)
         x.counters.add_shared(self.index, "ld", self.form.nmat * len(warps), wf)
+
+
+def _word_offsets(buf: np.ndarray, elem: np.ndarray):
+    """For ldmatrix without .trans, whose two b16 halves of a register are adjacent in one row
+    (`isa.semantics.tensor.ldsm_map`: columns 2 c and 2 c + 1): the index of each register's
+    32-bit word in `buf` (uint8) viewed as uint32 words, where every low half starts on a word
+    (a little-endian word is then low half | high half << 16, what the halves give); else None."""
+    lo = elem[..., 0]
+    if not np.little_endian or buf.size % 4 or not buf.flags.c_contiguous or (lo & 3).any():
+        return None
+    return lo >> 2
 
 
 def make(dec, ins, i: int, spec, bound, guard):

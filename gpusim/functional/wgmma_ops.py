@@ -34,12 +34,15 @@ import numpy as np
 
 from gpusim.errors import BarrierError, KernelError
 from gpusim.functional.ops import NopOp, Op
-from gpusim.functional.tensor_ops import active_warps, gather, scatter
+from gpusim.functional.tensor_ops import active_warps, gather
 from isa.errors import UnsupportedInstruction
 from isa.program import Vector
 from isa.semantics import wgmma as W
 
 U32 = np.dtype(np.uint32)
+U64 = np.dtype(np.uint64)
+BOOL = np.dtype(np.bool_)
+ROWS16 = np.arange(16)
 
 
 class WgmmaOp(Op):
@@ -67,8 +70,9 @@ class WgmmaOp(Op):
                                detail=f"{self.info.mnemonic} needs all 4 warps of a warpgroup: {bad[1]}")
 
     def _check_uniform(self, x, warps: np.ndarray, vals: list) -> None:
+        """Each of `vals` (span warps, 32) the same in every lane of each of `warps`."""
         for v in vals:
-            diff = (v[warps, :, 0] != v[warps, :1, 0])
+            diff = (v[warps] != v[warps, :1])
             if diff.any():
                 wi, lane = (int(i) for i in np.argwhere(diff)[0])
                 w = int(warps[wi])
@@ -76,8 +80,8 @@ class WgmmaOp(Op):
                 raise KernelError("non-uniform operand at wgmma.mma_async", kernel=x.kernel_name,
                                   source=x.source(self.index), block=block, thread=thread,
                                   detail=f"{self.info.mnemonic}: the descriptors and scale-d must be the same in every "
-                                         f"thread of the warp; lane {lane} has {int(v[w, lane, 0]):#x}, lane 0 "
-                                         f"{int(v[w, 0, 0]):#x}")
+                                         f"thread of the warp; lane {lane} has {int(v[w, lane]):#x}, lane 0 "
+                                         f"{int(v[w, 0]):#x}")
 
     def _fail(self, x, smem_bytes: int, desc: int, rows: int, bits: int, major: str, lane: int):
         """The access error of an operand that does not fit the block's shared memory (or whose
@@ -95,12 +99,12 @@ class WgmmaOp(Op):
         raises), and, per distinct descriptor, its operand's addresses: (index of each warp's B
         descriptor, B addresses per distinct one, the same for A or None)."""
         f, smem = self.form, x.lsu.shared_bytes
-        ub, ib = np.unique(b[warps, 0, 0], return_inverse=True)
+        ub, ib = np.unique(b[warps, 0], return_inverse=True)
         ok_b = np.array([_fits(int(d), f.n, f.k, bb, mb, smem) for d in ub.tolist()])
         ua = ia = None
         bad = ~ok_b[ib]
         if not f.a_regs:
-            ua, ia = np.unique(a[warps, 0, 0], return_inverse=True)
+            ua, ia = np.unique(a[warps, 0], return_inverse=True)
             bad |= ~np.array([_fits(int(d), 64, f.k, ab, ma, smem) for d in ua.tolist()])[ia]
         if bad.any():                                  # the first warp with a bad operand raises, as in order
             i = int(np.flatnonzero(bad)[0])
@@ -115,10 +119,11 @@ class WgmmaOp(Op):
             return
         self._check_group(x, warps)
         f = self.form
-        a = None if f.a_regs else gather(x, self.a_srcs, np.dtype(np.uint64))
-        b = gather(x, [self.b_src], np.dtype(np.uint64))
-        sd = gather(x, [self.sd_src], np.dtype(bool))
-        imm = [int(np.asarray(x.state.full(s(x.state, x), np.int64)).reshape(-1)[0]) for s in self.imm_srcs]
+        st = x.state
+        a = None if f.a_regs else _lanes(x, self.a_srcs[0], U64)
+        b = _lanes(x, self.b_src, U64)
+        sd = _lanes(x, self.sd_src, BOOL)
+        imm = [_first(s(st, x)) for s in self.imm_srcs]
         scale_a, scale_b = (imm + [1, 1])[:2]
         trans_a = imm[2] if len(imm) == 4 else 0
         trans_b = imm[-1] if len(imm) >= 3 else 0
@@ -126,7 +131,7 @@ class WgmmaOp(Op):
         ab, bb = W.ELEM_BITS[f.atype], W.ELEM_BITS[f.btype]
         mb, ma = "mn" if trans_b else "k", "mn" if trans_a else "k"
         lsu = x.lsu
-        lane0 = x.state.lo + 32 * warps
+        lane0 = st.lo + 32 * warps
         base = x.cta_slot(lane0).astype(np.int64) * lsu.shared_stride
         wg = (x.span_w0 + warps) % x.wpc % 4
         ib, ub, ia, ua = self._operands(x, warps, lane0, a, b, ab, bb, ma, mb)
@@ -134,11 +139,11 @@ class WgmmaOp(Op):
         if skip and x.san is None:
             x.counters.add_extra(self.index, "tensor_gmma_inst", len(warps))
             return
-        b_desc = np.stack([_addresses(int(d), f.n, f.k, bb, mb)[0] for d in ub.tolist()])   # per distinct descriptor
+        b_desc = _stacked(tuple(ub.tolist()), f.n, f.k, bb, mb)     # per distinct descriptor
         a_addr = None
         if not f.a_regs:
-            full = np.stack([_addresses(int(d), 64, f.k, ab, ma)[0] for d in ua.tolist()])
-            a_addr = full[ia[:, None], 16 * wg[:, None] + np.arange(16)]
+            full = _stacked(tuple(ua.tolist()), 64, f.k, ab, ma)
+            a_addr = full[ia[:, None], 16 * wg[:, None] + ROWS16]
         if x.san is not None:                          # the operands' 16-byte chunks, spread over each warp's lanes
             acc = SimpleNamespace(index=self.index, info=replace(self.info, access_bytes=16, is_store=False))
             for i in range(len(warps)):
@@ -149,7 +154,9 @@ class WgmmaOp(Op):
         x.counters.add_extra(self.index, "tensor_gmma_inst", len(warps))
         if skip:
             return
-        c = gather(x, self.c_srcs)
+        nw = len(sd)
+        every = len(warps) == nw                        # every warp of the span: no copies in and out
+        c = _registers(x, self.c_srcs).reshape(len(self.c_srcs), nw, 32)
         if f.a_regs:
             a = gather(x, self.a_srcs, U32)
         # the warps of a warpgroup (same descriptor, same block) share one B: read once
@@ -157,14 +164,47 @@ class WgmmaOp(Op):
         Bt = W.read_operand(lsu.shared, b_desc[ib[first]] + base[first, None, None], bb)
         A16 = W.a_from_regs(f, a[warps]) if a_addr is None else \
             W.read_operand(lsu.shared, a_addr + base[:, None, None], ab)
-        every = len(warps) == c.shape[0]                # every warp of the span: no copies in and out
-        d = W.warp_mma(f, A16, Bt, c if every else c[warps], sd[:, 0, 0] if every else sd[warps, 0, 0], scale_a,
-                       scale_b, b_transposed=True, b_index=b_index.reshape(-1))
-        if not every:
-            out = np.zeros(c.shape, np.uint32)
-            out[warps] = d
-            d = out
-        scatter(x, self.dsts, d, warps)
+        d = W.warp_mma(f, A16, Bt, c if every else c[:, warps], sd[:, 0] if every else sd[warps, 0], scale_a,
+                       scale_b, b_transposed=True, b_index=b_index.reshape(-1), reg_major=True)
+        if every:
+            rows = d.reshape(len(self.dsts), -1)        # a row of the span's lanes per register
+            for k, r in enumerate(self.dsts):
+                if r is not None:
+                    st.write(r, rows[k])
+        else:                                           # the executing warps' lanes: all active (active_warps)
+            for k, r in enumerate(self.dsts):
+                if r is not None:
+                    st.write_warps(r, d[k], warps)
+
+
+def _first(v) -> int:
+    """An immediate operand's value (the first lane's, as an int64)."""
+    return int(v.reshape(-1)[0] if type(v) is np.ndarray else np.int64(v))
+
+
+@lru_cache(maxsize=256)
+def _stacked(descs: tuple, rows: int, k: int, bits: int, major: str) -> np.ndarray:
+    """`_addresses` of each of `descs` stacked (len(descs), rows, k), read-only: a K loop's steps
+    use the same few descriptors again and again, so each set is stacked once."""
+    out = np.stack([_addresses(d, rows, k, bits, major)[0] for d in descs])
+    out.flags.writeable = False
+    return out
+
+
+def _lanes(x, src, dt) -> np.ndarray:
+    """One source over the span as (span warps, 32) of dtype `dt` (a uniform value materialised)."""
+    st = x.state
+    return st.full(src(st, x), dt).reshape(-1, 32)
+
+
+def _registers(x, srcs) -> np.ndarray:
+    """Sources over the span as (len(srcs), span lanes) uint32: a row per register, each copied
+    once (`tensor_ops.gather`'s (warps, 32, registers) transposes them)."""
+    st = x.state
+    out = np.empty((len(srcs), st.hi - st.lo), np.uint32)
+    for k, f in enumerate(srcs):
+        out[k] = f(st, x)
+    return out
 
 
 @lru_cache(maxsize=1024)

@@ -244,21 +244,23 @@ def _block_one(av, bv, ae, be, j, k0, k1, acc, exp_sum, window, floor, emin, pro
 
 
 @njit(cache=True, nogil=True)
-def _kernel(abits, bbits, bidx, cbits, cpos, atv, ate, btv, bte, amask32, bmask32, aflip, bflip, aemin, bemin, order,
+def _kernel(abits, bbits, bidx, cbits, cpos, tstride, atv, ate, btv, bte, amask32, bmask32, aflip, bflip, aemin, bemin, order,
             zero_c, out, block, window, rne, exp_sum, floor, c_last_rn, signed_zero, sum_bits, sum_rne,
             overflow_inf, man, expb, bias, emin, nan_bits):
     """out[t, i, j] = accumulator bits of C + sum_k A B as `mma_numerics.dot` computes it
     (module docstring) for the bit patterns abits (T, M, K), bbits[bidx[t]] (N, K) (B transposed,
     decoded once for consecutive t with the same bidx),
-    C and D element (i, j) at cbits[t, cpos[i N + j]], out[t, cpos[i N + j]] (a fragment's
-    register order; C taken as +0 where zero_c[t]); k visited in `order`. Each warp's B and
+    C and D element (i, j) at cbits[t tstride + cpos[i N + j]], out[t tstride + cpos[i N + j]]
+    (flat: a fragment's register order, or its registers' rows; C taken as +0 where zero_c[t]); k visited in `order`. Each warp's B and
     each row of A are decoded once (`_decode`), then D is computed a row at a time. The common
     case runs over the row's columns together (loops the compiler vectorises): with `exp_sum`
     anchors, where row i of A, column j of B and the running value are finite, so is every
     product (at most 2^512), and a product is zero exactly when one of its inputs is, whose
     exponent is NONE: the block's anchor is the plain maximum of ea + eb (below NONE / 2 when
     every product is zero), and the cut terms, integers below 2^(window + 1), are summed
-    exactly in float64 (`np.trunc` / `np.floor` of the scaled product); an f32 accumulator
+    exactly in float64 (`np.trunc` / `np.floor` of the scaled product), four k at a time (every
+    partial sum is an integer below 2^53, so any order of the additions gives the same sum; the
+    anchors' maxima likewise, on int64 exponents, one integer width: vectorised); an f32 accumulator
     rounds there as the FPU converts (RNE; RZ by clearing float64's extra significand bits)
     where that is the model's rounding (normal results). Any other element takes
     `_block_one` and `_finish`."""
@@ -267,18 +269,18 @@ def _kernel(abits, bbits, bidx, cbits, cpos, atv, ate, btv, bte, amask32, bmask3
     prod = np.empty(max(block, 1), np.float64)
     inf_bits = ((1 << expb) - 1) << man
     av = np.empty(k, np.float64)
-    ae = np.empty(k, np.int32)
+    ae = np.empty(k, np.int64)
     bv = np.empty((k, n), np.float64)
-    be = np.empty((k, n), np.int32)
+    be = np.empty((k, n), np.int64)
     cvals = np.empty(n, np.float64)
     acc = np.empty(n, np.float64)
     bits = np.empty(n, np.int64)                     # acc's bits once a block rounded it, else -1
-    amax = np.empty(n, np.int32)
+    amax = np.empty(n, np.int64)
     scale = np.empty(n, np.float64)
     sf = np.empty(n, np.float64)
     fast = np.empty(n, np.bool_)
     done = np.empty(n, np.bool_)                     # element rounded by the row's vectorised f32 pass
-    anchor = np.empty(n, np.int32)                   # the block's anchor with C's exponent (fast elements)
+    anchor = np.empty(n, np.int64)                   # the block's anchor with C's exponent (fast elements)
     bfin = np.empty(n, np.bool_)
     f32_out = sum_bits == 0 and not signed_zero and man == 23 and expb == 8 and overflow_inf
     c_f32 = man == 23 and expb == 8
@@ -301,10 +303,10 @@ def _kernel(abits, bbits, bidx, cbits, cpos, atv, ate, btv, bte, amask32, bmask3
                 cvals[:] = 0.0
             elif c_f32:                                  # f32 C: the float32 itself (NaN payloads never reach D)
                 for j in range(n):
-                    cvals[j] = np.float64(np.uint32(cbits[t, cpos[i * n + j]]).view(np.float32))
+                    cvals[j] = np.float64(np.uint32(cbits[t * tstride + cpos[i * n + j]]).view(np.float32))
             else:
                 for j in range(n):
-                    cvals[j] = _value(np.int64(cbits[t, cpos[i * n + j]]), man, expb, bias, emin)
+                    cvals[j] = _value(np.int64(cbits[t * tstride + cpos[i * n + j]]), man, expb, bias, emin)
             for j in range(n):
                 acc[j] = 0.0 if c_last_rn else cvals[j]
                 bits[j] = -1
@@ -317,7 +319,14 @@ def _kernel(abits, bbits, bidx, cbits, cpos, atv, ate, btv, bte, amask32, bmask3
                 if nfast:
                     for j in range(n):
                         amax[j] = NONE
-                    for kk in range(k0, k1):
+                    kq = k0
+                    while kq + 4 <= k1:                          # four k at a time: amax loaded and stored once
+                        a0, a1, a2, a3 = ae[kq], ae[kq + 1], ae[kq + 2], ae[kq + 3]
+                        for j in range(n):
+                            amax[j] = max(amax[j], max(max(a0 + be[kq, j], a1 + be[kq + 1, j]),
+                                                       max(a2 + be[kq + 2, j], a3 + be[kq + 3, j])))
+                        kq += 4
+                    for kk in range(kq, k1):
                         ai = ae[kk]
                         for j in range(n):
                             amax[j] = max(amax[j], ai + be[kk, j])
@@ -335,7 +344,21 @@ def _kernel(abits, bbits, bidx, cbits, cpos, atv, ate, btv, bte, amask32, bmask3
                         sa = np.floor(sa) if floor else np.trunc(sa)
                         scale[j] = sc if live else 0.0
                         sf[j] = sa if live else 0.0
-                    for kk in range(k0, k1):
+                    kq = k0
+                    while kq + 4 <= k1:                          # four k at a time (exact sums: any order)
+                        a0, a1, a2, a3 = av[kq], av[kq + 1], av[kq + 2], av[kq + 3]
+                        if floor:
+                            for j in range(n):
+                                sc = scale[j]
+                                sf[j] += (np.floor(a0 * bv[kq, j] * sc) + np.floor(a1 * bv[kq + 1, j] * sc)) \
+                                    + (np.floor(a2 * bv[kq + 2, j] * sc) + np.floor(a3 * bv[kq + 3, j] * sc))
+                        else:
+                            for j in range(n):
+                                sc = scale[j]
+                                sf[j] += (np.trunc(a0 * bv[kq, j] * sc) + np.trunc(a1 * bv[kq + 1, j] * sc)) \
+                                    + (np.trunc(a2 * bv[kq + 2, j] * sc) + np.trunc(a3 * bv[kq + 3, j] * sc))
+                        kq += 4
+                    for kk in range(kq, k1):
                         ai = av[kk]
                         if floor:
                             for j in range(n):
@@ -390,20 +413,27 @@ def _kernel(abits, bbits, bidx, cbits, cpos, atv, ate, btv, bte, amask32, bmask3
                     else:
                         acc[j], bits[j] = _finish(s, lsb, allzero, acc[j], man, expb, bias, emin, rne,
                                                   overflow_inf, signed_zero, sum_bits, sum_rne)
+            rounded = not c_last_rn                      # every element's bits known: stored without branches
             for j in range(n):
-                x = acc[j]
-                p = cpos[i * n + j]
-                if c_last_rn:                                    # IEEE add (FADD / HADD2), RN
-                    x = x + cvals[j]
-                elif bits[j] >= 0:
-                    out[t, p] = bits[j]
-                    continue
-                if math.isnan(x):
-                    out[t, p] = nan_bits
-                elif math.isinf(x):
-                    out[t, p] = inf_bits | ((np.int64(1) << (expb + man)) if x < 0 else 0)
-                else:
-                    out[t, p] = _rn_bits(x, man, expb, bias, emin)
+                rounded &= bits[j] >= 0
+            if rounded:
+                for j in range(n):
+                    out[t * tstride + cpos[i * n + j]] = bits[j]
+            else:
+                for j in range(n):
+                    x = acc[j]
+                    p = t * tstride + cpos[i * n + j]
+                    if c_last_rn:                                    # IEEE add (FADD / HADD2), RN
+                        x = x + cvals[j]
+                    elif bits[j] >= 0:
+                        out[p] = bits[j]
+                        continue
+                    if math.isnan(x):
+                        out[p] = nan_bits
+                    elif math.isinf(x):
+                        out[p] = inf_bits | ((np.int64(1) << (expb + man)) if x < 0 else 0)
+                    else:
+                        out[p] = _rn_bits(x, man, expb, bias, emin)
 
 
 def _lead(x: np.ndarray, lead: tuple, tail: tuple) -> np.ndarray:
@@ -426,20 +456,26 @@ _DUMMY_V, _DUMMY_E = np.zeros(1, np.float64), np.zeros(1, np.int32)
 
 @lru_cache(maxsize=None)
 def _identity(size: int) -> np.ndarray:
+    """0 .. size - 1 (int64, read-only: shared by every call)."""
     x = np.arange(size, dtype=np.int64)
     x.flags.writeable = False
     return x
 
 
 def mma(A, B, C, atype: str, btype: str, ctype: str, model: BlockFma, *, b_transposed: bool = False,
-        zero_c=None, negate_a: bool = False, negate_b: bool = False, c_pos=None, b_index=None) -> np.ndarray:
+        zero_c=None, negate_a: bool = False, negate_b: bool = False, c_pos=None, b_index=None,
+        c_split=None) -> np.ndarray:
     """D (..., M, N) uint64 accumulator bits for A (..., M, K), B (..., K, N) (or, with
     `b_transposed`, B^T (..., N, K)), C (..., M, N) bit patterns: `mma_numerics.mma` (the scalar
     reference) over a whole batch at once. `zero_c` (bool, the leading shape) takes C as +0 where
     set (wgmma's scale-d false); `negate_a` / `negate_b` flip the inputs' signs (imm-scale -1).
     With `c_pos` (M N int64, a permutation), C is (..., M N) elements in some other order
     (a fragment's registers, viewed as the accumulator's unsigned type), element (i, j) at
-    c_pos[i N + j], and D is returned in that order and dtype. With `b_index` (int, the leading
+    c_pos[i N + j], and D is returned in that order and dtype. With `c_split` = (reg, col) (M N
+    int64 each) instead, C is (R, T, L) (a fragment's registers of T batch elements, register
+    major: what the executor holds, one array per register), element (i, j) of batch element t
+    at C[reg[i N + j], t, col[i N + j]], and D is returned in that layout and dtype (the leading
+    shape is then (T,)). With `b_index` (int, the leading
     shape), B is (NB, K, N) (or (NB, N, K) transposed) and batch element t uses B[b_index[t]]
     (the warps of a warpgroup share one B: read and decoded once)."""
     A, B, C = np.asarray(A), np.asarray(B), np.asarray(C)
@@ -447,8 +483,8 @@ def mma(A, B, C, atype: str, btype: str, ctype: str, model: BlockFma, *, b_trans
         B = np.swapaxes(B, -1, -2)
     m, k = A.shape[-2:]
     n = B.shape[-1]
-    lead = np.broadcast_shapes(A.shape[:-2], () if b_index is not None else B.shape[:-2],
-                               C.shape[:-1] if c_pos is not None else C.shape[:-2])
+    c_lead = C.shape[1:2] if c_split is not None else C.shape[:-1] if c_pos is not None else C.shape[:-2]
+    lead = np.broadcast_shapes(A.shape[:-2], () if b_index is not None else B.shape[:-2], c_lead)
     if model.rounding not in ("rz", "rne") or model.anchor not in ("exp_sum", "leading") \
             or model.truncate not in ("magnitude", "floor"):
         raise ValueError(f"unknown model parameter in {model}")
@@ -464,20 +500,30 @@ def mma(A, B, C, atype: str, btype: str, ctype: str, model: BlockFma, *, b_trans
     else:
         bt = np.swapaxes(B.reshape((-1, k, n)), 1, 2)
         bidx = np.broadcast_to(np.asarray(b_index, np.int64), lead).reshape(-1)
-    frag = c_pos
-    if c_pos is None:
-        c = _lead(C, lead, (m, n)).reshape(-1, m * n)
-        c_pos, dt = _identity(m * n), np.uint64
-    else:
-        c = (C if C.shape[:-1] == lead else np.broadcast_to(C, lead + C.shape[-1:])).reshape(-1, m * n)
-        dt = C.dtype
     nt = a.shape[0]
+    if c_split is not None:                                  # element (t, q) at flat reg[q] T L + t L + col[q]
+        if len(lead) != 1:
+            raise ValueError("c_split takes one leading axis")
+        r, L = C.shape[0], C.shape[2]
+        c = np.ascontiguousarray(C if C.shape[1] == nt else np.broadcast_to(C, (r, nt, L)))
+        cpos, tstride = c_split[0] * (nt * L) + c_split[1], L
+        out = np.empty(c.shape, C.dtype)
+    elif c_pos is not None:
+        c = np.ascontiguousarray((C if C.shape[:-1] == lead else np.broadcast_to(C, lead + C.shape[-1:])))
+        cpos, tstride = c_pos, m * n
+        out = np.empty((nt, m * n), C.dtype)
+    else:
+        c = np.ascontiguousarray(_lead(C, lead, (m, n)))
+        cpos, tstride = _identity(m * n), m * n
+        out = np.empty((nt, m * n), np.uint64)
     zc = np.zeros(nt, np.bool_) if zero_c is None else np.broadcast_to(np.asarray(zero_c, bool), lead).reshape(nt)
     order = np.arange(k) if model.order is None else np.asarray(model.order, np.int64)
-    out = np.empty((nt, m * n), dt)
-    _kernel(a, bt, bidx, c, c_pos, atv, ate, btv, bte, amask, bmask, (1 << (FORMATS[atype].bits - 1)) if negate_a else 0,
-            (1 << (FORMATS[btype].bits - 1)) if negate_b else 0, fa.emin, fb.emin, order, zc, out, model.block,
+    _kernel(a, bt, bidx, c.reshape(-1), cpos, tstride, atv, ate, btv, bte, amask, bmask,
+            (1 << (FORMATS[atype].bits - 1)) if negate_a else 0, (1 << (FORMATS[btype].bits - 1)) if negate_b else 0,
+            fa.emin, fb.emin, order, zc, out.reshape(-1), model.block,
             model.window_bits, model.rounding == "rne", model.anchor == "exp_sum", model.truncate == "floor",
             model.c_last_rn, model.signed_zero, model.sum_bits or 0, model.rounding == "rne", model.overflow_inf,
             fc.man_bits, fc.exp_bits, fc.bias, fc.emin, model.nan_bits if ctype == "f32" else model.nan_bits_f16)
-    return out.reshape(lead + ((m, n) if frag is None else (m * n,)))
+    if c_split is not None:
+        return out
+    return out.reshape(lead + ((m, n) if c_pos is None else (m * n,)))

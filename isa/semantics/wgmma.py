@@ -210,28 +210,54 @@ def _a_map(k: int, bits: int) -> np.ndarray:
     return m
 
 
+@lru_cache(maxsize=None)
+def _acc_split(n: int, cb: int) -> tuple[np.ndarray, np.ndarray]:
+    """`_acc_positions(n, cb)` for register-major accumulators (`mma_batch.mma`'s `c_split`):
+    element (i, j) is in register reg[i n + j] of its warp, at column col[i n + j] of that
+    register's lanes viewed as the accumulator's unsigned type (lane * per-register elements +
+    which one); read-only, per shape."""
+    pos = _acc_positions(n, cb)
+    epr = 32 // cb                                       # elements per 32-bit register
+    per_lane = n * cb // 64 * epr                        # elements per lane (nacc registers)
+    lane, within = np.divmod(pos, per_lane)
+    reg, half = np.divmod(within, epr)
+    reg, col = reg.astype(np.int64), (lane * epr + half).astype(np.int64)
+    reg.flags.writeable = col.flags.writeable = False
+    return reg, col
+
+
 def warp_mma(form: WgmmaForm, A16: np.ndarray, B: np.ndarray, c_regs: np.ndarray, scale_d,
              scale_a: int = 1, scale_b: int = 1, reference: bool = False, b_transposed: bool = False,
-             b_index=None) -> np.ndarray:
+             b_index=None, reg_major: bool = False) -> np.ndarray:
     """D registers (..., 32, nacc) uint32 of any number of warps (the leading axes) at once:
     A16 (..., 16, K) each warp's rows of A, B (..., K, N) (with `b_transposed`, B^T (..., N, K))
     bit patterns, c_regs (..., 32, nacc)
     its accumulator registers, scale_d (...) bool; with `b_index` (int, the leading shape), B
-    holds the distinct operands (NB, K, N) and warp t uses B[b_index[t]]. Numerics:
+    holds the distinct operands (NB, K, N) and warp t uses B[b_index[t]]. With `reg_major`,
+    c_regs is (nacc, W, 32) (a row of lanes per register, as the executor holds them) and D is
+    returned so, for W warps (one leading axis). Numerics:
     `mma_batch.mma`, or with `reference` the scalar `mma_numerics.mma` element by element."""
     if b_index is not None and (reference or form.dtype == "s32"):
         B, b_index = B[np.asarray(b_index)], None
     cb = ACC_BITS[form.dtype]
     amap = _acc_map(form.n, cb)
     if form.dtype != "s32" and not reference:            # C read and D written in register order
+        model = M.hopper_model("wgmma", form.atype, form.dtype, form.k)
+        kw = dict(b_transposed=b_transposed, zero_c=~np.asarray(scale_d, bool), negate_a=scale_a == -1,
+                  negate_b=scale_b == -1, b_index=b_index)
+        if reg_major:
+            regs = np.ascontiguousarray(c_regs, np.uint32)
+            el = regs.view(L.NARROW[cb])
+            D = MB.mma(A16, B, el, form.atype, form.btype, form.dtype, model, c_split=_acc_split(form.n, cb), **kw)
+            return D.view(np.uint32)
         src = _acc_positions(form.n, cb)
         regs = np.ascontiguousarray(c_regs, np.uint32)
         el = regs.view(L.NARROW[cb]).reshape(regs.shape[:-2] + (-1,))
-        model = M.hopper_model("wgmma", form.atype, form.dtype, form.k)
-        D = MB.mma(A16, B, el, form.atype, form.btype, form.dtype, model, b_transposed=b_transposed,
-                   zero_c=~np.asarray(scale_d, bool), negate_a=scale_a == -1, negate_b=scale_b == -1, c_pos=src,
-                   b_index=b_index)
+        D = MB.mma(A16, B, el, form.atype, form.btype, form.dtype, model, c_pos=src, **kw)
         return D.view(np.uint32).reshape(D.shape[:-1] + regs.shape[-2:])
+    if reg_major:
+        return np.ascontiguousarray(np.moveaxis(warp_mma(form, A16, B, np.moveaxis(c_regs, 0, -1), scale_d, scale_a,
+                                                         scale_b, reference, b_transposed, b_index), -1, 0))
     if b_transposed:
         B = np.swapaxes(B, -1, -2)
     C = L.unpack(c_regs, amap, cb, (16, form.n))

@@ -1,28 +1,130 @@
 """`cp.async` on the fast core: the reference op (`gpusim.functional.async_ops.CpAsyncOp`) with
-its address checks and counters done by the compiled passes of the fast load/store unit.
+its address checks, byte gathering and counters done by one compiled pass (`_plan`).
 
-One `lsu_kernels.place_shared` pass resolves and checks the shared destinations of the step's
-active lanes and counts requests (its bank wavefronts are not a copy's: `copy_counts.fill_count`), one `place_heap` pass the global sources
-of the lanes that read (src-size > 0) and their 32-byte sectors; the bytes are gathered with
-numpy and issued to the batch's `AsyncCopies` as the reference does. The reference op runs
-instead (and reports any fault exactly as always) when a pass finds a lane that faults, when a
-lane has a partial src-size (0 < src-size < cp-size), with a sanitizer attached, for heaps with
-aliases, and for bank geometries the compiled count does not take. Measured (Triton matmul
-256^3, 16 blocks, 2-core loaded machine): 2.5 -> 0.3 ms CPU per cp.async step, the reference's
-`np.unique` counts being most of it.
+`_plan` resolves and checks, lane by lane in increasing order, the shared destination of each
+active lane (as `lsu_kernels.place_shared` does: inside the block's shared size, aligned to the
+copy size) and the global source of each lane that reads (src-size > 0; as `place_heap`: inside
+one allocation, aligned), gathers the source bytes (zeros for a lane that reads nothing), and
+counts what the reference op counts: warps with an active lane (instructions and requests), the
+global 32-byte sectors (distinct per warp, as `place_heap` counts them; for a copy that bypasses
+the L1, `copy_counts.copy_pieces`' pieces), the shared fill wavefronts (`copy_counts.fill_count`),
+both through `copy_counts._per_warp`, the compiled form of those rules. The copies are issued
+to the batch's `AsyncCopies` as the reference does. The reference op runs instead (and reports
+any fault exactly as always) when the pass finds a lane that faults, when a lane has a partial
+src-size (0 < src-size < cp-size), with a sanitizer attached, for heaps with aliases, and for
+bank geometries the fast unit does not take. Measured (Triton matmul 256^3, 16 blocks, 2-core
+loaded machine): 2.5 -> 0.3 ms CPU per cp.async step with separate compiled passes and numpy
+between them (the reference's `np.unique` counts being most of it), about 0.1 ms fused.
 """
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
-from gpusim.functional.async_ops import CpAsyncOp, _unit, gather_bytes
-from gpusim.functional.copy_counts import copy_pieces, fill_count
-from gpusim.functional.fastpath import lsu_kernels as K
+from gpusim.functional.async_ops import CpAsyncOp, _unit
+from gpusim.functional.copy_counts import MAX_WARPS, ZERO_FILL_SOURCE, _per_warp
+from gpusim.functional.fastpath.lsu_kernels import FAIL, OK, _add_key, _alloc_index
 from gpusim.functional.fastpath.memops import _slots
 
 U64 = np.uint64
 NO_BOOL = np.zeros(1, np.bool_)
-NO_I64 = np.zeros(1, np.int64)                  # place_shared's per-warp wavefronts: not kept (the trace skips a copy's shared side)
+NO_I64 = np.zeros(1, np.int64)
+
+
+@njit(cache=True, nogil=True)
+def _plan(dst, src, m, use_m, g, use_g, lim, use_lim, lo, n, size, limit, stride, lanes_per_cta, sbuflen,
+          starts, ends, heap_base, heap, bypass, lanes, soff, goff, data, res):
+    """One cp.async step over span lanes lo .. lo + n - 1 (module docstring): dst / src the span's
+    shared and global addresses, m / g its active mask and guard (used when use_m / use_g), lim
+    its src-sizes (when use_lim). Outputs: lanes[:a], soff[:a], data[:a] the a active lanes,
+    their shared offsets (block slot * stride + address) and bytes; goff[i] the global offset of
+    span lane i (-1: it reads nothing); res = (a, warps, reading lanes, global sectors, fill
+    wavefronts). FAIL (outputs partial) for a lane that faults, a partial src-size anywhere in
+    the span, or more warps than the counting rules take: the caller runs the reference op."""
+    nb = U64(size)
+    amask = U64(size - 1)
+    if use_lim:
+        for i in range(n):
+            if lim[i] > 0 and lim[i] < size:
+                return FAIL
+    keys = np.empty(32, np.uint64)
+    nkeys = 0
+    sectors = 0
+    na = nr = nwarps = 0
+    cur_warp = cur_rwarp = -1
+    last = -1
+    hlen = U64(len(heap))
+    w = np.empty(n, np.int64)
+    fsrc = np.empty(n, np.int64)
+    local = np.empty(n, np.int64)
+    rw = np.empty(n, np.int64)
+    rg = np.empty(n, np.int64)
+    rs = np.empty(n, np.int64)
+    for i in range(n):
+        goff[i] = -1
+        if (use_m and not m[i]) or (use_g and not g[i]):
+            continue
+        lane = lo + i
+        a = dst[i]
+        if a + nb > limit or (a & amask) != U64(0):
+            return FAIL
+        off = U64(lane // lanes_per_cta) * stride + a
+        if off > U64(sbuflen) or off + nb > U64(sbuflen) or off + nb < off:
+            return FAIL
+        wl = lane >> 5
+        if wl != cur_warp:
+            nwarps += 1
+            cur_warp = wl
+        lanes[na] = lane
+        soff[na] = np.int64(off)
+        local[na] = np.int64(a)
+        w[na] = wl
+        if use_lim and lim[i] <= 0:                  # src-size 0: zeros, "read" from its own destination
+            fsrc[na] = np.int64(a) | ZERO_FILL_SOURCE
+            for q in range(size):
+                data[na, q] = 0
+        else:
+            sa = src[i]
+            k = _alloc_index(starts, sa, last)
+            if k < 0 or sa + nb > ends[k] or (sa & amask) != U64(0):
+                return FAIL
+            last = k
+            go = sa - heap_base
+            if go > hlen or go + nb > hlen or go + nb < go:
+                return FAIL
+            goff[i] = np.int64(go)
+            fsrc[na] = np.int64(go)
+            for q in range(size):
+                data[na, q] = heap[go + U64(q)]
+            if wl != cur_rwarp:
+                sectors += nkeys
+                nkeys = 0
+                cur_rwarp = wl
+            nkeys = _add_key(keys, nkeys, go >> U64(5))
+            rw[nr], rg[nr], rs[nr] = wl, np.int64(go), np.int64(a)
+            nr += 1
+        na += 1
+    sectors += nkeys
+    fill = 0
+    if na:
+        nw = w[na - 1] - w[0] + 1
+        if nw > MAX_WARPS:
+            return FAIL
+        counts, ok = _per_warp(w[:na] - w[0], fsrc[:na], local[:na], nw, True)
+        if not ok:
+            return FAIL
+        fill = counts.sum()
+        if bypass and nr:
+            counts, ok = _per_warp(rw[:nr] - rw[0], rg[:nr], rs[:nr], rw[nr - 1] - rw[0] + 1, False)
+            if not ok:
+                return FAIL
+            sectors = counts.sum()
+    res[0] = na
+    res[1] = nwarps
+    res[2] = nr
+    res[3] = sectors
+    res[4] = fill
+    return OK
 
 
 class FastCpAsyncOp(CpAsyncOp):
@@ -49,58 +151,37 @@ class FastCpAsyncOp(CpAsyncOp):
             if not g:
                 return
             g = None
-        lim = None
+        lim = NO_I64
         if self.srcs:
-            lim = np.broadcast_to(np.asarray(self.srcs[0](st, x), np.int64), (n,))
-            if ((lim > 0) & (lim < size)).any():
-                return CpAsyncOp.run(self, x)
+            lim = np.empty(n, np.int64)
+            lim[:] = self.srcs[0](st, x)
         m = st.m
-        use_m, use_g = m is not None, g is not None
-        mm = NO_BOOL if m is None else m
-        dst = np.empty(st.hi, U64)
-        dst[lo:] = self.addresses(x)
-        src = np.empty(st.hi, U64)
-        src[lo:] = self.src_base(st, x) + self.src_offset
-        soffs = np.empty(n, np.int64)
-        sres = np.zeros(3, np.int64)
-        if K.place_shared(dst, U64(0), False, U64(0), mm, use_m, NO_BOOL if g is None else g, use_g, lo, n, size,
-                          size, U64(lsu.shared_bytes), U64(lsu.shared_stride), x.wpc * 32, lsu.shared.size,
-                          lsu.banks, lsu._bank_shift, soffs, sres, NO_I64, False, 32, False, 0) != K.OK:
-            # (the defaults passed: numba's compiled dispatch takes no call that omits them, each such
-            # call re-resolving its types in Python, 0.5-1 ms)
+        dst = np.empty(n, U64)
+        dst[:] = self.addresses(x)
+        src = np.empty(n, U64)
+        src[:] = self.src_base(st, x) + self.src_offset
+        lanes = np.empty(n, np.int64)
+        soff = np.empty(n, np.int64)
+        goff = np.empty(n, np.int64)
+        data = np.empty((n, size), np.uint8)
+        res = np.zeros(5, np.int64)
+        if _plan(dst, src, NO_BOOL if m is None else m, m is not None, NO_BOOL if g is None else g, g is not None,
+                 lim, bool(self.srcs), lo, n, size, U64(lsu.shared_bytes), U64(lsu.shared_stride), x.wpc * 32,
+                 lsu.shared.size, heap._starts, heap._ends, U64(heap.base), heap.data, self.bypass,
+                 lanes, soff, goff, data, res) != OK:
             return CpAsyncOp.run(self, x)
-        nactive = int(sres[0])
-        if not nactive:
+        na, nwarps, nreads, sectors, fill = (int(v) for v in res)
+        if not na:
             return
-        reads = None if lim is None else lim > 0
-        gg = g if reads is None else (reads if g is None else g & reads)
-        goffs = np.empty(n, np.int64)
-        gres = np.zeros(3, np.int64)
-        if K.place_heap(src, U64(0), False, U64(0), mm, use_m, NO_BOOL if gg is None else gg, gg is not None, lo, n,
-                        size, size, heap._starts, heap._ends, U64(0), U64(heap.base), heap.data.size, goffs,
-                        gres) != K.OK:
-            return CpAsyncOp.run(self, x)
-        act = soffs >= 0
-        rd = goffs >= 0
-        data = np.zeros((nactive, size), np.uint8)
-        if gres[0]:
-            data[rd[act]] = gather_bytes(heap.data, goffs[rd], size)
-        lanes = lo + np.flatnonzero(act)
-        _unit(x).issue(lanes, soffs[act], data, None)      # (no sanitizer here: it takes the reference op)
+        lanes, soff = lanes[:na], soff[:na]
+        _unit(x).issue(lanes, soff, data[:na], None)      # (no sanitizer here: it takes the reference op)
         if x.record is not None:
-            if gres[0]:
-                x.trace_access(self, "global", lo + np.flatnonzero(rd), goffs[rd].astype(U64), size, False)
-            x.trace_access(self, "shared", lanes, soffs[act].astype(U64), size, True)
+            if nreads:
+                rd = goff >= 0
+                x.trace_access(self, "global", lo + np.flatnonzero(rd), goff[rd].astype(U64), size, False)
+            x.trace_access(self, "shared", lanes, soff.astype(U64), size, True)
         c = x.counters
-        nwarps = int(sres[1])
         c.add_extra(self.index, "ldgsts_inst", nwarps)
         c.add_extra(self.index, "global_ldgsts_bypass_requests" if self.bypass else "global_ldgsts_requests", nwarps)
-        local = soffs[act].astype(U64) - x.cta_slot(lanes).astype(U64) * U64(lsu.shared_stride)
-        sectors = int(gres[2])
-        if self.bypass and gres[0]:         # a sector read once per shared sector it fills (copy_counts.copy_pieces)
-            rlanes = lo + np.flatnonzero(rd)
-            rw = (rlanes >> 5) - (rlanes[0] >> 5)
-            sectors = int(copy_pieces(rw, goffs[rd], local[rd[act]], int(rw[-1]) + 1).sum())
         c.add_extra(self.index, "global_ldgsts_bypass_sectors" if self.bypass else "global_ldgsts_sectors", sectors)
-        c.add_extra(self.index, "shared_ldgsts_wavefronts",
-                    fill_count(lanes, local, lo + np.flatnonzero(rd), goffs[rd]))
+        c.add_extra(self.index, "shared_ldgsts_wavefronts", fill)

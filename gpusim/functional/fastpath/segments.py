@@ -36,6 +36,7 @@ import ctypes
 import hashlib
 import os
 import threading
+import weakref
 from functools import lru_cache
 from pathlib import Path
 
@@ -256,9 +257,23 @@ class KernelCode:
                 return None
 
 
+def _address(ptrs: list, k: int, v: np.ndarray) -> int:
+    """The data address of array `v`, remembered in ptrs[k] with a weak reference to `v`: a
+    register's array is mostly the same object from one run of a segment to the next (the
+    segment writes into it), and an array's data address never changes while it lives (none
+    is resized in place), so the `__array_interface__` dict (about a microsecond) is built
+    only for an array not seen there last time."""
+    c = ptrs[k]
+    if c is not None and c[0]() is v:
+        return c[1]
+    p = v.__array_interface__["data"][0]
+    ptrs[k] = (weakref.ref(v), p)
+    return p
+
+
 class SegmentOp(Op):
     """A run of compilable ALU ops of one block (see module docstring)."""
-    __slots__ = ("ops", "plan", "variants", "failed", "code", "table", "interpreted", "looked")
+    __slots__ = ("ops", "plan", "variants", "failed", "code", "table", "interpreted", "looked", "ptrs")
 
     def __init__(self, ops: list[FastAluOp], reg_dtypes, code: KernelCode):
         self.ops = ops
@@ -272,6 +287,7 @@ class SegmentOp(Op):
         self.interpreted = 0                 # lane-instructions run by the reference ops so far
         self.code = code
         self.table = None
+        self.ptrs = None                     # per table slot: (weak reference to an array, its data address)
         code.segments.append(self)
 
     def run(self, x):
@@ -295,6 +311,9 @@ class SegmentOp(Op):
                 return
         fn, once = hit
         tbl = self.table
+        ptrs = self.ptrs
+        if ptrs is None:
+            ptrs = self.ptrs = [None] * (len(tbl) // 2)
         keep = []
         k = 0
         for r in plan.loads:
@@ -302,7 +321,9 @@ class SegmentOp(Op):
             if type(v) is not np.ndarray:
                 v = np.full(1, v, st.reg_dtypes[r])
                 keep.append(v)
-            tbl[2 * k] = v.__array_interface__["data"][0]
+                tbl[2 * k] = v.__array_interface__["data"][0]
+            else:
+                tbl[2 * k] = _address(ptrs, k, v)
             k += 1
         outs = []
         for r in plan.stores:
@@ -310,21 +331,23 @@ class SegmentOp(Op):
             if r in once:
                 v = np.empty(1, rd)
                 outs.append((r, v))
+                tbl[2 * k] = v.__array_interface__["data"][0]
             else:
                 v = regs[r]
                 if type(v) is not np.ndarray:
                     v = np.empty(st.nlanes, rd) if st.whole else np.full(st.nlanes, v, rd)
                     regs[r] = v
+                tbl[2 * k] = _address(ptrs, k, v)
             keep.append(v)
-            tbl[2 * k] = v.__array_interface__["data"][0]
             k += 1
         for name, want in plan.specials:
             if name in UNIFORM_SPECIALS:
                 v = np.full(1, x.special(name, want), want)
                 keep.append(v)
+                tbl[2 * k] = v.__array_interface__["data"][0]
             else:
                 v = x.specials.lanes(name)
-            tbl[2 * k] = v.__array_interface__["data"][0]
+                tbl[2 * k] = _address(ptrs, k, v)
             k += 1
         m = st.m
         fn(st.lo, st.hi - st.lo, None if m is None else m.__array_interface__["data"][0],
