@@ -96,6 +96,41 @@ def test_the_error_estimates_cover_full_simulation_of_streaming_programs(name, p
     assert ok and sampled["timing__sampling_note"] == "", (t, d, sampled["timing__sampling_error_pct"])
 
 
+NNZ = 16
+
+
+def rows_gather(vals, x, y):
+    r = cuda.grid(1)                      # a thread's own row of 16 values, each times a gathered x
+    if r < y.size:
+        acc = np.float32(0)
+        for k in range(NNZ):
+            acc += vals[r * NNZ + k] * x[(r * 7919 + k * 104729) % x.size]
+        y[r] = acc
+
+
+@pytest.mark.slow
+def test_a_sampled_gather_of_a_vector_the_share_cannot_hold_reads_its_rows_from_dram_once():
+    # 16 SMs, 8 MiB of L2: the whole L2 holds the gathered 1 MiB vector (in both partitions) and
+    # every row in flight; a sample of 2 SMs gets 1 MiB of it, which the vector alone would fill,
+    # evicting each row between one iteration and the next (3.5x full simulation's DRAM reads)
+    # unless its sets have room for the shared lines its blocks touch (`L2Slices.widen`)
+    rows = 16 * 2048 * 3
+    rng = np.random.default_rng(0)
+    args = (rng.standard_normal(rows * NNZ).astype(np.float32), rng.standard_normal(1 << 18).astype(np.float32),
+            np.zeros(rows, np.float32))
+    gpu = resolve("h100", ["sm_count=16", f"l2.size_bytes={8 * MIB}"])
+
+    def run(mode):
+        return gpusim.launch(cuda.jit(rows_gather), rows // 1024, 1024, args, gpu=gpu, timing=True,
+                             timing_options=TimingOptions(mode=mode, functional="sampled", sample_sms=2)).metrics
+
+    sampled, full = run("sampled"), run("full")
+    assert sampled["gpusim__l2_warm_fill_lines.sum"] > 0
+    assert abs(sampled["dram__bytes_read.sum"] / full["dram__bytes_read.sum"] - 1) < 0.2
+    ok, (t, d) = covered(sampled, full)
+    assert ok, (t, d, sampled["timing__sampling_error_pct"], sampled["timing__sampling_dram_error_pct"])
+
+
 def _affordable(ptx_work: int, bulk_sectors: float, nblocks: int = 2048, budget: int = 60_000_000) -> bool:
     shape = SampleShape("sampled", nblocks, 4, 8, 125, 125, 1, 8, ptx_work, budget, bulk_sectors)
     return Extrapolation(resolve("h100", []), shape, None, [], None, None, None).full_affordable()

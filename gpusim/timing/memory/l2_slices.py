@@ -28,6 +28,7 @@ the real hash.
 """
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 
 from gpusim.timing.memory.hashing import MEMO_ENTRIES, unit_of
@@ -90,6 +91,18 @@ class L2Slices:
         self.dirtied_sectors = 0                 # sectors of home lines that went from clean to dirty
         self.dirtied_bursts = 0                  # DRAM bursts of home lines that went from clean to dirty
         self.reset_counters()
+
+    def widen(self, lines: float) -> int:
+        """Sampled simulation: room for `lines` more lines in every partition (a shared line
+        is held in each partition whose SMs read it: its home and the copies), as ways added
+        to every set (the sets and the placement unchanged, so the lines already placed stay
+        where they are); the ways added. What the share's scaled capacity lacks for the
+        shared regions the sample touches (`warming.SharedFootprint.share_excess_lines`);
+        `capacity_lines` stays the share of the whole L2 (the stand-ins' measure)."""
+        sets = sum(len(p) for p in self.sets)
+        add = math.ceil(lines * self.partitions / sets) if lines > 0 and sets else 0
+        self.ways += add
+        return add
 
     # -- placement ----------------------------------------------------------------------
 

@@ -243,9 +243,14 @@ class MemorySystem:
     def warm_shared(self, footprint) -> None:
         """Misses of the simulated share on lines of `footprint` (a sampling.warming.SharedFootprint)
         that the whole GPU's L2 would hold are filled without DRAM traffic; atomics on its
-        shared lines contend with the whole grid's from the start (l2_atomics.py)."""
+        shared lines contend with the whole grid's from the start (l2_atomics.py). The share's
+        sets get the ways that the shared lines its blocks touch take beyond its part of them
+        (`L2Slices.widen`), so that they do not crowd out what its blocks touch alone."""
         self.l2.footprint = footprint
         self.l2.atomics.footprint = footprint
+        if self.sm_fraction < 1.0:
+            self.l2.slices.widen(footprint.share_excess_lines(self.sm_fraction))
+            self.l2.ways = self.l2.slices.ways
 
     def block_position(self, tau: float) -> None:
         """The next requests come from a block at grid position `tau` (block / grid blocks)."""

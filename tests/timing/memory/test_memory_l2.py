@@ -79,6 +79,21 @@ def test_lru_working_set_of_ways_plus_one_lines_in_one_set_always_misses():
     assert (c["lts__t_sectors_op_read_lookup_hit.sum"], c["lts__t_sectors_op_read_lookup_miss.sum"]) == (0, 85)
 
 
+def test_widening_a_share_for_shared_lines_adds_ways_and_keeps_what_its_sets_hold():
+    l2 = L2Cache(H100)
+    lines = _lines_in_one_set(l2, l2.ways + 1)
+    for i, ln in enumerate(lines[:-1]):
+        l2.read(i * 2000.0, [ln * 4])
+    sets = 2 * len(l2.slices.sets[0])                 # both partitions' sets
+    assert l2.slices.widen(sets * 3 / 2 - 1) == 3     # a shared line takes a way in each partition
+    l2.ways = l2.slices.ways
+    t = 100_000.0
+    for ln in lines:                                  # ways + 1 lines now fit: the first 16 still held
+        l2.read(t, [ln * 4])
+        t += 2000.0
+    assert l2.counters()["lts__t_sectors_op_read_lookup_hit.sum"] == len(lines) - 1
+
+
 def test_write_allocates_without_a_dram_read():
     ms = MemorySystem(H100)
     ms.write(0.0, 0, [100])

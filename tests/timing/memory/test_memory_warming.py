@@ -166,3 +166,17 @@ def test_a_walked_line_an_earlier_wave_touched_within_the_window_is_held():
     assert fp.window == 1.0
     assert {fp.warm_state(line, 0.6) for line in range(1000)} == {HELD}
     assert IN_FLIGHT in {fp.warm_state(line, 0.1) for line in range(1000)}   # the first wave: on its way
+
+
+def test_a_sample_keeps_room_for_the_shared_lines_its_blocks_touch_beyond_its_part_of_them():
+    # a 1,000-line region touched by 500 blocks a line, held by the whole L2 for the whole kernel:
+    # a sample of 1/10 of the grid touches nearly every line, 9/10 of them beyond its part
+    fp = SharedFootprint([0], [1000], [500_000.0], capacity_lines=1e9)
+    held = _held(0.0, 1.0, 499.0, 1 / 500, False, 1.0)
+    assert math.isclose(fp.share_excess_lines(0.1), 1000 * held * (-math.expm1(-50.0) - 0.1))
+    assert 890 < fp.share_excess_lines(0.1) < 900
+
+
+def test_a_sample_needs_no_room_beyond_its_part_for_streams():
+    fp = SharedFootprint([0, 1000], [1000, 2000], [1000.0, 1500.0], capacity_lines=1e9)   # 1 and 1.5 blocks a line
+    assert fp.share_excess_lines(0.1) == 0.0
