@@ -133,28 +133,27 @@ class SharedFootprint:
     def active(self) -> bool:
         return any(extra > 0 for _, _, extra, _, _, _ in self._list)
 
+    def _touched(self, w: float) -> np.ndarray:
+        """Per region, the lines touched within the last w of the kernel (`_window`)."""
+        lines, shared = self.lines, self.sharing >= SHARED_MIN
+        regular = shared & self.regular
+        random_walk = lines * np.maximum(self.span * -np.expm1(-self.sharing * w / self.span),
+                                         min(1.0, w) * -np.expm1(-self.sharing))
+        in_order = lines * np.minimum(1.0, np.maximum(np.minimum(self.span, self.sharing * w), w))
+        return np.where(regular, in_order, np.where(shared, random_walk, np.minimum(lines, self.touches * w)))
+
     def _window(self) -> float:
         """The share of the kernel a line stays in the whole L2 after its last touch (Che's
         characteristic time): the w at which the lines touched within w of the kernel fill
         the capacity, sum over regions of D * (1 - exp(-m w)) (regular: D min(1, m w); one
         whose lines' touches come within a span s of the grid, the grid's groups one after
         another: D min(1, max(min(s, m w), w)); a stream: m D w) = C."""
-        lines, shared = self.lines, self.sharing >= SHARED_MIN
-        regular = shared & self.regular
-
-        def touched(w: float) -> float:
-            random_walk = lines * np.maximum(self.span * -np.expm1(-self.sharing * w / self.span),
-                                             min(1.0, w) * -np.expm1(-self.sharing))
-            in_order = lines * np.minimum(1.0, np.maximum(np.minimum(self.span, self.sharing * w), w))
-            return float(np.where(regular, in_order,
-                                  np.where(shared, random_walk, np.minimum(lines, self.touches * w))).sum())
-
-        if touched(1.0) <= self.capacity_lines:
+        if self._touched(1.0).sum() <= self.capacity_lines:
             return 1.0
         lo, hi = 0.0, 1.0
         for _ in range(50):
             mid = 0.5 * (lo + hi)
-            if touched(mid) > self.capacity_lines:
+            if self._touched(mid).sum() > self.capacity_lines:
                 hi = mid
             else:
                 lo = mid
@@ -163,22 +162,24 @@ class SharedFootprint:
     def share_excess_lines(self, share: float) -> float:
         """Lines of the shared regions that a sample of `share` of the grid's blocks keeps in
         its L2 share beyond that share's part of them. The share is the whole L2's capacity
-        times `share`, which is right for what each block touches alone; but a shared line is
-        held once for the whole grid, and the sample's few blocks touch most of a heavily
-        shared region (a line touched by m blocks: 1 - e^(-m share) of them), not `share` of
-        it. Left in the scaled capacity, a gathered 4 MB vector (2^20 floats read by every
-        block) fills the 3.6 MB share of an H200's 60 MB L2 that 8 SMs get and evicts their
-        own rows between one iteration and the next: a thread-per-row CSR SpMV read its
+        times `share`, which is right for what each block touches alone; but the whole L2
+        holds a shared region's lines touched within the window w (`_window`) once for every
+        block, and the sample's blocks touch most of them within w where many blocks do, not
+        `share` of them. Left in the scaled capacity, a gathered 4 MB vector (2^20 floats read
+        by every block) fills the 3.6 MB share of an H200's 60 MB L2 that 8 SMs get and evicts
+        their own rows between one iteration and the next: a thread-per-row CSR SpMV read its
         matrix from DRAM 4-6 times in sampled simulation and once in full simulation (725 MB
-        against 179 MB). Per region: D h ((1 - e^(-m share)) - share), h the mean over the
-        grid of the probability that the whole L2 holds its line (`_held`)."""
+        against 179 MB). Per shared region: the lines touched within w, T (`_touched`), each
+        touched k = m w D / T times in it, of which the sample's blocks touch 1 - e^(-k share)
+        and the scaled capacity holds `share`: T ((1 - e^(-k share)) - share)."""
+        w = self.window
+        held = self._touched(w)
         excess = 0.0
-        for r, (_a, _b, extra, gap, regular, span) in enumerate(self._list):
-            if extra <= 0:
+        for r, (_a, _b, extra, _gap, _regular, _span) in enumerate(self._list):
+            if extra <= 0 or held[r] <= 0:
                 continue
-            held = _held(0.0, 1.0, extra, gap, regular, self.window, span, wave=self.wave_share)
-            touched = -math.expm1(-self.sharing[r] * share)
-            excess += self.lines[r] * held * max(0.0, touched - share)
+            k = self.sharing[r] * w * self.lines[r] / held[r]          # touches of a held line within w
+            excess += held[r] * max(0.0, -math.expm1(-k * share) - share)
         return float(excess)
 
     def count_dram(self, line: int) -> None:

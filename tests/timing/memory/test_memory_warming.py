@@ -172,9 +172,21 @@ def test_a_sample_keeps_room_for_the_shared_lines_its_blocks_touch_beyond_its_pa
     # a 1,000-line region touched by 500 blocks a line, held by the whole L2 for the whole kernel:
     # a sample of 1/10 of the grid touches nearly every line, 9/10 of them beyond its part
     fp = SharedFootprint([0], [1000], [500_000.0], capacity_lines=1e9)
-    held = _held(0.0, 1.0, 499.0, 1 / 500, False, 1.0)
-    assert math.isclose(fp.share_excess_lines(0.1), 1000 * held * (-math.expm1(-50.0) - 0.1))
-    assert 890 < fp.share_excess_lines(0.1) < 900
+    assert fp.window == 1.0
+    assert math.isclose(fp.share_excess_lines(0.1), 1000 * (-math.expm1(-50.0) - 0.1))
+
+
+def test_a_sample_keeps_room_only_for_the_shared_lines_touched_within_the_l2_window():
+    # 100,000 lines touched by 4 blocks each at random, an L2 of 40,000: a line stays for w of the
+    # kernel, the whole L2 holds the lines touched within w, each about 4 w D / T times there
+    d, m, c = 100_000, 4.0, 40_000.0
+    fp = SharedFootprint([0], [d], [m * d], capacity_lines=c)
+    w = fp.window
+    held = d * -math.expm1(-m * w)
+    k = m * w * d / held
+    assert math.isclose(held, c, rel_tol=1e-6)
+    assert math.isclose(fp.share_excess_lines(0.1), held * (-math.expm1(-0.1 * k) - 0.1), rel_tol=1e-9)
+    assert fp.share_excess_lines(0.1) < 0.05 * c
 
 
 def test_a_sample_needs_no_room_beyond_its_part_for_streams():
