@@ -23,7 +23,10 @@ CPU time of gpusim's matmul 256^3 (45 -> 90 ms against 45 ms wall); torch's own 
 interpreter's work) are left as they are.
 
 torch is never a gpusim dependency: install a CPU build only where the interpreter runs (this
-repository's result: a separate virtual environment, named in the JSON).
+repository's result: a separate virtual environment, named in the JSON). Where none is at hand,
+`--interpreter-from earlier.json` reuses an earlier result's interpreter rows (the interpreter is
+Triton's, unchanged by gpusim's commits; the new JSON names the file and its commit) and times
+only gpusim's side.
 """
 from __future__ import annotations
 
@@ -127,6 +130,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--interpreter-python", default=sys.executable,
                     help="the Python that runs TRITON_INTERPRET=1 (needs triton and torch, a CPU build is enough)")
+    ap.add_argument("--interpreter-from", metavar="JSON",
+                    help="take the interpreter side's rows from this earlier result (its same launches, "
+                         "named in the new one) instead of running it: where no Python with torch is at hand")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--programs", nargs="*",
                     help="only these programs (vector_add, softmax, layer_norm, matmul, flash_attention)")
@@ -135,11 +141,21 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     load_before = os.getloadavg()
     rows = []
+    earlier = None
+    if a.interpreter_from:
+        doc = json.loads(Path(a.interpreter_from).read_text())
+        earlier = {(r["program"], json.dumps(r["size"])): r for r in doc["rows"]}
+        earlier_env = doc["environment"]
     for program, size in CASES:
         if a.programs and program not in a.programs:
             continue
         g = _side(sys.executable, GPUSIM, program, size, a.repeats)
-        i = _side(a.interpreter_python, INTERPRETER, program, size, a.repeats)
+        if earlier is not None:
+            r = earlier[(program, json.dumps(size))]
+            i = {"times_s": r["interpreter_times_s"], "first_s": r["interpreter_first_s"],
+                 "cpu_s": [r["interpreter_cpu_median_s"]], **earlier_env["interpreter_side"]}
+        else:
+            i = _side(a.interpreter_python, INTERPRETER, program, size, a.repeats)
         gm, im = statistics.median(g["times_s"]), statistics.median(i["times_s"])
         gc, ic = statistics.median(g["cpu_s"]), statistics.median(i["cpu_s"])
         rows.append({"program": program, "size": size, "gpusim_median_s": gm, "gpusim_first_s": g["first_s"],
@@ -151,7 +167,8 @@ def main(argv=None) -> int:
               f"interpreter {im:8.3f}s (cpu {ic:7.3f}s)  ratio {im / gm:6.1f}x (cpu {ic / gc:6.1f}x)  "
               f"load {rows[-1]['load_after']:.1f}", flush=True)
     env = {"gpusim_side": {k: g[k] for k in ("python", "numpy", "triton")},
-           "interpreter_side": {k: i[k] for k in ("python", "numpy", "triton", "torch", "executable")},
+           "interpreter_side": {**{k: i[k] for k in ("python", "numpy", "triton", "torch", "executable")},
+                                **({"from": a.interpreter_from, "from_git": earlier_env["git"]} if earlier else {})},
            "machine": platform.node(), "cpus": os.cpu_count(), "load_before": list(load_before),
            "load_after": list(os.getloadavg()), "git": _git(), "repeats": a.repeats, "note": a.note,
            "command": " ".join(["python", "benchmarks/triton_speed.py"] + (argv if argv is not None else sys.argv[1:]))}
