@@ -194,6 +194,7 @@ class L2Spec:
     fabric_bandwidth_bytes_per_cycle: float = bounded(2120.0, 0.01, 1e6)  # data across the partition fabric, all partitions together (L2 cycles where clocks.l2_clock_mhz is set)
     ecc_granule_bytes: int = bounded(32, 1, 4096)  # L2 data ECC word: a write covering part of one costs the slice a read too
     join_queued_reads: bool = False              # a read finding the same sectors still queued at its slice shares that lookup (l2_queue.py)
+    requests_per_cycle_per_slice: float = bounded(0.0, 0.0, 64.0)  # line requests a slice looks up per cycle whatever their sectors: a read's lookup takes at least one request's share of the slice's bandwidth; 0 = bytes only (L2 cycles where clocks.l2_clock_mhz is set)
 
     def __post_init__(self) -> None:
         if not isinstance(self.join_queued_reads, bool):
@@ -206,7 +207,7 @@ class L2Spec:
         if self.atomic_units and not self.atomic_unit_hash_masks:
             raise ConfigError(f"L2Spec.atomic_units ({self.atomic_units}) needs atomic_unit_hash_masks (the key it "
                               f"spreads over the units)")
-        _nonnegative(self, "atomic_latency_cycles", "atomic_int_sector_interval_cycles",
+        _nonnegative(self, "requests_per_cycle_per_slice", "atomic_latency_cycles", "atomic_int_sector_interval_cycles",
                      "atomic_float_sector_interval_cycles")
         _power_of_two(self, "associativity", "line_bytes", "sector_bytes", "ecc_granule_bytes", "atomic_unit_granule_bytes")
         if self.sector_bytes > self.line_bytes:

@@ -165,6 +165,9 @@ Sources (the tags the comments use):
   347 / 380 / 465 at 4 / 8 / 16 KB, tensor copies alike (367 / 396 / 465); from DRAM 691-760 up to
   1 KB, 944 at 16 KB; on an H100 (tma_latency_h100.json, 20:32 UTC) 325-332 up to 1 KB (chase 292), 360 /
   400 / 476 at 4 / 8 / 16 KB (about 105 B/cycle).
+- [MEAS-L2REQ] a slice's line requests, data/measurements/l2_request_rate_h200.json (`python -m
+  validate.l2_request_rate_probe --out ...`, H200, 2026-11-26): every SM loading an L2-resident buffer with
+  ld.global.cg, 32 sectors a warp load over 32 / 16 / 8 lines: 151 / 281 / 279 sectors a ns.
 - [MEAS-XBAR] the L2 under every SM, data/measurements/crossbar_probe_h{100,200}_run3.json (`python -m
   validate.tensor_timing.crossbar_probe`, H100 and H200, driver 580.159.04, 2026-11-25: one block a SM
   pulling 64 KiB a round by cp.async.cg, Nsight counters beside): 132 SMs each reading a region of

@@ -147,6 +147,7 @@ H100 = GPUSpec(
         fabric_bandwidth_bytes_per_cycle=2332.0,  # estimate: the far half of the slices' read total (80 x 58.3 / 2), a L2 cycle
         ecc_granule_bytes=32,              # [NCU-DATA] transpose_naive/large: a 4-B store takes 2 sector slots
         join_queued_reads=True,            # [MEAS-XBAR] every SM on one region: 0.30 lookups a sector
+        requests_per_cycle_per_slice=0.92,  # estimate: the H200's per slice and L2 cycle [MEAS-L2REQ] (same slice design; H100 not measured)
     ),
     hbm=HBMSpec(
         stacks=5,                          # [H100-WP] five HBM3 stacks
@@ -224,6 +225,7 @@ H200 = GPUSpec(
         fabric_bandwidth_bytes_per_cycle=2755.0,  # estimate: the far half of the slices' read total (96 x 57.4 / 2), a L2 cycle
         ecc_granule_bytes=32,              # [NCU-DATA] transpose_naive/large: a 4-B store takes 2 sector slots
         join_queued_reads=True,            # [MEAS-XBAR] every SM on one region: 0.30 lookups a sector
+        requests_per_cycle_per_slice=0.92,  # [MEAS-L2REQ] 1-sector requests: 151.4 a ns over 96 slices at 1,707.5 MHz (0.924); 2 and 4 sectors: the bytes' peak
     ),
     hbm=HBMSpec(
         stacks=6,                          # estimate: 141 GB as six 24 GB HBM3e stacks on GH100's six sites [H100-WP]

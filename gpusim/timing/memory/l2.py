@@ -31,6 +31,10 @@ What is modelled:
   * a write that covers part of an ECC granule (`ecc_granule_bytes`, the L2 data
     word) of a sector its home does not hold whole costs its slice a second sector of
     bandwidth (read, merge, write back; `l2_writeback.py`).
+- Requests: a slice looks up about one line request a cycle whatever its sectors, so a read's
+  lookup at its near slice takes at least one request's share of the slice's bandwidth
+  (`requests_per_cycle_per_slice`, 0.92 on the H200: 1-sector requests reach 151 sectors a ns,
+  2- and 4-sector ones the bytes' 281; data/measurements/l2_request_rate_h200.json).
 - Bandwidth: one `BandwidthServer` per slice of `bandwidth_bytes_per_cycle_per_slice`;
   a lookup books `sectors * sector_bytes` there once per line it touches (a write
   scaled up to take `write_bandwidth_bytes_per_cycle_per_slice`); the booking start
@@ -149,6 +153,10 @@ class L2Cache:
         self.first_ready = NEG_INF          # when the first line of the latest request was ready (a bulk copy's fill starts)
         # a written sector holds the slice longer than a read one: writes book this many bytes per byte
         self._write_cost = l2.bandwidth_bytes_per_cycle_per_slice / l2.write_bandwidth_bytes_per_cycle_per_slice
+        # a slice looks up about one line request a cycle whatever its sectors: a read's lookup takes at least
+        # one request's share of the slice's bandwidth (`l2.requests_per_cycle_per_slice`; 0: bytes only)
+        self._request_bytes = (l2.bandwidth_bytes_per_cycle_per_slice / l2.requests_per_cycle_per_slice
+                               if l2.requests_per_cycle_per_slice > 0 else 0.0)
         self.reset_counters()
 
     # -- public API ---------------------------------------------------------------------
@@ -316,6 +324,8 @@ class L2Cache:
                     nbytes += self.writeback.partial_cost(masks, i, j, lst, sl.sets[home][x].get(line))
                 nbytes *= self._write_cost
             near = nbytes
+            if op == READ and near < self._request_bytes:
+                near = self._request_bytes
             if op >= ATOM:                              # each pass holds its home slice, a far one its near too
                 npass = sum(ops[i:j]) if ops is not None else j - i
                 near = nbytes = npass * self.atomics.home_bytes

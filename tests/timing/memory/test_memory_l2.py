@@ -94,6 +94,21 @@ def test_widening_a_share_for_shared_lines_adds_ways_and_keeps_what_its_sets_hol
     assert l2.counters()["lts__t_sectors_op_read_lookup_hit.sum"] == len(lines) - 1
 
 
+@pytest.mark.parametrize("sectors", [1, 2, 4])
+def test_a_read_lookup_takes_at_least_one_requests_share_of_its_slice(sectors):
+    # 64 B a cycle, half a request a cycle: a request's share is 128 B, what 4 sectors take anyway
+    l2 = L2Cache(replace(l2={"bandwidth_bytes_per_cycle_per_slice": 64.0, "requests_per_cycle_per_slice": 0.5}),
+                 pipeline_latency_cycles=0)
+    l2.read(0.0, list(range(sectors)))
+    assert sum(s.bytes_served for s in l2.slices.servers) == 128.0
+
+
+def test_without_a_request_rate_a_read_lookup_takes_its_sectors_bytes():
+    l2 = L2Cache(replace(l2={"requests_per_cycle_per_slice": 0.0}))
+    l2.read(0.0, [0])
+    assert sum(s.bytes_served for s in l2.slices.servers) == 32.0
+
+
 def test_write_allocates_without_a_dram_read():
     ms = MemorySystem(H100)
     ms.write(0.0, 0, [100])
