@@ -113,7 +113,7 @@ A100 = GPUSpec(
         fabric_bandwidth_bytes_per_cycle=2560.0,  # estimate: the far half of the slices' total (5120 / 2)
         ecc_granule_bytes=32,              # estimate: as Hopper [NCU-DATA]
         join_queued_reads=False,           # estimate: as Hopper
-        requests_per_cycle_per_slice=0.0,  # not applied: the A100's request rate is not measured (0: bytes only; the H200's 0.92 [MEAS-L2REQ] per slice)
+        requests_per_cycle_per_slice=0.0,  # estimate: 0, bytes only (the A100's request rate is not measured; the H200: 0.92)
     ),
     hbm=HBMSpec(
         stacks=5,                          # [A100-WP] five active HBM2e stacks

@@ -113,7 +113,7 @@ V100 = GPUSpec(
         fabric_bandwidth_bytes_per_cycle=1024.0,  # estimate: unused with one partition
         ecc_granule_bytes=32,              # estimate: as Hopper [NCU-DATA]
         join_queued_reads=False,           # estimate: as Hopper
-        requests_per_cycle_per_slice=0.0,  # not applied: the V100's request rate is not measured (0: bytes only)
+        requests_per_cycle_per_slice=0.0,  # estimate: 0, bytes only (the V100's request rate is not measured)
     ),
     hbm=HBMSpec(
         stacks=4,                          # [V100-WP] four HBM2 stacks
