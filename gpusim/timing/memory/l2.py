@@ -143,7 +143,6 @@ class L2Cache:
         self.standins = sl.standins = StandIns(sl, self.hbm, share_blocks_per_simulated,
                                                round(sl.capacity_lines / sm_fraction))
         self.partitions = sl.partitions
-        self.ways = sl.ways
         self.sectors_per_line = sl.sectors_per_line
         self.capacity_bytes = sl.capacity_bytes
         self.capacity_lines = sl.capacity_lines
@@ -187,6 +186,11 @@ class L2Cache:
     def set_of(self, line: int) -> int:
         """The set (within a partition) a 128-B line index uses."""
         return self.slices.set_of(line)
+
+    @property
+    def ways(self) -> int:
+        """Ways a set holds (the slices' count: sampled simulation may widen it, `L2Slices.widen`)."""
+        return self.slices.ways
 
     @property
     def footprint(self):

@@ -250,7 +250,6 @@ class MemorySystem:
         self.l2.atomics.footprint = footprint
         if self.sm_fraction < 1.0:
             self.l2.slices.widen(footprint.share_excess_lines(self.sm_fraction))
-            self.l2.ways = self.l2.slices.ways
 
     def block_position(self, tau: float) -> None:
         """The next requests come from a block at grid position `tau` (block / grid blocks)."""

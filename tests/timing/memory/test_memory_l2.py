@@ -86,7 +86,6 @@ def test_widening_a_share_for_shared_lines_adds_ways_and_keeps_what_its_sets_hol
         l2.read(i * 2000.0, [ln * 4])
     sets = 2 * len(l2.slices.sets[0])                 # both partitions' sets
     assert l2.slices.widen(sets * 3 / 2 - 1) == 3     # a shared line takes a way in each partition
-    l2.ways = l2.slices.ways
     t = 100_000.0
     for ln in lines:                                  # ways + 1 lines now fit: the first 16 still held
         l2.read(t, [ln * 4])
