@@ -52,6 +52,7 @@ class BatchState:
         self.hi = nlanes
         self.m: np.ndarray | None = None
         self.whole = True            # the span is the whole batch and every lane is active
+        self._groups: dict = {}      # grouped(): registers held as the rows of one array
 
     def span(self, lo: int, hi: int, m: np.ndarray | None) -> None:
         self.lo, self.hi, self.m = lo, hi, m
@@ -97,6 +98,28 @@ class BatchState:
             cur = np.full(self.nlanes, cur, rd)
             self.regs[slot] = cur
         cur[self.lo:self.hi].reshape(-1, 32)[warps] = val
+
+    def grouped(self, slots: tuple[int, ...]) -> np.ndarray:
+        """A (len(slots), nlanes) array whose rows are the registers `slots` (distinct, of one
+        dtype): each register's array is a row of it, so an op that reads and writes them all (a
+        wgmma's accumulators) works on them in place, without copies. Made (one copy of their
+        values) when some register is not its row any more (another op replaced its array)."""
+        regs = self.regs
+        g = self._groups.get(slots)
+        if g is not None:
+            base, rows = g
+            for r, v in zip(slots, rows):
+                if regs[r] is not v:
+                    break
+            else:
+                return base
+        base = np.empty((len(slots), self.nlanes), self.reg_dtypes[slots[0]])
+        rows = list(base)
+        for k, r in enumerate(slots):
+            base[k] = regs[r]
+            regs[r] = rows[k]
+        self._groups[slots] = (base, rows)
+        return base
 
     def full(self, v, dt: np.dtype) -> np.ndarray:
         """`v` as an array over the span (materialising a uniform scalar)."""

@@ -46,7 +46,7 @@ ROWS16 = np.arange(16)
 
 
 class WgmmaOp(Op):
-    __slots__ = ("form", "c_srcs", "a_srcs", "b_src", "sd_src", "imm_srcs", "dsts")
+    __slots__ = ("form", "c_srcs", "a_srcs", "b_src", "sd_src", "imm_srcs", "dsts", "acc_slots")
     sanitizer_bytes = 16                                 # operands are whole 16-byte chunks (core-matrix rows)
 
     def _check_group(self, x, warps: np.ndarray) -> None:
@@ -154,9 +154,6 @@ class WgmmaOp(Op):
         x.counters.add_extra(self.index, "tensor_gmma_inst", len(warps))
         if skip:
             return
-        nw = len(sd)
-        every = len(warps) == nw                        # every warp of the span: no copies in and out
-        c = _registers(x, self.c_srcs).reshape(len(self.c_srcs), nw, 32)
         if f.a_regs:
             a = gather(x, self.a_srcs, U32)
         # the warps of a warpgroup (same descriptor, same block) share one B: read once
@@ -164,6 +161,13 @@ class WgmmaOp(Op):
         Bt = W.read_operand(lsu.shared, b_desc[ib[first]] + base[first, None, None], bb)
         A16 = W.a_from_regs(f, a[warps]) if a_addr is None else \
             W.read_operand(lsu.shared, a_addr + base[:, None, None], ab)
+        if self.acc_slots is not None:                  # C read from and D written to the registers in place
+            W.warp_mma_acc(f, A16, Bt, b_index.reshape(-1), st.grouped(self.acc_slots), x.span_w0 + warps,
+                           sd[warps, 0], scale_a, scale_b)
+            return
+        nw = len(sd)
+        every = len(warps) == nw                        # every warp of the span: no copies in and out
+        c = _registers(x, self.c_srcs).reshape(len(self.c_srcs), nw, 32)
         d = W.warp_mma(f, A16, Bt, c if every else c[:, warps], sd[:, 0] if every else sd[warps, 0], scale_a,
                        scale_b, b_transposed=True, b_index=b_index.reshape(-1), reg_major=True)
         if every:
@@ -222,6 +226,16 @@ def _addresses(desc: int, rows: int, k: int, bits: int, major: str) -> tuple[np.
     return addr, int(addr.max()) + bits // 8
 
 
+def _in_place(f, dsts: list, reg_dtypes) -> tuple[int, ...] | None:
+    """The accumulator registers (C is D: the instruction's first operand is both) when the op
+    can hold them as the rows of one array and compute in place (`BatchState.grouped`):
+    floating-point accumulators in distinct 32-bit registers of one dtype; else None."""
+    if f.dtype == "s32" or None in dsts or len(set(dsts)) != len(dsts):
+        return None
+    dts = {reg_dtypes[d] for d in dsts}
+    return tuple(dsts) if len(dts) == 1 and next(iter(dts)).itemsize == 4 else None
+
+
 def make(dec, ins, i: int, spec, bound, guard):
     """The op for a `wgmma` instruction (called by `ops.OpFactory.make`)."""
     def reject(why):
@@ -240,6 +254,7 @@ def make(dec, ins, i: int, spec, bound, guard):
         nacc, na = f.nacc, 4 if f.a_regs else 1
         op.c_srcs, op.a_srcs = src[:nacc], src[nacc:nacc + na]
         op.b_src, op.sd_src, op.imm_srcs = src[nacc + na], src[nacc + na + 1], src[nacc + na + 2:]
+        op.acc_slots = _in_place(f, op.dsts, dec.reg_dtypes)
         if f.nimm:
             for o in ops[4:]:
                 if getattr(o, "value", None) not in (1, -1, 0):

@@ -6,49 +6,23 @@ every form and on random parameter sets).
 What it computes: `mma(A, B, C, atype, btype, ctype, model)` with A (..., M, K), B (..., K, N),
 C (..., M, N) bit patterns and any leading batch shape (the warps of a warp instruction, and
 anything else), D (..., M, N) accumulator bits; the warp instructions pass B transposed, C and
-D in their registers' order (`c_pos`), wgmma's scale-d and imm-scale as arguments, so that no
-numpy pass over the operands is needed. One compiled pass (`_kernel`) decodes each warp's B
-and each row of A to float64 values and anchor exponents (tables of every 8- and 16-bit
-pattern, f32/tf32 from their bits) and runs the reference's steps for a row of D at a time,
-over its columns together in loops the compiler vectorises (the anchor maxima, the scaled
-products' sums):
-- every input of these formats is a float64, and so is every product (at most 2 x 11
-  significand bits; magnitudes between 2^-272 and 2^256, normal float64s), so `a * b` is the
-  exact product;
-- a block's anchor is the largest exponent sum (or leading exponent) of its nonzero products
-  and of its addend (C: at most 24 bits, down to 2^-149); scaling a term by 2^-lsb (lsb =
-  anchor - window + 1, the anchor between -272 and 256) is exact (every scaled term is a normal
-  float64 below 2^(window + 1)), and `trunc` / `floor` of it is the reference's shift of the
-  integer significand (magnitude / floor truncation);
-- the cut terms are integers below 2^(window + 1), at most 33 of them, so their float64 sum is
-  exact; QGMMA's sum cut and the rounding to the accumulator are done on int64 as
-  `mma_numerics._cut` and `round_to_format` do them, except, for an f32 accumulator without a
-  sum cut, a finite result under RNE or a normal one under RZ, which the FPU's float64 ->
-  float32 conversion rounds as the model does (RZ: float64's 29 extra significand bits
-  cleared first);
-- NaN and infinity: a block's products plus its addend, summed in float64, are non-finite
-  exactly when the reference's `_special` decides the block (a NaN, inf * 0, inf - inf, or an
-  infinity; finite products never overflow float64), and that sum is its result.
-
-Compiled once per machine (numba, `cache=True`, like the fast core's kernels); `nogil`.
+D in their registers' order (`c_pos`, `c_split`), wgmma's scale-d and imm-scale as arguments,
+so that no numpy pass over the operands is needed. `mma_acc` is the same arithmetic with D
+written over C in place, for accumulators the caller holds at fixed positions (a wgmma's
+registers: no copies in or out). The arithmetic is one compiled pass, `mma_kernel._kernel`
+(its docstring says why it is exact).
 
 Sources: as `isa.semantics.mma_numerics` (the model); IEEE 754 float64 arithmetic.
 """
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 
 import numpy as np
-from numba import njit
 
+from isa.semantics.mma_kernel import NONE, _kernel, _round  # noqa: F401  (_round: tests hold it to the reference)
 from isa.semantics.mma_numerics import ACC, BlockFma
 from isa.semantics.tensor_formats import FORMATS, decode
-
-NONE = -(1 << 20)                       # anchor of a zero term: joins no maximum
-F32_MIN_NORMAL = 2.0 ** -126
-F32_OVERFLOW = 2.0 ** 128
-RZ32_MASK = ~((1 << 29) - 1)            # float64 significand bits beyond f32's 23
 
 
 @lru_cache(maxsize=None)
@@ -83,357 +57,6 @@ def operand(bits, name: str, emin: int | None) -> tuple[np.ndarray, np.ndarray |
         v = b.view(np.float32).astype(np.float64)
     return v, None if emin is None else in_exp(v, emin)
 
-
-# -------------------------------------------------------------------- compiled scalar steps
-# (float64 fields read and written through the bits: every value here is a normal float64)
-@njit(cache=True, nogil=True, inline="always")
-def _exp(x):
-    """Leading-bit exponent of a nonzero finite float64 (normal: all values here are)."""
-    return ((np.float64(x).view(np.int64) >> 52) & 0x7FF) - 1023
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _pow2(e):
-    """2.0 ** e for -1022 <= e <= 1023."""
-    return np.int64(e + 1023 << 52).view(np.float64)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _bitlen(a):
-    """Bit length of 0 <= a < 2^53."""
-    return _exp(float(a)) + 1 if a else 0
-
-
-@njit(cache=True, nogil=True)
-def _round(s, e, man, expb, bias, emin, rne, overflow_inf, neg_zero):
-    """`mma_numerics.round_to_format` of s * 2^e (|s| < 2^53): the format's bits."""
-    signbit = np.int64(1) << (expb + man)
-    a = abs(s)
-    if a == 0:
-        return signbit if neg_zero else np.int64(0)
-    q = max(_bitlen(a) - 1 + e, emin) - man              # exponent of the last kept bit
-    if q > e:
-        sh = q - e
-        if sh > 62:
-            kept = np.int64(0)
-        else:
-            kept = a >> sh
-            if rne:
-                rem = a - (kept << sh)
-                half = np.int64(1) << (sh - 1)
-                if rem > half or (rem == half and kept & 1):
-                    kept += 1
-    else:
-        kept = a << (e - q)
-    if kept >> (man + 1):
-        kept >>= 1
-        q += 1
-    top = (1 << expb) - 1
-    if kept >> man == 0:
-        body = kept
-    else:
-        ef = q + man + bias
-        if ef >= top:
-            body = (top << man) if rne or overflow_inf else ((top - 1) << man) | ((1 << man) - 1)
-        else:
-            body = (ef << man) | (kept & ((1 << man) - 1))
-    return (signbit if s < 0 else 0) | body
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _value(bits, man, expb, bias, emin):
-    """Accumulator bits -> float64."""
-    top = (1 << expb) - 1
-    ef = (bits >> man) & top
-    mant = bits & ((1 << man) - 1)
-    neg = (bits >> (expb + man)) & 1
-    if ef == top:
-        return (-math.inf if neg else math.inf) if mant == 0 else math.nan
-    if ef == 0:
-        v = float(mant) * _pow2(emin - man)
-        return -v if neg else v
-    return np.int64((neg << 63) | ((ef - bias + 1023) << 52) | (mant << (52 - man))).view(np.float64)
-
-
-@njit(cache=True, nogil=True)
-def _rn_bits(x, man, expb, bias, emin):
-    """Bits of float64 x rounded to nearest even in the accumulator format (-0 kept, x finite)."""
-    if x == 0:
-        return np.int64(1) << (expb + man) if math.copysign(1.0, x) < 0 else np.int64(0)
-    xb = np.float64(x).view(np.int64)
-    m53 = (xb & ((np.int64(1) << 52) - 1)) | (np.int64(1) << 52)
-    e = ((xb >> 52) & 0x7FF) - 1023 - 52
-    return _round(-m53 if x < 0 else m53, e, man, expb, bias, emin, True, True, False)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _cut(x, floor):
-    """The integer part of float64 x (|x| < 2^62): toward 0, or with `floor` toward -inf
-    (`math.trunc` / `math.floor`; the int64 conversion truncates in one instruction)."""
-    i = np.int64(x)
-    return i - 1 if floor and x < i else i
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _finish(s, lsb, allzero, acc, man, expb, bias, emin, rne, overflow_inf, signed_zero, sum_bits, sum_rne):
-    """A block's exact cut sum s * 2^lsb -> (accumulator value, its bits): QGMMA's sum cut
-    (`mma_numerics._cut`), the rounding to the accumulator, a zero result made +0."""
-    if sum_bits:
-        sa = abs(s)
-        sh = _bitlen(sa) - sum_bits
-        if sh > 0:
-            kept = sa >> sh
-            rem = sa - (kept << sh)
-            half = np.int64(1) << (sh - 1)
-            if sum_rne and (rem > half or (rem == half and kept & 1)):
-                kept += 1
-            s = -kept if s < 0 else kept
-            lsb += sh
-    neg_zero = signed_zero and s == 0 and allzero and acc == 0 and math.copysign(1.0, acc) < 0
-    bits = _round(s, lsb, man, expb, bias, emin, rne, overflow_inf, neg_zero)
-    acc = _value(bits, man, expb, bias, emin)
-    if acc == 0 and not signed_zero:
-        return 0.0, np.int64(0)
-    return acc, bits
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _decode(bits, tv, te, mask32, flip, emin):
-    """(float64 value, `in_exp` exponent) of one input pattern: through the format's tables
-    (8 and 16 bits: tv, te indexed by the pattern), or with mask32 != 0 as an f32 / tf32 pattern
-    (its low bits cleared by the mask); `flip` XORs the sign first (imm-scale -1)."""
-    if mask32 == 0:
-        x = (np.int64(bits) ^ flip) & (len(tv) - 1)
-        return tv[x], te[x]
-    with_mask = np.uint32((np.int64(bits) ^ flip) & mask32)
-    v = np.float64(with_mask.view(np.float32))
-    if v != 0 and math.isfinite(v):
-        return v, np.int32(max(_exp(v), emin))
-    return v, np.int32(NONE)
-
-
-@njit(cache=True, nogil=True)
-def _block_one(av, bv, ae, be, j, k0, k1, acc, exp_sum, window, floor, emin, prod):
-    """One element's block k0..k1 in full generality (any anchor, NaN / infinity): (True, the
-    float64 sum that decides a non-finite block) or (False, s, lsb, allzero) for `_finish`."""
-    amax = NONE
-    finite = math.isfinite(acc)
-    for kk in range(k0, k1):
-        p = av[kk] * bv[kk, j]
-        prod[kk - k0] = p
-        finite &= math.isfinite(p)
-        if p != 0:
-            anc = ae[kk] + be[kk, j] if exp_sum else _exp(p)
-            amax = max(amax, anc)
-    if not finite:                                   # NaN / inf decided for the block
-        for kk in range(k1 - k0):
-            acc += prod[kk]
-        return True, acc, np.int64(0), 0, False
-    allzero = amax == NONE
-    if acc != 0:
-        ce = _exp(acc)
-        amax = max(amax, max(ce, emin) if exp_sum else ce)
-    if amax == NONE:
-        return False, 0.0, np.int64(0), 0, allzero
-    lsb = amax - window + 1
-    scale = _pow2(-lsb)
-    s = _cut(acc * scale, floor)
-    for kk in range(k0, k1):
-        s += _cut(prod[kk - k0] * scale, floor)
-    return False, 0.0, s, lsb, allzero
-
-
-@njit(cache=True, nogil=True)
-def _kernel(abits, bbits, bidx, cbits, cpos, tstride, atv, ate, btv, bte, amask32, bmask32, aflip, bflip, aemin, bemin, order,
-            zero_c, out, block, window, rne, exp_sum, floor, c_last_rn, signed_zero, sum_bits, sum_rne,
-            overflow_inf, man, expb, bias, emin, nan_bits):
-    """out[t, i, j] = accumulator bits of C + sum_k A B as `mma_numerics.dot` computes it
-    (module docstring) for the bit patterns abits (T, M, K), bbits[bidx[t]] (N, K) (B transposed,
-    decoded once for consecutive t with the same bidx),
-    C and D element (i, j) at cbits[t tstride + cpos[i N + j]], out[t tstride + cpos[i N + j]]
-    (flat: a fragment's register order, or its registers' rows; C taken as +0 where zero_c[t]); k visited in `order`. Each warp's B and
-    each row of A are decoded once (`_decode`), then D is computed a row at a time. The common
-    case runs over the row's columns together (loops the compiler vectorises): with `exp_sum`
-    anchors, where row i of A, column j of B and the running value are finite, so is every
-    product (at most 2^512), and a product is zero exactly when one of its inputs is, whose
-    exponent is NONE: the block's anchor is the plain maximum of ea + eb (below NONE / 2 when
-    every product is zero), and the cut terms, integers below 2^(window + 1), are summed
-    exactly in float64 (`np.trunc` / `np.floor` of the scaled product), four k at a time (every
-    partial sum is an integer below 2^53, so any order of the additions gives the same sum; the
-    anchors' maxima likewise, on int64 exponents, one integer width: vectorised); an f32 accumulator
-    rounds there as the FPU converts (RNE; RZ by clearing float64's extra significand bits)
-    where that is the model's rounding (normal results). Any other element takes
-    `_block_one` and `_finish`."""
-    nt, m, k = abits.shape
-    n = bbits.shape[1]
-    prod = np.empty(max(block, 1), np.float64)
-    inf_bits = ((1 << expb) - 1) << man
-    av = np.empty(k, np.float64)
-    ae = np.empty(k, np.int64)
-    bv = np.empty((k, n), np.float64)
-    be = np.empty((k, n), np.int64)
-    cvals = np.empty(n, np.float64)
-    acc = np.empty(n, np.float64)
-    bits = np.empty(n, np.int64)                     # acc's bits once a block rounded it, else -1
-    amax = np.empty(n, np.int64)
-    scale = np.empty(n, np.float64)
-    sf = np.empty(n, np.float64)
-    fast = np.empty(n, np.bool_)
-    done = np.empty(n, np.bool_)                     # element rounded by the row's vectorised f32 pass
-    anchor = np.empty(n, np.int64)                   # the block's anchor with C's exponent (fast elements)
-    bfin = np.empty(n, np.bool_)
-    f32_out = sum_bits == 0 and not signed_zero and man == 23 and expb == 8 and overflow_inf
-    c_f32 = man == 23 and expb == 8
-    vec = exp_sum and window + 7 <= 52 and block <= 64   # the float64 sum of <= 65 terms < 2^(window+1) is exact
-    for t in range(nt):
-        tb = bidx[t]
-        for j in range(n if t == 0 or tb != bidx[t - 1] else 0):
-            bfin[j] = True
-            for kk in range(k):
-                bv[kk, j], be[kk, j] = _decode(bbits[tb, j, order[kk]], btv, bte, bmask32, bflip, bemin)
-                if not math.isfinite(bv[kk, j]):
-                    bfin[j] = False
-        for i in range(m):
-            afin = vec
-            for kk in range(k):
-                av[kk], ae[kk] = _decode(abits[t, i, order[kk]], atv, ate, amask32, aflip, aemin)
-                if not math.isfinite(av[kk]):
-                    afin = False
-            if zero_c[t]:
-                cvals[:] = 0.0
-            elif c_f32:                                  # f32 C: the float32 itself (NaN payloads never reach D)
-                for j in range(n):
-                    cvals[j] = np.float64(np.uint32(cbits[t * tstride + cpos[i * n + j]]).view(np.float32))
-            else:
-                for j in range(n):
-                    cvals[j] = _value(np.int64(cbits[t * tstride + cpos[i * n + j]]), man, expb, bias, emin)
-            for j in range(n):
-                acc[j] = 0.0 if c_last_rn else cvals[j]
-                bits[j] = -1
-            for k0 in range(0, k, block):
-                k1 = min(k0 + block, k)
-                nfast = 0
-                for j in range(n):
-                    fast[j] = afin and bfin[j] and math.isfinite(acc[j])
-                    nfast += fast[j]
-                if nfast:
-                    for j in range(n):
-                        amax[j] = NONE
-                    kq = k0
-                    while kq + 4 <= k1:                          # four k at a time: amax loaded and stored once
-                        a0, a1, a2, a3 = ae[kq], ae[kq + 1], ae[kq + 2], ae[kq + 3]
-                        for j in range(n):
-                            amax[j] = max(amax[j], max(max(a0 + be[kq, j], a1 + be[kq + 1, j]),
-                                                       max(a2 + be[kq + 2, j], a3 + be[kq + 3, j])))
-                        kq += 4
-                    for kk in range(kq, k1):
-                        ai = ae[kk]
-                        for j in range(n):
-                            amax[j] = max(amax[j], ai + be[kk, j])
-                    for j in range(n):                           # selects, no branches: vectorised
-                        x = amax[j]
-                        x = NONE if x < NONE // 2 else x
-                        amax[j] = x
-                        a = acc[j]
-                        f = fast[j]
-                        x = max(x, max(_exp(a), emin) if a != 0 and f else NONE)
-                        anchor[j] = x
-                        live = f and x != NONE
-                        sc = _pow2(window - 1 - (x if live else window - 1))
-                        sa = a * sc
-                        sa = np.floor(sa) if floor else np.trunc(sa)
-                        scale[j] = sc if live else 0.0
-                        sf[j] = sa if live else 0.0
-                    kq = k0
-                    while kq + 4 <= k1:                          # four k at a time (exact sums: any order)
-                        a0, a1, a2, a3 = av[kq], av[kq + 1], av[kq + 2], av[kq + 3]
-                        if floor:
-                            for j in range(n):
-                                sc = scale[j]
-                                sf[j] += (np.floor(a0 * bv[kq, j] * sc) + np.floor(a1 * bv[kq + 1, j] * sc)) \
-                                    + (np.floor(a2 * bv[kq + 2, j] * sc) + np.floor(a3 * bv[kq + 3, j] * sc))
-                        else:
-                            for j in range(n):
-                                sc = scale[j]
-                                sf[j] += (np.trunc(a0 * bv[kq, j] * sc) + np.trunc(a1 * bv[kq + 1, j] * sc)) \
-                                    + (np.trunc(a2 * bv[kq + 2, j] * sc) + np.trunc(a3 * bv[kq + 3, j] * sc))
-                        kq += 4
-                    for kk in range(kq, k1):
-                        ai = av[kk]
-                        if floor:
-                            for j in range(n):
-                                sf[j] += np.floor(ai * bv[kk, j] * scale[j])
-                        else:
-                            for j in range(n):
-                                sf[j] += np.trunc(ai * bv[kk, j] * scale[j])
-                if f32_out and nfast:                            # the common case over the row, vectorised
-                    for j in range(n):
-                        x = anchor[j]
-                        v = sf[j] * _pow2(x - window + 1 if x != NONE else 0)
-                        absv = abs(v)
-                        if not rne:
-                            v = np.int64(np.float64(v).view(np.int64) & RZ32_MASK).view(np.float64)
-                        r = np.float32(v)
-                        ok = fast[j] and (rne or absv == 0 or (absv >= F32_MIN_NORMAL and absv < F32_OVERFLOW)) \
-                            and abs(r) < np.float32(F32_OVERFLOW)
-                        done[j] = ok
-                        rb = np.int64(r.view(np.uint32)) if r != 0 else np.int64(0)
-                        bits[j] = rb if ok else bits[j]
-                        acc[j] = (np.float64(r) if r != 0 else 0.0) if ok else acc[j]
-                else:
-                    done[:] = False
-                for j in range(n):
-                    if done[j]:
-                        continue
-                    if fast[j]:
-                        x = anchor[j]
-                        lsb = x - window + 1 if x != NONE else 0
-                        if f32_out:                              # hardware rounding where it is the model's
-                            v = sf[j] * _pow2(lsb)               # exact: |sf| < 2^53, lsb in [-1022, 1023]
-                            absv = abs(v)
-                            if rne or (absv >= F32_MIN_NORMAL and absv < F32_OVERFLOW):
-                                if not rne:                      # rz of a normal f32: drop float64's extra 29 bits
-                                    v = np.int64(np.float64(v).view(np.int64) & RZ32_MASK).view(np.float64)
-                                r = np.float32(v)                # RNE (also subnormal, overflow to inf)
-                                if math.isinf(r):
-                                    acc[j] = np.float64(r)
-                                    bits[j] = -1
-                                else:
-                                    acc[j] = np.float64(r) if r != 0 else 0.0
-                                    bits[j] = np.int64(r.view(np.uint32)) if r != 0 else np.int64(0)
-                                continue
-                        acc[j], bits[j] = _finish(np.int64(sf[j]), lsb, amax[j] == NONE, acc[j], man, expb, bias,
-                                                  emin, rne, overflow_inf, signed_zero, sum_bits, sum_rne)
-                        continue
-                    special, x, s, lsb, allzero = _block_one(av, bv, ae, be, j, k0, k1, acc[j], exp_sum,
-                                                             window, floor, emin, prod)
-                    if special:
-                        acc[j] = x
-                        bits[j] = -1
-                    else:
-                        acc[j], bits[j] = _finish(s, lsb, allzero, acc[j], man, expb, bias, emin, rne,
-                                                  overflow_inf, signed_zero, sum_bits, sum_rne)
-            rounded = not c_last_rn                      # every element's bits known: stored without branches
-            for j in range(n):
-                rounded &= bits[j] >= 0
-            if rounded:
-                for j in range(n):
-                    out[t * tstride + cpos[i * n + j]] = bits[j]
-            else:
-                for j in range(n):
-                    x = acc[j]
-                    p = t * tstride + cpos[i * n + j]
-                    if c_last_rn:                                    # IEEE add (FADD / HADD2), RN
-                        x = x + cvals[j]
-                    elif bits[j] >= 0:
-                        out[p] = bits[j]
-                        continue
-                    if math.isnan(x):
-                        out[p] = nan_bits
-                    elif math.isinf(x):
-                        out[p] = inf_bits | ((np.int64(1) << (expb + man)) if x < 0 else 0)
-                    else:
-                        out[p] = _rn_bits(x, man, expb, bias, emin)
 
 
 def _lead(x: np.ndarray, lead: tuple, tail: tuple) -> np.ndarray:
@@ -485,14 +108,7 @@ def mma(A, B, C, atype: str, btype: str, ctype: str, model: BlockFma, *, b_trans
     n = B.shape[-1]
     c_lead = C.shape[1:2] if c_split is not None else C.shape[:-1] if c_pos is not None else C.shape[:-2]
     lead = np.broadcast_shapes(A.shape[:-2], () if b_index is not None else B.shape[:-2], c_lead)
-    if model.rounding not in ("rz", "rne") or model.anchor not in ("exp_sum", "leading") \
-            or model.truncate not in ("magnitude", "floor"):
-        raise ValueError(f"unknown model parameter in {model}")
-    fa, fb, fc = FORMATS[atype], FORMATS[btype], ACC[ctype]
-    if model.promote:                                        # exact: the values stay, subnormals may not
-        fa = fb = FORMATS[model.promote]
-    atv, ate, amask = _tables(atype, fa.emin)
-    btv, bte, bmask = _tables(btype, fb.emin)
+    plan = kernel_plan(atype, btype, ctype, model, k)
     a = _lead(A, lead, (m, k))
     if b_index is None:
         bt = np.swapaxes(_lead(B, lead, (k, n)), 1, 2)
@@ -517,13 +133,50 @@ def mma(A, B, C, atype: str, btype: str, ctype: str, model: BlockFma, *, b_trans
         cpos, tstride = _identity(m * n), m * n
         out = np.empty((nt, m * n), np.uint64)
     zc = np.zeros(nt, np.bool_) if zero_c is None else np.broadcast_to(np.asarray(zero_c, bool), lead).reshape(nt)
-    order = np.arange(k) if model.order is None else np.asarray(model.order, np.int64)
-    _kernel(a, bt, bidx, c.reshape(-1), cpos, tstride, atv, ate, btv, bte, amask, bmask,
-            (1 << (FORMATS[atype].bits - 1)) if negate_a else 0, (1 << (FORMATS[btype].bits - 1)) if negate_b else 0,
-            fa.emin, fb.emin, order, zc, out.reshape(-1), model.block,
-            model.window_bits, model.rounding == "rne", model.anchor == "exp_sum", model.truncate == "floor",
-            model.c_last_rn, model.signed_zero, model.sum_bits or 0, model.rounding == "rne", model.overflow_inf,
-            fc.man_bits, fc.exp_bits, fc.bias, fc.emin, model.nan_bits if ctype == "f32" else model.nan_bits_f16)
+    _run(plan, a, bt, bidx, c.reshape(-1), cpos, _strided(nt, tstride), zc, out.reshape(-1), negate_a, negate_b)
     if c_split is not None:
         return out
     return out.reshape(lead + ((m, n) if c_pos is None else (m * n,)))
+
+
+def mma_acc(A, Bt, b_index, acc, cpos, tpos, zero_c, plan, negate_a: bool = False, negate_b: bool = False) -> None:
+    """`mma` with D written over C in place: A (T, M, K) and Bt (NB, N, K) bit patterns (B
+    transposed), batch element t using Bt[b_index[t]]; `acc` a flat array of the accumulator's
+    unsigned type holding element (i, j) of batch element t at tpos[t] + cpos[i N + j] (C, read,
+    then D, written there); `zero_c` (bool, T) takes C as +0; `plan` is `kernel_plan`'s."""
+    _run(plan, A, Bt, b_index, acc, cpos, tpos, zero_c, acc, negate_a, negate_b)
+
+
+@lru_cache(maxsize=None)
+def kernel_plan(atype: str, btype: str, ctype: str, model: BlockFma, k: int) -> tuple:
+    """What `_kernel` takes for these formats and this model, besides the operands (checked and
+    built once per form): (A's tables and mask, B's, the sign bits imm-scale flips, the emins,
+    the k order, the model's parameters)."""
+    if model.rounding not in ("rz", "rne") or model.anchor not in ("exp_sum", "leading") \
+            or model.truncate not in ("magnitude", "floor"):
+        raise ValueError(f"unknown model parameter in {model}")
+    fa, fb, fc = FORMATS[atype], FORMATS[btype], ACC[ctype]
+    if model.promote:                                        # exact: the values stay, subnormals may not
+        fa = fb = FORMATS[model.promote]
+    order = np.arange(k) if model.order is None else np.asarray(model.order, np.int64)
+    order.flags.writeable = False
+    return (_tables(atype, fa.emin), _tables(btype, fb.emin),
+            (1 << (FORMATS[atype].bits - 1), 1 << (FORMATS[btype].bits - 1)), (fa.emin, fb.emin), order,
+            (model.block, model.window_bits, model.rounding == "rne", model.anchor == "exp_sum",
+             model.truncate == "floor", model.c_last_rn, model.signed_zero, model.sum_bits or 0,
+             model.rounding == "rne", model.overflow_inf, fc.man_bits, fc.exp_bits, fc.bias, fc.emin,
+             model.nan_bits if ctype == "f32" else model.nan_bits_f16))
+
+
+def _run(plan, a, bt, bidx, cflat, cpos, tpos, zc, oflat, negate_a: bool, negate_b: bool) -> None:
+    (atv, ate, amask), (btv, bte, bmask), (asign, bsign), (aemin, bemin), order, p = plan
+    _kernel(a, bt, bidx, cflat, cpos, tpos, atv, ate, btv, bte, amask, bmask, asign if negate_a else 0,
+            bsign if negate_b else 0, aemin, bemin, order, zc, oflat, *p)
+
+
+@lru_cache(maxsize=256)
+def _strided(nt: int, stride: int) -> np.ndarray:
+    """t * stride for t < nt (int64, read-only: shared by every call)."""
+    x = np.arange(nt, dtype=np.int64) * stride
+    x.flags.writeable = False
+    return x

@@ -279,6 +279,33 @@ def warp_mma(form: WgmmaForm, A16: np.ndarray, B: np.ndarray, c_regs: np.ndarray
     return L.pack(D, amap, cb)
 
 
+def warp_mma_acc(form: WgmmaForm, A16: np.ndarray, Bt: np.ndarray, b_index: np.ndarray, acc: np.ndarray,
+                 warps: np.ndarray, scale_d: np.ndarray, scale_a: int = 1, scale_b: int = 1) -> None:
+    """`warp_mma` (B transposed, register-major) of the warps `warps` of a batch, D written over
+    C in place: `acc` (nacc, L) uint32 holds the accumulator registers of every lane of the
+    batch, a row per register (L lanes, warp w's at 32 w .. 32 w + 31), and only the rows' lanes
+    of `warps` are read and written. Floating-point accumulators only (s32: `warp_mma`)."""
+    cb = ACC_BITS[form.dtype]
+    epr = 32 // cb                                       # accumulator elements per 32-bit register
+    flat = acc.reshape(-1).view(L.NARROW[cb])
+    MB.mma_acc(A16, Bt, b_index, flat, _acc_offsets(form.n, cb, acc.shape[1]),
+               np.asarray(warps, np.int64) * (32 * epr), ~np.asarray(scale_d, bool),
+               MB.kernel_plan(form.atype, form.btype, form.dtype, M.hopper_model("wgmma", form.atype, form.dtype,
+                                                                                  form.k), form.k),
+               negate_a=scale_a == -1, negate_b=scale_b == -1)
+
+
+@lru_cache(maxsize=64)
+def _acc_offsets(n: int, cb: int, lanes: int) -> np.ndarray:
+    """Element (i, j) of a warp's accumulator in `warp_mma_acc`'s flat array, counted from the
+    warp's first element: register reg[i n + j]'s row of `lanes` lanes (32 / cb elements each),
+    then col[i n + j] (`_acc_split`); read-only, per shape."""
+    reg, col = _acc_split(n, cb)
+    x = reg * (lanes * (32 // cb)) + col
+    x.flags.writeable = False
+    return x
+
+
 def a_from_regs(form: WgmmaForm, a_regs: np.ndarray) -> np.ndarray:
     """Each warp's rows (..., 16, K) of A from its four A registers (..., 32, 4)."""
     bits = ELEM_BITS[form.atype]
