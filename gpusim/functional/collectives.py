@@ -40,6 +40,7 @@ import numpy as np
 
 U32 = np.dtype(np.uint32)
 BOOL = np.dtype(np.bool_)
+FULL = np.uint32(0xFFFFFFFF)
 LANE = np.arange(32, dtype=np.uint32)
 GRID_KEY = -2                   # what every grid-barrier site counts as when matching a block's barriers
 
@@ -99,9 +100,10 @@ class Collectives:
         return masks
 
     def _write(self, slot, val, active_masks):
+        """Write `val` to the lanes of `active_masks` (None: every active lane of the span)."""
         if slot is None:
             return
-        self.x.state.write(slot, val, unpack_lanes(active_masks))
+        self.x.state.write(slot, val, None if active_masks is None else unpack_lanes(active_masks))
 
     # ------------------------------------------------------------------ ops
     def run(self, op, g) -> None:
@@ -121,7 +123,8 @@ class Collectives:
         if op.kind == "activemask":
             self._write(op.dsts[0], np.repeat(active, 32), active)
             return
-        self._check_members(op, vals[-1], active)
+        if x.san is not None or not (active == FULL).all():      # else every lane is active: none missing
+            self._check_members(op, vals[-1], active)
         if op.kind == "shfl":
             self._shfl(op, vals, active)
         elif op.kind == "vote":
@@ -133,7 +136,8 @@ class Collectives:
         st = self.x.state
         span = st.hi - st.lo
         a, b, c = vals[0], vals[1], vals[2]
-        lane = np.tile(LANE, span // 32).astype(np.int64)
+        uniform = type(b) is not np.ndarray and type(c) is not np.ndarray and self.x.san is None
+        lane = LANE.astype(np.int64) if uniform else np.tile(LANE, span // 32).astype(np.int64)
         b = np.asarray(b, np.int64)
         c = np.asarray(c, np.int64)
         clamp = c & 31
@@ -154,13 +158,20 @@ class Collectives:
             j = minl | (b & ~seg)
             ok = j <= maxl
         j = np.where(ok, j, lane)
+        every = None if (active == FULL).all() else active          # None: every lane of the span writes
+        if uniform:                                    # one source lane per lane of a warp, the same in every warp
+            d = st.full(a, U32).reshape(-1, 32)[:, j].reshape(-1)
+            self._write(op.dsts[0], d, every)
+            if len(op.dsts) > 1:
+                self._write(op.dsts[1], np.tile(np.broadcast_to(ok, (32,)), span // 32), every)
+            return
         if self.x.san is not None:
             self.x.san.shuffle(op, j, active, vals[-1])
         src = (np.arange(span) & ~31) + j
         d = st.full(a, U32)[src]
-        self._write(op.dsts[0], d, active)
+        self._write(op.dsts[0], d, every)
         if len(op.dsts) > 1:
-            self._write(op.dsts[1], np.broadcast_to(ok, (span,)).copy(), active)
+            self._write(op.dsts[1], np.broadcast_to(ok, (span,)).copy(), every)
 
     def _vote(self, op, vals, active) -> None:
         st = self.x.state

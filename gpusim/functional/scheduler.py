@@ -35,18 +35,21 @@ class WarpScheduler:
         """The scheduler's choice (module docstring): a block and every runnable warp waiting at it."""
         x = self.x
         while True:
-            run = x.runnable()
-            if run.any():
-                top = x.stacks.top_pc()
-                if x.steps < FAIR_AFTER_STEPS:
-                    b = int(np.where(run, top, np.iinfo(np.int32).max).min())
-                else:
+            if x.steps < FAIR_AFTER_STEPS:               # the lowest block (one compiled pass over the stacks)
+                pick = x.stacks.lowest_runnable(x.arrived)
+                if pick is not None:
+                    self.waited[pick[1]] = 0
+                    return pick
+            else:
+                run = x.runnable()
+                if run.any():
+                    top = x.stacks.top_pc()
                     b = self._fair(run, top)
                     if b is None:                        # released a block's barrier: look again
                         continue
-                g = np.flatnonzero(run & (top == b))
-                self.waited[g] = 0
-                return b, g
+                    g = np.flatnonzero(run & (top == b))
+                    self.waited[g] = 0
+                    return b, g
             blocked = x.blocked()
             if not blocked.any():
                 return None

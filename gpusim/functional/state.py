@@ -53,6 +53,9 @@ class BatchState:
         self.m: np.ndarray | None = None
         self.whole = True            # the span is the whole batch and every lane is active
         self._groups: dict = {}      # grouped(): registers held as the rows of one array
+        # per register, (its array, that array's data address) as the compiled segments last
+        # learnt it (fastpath.segment_op); stale when the register holds another array by now
+        self.addresses: list = [None] * len(reg_dtypes)
 
     def span(self, lo: int, hi: int, m: np.ndarray | None) -> None:
         self.lo, self.hi, self.m = lo, hi, m

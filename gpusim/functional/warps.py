@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpusim.functional import stack_kernels as K
+
 EXIT = -1                    # isa.cfg.EXIT: the virtual exit block
 FULL_MASK = np.uint32(0xFFFFFFFF)
 
@@ -85,7 +87,18 @@ class WarpStacks:
     # ------------------------------------------------------------------ updates
     def goto(self, warps: np.ndarray, pc: int | np.ndarray) -> None:
         """Move the top entry of each warp in `warps` to `pc`."""
+        if type(pc) is int and type(warps) is np.ndarray and warps.dtype == np.int64:
+            K.goto(self.pc, self.depth, warps, pc)          # one block for all: the compiled loop
+            return
         self.pc[warps, self.depth[warps] - 1] = pc
+
+    def lowest_runnable(self, arrived: np.ndarray) -> tuple[int, np.ndarray] | None:
+        """(the lowest block a runnable warp's top entry is at, the runnable warps there), or None
+        when every warp has finished or waits at a barrier (a runnable warp: an entry left and no
+        lane of its top entry among `arrived`, the lanes waiting at a barrier)."""
+        out = np.empty(len(self.depth), np.int64)
+        b, k = K.lowest_runnable(self.depth, self.pc, self.mask, arrived, out)
+        return (int(b), out[:k]) if k else None
 
     def branch(self, warps: np.ndarray, masks: np.ndarray, taken: np.ndarray,
                target: int, fallthrough: int, reconverge: int) -> int:
@@ -122,6 +135,9 @@ class WarpStacks:
 
     def settle(self, warps: np.ndarray) -> None:
         """Pop entries that reached their reconvergence pc or have no lanes left."""
+        if type(warps) is np.ndarray and warps.dtype == np.int64:
+            K.settle(self.pc, self.rpc, self.mask, self.depth, warps)
+            return
         w = warps
         while len(w):
             d = self.depth[w]

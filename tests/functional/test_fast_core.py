@@ -14,7 +14,7 @@ import gpusim
 import programs
 from gpusim.errors import GpusimError
 from gpusim.functional.fastpath import segments
-from gpusim.functional.fastpath.segments import SegmentOp
+from gpusim.functional.fastpath.segment_op import SegmentOp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sanitizer"))
 import buggy_kernels as bk  # noqa: E402

@@ -8,7 +8,7 @@ import gpusim
 import programs
 from gpusim import launch_plan
 from gpusim.functional.fastpath import segment_ir, segments
-from gpusim.functional.fastpath.segments import SegmentOp
+from gpusim.functional.fastpath.segment_op import SegmentOp
 
 
 def run_transpose():

@@ -29,7 +29,8 @@ from gpusim.functional.async_ops import CpAsyncOp
 from gpusim.functional.fastpath.async_copy import FastCpAsyncOp
 from gpusim.functional.fastpath.lsu import FastLoadStoreUnit
 from gpusim.functional.fastpath.memops import FastLoadOp, FastStoreOp, fast_copy
-from gpusim.functional.fastpath.segments import FastAluOp, KernelCode, SegmentOp
+from gpusim.functional.fastpath.segment_op import SegmentOp
+from gpusim.functional.fastpath.segments import FastAluOp, KernelCode
 from gpusim.functional.lsu import LoadStoreUnit
 from gpusim.functional.ops import AluOp, LoadOp, OpFactory, StoreOp
 

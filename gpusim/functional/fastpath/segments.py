@@ -4,15 +4,16 @@ one machine-code function over the lanes of a step.
 ALU instructions read and write only their own lane's registers, so running a run of
 them lane by lane (all instructions for lane 0, then lane 1, ...) gives exactly what
 the reference gives running them instruction by instruction over all lanes. A
-`SegmentOp` stands for such a run inside a block's op list: per lane it loads the
+`SegmentOp` (`segment_op`) stands for such a run inside a block's op list: per lane it loads the
 registers the run reads, computes every instruction (`forms`; a guarded
 instruction keeps the old value where its predicate is false), and stores the
 registers it writes. Loads, stores, collectives and barriers stay separate ops
 between segments, so the order of memory effects is the reference's.
 
 Each segment variant is compiled with llvmlite (LLVM's MCJIT) into its own small
-module once its reference ops have run `COMPILE_AFTER` lane-instructions: some
-milliseconds a variant, no numba typing. A segment whose compilation fails, or whose
+module once its reference ops have done `COMPILE_AFTER` lane-instructions' worth of work
+(each op run counts its lanes plus `OP_LANES` for its fixed cost): some milliseconds a
+variant, no numba typing. A segment whose compilation fails, or whose
 special registers are not what it was compiled for, runs its reference ops.
 
 Machine code is cached on disk as numba's kernels are (`<$GPUSIM_CACHE_DIR or
@@ -36,9 +37,9 @@ import ctypes
 import hashlib
 import os
 import threading
-import weakref
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import llvmlite
 
@@ -50,19 +51,27 @@ from gpusim.frontend.diskcache import cache_dir, read_entry, write_entry
 from gpusim.functional.fastpath import alu_ir
 from gpusim.functional.fastpath.alu_ir import convertible
 from gpusim.functional.fastpath.forms import form
-from gpusim.functional.fastpath.segment_ir import BOOL, U32, UNIFORM_SPECIALS, Segment
+from gpusim.functional.fastpath.segment_ir import BOOL, U32, UNIFORM_SPECIALS
 from gpusim.functional.fastpath.liveness import kernel_liveness
-from gpusim.functional.ops import AluOp, Op
+from gpusim.functional.ops import AluOp
 from gpusim.functional.decode import PREDEFINED, imm_value
 from isa.program import Imm, Reg, Special, Sym
 from isa.types import dtype as ptx_dtype
 from isa.semantics.carry import implicit_operands
 from isa import optable
 
+if TYPE_CHECKING:                       # the op that runs a segment (it imports this module)
+    from gpusim.functional.fastpath.segment_op import SegmentOp
+
 # A segment variant is compiled once its reference ops have run this many lane-instructions
 # (about the numpy time its compilation costs, a few ms): short launches never wait for LLVM.
 # GPUSIM_COMPILE_AFTER=0 compiles every segment at once (the tests comparing the cores do).
 COMPILE_AFTER = int(os.environ.get("GPUSIM_COMPILE_AFTER", 1 << 20))
+# What one run of a reference op costs besides its lanes (its Python and numpy calls, about
+# 5 us on this project's 2-core VM), in lane-instructions (about 2.5 ns each there): a segment
+# of many ops on a small block (a 128-thread Triton program) compiles after some runs, where
+# counting its lanes alone put that thousands of runs away.
+OP_LANES = 2048
 SEGMENT_FN = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
 _LLVM_LOCK = threading.Lock()
 _LLVM_READY = False
@@ -255,102 +264,3 @@ class KernelCode:
             except Exception:              # an LLVM failure: this variant runs the reference ops
                 seg.failed.add(key)
                 return None
-
-
-def _address(ptrs: list, k: int, v: np.ndarray) -> int:
-    """The data address of array `v`, remembered in ptrs[k] with a weak reference to `v`: a
-    register's array is mostly the same object from one run of a segment to the next (the
-    segment writes into it), and an array's data address never changes while it lives (none
-    is resized in place), so the `__array_interface__` dict (about a microsecond) is built
-    only for an array not seen there last time."""
-    c = ptrs[k]
-    if c is not None and c[0]() is v:
-        return c[1]
-    p = v.__array_interface__["data"][0]
-    ptrs[k] = (weakref.ref(v), p)
-    return p
-
-
-class SegmentOp(Op):
-    """A run of compilable ALU ops of one block (see module docstring)."""
-    __slots__ = ("ops", "plan", "variants", "failed", "code", "table", "interpreted", "looked", "ptrs")
-
-    def __init__(self, ops: list[FastAluOp], reg_dtypes, code: KernelCode):
-        self.ops = ops
-        self.index = ops[0].index
-        self.guard = None
-        self.info = ops[0].info
-        self.plan = Segment(ops, reg_dtypes)
-        self.variants: dict = {}
-        self.failed: set = set()
-        self.looked: set = set()             # variant keys looked up in the disk cache
-        self.interpreted = 0                 # lane-instructions run by the reference ops so far
-        self.code = code
-        self.table = None
-        self.ptrs = None                     # per table slot: (weak reference to an array, its data address)
-        code.segments.append(self)
-
-    def run(self, x):
-        st = x.state
-        plan = self.plan
-        regs = st.regs
-        uniform_in = frozenset(r for r in plan.loads if type(regs[r]) is not np.ndarray)
-        key = (uniform_in, st.whole)
-        hit = self.variants.get(key)
-        if hit is None:
-            work = (st.hi - st.lo) * len(self.ops)
-            if self.interpreted + work >= COMPILE_AFTER:
-                hit = self.code.variant(self, key)
-            elif key not in self.looked:       # compiled before, by this process or another: cached
-                self.looked.add(key)
-                hit = self.code.variant(self, key, compile=False)
-            if hit is None:
-                self.interpreted += work
-                for op in self.ops:
-                    op.run(x)
-                return
-        fn, once = hit
-        tbl = self.table
-        ptrs = self.ptrs
-        if ptrs is None:
-            ptrs = self.ptrs = [None] * (len(tbl) // 2)
-        keep = []
-        k = 0
-        for r in plan.loads:
-            v = regs[r]
-            if type(v) is not np.ndarray:
-                v = np.full(1, v, st.reg_dtypes[r])
-                keep.append(v)
-                tbl[2 * k] = v.__array_interface__["data"][0]
-            else:
-                tbl[2 * k] = _address(ptrs, k, v)
-            k += 1
-        outs = []
-        for r in plan.stores:
-            rd = st.reg_dtypes[r]
-            if r in once:
-                v = np.empty(1, rd)
-                outs.append((r, v))
-                tbl[2 * k] = v.__array_interface__["data"][0]
-            else:
-                v = regs[r]
-                if type(v) is not np.ndarray:
-                    v = np.empty(st.nlanes, rd) if st.whole else np.full(st.nlanes, v, rd)
-                    regs[r] = v
-                tbl[2 * k] = _address(ptrs, k, v)
-            keep.append(v)
-            k += 1
-        for name, want in plan.specials:
-            if name in UNIFORM_SPECIALS:
-                v = np.full(1, x.special(name, want), want)
-                keep.append(v)
-                tbl[2 * k] = v.__array_interface__["data"][0]
-            else:
-                v = x.specials.lanes(name)
-                tbl[2 * k] = _address(ptrs, k, v)
-            k += 1
-        m = st.m
-        fn(st.lo, st.hi - st.lo, None if m is None else m.__array_interface__["data"][0],
-           tbl.__array_interface__["data"][0])
-        for r, v in outs:
-            regs[r] = v[0]

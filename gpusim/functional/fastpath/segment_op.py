@@ -1,0 +1,173 @@
+"""The op that runs a compiled ALU segment (`segments`) in a block's op list: it picks the
+segment's variant for the registers' kinds, hands the machine code a table of where each
+register lives, and puts what the code stored back in the registers.
+
+The table: per loaded, stored and special register, a data address. A register holding one
+value for every lane (a numpy scalar) is loaded from, and a result the variant stores once
+is stored to, 8 bytes of the op's own scratch memory. A register's array is where it is
+loaded from and stored to; an array the step needs and the register does not have yet (a
+uniform register written per lane) is made here, all of a step's in one allocation. Data
+addresses are what most of a step's Python time goes to on a small block: the
+`__array_interface__` dict that gives one costs about a microsecond, so each register's last
+(array, address) is kept on the batch (`BatchState.addresses`) by whoever learns it, and every
+segment of the batch reads it from there (an array's data address never changes while it
+lives: none is resized in place).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from gpusim.functional.fastpath import segments as S
+from gpusim.functional.fastpath.segment_ir import UNIFORM_SPECIALS, Segment
+from gpusim.functional.ops import Op
+
+ndarray = np.ndarray
+
+
+def _data(v: np.ndarray) -> int:
+    return v.__array_interface__["data"][0]
+
+
+class SegmentOp(Op):
+    """A run of compilable ALU ops of one block (`segments`' module docstring)."""
+    __slots__ = ("ops", "plan", "variants", "failed", "code", "table", "interpreted", "looked", "by_types",
+                 "scratch", "slots", "table_address", "specials")
+
+    def __init__(self, ops: list, reg_dtypes, code):
+        self.ops = ops
+        self.index = ops[0].index
+        self.guard = None
+        self.info = ops[0].info
+        self.plan = Segment(ops, reg_dtypes)
+        self.variants: dict = {}
+        self.failed: set = set()
+        self.looked: set = set()             # variant keys looked up in the disk cache
+        self.interpreted = 0                 # lane-instructions' worth the reference ops ran so far (OP_LANES)
+        self.code = code
+        self.table = None                    # set by KernelCode once a variant is asked for
+        self.by_types: dict = {}             # (types of the loaded registers' values, whole) -> variant
+        self.scratch = None                  # 8 bytes per table slot: uniform loads and stores, uniform specials
+        self.slots = None                    # per table slot: (its scratch address, a 1-element view of it)
+        self.table_address = 0
+        self.specials: dict = {}             # per-lane special register -> (its array, data address)
+        code.segments.append(self)
+
+    def _variant(self, x, kt):
+        """The compiled variant for the loaded registers' kinds `kt` (see `run`), or None after
+        running the reference ops (not compiled, or not yet worth compiling)."""
+        st = x.state
+        regs = st.regs
+        key = (frozenset(r for r in self.plan.loads if type(regs[r]) is not ndarray), st.whole)
+        hit = self.variants.get(key)
+        if hit is None:
+            work = (st.hi - st.lo + S.OP_LANES) * len(self.ops)
+            if self.interpreted + work >= S.COMPILE_AFTER:
+                hit = self.code.variant(self, key)
+            elif key not in self.looked:       # compiled before, by this process or another: cached
+                self.looked.add(key)
+                hit = self.code.variant(self, key, compile=False)
+            if hit is None:
+                self.interpreted += work
+                for op in self.ops:
+                    op.run(x)
+                return None
+        self.by_types[kt] = hit
+        return hit
+
+    def _scratch(self) -> list:
+        """Per table slot, its 8 bytes of scratch memory (address, a 1-element view of the slot's
+        dtype): where a uniform register or special is loaded from and a uniform result stored."""
+        plan = self.plan
+        rd = plan.reg_dtypes
+        dts = [rd[r] for r in plan.loads] + [rd[r] for r in plan.stores] + [w for _, w in plan.specials]
+        self.scratch = np.zeros(len(dts), np.uint64)
+        raw = self.scratch.view(np.uint8)
+        base = _data(raw)
+        self.slots = [(base + 8 * k, raw[8 * k:8 * k + dt.itemsize].view(dt)) for k, dt in enumerate(dts)]
+        self.table_address = _data(self.table)
+        return self.slots
+
+    def run(self, x):
+        st = x.state
+        plan = self.plan
+        regs = st.regs
+        kt = (tuple(map(type, map(regs.__getitem__, plan.loads))), st.whole)
+        hit = self.by_types.get(kt)
+        if hit is None:
+            hit = self._variant(x, kt)
+            if hit is None:
+                return
+        fn, once = hit
+        tbl = self.table
+        slots = self.slots or self._scratch()
+        known = st.addresses
+        k = 0
+        for r in plan.loads:
+            v = regs[r]
+            if type(v) is ndarray:
+                c = known[r]
+                if c is None or c[0] is not v:
+                    c = known[r] = (v, _data(v))
+                tbl[k + k] = c[1]
+            else:
+                a, view = slots[k]
+                view[0] = v
+                tbl[k + k] = a
+            k += 1
+        outs = []
+        fresh = None
+        for r in plan.stores:
+            if r in once:
+                outs.append((r, slots[k][1]))
+                tbl[k + k] = slots[k][0]
+            else:
+                v = regs[r]
+                if type(v) is ndarray:
+                    c = known[r]
+                    if c is None or c[0] is not v:
+                        c = known[r] = (v, _data(v))
+                    tbl[k + k] = c[1]
+                else:
+                    if fresh is None:
+                        fresh = []
+                    fresh.append((k, r))
+            k += 1
+        if fresh is not None:
+            self._fresh(st, fresh, tbl)
+        for name, want in plan.specials:
+            if name in UNIFORM_SPECIALS:
+                a, view = slots[k]
+                view[0] = x.special(name, want)
+                tbl[k + k] = a
+            else:
+                v = x.specials.lanes(name)
+                c = self.specials.get(name)
+                if c is None or c[0] is not v:
+                    c = self.specials[name] = (v, _data(v))
+                tbl[k + k] = c[1]
+            k += 1
+        m = st.m
+        fn(st.lo, st.hi - st.lo, None if m is None else _data(m), self.table_address)
+        for r, view in outs:
+            regs[r] = view[0]
+
+    @staticmethod
+    def _fresh(st, fresh: list, tbl: np.ndarray) -> None:
+        """Arrays over the batch for stored registers that hold one value (`fresh`: (table slot,
+        register)), made in one allocation: uninitialised when the step runs every lane (the
+        segment writes them all), else holding the register's value."""
+        rd = st.reg_dtypes
+        n = st.nlanes
+        sizes = [-(-n * rd[r].itemsize // 8) * 8 for _, r in fresh]
+        buf = np.empty(sum(sizes), np.uint8)
+        base = _data(buf)
+        off = 0
+        regs, known = st.regs, st.addresses
+        for (k, r), size in zip(fresh, sizes):
+            v = buf[off:off + n * rd[r].itemsize].view(rd[r])
+            if not st.whole:
+                v[:] = regs[r]
+            regs[r] = v
+            known[r] = (v, base + off)
+            tbl[k + k] = base + off
+            off += size
