@@ -205,3 +205,13 @@ def test_float_form_matches_reference(text):
 def test_forms_left_to_the_reference_are_not_claimed(text):
     ins = instr(text)
     assert forms.form(ins, optable.bind(ins)[1]) is None
+
+
+BITFIELD_DIV_HALF_FORMS = ([f"bfe.{t} {reg(t)}1, {reg(t)}2, %r3, %r4;" for t in ("u32", "s32", "u64", "s64")]
+                           + ["div.full.f32 %f1, %f2, %f3;", "div.full.ftz.f32 %f1, %f2, %f3;",
+                              "cvt.rn.f16x2.f32 %r1, %f2, %f3;"])
+
+
+@pytest.mark.parametrize("text", BITFIELD_DIV_HALF_FORMS)
+def test_bitfield_division_and_half_pair_form_matches_reference(text):
+    check(text, seed=2)

@@ -1,6 +1,7 @@
 """Compiled floating-point forms and conversions of the fast core: f32/f64 add, sub, mul,
-fma/mad in `.rn` (f32 `.sat`), neg, abs, min, max (`isa.semantics.floating`), and cvt
-between integers (`.sat` too), integer <-> float (`.rn`; `.rzi/.rni/.rmi/.rpi`), f32 <-> f64
+fma/mad in `.rn` (f32 `.sat`), neg, abs, min, max (`isa.semantics.floating`), div.full.f32
+(`.ftz` too: IEEE division, `isa.semantics.transcendental`), and cvt between integers (`.sat`
+too), integer <-> float (`.rn`; `.rzi/.rni/.rmi/.rpi`), f32 <-> f64, f32 pairs to f16x2 (`.rn`)
 (`isa.semantics.convert`). Every f32 NaN result is the canonical 0x7FFFFFFF; an f64 NaN
 result carries the first NaN operand in the reference's priority order, quieted, or else
 the default NaN 0xFFF8000000000000 (what x86 produces for an invalid operation, and what
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from gpusim.functional.fastpath.alu_ir import F32, F64, I32, I64, ext as _ext, one_type as _one_type
+from gpusim.functional.fastpath.alu_ir import F32, F64, I16, I32, I64, ext as _ext, one_type as _one_type
 from gpusim.functional.fastpath.forms_int import INT_TYPES
 from isa.types import SIGNED, dtype
 
@@ -36,7 +37,42 @@ def _cvt(ins, bound):
         if mods - {"rn"}:
             return None
         return _cvt_to_float(st, dt)
+    if dt == "f16x2" and st == "f32" and mods == {"rn"} and bound.src_types == ("f32", "f32"):
+        return _cvt_f16x2
     return None
+
+
+def _f16_bits(e, v):
+    """An f32 rounded to f16 (nearest even; overflow to infinity, subnormals kept: the IEEE
+    conversion, which F16C does in one instruction) as its 16 bits, NaN as 0x7FFF."""
+    b = e.b
+    h = b.bitcast(b.fptrunc(v, ir.HalfType()), I16)
+    return b.select(e.is_nan(v), ir.Constant(I16, 0x7FFF), h)
+
+
+def _cvt_f16x2(e, s):
+    """cvt.rn.f16x2.f32 d, a, b: a's f16 in the high half, b's in the low (`convert.bind_cvt`)."""
+    b = e.b
+    hi = b.zext(_f16_bits(e, s[0]), I32)
+    lo = b.zext(_f16_bits(e, s[1]), I32)
+    return [b.or_(b.shl(hi, ir.Constant(I32, 16)), lo)]
+
+
+def _div_full(ins, bound):
+    """div.full.f32 (`.ftz`): IEEE division rounded to nearest, inputs and result flushed with
+    `.ftz`, NaN canonical (`transcendental._div_full`)."""
+    mods = set(ins.modifiers)
+    if ins.types != ("f32",) or "full" not in mods or mods - {"full", "ftz"} or bound.src_types != ("f32", "f32"):
+        return None
+    ftz = "ftz" in mods
+
+    def fn(e, s):
+        a, c = s
+        if ftz:
+            a, c = e.flush32(a), e.flush32(c)
+        d = e.b.fdiv(a, c)
+        return [e.canon32(e.flush32(d) if ftz else d)]
+    return fn
 
 
 def _cvt_int(dt: str, st: str, sat: bool):

@@ -141,3 +141,41 @@ def _shift(t: str, kind: str):
         r = b.shl(a, amt) if kind == "shl" else b.lshr(a, amt)
         return [b.select(over, ir.Constant(ty, 0), r)]
     return fn
+
+
+# ----------------------------------------------------------------------------- bit fields
+def _bfe(ins, bound):
+    """bfe.u32/s32/u64/s64 (`isa.semantics.bitfields.bind_bfe`): the field of a at position
+    b and length c (their low 8 bits for 32-bit types, all 32 for 64-bit), clipped to the word;
+    the signed forms fill the high bits with the field's top bit (the word's top bit when the
+    field runs past it; none for a zero length). Shifts past the width give 0, as numpy's."""
+    if ins.modifiers or len(ins.types) != 1 or ins.types[0] not in ("u32", "s32", "u64", "s64"):
+        return None
+    t = ins.types[0]
+    if bound.src_types != (t, "u32", "u32"):
+        return None
+    w = dtype(t).itemsize * 8
+    ty = ir.IntType(w)
+    lim = 0xFF if w == 32 else 0xFFFFFFFF
+    signed = t in SIGNED
+
+    def fn(e, s):
+        b = e.b
+        a, pos, ln = s
+        pos, ln = b.and_(pos, ir.Constant(I32, lim)), b.and_(ln, ir.Constant(I32, lim))
+        if w == 64:
+            pos, ln = b.zext(pos, I64), b.zext(ln, I64)
+        zero, one, width = ir.Constant(ty, 0), ir.Constant(ty, 1), ir.Constant(ty, w)
+        inword = b.icmp_unsigned("<", pos, width)
+        room = b.select(inword, b.sub(width, pos), zero)
+        k = b.select(b.icmp_unsigned("<", ln, room), ln, room)
+        full = b.icmp_unsigned("==", k, width)
+        m = b.select(full, ir.Constant(ty, (1 << w) - 1), b.sub(b.shl(one, b.select(full, zero, k)), one))
+        r = b.and_(b.select(inword, b.lshr(a, b.select(inword, pos, zero)), zero), m)
+        if signed:
+            top = b.sub(b.add(pos, ln), one)                     # wraps for a zero field at 0, as numpy's
+            top = b.select(b.icmp_unsigned("<", top, ir.Constant(ty, w - 1)), top, ir.Constant(ty, w - 1))
+            sbit = b.and_(b.trunc(b.lshr(a, top), ir.IntType(1)), b.icmp_unsigned("!=", ln, zero))
+            r = b.or_(r, b.select(sbit, b.not_(m), zero))
+        return [r]
+    return fn
