@@ -99,12 +99,12 @@ class WgmmaOp(Op):
         raises), and, per distinct descriptor, its operand's addresses: (index of each warp's B
         descriptor, B addresses per distinct one, the same for A or None)."""
         f, smem = self.form, x.lsu.shared_bytes
-        ub, ib = np.unique(b[warps, 0], return_inverse=True)
+        ub, ib = _distinct(b[warps, 0])
         ok_b = np.array([_fits(int(d), f.n, f.k, bb, mb, smem) for d in ub.tolist()])
         ua = ia = None
         bad = ~ok_b[ib]
         if not f.a_regs:
-            ua, ia = np.unique(a[warps, 0], return_inverse=True)
+            ua, ia = _distinct(a[warps, 0])
             bad |= ~np.array([_fits(int(d), 64, f.k, ab, ma, smem) for d in ua.tolist()])[ia]
         if bad.any():                                  # the first warp with a bad operand raises, as in order
             i = int(np.flatnonzero(bad)[0])
@@ -120,14 +120,14 @@ class WgmmaOp(Op):
         self._check_group(x, warps)
         f = self.form
         st = x.state
-        a = None if f.a_regs else _lanes(x, self.a_srcs[0], U64)
-        b = _lanes(x, self.b_src, U64)
-        sd = _lanes(x, self.sd_src, BOOL)
+        a, a_one = (None, True) if f.a_regs else _lanes(x, self.a_srcs[0], U64)
+        b, b_one = _lanes(x, self.b_src, U64)
+        sd, sd_one = _lanes(x, self.sd_src, BOOL)
         imm = [_first(s(st, x)) for s in self.imm_srcs]
         scale_a, scale_b = (imm + [1, 1])[:2]
         trans_a = imm[2] if len(imm) == 4 else 0
         trans_b = imm[-1] if len(imm) >= 3 else 0
-        self._check_uniform(x, warps, [b, sd] + ([] if f.a_regs else [a]))
+        self._check_uniform(x, warps, [v for v, one in ((b, b_one), (sd, sd_one), (a, a_one)) if not one])
         ab, bb = W.ELEM_BITS[f.atype], W.ELEM_BITS[f.btype]
         mb, ma = "mn" if trans_b else "k", "mn" if trans_a else "k"
         lsu = x.lsu
@@ -157,10 +157,11 @@ class WgmmaOp(Op):
         if f.a_regs:
             a = gather(x, self.a_srcs, U32)
         # the warps of a warpgroup (same descriptor, same block) share one B: read once
-        _, first, b_index = np.unique(ib.astype(np.int64) * (1 << 40) + base, return_index=True, return_inverse=True)
-        Bt = W.read_operand(lsu.shared, b_desc[ib[first]] + base[first, None, None], bb)
+        first, b_index = _runs(ib.astype(np.int64) * (1 << 40) + base)
+        aligned = lsu.shared_stride % 4 == 0            # descriptor addresses are multiples of 16 (read_operand)
+        Bt = W.read_operand(lsu.shared, b_desc[ib[first]] + base[first, None, None], bb, aligned)
         A16 = W.a_from_regs(f, a[warps]) if a_addr is None else \
-            W.read_operand(lsu.shared, a_addr + base[:, None, None], ab)
+            W.read_operand(lsu.shared, a_addr + base[:, None, None], ab, aligned)
         if self.acc_slots is not None:                  # C read from and D written to the registers in place
             W.warp_mma_acc(f, A16, Bt, b_index.reshape(-1), st.grouped(self.acc_slots), x.span_w0 + warps,
                            sd[warps, 0], scale_a, scale_b)
@@ -195,10 +196,31 @@ def _stacked(descs: tuple, rows: int, k: int, bits: int, major: str) -> np.ndarr
     return out
 
 
-def _lanes(x, src, dt) -> np.ndarray:
-    """One source over the span as (span warps, 32) of dtype `dt` (a uniform value materialised)."""
+def _lanes(x, src, dt) -> tuple[np.ndarray, bool]:
+    """One source over the span as (span warps, 32) of dtype `dt` (a uniform value materialised),
+    and whether it held one value for every lane (then it needs no per-warp check)."""
     st = x.state
-    return st.full(src(st, x), dt).reshape(-1, 32)
+    v = src(st, x)
+    return st.full(v, dt).reshape(-1, 32), type(v) is not np.ndarray
+
+
+def _distinct(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`np.unique(v, return_inverse=True)`, at once where every value is the same (a K loop's
+    warps mostly share their descriptors)."""
+    if (v == v[0]).all():
+        return v[:1], np.zeros(len(v), np.intp)
+    return np.unique(v, return_inverse=True)
+
+
+def _runs(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`np.unique(key, return_index=True, return_inverse=True)[1:]`: for a non-decreasing key (the
+    warps of a step in order, sharing one descriptor) from its runs."""
+    if len(key) > 1 and (key[1:] >= key[:-1]).all():
+        new = np.empty(len(key), bool)
+        new[0] = True
+        np.not_equal(key[1:], key[:-1], out=new[1:])
+        return np.flatnonzero(new), np.cumsum(new) - 1
+    return np.unique(key, return_index=True, return_inverse=True)[1:]
 
 
 def _registers(x, srcs) -> np.ndarray:

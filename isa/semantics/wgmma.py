@@ -166,12 +166,15 @@ def operand_addresses(desc: int, rows: int, k: int, bits: int, major: str) -> np
     return L.swizzle_addr(start + off, sw)
 
 
-def read_operand(smem: np.ndarray, addr: np.ndarray, bits: int) -> np.ndarray:
+def read_operand(smem: np.ndarray, addr: np.ndarray, bits: int, aligned: bool = False) -> np.ndarray:
     """Element bit patterns at byte addresses `addr` of a uint8 shared-memory window: of the
     elements' unsigned type where every address is a multiple of the element size (one gather,
-    what descriptors give), else uint64."""
+    what descriptors give: `operand_addresses` are multiples of 16 plus multiples of the element
+    size, which a caller adding block offsets that are multiples of 4 says with `aligned`), else
+    uint64."""
     esz = bits // 8
-    if esz in (1, 2, 4) and smem.flags.c_contiguous and smem.size % esz == 0 and not (addr & (esz - 1)).any():
+    if esz in (1, 2, 4) and smem.flags.c_contiguous and smem.size % esz == 0 and \
+            (aligned or not (addr & (esz - 1)).any()):
         return smem.view(_UINT[esz])[addr >> (esz >> 1)]
     out = np.zeros(addr.shape, np.uint64)
     for b in range(bits // 8):
