@@ -95,9 +95,9 @@ class SassCounts:
                "smsp__thread_inst_executed_pred_on.sum": int(self.thread_inst_pred_on.sum())}
         if self.pipe_counters:
             pipes = dict.fromkeys(COUNTED_PIPES, 0)
-            for counters, n in zip(self.pipe_counters, self.inst.tolist()):
-                for c in counters:
-                    pipes[c] = pipes.get(c, 0) + int(n)
+            inst = np.asarray(self.inst)
+            for c, idx in _pipe_members(self.pipe_counters):
+                pipes[c] = pipes.get(c, 0) + int(inst[idx].sum())
             out.update({f"sm__inst_executed_pipe_{p}.sum": v for p, v in pipes.items()})
         return out
 
@@ -112,6 +112,28 @@ class SassCounts:
                 m["smsp__thread_inst_executed.sum"] += int(t)
                 m["smsp__thread_inst_executed_pred_on.sum"] += int(on)
         return out
+
+
+_PIPE_MEMBERS: dict = {}
+
+
+def _pipe_members(pipe_counters: tuple) -> list[tuple[str, np.ndarray]]:
+    """Per pipe counter, in the order the instructions first name them, the instructions that
+    count in it: a kernel's classes are one tuple (`SassMap.counter_classes`), so this is found
+    once per kernel and each launch sums its counts with one gather a pipe (the counts are
+    integers: the same sums as adding them one by one)."""
+    hit = _PIPE_MEMBERS.get(id(pipe_counters))
+    if hit is not None and hit[0] is pipe_counters:
+        return hit[1]
+    members: dict[str, list[int]] = {}
+    for i, counters in enumerate(pipe_counters):
+        for c in counters:
+            members.setdefault(c, []).append(i)
+    out = [(c, np.array(idx, np.int64)) for c, idx in members.items()]
+    if len(_PIPE_MEMBERS) > 256:
+        _PIPE_MEMBERS.clear()
+    _PIPE_MEMBERS[id(pipe_counters)] = (pipe_counters, out)
+    return out
 
 
 @dataclass

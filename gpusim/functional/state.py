@@ -41,13 +41,27 @@ def convert(v, want: np.dtype):
     return src.astype(wide).view(want)
 
 
+_ZEROS: dict = {}
+
+
+def _zeros(reg_dtypes: list) -> tuple:
+    """Each register's initial value, a zero of its dtype (numpy scalars are immutable): made
+    once per decoded kernel's register list, not per batch."""
+    hit = _ZEROS.get(id(reg_dtypes))
+    if hit is None or hit[0] is not reg_dtypes:
+        if len(_ZEROS) > 256:
+            _ZEROS.clear()
+        hit = _ZEROS[id(reg_dtypes)] = (reg_dtypes, tuple(dt.type(0) for dt in reg_dtypes))
+    return hit[1]
+
+
 class BatchState:
     """Registers and lane geometry of a batch; see the module docstring."""
 
     def __init__(self, nlanes: int, reg_dtypes: list[np.dtype]):
         self.nlanes = nlanes
         self.reg_dtypes = reg_dtypes
-        self.regs: list = [dt.type(0) for dt in reg_dtypes]
+        self.regs: list = list(_zeros(reg_dtypes))
         self.lo = 0
         self.hi = nlanes
         self.m: np.ndarray | None = None

@@ -96,6 +96,8 @@ class SassMap:
     ptx_loops: dict[int, frozenset[int]] = field(default_factory=dict)   # PTX loop header -> its blocks
     counter_classes: dict = field(default_factory=dict, repr=False, compare=False)
     # compute capability -> each SASS instruction's counter classes (opcodes.classify), filled on first use
+    pred_rules: dict = field(default_factory=dict, repr=False, compare=False)
+    # id of a decoded kernel -> (it, predication's static rules for it), filled on first use
 
     # ------------------------------------------------------------------ unrolled loops
     def walk(self, header: int, n: int) -> list[tuple[int, int]]:

@@ -44,38 +44,61 @@ def pred_on_threads(smap, dk, thread_inst, block_warps, block_threads, loop_back
     """Predicated-on threads per SASS instruction of `smap` (a `mapping.SassMap`), given each
     instruction's active threads `thread_inst` (`SassMap.instruction_counts`) and the PTX
     counters (per PTX block of `dk`: warps, active threads, warps that took a one-block
-    loop's back edge, threads that took its conditional branch or exit), all at one scale."""
-    ins = smap.listing.instructions
+    loop's back edge, threads that took its conditional branch or exit), all at one scale.
+    The rules (module docstring) depend on the kernel alone and are found once (`_rules`);
+    a launch applies them to its counts."""
     thr = np.asarray(thread_inst, np.float64)
     out = thr.copy()
+    branches, pred_idx, pred_block = _rules(smap, dk)
+    if len(pred_idx):                                  # guarded code from another PTX block: its threads
+        out[pred_idx] = np.minimum(thr[pred_idx], np.asarray(block_threads, np.float64)[pred_block])
+    unrolled_taken = _unrolled_branches(smap, block_warps, block_threads, loop_back) if smap.unrolled else {}
+    for i, inside, share in branches:
+        if not thr[i]:
+            continue
+        if i in unrolled_taken:
+            out[i] = min(thr[i], unrolled_taken[i])
+        elif inside is not None:
+            out[i] = thr[i] if inside else 0.0
+        elif share is not None:
+            b, way = share
+            taken = float(taken_threads[b])
+            out[i] = min(thr[i], taken if way == 0 else float(block_threads[b]) - taken)
+    return out
+
+
+def _rules(smap, dk) -> tuple[list, np.ndarray, np.ndarray]:
+    """The static part of `pred_on_threads` for `smap` and decoded kernel `dk`, kept on the map:
+    (guarded BRA/EXIT: (instruction, inside its region: taken or not, None when it leaves it;
+    (PTX block, 0 its taken threads / 1 the others) or None), guarded other instructions
+    issued for another PTX block's code and that block)."""
+    hit = smap.pred_rules.get(id(dk))
+    if hit is not None and hit[0] is dk:
+        return hit[1]
+    ins = smap.listing.instructions
     ptx_block = dk.cfg.block_of
     exit_only = _exit_only(dk)
     position = {}                                     # SASS instruction -> (home, index in its region)
     for h, region in smap.regions.items():
         for k, i in enumerate(region):
             position.setdefault(i, (h, k))
-    unrolled_taken = _unrolled_branches(smap, block_warps, block_threads, loop_back)
+    branches, pred_idx, pred_block = [], [], []
     for i, x in enumerate(ins):
-        if not is_guarded(x) or not thr[i]:
+        if not is_guarded(x):
             continue
         o = smap.origin[i]
         home = smap.home[smap.cfg.block_of[i]]
         if x.base in ("BRA", "EXIT"):
-            if i in unrolled_taken:
-                out[i] = min(thr[i], unrolled_taken[i])
-                continue
             inside = _region_branch(smap, ins, i, position)
-            if inside is not None:
-                out[i] = thr[i] if inside else 0.0
-                continue
-            if o is None:
-                continue
-            share = _ptx_branch_share(smap, dk, ins, i, ptx_block[o], block_threads, taken_threads, exit_only)
-            if share is not None:
-                out[i] = min(thr[i], share)
+            share = None if inside is not None or o is None else \
+                _ptx_branch_way(smap, dk, ins, i, ptx_block[o], exit_only)
+            branches.append((i, inside, share))
         elif x.base not in CONTROL and o is not None and home is not None and ptx_block[o] != home:
-            out[i] = min(thr[i], float(block_threads[ptx_block[o]]))
-    return out
+            pred_idx.append(i)
+            pred_block.append(ptx_block[o])
+    rules = (branches, np.array(pred_idx, np.int64), np.array(pred_block, np.int64))
+    smap.pred_rules[id(dk)] = (dk, rules)
+    return rules
 
 
 def _exit_only(dk) -> set[int]:
@@ -98,26 +121,25 @@ def _region_branch(smap, ins, i: int, position) -> bool | None:
     return k + 1 < len(region) and region[k + 1] == target
 
 
-def _ptx_branch_share(smap, dk, ins, i: int, b: int, block_threads, taken_threads, exit_only) -> float | None:
-    """Threads of PTX block `b` (ending in a conditional branch or exit) that go where SASS
-    branch `i` goes; None when the SASS branch matches neither way."""
+def _ptx_branch_way(smap, dk, ins, i: int, b: int, exit_only) -> tuple[int, int] | None:
+    """(b, 0) when SASS branch `i` goes where the threads that took PTX block `b`'s conditional
+    branch or exit go, (b, 1) where the others go; None when `b` ends otherwise or the SASS
+    branch matches neither way."""
     blk = dk.blocks[b]
     if blk.terminator not in ("cond_branch", "cond_exit"):
         return None
-    taken = float(taken_threads[b])
-    total = float(block_threads[b])
     if blk.terminator == "cond_exit":
-        return taken if ins[i].base == "EXIT" else total - taken
-    ways = (taken, total - taken)                     # succs[0] is the branch target, succs[1] the fall-through
+        return (b, 0) if ins[i].base == "EXIT" else (b, 1)
+    # succs[0] is the branch target (the taken threads), succs[1] the fall-through
     if ins[i].base == "EXIT":
-        hits = [w for s, w in zip(blk.succs, ways) if _leads_to(dk, s, exit_only)]
-        return hits[0] if len(hits) == 1 else None
+        hits = [w for w, s in enumerate(blk.succs[:2]) if _leads_to(dk, s, exit_only)]
+        return (b, hits[0]) if len(hits) == 1 else None
     target = smap.listing.labels.get(ins[i].target) if ins[i].target else None
     if target is None:
         return None
     th = smap.home[smap.cfg.block_of[target]]
-    hits = [w for s, w in zip(blk.succs, ways) if th in _issuing(smap, dk, s)]
-    return hits[0] if len(hits) == 1 else None
+    hits = [w for w, s in enumerate(blk.succs[:2]) if th in _issuing(smap, dk, s)]
+    return (b, hits[0]) if len(hits) == 1 else None
 
 
 def _issuing(smap, dk, s: int) -> set[int]:
