@@ -42,6 +42,7 @@ class Segment:
                 if src[0] == "special" and (src[1], src[2]) not in specials:
                     specials.append((src[1], src[2]))
         self.loads = loads
+        self.loaded = frozenset(loads)
         self.written = written
         self.stores = list(written)
         self.specials = specials
@@ -76,14 +77,19 @@ class Segment:
         bb = ir.IRBuilder(body)
         lane = bb.add(lo, i)
         ue, le = IR(eb, module), IR(bb, module)                  # uniform (entry) and per-lane code
+        tag = _Scopes(module, [("r", r) for r in self.loads + self.stores] +
+                      [("s", sname) for sname, _ in self.specials] + [("mask", 0)])
         val: dict[int, ir.Value] = {}
         uni: set[int] = set()
+        lane_base: dict[int, ir.Value] = {}                       # registers loaded per lane: their array
         for k, r in enumerate(self.loads):
             if r in uniform_in:
                 v = eb.load(bases[k], typ=_storage(rd[r]))
                 uni.add(r)
             else:
-                v = bb.load(bb.gep(bases[k], [lane], source_etype=_storage(rd[r])), typ=_storage(rd[r]))
+                lane_base[r] = bases[k]
+                v = tag(bb.load(bb.gep(bases[k], [lane], source_etype=_storage(rd[r])), typ=_storage(rd[r])),
+                        ("r", r))
             b = eb if r in uniform_in else bb
             val[r] = b.icmp_unsigned("!=", v, ir.Constant(I8, 0)) if rd[r] == BOOL else v
         special_val: dict = {}
@@ -94,7 +100,8 @@ class Segment:
                 special_val[(sname, want)] = eb.load(bases[base + k], typ=ir_type(want))
                 uni_special.add((sname, want))
             else:
-                v = bb.load(bb.gep(bases[base + k], [lane], source_etype=ir_type(U32)), typ=ir_type(U32))
+                v = tag(bb.load(bb.gep(bases[base + k], [lane], source_etype=ir_type(U32)), typ=ir_type(U32)),
+                        ("s", sname))
                 special_val[(sname, want)] = le.convert(v, U32, want)
         for op in self.ops:
             uniform = (op.guard is None or op.guard[0] in uni) and all(
@@ -143,15 +150,16 @@ class Segment:
                 v = b.zext(v, I8)
             if r in once:
                 eb.store(v, bases[k0 + k])
-            else:
-                bb.store(v, bb.gep(bases[k0 + k], [lane], source_etype=_storage(rd[r])))
+            else:                                    # a register loaded per lane: the array it was loaded from
+                at = lane_base.get(r, bases[k0 + k])
+                tag(bb.store(v, bb.gep(at, [lane], source_etype=_storage(rd[r]))), ("r", r))
         bb.branch(nxt)
 
         eb.cbranch(eb.icmp_signed("<=", n, ir.Constant(I64, 0)), done, loop)
         lb = ir.IRBuilder(loop)
         lb.position_at_end(loop)
         has_m = lb.icmp_unsigned("!=", mptr, ir.Constant(ir.PointerType(), None))
-        lb.cbranch(has_m, _mask_check(fn, lb, mptr, i, body, nxt), body)
+        lb.cbranch(has_m, _mask_check(fn, lb, mptr, i, body, nxt, tag), body)
         nb = ir.IRBuilder(nxt)
         inext = nb.add(i, ir.Constant(I64, 1))
         i.add_incoming(inext, nxt)
@@ -160,12 +168,12 @@ class Segment:
         return once
 
 
-def _mask_check(fn, b, mptr, i, body, nxt):
+def _mask_check(fn, b, mptr, i, body, nxt, tag):
     """A block that goes on to `body` when m[i] is set, else to `nxt`."""
     blk = fn.append_basic_block("mask")
     saved = b.block
     b.position_at_end(blk)
-    mv = b.load(b.gep(mptr, [i], source_etype=I8), typ=I8)
+    mv = tag(b.load(b.gep(mptr, [i], source_etype=I8), typ=I8), ("mask", 0))
     b.cbranch(b.icmp_unsigned("!=", mv, ir.Constant(I8, 0)), body, nxt)
     b.position_at_end(saved)
     return blk
@@ -173,3 +181,23 @@ def _mask_check(fn, b, mptr, i, body, nxt):
 
 def _storage(dt: np.dtype) -> ir.Type:
     return I8 if dt == BOOL else ir_type(dt)
+
+
+class _Scopes:
+    """LLVM alias scopes for a segment's per-lane accesses, one per array: a register's (loaded
+    and stored through one pointer), a special register's, the mask's. Distinct registers'
+    arrays never share memory (`segment_op` checks their addresses before each run), which the
+    metadata tells LLVM, so that the lane loop vectorises without runtime overlap checks."""
+
+    def __init__(self, module: ir.Module, keys: list):
+        domain = module.add_metadata([ir.MetaDataString(module, "gpusim.segment")])
+        keys = list(dict.fromkeys(keys))
+        scopes = {k: module.add_metadata([ir.MetaDataString(module, f"{k[0]}{k[1]}"), domain]) for k in keys}
+        self.own = {k: module.add_metadata([scopes[k]]) for k in keys}
+        self.others = {k: module.add_metadata([scopes[o] for o in keys if o != k]) for k in keys}
+
+    def __call__(self, instr, key):
+        instr.set_metadata("alias.scope", self.own[key])
+        if self.others[key].operands:
+            instr.set_metadata("noalias", self.others[key])
+        return instr

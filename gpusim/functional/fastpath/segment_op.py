@@ -6,7 +6,10 @@ The table: per loaded, stored and special register, a data address. A register h
 value for every lane (a numpy scalar) is loaded from, and a result the variant stores once
 is stored to, 8 bytes of the op's own scratch memory. A register's array is where it is
 loaded from and stored to; an array the step needs and the register does not have yet (a
-uniform register written per lane) is made here, all of a step's in one allocation. Data
+uniform register written per lane) is made here, all of a step's in one allocation. The
+machine code assumes (and tells LLVM, to vectorise: `segment_ir._Scopes`) that no two
+registers share an array; a run where two do (no op makes one, but nothing forbids it) runs
+the reference ops instead. Data
 addresses are what most of a step's Python time goes to on a small block: the
 `__array_interface__` dict that gives one costs about a microsecond, so each register's last
 (array, address) is kept on the batch (`BatchState.addresses`) by whoever learns it, and every
@@ -62,7 +65,7 @@ class SegmentOp(Op):
         if hit is None:
             work = (st.hi - st.lo + S.OP_LANES) * len(self.ops)
             if self.interpreted + work >= S.COMPILE_AFTER:
-                hit = self.code.variant(self, key)
+                hit = self.code.variant(self, key, lanes=st.hi - st.lo)
             elif key not in self.looked:       # compiled before, by this process or another: cached
                 self.looked.add(key)
                 hit = self.code.variant(self, key, compile=False)
@@ -101,6 +104,7 @@ class SegmentOp(Op):
         tbl = self.table
         slots = self.slots or self._scratch()
         known = st.addresses
+        arrays = []                          # the per-lane arrays' addresses: one per register
         k = 0
         for r in plan.loads:
             v = regs[r]
@@ -109,6 +113,7 @@ class SegmentOp(Op):
                 if c is None or c[0] is not v:
                     c = known[r] = (v, _data(v))
                 tbl[k + k] = c[1]
+                arrays.append(c[1])
             else:
                 a, view = slots[k]
                 view[0] = v
@@ -116,6 +121,7 @@ class SegmentOp(Op):
             k += 1
         outs = []
         fresh = None
+        loaded = plan.loaded
         for r in plan.stores:
             if r in once:
                 outs.append((r, slots[k][1]))
@@ -127,13 +133,13 @@ class SegmentOp(Op):
                     if c is None or c[0] is not v:
                         c = known[r] = (v, _data(v))
                     tbl[k + k] = c[1]
+                    if r not in loaded:
+                        arrays.append(c[1])
                 else:
                     if fresh is None:
                         fresh = []
                     fresh.append((k, r))
             k += 1
-        if fresh is not None:
-            self._fresh(st, fresh, tbl)
         for name, want in plan.specials:
             if name in UNIFORM_SPECIALS:
                 a, view = slots[k]
@@ -145,7 +151,14 @@ class SegmentOp(Op):
                 if c is None or c[0] is not v:
                     c = self.specials[name] = (v, _data(v))
                 tbl[k + k] = c[1]
+                arrays.append(c[1])
             k += 1
+        if len(set(arrays)) < len(arrays):   # registers sharing an array: the code assumes none do
+            for op in self.ops:
+                op.run(x)
+            return
+        if fresh is not None:
+            self._fresh(st, fresh, tbl)
         m = st.m
         fn(st.lo, st.hi - st.lo, None if m is None else _data(m), self.table_address)
         for r, view in outs:
