@@ -112,12 +112,20 @@ def _sort_with(v, idx, m):
         v[q + 1], idx[q + 1] = x, y
 
 
+# Per-warp counts remembered by the warp's rebased lanes (`_per_warp`): a direct-mapped table,
+# per slot [tag (2 lanes + fill, -1 empty), count, 32 rebased sources, 32 rebased destinations].
+WARP_MEMO_SLOTS = 1024
+WARP_MEMO = np.full((WARP_MEMO_SLOTS, 2 + 2 * 32), -1, np.int64)
+
+
 @njit(cache=True, nogil=True)
-def _per_warp(w, g, s, nwarps, fill):
+def _per_warp(w, g, s, nwarps, fill, memo):
     """The rule's counts per warp (`fill`: `_fill_wavefronts`, else `_copy_pieces`) on each warp's
     lanes rebased as `_rebased` does, for warps `w` (int64) in increasing order, 0 <= w < nwarps:
     the rule's pieces, halves and windows, each warp's distinct ones counted after a sort (`_sort_with`). Returns
-    (counts, False) where w is not so (the caller takes `_memoized`)."""
+    (counts, False) where w is not so (the caller takes `_memoized`). A warp's count is a function of
+    its rebased lanes, remembered in `memo` (`WARP_MEMO`'s layout; the lanes compared in full, so a
+    hit is exact): a pipeline's warps copy alike from block to block and stage to stage."""
     out = np.zeros(nwarps, np.int64)
     n = len(w)
     if n == 0:
@@ -133,6 +141,7 @@ def _per_warp(w, g, s, nwarps, fill):
     gl = np.empty(n, np.uint64)
     sl = np.empty(n, np.uint64)
     order = np.empty(n, np.int64)
+    slots = memo.shape[0]
     i = 0
     while i < n:
         j = i + 1
@@ -145,14 +154,31 @@ def _per_warp(w, g, s, nwarps, fill):
         gmin &= -128                                   # LINE_MASK
         smin &= -128
         m = j - i
+        tag = 2 * m + (1 if fill else 0)
+        h = np.uint64(tag)
         for k in range(m):
             gg = np.uint64(g[i + k] - gmin)
             ss = np.uint64(s[i + k] - smin)
+            gl[k], sl[k] = gg, ss
+            h = (h ^ gg) * np.uint64(0x9E3779B97F4A7C15)
+            h = (h ^ ss) * np.uint64(0xC2B2AE3D27D4EB4F)
+        row = memo[np.int64((h >> np.uint64(40)) % np.uint64(slots))]
+        if m <= 32 and row[0] == tag:
+            same = True
+            for k in range(m):
+                if row[2 + k] != np.int64(gl[k]) or row[34 + k] != np.int64(sl[k]):
+                    same = False
+                    break
+            if same:
+                out[w[i]] = row[1]
+                i = j
+                continue
+        for k in range(m):
+            gg, ss = gl[k], sl[k]
             order[k] = k
             piece[k] = ((gg >> np.uint64(5)) & np.uint64((1 << 35) - 1)) << np.uint64(13) \
                 | ((ss >> np.uint64(5)) & np.uint64((1 << 13) - 1))
             first[k] = (gg & np.uint64(16)) == 0
-            gl[k], sl[k] = gg, ss
         _sort_with(piece, order, m)
         distinct = 0
         a = 0
@@ -177,6 +203,13 @@ def _per_warp(w, g, s, nwarps, fill):
             for k in range(1, m):
                 distinct += key[k] != key[k - 1]
         out[w[i]] = distinct
+        if m <= 32:                                    # remembered: the tag written last
+            row[0] = -1
+            row[1] = distinct
+            for k in range(m):
+                row[2 + k] = np.int64(gl[k])
+                row[34 + k] = np.int64(sl[k])
+            row[0] = tag
         i = j
     return out, True
 
@@ -186,7 +219,7 @@ def _counted(rule, warps: np.ndarray, src: np.ndarray, dst: np.ndarray, nwarps: 
     remembered (`_memoized`); both are the rule on the rebased lanes."""
     if 0 < nwarps <= MAX_WARPS:
         got, ok = _per_warp(np.asarray(warps, np.int64), np.asarray(src, np.int64), np.asarray(dst, np.int64),
-                            nwarps, rule is _fill_wavefronts)
+                            nwarps, rule is _fill_wavefronts, WARP_MEMO)
         if ok:
             return got
     return _memoized(rule, warps, src, dst, nwarps)

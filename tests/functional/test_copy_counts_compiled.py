@@ -7,6 +7,10 @@ import pytest
 from gpusim.functional import copy_counts as A
 
 
+def _empty_memo(slots=A.WARP_MEMO_SLOTS):
+    return np.full((slots, A.WARP_MEMO.shape[1]), -1, np.int64)
+
+
 def _copy(rng, warps):
     """A cp.async of `warps` warps, some missing and some partial, 16 B a lane (some 4 or 8 B),
     rows of 64 B at a pitch of 80 B in shared memory, sources scattered over a few lines."""
@@ -27,7 +31,7 @@ def test_compiled_counts_equal_the_rule_on_the_rebased_copy(rule, public):
         warps = int(rng.integers(1, 9))
         w, src, dst = _copy(rng, warps)
         want = rule(*A._rebased(w, src, dst), warps).tolist()
-        got, ok = A._per_warp(w, src, dst, warps, rule is A._fill_wavefronts)
+        got, ok = A._per_warp(w, src, dst, warps, rule is A._fill_wavefronts, _empty_memo())
         assert ok and got.tolist() == want
         assert public(w, src, dst, warps).tolist() == want
 
@@ -35,5 +39,21 @@ def test_compiled_counts_equal_the_rule_on_the_rebased_copy(rule, public):
 def test_warps_out_of_order_take_the_remembered_counts():
     w = np.array([1, 0], np.int64)
     src, dst = np.array([0, 4096], np.int64), np.array([16, 48], np.int64)
-    assert A._per_warp(w, src, dst, 2, True)[1] is False
+    assert A._per_warp(w, src, dst, 2, True, _empty_memo())[1] is False
     assert A.fill_wavefronts(w, src, dst, 2).tolist() == A._fill_wavefronts(*A._rebased(w, src, dst), 2).tolist()
+
+
+@pytest.mark.parametrize("slots", [1, 7, A.WARP_MEMO_SLOTS])
+def test_remembered_warp_counts_equal_the_counts_found_again(slots):
+    """Copies seen before (the same lanes moved by whole lines and windows), in a table small
+    enough that warps of different patterns evict each other, count as they do afresh."""
+    rng = np.random.default_rng(5)
+    memo = _empty_memo(slots)
+    copies = [(_copy(rng, int(rng.integers(1, 5))), bool(rng.integers(0, 2))) for _ in range(40)]
+    for _ in range(3):
+        for (w, src, dst), fill in copies:
+            shift = int(rng.integers(0, 64)) * 128
+            nw = int(w[-1]) + 1
+            want = A._per_warp(w, src, dst, nw, fill, _empty_memo())[0].tolist()
+            assert A._per_warp(w, src + shift, dst + shift, nw, fill, memo)[0].tolist() == want
+    assert (memo[:, 0] >= 0).any()

@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from gpusim.functional.async_ops import CpAsyncOp, _unit
-from gpusim.functional.copy_counts import MAX_WARPS, ZERO_FILL_SOURCE, _per_warp
+from gpusim.functional.copy_counts import MAX_WARPS, WARP_MEMO, ZERO_FILL_SOURCE, _per_warp
 from gpusim.functional.fastpath.lsu_kernels import FAIL, OK, _add_key, _alloc_index
 from gpusim.functional.fastpath.memops import _slots
 
@@ -33,7 +33,7 @@ NO_I64 = np.zeros(1, np.int64)
 
 @njit(cache=True, nogil=True)
 def _plan(dst, src, m, use_m, g, use_g, lim, use_lim, lo, n, size, limit, stride, lanes_per_cta, sbuflen,
-          starts, ends, heap_base, heap, bypass, lanes, soff, goff, data, res):
+          starts, ends, heap_base, heap, bypass, lanes, soff, goff, data, res, memo):
     """One cp.async step over span lanes lo .. lo + n - 1 (module docstring): dst / src the span's
     shared and global addresses, m / g its active mask and guard (used when use_m / use_g), lim
     its src-sizes (when use_lim). Outputs: lanes[:a], soff[:a], data[:a] the a active lanes,
@@ -110,12 +110,12 @@ def _plan(dst, src, m, use_m, g, use_g, lim, use_lim, lo, n, size, limit, stride
         nw = w[na - 1] - w[0] + 1
         if nw > MAX_WARPS:
             return FAIL
-        counts, ok = _per_warp(w[:na] - w[0], fsrc[:na], local[:na], nw, True)
+        counts, ok = _per_warp(w[:na] - w[0], fsrc[:na], local[:na], nw, True, memo)
         if not ok:
             return FAIL
         fill = counts.sum()
         if bypass and nr:
-            counts, ok = _per_warp(rw[:nr] - rw[0], rg[:nr], rs[:nr], rw[nr - 1] - rw[0] + 1, False)
+            counts, ok = _per_warp(rw[:nr] - rw[0], rg[:nr], rs[:nr], rw[nr - 1] - rw[0] + 1, False, memo)
             if not ok:
                 return FAIL
             sectors = counts.sum()
@@ -168,7 +168,7 @@ class FastCpAsyncOp(CpAsyncOp):
         if _plan(dst, src, NO_BOOL if m is None else m, m is not None, NO_BOOL if g is None else g, g is not None,
                  lim, bool(self.srcs), lo, n, size, U64(lsu.shared_bytes), U64(lsu.shared_stride), x.wpc * 32,
                  lsu.shared.size, heap._starts, heap._ends, U64(heap.base), heap.data, self.bypass,
-                 lanes, soff, goff, data, res) != OK:
+                 lanes, soff, goff, data, res, WARP_MEMO) != OK:
             return CpAsyncOp.run(self, x)
         na, nwarps, nreads, sectors, fill = (int(v) for v in res)
         if not na:
