@@ -30,6 +30,7 @@ from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
+from numba import njit
 
 from gpusim.functional import bulk_ops
 from gpusim.functional.copy_counts import copy_pieces, fill_count
@@ -64,23 +65,40 @@ class AsyncCopies:
         san = self.x.san
         for entry in self.pending:
             ln, grp, dst, data, acc = entry
-            done = sel[ln]
-            if keep_groups is not None:
-                done &= grp < self.committed[ln] - keep_groups
-            if done.all():                  # the whole copy (a pipeline stage's): no selection to copy
-                scatter_bytes(buf, dst, data)
+            done = np.empty(len(ln), bool)      # which of its lanes complete, their bytes written in order
+            n = _complete(sel, self.committed, keep_groups or 0, keep_groups is not None, ln, grp, dst, data, buf,
+                          done)
+            if n == len(ln):                # the whole copy (a pipeline stage's)
                 if san is not None:
                     san.async_done(acc, ln, dst.astype(U64))
                 continue
-            if not done.any():              # none of it: kept as it is
+            if not n:                       # none of it: kept as it is
                 left.append(entry)
                 continue
-            scatter_bytes(buf, dst[done], data[done])
             if san is not None:
                 san.async_done(acc, ln[done], dst[done].astype(U64))
             keep = ~done
             left.append((ln[keep], grp[keep], dst[keep], data[keep], acc))
         self.pending = left
+
+
+@njit(cache=True, nogil=True)
+def _complete(sel, committed, keep, use_keep, ln, grp, dst, data, buf, done):
+    """`AsyncCopies.complete` for one issued copy, in one pass: done[k] for lane ln[k] selected
+    (sel) and, with `use_keep`, of a group older than its `keep` newest committed ones; the bytes
+    data[k] of each done lane written at buf[dst[k]:], in lane order (the issue checked every
+    destination). Returns how many are done."""
+    size = data.shape[1]
+    n = 0
+    for k in range(len(ln)):
+        d = sel[ln[k]] and (not use_keep or grp[k] < committed[ln[k]] - keep)
+        done[k] = d
+        if d:
+            n += 1
+            o = np.int64(dst[k])
+            for q in range(size):
+                buf[o + q] = data[k, q]
+    return n
 
 
 def _chunks(buf: np.ndarray, offs: np.ndarray, size: int):
@@ -97,18 +115,6 @@ def gather_bytes(buf: np.ndarray, offs: np.ndarray, size: int) -> np.ndarray:
     if ch is None:
         return buf[offs[:, None] + np.arange(size)]
     return ch[0][ch[1]].view(np.uint8).reshape(len(offs), size)
-
-
-def scatter_bytes(buf: np.ndarray, offs: np.ndarray, data: np.ndarray) -> None:
-    """buf[offs[k] : offs[k] + size] = data[k] for data (len(offs), size) uint8, in order (a
-    later row wins where two overlap, as with fancy-index assignment)."""
-    size = data.shape[1]
-    ch = _chunks(buf, offs, size)
-    if ch is None:
-        buf[offs[:, None] + np.arange(size)] = data
-        return
-    ch[0][ch[1]] = np.ascontiguousarray(data).view(ch[0].dtype).reshape(-1)
-
 
 
 def _place_partial(x, acc, lanes, src, nbytes):
