@@ -31,6 +31,7 @@ from functools import lru_cache
 from types import SimpleNamespace
 
 import numpy as np
+from numba import njit
 
 from gpusim.errors import BarrierError, KernelError
 from gpusim.functional.ops import NopOp, Op
@@ -140,10 +141,11 @@ class WgmmaOp(Op):
             x.counters.add_extra(self.index, "tensor_gmma_inst", len(warps))
             return
         b_desc = _stacked(tuple(ub.tolist()), f.n, f.k, bb, mb)     # per distinct descriptor
-        a_addr = None
+        a_addr = full = None
         if not f.a_regs:
             full = _stacked(tuple(ua.tolist()), 64, f.k, ab, ma)
-            a_addr = full[ia[:, None], 16 * wg[:, None] + ROWS16]
+            if x.san is not None:
+                a_addr = full[ia[:, None], 16 * wg[:, None] + ROWS16]
         if x.san is not None:                          # the operands' 16-byte chunks, spread over each warp's lanes
             acc = SimpleNamespace(index=self.index, info=replace(self.info, access_bytes=16, is_store=False))
             for i in range(len(warps)):
@@ -158,10 +160,8 @@ class WgmmaOp(Op):
             a = gather(x, self.a_srcs, U32)
         # the warps of a warpgroup (same descriptor, same block) share one B: read once
         first, b_index = _runs(ib.astype(np.int64) * (1 << 40) + base)
-        aligned = lsu.shared_stride % 4 == 0            # descriptor addresses are multiples of 16 (read_operand)
-        Bt = W.read_operand(lsu.shared, b_desc[ib[first]] + base[first, None, None], bb, aligned)
-        A16 = W.a_from_regs(f, a[warps]) if a_addr is None else \
-            W.read_operand(lsu.shared, a_addr + base[:, None, None], ab, aligned)
+        Bt = _read(lsu, b_desc, ib[first], np.zeros(len(first), np.int64), base[first], f.n, bb)
+        A16 = W.a_from_regs(f, a[warps]) if full is None else _read(lsu, full, ia, 16 * wg, base, 16, ab)
         if self.acc_slots is not None:                  # C read from and D written to the registers in place
             W.warp_mma_acc(f, A16, Bt, b_index.reshape(-1), st.grouped(self.acc_slots), x.span_w0 + warps,
                            sd[warps, 0], scale_a, scale_b)
@@ -180,6 +180,33 @@ class WgmmaOp(Op):
             for k, r in enumerate(self.dsts):
                 if r is not None:
                     st.write_warps(r, d[k], warps)
+
+
+def _read(lsu, table: np.ndarray, idx: np.ndarray, row0: np.ndarray, base: np.ndarray, rows: int,
+          bits: int) -> np.ndarray:
+    """Operand bits (len(idx), rows, K) of shared memory: element (t, r, c) at byte address
+    table[idx[t], row0[t] + r, c] + base[t] (descriptor addresses, `_stacked`, plus each block's
+    window), as `read_operand` reads them, in one compiled gather where the window is one array
+    of the element size (descriptor addresses are multiples of 16 plus multiples of it; every
+    one was checked to lie in the block's shared memory by `_operands`)."""
+    esz = bits // 8
+    smem = lsu.shared
+    if esz in (1, 2, 4) and smem.flags.c_contiguous and smem.size % esz == 0 and lsu.shared_stride % 4 == 0:
+        out = np.empty((len(idx), rows, table.shape[2]), W.UINT[esz])
+        _gather(smem.view(W.UINT[esz]), table, np.asarray(idx, np.int64), np.asarray(row0, np.int64),
+                np.asarray(base, np.int64), esz >> 1, out)
+        return out
+    addr = table[np.asarray(idx)[:, None], np.asarray(row0)[:, None] + np.arange(rows)] + base[:, None, None]
+    return W.read_operand(smem, addr, bits)
+
+
+@njit(cache=True, nogil=True)
+def _gather(smem, table, idx, row0, base, shift, out):
+    """out[t, r, c] = smem[(table[idx[t], row0[t] + r, c] + base[t]) >> shift]."""
+    for t in range(out.shape[0]):
+        for r in range(out.shape[1]):
+            for c in range(out.shape[2]):
+                out[t, r, c] = smem[(table[idx[t], row0[t] + r, c] + base[t]) >> shift]
 
 
 def _first(v) -> int:

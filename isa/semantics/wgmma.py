@@ -175,14 +175,14 @@ def read_operand(smem: np.ndarray, addr: np.ndarray, bits: int, aligned: bool = 
     esz = bits // 8
     if esz in (1, 2, 4) and smem.flags.c_contiguous and smem.size % esz == 0 and \
             (aligned or not (addr & (esz - 1)).any()):
-        return smem.view(_UINT[esz])[addr >> (esz >> 1)]
+        return smem.view(UINT[esz])[addr >> (esz >> 1)]
     out = np.zeros(addr.shape, np.uint64)
     for b in range(bits // 8):
         out |= smem[addr + b].astype(np.uint64) << np.uint64(8 * b)
     return out
 
 
-_UINT = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32)}
+UINT = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32)}   # element bits' dtypes
 
 
 def _negate(x: np.ndarray, t: str, scale: int) -> np.ndarray:
