@@ -75,12 +75,24 @@ _EXP64 = np.uint64(0x7FF0000000000000)
 
 
 def _f32_unary(func, ftz: bool):
+    """f32 `func` through float64, rounded once (module docstring); `.ftz` flushes subnormal
+    inputs and results, NaN results are canonical. (`fp_exact.flush32` and `canon32`, applied
+    only where some lane needs them: the result, a fresh array, is the same.)"""
     def fn(a):
         if ftz:
-            a = fx.flush32(a)
+            a = _flushed(np.asarray(a, np.float32))
         r = func(np.asarray(a).astype(np.float64)).astype(np.float32)
-        return ret(fx.canon32(fx.flush32(r) if ftz else r))
+        if ftz:
+            r = _flushed(r)
+        nan = r != r
+        return ret(np.where(nan, fx.NAN32, r) if nan.any() else r)
     return fn
+
+
+def _flushed(x):
+    """`fp_exact.flush32(x)`, or x itself where it holds no subnormal."""
+    tiny = np.abs(x) < fx.MIN_NORMAL32
+    return np.where(tiny, x * np.float32(0), x) if tiny.any() else x
 
 
 def _flush64(x):
