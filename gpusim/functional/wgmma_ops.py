@@ -34,6 +34,7 @@ import numpy as np
 from numba import njit
 
 from gpusim.errors import BarrierError, KernelError
+from gpusim.functional.collectives import pack_lanes
 from gpusim.functional.ops import NopOp, Op
 from gpusim.functional.tensor_ops import active_warps, gather
 from isa.errors import UnsupportedInstruction
@@ -95,17 +96,18 @@ class WgmmaOp(Op):
                f"descriptor {desc:#x} reaches byte {hi}; the block has {smem_bytes} bytes of shared memory")
         x.fail_access(acc, lane, int(addr.max()), "shared", why)
 
-    def _operands(self, x, warps, lane0, a, b, ab, bb, ma, mb):
-        """Each warp's descriptors checked in warp order (B, then A: the first that does not fit
-        raises), and, per distinct descriptor, its operand's addresses: (index of each warp's B
-        descriptor, B addresses per distinct one, the same for A or None)."""
+    def _operands(self, x, lane0, aw, bw, ab, bb, ma, mb):
+        """Each warp's descriptors (`bw`, `aw`: the executing warps') checked in warp order (B,
+        then A: the first that does not fit raises), and, per distinct descriptor, its operand's
+        addresses: (index of each warp's B descriptor, B addresses per distinct one, the same for
+        A or None)."""
         f, smem = self.form, x.lsu.shared_bytes
-        ub, ib = _distinct(b[warps, 0])
+        ub, ib = _distinct(bw)
         ok_b = np.array([_fits(int(d), f.n, f.k, bb, mb, smem) for d in ub.tolist()])
         ua = ia = None
         bad = ~ok_b[ib]
         if not f.a_regs:
-            ua, ia = _distinct(a[warps, 0])
+            ua, ia = _distinct(aw)
             bad |= ~np.array([_fits(int(d), 64, f.k, ab, ma, smem) for d in ua.tolist()])[ia]
         if bad.any():                                  # the first warp with a bad operand raises, as in order
             i = int(np.flatnonzero(bad)[0])
@@ -114,28 +116,45 @@ class WgmmaOp(Op):
                 self._fail(x, smem, int(ua[ia[i]]), 64, ab, ma, int(lane0[i]))
         return ib, ub, ia, ua
 
+    def _warps(self, x, a, b, sd):
+        """(the executing warps, each one's B descriptor, A descriptor, scale-d): the module
+        docstring's rules checked for all of them in one compiled pass (`_prologue`); where one
+        is broken, the numpy checks find it again and raise its error."""
+        masks = x.span_masks
+        if self.guard is not None:
+            g = self.guard_mask(x)
+            masks = masks & pack_lanes(g) if type(g) is np.ndarray else (masks if g else np.zeros_like(masks))
+        n = len(masks)
+        warps, bw, aw, sdw = np.empty(n, np.int64), np.empty(n, np.uint64), np.empty(n, np.uint64), np.empty(n, bool)
+        nw = _prologue(masks, x.stacks.depth, x.span_w0, x.wpc, b.reshape(-1),
+                       b.reshape(-1) if a is None else a.reshape(-1), sd.reshape(-1), warps, bw, aw, sdw)
+        if nw < 0:
+            warps = active_warps(self, x)
+            self._check_group(x, warps)
+            self._check_uniform(x, warps, [b, sd] + ([] if a is None else [a]))
+            return warps, b[warps, 0], None if a is None else a[warps, 0], sd[warps, 0]
+        return warps[:nw], bw[:nw], aw[:nw], sdw[:nw]
+
     def run(self, x):
-        warps = active_warps(self, x)
-        if not len(warps):
-            return
-        self._check_group(x, warps)
         f = self.form
         st = x.state
-        a, a_one = (None, True) if f.a_regs else _lanes(x, self.a_srcs[0], U64)
-        b, b_one = _lanes(x, self.b_src, U64)
-        sd, sd_one = _lanes(x, self.sd_src, BOOL)
+        a = None if f.a_regs else _lanes(x, self.a_srcs[0], U64)
+        b = _lanes(x, self.b_src, U64)
+        sd = _lanes(x, self.sd_src, BOOL)
+        warps, bw, aw, sdw = self._warps(x, a, b, sd)
+        if not len(warps):
+            return
         imm = [_first(s(st, x)) for s in self.imm_srcs]
         scale_a, scale_b = (imm + [1, 1])[:2]
         trans_a = imm[2] if len(imm) == 4 else 0
         trans_b = imm[-1] if len(imm) >= 3 else 0
-        self._check_uniform(x, warps, [v for v, one in ((b, b_one), (sd, sd_one), (a, a_one)) if not one])
         ab, bb = W.ELEM_BITS[f.atype], W.ELEM_BITS[f.btype]
         mb, ma = "mn" if trans_b else "k", "mn" if trans_a else "k"
         lsu = x.lsu
         lane0 = st.lo + 32 * warps
         base = x.cta_slot(lane0).astype(np.int64) * lsu.shared_stride
         wg = (x.span_w0 + warps) % x.wpc % 4
-        ib, ub, ia, ua = self._operands(x, warps, lane0, a, b, ab, bb, ma, mb)
+        ib, ub, ia, ua = self._operands(x, lane0, aw, bw, ab, bb, ma, mb)
         skip = self.index in x.value_free               # prediction only: no path or address needs D
         if skip and x.san is None:
             x.counters.add_extra(self.index, "tensor_gmma_inst", len(warps))
@@ -164,7 +183,7 @@ class WgmmaOp(Op):
         A16 = W.a_from_regs(f, a[warps]) if full is None else _read(lsu, full, ia, 16 * wg, base, 16, ab)
         if self.acc_slots is not None:                  # C read from and D written to the registers in place
             W.warp_mma_acc(f, A16, Bt, b_index.reshape(-1), st.grouped(self.acc_slots), x.span_w0 + warps,
-                           sd[warps, 0], scale_a, scale_b)
+                           sdw, scale_a, scale_b)
             return
         nw = len(sd)
         every = len(warps) == nw                        # every warp of the span: no copies in and out
@@ -223,12 +242,43 @@ def _stacked(descs: tuple, rows: int, k: int, bits: int, major: str) -> np.ndarr
     return out
 
 
-def _lanes(x, src, dt) -> tuple[np.ndarray, bool]:
-    """One source over the span as (span warps, 32) of dtype `dt` (a uniform value materialised),
-    and whether it held one value for every lane (then it needs no per-warp check)."""
+def _lanes(x, src, dt) -> np.ndarray:
+    """One source over the span as (span warps, 32) of dtype `dt` (a uniform value materialised)."""
     st = x.state
-    v = src(st, x)
-    return st.full(v, dt).reshape(-1, 32), type(v) is not np.ndarray
+    return st.full(src(st, x), dt).reshape(-1, 32)
+
+
+@njit(cache=True, nogil=True)
+def _prologue(masks, depth, w0, wpc, b, a, sd, warps, bw, aw, sdw):
+    """The executing warps of a step (span-relative, increasing: those with every lane active;
+    `masks` the span's lane masks, guard applied) with their lane 0's B and A descriptors and
+    scale-d, into warps, bw, aw, sdw; returns how many, or -1 when a warp runs with only some of
+    its lanes, its block's warps do not make whole warpgroups, a warp of its warpgroup has
+    exited (`depth` 0), or a descriptor or scale-d differs across its lanes."""
+    nw = 0
+    for i in range(len(masks)):
+        mk = masks[i]
+        if mk == 0:
+            continue
+        if mk != 0xFFFFFFFF:
+            return -1
+        warps[nw] = i
+        nw += 1
+    if nw and wpc % 4:
+        return -1
+    for t in range(nw):
+        w = warps[t]
+        glob = w0 + w
+        first = glob - (glob % wpc) % 4
+        for q in range(4):
+            if depth[first + q] == 0:
+                return -1
+        lane = 32 * w
+        for k in range(1, 32):
+            if b[lane + k] != b[lane] or a[lane + k] != a[lane] or sd[lane + k] != sd[lane]:
+                return -1
+        bw[t], aw[t], sdw[t] = b[lane], a[lane], sd[lane]
+    return nw
 
 
 def _distinct(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
