@@ -38,6 +38,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpusim.functional import stack_kernels as K
+
 U32 = np.dtype(np.uint32)
 BOOL = np.dtype(np.bool_)
 FULL = np.uint32(0xFFFFFFFF)
@@ -59,6 +61,7 @@ class Collectives:
     def __init__(self, x):
         self.x = x
         self.red_pred: np.ndarray | None = None        # bar.red predicate per lane of the batch
+        self._red: bool | None = None                   # whether the kernel has a bar.red (_reductions)
 
     # ------------------------------------------------------------------ helpers
     def _check_members(self, op, membermask, active: np.ndarray, parked_ok: bool = False) -> None:
@@ -216,6 +219,10 @@ class Collectives:
         """Release every block whose live warps all wait (called when no warp can run)."""
         x = self.x
         stacks = x.stacks
+        if x.cluster_waits is None and x.grid_barriers is None and x.san is None and not self._reductions():
+            if not K.release_blocked(blocked, wait_at, arrived, stacks.depth, stacks.pc, stacks.mask, x.exit_only,
+                                     x.launched, stacks.exited, x.wpc, np.empty(x.nctas, np.int64)):
+                return                                   # CTA barriers only: released in one compiled pass
         w = np.flatnonzero(blocked)
         if x.cluster_waits is not None:                  # cluster waits release by phase (cluster.py)
             at_cluster = np.isin(wait_at[w], x.cluster_waits)
@@ -268,6 +275,12 @@ class Collectives:
         arrived[w] = 0
         if x.san is not None:
             x.san.barrier(np.unique(cta), grid is not None and bool(grid.all()))
+
+    def _reductions(self) -> bool:
+        """Whether any barrier of the kernel is a bar.red (its release computes the reduction)."""
+        if self._red is None:
+            self._red = any(getattr(b, "red", None) is not None for b in self.x._barriers.values())
+        return self._red
 
     def _check_grid(self, w: np.ndarray, cta: np.ndarray) -> None:
         """Every block of the launch waits at a grid barrier: this batch must hold the whole

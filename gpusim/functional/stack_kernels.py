@@ -1,6 +1,6 @@
 """Compiled loops over the warps' reconvergence stacks (`warps.WarpStacks`) that every step of a
 batch runs: the scheduler's pick of the lowest block a runnable warp waits at, a uniform move of
-warps' top entries, and the pops after a step. Each is the numpy code it replaces, warp by warp
+warps' top entries, the pops after a step, and the release of blocks waiting at CTA barriers. Each is the numpy code it replaces, warp by warp
 (the tests compare them on random stacks); per step it is one call instead of ten to twenty
 numpy calls, most of a step's cost on a small batch (a 128-thread Triton program).
 
@@ -52,3 +52,36 @@ def settle(pc, rpc, mask, depth, warps):
         while d > 0 and (pc[w, d - 1] == rpc[w, d - 1] or mask[w, d - 1] == 0):
             d -= 1
         depth[w] = d
+
+
+@njit(cache=True, nogil=True)
+def release_blocked(blocked, wait_at, arrived, depth, pc, mask, exit_only, launched, exited, wpc, key):
+    """`collectives.Collectives.release` where nothing but CTA barriers is in play: every
+    blocked warp's lanes at its barrier, with those parked at exit-only blocks (`exit_only`,
+    indexed by block, EXIT last), must be all its live lanes, and the blocked warps of a block
+    must wait at one barrier; then all of them are released (arrived cleared) and 0 returned.
+    1 (nothing changed) when a rule is broken: the numpy code finds it again and raises.
+    `key`: scratch of one int64 per block."""
+    unset = np.int64(-(1 << 62))
+    for c in range(len(key)):
+        key[c] = unset
+    nb = len(exit_only)
+    for w in range(len(blocked)):
+        if not blocked[w]:
+            continue
+        parked = np.uint32(0)
+        for d in range(depth[w]):
+            p = pc[w, d]
+            if exit_only[p if p >= 0 else nb + p]:
+                parked |= mask[w, d]
+        if (arrived[w] | parked) != (launched[w] & ~exited[w]):
+            return 1
+        c = w // wpc
+        if key[c] == unset:
+            key[c] = wait_at[w]
+        elif key[c] != wait_at[w]:
+            return 1
+    for w in range(len(blocked)):
+        if blocked[w]:
+            arrived[w] = 0
+    return 0

@@ -55,3 +55,37 @@ def test_goto_and_settle_are_the_numpy_updates(seed):
     K.goto(pc, depth, warps, target)
     K.settle(pc, rpc, mask, depth, warps)
     assert (pc == want_pc).all() and (depth == want_depth).all()
+
+
+def test_release_blocked_releases_what_the_numpy_release_would():
+    """Collectives.release's rules for CTA barriers: every blocked warp's live lanes are at its
+    barrier or parked at an exit-only block, and a block's blocked warps share one barrier;
+    random cases of both outcomes."""
+    outcomes = set()
+    for seed in range(200):
+        rng = np.random.default_rng(seed)
+        depth, pc, _, mask, _ = _stacks(rng)
+        wpc, nb = 4, 7
+        exit_only = rng.random(nb + 1) < 0.3
+        launched = np.full(W, 0xFFFFFFFF, np.uint32)
+        exited = np.where(rng.random(W) < 0.3, rng.integers(0, 1 << 32, W), 0).astype(np.uint32)
+        wait_at = np.repeat(rng.integers(0, 3, W // wpc), wpc).astype(np.int64)
+        wait_at[rng.random(W) < 0.01] = 9
+        blocked = rng.random(W) < 0.7
+        live = launched & ~exited
+        parked = np.array([np.bitwise_or.reduce(np.where(exit_only[pc[w, :depth[w]]], mask[w, :depth[w]], 0)
+                                                .astype(np.uint32)) if depth[w] else 0 for w in range(W)], np.uint32)
+        arrived = np.where(rng.random(W) < 0.99, live & ~parked, rng.integers(0, 1 << 32, W)).astype(np.uint32)
+        w = np.flatnonzero(blocked)
+        ok = ((arrived[w] | parked[w]) == live[w]).all() and all(
+            len(set(wait_at[w[w // wpc == c]].tolist())) <= 1 for c in range(W // wpc))
+        got = arrived.copy()
+        code = K.release_blocked(blocked, wait_at, got, depth, pc, mask, exit_only, launched, exited, wpc,
+                                 np.empty(W // wpc, np.int64))
+        assert code == (0 if ok else 1)
+        want = arrived.copy()
+        if ok:
+            want[w] = 0
+        assert (got == want).all()
+        outcomes.add(code)
+    assert outcomes == {0, 1}
