@@ -110,9 +110,19 @@ class DeviceHeap:
         bisect.insort(self.free_sorted, (addr, n))
 
 
+_CALLS_MALLOC: dict = {}
+
+
 def calls_malloc(kernel) -> bool:
-    """Whether a linked kernel (calls inlined) carries out `malloc` or `free`."""
-    return any(i.opcode == "call" and _target(i) in ("malloc", "free") for i in kernel.instructions)
+    """Whether a linked kernel (calls inlined) carries out `malloc` or `free` (found once per
+    kernel object: every launch of a compiled kernel asks)."""
+    hit = _CALLS_MALLOC.get(id(kernel))
+    if hit is None or hit[0] is not kernel:
+        if len(_CALLS_MALLOC) > 256:
+            _CALLS_MALLOC.clear()
+        hit = _CALLS_MALLOC[id(kernel)] = (kernel, any(i.opcode == "call" and _target(i) in ("malloc", "free")
+                                                        for i in kernel.instructions))
+    return hit[1]
 
 
 def _target(ins) -> str | None:

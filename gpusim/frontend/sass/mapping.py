@@ -57,6 +57,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from gpusim.frontend.sass.cfg import SassCFG, build_cfg
 from gpusim.frontend.sass.homes import _homes, _match_loops, _origins, _PtxFacts
 from gpusim.frontend.sass.payloads import (MEMORY, does, is_access, is_mbarrier, is_tensor_op, is_wmma_access,
@@ -97,7 +99,8 @@ class SassMap:
     counter_classes: dict = field(default_factory=dict, repr=False, compare=False)
     # compute capability -> each SASS instruction's counter classes (opcodes.classify), filled on first use
     pred_rules: dict = field(default_factory=dict, repr=False, compare=False)
-    # id of a decoded kernel -> (it, predication's static rules for it), filled on first use
+    # id of a decoded kernel -> (it, predication's static rules for it); "regions" -> instruction_counts'
+    # (instruction, block) pairs; filled on first use
 
     # ------------------------------------------------------------------ unrolled loops
     def walk(self, header: int, n: int) -> list[tuple[int, int]]:
@@ -135,19 +138,20 @@ class SassMap:
         return path
 
     # ------------------------------------------------------------------ counters
-    def instruction_counts(self, block_warps, block_threads, loop_back=None) -> tuple[list[float], list[float]]:
+    def instruction_counts(self, block_warps, block_threads, loop_back=None) -> tuple[np.ndarray, np.ndarray]:
         """(warp instructions, thread instructions) per SASS instruction, from the PTX
         blocks' warp visits and active threads; `loop_back[b]` = warps that took one-block
         loop b's back edge (activations = visits - back edges) for unrolled loops."""
         n = len(self.listing.instructions)
-        inst = [0.0] * n
-        thr = [0.0] * n
-        for b, region in self.regions.items():
-            w, t = float(block_warps[b]), float(block_threads[b])
-            if w:
-                for i in region:
-                    inst[i] += w
-                    thr[i] += t
+        if "regions" not in self.pred_rules:              # (SASS instruction, PTX block) of every region, in order
+            pairs = [(i, b) for b, region in self.regions.items() for i in region]
+            self.pred_rules["regions"] = (np.array([i for i, _ in pairs], np.int64),
+                                          np.array([b for _, b in pairs], np.int64))
+        idx, blk = self.pred_rules["regions"]
+        # each region's visits and threads added to its instructions, in the regions' order (bincount
+        # adds in input order: the same sums as the loop over regions)
+        inst = np.bincount(idx, weights=np.asarray(block_warps, np.float64)[blk], minlength=n)
+        thr = np.bincount(idx, weights=np.asarray(block_threads, np.float64)[blk], minlength=n)
         blocks = self.cfg.blocks
         for h, loop in self.unrolled.items():
             visits = float(block_warps[h])
