@@ -66,8 +66,9 @@ class AsyncCopies:
         for entry in self.pending:
             ln, grp, dst, data, acc = entry
             done = np.empty(len(ln), bool)      # which of its lanes complete, their bytes written in order
-            n = _complete(sel, self.committed, keep_groups or 0, keep_groups is not None, ln, grp, dst, data, buf,
-                          done)
+            w = _word(data.shape[1], buf, self.x.lsu.shared_stride)
+            n = _complete(sel, self.committed, keep_groups or 0, keep_groups is not None, ln, grp, dst,
+                          np.ascontiguousarray(data).view(w), buf.view(w), w.itemsize.bit_length() - 1, done)
             if n == len(ln):                # the whole copy (a pipeline stage's)
                 if san is not None:
                     san.async_done(acc, ln, dst.astype(U64))
@@ -82,21 +83,32 @@ class AsyncCopies:
         self.pending = left
 
 
+def _word(size: int, buf: np.ndarray, stride: int) -> np.dtype:
+    """The widest unsigned word (up to 8 bytes) that a copy of `size` bytes (a power of two, its
+    address in the block's window aligned to it; the windows `stride` bytes apart) moves whole
+    into shared memory `buf`."""
+    for w in (8, 4, 2):
+        if size % w == 0 and stride % w == 0 and buf.size % w == 0 and buf.flags.c_contiguous:
+            return np.dtype(f"u{w}")
+    return np.dtype(np.uint8)
+
+
 @njit(cache=True, nogil=True)
-def _complete(sel, committed, keep, use_keep, ln, grp, dst, data, buf, done):
+def _complete(sel, committed, keep, use_keep, ln, grp, dst, data, buf, shift, done):
     """`AsyncCopies.complete` for one issued copy, in one pass: done[k] for lane ln[k] selected
     (sel) and, with `use_keep`, of a group older than its `keep` newest committed ones; the bytes
-    data[k] of each done lane written at buf[dst[k]:], in lane order (the issue checked every
-    destination). Returns how many are done."""
-    size = data.shape[1]
+    data[k] of each done lane written at byte dst[k] of shared memory, in lane order (the issue
+    checked every destination); `data` and `buf` seen as words of 2^shift bytes. Returns how many
+    are done."""
+    words = data.shape[1]
     n = 0
     for k in range(len(ln)):
         d = sel[ln[k]] and (not use_keep or grp[k] < committed[ln[k]] - keep)
         done[k] = d
         if d:
             n += 1
-            o = np.int64(dst[k])
-            for q in range(size):
+            o = np.int64(dst[k]) >> shift
+            for q in range(words):
                 buf[o + q] = data[k, q]
     return n
 
