@@ -33,10 +33,12 @@ NO_I64 = np.zeros(1, np.int64)
 
 @njit(cache=True, nogil=True)
 def _plan(dst, src, m, use_m, g, use_g, lim, use_lim, lo, n, size, limit, stride, lanes_per_cta, sbuflen,
-          starts, ends, heap_base, heap, bypass, lanes, soff, goff, data, res, memo):
+          starts, ends, heap_base, heap, hbytes, wshift, bypass, lanes, soff, goff, data, res, memo):
     """One cp.async step over span lanes lo .. lo + n - 1 (module docstring): dst / src the span's
     shared and global addresses, m / g its active mask and guard (used when use_m / use_g), lim
-    its src-sizes (when use_lim). Outputs: lanes[:a], soff[:a], data[:a] the a active lanes,
+    its src-sizes (when use_lim); `heap` (hbytes bytes) and `data` seen as words of 2^wshift bytes
+    (a copy's size and its source's alignment are multiples of them). Outputs: lanes[:a], soff[:a],
+    data[:a] the a active lanes,
     their shared offsets (block slot * stride + address) and bytes; goff[i] the global offset of
     span lane i (-1: it reads nothing); res = (a, warps, reading lanes, global sectors, fill
     wavefronts). FAIL (outputs partial) for a lane that faults, a partial src-size anywhere in
@@ -53,7 +55,8 @@ def _plan(dst, src, m, use_m, g, use_g, lim, use_lim, lo, n, size, limit, stride
     na = nr = nwarps = 0
     cur_warp = cur_rwarp = -1
     last = -1
-    hlen = U64(len(heap))
+    hlen = U64(hbytes)
+    words = size >> wshift
     w = np.empty(n, np.int64)
     fsrc = np.empty(n, np.int64)
     local = np.empty(n, np.int64)
@@ -81,7 +84,7 @@ def _plan(dst, src, m, use_m, g, use_g, lim, use_lim, lo, n, size, limit, stride
         w[na] = wl
         if use_lim and lim[i] <= 0:                  # src-size 0: zeros, "read" from its own destination
             fsrc[na] = np.int64(a) | ZERO_FILL_SOURCE
-            for q in range(size):
+            for q in range(words):
                 data[na, q] = 0
         else:
             sa = src[i]
@@ -94,8 +97,9 @@ def _plan(dst, src, m, use_m, g, use_g, lim, use_lim, lo, n, size, limit, stride
                 return FAIL
             goff[i] = np.int64(go)
             fsrc[na] = np.int64(go)
-            for q in range(size):
-                data[na, q] = heap[go + U64(q)]
+            gw = go >> U64(wshift)
+            for q in range(words):
+                data[na, q] = heap[gw + U64(q)]
             if wl != cur_rwarp:
                 sectors += nkeys
                 nkeys = 0
@@ -125,6 +129,15 @@ def _plan(dst, src, m, use_m, g, use_g, lim, use_lim, lo, n, size, limit, stride
     res[3] = sectors
     res[4] = fill
     return OK
+
+
+def _word(size: int, heap: np.ndarray, base: int) -> np.dtype:
+    """The widest unsigned word (up to 8 bytes) a copy of `size` bytes (a power of two, its source
+    aligned to it) reads whole from the global heap `heap` that starts at address `base`."""
+    for w in (8, 4, 2):
+        if size % w == 0 and base % w == 0 and heap.size % w == 0 and heap.flags.c_contiguous:
+            return np.dtype(f"u{w}")
+    return np.dtype(np.uint8)
 
 
 class FastCpAsyncOp(CpAsyncOp):
@@ -165,10 +178,12 @@ class FastCpAsyncOp(CpAsyncOp):
         goff = np.empty(n, np.int64)
         data = np.empty((n, size), np.uint8)
         res = np.zeros(5, np.int64)
+        hd = heap.data
+        w = _word(size, hd, int(heap.base))
         if _plan(dst, src, NO_BOOL if m is None else m, m is not None, NO_BOOL if g is None else g, g is not None,
                  lim, bool(self.srcs), lo, n, size, U64(lsu.shared_bytes), U64(lsu.shared_stride), x.wpc * 32,
-                 lsu.shared.size, heap._starts, heap._ends, U64(heap.base), heap.data, self.bypass,
-                 lanes, soff, goff, data, res, WARP_MEMO) != OK:
+                 lsu.shared.size, heap._starts, heap._ends, U64(heap.base), hd.view(w), hd.size,
+                 w.itemsize.bit_length() - 1, self.bypass, lanes, soff, goff, data.view(w), res, WARP_MEMO) != OK:
             return CpAsyncOp.run(self, x)
         na, nwarps, nreads, sectors, fill = (int(v) for v in res)
         if not na:
