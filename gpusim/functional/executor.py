@@ -44,6 +44,7 @@ from gpusim.functional.geometry import Geometry
 from gpusim.functional.lsu import LoadStoreUnit
 from gpusim.functional.scheduler import WarpScheduler
 from gpusim.functional.specials import SpecialRegisters
+from gpusim.functional.stack_kernels import arrive
 from gpusim.functional.state import BatchState, convert
 from gpusim.functional.step_record import Access, SpanAccess, StepRecord
 from gpusim.functional.warps import EXIT, FULL_MASK, WarpStacks
@@ -295,6 +296,15 @@ class BatchExecutor:
 
     def _arrive(self, index: int, g: np.ndarray, masks: np.ndarray) -> None:
         """Lanes `masks` of warps `g` reach barrier `index` and wait there."""
+        st = self.stacks
+        if g.dtype == np.int64:                          # one compiled pass (stack_kernels.arrive)
+            code = arrive(self.arrived, self.wait_at, g, masks, index, st.pc, st.rpc, st.mask, st.depth,
+                          self.launched, st.exited)
+            if code != 1:
+                if code == 2:
+                    short = np.flatnonzero(st.live_mask(g, self.launched) & ~self.arrived[g])
+                    st.yield_to_sibling(g[short], self.arrived)
+                return
         other = (self.arrived[g] != 0) & (self.wait_at[g] != index)
         if other.any():
             w = int(g[np.flatnonzero(other)[0]])

@@ -85,3 +85,60 @@ def release_blocked(blocked, wait_at, arrived, depth, pc, mask, exit_only, launc
         if blocked[w]:
             arrived[w] = 0
     return 0
+
+
+@njit(cache=True, nogil=True)
+def branch(pc, rpc, mask, depth, warps, masks, taken, target, fallthrough, reconverge):
+    """`warps.WarpStacks.branch`: per warp, all lanes taken -> its top entry goes to `target`,
+    none -> `fallthrough`, some -> the top becomes the reconvergence entry and the not-taken then
+    the taken side are pushed. Returns the warps that diverged, or -1 (nothing changed) when a
+    stack would need to grow (the numpy code grows it)."""
+    width = pc.shape[1]
+    for t in range(len(warps)):
+        m, k = masks[t], taken[t]
+        if k != m and k != 0 and depth[warps[t]] + 2 > width:
+            return -1
+    ndiv = 0
+    for t in range(len(warps)):
+        w = warps[t]
+        m, k = masks[t], taken[t]
+        d = depth[w]
+        if k == m:
+            pc[w, d - 1] = target
+        elif k == 0:
+            pc[w, d - 1] = fallthrough
+        else:
+            pc[w, d - 1] = reconverge
+            pc[w, d] = fallthrough
+            rpc[w, d] = reconverge
+            mask[w, d] = m & ~k
+            pc[w, d + 1] = target
+            rpc[w, d + 1] = reconverge
+            mask[w, d + 1] = k
+            depth[w] = d + 2
+            ndiv += 1
+    return ndiv
+
+
+@njit(cache=True, nogil=True)
+def arrive(arrived, wait_at, warps, masks, index, pc, rpc, mask, depth, launched, exited):
+    """`executor.BatchExecutor._arrive`'s common case: lanes `masks` of `warps` wait at barrier
+    `index` (recorded in arrived / wait_at), the warps' stacks settle; returns 0, or 2 when some
+    warp has live lanes not at the barrier (the caller lets a sibling path run first), or 1
+    (nothing changed) when a warp's lanes already wait at another barrier (the caller raises)."""
+    for t in range(len(warps)):
+        w = warps[t]
+        if arrived[w] != 0 and wait_at[w] != index:
+            return 1
+    short = 0
+    for t in range(len(warps)):
+        w = warps[t]
+        arrived[w] |= masks[t]
+        wait_at[w] = index
+        d = depth[w]
+        while d > 0 and (pc[w, d - 1] == rpc[w, d - 1] or mask[w, d - 1] == 0):
+            d -= 1
+        depth[w] = d
+        if launched[w] & ~exited[w] & ~arrived[w]:
+            short = 2
+    return short

@@ -104,6 +104,12 @@ class WarpStacks:
                target: int, fallthrough: int, reconverge: int) -> int:
         """A conditional branch for `warps` with active `masks` and `taken` lane masks.
         Returns the number of warps that diverged."""
+        if type(target) is int and type(fallthrough) is int and type(reconverge) is int and \
+                type(warps) is np.ndarray and warps.dtype == np.int64:
+            n = K.branch(self.pc, self.rpc, self.mask, self.depth, warps, masks, taken, target, fallthrough,
+                         reconverge)                     # one compiled pass, unless a stack must grow
+            if n >= 0:
+                return n
         all_taken = taken == masks
         none_taken = taken == 0
         div = ~(all_taken | none_taken)

@@ -89,3 +89,67 @@ def test_release_blocked_releases_what_the_numpy_release_would():
         assert (got == want).all()
         outcomes.add(code)
     assert outcomes == {0, 1}
+
+
+def _numpy_branch(pc, rpc, mask, depth, warps, masks, taken, target, fallthrough, reconverge):
+    """WarpStacks.branch's numpy code, on arrays wide enough."""
+    all_taken, none_taken = taken == masks, taken == 0
+    div = ~(all_taken | none_taken)
+    pc[warps, depth[warps] - 1] = np.where(all_taken, target, fallthrough)
+    w, t, m = warps[div], taken[div], masks[div]
+    d = depth[w]
+    pc[w, d - 1] = reconverge
+    pc[w, d], rpc[w, d], mask[w, d] = fallthrough, reconverge, m & ~t
+    pc[w, d + 1], rpc[w, d + 1], mask[w, d + 1] = target, reconverge, t
+    depth[w] = d + 2
+    return len(w)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_branch_is_the_numpy_branch(seed):
+    rng = np.random.default_rng(seed)
+    depth, pc, rpc, mask, _ = _stacks(rng)
+    depth = np.minimum(depth, D - 2).astype(np.int32)
+    warps = np.flatnonzero((depth > 0) & (rng.random(W) < 0.7)).astype(np.int64)
+    masks = rng.integers(1, 1 << 32, len(warps)).astype(np.uint32)
+    pick = rng.random(len(warps))
+    taken = np.where(pick < 0.3, masks, np.where(pick < 0.6, 0, masks & rng.integers(0, 1 << 32, len(warps)))
+                     ).astype(np.uint32)
+    want = [a.copy() for a in (pc, rpc, mask, depth)]
+    nw = _numpy_branch(*want, warps, masks, taken, 5, 3, 4)
+    got = [a.copy() for a in (pc, rpc, mask, depth)]
+    assert K.branch(*got, warps, masks, taken, 5, 3, 4) == nw
+    assert all((a == b).all() for a, b in zip(got, want))
+
+
+def test_branch_leaves_stacks_that_must_grow_to_the_numpy_code():
+    pc, rpc = np.zeros((1, 2), np.int32), np.zeros((1, 2), np.int32)
+    mask, depth = np.full((1, 2), 0xF, np.uint32), np.array([1], np.int32)
+    assert K.branch(pc, rpc, mask, depth, np.array([0], np.int64), np.array([0xF], np.uint32),
+                    np.array([0x3], np.uint32), 5, 3, 4) == -1
+    assert depth[0] == 1 and pc[0, 0] == 0
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_arrive_records_the_barrier_and_settles(seed):
+    rng = np.random.default_rng(seed)
+    depth, pc, rpc, mask, _ = _stacks(rng)
+    warps = np.flatnonzero(rng.random(W) < 0.6).astype(np.int64)
+    masks = rng.integers(0, 1 << 32, len(warps)).astype(np.uint32)
+    arrived = np.where(rng.random(W) < 0.8, 0, rng.integers(0, 1 << 32, W)).astype(np.uint32)
+    wait_at = np.where(rng.random(W) < 0.9, 7, 2).astype(np.int64)
+    launched = np.full(W, 0xFFFFFFFF, np.uint32)
+    exited = rng.integers(0, 1 << 32, W).astype(np.uint32)
+    other = ((arrived[warps] != 0) & (wait_at[warps] != 7)).any()
+    a, wa, d = arrived.copy(), wait_at.copy(), depth.copy()
+    code = K.arrive(a, wa, warps, masks, 7, pc, rpc, mask, d, launched, exited)
+    if other:
+        assert code == 1 and (a == arrived).all() and (d == depth).all()
+        return
+    want_a = arrived.copy()
+    want_a[warps] |= masks
+    want_d = depth.copy()
+    K.settle(pc, rpc, mask, want_d, warps)
+    short = (launched[warps] & ~exited[warps] & ~want_a[warps]) != 0
+    assert code == (2 if short.any() else 0)
+    assert (a == want_a).all() and (wa[warps] == 7).all() and (d == want_d).all()
