@@ -34,6 +34,7 @@ from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
+from numba import njit
 
 from gpusim.errors import BarrierError
 from gpusim.functional.collectives import pack_lanes, unpack_lanes
@@ -116,12 +117,11 @@ class LdsmOp(AddressOp):
 
     def _rows(self, x, warps):
         """The active warps' rows, all at once: (lanes giving row addresses (W, 8 nmat), their
-        shared offsets within the block, element byte offsets (W, 32, nmat, 2) into the shared
-        buffer, row offsets into the buffer (W, 8 nmat), the access for errors)."""
+        shared offsets within the block, each warp's block window in the shared buffer (W,), row
+        offsets into the buffer (W, 8 nmat), the access for errors)."""
         f = self.form
         a = self.addresses(x)
         a = np.broadcast_to(np.asarray(a, U64), (x.state.hi - x.state.lo,)).reshape(-1, 32)
-        src, col = self.map
         nrow = 8 * f.nmat
         acc = SimpleNamespace(index=self.index, info=replace(self.info, access_bytes=16, is_store=f.store))
         lsu = x.lsu
@@ -137,8 +137,12 @@ class LdsmOp(AddressOp):
                           f"the block has {lsu.shared_bytes} bytes of shared memory",
                           kind="misaligned address" if bad_align else "out-of-bounds address")
         base = x.cta_slot(lanes[:, 0]).astype(U64) * U64(lsu.shared_stride)          # (W,)
-        elem = rows[:, src] + (U64(2) * col.astype(U64) + base[:, None, None, None])
-        return lanes, rows, elem.astype(np.int64), rows + base[:, None], acc
+        return lanes, rows, base, rows + base[:, None], acc
+
+    def _elements(self, rows, base) -> np.ndarray:
+        """Byte offsets (W, 32, nmat, 2) into the shared buffer of each lane's registers' halves."""
+        src, col = self.map
+        return (rows[:, src] + (U64(2) * col.astype(U64) + base[:, None, None, None])).astype(np.int64)
 
     def _count(self, x, rows) -> int:
         """Wavefronts of every active warp: each 8x8 matrix (8 rows of 16 bytes) of each warp
@@ -151,7 +155,7 @@ class LdsmOp(AddressOp):
         warps = active_warps(self, x)
         if not len(warps):
             return
-        lanes, rows, elem, off, acc = self._rows(x, warps)
+        lanes, rows, base, off, acc = self._rows(x, warps)
         x.trace_access(self, "shared", lanes.ravel(), off.ravel(), 16, self.form.store, 8)
         if x.san is not None:                                          # each row: 16 bytes, in buffer offsets
             for ln, o in zip(lanes, off):
@@ -160,7 +164,7 @@ class LdsmOp(AddressOp):
         wf = self._count(x, rows)
         if self.form.store:
             vals = gather(x, self.srcs)
-            for e, w in zip(elem, warps):                              # warp by warp: a later warp's rows win
+            for e, w in zip(self._elements(rows, base), warps):                              # warp by warp: a later warp's rows win
                 v = vals[w]                                            # (32, nmat)
                 halves = np.stack([v & 0xFFFF, v >> 16], -1).astype(np.uint16)
                 buf[e // 2] = halves
@@ -168,11 +172,13 @@ class LdsmOp(AddressOp):
             return
         if self.index not in x.value_free:                             # prediction only: no path or address needs them
             out = np.zeros(((x.state.hi - x.state.lo) // 32, 32, self.form.nmat), np.uint32)
-            words = _word_offsets(x.lsu.shared, elem) if not self.form.trans else None
-            if words is not None:                                      # each register one aligned word
-                out[warps] = x.lsu.shared.view(np.uint32)[words]
+            if x.lsu.shared.size % 2 == 0 and x.lsu.shared.flags.c_contiguous:   # the halves, one compiled pass
+                got = np.empty((len(warps), 32, self.form.nmat), np.uint32)
+                _halves(buf, rows.astype(np.int64), self.map[0], self.map[1].astype(np.int64), base.astype(np.int64),
+                        got)
+                out[warps] = got
             else:
-                h = buf[elem // 2].astype(np.uint32)                   # (W, 32, nmat, 2)
+                h = buf[self._elements(rows, base) // 2].astype(np.uint32)          # (W, 32, nmat, 2)
                 out[warps] = h[..., 0] | (h[..., 1] << 16)
             scatter(x, self.dsts, out, warps)
         x.counters.add_extra(self.index, "ldsm_inst", len(warps))
@@ -182,15 +188,17 @@ class LdsmOp(AddressOp):
         x.counters.add_shared(self.index, "ld", self.form.nmat * len(warps), wf)
 
 
-def _word_offsets(buf: np.ndarray, elem: np.ndarray):
-    """For ldmatrix without .trans, whose two b16 halves of a register are adjacent in one row
-    (`isa.semantics.tensor.ldsm_map`: columns 2 c and 2 c + 1): the index of each register's
-    32-bit word in `buf` (uint8) viewed as uint32 words, where every low half starts on a word
-    (a little-endian word is then low half | high half << 16, what the halves give); else None."""
-    lo = elem[..., 0]
-    if not np.little_endian or buf.size % 4 or not buf.flags.c_contiguous or (lo & 3).any():
-        return None
-    return lo >> 2
+@njit(cache=True, nogil=True)
+def _halves(buf, rows, src, col, base, out):
+    """Each register of an ldmatrix from its two b16 halves of `buf` (uint16): lane l's register j
+    half h at byte rows[w, src[l, j, h]] + 2 col[l, j, h] + base[w] (`LdsmOp._elements`; the rows
+    checked by `_rows`), the low half first."""
+    for w in range(out.shape[0]):
+        for lane in range(32):
+            for j in range(out.shape[2]):
+                lo = buf[(rows[w, src[lane, j, 0]] + 2 * col[lane, j, 0] + base[w]) >> 1]
+                hi = buf[(rows[w, src[lane, j, 1]] + 2 * col[lane, j, 1] + base[w]) >> 1]
+                out[w, lane, j] = np.uint32(lo) | (np.uint32(hi) << 16)
 
 
 def make(dec, ins, i: int, spec, bound, guard):
