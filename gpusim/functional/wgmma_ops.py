@@ -221,11 +221,19 @@ def _read(lsu, table: np.ndarray, idx: np.ndarray, row0: np.ndarray, base: np.nd
 
 @njit(cache=True, nogil=True)
 def _gather(smem, table, idx, row0, base, shift, out):
-    """out[t, r, c] = smem[(table[idx[t], row0[t] + r, c] + base[t]) >> shift]."""
+    """out[t, r, c] = smem[(table[idx[t], row0[t] + r, c] + base[t]) >> shift] (`table` C-ordered,
+    read through its flat view a row at a time)."""
+    rows, k = table.shape[1], table.shape[2]
+    flat = table.reshape(-1)
+    dst = out.reshape(-1)
+    q = 0
     for t in range(out.shape[0]):
+        b = base[t]
         for r in range(out.shape[1]):
-            for c in range(out.shape[2]):
-                out[t, r, c] = smem[(table[idx[t], row0[t] + r, c] + base[t]) >> shift]
+            o = (idx[t] * rows + row0[t] + r) * k
+            for c in range(k):
+                dst[q] = smem[(flat[o + c] + b) >> shift]
+                q += 1
 
 
 def _first(v) -> int:

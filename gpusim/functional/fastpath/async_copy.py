@@ -185,7 +185,7 @@ class FastCpAsyncOp(CpAsyncOp):
                  lsu.shared.size, heap._starts, heap._ends, U64(heap.base), hd.view(w), hd.size,
                  w.itemsize.bit_length() - 1, self.bypass, lanes, soff, goff, data.view(w), res, WARP_MEMO) != OK:
             return CpAsyncOp.run(self, x)
-        na, nwarps, nreads, sectors, fill = (int(v) for v in res)
+        na, nwarps, nreads, sectors, fill = res.tolist()
         if not na:
             return
         lanes, soff = lanes[:na], soff[:na]
