@@ -102,6 +102,10 @@ class WgmmaOp(Op):
         addresses: (index of each warp's B descriptor, B addresses per distinct one, the same for
         A or None)."""
         f, smem = self.form, x.lsu.shared_bytes
+        if (bw == bw[0]).all() and (f.a_regs or (aw == aw[0]).all()) and \
+                _fits(int(bw[0]), f.n, f.k, bb, mb, smem) and (f.a_regs or _fits(int(aw[0]), 64, f.k, ab, ma, smem)):
+            zeros = np.zeros(len(bw), np.intp)               # one descriptor each, in bounds: nothing to check per warp
+            return zeros, bw[:1], (None if f.a_regs else zeros), (None if f.a_regs else aw[:1])
         ub, ib = _distinct(bw)
         ok_b = np.array([_fits(int(d), f.n, f.k, bb, mb, smem) for d in ub.tolist()])
         ua = ia = None
@@ -299,13 +303,27 @@ def _distinct(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _runs(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """`np.unique(key, return_index=True, return_inverse=True)[1:]`: for a non-decreasing key (the
-    warps of a step in order, sharing one descriptor) from its runs."""
-    if len(key) > 1 and (key[1:] >= key[:-1]).all():
-        new = np.empty(len(key), bool)
-        new[0] = True
-        np.not_equal(key[1:], key[:-1], out=new[1:])
-        return np.flatnonzero(new), np.cumsum(new) - 1
+    warps of a step in order, sharing one descriptor) from its runs, in one compiled pass."""
+    first, inverse = np.empty(len(key), np.int64), np.empty(len(key), np.int64)
+    n = _run_starts(key, first, inverse)
+    if n >= 0:
+        return first[:n], inverse
     return np.unique(key, return_index=True, return_inverse=True)[1:]
+
+
+@njit(cache=True, nogil=True)
+def _run_starts(key, first, inverse):
+    """For a non-decreasing key: first[:n] where each run of equal values starts and inverse[i]
+    the run of element i; returns n, or -1 where the key decreases somewhere."""
+    n = 0
+    for i in range(len(key)):
+        if i and key[i] < key[i - 1]:
+            return -1
+        if i == 0 or key[i] != key[i - 1]:
+            first[n] = i
+            n += 1
+        inverse[i] = n - 1
+    return n
 
 
 def _registers(x, srcs) -> np.ndarray:
