@@ -142,6 +142,7 @@ def _per_warp(w, g, s, nwarps, fill, memo):
     sl = np.empty(n, np.uint64)
     order = np.empty(n, np.int64)
     slots = memo.shape[0]
+    prev_m, prev_count = -1, 0                         # the warp before: its lanes (gl, sl[:prev_m]) and count
     i = 0
     while i < n:
         j = i + 1
@@ -155,13 +156,21 @@ def _per_warp(w, g, s, nwarps, fill, memo):
         smin &= -128
         m = j - i
         tag = 2 * m + (1 if fill else 0)
-        h = np.uint64(tag)
+        same = m == prev_m                             # as the warp before (a pipeline's warps mostly are)?
         for k in range(m):
             gg = np.uint64(g[i + k] - gmin)
             ss = np.uint64(s[i + k] - smin)
+            same = same and gl[k] == gg and sl[k] == ss
             gl[k], sl[k] = gg, ss
-            h = (h ^ gg) * np.uint64(0x9E3779B97F4A7C15)
-            h = (h ^ ss) * np.uint64(0xC2B2AE3D27D4EB4F)
+        if same:
+            out[w[i]] = prev_count
+            i = j
+            continue
+        h = np.uint64(tag)
+        for k in range(m):
+            h = (h ^ gl[k]) * np.uint64(0x9E3779B97F4A7C15)
+            h = (h ^ sl[k]) * np.uint64(0xC2B2AE3D27D4EB4F)
+        prev_m = m
         row = memo[np.int64((h >> np.uint64(40)) % np.uint64(slots))]
         if m <= 32 and row[0] == tag:
             same = True
@@ -170,7 +179,7 @@ def _per_warp(w, g, s, nwarps, fill, memo):
                     same = False
                     break
             if same:
-                out[w[i]] = row[1]
+                out[w[i]] = prev_count = row[1]
                 i = j
                 continue
         for k in range(m):
@@ -202,7 +211,7 @@ def _per_warp(w, g, s, nwarps, fill, memo):
             distinct = 1
             for k in range(1, m):
                 distinct += key[k] != key[k - 1]
-        out[w[i]] = distinct
+        out[w[i]] = prev_count = distinct
         if m <= 32:                                    # remembered: the tag written last
             row[0] = -1
             row[1] = distinct

@@ -57,3 +57,18 @@ def test_remembered_warp_counts_equal_the_counts_found_again(slots):
             want = A._per_warp(w, src, dst, nw, fill, _empty_memo())[0].tolist()
             assert A._per_warp(w, src + shift, dst + shift, nw, fill, memo)[0].tolist() == want
     assert (memo[:, 0] >= 0).any()
+
+
+def test_warps_alike_count_as_each_does_alone():
+    """Consecutive warps with the same rebased lanes (the next line and window) take the count of
+    the warp before; a warp that differs in one lane is counted afresh."""
+    rng = np.random.default_rng(9)
+    (w, src, dst), = [_copy(rng, 1)]
+    w = np.zeros_like(w)
+    ws = np.concatenate([w, w + 1, w + 2])
+    srcs = np.concatenate([src, src + 128, src + 256])
+    dsts = np.concatenate([dst, dst + 128, dst + 256 + 16 * (np.arange(len(dst)) == 0)])
+    for fill in (True, False):
+        got = A._per_warp(ws, srcs, dsts, 3, fill, _empty_memo())[0].tolist()
+        alone = [A._per_warp(w, srcs[ws == k], dsts[ws == k], 1, fill, _empty_memo())[0][0] for k in range(3)]
+        assert got == alone
