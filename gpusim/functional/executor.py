@@ -92,6 +92,7 @@ class BatchExecutor:
         self.warp_steps = 0                  # sum over steps of the warps each ran (budget.py: also bounded)
         self.on_steps = None                 # callable(executor), every 1024 steps (progress while a batch runs)
         self.value_free: frozenset[int] = frozenset()   # tensor instructions whose results no one needs (relevance.py)
+        self.op_memo: dict = {}              # what ops work out once per batch and key themselves (wgmma_ops)
         self.detect = detect                 # watch for lack of progress (watchdog.py) once the batch runs long
         self.watch: Watchdog | None = None
         self.scheduler = WarpScheduler(self, len(dk.blocks))
