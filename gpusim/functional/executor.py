@@ -35,7 +35,7 @@ import linecache
 import numpy as np
 
 from gpusim.errors import BarrierError, KernelError, MemoryAccessError
-from gpusim.functional import budget
+from gpusim.functional import budget, stack_kernels
 from gpusim.functional.cluster import ClusterUnit
 from gpusim.functional.collectives import Collectives, pack_lanes, unpack_lanes
 from gpusim.functional.counters import Counters
@@ -44,7 +44,6 @@ from gpusim.functional.geometry import Geometry
 from gpusim.functional.lsu import LoadStoreUnit
 from gpusim.functional.scheduler import WarpScheduler
 from gpusim.functional.specials import SpecialRegisters
-from gpusim.functional.stack_kernels import arrive
 from gpusim.functional.state import BatchState, convert
 from gpusim.functional.step_record import Access, SpanAccess, StepRecord
 from gpusim.functional.warps import EXIT, FULL_MASK, WarpStacks
@@ -171,7 +170,9 @@ class BatchExecutor:
     # ------------------------------------------------------------------ stepping
     def blocked(self) -> np.ndarray:
         """Warps whose next entry to run holds lanes that wait at a barrier."""
-        return (self.stacks.top_mask_all() & self.arrived) != 0
+        out = np.empty(self.nwarps, bool)
+        stack_kernels.blocked(self.stacks.depth, self.stacks.mask, self.arrived, out)
+        return out
 
     def runnable(self) -> np.ndarray:
         return (self.stacks.depth > 0) & ~self.blocked()
@@ -299,8 +300,8 @@ class BatchExecutor:
         """Lanes `masks` of warps `g` reach barrier `index` and wait there."""
         st = self.stacks
         if g.dtype == np.int64:                          # one compiled pass (stack_kernels.arrive)
-            code = arrive(self.arrived, self.wait_at, g, masks, index, st.pc, st.rpc, st.mask, st.depth,
-                          self.launched, st.exited)
+            code = stack_kernels.arrive(self.arrived, self.wait_at, g, masks, index, st.pc, st.rpc, st.mask,
+                                        st.depth, self.launched, st.exited)
             if code != 1:
                 if code == 2:
                     short = np.flatnonzero(st.live_mask(g, self.launched) & ~self.arrived[g])

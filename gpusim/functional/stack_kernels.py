@@ -142,3 +142,16 @@ def arrive(arrived, wait_at, warps, masks, index, pc, rpc, mask, depth, launched
         if launched[w] & ~exited[w] & ~arrived[w]:
             short = 2
     return short
+
+
+@njit(cache=True, nogil=True)
+def blocked(depth, mask, arrived, out):
+    """out[w]: warp w's top entry holds lanes that wait at a barrier (`arrived`); returns whether any
+    does (`executor.BatchExecutor.blocked`)."""
+    anyb = False
+    for w in range(len(depth)):
+        d = depth[w]
+        b = d > 0 and (mask[w, d - 1] & arrived[w]) != 0
+        out[w] = b
+        anyb |= b
+    return anyb

@@ -153,3 +153,13 @@ def test_arrive_records_the_barrier_and_settles(seed):
     short = (launched[warps] & ~exited[warps] & ~want_a[warps]) != 0
     assert code == (2 if short.any() else 0)
     assert (a == want_a).all() and (wa[warps] == 7).all() and (d == want_d).all()
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_blocked_is_the_numpy_blocked(seed):
+    rng = np.random.default_rng(seed)
+    depth, pc, _, mask, arrived = _stacks(rng)
+    top = np.where(depth > 0, mask[np.arange(W), np.maximum(depth - 1, 0)], 0)
+    out = np.empty(W, bool)
+    anyb = K.blocked(depth, mask, arrived, out)
+    assert out.tolist() == ((top & arrived) != 0).tolist() and anyb == out.any()
