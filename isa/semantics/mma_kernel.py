@@ -271,6 +271,7 @@ def _kernel(abits, bbits, bidx, cbits, cpos, tpos, atv, ate, btv, bte, amask32, 
             for j in range(n):
                 acc[j] = 0.0 if c_last_rn else cvals[j]
                 bits[j] = -1
+            ndone = 0                                    # elements the last block's vectorised pass rounded
             for k0 in range(0, k, block):
                 k1 = min(k0 + block, k)
                 nfast = 0
@@ -327,6 +328,7 @@ def _kernel(abits, bbits, bidx, cbits, cpos, tpos, atv, ate, btv, bte, amask32, 
                         else:
                             for j in range(n):
                                 sf[j] += np.trunc(ai * bv[kk, j] * scale[j])
+                ndone = 0
                 if f32_out and nfast:                            # the common case over the row, vectorised
                     for j in range(n):
                         x = anchor[j]
@@ -338,12 +340,13 @@ def _kernel(abits, bbits, bidx, cbits, cpos, tpos, atv, ate, btv, bte, amask32, 
                         ok = fast[j] and (rne or absv == 0 or (absv >= F32_MIN_NORMAL and absv < F32_OVERFLOW)) \
                             and abs(r) < np.float32(F32_OVERFLOW)
                         done[j] = ok
+                        ndone += ok
                         rb = np.int64(r.view(np.uint32)) if r != 0 else np.int64(0)
                         bits[j] = rb if ok else bits[j]
                         acc[j] = (np.float64(r) if r != 0 else 0.0) if ok else acc[j]
                 else:
                     done[:] = False
-                for j in range(n):
+                for j in range(n if ndone < n else 0):           # (none left when the pass rounded them all)
                     if done[j]:
                         continue
                     if fast[j]:
@@ -375,7 +378,7 @@ def _kernel(abits, bbits, bidx, cbits, cpos, tpos, atv, ate, btv, bte, amask32, 
                         acc[j], bits[j] = _finish(s, lsb, allzero, acc[j], man, expb, bias, emin, rne,
                                                   overflow_inf, signed_zero, sum_bits, sum_rne)
             rounded = not c_last_rn                      # every element's bits known: stored without branches
-            for j in range(n):
+            for j in range(n if ndone < n else 0):       # (the last block's pass rounded them all: known)
                 rounded &= bits[j] >= 0
             if rounded:
                 for j in range(n):
