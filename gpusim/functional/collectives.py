@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpusim.functional import stack_kernels as K
+from gpusim.functional import barrier_kernels
 
 U32 = np.dtype(np.uint32)
 BOOL = np.dtype(np.bool_)
@@ -220,8 +220,9 @@ class Collectives:
         x = self.x
         stacks = x.stacks
         if x.cluster_waits is None and x.grid_barriers is None and x.san is None and not self._reductions():
-            if not K.release_blocked(blocked, wait_at, arrived, stacks.depth, stacks.pc, stacks.mask, x.exit_only,
-                                     x.launched, stacks.exited, x.wpc, np.empty(x.nctas, np.int64)):
+            if not barrier_kernels.release_blocked(blocked, wait_at, arrived, stacks.depth, stacks.pc, stacks.mask,
+                                                   x.exit_only, x.launched, stacks.exited, x.wpc,
+                                                   np.empty(x.nctas, np.int64)):
                 return                                   # CTA barriers only: released in one compiled pass
         w = np.flatnonzero(blocked)
         if x.cluster_waits is not None:                  # cluster waits release by phase (cluster.py)

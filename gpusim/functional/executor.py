@@ -35,7 +35,7 @@ import linecache
 import numpy as np
 
 from gpusim.errors import BarrierError, KernelError, MemoryAccessError
-from gpusim.functional import budget, stack_kernels
+from gpusim.functional import barrier_kernels, budget
 from gpusim.functional.cluster import ClusterUnit
 from gpusim.functional.collectives import Collectives, pack_lanes, unpack_lanes
 from gpusim.functional.counters import Counters
@@ -171,7 +171,7 @@ class BatchExecutor:
     def blocked(self) -> np.ndarray:
         """Warps whose next entry to run holds lanes that wait at a barrier."""
         out = np.empty(self.nwarps, bool)
-        stack_kernels.blocked(self.stacks.depth, self.stacks.mask, self.arrived, out)
+        barrier_kernels.blocked(self.stacks.depth, self.stacks.mask, self.arrived, out)
         return out
 
     def runnable(self) -> np.ndarray:
@@ -299,8 +299,8 @@ class BatchExecutor:
     def _arrive(self, index: int, g: np.ndarray, masks: np.ndarray) -> None:
         """Lanes `masks` of warps `g` reach barrier `index` and wait there."""
         st = self.stacks
-        if g.dtype == np.int64:                          # one compiled pass (stack_kernels.arrive)
-            code = stack_kernels.arrive(self.arrived, self.wait_at, g, masks, index, st.pc, st.rpc, st.mask,
+        if g.dtype == np.int64:                          # one compiled pass (barrier_kernels.arrive)
+            code = barrier_kernels.arrive(self.arrived, self.wait_at, g, masks, index, st.pc, st.rpc, st.mask,
                                         st.depth, self.launched, st.exited)
             if code != 1:
                 if code == 2:

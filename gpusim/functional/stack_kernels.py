@@ -1,6 +1,7 @@
 """Compiled loops over the warps' reconvergence stacks (`warps.WarpStacks`) that every step of a
 batch runs: the scheduler's pick of the lowest block a runnable warp waits at, a uniform move of
-warps' top entries, the pops after a step, and the release of blocks waiting at CTA barriers. Each is the numpy code it replaces, warp by warp
+warps' top entries, a conditional branch's pushes and the pops after a step (the barriers' passes:
+`barrier_kernels`). Each is the numpy code it replaces, warp by warp
 (the tests compare them on random stacks); per step it is one call instead of ten to twenty
 numpy calls, most of a step's cost on a small batch (a 128-thread Triton program).
 
@@ -55,39 +56,6 @@ def settle(pc, rpc, mask, depth, warps):
 
 
 @njit(cache=True, nogil=True)
-def release_blocked(blocked, wait_at, arrived, depth, pc, mask, exit_only, launched, exited, wpc, key):
-    """`collectives.Collectives.release` where nothing but CTA barriers is in play: every
-    blocked warp's lanes at its barrier, with those parked at exit-only blocks (`exit_only`,
-    indexed by block, EXIT last), must be all its live lanes, and the blocked warps of a block
-    must wait at one barrier; then all of them are released (arrived cleared) and 0 returned.
-    1 (nothing changed) when a rule is broken: the numpy code finds it again and raises.
-    `key`: scratch of one int64 per block."""
-    unset = np.int64(-(1 << 62))
-    for c in range(len(key)):
-        key[c] = unset
-    nb = len(exit_only)
-    for w in range(len(blocked)):
-        if not blocked[w]:
-            continue
-        parked = np.uint32(0)
-        for d in range(depth[w]):
-            p = pc[w, d]
-            if exit_only[p if p >= 0 else nb + p]:
-                parked |= mask[w, d]
-        if (arrived[w] | parked) != (launched[w] & ~exited[w]):
-            return 1
-        c = w // wpc
-        if key[c] == unset:
-            key[c] = wait_at[w]
-        elif key[c] != wait_at[w]:
-            return 1
-    for w in range(len(blocked)):
-        if blocked[w]:
-            arrived[w] = 0
-    return 0
-
-
-@njit(cache=True, nogil=True)
 def branch(pc, rpc, mask, depth, warps, masks, taken, target, fallthrough, reconverge):
     """`warps.WarpStacks.branch`: per warp, all lanes taken -> its top entry goes to `target`,
     none -> `fallthrough`, some -> the top becomes the reconvergence entry and the not-taken then
@@ -118,40 +86,3 @@ def branch(pc, rpc, mask, depth, warps, masks, taken, target, fallthrough, recon
             depth[w] = d + 2
             ndiv += 1
     return ndiv
-
-
-@njit(cache=True, nogil=True)
-def arrive(arrived, wait_at, warps, masks, index, pc, rpc, mask, depth, launched, exited):
-    """`executor.BatchExecutor._arrive`'s common case: lanes `masks` of `warps` wait at barrier
-    `index` (recorded in arrived / wait_at), the warps' stacks settle; returns 0, or 2 when some
-    warp has live lanes not at the barrier (the caller lets a sibling path run first), or 1
-    (nothing changed) when a warp's lanes already wait at another barrier (the caller raises)."""
-    for t in range(len(warps)):
-        w = warps[t]
-        if arrived[w] != 0 and wait_at[w] != index:
-            return 1
-    short = 0
-    for t in range(len(warps)):
-        w = warps[t]
-        arrived[w] |= masks[t]
-        wait_at[w] = index
-        d = depth[w]
-        while d > 0 and (pc[w, d - 1] == rpc[w, d - 1] or mask[w, d - 1] == 0):
-            d -= 1
-        depth[w] = d
-        if launched[w] & ~exited[w] & ~arrived[w]:
-            short = 2
-    return short
-
-
-@njit(cache=True, nogil=True)
-def blocked(depth, mask, arrived, out):
-    """out[w]: warp w's top entry holds lanes that wait at a barrier (`arrived`); returns whether any
-    does (`executor.BatchExecutor.blocked`)."""
-    anyb = False
-    for w in range(len(depth)):
-        d = depth[w]
-        b = d > 0 and (mask[w, d - 1] & arrived[w]) != 0
-        out[w] = b
-        anyb |= b
-    return anyb

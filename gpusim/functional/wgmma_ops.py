@@ -27,16 +27,15 @@ Sources: PTX ISA 9.0, 9.7.15 "Asynchronous Warpgroup Level Matrix Multiply-Accum
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import lru_cache
 from types import SimpleNamespace
 
 import numpy as np
-from numba import njit
 
 from gpusim.errors import BarrierError, KernelError
 from gpusim.functional.collectives import pack_lanes
 from gpusim.functional.ops import NopOp, Op
 from gpusim.functional.tensor_ops import active_warps, gather
+from gpusim.functional.wgmma_operands import addresses, distinct, fits, prologue, read, runs, stacked
 from isa.errors import UnsupportedInstruction
 from isa.program import Vector
 from isa.semantics import wgmma as W
@@ -88,9 +87,9 @@ class WgmmaOp(Op):
     def _fail(self, x, smem_bytes: int, desc: int, rows: int, bits: int, major: str, lane: int):
         """The access error of an operand that does not fit the block's shared memory (or whose
         descriptor has a base offset), or None when it fits."""
-        if _fits(desc, rows, self.form.k, bits, major, smem_bytes):
+        if fits(desc, rows, self.form.k, bits, major, smem_bytes):
             return
-        addr, hi = _addresses(desc, rows, self.form.k, bits, major)
+        addr, hi = addresses(desc, rows, self.form.k, bits, major)
         acc = SimpleNamespace(index=self.index, info=replace(self.info, access_bytes=bits // 8, is_store=False))
         why = ("the descriptor's base-offset field is not 0 (not modelled)" if W.desc_fields(desc)[4] else
                f"descriptor {desc:#x} reaches byte {hi}; the block has {smem_bytes} bytes of shared memory")
@@ -103,16 +102,16 @@ class WgmmaOp(Op):
         A or None)."""
         f, smem = self.form, x.lsu.shared_bytes
         if (bw == bw[0]).all() and (f.a_regs or (aw == aw[0]).all()) and \
-                _fits(int(bw[0]), f.n, f.k, bb, mb, smem) and (f.a_regs or _fits(int(aw[0]), 64, f.k, ab, ma, smem)):
+                fits(int(bw[0]), f.n, f.k, bb, mb, smem) and (f.a_regs or fits(int(aw[0]), 64, f.k, ab, ma, smem)):
             zeros = np.zeros(len(bw), np.intp)               # one descriptor each, in bounds: nothing to check per warp
             return zeros, bw[:1], (None if f.a_regs else zeros), (None if f.a_regs else aw[:1])
-        ub, ib = _distinct(bw)
-        ok_b = np.array([_fits(int(d), f.n, f.k, bb, mb, smem) for d in ub.tolist()])
+        ub, ib = distinct(bw)
+        ok_b = np.array([fits(int(d), f.n, f.k, bb, mb, smem) for d in ub.tolist()])
         ua = ia = None
         bad = ~ok_b[ib]
         if not f.a_regs:
-            ua, ia = _distinct(aw)
-            bad |= ~np.array([_fits(int(d), 64, f.k, ab, ma, smem) for d in ua.tolist()])[ia]
+            ua, ia = distinct(aw)
+            bad |= ~np.array([fits(int(d), 64, f.k, ab, ma, smem) for d in ua.tolist()])[ia]
         if bad.any():                                  # the first warp with a bad operand raises, as in order
             i = int(np.flatnonzero(bad)[0])
             self._fail(x, smem, int(ub[ib[i]]), f.n, bb, mb, int(lane0[i]))
@@ -122,7 +121,7 @@ class WgmmaOp(Op):
 
     def _warps(self, x, a, b, sd):
         """(the executing warps, each one's B descriptor, A descriptor, scale-d): the module
-        docstring's rules checked for all of them in one compiled pass (`_prologue`); where one
+        docstring's rules checked for all of them in one compiled pass (`prologue`); where one
         is broken, the numpy checks find it again and raise its error."""
         masks = x.span_masks
         if self.guard is not None:
@@ -130,7 +129,7 @@ class WgmmaOp(Op):
             masks = masks & pack_lanes(g) if type(g) is np.ndarray else (masks if g else np.zeros_like(masks))
         n = len(masks)
         warps, bw, aw, sdw = np.empty(n, np.int64), np.empty(n, np.uint64), np.empty(n, np.uint64), np.empty(n, bool)
-        nw = _prologue(masks, x.stacks.depth, x.span_w0, x.wpc, b.reshape(-1),
+        nw = prologue(masks, x.stacks.depth, x.span_w0, x.wpc, b.reshape(-1),
                        b.reshape(-1) if a is None else a.reshape(-1), sd.reshape(-1), warps, bw, aw, sdw)
         if nw < 0:
             warps = active_warps(self, x)
@@ -149,8 +148,8 @@ class WgmmaOp(Op):
         base = x.cta_slot(lane0).astype(np.int64) * lsu.shared_stride
         wg = (x.span_w0 + warps) % x.wpc % 4
         ib, ub, ia, ua = self._operands(x, lane0, aw, bw, ab, bb, ma, mb)
-        b_desc = _stacked(tuple(ub.tolist()), f.n, f.k, bb, mb)     # per distinct descriptor
-        full = None if f.a_regs else _stacked(tuple(ua.tolist()), 64, f.k, ab, ma)
+        b_desc = stacked(tuple(ub.tolist()), f.n, f.k, bb, mb)     # per distinct descriptor
+        full = None if f.a_regs else stacked(tuple(ua.tolist()), 64, f.k, ab, ma)
         if x.san is not None:                          # the operands' 16-byte chunks, spread over each warp's lanes
             a_addr = None if full is None else full[ia[:, None], 16 * wg[:, None] + ROWS16]
             acc = SimpleNamespace(index=self.index, info=replace(self.info, access_bytes=16, is_store=False))
@@ -160,7 +159,7 @@ class WgmmaOp(Op):
                     x.san.access(acc, "shared", int(lane0[i]) + np.arange(len(chunks)) % 32,
                                  (chunks + base[i]).astype(np.uint64))
         # the warps of a warpgroup (same descriptor, same block) share one B: read once
-        first, b_index = _runs(ib.astype(np.int64) * (1 << 40) + base)
+        first, b_index = runs(ib.astype(np.int64) * (1 << 40) + base)
         return b_desc, ib[first], base[first], b_index.reshape(-1), full, ia, 16 * wg, base
 
     def run(self, x):
@@ -196,8 +195,8 @@ class WgmmaOp(Op):
             return
         if f.a_regs:
             a = gather(x, self.a_srcs, U32)
-        Bt = _read(lsu, b_desc, b_first, np.zeros(len(b_first), np.int64), b_base, f.n, bb)
-        A16 = W.a_from_regs(f, a[warps]) if full is None else _read(lsu, full, ia, a_row0, base, 16, ab)
+        Bt = read(lsu, b_desc, b_first, np.zeros(len(b_first), np.int64), b_base, f.n, bb)
+        A16 = W.a_from_regs(f, a[warps]) if full is None else read(lsu, full, ia, a_row0, base, 16, ab)
         if self.acc_slots is not None:                  # C read from and D written to the registers in place
             W.warp_mma_acc(f, A16, Bt, b_index, st.grouped(self.acc_slots), x.span_w0 + warps, sdw, scale_a,
                            scale_b)
@@ -218,125 +217,15 @@ class WgmmaOp(Op):
                     st.write_warps(r, d[k], warps)
 
 
-def _read(lsu, table: np.ndarray, idx: np.ndarray, row0: np.ndarray, base: np.ndarray, rows: int,
-          bits: int) -> np.ndarray:
-    """Operand bits (len(idx), rows, K) of shared memory: element (t, r, c) at byte address
-    table[idx[t], row0[t] + r, c] + base[t] (descriptor addresses, `_stacked`, plus each block's
-    window), as `read_operand` reads them, in one compiled gather where the window is one array
-    of the element size (descriptor addresses are multiples of 16 plus multiples of it; every
-    one was checked to lie in the block's shared memory by `_operands`)."""
-    esz = bits // 8
-    smem = lsu.shared
-    if esz in (1, 2, 4) and smem.flags.c_contiguous and smem.size % esz == 0 and lsu.shared_stride % 4 == 0:
-        out = np.empty((len(idx), rows, table.shape[2]), W.UINT[esz])
-        _gather(smem.view(W.UINT[esz]), table, np.asarray(idx, np.int64), np.asarray(row0, np.int64),
-                np.asarray(base, np.int64), esz >> 1, out)
-        return out
-    addr = table[np.asarray(idx)[:, None], np.asarray(row0)[:, None] + np.arange(rows)] + base[:, None, None]
-    return W.read_operand(smem, addr, bits)
-
-
-@njit(cache=True, nogil=True)
-def _gather(smem, table, idx, row0, base, shift, out):
-    """out[t, r, c] = smem[(table[idx[t], row0[t] + r, c] + base[t]) >> shift] (`table` C-ordered,
-    read through its flat view a row at a time)."""
-    rows, k = table.shape[1], table.shape[2]
-    flat = table.reshape(-1)
-    dst = out.reshape(-1)
-    q = 0
-    for t in range(out.shape[0]):
-        b = base[t]
-        for r in range(out.shape[1]):
-            o = (idx[t] * rows + row0[t] + r) * k
-            for c in range(k):
-                dst[q] = smem[(flat[o + c] + b) >> shift]
-                q += 1
-
-
 def _first(v) -> int:
     """An immediate operand's value (the first lane's, as an int64)."""
     return int(v.reshape(-1)[0] if type(v) is np.ndarray else np.int64(v))
-
-
-@lru_cache(maxsize=256)
-def _stacked(descs: tuple, rows: int, k: int, bits: int, major: str) -> np.ndarray:
-    """`_addresses` of each of `descs` stacked (len(descs), rows, k), read-only: a K loop's steps
-    use the same few descriptors again and again, so each set is stacked once."""
-    out = np.stack([_addresses(d, rows, k, bits, major)[0] for d in descs])
-    out.flags.writeable = False
-    return out
 
 
 def _lanes(x, src, dt) -> np.ndarray:
     """One source over the span as (span warps, 32) of dtype `dt` (a uniform value materialised)."""
     st = x.state
     return st.full(src(st, x), dt).reshape(-1, 32)
-
-
-@njit(cache=True, nogil=True)
-def _prologue(masks, depth, w0, wpc, b, a, sd, warps, bw, aw, sdw):
-    """The executing warps of a step (span-relative, increasing: those with every lane active;
-    `masks` the span's lane masks, guard applied) with their lane 0's B and A descriptors and
-    scale-d, into warps, bw, aw, sdw; returns how many, or -1 when a warp runs with only some of
-    its lanes, its block's warps do not make whole warpgroups, a warp of its warpgroup has
-    exited (`depth` 0), or a descriptor or scale-d differs across its lanes."""
-    nw = 0
-    for i in range(len(masks)):
-        mk = masks[i]
-        if mk == 0:
-            continue
-        if mk != 0xFFFFFFFF:
-            return -1
-        warps[nw] = i
-        nw += 1
-    if nw and wpc % 4:
-        return -1
-    for t in range(nw):
-        w = warps[t]
-        glob = w0 + w
-        first = glob - (glob % wpc) % 4
-        for q in range(4):
-            if depth[first + q] == 0:
-                return -1
-        lane = 32 * w
-        for k in range(1, 32):
-            if b[lane + k] != b[lane] or a[lane + k] != a[lane] or sd[lane + k] != sd[lane]:
-                return -1
-        bw[t], aw[t], sdw[t] = b[lane], a[lane], sd[lane]
-    return nw
-
-
-def _distinct(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`np.unique(v, return_inverse=True)`, at once where every value is the same (a K loop's
-    warps mostly share their descriptors)."""
-    if (v == v[0]).all():
-        return v[:1], np.zeros(len(v), np.intp)
-    return np.unique(v, return_inverse=True)
-
-
-def _runs(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`np.unique(key, return_index=True, return_inverse=True)[1:]`: for a non-decreasing key (the
-    warps of a step in order, sharing one descriptor) from its runs, in one compiled pass."""
-    first, inverse = np.empty(len(key), np.int64), np.empty(len(key), np.int64)
-    n = _run_starts(key, first, inverse)
-    if n >= 0:
-        return first[:n], inverse
-    return np.unique(key, return_index=True, return_inverse=True)[1:]
-
-
-@njit(cache=True, nogil=True)
-def _run_starts(key, first, inverse):
-    """For a non-decreasing key: first[:n] where each run of equal values starts and inverse[i]
-    the run of element i; returns n, or -1 where the key decreases somewhere."""
-    n = 0
-    for i in range(len(key)):
-        if i and key[i] < key[i - 1]:
-            return -1
-        if i == 0 or key[i] != key[i - 1]:
-            first[n] = i
-            n += 1
-        inverse[i] = n - 1
-    return n
 
 
 def _registers(x, srcs) -> np.ndarray:
@@ -347,21 +236,6 @@ def _registers(x, srcs) -> np.ndarray:
     for k, f in enumerate(srcs):
         out[k] = f(st, x)
     return out
-
-
-@lru_cache(maxsize=1024)
-def _fits(desc: int, rows: int, k: int, bits: int, major: str, smem_bytes: int) -> bool:
-    """Whether a descriptor's operand lies in the block's shared memory (and has no base offset)."""
-    return not (W.desc_fields(desc)[4] or _addresses(desc, rows, k, bits, major)[1] > smem_bytes)
-
-
-@lru_cache(maxsize=1024)
-def _addresses(desc: int, rows: int, k: int, bits: int, major: str) -> tuple[np.ndarray, int]:
-    """(shared-window byte address (rows, k) of each element, one past the operand's last
-    byte) of a descriptor (read-only: shared by every warp that uses it)."""
-    addr = W.operand_addresses(desc, rows, k, bits, major)
-    addr.flags.writeable = False
-    return addr, int(addr.max()) + bits // 8
 
 
 def _in_place(f, dsts: list, reg_dtypes) -> tuple[int, ...] | None:

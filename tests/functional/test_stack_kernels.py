@@ -1,11 +1,12 @@
-"""The compiled stack loops (gpusim.functional.stack_kernels) do what the numpy code they replace
-does, on random reconvergence stacks: the scheduler's lowest runnable block, a uniform goto, the
-pops of settle."""
+"""The compiled stack and barrier loops (gpusim.functional.stack_kernels, barrier_kernels) do what
+the numpy code they replace does, on random reconvergence stacks: the scheduler's lowest runnable
+block, a uniform goto, the pops of settle, a branch, a barrier's arrival, blocked warps, release."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from gpusim.functional import barrier_kernels as B
 from gpusim.functional import stack_kernels as K
 
 W, D = 40, 6
@@ -80,7 +81,7 @@ def test_release_blocked_releases_what_the_numpy_release_would():
         ok = ((arrived[w] | parked[w]) == live[w]).all() and all(
             len(set(wait_at[w[w // wpc == c]].tolist())) <= 1 for c in range(W // wpc))
         got = arrived.copy()
-        code = K.release_blocked(blocked, wait_at, got, depth, pc, mask, exit_only, launched, exited, wpc,
+        code = B.release_blocked(blocked, wait_at, got, depth, pc, mask, exit_only, launched, exited, wpc,
                                  np.empty(W // wpc, np.int64))
         assert code == (0 if ok else 1)
         want = arrived.copy()
@@ -142,7 +143,7 @@ def test_arrive_records_the_barrier_and_settles(seed):
     exited = rng.integers(0, 1 << 32, W).astype(np.uint32)
     other = ((arrived[warps] != 0) & (wait_at[warps] != 7)).any()
     a, wa, d = arrived.copy(), wait_at.copy(), depth.copy()
-    code = K.arrive(a, wa, warps, masks, 7, pc, rpc, mask, d, launched, exited)
+    code = B.arrive(a, wa, warps, masks, 7, pc, rpc, mask, d, launched, exited)
     if other:
         assert code == 1 and (a == arrived).all() and (d == depth).all()
         return
@@ -161,5 +162,5 @@ def test_blocked_is_the_numpy_blocked(seed):
     depth, pc, _, mask, arrived = _stacks(rng)
     top = np.where(depth > 0, mask[np.arange(W), np.maximum(depth - 1, 0)], 0)
     out = np.empty(W, bool)
-    anyb = K.blocked(depth, mask, arrived, out)
+    anyb = B.blocked(depth, mask, arrived, out)
     assert out.tolist() == ((top & arrived) != 0).tolist() and anyb == out.any()

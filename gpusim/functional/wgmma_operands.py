@@ -1,0 +1,141 @@
+"""The operands of `wgmma.mma_async` (`wgmma_ops`): which warps execute it and with which
+descriptors (`prologue`: the warpgroup and uniformity rules in one compiled pass), whether a
+descriptor's operand lies in the block's shared memory (`fits`), each descriptor's element
+addresses (`addresses`, stacked per set of descriptors: `stacked`), the warps that share one B
+(`distinct`, `runs`), and the operands read from shared memory by one compiled gather (`read`).
+
+Sources: PTX ISA 9.0, 9.7.15.5.1 (matrix descriptors), as `isa.semantics.wgmma`.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+from numba import njit
+
+from isa.semantics import wgmma as W
+
+
+def read(lsu, table: np.ndarray, idx: np.ndarray, row0: np.ndarray, base: np.ndarray, rows: int,
+          bits: int) -> np.ndarray:
+    """Operand bits (len(idx), rows, K) of shared memory: element (t, r, c) at byte address
+    table[idx[t], row0[t] + r, c] + base[t] (descriptor addresses, `stacked`, plus each block's
+    window), as `read_operand` reads them, in one compiled gather where the window is one array
+    of the element size (descriptor addresses are multiples of 16 plus multiples of it; every
+    one was checked to lie in the block's shared memory by `_operands`)."""
+    esz = bits // 8
+    smem = lsu.shared
+    if esz in (1, 2, 4) and smem.flags.c_contiguous and smem.size % esz == 0 and lsu.shared_stride % 4 == 0:
+        out = np.empty((len(idx), rows, table.shape[2]), W.UINT[esz])
+        _gather(smem.view(W.UINT[esz]), table, np.asarray(idx, np.int64), np.asarray(row0, np.int64),
+                np.asarray(base, np.int64), esz >> 1, out)
+        return out
+    addr = table[np.asarray(idx)[:, None], np.asarray(row0)[:, None] + np.arange(rows)] + base[:, None, None]
+    return W.read_operand(smem, addr, bits)
+
+
+@njit(cache=True, nogil=True)
+def _gather(smem, table, idx, row0, base, shift, out):
+    """out[t, r, c] = smem[(table[idx[t], row0[t] + r, c] + base[t]) >> shift] (`table` C-ordered,
+    read through its flat view a row at a time)."""
+    rows, k = table.shape[1], table.shape[2]
+    flat = table.reshape(-1)
+    dst = out.reshape(-1)
+    q = 0
+    for t in range(out.shape[0]):
+        b = base[t]
+        for r in range(out.shape[1]):
+            o = (idx[t] * rows + row0[t] + r) * k
+            for c in range(k):
+                dst[q] = smem[(flat[o + c] + b) >> shift]
+                q += 1
+
+
+@lru_cache(maxsize=256)
+def stacked(descs: tuple, rows: int, k: int, bits: int, major: str) -> np.ndarray:
+    """`addresses` of each of `descs` stacked (len(descs), rows, k), read-only: a K loop's steps
+    use the same few descriptors again and again, so each set is stacked once."""
+    out = np.stack([addresses(d, rows, k, bits, major)[0] for d in descs])
+    out.flags.writeable = False
+    return out
+
+
+@njit(cache=True, nogil=True)
+def prologue(masks, depth, w0, wpc, b, a, sd, warps, bw, aw, sdw):
+    """The executing warps of a step (span-relative, increasing: those with every lane active;
+    `masks` the span's lane masks, guard applied) with their lane 0's B and A descriptors and
+    scale-d, into warps, bw, aw, sdw; returns how many, or -1 when a warp runs with only some of
+    its lanes, its block's warps do not make whole warpgroups, a warp of its warpgroup has
+    exited (`depth` 0), or a descriptor or scale-d differs across its lanes."""
+    nw = 0
+    for i in range(len(masks)):
+        mk = masks[i]
+        if mk == 0:
+            continue
+        if mk != 0xFFFFFFFF:
+            return -1
+        warps[nw] = i
+        nw += 1
+    if nw and wpc % 4:
+        return -1
+    for t in range(nw):
+        w = warps[t]
+        glob = w0 + w
+        first = glob - (glob % wpc) % 4
+        for q in range(4):
+            if depth[first + q] == 0:
+                return -1
+        lane = 32 * w
+        for k in range(1, 32):
+            if b[lane + k] != b[lane] or a[lane + k] != a[lane] or sd[lane + k] != sd[lane]:
+                return -1
+        bw[t], aw[t], sdw[t] = b[lane], a[lane], sd[lane]
+    return nw
+
+
+def distinct(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`np.unique(v, return_inverse=True)`, at once where every value is the same (a K loop's
+    warps mostly share their descriptors)."""
+    if (v == v[0]).all():
+        return v[:1], np.zeros(len(v), np.intp)
+    return np.unique(v, return_inverse=True)
+
+
+def runs(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`np.unique(key, return_index=True, return_inverse=True)[1:]`: for a non-decreasing key (the
+    warps of a step in order, sharing one descriptor) from its runs, in one compiled pass."""
+    first, inverse = np.empty(len(key), np.int64), np.empty(len(key), np.int64)
+    n = _run_starts(key, first, inverse)
+    if n >= 0:
+        return first[:n], inverse
+    return np.unique(key, return_index=True, return_inverse=True)[1:]
+
+
+@njit(cache=True, nogil=True)
+def _run_starts(key, first, inverse):
+    """For a non-decreasing key: first[:n] where each run of equal values starts and inverse[i]
+    the run of element i; returns n, or -1 where the key decreases somewhere."""
+    n = 0
+    for i in range(len(key)):
+        if i and key[i] < key[i - 1]:
+            return -1
+        if i == 0 or key[i] != key[i - 1]:
+            first[n] = i
+            n += 1
+        inverse[i] = n - 1
+    return n
+
+
+@lru_cache(maxsize=1024)
+def fits(desc: int, rows: int, k: int, bits: int, major: str, smem_bytes: int) -> bool:
+    """Whether a descriptor's operand lies in the block's shared memory (and has no base offset)."""
+    return not (W.desc_fields(desc)[4] or addresses(desc, rows, k, bits, major)[1] > smem_bytes)
+
+
+@lru_cache(maxsize=1024)
+def addresses(desc: int, rows: int, k: int, bits: int, major: str) -> tuple[np.ndarray, int]:
+    """(shared-window byte address (rows, k) of each element, one past the operand's last
+    byte) of a descriptor (read-only: shared by every warp that uses it)."""
+    addr = W.operand_addresses(desc, rows, k, bits, major)
+    addr.flags.writeable = False
+    return addr, int(addr.max()) + bits // 8
