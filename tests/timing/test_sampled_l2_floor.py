@@ -24,7 +24,8 @@ def _memory(read_bytes, write_sectors):
     per_cycle = l2.slices * l2.bandwidth_bytes_per_cycle_per_slice * SMS / SPEC.sm_count
     write_cost = l2.bandwidth_bytes_per_cycle_per_slice / l2.write_bandwidth_bytes_per_cycle_per_slice
     booked = read_bytes + write_sectors * l2.sector_bytes * write_cost
-    slices = SimpleNamespace(servers=[SimpleNamespace(bytes_served=booked / 2)] * 2, bytes_per_cycle=per_cycle)
+    slices = SimpleNamespace(servers=[SimpleNamespace(bytes_served=booked / 2)] * 2, bytes_per_cycle=per_cycle,
+                             dirtied_sectors=0)
     return SimpleNamespace(l2=SimpleNamespace(slices=slices), counters=lambda: {
         "lts__t_sectors_op_write.sum": float(write_sectors), "dram__bytes_read.sum": 0.0, "dram__bytes_write.sum": 0.0})
 
