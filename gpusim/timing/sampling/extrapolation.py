@@ -319,19 +319,21 @@ class Extrapolation:
     def _dram_floor_cycles(self, blocks_scale: float) -> float:
         """The least time in which the simulated SMs' share of the DRAM (its peak less the share
         refresh takes) moves the simulated DRAM bytes, scaled by `blocks_scale` and by what loop
-        sampling left out; the writes as what the simulated part wrote back plus every sector the
-        left-out part makes dirty (`L2Slices.dirtied_sectors`, the kept part's rate)."""
+        sampling left out; the writes loop sampling left out as every sector they make dirty
+        (`L2Slices.dirtied_sectors`, at the kept part's rate) beside what the kept part wrote back."""
         mem = self.memory.counters()
-        s_w = self.issue.traffic_scale("dram__bytes_write.sum") * blocks_scale
+        s_w = self.issue.traffic_scale("dram__bytes_write.sum")
         written = mem.get("dram__bytes_write.sum", 0.0)
-        # the writes: what the simulated part wrote back, and every sector the left-out part
-        # makes dirty (the L2 ends as dirty as it is now): a store stream's kept iterations
-        # wrote into the L2 faster than its write-backs left, which the written bytes alone,
-        # scaled, would take as the whole kernel's
-        dirtied = self.memory.l2.slices.dirtied_sectors * self.spec.l2.sector_bytes
-        written = max(written * s_w, written + dirtied * (s_w - 1.0))
-        dram = mem.get("dram__bytes_read.sum", 0.0) * self.issue.traffic_scale("dram__bytes_read.sum") * blocks_scale \
-            + written
+        if s_w > 1.0:
+            # the writes of the iterations loop sampling left out: every sector they make dirty
+            # (the L2 ends as dirty as it is now), beside what the kept part wrote back; its
+            # stores went into the L2 faster than their write-backs left, so its written bytes
+            # alone, scaled, fall short. (The unsimulated blocks' write-backs are the stand-ins'
+            # among the written bytes: sampling/standins.py.)
+            dirtied = self.memory.l2.slices.dirtied_sectors * self.spec.l2.sector_bytes
+            written = max(written * s_w, written + dirtied * (s_w - 1.0))
+        dram = (mem.get("dram__bytes_read.sum", 0.0) * self.issue.traffic_scale("dram__bytes_read.sum") + written) \
+            * blocks_scale
         h, spec = self.spec.hbm, self.spec
         peak = spec.hbm_bytes_per_cycle * self.sms_simulated / spec.sm_count * (1.0 - h.t_rfc_ns / h.t_refi_ns)
         return dram / peak
