@@ -31,6 +31,14 @@ def _data(v: np.ndarray) -> int:
     return v.__array_interface__["data"][0]
 
 
+def _address(known: list, r: int, v: np.ndarray) -> int:
+    """Register r's data address, kept in `known` (the batch's) while r still holds the array `v`."""
+    c = known[r]
+    if c is None or c[0] is not v:
+        c = known[r] = (v, _data(v))
+    return c[1]
+
+
 class SegmentOp(Op):
     """A run of compilable ALU ops of one block (`segments`' module docstring)."""
     __slots__ = ("ops", "plan", "variants", "failed", "code", "table", "interpreted", "looked", "by_types",
@@ -109,11 +117,8 @@ class SegmentOp(Op):
         for r in plan.loads:
             v = regs[r]
             if type(v) is ndarray:
-                c = known[r]
-                if c is None or c[0] is not v:
-                    c = known[r] = (v, _data(v))
-                tbl[k + k] = c[1]
-                arrays.append(c[1])
+                tbl[k + k] = a = _address(known, r, v)
+                arrays.append(a)
             else:
                 a, view = slots[k]
                 view[0] = v
@@ -129,12 +134,9 @@ class SegmentOp(Op):
             else:
                 v = regs[r]
                 if type(v) is ndarray:
-                    c = known[r]
-                    if c is None or c[0] is not v:
-                        c = known[r] = (v, _data(v))
-                    tbl[k + k] = c[1]
+                    tbl[k + k] = a = _address(known, r, v)
                     if r not in loaded:
-                        arrays.append(c[1])
+                        arrays.append(a)
                 else:
                     if fresh is None:
                         fresh = []
