@@ -225,6 +225,41 @@ class HBM:
         self.congested = m >= self._congested_at
         return done
 
+    def peek_read(self, t: float, burst: int) -> float:
+        """When a read of `burst` arriving at t would have its data back at the L2, booking
+        nothing and changing no row: the fetch another SM of the whole GPU makes for a line the
+        sample's share finds in flight (l2_slices.allocate, sampling/warming.py). It sees the
+        channel's refresh, the bank's open row and queue, and the bus's queue as they are."""
+        chunk = burst // self.bursts_per_chunk
+        nch = self.channels
+        q = chunk // nch
+        ch = self._chans[(chunk - q * nch + (q ^ (q >> 3) ^ (q >> 7) ^ (q >> 12) ^ (q >> 18) ^ (q >> 25))) % nch]
+        q //= self.chunks_per_row
+        nb = self.banks_per_channel
+        row = q // nb
+        b = (q - row * nb + (row ^ (row >> 3) ^ (row >> 7) ^ (row >> 12) ^ (row >> 18) ^ (row >> 25))) % nb
+        refresh_at = ch.next_refresh
+        cur = ch.rows[b] if t < refresh_at else None      # a refresh due by t closes every row
+        if t >= refresh_at:
+            refresh_at += ((t - refresh_at) // self._refi + 1) * self._refi
+        if cur == row:
+            lat, occ = self._hit_lat, 0.0
+        elif cur is None:
+            lat, occ = self._closed_lat, self._t_rcd
+        else:
+            lat, occ = self._conflict_lat, self._t_rp + self._t_rcd
+        srv = ch.banks[b]
+        occ += self._hit_occ
+        ready = srv.peek(t, occ) - occ if srv is not None else t
+        if ready < t:
+            ready = t
+        done = ch.bus.peek(ready, self.granularity_bytes) + lat
+        if self._rfc and t < refresh_at - self._refi_idle:
+            end = refresh_at - self._refi_idle + lat
+            if end > done:
+                done = end
+        return done
+
     def write_burst(self, t: float, burst: int, sectors: int = 0) -> float:
         """One burst written back at t (`sectors` > 0: only that many dirty 32-B sectors of
         it): queued at its channel, drained with the others. Returns when the queue took it:

@@ -64,7 +64,7 @@ class PartitionFabric:
         copy = od.get(line)
         if copy is None:
             if op != ATOM and op != RED:
-                copy = sl.allocate(od, line, ts)
+                copy = sl.allocate(od, line, ts, far=True)
         else:
             od.move_to_end(line)
             copy[spl + 3] = od.allocs

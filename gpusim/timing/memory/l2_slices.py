@@ -80,6 +80,7 @@ class L2Slices:
         self.sets = [[LRUSet() for _ in range(per_part)] for _ in range(self.partitions)]
         self.memo: dict[int, int] = {}         # line -> its set << 20 | slice (speed: hashing.py's memos)
         self.atomic_latency_cycles = l2.atomic_latency_cycles
+        self.fabric_latency_cycles = l2.fabric_latency_cycles
         self.hbm = hbm
         self.atomics = atomics
         self.writeback = writeback
@@ -146,7 +147,7 @@ class L2Slices:
         ent[self.sectors_per_line + 3] = od.allocs
         return ent
 
-    def allocate(self, od: LRUSet, line: int, ts: float) -> list:
+    def allocate(self, od: LRUSet, line: int, ts: float, far: bool = False) -> list:
         """A new entry for the line in set od, evicting its LRU way if the set is full (a wait
         for the victim's write-back is left in `stall`)."""
         spl = self.sectors_per_line
@@ -169,10 +170,21 @@ class L2Slices:
         ent = [None] * spl + [0, None, warm, od.allocs]
         od[line] = ent
         if warm:                                        # valid from the other SMs' accesses (sampling/warming.py)
-            # held, or (IN_FLIGHT) on its way from DRAM for a block of the same wave: ready then
-            ready = NEG_INF if state == HELD else ts + self.hbm.latency_cycles
-            for k in range(spl):
-                ent[k] = ready
+            # held, or (IN_FLIGHT) on its way from DRAM for a block of the same wave: ready when the
+            # DRAM would return that fetch (HBM.peek_read; a far line's copy: two fabric crossings more)
+            if state == HELD:
+                for k in range(spl):
+                    ent[k] = NEG_INF
+            else:
+                hbm = self.hbm
+                per = hbm.sectors_per_burst
+                extra = 2 * self.fabric_latency_cycles if far else 0.0
+                burst = line * spl >> hbm.burst_shift
+                for k in range(0, spl, per):            # one fetch per burst of the line
+                    ready = hbm.peek_read(ts, burst) + extra
+                    burst += 1
+                    for kk in range(k, min(k + per, spl)):
+                        ent[kk] = ready
             self.warm_fills += 1
         else:
             self.allocated += 1

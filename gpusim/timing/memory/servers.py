@@ -121,6 +121,16 @@ class BandwidthServer:
         self.wait_cycles += start - t
         return start + self.latency_cycles
 
+    def peek(self, t: float, nbytes: float) -> float:
+        """When `nbytes` arriving at `t` would complete (start + latency), booking nothing: what a
+        request another unit makes would find here (sampling/warming.py's lines in flight)."""
+        b = int(t * self._inv_w)
+        used, cap = self._used, self._cap
+        while used.get(b, 0.0) + nbytes > cap and nbytes <= cap:
+            b = self._full.get(b, b + 1) if b in self._full else b + 1
+        start = b * self.window_cycles + used.get(b, 0.0) * self._inv_bw
+        return (start if start > t else t) + self.latency_cycles
+
     # -- internals ------------------------------------------------------------------
 
     def _find(self, b: int) -> int:

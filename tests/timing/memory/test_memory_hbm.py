@@ -210,3 +210,40 @@ def test_activations_of_one_channel_take_a_quarter_of_tfaw_each():
     rows = _rows_in_different_banks(h, 16)                        # no bank is reused: only tFAW limits
     done = [h.read_burst(0.0, b) for b in rows]
     assert (done[-1] - done[0]) / (len(rows) - 1) == pytest.approx(40.0 / 4 * NS, rel=0.01)
+
+
+# -- peek_read: the fetch another SM makes for a line the sample finds in flight (l2_slices.allocate) --
+
+def test_a_peek_at_an_idle_closed_bank_returns_what_a_read_would():
+    assert HBM(SPEC).peek_read(100.0, 0) == HBM(SPEC).read_burst(100.0, 0)
+
+
+def test_a_peek_books_nothing():
+    h = HBM(SPEC)
+    for t in range(0, 4000, 7):
+        h.peek_read(float(t), 0)
+    assert (h.bursts_read, h.row_hits, h.row_misses) == (0, 0, 0)
+    assert h.read_burst(100.0, 0) == HBM(SPEC).read_burst(100.0, 0)
+
+
+def test_a_peek_finds_the_row_a_read_opened():
+    h = HBM(SPEC)
+    h.read_burst(0.0, 0)
+    assert h.peek_read(1000.0, 1) == pytest.approx(1000.0 + HBM_CYCLES - T_RCD_CYCLES)      # a row hit
+
+
+def test_a_peek_waits_behind_the_reads_queued_on_its_channel():
+    h = HBM(SPEC)
+    c = h.locate(0)[0]
+    same = [b for b in range(0, 80 * CHUNK_BURSTS * 400, CHUNK_BURSTS) if h.locate(b)[0] == c][1:200]
+    for b in same:                                   # 200 bursts of other rows of the channel, all at t = 0
+        h.read_burst(0.0, b)
+    assert h.peek_read(0.0, 0) > 200 * 64 / CHANNEL_BYTES_PER_CYCLE
+
+
+def test_a_peek_while_its_channel_refreshes_waits_for_the_refresh_to_end():
+    spec = replace(hbm={"t_rfc_ns": 350.0})
+    h = HBM(spec)
+    due = h._chans[h.locate(0)[0]].next_refresh
+    closed = HBM_CYCLES - h.refresh_wait_cycles
+    assert h.peek_read(due + 100.0, 0) == pytest.approx(due + 350.0 * NS + closed)

@@ -48,3 +48,12 @@ def test_old_windows_are_forgotten():
     for i in range(100000):
         s.serve(float(i), 32)
     assert len(s._used) <= 3 * 64
+
+
+def test_a_peek_answers_what_the_next_request_would_get_and_books_nothing():
+    s = BandwidthServer(64.0, 10.0)
+    for _ in range(100):
+        s.serve(0.0, 64)                        # 100 cycles of transfers booked from t = 0
+    assert s.peek(0.0, 64) == 100.0 + 10.0
+    assert s.peek(0.0, 64) == 100.0 + 10.0      # the peek itself took no room
+    assert s.serve(0.0, 64) == 100.0 + 10.0
