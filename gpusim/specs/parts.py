@@ -195,6 +195,7 @@ class L2Spec:
     ecc_granule_bytes: int = bounded(32, 1, 4096)  # L2 data ECC word: a write covering part of one costs the slice a read too
     join_queued_reads: bool = False              # a read finding the same sectors still queued at its slice shares that lookup (l2_queue.py)
     requests_per_cycle_per_slice: float = bounded(0.0, 0.0, 64.0)  # line requests a slice looks up per cycle whatever their sectors: a read's lookup takes at least one request's share of the slice's bandwidth; 0 = bytes only (L2 cycles where clocks.l2_clock_mhz is set)
+    fill_cost_bytes_per_byte: float = bounded(0.0, 0.0, 16.0)  # a DRAM fill books this many bytes of its home slice's bandwidth per byte it writes into the slice (0 = fills are free)
 
     def __post_init__(self) -> None:
         if not isinstance(self.join_queued_reads, bool):
@@ -207,7 +208,7 @@ class L2Spec:
         if self.atomic_units and not self.atomic_unit_hash_masks:
             raise ConfigError(f"L2Spec.atomic_units ({self.atomic_units}) needs atomic_unit_hash_masks (the key it "
                               f"spreads over the units)")
-        _nonnegative(self, "requests_per_cycle_per_slice", "atomic_latency_cycles", "atomic_int_sector_interval_cycles",
+        _nonnegative(self, "requests_per_cycle_per_slice", "fill_cost_bytes_per_byte", "atomic_latency_cycles", "atomic_int_sector_interval_cycles",
                      "atomic_float_sector_interval_cycles")
         _power_of_two(self, "associativity", "line_bytes", "sector_bytes", "ecc_granule_bytes", "atomic_unit_granule_bytes")
         if self.sector_bytes > self.line_bytes:

@@ -256,6 +256,7 @@ ZERO_ALLOWED = {"sm.reserved_shared_per_block_bytes", "sm.shared_carveouts_bytes
                 "tensor.cp_async_fill_cycles",                                                         # 0: no cp.async
                 "l2.atomic_units",                                                                     # 0: a unit per hash key
                 "l2.requests_per_cycle_per_slice",                                                     # 0: bytes only
+                "l2.fill_cost_bytes_per_byte",                                                         # 0: fills free
                 "clocks.l2_clock_mhz"}                                                                 # 0: the L2 at the SM clock
 
 

@@ -168,6 +168,13 @@ Sources (the tags the comments use):
 - [MEAS-L2REQ] a slice's line requests, data/measurements/l2_request_rate_h200.json (`python -m
   validate.l2_request_rate_probe --out ...`, H200, 2026-11-26): every SM loading an L2-resident buffer with
   ld.global.cg, 32 sectors a warp load over 32 / 16 / 8 lines: 151 / 281 / 279 sectors a ns.
+- [MEAS-L2FILL] what a DRAM fill takes of a slice, data/measurements/l2_fill_h200.json and
+  l2_fill_h200_ncu.csv (`python -m validate.l2_fill_probe --out ...`, H200, driver 580.159.04, 2026-11-26,
+  Nsight's times and counters for the same launches): every SM's warps loading 128-B lines with
+  ld.global.cg, 8 / 4 / 2 L2-resident lines to one streamed from DRAM: 274 / 268 / 239 sectors a ns looked
+  up for SMs while 31 / 54 / 80 a ns are filled (282 / 161 / 108 us; resident lines alone 262, all
+  lookups with the fabric's 292 / 306 / 305); gpusim with fills free 271 / 152 / 91 us, with a filled
+  byte costing 0.4 of a looked-up one 283 / 165 / 104 (0.33: 281 / 163 / 102; 0.5: 287 / 168 / 107).
 - [MEAS-XBAR] the L2 under every SM, data/measurements/crossbar_probe_h{100,200}_run3.json (`python -m
   validate.tensor_timing.crossbar_probe`, H100 and H200, driver 580.159.04, 2026-11-25: one block a SM
   pulling 64 KiB a round by cp.async.cg, Nsight counters beside): 132 SMs each reading a region of

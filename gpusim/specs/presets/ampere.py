@@ -114,6 +114,7 @@ A100 = GPUSpec(
         ecc_granule_bytes=32,              # estimate: as Hopper [NCU-DATA]
         join_queued_reads=False,           # estimate: as Hopper
         requests_per_cycle_per_slice=0.0,  # estimate: 0, bytes only (the A100's request rate is not measured; the H200: 0.92)
+        fill_cost_bytes_per_byte=0.0,      # estimate: 0, fills free (the A100's is not measured; the H200: 0.4 [MEAS-L2FILL])
     ),
     hbm=HBMSpec(
         stacks=5,                          # [A100-WP] five active HBM2e stacks

@@ -148,6 +148,7 @@ H100 = GPUSpec(
         ecc_granule_bytes=32,              # [NCU-DATA] transpose_naive/large: a 4-B store takes 2 sector slots
         join_queued_reads=True,            # [MEAS-XBAR] every SM on one region: 0.30 lookups a sector
         requests_per_cycle_per_slice=0.92,  # estimate: the H200's per slice and L2 cycle [MEAS-L2REQ] (same slice design; H100 not measured)
+        fill_cost_bytes_per_byte=0.4,      # estimate: the H200's [MEAS-L2FILL] (same slice design; H100 not measured)
     ),
     hbm=HBMSpec(
         stacks=5,                          # [H100-WP] five HBM3 stacks
@@ -226,6 +227,7 @@ H200 = GPUSpec(
         ecc_granule_bytes=32,              # [NCU-DATA] transpose_naive/large: a 4-B store takes 2 sector slots
         join_queued_reads=True,            # [MEAS-XBAR] every SM on one region: 0.30 lookups a sector
         requests_per_cycle_per_slice=0.92,  # [MEAS-L2REQ] 1-sector requests: 151.4 a ns over 96 slices at 1,707.5 MHz (0.924); 2 and 4 sectors: the bytes' peak
+        fill_cost_bytes_per_byte=0.4,      # [MEAS-L2FILL] L2-resident loads mixed 8:1, 4:1, 2:1 with streamed ones: the slices' lookups fall as the fills rise, as if a byte filled took 0.3-0.5 of a byte looked up
     ),
     hbm=HBMSpec(
         stacks=6,                          # estimate: 141 GB as six 24 GB HBM3e stacks on GH100's six sites [H100-WP]

@@ -38,7 +38,11 @@ What is modelled:
 - Bandwidth: one `BandwidthServer` per slice of `bandwidth_bytes_per_cycle_per_slice`;
   a lookup books `sectors * sector_bytes` there once per line it touches (a write
   scaled up to take `write_bandwidth_bytes_per_cycle_per_slice`); the booking start
-  `ts` is the lookup time.
+  `ts` is the lookup time. A DRAM fill writes the line's home slice when its burst
+  arrives and books `fill_cost_bytes_per_byte` of its bytes there (0.4 on the H200:
+  L2-resident loads mixed 8:1 .. 2:1 with streamed ones lose lookups as the fills rise,
+  data/measurements/l2_fill_h200.json, `validate/l2_fill_probe.py`); a far line's copy
+  is filled through the fabric without it.
 - Timing, from the arrival `t` at the near slice (`pipeline_latency_cycles` = P, which
   `MemorySystem` sets to `l2.hit_latency_cycles - 2 * noc.latency_cycles` so that a near
   hit's load-to-use latency seen by the SM is exactly `l2.hit_latency_cycles`):
@@ -347,7 +351,7 @@ class L2Cache:
                 else:                                   # a hit: what L2Slices.entry does, inlined
                     od.move_to_end(line)
                     ent[use] = od.allocs
-                r = sl.lookup(ent, ts, lst, i, j, op, ops, masks, TEX, float_op, sm)
+                r = sl.lookup(ent, ts, lst, i, j, op, ops, masks, TEX, float_op, sm, si)
                 if op != READ and multi:
                     self.fabric.drop_copies(line, x, home, part, lst, i, j)
             else:

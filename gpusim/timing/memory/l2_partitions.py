@@ -93,7 +93,8 @@ class PartitionFabric:
             ent = sl.entry(home, line, x, tsf)
             if sl.stall > tsf:
                 tsf = sl.stall
-            r = sl.lookup(ent, tsf, sub, 0, len(sub), READ, None, None, FABRIC) + self.latency_cycles
+            r = sl.lookup(ent, tsf, sub, 0, len(sub), READ, None, None, FABRIC,
+                          si=home * sl.slices_per_partition + s) + self.latency_cycles
             for sec in sub:                             # fill the copy
                 k = sec & mask
                 copy[k] = r
@@ -136,7 +137,7 @@ class PartitionFabric:
         ent = sl.entry(home, line, x, tsf)
         if sl.stall > tsf:
             tsf = sl.stall
-        r = sl.lookup(ent, tsf, lst, i, j, op, ops, masks, FABRIC, float_op, sm)
+        r = sl.lookup(ent, tsf, lst, i, j, op, ops, masks, FABRIC, float_op, sm, home * sl.slices_per_partition + s)
         if self.partitions > 2:
             self.drop_copies(line, x, home, part, lst, i, j)
         return r + self.latency_cycles

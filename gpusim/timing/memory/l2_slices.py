@@ -80,6 +80,7 @@ class L2Slices:
         self.sets = [[LRUSet() for _ in range(per_part)] for _ in range(self.partitions)]
         self.memo: dict[int, int] = {}         # line -> its set << 20 | slice (speed: hashing.py's memos)
         self.atomic_latency_cycles = l2.atomic_latency_cycles
+        self.fill_cost = l2.fill_cost_bytes_per_byte    # a DRAM fill's bytes booked at its home slice, per byte
         self.fabric_latency_cycles = l2.fabric_latency_cycles
         self.hbm = hbm
         self.atomics = atomics
@@ -220,10 +221,12 @@ class L2Slices:
 
     # -- the lookup at the home slice -----------------------------------------------------
 
-    def lookup(self, ent, ts, lst, i, j, op, ops, masks, src, float_op=False, sm=0) -> float:
-        """Sectors lst[i:j] of one line at its home slice (entry `ent`), looked up at ts; their
-        ready time. `ops`: an atomic's passes per sector (None: one each); `masks`: a write's
-        byte masks (None: whole sectors); `float_op`, `sm`: an atomic's kind and requesting SM."""
+    def lookup(self, ent, ts, lst, i, j, op, ops, masks, src, float_op=False, sm=0, si=-1) -> float:
+        """Sectors lst[i:j] of one line at its home slice (entry `ent`, slice index `si`), looked up
+        at ts; their ready time. `ops`: an atomic's passes per sector (None: one each); `masks`: a
+        write's byte masks (None: whole sectors); `float_op`, `sm`: an atomic's kind and requesting
+        SM. A miss's DRAM burst, when it arrives, books `fill_cost` of its bytes at slice `si`: the
+        fill writes the slice's data array (validate/l2_fill_probe.py)."""
         spl = self.sectors_per_line
         mask = spl - 1
         hits = misses = 0
@@ -282,6 +285,8 @@ class L2Slices:
             if not valid:
                 misses += 1
                 r = hbm.read_burst(ts, s >> bsh)
+                if self.fill_cost and si >= 0:          # the fill takes the home slice's data array
+                    self.servers[si].serve(r, hbm.granularity_bytes * self.fill_cost)
                 if fp is not None:                  # what the sampled share fetched (sampling/warming.py)
                     fp.count_dram(s // spl)
                 base = (k >> bsh) << bsh            # fill every sector of the burst not wholly valid

@@ -1,7 +1,7 @@
 """L2Cache and HBM: one hardware property per test (test spec: H100 numbers fixed in _memory_spec)."""
 import pytest
 
-from _memory_spec import HBM_BYTES_PER_CYCLE, L2_HIT as L2HIT, SPEC, replace
+from _memory_spec import HBM_BYTES_PER_CYCLE, L2_HIT as L2HIT, L2_MISS, SPEC, replace
 from _memory_spec import T_RCD_CYCLES as ROW_HIT
 from gpusim.timing.memory import HBM, L2Cache, MemorySystem
 from gpusim.timing.memory.hashing import unit_of
@@ -233,3 +233,26 @@ def test_many_recent_atomic_granules_are_pruned_a_few_times_not_at_every_atomic(
     for i in range(140_000):
         l2.atomic(float(i // 64), [16 * i], reduction=True)
     assert len(calls) == 3
+
+
+# -- a DRAM fill writes its home slice's data array (l2.fill_cost_bytes_per_byte, validate/l2_fill_probe.py) --
+
+def test_a_dram_fill_books_its_cost_at_its_home_slice():
+    free = L2Cache(H100)
+    free.read(0.0, [0, 1, 2, 3])                       # one line missed: 128 B looked up, two 64-B bursts filled
+    costly = L2Cache(replace(l2={"fill_cost_bytes_per_byte": 0.5}))
+    costly.read(0.0, [0, 1, 2, 3])
+    assert sum(free.slice_bytes()) == 128.0
+    assert sum(costly.slice_bytes()) == 128.0 + 0.5 * 128
+
+
+def test_hits_after_many_fills_wait_for_the_slice_the_fills_took():
+    def hit_after_fills(cost):
+        l2 = L2Cache(replace(l2={"fill_cost_bytes_per_byte": cost}))
+        sl = l2.slices
+        same = [line for line in range(80 * 2000) if sl.locate(line)[2] == sl.locate(0)[2]]
+        l2.read(0.0, [same[0] * 4])                    # a line to hit later
+        for line in same[1:201]:                       # 200 misses of one slice at once
+            l2.read(1000.0, [line * 4 + k for k in range(4)])
+        return l2.read(1000.0 + L2_MISS, [same[0] * 4])   # a hit when their fills land
+    assert hit_after_fills(1.0) > hit_after_fills(0.0) + 25     # 2073 against 2015 cycles
