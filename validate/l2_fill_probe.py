@@ -9,7 +9,7 @@ lookup does, lookups + fills together are what a slice can move.
 
 The probe: every SM full of warps (grid = 8 blocks of 256 threads a SM), each warp looping `ITERS`
 times; in each iteration `resident` loads of one 128-B line (`ld.global.cg`, coalesced: a lane a
-word) at hashed places in an L2-resident 16 MiB buffer, and `streamed` loads of the next line of
+word) spread over an L2-resident 16 MiB buffer by a multiplicative stride, and `streamed` loads of the next line of
 the warp's own stretch of a 2 GiB buffer (never in the L2: each launch streams a stretch of it
 that no launch of the last 1.5 GiB touched). Cases run from resident loads only to streamed loads
 only, through mixes of 8, 4, 2 and 1 resident loads to one streamed; a first pass warms the
