@@ -22,11 +22,9 @@ slices bound the launch, lookups + f x fills is the slices' rate whatever the mi
 """
 from __future__ import annotations
 
-import argparse
-import json
-import subprocess
-import time
 from pathlib import Path
+
+from validate.probe_cli import gpu_provenance, probe_main, write_probe
 
 RESIDENT_BYTES = 16 << 20
 STREAM_BYTES = 2 << 30
@@ -113,18 +111,10 @@ def run(out_path: str) -> Path:
             if first + _lines_per_launch(warps, streamed) > nstream:
                 first = 0
         rows.append(_row(resident, streamed, warps, sorted(times)[len(times) // 2], times))
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem",
-                          "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
-    doc = {"provenance": {"gpu": smi, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                          "command": "python -m validate.l2_fill_probe --out $OUT/l2_fill_<gpu>.json",
-                          "software": f"CuPy {cp.__version__}, NVRTC {cp.cuda.nvrtc.getVersion()}",
-                          "clocks": "not locked (as found)", "sms": sms, "grid": grid, "block": BLOCK,
-                          "iters": ITERS, "resident_bytes": RESIDENT_BYTES, "stream_bytes": STREAM_BYTES,
-                          "repeats": REPEATS, "method": __doc__.split("\n\n")[2]},
-           "rows": rows}
-    path = Path(out_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, indent=1) + "\n")
+    prov = gpu_provenance(cp, "python -m validate.l2_fill_probe --out $OUT/l2_fill_<gpu>.json", __doc__, sms=sms,
+                          grid=grid, block=BLOCK, iters=ITERS, resident_bytes=RESIDENT_BYTES, stream_bytes=STREAM_BYTES,
+                          repeats=REPEATS)
+    path = write_probe(out_path, prov, rows)
     for r in rows:
         _print(r)
     return path
@@ -171,17 +161,7 @@ def predict(gpu: str) -> list[dict]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", help="the JSON to write (on a GPU machine)")
-    ap.add_argument("--predict", metavar="PRESET", help="gpusim's figures for the same launches instead")
-    a = ap.parse_args(argv)
-    if a.predict:
-        predict(a.predict)
-    elif a.out:
-        run(a.out)
-    else:
-        ap.error("--out or --predict")
-    return 0
+    return probe_main(__doc__, run, predict, argv)
 
 
 if __name__ == "__main__":

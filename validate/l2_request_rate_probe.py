@@ -19,11 +19,9 @@ reported as L2 sectors per ns and per L2 cycle at the clock nvidia-smi reports.
 """
 from __future__ import annotations
 
-import argparse
-import json
-import subprocess
-import time
 from pathlib import Path
+
+from validate.probe_cli import gpu_provenance, probe_main, write_probe
 
 BUF_BYTES = 16 << 20
 ITERS = 256
@@ -81,18 +79,9 @@ def run(out_path: str) -> Path:
         rows.append({"lines": lines, "sectors_per_line": 4 if lines == 1 else 32 // lines, "ns": ns, "ns_all": times,
                      "sectors": sectors, "line_requests": requests, "sectors_per_ns": sectors / ns,
                      "line_requests_per_ns": requests / ns})
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem",
-                          "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
-    doc = {"provenance": {"gpu": smi, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                          "command": "python -m validate.l2_request_rate_probe --out $OUT/l2_request_rate_<gpu>.json",
-                          "software": f"CuPy {cp.__version__}, NVRTC {cp.cuda.nvrtc.getVersion()}",
-                          "clocks": "not locked (as found)", "sms": sms, "grid": grid, "block": BLOCK,
-                          "iters": ITERS, "buffer_bytes": BUF_BYTES, "repeats": REPEATS,
-                          "method": __doc__.split("\n\n")[2]},
-           "rows": rows}
-    path = Path(out_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, indent=1) + "\n")
+    prov = gpu_provenance(cp, "python -m validate.l2_request_rate_probe --out $OUT/l2_request_rate_<gpu>.json",
+                          __doc__, sms=sms, grid=grid, block=BLOCK, iters=ITERS, buffer_bytes=BUF_BYTES, repeats=REPEATS)
+    path = write_probe(out_path, prov, rows)
     for r in rows:
         print(f"lines {r['lines']:2d} ({r['sectors_per_line']} sectors a line): {r['ns'] / 1e3:8.1f} us  "
               f"{r['sectors_per_ns']:7.1f} sectors/ns  {r['line_requests_per_ns']:7.1f} line requests/ns")
@@ -122,17 +111,7 @@ def predict(gpu: str) -> list[dict]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", help="the JSON to write (on a GPU machine)")
-    ap.add_argument("--predict", metavar="PRESET", help="gpusim's figures for the same launches instead")
-    a = ap.parse_args(argv)
-    if a.predict:
-        predict(a.predict)
-    elif a.out:
-        run(a.out)
-    else:
-        ap.error("--out or --predict")
-    return 0
+    return probe_main(__doc__, run, predict, argv)
 
 
 if __name__ == "__main__":

@@ -152,12 +152,13 @@ def test_refresh_closes_every_row_of_its_channel():
     assert h.read_burst(after, 1) == pytest.approx(after + closed)       # a closed bank, not a row hit
 
 
-def test_a_read_arriving_while_its_channel_refreshes_waits_for_the_refresh_to_end():
+@pytest.mark.parametrize("ask", ["read_burst", "peek_read"])     # a read, or a peek at one (booking nothing)
+def test_a_read_arriving_while_its_channel_refreshes_waits_for_the_refresh_to_end(ask):
     spec = replace(hbm={"t_rfc_ns": 350.0})
     h = HBM(spec)
     due = h._chans[h.locate(0)[0]].next_refresh
     closed = HBM_CYCLES - h.refresh_wait_cycles
-    assert h.read_burst(due + 100.0, 0) == pytest.approx(due + 350.0 * NS + closed)
+    assert getattr(h, ask)(due + 100.0, 0) == pytest.approx(due + 350.0 * NS + closed)
 
 
 def test_reads_at_random_times_average_the_measured_latency_refresh_waits_included():
@@ -239,11 +240,3 @@ def test_a_peek_waits_behind_the_reads_queued_on_its_channel():
     for b in same:                                   # 200 bursts of other rows of the channel, all at t = 0
         h.read_burst(0.0, b)
     assert h.peek_read(0.0, 0) > 200 * 64 / CHANNEL_BYTES_PER_CYCLE
-
-
-def test_a_peek_while_its_channel_refreshes_waits_for_the_refresh_to_end():
-    spec = replace(hbm={"t_rfc_ns": 350.0})
-    h = HBM(spec)
-    due = h._chans[h.locate(0)[0]].next_refresh
-    closed = HBM_CYCLES - h.refresh_wait_cycles
-    assert h.peek_read(due + 100.0, 0) == pytest.approx(due + 350.0 * NS + closed)

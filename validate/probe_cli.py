@@ -1,0 +1,44 @@
+"""The command line every GPU probe of validate/ shares: `--out FILE` runs it on a GPU machine and
+writes its JSON, `--predict PRESET` prints gpusim's figures for the same launches."""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import time
+from pathlib import Path
+
+
+def probe_main(doc: str, run, predict, argv=None) -> int:
+    """Parse `argv` for a probe whose module docstring is `doc`; call `run(out_path)` or
+    `predict(preset)`."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--out", help="the JSON to write (on a GPU machine)")
+    ap.add_argument("--predict", metavar="PRESET", help="gpusim's figures for the same launches instead")
+    a = ap.parse_args(argv)
+    if a.predict:
+        predict(a.predict)
+    elif a.out:
+        run(a.out)
+    else:
+        ap.error("--out or --predict")
+    return 0
+
+
+def gpu_provenance(cp, command: str, doc: str, **fields) -> dict:
+    """What a probe's JSON records of where it ran: the GPU, driver and clocks nvidia-smi reports, the
+    date, `command`, CuPy's and NVRTC's versions, the probe's own `fields` and its method (the third
+    paragraph of its docstring `doc`). `cp`: the cupy module (only the GPU machine has it)."""
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem",
+                          "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
+    return {"gpu": smi, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "command": command,
+            "software": f"CuPy {cp.__version__}, NVRTC {cp.cuda.nvrtc.getVersion()}", "clocks": "not locked (as found)",
+            **fields, "method": doc.split("\n\n")[2]}
+
+
+def write_probe(out_path: str, provenance: dict, rows: list) -> Path:
+    """Write {'provenance', 'rows'} to `out_path` (its folder made as needed)."""
+    path = Path(out_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"provenance": provenance, "rows": rows}, indent=1) + "\n")
+    return path
