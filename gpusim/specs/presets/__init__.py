@@ -175,6 +175,9 @@ Sources (the tags the comments use):
   up for SMs while 31 / 54 / 80 a ns are filled (282 / 161 / 108 us; resident lines alone 262, all
   lookups with the fabric's 292 / 306 / 305); gpusim with fills free 271 / 152 / 91 us, with a filled
   byte costing 0.4 of a looked-up one 283 / 165 / 104 (0.33: 281 / 163 / 102; 0.5: 287 / 168 / 107).
+  On an H100 (l2_fill_h100.json, l2_fill_h100_ncu.csv, the same day): 326 / 185 / 143 us, gpusim at 0.4 332 /
+  195 / 122; at 2:1 and 1:1 the H100 also loses resident lines to the stream (L2 hit rate 41% and 22% where 67%
+  and 50% of the loads are resident), which gpusim's L2 does not.
 - [MEAS-XBAR] the L2 under every SM, data/measurements/crossbar_probe_h{100,200}_run3.json (`python -m
   validate.tensor_timing.crossbar_probe`, H100 and H200, driver 580.159.04, 2026-11-25: one block a SM
   pulling 64 KiB a round by cp.async.cg, Nsight counters beside): 132 SMs each reading a region of
