@@ -230,14 +230,8 @@ class HBM:
         nothing and changing no row: the fetch another SM of the whole GPU makes for a line the
         sample's share finds in flight (l2_slices.allocate, sampling/warming.py). It sees the
         channel's refresh, the bank's open row and queue, and the bus's queue as they are."""
-        chunk = burst // self.bursts_per_chunk
-        nch = self.channels
-        q = chunk // nch
-        ch = self._chans[(chunk - q * nch + (q ^ (q >> 3) ^ (q >> 7) ^ (q >> 12) ^ (q >> 18) ^ (q >> 25))) % nch]
-        q //= self.chunks_per_row
-        nb = self.banks_per_channel
-        row = q // nb
-        b = (q - row * nb + (row ^ (row >> 3) ^ (row >> 7) ^ (row >> 12) ^ (row >> 18) ^ (row >> 25))) % nb
+        c, b, row = self.locate(burst)
+        ch = self._chans[c]
         refresh_at = ch.next_refresh
         cur = ch.rows[b] if t < refresh_at else None      # a refresh due by t closes every row
         if t >= refresh_at:
