@@ -12,7 +12,8 @@ times; in each iteration `resident` loads of one 128-B line (`ld.global.cg`, coa
 word) spread over an L2-resident 16 MiB buffer by a multiplicative stride, and `streamed` loads of the next line of
 the warp's own stretch of a 2 GiB buffer (never in the L2: each launch streams a stretch of it
 that no launch of the last 1.5 GiB touched). Cases run from resident loads only to streamed loads
-only, through mixes of 8, 4, 2 and 1 resident loads to one streamed; a first pass warms the
+only, through mixes of 8, 4, 2 and 1 resident loads to one streamed, then the same with the streamed
+accesses stores of whole lines (written back to DRAM as the L2 evicts them); a first pass warms the
 resident buffer. Timed with CUDA events (median of 5); reported per case: L2 sectors looked up per
 ns (every load's 4 sectors) and DRAM sectors filled per ns (the streamed loads' sectors). Where the
 slices bound the launch, lookups + f x fills is the slices' rate whatever the mix, which gives f.
@@ -31,7 +32,8 @@ STREAM_BYTES = 2 << 30
 ITERS = 256
 BLOCK = 256
 BLOCKS_PER_SM = 8
-CASES = ((1, 0), (8, 1), (4, 1), (2, 1), (1, 1), (0, 1))     # (resident, streamed) loads an iteration
+CASES = ((1, 0, False), (8, 1, False), (4, 1, False), (2, 1, False), (1, 1, False), (0, 1, False),
+         (8, 1, True), (4, 1, True), (2, 1, True), (0, 1, True))     # (resident, streamed, stores) an iteration
 REPEATS = 5
 
 SOURCE = r"""
@@ -39,9 +41,12 @@ SOURCE = r"""
 #define RESIDENT 1
 #define STREAMED 0
 #endif
+#ifndef STORE
+#define STORE 0                      // 1: the streamed accesses are stores of whole lines (written back later)
+#endif
 // RESIDENT + STREAMED independent line loads an iteration, UNROLL iterations in flight at once
 #define UNROLL 4
-extern "C" __global__ void probe(const float *res, const float *stream, float *out, unsigned nres,
+extern "C" __global__ void probe(const float *res, float *stream, float *out, unsigned nres,
                                  unsigned long long first_line, unsigned long long nstream, int iters) {
     unsigned lane = threadIdx.x & 31, warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     unsigned long long mine = first_line + (unsigned long long)warp * iters * STREAMED;   // the warp's stretch
@@ -59,7 +64,12 @@ extern "C" __global__ void probe(const float *res, const float *stream, float *o
             #pragma unroll
             for (int s = 0; s < STREAMED; s++) {
                 unsigned long long line = mine + (unsigned long long)i * STREAMED + s;    // below nstream (host)
-                v[u * (RESIDENT + STREAMED) + RESIDENT + s] = __ldcg(stream + line * 32 + lane);
+                if (STORE) {
+                    __stcg(stream + line * 32 + lane, (float)(i + s));
+                    v[u * (RESIDENT + STREAMED) + RESIDENT + s] = 0.f;
+                } else {
+                    v[u * (RESIDENT + STREAMED) + RESIDENT + s] = __ldcg(stream + line * 32 + lane);
+                }
             }
         }
         #pragma unroll
@@ -71,9 +81,9 @@ extern "C" __global__ void probe(const float *res, const float *stream, float *o
 """
 
 
-def source(resident: int, streamed: int) -> str:
+def source(resident: int, streamed: int, store: bool = False) -> str:
     """The probe's source for one case (its loads an iteration fixed at compile time, so they unroll)."""
-    return f"#define RESIDENT {resident}\n#define STREAMED {streamed}\n" + SOURCE
+    return f"#define RESIDENT {resident}\n#define STREAMED {streamed}\n#define STORE {int(store)}\n" + SOURCE
 
 
 def _lines_per_launch(warps: int, streamed: int) -> int:
@@ -93,8 +103,8 @@ def run(out_path: str) -> Path:
     warps = grid * BLOCK // 32
     first = 0
     rows = []
-    for resident, streamed in CASES:
-        mod = cp.RawModule(code=source(resident, streamed),
+    for resident, streamed, store in CASES:
+        mod = cp.RawModule(code=source(resident, streamed, store),
                            options=(f"--gpu-architecture=sm_{props['major']}{props['minor']}",), backend="nvrtc")
         fn = mod.get_function("probe")
         times = []
@@ -110,7 +120,7 @@ def run(out_path: str) -> Path:
             first += _lines_per_launch(warps, streamed)
             if first + _lines_per_launch(warps, streamed) > nstream:
                 first = 0
-        rows.append(_row(resident, streamed, warps, sorted(times)[len(times) // 2], times))
+        rows.append(_row(resident, streamed, warps, sorted(times)[len(times) // 2], times, store))
     prov = gpu_provenance(cp, "python -m validate.l2_fill_probe --out $OUT/l2_fill_<gpu>.json", __doc__, sms=sms,
                           grid=grid, block=BLOCK, iters=ITERS, resident_bytes=RESIDENT_BYTES, stream_bytes=STREAM_BYTES,
                           repeats=REPEATS)
@@ -120,19 +130,20 @@ def run(out_path: str) -> Path:
     return path
 
 
-def _row(resident: int, streamed: int, warps: int, ns: float, times=None) -> dict:
+def _row(resident: int, streamed: int, warps: int, ns: float, times=None, store: bool = False) -> dict:
     lookups = warps * ITERS * (resident + streamed) * 4
-    fills = warps * ITERS * streamed * 4
-    row = {"resident": resident, "streamed": streamed, "ns": ns, "lookup_sectors": lookups, "fill_sectors": fills,
-           "lookups_per_ns": lookups / ns, "fills_per_ns": fills / ns}
+    fills = warps * ITERS * streamed * 4                 # stores: the sectors written (and written back)
+    row = {"resident": resident, "streamed": streamed, "stores": store, "ns": ns, "lookup_sectors": lookups,
+           "fill_sectors": fills, "lookups_per_ns": lookups / ns, "fills_per_ns": fills / ns}
     if times is not None:
         row["ns_all"] = times
     return row
 
 
 def _print(r: dict) -> None:
-    print(f"resident {r['resident']} streamed {r['streamed']}: {r['ns'] / 1e3:8.1f} us  "
-          f"{r['lookups_per_ns']:7.1f} lookup sectors/ns  {r['fills_per_ns']:7.1f} fill sectors/ns"
+    print(f"resident {r['resident']} streamed {r['streamed']}{' stores' if r.get('stores') else ''}: "
+          f"{r['ns'] / 1e3:8.1f} us  {r['lookups_per_ns']:7.1f} lookup sectors/ns  "
+          f"{r['fills_per_ns']:7.1f} {'written' if r.get('stores') else 'fill'} sectors/ns"
           + (f"  ({r['bound']})" if r.get("bound") else ""))
 
 
@@ -147,12 +158,12 @@ def predict(gpu: str) -> list[dict]:
     res = np.ones(RESIDENT_BYTES // 4, np.float32)
     stream = np.ones(STREAM_BYTES // 4, np.float32)
     rows = []
-    for resident, streamed in CASES:
-        m = gpusim.launch(gpusim.CudaSource(source(resident, streamed), "probe"), grid, BLOCK,
+    for resident, streamed, store in CASES:
+        m = gpusim.launch(gpusim.CudaSource(source(resident, streamed, store), "probe"), grid, BLOCK,
                           (res, stream, np.zeros(1, np.float32), np.uint32(RESIDENT_BYTES // 128), np.uint64(0),
                            np.uint64(STREAM_BYTES // 128), np.int32(ITERS)),
                           gpu=spec, timing=True, outputs=False).metrics
-        row = _row(resident, streamed, warps, m["gpu__time_duration.sum"])
+        row = _row(resident, streamed, warps, m["gpu__time_duration.sum"], store=store)
         row["bound"] = m.get("timing__bound")
         row["dram_read_sectors"] = m.get("dram__sectors_read.sum")
         rows.append(row)
