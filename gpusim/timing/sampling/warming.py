@@ -45,12 +45,9 @@ What is modelled (an estimate from the sampled blocks, no extra execution):
   number would give the first SMs' blocks none; the GPU reads each line once). A line
   first touched within the block's own wave is in flight, not held (`warm_state`): the
   blocks reach it together, one fetches it from DRAM and the others wait for that fetch
-  (the L2 fills the share's entry when the DRAM would return that fetch, `HBM.peek_read`:
-  its channel's refresh, its bank's open row and queue as they are, booking nothing and
-  moving no byte; a k step of a GEMM ends with its slowest line, and the slowest of a
-  tile's fetches waits for a refresh or a row conflict, which the DRAM's mean latency
-  left out: the H200's cuda_mma_single/n1024 sample was 11.4% short of full simulation,
-  now +0.4%; a far line's copy adds the fabric's two crossings); a line
+  (the share's entry is ready when the DRAM would return that fetch, `HBM.peek_read`,
+  booking nothing: a GEMM's k step waits for its tile's slowest fetch, docs/mechanisms_24.md
+  section 21); a line
   touched by earlier waves is held where the window holds it for a wave's time, not only
   for the gap to the sharer (that block ran a wave before: a row-major GEMM's B walked by
   64 blocks a line, gap 1/64 of the grid, whose waves of 23% outlast the window of 3%, is
