@@ -17,7 +17,7 @@ from validate.predict import build_case, measurement_environment
 DATA = Path(__file__).resolve().parents[2] / "data" / "measurements" / "h200_tensor.json"
 
 
-def _cycles(mode):
+def _metrics(mode):
     data = json.loads(DATA.read_text())
     k = next(k for k in data["kernels"] if k["name"] == "cuda_mma_single/n1024")
     case = build_case(k)
@@ -29,7 +29,7 @@ def _cycles(mode):
 
 @pytest.mark.slow
 def test_lines_in_flight_wait_for_the_dram_as_the_fetching_sm_would():
-    sampled, full = _cycles("sampled"), _cycles("full")
+    sampled, full = _metrics("sampled"), _metrics("full")
     assert sampled["gpusim__l2_warm_fill_lines.sum"] > 0          # the sample did take shared lines as in flight
     gap = 100 * (sampled["sm__cycles_elapsed.max"] / full["sm__cycles_elapsed.max"] - 1)
     assert abs(gap) < 3.0, gap                                    # +0.4% (the DRAM's mean latency: -11.4%)
