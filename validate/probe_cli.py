@@ -1,10 +1,12 @@
 """The command line every GPU probe of validate/ shares: `--out FILE` runs it on a GPU machine and
-writes its JSON, `--predict PRESET` prints gpusim's figures for the same launches."""
+writes its JSON, `--predict PRESET` prints gpusim's figures for the same launches (and with `--json
+FILE` writes them, with the command, the preset, the date and the model's commit)."""
 from __future__ import annotations
 
 import argparse
 import json
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -15,9 +17,14 @@ def probe_main(doc: str, run, predict, argv=None) -> int:
     ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--out", help="the JSON to write (on a GPU machine)")
     ap.add_argument("--predict", metavar="PRESET", help="gpusim's figures for the same launches instead")
+    ap.add_argument("--json", metavar="FILE", help="with --predict: write gpusim's figures to this file")
     a = ap.parse_args(argv)
+    if a.json and not a.predict:
+        ap.error("--json goes with --predict")
     if a.predict:
-        predict(a.predict)
+        rows = predict(a.predict)
+        if a.json:
+            write_prediction(a.json, a.predict, rows, argv)
     elif a.out:
         run(a.out)
     else:
@@ -34,6 +41,22 @@ def gpu_provenance(cp, command: str, doc: str, **fields) -> dict:
     return {"gpu": smi, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "command": command,
             "software": f"CuPy {cp.__version__}, NVRTC {cp.cuda.nvrtc.getVersion()}", "clocks": "not locked (as found)",
             **fields, "method": doc.split("\n\n")[2]}
+
+
+def write_prediction(out_path: str, preset: str, rows: list, argv=None) -> Path:
+    """gpusim's figures for a probe's launches as {'command', 'preset', 'date', 'model_commit', 'rows'}."""
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                           text=True).stdout.strip()
+    args = sys.argv[1:] if argv is None else list(argv)
+    prov = {"command": "python -m " + (sys.modules["__main__"].__spec__.name if getattr(
+                sys.modules["__main__"], "__spec__", None) else "<probe>") + " " + " ".join(args),
+            "preset": preset, "date": time.strftime("%Y-%m-%d", time.gmtime()),
+            "model_commit": head + (" (with uncommitted changes)" if dirty else "")}
+    path = Path(out_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({**prov, "rows": rows}, indent=1) + "\n")
+    return path
 
 
 def write_probe(out_path: str, provenance: dict, rows: list) -> Path:

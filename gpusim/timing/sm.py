@@ -329,7 +329,7 @@ class SM:
         if s.is_store:
             self.l1.store(t, payload[0], s.is_local, byte_masks=payload[1], send=payload[2] if len(payload) > 2 else None)
             return fixed_ready
-        return self.l1.load(t, payload, s.is_local)
+        return self.l1.load(t, payload, s.is_local, bypass=s.bypass_l1)
 
     def _mbarrier_release(self, w: Warp, slots, t: float) -> None:
         """The phase warp `w` waits for completed at `t`: its wait's predicate is ready then."""

@@ -60,7 +60,9 @@ class StaticInstr:
     async_latency: int = 0
     shared_operand_cycles: float = 0.0  # cycles its operands hold the SM's shared-memory path (wgmma from shared)
     async_copy: bool = False        # LDGSTS: global -> shared through the L1, no register written (memory/l1.py copy_in)
-    bypass_l1: bool = False         # an LDGSTS.BYPASS (cp.async.cg): not allocated in the L1
+    bypass_l1: bool = False         # past the L1, nothing allocated: an LDGSTS.BYPASS (cp.async.cg), or a load coherent
+    #                                 at GPU or system scope (LDG.E.STRONG.GPU / .SYS: ld.global.cg, ld.relaxed.gpu,
+    #                                 volatile), which the L1, not coherent across SMs, may not answer
     tma: bool = False               # a bulk / tensor copy (UTMALDG, UTMASTG, UBLKCP, UTMAPF): the SM's TMA unit (tma.py)
     mbarrier: bool = False          # SYNCS: an mbarrier operation (mbarrier.py), its result when the unit says
     stall: int = 0                  # ptxas' stall count (control bits): cycles before the warp's next issue; 0 unknown
@@ -309,6 +311,9 @@ def _classifier(cc, pipes, tensor, nsp):
             else:
                 latency = math.ceil(own[1])
         copy = join == async_groups.LDGSTS
+        parts = x.opcode.split(".")[1:]
+        coherent = (not copy and not op.is_store and not op.is_atomic and op.memory in ("global", "generic")
+                    and "STRONG" in parts and ("GPU" in parts or "SYS" in parts))
         if own is None and x.base in _WIDE_IMAD and "WIDE" in x.opcode.split(".")[1:]:
             own = (pipes.imad_wide_issue_interval_cycles, None)      # a 64-bit result: two passes of its pipe,
             latency += math.ceil(max(0.0, own[0] - pipes.of(issue[0]).issue_interval_cycles))   # the second later
@@ -322,5 +327,5 @@ def _classifier(cc, pipes, tensor, nsp):
                            interval=-1.0 if own is None else float(own[0]),
                            group_join=join, group_commit=commit, group_wait=wait, group_wait_pending=pending,
                            async_latency=async_latency, shared_operand_cycles=shared_cycles, async_copy=copy,
-                           bypass_l1=copy and "BYPASS" in x.opcode.split("."), tma=tma, mbarrier=mbar)
+                           bypass_l1=(copy and "BYPASS" in parts) or coherent, tma=tma, mbarrier=mbar)
     return classify
