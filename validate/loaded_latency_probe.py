@@ -12,8 +12,9 @@ generators are done, and times its hops with %clock64; the generators load 128-B
 coalesced, UNROLL independent loads a round) and time their own run. The chain is L2-resident (each
 block's own 256 lines, loaded by the block before it starts) or cold (one cycle through 512 MiB, a new
 start each launch: every hop misses); the generators load L2-resident lines (each block's own 1024)
-or stream lines of their own stretch of a 2 GiB buffer from DRAM. Kinds `l2_l2`, `dram_dram` and
-`l2_dram` (chain_generators); W from 0 (the unloaded latency) to 31.
+or stream lines of their own stretch of a 2 GiB buffer from DRAM, in order (`dram`) or 16 KB apart, each
+a new DRAM row (`rows`, as a GEMM's tile rows). Kinds `l2_l2`, `dram_dram`, `l2_dram`, `dram_rows` and
+`l2_rows` (chain_generators); W from 0 (the unloaded latency) to 31.
 Reported per case (the launch with the median CUDA-event time of 5): the chaser's SM cycles a hop
 (%clock64) while the generators run, and the generators' sectors a cycle per SM (%clock64 over each
 generator's own run).
@@ -38,7 +39,7 @@ UNROLL = 4
 MAX_HOPS = 1024                  # as in SOURCE
 GENERATORS = (0, 1, 2, 4, 8, 16, 31)
 SPLIT = (("l2_dram", 1), ("l2_dram", 4), ("l2_dram", 31), ("l2_l2", 31), ("dram_dram", 31))   # (kind, W), every 2nd SM
-KINDS = ("l2_l2", "dram_dram", "l2_dram")     # <where the chain is>_<what the generators load>
+KINDS = ("l2_l2", "dram_dram", "l2_dram", "dram_rows", "l2_rows")   # <where the chain is>_<what the generators load>
 REPEATS = 5
 
 SOURCE = r"""
@@ -50,6 +51,9 @@ SOURCE = r"""
 #endif
 #ifndef GEN_DRAM
 #define GEN_DRAM 0                   // 1: the generators stream lines from DRAM; 0: each block's own L2-resident lines
+#endif
+#ifndef GEN_ROWS
+#define GEN_ROWS 0                   // with GEN_DRAM: the streamed lines 16 KB apart (each a new DRAM row), not in order
 #endif
 #define MAX_HOPS 1024                // the chaser's hops at most (their end times kept in shared memory)
 #define CHAIN_LINES 256              // L2 kind: each block's chaser cycles through 256 lines of its own
@@ -107,7 +111,10 @@ extern "C" __global__ void probe(const unsigned *chain, unsigned start, const fl
         #pragma unroll
         for (int u = 0; u < UNROLL; u++) {
             unsigned long long line;
-            if (GEN_DRAM)
+            if (GEN_DRAM && GEN_ROWS) {       // 131,072 runs of lines 16 KB apart through the 2 GiB buffer
+                unsigned long long seq = first_line + ((unsigned long long)g * rounds + r) * UNROLL + u;
+                line = (seq % 131072ull) * 128ull + (seq / 131072ull) % 128ull;
+            } else if (GEN_DRAM)
                 line = first_line + ((unsigned long long)g * rounds + r) * UNROLL + u;
             else
                 line = blockIdx.x * GEN_LINES + ((warp * 7919u + (unsigned)(r * UNROLL + u) * 40503u) & (GEN_LINES - 1));
@@ -130,7 +137,8 @@ extern "C" __global__ void probe(const unsigned *chain, unsigned start, const fl
 def source(kind: str) -> str:
     """The probe's source for `kind`, '<chase>_<generators>' ('l2' or 'dram' each)."""
     chase, gen = kind.split("_")
-    return f"#define CHASE_DRAM {int(chase == 'dram')}\n#define GEN_DRAM {int(gen == 'dram')}\n#define UNROLL {UNROLL}\n" + SOURCE
+    return (f"#define CHASE_DRAM {int(chase == 'dram')}\n#define GEN_DRAM {int(gen in ('dram', 'rows'))}\n"
+            f"#define GEN_ROWS {int(gen == 'rows')}\n#define UNROLL {UNROLL}\n" + SOURCE)
 
 
 def chain_array(lines: int, cycle: int, seed: int = 1):
@@ -238,7 +246,7 @@ def run(out_path: str) -> Path:
                 rates.append(ROUNDS * UNROLL * 4 / float(sp.mean()) * gens)
             else:
                 rates.append(None)
-            if gen_on == "dram":
+            if gen_on != "l2":
                 first = first + per_launch if first + 2 * per_launch <= STREAM_BYTES // 128 else 0
         med = sorted(range(REPEATS), key=lambda i: times[i])[REPEATS // 2]
         row = _row(kind, gens, times[med], hop_cycles[med], hops[med], rates[med], times)
