@@ -201,7 +201,7 @@ def _print(r: dict) -> None:
 
 def run(out_path: str) -> Path:
     import cupy as cp                    # here, not at the top: only the GPU machine needs CuPy
-    import numpy as np
+    import numpy as np                   # here: beside CuPy, on the GPU machine
     dev = cp.cuda.Device()
     props = cp.cuda.runtime.getDeviceProperties(dev.id)
     sms = props["multiProcessorCount"]
@@ -264,6 +264,13 @@ def run(out_path: str) -> Path:
     return write_probe(out_path, prov, rows)
 
 
+def _recorded_hops(hops, sm: int, end: float) -> tuple:
+    """SM `sm`'s chaser hops (recorded memory events) issued before `end`, the first left out: their
+    mean cycles, count and `hop_stats`."""
+    lat = [m[5] - m[4] for m in hops if m[0] == sm and m[4] < end][1:]
+    return (sum(lat) / len(lat) if lat else None), len(lat), hop_stats(lat)
+
+
 def predict(gpu: str, only=None) -> list[dict]:
     """gpusim's figures for each case (`only`: a list of (kind, W, every) of `cases()`): every SM
     simulated, every loop iteration timed; from SM 0's recorded memory requests, the chaser's hops (its
@@ -297,16 +304,13 @@ def predict(gpu: str, only=None) -> list[dict]:
         big = [m for m in loads if m[7] > 1 and m[4] >= chase_from and m[0] == 0]
         end = max((m[5] for m in big), default=float("inf"))
 
-        def hop(sm):
-            lat = [m[5] - m[4] for m in hops_all if m[0] == sm and m[4] < end][1:]
-            return (float(np.mean(lat)) if lat else None), len(lat), hop_stats(lat)
-        cyc, n, st = hop(0)
+        cyc, n, st = _recorded_hops(hops_all, 0, end)
         rate = sum(m[7] for m in big) / (end - min(m[4] for m in big)) if big else None
         row = _row(kind, gens, r.metrics["gpu__time_duration.sum"], cyc, n, rate)
         row.update(st)
         if every > 1:
-            _, _, idle_st = hop(1)
-            row.update(loaded_every=every, hop_cycles_idle_sms=hop(1)[0], **{"idle_sms_" + k: v for k, v in idle_st.items()})
+            idle, _, idle_st = _recorded_hops(hops_all, 1, end)
+            row.update(loaded_every=every, hop_cycles_idle_sms=idle, **{"idle_sms_" + k: v for k, v in idle_st.items()})
         row["bound"] = r.metrics.get("timing__bound")
         rows.append(row)
         _print(row)

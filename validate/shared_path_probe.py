@@ -129,11 +129,11 @@ def _src_bytes(sms: int) -> int:
 
 def run(out_path: str) -> Path:
     import cupy as cp                    # here, not at the top: only the GPU machine needs CuPy
-    import numpy as np
+    import numpy as np                   # here: beside CuPy, on the GPU machine
     props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
     sms = props["multiProcessorCount"]
     arch = f"--gpu-architecture=sm_{props['major']}{props['minor']}"
-    src_buf = cp.ones(_src_bytes(sms) // 4, cp.float32)
+    src_buf = cp.random.default_rng(1).random(_src_bytes(sms) // 4, dtype=cp.float32)   # not compressible
     cycles = cp.zeros(sms, cp.uint64)
     out = cp.zeros(1, cp.uint32)
     rows = []
@@ -168,7 +168,7 @@ def predict(gpu: str) -> list[dict]:
     from gpusim.timing.engine import TimingOptions      # here: as numpy
     spec = resolve(gpu)
     sms = spec.sm_count
-    src_buf = np.ones(_src_bytes(sms) // 4, np.float32)
+    src_buf = np.random.default_rng(1).random(_src_bytes(sms) // 4, dtype=np.float32)
     rows = []
     for name, readers, copiers, trans, src in CASES:
         m = gpusim.launch(gpusim.CudaSource(source(readers, trans, src == "ca"), "probe"), sms, 32 * WARPS,
