@@ -314,7 +314,7 @@ def _classifier(cc, pipes, tensor, nsp):
         parts = x.opcode.split(".")[1:]
         coherent = (not copy and not op.is_store and not op.is_atomic and op.memory in ("global", "generic")
                     and "STRONG" in parts and ("GPU" in parts or "SYS" in parts))
-        if own is None and x.base in _WIDE_IMAD and "WIDE" in x.opcode.split(".")[1:]:
+        if own is None and x.base in _WIDE_IMAD and "WIDE" in parts:
             own = (pipes.imad_wide_issue_interval_cycles, None)      # a 64-bit result: two passes of its pipe,
             latency += math.ceil(max(0.0, own[0] - pipes.of(issue[0]).issue_interval_cycles))   # the second later
         if op.pipe == "fp64" and pipes.fp64_shares_alu_dispatch:

@@ -61,9 +61,8 @@ What is modelled:
   adds several SMs' counters and recomputes the rates.
 
 Not modelled: the banks of a request's words (the stage charges its busiest bank group,
-`l1_stage.py`), texture/constant paths, cache operators other than coherence (.cs/.lu and the
-eviction hints: such loads are cached here as `ld.ca`; a load coherent at GPU or system
-scope, LDG.E.STRONG.GPU / .SYS from ld.global.cg, ld.relaxed.gpu or volatile, bypasses the L1), the ld.global.nc path, L1 prefetching, the fill's own use of
+`l1_stage.py`), texture/constant paths, cache operators (.cs/.lu, eviction hints: cached as
+`ld.ca`; only LDG.E.STRONG.GPU/.SYS, from ld.global.cg or volatile, bypass), the ld.global.nc path, L1 prefetching, the fill's own use of
 the data stage, the exact Nsight wavefront rule for scattered accesses, and merging of
 one warp's stores beyond one SASS visit (`send` is decided per visit by
 `issue_stream.combine_stores`; on H200 the five 4-byte stores of warp_vote_demo's
@@ -138,9 +137,8 @@ class L1Cache:
     def load(self, now: float, sectors, local: bool = False, copy: bool = False, bypass: bool = False) -> float:
         """A warp's load of distinct sectors (address >> 5) issued at `now`; when its data is ready.
         `copy`: an LDGSTS that allocates in the L1 (cp.async.ca), counted as such: its data goes
-        to shared memory, and when it is there is the return value (`copy_in`). `bypass`: a load
-        coherent at GPU or system scope (LDG.E.STRONG.GPU: ld.global.cg, volatile): every sector a
-        lookup miss read from the L2, nothing allocated."""
+        to shared memory, and when it is there is the return value (`copy_in`). `bypass`: coherent at
+        GPU or system scope (LDG.E.STRONG.GPU / .SYS): every sector a miss read below, nothing allocated."""
         lst = sectors.tolist() if hasattr(sectors, "tolist") else sectors
         n = len(lst)
         sp = 2 if copy else 1 if local else 0
@@ -150,7 +148,7 @@ class L1Cache:
             return now
         if bypass:
             self._ld_miss[sp] += n
-            return self._past(now, lst)
+            return self._past(now, lst, lst)
         stage = self.stage                              # stage.book, inlined (hot path)
         wf = stage.cycles(n, lst) if n > 1 else 1
         start = stage.free
@@ -231,12 +229,12 @@ class L1Cache:
             return now
         if repeated > 0:
             lst = lst + (lst * (repeated // n + 1))[:repeated]
-        return self._past(now, lst, n)
+        return self._past(now, lst, None, n)
 
-    def _past(self, now: float, lst: list, staged: int | None = None) -> float:
-        """Sectors `lst` read from below past the tags (nothing looked up or allocated), through the
-        data stage (`staged` of them: the stage's wavefronts) and the MSHRs; when the data is back."""
-        start, wf = self.stage.book(now, len(lst) if staged is None else staged)
+    def _past(self, now: float, lst: list, staged: list | None, n_staged: int | None = None) -> float:
+        """Sectors `lst` read from below past the tags (nothing looked up or allocated), through the data
+        stage (as `l1_stage.book(now, n_staged, staged)` rules) and the MSHRs; when the data is back."""
+        start, wf = self.stage.book(now, len(staged) if n_staged is None else n_staged, staged)
         ready = start + wf - 1 + self.hit_latency_cycles
         mshr = self._mshr
         n = len(lst)
