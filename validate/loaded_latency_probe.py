@@ -28,24 +28,21 @@ from pathlib import Path
 
 from validate.probe_cli import gpu_provenance, probe_main, write_probe
 
-CHAIN_LINES = 256                # L2 kind: the lines of each block's own chain (as in SOURCE)
-GEN_LINES = 1024                 # L2 kind: the lines each block's generators load (as in SOURCE)
+CHAIN_LINES = 256                # L2 kind: the lines of each block's own chain (a multiple of 8)
+GEN_LINES = 1024                 # L2 kind: the lines each block's generators load (a power of two)
 DRAM_CHAIN_LINES = 4 << 20       # DRAM kind: one cycle through 512 MiB
 UNLOADED_HOPS = 256
 SIMULATED_HOPS = 160              # gpusim: the chase's length under load (see predict)
 STREAM_BYTES = 2 << 30
 ROUNDS = 64                      # generator rounds of UNROLL loads each
 UNROLL = 4
-MAX_HOPS = 1024                  # as in SOURCE
+MAX_HOPS = 1024                  # the chaser's hops at most
 GENERATORS = (0, 1, 2, 4, 8, 16, 31)
 SPLIT = (("l2_dram", 1), ("l2_dram", 4), ("l2_dram", 31), ("l2_l2", 31), ("dram_dram", 31))   # (kind, W), every 2nd SM
 KINDS = ("l2_l2", "dram_dram", "l2_dram", "dram_rows", "l2_rows")   # <where the chain is>_<what the generators load>
 REPEATS = 5
 
 SOURCE = r"""
-#ifndef UNROLL
-#define UNROLL 4
-#endif
 #ifndef CHASE_DRAM
 #define CHASE_DRAM 0                 // 1: the chain cold, over 512 MiB; 0: each block's own L2-resident lines
 #endif
@@ -55,9 +52,8 @@ SOURCE = r"""
 #ifndef GEN_ROWS
 #define GEN_ROWS 0                   // with GEN_DRAM: the streamed lines 16 KB apart (each a new DRAM row), not in order
 #endif
-#define MAX_HOPS 1024                // the chaser's hops at most (their end times kept in shared memory)
-#define CHAIN_LINES 256              // L2 kind: each block's chaser cycles through 256 lines of its own
-#define GEN_LINES 1024               // L2 kind: each block's generators load 1024 lines of their own
+// MAX_HOPS (the chaser's hops at most, their end times kept in shared memory), CHAIN_LINES (L2 kind: the
+// lines of each block's own chain) and GEN_LINES (L2 kind: the lines each block's generators load): source()
 extern "C" __global__ void probe(const unsigned *chain, unsigned start, const float *gen,
                                  unsigned long long first_line, int rounds, int max_hops, int use_flag, int every,
                                  unsigned long long *chase, unsigned long long *span, float *out,
@@ -138,7 +134,8 @@ def source(kind: str) -> str:
     """The probe's source for `kind`, '<chase>_<generators>' ('l2' or 'dram' each)."""
     chase, gen = kind.split("_")
     return (f"#define CHASE_DRAM {int(chase == 'dram')}\n#define GEN_DRAM {int(gen in ('dram', 'rows'))}\n"
-            f"#define GEN_ROWS {int(gen == 'rows')}\n#define UNROLL {UNROLL}\n" + SOURCE)
+            f"#define GEN_ROWS {int(gen == 'rows')}\n#define UNROLL {UNROLL}\n#define MAX_HOPS {MAX_HOPS}\n"
+            f"#define CHAIN_LINES {CHAIN_LINES}\n#define GEN_LINES {GEN_LINES}\n" + SOURCE)
 
 
 def chain_array(lines: int, cycle: int, seed: int = 1):

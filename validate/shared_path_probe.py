@@ -10,9 +10,10 @@ and the fills cost the same, decides where such GEMMs sit.
 The probe: one block of 16 warps per SM. Each warp is a reader or a copier. A reader loops
 `ldmatrix.sync.aligned.m8n8.x4` (or `.trans`) over 512 contiguous bytes of shared memory (4
 conflict-free wavefronts each), 8 independent ones a round, XOR-ing the results; a copier loops
-`cp.async` of 16 B a lane (512 B a warp: 4 fill wavefronts) into its own 1 KB of shared memory, 8 a
+`cp.async` of 16 B a lane (512 B a warp: 4 fill wavefronts) into its own 2 KB of shared memory, 8 a
 round, committing each round and keeping one round in flight, from its own 8 KB of global memory (`.ca`:
-L1-resident after its first pass; `.cg`: from the L2 every time). Cases:
+allocated in the L1, resident after its first pass; `.cg`: not allocated there, yet on both GPUs only
+25-27% of its bytes come from the L2, docs/mechanisms_24.md section 24). Cases:
 readers only, copiers only, and half and half. Reported per case (the launch with the median
 CUDA-event time of 5): the block's cycles (%clock64 from its first to its last warp, the slowest
 SM), ldmatrix wavefronts and fill wavefronts a cycle an SM, and their sum.
@@ -29,7 +30,7 @@ from validate.probe_cli import gpu_provenance, probe_main, write_probe
 WARPS = 16
 ROUNDS = 200
 REPEATS = 5
-SRC_BYTES_PER_WARP = 8 << 10   # each copier's own source (SRC_WORDS in SOURCE): L1-resident for .ca, L2 for .cg
+SRC_BYTES_PER_WARP = 8 << 10   # each copier's own source: L1-resident for .ca
 # (name, readers, copiers, trans, copy source 'ca' | 'cg' | None)
 CASES = (("ldsm", 16, 0, False, None), ("ldsm_trans", 16, 0, True, None),
          ("copy_ca", 0, 16, False, "ca"), ("copy_cg", 0, 16, False, "cg"),
@@ -43,7 +44,7 @@ SOURCE = r"""
 #define CA 0
 #endif
 __device__ __forceinline__ unsigned smem(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
-#define SRC_WORDS 512                // 8 KB of 16-B words a warp
+// SRC_WORDS: each copier's own source in 16-B words (source())
 extern "C" __global__ void probe(const float4* src, unsigned src_words, int rounds, unsigned step,
                                  unsigned long long* cycles, unsigned* out) {
     __shared__ __align__(128) unsigned char tiles[WARPS_IN_BLOCK][2048];
@@ -104,7 +105,7 @@ extern "C" __global__ void probe(const float4* src, unsigned src_words, int roun
 
 def source(readers: int, trans: bool, ca: bool) -> str:
     return (f"#define READERS {readers}\n#define TRANS {int(trans)}\n#define CA {int(ca)}\n"
-            f"#define WARPS_IN_BLOCK {WARPS}\n" + SOURCE)
+            f"#define WARPS_IN_BLOCK {WARPS}\n#define SRC_WORDS {SRC_BYTES_PER_WARP // 16}\n" + SOURCE)
 
 
 def _row(name, readers, copiers, trans, src, cycles: float, ns: float, times=None) -> dict:
