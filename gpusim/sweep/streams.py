@@ -121,8 +121,8 @@ class StoredSource(TraceSource):
             self._conversion = conversion_key(issue)
         streams = self.peek(b)
         del self.ready[b]
-        # what convert() reads besides the visits: the mapping, the budget, the loop chosen so far
-        state = (self._conversion, issue.warp_budget, issue.loop_chosen, issue.loop)
+        # what convert() reads besides the visits: the mapping, the budget, the rounds, the loop chosen so far
+        state = (self._conversion, issue.warp_budget, issue.round_blocks, issue.loop_chosen, issue.loop)
         kept = self.store.sass.setdefault(b, {})
         hit = kept.get(state)
         if hit is not None:
@@ -134,7 +134,7 @@ class StoredSource(TraceSource):
             return streams
         visits, adds = [], []
         for st in streams:
-            st.visits = issue.convert(st.visits, st.summary)
+            st.visits = issue.convert(st.visits, st.summary, b)
             visits.append(st.visits)
             adds.append(issue.adds)
         kept[state] = (visits, adds, (issue.loop_chosen, issue.loop))

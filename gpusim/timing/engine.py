@@ -333,6 +333,7 @@ class TimingEngine:
             blocks = min(blocks, waves * wave)
         if opt.instruction_budget is not None and sass_work * blocks > opt.instruction_budget:
             self.issue.warp_budget = max(1, opt.instruction_budget // (blocks * self.plan.geometry.warps_per_block))
+            self.issue.round_blocks = max(1, self.spec.sm_count * self.res.occupancy.blocks_per_sm)
         return blocks
 
     # ------------------------------------------------------------------ run

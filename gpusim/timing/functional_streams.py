@@ -121,7 +121,7 @@ class TraceSource:
         del self.ready[b]
         if self.issue is not None:
             for st in streams:
-                st.visits = self.issue.convert(st.visits, st.summary)
+                st.visits = self.issue.convert(st.visits, st.summary, b)
         return streams
 
     def peek(self, b: int) -> list[WarpStream]:

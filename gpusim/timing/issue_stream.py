@@ -22,8 +22,11 @@ L1 does before they reach the L2, until a load of that sector comes between them
 **Loop sampling** (`warp_budget`, SASS instructions per warp; None: off). A warp whose
 path would issue more than the budget has iterations of one loop left out: the
 outermost PTX loop with at least 2 x `MIN_ITERATIONS` iterations per activation, chosen
-once per kernel from the first warp over budget. Of an activation of N iterations the
-first K = max(`MIN_ITERATIONS`, N * budget / path) and the last are kept. A `LOOP`
+once per kernel from the first warp over budget. Of an activation of N iterations K =
+max(`MIN_ITERATIONS`, N * budget / path) consecutive ones and the last are kept: the first K in
+the launch's first round of blocks (those the whole GPU runs at once), K from a place that moves
+round after round in later rounds (`kept_offset`), so that the kept iterations read the parts of
+the loop's data the whole loops read, as often. A `LOOP`
 marker where the activation begins and a `SKIP` marker where iterations were left out
 (carrying the SASS instructions kept in the activation so far and those left out) let
 the SM time the loop: the engine stretches each SM's loop time, from its first `LOOP`
@@ -48,6 +51,7 @@ from gpusim.timing.payloads import CpAsyncPayload, MbarrierAccess
 
 LOOP, SKIP = -1, -2                     # marker segments (see module docstring)
 MIN_ITERATIONS = 8
+GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0  # kept_offset's sequence
 _FIRST, _MEM = itemgetter(0), itemgetter(2)        # a visit's PTX block, its payloads
 _VALUES = methodcaller("values")                     # of a dict or a payloads.LazyMem
 
@@ -71,6 +75,7 @@ class IssueStreams:
         self._walks: dict[tuple[int, int], list] = {}
         self.dropped = 0
         self.warp_budget = warp_budget
+        self.round_blocks = 1                        # blocks the whole GPU runs at once (kept_offset's rounds)
         self.loop: int | None = None                 # the PTX loop sampled (chosen once)
         self.loop_chosen = False
         self.kept = [0, 0]                           # SASS instructions, accesses issued
@@ -88,11 +93,12 @@ class IssueStreams:
                        for seg, instrs in enumerate(program.segments)
                        if sum(x.is_store and not x.is_atomic for x in instrs) > 1}
 
-    def convert(self, visits: list, summary: tuple | None = None) -> list:
+    def convert(self, visits: list, summary: tuple | None = None, block: int = 0) -> list:
         """The SASS visits of one warp's PTX visits; the counters advanced by `adds` (the same
         terms `add` takes: a caller that keeps the result can advance them again without
         converting, gpusim.sweep's replay). `summary`: (payloads, [loads, stores, atomics])
-        of all its visits where the trace counted them (`functional_streams.WarpStream.summary`)."""
+        of all its visits where the trace counted them (`functional_streams.WarpStream.summary`);
+        `block`: the warp's block (linear id), which places its kept iterations (`_sample`)."""
         cost = self.cost
         blocks = list(map(_FIRST, visits))
         total = sum(map(cost.get, blocks, repeat(0)))          # in visit order, as a float sum must be
@@ -100,7 +106,7 @@ class IssueStreams:
         skipped = kinds_kept = kinds_skipped = None
         if self.warp_budget is not None and total > self.warp_budget:
             kinds = list(summary[1]) if summary is not None else _kinds(visits)
-            visits = self._sample(visits, blocks, total)
+            visits = self._sample(visits, blocks, total, block)
             k_inst = sum(cost.get(v[0], 0) for v in visits if v[0] >= 0)
             k_acc = sum(len(v[2]) for v in visits if v[0] >= 0)
             skipped = (total - k_inst, acc - k_acc)
@@ -208,10 +214,11 @@ class IssueStreams:
                     best = (key, h)
         return best[1] if best else None
 
-    def _sample(self, visits: list, blocks: list, total: int) -> list:
-        """`visits` with the middle iterations of each activation of the sampled loop left out
-        (module docstring); `blocks`: each visit's PTX block. An activation starts at the loop
-        header's first visit in a run of visits inside the loop body and ends with the run."""
+    def _sample(self, visits: list, blocks: list, total: int, block: int = 0) -> list:
+        """`visits` with iterations of each activation of the sampled loop left out (module
+        docstring); `blocks`: each visit's PTX block. An activation starts at the loop header's
+        first visit in a run of visits inside the loop body and ends with the run. Its kept
+        run of K iterations starts at `kept_offset` of the block's round, its last iteration is kept."""
         if not self.loop_chosen:
             self.loop, self.loop_chosen = self._choose_loop(visits), True
         h = self.loop
@@ -238,13 +245,15 @@ class IssueStreams:
             if count <= keep + 1:
                 out.extend(visits[heads[0]:e0])
             else:
-                first = heads[0]
-                left_out = sum(map(cost_get, blocks[heads[keep]:heads[count - 1]], repeat(0)))
+                o = kept_offset(block // self.round_blocks, count, keep)
+                first, stop = heads[o], heads[o + keep]
+                left_out = sum(map(cost_get, blocks[heads[0]:first], repeat(0))) \
+                    + sum(map(cost_get, blocks[stop:heads[count - 1]], repeat(0)))
                 out.append((LOOP, 0, {}))
-                out.extend(visits[first:heads[keep // 2]])
+                out.extend(visits[first:heads[o + keep // 2]])
                 out.append((LOOP, 1, {}))           # the warm-up half is done
-                out.extend(visits[heads[keep // 2]:heads[keep]])
-                out.append((SKIP, (sum(map(cost_get, blocks[first:heads[keep]], repeat(0))), left_out), {}))
+                out.extend(visits[heads[o + keep // 2]:stop])
+                out.append((SKIP, (sum(map(cost_get, blocks[first:stop], repeat(0))), left_out), {}))
                 out.extend(visits[heads[count - 1]:e0])
             i = e0
         out.extend(visits[i:])
@@ -269,6 +278,20 @@ class IssueStreams:
                             used += 1
             out.append((self.block_segment[k], run[min(first, n - 1)][1], mem))
         self.dropped += sum(len(v[2]) for v in run) - used
+
+
+def kept_offset(round_: int, count: int, keep: int) -> int:
+    """The first kept iteration of an activation of `count` iterations that keeps `keep` of them
+    and its last (count > keep + 1), for the blocks of round `round_` of the launch (the blocks
+    the whole GPU runs at once): the round's place in [0, count - 1 - keep], spread over the
+    loop's range round after round (the golden-ratio sequence). The blocks of a round keep the
+    same iterations, so those that run together still read what they share together (a GEMM's
+    panels); rounds keep different ones, so a round does not find in the L2 what the round
+    before it read just before, which the whole loops read a whole loop earlier. Kept at the start
+    for every block, the kept iterations of every round read the same first part of what the loop
+    walks (a GEMM's first K-slices of every panel: a footprint the loop's kept fraction of the
+    real one), and the L2 hits where the whole loops miss."""
+    return int(((round_ * GOLDEN) % 1.0) * (count - keep))
 
 
 def _kinds(visits: list) -> list[int]:
