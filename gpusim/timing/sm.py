@@ -112,8 +112,8 @@ class SM:
         self.loop_skipped = 0.0
         self.loop_mark = (-1.0, 0)                 # (time, instructions issued) at the latest warmed-up LOOP marker
         self.loop_open = False                     # a window from that mark awaits its first SKIP
-        self.loop_window = [0.0, 0.0]              # instructions issued, cycles: every window so far
-        self.loop_rate: float | None = None        # instructions per cycle in the loop's steady state
+        self.loop_window = [0.0, 0.0]              # instructions issued, cycles: every window so far (the
+        #                                            extrapolation's steady-state rate, over every simulated SM)
 
     def _pack(self) -> None:
         """The arrays `issue_loop.run` takes (again after one of them was replaced)."""
@@ -370,7 +370,6 @@ class SM:
                     win = self.loop_window
                     win[0] += issued - self.loop_mark[1]
                     win[1] += t - self.loop_mark[0]
-                    self.loop_rate = win[0] / win[1]
                     self.loop_open = False
                 self.loop_end = max(self.loop_end, t)
                 self.loop_kept += counts[0]

@@ -205,17 +205,27 @@ class Extrapolation:
         bytes_per_ns = self.spec.hbm_bytes_per_cycle / self.spec.cycle_ns
         return t_err + 100.0 * unsure / bytes_per_ns / t_ns, d_err + 100.0 * unsure / max(dram, 1.0)
 
-    def _loop_stretch(self, sm) -> float:
+    def _loop_rate(self) -> float | None:
+        """Instructions a cycle in the sampled loop's steady state: the simulated SMs' windows
+        from the latest warmed-up loop entry to the first SKIP marker after it (sm.py), over
+        the whole run (the first wave's blocks alone start together and wait on their loads in
+        step, 1.3-1.8 instructions a cycle on sgemm_shared_tile against 2.06 over all its
+        waves) and over every simulated SM together: each SM's windows are a few of its blocks'
+        kept iterations, and the slowest SM's rate, which the launch's end would follow, is
+        the noise of so few (held-out 2's `sgemm_shared_tile/n3072` on the H200: 1.57-1.88 a
+        cycle, 1.73 together); None without windows."""
+        issued = sum(sm.loop_window[0] for sm in self.sms)
+        cycles = sum(sm.loop_window[1] for sm in self.sms)
+        return issued / cycles if cycles > 0 and issued > 0 else None
+
+    def _loop_stretch(self, sm, rate: float | None) -> float:
         """Cycles loop sampling left out on `sm`: the SASS instructions left out, issued at the
-        rate the SM issued in the loop's steady state (its windows from the latest warmed-up
-        loop entry to the first SKIP marker after it, over the whole run: the first wave's
-        blocks alone start together and wait on their loads in step, 1.3-1.8 instructions a
-        cycle on sgemm_shared_tile against 2.06 over all its waves); else its loop time (first
-        LOOP to last SKIP) scaled by left out over kept instructions (issue_stream.py)."""
+        loop's steady-state `rate` (`_loop_rate`); without one, its loop time (first LOOP to
+        last SKIP) scaled by left out over kept instructions (issue_stream.py)."""
         if sm.loop_skipped <= 0:
             return 0.0
-        if sm.loop_rate:
-            return sm.loop_skipped / sm.loop_rate
+        if rate:
+            return sm.loop_skipped / rate
         if sm.loop_kept <= 0 or sm.loop_end <= sm.loop_start:
             return 0.0
         return (sm.loop_end - sm.loop_start) * sm.loop_skipped / sm.loop_kept
@@ -225,7 +235,8 @@ class Extrapolation:
         ends = self.stats.block_end
         # a kernel ends when its memory operations have drained (stores, reductions in flight)
         t_sim = max([max(ends.values()) if ends else 0.0] + [sm.l1.drain_time for sm in self.sms])
-        stretch = max([self._loop_stretch(sm) for sm in self.sms] + [0.0])
+        rate = self._loop_rate()
+        stretch = max([self._loop_stretch(sm, rate) for sm in self.sms] + [0.0])
         if stretch:
             # the left-out iterations' DRAM traffic cannot move faster than the simulated SMs'
             # share of the peak (a loop whose early iterations filled the L2 at full speed), nor
