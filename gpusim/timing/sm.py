@@ -114,6 +114,7 @@ class SM:
         self.loop_open = False                     # a window from that mark awaits its first SKIP
         self.loop_window = [0.0, 0.0]              # instructions issued, cycles: every window so far (the
         #                                            extrapolation's steady-state rate, over every simulated SM)
+        self.loop_windows: list = []               # each window's (instructions issued, cycles)
 
     def _pack(self) -> None:
         """The arrays `issue_loop.run` takes (again after one of them was replaced)."""
@@ -370,6 +371,7 @@ class SM:
                     win = self.loop_window
                     win[0] += issued - self.loop_mark[1]
                     win[1] += t - self.loop_mark[0]
+                    self.loop_windows.append((issued - self.loop_mark[1], t - self.loop_mark[0]))
                     self.loop_open = False
                 self.loop_end = max(self.loop_end, t)
                 self.loop_kept += counts[0]
