@@ -112,9 +112,7 @@ class SM:
         self.loop_skipped = 0.0
         self.loop_mark = (-1.0, 0)                 # (time, instructions issued) at the latest warmed-up LOOP marker
         self.loop_open = False                     # a window from that mark awaits its first SKIP
-        self.loop_window = [0.0, 0.0]              # instructions issued, cycles: every window so far (the
-        #                                            extrapolation's steady-state rate, over every simulated SM)
-        self.loop_windows: list = []               # each window's (instructions issued, cycles)
+        self.loop_windows: list = []               # each window's (instructions issued, cycles): sampling/loop_rate.py
 
     def _pack(self) -> None:
         """The arrays `issue_loop.run` takes (again after one of them was replaced)."""
@@ -368,9 +366,6 @@ class SM:
                     # a window of the loop's steady state: latest warmed-up entry to the first SKIP
                     # after it; the rate is over every window of the run, not the first wave's
                     # alone (its blocks start together and wait on memory in step)
-                    win = self.loop_window
-                    win[0] += issued - self.loop_mark[1]
-                    win[1] += t - self.loop_mark[0]
                     self.loop_windows.append((issued - self.loop_mark[1], t - self.loop_mark[0]))
                     self.loop_open = False
                 self.loop_end = max(self.loop_end, t)

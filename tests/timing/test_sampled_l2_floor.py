@@ -35,7 +35,7 @@ def _extrapolation(memory, t_sim, stretch_inst=0.0, rate=1.0, blocks=16, share=1
                         blocks_share=share, blocks_simulated=blocks, blocks_per_sm=2, wave_blocks=2 * SMS,
                         block_ptx_work=100, functional_budget=None)
     stats = SimpleNamespace(block_end={b: t_sim for b in range(blocks)}, block_start={b: 0.0 for b in range(blocks)})
-    sm = SimpleNamespace(loop_skipped=stretch_inst, loop_window=[rate * 1000.0, 1000.0], loop_kept=1.0, loop_start=0.0, loop_end=t_sim,
+    sm = SimpleNamespace(loop_skipped=stretch_inst, loop_windows=[(rate * 1000.0, 1000.0)], loop_kept=1.0, loop_start=0.0, loop_end=t_sim,
                          l1=SimpleNamespace(drain_time=0.0))
     return Extrapolation(SPEC, shape, stats, [sm], memory, _Issue(), None)
 

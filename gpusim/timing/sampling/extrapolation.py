@@ -70,6 +70,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpusim.timing.sampling.loop_rate import loop_rates
 from gpusim.timing.sampling.sample_blocks import place_in_round, sampled_blocks
 
 
@@ -78,7 +79,6 @@ FULL_FALLBACK_WARPS = 1 << 17    # 'auto' mode: such a launch is simulated in fu
 UNCERTAIN_DRAM_SHARE = 0.25     # ... or of its DRAM bytes (after the run)
 SCALING_TIME_PCT = 5.0           # sampled mode: the scaled memory system's own error, time (module docstring)
 SCALING_DRAM_PCT = 2.0           # ... and DRAM bytes
-RATE_SE = 2.0                    # loop sampling: an SM's own rate where it is this many standard errors off
 IDLE_SLOTS_FACTOR = 2.0          # straggler: the time after the first wave over the slots' busy time (`_straggler`)
 
 
@@ -206,38 +206,9 @@ class Extrapolation:
         bytes_per_ns = self.spec.hbm_bytes_per_cycle / self.spec.cycle_ns
         return t_err + 100.0 * unsure / bytes_per_ns / t_ns, d_err + 100.0 * unsure / max(dram, 1.0)
 
-    def _loop_rates(self) -> list:
-        """Per simulated SM, instructions a cycle in the sampled loop's steady state, or None
-        without windows: the windows from the latest warmed-up loop entry to the first SKIP
-        marker after it (sm.py), over the whole run (the first wave's blocks alone start
-        together and wait on their loads in step, 1.3-1.8 instructions a cycle on
-        sgemm_shared_tile against 2.06 over all its waves). An SM's rate is its own where it
-        differs from the simulated SMs' rate together by more than `RATE_SE` standard errors
-        of its windows' rate (the SM is slower or faster than the others: its L2 partition,
-        its blocks), else the SMs' together: each SM's windows are a few of its blocks' kept
-        iterations, and the slowest SM's rate, which the launch's end follows, would otherwise
-        be the noise of so few (held-out 2's `sgemm_shared_tile/n3072` on the H200: 1.57-1.88
-        a cycle, 1.73 together)."""
-        issued = sum(sm.loop_window[0] for sm in self.sms)
-        cycles = sum(sm.loop_window[1] for sm in self.sms)
-        pooled = issued / cycles if cycles > 0 and issued > 0 else None
-        rates = []
-        for sm in self.sms:
-            i, c = sm.loop_window[0], sm.loop_window[1]
-            own = i / c if c > 0 and i > 0 else None
-            wins = getattr(sm, "loop_windows", [])
-            n = len(wins)
-            if own is None or pooled is None or n < 2:
-                rates.append(own or pooled)
-                continue
-            mean_c = c / n            # the ratio estimator's standard error (windows of unequal length)
-            se = math.sqrt(sum((wi - own * wc) ** 2 for wi, wc in wins) / (n * (n - 1))) / mean_c
-            rates.append(own if abs(own - pooled) > RATE_SE * se else pooled)
-        return rates
-
     def _loop_stretch(self, sm, rate: float | None) -> float:
         """Cycles loop sampling left out on `sm`: the SASS instructions left out, issued at the
-        loop's steady-state `rate` (`_loop_rates`); without one, its loop time (first LOOP to
+        loop's steady-state `rate` (`loop_rate.loop_rates`); without one, its loop time (first LOOP to
         last SKIP) scaled by left out over kept instructions (issue_stream.py)."""
         if sm.loop_skipped <= 0:
             return 0.0
@@ -252,7 +223,7 @@ class Extrapolation:
         ends = self.stats.block_end
         # a kernel ends when its memory operations have drained (stores, reductions in flight)
         t_sim = max([max(ends.values()) if ends else 0.0] + [sm.l1.drain_time for sm in self.sms])
-        stretch = max([self._loop_stretch(sm, r) for sm, r in zip(self.sms, self._loop_rates())] + [0.0])
+        stretch = max([self._loop_stretch(sm, r) for sm, r in zip(self.sms, loop_rates(self.sms))] + [0.0])
         if stretch:
             # the left-out iterations' DRAM traffic cannot move faster than the simulated SMs'
             # share of the peak (a loop whose early iterations filled the L2 at full speed), nor
