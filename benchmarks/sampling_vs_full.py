@@ -1,7 +1,7 @@
 """Sampled timing against the model's own full simulation, on the launches of a measurement file.
 
     python benchmarks/sampling_vs_full.py --data data/measurements/h200_heldout2.json \
-        [--only REGEX] [--jobs N] [--time-limit S] [--max-inst N] [--whole-loops] [--json FILE]
+        [--only REGEX] [--jobs N] [--time-limit S] [--max-inst N] [--whole-loops | --loops-only] [--json FILE]
 
 No measurement is used: each launch is built as `validate compare` builds it
 (`validate.compare.build_case`, the data file's preset, `measurement_environment`), predicted
@@ -10,7 +10,9 @@ block per SM, unless the sample cannot see a reuse distance and full simulation 
 and with `mode="full"` (every SM, every block; long loops still sampled as compare samples them,
 `TimingOptions.instruction_budget`, unless `--whole-loops` times every iteration: that loop
 sampling has an error of its own, +11.4% on the H200's cuda_mma_single/n2048, where the sample
-of 8 SMs times the whole loop). Any gap between the two is the sampler's
+of 8 SMs times the whole loop). `--loops-only` takes compare's own sample with every loop iteration timed
+as the reference instead (the same SMs and blocks): the gap is then loop sampling's alone
+(docs/mechanisms_24.md section 25). Any gap between the two is the sampler's
 (which blocks, which loop iterations, how the rest is extrapolated), not a hardware question, so
 this may run on any suite, the held-out ones included, without tuning on them.
 
@@ -58,15 +60,17 @@ def _predict(k: dict, gpu, env: dict, mode: str, time_limit_s: float | None, who
         return dict(error=f"{type(e).__name__}: {(str(e).splitlines() or [''])[0]}", wall_s=time.perf_counter() - t)
     m = r.metrics
     return dict(cycles=float(m[CYCLES]), ns=float(m[DURATION]), mode=m["timing__mode"],
+                dram_read_bytes=float(m.get("dram__bytes_read.sum", 0.0)),
                 err_pct=float(m["timing__sampling_error_pct"]), note=m.get("timing__sampling_note", ""),
                 blocks_simulated=int(m["timing__blocks_simulated"]),
                 loop_fraction=float(m["timing__loop_sampled_fraction"]), wall_s=time.perf_counter() - t)
 
 
 def compare_one(k: dict, gpu, env: dict, time_limit_s: float | None, max_inst: float | None,
-                known_full: dict | None = None, whole_loops: bool = False) -> dict:
+                known_full: dict | None = None, whole_loops: bool = False, loops_only: bool = False) -> dict:
     """One launch: compare's prediction, then full simulation where compare's was sampled
-    (`known_full`: that simulation's result from an earlier run of the same model, if any)."""
+    (`known_full`: that simulation's result from an earlier run of the same model, if any), or
+    with `loops_only` compare's own mode with every loop iteration timed."""
     row = dict(name=k["name"], blocks=math.prod(k.get("grid") or [1]),
                measured_inst=k["metrics"].get("smsp__inst_executed.sum", 0.0))
     if row["blocks"] <= gpu.sm_count:        # TimingOptions' auto rule: full up to one block per SM
@@ -78,6 +82,17 @@ def compare_one(k: dict, gpu, env: dict, time_limit_s: float | None, max_inst: f
     s = _predict(k, gpu, env, "auto", time_limit_s)
     row["sampled"] = s
     if "error" in s:
+        return row
+    if loops_only:
+        if s["loop_fraction"] >= 1.0:
+            row["full"] = "compare's prediction times every loop iteration"
+            return row
+        f = _predict(k, gpu, env, "auto", time_limit_s, whole_loops=True)
+        row["measured_ns"] = k["metrics"].get(DURATION)
+        row["full"] = f
+        if "error" not in f:
+            row["gap_pct"] = 100.0 * (s["cycles"] - f["cycles"]) / f["cycles"] if f["cycles"] else 0.0
+            row["covered"] = 100.0 * abs(f["cycles"] - s["cycles"]) <= s["err_pct"] * s["cycles"]
         return row
     if s["mode"] == "full":
         row["full"] = "compare's prediction is full simulation"
@@ -120,6 +135,9 @@ def main(argv=None) -> int:
     ap.add_argument("--whole-loops", action="store_true",
                     help="time every loop iteration in the full simulation (TimingOptions(instruction_budget=None)): "
                          "by default it samples long loops as compare does, which has an error of its own")
+    ap.add_argument("--loops-only", action="store_true",
+                    help="the reference is compare's own sample with every loop iteration timed (the same SMs and "
+                         "blocks): the gap is loop sampling's alone")
     ap.add_argument("--reuse-full", metavar="JSON",
                     help="take full simulation results from this earlier --json output (a change of the sampler "
                          "only leaves them as they were)")
@@ -135,14 +153,15 @@ def main(argv=None) -> int:
                  if isinstance(r.get("full"), dict) and "error" not in r["full"]}
     if a.jobs <= 1:
         for i, k in enumerate(kernels):
-            rows[i] = compare_one(k, gpu, env, a.time_limit, a.max_inst, known.get(k["name"]), a.whole_loops)
+            rows[i] = compare_one(k, gpu, env, a.time_limit, a.max_inst, known.get(k["name"]), a.whole_loops,
+                                  a.loops_only)
             print(line(rows[i]), flush=True)
             write(a, preset, rows, argv)
     else:
         order = sorted(range(len(kernels)), key=lambda i: -kernels[i]["metrics"].get("smsp__inst_executed.sum", 0))
         with ProcessPoolExecutor(a.jobs, mp_context=multiprocessing.get_context("fork")) as pool:
             futs = {pool.submit(compare_one, kernels[i], gpu, env, a.time_limit, a.max_inst,
-                                 known.get(kernels[i]["name"]), a.whole_loops): i for i in order}
+                                 known.get(kernels[i]["name"]), a.whole_loops, a.loops_only): i for i in order}
             for fut in as_completed(futs):
                 rows[futs[fut]] = fut.result()
                 print(line(rows[futs[fut]]), flush=True)
