@@ -93,7 +93,7 @@ class IssueStreams:
                        for seg, instrs in enumerate(program.segments)
                        if sum(x.is_store and not x.is_atomic for x in instrs) > 1}
 
-    def convert(self, visits: list, summary: tuple | None = None, block: int = 0) -> list:
+    def convert(self, visits: list, summary: tuple | None, block: int) -> list:
         """The SASS visits of one warp's PTX visits; the counters advanced by `adds` (the same
         terms `add` takes: a caller that keeps the result can advance them again without
         converting, gpusim.sweep's replay). `summary`: (payloads, [loads, stores, atomics])
@@ -214,7 +214,7 @@ class IssueStreams:
                     best = (key, h)
         return best[1] if best else None
 
-    def _sample(self, visits: list, blocks: list, total: int, block: int = 0) -> list:
+    def _sample(self, visits: list, blocks: list, total: int, block: int) -> list:
         """`visits` with iterations of each activation of the sampled loop left out (module
         docstring); `blocks`: each visit's PTX block. An activation starts at the loop header's
         first visit in a run of visits inside the loop body and ends with the run. Its kept
