@@ -292,8 +292,8 @@ class SM:
         if s.async_copy:                            # LDGSTS: when its bytes are in shared memory (its group's part)
             tensor = self.spec.tensor
             if isinstance(payload, CpAsyncPayload):     # its fill's wavefronts on the shared-memory data path
-                ready = self.l1.copy_in(t, payload.sectors, allocate=not s.bypass_l1,
-                                        repeated=payload.repeated) + tensor.cp_async_fill_cycles
+                ready = self.l1.copy_in(t, payload.sectors, allocate=not s.bypass_l1, repeated=payload.repeated,
+                                        requests=payload.wavefronts) + tensor.cp_async_fill_cycles
                 if payload.wavefronts and tensor.cp_async_fill_wavefront_cycles > 0:
                     done = L.shared_fill(self.F, self.I, float(t), payload.wavefronts,
                                          tensor.cp_async_fill_wavefront_cycles)

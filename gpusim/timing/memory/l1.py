@@ -83,6 +83,7 @@ from collections import OrderedDict
 from heapq import heappush
 
 from gpusim.errors import ConfigError
+from gpusim.timing.memory.copy_requests import repeat_runs
 from gpusim.timing.memory.hashing import memo, remember, unit_of
 from gpusim.timing.memory.inflight import InFlight
 from gpusim.timing.memory.l1_stage import L1Stage
@@ -213,33 +214,31 @@ class L1Cache:
                 ready = r
         return ready
 
-    def copy_in(self, now: float, sectors, allocate: bool, repeated: int = 0) -> float:
-        """A warp's LDGSTS (cp.async) of distinct global sectors issued at `now`: when its bytes
-        are in shared memory. Through the L1 like a load (`allocate`: cp.async.ca, looked up and
-        allocated) or past it (LDGSTS.BYPASS, cp.async.cg: every sector read from the L2, nothing
-        allocated); either way through the L1's data stage and MSHRs, no register written. A
-        bypassing copy reads `repeated` of its sectors a second time (those whose halves fill two
-        shared sectors, `copy_counts.copy_pieces`: measured on the H100 for .cg; the model reads
-        the first `repeated` of them again, in one request with the rest)."""
+    def copy_in(self, now: float, sectors, allocate: bool, repeated: int = 0, requests: int = 0) -> float:
+        """A warp's LDGSTS (cp.async) of distinct global sectors issued at `now`: when its bytes are in
+        shared memory. Through the L1 like a load (`allocate`: cp.async.ca) or past it (LDGSTS.BYPASS,
+        cp.async.cg: every sector from the L2, nothing allocated), through the data stage and MSHRs. A
+        bypassing copy reads `repeated` of its sectors again (`copy_counts.copy_pieces`, the model takes
+        the first ones), in requests of their own up to its `requests` fill wavefronts (copy_requests.py)."""
         if allocate:
             return self.load(now, sectors, copy=True)
         lst = sectors.tolist() if hasattr(sectors, "tolist") else sectors
         n = len(lst)
         if n == 0:
             return now
-        if repeated > 0:
-            lst = lst + (lst * (repeated // n + 1))[:repeated]
-        return self._past(now, lst, None, n)
+        again = (lst * (repeated // n + 1))[:repeated] if repeated > 0 else None
+        return self._past(now, lst + again, None, n, repeat_runs(lst, again, requests, self.line_shift)) if again \
+            else self._past(now, lst, None, n)
 
-    def _past(self, now: float, lst: list, staged: list | None, n_staged: int | None = None) -> float:
-        """Sectors `lst` read from below past the tags (nothing looked up or allocated), through the data
-        stage (as `l1_stage.book(now, n_staged, staged)` rules) and the MSHRs; when the data is back."""
+    def _past(self, now: float, lst: list, staged: list | None, n_staged: int | None = None, runs=None) -> float:
+        """Sectors `lst` (in requests of `runs` sectors; None: one a line) read from below past the tags,
+        through the data stage (`l1_stage.book(now, n_staged, staged)`) and the MSHRs; when the data is back."""
         start, wf = self.stage.book(now, len(staged) if n_staged is None else n_staged, staged)
         ready = start + wf - 1 + self.hit_latency_cycles
         mshr = self._mshr
         n = len(lst)
         t = mshr.room(start, n)
-        r = self.lower.read(t, self.sm_id, lst)
+        r = self.lower.read(t, self.sm_id, lst) if runs is None else self.lower.read(t, self.sm_id, lst, runs=runs)
         mshr.add(r, n)
         self._read_bytes += n * self.sector_bytes
         if r > self.drain_time:

@@ -292,11 +292,13 @@ class L2Cache:
     # -- the access path ------------------------------------------------------------------
 
     def _access(self, t: float, lst: list, op: int, ops: list | None = None, masks: list | None = None,
-                part: int = 0, float_op: bool = False, sm: int = 0) -> float:
+                part: int = 0, float_op: bool = False, sm: int = 0, runs: list | None = None) -> float:
         """Route a request's sectors, one line at a time: book the near slice, then the home
         slice's lookup (`L2Slices.lookup`) or the fabric's far path (`PartitionFabric.far`).
         `ops`: an atomic's passes per sector (None: one each); `float_op`: an atomic's kind;
-        `sm`: the requesting SM (an atomic's unit, a read's queue: l2_queue.py)."""
+        `sm`: the requesting SM (an atomic's unit, a read's queue: l2_queue.py); `runs`: the
+        lengths of the line requests `lst` is made of (None: each run of sectors in one line;
+        a bypassing copy's second reads, `copy_requests.py`)."""
         sl = self.slices
         sh = sl.line_shift
         spp, servers, sbytes = sl.slices_per_partition, sl.servers, sl.sector_bytes
@@ -307,11 +309,16 @@ class L2Cache:
         latest, earliest = t, INF
         n = len(lst)
         i = 0
+        k = 0
         while i < n:                                    # one group per run of sectors in one line
             line = lst[i] >> sh
-            j = i + 1
-            while j < n and lst[j] >> sh == line:
-                j += 1
+            if runs is not None:
+                j = i + runs[k]
+                k += 1
+            else:
+                j = i + 1
+                while j < n and lst[j] >> sh == line:
+                    j += 1
             x, home, s = locate(line)
             si = part * spp + s
             if queue is not None:                       # the same sectors still queued at this slice: join them

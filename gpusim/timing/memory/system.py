@@ -111,11 +111,12 @@ class MemorySystem:
 
     # -- requests ---------------------------------------------------------------------
 
-    def read(self, now: float, sm_id: int, sectors) -> float:
-        """Sectors (address >> 5) missed by SM `sm_id`'s L1 at `now`; when their data is at the SM."""
+    def read(self, now: float, sm_id: int, sectors, runs: list | None = None) -> float:
+        """Sectors (address >> 5) missed by SM `sm_id`'s L1 at `now`; when their data is at the SM.
+        `runs`: the lengths of the requests the sectors come in (None: one a line)."""
         lst = sectors if type(sectors) is list else as_list(sectors)    # the L2 does not modify it
         return self._l2(self._traverse(now, len(lst) * self._sector_bytes), lst, READ, None, None,
-                        sm_id % self.partitions, sm=sm_id) + self._back
+                        sm_id % self.partitions, sm=sm_id, runs=runs) + self._back
 
     @property
     def first_back(self) -> float:
@@ -180,12 +181,12 @@ class MemorySystem:
             parts.setdefault(self._owner(s), []).append(k)
         return parts if set(parts) != {-1} else None
 
-    def _peer_read(self, now: float, sm_id: int, sectors) -> float:
+    def _peer_read(self, now: float, sm_id: int, sectors, runs: list | None = None) -> float:
         self.l2.first_ready = float("inf")
         lst = as_list(sectors)
         parts = self._split(lst) if lst else None
         if parts is None:
-            return MemorySystem.read(self, now, sm_id, lst)
+            return MemorySystem.read(self, now, sm_id, lst, runs)
         sb = self._sector_bytes
         t = self._traverse(now, len(lst) * sb)
         done = t
