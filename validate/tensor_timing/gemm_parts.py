@@ -272,7 +272,7 @@ def measure(out_dir: Path) -> Path:
 def predict(gpu: str, measured: Path, only: str | None = None) -> list[dict]:
     """gpusim's duration of every case of a measured file, beside the measured median."""
     import re                            # here: only predicting needs these
-    import numpy as np
+    import numpy as np                   # here: likewise
     import gpusim                        # here: the GPU side imports nothing of gpusim
     doc = json.loads(measured.read_text())
     src = GEMM_CU.read_text() + doc.get("kernel_source", PARTS_SOURCE)
