@@ -6,9 +6,9 @@ validate.tensor_timing.gemm_parts`, H100): the copies of `mma_gemm`'s tiles alon
 80 B apart and 128-B rows of B 144 B apart in shared memory (every other row 16 B off a 32-B
 boundary), take 11.8 L2 requests (`lts__t_requests_srcunit_tex_op_read`) and 22.1 sector lookups
 a LDGSTS; the same copies into unpadded rows 5.8 and 15.7. The copies' time follows the
-requests, not the bytes: 110 / 61 us (2048^3), 864 / 510 us (4096^3), 1.81 and 1.70 times, where
-the sectors are 1.4-1.5 times, and the padded copies run at 0.83 requests a cycle a slice, near
-the 0.92 of 1-sector requests ([MEAS-L2REQ]). The fill wavefronts of the same LDGSTS
+requests, not the bytes: 111 / 62 us (2048^3), 862 / 511 us (4096^3), 1.78 and 1.69 times (H200:
+1.80 and 1.71, gemm_parts_h200.json), where the sectors are 1.4-1.5 times, and the padded copies run
+at 0.79-0.84 requests a cycle a slice, near the 0.92 of 1-sector requests ([MEAS-L2REQ]). The fill wavefronts of the same LDGSTS
 (`gpusim.functional.copy_counts.fill_wavefronts`: the pieces of one global line bound for one
 shared 128-B window and 16-B phase) are 15 (A) and 10 (B): 12.5 a LDGSTS, and 8 and 4 (6) unpadded,
 which the requests follow.
