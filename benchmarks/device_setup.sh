@@ -5,15 +5,23 @@
 # site.getsitepackages(), which PYTHONPATH does not change) and the kit's numpy/simpy on PYTHONPATH.
 #
 #   bash benchmarks/device_setup.sh && source /opt/gpusim-kit/env.sh && python3 -m validate compare ...
+#
+# A kit folder's two archives may also come in two calls (carry `.devkit/tools/sp.tar.xz`, then
+# `.devkit/tools/site.tar.xz`): the working tree and a whole `tools` folder came to more than the
+# 64 MiB a call carries on 2026-11-26 (40.4 MB of tracked files and 26.0 MB of tools).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 K=/opt/gpusim-kit
 mkdir -p "$K/sp" "$K/site"
 for part in nvvm tools; do
   [ -d ".devkit/$part" ] || continue
-  xz -dc ".devkit/$part/sp.tar.xz" | tar -C "$K/sp" -xf -
-  xz -dc ".devkit/$part/site.tar.xz" | tar -C "$K/site" -xf -
-  touch "$K/have_$part"
+  for arc in sp site; do                          # each archive that came (both, or one in each of two calls)
+    if [ -f ".devkit/$part/$arc.tar.xz" ]; then
+      xz -dc ".devkit/$part/$arc.tar.xz" | tar -C "$K/$arc" -xf -
+      touch "$K/have_${part}_$arc"
+    fi
+  done
+  if [ -f "$K/have_${part}_sp" ] && [ -f "$K/have_${part}_site" ]; then touch "$K/have_$part"; fi
 done
 for half in nvrtc1 nvrtc2; do                     # NVRTC in two halves (device_kit.sh), joined when both came
   [ -f ".devkit/$half/part" ] && cp ".devkit/$half/part" "$K/$half.part"
