@@ -193,13 +193,15 @@ class L2Spec:
     fabric_latency_cycles: int = bounded(100, 1, 100_000)  # one crossing of the fabric between partitions (a far access crosses twice)
     fabric_bandwidth_bytes_per_cycle: float = bounded(2120.0, 0.01, 1e6)  # data across the partition fabric, all partitions together (L2 cycles where clocks.l2_clock_mhz is set)
     ecc_granule_bytes: int = bounded(32, 1, 4096)  # L2 data ECC word: a write covering part of one costs the slice a read too
+    write_port: bool = False                     # a slice takes written data on a port of its own at write_bandwidth_bytes_per_cycle_per_slice beside its reads' bandwidth; False: a written byte books the reads' bandwidth (bandwidth / write_bandwidth bytes)
     join_queued_reads: bool = False              # a read finding the same sectors still queued at its slice shares that lookup (l2_queue.py)
     requests_per_cycle_per_slice: float = bounded(0.0, 0.0, 64.0)  # line requests a slice looks up per cycle whatever their sectors: a read's lookup takes at least one request's share of the slice's bandwidth; 0 = bytes only (L2 cycles where clocks.l2_clock_mhz is set)
     fill_cost_bytes_per_byte: float = bounded(0.0, 0.0, 16.0)  # a DRAM fill books this many bytes of its home slice's bandwidth per byte it writes into the slice (0 = fills are free)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.join_queued_reads, bool):
-            raise ConfigError(f"L2Spec.join_queued_reads must be true or false, got {self.join_queued_reads!r}")
+        for flag in ("join_queued_reads", "write_port"):
+            if not isinstance(getattr(self, flag), bool):
+                raise ConfigError(f"L2Spec.{flag} must be true or false, got {getattr(self, flag)!r}")
         _positive(self, "atomic_unit_cycles_per_pass", "atomic_near_slice_cycles_per_pass")
         _positive(self, "size_bytes", "slices", "hit_latency_cycles", "bandwidth_bytes_per_cycle_per_slice",
                   "write_bandwidth_bytes_per_cycle_per_slice", "partitions", "fabric_latency_cycles",

@@ -19,13 +19,19 @@ class _Issue:
         return 1.0 if "write" in counter else 4.0
 
 
-def _memory(read_bytes, write_sectors):
+def _memory(read_bytes, write_sectors, port=True):
+    """The engine's memory as the floor reads it: the slices' reads' servers and, with `port` (the
+    H100's `l2.write_port`), write ports of their own; without, the writes booked on the same servers."""
     l2 = SPEC.l2
     per_cycle = l2.slices * l2.bandwidth_bytes_per_cycle_per_slice * SMS / SPEC.sm_count
     write_cost = l2.bandwidth_bytes_per_cycle_per_slice / l2.write_bandwidth_bytes_per_cycle_per_slice
-    booked = read_bytes + write_sectors * l2.sector_bytes * write_cost
-    slices = SimpleNamespace(servers=[SimpleNamespace(bytes_served=booked / 2)] * 2, bytes_per_cycle=per_cycle,
-                             dirtied_sectors=0)
+    written = write_sectors * l2.sector_bytes * write_cost
+    if port:
+        reads = [SimpleNamespace(bytes_served=read_bytes / 2)] * 2
+        writes = [SimpleNamespace(bytes_served=written / 2)] * 2
+    else:
+        reads = writes = [SimpleNamespace(bytes_served=(read_bytes + written) / 2)] * 2
+    slices = SimpleNamespace(servers=reads, write_servers=writes, bytes_per_cycle=per_cycle, dirtied_sectors=0)
     return SimpleNamespace(l2=SimpleNamespace(slices=slices), counters=lambda: {
         "lts__t_sectors_op_write.sum": float(write_sectors), "dram__bytes_read.sum": 0.0, "dram__bytes_write.sum": 0.0})
 
@@ -41,11 +47,19 @@ def _extrapolation(memory, t_sim, stretch_inst=0.0, rate=1.0, blocks=16, share=1
 
 
 def test_the_floor_is_the_booked_bytes_scaled_as_loop_sampling_left_them_out_over_the_slices_peak():
-    mem = _memory(read_bytes=1.0e6, write_sectors=1000)
+    mem = _memory(read_bytes=1.0e6, write_sectors=1000, port=False)
     written = 1000 * SPEC.l2.sector_bytes * (SPEC.l2.bandwidth_bytes_per_cycle_per_slice /
                                               SPEC.l2.write_bandwidth_bytes_per_cycle_per_slice)
     want = (1.0e6 * 4.0 + written) / mem.l2.slices.bytes_per_cycle
     assert _extrapolation(mem, 1000.0)._l2_floor_cycles(1.0) == pytest.approx(want)
+
+
+def test_with_write_ports_of_their_own_the_floor_is_the_busier_of_reads_and_writes():
+    mem = _memory(read_bytes=1.0e4, write_sectors=100_000)
+    written = 100_000 * SPEC.l2.sector_bytes * (SPEC.l2.bandwidth_bytes_per_cycle_per_slice /
+                                                 SPEC.l2.write_bandwidth_bytes_per_cycle_per_slice)
+    assert written > 1.0e4 * 4.0
+    assert _extrapolation(mem, 1000.0)._l2_floor_cycles(1.0) == pytest.approx(written / mem.l2.slices.bytes_per_cycle)
 
 
 def test_left_out_iterations_cannot_take_the_l2_faster_than_its_peak():

@@ -249,11 +249,16 @@ class L2Cache:
 
     @property
     def busy_cycles(self) -> float:
-        return sum(s.busy_cycles for s in self.slices.servers)
+        """The slices' busy cycles: their reads', or their write ports' where those are separate and busier."""
+        sl = self.slices
+        return max(sum(s.busy_cycles for s in sl.servers), sum(s.busy_cycles for s in sl.write_servers))
 
     def slice_bytes(self) -> list[float]:
         """Bytes booked at each slice (how evenly the hash spread the traffic)."""
-        return [s.bytes_served for s in self.slices.servers]
+        sl = self.slices
+        if sl.write_servers is sl.servers:
+            return [s.bytes_served for s in sl.servers]
+        return [r.bytes_served + w.bytes_served for r, w in zip(sl.servers, sl.write_servers)]
 
     def counters(self, elapsed_cycles: float | None = None) -> dict[str, float]:
         out: dict[str, float] = {}
@@ -301,7 +306,7 @@ class L2Cache:
         a bypassing copy's second reads, `copy_requests.py`)."""
         sl = self.slices
         sh = sl.line_shift
-        spp, servers, sbytes = sl.slices_per_partition, sl.servers, sl.sector_bytes
+        spp, servers, wservers, sbytes = sl.slices_per_partition, sl.servers, sl.write_servers, sl.sector_bytes
         locate, near_sets, use = sl.locate, sl.sets[part], sl.sectors_per_line + 3
         multi = sl.partitions > 1
         queue = self.queue if op == READ and self.queue.enabled else None
@@ -346,7 +351,7 @@ class L2Cache:
                 near = nbytes = npass * self.atomics.home_bytes
                 if home != part:
                     near = npass * self.atomics.near_bytes
-            ts = servers[si].serve(t, near)
+            ts = (wservers if op == WRITE else servers)[si].serve(t, near)
             if home == part:
                 od = near_sets[x]
                 ent = od.get(line)

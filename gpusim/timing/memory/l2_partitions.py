@@ -132,7 +132,7 @@ class PartitionFabric:
         sl.hits[TEX][op] += present
         sl.misses[TEX][op] += n_near - present
         tf = self.server.serve(ts, n_near * sl.sector_bytes)
-        tsf = sl.servers[home * sl.slices_per_partition + s].serve(tf, nbytes)
+        tsf = (sl.write_servers if op == WRITE else sl.servers)[home * sl.slices_per_partition + s].serve(tf, nbytes)
         sl.stall = NEG_INF
         ent = sl.entry(home, line, x, tsf)
         if sl.stall > tsf:

@@ -77,6 +77,10 @@ class L2Slices:
         self.bytes_per_cycle = l2.bandwidth_bytes_per_cycle_per_slice * l2.slices * sm_fraction
         bw = self.bytes_per_cycle / self.slices          # rounding the count keeps the total
         self.servers = [BandwidthServer(bw, 0.0, name=f"L2.slice[{i}]") for i in range(self.slices)]
+        # written data: a port of its own at each slice (`l2.write_port`), or the same servers; a write's bytes
+        # come scaled by bandwidth / write bandwidth either way (l2.py)
+        self.write_servers = ([BandwidthServer(bw, 0.0, name=f"L2.slice[{i}].write") for i in range(self.slices)]
+                              if l2.write_port else self.servers)
         self.sets = [[LRUSet() for _ in range(per_part)] for _ in range(self.partitions)]
         self.memo: dict[int, int] = {}         # line -> its set << 20 | slice (speed: hashing.py's memos)
         self.atomic_latency_cycles = l2.atomic_latency_cycles
@@ -318,11 +322,16 @@ class L2Slices:
         self.misses[src][op] += misses
         return latest
 
+    @property
+    def all_servers(self) -> list:
+        """The reads' servers, and the write ports where they are separate."""
+        return self.servers if self.write_servers is self.servers else self.servers + self.write_servers
+
     # -- kernel boundaries ----------------------------------------------------------------
 
     def flush(self) -> None:
         """Queues forgotten and every fill counted as arrived; contents and dirty lines kept."""
-        for s in self.servers:
+        for s in self.all_servers:
             s.clear_bookings()
         spl = self.sectors_per_line
         for sets in self.sets:
@@ -337,5 +346,5 @@ class L2Slices:
         self.misses = [[0, 0, 0, 0], [0, 0, 0, 0]]
         self.warm_fills = 0                      # lines allocated valid: the whole GPU's L2 holds them
         self.warm_kept_lines = 0                 # dirty lines evicted without a write-back, for the same reason
-        for s in self.servers:
+        for s in self.all_servers:
             s.reset_stats()

@@ -340,14 +340,21 @@ class Extrapolation:
         """The least time in which the simulated L2 slices, at their peak, take the bytes booked
         at them (`L2Slices.servers`: lookups, a write at its slice's write bandwidth), scaled by
         `blocks_scale` and by what loop sampling left out (the writes' share with the stores,
-        the rest with the loads)."""
+        the rest with the loads); where writes have ports of their own (`l2.write_port`), the
+        busier of the two."""
         l2 = self.spec.l2
         slices = self.memory.l2.slices
+        read_scale = self.issue.traffic_scale("lts__t_sectors_op_read.sum")
+        write_scale = self.issue.traffic_scale("lts__t_sectors_op_write.sum")
         booked = sum(s.bytes_served for s in slices.servers)
-        write_cost = l2.bandwidth_bytes_per_cycle_per_slice / l2.write_bandwidth_bytes_per_cycle_per_slice
-        written = min(booked, self.memory.counters().get("lts__t_sectors_op_write.sum", 0.0) * l2.sector_bytes * write_cost)
-        scaled = ((booked - written) * self.issue.traffic_scale("lts__t_sectors_op_read.sum")
-                  + written * self.issue.traffic_scale("lts__t_sectors_op_write.sum"))
+        if slices.write_servers is not slices.servers:
+            written = sum(s.bytes_served for s in slices.write_servers)
+            scaled = max(booked * read_scale, written * write_scale)
+        else:
+            write_cost = l2.bandwidth_bytes_per_cycle_per_slice / l2.write_bandwidth_bytes_per_cycle_per_slice
+            written = min(booked, self.memory.counters().get("lts__t_sectors_op_write.sum", 0.0) * l2.sector_bytes
+                          * write_cost)
+            scaled = (booked - written) * read_scale + written * write_scale
         return scaled * blocks_scale / slices.bytes_per_cycle
 
     def _sampling_error(self, cycles: float) -> float:

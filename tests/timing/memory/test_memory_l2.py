@@ -256,3 +256,33 @@ def test_hits_after_many_fills_wait_for_the_slice_the_fills_took():
             l2.read(1000.0, [line * 4 + k for k in range(4)])
         return l2.read(1000.0 + L2_MISS, [same[0] * 4])   # a hit when their fills land
     assert hit_after_fills(1.0) > hit_after_fills(0.0) + 25     # 2073 against 2015 cycles
+
+
+# -- written data on a port of its own (l2.write_port, validate/l2_fill_probe.py's stores) --
+
+def _after_writes(port: bool):
+    """An L2 that holds line 0, then takes 64 written lines of line 0's slice; and when a read of
+    line 0 (a hit) is ready."""
+    l2 = L2Cache(replace(l2={"write_port": port}))
+    l2.read(0.0, [0, 1, 2, 3])
+    l2.flush()                                          # line 0 resident, the slices idle
+    home = l2.slices.locate(0)[2]
+    same = [ln for ln in range(1, 20_000) if l2.slices.locate(ln)[2] == home][:64]
+    for ln in same:
+        l2.write(0.0, [4 * ln + k for k in range(4)])
+    return l2.read(0.0, [0, 1, 2, 3]), l2
+
+
+def test_a_write_port_of_its_own_keeps_written_data_off_the_reads_bandwidth():
+    _, own = _after_writes(True)
+    _, shared = _after_writes(False)
+    assert sum(s.bytes_served for s in own.slices.write_servers) == 64 * 128.0
+    assert sum(s.bytes_served for s in own.slices.servers) == 2 * 128.0          # line 0's two reads
+    assert sum(s.bytes_served for s in shared.slices.servers) == 64 * 128.0 + 2 * 128.0
+
+
+def test_a_read_behind_writes_at_its_slice_waits_for_them_only_without_a_write_port():
+    own, _ = _after_writes(True)
+    shared, _ = _after_writes(False)
+    assert own == L2HIT
+    assert shared == pytest.approx(L2HIT + 64 * 128 / 64.0, abs=2.0)    # 64 lines at 64 B a cycle first
