@@ -147,7 +147,7 @@ H100 = GPUSpec(
         fabric_bandwidth_bytes_per_cycle=2332.0,  # estimate: the far half of the slices' read total (80 x 58.3 / 2), a L2 cycle
         ecc_granule_bytes=32,              # [NCU-DATA] transpose_naive/large: a 4-B store takes 2 sector slots
         join_queued_reads=True,            # [MEAS-XBAR] every SM on one region: 0.30 lookups a sector
-        write_port=True,                   # [MEAS-L2FILL] stores mixed 8:1 with L2-resident loads: the H200's slices look up 275 loaded sectors a ns (274 beside fills alone) while taking 52 written
+        write_port=False,                  # [MEAS-L2FILL] tried True (docs/mechanisms_24.md section 27): the H200's stores mixed 8:1 with L2-resident loads right (-2%), 4:1 / 2:1 and held-out copies 15-30% fast
         requests_per_cycle_per_slice=0.92,  # estimate: the H200's per slice and L2 cycle [MEAS-L2REQ] (same slice design; H100 not measured)
         fill_cost_bytes_per_byte=0.15,     # [MEAS-L2FILL] the H100's own: 8:1 / 4:1 within -1.3 / -0.5% (the H200's 0.4: +1.8 / +5.4%); its L2-bound GEMMs allow at most 0.17 (the TMA GEMM at 8192^3: 96% of the read peak beside 1.83 TB/s of fills, h100_tensor.json)
     ),
@@ -227,7 +227,7 @@ H200 = GPUSpec(
         fabric_bandwidth_bytes_per_cycle=2755.0,  # estimate: the far half of the slices' read total (96 x 57.4 / 2), a L2 cycle
         ecc_granule_bytes=32,              # [NCU-DATA] transpose_naive/large: a 4-B store takes 2 sector slots
         join_queued_reads=True,            # [MEAS-XBAR] every SM on one region: 0.30 lookups a sector
-        write_port=True,                   # [MEAS-L2FILL] stores mixed 8:1 with L2-resident loads: the H200's slices look up 275 loaded sectors a ns (274 beside fills alone) while taking 52 written
+        write_port=False,                  # [MEAS-L2FILL] tried True (docs/mechanisms_24.md section 27): the H200's stores mixed 8:1 with L2-resident loads right (-2%), 4:1 / 2:1 and held-out copies 15-30% fast
         requests_per_cycle_per_slice=0.92,  # [MEAS-L2REQ] 1-sector requests: 151.4 a ns over 96 slices at 1,707.5 MHz (0.924); 2 and 4 sectors: the bytes' peak
         fill_cost_bytes_per_byte=0.4,      # [MEAS-L2FILL] L2-resident loads mixed 8:1, 4:1, 2:1 with streamed ones: the slices' lookups fall as the fills rise, as if a byte filled took 0.3-0.5 of a byte looked up
     ),
