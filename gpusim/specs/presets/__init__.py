@@ -177,7 +177,11 @@ Sources (the tags the comments use):
   byte costing 0.4 of a looked-up one 283 / 165 / 104 (0.33: 281 / 163 / 102; 0.5: 287 / 168 / 107).
   On an H100 (l2_fill_h100.json, l2_fill_h100_ncu.csv, the same day): 326 / 185 / 143 us, gpusim at 0.4 332 /
   195 / 122; at 2:1 and 1:1 the H100 also loses resident lines to the stream (L2 hit rate 41% and 22% where 67%
-  and 50% of the loads are resident), which gpusim's L2 does not.
+  and 50% of the loads are resident), which gpusim's L2 does not. At 0.15 (the H100's preset since 2026-11-26):
+  322 / 184 / 113 us (-1.3 / -0.5 / -21%); the H100's L2-bound GEMMs allow at most 0.17-0.27 (the TMA GEMM and
+  Triton's f16/bf16 at 8192^3 deliver 96-97% of [MEAS-XBAR]'s read peak to their SMs beside 0.8-1.8 TB/s of
+  fills, data/measurements/h100_tensor.json; docs/mechanisms_24.md section 27). The H200's stores mixed with
+  resident loads (l2_fill_h200_stores.json) are what `l2.write_port` was tried against (off: section 27).
 - [MEAS-XBAR] the L2 under every SM, data/measurements/crossbar_probe_h{100,200}_run3.json (`python -m
   validate.tensor_timing.crossbar_probe`, H100 and H200, driver 580.159.04, 2026-11-25: one block a SM
   pulling 64 KiB a round by cp.async.cg, Nsight counters beside): 132 SMs each reading a region of
