@@ -29,16 +29,15 @@ Needs CuPy (NVRTC) and Nsight Compute. The GPU side imports nothing of gpusim.
 """
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
-import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
 from validate import ncu
+from validate.probe_cli import folder_probe_main
 
 ITERS = 1024
 WARPS = 16
@@ -224,24 +223,7 @@ def predict(gpu: str, measured: Path) -> list[dict]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("out", nargs="?", default=os.environ.get("OUT", "."),
-                    help="folder for l2_share_probe.json (measuring), or the file to predict")
-    ap.add_argument("--predict", metavar="GPU", help="gpusim's prediction of a measured file's cases on this preset")
-    ap.add_argument("--json", type=Path, help="with --predict: write the rows here (a benchmark result)")
-    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    a = ap.parse_args(argv)
-    if a.worker:
-        worker()
-    elif a.predict:
-        rows = predict(a.predict, Path(a.out))
-        if a.json:
-            a.json.write_text(json.dumps({
-                "command": f"python -m validate.l2_share_probe --predict {a.predict} {a.out} --json {a.json}",
-                "measured": a.out, "preset": a.predict, "date": time.strftime("%Y-%m-%d"), "rows": rows}, indent=1))
-    else:
-        print(measure(Path(a.out)))
-    return 0
+    return folder_probe_main(__doc__, "validate.l2_share_probe", measure, predict, worker, argv)
 
 
 if __name__ == "__main__":

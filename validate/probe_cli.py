@@ -1,10 +1,14 @@
-"""The command line every GPU probe of validate/ shares: `--out FILE` runs it on a GPU machine and
-writes its JSON, `--predict PRESET` prints gpusim's figures for the same launches (and with `--json
-FILE` writes them, with the command, the preset, the date and the model's commit)."""
+"""The command lines the GPU probes of validate/ share. `probe_main`: `--out FILE` runs a probe on a GPU
+machine and writes its JSON, `--predict PRESET` prints gpusim's figures for the same launches (and with
+`--json FILE` writes them, with the command, the preset, the date and the model's commit).
+`folder_probe_main`, for probes that write a folder with Nsight's CSV beside their JSON: a positional
+folder (default $OUT), `--predict PRESET FILE` for a measured file, `--worker` for the launches Nsight
+profiles."""
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -29,6 +33,35 @@ def probe_main(doc: str, run, predict, argv=None) -> int:
         run(a.out)
     else:
         ap.error("--out or --predict")
+    return 0
+
+
+def folder_probe_main(doc: str, module: str, measure, predict, worker, argv=None, *, only: bool = False,
+                      extra=None) -> int:
+    """Parse `argv` for probe `module` (docstring `doc`): `measure(folder)` (prints the file it wrote),
+    `predict(preset, measured_file[, only])` -> rows (with `--json F`: written with the command, the
+    measured file, the preset, the date and `extra(rows)`'s keys), or `worker()` (`--worker`)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("out", nargs="?", default=os.environ.get("OUT", "."),
+                    help="the folder to write (measuring), or the measured file to predict")
+    ap.add_argument("--predict", metavar="GPU", help="gpusim's prediction of a measured file on this preset")
+    if only:
+        ap.add_argument("--only", help="with --predict: cases matching this regular expression")
+    ap.add_argument("--json", type=Path, help="with --predict: write the rows here (a benchmark result)")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    if a.worker:
+        worker()
+    elif a.predict:
+        rows = predict(a.predict, Path(a.out), a.only) if only else predict(a.predict, Path(a.out))
+        if a.json:
+            cmd = (f"python -m {module} --predict {a.predict} {a.out}" + (f" --only '{a.only}'" if only and a.only else "")
+                   + f" --json {a.json}")
+            a.json.write_text(json.dumps({"command": cmd, "measured": a.out, "preset": a.predict,
+                                          "date": time.strftime("%Y-%m-%d"), **(extra(rows) if extra else {}),
+                                          "rows": rows}, indent=1))
+    else:
+        print(measure(Path(a.out)))
     return 0
 
 

@@ -29,16 +29,15 @@ Needs CuPy (NVRTC) and Nsight Compute. The GPU side imports nothing of gpusim.
 """
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
-import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
 from validate import ncu
+from validate.probe_cli import folder_probe_main
 
 ITERS = 64
 SHARED_BYTES = 120 * 1024
@@ -191,30 +190,17 @@ def predict(gpu: str, measured: Path) -> list[dict]:
     return got
 
 
+def _summary(rows: list[dict]) -> dict:
+    errs = [abs(r["predicted_cycles_per_round"] / r["measured_cycles_per_round_median"] - 1) * 100
+            for r in rows if not r["run"].startswith("ldcg")]
+    return {"note": "ldcg rows: ptxas merged the loop's ld.global.cg loads (the GPU's rounds take 23-97 cycles), "
+                    "not a measurement of the L2; left out of the mean",
+            "mean_abs_error_pct": round(sum(errs) / len(errs), 1)}
+
+
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("out", nargs="?", default=os.environ.get("OUT", "."),
-                    help="folder for crossbar_probe.json (measuring), or the file to predict")
-    ap.add_argument("--predict", metavar="GPU", help="gpusim's prediction of a measured file's runs on this preset")
-    ap.add_argument("--json", type=Path, help="with --predict: write the rows here (a benchmark result)")
-    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    a = ap.parse_args(argv)
-    if a.worker:
-        worker()
-    elif a.predict:
-        rows = predict(a.predict, Path(a.out))
-        if a.json:
-            errs = [abs(r["predicted_cycles_per_round"] / r["measured_cycles_per_round_median"] - 1) * 100
-                    for r in rows if not r["run"].startswith("ldcg")]
-            a.json.write_text(json.dumps({
-                "command": f"python -m validate.tensor_timing.crossbar_probe --predict {a.predict} {a.out} --json {a.json}",
-                "measured": a.out, "preset": a.predict, "date": time.strftime("%Y-%m-%d"),
-                "note": "ldcg rows: ptxas merged the loop's ld.global.cg loads (the GPU's rounds take 23-97 cycles), "
-                        "not a measurement of the L2; left out of the mean",
-                "mean_abs_error_pct": round(sum(errs) / len(errs), 1), "rows": rows}, indent=1))
-    else:
-        print(measure(Path(a.out)))
-    return 0
+    return folder_probe_main(__doc__, "validate.tensor_timing.crossbar_probe", measure, predict, worker, argv,
+                             extra=_summary)
 
 
 if __name__ == "__main__":

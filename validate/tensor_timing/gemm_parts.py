@@ -30,16 +30,15 @@ Needs CuPy (NVRTC) and Nsight Compute. The GPU side imports nothing of gpusim.
 """
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
-import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
 from validate import ncu
+from validate.probe_cli import folder_probe_main
 
 ROOT = Path(__file__).resolve().parents[2]
 GEMM_CU = ROOT / "programs" / "cuda_kernels" / "mma_gemm.cu"
@@ -310,26 +309,7 @@ def predict(gpu: str, measured: Path, only: str | None = None) -> list[dict]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("out", nargs="?", default=os.environ.get("OUT", "."),
-                    help="folder for gemm_parts.json (measuring), or the file to predict")
-    ap.add_argument("--predict", metavar="GPU", help="gpusim's prediction of a measured file's cases on this preset")
-    ap.add_argument("--only", help="with --predict: cases matching this regular expression")
-    ap.add_argument("--json", type=Path, help="with --predict: write the rows here (a benchmark result)")
-    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    a = ap.parse_args(argv)
-    if a.worker:
-        worker()
-    elif a.predict:
-        rows = predict(a.predict, Path(a.out), a.only)
-        if a.json:
-            a.json.write_text(json.dumps({
-                "command": "python -m validate.tensor_timing.gemm_parts --predict "
-                           f"{a.predict} {a.out}" + (f" --only '{a.only}'" if a.only else "") + f" --json {a.json}",
-                "measured": a.out, "preset": a.predict, "date": time.strftime("%Y-%m-%d"), "rows": rows}, indent=1))
-    else:
-        print(measure(Path(a.out)))
-    return 0
+    return folder_probe_main(__doc__, "validate.tensor_timing.gemm_parts", measure, predict, worker, argv, only=True)
 
 
 if __name__ == "__main__":
