@@ -101,6 +101,11 @@ def test_fewer_l2_slices_bound_l2_bandwidth():
     assert few[TIME] > 1.3 * m(*VA)[TIME] and few["timing__bound"] == "l2_bandwidth"
 
 
+def test_a_write_port_of_the_slices_own_speeds_an_l2_bound_stream_with_stores():
+    few = m(*VA, "l2.slices=8")
+    assert m(*VA, "l2.slices=8", "l2.write_port=true")[TIME] < 0.9 * few[TIME]
+
+
 def test_less_hbm_bandwidth_takes_longer():
     assert m(*VA, "hbm.bandwidth_GBps=1500")[TIME] > 1.2 * m(*VA)[TIME]
 

@@ -205,7 +205,9 @@ Sources (the tags the comments use):
   `lts__cycles_elapsed.avg.per_second` beside `sm__cycles_elapsed.avg.per_second`, H200, driver
   580.159.04, 2026-11-25, clocks not locked, five tensor-set GEMMs): the L2 at 1.706-1.709 GHz
   while the SMs ran at 1.527-1.975 GHz; the probe's 132-SM runs 1.703-1.708 GHz at 1.97-1.98 GHz.
-  The H100's L2 clock is not measured: taken as the H200's (the same GH100 L2).
+  The H100's L2 clock, taken as the H200's (the same GH100 L2), measured since: 1.704-1.710 GHz, median
+  1.7094 over 41 Nsight'd kernels (data/measurements/gemm_parts_h100.json, l2_share_h100*.json, 2026-11-26),
+  0.1% from the preset's 1,707.5 MHz, whose per-cycle L2 rates ([MEAS-XBAR]) are divided by it, so left as is.
 - [MEAS-BAR] barrier phases and conflicted shared accesses, data/measurements/scan_phases_h100.json
   (`python -m validate.scan_phases_probe`, H100, driver 580.159.04, 2026-11-24, Nsight's
   sm__cycles_elapsed.max over 336 `__syncthreads` phases a block with one FFMA between): 42.4 /
