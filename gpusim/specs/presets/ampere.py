@@ -113,7 +113,7 @@ A100 = GPUSpec(
         fabric_bandwidth_bytes_per_cycle=2560.0,  # estimate: the far half of the slices' total (5120 / 2)
         ecc_granule_bytes=32,              # estimate: as Hopper [NCU-DATA]
         join_queued_reads=False,           # estimate: as Hopper
-        write_port=False,                  # estimate: writes share the reads' bandwidth (not measured here; Hopper's slices take them on a port of their own [MEAS-L2FILL])
+        write_port=False,                  # estimate: as Hopper (a port of its own tried there and left off [MEAS-L2FILL])
         requests_per_cycle_per_slice=0.0,  # estimate: 0, bytes only (the A100's request rate is not measured; the H200: 0.92)
         fill_cost_bytes_per_byte=0.0,      # estimate: 0, fills free (the A100's is not measured; the H200: 0.4 [MEAS-L2FILL])
     ),

@@ -38,10 +38,12 @@ What is modelled:
 - Bandwidth: one `BandwidthServer` per slice of `bandwidth_bytes_per_cycle_per_slice`;
   a lookup books `sectors * sector_bytes` there once per line it touches (a write
   scaled up to take `write_bandwidth_bytes_per_cycle_per_slice`); the booking start
-  `ts` is the lookup time. A DRAM fill writes the line's home slice when its burst
-  arrives and books `fill_cost_bytes_per_byte` of its bytes there (0.4 on the H200:
+  `ts` is the lookup time (with `write_port`, a write books a server of its own at the
+  slice, the same bytes, so that written data does not take the reads' bandwidth; off in
+  every preset). A DRAM fill writes the line's home slice when its burst arrives and books
+  `fill_cost_bytes_per_byte` of its bytes there (0.4 on the H200, 0.15 on the H100:
   L2-resident loads mixed 8:1 .. 2:1 with streamed ones lose lookups as the fills rise,
-  data/measurements/l2_fill_h200.json, `validate/l2_fill_probe.py`); a far line's copy
+  data/measurements/l2_fill_h{200,100}.json, `validate/l2_fill_probe.py`); a far line's copy
   is filled through the fabric without it.
 - Timing, from the arrival `t` at the near slice (`pipeline_latency_cycles` = P, which
   `MemorySystem` sets to `l2.hit_latency_cycles - 2 * noc.latency_cycles` so that a near
