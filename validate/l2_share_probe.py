@@ -23,6 +23,7 @@ Nsight Compute (`METRICS`), `--worker`; the rates in `rows` come from them: sect
 and slice of the SMs' reads, of DRAM fills, of the SMs' writes.
 
     python -m validate.l2_share_probe $OUT                          # on a GPU machine, a minute
+    L2_SHARE_STAGES=1 python -m validate.l2_share_probe $OUT        # one round in flight
     python -m validate.l2_share_probe --predict h100 FILE [--json F] # gpusim on the same cases
 
 Needs CuPy (NVRTC) and Nsight Compute. The GPU side imports nothing of gpusim.
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import statistics
 import sys
 import time
@@ -41,7 +43,7 @@ from validate.probe_cli import folder_probe_main
 
 ITERS = 1024
 WARPS = 16
-STAGES = 3
+STAGES = int(os.environ.get("L2_SHARE_STAGES", "3"))    # rounds in flight (the JSON records it)
 SHARED_BYTES = 120 * 1024
 REGION_INT4 = 12288                # a block's resident region: 192 KiB (more than the L1 keeps beside 120 KiB of shared memory)
 CASES = ((8, 0, False), (16, 1, False), (8, 1, False), (4, 1, False), (2, 1, False),

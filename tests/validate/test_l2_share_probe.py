@@ -43,3 +43,16 @@ def test_on_the_h100_the_l2_saw_part_of_the_sectors_its_l1_copied_for_the_thread
         want = 132 * probe.ITERS * 32 * probe.WARPS * (r["resident"] + (0 if r["store"] else r["streamed"])) // 2
         assert copied == want                                      # 16 B a thread a copy: half a sector
         assert m["lts__t_sectors_srcunit_tex_op_read.sum"] < 0.8 * copied
+
+
+def test_with_one_round_in_flight_the_sparser_rounds_copies_all_reach_the_l2():
+    """data/measurements/l2_share_h100_stages1.json: with one round in flight (wait_group 0), the rounds that
+    come back to a sector 6 and 12 rounds later (4:1, 2:1) have every copied sector looked up at the L2; the
+    8:0 rounds, back every 3 rounds, have 59%."""
+    doc = json.loads((DATA_DIR / "l2_share_h100_stages1.json").read_text())
+    assert doc["stages"] == 1
+    share = {r["case"]: r["metrics"]["lts__t_sectors_srcunit_tex_op_read.sum"]
+             / r["metrics"]["sm__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum"] for r in doc["rows"]}
+    for case in ("mix_4_1_f", "mix_2_1_f", "mix_4_1_s", "mix_2_1_s"):
+        assert share[case] == pytest.approx(1.0, abs=0.01)
+    assert share["mix_8_0_f"] < 0.65
