@@ -26,3 +26,11 @@ def test_the_h200_serves_one_sector_requests_at_about_half_the_sectors_of_two_or
     assert abs(rate[16]["sectors_per_ns"] / rate[8]["sectors_per_ns"] - 1) < 0.05     # bytes bound both
     assert 0.5 < rate[32]["sectors_per_ns"] / rate[16]["sectors_per_ns"] < 0.6       # 1 sector a request
     assert abs(rate[32]["line_requests_per_ns"] / rate[16]["line_requests_per_ns"] - 1) < 0.1
+
+
+def test_the_h100_also_serves_one_sector_requests_at_about_half_the_sectors_of_two_or_four():
+    doc = json.loads((DATA_DIR / "l2_request_rate_h100.json").read_text())
+    assert "H100" in doc["provenance"]["gpu"] and doc["provenance"]["command"]
+    rate = {r["lines"]: r for r in doc["rows"]}
+    assert abs(rate[16]["sectors_per_ns"] / rate[8]["sectors_per_ns"] - 1) < 0.05
+    assert 0.5 < rate[32]["sectors_per_ns"] / rate[16]["sectors_per_ns"] < 0.6

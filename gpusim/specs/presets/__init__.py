@@ -167,7 +167,10 @@ Sources (the tags the comments use):
   400 / 476 at 4 / 8 / 16 KB (about 105 B/cycle).
 - [MEAS-L2REQ] a slice's line requests, data/measurements/l2_request_rate_h200.json (`python -m
   validate.l2_request_rate_probe --out ...`, H200, 2026-11-26): every SM loading an L2-resident buffer with
-  ld.global.cg, 32 sectors a warp load over 32 / 16 / 8 lines: 151 / 281 / 279 sectors a ns.
+  ld.global.cg, 32 sectors a warp load over 32 / 16 / 8 lines: 151 / 281 / 279 sectors a ns. On an H100
+  (l2_request_rate_h100.json, the same day): 135 / 241 / 239 (0.99 1-sector requests a slice and L2 cycle);
+  gpusim's h100 at the H200's 0.92 gives 148 / 248 / 246 (benchmarks/results/l2_request_rate_check_h100.json:
+  its far lines' requests take the fabric, not their home slice, so the parameter is not the probe's raw rate).
 - [MEAS-L2FILL] what a DRAM fill takes of a slice, data/measurements/l2_fill_h200.json and
   l2_fill_h200_ncu.csv (`python -m validate.l2_fill_probe --out ...`, H200, driver 580.159.04, 2026-11-26,
   Nsight's times and counters for the same launches): every SM's warps loading 128-B lines with

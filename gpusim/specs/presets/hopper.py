@@ -148,7 +148,7 @@ H100 = GPUSpec(
         ecc_granule_bytes=32,              # [NCU-DATA] transpose_naive/large: a 4-B store takes 2 sector slots
         join_queued_reads=True,            # [MEAS-XBAR] every SM on one region: 0.30 lookups a sector
         write_port=False,                  # [MEAS-L2FILL] tried True (docs/mechanisms_24.md section 27): the H200's stores mixed 8:1 with L2-resident loads right (-2%), 4:1 / 2:1 and held-out copies 15-30% fast
-        requests_per_cycle_per_slice=0.92,  # estimate: the H200's per slice and L2 cycle [MEAS-L2REQ] (same slice design; H100 not measured)
+        requests_per_cycle_per_slice=0.92,  # [MEAS-L2REQ] the H200's per slice and L2 cycle; the H100 measures 0.99 raw (134.7 1-sector requests a ns over 80 slices), which gpusim at 0.92 already exceeds (147.7): left
         fill_cost_bytes_per_byte=0.15,     # [MEAS-L2FILL] the H100's own: 8:1 / 4:1 within -1.3 / -0.5% (the H200's 0.4: +1.8 / +5.4%); its L2-bound GEMMs allow at most 0.17 (the TMA GEMM at 8192^3: 96% of the read peak beside 1.83 TB/s of fills, h100_tensor.json)
     ),
     hbm=HBMSpec(
