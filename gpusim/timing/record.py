@@ -147,9 +147,7 @@ class CountingMemory:
         self.last = None                  # (completion, served by HBM) of the latest request
 
     def read(self, now, sm_id, sectors, runs=None):
-        if runs is not None:
-            return self._through(lambda *a: self.memory.read(*a, runs=runs), now, sm_id, sectors)
-        return self._through(self.memory.read, now, sm_id, sectors)
+        return self._through(self.memory.read, now, sm_id, sectors, runs)
 
     @property
     def first_back(self) -> float:

@@ -97,7 +97,7 @@ def test_slower_l2_hits_take_longer():
 
 
 def test_fewer_l2_slices_bound_l2_bandwidth():
-    few = m(*VA, "l2.slices=8")
+    few = m(*VA, "l2.slices=16")
     assert few[TIME] > 1.3 * m(*VA)[TIME] and few["timing__bound"] == "l2_bandwidth"
 
 

@@ -226,9 +226,10 @@ class L1Cache:
         n = len(lst)
         if n == 0:
             return now
-        again = (lst * (repeated // n + 1))[:repeated] if repeated > 0 else None
-        return self._past(now, lst + again, None, n, repeat_runs(lst, again, requests, self.line_shift)) if again \
-            else self._past(now, lst, None, n)
+        if repeated <= 0:
+            return self._past(now, lst, None, n)
+        again = (lst * (repeated // n + 1))[:repeated]
+        return self._past(now, lst + again, None, n, repeat_runs(lst, again, requests, self.line_shift))
 
     def _past(self, now: float, lst: list, staged: list | None, n_staged: int | None = None, runs=None) -> float:
         """Sectors `lst` (in requests of `runs` sectors; None: one a line) read from below past the tags,
@@ -238,7 +239,7 @@ class L1Cache:
         mshr = self._mshr
         n = len(lst)
         t = mshr.room(start, n)
-        r = self.lower.read(t, self.sm_id, lst) if runs is None else self.lower.read(t, self.sm_id, lst, runs=runs)
+        r = self.lower.read(t, self.sm_id, lst, runs)
         mshr.add(r, n)
         self._read_bytes += n * self.sector_bytes
         if r > self.drain_time:
