@@ -55,7 +55,7 @@ def place_payloads(m, ins, dk, ptx) -> None:
             continue
         cands = by_origin.get(p)
         if cands:
-            s = _best_kind(ins, cands, info)
+            s = _best_kind(ins, cands, info, issued_in, ptx, p)
         else:
             s = _nearest(m, ins, dk, p, issued_in, by_origin)
             if s is None:
@@ -124,11 +124,21 @@ def does(base: str, info) -> bool:
     return kind == ("atomic" if info.is_atomic else "store" if info.is_store else "load")
 
 
-def _best_kind(ins, cands: list[int], info) -> int:
-    """The first of `cands` (SASS memory instructions compiled from one PTX line) that does
-    what the PTX instruction does (`does`): a warp-aggregated atomic's LDC of the address
-    comes before its leader's REDG."""
-    return next((i for i in cands if does(ins[i].base, info)), cands[0])
+def _best_kind(ins, cands: list[int], info, issued_in: dict, ptx, p: int) -> int:
+    """Of `cands` (SASS memory instructions compiled from PTX instruction p's line), those that do
+    what the PTX instruction does (`does`: a warp-aggregated atomic's LDC of the address comes
+    before its leader's REDG), the first issued in a region whose home dominates p's block (so
+    issued whenever p is), else the first. ptxas may copy an instruction into code p's block does
+    not always pass through: a rotated wait loop (`WAIT: mbarrier.try_wait; @!p bra WAIT`) has its
+    first check at the end of the block before the loop, which may be one of several paths there
+    (the remainder of an unrolled copy loop), and its retry out of line in the wait's own block;
+    the wait then belongs on the retry, or a path that skips that block never waits."""
+    doing = [i for i in cands if does(ins[i].base, info)] or cands[:1]
+    for i in doing:
+        h = issued_in.get(i)
+        if h is not None and dominates(ptx.idom, h, ptx.block_of[p]):
+            return i
+    return doing[0]
 
 
 def _nearest(m, ins, dk, p: int, issued_in, by_origin) -> int | None:

@@ -1,0 +1,57 @@
+"""A wait on an mbarrier is timed wherever ptxas puts it (gpusim/frontend/sass/payloads.py
+`_best_kind`). With the bulk copies in a loop of a runtime count, ptxas unrolls the loop four
+times with remainder paths and rotates the wait loop `WAIT: mbarrier.try_wait; @!p bra WAIT`:
+its first check goes to the end of one remainder path, its retry out of line in the wait's own
+block. The wait's payload belongs on the SYNCS issued whenever the wait is (the retry's); on the
+first check, a launch whose copies take another path never waited for its copies (437 cycles a
+copy from DRAM, where the same copies unrolled at compile time take 1,050)."""
+import numpy as np
+
+import gpusim
+from gpusim.timing import TimingOptions
+
+SOURCE = r"""
+typedef unsigned long long u64;
+typedef unsigned int u32;
+__device__ __forceinline__ u32 saddr(const void *p) { return (u32)__cvta_generic_to_shared(p); }
+
+// `reps` copies of `bytes` (as `parts` bulk copies, or PARTS when PARTS > 0) from src + r * 64 KB,
+// each waited on before the next
+template <int PARTS>
+__device__ void loop(const char *src, u32 bytes, u32 parts, int reps) {
+    __shared__ __align__(128) char buf[8192];
+    __shared__ __align__(8) u64 bar;
+    if (threadIdx.x != 0) return;
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(saddr(&bar)) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    u32 phase = 0, n = PARTS > 0 ? PARTS : parts, part = bytes / n;
+    for (int r = 0; r < reps; r++) {
+        const char *g = src + (size_t)r * 65536;
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(saddr(&bar)), "r"(bytes) : "memory");
+        for (u32 p = 0; p < n; p++)
+            asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                         :: "r"(saddr(buf) + p * part), "l"(g + p * part), "r"(part), "r"(saddr(&bar)) : "memory");
+        asm volatile("{\n .reg .pred p;\n WAIT_%=:\n mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n @!p bra WAIT_%=;\n}"
+                     :: "r"(saddr(&bar)), "r"(phase) : "memory");
+        phase ^= 1;
+    }
+}
+extern "C" __global__ void runtime_parts(const char *s, u32 bytes, u32 parts, int reps) { loop<0>(s, bytes, parts, reps); }
+extern "C" __global__ void one_part(const char *s, u32 bytes, u32 parts, int reps) { loop<1>(s, bytes, parts, reps); }
+"""
+
+
+def cycles_per_copy(name: str) -> float:
+    """Cycles a copy of 8 KB from DRAM: the launch with 8 copies less with 4, over 4."""
+    src = np.ones(1 << 20, np.uint8)
+    kernel = gpusim.CudaSource(SOURCE, name)
+    cyc = [gpusim.launch(kernel, 1, 32, (src, np.uint32(8192), np.uint32(1), np.int32(reps)), gpu="h100",
+                         timing=TimingOptions(mode="full"), outputs=False).metrics["sm__cycles_elapsed.max"]
+           for reps in (4, 8)]
+    return (cyc[1] - cyc[0]) / 4
+
+
+def test_a_wait_in_a_rotated_loop_waits_for_its_copy():
+    loop, unrolled = cycles_per_copy("runtime_parts"), cycles_per_copy("one_part")
+    assert unrolled > 700                      # a DRAM read's latency and more
+    assert abs(loop - unrolled) < 0.05 * unrolled, (loop, unrolled)
