@@ -29,14 +29,17 @@ Needs CuPy (NVRTC, sm_90). The GPU side imports nothing of gpusim.
 """
 from __future__ import annotations
 
+import json
 import sys
 import time
 
 import numpy as np
 
+from validate.datadir import DATA_DIR
 from validate.probe_cli import gpu_provenance, probe_main, write_probe
 
 REPS = 24
+MEASURED = "dram_concurrency_{gpu}_run3.json"   # the runs of this source (the earlier runs' kernels differ)
 BUFFER_BYTES = 512 << 20
 MAX_BLOCKS = 264
 PLACEMENTS = ("band64k", "band_skew", "interleaved", "random")
@@ -194,11 +197,15 @@ def run(out_path: str) -> None:
 def predict(preset: str) -> list:
     """gpusim's cycles a copy for every case (full simulation): the launch's cycles with REPS copies
     less with 8, over the difference (the first copies and the launch cancel): in steady state a
-    block's copies follow one another, so this is their mean time, the measured `mean_cycles`."""
+    block's copies follow one another, so this is their mean time, beside the measured `mean_cycles`
+    of `MEASURED` for the preset's GPU where it is committed."""
     import gpusim                         # here: the GPU side imports nothing of gpusim
     from gpusim.timing import TimingOptions
     kernels = {name: gpusim.CudaSource(SOURCE, name) for name in {_kernel_name(c[3], c[4]) for c in CASES}}
     src = np.ones(BUFFER_BYTES, dtype=np.uint8)
+    data = DATA_DIR / MEASURED.format(gpu=preset.split("-")[0])
+    measured = {(r["placement"], r["blocks"], r["bytes"], r["parts"], r["path"]): r
+                for r in json.loads(data.read_text())["rows"]} if data.exists() else {}
     rows = []
     for case in CASES:
         placement, blocks, nbytes, parts, path = case
@@ -210,9 +217,15 @@ def predict(preset: str) -> list:
                               gpu=preset, timing=True, timing_options=TimingOptions(mode="full"), outputs=False)
             cyc.append(r.metrics["sm__cycles_elapsed.max"])
         per = (cyc[1] - cyc[0]) / (REPS - 8)
-        rows.append({"placement": placement, "blocks": blocks, "bytes": nbytes, "parts": parts, "path": path,
-                     "cycles_per_copy": round(per, 1)})
-        print(f"{_label(case):45s} {per:7.0f} cycles a copy", flush=True)
+        row = {"placement": placement, "blocks": blocks, "bytes": nbytes, "parts": parts, "path": path,
+               "cycles_per_copy": round(per, 1)}
+        m = measured.get(case)
+        if m:
+            row.update(measured_mean_cycles=m["mean_cycles"], measured_median_cycles=m["median_cycles"],
+                       error_pct=round(100.0 * (per / m["mean_cycles"] - 1.0), 1))
+        rows.append(row)
+        print(f"{_label(case):45s} {per:7.0f} cycles a copy" + (f", measured {m['mean_cycles']:7.0f}" if m else ""),
+              flush=True)
     return rows
 
 

@@ -30,7 +30,10 @@ batch of sectors), multicast within a cluster, L2 cache hints, the im2col modes.
 not reproduced: under load, 8 KB copies from all 132 SMs at once take 1,561-1,678 cycles from
 DRAM on an H100 (1,404-1,519 H200), the model 973-1,256 (tma_latency_h*_run3.json): the
 GPUs' channels do not serve the SMs' requests in one common order, the model's do
-(benchmarks/hbm_burst_order.py).
+(benchmarks/hbm_burst_order.py). Wherever the copies land (validate/dram_concurrency_probe.py,
+data/measurements/dram_concurrency_h100_run3.json): on the GPU a copy takes its one-block time
+plus about all blocks' bytes in flight at the DRAM's peak, at 38% of that peak; the model's stay
+flat (docs/mechanisms_24.md section 28).
 
 The payload of a copy (from the functional core, `functional_streams.py`): its global sectors (a sector
 array, or a store's (sectors, byte masks)) and, for a load with an mbarrier, the
