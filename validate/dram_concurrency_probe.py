@@ -200,7 +200,7 @@ def predict(preset: str) -> list:
     block's copies follow one another, so this is their mean time, beside the measured `mean_cycles`
     of `MEASURED` for the preset's GPU where it is committed."""
     import gpusim                         # here: the GPU side imports nothing of gpusim
-    from gpusim.timing import TimingOptions
+    from gpusim.timing import TimingOptions   # here: the GPU side imports nothing of gpusim
     kernels = {name: gpusim.CudaSource(SOURCE, name) for name in {_kernel_name(c[3], c[4]) for c in CASES}}
     src = np.ones(BUFFER_BYTES, dtype=np.uint8)
     data = DATA_DIR / MEASURED.format(gpu=preset.split("-")[0])

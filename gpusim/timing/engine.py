@@ -353,6 +353,13 @@ class TimingEngine:
                 complete = False
         m, self.per_instruction_stalls = self.metrics_builder.build(self.fallback)
         m["timing__outputs_complete"] = complete
+        if self.issue.dropped:
+            # accesses (loads, stores, copies, mbarrier operations) that no issued SASS instruction
+            # carried: the model did not time them (a wait on an mbarrier that did not wait)
+            warnings.warn(f"kernel {self.plan.name}: {self.issue.dropped} memory or mbarrier operation(s) of the "
+                          "executed PTX found no issued SASS instruction to carry them and were not timed "
+                          "(gpusim__sass_unplaced_accesses.sum): the predicted time may be short", RuntimeWarning,
+                          stacklevel=3)
         if self.recording is not None:
             self._recorder.finish(math.ceil(max(self.stats.block_end.values(), default=0.0)))
             self.recording.sm_issued = {i: self.sms[i].issued for i in self.opt.record.sms}

@@ -5,9 +5,12 @@ its first check goes to the end of one remainder path, its retry out of line in 
 block. The wait's payload belongs on the SYNCS issued whenever the wait is (the retry's); on the
 first check, a launch whose copies take another path never waited for its copies (437 cycles a
 copy from DRAM, where the same copies unrolled at compile time take 1,050)."""
+import warnings
+
 import numpy as np
 
 import gpusim
+from gpusim.frontend.sass import payloads
 from gpusim.timing import TimingOptions
 
 SOURCE = r"""
@@ -55,3 +58,20 @@ def test_a_wait_in_a_rotated_loop_waits_for_its_copy():
     loop, unrolled = cycles_per_copy("runtime_parts"), cycles_per_copy("one_part")
     assert unrolled > 700                      # a DRAM read's latency and more
     assert abs(loop - unrolled) < 0.05 * unrolled, (loop, unrolled)
+
+
+def test_an_operation_no_sass_carries_is_reported(monkeypatch):
+    """Had the payload stayed on the first check (the mapping before the fix), the wait would have
+    been dropped: such a launch warns, beside `gpusim__sass_unplaced_accesses.sum`."""
+    def first_doing(ins, cands, info, *rest):
+        return next((i for i in cands if payloads.does(ins[i].base, info)), cands[0])
+
+    monkeypatch.setattr(payloads, "_best_kind", first_doing)
+    src = np.ones(1 << 20, np.uint8)
+    kernel = gpusim.CudaSource(SOURCE + "\n// mapped as before the fix\n", "runtime_parts")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = gpusim.launch(kernel, 1, 32, (src, np.uint32(8192), np.uint32(1), np.int32(4)), gpu="h100",
+                          timing=TimingOptions(mode="full"), outputs=False)
+    assert r.metrics["gpusim__sass_unplaced_accesses.sum"] >= 1
+    assert any("runtime_parts" in str(w.message) and "not timed" in str(w.message) for w in caught)
