@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -52,12 +53,23 @@ CASES = ([(p, b, 8192, 1, "tma") for p in PLACEMENTS for b in (1, 8, 33, 66, 132
          + [("band64k", b, 8192, 1, "ldg") for b in (1, 33, 132)]
          + [("band64k", 264, 8192, 1, "tma")])
 
-SOURCE = r"""
+def _tma_latency_helpers() -> str:
+    """The mbarrier helpers of validate/tensor_timing/tma_latency.cu (u64, u32, clk, saddr, bar_init,
+    bar_expect, bar_wait: its `// helpers:` section), which this probe's kernels share."""
+    text = (Path(__file__).resolve().parent / "tensor_timing" / "tma_latency.cu").read_text()
+    return text.split("// helpers: begin")[1].split("// helpers: end")[0].split("\n", 1)[1]
+
+
+# the helpers, and a bulk copy of `bytes` from global `g` to shared `dst` completing `bar` by its bytes
+BULK_HELPERS = _tma_latency_helpers() + r"""
+__device__ __forceinline__ void bulk_copy(void *dst, const char *g, u32 bytes, u64 *bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 :: "r"(saddr(dst)), "l"(g), "r"(bytes), "r"(saddr(bar)) : "memory");
+}
+"""
+
+SOURCE = BULK_HELPERS + r"""
 #define LDG_LOADS 16
-typedef unsigned long long u64;
-typedef unsigned int u32;
-__device__ __forceinline__ u64 clk() { u64 t; asm volatile("mov.u64 %0, %%clock64;" : "=l"(t) :: "memory"); return t; }
-__device__ __forceinline__ u32 saddr(const void *p) { return (u32)__cvta_generic_to_shared(p); }
 
 __device__ __forceinline__ u64 clk_after(u32 dep) {
     u64 t; asm volatile("mov.u64 %0, %%clock64;" : "=l"(t) : "r"(dep) : "memory"); return t;
@@ -73,19 +85,15 @@ __device__ void copy_loop(const char *src, const u64 *offsets, u32 bytes, int re
     __shared__ u64 off[32];
     if (threadIdx.x != 0) return;
     for (int r = 0; r < reps; r++) off[r] = offsets[blockIdx.x * reps + r];
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(saddr(&bar)) : "memory");
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    bar_init(&bar);
     u32 phase = 0, part = bytes / PARTS;
     for (int r = 0; r < reps; r++) {
         const char *g = src + off[r];
         u64 t0 = clk();
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(saddr(&bar)), "r"(bytes) : "memory");
+        bar_expect(&bar, bytes);
         #pragma unroll
-        for (int p = 0; p < PARTS; p++)
-            asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-                         :: "r"(saddr(buf) + p * part), "l"(g + p * part), "r"(part), "r"(saddr(&bar)) : "memory");
-        asm volatile("{\n .reg .pred p;\n WAIT_%=:\n mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n @!p bra WAIT_%=;\n}"
-                     :: "r"(saddr(&bar)), "r"(phase) : "memory");
+        for (int p = 0; p < PARTS; p++) bulk_copy(buf + p * part, g + p * part, part, &bar);
+        bar_wait(&bar, phase);
         u64 t1 = clk();
         phase ^= 1;
         cycles[blockIdx.x * reps + r] = t1 - t0;

@@ -12,12 +12,9 @@ import numpy as np
 import gpusim
 from gpusim.frontend.sass import payloads
 from gpusim.timing import TimingOptions
+from validate import dram_concurrency_probe as probe
 
-SOURCE = r"""
-typedef unsigned long long u64;
-typedef unsigned int u32;
-__device__ __forceinline__ u32 saddr(const void *p) { return (u32)__cvta_generic_to_shared(p); }
-
+SOURCE = probe.BULK_HELPERS + r"""
 // `reps` copies of `bytes` (as `parts` bulk copies, or PARTS when PARTS > 0) from src + r * 64 KB,
 // each waited on before the next
 template <int PARTS>
@@ -25,17 +22,13 @@ __device__ void loop(const char *src, u32 bytes, u32 parts, int reps) {
     __shared__ __align__(128) char buf[8192];
     __shared__ __align__(8) u64 bar;
     if (threadIdx.x != 0) return;
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(saddr(&bar)) : "memory");
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    bar_init(&bar);
     u32 phase = 0, n = PARTS > 0 ? PARTS : parts, part = bytes / n;
     for (int r = 0; r < reps; r++) {
         const char *g = src + (size_t)r * 65536;
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(saddr(&bar)), "r"(bytes) : "memory");
-        for (u32 p = 0; p < n; p++)
-            asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-                         :: "r"(saddr(buf) + p * part), "l"(g + p * part), "r"(part), "r"(saddr(&bar)) : "memory");
-        asm volatile("{\n .reg .pred p;\n WAIT_%=:\n mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n @!p bra WAIT_%=;\n}"
-                     :: "r"(saddr(&bar)), "r"(phase) : "memory");
+        bar_expect(&bar, bytes);
+        for (u32 p = 0; p < n; p++) bulk_copy(buf + p * part, g + p * part, part, &bar);
+        bar_wait(&bar, phase);
         phase ^= 1;
     }
 }

@@ -4,6 +4,7 @@
 // each from a line not read before (DRAM). Beside it the ld.global.cg chase the L2 hit latency
 // of the presets comes from. Device code only: NVRTC (gpusim.CudaSource) and nvcc
 // (tma_latency_main.cu) compile it alike. validate/tensor_timing/tma_latency.py runs it.
+// helpers: begin (validate/dram_concurrency_probe.py uses them too)
 typedef unsigned long long u64;
 typedef unsigned int u32;
 
@@ -21,6 +22,8 @@ __device__ __forceinline__ void bar_wait(u64 *bar, u32 phase) {
     asm volatile("{\n .reg .pred p;\n WAIT_%=:\n mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n @!p bra WAIT_%=;\n}"
                  :: "r"(saddr(bar)), "r"(phase) : "memory");
 }
+
+// helpers: end
 
 // cycles[r] = cycles of the r-th bulk copy of `bytes` from src + r * stride (stride 0: the same
 // bytes), by thread 0 of the block
