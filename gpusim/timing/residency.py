@@ -3,8 +3,12 @@ slots and ages, CTA barriers, block completion, and the SM's residency integrals
 (`warp_cycles`, `active_cycles`: `sm__warps_active`).
 
 - A block is admitted with its warps' instruction streams (`admit`): it takes the lowest
-  free block slot of the SM; each warp goes to sub-partition `warp_in_block mod
-  sub_partitions` in age (launch) order. Local memory is per resident warp slot: the
+  free block slot of the SM; its warps take the SM's sub-partitions in turn, continuing from
+  the previous block's (warp of age a on sub-partition a mod `sub_partitions`, ages counted
+  over the SM's warps in launch order): blocks of one or two warps use every scheduler, as on
+  the GPU (an H100's `%warpid` mod 4 for 1-, 2- and 4-warp blocks, 4 warps an SM: one on each
+  sub-partition, the three shapes equally fast; validate/smsp_placement_probe.py,
+  data/measurements/smsp_placement_h100.json). Local memory is per resident warp slot: the
   block's warps' local frames are its slot's (`local_delta`), reused by later blocks.
 - A barrier (`arrive`) completes when the block's last live warp arrives; `release`
   lets its warps go `sm.barrier_latency_cycles` later. The SM's barrier unit takes one
@@ -135,13 +139,14 @@ class Residency:
 
     def admit(self, block: int, streams, t0: float) -> CTA:
         """Block `block` resident from `t0` with one warp per stream (each with its sub-partition,
-        slot in the sub-partition, age and local frame; not yet seated in the SM's arrays)."""
+        slot in the sub-partition (the SM's warps by age: the loose round-robin policy's order),
+        age and local frame; not yet seated in the SM's arrays)."""
         self._account(t0)
         cta = CTA(block, t0, heappop(self._free_slots) if self._free_slots else len(self.ctas))
         nsp = self.nsp
         frames = self.frames_base + cta.slot * len(streams)
         for s in streams:
-            w = Warp(s, cta, s.warp_in_block // nsp, self.next_age, s.warp_in_block % nsp)
+            w = Warp(s, cta, self.next_age // nsp, self.next_age, self.next_age % nsp)
             if s.local_sectors:                     # local memory is per resident warp slot, reused by later blocks
                 w.local_delta = np.uint64((frames + s.warp_in_block - s.gid) * s.local_sectors % (1 << 64))
             self.next_age += 1

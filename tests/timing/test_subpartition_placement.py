@@ -1,0 +1,37 @@
+"""An SM's warps take its sub-partitions in turn across blocks (gpusim/timing/residency.py): four
+one-warp blocks on an SM use its four schedulers as one four-warp block does, as an H100 ran them
+(validate/smsp_placement_probe.py, data/measurements/smsp_placement_h100.json: 128-, 64- and
+32-thread blocks with four warps an SM took 40.1, 38.5 and 37.9 us, every SM's warps one on each
+sub-partition by `%warpid`)."""
+import json
+
+import numpy as np
+import pytest
+
+import gpusim
+from gpusim.timing import TimingOptions
+from validate import smsp_placement_probe as probe
+from validate.datadir import DATA_DIR
+
+
+
+def duration_us(threads: int) -> float:
+    """The probe's FMA-bound kernel with four warps on every SM, in blocks of `threads`."""
+    blocks = probe.SMS * 128 // threads
+    r = gpusim.launch(gpusim.CudaSource(probe.SOURCE, "fma_chains"), blocks, threads,
+                      (np.zeros(blocks * threads, np.float32), np.zeros(blocks * threads // 32, np.uint32),
+                       np.int32(256)),
+                      gpu="h100", timing=TimingOptions(mode="full"), outputs=False)
+    return r.metrics["gpu__time_duration.sum"] / 1e3
+
+
+@pytest.mark.parametrize("threads", [32, 64])
+def test_small_blocks_use_every_scheduler(threads):
+    assert duration_us(threads) == pytest.approx(duration_us(128), rel=0.02)
+
+
+def test_the_h100_measured_the_shapes_alike():
+    rows = json.loads((DATA_DIR / "smsp_placement_h100.json").read_text())["rows"]
+    times = [r["us"] for r in rows]
+    assert max(times) < 1.1 * min(times)
+    assert all(r["warps_per_sm_sp_max"] == 1 for r in rows)
