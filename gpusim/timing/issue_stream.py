@@ -74,6 +74,7 @@ class IssueStreams:
         self.copies = smap.copies
         self._walks: dict[tuple[int, int], list] = {}
         self.dropped = 0
+        self.dropped_mbarrier = 0                    # of them mbarrier operations (a wait that would not wait)
         self.warp_budget = warp_budget
         self.round_blocks = 1                        # blocks the whole GPU runs at once (kept_offset's rounds)
         self.loop: int | None = None                 # the PTX loop sampled (chosen once)
@@ -167,6 +168,7 @@ class IssueStreams:
                 r = route.get(p)
                 if r is None:
                     self.dropped += 1
+                    self.dropped_mbarrier += type(payload) is MbarrierAccess
                     continue
                 s, h, back = r
                 if h == b or (back and h in latest):
@@ -182,6 +184,7 @@ class IssueStreams:
                     dest[s] = merge(prev, payload)
         for left in pending.values():
             self.dropped += len(left)
+            self.dropped_mbarrier += sum(type(v) is MbarrierAccess for v in left.values())
         if out and out[-1][0] >= 0 and self.merge_order.get(out[-1][0]):
             combine_stores(self.merge_order[out[-1][0]], out[-1][2])
         return out
