@@ -17,7 +17,8 @@ mem)`, `mem` keyed by SASS instruction index (`static.IssueProgram`):
   wavefronts: the larger).
 Consecutive stores of one visit to one sector are combined (`combine_stores`), as the
 L1 does before they reach the L2, until a load of that sector comes between them. `dropped` counts accesses with no SASS visit to land on (reported by the engine as
-`gpusim__sass_unplaced_accesses.sum`; zero on every program of `programs/`).
+`gpusim__sass_unplaced_accesses.sum`, and warned of where mbarrier operations or more than 1% of a
+launch's accesses are among them; zero on every program of `programs/`).
 
 **Loop sampling** (`warp_budget`, SASS instructions per warp; None: off). A warp whose
 path would issue more than the budget has iterations of one loop left out: the
