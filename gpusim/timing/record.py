@@ -186,7 +186,7 @@ class RecordingSM(SM):
     def _slot(self, w) -> tuple[int, int]:
         got = self._slots.get(w)
         if got is None:
-            k = w.stream.warp_in_block % self.nsp
+            k = w.sp                                 # the sub-partition it runs on (residency.py)
             free = self._free[k]
             if free:
                 s = min(free)

@@ -10,6 +10,7 @@ import pytest
 
 import gpusim
 from gpusim.timing import TimingOptions
+from gpusim.timing.record import TraceWindow
 from validate import smsp_placement_probe as probe
 from validate.datadir import DATA_DIR
 
@@ -37,3 +38,14 @@ def test_the_h100_measured_the_shapes_alike():
     assert all(r["warps_per_sm_sp_max"] == 1 for r in rows)
     cycles = [r["warp_cycles_median"] for r in rows]
     assert max(cycles) < 1.01 * min(cycles)
+
+
+def test_the_trace_shows_each_warp_on_the_sub_partition_it_runs_on():
+    blocks = probe.SMS * 4
+    r = gpusim.launch(gpusim.CudaSource(probe.SOURCE, "fma_chains"), blocks, 32,
+                      (np.zeros(blocks * 32, np.float32), np.zeros(blocks, np.uint32), np.int32(16),
+                       np.zeros(2 * blocks, np.uint64)),
+                      gpu="h100", timing=TimingOptions(mode="full", record=TraceWindow(sms=(0,), end_cycle=5000)),
+                      outputs=False)
+    issues = r.extra["recording"].issues                  # (sm, sp, slot, cycle, sass index, block, warp in block)
+    assert {(e[5], e[1]) for e in issues} == {(b, k) for k, b in enumerate(range(0, blocks, probe.SMS))}
