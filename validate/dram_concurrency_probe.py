@@ -30,8 +30,6 @@ Needs CuPy (NVRTC, sm_90). The GPU side imports nothing of gpusim.
 from __future__ import annotations
 
 import json
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -242,7 +240,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    t = time.time()
-    rc = main()
-    print(f"{time.time() - t:.1f} s", file=sys.stderr)
-    sys.exit(rc)
+    raise SystemExit(main())
