@@ -117,16 +117,17 @@ class IssueStreams:
             total, acc = k_inst, k_acc
         elif self.warp_budget is not None:
             kinds_kept = _kinds(visits)
-        dropped = self.dropped
+        dropped, dropped_mbarrier = self.dropped, self.dropped_mbarrier
         out = self._convert(visits)
-        self.adds = (total, acc, skipped, kinds_kept, kinds_skipped, self.dropped - dropped)
-        self.dropped = dropped
+        self.adds = (total, acc, skipped, kinds_kept, kinds_skipped, self.dropped - dropped,
+                     self.dropped_mbarrier - dropped_mbarrier)
+        self.dropped, self.dropped_mbarrier = dropped, dropped_mbarrier
         self.add(self.adds)
         return out
 
     def add(self, adds: tuple) -> None:
         """Advance the counters by what converting one warp added (`convert` sets `adds`)."""
-        total, acc, skipped, kinds_kept, kinds_skipped, dropped = adds
+        total, acc, skipped, kinds_kept, kinds_skipped, dropped, dropped_mbarrier = adds
         if skipped is not None:
             self.skipped[0] += skipped[0]
             self.skipped[1] += skipped[1]
@@ -137,6 +138,7 @@ class IssueStreams:
         self.kept[0] += total
         self.kept[1] += acc
         self.dropped += dropped
+        self.dropped_mbarrier += dropped_mbarrier
 
     def _convert(self, visits: list) -> list:
         out: list = []
