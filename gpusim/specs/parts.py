@@ -256,6 +256,7 @@ class HBMSpec:
     capacity_bytes: int = bounded(85017493504, MiB, 1 << 50)  # device memory cudaMalloc can use
     latency_ns: float = bounded(204.0, 1.0, 1e6)  # added beyond an L2 miss, unloaded
     access_granularity_bytes: int = bounded(64, 1, 4096)  # DRAM burst; a 32-byte sector request moves this much
+    min_access_bytes: int = bounded(32, 1, 4096)  # smallest DRAM access: a fill or write of fewer bytes (a lone sector) takes the bank and bus this long
     banks_per_channel: int = bounded(32, 1, 1024)  # banks of one pseudo-channel, each with one row buffer
     row_bytes: int = bounded(1024, 32, MiB)      # row (page) of a pseudo-channel, in one bank
     channel_interleave_bytes: int = bounded(256, 1, MiB)  # contiguous bytes of one channel before the address moves to the next
@@ -273,8 +274,9 @@ class HBMSpec:
 
     def __post_init__(self) -> None:
         _positive(self, "stacks", "channels", "bus_width_bits", "bandwidth_GBps", "capacity_bytes", "latency_ns",
-                  "access_granularity_bytes", "banks_per_channel", "row_bytes", "t_refi_ns", "write_queue_bursts")
-        _integer(self, "stacks", "channels", "bus_width_bits", "capacity_bytes", "access_granularity_bytes",
+                  "access_granularity_bytes", "min_access_bytes", "banks_per_channel", "row_bytes", "t_refi_ns",
+                  "write_queue_bursts")
+        _integer(self, "stacks", "channels", "bus_width_bits", "capacity_bytes", "access_granularity_bytes", "min_access_bytes",
                  "banks_per_channel", "row_bytes", "write_queue_bursts")
         _nonnegative(self, "t_rcd_ns", "t_rp_ns", "t_ras_ns", "t_wr_ns", "t_ccd_l_ns", "t_wtr_ns", "t_rtw_ns",
                      "t_rfc_ns", "t_faw_ns")
@@ -283,6 +285,9 @@ class HBMSpec:
         if not self.access_granularity_bytes <= self.channel_interleave_bytes <= self.row_bytes:
             raise ConfigError(f"HBMSpec.channel_interleave_bytes ({self.channel_interleave_bytes}) must lie between "
                               f"access_granularity_bytes ({self.access_granularity_bytes}) and row_bytes ({self.row_bytes})")
+        if self.min_access_bytes > self.access_granularity_bytes:
+            raise ConfigError(f"HBMSpec.min_access_bytes ({self.min_access_bytes}) must not exceed "
+                              f"access_granularity_bytes ({self.access_granularity_bytes}): no access is larger than a burst")
         if self.t_rfc_ns >= self.t_refi_ns:
             raise ConfigError(f"HBMSpec.t_rfc_ns ({self.t_rfc_ns}) must be below t_refi_ns ({self.t_refi_ns}): "
                               f"refresh would leave no time for accesses")

@@ -185,6 +185,16 @@ Sources (the tags the comments use):
   Triton's f16/bf16 at 8192^3 deliver 96-97% of [MEAS-XBAR]'s read peak to their SMs beside 0.8-1.8 TB/s of
   fills, data/measurements/h100_tensor.json; docs/mechanisms_24.md section 27). The H200's stores mixed with
   resident loads (l2_fill_h200_stores.json) are what `l2.write_port` was tried against (off: section 27).
+- [MEAS-DRAM64] the smallest DRAM access, from the mechanism suite's partial-sector stores
+  (data/measurements/h{100,200}_mechanisms.json, `validate/mechanisms/strides.py`, Nsight, driver 580.159.04,
+  2026-11-24): 4-B stores one a 128-B line (`stride_write/s128B`: each 64-B burst holds one dirty sector,
+  filled and written back as 32 B, `dram__bytes_read` and `_write` 32 B a store) take 105.9 us on the H100
+  and 88.3 on the H200, where stores one a 32-B sector (`s32B`: both sectors of each burst, as many stores
+  and DRAM bytes) take 43.7 and 31.0: counted in 64-B bursts, both run at 2.6-2.7 TB/s (H100) and 3.1-3.7
+  (H200), in bytes s128B at half that. So a lone sector's fill or write takes a burst's time
+  (`hbm.min_access_bytes` = 64); the bytes counted stay 32. Checked on `stride_copy/s128B` and `write_s128B`
+  (`python benchmarks/mechanisms_24.py compare --data data/measurements/h100_mechanisms.json --repredict --only
+  '^stride_'`: H100 s128B writes -31.8 -> -12.2%, copies -31.3 -> -9.5%; H200 -23.8 -> -20.3%, -26.7 -> -14.0%).
 - [MEAS-XBAR] the L2 under every SM, data/measurements/crossbar_probe_h{100,200}_run3.json (`python -m
   validate.tensor_timing.crossbar_probe`, H100 and H200, driver 580.159.04, 2026-11-25: one block a SM
   pulling 64 KiB a round by cp.async.cg, Nsight counters beside): 132 SMs each reading a region of

@@ -125,6 +125,7 @@ A100 = GPUSpec(
         capacity_bytes=80 * GiB,           # [A100-DS] nominal 80 GB; the driver reports a little less
         latency_ns=180.0,                  # estimate: between V100 [DEWING] and H100 [MEAS]; see below
         access_granularity_bytes=64,       # estimate: as H100
+        min_access_bytes=32,               # estimate: a sector (not measured; H100/H200 measure 64, [MEAS-DRAM64])
         banks_per_channel=16,              # [DRAMSIM3] 4 bank groups of 4 (HBM2)
         row_bytes=1024,                    # [JEDEC] JESD235 1 KB page per pseudo-channel
         channel_interleave_bytes=256,      # estimate: 256-B channel chunks (a stream's rows still open; undocumented)

@@ -159,6 +159,7 @@ H100 = GPUSpec(
         capacity_bytes=85017493504,        # [MEAS] totalGlobalMem of the 80 GB part [H100-DS]
         latency_ns=204.0,                  # [MEAS] DRAM 680.7 - L2 276.0 = 405 cycles at 1980 MHz
         access_granularity_bytes=64,       # estimate: 32-B bursts [JEDEC] fetched in pairs (sector promotion)
+        min_access_bytes=64,               # [MEAS-DRAM64] a lone 32-B sector's fill or write takes a 64-B burst's time (stride_write/s128B against s32B)
         banks_per_channel=32,              # [SNPS] 16 banks per 4 dies of JESD238: 8-high HBM3 stacks [H100-WP]
         row_bytes=1024,                    # [JEDEC] JESD238 1 KB page per pseudo-channel
         channel_interleave_bytes=256,      # estimate: 256-B channel chunks (a stream's rows still open; undocumented)
@@ -239,6 +240,7 @@ H200 = GPUSpec(
         capacity_bytes=150109880320,       # [MEAS] totalGlobalMem of the 141 GB part [H200-DS]
         latency_ns=205.0,                  # [MEAS] DRAM 690.8 - L2 284.4 = 406 cycles at 1980 MHz
         access_granularity_bytes=64,       # estimate: as H100
+        min_access_bytes=64,               # [MEAS-DRAM64] as H100 (the H200's stride_write/s128B against s32B)
         banks_per_channel=32,              # [SNPS] 16 banks per 4 dies: 8-high stacks (estimate: 24 GB as 8 x 24 Gb)
         row_bytes=1024,                    # [JEDEC] JESD238 1 KB page per pseudo-channel
         channel_interleave_bytes=256,      # estimate: 256-B channel chunks (a stream's rows still open; undocumented)

@@ -125,6 +125,7 @@ V100 = GPUSpec(
         capacity_bytes=32 * GiB,           # [V100-WP] nominal 32 GB (SXM2 32GB part)
         latency_ns=156.0,                  # [DEWING] memory 460 - L2 221 = 239 cycles at 1530 MHz
         access_granularity_bytes=64,       # estimate: as H100
+        min_access_bytes=32,               # estimate: a sector (not measured; H100/H200 measure 64, [MEAS-DRAM64])
         banks_per_channel=16,              # [DRAMSIM3] 4 bank groups of 4 (HBM2)
         row_bytes=1024,                    # [JEDEC] JESD235 1 KB page per pseudo-channel
         channel_interleave_bytes=256,      # estimate: 256-B channel chunks (a stream's rows still open; undocumented)

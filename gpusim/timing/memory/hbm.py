@@ -31,6 +31,11 @@ What is modelled (per pseudo-channel, `spec.hbm.channels` of them):
   after a drain it has room again when the drained writes reach the bus, so a
   backlogged channel holds the L2's evictions (and the stores behind them) back. Writes
   still queued when a kernel ends are not timed (they are counted).
+- The smallest access (`min_access_bytes`): a fill or write of fewer bytes than that (a
+  partial write's 32-B fill, a lone dirty sector's write-back) takes the bank's column
+  commands and the bus as that many bytes, and is counted as the bytes it moves: on the
+  H100 and H200 4-B stores one a 128-B line take twice the DRAM time per counted byte that
+  stores filling both sectors of each burst do ([MEAS-DRAM64]).
 - Read-modify-write (`rmw_burst`: the L2 evicts a burst with dirty bytes it never
   fetched): the burst's sectors are read, and the merged sectors join the write queue
   only when the read's data is back at the L2, in time order; meanwhile the channel
@@ -136,6 +141,7 @@ class HBM:
         self.granularity_bytes = gran
         self.sector_bytes = sector
         self.sectors_per_burst = gran // sector
+        self.min_access_bytes = max(h.min_access_bytes, sector)       # a partial burst's bank and bus time
         self.burst_shift = self.sectors_per_burst.bit_length() - 1   # sector index >> shift = burst index
         self.bursts_per_chunk = h.channel_interleave_bytes // gran      # a chunk: contiguous bytes of one channel
         self.chunks_per_row = h.row_bytes // h.channel_interleave_bytes
@@ -202,6 +208,8 @@ class HBM:
         self.bursts_read += 1
         nbytes = sectors * self.sector_bytes if sectors else self.granularity_bytes
         self.bytes_read += nbytes
+        if nbytes < self.min_access_bytes:               # counted as asked, timed as the smallest access
+            nbytes = self.min_access_bytes
         chunk = burst // self.bursts_per_chunk
         nch = self.channels
         q = chunk // nch                                # unit_of(chunk, nch), inlined, its q reused (hot path)
@@ -265,7 +273,7 @@ class HBM:
         ch = self._chans[unit_of(burst // self.bursts_per_chunk, self.channels)]
         if ch.merged and ch.merged[0][0] <= t:
             self._admit(ch, t)
-        return self._enqueue(ch, t, burst, nbytes)
+        return self._enqueue(ch, t, burst, max(nbytes, self.min_access_bytes))
 
     def rmw_burst(self, t: float, burst: int, fetched: int, written: int) -> float:
         """A dirty burst with bytes never fetched, evicted at t: its `fetched` 32-B sectors are
@@ -279,7 +287,7 @@ class HBM:
         nbytes = written * self.sector_bytes
         self.bytes_written += nbytes
         ch = self._chans[unit_of(burst // self.bursts_per_chunk, self.channels)]
-        heapq.heappush(ch.merged, (back, burst, nbytes))
+        heapq.heappush(ch.merged, (back, burst, max(nbytes, self.min_access_bytes)))
         return t if t >= ch.accept_at else ch.accept_at
 
     # -- public API -------------------------------------------------------------------

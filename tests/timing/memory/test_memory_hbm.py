@@ -4,6 +4,7 @@ tRAS 34, tWR 16, tCCD_L 2, tWTR 8, tRTW 4 ns, no refresh unless turned on). One 
 import pytest
 
 from _memory_spec import HBM_BYTES_PER_CYCLE, HBM_CYCLES, SPEC, T_RCD_CYCLES, T_RP_CYCLES, replace
+from gpusim.errors import ConfigError
 from gpusim.timing.memory import HBM
 
 NS = 1.98                                   # SM cycles per ns
@@ -189,7 +190,6 @@ def test_sampled_simulation_keeps_the_fraction_of_the_channels_at_full_speed():
 
 
 def test_refresh_longer_than_its_interval_is_refused():
-    from gpusim.errors import ConfigError
     with pytest.raises(ConfigError, match="t_rfc_ns"):
         replace(hbm={"t_rfc_ns": 4000.0})
 
@@ -240,3 +240,31 @@ def test_a_peek_waits_behind_the_reads_queued_on_its_channel():
     for b in same:                                   # 200 bursts of other rows of the channel, all at t = 0
         h.read_burst(0.0, b)
     assert h.peek_read(0.0, 0) > 200 * 64 / CHANNEL_BYTES_PER_CYCLE
+
+
+def _lone_sector_writes(spec, n=2000):
+    """n write-backs of one dirty 32-B sector each, consecutive bursts of channel 0 (open rows),
+    all at once: (the channel's bus-busy cycles, bytes counted)."""
+    h = HBM(replace(hbm={"write_queue_bursts": 1, **spec}))   # each write issued at once
+    ch0, b = [], 0
+    while len(ch0) < n:
+        if h.locate(b)[0] == 0:
+            ch0.append(b)
+        b += 1
+    for b in ch0:
+        h.write_burst(0.0, b, 1)
+    return h.busy_cycles, h.bytes_written
+
+
+def test_a_lone_sectors_write_takes_a_whole_burst_of_the_bus_where_the_smallest_access_is_a_burst():
+    # [MEAS-DRAM64]: 4-B stores 128 B apart (one dirty sector a 64-B burst) take the H100 / H200 twice
+    # the DRAM time a byte of stores 32 B apart (both sectors of each burst) does
+    sector_cycles, sector_bytes = _lone_sector_writes({"min_access_bytes": 32})
+    burst_cycles, burst_bytes = _lone_sector_writes({"min_access_bytes": 64})
+    assert sector_bytes == burst_bytes == 2000 * 32            # counted as written either way
+    assert burst_cycles == pytest.approx(2 * sector_cycles, rel=0.02)
+
+
+def test_a_smallest_access_larger_than_a_burst_is_refused():
+    with pytest.raises(ConfigError, match="min_access_bytes"):
+        replace(hbm={"min_access_bytes": 128})
