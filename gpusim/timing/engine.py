@@ -363,6 +363,15 @@ class TimingEngine:
                           f"PTX ({issue.dropped_mbarrier} on mbarriers) found no issued SASS instruction to carry them "
                           "and were not timed (gpusim__sass_unplaced_accesses.sum): the predicted time may be short",
                           RuntimeWarning, stacklevel=3)
+        smap = self.plan.sass
+        if smap.unrolled_unhandled:
+            dk = self.plan.decoded
+            where = ", ".join(f"line {dk.infos[dk.blocks[h].first].line} ({k} copies)"
+                              for h, k in sorted(smap.unrolled_unhandled.items()))
+            warnings.warn(f"kernel {self.plan.name}: ptxas unrolled a loop of several PTX blocks (a barrier or a branch "
+                          f"inside) at {where}; gpusim issues its unrolled SASS once an iteration, so that loop's "
+                          "instructions and time are overstated up to that many times (docs/mechanisms_24.md section 31)",
+                          RuntimeWarning, stacklevel=3)
         if self.recording is not None:
             self._recorder.finish(math.ceil(max(self.stats.block_end.values(), default=0.0)))
             self.recording.sm_issued = {i: self.sms[i].issued for i in self.opt.record.sms}

@@ -49,8 +49,10 @@ home is visited, with that visit's active threads (Nsight's
 `smsp__thread_inst_executed` counts active threads whatever the guard predicate).
 
 Not modelled: which way a data-dependent branch ptxas added goes (the fast path is
-assumed, e.g. `FCHK` passing), ptxas unrolling of PTX loops of several blocks (their
-SASS is issued per visit, as if not unrolled), indirect jumps.
+assumed, e.g. `FCHK` passing), ptxas unrolling of PTX loops of several blocks (a
+barrier or a branch inside; their SASS is issued per visit, as if not unrolled, so such a loop
+counts and times up to its unroll factor over: `unrolled_unhandled` finds them and the timing
+engine warns, naming the loop's line), indirect jumps.
 """
 from __future__ import annotations
 
@@ -96,6 +98,9 @@ class SassMap:
     # unrolled loops: SASS block -> {PTX memory instruction: its SASS copies in pass order}
     unmatched: tuple[int, ...] = ()          # PTX memory instructions whose payload has no SASS instruction
     ptx_loops: dict[int, frozenset[int]] = field(default_factory=dict)   # PTX loop header -> its blocks
+    unrolled_unhandled: dict[int, int] = field(default_factory=dict)
+    # PTX loops of several blocks (a barrier or a branch inside) that ptxas unrolled: header -> copies of
+    # their work in one pass of the SASS body; issued once a visit, as if not unrolled (module docstring)
     counter_classes: dict = field(default_factory=dict, repr=False, compare=False)
     # compute capability -> each SASS instruction's counter classes (opcodes.classify), filled on first use
     pred_rules: dict = field(default_factory=dict, repr=False, compare=False)
@@ -188,7 +193,8 @@ def build_map(listing, decoded) -> SassMap:
     for h in sorted({x for x in home if x is not None}):
         if h not in unrolled:
             regions[h] = tuple(_region(cfg, ins, home, h))
-    m = SassMap(listing, cfg, tuple(origin), tuple(home), regions, unrolled, {}, {}, ptx_loops=ptx.loops)
+    m = SassMap(listing, cfg, tuple(origin), tuple(home), regions, unrolled, {}, {}, ptx_loops=ptx.loops,
+                unrolled_unhandled=_unrolled_chains(cfg, ins, origin, home, ptx, decoded))
     place_payloads(m, ins, decoded, ptx)
     return m
 
@@ -316,3 +322,30 @@ def _unrolled_loops(cfg: SassCFG, ins, origin, home, ptx: _PtxFacts, dk) -> dict
         if any(c > 1 and cfg.innermost[k] is not None for k, c in content.items()):
             out[h] = UnrolledLoop(h, content, tuple(_entries(cfg, home, h)))
     return out
+
+
+def _unrolled_chains(cfg: SassCFG, ins, origin, home, ptx: _PtxFacts, dk) -> dict[int, int]:
+    """PTX loops of several blocks whose SASS holds more than one copy of their memory
+    instructions in one block (ptxas unrolled them): header -> the most copies of one. The
+    mapping issues such a loop's SASS once a visit of each of its blocks, as if not unrolled, so
+    its instructions are counted and timed up to that many times over; the timing engine warns."""
+    out = {}
+    for h, body in ptx.loops.items():
+        if h in ptx.self_loops:
+            continue
+        anchors = {i for b in body for i in _anchors(dk, b)
+                   if is_access(dk.infos[i]) and ptx.innermost[ptx.block_of[i]] == h}
+        if not anchors:
+            continue
+        most = 0
+        for blk in cfg.blocks:
+            if home[blk.index] not in body or cfg.innermost[blk.index] is None:
+                continue
+            c = Counter(origin[i] for i in range(blk.start, blk.end)
+                        if origin[i] in anchors and ins[i].base in MEMORY and does(ins[i].base, dk.infos[origin[i]]))
+            if c:
+                most = max(most, max(c.values()))
+        if most > 1:
+            out[h] = most
+    return out
+
