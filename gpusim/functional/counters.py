@@ -105,7 +105,7 @@ class Counters:
         self.n = n_instructions
         self.block_warps = np.zeros(n_blocks, np.int64)
         self.block_threads = np.zeros(n_blocks, np.int64)
-        self.loop_back = np.zeros(n_blocks, np.int64)       # warps that took a one-block loop's back edge
+        self.loop_back = np.zeros(n_blocks, np.int64)       # warps that took a back edge to this loop header
         self.taken_threads = np.zeros(n_blocks, np.int64)   # active threads whose branch/exit guard held
         self.per_instr = {f: np.zeros(n_instructions, np.int64) for f in FIELDS[2:]}
 

@@ -271,8 +271,8 @@ class BatchExecutor:
             bits = pack_lanes(p)[g - self.span_w0] & masks
             self.counters.add_taken(blk.index, int(np.bitwise_count(bits).sum()))
             if t == "cond_branch":
-                if blk.succs[0] == blk.index:              # a one-block loop's back edge
-                    self.counters.add_loop_back(blk.index, int(np.count_nonzero(bits)))
+                if blk.succs[0] <= blk.index:              # a loop's back edge, counted at its header
+                    self.counters.add_loop_back(blk.succs[0], int(np.count_nonzero(bits)))
                 stacks.branch(g, masks, bits, blk.succs[0], blk.succs[1], blk.ipdom)
             else:
                 stacks.exit_lanes(g, bits)

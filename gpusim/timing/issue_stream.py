@@ -153,12 +153,18 @@ class IssueStreams:
                 i += 1
                 continue
             if b in self.unrolled:
-                j = i + 1
-                while j < n and visits[j][0] == b:
-                    j += 1
-                self._loop(b, visits[i:j], out)
-                i = j
-                continue
+                chain = self.unrolled[b].blocks
+                if not chain:
+                    j = i + 1
+                    while j < n and visits[j][0] == b:
+                        j += 1
+                    self._loop(b, visits[i:j], out)
+                    i = j
+                    continue
+                run, i = _chain_run(visits, i, chain)   # a chain's iterations, its blocks' accesses together
+                if run:
+                    self._loop(b, run, out)
+                    continue
             i += 1
             seg = region.get(b)
             if seg is not None:
@@ -284,6 +290,20 @@ class IssueStreams:
                             used += 1
             out.append((self.block_segment[k], run[min(first, n - 1)][1], mem))
         self.dropped += sum(len(v[2]) for v in run) - used
+
+
+def _chain_run(visits: list, i: int, chain: tuple) -> tuple[list, int]:
+    """The iterations of an unrolled chain loop (`UnrolledLoop.blocks`) from visits[i] on, each
+    as one visit (header, its lanes, the accesses of all its blocks), and the index after them."""
+    run = []
+    m, n = len(chain), len(visits)
+    while i + m <= n and all(visits[i + q][0] == chain[q] for q in range(m)):
+        mem: dict = {}
+        for q in range(m):
+            mem.update(visits[i + q][2].items())
+        run.append((chain[0], visits[i][1], mem))
+        i += m
+    return run, i
 
 
 def kept_offset(round_: int, count: int, keep: int) -> int:

@@ -74,10 +74,12 @@ _WALK_LIMIT = 100_000
 
 @dataclass(frozen=True)
 class UnrolledLoop:
-    """A one-block PTX loop ptxas unrolled: its SASS blocks and their content."""
-    header: int                              # the PTX block
+    """A PTX loop ptxas unrolled (one block, or a chain of blocks split by barriers): its SASS
+    blocks and their content."""
+    header: int                              # the PTX block (the chain's first)
     content: dict[int, int]                  # SASS block -> PTX iterations one pass executes
     entries: tuple[int, ...]                 # SASS blocks entered from outside the loop
+    blocks: tuple[int, ...] = ()             # a chain's PTX blocks in execution order, header first; () for one block
 
 
 @dataclass
@@ -98,6 +100,8 @@ class SassMap:
     # unrolled loops: SASS block -> {PTX memory instruction: its SASS copies in pass order}
     unmatched: tuple[int, ...] = ()          # PTX memory instructions whose payload has no SASS instruction
     ptx_loops: dict[int, frozenset[int]] = field(default_factory=dict)   # PTX loop header -> its blocks
+    unrolled_member: dict[int, int] = field(default_factory=dict)
+    # PTX block -> the unrolled loop (header) whose walk issues its SASS (a one-block loop: itself)
     unrolled_unhandled: dict[int, int] = field(default_factory=dict)
     # PTX loops of several blocks (a barrier or a branch inside) that ptxas unrolled: header -> copies of
     # their work in one pass of the SASS body; issued once a visit, as if not unrolled (module docstring)
@@ -188,13 +192,20 @@ def build_map(listing, decoded) -> SassMap:
     origin = _origins(ins, decoded)
     sass_loop_to_ptx = _match_loops(cfg, ins, origin, ptx)
     home = _homes(cfg, ins, origin, ptx, sass_loop_to_ptx)
-    unrolled = _unrolled_loops(cfg, ins, origin, home, ptx, decoded)
+    unhandled = _unrolled_chains(cfg, ins, origin, home, ptx, decoded)
+    chains = {h: c for h in unhandled if (c := _chain(ptx, decoded, h)) is not None}
+    for h, chain in chains.items():                  # the chain's SASS is issued by its header's walk
+        members = set(chain)
+        home = [h if x in members else x for x in home]
+    unrolled = _unrolled_loops(cfg, ins, origin, home, ptx, decoded, chains)
+    member = {b: h for h, loop in unrolled.items() for b in (loop.blocks or (h,))}
     regions = {}
     for h in sorted({x for x in home if x is not None}):
         if h not in unrolled:
             regions[h] = tuple(_region(cfg, ins, home, h))
     m = SassMap(listing, cfg, tuple(origin), tuple(home), regions, unrolled, {}, {}, ptx_loops=ptx.loops,
-                unrolled_unhandled=_unrolled_chains(cfg, ins, origin, home, ptx, decoded))
+                unrolled_member=member,
+                unrolled_unhandled={h: k for h, k in unhandled.items() if h not in unrolled})
     place_payloads(m, ins, decoded, ptx)
     return m
 
@@ -300,13 +311,16 @@ def _anchors(dk, h: int) -> list[int]:
             and i.mnemonic.split(".")[0] in ("add", "sub", "mul", "fma", "mad", "max", "min", "neg", "abs")]
 
 
-def _unrolled_loops(cfg: SassCFG, ins, origin, home, ptx: _PtxFacts, dk) -> dict[int, UnrolledLoop]:
+def _unrolled_loops(cfg: SassCFG, ins, origin, home, ptx: _PtxFacts, dk,
+                    chains: dict[int, tuple[int, ...]]) -> dict[int, UnrolledLoop]:
     out = {}
-    for h in ptx.self_loops:
+    for h in [*ptx.self_loops, *sorted(chains)]:
         mine = [b.index for b in cfg.blocks if home[b.index] == h]
         if not mine:
             continue
-        anchors = set(_anchors(dk, h))
+        chain = chains.get(h, ())
+        anchors = set(_anchors(dk, h)) if not chain else {i for b in chain for i in _anchors(dk, b)
+                                                           if is_access(dk.infos[i])}
         if not anchors:
             continue
         first = dk.infos[next(iter(anchors))]
@@ -320,8 +334,29 @@ def _unrolled_loops(cfg: SassCFG, ins, origin, home, ptx: _PtxFacts, dk) -> dict
                                                      else ins[i].base in _FP_ARITHMETIC))
             content[k] = sorted(c.values())[len(c) // 2] if c else 0
         if any(c > 1 and cfg.innermost[k] is not None for k, c in content.items()):
-            out[h] = UnrolledLoop(h, content, tuple(_entries(cfg, home, h)))
+            out[h] = UnrolledLoop(h, content, tuple(_entries(cfg, home, h)), chain)
     return out
+
+
+def _chain(ptx: _PtxFacts, dk, h: int) -> tuple[int, ...] | None:
+    """Loop h's PTX blocks in execution order when they form one straight chain (each block's
+    only successor the next, as a barrier splits a loop's body; the last branching back to h or
+    out), with no loop inside: such a loop is one block split, and its unrolled SASS is walked
+    pass by pass like a one-block loop's. None for any other loop (a branch or a break inside)."""
+    body = ptx.loops[h]
+    if any(ptx.innermost[b] != h for b in body):
+        return None
+    blocks = dk.cfg.blocks
+    chain = [h]
+    while True:
+        succs = blocks[chain[-1]].succs
+        inside = [x for x in succs if x in body]
+        if inside == [h]:
+            break                                    # the latch: back to the header (or out)
+        if len(succs) != 1 or len(inside) != 1 or inside[0] in chain:
+            return None
+        chain.append(inside[0])
+    return tuple(chain) if len(chain) == len(body) and len(chain) > 1 else None
 
 
 def _unrolled_chains(cfg: SassCFG, ins, origin, home, ptx: _PtxFacts, dk) -> dict[int, int]:

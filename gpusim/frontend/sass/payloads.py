@@ -51,7 +51,7 @@ def place_payloads(m, ins, dk, ptx) -> None:
         if not is_access(info) or info.space == "param":
             continue
         p = info.index
-        if ptx.block_of[p] in m.unrolled:
+        if ptx.block_of[p] in m.unrolled_member:
             continue
         cands = by_origin.get(p)
         if cands:
