@@ -11,6 +11,8 @@ to trust that:
   the error estimates (`timing__sampling_error_pct`, `timing__sampling_note`):
   `Extrapolation`, a unit the engine owns (given the sample's shape, `SampleShape`, and the
   SMs, block times, memory system and issue streams it reads) and calls.
+- `block_spread.py`: how far the timed blocks' durations let the extrapolation be trusted (their
+  spread; waves that ran in step after a light first wave), for `extrapolation.py`.
 - `warming.py`: which lines of a footprint that blocks all over the grid share the whole
   GPU's L2 would hold (`SharedFootprint`, asked by the L2 slices on a miss), and the reuse
   the sample cannot see.

@@ -70,6 +70,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpusim.timing.sampling.block_spread import (UNSTEADY_FACTOR, slots_after_first_wave, statistical_error,
+                                                  unsteady_share)
 from gpusim.timing.sampling.loop_rate import loop_rates
 from gpusim.timing.sampling.sample_blocks import place_in_round, sampled_blocks
 
@@ -147,6 +149,11 @@ class Extrapolation:
         late = (f"a timed block lasted {self.straggler_cycles:,.0f} cycles, and such blocks, not the blocks' rate, "
                 "set the sample's end: where they start in the whole grid, which sets its end, a sample "
                 f"of {self.sms_simulated} SMs cannot see") if ran and self.straggler_cycles else ""
+        unsteady = self.unsteady_share() if ran and not late else 0.0
+        if unsteady:
+            late = (f"after the first wave the timed blocks kept the sample's slots busy {100 * (1 - unsteady) / UNSTEADY_FACTOR:.0f}% "
+                    "of the time (waves in step, idle at their tails): the extrapolated rate may be a transient's, "
+                    f"up to {100 * unsteady:.0f}% slow; more waves (TimingOptions.max_waves) or mode='full' settle it")
         if region is None:
             return late
         unsure_bytes = unsure * self.spec.l2.line_bytes
@@ -198,6 +205,8 @@ class Extrapolation:
             stat += 100.0 * self.straggler_cycles / cycles
         scaled = 1.0 - self.sms_simulated / self.spec.sm_count        # 0 when every SM is simulated
         t_err, d_err = stat + SCALING_TIME_PCT * scaled, stat + SCALING_DRAM_PCT * scaled
+        t_err += 100.0 * self.unsteady_share() * max(0.0, cycles - max(self.stats.block_end.values(), default=0.0)) / cycles \
+            if cycles > 0 else 0.0
         unsure = self._reuse()[0] * self.spec.l2.line_bytes
         if not unsure:
             return t_err, d_err
@@ -258,6 +267,17 @@ class Extrapolation:
         scale = self.blocks_share / max(self.blocks_simulated, 1)
         return max(total, self._dram_floor_cycles(scale), self._l2_floor_cycles(scale))
 
+    def _slots_after_first_wave(self, order: list) -> tuple[float, float]:
+        """`block_spread.slots_after_first_wave` of the timed blocks."""
+        return slots_after_first_wave(self.stats.block_end, self.stats.block_start, order, self.wave_blocks,
+                                      self.spec.launch.block_dispatch_cycles, self.sms_simulated)
+
+    def unsteady_share(self) -> float:
+        """`block_spread.unsteady_share` of a sampled launch that extrapolates (0 otherwise)."""
+        if self.mode != "sampled" or self.blocks_simulated >= self.blocks_share:
+            return 0.0
+        return unsteady_share(*self._slots_after_first_wave(sorted(self.stats.block_end.values())))
+
     def _straggler(self, order: list, t_sim: float) -> float:
         """The longest timed block's duration when the simulated end is a few long blocks', not
         the blocks' finishing rate; else 0. That is so when the longest block outlasts the
@@ -272,10 +292,8 @@ class Extrapolation:
         t_first = order[self.wave_blocks - 1]
         if longest > t_sim - t_first:
             return longest
-        later = [ends[b] - starts[b] for b in ends if ends[b] > t_first]
-        busy = max(sum(later) / self.wave_blocks,
-                   len(later) * self.spec.launch.block_dispatch_cycles / self.sms_simulated)
-        return longest if order[-1] - t_first > IDLE_SLOTS_FACTOR * busy else 0.0
+        elapsed, busy = self._slots_after_first_wave(order)
+        return longest if elapsed > IDLE_SLOTS_FACTOR * busy else 0.0
 
     def _replayed_cycles(self) -> tuple[float, float]:
         """(the share's end, the timed blocks' end) when blocks hold their SM slots for their
@@ -358,26 +376,10 @@ class Extrapolation:
         return scaled * blocks_scale / slices.bytes_per_cycle
 
     def _sampling_error(self, cycles: float) -> float:
-        """A standard error, in percent of the predicted cycles, of what sampling extrapolated:
-        the remaining waves (from the spread of the simulated blocks' durations) and the
-        iterations loop sampling left out (taken as varying as the blocks do). With SMs not
-        simulated, every block of theirs is taken to work as the timed blocks do on average:
-        the share's time is then as uncertain as the timed blocks' mean duration is as an
-        estimate of the grid's (its standard error, with the finite population correction),
-        even where the share's every block is timed."""
-        ends, starts = self.stats.block_end, self.stats.block_start
-        if cycles <= 0 or len(ends) < 2:
-            return 0.0
-        dur = np.array([ends[b] - starts[b] for b in ends])
-        cv = float(dur.std() / dur.mean()) if dur.mean() > 0 else 0.0
-        t_sim = max(ends.values())
-        waves_part = max(0.0, cycles - t_sim) / cycles
-        if self.mode == "sampled" and self.sms_simulated < self.spec.sm_count:
-            waves_part = max(waves_part, math.sqrt(max(0.0, 1.0 - len(dur) / self.shape.nblocks)))
-        kept, skipped = self.issue.kept[0], self.issue.skipped[0]
-        loop_part = skipped / (kept + skipped) if kept + skipped else 0.0
-        return 100.0 * cv * (waves_part + loop_part) / math.sqrt(len(dur))
-
+        """`block_spread.statistical_error` of the timed blocks, in percent of `cycles`."""
+        sampled = self.mode == "sampled" and self.sms_simulated < self.spec.sm_count
+        return statistical_error(self.stats.block_end, self.stats.block_start, cycles,
+                                 self.shape.nblocks if sampled else None, self.issue.kept[0], self.issue.skipped[0])
 
 def _rank_correlation(a, b) -> float:
     """Spearman's rank correlation of `a` and `b` (ties ranked in order); 0 when either is constant."""

@@ -1,0 +1,60 @@
+"""How far a sample's block times let its extrapolation be trusted: the spread of the timed
+blocks' durations (`statistical_error`) and whether the waves after the first ran in step,
+idle at their tails (`slots_after_first_wave`, `unsteady_share`). Functions of the block
+start and end cycles the SMs recorded (`engine.TimingStats`), called by
+`extrapolation.Extrapolation` for `timing__sampling_error_pct`, `timing__sampling_note` and its
+straggler test. Not simulation: estimates (this package's docstring).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+UNSTEADY_FACTOR = 1.2            # a steady sample: the time after the first wave at most this over the slots' busy time
+
+
+def slots_after_first_wave(ends: dict, starts: dict, order: list, wave_blocks: int, dispatch_cycles: float,
+                           sms: int) -> tuple[float, float]:
+    """(the simulated time after the first wave, the slots' busy time in it) for block `ends` and
+    `starts` (cycles by block) and `order`, the end cycles sorted: the durations of the blocks
+    ending after the first `wave_blocks` over that many slots, or, where blocks are dispatch-bound,
+    their dispatch (`dispatch_cycles` each) over the `sms` simulated SMs; (0, 0) with one wave."""
+    if len(order) <= wave_blocks:
+        return 0.0, 0.0
+    t_first = order[wave_blocks - 1]
+    later = [ends[b] - starts[b] for b in ends if ends[b] > t_first]
+    busy = max(sum(later) / wave_blocks, len(later) * dispatch_cycles / sms)
+    return order[-1] - t_first, busy
+
+
+def unsteady_share(elapsed: float, busy: float) -> float:
+    """How far the rate a sample extrapolates may be a transient's: 1 - UNSTEADY_FACTOR x the
+    slots' busy share of the time after the first wave, where positive. Blocks dealt in waves
+    that stay in step (a light first wave, then heavy blocks that all start together: a
+    Mandelbrot image's top rows, then its middle) leave the slots idle at each wave's tail,
+    which the whole grid's blocks, out of step after a few waves, do not: its rate is then
+    slower than the whole grid's by up to that idle share (held-out 2's `mandelbrot_f32/full2k`:
+    the slots busy 1 / 1.60 of the time, the 4-wave sample +24% on full simulation, 8 waves +3%;
+    ten steady sampled launches of that set 1.0-1.17)."""
+    return max(0.0, 1.0 - UNSTEADY_FACTOR * busy / elapsed) if elapsed > 0 else 0.0
+
+
+def statistical_error(ends: dict, starts: dict, cycles: float, nblocks: int | None, kept: int, skipped: int) -> float:
+    """A standard error, in percent of the predicted `cycles`, of what sampling extrapolated:
+    the remaining waves (from the spread of the simulated blocks' durations) and the
+    iterations loop sampling left out (`kept` and `skipped` SASS instructions; taken as varying
+    as the blocks do). With SMs not simulated (`nblocks`, the grid's, given), every block of
+    theirs is taken to work as the timed blocks do on average: the share's time is then as
+    uncertain as the timed blocks' mean duration is as an estimate of the grid's (its standard
+    error, with the finite population correction), even where the share's every block is timed."""
+    if cycles <= 0 or len(ends) < 2:
+        return 0.0
+    dur = np.array([ends[b] - starts[b] for b in ends])
+    cv = float(dur.std() / dur.mean()) if dur.mean() > 0 else 0.0
+    t_sim = max(ends.values())
+    waves_part = max(0.0, cycles - t_sim) / cycles
+    if nblocks is not None:
+        waves_part = max(waves_part, math.sqrt(max(0.0, 1.0 - len(dur) / nblocks)))
+    loop_part = skipped / (kept + skipped) if kept + skipped else 0.0
+    return 100.0 * cv * (waves_part + loop_part) / math.sqrt(len(dur))
