@@ -5,13 +5,19 @@ eight-round body was issued once a PTX round: 132 SASS instructions a warp a rou
 has about 19, and 7 times the barriers (validate/shared_mix_probe.py's `rt1`: 269 us predicted, 50
 measured on an H100; docs/mechanisms_24.md section 31). A loop of several blocks that is not such a
 chain (a branch inside) and that ptxas unrolled is still issued as if not unrolled, and warned of."""
+import json
 import warnings
+from pathlib import Path
 
 import numpy as np
+import pytest
 
 import gpusim
 from gpusim.timing import TimingOptions
 from gpusim.timing.record import TraceWindow
+from validate import shared_mix_probe as mix
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "measurements"
 
 SOURCE = r"""
 extern "C" __global__ void barrier_rounds(float *out, int rounds) {
@@ -74,3 +80,14 @@ def _warnings(name: str) -> list[str]:
 
 def test_a_one_block_loop_that_ptxas_unrolled_is_walked_without_a_warning():
     assert not [m for m in _warnings("plain_rounds") if "unrolled" in m]
+
+
+@pytest.mark.slow
+def test_the_probes_barrier_rounds_take_about_the_h100s_time():
+    # validate/shared_mix_probe.py's rt1 (128 rounds of 4 row stores, a barrier, 4 row loads, a barrier; 8 blocks
+    # of 8 warps an SM): 50.4 us on an H100 (data/measurements/shared_mix_h100.json), 269 us before the walk
+    measured = {r["case"]: r["us"] for r in json.loads((DATA / "shared_mix_h100.json").read_text())["rows"]}["rt1"]
+    args = mix._args(np, "rt1", np.zeros(2 * mix.BLOCKS, np.uint64))
+    r = gpusim.launch(gpusim.CudaSource(mix.SOURCE, "rt1"), (mix.BLOCKS,), (32, 8), args, gpu="h100",
+                      timing=TimingOptions(mode="auto"), outputs=False)
+    assert r.metrics["gpu__time_duration.sum"] / 1e3 == pytest.approx(measured, rel=0.2)
