@@ -48,11 +48,16 @@ Counters (`instruction_counts`): a SASS instruction executes as often as its reg
 home is visited, with that visit's active threads (Nsight's
 `smsp__thread_inst_executed` counts active threads whatever the guard predicate).
 
+A PTX loop of several blocks that form one straight chain (barriers split its body: each
+block's only successor the next, the last branching back or out) is one block split: its
+SASS blocks are homed at its header and walked the same way, an iteration's accesses those of
+all its blocks (`_chain`).
+
 Not modelled: which way a data-dependent branch ptxas added goes (the fast path is
-assumed, e.g. `FCHK` passing), ptxas unrolling of PTX loops of several blocks (a
-barrier or a branch inside; their SASS is issued per visit, as if not unrolled, so such a loop
-counts and times up to its unroll factor over: `unrolled_unhandled` finds them and the timing
-engine warns, naming the loop's line), indirect jumps.
+assumed, e.g. `FCHK` passing), ptxas unrolling of other PTX loops of several blocks (a
+branch inside; their SASS is issued per visit, as if not unrolled, so such a loop counts and
+times up to its unroll factor over: `unrolled_unhandled` finds them and the timing engine
+warns, naming the loop's line), indirect jumps.
 """
 from __future__ import annotations
 
@@ -194,10 +199,15 @@ def build_map(listing, decoded) -> SassMap:
     home = _homes(cfg, ins, origin, ptx, sass_loop_to_ptx)
     unhandled = _unrolled_chains(cfg, ins, origin, home, ptx, decoded)
     chains = {h: c for h in unhandled if (c := _chain(ptx, decoded, h)) is not None}
+    homed = home
     for h, chain in chains.items():                  # the chain's SASS is issued by its header's walk
         members = set(chain)
         home = [h if x in members else x for x in home]
     unrolled = _unrolled_loops(cfg, ins, origin, home, ptx, decoded, chains)
+    for h, chain in chains.items():
+        if h not in unrolled:                        # no pass of it holds several iterations: its blocks' own SASS
+            members = set(chain)
+            home = [x if homed[k] not in members else homed[k] for k, x in enumerate(home)]
     member = {b: h for h, loop in unrolled.items() for b in (loop.blocks or (h,))}
     regions = {}
     for h in sorted({x for x in home if x is not None}):
@@ -361,9 +371,10 @@ def _chain(ptx: _PtxFacts, dk, h: int) -> tuple[int, ...] | None:
 
 def _unrolled_chains(cfg: SassCFG, ins, origin, home, ptx: _PtxFacts, dk) -> dict[int, int]:
     """PTX loops of several blocks whose SASS holds more than one copy of their memory
-    instructions in one block (ptxas unrolled them): header -> the most copies of one. The
-    mapping issues such a loop's SASS once a visit of each of its blocks, as if not unrolled, so
-    its instructions are counted and timed up to that many times over; the timing engine warns."""
+    instructions in one block (ptxas unrolled them): header -> the most copies of one. Those
+    that form a chain (`_chain`) are walked; any other is issued once a visit of each of its
+    blocks, as if not unrolled, so its instructions are counted and timed up to that many times
+    over (`SassMap.unrolled_unhandled`; the timing engine warns)."""
     out = {}
     for h, body in ptx.loops.items():
         if h in ptx.self_loops:
