@@ -165,8 +165,9 @@ def test_a_denser_sample_factor_below_one_is_refused():
 
 
 def skewed(out, heavy_from, iters):
-    b = cuda.blockIdx.x                   # the first wave's blocks idle, the rest of varying work
-    n = 0 if b < heavy_from else iters * (1 + (b * 7919) % 7)
+    b = cuda.blockIdx.x                   # the first wave's blocks idle, the rest of widely varying work
+    k = (b * 7919) % 16
+    n = 0 if b < heavy_from else iters * k * k
     acc = np.float32(0)
     for _ in range(n):
         acc = acc * np.float32(0.999) + np.float32(1)
@@ -175,7 +176,7 @@ def skewed(out, heavy_from, iters):
 
 def skewed_launch(mode: str):
     blocks = 6 * 1056                     # six waves of 8 blocks of 256 threads on every H100 SM
-    r = gpusim.launch(skewed, blocks, 256, (np.zeros(blocks * 256, np.float32), 1056, 64), gpu="h100", timing=True,
+    r = gpusim.launch(skewed, blocks, 256, (np.zeros(blocks * 256, np.float32), 1056, 1), gpu="h100", timing=True,
                       timing_options=TimingOptions(mode=mode, functional="sampled"), outputs=False)
     return r.metrics
 

@@ -70,8 +70,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpusim.timing.sampling.block_spread import (UNSTEADY_FACTOR, slots_after_first_wave, statistical_error,
-                                                  unsteady_share)
+from gpusim.timing.sampling.block_spread import slots_after_first_wave, statistical_error, unsteady_share
 from gpusim.timing.sampling.loop_rate import loop_rates
 from gpusim.timing.sampling.sample_blocks import place_in_round, sampled_blocks
 
@@ -151,7 +150,7 @@ class Extrapolation:
                 f"of {self.sms_simulated} SMs cannot see") if ran and self.straggler_cycles else ""
         unsteady = self.unsteady_share() if ran and not late else 0.0
         if unsteady:
-            late = (f"after the first wave the timed blocks kept the sample's slots busy {100 * (1 - unsteady) / UNSTEADY_FACTOR:.0f}% "
+            late = (f"after the first wave the timed blocks kept the sample's slots busy {100 * (1 - unsteady):.0f}% "
                     "of the time (waves in step, idle at their tails): the extrapolated rate may be a transient's, "
                     f"up to {100 * unsteady:.0f}% slow; more waves (TimingOptions.max_waves) or mode='full' settle it")
         if region is None:
