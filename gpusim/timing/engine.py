@@ -368,8 +368,8 @@ class TimingEngine:
             dk = self.plan.decoded
             where = ", ".join(f"line {dk.infos[dk.blocks[h].first].line} ({k} copies)"
                               for h, k in sorted(smap.unrolled_unhandled.items()))
-            warnings.warn(f"kernel {self.plan.name}: ptxas unrolled a loop of several PTX blocks (a barrier or a branch "
-                          f"inside) at {where}; gpusim issues its unrolled SASS once an iteration, so that loop's "
+            warnings.warn(f"kernel {self.plan.name}: ptxas unrolled a loop of several PTX blocks with a branch inside "
+                          f"at {where}; gpusim issues its unrolled SASS once an iteration, so that loop's "
                           "instructions and time are overstated up to that many times (docs/mechanisms_24.md section 31)",
                           RuntimeWarning, stacklevel=3)
         if self.recording is not None:
