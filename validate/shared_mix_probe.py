@@ -19,8 +19,9 @@ access added at a time, every case with 8 blocks of 8 warps on every SM (1,056 b
   tile unpadded or padded to 33 columns.
 
 Shared accesses go through a volatile pointer (each one issued). Times from CUDA events, the median of
-5 launches after a warm-up; the shared wavefronts a case makes are known from its shape (`wavefronts`),
-so a rate a cycle an SM follows at the SM clock read by each block's `%clock64` over `%globaltimer`.
+5 launches after a warm-up; the shared wavefronts a case makes are known from its shape (`_wavefronts`),
+and their rate a cycle an SM is given at 1.98 GHz; each looped block's `%clock64` over `%globaltimer` records
+the SM clock it ran at beside it.
 
     python -m validate.shared_mix_probe --out $OUT/shared_mix_h100.json   # GPU machine, seconds
     python -m validate.shared_mix_probe --predict h100 [--json FILE]      # gpusim, same launches
