@@ -2,7 +2,8 @@
 
 Models what `numba.cuda.jit` does at a kernel's first launch: type the arguments
 (`argtypes.py`), compile the Python function with
-`numba.cuda.compile_ptx(pyfunc, argtypes, cc=cc, lineinfo=True)`, keep the PTX. The
+`numba.cuda.compile_ptx(pyfunc, argtypes, cc=cc)` as `numba.cuda.jit` does, with the source
+lines of a `lineinfo=True` compilation carried onto it (`numbacompile.py`), keep the PTX. The
 result is a `NumbaKernel` (the seam's `CompiledKernel`, `source.py`), whose parsed
 `program`/`kernel` are built on first use.
 Accepts a plain function, a `numba.cuda.jit` dispatcher (its `py_func` and
@@ -66,8 +67,8 @@ from gpusim.frontend.rejections import def_line, source_file
 from gpusim.frontend.retarget import _cell_value, code_names, is_dropin_dispatcher
 from gpusim.frontend.source import CompiledKernel, KernelParam
 
-CACHE_FORMAT = 3                                     # bump when the disk layout or key changes (2: checked entries; 3: numba config in the key, no side-effect compiles)
-PTX_OPTIONS = ("fastmath", "opt", "launch_bounds", "forceinline", "debug")   # targetoptions passed to compile_ptx
+CACHE_FORMAT = 4                                     # bump when the disk layout or key changes (2: checked entries; 3: numba config in the key, no side-effect compiles; 4: the plain compilation's code with carried lines)
+PTX_OPTIONS = ("fastmath", "opt", "launch_bounds", "forceinline", "debug", "lineinfo")   # targetoptions passed to compile_ptx
 
 
 @dataclass(frozen=True, kw_only=True)

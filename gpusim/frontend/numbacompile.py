@@ -2,9 +2,12 @@
 (`_compile_ptx`).
 
 The kernel's function (retargeted to numba.cuda: `retarget.py`) goes through
-`numba.cuda.compile_ptx(fn, argtypes, cc=cc, lineinfo=True, **options)` (`lineinfo=False`
-with `debug=True`); when Numba's line-info generation fails on a type, it is compiled
-again without line info. A failure is reported as gpusim's rejection (`rejections.py`),
+`numba.cuda.compile_ptx(fn, argtypes, cc=cc, lineinfo=False, **options)`, the code
+`numba.cuda.jit` runs on a GPU, and again with `lineinfo=True` for its source lines, which
+`ptx_lines.carry_lines` puts on the first (NVVM emits other code with line information, and
+ptxas then other SASS: `ptx_lines.py`). A kernel the user compiles with `lineinfo=True` or
+`debug=True` is compiled once, as asked. When Numba's line-info generation fails on a type,
+the kernel has no source lines. A failure is reported as gpusim's rejection (`rejections.py`),
 also an instance of Numba's exception type (`numba_errors.py`). Numba's warnings are
 passed on through the caller's filters (but `NumbaInvalidConfigWarning`: `jit` warned
 already).
@@ -38,6 +41,7 @@ from numba.cuda.core.errors import NumbaInvalidConfigWarning
 
 from gpusim.frontend import current_launch
 from gpusim.frontend.numba_errors import like
+from gpusim.frontend.ptx_lines import carry_lines
 from gpusim.frontend.rejections import rejected
 from gpusim.frontend.retarget import retarget
 
@@ -78,18 +82,27 @@ def _compile_ptx(name: str, pyfunc: types.FunctionType, argtypes: tuple, cc: tup
             ncc.compile_cuda = keep
         try:
             fn = retarget(pyfunc)
+            opts = dict(opts)
+            asked = bool(opts.pop("lineinfo", False))     # the user's own jit(lineinfo=True): the GPU runs that
             try:
-                ptx, _ = cuda.compile_ptx(fn, argtypes, cc=cc, lineinfo=not debug, **opts)
+                annotated, _ = cuda.compile_ptx(fn, argtypes, cc=cc, lineinfo=not debug, **opts)
             except Exception as e:        # Numba's line info failing on a type (an empty tuple: a
                 if debug or not _in_debuginfo(e):      # division by zero in debuginfo.py): without it,
                     raise                 # errors then name PTX lines instead of Python lines
-                ptx, _ = cuda.compile_ptx(fn, argtypes, cc=cc, lineinfo=False, **opts)
+                annotated = None
+            if (debug or asked) and annotated is not None:
+                ptx = annotated
+            else:                         # the code numba.cuda.jit compiles by default, with the lines carried
+                ptx, _ = cuda.compile_ptx(retarget(pyfunc, lineinfo=False), argtypes, cc=cc, lineinfo=False, **opts)
+                if annotated is not None:
+                    ptx = carry_lines(ptx, annotated)
         except Exception as e:            # Numba raises many types; all mean "cannot compile"
             raise like(rejected(name, pyfunc, e, argtypes), e) from e
         finally:
             ncc.compile_cuda = real
             consulted = current_launch.consulted(reset=False)
     said = [w for w in caught if not issubclass(w.category, NumbaInvalidConfigWarning)]   # `jit` warned already
+    said = list({(w.category, str(w.message), w.filename, w.lineno): w for w in said}.values())  # once, not per compile
     for w in said:                        # Numba's own warnings, passed on through the caller's filters
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
     helper = getattr(results[-1], "call_helper", None) if results else None

@@ -13,7 +13,8 @@ the PTX `.loc` lines) whose globals and closure cells map:
 - every device function (a drop-in dispatcher with `device=True`, or a Numba
   device dispatcher) to a fresh `numba.cuda.jit(device=True, lineinfo=True)`
   dispatcher of its own retargeted `py_func`, recursively (self-recursion included),
-  so that device code carries `.loc` lines too.
+  so that device code carries `.loc` lines too (`retarget(fn, lineinfo=False)`: with the
+  device function's own options, for the plain compilation whose code gpusim runs).
 
 A function that references none of these is returned unchanged. The copies are
 built fresh on every call, from the globals as they are now; callers cache the PTX,
@@ -90,7 +91,8 @@ def _cell_value(cell: types.CellType) -> tuple[bool, Any]:
 
 
 class _Retargeter:
-    def __init__(self) -> None:
+    def __init__(self, lineinfo: bool = True) -> None:
+        self._lineinfo = lineinfo                            # device functions compiled with line info
         self._functions: dict[int, tuple[Any, Any]] = {}     # id(original) -> (original, copy)
         self._dispatchers: dict[int, tuple[Any, Any]] = {}   # id(original dispatcher) -> (original, numba one)
         self._pending: list[tuple[types.FunctionType, dict, tuple]] = []
@@ -154,7 +156,7 @@ class _Retargeter:
         if key in self._dispatchers:
             return self._dispatchers[key][1]
         opts = {k: options[k] for k in DEVICE_JIT_OPTIONS if options.get(k) is not None}
-        if not opts.get("debug"):
+        if not opts.get("debug") and self._lineinfo:
             opts["lineinfo"] = True
         disp = cuda.jit(self._shell(py_func), device=True, **opts)
         self._dispatchers[key] = (orig, disp)
@@ -175,10 +177,11 @@ def _compile_signatures(disp: Any, sigs: list) -> None:
     disp.disable_compile()
 
 
-def retarget(fn: types.FunctionType) -> types.FunctionType:
-    """`fn`, or a copy of it whose drop-in references point at numba.cuda (see module doc).
+def retarget(fn: types.FunctionType, lineinfo: bool = True) -> types.FunctionType:
+    """`fn`, or a copy of it whose drop-in references point at numba.cuda (see module doc); with
+    `lineinfo=False` its device functions keep their own options (the code a GPU runs).
     Must run where `get_current_device` answers (compile.py pretends a device)."""
-    return _Retargeter().run(fn)
+    return _Retargeter(lineinfo).run(fn)
 
 
 def numba_device_dispatcher(dispatcher: Any) -> Any:
