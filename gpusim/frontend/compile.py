@@ -67,8 +67,8 @@ from gpusim.frontend.rejections import def_line, source_file
 from gpusim.frontend.retarget import _cell_value, code_names, is_dropin_dispatcher
 from gpusim.frontend.source import CompiledKernel, KernelParam
 
-CACHE_FORMAT = 4                                     # bump when the disk layout or key changes (2: checked entries; 3: numba config in the key, no side-effect compiles; 4: the plain compilation's code with carried lines)
-PTX_OPTIONS = ("fastmath", "opt", "launch_bounds", "forceinline", "debug", "lineinfo")   # targetoptions passed to compile_ptx
+CACHE_FORMAT = 5                                     # bump when the disk layout or key changes (2: checked entries; 3: numba config in the key, no side-effect compiles; 4: the plain compilation's code with carried lines; 5: numba-cuda's LTO build through nvJitLink)
+PTX_OPTIONS = ("fastmath", "opt", "launch_bounds", "forceinline", "debug", "lineinfo", "lto")   # targetoptions passed to compile_ptx
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -298,12 +298,14 @@ def _entry_name(ptx: str, name: str) -> str:
 
 # ----------------------------------------------------------------------------- disk cache
 def _versions() -> tuple:
-
-    try:
-        nc = metadata.version("numba-cuda")
-    except metadata.PackageNotFoundError:
-        nc = "?"
-    return sys.version_info[:2], numpy.__version__, numba.__version__, nc
+    """What the PTX depends on besides the kernel: Python, numpy, Numba, numba-cuda, NVVM and nvJitLink."""
+    found = []
+    for dist in ("numba-cuda", "nvidia-nvvm", "nvidia-nvjitlink"):
+        try:
+            found.append(metadata.version(dist))
+        except metadata.PackageNotFoundError:
+            found.append("?")
+    return (sys.version_info[:2], numpy.__version__, numba.__version__, *found)
 
 
 def _disk_path(digest: str, name: str, argtypes: tuple, cc: tuple, opts: tuple) -> Path | None:

@@ -37,6 +37,9 @@ from contextlib import contextmanager
 import numba.cuda.compiler as ncc
 import numba.cuda.dispatcher as dispatcher
 from numba import cuda
+from numba.cuda.compiler import _compile_pyfunc_with_fixup
+from numba.cuda.cudadrv import driver
+from cuda.bindings.nvjitlink import nvJitLinkError as NvJitLinkError
 from numba.cuda.core.errors import NumbaInvalidConfigWarning
 
 from gpusim.frontend import current_launch
@@ -81,21 +84,23 @@ def _compile_ptx(name: str, pyfunc: types.FunctionType, argtypes: tuple, cc: tup
         if debug:
             ncc.compile_cuda = keep
         try:
-            fn = retarget(pyfunc)
             opts = dict(opts)
             asked = bool(opts.pop("lineinfo", False))     # the user's own jit(lineinfo=True): the GPU runs that
-            try:
-                annotated, _ = cuda.compile_ptx(fn, argtypes, cc=cc, lineinfo=not debug, **opts)
-            except Exception as e:        # Numba's line info failing on a type (an empty tuple: a
-                if debug or not _in_debuginfo(e):      # division by zero in debuginfo.py): without it,
-                    raise                 # errors then name PTX lines instead of Python lines
-                annotated = None
-            if (debug or asked) and annotated is not None:
-                ptx = annotated
-            else:                         # the code numba.cuda.jit compiles by default, with the lines carried
-                ptx, _ = cuda.compile_ptx(retarget(pyfunc, lineinfo=False), argtypes, cc=cc, lineinfo=False, **opts)
-                if annotated is not None:
-                    ptx = carry_lines(ptx, annotated)
+            lto = opts.pop("lto", None)
+            lto = not debug and (lto if lto is not None else driver._have_nvjitlink())   # numba-cuda's default
+            target = (cc[0], cc[1], "a" if tuple(cc[:2]) >= (9, 0) else "")            # as on a device (codegen.py)
+            fn = retarget(pyfunc)
+            if debug:
+                ptx = cuda.compile_ptx(fn, argtypes, cc=target, lineinfo=False, **opts)[0]
+            elif asked:
+                ptx = _build(fn, argtypes, target, True, lto, opts)
+            else:                         # the code numba.cuda.jit builds by default (first: an LTO link after a
+                ptx = _build(retarget(pyfunc, lineinfo=False), argtypes, target, False, lto, opts)  # line-info
+                try:                      # compile of a kernel with fp16 shims fails), with its source lines
+                    ptx = carry_lines(ptx, cuda.compile_ptx(fn, argtypes, cc=target, lineinfo=True, **opts)[0])
+                except Exception as e:    # Numba's line info failing on a type (an empty tuple: a
+                    if not _in_debuginfo(e):      # division by zero in debuginfo.py): without it,
+                        raise             # errors then name PTX lines instead of Python lines
         except Exception as e:            # Numba raises many types; all mean "cannot compile"
             raise like(rejected(name, pyfunc, e, argtypes), e) from e
         finally:
@@ -110,6 +115,26 @@ def _compile_ptx(name: str, pyfunc: types.FunctionType, argtypes: tuple, cc: tup
     # process compiles it again and its passes act again, as Numba's would
     _SIDE_EFFECTS.value = bool(said) or consulted
     return ptx, (dict(getattr(helper, "exceptions", {}) or {}) if debug else None)
+
+def _build(fn: types.FunctionType, argtypes: tuple, target: tuple, lineinfo: bool, lto: bool, opts: dict) -> str:
+    """The kernel's PTX as numba-cuda builds it for a device of compute capability `target`
+    ((9, 0, 'a') on Hopper). With `lto` (numba-cuda's default where nvJitLink is installed, as on
+    the measuring machines) the kernel is compiled to LTO-IR and linked by nvJitLink with the
+    files Numba links (fp16 shims, cudadevrt), and this is the PTX after link-time optimisation
+    (`-ptx`), which ptxas assembles to the SASS the GPU runs; without, `compile_ptx`'s PTX."""
+    if lto:
+        lib, _ = _compile_pyfunc_with_fixup(fn, argtypes, lineinfo=lineinfo, device=False, cc=target, abi="numba",
+                                            lto=True, **opts)
+        linker = driver._Linker(max_registers=lib._max_registers, cc=target, lineinfo=lineinfo,
+                                additional_flags=["-ptx"], lto=True)
+        try:
+            lib._link_all(linker, target, ignore_nonlto=True)
+            return linker.get_linked_ptx().decode().rstrip("\0")
+        except NvJitLinkError:            # nvJitLink refusing the modules (line information in NVRTC-built
+            pass                          # shims): the build numba-cuda makes without nvJitLink
+    ptx, _ = cuda.compile_ptx(fn, argtypes, cc=target, lineinfo=lineinfo, **opts)
+    return ptx
+
 
 def _in_debuginfo(e: BaseException) -> bool:
     """Whether `e` was raised inside Numba's debug/line-info generation."""

@@ -43,8 +43,18 @@ def linked(monkeypatch):
 
 
 def fp16_program():
+    """fma16 as numba-cuda builds it without link-time optimisation: the fp16 operators are calls
+    into its C++ shims (with LTO, numba-cuda's default where nvJitLink is installed, nvJitLink
+    inlines them and the PTX has no extern left)."""
     a = np.zeros(4, np.float16)
-    return compile_kernel(fma16, (a, a, a)).program
+    return compile_kernel(cuda.jit(fma16, lto=False), (a, a, a)).program
+
+
+def test_the_default_build_inlines_the_fp16_shims_at_link_time():
+    a = np.zeros(4, np.float16)
+    p = compile_kernel(fma16, (a, a, a)).program
+    assert not any(not f.defined for f in p.functions.values())
+    assert not has_calls(p.kernel())
 
 
 def ulps(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -123,9 +133,9 @@ def test_float16_multiply_add_rounds_each_operation_like_numpy(linked):
     assert np.array_equal(ref.view(np.uint16), (a * b + a).view(np.uint16))   # = numpy float16 arithmetic
 
 
-@pytest.mark.xfail(strict=True, reason="H100 fuses a*b+a into one fma.rn.f16 (numba-cuda links the shims with "
-                   "LTO; the linked PTX has mul.f16 and add.f16 with no rounding modifier, which ptxas contracts); "
-                   "gpusim executes the unlinked PTX, one rounding per operation")
+@pytest.mark.xfail(strict=True, reason="H100 fuses a*b+a into one fma.rn.f16: the PTX after numba-cuda's "
+                   "link-time optimisation has mul.f16 and add.f16 with no rounding modifier, which ptxas contracts "
+                   "into one HFMA2; gpusim executes the PTX, one rounding per operation")
 def test_float16_multiply_add_matches_h100(linked):
     import gpusim
     a, b = DATA["a16"], DATA["b16"]

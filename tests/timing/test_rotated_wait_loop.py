@@ -1,16 +1,17 @@
 """A wait on an mbarrier is timed wherever ptxas puts it (gpusim/frontend/sass/payloads.py
-`_best_kind`). With the bulk copies in a loop of a runtime count, ptxas unrolls the loop four
+`_best_kind`). With the bulk copies in a loop of a runtime count, ptxas 13.5 unrolls the loop four
 times with remainder paths and rotates the wait loop `WAIT: mbarrier.try_wait; @!p bra WAIT`:
 its first check goes to the end of one remainder path, its retry out of line in the wait's own
 block. The wait's payload belongs on the SYNCS issued whenever the wait is (the retry's); on the
 first check, a launch whose copies take another path never waited for its copies (437 cycles a
-copy from DRAM, where the same copies unrolled at compile time take 1,050)."""
+copy from DRAM, where the same copies unrolled at compile time take 1,050). The property is tested
+with whichever ptxas gpusim installs (13.0 now)."""
 import warnings
 
 import numpy as np
 
 import gpusim
-from gpusim.frontend.sass import payloads
+from gpusim.frontend.sass import mapping
 from gpusim.timing import TimingOptions
 from validate import dram_concurrency_probe as probe
 
@@ -54,13 +55,20 @@ def test_a_wait_in_a_rotated_loop_waits_for_its_copy():
 
 
 def test_an_operation_no_sass_carries_is_reported(monkeypatch):
-    """Had the payload stayed on the first check (the mapping before the fix), the wait would have
-    been dropped: a launch that drops an mbarrier operation warns (as does one dropping more than
-    1% of its accesses), beside `gpusim__sass_unplaced_accesses.sum`."""
-    def first_doing(ins, cands, info, *rest):
-        return next((i for i in cands if payloads.does(ins[i].base, info)), cands[0])
+    """Had the payload stayed on the first check (the mapping before the fix, with ptxas 13.5's
+    layout of this loop), the wait would have been dropped: a launch that drops an mbarrier
+    operation warns (as does one dropping more than 1% of its accesses), beside
+    `gpusim__sass_unplaced_accesses.sum`. The drop is made here by taking the waits' payloads off."""
+    real = mapping.place_payloads
 
-    monkeypatch.setattr(payloads, "_best_kind", first_doing)
+    def dropping_waits(m, ins, dk, ptx):
+        real(m, ins, dk, ptx)
+        waits = [p for p in m.payload_target if "try_wait" in dk.infos[p].mnemonic]
+        for p in waits:
+            del m.payload_target[p], m.payload_home[p]
+        m.unmatched = tuple(m.unmatched) + tuple(waits)
+
+    monkeypatch.setattr(mapping, "place_payloads", dropping_waits)
     src = np.ones(1 << 20, np.uint8)
     kernel = gpusim.CudaSource(SOURCE + "\n// mapped as before the fix\n", "runtime_parts")
     with warnings.catch_warnings(record=True) as caught:
