@@ -23,14 +23,16 @@ for part in nvvm tools; do
   done
   if [ -f "$K/have_${part}_sp" ] && [ -f "$K/have_${part}_site" ]; then touch "$K/have_$part"; fi
 done
-for half in nvrtc1 nvrtc2; do                     # NVRTC in two halves (device_kit.sh), joined when both came
-  [ -f ".devkit/$half/part" ] && cp ".devkit/$half/part" "$K/$half.part"
+for lib in nvrtc nvjitlink; do                    # NVRTC and nvJitLink in two halves each (device_kit.sh),
+  for half in "${lib}1" "${lib}2"; do             # each pair joined when both came
+    if [ -f ".devkit/$half/part" ]; then cp ".devkit/$half/part" "$K/$half.part"; fi
+  done
+  if [ -f "$K/${lib}1.part" ] && [ -f "$K/${lib}2.part" ] && [ ! -f "$K/have_$lib" ]; then
+    cat "$K/${lib}1.part" "$K/${lib}2.part" | xz -dc | tar -C "$K/sp" -xf -
+    rm -f "$K/${lib}1.part" "$K/${lib}2.part"
+    touch "$K/have_$lib"
+  fi
 done
-if [ -f "$K/nvrtc1.part" ] && [ -f "$K/nvrtc2.part" ] && [ ! -f "$K/have_nvrtc" ]; then
-  cat "$K/nvrtc1.part" "$K/nvrtc2.part" | xz -dc | tar -C "$K/sp" -xf -
-  rm -f "$K/nvrtc1.part" "$K/nvrtc2.part"
-  touch "$K/have_nvrtc"
-fi
 cat > "$K/site/sitecustomize.py" <<'PY'
 """gpusim's device kit: its site-packages come first for cuda.pathfinder (site.getsitepackages)."""
 import site
@@ -70,4 +72,9 @@ try:
     from numba.cuda.cudadrv.nvvm import NVVM
     print("nvvm", NVVM().get_version())
 except Exception as e: print("nvvm:", type(e).__name__, e)
+try:
+    from cuda.bindings import nvjitlink
+    from cuda.pathfinder import load_nvidia_dynamic_lib
+    print("nvjitlink", nvjitlink.version(), load_nvidia_dynamic_lib("nvJitLink").abs_path)
+except Exception as e: print("nvjitlink:", type(e).__name__, e)
 PY

@@ -1,13 +1,15 @@
 """Numba's compilation of one kernel to PTX: the call `compile.py` makes on a cache miss
 (`_compile_ptx`).
 
-The kernel's function (retargeted to numba.cuda: `retarget.py`) goes through
-`numba.cuda.compile_ptx(fn, argtypes, cc=cc, lineinfo=False, **options)`, the code
-`numba.cuda.jit` runs on a GPU, and again with `lineinfo=True` for its source lines, which
-`ptx_lines.carry_lines` puts on the first (NVVM emits other code with line information, and
-ptxas then other SASS: `ptx_lines.py`). A kernel the user compiles with `lineinfo=True` or
-`debug=True` is compiled once, as asked. When Numba's line-info generation fails on a type,
-the kernel has no source lines. A failure is reported as gpusim's rejection (`rejections.py`),
+The kernel's function (retargeted to numba.cuda: `retarget.py`) is built as `numba.cuda.jit`
+builds it on a device (docs/toolchain.md): for `cc + ('a',)` on Hopper and later, and, where
+nvJitLink is installed (numba-cuda's default `lto`), to LTO-IR linked by nvJitLink with the files
+Numba links, whose PTX after link-time optimisation is the code gpusim runs (`_build`); with
+`lto=False`, or where nvJitLink refuses the link, `compile_ptx`'s PTX. Its source lines come from
+a second compilation with `lineinfo=True`, which `ptx_lines.carry_lines` puts on the first (NVVM
+emits other code with line information, and ptxas then other SASS). A kernel the user compiles
+with `lineinfo=True` or `debug=True` is built once, as asked. When Numba's line-info generation
+fails on a type, the kernel has no source lines. A failure is reported as gpusim's rejection (`rejections.py`),
 also an instance of Numba's exception type (`numba_errors.py`). Numba's warnings are
 passed on through the caller's filters (but `NumbaInvalidConfigWarning`: `jit` warned
 already).
@@ -22,8 +24,9 @@ PTX; `kernel_exceptions.py` raises them after the launch). A compilation that wa
 read the launch configuration sets `_SIDE_EFFECTS.value`: `compile.py` then does not
 store it on disk.
 
-Sources: numba-cuda 0.30 `compiler.py` (`compile_ptx`, `compile_cuda`), `dispatcher.py`
-(`get_current_device`).
+Sources: numba-cuda 0.30 `compiler.py` (`compile_ptx`, `compile_cuda`,
+`_compile_pyfunc_with_fixup`), `codegen.py` (`_ensure_cc`, `get_lto_ptx`, `_link_all`),
+`decorators.py` (`lto` defaults to `_have_nvjitlink()`), `dispatcher.py` (`get_current_device`).
 """
 from __future__ import annotations
 
@@ -38,9 +41,9 @@ import numba.cuda.compiler as ncc
 import numba.cuda.dispatcher as dispatcher
 from numba import cuda
 from numba.cuda.compiler import _compile_pyfunc_with_fixup
+from numba.cuda.core.errors import NumbaInvalidConfigWarning
 from numba.cuda.cudadrv import driver
 from cuda.bindings.nvjitlink import nvJitLinkError as NvJitLinkError
-from numba.cuda.core.errors import NumbaInvalidConfigWarning
 
 from gpusim.frontend import current_launch
 from gpusim.frontend.numba_errors import like
@@ -94,9 +97,11 @@ def _compile_ptx(name: str, pyfunc: types.FunctionType, argtypes: tuple, cc: tup
                 ptx = cuda.compile_ptx(fn, argtypes, cc=target, lineinfo=False, **opts)[0]
             elif asked:
                 ptx = _build(fn, argtypes, target, True, lto, opts)
-            else:                         # the code numba.cuda.jit builds by default (first: an LTO link after a
-                ptx = _build(retarget(pyfunc, lineinfo=False), argtypes, target, False, lto, opts)  # line-info
-                try:                      # compile of a kernel with fp16 shims fails), with its source lines
+            else:
+                # the code numba.cuda.jit builds by default, then the source lines of a line-info compile
+                # (in this order: an LTO link of fp16 shims after a line-info compile fails in nvJitLink)
+                ptx = _build(retarget(pyfunc, lineinfo=False), argtypes, target, False, lto, opts)
+                try:
                     ptx = carry_lines(ptx, cuda.compile_ptx(fn, argtypes, cc=target, lineinfo=True, **opts)[0])
                 except Exception as e:    # Numba's line info failing on a type (an empty tuple: a
                     if not _in_debuginfo(e):      # division by zero in debuginfo.py): without it,
@@ -115,6 +120,7 @@ def _compile_ptx(name: str, pyfunc: types.FunctionType, argtypes: tuple, cc: tup
     # process compiles it again and its passes act again, as Numba's would
     _SIDE_EFFECTS.value = bool(said) or consulted
     return ptx, (dict(getattr(helper, "exceptions", {}) or {}) if debug else None)
+
 
 def _build(fn: types.FunctionType, argtypes: tuple, target: tuple, lineinfo: bool, lto: bool, opts: dict) -> str:
     """The kernel's PTX as numba-cuda builds it for a device of compute capability `target`

@@ -32,6 +32,7 @@ _NUMBERED = re.compile(r"(_cudapy_smem_|\$L__BB|\$L__info_string|__local_depot|_
 _LOC = re.compile(r"^\s*\.loc\b")
 _FILE = re.compile(r"^\s*\.file\b")
 _SECTION = re.compile(r"^\s*\.section\b")
+_INLINED = re.compile(r"inlined_at\s+(\d+)\s+(\d+)\s+(\d+)")
 
 
 def _key(text: str) -> str:
@@ -76,6 +77,22 @@ def _debug_lines(ptx: list[str]) -> set[int]:
     return out
 
 
+def _where(loc: str) -> tuple:
+    """(file, line, column) of a `.loc` directive."""
+    return tuple(loc.replace(",", " ").split()[1:4])
+
+
+def _state(loc: str, first: dict, stated: set, out: list) -> None:
+    """Append `loc`, after the call site it is `inlined_at` if no earlier `.loc` of the function
+    named it (ptxas requires one), recursively."""
+    m = _INLINED.search(loc)
+    if m and m.groups() not in stated:
+        stated.add(m.groups())
+        _state(first.get(m.groups(), f"\t.loc\t{' '.join(m.groups())}"), first, stated, out)
+    out.append(loc)
+    stated.add(_where(loc))
+
+
 def _annotations(ptx: list[str]) -> list[str]:
     """The `.file` lines and debug sections, in order."""
     debug = _debug_lines(ptx)
@@ -99,17 +116,23 @@ def carry_lines(plain: str, annotated: str) -> str:
     for t, loc in enumerate(loc_of):                 # unmatched: the line of the instruction before
         loc_of[t] = prev = loc if loc is not None else prev
     at = dict(zip(p_at, loc_of))
+    first: dict[tuple, str] = {}                 # a location -> the annotated text's first .loc of it
+    for line in a_lines:
+        if _LOC.match(line):
+            first.setdefault(_where(line), line)
     out, current, depth = [], None, 0
+    stated: set[tuple] = set()                   # locations this function's .loc lines have named
     for i, line in enumerate(p_lines):
         s = line.strip()
         loc = at.get(i)
         # a .loc only inside a function body and before an instruction or label (not a declaration)
         if depth and loc is not None and loc != current and s[:1] not in (".", "{", "}", "/"):
-            out.append(loc)
+            _state(loc, first, stated, out)
             current = loc
         depth += s.count("{") - s.count("}") if not s.startswith("//") else 0
         if not depth:
             current = None                       # the next function states its first line again
+            stated = set()
         if _FILE.match(line):
             continue
         out.append(line)

@@ -142,3 +142,31 @@ def test_nothing_to_carry_leaves_the_code_as_it_is():
 @pytest.mark.parametrize("text", [PLAIN])
 def test_carried_text_assembles_to_the_plain_codes_sass(text):
     assert _sass(carry_lines(text, ANNOTATED), "k") == _sass(text, "k")
+
+
+@cuda.jit(device=True)
+def _poly(x):
+    y = x * x + 1.5                              # a device function Numba inlines: its lines are
+    return y * x - 0.25                          # `inlined_at` the call site
+
+
+def _calls_poly(out, x):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = _poly(x[i])
+
+
+def test_inlined_lines_keep_their_call_site_for_ptxas():
+    """A carried `.loc ... inlined_at` is preceded by a `.loc` of its call site (ptxas refuses one
+    whose call site no earlier directive named), and the SASS assembles to the plain build's."""
+    a = np.zeros(64, np.float32)
+    k = compile_kernel(_calls_poly, (a, a), cc=(9, 0))
+    lines = k.ptx.splitlines()
+    named = set()
+    for ln in lines:
+        if ln.strip().startswith(".loc"):
+            m = re.search(r"inlined_at\s+(\d+)\s+(\d+)\s+(\d+)", ln)
+            assert m is None or m.groups() in named, ln
+            named.add(tuple(ln.replace(",", " ").split()[1:4]))
+    assert any("inlined_at" in ln for ln in lines)
+    assert _sass(k.ptx, _entry(k.ptx))               # ptxas takes it
