@@ -86,7 +86,8 @@ def registers(compiled) -> int:
         try:
             if not sass.have_ptxas():
                 raise RuntimeError("no ptxas")
-            hit = sass.ptxas_info(instrument(compiled.ptx, 0), compiled.entry, compiled.cc).registers_per_thread
+            hit = sass.ptxas_info(instrument(compiled.ptx, 0), compiled.entry, compiled.cc,
+                                  ptxas=compiled.assembler).registers_per_thread
         except Exception:                        # no ptxas, or it refused: the kernel's own estimate
             hit = compiled.static_resources.registers_per_thread
         _REGS[key] = hit

@@ -109,16 +109,17 @@ def check_target(ptx: str, name: str, cc: tuple[int, int], gpu: str) -> None:
 
 
 def ptx_kernel(ptx: str, entry: str, name: str, cc: tuple[int, int], language: str, source_file: str = "",
-               first_line: int = 0, names: tuple = ()) -> CompiledKernel:
+               first_line: int = 0, names: tuple = (), assembler: str | None = None) -> CompiledKernel:
     """The `CompiledKernel` of one entry of a PTX module (cached: parsing happens once). `names`:
-    the source's (name, type) of each parameter, when the language knows them (CUDA C++)."""
-    key = (ptx, entry, name, tuple(cc), language, source_file, first_line, names)
+    the source's (name, type) of each parameter, when the language knows them (CUDA C++);
+    `assembler`: the ptxas the language's own stack uses (Triton's), gpusim's when None."""
+    key = (ptx, entry, name, tuple(cc), language, source_file, first_line, names, assembler)
     with _LOCK:
         ck = _MEMORY.get(key)
         if ck is None:
             ck = CompiledKernel(language=language, name=name, ptx=ptx, entry=entry, cc=tuple(cc),
                                 source_file=source_file or loc_file(ptx, entry), first_line=first_line,
-                                params=_named(entry_params(ptx, entry), names))
+                                params=_named(entry_params(ptx, entry), names), assembler=assembler)
             if len(_MEMORY) > 256:
                 _MEMORY.clear()
             _MEMORY[key] = ck

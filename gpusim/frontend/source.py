@@ -69,6 +69,7 @@ class CompiledKernel:
     first_line: int = 0              # line of the kernel's definition in `source_file` (0: unknown)
     params: tuple[KernelParam, ...] = ()
     link: tuple = field(default=(), compare=False)    # sources defining external device functions (externs.py)
+    assembler: str | None = None     # the ptxas the language's own stack assembles with (Triton's); None: gpusim's
 
     def describe_arg(self, index: int) -> str:
         """'argument 2 (x)' for messages."""
@@ -125,7 +126,7 @@ class CompiledKernel:
             try:
                 if not sass.have_ptxas():
                     raise RuntimeError("no ptxas")
-                info = sass.ptxas_info(self.ptx, self.entry, self.cc)
+                info = sass.ptxas_info(self.ptx, self.entry, self.cc, ptxas=self.assembler)
                 hit = StaticResources(info.registers_per_thread, "ptxas", info.local_bytes)
             except Exception:                    # no ptxas, or it refused this PTX: the estimate
                 hit = StaticResources(sass.estimate_registers_from_ptx(self.kernel), "ptx-estimate", 0)

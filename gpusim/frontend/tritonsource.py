@@ -336,7 +336,8 @@ class TritonSource:
         ptx, _ = self.compiled_triton(spec.compute_capability)
         names = tuple((n, ty) for n, ty, _ in self.values)
         return ptx_kernel(ptx, self.name, self.name, spec.compute_capability, self.language, source_file=self.file,
-                          first_line=self.first_line, names=names + _scratch_names(ptx, self.name, len(names)))
+                          first_line=self.first_line, names=names + _scratch_names(ptx, self.name, len(names)),
+                          assembler=_triton_ptxas(spec.compute_capability))
 
     def marshal(self, compiled: CompiledKernel, args: tuple, memory) -> Marshalled:
         return marshal_raw(compiled, args, memory)
@@ -349,3 +350,14 @@ def _scratch_names(ptx: str, entry: str, given: int) -> tuple:
     """Names of the trailing parameters Triton appends (scratch pointers)."""
     extra = len(entry_params(ptx, entry)) - given
     return (("global_scratch", "*i8"), ("profile_scratch", "*i8"))[:max(extra, 0)]
+
+
+def _triton_ptxas(cc: tuple[int, int]) -> str | None:
+    """The ptxas Triton assembles with for `cc` (its bundled one, or `TRITON_PTXAS_PATH`): on the
+    measured machines Triton 3.6's, CUDA 12.8.93 (docs/toolchain.md)."""
+    try:
+        from triton.backends.nvidia.compiler import get_ptxas  # here: triton is optional, imported with the kernel's compile
+        params = inspect.signature(get_ptxas).parameters
+        return (get_ptxas(cc[0] * 10 + cc[1]) if params else get_ptxas()).path    # Triton 3.6 takes the arch
+    except Exception:                     # another Triton layout: gpusim's own ptxas
+        return None

@@ -215,3 +215,30 @@ def test_unimplemented_instruction_from_triton_names_kernel_and_python_line():
 def test_unparsable_ptx_names_the_python_line_of_its_last_loc():
     text = '.file 1 "/a/k.py"\n.loc 1 7 3\nld.global.b32 %r1, [%rd1];\n.loc 1 9 1\nbad [%r, {x}];\n'
     assert _loc_before(text, 5) == " at /a/k.py:9" and _loc_before(text, 3) == " at /a/k.py:7"
+
+
+def test_triton_kernels_are_assembled_by_tritons_own_ptxas(tmp_path):
+    """Triton assembles with its bundled ptxas (12.8.93 in Triton 3.5 and 3.6, the measured
+    machines' Triton too: docs/toolchain.md), so gpusim's SASS of a Triton GEMM is the SASS of the
+    cubin Triton itself built for it: the same instructions in the same order."""
+    import re
+    import subprocess
+    from cuda.pathfinder import find_nvidia_binary_utility
+    from gpusim.api import resolve_gpu
+    from gpusim.frontend.sass import ptxas_info, ptxas_version, sass_entry
+    args = (np.zeros((64, 32), np.float16), np.zeros((32, 64), np.float16), np.zeros((64, 64), np.float32))
+    src = TritonSource(_dot, args, Config({"BM": 64, "BN": 64, "BK": 32}, 4, 3))
+    ck = src.compile(resolve_gpu("h100"), args)
+    assert "release 12.8" in ptxas_version(ck.assembler)
+    ours = [i.text for i in sass_entry(ptxas_info(ck.ptx, ck.entry, ck.cc, ptxas=ck.assembler).cubin,
+                                       ck.entry).instructions]
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    own = triton.compile(ASTSource(_dot, dict(src.signature), constexprs=dict(src.constants), attrs=dict(src.attrs)),
+                         target=GPUTarget("cuda", 90, 32), options={"num_warps": 4, "num_stages": 3}).asm["cubin"]
+    (tmp_path / "own.cubin").write_bytes(own)
+    text = subprocess.run([find_nvidia_binary_utility("nvdisasm"), "-c", str(tmp_path / "own.cubin")],
+                          capture_output=True, text=True).stdout
+    theirs = [ln.split("*/", 1)[1].strip().rstrip(";").strip() for ln in text.split(".text.")[-1].splitlines()
+              if re.match(r"\s*/\*[0-9a-f]{4}\*/\s+[@A-Z]", ln)]
+    assert len(ours) > 50 and ours == theirs[:len(ours)]

@@ -32,7 +32,8 @@ def kernel_map(compiled, decoded) -> SassMap:
     with _LOCK:
         m = _MAPS.get(key)
         if m is None or m[0] is not decoded:
-            info = ptxas_info(getattr(compiled, "sass_ptx", compiled.ptx), compiled.entry, compiled.cc)
+            info = ptxas_info(getattr(compiled, "sass_ptx", compiled.ptx), compiled.entry, compiled.cc,
+                              ptxas=getattr(compiled, "assembler", None))
             if len(_MAPS) > 256:
                 _MAPS.clear()
             m = _MAPS[key] = (decoded, build_map(sass_entry(info.cubin, compiled.entry), decoded))

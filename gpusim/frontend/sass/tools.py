@@ -71,9 +71,10 @@ def _require(name: str) -> str:
 
 
 @lru_cache(maxsize=None)
-def ptxas_version() -> str:
-    """ptxas' version line, e.g. 'Cuda compilation tools, release 13.4, V13.4.92'."""
-    out = _run([_require("ptxas"), "--version"], "ptxas --version").stdout
+def ptxas_version(ptxas: str | None = None) -> str:
+    """The version line of ptxas (gpusim's, or the one at path `ptxas`), e.g. 'Cuda compilation
+    tools, release 13.0, V13.0.88'."""
+    out = _run([ptxas or _require("ptxas"), "--version"], "ptxas --version").stdout
     lines = [ln for ln in out.splitlines() if "release" in ln]
     return lines[0].strip() if lines else out.strip().splitlines()[-1]
 
@@ -114,15 +115,17 @@ def sass_cache_dir() -> Path:
     return (Path(env).expanduser() if env else Path.home() / ".cache" / "gpusim") / "sass"
 
 
-def ptxas_info(ptx: str, entry: str, cc: tuple[int, int] = (9, 0), max_registers: int | None = None) -> PtxasInfo:
+def ptxas_info(ptx: str, entry: str, cc: tuple[int, int] = (9, 0), max_registers: int | None = None,
+               ptxas: str | None = None) -> PtxasInfo:
     """Assemble `ptx` for sm_<cc> and report `entry`'s resources (cached).
-    `max_registers` passes `-maxrregcount` (ptxas raises it to the arch's minimum)."""
+    `max_registers` passes `-maxrregcount` (ptxas raises it to the arch's minimum); `ptxas` is the
+    assembler the kernel's own stack uses (Triton's bundled one), gpusim's when None."""
     arch = f"sm_{cc[0]}{cc[1]}"
     if re.search(rf"^\s*\.target\s+{arch}a\b", ptx, re.M):   # arch-specific PTX (wgmma, setmaxnreg): sm_90a
         arch += "a"
     opts = ["-v", "-lineinfo", f"-arch={arch}"] + ([f"-maxrregcount={max_registers}"] if max_registers else [])
-    ptxas = _require("ptxas")
-    key = hashlib.sha256(repr((CACHE_FORMAT, ptxas_version(), opts, entry, ptx)).encode()).hexdigest()
+    ptxas = ptxas or _require("ptxas")
+    key = hashlib.sha256(repr((CACHE_FORMAT, ptxas_version(ptxas), opts, entry, ptx)).encode()).hexdigest()
     with _LOCK:
         hit = _MEMORY.get(key) or _disk_load(key)
         if hit is None:
