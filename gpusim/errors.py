@@ -136,6 +136,11 @@ class TimeLimitExceeded(StepBudgetExceeded):
     """The launch ran past the wall-clock limit the caller set (`time_limit_s`, `--time-limit`)."""
 
 
+class TimingDeadlock(GpusimError):
+    """The timing model reached a state in which no warp of an SM can ever issue again (a defect of
+    the model, not of the kernel: the functional run finished); raised instead of running forever."""
+
+
 class OutputError(GpusimError):
     """A file gpusim was asked to write (--out, --trace, --plot, --html) cannot be written."""
     exit_code = 11

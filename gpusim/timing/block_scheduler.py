@@ -28,6 +28,8 @@ import math
 
 import simpy
 
+from gpusim.errors import TimingDeadlock
+
 HEARTBEAT_QUANTA = 256                 # quanta of one SM between two calls of TimingOptions.heartbeat
 
 
@@ -141,5 +143,16 @@ class BlockScheduler:
             if not sm.has_work():
                 continue
             nt = sm.next_time()
-            target = until if nt == math.inf else max(until, math.floor(nt / q) * q)
+            if nt == math.inf:                  # resident warps, none able to issue ever again
+                raise TimingDeadlock(_deadlock_message(sm, env.now))
+            target = max(until, math.floor(nt / q) * q)
             yield env.timeout(target - env.now)
+
+
+def _deadlock_message(sm, t: float) -> str:
+    """Which warps wait, at which SASS instruction, for the deadlock error."""
+    waits = sorted({(w.cta.block, w.cur.index, w.reason) for w in sm._warps if w is not None})
+    shown = ", ".join(f"block {b} at SASS instruction {i} ({r})" for b, i, r in waits[:6])
+    return (f"the timing model cannot go on at cycle {t:.0f} on SM {sm.id}: no resident warp can issue again "
+            f"({shown}{', ...' if len(waits) > 6 else ''}); a defect of gpusim's timing, not of the kernel "
+            "(its functional run finished): please report it with the kernel")

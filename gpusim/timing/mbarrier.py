@@ -23,6 +23,13 @@ TMA pipeline waiting for its consumers' arrivals while they, their loops shorten
 the block's barrier after it (cuda_tma_wgmma at 8192^3: without the check at the barrier
 the block never finished).
 
+An `init` keeps the waits already registered on the barrier: the SASS walk may issue a wait
+before its block's `init` when the SASS map puts the barrier between them (`__syncthreads()`
+after the init) in the block before the init's (ptxas 13.0's layout of
+programs/hopper_kernels/tma_wgmma_gemm with three stages: the other warps passed the barrier,
+waited, and the init dropped their waits, so the launch never ended); the waits then end with the
+init's first phase.
+
 Not modelled: the try_wait suspend-time hint, cluster-scope (remote) arrivals (refused by the
 functional core), `inval` (forgets the object).
 
@@ -67,7 +74,8 @@ class MbarrierUnit:
         done = t + latency
         what = a.what
         if what == "init":
-            self.bars[key] = _Barrier(a.count)
+            fresh = self.bars[key] = _Barrier(a.count)
+            fresh.waiters = b.waiters                     # waits the walk issued before the init stay waits
             return done
         if what == "inval":
             self.bars.pop(key, None)
