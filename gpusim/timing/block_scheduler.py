@@ -151,7 +151,7 @@ class BlockScheduler:
 
 def _deadlock_message(sm, t: float) -> str:
     """Which warps wait, at which SASS instruction, for the deadlock error."""
-    waits = sorted({(w.cta.block, w.cur.index, w.reason) for w in sm._warps if w is not None})
+    waits = sm.waiting()
     shown = ", ".join(f"block {b} at SASS instruction {i} ({r})" for b, i, r in waits[:6])
     return (f"the timing model cannot go on at cycle {t:.0f} on SM {sm.id}: no resident warp can issue again "
             f"({shown}{', ...' if len(waits) > 6 else ''}); a defect of gpusim's timing, not of the kernel "

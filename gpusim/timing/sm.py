@@ -225,6 +225,10 @@ class SM:
             self.on_cta_done(self, cta.block, t)
 
     # ------------------------------------------------------------------ stepping
+    def waiting(self) -> list[tuple[int, int, str]]:
+        """(block, SASS instruction, Nsight warp state) of each resident warp: what it waits at."""
+        return sorted({(w.cta.block, w.cur.index, w.reason) for w in self._warps if w is not None})
+
     def next_time(self) -> float:
         """The earliest cycle at which one of its warps may issue (exact: the engine wakes
         the SM at the quantum holding it)."""
