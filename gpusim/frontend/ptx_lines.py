@@ -2,25 +2,27 @@
 carried onto the PTX of the plain one.
 
 A compiler asked for line information does not only annotate its output: NVVM (Numba's
-`lineinfo=True`) and NVRTC (`-lineinfo`) emit slightly different PTX with it (a few more
-instructions, other registers), and ptxas then makes other choices from it. Numba's
-`nbody_shared` (validate/_heldout2/compute.py) assembles to 440 SASS instructions either way, but
-with line information 34 of them are on the uniform datapath and without it 97: the index
-arithmetic of its inner loop moves to uniform registers. The GPU runs what the program's own
-stack compiles, which asks for no line information by default (`numba.cuda.jit`, CuPy's
-`RawModule`): Nsight counted that kernel's 25,393,152 warp instructions on the H100 with 6.58 M
-on the uniform pipe (data/measurements/h100_heldout2.json), which the plain compilation gives
-exactly and the line-info one does not (25,246,592, 10 K uniform).
+`lineinfo=True`) emits slightly different PTX with it (a few more instructions, other
+registers), and ptxas then makes other choices from it. Numba's `nbody_shared`
+(validate/_heldout2/compute.py) assembles to 440 SASS instructions either way, but with line
+information 34 of them are on the uniform datapath and without it 97: the index arithmetic of its
+inner loop moves to uniform registers. The GPU runs what `numba.cuda.jit` builds, which asks for
+no line information by default: Nsight counted that kernel's 25,393,152 warp instructions on the
+H100 with 6.58 M on the uniform pipe (data/measurements/h100_heldout2.json), which the plain build
+gives exactly and the line-info one does not (25,246,592, 10 K uniform). (NVRTC's `-lineinfo`
+changed none of the tensor set's 46 CUDA C++ kernels' SASS, so CUDA C++ is compiled once, with it.)
 
-So the frontends compile twice: the plain PTX is the code gpusim runs and times, and
-`carry_lines(plain, annotated)` gives it the annotated compilation's source lines. Both come from
-one compiler run on one input, so their instruction streams are nearly the same (nbody: 235 of
-266 instructions matched); they are aligned on their instructions with register numbers and
-compiler-numbered names taken out (`difflib`'s longest matching blocks), each plain instruction
-takes the `.loc` in effect at its partner, one without a partner the line of the one before. The
-`.loc` directives are only annotations to ptxas: the merged text assembles to exactly the plain
-PTX's SASS (tests/frontend/test_ptx_lines.py). The `.file` table and any debug sections that the
-`.loc` directives refer to are carried with them.
+So Numba kernels are compiled twice (`numbacompile.py`): the plain PTX is the code gpusim runs and
+times, and `carry_lines(plain, annotated)` gives it the annotated compilation's source lines. Both
+come from one compiler run on one input, so their instruction streams are nearly the same (nbody:
+235 of 266 instructions matched, 440 of 440 SASS instructions the same with the carried lines);
+they are aligned on their instructions with register numbers and compiler-numbered names taken out
+(`difflib`'s longest matching blocks), each plain instruction takes the `.loc` in effect at its
+partner, one without a partner the line of the one before. The `.loc` directives are only
+annotations to ptxas: the merged text assembles to exactly the plain PTX's SASS
+(tests/frontend/test_ptx_lines.py). The `.file` table and any debug sections that the `.loc`
+directives refer to are carried with them, and a `.loc` that is `inlined_at` a call site comes
+after one naming that site, as ptxas requires.
 """
 from __future__ import annotations
 
