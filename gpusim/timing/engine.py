@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpusim.errors import ConfigError, LaunchError, UnsupportedKernel
+from gpusim.errors import ConfigError, LaunchError, TimingDeadlock, UnsupportedKernel
 from gpusim.timing.block_scheduler import BlockScheduler
 from gpusim.timing.clock_domain import launch_spec
 from gpusim.timing.functional_streams import TraceSource, batch_independent
@@ -345,7 +345,10 @@ class TimingEngine:
             return self._run()
 
     def _run(self) -> dict:
-        self.scheduler.run(self.sms)
+        try:
+            self.scheduler.run(self.sms)
+        except TimingDeadlock as e:         # the block scheduler knows SMs and warps; the message names the kernel
+            raise TimingDeadlock(f"kernel {self.plan.name}: {e}") from None
         complete = True
         if self.trace.next_block < self.plan.geometry.nblocks:
             if self.opt.functional == "full" or self.mode == "full":

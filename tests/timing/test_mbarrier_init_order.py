@@ -52,5 +52,6 @@ def test_no_warp_able_to_issue_is_an_error_not_a_hang(monkeypatch):
     monkeypatch.setattr(sm_module.SM, "advance", lambda self, until: None)
     monkeypatch.setattr(sm_module.SM, "next_time", lambda self: INF)
     c = saxpy.PROGRAM.case("default")
-    with pytest.raises(TimingDeadlock, match=r"no resident warp can issue again .*block \d+ at SASS instruction"):
+    with pytest.raises(TimingDeadlock, match=r"^kernel saxpy: .*no resident warp can issue again .*block \d+ at SASS "
+                                             r"instruction"):
         gpusim.launch(c.kernel, c.grid, c.block, c.args, gpu="h100", timing=True, outputs=False, **c.options)
