@@ -2,8 +2,9 @@
 
 Models what `numba.cuda.jit` does at a kernel's first launch: type the arguments
 (`argtypes.py`), compile the Python function with
-`numba.cuda.compile_ptx(pyfunc, argtypes, cc=cc)` as `numba.cuda.jit` does, with the source
-lines of a `lineinfo=True` compilation carried onto it (`numbacompile.py`), keep the PTX. The
+numba-cuda's build for the device (`sm_90a` on Hopper, linked by nvJitLink with link-time
+optimisation where it is installed, as `numba.cuda.jit` does), with the source lines of a
+`lineinfo=True` compilation carried onto it (`numbacompile.py`), keep the PTX. The
 result is a `NumbaKernel` (the seam's `CompiledKernel`, `source.py`), whose parsed
 `program`/`kernel` are built on first use.
 Accepts a plain function, a `numba.cuda.jit` dispatcher (its `py_func` and
