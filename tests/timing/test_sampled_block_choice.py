@@ -21,6 +21,19 @@ def test_a_round_sample_is_sms_consecutive_places_of_its_round_in_increasing_ord
     assert (np.sort(places, axis=1) == np.arange(8)).all()
 
 
+def test_a_sample_that_skips_rounds_gives_every_simulated_sm_a_whole_round():
+    # 4,096 blocks on 132 SMs end in a round of 4: a sample of 8 rounds for 8 SMs that took it
+    # timed 60 blocks, leaving four of the SMs a slot idle in its last wave
+    order = np.asarray(sampled_blocks(4096, 64, 132, 8, 2))
+    assert len(order) == 64 and order.max() < 31 * 132                   # the round of 4 is not one of them
+    assert np.bincount(order // 132, minlength=31)[np.unique(order // 132)].tolist() == [8] * 8
+
+
+def test_a_sample_of_every_round_keeps_the_grid_s_last_round():
+    order = sampled_blocks(4096, 252, 132, 8, 2)                          # the simulated SMs' whole share
+    assert list(order[-4:]) == [4092, 4093, 4094, 4095]
+
+
 @cuda.jit
 def spin2d(reps, out):
     b = cuda.blockIdx.y * cuda.gridDim.x + cuda.blockIdx.x

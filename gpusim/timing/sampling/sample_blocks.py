@@ -58,8 +58,27 @@ def sampled_blocks(nblocks: int, simulated: int, sm_count: int, sms: int, bps: i
         need = -(-simulated // sms)                      # rounds to time
         first = min(bps, need)
         rest = need - first
-        tail = n_rounds - first
+        # a last round the simulated SMs cannot fill is left out of a spread that skips rounds: it is
+        # one round of the grid's but would be one of the sample's few, and its missing blocks
+        # would leave some of the simulated SMs' slots idle at the sample's end (`_spread_end`)
+        end = _spread_end(n_rounds, len(round_blocks(n_rounds - 1)), sms, first + rest)
+        tail = end - first
         spread = sorted({first + round(i * (tail - 1) / max(rest - 1, 1)) for i in range(rest)}) if rest > 1 \
-            else [n_rounds - 1] * (rest == 1)
+            else [end - 1] * (rest == 1)
         picked = list(range(first)) + spread
     return [b for k in picked for b in round_blocks(k)][:simulated]
+
+
+def _spread_end(n_rounds: int, last_round_blocks: int, sms: int, rounds_timed: int) -> int:
+    """The rounds a sample's spread reaches, 0 .. end - 1: every round, except a last one that
+    holds fewer than `sms` blocks when the sample times fewer rounds than the grid has. Such a
+    round is one of the grid's `n_rounds` but would be one of the sample's `rounds_timed`: its
+    blocks would weigh n_rounds / rounds_timed times their share, and the slots its missing
+    blocks leave idle would stand idle in the sample's last wave, which sets the rate the rest
+    of the grid is extrapolated at (Triton's 128x128 matmul at 8192^3: 4,096 blocks, a last
+    round of 4 on 132 SMs; with it 4 of the 8 simulated SMs ran one block fewer, the sample's
+    L2 slices stood idle at its end, and the H200's time came out 11% long against 2% short
+    without it, docs/mechanisms_24.md section 33)."""
+    if last_round_blocks < sms and rounds_timed < n_rounds and n_rounds > 1:
+        return n_rounds - 1
+    return n_rounds
