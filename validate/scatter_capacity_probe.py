@@ -26,6 +26,7 @@ lts__t_sectors_op_write.sum,lts__t_sectors_op_read.sum,lts__t_sector_hit_rate.pc
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from validate.probe_cli import gpu_provenance, probe_main, write_probe
@@ -117,6 +118,37 @@ def run(out_path: str) -> Path:
                           sms=props["multiProcessorCount"], grid=BLOCKS, block=BLOCK, repeats=REPEATS,
                           evict_bytes=EVICT_BYTES)
     return write_probe(out_path, prov, rows)
+
+
+NCU_METRICS = ("gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_sectors_op_write.sum",
+               "lts__t_sectors_op_read.sum", "lts__t_sector_hit_rate.pct", "lts__t_sectors_srcunit_ltcfabric.sum")
+
+
+def nsight_rows(csv_path) -> list[dict]:
+    """Nsight's metrics of the ncu run (its CSV), one dict a profiled launch in launch order."""
+    import csv                                         # here: only reading a measurement needs it
+    by, header = {}, None
+    with open(csv_path, newline="") as f:
+        for r in csv.reader(f):
+            if r and r[0] == "ID":
+                header = r
+            elif header and len(r) == len(header):
+                d = dict(zip(header, r))
+                by.setdefault(int(d["ID"]), {})[d["Metric Name"]] = float(d["Metric Value"].replace(",", ""))
+    return [by[k] for k in sorted(by)]
+
+
+def measured(json_path, csv_path) -> list[dict]:
+    """Each case of the probe's JSON with Nsight's metrics of its launches (the median by duration of its
+    `REPEATS`), the DRAM bytes written over the array's size (`written_per_array`)."""
+    doc = json.loads(Path(json_path).read_text())
+    ncu = nsight_rows(csv_path)
+    rows = []
+    for i, r in enumerate(doc["rows"]):
+        mine = sorted(ncu[i * REPEATS:(i + 1) * REPEATS], key=lambda m: m["gpu__time_duration.sum"])
+        m = mine[len(mine) // 2]
+        rows.append({**r, "ncu": m, "written_per_array": m["dram__bytes_write.sum"] / (r["mib"] << 20)})
+    return rows
 
 
 def _print(r: dict) -> None:
