@@ -67,7 +67,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gpusim.frontend.sass.cfg import SassCFG, build_cfg
-from gpusim.frontend.sass.homes import _homes, _match_loops, _origins, _PtxFacts
+from gpusim.frontend.sass.homes import _STRUCTURAL, _homes, _match_loops, _origins, _PtxFacts
 from gpusim.frontend.sass.payloads import (MEMORY, does, is_access, is_mbarrier, is_tensor_op, is_wmma_access,
                                            place_payloads)
 
@@ -122,11 +122,23 @@ class SassMap:
         issues, as (SASS block, index of the first iteration it executes)."""
         loop = self.unrolled[header]
         content = loop.content
+        fits = [e for e in loop.entries if content[e] <= n]
+        order = sorted(fits or loop.entries, key=lambda e: (-content[e], e))
+        best: list[tuple[int, int]] = []
+        for k in order:                              # the preferred entry whose walk takes all n (ptxas's
+            path, left = self._walk_from(header, k, n)   # guard picks the way in by the trip count)
+            if left == 0:
+                return path
+            if not best:
+                best = path
+        return best
+
+    def _walk_from(self, header: int, k: int, n: int) -> tuple[list[tuple[int, int]], int]:
+        """`walk` from entry block k: the path, and the iterations it could not take."""
+        content = self.unrolled[header].content
         blocks = self.cfg.blocks
         home = self.home
         left = n
-        fits = [e for e in loop.entries if content[e] <= left]
-        k = max(fits or loop.entries, key=lambda e: (content[e], -e))
         path: list[tuple[int, int]] = []
         idle: set[int] = set()                       # content-0 blocks since the last consumption
         for _ in range(_WALK_LIMIT):
@@ -149,7 +161,7 @@ class SassMap:
             if not rest:
                 break
             k = rest[-1] if left == 0 else rest[0]
-        return path
+        return path, left
 
     # ------------------------------------------------------------------ counters
     def instruction_counts(self, block_warps, block_threads, loop_back=None) -> tuple[np.ndarray, np.ndarray]:
@@ -204,6 +216,10 @@ def build_map(listing, decoded) -> SassMap:
         members = set(chain)
         home = [h if x in members else x for x in home]
     unrolled = _unrolled_loops(cfg, ins, origin, home, ptx, decoded, chains)
+    peeled = _peeled(cfg, ins, origin, home, ptx, unrolled)
+    if peeled:                                       # iterations ptxas peeled out of an unrolled loop: its walk's
+        home = [peeled.get(k, x) for k, x in enumerate(home)]
+        unrolled = _unrolled_loops(cfg, ins, origin, home, ptx, decoded, chains)
     for h, chain in chains.items():
         if h not in unrolled:                        # no pass of it holds several iterations: its blocks' own SASS
             members = set(chain)
@@ -236,6 +252,26 @@ def _calls_slow_path(cfg: SassCFG, ins, home, k: int, h: int) -> bool:
             return False
         k = nxt[0]
     return False
+
+
+def _peeled(cfg: SassCFG, ins, origin, home, ptx: _PtxFacts, unrolled: dict) -> dict[int, int]:
+    """SASS blocks outside every SASS loop that hold nothing but iterations of an unrolled PTX
+    loop (ptxas peels a remainder's last iteration out of the loop, after the remainder's
+    pairs: a 32 x 4 block's transpose round, `validate/block_turnover_probe.py`): block ->
+    the loop's header, so that its walk takes them (`SassMap.walk`). `_homes` gives such a
+    block the home of the code it leads into, where its accesses found no PTX visit to carry
+    them and went untimed."""
+    out = {}
+    for blk in cfg.blocks:
+        k = blk.index
+        if not cfg.reachable(k) or cfg.innermost[k] is not None or home[k] in unrolled:
+            continue
+        owners = {ptx.block_of[origin[i]] for i in range(blk.start, blk.end)
+                  if origin[i] is not None and ins[i].base not in _STRUCTURAL}
+        loops = [h for h, loop in unrolled.items() if owners and owners <= set(loop.blocks or (h,))]
+        if len(loops) == 1 and any(ins[i].base in MEMORY for i in range(blk.start, blk.end)):
+            out[k] = loops[0]
+    return out
 
 
 def _entries(cfg: SassCFG, home, h: int) -> list[int]:
