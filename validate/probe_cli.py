@@ -15,6 +15,16 @@ import time
 from pathlib import Path
 
 
+def nvrtc_module(source: str):
+    """(cupy, the device's properties, `source` compiled by NVRTC for the device's architecture): the
+    GPU side of the CUDA C++ probes. CuPy is imported here, only where a probe measures."""
+    import cupy as cp                    # here, not at the top: only measuring needs a GPU
+    props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
+    mod = cp.RawModule(code=source, options=(f"--gpu-architecture=sm_{props['major']}{props['minor']}",),
+                       backend="nvrtc")
+    return cp, props, mod
+
+
 def probe_main(doc: str, run, predict, argv=None) -> int:
     """Parse `argv` for a probe whose module docstring is `doc`; call `run(out_path)` or
     `predict(preset)`."""

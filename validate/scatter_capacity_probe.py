@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from validate.probe_cli import gpu_provenance, probe_main, write_probe
+from validate.probe_cli import gpu_provenance, nvrtc_module, probe_main, write_probe
 
 SIZES_MIB = (8, 16, 24, 32, 40, 48, 56, 64, 96, 128)
 MODES = ("shared", "own")
@@ -86,11 +86,7 @@ def launch_shape(mode: str, mib: int) -> tuple[int, int, int]:
 
 
 def run(out_path: str) -> Path:
-    import cupy as cp                    # here, not at the top: only the GPU machine needs CuPy
-    dev = cp.cuda.Device()
-    props = cp.cuda.runtime.getDeviceProperties(dev.id)
-    mod = cp.RawModule(code=SOURCE, options=(f"--gpu-architecture=sm_{props['major']}{props['minor']}",),
-                       backend="nvrtc")
+    cp, props, mod = nvrtc_module(SOURCE)
     evict = cp.ones(EVICT_BYTES // 4, cp.float32)
     out = cp.zeros((max(SIZES_MIB) << 20) // 4, cp.int32)
     rows = []

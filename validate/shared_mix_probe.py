@@ -34,7 +34,7 @@ import statistics
 
 import numpy as np
 
-from validate.probe_cli import gpu_provenance, probe_main, write_probe
+from validate.probe_cli import gpu_provenance, nvrtc_module, probe_main, write_probe
 
 SMS = 132
 BLOCKS = 8 * SMS                     # 8 blocks of 8 warps an SM: one wave
@@ -150,10 +150,7 @@ def _wavefronts(name: str, st: int, ld: int) -> int:
 
 
 def run(out_path: str) -> None:
-    import cupy as cp                    # here, not at the top: only measuring needs a GPU
-    props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
-    mod = cp.RawModule(code=SOURCE, options=(f"--gpu-architecture=sm_{props['major']}{props['minor']}",),
-                       backend="nvrtc")
+    cp, props, mod = nvrtc_module(SOURCE)
     start, stop = cp.cuda.Event(), cp.cuda.Event()
     rows = []
     for name, st, ld in LOOPED + TRANSPOSES:
