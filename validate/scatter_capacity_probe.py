@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from validate.ncu import parse_csv
 from validate.probe_cli import gpu_provenance, nvrtc_module, probe_main, write_probe
 
 SIZES_MIB = (8, 16, 24, 32, 40, 48, 56, 64, 96, 128)
@@ -116,29 +117,11 @@ def run(out_path: str) -> Path:
     return write_probe(out_path, prov, rows)
 
 
-NCU_METRICS = ("gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_sectors_op_write.sum",
-               "lts__t_sectors_op_read.sum", "lts__t_sector_hit_rate.pct", "lts__t_sectors_srcunit_ltcfabric.sum")
-
-
-def nsight_rows(csv_path) -> list[dict]:
-    """Nsight's metrics of the ncu run (its CSV), one dict a profiled launch in launch order."""
-    import csv                                         # here: only reading a measurement needs it
-    by, header = {}, None
-    with open(csv_path, newline="") as f:
-        for r in csv.reader(f):
-            if r and r[0] == "ID":
-                header = r
-            elif header and len(r) == len(header):
-                d = dict(zip(header, r))
-                by.setdefault(int(d["ID"]), {})[d["Metric Name"]] = float(d["Metric Value"].replace(",", ""))
-    return [by[k] for k in sorted(by)]
-
-
 def measured(json_path, csv_path) -> list[dict]:
     """Each case of the probe's JSON with Nsight's metrics of its launches (the median by duration of its
     `REPEATS`), the DRAM bytes written over the array's size (`written_per_array`)."""
     doc = json.loads(Path(json_path).read_text())
-    ncu = nsight_rows(csv_path)
+    ncu = [k["metrics"] for k in parse_csv(Path(csv_path).read_text())]
     rows = []
     for i, r in enumerate(doc["rows"]):
         mine = sorted(ncu[i * REPEATS:(i + 1) * REPEATS], key=lambda m: m["gpu__time_duration.sum"])
