@@ -144,6 +144,9 @@ A100 = GPUSpec(
     noc=NoCSpec(
         bandwidth_bytes_per_cycle=5120.0,  # [A100-WP] L2 read bandwidth 5120 B/clk
         latency_cycles=20,                 # estimate: part of the L2 hit latency
+        gpcs=7,                            # [A100-WP] seven GPCs in the A100's GA100
+        gpc_merge_window_cycles=0.0,       # estimate: not measured on Ampere, every read looked up
+        gpc_merge_requests=4,              # estimate: as Hopper [MEAS-MERGE] (not used while the window is 0)
     ),
     launch=_LAUNCH,                        # estimates, see _LAUNCH
     limits=_limits(163),                   # [CUDA-PG] CC 8.0

@@ -144,6 +144,9 @@ V100 = GPUSpec(
     noc=NoCSpec(
         bandwidth_bytes_per_cycle=2048.0,  # [A100-WP] V100 L2 read bandwidth 2048 B/clk
         latency_cycles=20,                 # estimate: part of the L2 hit latency
+        gpcs=6,                            # [V100-WP] six GPCs
+        gpc_merge_window_cycles=0.0,       # estimate: not measured on Volta, every read looked up
+        gpc_merge_requests=4,              # estimate: as Hopper [MEAS-MERGE] (not used while the window is 0)
     ),
     launch=_LAUNCH,                        # estimates, see _LAUNCH
     limits=_limits(96),                    # [CUDA-PG] CC 7.0

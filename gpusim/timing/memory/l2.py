@@ -100,6 +100,7 @@ the measured H100/H200 counters in data/measurements (see DEVIATIONS.md).
 from __future__ import annotations
 
 from gpusim.errors import ConfigError
+from gpusim.timing.memory.gpc_merge import GpcMerge
 from gpusim.timing.memory.hbm import HBM
 from gpusim.timing.memory.l2_atomics import AtomicUnits
 from gpusim.timing.memory.l2_partitions import PartitionFabric
@@ -146,6 +147,7 @@ class L2Cache:
         self.slices = sl = L2Slices(spec, sm_fraction, self.hbm, self.atomics, self.writeback)
         self.fabric = PartitionFabric(spec, sm_fraction, sl)
         self.queue = QueuedReads(sl.slices, l2.join_queued_reads)
+        self.merge = GpcMerge(spec, sl.sectors_per_line)    # reads served by a GPC's recent lookup (gpc_merge.py)
         self.standins = sl.standins = StandIns(sl, self.hbm, share_blocks_per_simulated,
                                                round(sl.capacity_lines / sm_fraction))
         self.partitions = sl.partitions
@@ -238,6 +240,7 @@ class L2Cache:
         self.slices.flush()
         self.fabric.flush()
         self.queue.flush()
+        self.merge.flush()
         self.hbm.flush()
         self.atomics.flush()
 
@@ -247,6 +250,7 @@ class L2Cache:
         self.standins.reset_counters()
         self.fabric.reset_counters()
         self.queue.reset_counters()
+        self.merge.reset_counters()
         self.atomics.reset_counters()
 
     @property
@@ -291,6 +295,7 @@ class L2Cache:
         out["gpusim__l2_warm_kept_lines.sum"] = float(sl.warm_kept_lines)
         out["gpusim__l2_fabric_bytes.sum"] = float(self.fabric.server.bytes_served)
         out["gpusim__l2_queued_read_sectors.sum"] = float(self.queue.joined_sectors)
+        out["gpusim__gpc_merged_read_sectors.sum"] = float(self.merge.merged_sectors)
         if elapsed_cycles:
             out["lts__t_sectors.avg.pct_of_peak_sustained_elapsed"] = \
                 100.0 * self.busy_cycles / (sl.slices * elapsed_cycles)
@@ -312,6 +317,7 @@ class L2Cache:
         locate, near_sets, use = sl.locate, sl.sets[part], sl.sectors_per_line + 3
         multi = sl.partitions > 1
         queue = self.queue if op == READ and self.queue.enabled else None
+        merge = self.merge if op == READ and self.merge.enabled else None
         mask = sl.sectors_per_line - 1
         latest, earliest = t, INF
         n = len(lst)
@@ -326,6 +332,16 @@ class L2Cache:
                 j = i + 1
                 while j < n and lst[j] >> sh == line:
                     j += 1
+            if merge is not None:                       # read from this GPC a little earlier: that lookup serves it
+                secs = [lst[idx] & mask for idx in range(i, j)]
+                r = merge.join(sm, line, secs, t)
+                if r is not None:
+                    if r > latest:
+                        latest = r
+                    if r < earliest:
+                        earliest = r
+                    i = j
+                    continue
             x, home, s = locate(line)
             si = part * spp + s
             if queue is not None:                       # the same sectors still queued at this slice: join them
@@ -372,6 +388,8 @@ class L2Cache:
                 r = self.fabric.far(line, s, x, home, part, ts, lst, i, j, op, ops, masks, nbytes, float_op, sm)
             if queue is not None:
                 queue.queued(si, line, want, ts, t, r, sm)
+            if merge is not None:
+                merge.note(sm, line, secs, t, r)
             if r > latest:
                 latest = r
             if r < earliest:
