@@ -254,6 +254,11 @@ class TimingEngine:
         l1_data = spec.sm.l1_shared_total_bytes - spec.sm.carveout_bytes(shared_per_sm)   # the driver's carve-out
         self.sms = [SM(i, spec, program, L1Cache(spec, l1_data, self.memory, i), self.stats,
                        self.scheduler.cta_done) for i in range(self.sms_simulated)]
+        merge = self.memory.l2.merge
+        if merge.enabled:                                 # reads merge among the first wave's blocks (gpc_merge.py)
+            merge.first_wave_blocks = spec.sm_count * bps
+            for sm in self.sms:
+                sm.merge = merge
         self.recording = None
         if options.record is not None:
             self._record(options.record, l1_data)

@@ -79,6 +79,7 @@ class SM:
         self.nsp = nsp = sm.sub_partitions
         self.pick = policies.get(sm.warp_scheduler)
         self.locate = None                          # sampled mode, shared footprint: locate(block) per access
+        self.merge = None                           # the GPC read merging (memory/gpc_merge.py): told each access's block
         self.front = FrontEnd(spec, table)
         self.residency = Residency(sm_id, sm)
         cap = max(sm.max_warps_per_sm, 1)
@@ -286,6 +287,8 @@ class SM:
         payload = mem.get(s.index) if mem else None
         if payload is None:
             return fixed_ready                      # no active lane accessed memory
+        if self.merge is not None:                  # whose reads may merge: the block's wave decides
+            self.merge.block = w.cta.block
         if s.const_load:                            # indexed constant load: through the constant cache
             cc = self.front.ccache
             done = fixed_ready

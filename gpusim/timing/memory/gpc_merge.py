@@ -39,6 +39,16 @@ within 0.03 of the GPU's shares and the paced ones at 0.53 / 0.58 / 1.00 / 1.00 
 1,000 ns (`python -m validate.request_merge_probe --predict h100 ...`,
 benchmarks/results/request_merge_check_h100.json).
 
+Only the first wave's blocks merge (`first_wave_blocks`, the GPU's SMs times the blocks an SM
+holds; the engine tells the unit each access's block). The dispatcher deals the first wave to the GPCs
+in runs of consecutive blocks, so neighbouring blocks, which read the same tiles, run side by side in a
+GPC; after it, a block takes the slot that frees first. On the GPUs that scatters neighbours over the
+GPCs in the L2-bound GEMMs (the L2 looks up 0.92-0.93 of the sectors received by the `mma.sync`, TMA
+and Triton GEMMs at 8192^3, 12-18 waves, against 0.50-0.88 at 2048^3, about one wave:
+data/measurements/h100_tensor.json); gpusim's SMs free their slots in lockstep and would keep
+neighbours together wave after wave. (The wmma GEMM, latency-bound, keeps merging on the GPU: 0.60 at
+8192^3; its later waves are not merged here.)
+
 An SM's own reads never merge with each other: a bypassing copy that reads a sector twice in one
 LDGSTS is looked up twice on the H100 (docs/mechanisms_24.md section 26), and a coherent load read
 again goes to the L2 (tests/timing/test_coherent_loads.py); the GPUs do serve some of an SM's own
@@ -72,13 +82,22 @@ class GpcMerge:
         self.sectors_per_line = sectors_per_line
         self.recent: list[dict] = [{} for _ in range(self.gpcs)]
         self.prune_at = [PRUNE_AT] * self.gpcs
+        self.first_wave_blocks: int | None = None     # set by the engine: blocks past it never merge
+        self.block = 0                                # the block of the access being routed (set by its SM)
         self.reset_counters()
 
     def gpc_of(self, sm: int) -> int:
         """The GPC of SM `sm` (consecutive ids, `gpcs` near-equal groups of the GPU's SMs)."""
         return min(sm, self.sm_count - 1) * self.gpcs // self.sm_count
 
+    def dealt_by_gpc(self) -> bool:
+        """Whether the block of the access being routed is one the dispatcher dealt to a GPC with its
+        neighbours (the first wave's; every block where no engine said otherwise)."""
+        return self.first_wave_blocks is None or self.block < self.first_wave_blocks
+
     def join(self, sm: int, line: int, sectors, t: float) -> float | None:
+        if not self.dealt_by_gpc():
+            return None
         ent = self.recent[self.gpc_of(sm)].get(line)
         if ent is None:
             return None
@@ -95,6 +114,8 @@ class GpcMerge:
         return ready
 
     def note(self, sm: int, line: int, sectors, t: float, ready: float) -> None:
+        if not self.dealt_by_gpc():
+            return
         g = self.gpc_of(sm)
         table = self.recent[g]
         ent = table.get(line)
