@@ -25,6 +25,7 @@ received over those the L2 looked up for them is the merging.
 
     python -m validate.request_merge_probe $OUT                      # on a GPU machine, a minute
     python -m validate.request_merge_probe --predict h100 FILE [--json F]
+    python -m validate.request_merge_probe --predict h100:noc.gpc_merge_window_cycles=750,l2.join_queued_reads=false FILE
 
 Needs CuPy (NVRTC) and Nsight Compute. The GPU side imports nothing of gpusim.
 """
@@ -438,7 +439,8 @@ def in_gpusim_order(gpcs: list[list[int]] | None, sms: int, groups: int) -> list
 
 
 def predict(gpu: str, measured: Path) -> list[dict]:
-    """gpusim's lookups per received sector and cycles of the reads for every case of a measured file:
+    """gpusim's lookups per received sector and cycles of the reads for every case of a measured file
+    (`gpu`: a preset, or PRESET:KEY=VALUE,... with fields set):
     each case's roles given to gpusim's SMs as the GPU's SMs of the same GPCs (`in_gpusim_order`); the
     regions read into the L2 first as on the GPU (its counters and cycles less those of a run of that
     alone; every SM and instruction simulated)."""
@@ -447,7 +449,8 @@ def predict(gpu: str, measured: Path) -> list[dict]:
     from gpusim.specs.overrides import resolve   # here: as gpusim above
     from gpusim.timing.engine import TimingOptions   # here: as gpusim above
     doc = json.loads(measured.read_text())
-    spec = resolve(gpu)
+    preset, _, sets = gpu.partition(":")
+    spec = resolve(preset, [x for x in sets.split(",") if x])
     sms = spec.sm_count
     table = roles(sms, doc.get("gpcs"))
     order = in_gpusim_order(doc.get("gpcs"), sms, spec.noc.gpcs)

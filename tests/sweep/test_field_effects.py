@@ -73,9 +73,7 @@ def test_smaller_l1_misses_more_and_takes_longer():
 
 
 def test_slower_l1_hits_take_longer():
-    # medium: at the default size every block's loads wait on a DRAM fill another SM of its GPC asked for
-    # (timing/memory/gpc_merge.py), and no L1 hit is on the critical path
-    assert m("stencil_1d", "medium", "l1.hit_latency_cycles=120")[TIME] > m("stencil_1d", "medium")[TIME]
+    assert m("stencil_1d", "default", "l1.hit_latency_cycles=120")[TIME] > m("stencil_1d", "default")[TIME]
 
 
 def test_smaller_l2_reads_more_from_dram():

@@ -48,8 +48,9 @@ def test_on_the_h100_a_read_long_after_its_partners_is_looked_up_again():
 
 
 def _gpusim_share(readers):
-    """gpusim's lookups a received sector when SMs `readers` of a 16-SM H100 with two GPCs read one region."""
-    spec = resolve("h100", ["sm_count=16", "noc.gpcs=2"])
+    """gpusim's lookups a received sector when SMs `readers` of a 16-SM H100 with two GPCs read one region
+    (GPC merging on at the measured window, the presets' join at a slice off)."""
+    spec = resolve("h100", ["sm_count=16", "noc.gpcs=2", "noc.gpc_merge_window_cycles=750", "l2.join_queued_reads=false"])
     role = [0 if s in readers else -1 for s in range(16)]
     role, delay = probe._tables(role, [0] * 16)
     args = (np.arange(probe.REGION_INT4 * 4, dtype=np.int32), np.asarray(role, np.int32), np.asarray(delay, np.int32),
