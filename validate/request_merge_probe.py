@@ -34,6 +34,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -438,9 +439,9 @@ def in_gpusim_order(gpcs: list[list[int]] | None, sms: int, groups: int) -> list
     return [s for g in slots for s in g]
 
 
-def predict(gpu: str, measured: Path) -> list[dict]:
+def predict(gpu: str, measured: Path, only: str | None = None) -> list[dict]:
     """gpusim's lookups per received sector and cycles of the reads for every case of a measured file
-    (`gpu`: a preset, or PRESET:KEY=VALUE,... with fields set):
+    (`gpu`: a preset, or PRESET:KEY=VALUE,... with fields set; `only`: the cases whose KIND/CASE matches):
     each case's roles given to gpusim's SMs as the GPU's SMs of the same GPCs (`in_gpusim_order`); the
     regions read into the L2 first as on the GPU (its counters and cycles less those of a run of that
     alone; every SM and instruction simulated)."""
@@ -456,6 +457,8 @@ def predict(gpu: str, measured: Path) -> list[dict]:
     order = in_gpusim_order(doc.get("gpcs"), sms, spec.noc.gpcs)
     got = []
     for row in doc["rows"]:
+        if only and not re.search(only, f"{row['kind']}/{row['case']}"):
+            continue
         role, delay = table[row["case"]]
         if row["kind"] == "paced":                   # the lags in ns, as cycles at the preset's clock
             delay = [round(d * spec.clocks.sm_clock_mhz / 1000) for d in delay]
@@ -481,7 +484,7 @@ def predict(gpu: str, measured: Path) -> list[dict]:
 
 
 def main(argv=None) -> int:
-    return folder_probe_main(__doc__, "validate.request_merge_probe", measure, predict, worker, argv)
+    return folder_probe_main(__doc__, "validate.request_merge_probe", measure, predict, worker, argv, only=True)
 
 
 if __name__ == "__main__":
