@@ -332,30 +332,24 @@ class L2Cache:
                 j = i + 1
                 while j < n and lst[j] >> sh == line:
                     j += 1
+            r = None
             if merge is not None:                       # read from this GPC a little earlier: that lookup serves it
                 secs = [lst[idx] & mask for idx in range(i, j)]
                 r = merge.join(sm, line, secs, t)
-                if r is not None:
-                    if r > latest:
-                        latest = r
-                    if r < earliest:
-                        earliest = r
-                    i = j
-                    continue
             x, home, s = locate(line)
             si = part * spp + s
-            if queue is not None:                       # the same sectors still queued at this slice: join them
+            if queue is not None and r is None:         # the same sectors still queued at this slice: join them
                 want = 0
                 for idx in range(i, j):
                     want |= 1 << (lst[idx] & mask)
                 r = queue.join(si, line, want, t, sm)
-                if r is not None:
-                    if r > latest:
-                        latest = r
-                    if r < earliest:
-                        earliest = r
-                    i = j
-                    continue
+            if r is not None:                           # served by an earlier read's lookup: nothing booked
+                if r > latest:
+                    latest = r
+                if r < earliest:
+                    earliest = r
+                i = j
+                continue
             nbytes = (j - i) * sbytes
             if op == WRITE:
                 if masks is not None:
