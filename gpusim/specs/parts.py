@@ -301,9 +301,9 @@ class HBMSpec:
 class NoCSpec:
     bandwidth_bytes_per_cycle: float = bounded(5120.0, 0.01, 2e7)  # SM <-> L2 crossbar, all SMs together
     latency_cycles: int = bounded(20, 1, 100_000)  # one traversal
-    gpcs: int = bounded(1, 1, 1024)              # GPCs the SMs are grouped in (consecutive SM ids, as the block dispatcher fills them; a GPU of fewer SMs has one SM a GPC)
+    gpcs: int = bounded(1, 1, 1024)              # GPCs the SMs are grouped in (consecutive SM ids, as the block dispatcher fills them; a GPU of fewer SMs has one SM a GPC); read by GPC read merging only
     gpc_merge_window_cycles: float = bounded(0.0, 0.0, 1e7)  # a read of sectors another SM of its GPC read is served by that read's lookup until this long after that read reached the L2 (0 = every read is looked up)
-    gpc_merge_requests: int = bounded(4, 1, 1024)  # reads one L2 lookup serves within a GPC, its own included
+    gpc_merge_requests: int = bounded(4, 1, 1024)  # reads one L2 lookup serves within a GPC, its own included (with gpc_merge_window_cycles > 0)
 
     def __post_init__(self) -> None:
         _positive(self, "bandwidth_bytes_per_cycle", "latency_cycles", "gpcs", "gpc_merge_requests")
