@@ -1,30 +1,28 @@
 """Whether the L2 looks a sector up once for several SMs that ask for it at about the same time, and
-which SMs (issue 29; docs/mechanisms_24.md section 37).
+for which SMs (issue 29; docs/mechanisms_24.md section 37).
 
 The tensor set's Nsight counters (data/measurements/h{100,200}_tensor.json) show the L2 looking up
-fewer sectors for the SMs (`lts__t_sectors_srcunit_tex_op_read`) than the SMs' L1s receive from it
-(`l1tex__m_xbar2l1tex_read_bytes` / 32): 0.92 of them for the cp.async GEMMs at 4096^3, 0.43 for the
-wmma GEMM at 2048^3, 0.27 for Triton's attention at 16K, where every block of a head reads the same
-K and V tiles at the same time. gpusim looks up every sector an L1 misses. The GPUs deal consecutive
-blocks to the two SMs of a TPC (data/measurements/smsp_placement_h100.json: blocks 8, 9 on SMs 0, 1,
-blocks 10, 11 on SMs 16, 17), so a GEMM's neighbouring blocks, which read the same A panel, run side
-by side on one TPC.
+fewer sectors for the SMs (`lts__t_sectors_srcunit_tex_op_read`) than their L1s receive from it
+(`l1tex__m_xbar2l1tex_read_bytes` / 32): 0.92 for the cp.async GEMMs at 4096^3, 0.43 for the wmma GEMM
+at 2048^3, 0.27 for Triton's attention at 16K; gpusim looks up every sector an L1 misses.
 
 One block an SM (120 KiB of dynamic shared memory), 8 warps. Every block waits until all are resident
 (a counter in global memory), then, after `delay[smid]` cycles, reads `ROUNDS` rounds of `UNROLL`
 16-byte loads a thread from region `role[smid]` (256 KiB, each sector once, in the same order on every
-SM): `ld.global.cg.v4` (`cg`), `ld.global.v4` (`ca`) or `cp.async.cg` of 16 B (`async`, all of a round's
-copies waited for before the next). An SM with role -1 reads nothing. The roles (`roles`): every SM
-its own region (`own`); the two SMs of a TPC (SM ids 2k and 2k+1) share one (`tpc`); SMs s and
-s + 66 share one (`apart`); SMs 4j, 4j+2 and 4j+1, 4j+3 (neighbouring TPCs, `next_tpc`); the four SMs
-of two TPCs (`quad`); the SMs of one GPC (`gpc`, from cluster launches: the blocks of a cluster
-share a GPC; clusters of 8, 6, 4 and 2 held for varied times link the SMs of a GPC); every SM one region (`all`); `tpc` with the odd SM `DELAYS` cycles late
-(`tpc_late<D>`). The regions are read once by a launch of the same case before (`--cache-control
-none`), so the lookups hit. Nsight's counters of each case's second launch: the sectors the L1s
-received over those the L2 looked up for them is the merging.
+SM): `ld.global.cg.v4` (`cg`), `ld.global.v4` (`ca`) or `cp.async.cg` (`async`, a round's copies
+waited for before the next; `paced`: round r of an SM starts `delay` ns + r microseconds after a
+common start, so a late SM stays as late). An SM with role -1 reads nothing. The roles (`roles`):
+every SM its own region (`own`); the two SMs of a TPC (SM ids 2k, 2k+1: `tpc`); SMs s and s + 66
+(`apart`), 4j and 4j+2 (`next_tpc`), the four of two TPCs 4j..4j+3 (`quad`), all three in different
+GPCs; the SMs of one GPC (`gpc`; the GPCs from cluster launches, validate/gpc_topology.py), one SM of
+each of its TPCs (`gpc_one_sm_a_tpc`), two of its TPCs (`gpc_two_tpcs`, and with one SM each:
+`..._one_sm`); every SM one region (`all`); `tpc` and `gpc_two_tpcs` with the second SM or TPC late
+(`..._late<cycles>`, `tpc_lag<ns>` paced). The regions are read once by a launch of the same case
+before (Nsight with `--cache-control none`), so the lookups hit; Nsight's counters of each case's
+second launch give the merging: the sectors the L2 looked up over those the L1s received.
 
-    python -m validate.request_merge_probe $OUT                      # on a GPU machine, a minute
-    python -m validate.request_merge_probe --predict h100 FILE [--json F]
+    python -m validate.request_merge_probe $OUT                      # on a GPU machine, 25 s
+    python -m validate.request_merge_probe --predict h100 FILE [--only RE] [--json F]
     python -m validate.request_merge_probe --predict h100:noc.gpc_merge_window_cycles=750,l2.join_queued_reads=false FILE
 
 Needs CuPy (NVRTC) and Nsight Compute. The GPU side imports nothing of gpusim.
@@ -40,7 +38,7 @@ import sys
 import time
 from pathlib import Path
 
-from validate import ncu
+from validate import gpc_topology, ncu
 from validate.probe_cli import folder_probe_main, nvrtc_module
 
 WARPS = 8
@@ -189,25 +187,7 @@ extern "C" __global__ void merge_ca(const int4 *d, const int *r, const int *w, u
 extern "C" __global__ void merge_async(const int4 *d, const int *r, const int *w, u64 *a, u64 *o) { reader<2>(d, r, w, a, o); }
 extern "C" __global__ void merge_paced(const int4 *d, const int *r, const int *w, u64 *a, u64 *o) { reader<3>(d, r, w, a, o); }
 
-// the blocks of a cluster run on SMs of one GPC: out[block] = %smid; each cluster holds its SMs
-// for a time of its own (a hash of its index), so that clusters start on ever other sets of free SMs
-__device__ void gpc_member(unsigned *out, int csize) {
-    extern __shared__ __align__(128) int4 smem[];
-    unsigned smid;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-    unsigned c = blockIdx.x / csize;
-    u64 t0 = clk(), spin = 5000 + ((c * 2654435761u) >> 20) % 40000;
-    while (clk() - t0 < spin) { }
-    smem[threadIdx.x].x = smid;
-    __syncthreads();
-    if (threadIdx.x == 0) out[blockIdx.x] = smem[0].x;
-}
-extern "C" __global__ void __cluster_dims__(8, 1, 1) gpc_of8(unsigned *out) { gpc_member(out, 8); }
-extern "C" __global__ void __cluster_dims__(6, 1, 1) gpc_of6(unsigned *out) { gpc_member(out, 6); }
-extern "C" __global__ void __cluster_dims__(4, 1, 1) gpc_of4(unsigned *out) { gpc_member(out, 4); }
-extern "C" __global__ void __cluster_dims__(2, 1, 1) gpc_of2(unsigned *out) { gpc_member(out, 2); }
 """
-CLUSTER_SIZES = (8, 6, 4, 2)
 
 
 ROLE_SLOTS = 256                             # the role and delay tables' length (%smid below it)
@@ -220,29 +200,6 @@ def source(sync: bool = True, warm: bool = False, measure: bool = True) -> str:
     return (f"#define REGION {REGION_INT4}\n#define ROUNDS {ROUNDS}\n#define UNROLL {UNROLL}\n"
             f"#define SYNC {int(sync)}\n#define WARM {int(warm)}\n#define MEASURE {int(measure)}\n"
             f"#define PACE {PACE_NS}ull\n#define PACE_SPIN {PACE_SPIN_CYCLES}\n" + SOURCE)
-
-
-def gpc_groups(launches: list[tuple[int, list[int]]]) -> list[list[int]]:
-    """SMs that ran blocks of one cluster are in one GPC: the connected groups of SM ids over every
-    (cluster size, SM id of each block) launch, each group sorted, in order of their lowest SM."""
-    parent: dict[int, int] = {}
-
-    def find(x: int) -> int:
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for cluster, smids_by_block in launches:
-        for i in range(0, len(smids_by_block) - cluster + 1, cluster):
-            members = smids_by_block[i:i + cluster]
-            for s in members:
-                parent[find(s)] = find(members[0])
-    groups: dict[int, list[int]] = {}
-    for s in sorted(parent):
-        groups.setdefault(find(s), []).append(s)
-    return sorted(groups.values(), key=lambda g: g[0])
 
 
 def roles(sms: int, gpcs: list[list[int]] | None = None) -> dict[str, tuple[list[int], list[int]]]:
@@ -296,27 +253,7 @@ def _module():
     cp, props, mod = nvrtc_module(source())
     for k in KINDS:
         mod.get_function(f"merge_{k}").max_dynamic_shared_size_bytes = SHARED_BYTES
-    for size in CLUSTER_SIZES:
-        mod.get_function(f"gpc_of{size}").max_dynamic_shared_size_bytes = SHARED_BYTES
     return cp, props, mod
-
-
-def _gpcs(cp, mod, sms: int) -> tuple[list[list[int]] | None, list[int] | str]:
-    """The GPCs' SM ids from a cluster launch (None and the error where the launch fails). The
-    worker under Nsight takes the measuring process's from `GPCS_ENV`, so both run the same cases."""
-    if os.environ.get(GPCS_ENV):
-        return json.loads(os.environ[GPCS_ENV]), []
-    launches = []
-    try:
-        for size in CLUSTER_SIZES:
-            for _ in range(3):
-                blocks = size * (8 * sms // size)
-                out = cp.zeros(blocks, dtype=cp.uint32)
-                mod.get_function(f"gpc_of{size}")((blocks,), (32,), (out,), shared_mem=SHARED_BYTES)
-                launches.append((size, [int(x) for x in out.get()]))
-    except Exception as e:                               # noqa: BLE001 - recorded; the other cases still run
-        return None, f"{type(e).__name__}: {e}"
-    return gpc_groups(launches), launches
 
 
 def _tables(role: list[int], delay: list[int]) -> tuple[list[int], list[int]]:
@@ -341,7 +278,7 @@ def worker() -> None:
     """Every case launched twice, in `cases` order (the second is the one read: the first warms the L2)."""
     cp, _props, mod = _module()
     sms = _props["multiProcessorCount"]
-    gpcs, _ = _gpcs(cp, mod, sms)
+    gpcs, _ = gpc_topology.discover(sms, GPCS_ENV)
     data = _data(cp, sms)
     table = roles(sms, gpcs)
     for kind, name in cases(sms, gpcs):
@@ -364,7 +301,7 @@ def merged(m: dict) -> dict:
 def measure(out_dir: Path) -> Path:
     cp, props, mod = _module()
     sms = props["multiProcessorCount"]
-    gpcs, cluster_launches = _gpcs(cp, mod, sms)
+    gpcs, cluster_launches = gpc_topology.discover(sms, GPCS_ENV)
     data = _data(cp, sms)
     table = roles(sms, gpcs)
     rows = []
@@ -405,46 +342,18 @@ def measure(out_dir: Path) -> Path:
                                   "tail": done.stdout[-1500:], "problems": problems},
                           "method": __doc__.split("\n\n")[2]},
            "warps": WARPS, "unroll": UNROLL, "region_bytes": REGION_INT4 * 16, "rounds": ROUNDS,
-           "shared_bytes": SHARED_BYTES, "gpcs": gpcs, "cluster_launches": cluster_launches,
+           "shared_bytes": SHARED_BYTES, "gpcs": gpcs, "cluster_launches": cluster_launches, "topology_source": gpc_topology.SOURCE,
            "kernel_source": source(), "rows": rows}
     path = out_dir / "request_merge_probe.json"
     path.write_text(json.dumps(doc, indent=1))
     return path
 
 
-def in_gpusim_order(gpcs: list[list[int]] | None, sms: int, groups: int) -> list[int]:
-    """The GPU's SM ids in the order of gpusim's SMs, so that the SMs the cluster launch found in one
-    GPC (`gpcs`) share one of gpusim's `groups` GPCs of consecutive ids (`noc.gpcs`; the largest found
-    first, each into the GPC with most room left, TPC pairs kept next to each other); SMs found in
-    none fill the rest."""
-    bounds = [g * sms // groups for g in range(groups + 1)]
-    room = [bounds[g + 1] - bounds[g] for g in range(groups)]
-    slots: list[list[int]] = [[] for _ in range(groups)]
-    placed: set[int] = set()
-    for members in sorted(gpcs or [], key=len, reverse=True):
-        members = [s for s in sorted(members) if s < sms and s not in placed]
-        while members:
-            g = max(range(groups), key=lambda i: room[i])
-            take = members[:room[g]]
-            if not take:
-                break
-            slots[g] += take
-            room[g] -= len(take)
-            placed.update(take)
-            members = members[len(take):]
-    rest = [s for s in range(sms) if s not in placed]
-    for g in range(groups):
-        slots[g] += rest[:room[g]]
-        rest = rest[room[g]:]
-    return [s for g in slots for s in g]
-
-
 def predict(gpu: str, measured: Path, only: str | None = None) -> list[dict]:
     """gpusim's lookups per received sector and cycles of the reads for every case of a measured file
-    (`gpu`: a preset, or PRESET:KEY=VALUE,... with fields set; `only`: the cases whose KIND/CASE matches):
-    each case's roles given to gpusim's SMs as the GPU's SMs of the same GPCs (`in_gpusim_order`); the
-    regions read into the L2 first as on the GPU (its counters and cycles less those of a run of that
-    alone; every SM and instruction simulated)."""
+    (`gpu`: a preset or PRESET:KEY=VALUE,...; `only`: the cases whose KIND/CASE matches), the roles given
+    to gpusim's SMs as to the GPU's SMs of the same GPCs (`gpc_topology.in_gpusim_order`), the regions
+    read into the L2 first (counters and cycles less those of a run of that alone; all simulated)."""
     import numpy as np                   # here: only predicting needs gpusim
     import gpusim                        # here: the GPU side imports nothing of gpusim
     from gpusim.specs.overrides import resolve   # here: as gpusim above
@@ -454,7 +363,7 @@ def predict(gpu: str, measured: Path, only: str | None = None) -> list[dict]:
     spec = resolve(preset, [x for x in sets.split(",") if x])
     sms = spec.sm_count
     table = roles(sms, doc.get("gpcs"))
-    order = in_gpusim_order(doc.get("gpcs"), sms, spec.noc.gpcs)
+    order = gpc_topology.in_gpusim_order(doc.get("gpcs"), sms, spec.noc.gpcs)
     got = []
     for row in doc["rows"]:
         if only and not re.search(only, f"{row['kind']}/{row['case']}"):

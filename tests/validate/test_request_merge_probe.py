@@ -8,6 +8,7 @@ import pytest
 
 import gpusim
 from gpusim.specs.overrides import resolve
+from validate import gpc_topology
 from validate import request_merge_probe as probe
 from validate.datadir import DATA_DIR
 
@@ -69,10 +70,10 @@ def test_in_gpusim_two_sms_of_different_gpcs_look_all_of_it_up():
 
 
 def test_clusters_link_the_sms_of_a_gpc():
-    assert probe.gpc_groups([(2, [0, 1, 2, 3]), (4, [1, 2, 5, 6, 8, 9, 10, 11])]) == [[0, 1, 2, 3, 5, 6], [8, 9, 10, 11]]
+    assert gpc_topology.gpc_groups([(2, [0, 1, 2, 3]), (4, [1, 2, 5, 6, 8, 9, 10, 11])]) == [[0, 1, 2, 3, 5, 6], [8, 9, 10, 11]]
 
 
 def test_the_gpus_gpcs_land_in_gpusims_gpcs_of_consecutive_sms():
-    order = probe.in_gpusim_order([[0, 1, 16, 17], [2, 3, 18, 19]], 8 * 4, 8)
+    order = gpc_topology.in_gpusim_order([[0, 1, 16, 17], [2, 3, 18, 19]], 8 * 4, 8)
     assert sorted(order) == list(range(32))
     assert set(order[:4]) in ({0, 1, 16, 17}, {2, 3, 18, 19})     # one found GPC in gpusim's first four SMs
