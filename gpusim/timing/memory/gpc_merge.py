@@ -35,9 +35,11 @@ before the L2). Any other read is looked up, and its sectors become the GPC's la
 Writes and atomics never merge, nor do they invalidate (within the window a write would not yet be
 visible to the reader on the GPU either: not modelled). The window is a step at 750 cycles, between
 the paced lags of 495 (77% merged) and 990 cycles (22%). With it the probe's cases in step come out
-within 0.03 of the GPU's shares and the paced ones at 0.53 / 0.58 / 1.00 / 1.00 for 0 / 250 / 500 /
-1,000 ns (`python -m validate.request_merge_probe --predict h100 ...`,
-benchmarks/results/request_merge_check_h100.json).
+within 0.035 of the GPU's shares and the paced ones at 0.53 / 0.58 / 1.00 / 1.00 for 0 / 250 / 500 /
+1,000 ns (`python -m validate.request_merge_probe --predict
+h100:noc.gpc_merge_window_cycles=750,l2.join_queued_reads=false ...`,
+benchmarks/results/request_merge_check_h100.json). The Hopper presets leave it off (window 0; section 37
+of docs/mechanisms_24.md: on, the L2-bound GEMMs came out 6-17% slow).
 
 Only the first wave's blocks merge (`first_wave_blocks`, the GPU's SMs times the blocks an SM
 holds; the engine tells the unit each access's block). The dispatcher deals the first wave to the GPCs
