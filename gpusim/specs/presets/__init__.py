@@ -208,8 +208,8 @@ Sources (the tags the comments use):
   timing/clock_domain.py restates them per SM cycle at each launch's clock), no longer fitted
   to `bandwidth/read_l2` (which hits in L1: 16.2 M of its 16.8 M sectors, and is bound by its
   issue, not the L2); joining of reads queued at a slice (`l2.join_queued_reads`,
-  gpusim/timing/memory/l2_queue.py; since 2026-11-27 off, the GPC merging of [MEAS-MERGE] in its
-  place); the crossbar at 11,520 B a SM cycle, above what the one-region runs delivered. Predicted (`python -m validate.tensor_timing.crossbar_probe
+  gpusim/timing/memory/l2_queue.py; the GPUs merge within a GPC only, [MEAS-MERGE]); the crossbar at
+  11,520 B a SM cycle, above what the one-region runs delivered. Predicted (`python -m validate.tensor_timing.crossbar_probe
   --predict h100 data/measurements/crossbar_probe_h100_run3.json`): own 2,174 cycles a round
   (2,151 measured), one region 761 (766), pitch 80 3,267 (3,592); H200 (`--predict h200 ...h200_run3.json`)
   1,844 (1,820), 765 (756), 2,767 (3,084): benchmarks/results/crossbar_probe_check_h{100,200}.json. Before (slices fitted to 73.6 B, crossbar 5,120 B, no joining): 1,691,
@@ -221,11 +221,13 @@ Sources (the tags the comments use):
   SMs of a TPC, or of two TPCs of one GPC, reading one region in step: the L2 looks up 0.50 of the
   sectors their L1s receive; four SMs of two TPCs of a GPC 0.25; 8-18 SMs of a GPC, or all 132 on one
   region, 0.26-0.32; SMs of different GPCs 0.97-1.00; the second SM of a TPC paced 0 / 250 / 500 /
-  1,000 ns behind 0.50 / 0.62 / 0.89 / 1.00. In the Hopper presets (2026-11-27): `noc.gpcs` 8
-  ([H100-WP]), `noc.gpc_merge_window_cycles` 750 (between the lags that merge 77% and 22%),
-  `noc.gpc_merge_requests` 4, `l2.join_queued_reads` off (gpusim/timing/memory/gpc_merge.py).
-  Predicted (`python -m validate.request_merge_probe --predict h100 data/measurements/request_merge_h100.json`,
-  benchmarks/results/request_merge_check_h100.json).
+  1,000 ns behind 0.50 / 0.62 / 0.89 / 1.00 (the H200 alike, data/measurements/request_merge_h200.json).
+  Modelled (gpusim/timing/memory/gpc_merge.py): `noc.gpcs` 8 ([H100-WP]), `noc.gpc_merge_window_cycles`
+  750 measured (between the lags that merge 77% and 22%), `noc.gpc_merge_requests` 4; predicted with
+  `python -m validate.request_merge_probe --predict h100:noc.gpc_merge_window_cycles=750,l2.join_queued_reads=false
+  data/measurements/request_merge_h100.json` (benchmarks/results/request_merge_check_h100.json). The Hopper
+  presets keep the window at 0 and the join on (2026-11-27): merging on made the L2-bound GEMMs 6-17% slow
+  (benchmarks/results/gpc_merge_experiment.json, docs/mechanisms_24.md section 37).
 - [MEAS-L2CLK] the L2's clock, data/measurements/l2_clock_h200.json (Nsight
   `lts__cycles_elapsed.avg.per_second` beside `sm__cycles_elapsed.avg.per_second`, H200, driver
   580.159.04, 2026-11-25, clocks not locked, five tensor-set GEMMs): the L2 at 1.706-1.709 GHz
