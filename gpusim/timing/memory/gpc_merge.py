@@ -15,7 +15,8 @@ of the sectors the L1s receive (`l1tex__m_xbar2l1tex_read_bytes`), and the reads
 | one SM of each of two TPCs of one GPC | 0.500 |
 | the four of two TPCs of one GPC | 0.250 |
 | every SM of a GPC (8-18), or every SM of the GPU | 0.26-0.32 |
-| two, or two TPCs, in different GPCs | 0.97-1.00 |
+| two in different GPCs | 0.97-1.00 |
+| two TPCs in different GPCs (four SMs) | 0.485: each TPC's pair merges, the TPCs do not |
 
 and with each round of the second SM of a TPC paced 0 / 250 / 500 / 1,000 / 2,000-8,000 ns after the
 first's (a round a microsecond, so the lag holds): 0.50 / 0.62 / 0.89 / 1.00 / 1.00. So reads merge
