@@ -78,23 +78,25 @@ def user_errors():
 
 
 def prepare(kernel, grid, block, args, gpu="h100", shared_bytes: int = 0, peer_args=None,
-            core: str | None = None, cluster=None) -> PreparedLaunch:
+            core: str | None = None, cluster=None, device_addresses=None) -> PreparedLaunch:
     """Compile, lay out memory and marshal arguments, without running anything. `core`:
-    'fast' or 'reference' (`gpusim.functional.fastpath`; default GPUSIM_CORE or 'fast')."""
+    'fast' or 'reference' (`gpusim.functional.fastpath`; default GPUSIM_CORE or 'fast');
+    `device_addresses` as for `launch`."""
     check_arguments(shared_bytes, args)
     with user_errors():
         spec = resolve_gpu(gpu)
         source = as_source(kernel)
         return _prepare(source, spec, shape(spec, source.name, grid, block), args, shared_bytes, peer_args, core,
-                        cluster)
+                        cluster, device_addresses)
 
 
-def _prepare(source, spec, geometry: Geometry, args, shared_bytes: int, peer_args, core, cluster=None) \
+def _prepare(source, spec, geometry: Geometry, args, shared_bytes: int, peer_args, core, cluster=None,
+             device_addresses=None) \
         -> PreparedLaunch:
     """The launch planned once (`gpusim/launch_plan.py`) and handed to the functional core."""
     with user_errors():
         plan, memory, marshalled = plan_launch(source, spec, geometry, tuple(args), shared_bytes, peer_args, core,
-                                               cluster)
+                                               cluster, device_addresses)
         return PreparedLaunch(plan, memory, marshalled, source, args)
 
 
@@ -139,7 +141,8 @@ def launch(kernel, grid, block, args, gpu="h100", timing: "bool | TimingOptions"
            peer_args: dict | None = None, check=None, progress=None,
            max_warps: int | None = MAX_WARPS, time_limit_s: float | None = None, core: str | None = None,
            workers: int | None = None, outputs: bool = True, constexprs: dict | None = None,
-           num_warps: int | None = None, num_stages: int | None = None, cluster=None) -> Result:
+           num_warps: int | None = None, num_stages: int | None = None, cluster=None,
+           device_addresses=None) -> Result:
     """Run `kernel[grid, block, 0, shared_bytes](*args)` on the simulated GPU `gpu`
     (a preset name, a .toml file, or a GPUSpec).
 
@@ -180,12 +183,18 @@ def launch(kernel, grid, block, args, gpu="h100", timing: "bool | TimingOptions"
     attribute does (a kernel's `__cluster_dims__` gives them too): the blocks of a cluster run
     together and share their shared memory (`gpusim/functional/cluster.py`); timing a cluster
     launch is not modelled yet (UnsupportedKernel).
+    `device_addresses` (one device address or None per array argument, in order: what `validate
+    measure` records as `arg_addresses`) puts each array at that address modulo 2 MiB, the GPU's
+    large page (`gpusim/functional/memory.py`): the L2 slice and the atomic unit of a line follow
+    the address bits (`timing/memory/l2_atomics.py`), so a small hot set's atomic rate depends on
+    where the GPU's allocator put it. Default: the next 512-B boundary after the previous array.
     A `@triton.jit` kernel takes `constexprs` (meta-parameters), `num_warps` and `num_stages`;
     `block` is None and the grid may be a callable of the meta dict (`gpusim/triton_launch.py`).
     """
     options = dict(timing=timing, batch_lanes=batch_lanes, max_steps=max_steps, timing_options=timing_options,
                    peer_args=peer_args, check=check, progress=progress, max_warps=max_warps,
-                   time_limit_s=time_limit_s, core=core, workers=workers, outputs=outputs, cluster=cluster)
+                   time_limit_s=time_limit_s, core=core, workers=workers, outputs=outputs, cluster=cluster,
+                   device_addresses=device_addresses)
     if is_triton(kernel) or (constexprs, num_warps, num_stages) != (None, None, None):
         with user_errors():
             spec = resolve_gpu(gpu)
@@ -196,7 +205,8 @@ def launch(kernel, grid, block, args, gpu="h100", timing: "bool | TimingOptions"
 
 def _launch(kernel, grid, block, args, gpu=None, *, spec=None, timing: bool, shared_bytes: int = 0, batch_lanes: int,
             max_steps: int | None, timing_options, peer_args, check, progress, max_warps: int | None,
-            time_limit_s: float | None, core: str | None, workers: int | None, outputs: bool, cluster=None) -> Result:
+            time_limit_s: float | None, core: str | None, workers: int | None, outputs: bool, cluster=None,
+            device_addresses=None) -> Result:
     """`launch` (see there), with `spec` the GPU already resolved (else `gpu` is resolved here):
     the GPU is resolved, the shape checked and the launch planned once."""
     for name, v in (("max_steps", max_steps), ("max_warps", max_warps), ("batch_lanes", batch_lanes),
@@ -235,7 +245,7 @@ def _launch(kernel, grid, block, args, gpu=None, *, spec=None, timing: bool, sha
     geometry = shape(spec, source.name, grid, block)
     check_size(source.name, geometry, not sampled, max_warps)
     check_arguments(shared_bytes, args)
-    prepared = _prepare(source, spec, geometry, args, shared_bytes, peer_args, core, cluster)
+    prepared = _prepare(source, spec, geometry, args, shared_bytes, peer_args, core, cluster, device_addresses)
     if max_steps is not None:
         prepared.step_budget = int(max_steps)
     if time_limit_s is not None:

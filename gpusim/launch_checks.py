@@ -148,3 +148,23 @@ def check_peer_args(spec: GPUSpec, kernel: str, describe_arg, args: tuple, array
             if nbytes:
                 out.append((addr >> 5, (addr + nbytes + 31) >> 5, int(peer)))
     return tuple(sorted(set(out)))
+
+
+def check_device_addresses(kernel: str, addresses) -> tuple:
+    """`device_addresses` (one device address or None per array argument, in order) checked:
+    a sequence of non-negative integers (or None), each a multiple of 256 as cudaMalloc's are."""
+    if addresses is None:
+        return ()
+    if isinstance(addresses, (str, bytes, dict)) or not hasattr(addresses, "__iter__"):
+        raise LaunchError(f"kernel {kernel}: device_addresses must be a sequence of device addresses, one per "
+                          f"array argument in order, got {type(addresses).__name__} {addresses!r:.60}")
+    out = []
+    for i, a in enumerate(addresses):
+        if a is None:
+            out.append(None)
+            continue
+        if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)) or a < 0 or a % 256:
+            raise LaunchError(f"kernel {kernel}: device_addresses[{i}] is {a!r}; a device address is a "
+                              "non-negative integer, a multiple of 256 (cudaMalloc's alignment), or None")
+        out.append(int(a))
+    return tuple(out)

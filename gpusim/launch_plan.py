@@ -37,7 +37,7 @@ from gpusim.functional.geometry import Geometry
 from gpusim.functional.fastpath import factory, resolve_core
 from gpusim.functional.memory import DeviceMemory
 from gpusim.functional.syscalls import HEAP_BYTES, HEAP_NAME, DeviceHeap, calls_malloc
-from gpusim.launch_checks import check_cluster, check_peer_args, check_shared
+from gpusim.launch_checks import check_cluster, check_device_addresses, check_peer_args, check_shared
 from gpusim.specs.gpu import GPUSpec
 from gpusim.timing.occupancy import occupancy
 from gpusim.variable_layout import Layout, layout
@@ -122,17 +122,23 @@ class LaunchPlan:
 
 
 def plan_launch(source: KernelSource, spec: GPUSpec, geometry: Geometry, args: tuple, shared_bytes: int = 0,
-                peer_args: dict | None = None, core: str | None = None, cluster=None) \
+                peer_args: dict | None = None, core: str | None = None, cluster=None, device_addresses=None) \
         -> tuple[LaunchPlan, DeviceMemory, Marshalled]:
     """(plan, device memory, marshalled arguments) of `source` launched on `spec` (see module doc).
     `cluster`: thread-block cluster dims as launched (None: the kernel's `__cluster_dims__`, else
-    none), checked here (`launch_checks.check_cluster`) since they need the compiled kernel."""
+    none), checked here (`launch_checks.check_cluster`) since they need the compiled kernel.
+    `device_addresses`: where the GPU had each array argument (`memory.PLACEMENT_PAGE_BYTES`)."""
     name = source.name
+    places = check_device_addresses(name, device_addresses)
     compiled = source.compile(spec, args)
     memory = DeviceMemory()
     lay = layout(compiled.program, compiled.kernel, memory)
     check_shared(spec, name, lay.static_shared_bytes, int(shared_bytes))
+    memory.place_arrays(places)
     marshalled = source.marshal(compiled, args, memory)
+    if memory.unplaced():
+        raise LaunchError(f"kernel {name}: device_addresses names {len(places)} addresses, but the launch "
+                          f"copies {len(places) - memory.unplaced()} arrays (one address per array argument, in order)")
     if calls_malloc(compiled.kernel):           # device malloc/free (numba-cuda's NRT): the heap
         memory.device_heap = DeviceHeap(memory.global_heap.alloc(HEAP_BYTES, HEAP_NAME), HEAP_BYTES)
     memory.seal()

@@ -73,6 +73,7 @@ def _run_case(kind, group, size, built, mode, flush) -> dict:
         rec.update(kernel=case.kernel.py_func.__name__, grid=list(case.grid), block=list(case.block),
                    shared_bytes=case.shared_bytes)
         dargs = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in case.args]
+        rec["arg_addresses"] = _addresses(dargs)
         launch = case.kernel[case.grid, case.block, 0, case.shared_bytes]
         if flush is not None:
             flush()
@@ -100,6 +101,13 @@ def _run_case(kind, group, size, built, mode, flush) -> dict:
         rec["traceback"] = traceback.format_exc(limit=-3)
     _free_deferred()
     return rec
+
+
+def _addresses(dargs) -> list[int]:
+    """The device address of each array argument, in argument order (what `validate compare`
+    places gpusim's arrays at, modulo a large page: the L2's slice and atomic-unit hashes read
+    the address bits, and which bits an allocation gets depends on the process's history)."""
+    return [int(a.device_ctypes_pointer.value) for a in dargs if hasattr(a, "device_ctypes_pointer")]
 
 
 def _event_times(launch, dargs, target_s: float = 0.1) -> dict:

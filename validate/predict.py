@@ -118,7 +118,8 @@ def predict(k: dict, gpu, environment: dict | None = None, time_limit_s: float |
     (`measurement_environment`). A launch the model cannot predict (any error, or past
     `time_limit_s`) comes back as a Row with no prediction and the error's line, so that one
     kernel never costs the others theirs. `clock_mhz`: the SM clock to predict at instead of
-    the preset's boost or tensor clock (`observed_clock_mhz`)."""
+    the preset's boost or tensor clock (`observed_clock_mhz`). The arrays go where the GPU had
+    them where the record has their device addresses (`arg_addresses`: `validate.address_merge`)."""
     kind = next((key for key in KINDS if key in k), "microbenchmark")
     t = time.perf_counter()
     try:
@@ -129,7 +130,7 @@ def predict(k: dict, gpu, environment: dict | None = None, time_limit_s: float |
         opts = TimingOptions(mode="auto", functional="sampled", **(environment or {}))
         r = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu=gpu, shared_bytes=case.shared_bytes,
                           timing=True, timing_options=opts, time_limit_s=time_limit_s,
-                          outputs=kind != "tensor", **case.options)
+                          outputs=kind != "tensor", device_addresses=k.get("arg_addresses"), **case.options)
     except Exception as e:           # recorded, not raised: the summary counts and names every failure
         line = str(e).splitlines()[0] if str(e) else ""
         return Row(k["name"], kind, k["metrics"], {}, time.perf_counter() - t, error=f"{type(e).__name__}: {line}")

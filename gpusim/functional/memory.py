@@ -29,6 +29,11 @@ from gpusim.errors import GpusimError
 # on the H200, histogram_global/large's 1-KiB bins split at bin 128 (two granules, 2 passes at a time)
 ALLOC_ALIGN = 512
 GUARD_BYTES = 256          # unmapped gap after every allocation
+# Where a launch names its arrays' device addresses (`gpusim.launch(device_addresses=...)`, what
+# `validate measure` records), each array goes at the same address modulo a 2-MiB large page: the
+# GPU maps its heap in 2-MiB pages, so the bits above are the physical page's, which the virtual
+# address does not tell; those below decide the L2 slice and atomic unit a line goes to.
+PLACEMENT_PAGE_BYTES = 2 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,9 +58,15 @@ class Heap:
         self.aliases: list[tuple[int, int, int]] = []     # (first address, nbytes, heap address it maps to)
         self._alias_starts = self._alias_ends = self._alias_delta = None
 
-    def alloc(self, nbytes: int, name: str, init: bytes | np.ndarray | None = None, align: int = ALLOC_ALIGN) -> int:
-        """Reserve `nbytes` (copying `init` in) and return the absolute address."""
-        off = -(-self._top // align) * align
+    def alloc(self, nbytes: int, name: str, init: bytes | np.ndarray | None = None, align: int = ALLOC_ALIGN,
+              phase: int | None = None) -> int:
+        """Reserve `nbytes` (copying `init` in) and return the absolute address: the next `align`
+        boundary, or with `phase` the first address at or after the heap's top that equals
+        `phase` modulo `PLACEMENT_PAGE_BYTES`."""
+        if phase is None:
+            off = -(-self._top // align) * align
+        else:
+            off = self._top + (phase - self.base - self._top) % PLACEMENT_PAGE_BYTES
         addr = self.base + off
         self.allocations.append(Allocation(name, addr, int(nbytes)))
         if init is not None:
@@ -132,13 +143,25 @@ class DeviceMemory:
         self.const_heap = Heap(CONST_WINDOW_BASE, "const")
         self.symbols: dict[str, int] = {}      # module-scope variable name -> address
         self.device_heap = None                # syscalls.DeviceHeap when the kernel calls malloc/free
+        self._places: list[int | None] = []    # the next array arguments' addresses (`place_arrays`)
+
+    def place_arrays(self, addresses) -> None:
+        """Put the next arrays `alloc_array` copies (a launch's array arguments, in order) at these
+        device addresses modulo `PLACEMENT_PAGE_BYTES` (None: the next boundary, as without)."""
+        self._places = list(addresses)[::-1]
+
+    def unplaced(self) -> int:
+        """How many of `place_arrays`' addresses no array has taken."""
+        return len(self._places)
 
     def alloc_array(self, arr: np.ndarray, name: str) -> int:
         """Copy a host array to the device (its bytes in memory order) and return its address."""
         a = np.asarray(arr)
         if not (a.flags.c_contiguous or a.flags.f_contiguous):
             raise ValueError(f"{name}: alloc_array needs a contiguous array; make it contiguous first")
-        return self.global_heap.alloc(a.nbytes, name, init=a.ravel(order="K").view(np.uint8) if a.size else None)
+        phase = self._places.pop() if self._places else None
+        return self.global_heap.alloc(a.nbytes, name, init=a.ravel(order="K").view(np.uint8) if a.size else None,
+                                      phase=phase)
 
     def alloc_global(self, name: str, nbytes: int, init: bytes | None = None, align: int = ALLOC_ALIGN) -> int:
         addr = self.global_heap.alloc(nbytes, name, init, align)

@@ -89,11 +89,12 @@ _HOPPER_NOC_LATENCY = 20                   # estimate: one crossbar traversal, p
 # (address bit 9) share one at every measured place, and so do chunks differing in address bits 8, 12
 # and 16 together (1882 of 1884 pairs); every other difference splits them, like a random function
 # (80 distinct units found over the first 2 MiB). The key: address bits 10-39 with 12 and 16 as their
-# parities with bit 8; bit 9 enters none. Not in the presets (atomic_unit_hash_masks=() below): with
-# it, which chunks of a small hot set share a unit follows where the heap puts the array, and
-# gpusim's heap does not place arrays where the GPU did (the mechanism suite's atomics went from
-# 12.1% to 17.9% MAPE on the H200; docs/mechanisms_24.md section 9). A spec variant can take it:
-# L2Spec(atomic_unit_granule_bytes=256, atomic_unit_hash_masks=HOPPER_ATOMIC_HASH_MASKS).
+# parities with bit 8; bit 9 enters none. So 256 int bins (1 KiB) take four units at 512 B mod 1 KiB
+# and two at 0. Applied in the presets since the measured sets record where the GPU's allocator put
+# each array (`validate measure`'s arg_addresses, placed by `gpusim.launch(device_addresses=)`):
+# hist_global_atomic/bins256 (bins at 512 mod 1 KiB on both GPUs) +99 -> +0.7%; before that, with
+# arrays where gpusim's heap put them, the hash had taken the mechanism suite's atomics from 12.1% to
+# 17.9% MAPE (docs/mechanisms_24.md sections 9 and 38).
 HOPPER_ATOMIC_HASH_MASKS = (0x1100, 0x10100) + tuple(1 << b for b in range(10, 40) if b not in (12, 16))
 _HOPPER_FABRIC_LATENCY = 100               # estimate: one L2 partition crossing; gives the [MEAS] chase at 32 MiB 526 (H100)
 
@@ -136,9 +137,9 @@ H100 = GPUSpec(
         write_bandwidth_bytes_per_cycle_per_slice=40.6,  # [NCU-DATA] write_l2: 1.09 sectors/slice/SM cycle at 1,980 MHz (35.0 B), a L2 cycle
         atomic_latency_cycles=40,          # estimate: not measured
         atomic_unit_cycles_per_pass=1.40,  # [MEAS-ATOM] passes over the sectors of one granule: 1.39 (atomic_bins/i32_b32), 1.41 (i32_b8_s32B); validate calibrate fits it (histogram_global/large)
-        atomic_unit_granule_bytes=512,     # [MEAS-ATOM] hot sets of 1 line / 2 lines / 8 / 32 / 64 lines run 1 / 1 / 2 / 7.6 / 13-16 passes at a time (atomic_bins i32_b32, _b8_s32B, _b8_s128B, _b32_s128B, _b256_s32B)
-        atomic_unit_hash_masks=(),         # [MEAS-ATOM-HASH] measured (HOPPER_ATOMIC_HASH_MASKS above) but not applied: see there
-        atomic_units=0,                    # [MEAS-ATOM-HASH] not applied (see above): each granule its own unit
+        atomic_unit_granule_bytes=256,     # [MEAS-ATOM-HASH] a 256-B chunk's atomics go to one unit; with the hash, hot sets of 1 line / 2 lines / 8 / 32 / 64 lines run 1 / 1 / 2 / 7.6 / 13-16 passes at a time [MEAS-ATOM] (atomic_bins i32_b32, _b8_s32B, _b8_s128B, _b32_s128B, _b256_s32B)
+        atomic_unit_hash_masks=HOPPER_ATOMIC_HASH_MASKS,  # [MEAS-ATOM-HASH] chunks 512 B apart in one KiB share a unit (see above)
+        atomic_units=0,                    # [MEAS-ATOM-HASH] each key its own unit: 80 measured, but a mixer over 80 would pair neighbouring chunks the GPU never pairs (l2_atomics.py)
         atomic_near_slice_cycles_per_pass=1.5,  # [MEAS-ATOM] no contention: 45 passes a cycle = 96 slices / (1.40 + 1.5 / 2), half the passes far (atomic_bins/i32_b131072); validate calibrate fits it (atomic_throughput/global_distinct)
         atomic_int_sector_interval_cycles=1.46,  # [MEAS-ATOM] one address, every SM: 1.46-1.48 cycles a pass (atomic_bins/i32_b1, atomic_hot/i32_a*_h1); validate calibrate fits it (atomic_throughput/global_same)
         atomic_float_sector_interval_cycles=3.5,  # [MEAS-ATOM] one address, float adds: 3.50 cycles a pass (atomic_hot/f32_a1_h1, f32_a32_h1, atomic_uniform/f32_s1)
@@ -220,9 +221,9 @@ H200 = GPUSpec(
         write_bandwidth_bytes_per_cycle_per_slice=37.7,  # [NCU-DATA] write_l2: 1.005 sectors/slice/SM cycle at 1,980 MHz (32.5 B), a L2 cycle
         atomic_latency_cycles=40,          # estimate: not measured
         atomic_unit_cycles_per_pass=1.40,  # [MEAS-ATOM] passes over the sectors of one granule: 1.39 (atomic_bins/i32_b32), 1.41 (i32_b8_s32B); validate calibrate fits it (histogram_global/large)
-        atomic_unit_granule_bytes=512,     # [MEAS-ATOM] hot sets of 1 line / 2 lines / 8 / 32 / 64 lines run 1 / 1 / 2 / 7.6 / 13-16 passes at a time (atomic_bins i32_b32, _b8_s32B, _b8_s128B, _b32_s128B, _b256_s32B)
-        atomic_unit_hash_masks=(),         # [MEAS-ATOM-HASH] measured (HOPPER_ATOMIC_HASH_MASKS above) but not applied: see there
-        atomic_units=0,                    # [MEAS-ATOM-HASH] not applied (see above): each granule its own unit
+        atomic_unit_granule_bytes=256,     # [MEAS-ATOM-HASH] a 256-B chunk's atomics go to one unit; with the hash, hot sets of 1 line / 2 lines / 8 / 32 / 64 lines run 1 / 1 / 2 / 7.6 / 13-16 passes at a time [MEAS-ATOM] (atomic_bins i32_b32, _b8_s32B, _b8_s128B, _b32_s128B, _b256_s32B)
+        atomic_unit_hash_masks=HOPPER_ATOMIC_HASH_MASKS,  # [MEAS-ATOM-HASH] chunks 512 B apart in one KiB share a unit (see above)
+        atomic_units=0,                    # [MEAS-ATOM-HASH] each key its own unit: 80 measured, but a mixer over 80 would pair neighbouring chunks the GPU never pairs (l2_atomics.py)
         atomic_near_slice_cycles_per_pass=1.5,  # [MEAS-ATOM] no contention: 45 passes a cycle = 96 slices / (1.40 + 1.5 / 2), half the passes far (atomic_bins/i32_b131072); validate calibrate fits it (atomic_throughput/global_distinct)
         atomic_int_sector_interval_cycles=1.46,  # [MEAS-ATOM] one address, every SM: 1.46-1.48 cycles a pass (atomic_bins/i32_b1, atomic_hot/i32_a*_h1); validate calibrate fits it (atomic_throughput/global_same)
         atomic_float_sector_interval_cycles=3.5,  # [MEAS-ATOM] one address, float adds: 3.50 cycles a pass (atomic_hot/f32_a1_h1, f32_a32_h1, atomic_uniform/f32_s1)
