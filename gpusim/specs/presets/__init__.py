@@ -84,7 +84,10 @@ Sources (the tags the comments use):
   166 us at 512; 64 bins in one 256-B half 347 us, over both halves 183) and
   validate/atomic_units_probe.py (H100, data/measurements/atomic_units_h100_run2.json: every 256-B chunk
   of a 2-MiB page tested against the units found so far, 79 us on two units, 155-159 on one;
-  80 units; one unit for chunks 512 B apart and for chunks differing in address bits 8, 12, 16).
+  80 units; one unit for chunks 512 B apart and for chunks differing in address bits 8, 12, 16);
+  where the measured sets' arrays lay (events-only replays recording each argument's device address,
+  data/measurements/address_replays/, merged by validate/address_merge.py): the placement the hash
+  is applied at in `validate compare` (docs/mechanisms_24.md section 38).
 - [MEAS-PIPE] this project's mechanism microbenchmarks of 64-bit integer and FP64 arithmetic
   (validate/mechanisms/arith64.py) measured with Nsight Compute on the H200 and the H100
   (data/measurements/h200_mechanisms.json, h100_mechanisms.json; docs/mechanisms_24.md):

@@ -52,10 +52,13 @@ than 9) on one unit, and its units split into 16 groups by four XOR-linear parit
 masks 0x1a8800, 0x139000, 0x18a000, 0xc4000 over the first 2 MiB, 5 units a group, 75 of 79
 units consistent) with a non-linear part (80 = 16 x 5) not fitted; the mixer instead pairs
 any other two keys 1 time in `atomic_units` (neighbouring chunks too). Where an array lands
-decides its hot sets' units, and gpusim's heap puts a numba kernel's first array 512 B past a
-2-MiB boundary (its NumbaEnv global first), which is where the GPU put atomic_bins/i32_b256's
-bins (four units) but not those of its twins (i32_b256_ret, f32_b256, i32_b32_s32B, i32_b8_s128B:
-two units measured, four here). A request's passes to the sectors of one line run about 20%
+decides its hot sets' units: a launch given the GPU's addresses (`gpusim.launch(device_addresses=)`,
+what `validate measure` records) has its arrays there modulo 2 MiB, and the Hopper presets apply
+the masks (docs/mechanisms_24.md section 38); without addresses gpusim's heap puts a numba kernel's
+first array 512 B past a 2-MiB boundary (its NumbaEnv global first), where the GPU's allocator put
+some measured hot sets (atomic_bins/i32_b256: four units) and not others (i32_b256_ret, f32_b256:
+two). A hot span of 32 float sectors at 512 B mod 1 KiB (atomic_hot/f32_a1_h32) runs at about 2.3
+units' rate on the H200 where these masks give it four. A request's passes to the sectors of one line run about 20%
 faster than this rule (atomic_lanes/hot_l1_w1, hot8_l1_w1, priv_l1_w8); which float types hold
 the sector (f32 measured, f64 and f16x2 assumed alike).
 
