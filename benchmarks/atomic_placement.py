@@ -24,7 +24,7 @@ from validate.compare import compare
 from validate.datadir import DATA_DIR
 from validate.predict import DURATION
 
-SETS = {"h200_mechanisms": "^atomic_", "h200": "^(atomic_throughput|histogram)", "h100": "^(atomic_throughput|histogram)",
+SETS = {"h200_mechanisms": "^atomic_", "h100_mechanisms": "^atomic_", "h200": "^(atomic_throughput|histogram)", "h100": "^(atomic_throughput|histogram)",
         "h200_heldout": "histogram", "h200_heldout2": "^(hist_|atomic_add|reduce_warp_atomic)",
         "h100_heldout2": "^(hist_|atomic_add|reduce_warp_atomic)"}
 
