@@ -9,8 +9,10 @@ held-out suite of `validate.heldout2` (records keyed "heldout2"; its measured si
 records keyed "mechanism", e.g. `--out data/measurements/h200_mechanisms.json`) with the extra
 Nsight counters of `validate.ncu.MECHANISM_METRICS`.
 
-Reproduce, on the GPU machine, from the repository root (numba, numba-cuda, numpy < 2.5
-and Nsight Compute's `ncu`; nothing of gpusim is imported):
+Reproduce, on the GPU machine, from the repository root (numba, numba-cuda, numpy < 2.5,
+Nsight Compute's `ncu`, and simpy: the CLI imports gpusim's error types, though the workers
+time nothing of gpusim; on this project's lent GPU machine, whose image has numpy 2.5, run
+`bash benchmarks/device_setup.sh && . /opt/gpusim-kit/env.sh` first):
 
     python -m validate measure [--gpu-name h100] [--out data/measurements/h100.json] [--suite heldout|heldout2]
 
@@ -18,7 +20,9 @@ Method, per kernel (a program case or a microbenchmark size), in two worker proc
 (`validate.measure_worker`):
 1. events pass (no profiler): build the case (seed 0), copy inputs to the device, write
    a 256 MiB scratch buffer (pushes earlier data out of L2), launch once and check every
-   output against the numpy reference ("check"); then time with CUDA events: the median
+   output against the numpy reference ("check"), and record each array argument's device
+   address ("arg_addresses": `validate compare` places gpusim's arrays there, modulo 2 MiB;
+   `validate.address_merge` adds them to files measured before); then time with CUDA events: the median
    of 3 isolated launches (event, launch, event, synchronize: "event_single_us", launch
    latency included) and the median interval between events recorded after each of N
    back-to-back launches ("event_time_us", N in 5..100 so that about 0.1 s is spent:
