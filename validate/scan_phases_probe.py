@@ -113,6 +113,41 @@ extern "C" __global__ void chase_s32(const float *x, float *out, int reps) { cha
 extern "C" __global__ void rmw_s1(const float *x, float *out, int reps) { rmw<1>(x, out, reps); }
 extern "C" __global__ void rmw_s32(const float *x, float *out, int reps) { rmw<32>(x, out, reps); }
 
+// The scan's access pattern taken apart: the same phases, threads and (conflicted) indices, with
+// only the two loads of each step (summed into a register) or only its store.
+template <bool LOADS>
+__device__ void scan_part(const float *x, float *out, int reps) {
+    __shared__ float temp[N];
+    int t = threadIdx.x;
+    int base = blockIdx.x * N;
+    temp[t] = x[base + t];
+    temp[t + N / 2] = x[base + t + N / 2];
+    float acc = 0.0f;
+    for (int r = 0; r < reps; r++) {
+        int offset = 1;
+        for (int d = N / 2; d > 0; d >>= 1) {
+            __syncthreads();
+            if (t < d) {
+                int ai = offset * (2 * t + 1) - 1, bi = offset * (2 * t + 2) - 1;
+                if (LOADS) acc += temp[ai] + temp[bi]; else temp[bi] = acc + (float)d;
+            }
+            offset *= 2;
+        }
+        __syncthreads();
+        for (int d = 1; d < N; d *= 2) {
+            offset >>= 1;
+            __syncthreads();
+            if (t < d) {
+                int ai = offset * (2 * t + 1) - 1, bi = offset * (2 * t + 2) - 1;
+                if (LOADS) acc += temp[ai] + temp[bi]; else temp[bi] = acc + (float)d;
+            }
+        }
+    }
+    __syncthreads();
+    out[base + t] = temp[t] + acc;
+}
+extern "C" __global__ void scan_loads(const float *x, float *out, int reps) { scan_part<true>(x, out, reps); }
+extern "C" __global__ void scan_stores(const float *x, float *out, int reps) { scan_part<false>(x, out, reps); }
 extern "C" __global__ void scan_shared(const float *x, float *out, int reps) { scan<false>(x, out, reps); }
 extern "C" __global__ void scan_padded(const float *x, float *out, int reps) { scan<true>(x, out, reps); }
 """
@@ -122,7 +157,12 @@ CASES = [("regs_132x128", "phases_regs", 132, 128), ("regs_132x512", "phases_reg
          ("regs_528x512", "phases_regs", 528, 512), ("regs_1056x128", "phases_regs", 1056, 128),
          ("scan_shared", "scan_shared", BLOCKS, THREADS), ("scan_padded", "scan_padded", BLOCKS, THREADS),
          ("chase_s1", "chase_s1", 1, 32), ("chase_s32", "chase_s32", 1, 32), ("rmw_s1", "rmw_s1", 1, 32),
-         ("rmw_s32", "rmw_s32", 1, 32)]
+         ("rmw_s32", "rmw_s32", 1, 32),
+         # session 32: blocks a SM, and the scan's loads and stores apart (4, 2 and 1 blocks a SM)
+         ("scan_shared_264", "scan_shared", 264, THREADS), ("scan_shared_132", "scan_shared", 132, THREADS),
+         ("scan_padded_132", "scan_padded", 132, THREADS),
+         ("scan_loads", "scan_loads", BLOCKS, THREADS), ("scan_stores", "scan_stores", BLOCKS, THREADS),
+         ("scan_loads_132", "scan_loads", 132, THREADS), ("scan_stores_132", "scan_stores", 132, THREADS)]
 
 
 def _steps(name: str) -> int:
