@@ -148,6 +148,53 @@ __device__ void scan_part(const float *x, float *out, int reps) {
 }
 extern "C" __global__ void scan_loads(const float *x, float *out, int reps) { scan_part<true>(x, out, reps); }
 extern "C" __global__ void scan_stores(const float *x, float *out, int reps) { scan_part<false>(x, out, reps); }
+// Every warp of the block one K-way conflicted load a phase (lane l reads word l % (32/K) + (l / (32/K)) * 32:
+// 32/K banks, K words each, the same banks for every warp and block), with a __syncthreads() before each
+// (BAR) or without (the loads back to back, as section 11b's probe issued them). REPS x PHASES loads a warp.
+template <int K, bool BAR>
+__device__ void phase_loads(const float *x, float *out, int reps) {
+    __shared__ float s[1024];
+    int t = threadIdx.x, lane = t & 31;
+    for (int i = t; i < 1024; i += blockDim.x) s[i] = x[i];
+    __syncthreads();
+    volatile float *v = s + (lane % (32 / K)) + (lane / (32 / K)) * 32;
+    float acc = 0.0f;
+    for (int r = 0; r < reps * 21; r++) {
+        if (BAR) __syncthreads();
+        acc += *v;
+    }
+    out[blockIdx.x * blockDim.x + t] = acc;
+}
+extern "C" __global__ void bar_k2(const float *x, float *out, int reps) { phase_loads<2, true>(x, out, reps); }
+extern "C" __global__ void bar_k8(const float *x, float *out, int reps) { phase_loads<8, true>(x, out, reps); }
+extern "C" __global__ void bar_k32(const float *x, float *out, int reps) { phase_loads<32, true>(x, out, reps); }
+extern "C" __global__ void nobar_k32(const float *x, float *out, int reps) { phase_loads<32, false>(x, out, reps); }
+extern "C" __global__ void nobar_k2(const float *x, float *out, int reps) { phase_loads<2, false>(x, out, reps); }
+// The scan's phase shape: only warps 0..W-1 of the block active, each L K-way conflicted loads a phase
+// (the second 1,024 words on: other words of the same banks), a __syncthreads() before each.
+template <int K, int W, int L>
+__device__ void few_warps(const float *x, float *out, int reps) {
+    __shared__ float s[2048];
+    int t = threadIdx.x, lane = t & 31;
+    for (int i = t; i < 2048; i += blockDim.x) s[i] = x[i];
+    __syncthreads();
+    volatile float *v = s + (lane % (32 / K)) + (lane / (32 / K)) * 32;
+    float acc = 0.0f;
+    for (int r = 0; r < reps * 21; r++) {
+        __syncthreads();
+        if (t < W * 32) {
+            acc += v[0];
+            if (L == 2) acc += v[1024];
+        }
+    }
+    out[blockIdx.x * blockDim.x + t] = acc;
+}
+extern "C" __global__ void few_k8_w4_l2(const float *x, float *out, int reps) { few_warps<8, 4, 2>(x, out, reps); }
+extern "C" __global__ void few_k8_w4_l1(const float *x, float *out, int reps) { few_warps<8, 4, 1>(x, out, reps); }
+extern "C" __global__ void few_k16_w2_l2(const float *x, float *out, int reps) { few_warps<16, 2, 2>(x, out, reps); }
+extern "C" __global__ void few_k2_w16_l2(const float *x, float *out, int reps) { few_warps<2, 16, 2>(x, out, reps); }
+extern "C" __global__ void few_k4_w8_l2(const float *x, float *out, int reps) { few_warps<4, 8, 2>(x, out, reps); }
+extern "C" __global__ void few_k32_w1_l2(const float *x, float *out, int reps) { few_warps<32, 1, 2>(x, out, reps); }
 extern "C" __global__ void scan_shared(const float *x, float *out, int reps) { scan<false>(x, out, reps); }
 extern "C" __global__ void scan_padded(const float *x, float *out, int reps) { scan<true>(x, out, reps); }
 """
@@ -162,7 +209,16 @@ CASES = [("regs_132x128", "phases_regs", 132, 128), ("regs_132x512", "phases_reg
          ("scan_shared_264", "scan_shared", 264, THREADS), ("scan_shared_132", "scan_shared", 132, THREADS),
          ("scan_padded_132", "scan_padded", 132, THREADS),
          ("scan_loads", "scan_loads", BLOCKS, THREADS), ("scan_stores", "scan_stores", BLOCKS, THREADS),
-         ("scan_loads_132", "scan_loads", 132, THREADS), ("scan_stores_132", "scan_stores", 132, THREADS)]
+         ("scan_loads_132", "scan_loads", 132, THREADS), ("scan_stores_132", "scan_stores", 132, THREADS),
+         # every warp one conflicted load a phase, after a barrier or back to back (4 and 1 blocks a SM)
+         ("bar_k2", "bar_k2", BLOCKS, THREADS), ("bar_k8", "bar_k8", BLOCKS, THREADS),
+         ("bar_k32", "bar_k32", BLOCKS, THREADS), ("nobar_k32", "nobar_k32", BLOCKS, THREADS),
+         ("nobar_k2", "nobar_k2", BLOCKS, THREADS), ("bar_k32_132", "bar_k32", 132, THREADS),
+         ("nobar_k32_132", "nobar_k32", 132, THREADS),
+         # the scan's phase shapes: W warps of each block active, L loads a phase (4 blocks a SM)
+         ("few_k2_w16_l2", "few_k2_w16_l2", BLOCKS, THREADS), ("few_k4_w8_l2", "few_k4_w8_l2", BLOCKS, THREADS),
+         ("few_k8_w4_l2", "few_k8_w4_l2", BLOCKS, THREADS), ("few_k8_w4_l1", "few_k8_w4_l1", BLOCKS, THREADS),
+         ("few_k16_w2_l2", "few_k16_w2_l2", BLOCKS, THREADS), ("few_k32_w1_l2", "few_k32_w1_l2", BLOCKS, THREADS)]
 
 
 def _steps(name: str) -> int:
