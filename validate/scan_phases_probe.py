@@ -148,53 +148,40 @@ __device__ void scan_part(const float *x, float *out, int reps) {
 }
 extern "C" __global__ void scan_loads(const float *x, float *out, int reps) { scan_part<true>(x, out, reps); }
 extern "C" __global__ void scan_stores(const float *x, float *out, int reps) { scan_part<false>(x, out, reps); }
-// Every warp of the block one K-way conflicted load a phase (lane l reads word l % (32/K) + (l / (32/K)) * 32:
-// 32/K banks, K words each, the same banks for every warp and block), with a __syncthreads() before each
-// (BAR) or without (the loads back to back, as section 11b's probe issued them). REPS x PHASES loads a warp.
-template <int K, bool BAR>
+// Conflicted loads a phase: lane l reads word l % (32/K) + (l / (32/K)) * 32 (32/K banks, K words each, the same
+// banks for every warp and block), L of them a phase (the second from the words 1,024 on: other words of the
+// same banks), by warps 0..W-1 of the block (W = 0: every warp), with a __syncthreads() before each phase (BAR)
+// or without (back to back, as section 11b's probe issued them). REPS x PHASES phases; S words of shared memory.
+template <int K, int W, int L, bool BAR, int S>
 __device__ void phase_loads(const float *x, float *out, int reps) {
-    __shared__ float s[1024];
+    __shared__ float s[S];
     int t = threadIdx.x, lane = t & 31;
-    for (int i = t; i < 1024; i += blockDim.x) s[i] = x[i];
+    for (int i = t; i < S; i += blockDim.x) s[i] = x[i];
     __syncthreads();
     volatile float *v = s + (lane % (32 / K)) + (lane / (32 / K)) * 32;
     float acc = 0.0f;
     for (int r = 0; r < reps * 21; r++) {
         if (BAR) __syncthreads();
-        acc += *v;
-    }
-    out[blockIdx.x * blockDim.x + t] = acc;
-}
-extern "C" __global__ void bar_k2(const float *x, float *out, int reps) { phase_loads<2, true>(x, out, reps); }
-extern "C" __global__ void bar_k8(const float *x, float *out, int reps) { phase_loads<8, true>(x, out, reps); }
-extern "C" __global__ void bar_k32(const float *x, float *out, int reps) { phase_loads<32, true>(x, out, reps); }
-extern "C" __global__ void nobar_k32(const float *x, float *out, int reps) { phase_loads<32, false>(x, out, reps); }
-extern "C" __global__ void nobar_k2(const float *x, float *out, int reps) { phase_loads<2, false>(x, out, reps); }
-// The scan's phase shape: only warps 0..W-1 of the block active, each L K-way conflicted loads a phase
-// (the second 1,024 words on: other words of the same banks), a __syncthreads() before each.
-template <int K, int W, int L>
-__device__ void few_warps(const float *x, float *out, int reps) {
-    __shared__ float s[2048];
-    int t = threadIdx.x, lane = t & 31;
-    for (int i = t; i < 2048; i += blockDim.x) s[i] = x[i];
-    __syncthreads();
-    volatile float *v = s + (lane % (32 / K)) + (lane / (32 / K)) * 32;
-    float acc = 0.0f;
-    for (int r = 0; r < reps * 21; r++) {
-        __syncthreads();
-        if (t < W * 32) {
+        if (W == 0 || t < W * 32) {
             acc += v[0];
             if (L == 2) acc += v[1024];
         }
     }
     out[blockIdx.x * blockDim.x + t] = acc;
 }
-extern "C" __global__ void few_k8_w4_l2(const float *x, float *out, int reps) { few_warps<8, 4, 2>(x, out, reps); }
-extern "C" __global__ void few_k8_w4_l1(const float *x, float *out, int reps) { few_warps<8, 4, 1>(x, out, reps); }
-extern "C" __global__ void few_k16_w2_l2(const float *x, float *out, int reps) { few_warps<16, 2, 2>(x, out, reps); }
-extern "C" __global__ void few_k2_w16_l2(const float *x, float *out, int reps) { few_warps<2, 16, 2>(x, out, reps); }
-extern "C" __global__ void few_k4_w8_l2(const float *x, float *out, int reps) { few_warps<4, 8, 2>(x, out, reps); }
-extern "C" __global__ void few_k32_w1_l2(const float *x, float *out, int reps) { few_warps<32, 1, 2>(x, out, reps); }
+#define ALL_WARPS(K, BAR) phase_loads<K, 0, 1, BAR, 1024>(x, out, reps)
+#define FEW_WARPS(K, W, L) phase_loads<K, W, L, true, 2048>(x, out, reps)
+extern "C" __global__ void bar_k2(const float *x, float *out, int reps) { ALL_WARPS(2, true); }
+extern "C" __global__ void bar_k8(const float *x, float *out, int reps) { ALL_WARPS(8, true); }
+extern "C" __global__ void bar_k32(const float *x, float *out, int reps) { ALL_WARPS(32, true); }
+extern "C" __global__ void nobar_k32(const float *x, float *out, int reps) { ALL_WARPS(32, false); }
+extern "C" __global__ void nobar_k2(const float *x, float *out, int reps) { ALL_WARPS(2, false); }
+extern "C" __global__ void few_k8_w4_l2(const float *x, float *out, int reps) { FEW_WARPS(8, 4, 2); }
+extern "C" __global__ void few_k8_w4_l1(const float *x, float *out, int reps) { FEW_WARPS(8, 4, 1); }
+extern "C" __global__ void few_k16_w2_l2(const float *x, float *out, int reps) { FEW_WARPS(16, 2, 2); }
+extern "C" __global__ void few_k2_w16_l2(const float *x, float *out, int reps) { FEW_WARPS(2, 16, 2); }
+extern "C" __global__ void few_k4_w8_l2(const float *x, float *out, int reps) { FEW_WARPS(4, 8, 2); }
+extern "C" __global__ void few_k32_w1_l2(const float *x, float *out, int reps) { FEW_WARPS(32, 1, 2); }
 extern "C" __global__ void scan_shared(const float *x, float *out, int reps) { scan<false>(x, out, reps); }
 extern "C" __global__ void scan_padded(const float *x, float *out, int reps) { scan<true>(x, out, reps); }
 """
