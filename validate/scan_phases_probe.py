@@ -46,13 +46,17 @@ extern "C" __global__ void phases_regs(const float *x, float *out, int reps) {
     out[blockIdx.x * blockDim.x + t] = v;
 }
 
-template <bool PAD>
+// The scan (MODE 0: textbook indices; 1: padded), and its access pattern taken apart (MODE 2: only the two
+// loads of each step, summed into a register; 3: only its store), the same phases, threads and indices.
+template <int MODE>
 __device__ void scan(const float *x, float *out, int reps) {
+    const bool PAD = MODE == 1, RMW = MODE < 2;
     __shared__ float temp[N + N / 32];
     int t = threadIdx.x;
     int base = blockIdx.x * N;
     temp[PAD ? PADDED(t) : t] = x[base + t];
     temp[PAD ? PADDED(t + N / 2) : t + N / 2] = x[base + t + N / 2];
+    float acc = 0.0f;
     for (int r = 0; r < reps; r++) {
         int offset = 1;
         for (int d = N / 2; d > 0; d >>= 1) {
@@ -60,27 +64,39 @@ __device__ void scan(const float *x, float *out, int reps) {
             if (t < d) {
                 int ai = offset * (2 * t + 1) - 1, bi = offset * (2 * t + 2) - 1;
                 if (PAD) { ai = PADDED(ai); bi = PADDED(bi); }
-                temp[bi] += temp[ai];
+                if (RMW) temp[bi] += temp[ai];
+                else if (MODE == 2) acc += temp[ai] + temp[bi];
+                else temp[bi] = acc + (float)d;
             }
             offset *= 2;
         }
         __syncthreads();
-        if (t == 0) temp[PAD ? PADDED(N - 1) : N - 1] = 0.0f;
+        if (RMW && t == 0) temp[PAD ? PADDED(N - 1) : N - 1] = 0.0f;
         for (int d = 1; d < N; d *= 2) {
             offset >>= 1;
             __syncthreads();
             if (t < d) {
                 int ai = offset * (2 * t + 1) - 1, bi = offset * (2 * t + 2) - 1;
                 if (PAD) { ai = PADDED(ai); bi = PADDED(bi); }
-                float s = temp[ai];
-                temp[ai] = temp[bi];
-                temp[bi] += s;
+                if (RMW) {
+                    float s = temp[ai];
+                    temp[ai] = temp[bi];
+                    temp[bi] += s;
+                } else if (MODE == 2) {
+                    acc += temp[ai] + temp[bi];
+                } else {
+                    temp[bi] = acc + (float)d;
+                }
             }
         }
     }
     __syncthreads();
-    out[base + t] = temp[PAD ? PADDED(t) : t];
-    out[base + t + N / 2] = temp[PAD ? PADDED(t + N / 2) : t + N / 2];
+    if (RMW) {
+        out[base + t] = temp[PAD ? PADDED(t) : t];
+        out[base + t + N / 2] = temp[PAD ? PADDED(t + N / 2) : t + N / 2];
+    } else {
+        out[base + t] = temp[t] + acc;
+    }
 }
 
 // One warp's dependent shared accesses, lanes S words apart (S = 32: all in one bank, 32-way):
@@ -113,41 +129,6 @@ extern "C" __global__ void chase_s32(const float *x, float *out, int reps) { cha
 extern "C" __global__ void rmw_s1(const float *x, float *out, int reps) { rmw<1>(x, out, reps); }
 extern "C" __global__ void rmw_s32(const float *x, float *out, int reps) { rmw<32>(x, out, reps); }
 
-// The scan's access pattern taken apart: the same phases, threads and (conflicted) indices, with
-// only the two loads of each step (summed into a register) or only its store.
-template <bool LOADS>
-__device__ void scan_part(const float *x, float *out, int reps) {
-    __shared__ float temp[N];
-    int t = threadIdx.x;
-    int base = blockIdx.x * N;
-    temp[t] = x[base + t];
-    temp[t + N / 2] = x[base + t + N / 2];
-    float acc = 0.0f;
-    for (int r = 0; r < reps; r++) {
-        int offset = 1;
-        for (int d = N / 2; d > 0; d >>= 1) {
-            __syncthreads();
-            if (t < d) {
-                int ai = offset * (2 * t + 1) - 1, bi = offset * (2 * t + 2) - 1;
-                if (LOADS) acc += temp[ai] + temp[bi]; else temp[bi] = acc + (float)d;
-            }
-            offset *= 2;
-        }
-        __syncthreads();
-        for (int d = 1; d < N; d *= 2) {
-            offset >>= 1;
-            __syncthreads();
-            if (t < d) {
-                int ai = offset * (2 * t + 1) - 1, bi = offset * (2 * t + 2) - 1;
-                if (LOADS) acc += temp[ai] + temp[bi]; else temp[bi] = acc + (float)d;
-            }
-        }
-    }
-    __syncthreads();
-    out[base + t] = temp[t] + acc;
-}
-extern "C" __global__ void scan_loads(const float *x, float *out, int reps) { scan_part<true>(x, out, reps); }
-extern "C" __global__ void scan_stores(const float *x, float *out, int reps) { scan_part<false>(x, out, reps); }
 // Conflicted loads a phase: lane l reads word l % (32/K) + (l / (32/K)) * 32 (32/K banks, K words each, the same
 // banks for every warp and block), L of them a phase (the second from the words 1,024 on: other words of the
 // same banks), by warps 0..W-1 of the block (W = 0: every warp), with a __syncthreads() before each phase (BAR)
@@ -182,8 +163,10 @@ extern "C" __global__ void few_k16_w2_l2(const float *x, float *out, int reps) {
 extern "C" __global__ void few_k2_w16_l2(const float *x, float *out, int reps) { FEW_WARPS(2, 16, 2); }
 extern "C" __global__ void few_k4_w8_l2(const float *x, float *out, int reps) { FEW_WARPS(4, 8, 2); }
 extern "C" __global__ void few_k32_w1_l2(const float *x, float *out, int reps) { FEW_WARPS(32, 1, 2); }
-extern "C" __global__ void scan_shared(const float *x, float *out, int reps) { scan<false>(x, out, reps); }
-extern "C" __global__ void scan_padded(const float *x, float *out, int reps) { scan<true>(x, out, reps); }
+extern "C" __global__ void scan_shared(const float *x, float *out, int reps) { scan<0>(x, out, reps); }
+extern "C" __global__ void scan_padded(const float *x, float *out, int reps) { scan<1>(x, out, reps); }
+extern "C" __global__ void scan_loads(const float *x, float *out, int reps) { scan<2>(x, out, reps); }
+extern "C" __global__ void scan_stores(const float *x, float *out, int reps) { scan<3>(x, out, reps); }
 """
 # (case, kernel, blocks, threads): the phases alone at 1, 4 and 8 blocks a SM of 4, 16 and 32 warps
 CASES = [("regs_132x128", "phases_regs", 132, 128), ("regs_132x512", "phases_regs", 132, 512),
