@@ -130,8 +130,8 @@ extern "C" __global__ void rmw_s1(const float *x, float *out, int reps) { rmw<1>
 extern "C" __global__ void rmw_s32(const float *x, float *out, int reps) { rmw<32>(x, out, reps); }
 
 // Conflicted loads a phase: lane l reads word l % (32/K) + (l / (32/K)) * 32 (32/K banks, K words each, the same
-// banks for every warp and block), L of them a phase (the second from the words 1,024 on: other words of the
-// same banks), by warps 0..W-1 of the block (W = 0: every warp), with a __syncthreads() before each phase (BAR)
+// banks for every warp and block), L of them a phase back to back (the j-th from the words 1,024 j on: other
+// words of the same banks), by warps 0..W-1 of the block (W = 0: every warp), with a __syncthreads() before each phase (BAR)
 // or without (back to back, as section 11b's probe issued them). REPS x PHASES phases; S words of shared memory.
 template <int K, int W, int L, bool BAR, int S>
 __device__ void phase_loads(const float *x, float *out, int reps) {
@@ -144,14 +144,14 @@ __device__ void phase_loads(const float *x, float *out, int reps) {
     for (int r = 0; r < reps * 21; r++) {
         if (BAR) __syncthreads();
         if (W == 0 || t < W * 32) {
-            acc += v[0];
-            if (L == 2) acc += v[1024];
+#pragma unroll
+            for (int j = 0; j < L; j++) acc += v[j * 1024];
         }
     }
     out[blockIdx.x * blockDim.x + t] = acc;
 }
 #define ALL_WARPS(K, BAR) phase_loads<K, 0, 1, BAR, 1024>(x, out, reps)
-#define FEW_WARPS(K, W, L) phase_loads<K, W, L, true, 2048>(x, out, reps)
+#define FEW_WARPS(K, W, L) phase_loads<K, W, L, true, (L > 2 ? L : 2) * 1024>(x, out, reps)
 extern "C" __global__ void bar_k2(const float *x, float *out, int reps) { ALL_WARPS(2, true); }
 extern "C" __global__ void bar_k8(const float *x, float *out, int reps) { ALL_WARPS(8, true); }
 extern "C" __global__ void bar_k32(const float *x, float *out, int reps) { ALL_WARPS(32, true); }
@@ -163,6 +163,15 @@ extern "C" __global__ void few_k16_w2_l2(const float *x, float *out, int reps) {
 extern "C" __global__ void few_k2_w16_l2(const float *x, float *out, int reps) { FEW_WARPS(2, 16, 2); }
 extern "C" __global__ void few_k4_w8_l2(const float *x, float *out, int reps) { FEW_WARPS(4, 8, 2); }
 extern "C" __global__ void few_k32_w1_l2(const float *x, float *out, int reps) { FEW_WARPS(32, 1, 2); }
+extern "C" __global__ void few_k8_w1_l1(const float *x, float *out, int reps) { FEW_WARPS(8, 1, 1); }
+extern "C" __global__ void few_k8_w1_l2(const float *x, float *out, int reps) { FEW_WARPS(8, 1, 2); }
+extern "C" __global__ void few_k8_w1_l4(const float *x, float *out, int reps) { FEW_WARPS(8, 1, 4); }
+extern "C" __global__ void few_k8_w2_l4(const float *x, float *out, int reps) { FEW_WARPS(8, 2, 4); }
+extern "C" __global__ void few_k8_w4_l4(const float *x, float *out, int reps) { FEW_WARPS(8, 4, 4); }
+extern "C" __global__ void few_k8_w8_l4(const float *x, float *out, int reps) { FEW_WARPS(8, 8, 4); }
+extern "C" __global__ void few_k2_w1_l4(const float *x, float *out, int reps) { FEW_WARPS(2, 1, 4); }
+extern "C" __global__ void few_k32_w1_l4(const float *x, float *out, int reps) { FEW_WARPS(32, 1, 4); }
+extern "C" __global__ void few_k32_w4_l4(const float *x, float *out, int reps) { FEW_WARPS(32, 4, 4); }
 extern "C" __global__ void scan_shared(const float *x, float *out, int reps) { scan<0>(x, out, reps); }
 extern "C" __global__ void scan_padded(const float *x, float *out, int reps) { scan<1>(x, out, reps); }
 extern "C" __global__ void scan_loads(const float *x, float *out, int reps) { scan<2>(x, out, reps); }
@@ -188,7 +197,13 @@ CASES = [("regs_132x128", "phases_regs", 132, 128), ("regs_132x512", "phases_reg
          # the scan's phase shapes: W warps of each block active, L loads a phase (4 blocks a SM)
          ("few_k2_w16_l2", "few_k2_w16_l2", BLOCKS, THREADS), ("few_k4_w8_l2", "few_k4_w8_l2", BLOCKS, THREADS),
          ("few_k8_w4_l2", "few_k8_w4_l2", BLOCKS, THREADS), ("few_k8_w4_l1", "few_k8_w4_l1", BLOCKS, THREADS),
-         ("few_k16_w2_l2", "few_k16_w2_l2", BLOCKS, THREADS), ("few_k32_w1_l2", "few_k32_w1_l2", BLOCKS, THREADS)]
+         ("few_k16_w2_l2", "few_k16_w2_l2", BLOCKS, THREADS), ("few_k32_w1_l2", "few_k32_w1_l2", BLOCKS, THREADS),
+         # one block a SM: a sub-partition's back-to-back conflicted loads, alone and beside others
+         ("few_k8_w1_l1_132", "few_k8_w1_l1", 132, THREADS), ("few_k8_w1_l2_132", "few_k8_w1_l2", 132, THREADS),
+         ("few_k8_w1_l4_132", "few_k8_w1_l4", 132, THREADS), ("few_k8_w2_l4_132", "few_k8_w2_l4", 132, THREADS),
+         ("few_k8_w4_l4_132", "few_k8_w4_l4", 132, THREADS), ("few_k8_w8_l4_132", "few_k8_w8_l4", 132, THREADS),
+         ("few_k2_w1_l4_132", "few_k2_w1_l4", 132, THREADS), ("few_k32_w1_l4_132", "few_k32_w1_l4", 132, THREADS),
+         ("few_k32_w4_l4_132", "few_k32_w4_l4", 132, THREADS)]
 
 
 def _steps(name: str) -> int:

@@ -1,5 +1,5 @@
 """The scan-phase probe's committed H100 measurements (validate/scan_phases_probe.py;
-data/measurements/scan_phases_h100_run3.json, docs/mechanisms_24.md section 40): what the shared
+data/measurements/scan_phases_h100_run4.json, docs/mechanisms_24.md section 40): what the shared
 data path does with conflicted loads after barriers and from few warps, and the probe's kernels
 running in gpusim with the results a GPU gives."""
 import json
@@ -11,7 +11,7 @@ import gpusim
 from validate import scan_phases_probe as probe
 from validate.datadir import DATA_DIR
 
-RUN = json.loads((DATA_DIR / "scan_phases_h100_run3.json").read_text())
+RUN = json.loads((DATA_DIR / "scan_phases_h100_run4.json").read_text())
 ROWS = {r["case"]: r for r in RUN["kernels"]}
 
 
