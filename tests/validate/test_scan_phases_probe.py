@@ -5,7 +5,6 @@ running in gpusim with the results a GPU gives."""
 import json
 
 import numpy as np
-import pytest
 
 import gpusim
 from validate import scan_phases_probe as probe
