@@ -150,6 +150,38 @@ __device__ void phase_loads(const float *x, float *out, int reps) {
     }
     out[blockIdx.x * blockDim.x + t] = acc;
 }
+// Two warps of one block, each its own loads a phase after a __syncthreads(): warp 0 (sub-partition 0) L0
+// K0-way loads back to back, warp B (1: sub-partition 1; 4: sub-partition 0 too) L1 K1-way ones.
+template <int K0, int L0, int K1, int L1, int B>
+__device__ void two_warps(const float *x, float *out, int reps) {
+    __shared__ float s[4096];
+    int t = threadIdx.x, lane = t & 31, w = t >> 5;
+    for (int i = t; i < 4096; i += blockDim.x) s[i] = x[i];
+    __syncthreads();
+    int k = w == 0 ? K0 : K1;
+    volatile float *v = s + (lane % (32 / k)) + (lane / (32 / k)) * 32;
+    float acc = 0.0f;
+    for (int r = 0; r < reps * 21; r++) {
+        __syncthreads();
+        if (w == 0) {
+#pragma unroll
+            for (int j = 0; j < L0; j++) acc += v[j * 1024];
+        } else if (w == B) {
+#pragma unroll
+            for (int j = 0; j < L1; j++) acc += v[j * 1024];
+        }
+    }
+    out[blockIdx.x * blockDim.x + t] = acc;
+}
+#define TWO_WARPS(K0, L0, K1, L1, B) two_warps<K0, L0, K1, L1, B>(x, out, reps)
+extern "C" __global__ void two_k8l4_k1l4_sp1(const float *x, float *out, int reps) { TWO_WARPS(8, 4, 1, 4, 1); }
+extern "C" __global__ void two_k8l4_k8l1_sp1(const float *x, float *out, int reps) { TWO_WARPS(8, 4, 8, 1, 1); }
+extern "C" __global__ void two_k8l4_k8l4_sp1(const float *x, float *out, int reps) { TWO_WARPS(8, 4, 8, 4, 1); }
+extern "C" __global__ void two_k8l4_k8l4_sp0(const float *x, float *out, int reps) { TWO_WARPS(8, 4, 8, 4, 4); }
+extern "C" __global__ void two_k1l4_k1l4_sp1(const float *x, float *out, int reps) { TWO_WARPS(1, 4, 1, 4, 1); }
+extern "C" __global__ void two_k1l4_none(const float *x, float *out, int reps) { TWO_WARPS(1, 4, 1, 0, 1); }
+extern "C" __global__ void two_k32l2_k32l2_sp1(const float *x, float *out, int reps) { TWO_WARPS(32, 2, 32, 2, 1); }
+extern "C" __global__ void two_k32l2_none(const float *x, float *out, int reps) { TWO_WARPS(32, 2, 1, 0, 1); }
 #define ALL_WARPS(K, BAR) phase_loads<K, 0, 1, BAR, 1024>(x, out, reps)
 #define FEW_WARPS(K, W, L) phase_loads<K, W, L, true, (L > 2 ? L : 2) * 1024>(x, out, reps)
 extern "C" __global__ void bar_k2(const float *x, float *out, int reps) { ALL_WARPS(2, true); }
@@ -203,7 +235,12 @@ CASES = [("regs_132x128", "phases_regs", 132, 128), ("regs_132x512", "phases_reg
          ("few_k8_w1_l4_132", "few_k8_w1_l4", 132, THREADS), ("few_k8_w2_l4_132", "few_k8_w2_l4", 132, THREADS),
          ("few_k8_w4_l4_132", "few_k8_w4_l4", 132, THREADS), ("few_k8_w8_l4_132", "few_k8_w8_l4", 132, THREADS),
          ("few_k2_w1_l4_132", "few_k2_w1_l4", 132, THREADS), ("few_k32_w1_l4_132", "few_k32_w1_l4", 132, THREADS),
-         ("few_k32_w4_l4_132", "few_k32_w4_l4", 132, THREADS)]
+         ("few_k32_w4_l4_132", "few_k32_w4_l4", 132, THREADS),
+         # two warps' loads beside each other: another sub-partition's (sp1) or the same one's (sp0), one block a SM
+         ("two_k8l4_k1l4_sp1", "two_k8l4_k1l4_sp1", 132, THREADS), ("two_k8l4_k8l1_sp1", "two_k8l4_k8l1_sp1", 132, THREADS),
+         ("two_k8l4_k8l4_sp1", "two_k8l4_k8l4_sp1", 132, THREADS), ("two_k8l4_k8l4_sp0", "two_k8l4_k8l4_sp0", 132, THREADS),
+         ("two_k1l4_k1l4_sp1", "two_k1l4_k1l4_sp1", 132, THREADS), ("two_k1l4_none", "two_k1l4_none", 132, THREADS),
+         ("two_k32l2_k32l2_sp1", "two_k32l2_k32l2_sp1", 132, THREADS), ("two_k32l2_none", "two_k32l2_none", 132, THREADS)]
 
 
 def _steps(name: str) -> int:

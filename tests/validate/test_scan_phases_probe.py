@@ -1,5 +1,5 @@
 """The scan-phase probe's committed H100 measurements (validate/scan_phases_probe.py;
-data/measurements/scan_phases_h100_run4.json, docs/mechanisms_24.md section 40): what the shared
+data/measurements/scan_phases_h100_run5.json, docs/mechanisms_24.md section 40): what the shared
 data path does with conflicted loads after barriers and from few warps, and the probe's kernels
 running in gpusim with the results a GPU gives."""
 import json
@@ -10,7 +10,7 @@ import gpusim
 from validate import scan_phases_probe as probe
 from validate.datadir import DATA_DIR
 
-RUN = json.loads((DATA_DIR / "scan_phases_h100_run4.json").read_text())
+RUN = json.loads((DATA_DIR / "scan_phases_h100_run5.json").read_text())
 ROWS = {r["case"]: r for r in RUN["kernels"]}
 
 
@@ -37,6 +37,11 @@ def test_the_same_wavefronts_from_fewer_warps_with_more_conflicts_take_longer():
     shapes = ["few_k2_w16_l2", "few_k4_w8_l2", "few_k8_w4_l2", "few_k16_w2_l2", "few_k32_w1_l2"]
     assert all(abs(_wavefronts_per_phase(c) - 256) < 1 for c in shapes)
     assert [_cycles(c) for c in shapes] == sorted(_cycles(c) for c in shapes)
+
+
+def test_a_second_warps_conflict_free_loads_cost_a_phase_on_another_sub_partition_too():
+    # warp 0 alone: four conflict-free loads a phase; beside warp 1 (sub-partition 1) doing the same: 4 more wavefronts
+    assert _cycles("two_k1l4_k1l4_sp1") - _cycles("two_k1l4_none") > 20
 
 
 def test_the_textbook_scan_runs_at_two_cycles_a_wavefront_at_four_blocks_a_sm():
