@@ -108,6 +108,9 @@ class SMSpec:
     instruction_prefetch_lines: int = bounded(32, 0, 4096)  # lines kept requested ahead of the line a warp uses
     instruction_fetch_bytes_per_cycle: float = bounded(7.76, 0.01, 4096.0)  # an SM's instruction fetch stream (cold code)
     constant_cache_line_bytes: int = bounded(64, 4, 4096)  # constant-cache line (kernel parameters, __constant__ data)
+    constant_fill_cycles: float = bounded(0.0, 0.0, 100_000.0)  # a missing constant line of banks other than 0 (fetch.py); 0: the L2 hit latency
+    parameter_fill_cycles: float = bounded(0.0, 0.0, 100_000.0)  # an SM's first missing bank-0 line (parameters, launch constants); 0: the L2 hit latency
+    parameter_next_fill_cycles: float = bounded(0.0, 0.0, 100_000.0)  # each later missing bank-0 line; 0: as the first
     pipes: PipesSpec = field(default_factory=PipesSpec)
     warp_scheduler: str = "gto"                  # warp scheduling policy name (gpusim.timing.policies)
     stall_counts_from_compiler: bool = True     # after each issue the warp waits the stall count ptxas wrote in the
@@ -121,7 +124,8 @@ class SMSpec:
                   "l1_shared_total_bytes", "shared_latency_cycles", "barrier_latency_cycles",
                   "instruction_fetch_bytes_per_cycle")
         _nonnegative(self, "reserved_shared_per_block_bytes", "shared_wavefront_cycles", "instruction_prefetch_lines",
-                     "barrier_arrival_cycles", "shared_wavefront_latency_cycles")
+                     "barrier_arrival_cycles", "shared_wavefront_latency_cycles", "constant_fill_cycles",
+                     "parameter_fill_cycles", "parameter_next_fill_cycles")
         _power_of_two(self, "instruction_cache_line_bytes", "constant_cache_line_bytes")
         _integer(self, "instruction_prefetch_lines")
         _integer(self, "sub_partitions", "max_threads_per_sm", "max_warps_per_sm", "max_blocks_per_sm",

@@ -15,11 +15,18 @@ What is modelled:
   lines; a warp whose instruction needs an absent line waits for the fill (Nsight's
   `imc_miss` stall). Indexed constant loads (`LDC` with a register index) use the same
   lines, found from the lanes' addresses.
-- Both start empty at every launch (the driver invalidates them). A fill takes the L2
-  hit latency (`l2.hit_latency_cycles`): the launch writes the constant bank and the
-  code is read by every SM, so both are in the L2 when the SMs ask (an assumption:
-  small kernels measured on H100/H200 show a cold start of a few hundred cycles, not a
-  DRAM round trip per line). Fills do not book L2 bandwidth.
+- Both start empty at every launch (the driver invalidates them). An instruction-cache fill
+  takes the L2 hit latency (`l2.hit_latency_cycles`): the code is read by every SM, so it
+  is in the L2 when the SMs ask. Constant lines are measured (validate/constant_cache_probe.py,
+  data/measurements/constant_cache_h200.json and _h100.json, one warp's dependent reads of
+  parameters or `__constant__` data in K distinct 64-B lines, timed by its own clock under
+  Nsight's cache flushes): bank 0 (parameters and launch constants) is not served from the
+  L2: its first missing line arrives `sm.parameter_fill_cycles` after the request (H200 96),
+  every later one `sm.parameter_next_fill_cycles` after (24: 16 lines 458 cycles cold, two
+  lines 1 KiB apart 108, as two neighbours), as if the rest of the launch's parameter block
+  followed the first line; other banks' lines miss one by one, `sm.constant_fill_cycles`
+  each (about 200 under Nsight's flushes; 73 when the GPC's copy is warm). 0 in a field:
+  the L2 hit latency (the presets without measurements). Fills do not book L2 bandwidth.
 What is not: capacity (kernels fit: Hopper's L1 instruction cache is 128 KB per SM
 and a kernel's code a few KB), the per-SMSP L0 instruction caches, fetch bandwidth,
 and branch-target prefetching (a taken branch to an absent line misses).
@@ -40,6 +47,7 @@ import re
 import numpy as np
 
 from gpusim.timing import issue_loop as L
+from gpusim.timing.static import BANK0_LINE_LIMIT
 
 _CONST_OPERAND = re.compile(r"c\[(0x[0-9a-fA-F]+)\]\[(0x[0-9a-fA-F]+)\]")
 
@@ -54,12 +62,15 @@ class ReadOnlyCache:
     filled one after another by a fetch stream: the first `fill_cycles` after its request,
     the next ones `cycles_per_line` apart; using a line requests the `prefetch` lines after
     it. `lines`: the line numbers used (0 .. lines - 1) or, for sparse ones, `slots`: line ->
-    its slot in the array (lines not in it get the next slots as they come; no prefetch)."""
+    its slot in the array (lines not in it get the next slots as they come; no prefetch).
+    The first `parameter_lines` slots are bank 0's (the constant cache's): the first of them to
+    miss arrives `parameter_fill_cycles` after its request, every later one `parameter_next_cycles`."""
 
     __slots__ = ("a", "line_shift", "slots")
 
     def __init__(self, line_bytes: int, fill_cycles: float, cycles_per_line: float = 0.0, prefetch_lines: int = 0,
-                 lines: int = 0, slots: dict | None = None):
+                 lines: int = 0, slots: dict | None = None, parameter_lines: int = 0,
+                 parameter_fill_cycles: float = 0.0, parameter_next_cycles: float = 0.0):
         self.line_shift = line_bytes.bit_length() - 1
         self.slots = None if slots is None else dict(slots)
         if self.slots is not None and prefetch_lines:
@@ -70,6 +81,8 @@ class ReadOnlyCache:
         a[L.C_FILL], a[L.C_CPL], a[L.C_PREF] = fill_cycles, cycles_per_line, prefetch_lines
         a[L.C_FRONT] = -1                        # highest line requested
         a[L.C_MISS] = 0
+        a[L.C_PLINES], a[L.C_PFILL], a[L.C_PNEXT], a[L.C_PSEEN] = (parameter_lines, parameter_fill_cycles,
+                                                                   parameter_next_cycles, 0)
 
     @property
     def misses(self) -> int:
@@ -101,4 +114,7 @@ class FrontEnd:
         self.icache = ReadOnlyCache(sm.instruction_cache_line_bytes, fill,
                                     sm.instruction_cache_line_bytes / sm.instruction_fetch_bytes_per_cycle,
                                     sm.instruction_prefetch_lines, lines=table.ilines)
-        self.ccache = ReadOnlyCache(sm.constant_cache_line_bytes, fill, slots=table.const_slots)
+        first = sm.parameter_fill_cycles or fill
+        self.ccache = ReadOnlyCache(sm.constant_cache_line_bytes, sm.constant_fill_cycles or fill,
+                                    slots=table.const_slots, parameter_lines=sum(1 for c in table.const_slots if c < BANK0_LINE_LIMIT),
+                                    parameter_fill_cycles=first, parameter_next_cycles=sm.parameter_next_fill_cycles or first)

@@ -212,7 +212,11 @@ class Ccol(IntEnum):
     FRONT = 3                               # highest line requested
     MISS = 4                                # misses
     PREF = 5                                # lines the sequential prefetch keeps ahead
-    LINES = 6
+    PLINES = 6                              # the first lines (slots) are bank 0's: their misses cost PFILL, then PNEXT
+    PFILL = 7                               # the first miss on a bank-0 line (cycles)
+    PNEXT = 8                               # every later miss on a bank-0 line (cycles)
+    PSEEN = 9                               # 1 once a bank-0 line missed
+    LINES = 10
 
 
 (T_SASS, T_RESULT, T_LAT, T_ILINE, T_BAR, T_NUNIT, T_UNIT, T_NREG, T_REG, T_NDST, T_DST, T_NCONST, T_CONST, T_SHQ,
@@ -227,7 +231,7 @@ S_LAST, S_ISSUED, S_N, S_W = SPIcol
 F_T, F_TCUR, F_PENDING, F_SHFREE, F_WFSTEP, F_SHLAT, F_WFCYC, F_ADONE, F_SHFREE2, F_INTERVAL = Fcol
 I_PHASE, I_K, I_ISSUED, I_EVW, I_EVJ, I_WDONE, I_NREADY, I_POLICY, I_HOOK, I_NSP, I_WAVEFRONTS = Icol
 I_SIZE = len(Icol)
-C_FREE, C_FILL, C_CPL, C_FRONT, C_MISS, C_PREF, C_LINES = Ccol
+C_FREE, C_FILL, C_CPL, C_FRONT, C_MISS, C_PREF, C_PLINES, C_PFILL, C_PNEXT, C_PSEEN, C_LINES = Ccol
 
 # Each array's columns in order: a name is one column, (name, width) a block; a width in words is
 # fixed when the array is allocated (sm.SM, fetch.ReadOnlyCache): "pipes" len(static.PIPE_NAMES),
@@ -246,7 +250,7 @@ LAYOUT = {
     "F": ("T", "TCUR", "PENDING", "SHFREE", "WFSTEP", "SHLAT", "WFCYC", "ADONE", "SHFREE2",
           ("INTERVAL", "pipes + intervals")),
     "I": ("PHASE", "K", "ISSUED", "EVW", "EVJ", "WDONE", "NREADY", "POLICY", "HOOK", "NSP", "WAVEFRONTS"),
-    "C": ("FREE", "FILL", "CPL", "FRONT", "MISS", "PREF", ("LINES", "lines")),
+    "C": ("FREE", "FILL", "CPL", "FRONT", "MISS", "PREF", "PLINES", "PFILL", "PNEXT", "PSEEN", ("LINES", "lines")),
 }
 
 _UNCACHED: list = []
@@ -269,6 +273,11 @@ def _compiled(fn):
 
 @_compiled
 def _request(C, t, line):
+    if line < C[C_PLINES]:                       # a bank-0 line (fetch.ReadOnlyCache)
+        r = t + (C[C_PNEXT] if C[C_PSEEN] > 0 else C[C_PFILL])
+        C[C_PSEEN] = 1
+        C[C_LINES + line] = r
+        return r
     r = t + C[C_FILL]
     if C[C_FREE] + C[C_CPL] > r:
         r = C[C_FREE] + C[C_CPL]

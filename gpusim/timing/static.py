@@ -32,6 +32,10 @@ DEP_STALL = {FIXED: "wait", SHARED: "short_scoreboard", GLOBAL: "long_scoreboard
 PIPE_NAMES = ("alu", "fmaheavy", "fmalite", "fp16", "fp64", "xu", "lsu", "adu", "cbu", "uniform", "tensor", "tex")
 
 
+# A constant-cache line is ((bank << 32) + offset) >> log2(line bytes): bank 0's (offsets below 64 KiB) are below
+# this, every other bank's at or above 2^32 >> 12 (lines of at most 4 KiB, SMSpec)
+BANK0_LINE_LIMIT = 1 << 16
+
 @dataclass(frozen=True, slots=True)
 class StaticInstr:
     index: int                      # SASS instruction index (stall attribution, payload key)
@@ -115,9 +119,11 @@ def _issue_table(segments) -> IssueTable:
     for seg in segments:
         seg_start.append(seg_start[-1] + len(seg))
     const_slots: dict = {}
-    for s in flat:
-        for line in s.const_lines:
-            const_slots.setdefault(line, len(const_slots))
+    for bank0 in (True, False):              # bank 0's lines first (fetch.ReadOnlyCache: its first slots)
+        for s in flat:
+            for line in s.const_lines:
+                if (line < BANK0_LINE_LIMIT) == bank0:
+                    const_slots.setdefault(line, len(const_slots))
     ti = np.zeros((len(flat), L.T_COLS), dtype=np.int64)
     ti[:, L.T_SHQ] = -1
     seg_shared = []

@@ -79,6 +79,14 @@ Sources (the tags the comments use):
   validate/mechanisms/shared_atomics.py likewise: shared float adds are a compare-and-swap loop
   (LDS, FADD, ATOMS.CAST.SPIN) of as many rounds as the most lanes of a warp in one bank
   (`sm__sass_inst_executed_op_shared_atom`: 32 a warp on one word, 3.6 on 32 random words of 4096).
+- [MEAS-CONST] this project's constant-cache probe (validate/constant_cache_probe.py; H200 and H100,
+  2026-11-27, data/measurements/constant_cache_h200.json and _h100.json with Nsight's CSVs and the
+  warps' clocks under Nsight): one warp's chain of dependent IMADs, each with a constant operand in
+  a line not read before, timed by its own clock. Parameters (bank 0), both GPUs, with or without
+  Nsight's cache flushes: 1 / 2 / 4 / 8 / 16 lines 100 / 108 / 161 / 260 / 458 cycles cold against
+  4 a line warm; two lines 1 KiB apart 108. `__constant__` data (bank 3), 64 B apart: 4 / 16 lines
+  779 / 3,306 (H200), 822 / 3,210 (H100) cycles under Nsight's flushes, 310 / 1,159 once the data
+  was read by a launch before (no flush).
 - [MEAS-ATOM-HASH] this project's placement probes of global atomics: validate/atomic_banks_probe.py
   (H200, data/measurements/atomic_banks_h200.json: 256 int bins 316 us at offsets 0/256/768 mod 1024,
   166 us at 512; 64 bins in one 256-B half 347 us, over both halves 183) and

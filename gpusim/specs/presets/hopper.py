@@ -1,5 +1,5 @@
 """Hopper (sm_90) presets: H100 SXM5 and H200 SXM (sources: the tags of `gpusim.specs.presets`,
-among them [H100-WP], [H100-DS], [H200-DS], [MEAS], [MEAS-FE], [MEAS-ATOM], [NCU-DATA], [MEAS-NVL], [MEAS-TC])."""
+among them [H100-WP], [H100-DS], [H200-DS], [MEAS], [MEAS-FE], [MEAS-ATOM], [NCU-DATA], [MEAS-NVL], [MEAS-TC], [MEAS-CONST])."""
 from __future__ import annotations
 
 from gpusim.specs.gpu import GPUSpec
@@ -36,6 +36,9 @@ _HOPPER_SM = SMSpec(
     instruction_prefetch_lines=32,  # [MEAS-FE] a depth below 17 lines (L2 latency / 16.5 cycles per line) would not sustain the measured cold fetch rate
     instruction_fetch_bytes_per_cycle=7.76,  # [MEAS-FE] 128-B line per 16.5 cycles, cold straight-line code on H200
     constant_cache_line_bytes=64,  # [Jia18] 64-B lines in the constant caches
+    constant_fill_cycles=200.0,    # [MEAS-CONST] a warp's dependent reads of __constant__ data in 4 / 16 lines 64 B apart: 779 / 3,306 cycles cold under Nsight's cache flushes (H200), one line after another
+    parameter_fill_cycles=96.0,    # [MEAS-CONST] a warp's first read of a parameter line: 100 cycles cold, 4 warm (H200, with or without Nsight's flushes)
+    parameter_next_fill_cycles=24.0,  # [MEAS-CONST] 2 / 4 / 8 / 16 parameter lines 108 / 161 / 260 / 458 cycles cold (H200), two lines 1 KiB apart 108
     pipes=PipesSpec(
         alu=P(2.0, 4),                     # [H100-WP] 16 INT32 lanes per SMSP; [MEAS] SHF 2.02, 4.15
         fmaheavy=P(2.0, 4),                # [NCU-PIPES] IMAD and FP32; [MEAS] IMAD 2.00, 4.12
