@@ -5,7 +5,8 @@
 # as compare_LABEL.json, LABEL defaulting to SET); the sets run side by side, JOBS processes each
 # (default: 15 / the number of sets, at least 1), every kernel given up after TL seconds
 # (default 550), the whole call after LIMIT seconds (default 570). Results, journals and logs go
-# into one archive, $OUT/cmp.tgz (a device call brings back only a few files).
+# into one archive, $OUT/cmp.tgz (a device call brings back only a few files). EXTRA: more options for
+# every compare (for example EXTRA="--max-waves 8").
 #
 #   bash benchmarks/device_setup.sh && LIMIT=570 TL=550 bash benchmarks/device_compare.sh \
 #       h100_tensor:h100 h200_tensor:h200 h100_tensor:h100-from-h200:h100_tensor_from_h200
@@ -24,7 +25,7 @@ for arg in "$@"; do
   IFS=: read -r set preset label <<< "$arg"
   label=${label:-$set}
   timeout "$LIMIT" python3 -m validate compare --data "data/measurements/$set.json" --preset "$preset" \
-      --jobs "$JOBS" --time-limit "$TL" --json --out "$W/compare_$label.json" \
+      --jobs "$JOBS" --time-limit "$TL" --json --out "$W/compare_$label.json" ${EXTRA:-} \
       > "$W/$label.summary.json" 2> "$W/$label.log" &
 done
 wait

@@ -88,6 +88,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "measurement's median observed clock (provenance.sm_clock_mhz_observed); 'kernel': each "
                         "kernel's own, sm__cycles_elapsed.max / gpu__time_duration.sum, where the clocks were not "
                         "locked (the GPU's boost chose them: 1603-1992 MHz on the H100 tensor set)")
+    p.add_argument("--max-waves", type=int, default=None, metavar="N",
+                   help="waves of blocks a sampled launch simulates per SM before extrapolating (default 4): more "
+                        "cost more and depend less on how the first waves lined up (docs/mechanisms_24.md section 41)")
     p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
                    help="give up a kernel's prediction after this many seconds (listed under no_prediction); "
                         "default: no limit")
@@ -97,10 +100,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def compare(data_path: Path, preset: str | None = None, only: str | None = None, progress=None,
             budget: float | None = None, jobs: int | None = 1,
             time_limit_s: float | None = None, journal_path: Path | None = None,
-            resume: bool = False, clock: str = "preset") -> tuple[list[Row], dict, str]:
+            resume: bool = False, clock: str = "preset", max_waves: int | None = None) -> tuple[list[Row], dict, str]:
     """Predict the measured kernels and summarise. With `journal_path`, each finished prediction
     is appended there as it finishes (validate.journal); `resume` reuses the predictions that
-    journal already holds for the same model, preset, clock and data."""
+    journal already holds for the same model, preset, clock, sample depth and data. `max_waves`:
+    the waves a sampled launch simulates (`TimingOptions.max_waves`; None: its default, 4)."""
     data = json.loads(Path(data_path).read_text())
     preset = preset or default_preset(data)
     gpu = resolve_gpu(preset)
@@ -108,11 +112,14 @@ def compare(data_path: Path, preset: str | None = None, only: str | None = None,
     skipped = [k["name"] for k in kernels if budget is not None and estimated_cost(k) > budget]
     kernels = [k for k in kernels if k["name"] not in skipped]
     environment = measurement_environment(data)
+    if max_waves is not None:
+        environment["max_waves"] = max_waves                  # a timing option, passed with the environment
     done: dict[str, Row] = {}
     on_row = None
     journal_note = {}
     if journal_path is not None:
-        jr = journal.Journal(journal_path, journal.header(Path(data_path), preset, clock))
+        jr = journal.Journal(journal_path, journal.header(Path(data_path), preset, clock if max_waves is None
+                                                          else f"{clock}, {max_waves} waves"))
         if resume:
             by_name = {k["name"]: k for k in kernels}
             done = {n: _row_from_journal(r, by_name[n]) for n, r in jr.resume().items() if n in by_name}
@@ -189,7 +196,7 @@ def run(args) -> int:
     journal_path = journal.default_path(args.data, preset_name, args.out)
     rows, summary, preset = compare(args.data, args.preset, args.only, show, args.budget, args.jobs,
                                     getattr(args, "time_limit", None), journal_path, getattr(args, "resume", False),
-                                    getattr(args, "clock", "preset"))
+                                    getattr(args, "clock", "preset"), getattr(args, "max_waves", None))
     summary["wall_s"] = round(time.perf_counter() - t0, 1)
     summary["preset"] = preset
     summary["data"] = str(args.data)

@@ -166,7 +166,7 @@ class TimingEngine:
         self.fallback = ""
         with rare_full_collections():          # building allocates the L1s' sets and the first blocks' streams
             self._build(prepared, options, source)
-            note = self.extrapolation.reuse_note(ran=False) or self._one_wave_note()
+            note = self.extrapolation.reuse_note(ran=False)
             if note and options.mode == "auto" and source is TraceSource:
                 trace = self.trace                 # its blocks already ran: the next run goes on from them
                 if self.extrapolation.full_affordable():
@@ -180,18 +180,6 @@ class TimingEngine:
                     self._build(prepared, dataclasses.replace(options, sample_sms=sms),
                                 lambda *a, **k: trace.reuse(*a, from_start=True, **k))
                     self.fallback = f"{note}: sampled {self.sms_simulated} SMs instead of {before}"
-
-    def _one_wave_note(self) -> str:
-        """'' or a sentence: a sampled launch whose blocks all fit on the GPU at once (one wave). Its
-        time is its slowest SM's while every SM loads the memory system at the same moment, and a
-        sample times its SMs' blocks under their share of that load alone (vector_add/medium, 256
-        blocks on the H200: 2,285 ns sampled, 2,438 in full, 2,688 measured)."""
-        if self.mode != "sampled" or self.sms_simulated >= self.spec.sm_count:
-            return ""
-        geo = self.plan.geometry
-        if geo.nblocks > self.spec.sm_count * self.res.occupancy.blocks_per_sm:
-            return ""
-        return f"one wave ({geo.nblocks:,} blocks, all resident at once), whose SMs load the memory system together"
 
     def _build(self, prepared, options: TimingOptions, source) -> None:
         self.p = prepared                      # the functional core: the trace source runs its blocks

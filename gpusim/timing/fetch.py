@@ -26,7 +26,9 @@ What is modelled:
   lines 1 KiB apart 108, as two neighbours), as if the rest of the launch's parameter block
   followed the first line; other banks' lines miss one by one, `sm.constant_fill_cycles`
   each (about 200 under Nsight's flushes; 73 when the GPC's copy is warm). 0 in a field:
-  the L2 hit latency (the presets without measurements). Fills do not book L2 bandwidth.
+  the L2 hit latency, every line alike (all presets for now: with the measured figures the
+  sampled launches moved by up to +-50% through their start, docs/mechanisms_24.md section
+  41). Fills do not book L2 bandwidth.
 What is not: capacity (kernels fit: Hopper's L1 instruction cache is 128 KB per SM
 and a kernel's code a few KB), the per-SMSP L0 instruction caches, fetch bandwidth,
 and branch-target prefetching (a taken branch to an absent line misses).
@@ -115,6 +117,8 @@ class FrontEnd:
                                     sm.instruction_cache_line_bytes / sm.instruction_fetch_bytes_per_cycle,
                                     sm.instruction_prefetch_lines, lines=table.ilines)
         first = sm.parameter_fill_cycles or fill
+        bank0 = sum(1 for c in table.const_slots if c < BANK0_LINE_LIMIT) if (
+            sm.parameter_fill_cycles or sm.parameter_next_fill_cycles) else 0   # 0: every line as other banks'
         self.ccache = ReadOnlyCache(sm.constant_cache_line_bytes, sm.constant_fill_cycles or fill,
-                                    slots=table.const_slots, parameter_lines=sum(1 for c in table.const_slots if c < BANK0_LINE_LIMIT),
-                                    parameter_fill_cycles=first, parameter_next_cycles=sm.parameter_next_fill_cycles or first)
+                                    slots=table.const_slots, parameter_lines=bank0, parameter_fill_cycles=first,
+                                    parameter_next_cycles=sm.parameter_next_fill_cycles or first)

@@ -28,9 +28,7 @@ def duration_us(threads: int) -> float:
 
 @pytest.mark.parametrize("threads", [32, 64])
 def test_small_blocks_use_every_scheduler(threads):
-    # within 5% (the H100's three shapes within 6%; one-warp blocks start a block dispatch apart, 4% in
-    # gpusim); on one scheduler the four warps would take about four times as long
-    assert duration_us(threads) == pytest.approx(duration_us(128), rel=0.05)
+    assert duration_us(threads) == pytest.approx(duration_us(128), rel=0.02)
 
 
 def test_the_h100_measured_the_shapes_alike():

@@ -100,3 +100,21 @@ def test_the_cli_refuses_a_mismatched_resume_in_one_line(tmp_path, monkeypatch, 
     assert cli.main(["compare", "--data", str(DATA), "--only", ONLY, "--out", str(out), "--resume"]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "measurement file differs" in err
+
+
+def test_a_deeper_sample_reaches_the_model_and_keeps_its_own_journal(tmp_path, monkeypatch):
+    """`--max-waves N` goes to every prediction's timing options and into the journal's header, so a
+    resume never mixes predictions of two sample depths."""
+    seen = []
+
+    def predict(k, gpu, environment=None, time_limit_s=None, clock_mhz=None):
+        seen.append((environment or {}).get("max_waves"))
+        return compare.Row(k["name"], "program", k["metrics"], {compare.DURATION: 1000.0}, 1.0)
+    monkeypatch.setattr(compare, "predict", predict)
+    path = tmp_path / "j.jsonl"
+    compare.compare(DATA, "h100", ONLY, jobs=1, journal_path=path)
+    with pytest.raises(journal.JournalMismatch, match="8 waves"):      # the 4-wave journal is not reused
+        compare.compare(DATA, "h100", ONLY, jobs=1, journal_path=path, resume=True, max_waves=8)
+    compare.compare(DATA, "h100", ONLY, jobs=1, journal_path=path, max_waves=8)
+    assert seen == [None] * 6 + [8] * 6
+    assert json.loads(path.read_text().splitlines()[0])["clock"] == "preset, 8 waves"

@@ -37,7 +37,7 @@ def test_l1_hits_are_counted_for_a_stencil():
 
 
 def test_a_sampled_launch_says_its_counts_are_scaled():
-    r = gpusim.launch(*stencil_launch(), timing=True, timing_options=TimingOptions(mode="sampled"))
+    r = gpusim.launch(*stencil_launch(), timing=True)
     c = memory_chart.memory_chart(r)
     assert r.metrics["timing__mode"] == "sampled" and c.note.startswith("sampled:")
     assert "--mode full" in c.note
