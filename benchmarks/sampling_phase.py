@@ -9,7 +9,9 @@ hundred cycles less at each SM's start, nothing else), at each number of sampled
 (`TimingOptions.max_waves`, 4 by default). A sample whose extrapolated rate depends on how its first
 waves happened to line up moves by far more than the start's cycles; with more waves the two settle
 toward each other. Reported per launch and waves: the measured time, both predictions, their errors,
-and the spread between them (percent of the measured time).
+the spread between them (percent of the measured time), and the preset's own error estimate
+(`timing__sampling_error_pct`); per launch, whether the estimate at the fewest waves covers the gap
+to the prediction at the most.
 """
 from __future__ import annotations
 
@@ -44,7 +46,7 @@ def predict(setname: str, name: str, fills: bool, waves: int) -> float:
     opts = TimingOptions(mode="auto", functional="sampled", max_waves=waves, **measurement_environment(data))
     r = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu=spec, shared_bytes=case.shared_bytes,
                       timing=True, timing_options=opts, outputs=False, device_addresses=k.get("arg_addresses"))
-    return r.metrics["gpu__time_duration.sum"], k["metrics"]["gpu__time_duration.sum"]
+    return r.metrics["gpu__time_duration.sum"], k["metrics"]["gpu__time_duration.sum"], r.metrics["timing__sampling_error_pct"]
 
 
 def main() -> None:
@@ -59,14 +61,22 @@ def main() -> None:
         setname, name = item.split(":", 1)
         for w in a.waves:
             t0 = time.time()
-            (base, meas), (fill, _) = predict(setname, name, False, w), predict(setname, name, True, w)
+            (base, meas, est), (fill, _, _) = predict(setname, name, False, w), predict(setname, name, True, w)
             row = {"set": setname, "kernel": name, "waves": w, "measured_ns": meas, "preset_ns": round(base, 1),
                    "measured_fills_ns": round(fill, 1), "preset_error_pct": round(100 * (base / meas - 1), 1),
                    "measured_fills_error_pct": round(100 * (fill / meas - 1), 1),
-                   "spread_pct": round(100 * abs(base - fill) / meas, 1), "seconds": round(time.time() - t0, 1)}
+                   "spread_pct": round(100 * abs(base - fill) / meas, 1), "error_estimate_pct": round(est, 1),
+                   "seconds": round(time.time() - t0, 1)}
             rows.append(row)
             print(f"{setname:14s} {name:34s} waves {w:2d}: preset {row['preset_error_pct']:+6.1f}%  measured fills "
-                  f"{row['measured_fills_error_pct']:+6.1f}%  spread {row['spread_pct']:5.1f}", flush=True)
+                  f"{row['measured_fills_error_pct']:+6.1f}%  spread {row['spread_pct']:5.1f}  estimate "
+                  f"{row['error_estimate_pct']:5.1f}", flush=True)
+        mine = [r for r in rows if r["set"] == setname and r["kernel"] == name]
+        lo, hi = min(mine, key=lambda r: r["waves"]), max(mine, key=lambda r: r["waves"])
+        gap = 100 * abs(lo["preset_ns"] / hi["preset_ns"] - 1)
+        lo["gap_to_most_waves_pct"], lo["estimate_covers_gap"] = round(gap, 1), gap <= lo["error_estimate_pct"]
+        print(f"{'':14s} {name:34s} {lo['waves']} against {hi['waves']} waves: {gap:.1f}%, estimate "
+              f"{lo['error_estimate_pct']:.1f}%: {'covered' if gap <= lo['error_estimate_pct'] else 'NOT covered'}")
     if a.json:
         a.json.write_text(json.dumps({"command": "python benchmarks/sampling_phase.py " + " ".join(
             f"--waves {' '.join(map(str, a.waves))}".split()) + (f" --json {a.json}"), "date": time.strftime("%Y-%m-%d"),

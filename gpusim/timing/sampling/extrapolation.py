@@ -24,7 +24,9 @@ The engine (`timing/engine.py`) times a subset of the SMs over a subset of their
   not sustain: 2.1 times the slices' peak on the TMA GEMM at 4096^3);
 - a standard error of that extrapolation (`_sampling_error`,
   `timing__sampling_error_pct`), from the spread of the simulated blocks' durations (of the
-  remaining waves, and of the blocks of the SMs not simulated, taken as the timed ones);
+  remaining waves, and of the blocks of the SMs not simulated, taken as the timed ones), plus
+  how far the rate rests on two block ends (`fitted_rate`: the rate fitted to every end after
+  the first wave, against the two-end one, over the extrapolated blocks);
 - what the sample cannot see (`reuse_note`): where the L2 hit rate of data that blocks
   far apart in the grid share depends on whether its reuse distance fits the L2, the
   sampled SMs (which do not run those blocks together) rely on an estimate of the whole
@@ -83,6 +85,22 @@ SCALING_DRAM_PCT = 2.0           # ... and DRAM bytes
 IDLE_SLOTS_FACTOR = 2.0          # straggler: the time after the first wave over the slots' busy time (`_straggler`)
 
 
+
+def fitted_rate(order: list, first: int) -> float:
+    """The least-squares slope of the timed blocks' ends after the first `first` (`order`: every
+    timed block's end, sorted) against their rank, the first wave's last end as rank 0: the rate
+    the ends give together, where `Extrapolation.cycles` takes the two extreme ones. The two differ
+    where the waves' ends bunch and the bunches' extremes fall by chance (a few hundred cycles at
+    each SM's start moved `conv2d_3x3_global/s4096`'s two-end rate 52.9 -> 45.5 cycles a block, the
+    fitted one 48.6 -> 47.9; 49.8 with 16 waves: docs/mechanisms_24.md section 41); the difference,
+    over the extrapolated blocks, is part of `timing__sampling_error_pct`."""
+    ends = np.asarray(order[first - 1:], dtype=float)
+    if len(ends) < 3:
+        return (ends[-1] - ends[0]) / max(len(ends) - 1, 1)
+    rank = np.arange(len(ends), dtype=float)
+    rank -= rank.mean()
+    return float(np.dot(rank, ends - ends.mean()) / np.dot(rank, rank))
+
 @dataclass(frozen=True)
 class SampleShape:
     """What a launch's sample is: the timing mode ('full' or 'sampled'), the grid's blocks and
@@ -119,6 +137,7 @@ class Extrapolation:
         self.issue = issue            # issue_stream.IssueStreams: what loop sampling kept and left out
         self.footprint = footprint    # warming.SharedFootprint or None
         self.straggler_cycles = 0.0   # set by `cycles`: the timed straggler's duration (`_straggler`), else 0
+        self.rate_disagreement = 0.0  # set by `cycles`: cycles the two-end and fitted rates differ by (`fitted_rate`)
 
     # the sample's shape, by the names the formulas use
     mode = property(lambda self: self.shape.mode)
@@ -202,6 +221,8 @@ class Extrapolation:
             return stat, stat
         if cycles > 0:          # where the unseen copies of a straggler start (`_straggler`): up to its length later
             stat += 100.0 * self.straggler_cycles / cycles
+            if not self.straggler_cycles:    # the rate from two block ends against the one fitted to them all
+                stat += 100.0 * self.rate_disagreement / cycles
         scaled = 1.0 - self.sms_simulated / self.spec.sm_count        # 0 when every SM is simulated
         t_err, d_err = stat + SCALING_TIME_PCT * scaled, stat + SCALING_DRAM_PCT * scaled
         t_err += 100.0 * self.unsteady_share() * max(0.0, cycles - max(self.stats.block_end.values(), default=0.0)) / cycles \
@@ -238,6 +259,7 @@ class Extrapolation:
             # their L2 lookups faster than the simulated slices' peak
             stretch = max(stretch, self._dram_floor_cycles(1.0) - t_sim, self._l2_floor_cycles(1.0) - t_sim)
         self.straggler_cycles = 0.0
+        self.rate_disagreement = 0.0
         if self.blocks_simulated >= self.blocks_share:
             return t_sim + stretch
         # extrapolate the remaining waves at the steady-state rate after the first wave, stretched
@@ -247,6 +269,9 @@ class Extrapolation:
             first = self.wave_blocks                 # (block end to block end: the drain counts once, in t_sim)
             t_first = order[first - 1]
             per_block = (order[-1] - t_first) / (len(order) - first) if order[-1] > t_first else t_sim / len(order)
+            if order[-1] > t_first:                  # how far the rate rests on how the waves' ends lined up
+                self.rate_disagreement = abs(per_block - fitted_rate(order, first)) * \
+                    (self.blocks_share - self.blocks_simulated)
         else:                                        # one wave simulated: it repeats
             per_block = t_sim / max(len(order), 1)
         if t_sim > 2 * order[-1]:
