@@ -85,7 +85,6 @@ SCALING_DRAM_PCT = 2.0           # ... and DRAM bytes
 IDLE_SLOTS_FACTOR = 2.0          # straggler: the time after the first wave over the slots' busy time (`_straggler`)
 
 
-
 def fitted_rate(order: list, first: int) -> float:
     """The least-squares slope of the timed blocks' ends after the first `first` (`order`: every
     timed block's end, sorted) against their rank, the first wave's last end as rank 0: the rate
@@ -100,6 +99,7 @@ def fitted_rate(order: list, first: int) -> float:
     rank = np.arange(len(ends), dtype=float)
     rank -= rank.mean()
     return float(np.dot(rank, ends - ends.mean()) / np.dot(rank, rank))
+
 
 @dataclass(frozen=True)
 class SampleShape:
