@@ -45,8 +45,7 @@ from operator import itemgetter, methodcaller
 
 import numpy as np
 
-from isa.memory_map import CONST_WINDOW_BASE, WINDOW_BYTES
-from gpusim.frontend.sass.payloads import access_bytes
+from gpusim.frontend.sass.payloads import access_bytes, folded_constant
 from gpusim.timing.static import GLOBAL
 from gpusim.timing.tma import CopyPayload
 from gpusim.timing.payloads import CpAsyncPayload, MbarrierAccess
@@ -177,7 +176,7 @@ class IssueStreams:
             for p, payload in mem.items():
                 r = route.get(p)
                 if r is None:
-                    if not _folded_constant(payload):
+                    if not folded_constant(payload):
                         self.dropped += 1
                         self.dropped_mbarrier += type(payload) is MbarrierAccess
                     continue
@@ -194,7 +193,7 @@ class IssueStreams:
                 else:
                     dest[s] = merge(prev, payload)
         for left in pending.values():
-            self.dropped += sum(not _folded_constant(v) for v in left.values())
+            self.dropped += sum(not folded_constant(v) for v in left.values())
             self.dropped_mbarrier += sum(type(v) is MbarrierAccess for v in left.values())
         if out and out[-1][0] >= 0 and self.merge_order.get(out[-1][0]):
             combine_stores(self.merge_order[out[-1][0]], out[-1][2])
@@ -292,14 +291,6 @@ class IssueStreams:
                             used += 1
             out.append((self.block_segment[k], run[min(first, n - 1)][1], mem))
         self.dropped += sum(len(v[2]) for v in run) - used
-
-
-def _folded_constant(payload) -> bool:
-    """Whether `payload` is a constant-space load's sectors (`ld.const` at an address ptxas knows): the
-    SASS reads it as a `c[bank][offset]` operand, which the constant cache times (fetch.py), so its
-    lack of a load instruction of its own leaves nothing untimed."""
-    return (type(payload) is np.ndarray and payload.size > 0
-            and CONST_WINDOW_BASE <= int(payload.flat[0]) << 5 < CONST_WINDOW_BASE + WINDOW_BYTES)
 
 
 def _chain_run(visits: list, i: int, chain: tuple) -> tuple[list, int]:

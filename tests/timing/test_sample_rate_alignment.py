@@ -1,7 +1,7 @@
 """A 4-wave sample's extrapolated rate rests on two block ends, the first wave's last and the last
 one's (`Extrapolation.cycles`); where the waves' ends come in bunches whose extremes fall by chance,
 it is off by more than the blocks' spread says. `timing__sampling_error_pct` counts the difference
-to the rate fitted to every end (`extrapolation.fitted_rate`) over the extrapolated blocks
+to the rate fitted to every end (`block_spread.fitted_rate`) over the extrapolated blocks
 (docs/mechanisms_24.md section 41). One property each."""
 import json
 
@@ -10,7 +10,7 @@ import pytest
 
 import gpusim
 from gpusim.timing import TimingOptions
-from gpusim.timing.sampling.extrapolation import fitted_rate
+from gpusim.timing.sampling.block_spread import fitted_rate
 from validate.datadir import DATA_DIR
 from validate.predict import build_case, measurement_environment
 

@@ -16,7 +16,10 @@ the constant loads an access needs under the access's line too.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from isa.graphs import dominates
+from isa.memory_map import CONST_WINDOW_BASE, WINDOW_BYTES
 from isa.program import Address
 
 MEMORY = frozenset({"LDG", "STG", "LD", "ST", "LDS", "STS", "LDL", "STL", "ATOM", "ATOMG", "ATOMS", "RED", "REDG",
@@ -176,3 +179,11 @@ def access_bytes(opcode: str) -> int:
     if parts[0] not in ("LDS", "STS", "LDG", "STG", "LDL", "STL", "LD", "ST"):
         return 0
     return 16 if "128" in parts else 8 if "64" in parts else 0
+
+
+def folded_constant(payload) -> bool:
+    """Whether `payload` is a constant-space load's sectors (`ld.const` at an address ptxas knows): the
+    SASS reads it as a `c[bank][offset]` operand, which the constant cache times (fetch.py), so its
+    lack of a load instruction of its own leaves nothing untimed."""
+    return (type(payload) is np.ndarray and payload.size > 0
+            and CONST_WINDOW_BASE <= int(payload.flat[0]) << 5 < CONST_WINDOW_BASE + WINDOW_BYTES)

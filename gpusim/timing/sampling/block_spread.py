@@ -60,3 +60,19 @@ def statistical_error(ends: dict, starts: dict, cycles: float, nblocks: int | No
         waves_part = max(waves_part, math.sqrt(max(0.0, 1.0 - len(dur) / nblocks)))
     loop_part = skipped / (kept + skipped) if kept + skipped else 0.0
     return 100.0 * cv * (waves_part + loop_part) / math.sqrt(len(dur))
+
+
+def fitted_rate(order: list, first: int) -> float:
+    """The least-squares slope of the timed blocks' ends after the first `first` (`order`: every
+    timed block's end, sorted) against their rank, the first wave's last end as rank 0: the rate
+    the ends give together, where `Extrapolation.cycles` takes the two extreme ones. The two differ
+    where the waves' ends bunch and the bunches' extremes fall by chance (a few hundred cycles at
+    each SM's start moved `conv2d_3x3_global/s4096`'s two-end rate 52.9 -> 45.5 cycles a block, the
+    fitted one 48.6 -> 47.9; 49.8 with 16 waves: docs/mechanisms_24.md section 41); the difference,
+    over the extrapolated blocks, is part of `timing__sampling_error_pct`."""
+    ends = np.asarray(order[first - 1:], dtype=float)
+    if len(ends) < 3:
+        return (ends[-1] - ends[0]) / max(len(ends) - 1, 1)
+    rank = np.arange(len(ends), dtype=float)
+    rank -= rank.mean()
+    return float(np.dot(rank, ends - ends.mean()) / np.dot(rank, rank))

@@ -25,7 +25,7 @@ The engine (`timing/engine.py`) times a subset of the SMs over a subset of their
 - a standard error of that extrapolation (`_sampling_error`,
   `timing__sampling_error_pct`), from the spread of the simulated blocks' durations (of the
   remaining waves, and of the blocks of the SMs not simulated, taken as the timed ones), plus
-  how far the rate rests on two block ends (`fitted_rate`: the rate fitted to every end after
+  how far the rate rests on two block ends (`block_spread.fitted_rate`: the rate fitted to every end after
   the first wave, against the two-end one, over the extrapolated blocks);
 - what the sample cannot see (`reuse_note`): where the L2 hit rate of data that blocks
   far apart in the grid share depends on whether its reuse distance fits the L2, the
@@ -72,7 +72,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpusim.timing.sampling.block_spread import slots_after_first_wave, statistical_error, unsteady_share
+from gpusim.timing.sampling.block_spread import fitted_rate, slots_after_first_wave, statistical_error, unsteady_share
 from gpusim.timing.sampling.loop_rate import loop_rates
 from gpusim.timing.sampling.sample_blocks import place_in_round, sampled_blocks
 
@@ -83,22 +83,6 @@ UNCERTAIN_DRAM_SHARE = 0.25     # ... or of its DRAM bytes (after the run)
 SCALING_TIME_PCT = 5.0           # sampled mode: the scaled memory system's own error, time (module docstring)
 SCALING_DRAM_PCT = 2.0           # ... and DRAM bytes
 IDLE_SLOTS_FACTOR = 2.0          # straggler: the time after the first wave over the slots' busy time (`_straggler`)
-
-
-def fitted_rate(order: list, first: int) -> float:
-    """The least-squares slope of the timed blocks' ends after the first `first` (`order`: every
-    timed block's end, sorted) against their rank, the first wave's last end as rank 0: the rate
-    the ends give together, where `Extrapolation.cycles` takes the two extreme ones. The two differ
-    where the waves' ends bunch and the bunches' extremes fall by chance (a few hundred cycles at
-    each SM's start moved `conv2d_3x3_global/s4096`'s two-end rate 52.9 -> 45.5 cycles a block, the
-    fitted one 48.6 -> 47.9; 49.8 with 16 waves: docs/mechanisms_24.md section 41); the difference,
-    over the extrapolated blocks, is part of `timing__sampling_error_pct`."""
-    ends = np.asarray(order[first - 1:], dtype=float)
-    if len(ends) < 3:
-        return (ends[-1] - ends[0]) / max(len(ends) - 1, 1)
-    rank = np.arange(len(ends), dtype=float)
-    rank -= rank.mean()
-    return float(np.dot(rank, ends - ends.mean()) / np.dot(rank, rank))
 
 
 @dataclass(frozen=True)
