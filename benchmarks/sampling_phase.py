@@ -25,10 +25,10 @@ from pathlib import Path
 import gpusim
 from gpusim.specs import presets
 from gpusim.timing import TimingOptions
+from validate.constant_cache_probe import MEASURED_FILLS
 from validate.datadir import DATA_DIR
 from validate.predict import build_case, measurement_environment
 
-MEASURED_FILLS = {"parameter_fill_cycles": 96.0, "parameter_next_fill_cycles": 24.0, "constant_fill_cycles": 200.0}
 # launches the constant cache's measured fills moved most in the compares of section 41 (4 waves)
 DEFAULT = ["h200_heldout2:conv2d_3x3_global/s4096", "h200_heldout2:strided_copy/lane4B",
            "h200_heldout:gather_rows/large", "h200_heldout2:mandelbrot_f32/full2k",

@@ -34,6 +34,11 @@ from validate.probe_cli import folder_probe_main, gpu_provenance, nvrtc_module
 PARAMS = 136                     # long long parameters after `out`: 16 lines' worth and the first line's rest
 LINES = (0, 1, 2, 4, 8, 16)
 METRICS = ("gpu__time_duration.sum", "sm__cycles_elapsed.max", "smsp__inst_executed.sum")
+# What the runs of this probe measured, as the SM's fields (gpusim/timing/fetch.py): a first parameter line 100
+# cycles cold (4 warm), each further one about 24 (16 lines 458), `__constant__` lines about 200 each under
+# Nsight's flushes, the same on the H100 and the H200 (data/measurements/constant_cache_h*.json); the presets
+# leave the fields at 0 for now (docs/mechanisms_24.md section 41)
+MEASURED_FILLS = {"parameter_fill_cycles": 96.0, "parameter_next_fill_cycles": 24.0, "constant_fill_cycles": 200.0}
 REPEATS = 5
 
 

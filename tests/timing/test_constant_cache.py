@@ -13,13 +13,12 @@ import pytest
 
 import gpusim
 from gpusim.specs import presets
-from validate.constant_cache_probe import _args, source
+from validate.constant_cache_probe import MEASURED_FILLS as MEASURED, _args, source
 from validate.datadir import DATA_DIR
 
 pytestmark = pytest.mark.slow
 
 
-MEASURED = {"parameter_fill_cycles": 96.0, "parameter_next_fill_cycles": 24.0, "constant_fill_cycles": 200.0}
 
 
 def _measured_spec(name: str = "h100", **fields):
