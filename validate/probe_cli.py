@@ -25,6 +25,20 @@ def nvrtc_module(source: str):
     return cp, props, mod
 
 
+def event_times_us(cp, go, repeats: int, warmups: int = 2) -> list[float]:
+    """Each of `repeats` calls of `go` (a launch) timed by CUDA events, in microseconds, after
+    `warmups` untimed calls: the launches back to back, an event between each two."""
+    for _ in range(warmups):
+        go()
+    ev = [cp.cuda.Event() for _ in range(repeats + 1)]
+    ev[0].record()
+    for i in range(repeats):
+        go()
+        ev[i + 1].record()
+    ev[-1].synchronize()
+    return [cp.cuda.get_elapsed_time(ev[i], ev[i + 1]) * 1e3 for i in range(repeats)]
+
+
 def probe_main(doc: str, run, predict, argv=None) -> int:
     """Parse `argv` for a probe whose module docstring is `doc`; call `run(out_path)` or
     `predict(preset)`."""

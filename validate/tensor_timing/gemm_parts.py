@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 
 from validate import ncu
-from validate.probe_cli import folder_probe_main
+from validate.probe_cli import event_times_us, folder_probe_main
 
 ROOT = Path(__file__).resolve().parents[2]
 GEMM_CU = ROOT / "programs" / "cuda_kernels" / "mma_gemm.cu"
@@ -234,16 +234,7 @@ def measure(out_dir: Path) -> Path:
     arr = _arrays(cp, sms)
     rows = []
     for case in cases():
-        go = _launcher(cp, mod, sms, arr, case)
-        go()
-        go()
-        ev = [cp.cuda.Event() for _ in range(REPEATS + 1)]
-        ev[0].record()
-        for i in range(REPEATS):
-            go()
-            ev[i + 1].record()
-        ev[-1].synchronize()
-        us = [cp.cuda.get_elapsed_time(ev[i], ev[i + 1]) * 1e3 for i in range(REPEATS)]
+        us = event_times_us(cp, _launcher(cp, mod, sms, arr, case), REPEATS)
         rows.append({"case": case[0], "kernel": case[2], "n": case[3], "stages": case[4],
                      "us_median": statistics.median(us), "us_all": us})
         print(f"{case[0]:24s} {rows[-1]['us_median']:10.1f} us", flush=True)
