@@ -113,8 +113,8 @@ def run(out: str) -> None:
 
 def predict(preset: str) -> list[dict]:
     import gpusim                          # here: the GPU side imports nothing of gpusim
-    from gpusim.api import resolve_gpu
-    from gpusim.timing.engine import TimingOptions
+    from gpusim.api import resolve_gpu     # likewise
+    from gpusim.timing.engine import TimingOptions  # likewise
     short = preset.split("-")[0]
     measured = json.loads(MEASURED[short].read_text()) if short in MEASURED and MEASURED[short].is_file() else None
     by_case = {r["case"]: r for r in measured["rows"]} if measured else {}
