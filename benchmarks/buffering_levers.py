@@ -13,7 +13,7 @@ block; long loops sampled as compare samples them), so that no sampling decides 
 lever that is the hardware's reason for the gap opens it (single slower than double by a few
 percent) without moving the double-buffered launch far from the GPU's time.
 
-Variants (`VARIANTS`; each a list of `gpusim.specs.overrides` settings, relative ones computed
+Variants (`variants`: each a list of `gpusim.specs.overrides` settings, the relative ones computed
 from the preset): `preset`; `l2_latency_plus_100` (an L2 hit 100 cycles longer, the GPU's loaded
 hops in section 23); `slices_plus_20pct` (each slice's bytes a cycle x 1.2); `requests_plus_25pct`
 (a slice's line requests a cycle x 1.25); `mshr_384` (384 missed sectors in flight a SM, not 1,024).
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -38,11 +39,10 @@ from gpusim.timing.engine import TimingOptions
 from validate.datadir import DATA_DIR
 from validate.predict import build_case, measurement_environment
 
-ROOT = Path(__file__).resolve().parents[1]
 LAUNCHES = ("cuda_mma_double", "cuda_mma_single")
 
 
-def _variants(preset: str) -> dict[str, list[str]]:
+def variants(preset: str) -> dict[str, list[str]]:
     spec = presets.get(preset)
     return {
         "preset": [],
@@ -85,8 +85,8 @@ def main(argv=None) -> int:
     ap.add_argument("--variants", nargs="*", help="a subset of the variants (default: all)")
     ap.add_argument("--json", help="write the rows and the gaps here (JSON)")
     a = ap.parse_args(argv)
-    variants = _variants(a.preset)
-    chosen = {v: variants[v] for v in (a.variants or variants)}
+    every = variants(a.preset)
+    chosen = {v: every[v] for v in (a.variants or every)}
     journal = Path(a.json + ".partial.jsonl") if a.json else None
     key = {"data": a.data, "preset": a.preset, "size": a.size, "mode": a.mode}
     done: dict[tuple[str, str], dict] = {}
@@ -117,7 +117,7 @@ def main(argv=None) -> int:
         print(f"{v:24s} single/double {g['single_over_double_pct']:+6.2f}% (GPU {g['measured_single_over_double_pct']:+.2f}%)"
               f"  double {g['double_error_pct']:+.1f}%  single {g['single_error_pct']:+.1f}%")
     if a.json:
-        out = {"command": "python benchmarks/buffering_levers.py " + " ".join(argv if argv is not None else __import__("sys").argv[1:]),
+        out = {"command": "python benchmarks/buffering_levers.py " + " ".join(argv if argv is not None else sys.argv[1:]),
                **key, "variants": chosen, "gaps": gaps,
                "rows": sorted(done.values(), key=lambda r: (list(chosen).index(r["variant"]) if r["variant"] in chosen else 99,
                                                            r["launch"]))}

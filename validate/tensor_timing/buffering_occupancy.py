@@ -112,6 +112,9 @@ def run(out: str) -> None:
 
 
 def predict(preset: str) -> list[dict]:
+    """gpusim's times of `cases()` on `preset` (compare's sampled mode), each beside the committed
+    measurement of that GPU where one exists, with its padding; the inputs come from numpy's generator,
+    not CuPy's (the times do not depend on the values)."""
     import gpusim                          # here: the GPU side imports nothing of gpusim
     from gpusim.api import resolve_gpu     # likewise
     from gpusim.timing.engine import TimingOptions  # likewise
