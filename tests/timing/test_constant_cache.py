@@ -19,8 +19,6 @@ from validate.datadir import DATA_DIR
 pytestmark = pytest.mark.slow
 
 
-
-
 def _measured_spec(name: str = "h100", **fields):
     base = presets.get(name)
     return dataclasses.replace(base, sm=dataclasses.replace(base.sm, **{**MEASURED, **fields}))

@@ -51,7 +51,7 @@ def static_smem(stages: int) -> int:
 
 def dynamic_for(blocks: int, stages: int, smem_per_sm: int) -> int:
     """Dynamic shared bytes that let at most `blocks` blocks share a SM of `smem_per_sm` bytes
-    (0 where registers already allow no more)."""
+    (0 where the static shared memory alone allows no more)."""
     per_block = smem_per_sm // blocks - RESERVED_SMEM - static_smem(stages)
     return max(0, (per_block // 128) * 128)
 
@@ -62,17 +62,12 @@ def cases() -> list[tuple[str, int, int, int]]:
 
 
 def _occupancy(cp, fn, dyn: int):
-    """The driver's blocks a SM for `fn` with `dyn` dynamic shared bytes (None where this CuPy has
-    no occupancy query)."""
-    for mod, name in ((cp.cuda.driver, "occupancyMaxActiveBlocksPerMultiprocessor"),
-                      (cp.cuda.runtime, "occupancyMaxActiveBlocksPerMultiprocessor")):
-        query = getattr(mod, name, None)
-        if query is not None:
-            try:
-                return int(query(getattr(fn, "kernel", fn).ptr, THREADS, dyn))
-            except Exception:            # noqa: BLE001 - the next form, or None
-                continue
-    return None
+    """The driver's blocks a SM for `fn` (a RawKernel) with `dyn` dynamic shared bytes, or None where
+    this CuPy's driver query fails."""
+    try:
+        return int(cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(fn.kernel.ptr, THREADS, dyn))
+    except Exception:                    # noqa: BLE001 - the row then says None
+        return None
 
 
 def run(out: str) -> None:
@@ -90,7 +85,7 @@ def run(out: str) -> None:
     for label, n, stages, blocks in cases():
         fn = mod.get_function(kernel_name(stages))
         dyn = dynamic_for(blocks, stages, smem_per_sm)
-        fn.max_dynamic_shared_size_bytes = max(dyn, 0)
+        fn.max_dynamic_shared_size_bytes = dyn
         got = _occupancy(cp, fn, dyn)
         a, b = cp.ascontiguousarray(a_all[:n, :n]), cp.ascontiguousarray(b_all[:n, :n])
         c = cp.zeros((n, n), dtype=cp.float32)
