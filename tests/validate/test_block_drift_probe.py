@@ -117,3 +117,20 @@ def test_lockstep_and_spread_out_blocks_fetch_b_as_the_gpu_did_whatever_the_resi
     for residency_us in (10, 20, 40):
         assert low < D.sharer_fetches(stamps, gx, residency_us * 1e3) < high
     assert low < _gpu_b_reads(name) < high
+
+
+def _rates(name: str) -> tuple[float, float]:
+    raw = np.load(DATA.with_suffix(".npz"))
+    fast = [k for k, v in D.sm_speeds(raw["cuda_mma_double__n4096"].astype(np.int64)).items() if v < 0.85]
+    return D.sm_rates(raw[name.replace("/", "__")].astype(np.int64), _rows()[name]["blocks_per_sm"], fast)
+
+
+def test_at_seven_blocks_an_sm_most_sms_run_single_and_double_buffered_alike():
+    single, double = _rates("cuda_mma_single_r72/n4096"), _rates("cuda_mma_double/n4096")
+    assert double[1] == pytest.approx(single[1], rel=0.03)        # the 108: the L2's share of each
+    assert double[0] > 1.3 * double[1] and single[0] < 1.15 * single[1]
+
+
+def test_with_fewer_blocks_an_sm_double_buffering_gains_on_every_sm():
+    single, double = _rates("cuda_mma_single_r72_b2/n4096"), _rates("cuda_mma_double_b2/n4096")
+    assert double[1] > 1.5 * single[1] and double[0] > 1.5 * single[0]

@@ -10,7 +10,8 @@ spread over a time that grows wave by wave, and blocks one block row apart in th
 times (row / wave) apart. This probe measures it: every block's `%globaltimer` at its start, after half its
 tiles and at its end, and its SM, in one launch each of
 - `mma_gemm<64, 64, S, 8>` at 4096^3, S = 1 and 2 (programs/cuda_kernels/mma_gemm.cu with the stamps added:
-  4,096 blocks, 7 a SM, 4.4 waves on an H100; the compared tensor-set launches), S = 2 at 8192^3 (16,384
+  4,096 blocks, 7 a SM, 4.4 waves on an H100; the compared tensor-set launches; the stamps cost S = 1 registers
+  and a block a SM, so it runs again as `cuda_mma_single_r72` compiled with --maxrregcount=72, the program's count), S = 2 at 8192^3 (16,384
   blocks, 17.7 waves), and the program's `wmma_gemm<half, 64, 64, 32, 32, 32, 8>` at both sizes,
 - the calibration set's `matmul_tiled` at 4096^3 in CUDA C++ (the program's 16 x 16 f32 tiles, two barriers
   a step: 65,536 blocks, 8 a SM, 62 waves), whose B the H200 reads from DRAM once a block row (16.9 GB).
@@ -34,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from validate.probe_cli import gpu_provenance, write_probe
+from validate.tensor_timing.buffering_occupancy import dynamic_for
 
 ROOT = Path(__file__).resolve().parents[2]
 CU = ROOT / "programs" / "cuda_kernels" / "mma_gemm.cu"
@@ -169,6 +171,14 @@ def sm_speeds(stamps: np.ndarray) -> dict[int, float]:
     return {int(k): float(d[sm == k].mean() / d.mean()) for k in np.unique(sm)}
 
 
+def sm_rates(stamps: np.ndarray, blocks_per_sm: int, fast) -> tuple[float, float]:
+    """Blocks a microsecond an SM runs (blocks a SM over their mean duration) on the SMs of `fast` and on the
+    others."""
+    d, sm = (stamps[:, 2] - stamps[:, 0]).astype(np.float64) / 1e3, stamps[:, 3]
+    on = np.isin(sm, list(fast))
+    return float(blocks_per_sm / d[on].mean()), float(blocks_per_sm / d[~on].mean())
+
+
 def _registers(cp, fn):
     """Registers a thread of `fn` uses (the stamps may add some to the program's kernel), or None."""
     try:
@@ -183,17 +193,24 @@ def run(out: str) -> None:
     props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
     sms = int(props["multiProcessorCount"])
     names = ["mma_gemm<64, 64, 1, 8>", "mma_gemm<64, 64, 2, 8>", WMMA_NAME, "matmul_tiled"]
-    mod = cp.RawModule(code=stamped_source(), backend="nvrtc", name_expressions=names[:3],
-                       options=(f"--gpu-architecture=sm_{props['major']}{props['minor']}", "-std=c++17",
-                                *(f"-I{d}" for d in include_dirs())))
+    options = (f"--gpu-architecture=sm_{props['major']}{props['minor']}", "-std=c++17",
+               *(f"-I{d}" for d in include_dirs()))
+    mod = cp.RawModule(code=stamped_source(), backend="nvrtc", name_expressions=names[:3], options=options)
+    # the single-buffered kernel held to the program's 72 registers: the stamps cost it a block a SM otherwise
+    mod72 = cp.RawModule(code=stamped_source(), backend="nvrtc", name_expressions=names[:1],
+                         options=options + ("--maxrregcount=72",))
     rng = cp.random.default_rng(0)
-    stamps_ptr = mod.get_global("g_stamps")
+    smem_per_sm = int(props["sharedMemPerMultiprocessor"])
     launches = [("cuda_mma_single/n4096", names[0], 4096, 64, (128, 1), "f16"),
+                ("cuda_mma_single_r72/n4096", names[0], 4096, 64, (128, 1), "f16"),
                 ("cuda_mma_double/n4096", names[1], 4096, 64, (128, 1), "f16"),
                 ("cuda_wmma_f16/n4096", names[2], 4096, 64, (128, 1), "f16"),
                 ("cuda_mma_double/n8192", names[1], 8192, 64, (128, 1), "f16"),
                 ("cuda_wmma_f16/n8192", names[2], 8192, 64, (128, 1), "f16"),
                 ("matmul_tiled/large", names[3], 4096, 16, (16, 16), "f32")]
+    # and both mma kernels padded (dynamic shared memory, as buffering_occupancy) to 4 and 2 blocks a SM
+    launches += [(f"cuda_mma_{kind}_b{blocks}/n4096", names[stages - 1], 4096, 64, (128, 1), "f16")
+                 for kind, stages in (("single_r72", 1), ("double", 2)) for blocks in (4, 2)]
     inputs = {}
     rows, raw = [], {}
     for label, name, n, tile, block, dtype in launches:
@@ -205,22 +222,28 @@ def run(out: str) -> None:
         a, b = inputs[n, dtype]
         c = cp.zeros((n, n), dtype=cp.float32)
         grid = (n // tile, n // tile)
-        fn = mod.get_function(name)
+        module = mod72 if "_r72" in label else mod
+        fn = module.get_function(name)
+        stamps_ptr = module.get_global("g_stamps")
         args = (a, b, c, cp.int32(n), cp.int32(n), cp.int32(n))
-        per = int(cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(fn.kernel.ptr, block[0] * block[1], 0))
+        padded = label.split("/")[0].rpartition("_b")[2]
+        dyn = dynamic_for(int(padded), 2 if "double" in label else 1, smem_per_sm) if padded.isdigit() else 0
+        fn.max_dynamic_shared_size_bytes = dyn
+        per = int(cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(fn.kernel.ptr, block[0] * block[1], dyn))
         nblocks = grid[0] * grid[1]
         for rep in range(3):
-            fn(grid, block, args)                        # a warm-up; then the stamped launch
+            fn(grid, block, args, shared_mem=dyn)        # a warm-up; then the stamped launch
             cp.cuda.Device().synchronize()
             host = np.zeros(MAX_BLOCKS * 4, dtype=np.uint64)
             stamps_ptr.copy_from_host(host.ctypes.data, host.nbytes)
-            fn(grid, block, args)
+            fn(grid, block, args, shared_mem=dyn)
             cp.cuda.Device().synchronize()
             stamps_ptr.copy_to_host(host.ctypes.data, host.nbytes)
             s = host.reshape(-1, 4)[:nblocks].astype(np.int64)
             s[:, :3] -= s[:, 0].min()
             summary = drift_summary(s, grid[0], per * sms)
-            rows.append({"launch": label, "repeat": rep, "blocks_per_sm": per, "registers": _registers(cp, fn),
+            rows.append({"launch": label, "repeat": rep, "blocks_per_sm": per, "dynamic_shared_bytes": dyn,
+                         "registers": _registers(cp, fn),
                          **summary})
             if rep == 0:                                 # the raw stamps of the first launch
                 raw[label.replace("/", "__")] = s.astype(np.uint32)
@@ -254,15 +277,21 @@ def main(argv=None) -> int:
                     f"{sharer_fetches(stamps, row['grid_x'], w * 1e3):9.1f}" for w in RESIDENCY_US))
     elif a.summary:
         raw = np.load(Path(a.summary).with_suffix(".npz"))
-        for row in json.loads(Path(a.summary).read_text())["rows"]:
+        rows = json.loads(Path(a.summary).read_text())["rows"]
+        key = "cuda_mma_double__n4096"
+        fast = [k for k, v in sm_speeds(raw[key].astype(np.int64)).items() if v < 0.85] if key in raw else []
+        for row in rows:
             print(row["launch"], row["repeat"], "CV", row["duration_cv"], "block", row["block_median_us"], "us")
             if row["repeat"] == 0:
                 speeds = sm_speeds(raw[row["launch"].replace("/", "__")].astype(np.int64))
-                fast = sorted(k for k, v in speeds.items() if v < 0.85)
+                quick = sorted(k for k, v in speeds.items() if v < 0.85)
                 rest = [v for k, v in speeds.items() if v >= 0.85]
-                print(f"    SMs whose blocks take under 0.85 of the mean: {len(fast)} {fast}"
-                      + (f" (their mean {np.mean([speeds[k] for k in fast]):.3f}, the others' {np.mean(rest):.3f})"
-                         if fast else ""))
+                print(f"    SMs whose blocks take under 0.85 of the mean: {len(quick)} {quick}"
+                      + (f" (their mean {np.mean([speeds[k] for k in quick]):.3f}, the others' {np.mean(rest):.3f})"
+                         if quick else ""))
+                if fast and row["launch"].startswith("cuda_mma"):
+                    f, o = sm_rates(raw[row["launch"].replace("/", "__")].astype(np.int64), row["blocks_per_sm"], fast)
+                    print(f"    blocks a us an SM: {f:.4f} on the double-buffered 4096^3 launch's fast SMs, {o:.4f} on the others")
             for w in row["waves"]:
                 print("   ", json.dumps(w))
     else:
