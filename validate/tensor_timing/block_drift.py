@@ -262,9 +262,19 @@ def main(argv=None) -> int:
     ap.add_argument("--out", help="the JSON to write (on a GPU machine)")
     ap.add_argument("--summary", metavar="FILE", help="print a committed run's per-wave figures")
     ap.add_argument("--fetches", metavar="FILE", help="a committed run: B's fetches by the L2's residency time")
+    ap.add_argument("--crossbar", metavar="FILE", help="a crossbar_probe run: its SMs that pull fast, per way and warps")
     a = ap.parse_args(argv)
     if a.out:
         run(a.out)
+    elif a.crossbar:
+        for pull in json.loads(Path(a.crossbar).read_text())["runs"]:
+            if pull["grid"] > 1:                       # every SM pulling: each warp's cycles, by its SM
+                cycles = np.asarray(pull["cycles"], dtype=np.float64)
+                smids = np.asarray(pull["smids"])
+                per = {int(k): float(cycles[smids == k].mean()) for k in np.unique(smids)}
+                mean = np.mean(list(per.values()))
+                quick = sorted(k for k, v in per.items() if v < 0.9 * mean)
+                print(f"{pull['run']:22s} SMs under 0.9 of the mean cycles: {len(quick):3d} {quick}")
     elif a.fetches:
         doc = json.loads(Path(a.fetches).read_text())
         raw = np.load(Path(a.fetches).with_suffix(".npz"))
