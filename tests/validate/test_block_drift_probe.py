@@ -2,7 +2,8 @@
 are laid out, and the committed H100 run shows how close in time a GEMM's B sharers run
 (docs/mechanisms_24.md section 43): the wmma GEMM's waves stay in lockstep, the tiled f32 GEMM's sharers
 settle at the dispatch spacing of one block row within two waves, and the double-buffered mma.sync GEMM's
-blocks run at two speeds by SM."""
+blocks run at two speeds by SM; and validate/tensor_timing/sm_paths.py's runs, which find those SMs fast only
+beside the others."""
 import heapq
 import json
 from pathlib import Path
@@ -134,3 +135,25 @@ def test_at_seven_blocks_an_sm_most_sms_run_single_and_double_buffered_alike():
 def test_with_fewer_blocks_an_sm_double_buffering_gains_on_every_sm():
     single, double = _rates("cuda_mma_single_r72_b2/n4096"), _rates("cuda_mma_double_b2/n4096")
     assert double[1] > 1.5 * single[1] and double[0] > 1.5 * single[0]
+
+
+def _paths(gpu: str) -> dict:
+    doc = json.loads((ROOT / "data" / "measurements" / f"sm_paths_{gpu}.json").read_text())
+    assert doc["provenance"]["gpu"].startswith(f"NVIDIA {gpu.upper()}")
+    return {r["run"]: r for r in doc["rows"]}
+
+
+@pytest.mark.parametrize("gpu", ["h100", "h200"])
+def test_the_fast_sms_pull_as_fast_as_the_others_alone(gpu):
+    runs = _paths(gpu)
+    assert runs["pitch80/w32/fast"]["fast_cycles"] == pytest.approx(runs["pitch80/w32/slow_as_many"]["other_cycles"],
+                                                                   rel=0.01)
+
+
+@pytest.mark.parametrize("gpu", ["h100", "h200"])
+def test_the_fast_sms_get_a_larger_share_only_when_every_sm_pulls_deep(gpu):
+    runs = _paths(gpu)
+    every = runs["pitch80/w32/all"]
+    assert every["fast_cycles"] < 0.85 * every["other_cycles"]
+    for shallow in ("pitch80/w32/even", "pitch80/w8/all"):
+        assert runs[shallow]["fast_cycles"] == pytest.approx(runs[shallow]["other_cycles"], rel=0.02)
