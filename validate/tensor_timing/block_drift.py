@@ -179,14 +179,6 @@ def sm_rates(stamps: np.ndarray, blocks_per_sm: int, fast) -> tuple[float, float
     return float(blocks_per_sm / d[on].mean()), float(blocks_per_sm / d[~on].mean())
 
 
-def _registers(cp, fn):
-    """Registers a thread of `fn` uses (the stamps may add some to the program's kernel), or None."""
-    try:
-        return int(cp.cuda.driver.funcGetAttribute(4, fn.ptr))     # CU_FUNC_ATTRIBUTE_NUM_REGS
-    except Exception:                    # noqa: BLE001 - the row then says None
-        return None
-
-
 def run(out: str) -> None:
     import cupy as cp                    # here, not at the top: only measuring needs a GPU
     from validate.tensor_programs.record import include_dirs   # likewise: mma.h's crt/mma.h (wmma)
@@ -242,9 +234,7 @@ def run(out: str) -> None:
             s = host.reshape(-1, 4)[:nblocks].astype(np.int64)
             s[:, :3] -= s[:, 0].min()
             summary = drift_summary(s, grid[0], per * sms)
-            rows.append({"launch": label, "repeat": rep, "blocks_per_sm": per, "dynamic_shared_bytes": dyn,
-                         "registers": _registers(cp, fn),
-                         **summary})
+            rows.append({"launch": label, "repeat": rep, "blocks_per_sm": per, "dynamic_shared_bytes": dyn, **summary})
             if rep == 0:                                 # the raw stamps of the first launch
                 raw[label.replace("/", "__")] = s.astype(np.uint32)
             print(label, rep, json.dumps({k: v for k, v in summary.items() if k != "waves"}), flush=True)
@@ -257,6 +247,54 @@ def run(out: str) -> None:
     print(write_probe(out, prov, rows))
 
 
+def print_crossbar(path: str) -> None:
+    """A crossbar_probe run's SMs that pull fast (under 0.9 of the mean cycles), per way of reading and warps."""
+    for pull in json.loads(Path(path).read_text())["runs"]:
+        if pull["grid"] > 1:                       # every SM pulling: each warp's cycles, by its SM
+            cycles = np.asarray(pull["cycles"], dtype=np.float64)
+            smids = np.asarray(pull["smids"])
+            per = {int(k): float(cycles[smids == k].mean()) for k in np.unique(smids)}
+            mean = np.mean(list(per.values()))
+            quick = sorted(k for k, v in per.items() if v < 0.9 * mean)
+            print(f"{pull['run']:22s} SMs under 0.9 of the mean cycles: {len(quick):3d} {quick}")
+
+
+def print_fetches(path: str) -> None:
+    """A committed run's B fetches per line (`sharer_fetches`) at each of `RESIDENCY_US`."""
+    doc = json.loads(Path(path).read_text())
+    raw = np.load(Path(path).with_suffix(".npz"))
+    print("B fetched from DRAM, per line, if the L2 keeps a line this long after a touch:")
+    print(f"{'launch':24s} {'blocks/col':>10s} " + " ".join(f"{w:>7.0f}us" for w in RESIDENCY_US))
+    for row in doc["rows"]:
+        if row["repeat"] == 0:
+            stamps = raw[row["launch"].replace("/", "__")].astype(np.int64)
+            print(f"{row['launch']:24s} {row['blocks'] // row['grid_x']:10d} " + " ".join(
+                f"{sharer_fetches(stamps, row['grid_x'], w * 1e3):9.1f}" for w in RESIDENCY_US))
+
+
+def print_summary(path: str) -> None:
+    """A committed run per launch and wave; per launch, its fast SMs, and for the mma kernels the rates of the
+    double-buffered 4096^3 launch's fast SMs and of the others (`sm_rates`)."""
+    raw = np.load(Path(path).with_suffix(".npz"))
+    key = "cuda_mma_double__n4096"
+    fast = [k for k, v in sm_speeds(raw[key].astype(np.int64)).items() if v < 0.85] if key in raw else []
+    for row in json.loads(Path(path).read_text())["rows"]:
+        print(row["launch"], row["repeat"], "CV", row["duration_cv"], "block", row["block_median_us"], "us")
+        if row["repeat"] == 0:
+            stamps = raw[row["launch"].replace("/", "__")].astype(np.int64)
+            speeds = sm_speeds(stamps)
+            quick = sorted(k for k, v in speeds.items() if v < 0.85)
+            rest = [v for k, v in speeds.items() if v >= 0.85]
+            print(f"    SMs whose blocks take under 0.85 of the mean: {len(quick)} {quick}"
+                  + (f" (their mean {np.mean([speeds[k] for k in quick]):.3f}, the others' {np.mean(rest):.3f})"
+                     if quick else ""))
+            if fast and row["launch"].startswith("cuda_mma"):
+                f, o = sm_rates(stamps, row["blocks_per_sm"], fast)
+                print(f"    blocks a us an SM: {f:.4f} on the double-buffered 4096^3 launch's fast SMs, {o:.4f} on the others")
+        for w in row["waves"]:
+            print("   ", json.dumps(w))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", help="the JSON to write (on a GPU machine)")
@@ -267,45 +305,13 @@ def main(argv=None) -> int:
     if a.out:
         run(a.out)
     elif a.crossbar:
-        for pull in json.loads(Path(a.crossbar).read_text())["runs"]:
-            if pull["grid"] > 1:                       # every SM pulling: each warp's cycles, by its SM
-                cycles = np.asarray(pull["cycles"], dtype=np.float64)
-                smids = np.asarray(pull["smids"])
-                per = {int(k): float(cycles[smids == k].mean()) for k in np.unique(smids)}
-                mean = np.mean(list(per.values()))
-                quick = sorted(k for k, v in per.items() if v < 0.9 * mean)
-                print(f"{pull['run']:22s} SMs under 0.9 of the mean cycles: {len(quick):3d} {quick}")
+        print_crossbar(a.crossbar)
     elif a.fetches:
-        doc = json.loads(Path(a.fetches).read_text())
-        raw = np.load(Path(a.fetches).with_suffix(".npz"))
-        print("B fetched from DRAM, per line, if the L2 keeps a line this long after a touch:")
-        print(f"{'launch':24s} {'blocks/col':>10s} " + " ".join(f"{w:>7.0f}us" for w in RESIDENCY_US))
-        for row in doc["rows"]:
-            if row["repeat"] == 0:
-                stamps = raw[row["launch"].replace("/", "__")].astype(np.int64)
-                print(f"{row['launch']:24s} {row['blocks'] // row['grid_x']:10d} " + " ".join(
-                    f"{sharer_fetches(stamps, row['grid_x'], w * 1e3):9.1f}" for w in RESIDENCY_US))
+        print_fetches(a.fetches)
     elif a.summary:
-        raw = np.load(Path(a.summary).with_suffix(".npz"))
-        rows = json.loads(Path(a.summary).read_text())["rows"]
-        key = "cuda_mma_double__n4096"
-        fast = [k for k, v in sm_speeds(raw[key].astype(np.int64)).items() if v < 0.85] if key in raw else []
-        for row in rows:
-            print(row["launch"], row["repeat"], "CV", row["duration_cv"], "block", row["block_median_us"], "us")
-            if row["repeat"] == 0:
-                speeds = sm_speeds(raw[row["launch"].replace("/", "__")].astype(np.int64))
-                quick = sorted(k for k, v in speeds.items() if v < 0.85)
-                rest = [v for k, v in speeds.items() if v >= 0.85]
-                print(f"    SMs whose blocks take under 0.85 of the mean: {len(quick)} {quick}"
-                      + (f" (their mean {np.mean([speeds[k] for k in quick]):.3f}, the others' {np.mean(rest):.3f})"
-                         if quick else ""))
-                if fast and row["launch"].startswith("cuda_mma"):
-                    f, o = sm_rates(raw[row["launch"].replace("/", "__")].astype(np.int64), row["blocks_per_sm"], fast)
-                    print(f"    blocks a us an SM: {f:.4f} on the double-buffered 4096^3 launch's fast SMs, {o:.4f} on the others")
-            for w in row["waves"]:
-                print("   ", json.dumps(w))
+        print_summary(a.summary)
     else:
-        ap.error("--out or --summary")
+        ap.error("--out, --summary, --fetches or --crossbar")
     return 0
 
 
