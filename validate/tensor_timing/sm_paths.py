@@ -12,7 +12,8 @@ a thread from a 64 KiB region of the block's own, cp.async.cg, wait_group 0), 32
 (`pitch80`) and aligned (`own`) ways; a block whose %smid is not in the run's mask leaves at once. Runs: every SM
 (which SMs are fast: under 0.9 of the mean cycles), then the fast ones alone, as many slow ones alone, all the
 slow ones, one SM a TPC (even %smid), every SM with 8 warps; the last of three launches each. Per run, each
-active SM's cycles a round (%clock64) and the mean of the fast and the other active SMs.
+active SM's cycles a round (%clock64) and the mean of the fast and the other active SMs; and the same GPU's GPCs
+as thread-block clusters find them (`validate/gpc_topology.py`), to set beside the fast SMs.
 
     python -m validate.tensor_timing.sm_paths --out $OUT/sm_paths_h100.json     # GPU machine, seconds
     python -m validate.tensor_timing.sm_paths --summary data/measurements/sm_paths_h100.json
@@ -28,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from validate.gpc_topology import discover
 from validate.probe_cli import gpu_provenance, write_probe
 from validate.tensor_timing.crossbar_probe import ITERS, REGION_INT4, SHARED_BYTES, SOURCE
 
@@ -106,8 +108,10 @@ def run(out: str) -> None:
         rows.append({"run": label, "kind": kind, "warps": warps, **split(cycles, fast),
                      "cycles": {str(k): round(v, 1) for k, v in sorted(cycles.items())}})
         print(json.dumps({k: v for k, v in rows[-1].items() if k != "cycles"}), flush=True)
+    gpcs, _launches = discover(sms)             # the same GPU's GPCs (thread-block clusters), beside its fast SMs
     prov = gpu_provenance(cp, "python -m validate.tensor_timing.sm_paths --out " + out, __doc__, sm_count=sms,
-                          fast_sms=fast, iters=ITERS, kernel_source="validate/tensor_timing/crossbar_probe.py + sm_paths.py")
+                          fast_sms=fast, gpcs=gpcs, iters=ITERS,
+                          kernel_source="validate/tensor_timing/crossbar_probe.py + sm_paths.py")
     print(write_probe(out, prov, rows))
 
 
@@ -120,7 +124,10 @@ def main(argv=None) -> int:
         run(a.out)
     elif a.summary:
         doc = json.loads(Path(a.summary).read_text())
-        print(doc["provenance"]["gpu"], "fast SMs:", doc["provenance"]["fast_sms"])
+        prov = doc["provenance"]
+        print(prov["gpu"], "fast SMs:", prov["fast_sms"])
+        for g in prov.get("gpcs") or []:
+            print(f"    GPC of {len(g):2d} SMs (clusters): {sum(k in prov['fast_sms'] for k in g):2d} fast")
         for row in doc["rows"]:
             print(json.dumps({k: v for k, v in row.items() if k != "cycles"}))
     else:
