@@ -15,11 +15,10 @@ import json
 import sys
 import warnings
 
-import gpusim
-from gpusim.timing import TimingOptions
+from gpusim.api import resolve_gpu
 from gpusim.timing.engine import TimingEngine
 from validate.datadir import DATA_DIR
-from validate.predict import build_case, measurement_environment
+from validate.predict import measurement_environment, predict
 
 DEFAULT = ("cuda_mma_single/n4096", "cuda_mma_double/n4096", "cuda_wmma_f16/n4096", "cuda_mma_double/n8192",
            "cuda_wmma_f16/n8192")
@@ -40,15 +39,13 @@ def windows(setname: str, preset: str, names) -> list[dict]:
     try:
         for name in names:
             k = next(k for k in data["kernels"] if k["name"] == name)
-            case = build_case(k)
             seen.clear()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                r = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu=preset,
-                                  shared_bytes=case.shared_bytes, timing=True, outputs=False,
-                                  timing_options=TimingOptions(mode="auto", functional="sampled", **env),
-                                  device_addresses=k.get("arg_addresses"))
-            us = r.metrics["gpu__time_duration.sum"] / 1e3
+                row = predict(k, resolve_gpu(preset), env)          # as `validate compare` predicts it
+            if row.error:
+                raise SystemExit(f"{name}: {row.error}")
+            us = row.predicted["gpu__time_duration.sum"] / 1e3
             fp = seen[-1] if seen else None
             w = None if fp is None else float(fp.window)
             rows.append({"launch": name, "predicted_us": round(us, 1), "window_share": w,
