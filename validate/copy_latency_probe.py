@@ -17,7 +17,9 @@ one random cycle through the table, each warp its own stretch of it (every step 
 addresses go); `stream`: each warp its own run of consecutive lines (a row's lines one after another, as a
 copy's). With `write` 1, each step also stores the line it read to a second table at the same place (a copy's
 traffic: a write-back for every line read); with `write` 2, to one of the warp's own 8 lines of it in turn
-(the same stores, into lines that stay in the L2: no write-backs). The kernel's time over `STEPS` is the latency of a step at
+(the same stores, into lines that stay in the L2: no write-backs). `chase_split`: the odd warps copy (with
+`write` 1) and the even ones only read, each warp timing its own steps by its SM's clock. `prefill` cases read only, after 48 MiB were
+written (`dirty`: the reads' first victims are written back) or read (`clean`) once the table was evicted. The kernel's time over `STEPS` is the latency of a step at
 that traffic (bytes a second follow); timed with CUDA events, the median of `REPEATS` after a warm-up, each
 launch after a 256 MiB read that evicts the table's lines from the L2.
 
@@ -35,10 +37,14 @@ ORDERS = ("random", "stream")
 REPEATS = 3
 SEED = 7
 EVICT_BYTES = 256 << 20
+PREFILL_BYTES = 48 << 20          # `prefill`: written (dirty) or read (clean) before the launch, most of the L2
 L2_LINES = 1 << 13                  # `l2` order: a 1 MiB cycle, L2-resident after the warm-up launch
 VARIANTS = ("chase_one_cg", "chase_one", "chase_cg", "chase")     # at one warp a SM, reading, `random` and `l2`
 
+MAX_WARPS = 132 * 64                # `chase_split`: its per-warp clock array
+
 SOURCE = r"""
+#define MAX_WARPS %(max_warps)d
 // step: lane reads word `lane` of line `l` (every word of a line holds the next line's index); LANES 1: lane 0
 // alone (a 4-B request); CG: `ld.global.cg` (not cached in the L1) instead of a plain load
 template <int LANES, int CG>
@@ -57,10 +63,27 @@ __device__ __forceinline__ void chase_t(const unsigned *next, unsigned *copy, co
     if (l == 0xffffffffu) copy[0] = l;          // never: keeps the chain
 }
 extern "C" __global__ void chase(const unsigned *n, unsigned *c, const unsigned *s, int k, int w) { chase_t<32, 0>(n, c, s, k, w); }
+// the odd warps copy (with `odd_write`) and the even ones only read; each warp's SM cycles over its steps
+__device__ unsigned long long g_cycles[MAX_WARPS];
+extern "C" __global__ void chase_split(const unsigned *next, unsigned *copy, const unsigned *start, int steps,
+                                       int odd_write) {
+    unsigned w = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5), lane = threadIdx.x & 31u;
+    int writes = (w & 1u) && odd_write;
+    unsigned long long c0 = clock64();
+    unsigned l = start[w];
+    for (int s = 0; s < steps; s++) {
+        unsigned v = next[(size_t)l * 32u + lane];
+        if (writes) copy[(size_t)l * 32u + lane] = v;
+        l = v;
+    }
+    if (l == 0xffffffffu) copy[0] = l;          // never: the clock below waits for the last load
+    unsigned long long c1 = clock64();
+    if (lane == 0) g_cycles[w] = c1 - c0;
+}
 extern "C" __global__ void chase_cg(const unsigned *n, unsigned *c, const unsigned *s, int k, int w) { chase_t<32, 1>(n, c, s, k, w); }
 extern "C" __global__ void chase_one(const unsigned *n, unsigned *c, const unsigned *s, int k, int w) { chase_t<1, 0>(n, c, s, k, w); }
 extern "C" __global__ void chase_one_cg(const unsigned *n, unsigned *c, const unsigned *s, int k, int w) { chase_t<1, 1>(n, c, s, k, w); }
-"""
+""" % {"max_warps": MAX_WARPS}
 
 
 def tables(np, order: str, warps_total: int):
@@ -95,7 +118,11 @@ def cases(sms: int) -> list[dict]:
             + [{"kernel": k, "order": o, "write": 0, "warps_per_sm": 1, "blocks": sms}
                for o in ("random", "l2") for k in VARIANTS]
             + [{"kernel": "chase_one_cg", "order": o, "write": 0, "warps_per_sm": 1, "blocks": b}
-               for o in ("random", "half") for b in (1, 2, 16)])
+               for o in ("random", "half") for b in (1, 2, 16)]
+            + [{"kernel": "chase", "order": "random", "write": 0, "warps_per_sm": w, "blocks": sms, "prefill": p}
+               for p in ("clean", "dirty") for w in (16, 32)]
+            + [{"kernel": "chase_split", "order": "random", "write": wr, "warps_per_sm": w, "blocks": sms}
+               for wr in (0, 1) for w in (16, 32, 64)])
 
 
 def run(out_path: str):
@@ -104,6 +131,7 @@ def run(out_path: str):
     sms = props["multiProcessorCount"]
     copy = cp.zeros(LINES * 32, cp.uint32)
     evict = cp.ones(EVICT_BYTES // 4, cp.float32)
+    prefill = cp.ones(PREFILL_BYTES // 4, cp.float32)
     rows, built = [], {}
     for case in cases(sms):
         total = case["blocks"] * case["warps_per_sm"]
@@ -120,6 +148,10 @@ def run(out_path: str):
         for _ in range(REPEATS + 1):          # the first a warm-up; each after an eviction (the lines come from DRAM)
             if case["order"] != "l2":
                 float(evict.sum())
+            if case.get("prefill") == "dirty":          # the L2 full of written lines: the reads' victims are dirty
+                prefill.fill(1.0)
+            elif case.get("prefill") == "clean":        # the same lines read: clean victims
+                float(prefill.sum())
             a, b = cp.cuda.Event(), cp.cuda.Event()
             a.record()
             fn(grid, block, args)
@@ -129,8 +161,16 @@ def run(out_path: str):
         times = times[1:]
         us = sorted(times)[len(times) // 2]
         row = {**case, "us": us, "us_all": times, **_derived(us, total, case["write"], props["clockRate"] * 1e3)}
+        if case["kernel"] == "chase_split":             # one more launch: each warp's own cycles a step, even / odd
+            float(evict.sum())
+            fn(grid, block, args)
+            cp.cuda.Device().synchronize()
+            cyc = cp.ndarray((MAX_WARPS,), cp.uint64, mod.get_global("g_cycles")).get()[:total] / STEPS
+            row["even_step_cycles"], row["odd_step_cycles"] = float(cyc[0::2].mean()), float(cyc[1::2].mean())
         rows.append(row)
         _print(row)
+        if "even_step_cycles" in row:
+            print(f"    even (reading) warps {row['even_step_cycles']:.0f}, odd warps {row['odd_step_cycles']:.0f} cycles a step")
     prov = gpu_provenance(cp, "python -m validate.copy_latency_probe --out $OUT/copy_latency_<gpu>.json", __doc__,
                           sms=sms, lines=LINES, steps=STEPS, repeats=REPEATS, clock_khz=props["clockRate"])
     return write_probe(out_path, prov, rows)
@@ -146,12 +186,13 @@ def _derived(us: float, warps_total: int, write: int, clock_hz: float) -> dict:
 
 
 def _print(r: dict) -> None:
-    print(f"{r['kernel']:12s} {r['order']:6s} write={r['write']} {r['warps_per_sm']:2d} warps/SM: {r['us']:8.1f} us  step "
+    print(f"{r['kernel']:12s} {r['order']:6s} {r.get('prefill', ''):5s} write={r['write']} {r['warps_per_sm']:2d} warps/SM: {r['us']:8.1f} us  step "
           f"{r['step_ns']:6.1f} ns ({r['step_cycles']:6.0f} cyc)  read {r['read_TBps']:.2f} TB/s")
 
 
 def predict(gpu: str) -> list[dict]:
-    """gpusim's time for each case but the `l2` ones (sampled timing, as `gpusim.launch` does by default)."""
+    """gpusim's time for each case but the `l2`, `prefill` and `chase_split` ones (sampled timing, as
+    `gpusim.launch` does by default)."""
     import numpy as np                                 # here: the GPU machine's side runs without gpusim's dependencies
     import gpusim                                      # here: as numpy above
     from gpusim.specs.overrides import resolve         # here: as numpy above
@@ -160,8 +201,8 @@ def predict(gpu: str) -> list[dict]:
     copy = np.zeros(LINES * 32, np.uint32)
     rows = []
     for case in cases(sms):
-        if case["order"] == "l2":
-            continue                     # a launch starts with an empty L2 here: the GPU's warm L2 has no twin
+        if case["order"] == "l2" or "prefill" in case or case["kernel"] == "chase_split":
+            continue                     # a launch starts with an empty L2 here: the GPU's warm or prefilled L2 has no twin
         total = case["blocks"] * case["warps_per_sm"]
         nxt, start = tables(np, case["order"], total)
         args = (np.repeat(nxt, 32), copy, start, np.int32(STEPS), np.int32(case["write"]))

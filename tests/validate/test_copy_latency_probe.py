@@ -14,10 +14,14 @@ from validate.datadir import DATA_DIR
 GPUS = ("h200", "h100")
 
 
+def _rows(name: str) -> list[dict]:
+    return json.loads((DATA_DIR / f"copy_latency_{name}.json").read_text())["rows"]
+
+
 def _steps(gpu: str, kernel="chase", order="random", write=0) -> dict:
-    rows = json.loads((DATA_DIR / f"copy_latency_{gpu}.json").read_text())["rows"]
-    return {r["warps_per_sm"]: r["step_cycles"] for r in rows
-            if r["kernel"] == kernel and r["order"] == order and r["write"] == write and r["blocks"] > 16}
+    return {r["warps_per_sm"]: r["step_cycles"] for r in _rows(gpu)
+            if r["kernel"] == kernel and r["order"] == order and r["write"] == write and r["blocks"] > 16
+            and "prefill" not in r}
 
 
 def test_the_random_chain_is_one_cycle_through_every_line_with_the_warps_spread_over_it():
@@ -89,7 +93,29 @@ def test_a_lone_chase_takes_as_long_on_one_sm_as_on_sixteen(gpu):
     assert len(one) == 3 and max(one) / min(one) < 1.05
 
 
-def test_gpusim_waits_a_quarter_of_the_h200s_extra_under_a_copy():
+@pytest.mark.parametrize("run", ["h200_run3", "h100_run2"])
+def test_reading_warps_wait_as_long_as_copying_warps_beside_them(run):
+    split = {r["warps_per_sm"]: r for r in _rows(run) if r["kernel"] == "chase_split" and r["write"] == 1}
+    for r in split.values():
+        assert abs(r["even_step_cycles"] / r["odd_step_cycles"] - 1) < 0.01
+
+
+@pytest.mark.parametrize("run", ["h200_run3", "h100_run2"])
+def test_copying_warps_make_the_reading_ones_beside_them_wait(run):
+    rows = [r for r in _rows(run) if r["kernel"] == "chase_split" and r["warps_per_sm"] == 32]
+    reading_only = next(r for r in rows if r["write"] == 0)["even_step_cycles"]
+    beside_copies = next(r for r in rows if r["write"] == 1)["even_step_cycles"]
+    assert beside_copies - reading_only > 100
+
+
+@pytest.mark.parametrize("run", ["h200_run3", "h100_run2"])
+def test_reads_whose_victims_are_dirty_wait_little(run):
+    prefill = {(r["prefill"], r["warps_per_sm"]): r["step_cycles"] for r in _rows(run) if "prefill" in r}
+    for w in (16, 32):
+        assert 0 <= prefill["dirty", w] - prefill["clean", w] < 40
+
+
+def test_gpusim_waits_under_a_third_of_the_h200s_extra_under_a_copy():
     pred = json.loads((DATA_DIR.parent.parent / "benchmarks/results/copy_latency_check_h200.json").read_text())["rows"]
     model = {r["warps_per_sm"]: r["step_cycles"] for r in pred
              if r["kernel"] == "chase" and r["order"] == "random" and r["write"] == 1}
