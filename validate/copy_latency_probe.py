@@ -15,13 +15,15 @@ The probe: one block a SM (132 on an H100 or H200) of W warps, W = 1 to 64 warps
 its word of the line, so a step is one 128-B request, and the next waits for it). `random`: the lines of
 one random cycle through the table, each warp its own stretch of it (every step a DRAM row miss, as far as
 addresses go); `stream`: each warp its own run of consecutive lines (a row's lines one after another, as a
-copy's). With `write` 1, each step also stores the line it read to a second table at the same place (a copy's
-traffic: a write-back for every line read); with `write` 2, to one of the warp's own 8 lines of it in turn
-(the same stores, into lines that stay in the L2: no write-backs). `chase_split`: the odd warps copy (with
-`write` 1) and the even ones only read, each warp timing its own steps by its SM's clock. `prefill` cases read only, after 48 MiB were
-written (`dirty`: the reads' first victims are written back) or read (`clean`) once the table was evicted. The kernel's time over `STEPS` is the latency of a step at
-that traffic (bytes a second follow); timed with CUDA events, the median of `REPEATS` after a warm-up, each
-launch after a 256 MiB read that evicts the table's lines from the L2.
+copy's). With `write` 1, each step also stores the line it read to a second table at the same place (a
+copy's traffic: a store that misses the L2 and a write-back for every line read); with `write` 2, to one of
+the warp's own 8 lines of it in turn (the same stores, into lines that stay in the L2: no write-backs).
+`chase_split`: the odd warps copy (`write` 1) and the even ones only read, or (`write` 2) the warps of the
+odd blocks copy, one block a SM, so that the reading warps have SMs of their own; each warp times its own
+steps by its SM's clock. `prefill` cases read only, after 48 MiB were written (`dirty`: the reads' first
+victims are written back) or read (`clean`) once the table was evicted. The kernel's time over `STEPS` is
+the latency of a step at that traffic (bytes a second follow); timed with CUDA events, the median of
+`REPEATS` after a warm-up, each launch after a 256 MiB read that evicts the table's lines from the L2.
 
     python -m validate.copy_latency_probe --out $OUT/copy_latency_h200.json      # GPU machine, a minute
     python -m validate.copy_latency_probe --predict h200 --json benchmarks/results/copy_latency_check_h200.json
@@ -63,12 +65,13 @@ __device__ __forceinline__ void chase_t(const unsigned *next, unsigned *copy, co
     if (l == 0xffffffffu) copy[0] = l;          // never: keeps the chain
 }
 extern "C" __global__ void chase(const unsigned *n, unsigned *c, const unsigned *s, int k, int w) { chase_t<32, 0>(n, c, s, k, w); }
-// the odd warps copy (with `odd_write`) and the even ones only read; each warp's SM cycles over its steps
+// the odd warps copy (`odd_write` 1; 2: the warps of odd blocks, other SMs than the even blocks') and the others
+// only read; each warp's SM cycles over its steps
 __device__ unsigned long long g_cycles[MAX_WARPS];
 extern "C" __global__ void chase_split(const unsigned *next, unsigned *copy, const unsigned *start, int steps,
                                        int odd_write) {
     unsigned w = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5), lane = threadIdx.x & 31u;
-    int writes = (w & 1u) && odd_write;
+    int writes = odd_write == 1 ? (int)(w & 1u) : odd_write == 2 ? (int)(blockIdx.x & 1u) : 0;
     unsigned long long c0 = clock64();
     unsigned l = start[w];
     for (int s = 0; s < steps; s++) {
@@ -122,7 +125,9 @@ def cases(sms: int) -> list[dict]:
             + [{"kernel": "chase", "order": "random", "write": 0, "warps_per_sm": w, "blocks": sms, "prefill": p}
                for p in ("clean", "dirty") for w in (16, 32)]
             + [{"kernel": "chase_split", "order": "random", "write": wr, "warps_per_sm": w, "blocks": sms}
-               for wr in (0, 1) for w in (16, 32, 64)])
+               for wr in (0, 1) for w in (16, 32, 64)]
+            + [{"kernel": "chase_split", "order": "random", "write": 2, "warps_per_sm": w, "blocks": sms}
+               for w in (16, 32)])
 
 
 def run(out_path: str):
@@ -166,7 +171,9 @@ def run(out_path: str):
             fn(grid, block, args)
             cp.cuda.Device().synchronize()
             cyc = cp.ndarray((MAX_WARPS,), cp.uint64, mod.get_global("g_cycles")).get()[:total] / STEPS
-            row["even_step_cycles"], row["odd_step_cycles"] = float(cyc[0::2].mean()), float(cyc[1::2].mean())
+            group = np.arange(total) // (block[0] // 32 if case["write"] == 2 else 1)   # its block, or itself
+            odd = (group & 1) == 1
+            row["even_step_cycles"], row["odd_step_cycles"] = float(cyc[~odd].mean()), float(cyc[odd].mean())
         rows.append(row)
         _print(row)
         if "even_step_cycles" in row:

@@ -108,6 +108,14 @@ def test_copying_warps_make_the_reading_ones_beside_them_wait(run):
     assert beside_copies - reading_only > 100
 
 
+def test_reading_sms_wait_as_long_as_the_copying_sms_beside_them():
+    split = {r["warps_per_sm"]: r for r in _rows("h200_run4") if r["kernel"] == "chase_split" and r["write"] == 2}
+    reading_only = {r["warps_per_sm"]: r for r in _rows("h200_run4") if r["kernel"] == "chase_split" and r["write"] == 0}
+    for w in (16, 32):
+        assert abs(split[w]["even_step_cycles"] / split[w]["odd_step_cycles"] - 1) < 0.02
+        assert split[w]["even_step_cycles"] - reading_only[w]["even_step_cycles"] > 50
+
+
 @pytest.mark.parametrize("run", ["h200_run3", "h100_run2"])
 def test_reads_whose_victims_are_dirty_wait_little(run):
     prefill = {(r["prefill"], r["warps_per_sm"]): r["step_cycles"] for r in _rows(run) if "prefill" in r}
