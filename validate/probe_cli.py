@@ -15,6 +15,22 @@ import time
 from pathlib import Path
 
 
+# CUDA C++ device functions the probes time and place blocks by: `gtime()` (%globaltimer, ns, comparable across
+# SMs) and `smid_()` (%smid)
+CUDA_CLOCKS = r"""
+__device__ __forceinline__ unsigned long long gtime() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+__device__ __forceinline__ unsigned smid_() {
+    unsigned s;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+    return s;
+}
+"""
+
+
 def nvrtc_module(source: str):
     """(cupy, the device's properties, `source` compiled by NVRTC for the device's architecture): the
     GPU side of the CUDA C++ probes. CuPy is imported here, only where a probe measures."""

@@ -23,7 +23,7 @@ after two warm-ups; the stamps are the first launch after the warm-ups.
 """
 from __future__ import annotations
 
-from validate.probe_cli import event_times_us, gpu_provenance, nvrtc_module, probe_main, write_probe
+from validate.probe_cli import CUDA_CLOCKS, event_times_us, gpu_provenance, nvrtc_module, probe_main, write_probe
 
 ROWS, COLS = 4096, 8192
 REPEATS = 7
@@ -31,17 +31,7 @@ SHAPES = ((256, 1), (128, 2), (64, 4), (32, 8), (16, 16), (8, 32))
 PAD = 32                                  # words: the padded pitch
 STRIDE_BLOCKS = 132 * 8                   # the grid-stride copy: 8 blocks of 256 an SM on a 132-SM Hopper
 
-SOURCE = r"""
-__device__ __forceinline__ unsigned long long gtime() {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-__device__ __forceinline__ unsigned smid_() {
-    unsigned s;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
-    return s;
-}
+SOURCE = CUDA_CLOCKS + r"""
 
 extern "C" __global__ void copy2d(const float *in, float *out, int pitch) {
     int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from validate.probe_cli import gpu_provenance, write_probe
+from validate.probe_cli import CUDA_CLOCKS, gpu_provenance, write_probe
 from validate.tensor_timing.buffering_occupancy import dynamic_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,18 +43,8 @@ WMMA_CU = ROOT / "programs" / "cuda_kernels" / "wmma_gemm.cu"
 RESIDENCY_US = (5, 10, 20, 40, 80)       # `--fetches`: residency times tried
 N = 4096
 MAX_BLOCKS = (N // 16) ** 2                # the tiled f32 GEMM's 65,536 blocks; the 8192^3 tensor GEMMs have 16,384
-STAMPS = r"""
+STAMPS = CUDA_CLOCKS + r"""
 __device__ unsigned long long g_stamps[%(max_blocks)d * 4];
-__device__ __forceinline__ unsigned long long gtime() {
-    unsigned long long t;
-    asm volatile("mov.u64 %%0, %%%%globaltimer;" : "=l"(t));
-    return t;
-}
-__device__ __forceinline__ unsigned smid_() {
-    unsigned s;
-    asm volatile("mov.u32 %%0, %%%%smid;" : "=r"(s));
-    return s;
-}
 #define STAMP(k) do { if (threadIdx.x + threadIdx.y == 0) \
     g_stamps[4 * (blockIdx.y * gridDim.x + blockIdx.x) + (k)] = (k) == 3 ? smid_() : gtime(); } while (0)
 """ % {"max_blocks": MAX_BLOCKS}
