@@ -20,7 +20,9 @@ copy's traffic: a store that misses the L2 and a write-back for every line read)
 the warp's own 8 lines of it in turn (the same stores, into lines that stay in the L2: no write-backs).
 `chase_split`: the odd warps copy (`write` 1) and the even ones only read, or (`write` 2) the warps of the
 odd blocks copy, one block a SM, so that the reading warps have SMs of their own; each warp times its own
-steps by its SM's clock. `prefill` cases read only, after 48 MiB were written (`dirty`: the reads' first
+steps by its SM's clock. `store_beside`: the odd warps
+only store, a line every `gap` cycles, new lines (missing the L2) or their own 8 (hitting), beside the even
+warps' chase. `prefill` cases read only, after 48 MiB were written (`dirty`: the reads' first
 victims are written back) or read (`clean`) once the table was evicted. The kernel's time over `STEPS` is
 the latency of a step at that traffic (bytes a second follow); timed with CUDA events, the median of
 `REPEATS` after a warm-up, each launch after a 256 MiB read that evicts the table's lines from the L2.
@@ -39,6 +41,8 @@ ORDERS = ("random", "stream")
 REPEATS = 3
 SEED = 7
 EVICT_BYTES = 256 << 20
+STORE_GAPS = (0, 4000, 2000, 1000, 500, 250)   # `store_beside`: SM cycles between a storing warp's stores (0: none)
+STORE_BUDGET = 230_000              # `store_beside`: SM cycles the storing warps keep storing (the readers' run)
 PREFILL_BYTES = 48 << 20          # `prefill`: written (dirty) or read (clean) before the launch, most of the L2
 L2_LINES = 1 << 13                  # `l2` order: a 1 MiB cycle, L2-resident after the warm-up launch
 VARIANTS = ("chase_one_cg", "chase_one", "chase_cg", "chase")     # at one warp a SM, reading, `random` and `l2`
@@ -86,7 +90,34 @@ extern "C" __global__ void chase_split(const unsigned *next, unsigned *copy, con
 extern "C" __global__ void chase_cg(const unsigned *n, unsigned *c, const unsigned *s, int k, int w) { chase_t<32, 1>(n, c, s, k, w); }
 extern "C" __global__ void chase_one(const unsigned *n, unsigned *c, const unsigned *s, int k, int w) { chase_t<1, 0>(n, c, s, k, w); }
 extern "C" __global__ void chase_one_cg(const unsigned *n, unsigned *c, const unsigned *s, int k, int w) { chase_t<1, 1>(n, c, s, k, w); }
-""" % {"max_warps": MAX_WARPS}
+// the odd warps only store, one 128-B line every `gap` SM cycles for `budget` cycles (`hit`: into their own 8
+// lines, which stay in the L2; else a new line each time, which misses), counting their stores; the even warps
+// chase as `chase_split`'s, timing their steps
+__device__ unsigned long long g_stores[MAX_WARPS];
+extern "C" __global__ void store_beside(const unsigned *next, unsigned *copy, const unsigned *start, int steps,
+                                        int gap, int hit, long long budget) {
+    unsigned w = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5), lane = threadIdx.x & 31u;
+    unsigned long long c0 = clock64();
+    if (w & 1u) {
+        unsigned long long n = 0, t = c0;
+        if (gap > 0)
+            while ((long long)(clock64() - c0) < budget) {
+                unsigned line = hit ? w * 8u + (unsigned)(n & 7u) : (w * 2654435761u + (unsigned)n * 40503u) %% %(lines)du;
+                copy[(size_t)line * 32u + lane] = (unsigned)n;
+                n++;
+                t += gap;
+                while (clock64() < t) { }
+            }
+        if (lane == 0) g_stores[w] = n;
+        return;
+    }
+    unsigned l = start[w];
+    for (int s = 0; s < steps; s++) l = next[(size_t)l * 32u + lane];
+    if (l == 0xffffffffu) copy[0] = l;
+    unsigned long long c1 = clock64();
+    if (lane == 0) g_cycles[w] = c1 - c0;
+}
+""" % {"max_warps": MAX_WARPS, "lines": LINES}
 
 
 def tables(np, order: str, warps_total: int):
@@ -127,7 +158,9 @@ def cases(sms: int) -> list[dict]:
             + [{"kernel": "chase_split", "order": "random", "write": wr, "warps_per_sm": w, "blocks": sms}
                for wr in (0, 1) for w in (16, 32, 64)]
             + [{"kernel": "chase_split", "order": "random", "write": 2, "warps_per_sm": w, "blocks": sms}
-               for w in (16, 32)])
+               for w in (16, 32)]
+            + [{"kernel": "store_beside", "order": "random", "write": 0, "warps_per_sm": 32, "blocks": sms,
+                "gap": g, "hit": h} for h in (0, 1) for g in STORE_GAPS])
 
 
 def run(out_path: str):
@@ -147,6 +180,9 @@ def run(out_path: str):
             built[key] = (cp.asarray(np.repeat(nxt, 32)), cp.asarray(start))
         nxt_d, start_d = built[key]
         args = (nxt_d, copy, start_d, np.int32(STEPS), np.int32(case["write"]))
+        if case["kernel"] == "store_beside":
+            args = (nxt_d, copy, start_d, np.int32(STEPS), np.int32(case["gap"]), np.int32(case["hit"]),
+                    np.int64(STORE_BUDGET))
         grid, block = launch_shape(case)
         fn = mod.get_function(case["kernel"])
         times = []
@@ -174,9 +210,19 @@ def run(out_path: str):
             group = np.arange(total) // (block[0] // 32 if case["write"] == 2 else 1)   # its block, or itself
             odd = (group & 1) == 1
             row["even_step_cycles"], row["odd_step_cycles"] = float(cyc[~odd].mean()), float(cyc[odd].mean())
+        if case["kernel"] == "store_beside":             # one more launch: the readers' cycles a step, the stores
+            float(evict.sum())
+            fn(grid, block, args)
+            cp.cuda.Device().synchronize()
+            cyc = cp.ndarray((MAX_WARPS,), cp.uint64, mod.get_global("g_cycles")).get()[:total]
+            stores = cp.ndarray((MAX_WARPS,), cp.uint64, mod.get_global("g_stores")).get()[:total]
+            row["even_step_cycles"] = float(cyc[0::2].mean() / STEPS)
+            row["store_TBps"] = float(stores[1::2].sum() * 128 / (STORE_BUDGET / (props["clockRate"] * 1e3)) / 1e12)
         rows.append(row)
         _print(row)
-        if "even_step_cycles" in row:
+        if "store_TBps" in row:
+            print(f"    readers {row['even_step_cycles']:.0f} cycles a step beside {row['store_TBps']:.2f} TB/s of stores")
+        elif "even_step_cycles" in row:
             print(f"    even (reading) warps {row['even_step_cycles']:.0f}, odd warps {row['odd_step_cycles']:.0f} cycles a step")
     prov = gpu_provenance(cp, "python -m validate.copy_latency_probe --out $OUT/copy_latency_<gpu>.json", __doc__,
                           sms=sms, lines=LINES, steps=STEPS, repeats=REPEATS, clock_khz=props["clockRate"])
@@ -198,7 +244,7 @@ def _print(r: dict) -> None:
 
 
 def predict(gpu: str) -> list[dict]:
-    """gpusim's time for each case but the `l2`, `prefill` and `chase_split` ones (sampled timing, as
+    """gpusim's time for each case but the `l2`, `prefill`, `chase_split` and `store_beside` ones (sampled timing, as
     `gpusim.launch` does by default)."""
     import numpy as np                                 # here: the GPU machine's side runs without gpusim's dependencies
     import gpusim                                      # here: as numpy above
@@ -208,7 +254,7 @@ def predict(gpu: str) -> list[dict]:
     copy = np.zeros(LINES * 32, np.uint32)
     rows = []
     for case in cases(sms):
-        if case["order"] == "l2" or "prefill" in case or case["kernel"] == "chase_split":
+        if case["order"] == "l2" or "prefill" in case or case["kernel"] in ("chase_split", "store_beside"):
             continue                     # a launch starts with an empty L2 here: the GPU's warm or prefilled L2 has no twin
         total = case["blocks"] * case["warps_per_sm"]
         nxt, start = tables(np, case["order"], total)
