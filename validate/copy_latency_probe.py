@@ -202,22 +202,19 @@ def run(out_path: str):
         times = times[1:]
         us = sorted(times)[len(times) // 2]
         row = {**case, "us": us, "us_all": times, **_derived(us, total, case["write"], props["clockRate"] * 1e3)}
-        if case["kernel"] == "chase_split":             # one more launch: each warp's own cycles a step, even / odd
+        if case["kernel"] in ("chase_split", "store_beside"):   # one more launch: each warp's own clock (and stores)
             float(evict.sum())
             fn(grid, block, args)
             cp.cuda.Device().synchronize()
-            cyc = cp.ndarray((MAX_WARPS,), cp.uint64, mod.get_global("g_cycles")).get()[:total] / STEPS
-            group = np.arange(total) // (block[0] // 32 if case["write"] == 2 else 1)   # its block, or itself
-            odd = (group & 1) == 1
-            row["even_step_cycles"], row["odd_step_cycles"] = float(cyc[~odd].mean()), float(cyc[odd].mean())
-        if case["kernel"] == "store_beside":             # one more launch: the readers' cycles a step, the stores
-            float(evict.sum())
-            fn(grid, block, args)
-            cp.cuda.Device().synchronize()
-            cyc = cp.ndarray((MAX_WARPS,), cp.uint64, mod.get_global("g_cycles")).get()[:total]
-            stores = cp.ndarray((MAX_WARPS,), cp.uint64, mod.get_global("g_stores")).get()[:total]
-            row["even_step_cycles"] = float(cyc[0::2].mean() / STEPS)
-            row["store_TBps"] = float(stores[1::2].sum() * 128 / (STORE_BUDGET / (props["clockRate"] * 1e3)) / 1e12)
+            cyc = _per_warp(cp, mod, "g_cycles", total) / STEPS
+            if case["kernel"] == "chase_split":
+                group = np.arange(total) // (block[0] // 32 if case["write"] == 2 else 1)   # its block, or itself
+                odd = (group & 1) == 1
+                row["even_step_cycles"], row["odd_step_cycles"] = float(cyc[~odd].mean()), float(cyc[odd].mean())
+            else:                                        # the readers' cycles a step, the storers' bytes a second
+                row["even_step_cycles"] = float(cyc[0::2].mean())
+                seconds = STORE_BUDGET / (props["clockRate"] * 1e3)
+                row["store_TBps"] = float(_per_warp(cp, mod, "g_stores", total)[1::2].sum() * 128 / seconds / 1e12)
         rows.append(row)
         _print(row)
         if "store_TBps" in row:
@@ -229,13 +226,18 @@ def run(out_path: str):
     return write_probe(out_path, prov, rows)
 
 
+def _per_warp(cp, mod, name: str, warps: int):
+    """The first `warps` entries of the module's per-warp counter array `name` (host numpy)."""
+    return cp.ndarray((MAX_WARPS,), cp.uint64, mod.get_global(name)).get()[:warps]
+
+
 def _derived(us: float, warps_total: int, write: int, clock_hz: float) -> dict:
     """A step's latency (ns, and cycles at `clock_hz`) and the DRAM-side traffic it implies (read and written
-    bytes a second, if every step misses the L2)."""
+    bytes a second, if every step misses the L2; written only where the stores miss too, `write` 1)."""
     step_ns = us * 1e3 / STEPS
     bps = warps_total * 128 / (step_ns * 1e-9)
     return {"step_ns": step_ns, "step_cycles": step_ns * clock_hz * 1e-9, "read_TBps": bps / 1e12,
-            "write_TBps": bps / 1e12 if write else 0.0}
+            "write_TBps": bps / 1e12 if write == 1 else 0.0}
 
 
 def _print(r: dict) -> None:
