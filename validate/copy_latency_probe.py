@@ -21,8 +21,8 @@ the warp's own 8 lines of it in turn (the same stores, into lines that stay in t
 `chase_split`: the odd warps copy (`write` 1) and the even ones only read, or (`write` 2) the warps of the
 odd blocks copy, one block a SM, so that the reading warps have SMs of their own; each warp times its own
 steps by its SM's clock. `store_beside`: the odd warps
-only store, a line every `gap` cycles, new lines (missing the L2) or their own 8 (hitting), beside the even
-warps' chase. `prefill` cases read only, after 48 MiB were written (`dirty`: the reads' first
+only store, a line every `gap` cycles, new lines (missing the L2; `hit` 2: a line's first 32-B sector only;
+`hit` 3: one sector a store, a new line's four in turn) or their own 8 (hitting), beside the even warps' chase (`l2` order: of lines the L2 holds). `prefill` cases read only, after 48 MiB were written (`dirty`: the reads' first
 victims are written back) or read (`clean`) once the table was evicted. The kernel's time over `STEPS` is
 the latency of a step at that traffic (bytes a second follow); timed with CUDA events, the median of
 `REPEATS` after a warm-up, each launch after a 256 MiB read that evicts the table's lines from the L2.
@@ -90,8 +90,10 @@ extern "C" __global__ void chase_split(const unsigned *next, unsigned *copy, con
 extern "C" __global__ void chase_cg(const unsigned *n, unsigned *c, const unsigned *s, int k, int w) { chase_t<32, 1>(n, c, s, k, w); }
 extern "C" __global__ void chase_one(const unsigned *n, unsigned *c, const unsigned *s, int k, int w) { chase_t<1, 0>(n, c, s, k, w); }
 extern "C" __global__ void chase_one_cg(const unsigned *n, unsigned *c, const unsigned *s, int k, int w) { chase_t<1, 1>(n, c, s, k, w); }
-// the odd warps only store, one 128-B line every `gap` SM cycles for `budget` cycles (`hit`: into their own 8
-// lines, which stay in the L2; else a new line each time, which misses), counting their stores; the even warps
+// the odd warps only store, one 128-B line every `gap` SM cycles for `budget` cycles (`hit` 1: into their own 8
+// lines, which stay in the L2; else a new line each time, which misses; `hit` 2: its first 32-B sector only;
+// `hit` 3: one sector a store, a new line's 4 in turn: one store in 4 finds no line, 3 find the line but not the sector),
+// counting their stores; the even warps
 // chase as `chase_split`'s, timing their steps
 __device__ unsigned long long g_stores[MAX_WARPS];
 extern "C" __global__ void store_beside(const unsigned *next, unsigned *copy, const unsigned *start, int steps,
@@ -102,8 +104,10 @@ extern "C" __global__ void store_beside(const unsigned *next, unsigned *copy, co
         unsigned long long n = 0, t = c0;
         if (gap > 0)
             while ((long long)(clock64() - c0) < budget) {
-                unsigned line = hit ? w * 8u + (unsigned)(n & 7u) : (w * 2654435761u + (unsigned)n * 40503u) %% %(lines)du;
-                copy[(size_t)line * 32u + lane] = (unsigned)n;
+                unsigned m = hit == 3 ? (unsigned)(n >> 2) : (unsigned)n;   // 3: a line's 4 sectors in turn
+                unsigned line = hit == 1 ? w * 8u + (unsigned)(n & 7u) : (w * 2654435761u + m * 40503u) %% %(lines)du;
+                if (hit < 2 || (hit == 2 && lane < 8u) || (hit == 3 && lane >> 3 == (unsigned)(n & 3u)))
+                    copy[(size_t)line * 32u + lane] = (unsigned)n;
                 n++;
                 t += gap;
                 while (clock64() < t) { }
@@ -160,7 +164,9 @@ def cases(sms: int) -> list[dict]:
             + [{"kernel": "chase_split", "order": "random", "write": 2, "warps_per_sm": w, "blocks": sms}
                for w in (16, 32)]
             + [{"kernel": "store_beside", "order": "random", "write": 0, "warps_per_sm": 32, "blocks": sms,
-                "gap": g, "hit": h} for h in (0, 1) for g in STORE_GAPS])
+                "gap": g, "hit": h} for h in (0, 1, 2, 3) for g in STORE_GAPS]
+            + [{"kernel": "store_beside", "order": "l2", "write": 0, "warps_per_sm": 32, "blocks": sms,
+                "gap": g, "hit": 0} for g in STORE_GAPS])
 
 
 def run(out_path: str):
@@ -203,7 +209,8 @@ def run(out_path: str):
         us = sorted(times)[len(times) // 2]
         row = {**case, "us": us, "us_all": times, **_derived(us, total, case["write"], props["clockRate"] * 1e3)}
         if case["kernel"] in ("chase_split", "store_beside"):   # one more launch: each warp's own clock (and stores)
-            float(evict.sum())
+            if case["order"] != "l2":
+                float(evict.sum())
             fn(grid, block, args)
             cp.cuda.Device().synchronize()
             cyc = _per_warp(cp, mod, "g_cycles", total) / STEPS
@@ -214,7 +221,8 @@ def run(out_path: str):
             else:                                        # the readers' cycles a step, the storers' bytes a second
                 row["even_step_cycles"] = float(cyc[0::2].mean())
                 seconds = STORE_BUDGET / (props["clockRate"] * 1e3)
-                row["store_TBps"] = float(_per_warp(cp, mod, "g_stores", total)[1::2].sum() * 128 / seconds / 1e12)
+                line_bytes = 32 if case["hit"] >= 2 else 128
+                row["store_TBps"] = float(_per_warp(cp, mod, "g_stores", total)[1::2].sum() * line_bytes / seconds / 1e12)
         rows.append(row)
         _print(row)
         if "store_TBps" in row:

@@ -201,6 +201,7 @@ class L2Spec:
     join_queued_reads: bool = False              # a read finding the same sectors still queued at its slice shares that lookup (l2_queue.py)
     requests_per_cycle_per_slice: float = bounded(0.0, 0.0, 64.0)  # line requests a slice looks up per cycle whatever their sectors: a read's lookup takes at least one request's share of the slice's bandwidth; 0 = bytes only (L2 cycles where clocks.l2_clock_mhz is set)
     fill_cost_bytes_per_byte: float = bounded(0.0, 0.0, 16.0)  # a DRAM fill books this many bytes of its home slice's bandwidth per byte it writes into the slice (0 = fills are free)
+    write_miss_read_wait_ns_per_gline_per_s: float = bounded(0.0, 0.0, 10000.0)  # a read that misses the L2 goes on to DRAM this many ns later per G lines a second that writes allocate in the L2 (GPU-wide; each slice judges the rate from its own; 0 = no wait)
 
     def __post_init__(self) -> None:
         for flag in ("join_queued_reads", "write_port"):
@@ -214,7 +215,7 @@ class L2Spec:
         if self.atomic_units and not self.atomic_unit_hash_masks:
             raise ConfigError(f"L2Spec.atomic_units ({self.atomic_units}) needs atomic_unit_hash_masks (the key it "
                               f"spreads over the units)")
-        _nonnegative(self, "requests_per_cycle_per_slice", "fill_cost_bytes_per_byte", "atomic_latency_cycles", "atomic_int_sector_interval_cycles",
+        _nonnegative(self, "requests_per_cycle_per_slice", "fill_cost_bytes_per_byte", "write_miss_read_wait_ns_per_gline_per_s", "atomic_latency_cycles", "atomic_int_sector_interval_cycles",
                      "atomic_float_sector_interval_cycles")
         _power_of_two(self, "associativity", "line_bytes", "sector_bytes", "ecc_granule_bytes", "atomic_unit_granule_bytes")
         if self.sector_bytes > self.line_bytes:

@@ -196,6 +196,16 @@ Sources (the tags the comments use):
   Triton's f16/bf16 at 8192^3 deliver 96-97% of [MEAS-XBAR]'s read peak to their SMs beside 0.8-1.8 TB/s of
   fills, data/measurements/h100_tensor.json; docs/mechanisms_24.md section 27). The H200's stores mixed with
   resident loads (l2_fill_h200_stores.json) are what `l2.write_port` was tried against (off: section 27).
+- [MEAS-WMISS] what stores that miss the L2 cost the reads that miss it, `python -m validate.copy_latency_probe
+  --out ...` (driver 580.159.04, 2026-11-27; data/measurements/copy_latency_h200_run5.json and _run6.json on an
+  H200, copy_latency_h100_run3.json on an H100; docs/mechanisms_24.md sections 44-45): 16 warps a SM chase 128-B
+  lines through 512 MiB while 16 store a line every `gap` cycles. The readers' cycles a step beside 0 / 0.13 /
+  0.27 / 0.54 / 1.07 / 1.73 TB/s of stores that miss the L2: 702 / 728 / 751 / 783 / 899 / 1,041 (H200), about
+  190 more per TB/s (7.81 G lines a second: 12.3 ns per G a second); H100 737 / 775 / 803 / 860 / 1,005 / 1,249,
+  290 (18.7 ns). Stores of one 32-B sector, as many a second, cost as much as whole lines (725 / 752 / 817 / 834 /
+  929 at the same store rates): the wait goes with write requests that miss, not bytes. Stores that hit (a warp's
+  own 8 lines) cost next to nothing (698-711); readers of L2-resident lines wait 308 -> 383 at most; reads whose
+  victims are dirty wait 18-24 more (the DRAM's write-backs are not it).
 - [MEAS-DRAM64] the smallest DRAM access, from the mechanism suite's partial-sector stores
   (data/measurements/h{100,200}_mechanisms.json, `validate/mechanisms/strides.py`, Nsight, driver 580.159.04,
   2026-11-24): 4-B stores one a 128-B line (`stride_write/s128B`: each 64-B burst holds one dirty sector,

@@ -49,7 +49,13 @@ What is modelled:
   `MemorySystem` sets to `l2.hit_latency_cycles - 2 * noc.latency_cycles` so that a near
   hit's load-to-use latency seen by the SM is exactly `l2.hit_latency_cycles`):
     hit:     data leaves the slice at max(ts, sector fill time) + P
-    miss:    one HBM burst read issued at ts; data leaves at HBM completion + P
+    miss:    one HBM burst read issued at ts + W; data leaves at HBM completion + P. W: the wait behind
+             the lines writes allocated at the slice lately (`write_miss_read_wait_ns_per_gline_per_s` ns
+             per G such lines a second GPU-wide, judged from the slice's own rate over about
+             `l2_slices.WRITE_MISS_WINDOW_CYCLES`; data/measurements/copy_latency_h{200,100}_run*.json:
+             reads that miss wait 195 (H200) / 250-290 (H100) cycles more per TB/s of stores that
+             allocate their lines, whole or one sector; stores into lines the L2 holds, and reads
+             that hit, next to none; the cause inside the L2 is not known, so the law is the measured one)
     far:     + 2 * fabric_latency_cycles (and the fabric's queue: a far read's lookup at
              its home takes the fabric's bandwidth, not the home slice's)
     write:   acknowledged at ts + P (far: at the home's booking + fabric latency + P)

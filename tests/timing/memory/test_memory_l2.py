@@ -286,3 +286,82 @@ def test_a_read_behind_writes_at_its_slice_waits_for_them_only_without_a_write_p
     shared, _ = _after_writes(False)
     assert own == L2HIT
     assert shared == pytest.approx(L2HIT + 64 * 128 / 64.0, abs=2.0)    # 64 lines at 64 B a cycle first
+
+
+# -- read misses wait for the lines writes allocate (l2.write_miss_read_wait_ns_per_gline_per_s, section 45) --
+
+WAIT = 12.7                                             # ns per G lines a second: the H200's [MEAS-WMISS]
+
+
+def _slice_lines(l2, n, skip=0):
+    """n line indices of line 0's slice (after the first `skip`), in order."""
+    sl = l2.slices
+    home = sl.locate(0)[2]
+    return [ln for ln in range(1, 400_000) if sl.locate(ln)[2] == home][skip:skip + n]
+
+
+def _miss_after_writes(wait, writes, sectors_per_write=4, rewrite=False):
+    """When a read miss of line 0's slice at cycle 2000 is back, after `writes` write requests
+    to that slice spread over cycles 0-2000 (each `sectors_per_write` sectors of a new line;
+    `rewrite`: into lines already allocated by a write of their first sector)."""
+    l2 = L2Cache(replace(l2={"write_miss_read_wait_ns_per_gline_per_s": wait}))
+    lines = _slice_lines(l2, writes + 1)
+    if rewrite:
+        for ln in lines[:writes]:
+            l2.write(0.0, [ln * 4])
+        l2.slices._wm_count = [0.0] * l2.slice_count   # only the second writes below count
+    for i, ln in enumerate(lines[:writes]):
+        first = 1 if rewrite else 0
+        l2.write(2000.0 * i / max(writes, 1), [ln * 4 + k for k in range(first, first + sectors_per_write)])
+    return l2.read(2000.0, [lines[writes] * 4])
+
+
+def test_a_read_miss_waits_in_proportion_to_the_lines_writes_allocated_at_its_slice():
+    base = _miss_after_writes(0.0, 40)
+    w20, w40 = _miss_after_writes(WAIT, 20) - base, _miss_after_writes(WAIT, 40) - base
+    assert w20 > 20 and w40 == pytest.approx(2 * w20, rel=0.05)
+
+
+def test_the_wait_is_the_spec_per_g_lines_a_second_at_a_steady_rate():
+    # a slice allocating one line every 100 cycles: 80 slices x 1.98 G cycles / 100 = 1.584 G lines a second GPU-wide
+    l2 = L2Cache(replace(l2={"write_miss_read_wait_ns_per_gline_per_s": WAIT}))
+    lines = _slice_lines(l2, 201)
+    for i, ln in enumerate(lines[:200]):
+        l2.write(100.0 * i, [ln * 4 + k for k in range(4)])
+    t = 19_950.0                                        # half-way between two writes: the rate's mean
+    waited = l2.read(t, [lines[200] * 4]) - t
+    plain = L2Cache(H100).read(t, [lines[200] * 4]) - t
+    assert waited - plain == pytest.approx(WAIT * 1.584 * 1.98, rel=0.03)   # 39.8 cycles
+
+
+def test_a_line_of_one_written_sector_costs_as_much_as_a_whole_line():
+    base = _miss_after_writes(0.0, 40)
+    assert _miss_after_writes(WAIT, 40, sectors_per_write=1) - base == \
+        pytest.approx(_miss_after_writes(WAIT, 40) - base)
+
+
+def test_writes_into_lines_already_allocated_make_no_read_wait():
+    base = _miss_after_writes(0.0, 40, sectors_per_write=1, rewrite=True)
+    assert _miss_after_writes(WAIT, 40, sectors_per_write=1, rewrite=True) == base
+
+
+def test_read_hits_do_not_wait_for_write_misses():
+    def hit(wait):
+        l2 = L2Cache(replace(l2={"write_miss_read_wait_ns_per_gline_per_s": wait}))
+        lines = _slice_lines(l2, 41)
+        l2.read(0.0, [lines[40] * 4])                   # resident by cycle 2000
+        for i, ln in enumerate(lines[:40]):
+            l2.write(50.0 * i, [ln * 4 + k for k in range(4)])
+        return l2.read(2000.0, [lines[40] * 4])
+    assert hit(WAIT) == hit(0.0)
+
+
+def test_the_wait_fades_once_the_writes_stop():
+    l2 = L2Cache(replace(l2={"write_miss_read_wait_ns_per_gline_per_s": WAIT}))
+    lines = _slice_lines(l2, 42)
+    for i, ln in enumerate(lines[:40]):
+        l2.write(50.0 * i, [ln * 4 + k for k in range(4)])
+    soon = l2.read(2000.0, [lines[40] * 4]) - 2000.0
+    later = l2.read(30_000.0, [lines[41] * 4]) - 30_000.0
+    assert later < soon - 20 and later == pytest.approx(L2Cache(H100).read(30_000.0, [lines[41] * 4]) - 30_000.0,
+                                                        abs=0.5)
