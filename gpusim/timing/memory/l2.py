@@ -52,7 +52,7 @@ What is modelled:
     miss:    one HBM burst read issued at ts + W; data leaves at HBM completion + P. W: the wait behind
              the lines writes allocated at the slice lately (`write_miss_read_wait_ns_per_gline_per_s` ns
              per G such lines a second GPU-wide, judged from the slice's own rate over about
-             `l2_slices.WRITE_MISS_WINDOW_CYCLES`; data/measurements/copy_latency_h{200,100}_run*.json:
+             `l2_write_wait.WINDOW_CYCLES`; data/measurements/copy_latency_h{200,100}_run*.json:
              reads that miss wait 195 (H200) / 250-290 (H100) cycles more per TB/s of stores that
              allocate their lines, whole or one sector; stores into lines the L2 holds, and reads
              that hit, next to none; the cause inside the L2 is not known, so the law is the measured one)
@@ -71,7 +71,8 @@ What is modelled:
 - The cache is a composition of units, each with its own state: the slices' tags,
   bandwidth and home lookup (`l2_slices.py`), the partition fabric and near copies
   (`l2_partitions.py`), write-back of evicted dirty lines and ECC-granule costs
-  (`l2_writeback.py`), the atomic units (`l2_atomics.py`), and, for sampled simulation
+  (`l2_writeback.py`), the atomic units (`l2_atomics.py`), the read misses' wait behind lines
+  writes allocated (`l2_write_wait.py`), and, for sampled simulation
   and dirty data at launch, stand-in ("phantom") evictions for the unsimulated blocks'
   lines and lines left dirty before the kernel (`../sampling/standins.py`). This module routes
   a request: near slice booking, then the home slice or the fabric.

@@ -19,11 +19,10 @@ What is modelled (the cache's rules, see `l2.py`):
   sector of the burst not wholly valid (merged under the dirty bytes); a read of a sector
   whose fill is on its way waits for it; atomics read, then each sector's passes take their
   turns at the atomic unit of its line's granule (`l2_atomics.py`).
-- Write allocation's wait: each slice keeps a decayed count (time constant
-  `WRITE_MISS_WINDOW_CYCLES`) of the lines writes allocated there (a write finding no sector of
-  its line: a line allocated by a read, or a sector added to a line a write allocated, does not
-  count); a read miss goes on to DRAM after `l2.write_miss_read_wait_ns_per_gline_per_s` times
-  that rate (as G lines a second GPU-wide) (docs/mechanisms_24.md section 45).
+- Write allocation's wait: a write finding no sector of its line (just allocated; a line a read
+  allocated, or a sector added to a line a write allocated, does not count) is told to
+  `write_wait` (`l2_write_wait.WriteAllocationWait`), and a read miss goes on to DRAM after the
+  wait it gives for the slice (docs/mechanisms_24.md section 45).
 - Counters: hits and misses per source (an SM's L1, or the fabric) and operation, an atomic
   sector once per pass (its further passes find it); the sectors and DRAM bursts of home
   lines that went from clean to dirty (warm lines excepted: the stand-ins' rate).
@@ -37,6 +36,7 @@ import math
 from collections import OrderedDict
 
 from gpusim.timing.memory.hashing import MEMO_ENTRIES, unit_of
+from gpusim.timing.memory.l2_write_wait import WriteAllocationWait
 from gpusim.timing.memory.servers import BandwidthServer
 from gpusim.timing.sampling.warming import COLD, HELD
 
@@ -44,7 +44,6 @@ NEG_INF = float("-inf")
 READ, WRITE, ATOM, RED = 0, 1, 2, 3      # operations (an atomic is ATOM or RED)
 FULL = 0xFFFFFFFF                        # every byte of a 32-B sector
 TEX, FABRIC = 0, 1                       # where a lookup came from: an SM's L1, or the other partition
-WRITE_MISS_WINDOW_CYCLES = 1000.0        # SM cycles over which a slice's rate of lines allocated by writes is averaged (decay time)
 
 
 class LRUSet(OrderedDict):
@@ -92,13 +91,7 @@ class L2Slices:
         self.atomic_latency_cycles = l2.atomic_latency_cycles
         self.fill_cost = l2.fill_cost_bytes_per_byte    # a DRAM fill's bytes booked at its home slice, per byte
         self.fabric_latency_cycles = l2.fabric_latency_cycles
-        # a read miss waits for the lines writes allocated at its slice lately (docs/mechanisms_24.md section 45): a
-        # decayed count per slice (`_wm_count` as at `_wm_time`, SM cycles) of them; the wait in SM cycles is
-        # `_wm_wait` times the count (the spec's ns per G lines a second GPU-wide, from one slice's rate)
-        ghz = spec.clocks.sm_clock_mhz / 1000.0
-        self._wm_wait = l2.write_miss_read_wait_ns_per_gline_per_s * l2.slices * ghz * ghz / WRITE_MISS_WINDOW_CYCLES
-        self._wm_count = [0.0] * self.slices
-        self._wm_time = [0.0] * self.slices
+        self.write_wait = WriteAllocationWait(spec, self.slices)   # a read miss's wait behind lines writes allocated
         self.hbm = hbm
         self.atomics = atomics
         self.writeback = writeback
@@ -249,7 +242,8 @@ class L2Slices:
         hits = misses = 0
         pm = ent[spl + 1]
         if op == WRITE:                                 # a write is ready at ts
-            fresh = ent[0] is None and all(ent[k] is None for k in range(1, spl))   # its line just allocated
+            ww = self.write_wait
+            fresh = ww.enabled and si >= 0 and ent[0] is None and all(ent[k] is None for k in range(1, spl))
             d, warm = ent[spl], ent[spl + 2]
             bsh = self.hbm.burst_shift
             burst_bits = (1 << (1 << bsh)) - 1
@@ -290,13 +284,8 @@ class L2Slices:
                 ent[spl + 1] = None
             self.hits[src][WRITE] += hits
             self.misses[src][WRITE] += misses
-            if fresh and self._wm_wait and si >= 0:    # a write that allocated its line: the slice's read misses wait
-                last = self._wm_time[si]
-                if ts > last:
-                    self._wm_count[si] = self._wm_count[si] * math.exp((last - ts) / WRITE_MISS_WINDOW_CYCLES) + 1.0
-                    self._wm_time[si] = ts
-                else:                                   # a request from an SM behind in time: decayed to `last`
-                    self._wm_count[si] += math.exp((ts - last) / WRITE_MISS_WINDOW_CYCLES)
+            if fresh:                                   # its line just allocated: the slice's read misses wait
+                ww.allocated(si, ts)
             return ts
         hbm = self.hbm
         bsh, bmask = hbm.burst_shift, hbm.sectors_per_burst - 1
@@ -311,13 +300,7 @@ class L2Slices:
             if not valid:
                 misses += 1
                 if tq is None:
-                    tq = ts
-                    if self._wm_wait and si >= 0:
-                        c = self._wm_count[si]
-                        if c:
-                            last = self._wm_time[si]
-                            tq = ts + self._wm_wait * (c * math.exp((last - ts) / WRITE_MISS_WINDOW_CYCLES)
-                                                       if ts > last else c)
+                    tq = ts + self.write_wait.wait(si, ts) if si >= 0 and self.write_wait.enabled else ts
                 r = hbm.read_burst(tq, s >> bsh)
                 if self.fill_cost and si >= 0:          # the fill takes the home slice's data array
                     self.servers[si].serve(r, hbm.granularity_bytes * self.fill_cost)
@@ -363,8 +346,7 @@ class L2Slices:
         """Queues forgotten and every fill counted as arrived; contents and dirty lines kept."""
         for s in self.all_servers:
             s.clear_bookings()
-        self._wm_count = [0.0] * self.slices
-        self._wm_time = [0.0] * self.slices
+        self.write_wait.flush()
         spl = self.sectors_per_line
         for sets in self.sets:
             for od in sets:

@@ -309,7 +309,7 @@ def _miss_after_writes(wait, writes, sectors_per_write=4, rewrite=False):
     if rewrite:
         for ln in lines[:writes]:
             l2.write(0.0, [ln * 4])
-        l2.slices._wm_count = [0.0] * l2.slice_count   # only the second writes below count
+        l2.slices.write_wait.flush()                    # only the second writes below count
     for i, ln in enumerate(lines[:writes]):
         first = 1 if rewrite else 0
         l2.write(2000.0 * i / max(writes, 1), [ln * 4 + k for k in range(first, first + sectors_per_write)])
