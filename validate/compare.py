@@ -91,6 +91,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-waves", type=int, default=None, metavar="N",
                    help="waves of blocks a sampled launch simulates per SM before extrapolating (default 4): more "
                         "cost more and depend less on how the first waves lined up (docs/mechanisms_24.md section 41)")
+    p.add_argument("--timing-mode", choices=("auto", "full", "sampled"), default="auto",
+                   help="'auto' (default): a launch of more blocks than SMs is sampled; 'full': every block simulated, "
+                        "what a sampled prediction is checked against (slow for large grids)")
     p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
                    help="give up a kernel's prediction after this many seconds (listed under no_prediction); "
                         "default: no limit")
@@ -100,11 +103,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def compare(data_path: Path, preset: str | None = None, only: str | None = None, progress=None,
             budget: float | None = None, jobs: int | None = 1,
             time_limit_s: float | None = None, journal_path: Path | None = None,
-            resume: bool = False, clock: str = "preset", max_waves: int | None = None) -> tuple[list[Row], dict, str]:
+            resume: bool = False, clock: str = "preset", max_waves: int | None = None,
+            timing_mode: str = "auto") -> tuple[list[Row], dict, str]:
     """Predict the measured kernels and summarise. With `journal_path`, each finished prediction
     is appended there as it finishes (validate.journal); `resume` reuses the predictions that
     journal already holds for the same model, preset, clock, sample depth and data. `max_waves`:
-    the waves a sampled launch simulates (`TimingOptions.max_waves`; None: its default, 4)."""
+    the waves a sampled launch simulates (`TimingOptions.max_waves`; None: its default, 4); `timing_mode`:
+    `TimingOptions.mode` ('auto', or 'full' / 'sampled' for every launch)."""
     data = json.loads(Path(data_path).read_text())
     preset = preset or default_preset(data)
     gpu = resolve_gpu(preset)
@@ -114,12 +119,15 @@ def compare(data_path: Path, preset: str | None = None, only: str | None = None,
     environment = measurement_environment(data)
     if max_waves is not None:
         environment["max_waves"] = max_waves                  # a timing option, passed with the environment
+    if timing_mode != "auto":
+        environment["mode"] = timing_mode
     done: dict[str, Row] = {}
     on_row = None
     journal_note = {}
     if journal_path is not None:
-        jr = journal.Journal(journal_path, journal.header(Path(data_path), preset, clock if max_waves is None
-                                                          else f"{clock}, {max_waves} waves"))
+        depth = clock if max_waves is None else f"{clock}, {max_waves} waves"
+        jr = journal.Journal(journal_path, journal.header(Path(data_path), preset, depth if timing_mode == "auto"
+                                                          else f"{depth}, {timing_mode}"))
         if resume:
             by_name = {k["name"]: k for k in kernels}
             done = {n: _row_from_journal(r, by_name[n]) for n, r in jr.resume().items() if n in by_name}
@@ -196,7 +204,8 @@ def run(args) -> int:
     journal_path = journal.default_path(args.data, preset_name, args.out)
     rows, summary, preset = compare(args.data, args.preset, args.only, show, args.budget, args.jobs,
                                     getattr(args, "time_limit", None), journal_path, getattr(args, "resume", False),
-                                    getattr(args, "clock", "preset"), getattr(args, "max_waves", None))
+                                    getattr(args, "clock", "preset"), getattr(args, "max_waves", None),
+                                    getattr(args, "timing_mode", "auto"))
     summary["wall_s"] = round(time.perf_counter() - t0, 1)
     summary["preset"] = preset
     summary["data"] = str(args.data)

@@ -127,7 +127,7 @@ def predict(k: dict, gpu, environment: dict | None = None, time_limit_s: float |
             mhz = round(clock_mhz, 1)        # what the kernel ran at, tensor instructions or not
             gpu = dataclasses.replace(gpu, clocks=dataclasses.replace(gpu.clocks, sm_clock_mhz=mhz, tensor_clock_mhz=mhz))
         case = build_case(k)
-        opts = TimingOptions(mode="auto", functional="sampled", **(environment or {}))
+        opts = TimingOptions(**{"mode": "auto", "functional": "sampled", **(environment or {})})
         r = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu=gpu, shared_bytes=case.shared_bytes,
                           timing=True, timing_options=opts, time_limit_s=time_limit_s,
                           outputs=kind != "tensor", device_addresses=k.get("arg_addresses"), **case.options)

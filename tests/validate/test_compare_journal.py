@@ -118,3 +118,20 @@ def test_a_deeper_sample_reaches_the_model_and_keeps_its_own_journal(tmp_path, m
     compare.compare(DATA, "h100", ONLY, jobs=1, journal_path=path, max_waves=8)
     assert seen == [None] * 6 + [8] * 6
     assert json.loads(path.read_text().splitlines()[0])["clock"] == "preset, 8 waves"
+
+
+def test_a_timing_mode_reaches_the_model_and_keeps_its_own_journal(tmp_path, monkeypatch):
+    """`--timing-mode full` goes to every prediction's timing options and into the journal's header."""
+    seen = []
+
+    def predict(k, gpu, environment=None, time_limit_s=None, clock_mhz=None):
+        seen.append((environment or {}).get("mode"))
+        return compare.Row(k["name"], "program", k["metrics"], {compare.DURATION: 1000.0}, 1.0)
+    monkeypatch.setattr(compare, "predict", predict)
+    path = tmp_path / "j.jsonl"
+    compare.compare(DATA, "h100", ONLY, jobs=1, journal_path=path)
+    with pytest.raises(journal.JournalMismatch, match="full"):           # the auto journal is not reused
+        compare.compare(DATA, "h100", ONLY, jobs=1, journal_path=path, resume=True, timing_mode="full")
+    compare.compare(DATA, "h100", ONLY, jobs=1, journal_path=path, timing_mode="full")
+    assert seen == [None] * 6 + ["full"] * 6
+    assert json.loads(path.read_text().splitlines()[0])["clock"] == "preset, full"
