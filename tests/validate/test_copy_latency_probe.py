@@ -141,9 +141,11 @@ def test_reads_whose_victims_are_dirty_wait_little(run):
         assert 0 <= prefill["dirty", w] - prefill["clean", w] < 40
 
 
-def test_gpusim_waits_under_a_third_of_the_h200s_extra_under_a_copy():
+def test_gpusim_waits_most_of_the_h200s_extra_under_a_copy():
+    # the write-allocation wait (l2_write_wait.py): 232 extra cycles a step at 32 copying warps a SM against the
+    # GPU's 266 (59 before it)
     pred = json.loads((DATA_DIR.parent.parent / "benchmarks/results/copy_latency_check_h200.json").read_text())["rows"]
     model = {r["warps_per_sm"]: r["step_cycles"] for r in pred
              if r["kernel"] == "chase" and r["order"] == "random" and r["write"] == 1}
     gpu = _steps("h200", write=1)
-    assert model[32] - model[1] < 0.3 * (gpu[32] - gpu[1])
+    assert 0.75 * (gpu[32] - gpu[1]) < model[32] - model[1] < 1.1 * (gpu[32] - gpu[1])

@@ -99,9 +99,11 @@ def test_stamp_summary_reads_latency_and_gaps_per_sm():
     assert s["blocks_per_sm_mean"] == 2 and s["start_span_ns"] == 90
 
 
-def test_gpusim_reads_alone_as_the_h200_does_but_copies_a_fifth_faster():
+def test_gpusim_reads_alone_as_the_h200_does_but_copies_16x16_tiles_a_fifth_faster():
+    # with the write-allocation wait 94.3 us against the GPU's 116.3 (87.1 without it): most of the gap is not the
+    # load's wait (docs/mechanisms_24.md section 45)
     pred = json.loads((DATA_DIR.parent.parent / "benchmarks/results/tile_copy_check_h200.json").read_text())["rows"]
     gpu = _rows("h200")
     read = _row(pred, "read2d", 256, 1)["us"] / _row(gpu, "read2d", 256, 1)["us"]
     copy = _row(pred, "copy2d", 16, 16)["us"] / _row(gpu, "copy2d", 16, 16)["us"]
-    assert abs(read - 1) < 0.05 and copy < 0.8
+    assert abs(read - 1) < 0.05 and 0.78 < copy < 0.84
