@@ -32,8 +32,8 @@ def test_one_late_block_hardly_moves_the_fitted_rate():
 
 @pytest.mark.slow
 def test_the_estimate_covers_the_gap_to_a_deeper_sample():
-    """Held-out 2's `strided_copy/lane4B` (H200): 4 waves against 16 differ by 14%, which the blocks'
-    spread alone put at 6.4%."""
+    """Held-out 2's `strided_copy/lane4B` (H200): 4 waves against 16 differ by 9.5% (51.4 / 47.0 us; 14%
+    before the write-allocation wait, docs/mechanisms_24.md section 45), which the estimate (19%) covers."""
     data = json.loads((DATA_DIR / "h200_heldout2.json").read_text())
     k = next(k for k in data["kernels"] if k["name"] == "strided_copy/lane4B")
     got = {}
@@ -45,5 +45,5 @@ def test_the_estimate_covers_the_gap_to_a_deeper_sample():
                                                        **measurement_environment(data))).metrics
         got[waves] = (m["gpu__time_duration.sum"], m["timing__sampling_error_pct"])
     gap = 100 * abs(got[4][0] / got[16][0] - 1)
-    assert gap > 10
+    assert gap > 9
     assert gap <= got[4][1]
