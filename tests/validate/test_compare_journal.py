@@ -102,36 +102,23 @@ def test_the_cli_refuses_a_mismatched_resume_in_one_line(tmp_path, monkeypatch, 
     assert "\n" not in err and "measurement file differs" in err
 
 
-def test_a_deeper_sample_reaches_the_model_and_keeps_its_own_journal(tmp_path, monkeypatch):
-    """`--max-waves N` goes to every prediction's timing options and into the journal's header, so a
-    resume never mixes predictions of two sample depths."""
+@pytest.mark.parametrize("key, value, header", [("max_waves", 8, "preset, 8 waves"), ("mode", "full", "preset, full")],
+                         ids=["max-waves", "timing-mode"])
+def test_a_sample_depth_or_timing_mode_reaches_the_model_and_keeps_its_own_journal(tmp_path, monkeypatch, key, value,
+                                                                                  header):
+    """`--max-waves N` and `--timing-mode full` go to every prediction's timing options and into the journal's
+    header, so a resume never mixes predictions of two sample depths or modes."""
     seen = []
+    option = {"max_waves": "max_waves", "mode": "timing_mode"}[key]
 
     def predict(k, gpu, environment=None, time_limit_s=None, clock_mhz=None):
-        seen.append((environment or {}).get("max_waves"))
+        seen.append((environment or {}).get(key))
         return compare.Row(k["name"], "program", k["metrics"], {compare.DURATION: 1000.0}, 1.0)
     monkeypatch.setattr(compare, "predict", predict)
     path = tmp_path / "j.jsonl"
     compare.compare(DATA, "h100", ONLY, jobs=1, journal_path=path)
-    with pytest.raises(journal.JournalMismatch, match="8 waves"):      # the 4-wave journal is not reused
-        compare.compare(DATA, "h100", ONLY, jobs=1, journal_path=path, resume=True, max_waves=8)
-    compare.compare(DATA, "h100", ONLY, jobs=1, journal_path=path, max_waves=8)
-    assert seen == [None] * 6 + [8] * 6
-    assert json.loads(path.read_text().splitlines()[0])["clock"] == "preset, 8 waves"
-
-
-def test_a_timing_mode_reaches_the_model_and_keeps_its_own_journal(tmp_path, monkeypatch):
-    """`--timing-mode full` goes to every prediction's timing options and into the journal's header."""
-    seen = []
-
-    def predict(k, gpu, environment=None, time_limit_s=None, clock_mhz=None):
-        seen.append((environment or {}).get("mode"))
-        return compare.Row(k["name"], "program", k["metrics"], {compare.DURATION: 1000.0}, 1.0)
-    monkeypatch.setattr(compare, "predict", predict)
-    path = tmp_path / "j.jsonl"
-    compare.compare(DATA, "h100", ONLY, jobs=1, journal_path=path)
-    with pytest.raises(journal.JournalMismatch, match="full"):           # the auto journal is not reused
-        compare.compare(DATA, "h100", ONLY, jobs=1, journal_path=path, resume=True, timing_mode="full")
-    compare.compare(DATA, "h100", ONLY, jobs=1, journal_path=path, timing_mode="full")
-    assert seen == [None] * 6 + ["full"] * 6
-    assert json.loads(path.read_text().splitlines()[0])["clock"] == "preset, full"
+    with pytest.raises(journal.JournalMismatch, match=header.split(", ")[1]):   # the default's journal is not reused
+        compare.compare(DATA, "h100", ONLY, jobs=1, journal_path=path, resume=True, **{option: value})
+    compare.compare(DATA, "h100", ONLY, jobs=1, journal_path=path, **{option: value})
+    assert seen == [None] * 6 + [value] * 6
+    assert json.loads(path.read_text().splitlines()[0])["clock"] == header
