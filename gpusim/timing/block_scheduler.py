@@ -29,21 +29,9 @@ import math
 import simpy
 
 from gpusim.errors import TimingDeadlock
+from gpusim.timing.functional_streams import consecutive_runs
 
 HEARTBEAT_QUANTA = 256                 # quanta of one SM between two calls of TimingOptions.heartbeat
-
-
-def consecutive_runs(order) -> dict[int, int]:
-    """The first block of each run of consecutive blocks in `order` -> the run's length."""
-    if isinstance(order, range):
-        return {0: len(order)} if len(order) else {}
-    runs: dict[int, int] = {}
-    for i, b in enumerate(order):
-        if i == 0 or b != order[i - 1] + 1:
-            start = b
-            runs[start] = 0
-        runs[start] += 1
-    return runs
 
 
 class BlockScheduler:

@@ -16,7 +16,8 @@ loop sampling starts), and builds the units, each an object with its own state i
   grid shares (`warming.py`), and `Extrapolation`: a subset of the SMs, with the shared memory
   system scaled to their share, runs the blocks the round-robin scheduler would deal them from
   across the grid (`sampled_blocks`, at most `max_waves` waves), and the rest is extrapolated at
-  the measured steady-state block rate;
+  the measured steady-state block rate; in 'auto' mode a sample whose rate had not settled is
+  timed again with four times the waves (`run`), on streams the trace source kept for it;
 - the metrics builder (`metrics_builder.py`), which reads the finished units into the metrics
   under Nsight Compute's names.
 `run` times the launch with the scheduler, lets the functional core finish the blocks it still
@@ -53,6 +54,8 @@ from gpusim.timing.static import issue_program, sass_classifier, unknown_sass, u
 
 FULL_COLLECTION_THRESHOLD = 1000      # gen1 collections between two full ones while a launch is timed (Python: 10)
 UNPLACED_WARN_SHARE = 0.01           # warn where more of the executed accesses than this found no SASS to carry them
+SETTLE_WAVES_FACTOR = 4              # 'auto': an unsettled sample is timed again with this many times its waves (`run`)
+SETTLE_PCT = 10.0                    # ... where its extrapolated rate is this unsettled, in % of the time (`run`)
 
 
 @contextmanager
@@ -87,6 +90,7 @@ class TimingOptions:
     mode: str = "auto"                 # 'full', 'sampled', or 'auto' (sampled above `auto_full_limit_blocks`)
     sample_sms: int = 8                # SMs simulated in sampled mode
     max_waves: int = 4                 # waves of blocks simulated per SM in sampled mode before extrapolating
+    #                                    ('auto': SETTLE_WAVES_FACTOR times as many where the rate had not settled)
     quantum_cycles: int = 64           # SMs synchronise every quantum
     auto_full_limit_blocks: int | None = None  # 'auto': full simulation up to this many blocks (None: one per SM)
     functional: str = "full"           # sampled mode: 'full' also executes the unsimulated blocks (correct outputs);
@@ -180,8 +184,12 @@ class TimingEngine:
                     self._build(prepared, dataclasses.replace(options, sample_sms=sms),
                                 lambda *a, **k: trace.reuse(*a, from_start=True, **k))
                     self.fallback = f"{note}: sampled {self.sms_simulated} SMs instead of {before}"
+            self.settle_order = self._settle_order(options) if options.mode == "auto" and source is TraceSource \
+                else None
+            if self.settle_order is not None:
+                self.trace.keep_for(self.settle_order)
 
-    def _build(self, prepared, options: TimingOptions, source) -> None:
+    def _build(self, prepared, options: TimingOptions, source, order=None) -> None:
         self.p = prepared                      # the functional core: the trace source runs its blocks
         self.plan = plan = prepared.plan       # the launch, as planned once (gpusim/launch_plan.py)
         self.spec = spec = plan.spec
@@ -236,8 +244,9 @@ class TimingEngine:
                                                       self.sms_simulated, bps) for w in waves])
                 first = range(min(self.trace.chunk, self.trace.run_stop))
                 self.trace.gather(sorted(set(first) | set(timed)))
-        self.blocks_simulated = self._budget(options, mode, wave)
-        order = sampled_blocks(geo.nblocks, self.blocks_simulated, n_sm, self.sms_simulated, bps)
+        self.blocks_simulated = self._budget(options, mode, wave, None if order is None else len(order))
+        if order is None:
+            order = sampled_blocks(geo.nblocks, self.blocks_simulated, n_sm, self.sms_simulated, bps)
         self.blocks_simulated = len(order)
         if gather:
             self.trace.gather(order)
@@ -322,21 +331,23 @@ class TimingEngine:
         done = int(self.trace.done.sum())
         return sectors / done if sectors and done else 0.0
 
-    def _budget(self, opt: TimingOptions, mode: str, wave: int) -> int:
+    def _budget(self, opt: TimingOptions, mode: str, wave: int, blocks: int | None = None) -> int:
         """Blocks to simulate, and the SASS budget per warp (loop sampling), from the work of
         the first block's warps: sampled mode simulates at most `max_waves` waves, fewer
-        (at least one) when their functional execution would exceed `functional_budget`."""
+        (at least one) when their functional execution would exceed `functional_budget`;
+        `blocks`, where given (a settled sample's, `run`), instead."""
         first = self.trace.peek(0)
         ptx_len = [b.last - b.first for b in self.plan.decoded.blocks]
         ptx_work = self.block_ptx_work = sum(ptx_len[v[0]] for st in first for v in st.visits)
         cost = self.issue.cost
         sass_work = sum(cost.get(v[0], 0) for st in first for v in st.visits)
-        blocks = self.blocks_share
-        if mode == "sampled":
-            waves = opt.max_waves
-            if opt.functional_budget is not None and ptx_work:
-                waves = min(waves, max(1, opt.functional_budget // (ptx_work * wave)))
-            blocks = min(blocks, waves * wave)
+        if blocks is None:
+            blocks = self.blocks_share
+            if mode == "sampled":
+                waves = opt.max_waves
+                if opt.functional_budget is not None and ptx_work:
+                    waves = min(waves, max(1, opt.functional_budget // (ptx_work * wave)))
+                blocks = min(blocks, waves * wave)
         if opt.instruction_budget is not None and sass_work * blocks > opt.instruction_budget:
             self.issue.warp_budget = max(1, opt.instruction_budget // (blocks * self.plan.geometry.warps_per_block))
             self.issue.round_blocks = max(1, self.spec.sm_count * self.res.occupancy.blocks_per_sm)
@@ -345,15 +356,51 @@ class TimingEngine:
     # ------------------------------------------------------------------ run
     def run(self) -> dict:
         """Time the launch: the block scheduler runs every timed block on the SMs, the functional
-        core finishes the blocks it still owes, and the metrics builder reads the finished units."""
+        core finishes the blocks it still owes, and the metrics builder reads the finished units.
+        In 'auto' mode a sample whose extrapolated block rate had not settled
+        (`Extrapolation.unsettled_pct` above SETTLE_PCT: a rate from waves still in their start
+        transient, or waves in step) is timed again with SETTLE_WAVES_FACTOR times its waves
+        (`_settle_order`), on streams the trace source kept for it, so no block executes twice."""
         with rare_full_collections():
+            self._time()
+            if self.settle_order is not None:
+                unsettled = self.extrapolation.unsettled_pct()
+                if unsettled > SETTLE_PCT:
+                    before, trace, order = self.blocks_simulated, self.trace, self.settle_order
+                    self.footprint = None
+                    self._build(self.p, self.opt, lambda *a, **k: trace.reuse(*a, from_start=True, **k), order)
+                    self.settle_order = None
+                    note = (f"the block rate of {before} timed blocks had not settled ({unsettled:.0f}% of the time): "
+                            f"timed {self.blocks_simulated} instead")
+                    self.fallback = "; ".join(x for x in (self.fallback, note) if x)
+                    self._time()
             return self._run()
 
-    def _run(self) -> dict:
+    def _settle_order(self, opt: TimingOptions) -> list | None:
+        """The blocks a settled sample times (`run`): the simulated SMs' blocks of SETTLE_WAVES_FACTOR
+        times the waves, as many as a SETTLE_WAVES_FACTOR-th of the functional budget executes
+        (the trace source keeps their streams until the first run has shown whether they are
+        needed); None where the sample extrapolates nothing, records, or would time no more."""
+        if self.mode != "sampled" or self.blocks_simulated >= self.blocks_share or opt.record is not None:
+            return None
+        waves = opt.max_waves * SETTLE_WAVES_FACTOR
+        work = self.block_ptx_work * self.wave_blocks
+        if opt.functional_budget is not None and work:
+            waves = min(waves, opt.functional_budget // SETTLE_WAVES_FACTOR // work)
+        blocks = min(self.blocks_share, waves * self.wave_blocks)
+        if blocks <= self.blocks_simulated:
+            return None
+        return list(sampled_blocks(self.plan.geometry.nblocks, blocks, self.spec.sm_count, self.sms_simulated,
+                                   self.bps))
+
+    def _time(self) -> None:
+        """Run the timed blocks on the SMs (the block scheduler)."""
         try:
             self.scheduler.run(self.sms)
         except TimingDeadlock as e:         # the block scheduler knows SMs and warps; the message names the kernel
             raise TimingDeadlock(f"kernel {self.plan.name}: {e}") from None
+
+    def _run(self) -> dict:
         complete = True
         if self.trace.next_block < self.plan.geometry.nblocks:
             if self.opt.functional == "full" or self.mode == "full":

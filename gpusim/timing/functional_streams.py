@@ -70,6 +70,21 @@ class TraceSource:
         self.planned: dict[int, int] = {}                  # gather(): block -> its place in the plan
         self._plan: list[int] = []
         self.gather_blocks = max(self.chunk, (1 << 15) // (prepared.geometry.warps_per_block * 32))
+        self.keep_blocks: frozenset = frozenset()          # keep_for(): blocks whose PTX streams outlive their use
+        self.kept: dict[int, list[tuple]] = {}             # ... those streams, for the next engine (`reuse`)
+
+    def keep_for(self, blocks) -> None:
+        """Keep the PTX streams of `blocks` for a later engine over the same launch (`reuse`): a
+        block of them the engine takes keeps its streams as executed (before their SASS
+        conversion); one this engine passes over (`seek`) is executed with its streams, in order,
+        instead of plainly or not at all. The engine's settling of an unsettled sample
+        (`engine.TimingEngine.run`) times a larger sample of the same launch with them, so no
+        block is executed twice (outputs stay exact) and none the larger sample needs is lost."""
+        self.keep_blocks = frozenset(int(b) for b in blocks)
+
+    def _keep(self, b: int, streams: list[WarpStream]) -> None:
+        self.kept[b] = [(st.gid, st.block, st.warp_in_block, st.visits, st.local_sectors, st.summary)
+                        for st in streams]
 
     def reuse(self, prepared, chunk_blocks: int, issue=None, execute_skipped: bool = True,
               from_start: bool = False) -> "TraceSource":
@@ -77,8 +92,10 @@ class TraceSource:
         blocks it already ran are not run again (their streams stay ready), the rest run in
         order in chunks of `chunk_blocks`, converted by the new `issue`: where it takes every
         block, from the first block a gathered run passed over; `from_start` (a denser sample,
-        whose blocks may lie before those run so far): from block 0."""
+        whose blocks may lie before those run so far): from block 0. Blocks whose streams the
+        previous engine kept (`keep_for`) are served from them."""
         assert prepared is self.p
+        self.keep_blocks = frozenset()
         self.chunk = max(1, chunk_blocks)
         self.issue = issue
         self._merged = None
@@ -107,18 +124,36 @@ class TraceSource:
         without streams, in order, when `execute_skipped` (outputs stay exact), else left out;
         streams nobody took are dropped."""
         for k in [k for k in self.ready if k < b]:
-            del self.ready[k]
+            streams = self.ready.pop(k)
+            if k in self.keep_blocks:
+                self._keep(k, streams)
         if b > self.next_block:
-            if self.execute_skipped:
-                self._run_plain(self.next_block, b)
+            self._run_passed(self.next_block, b)
             self.next_block = b
         self.run_stop = b + length
+
+    def _run_passed(self, start: int, stop: int) -> None:
+        """The blocks start..stop-1 a seek passes over, in order: those `keep_for` named executed
+        with their streams (kept), the rest plainly where `execute_skipped`, else left out."""
+        keep = sorted(k for k in self.keep_blocks if start <= k < stop and not self.done[k]) if self.keep_blocks \
+            else []
+        at = start
+        for first, n in list(consecutive_runs(keep).items()) + [(stop, 0)]:
+            if first > at and self.execute_skipped:
+                self._run_plain(at, first)
+            if n:
+                self._run_blocks(range(first, first + n))
+                for k in range(first, first + n):
+                    self._keep(k, self.ready.pop(k))
+            at = first + n
 
     def block(self, b: int) -> list[WarpStream]:
         """The streams of block `b` (computing its chunk if needed), as SASS visits where an
         `issue` converter is set; each block is taken once."""
         streams = self.peek(b)
         del self.ready[b]
+        if b in self.keep_blocks:
+            self._keep(b, streams)
         if self.issue is not None:
             for st in streams:
                 st.visits = self.issue.convert(st.visits, st.summary, b)
@@ -127,9 +162,15 @@ class TraceSource:
     def peek(self, b: int) -> list[WarpStream]:
         """Block `b`'s streams of PTX visits (executing its chunk if needed), left in place."""
         while b not in self.ready:
+            kept = self.kept.pop(b, None)
+            if kept is not None:                        # kept by the previous engine (`keep_for`)
+                self.ready[b] = [WarpStream(g, blk, w, visits, local, summary)
+                                 for g, blk, w, visits, local, summary in kept]
+                break
             i = self.planned.get(b)
             if i is not None and b >= self.next_block:
-                run = [k for k in self._plan[i:i + self.gather_blocks] if k >= self.next_block and k not in self.ready]
+                run = [k for k in self._plan[i:i + self.gather_blocks]
+                       if k >= self.next_block and k not in self.ready and not self.done[k]]
                 self._run_blocks(run)
                 self.next_block = run[-1] + 1
                 continue
@@ -380,6 +421,19 @@ def _cas_rounds(rel, words, banks: int) -> np.ndarray:
     w = u // banks
     first = np.flatnonzero(np.r_[True, w[1:] != w[:-1]])
     return np.maximum.reduceat(counts, first)
+
+
+def consecutive_runs(order) -> dict[int, int]:
+    """The first block of each run of consecutive blocks in `order` (increasing) -> the run's length."""
+    if isinstance(order, range):
+        return {order.start: len(order)} if len(order) else {}
+    runs: dict[int, int] = {}
+    for i, b in enumerate(order):
+        if i == 0 or b != order[i - 1] + 1:
+            start = b
+            runs[start] = 0
+        runs[start] += 1
+    return runs
 
 
 def batch_independent(prepared) -> bool:

@@ -1,7 +1,8 @@
 """The block scheduler (block_scheduler.py), on stand-in SMs whose blocks last a fixed time: one property per test."""
 import math
 
-from gpusim.timing.block_scheduler import BlockScheduler, consecutive_runs
+from gpusim.timing.block_scheduler import BlockScheduler
+from gpusim.timing.functional_streams import consecutive_runs
 
 DURATION = 100.0        # cycles a stand-in SM's block lasts
 DISPATCH = 10.0         # block_dispatch_cycles

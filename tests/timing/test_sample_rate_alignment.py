@@ -41,7 +41,7 @@ def test_the_estimate_covers_the_gap_to_a_deeper_sample():
         case = build_case(k)
         m = gpusim.launch(case.kernel, case.grid, case.block, case.args, gpu="h200", shared_bytes=case.shared_bytes,
                           timing=True, outputs=False, device_addresses=k.get("arg_addresses"),
-                          timing_options=TimingOptions(mode="auto", functional="sampled", max_waves=waves,
+                          timing_options=TimingOptions(mode="sampled", functional="sampled", max_waves=waves,
                                                        **measurement_environment(data))).metrics
         got[waves] = (m["gpu__time_duration.sum"], m["timing__sampling_error_pct"])
     gap = 100 * abs(got[4][0] / got[16][0] - 1)

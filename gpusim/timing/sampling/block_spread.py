@@ -35,7 +35,8 @@ def unsteady_share(elapsed: float, busy: float) -> float:
     then heavy blocks of varying work that all start together: a Mandelbrot image's top rows,
     then its middle) leave the slots idle at each wave's tail, which the whole grid's blocks,
     out of step after a few waves, do not: the sample's rate may then be slower than the whole
-    grid's by up to that idle share (held-out 2's `mandelbrot_f32/full2k`: 1.60, the 4-wave
+    grid's by up to that idle share, so the extrapolation replays the share's blocks on the
+    slots instead (`Extrapolation.cycles`) (held-out 2's `mandelbrot_f32/full2k`: 1.60, the 4-wave
     sample +24% on full simulation, 8 waves +3%; `bitonic_step_global` 1.49 / 1.78; the steady
     sampled launches of held-out 2 and the calibration set's saxpy, const_lookup and
     histogram_global at large 1.0-1.36)."""

@@ -13,8 +13,11 @@ The engine (`timing/engine.py`) times a subset of the SMs over a subset of their
   23% of a 1M-bin histogram's simulated time, made it 30% slower than full simulation);
   unless a few long blocks, not that rate, set the simulated
   end (`_straggler`: the longest block outlasts the time after the first wave, or the slots
-  stood mostly idle in it), where the share's end is a replay of the timed durations on the
-  SMs' slots (`_replayed_cycles`); never less than the simulated SMs' share of the DRAM
+  stood mostly idle in it), or the waves after the first kept in step, idle at their tails
+  (`unsteady_share`; the whole grid's blocks fall out of step), where the share's end is a
+  replay of the timed durations on the SMs' slots (`_replayed_cycles`: held-out 2's
+  `spmv_warp_row/powerlaw`, whose 16-wave sample ends on one long row's block: 489 us at the
+  rate, 330 us replayed, 304 us in full simulation, 314 us on the H200); never less than the simulated SMs' share of the DRAM
   moving the extrapolated DRAM bytes (`_dram_floor_cycles`; a store stream's left-out part
   writes back every sector it makes dirty: its kept iterations' stores went into the L2
   faster than their write-backs left, and scaled alone those made a 2 GB write stream 7%
@@ -22,6 +25,10 @@ The engine (`timing/engine.py`) times a subset of the SMs over a subset of their
   L2 slices looking up the extrapolated L2 reads and writes at peak (`_l2_floor_cycles`: the
   loop's kept iterations can set a rate of issue that the left-out ones' L2 traffic could
   not sustain: 2.1 times the slices' peak on the TMA GEMM at 4096^3);
+- whether the rate had settled (`unsettled_pct`: waves in step, or a rate from two block ends
+  that the rate fitted to every end disagrees with over the extrapolated blocks, a rate still in
+  its start transient): the engine times an unsettled sample again with more waves in 'auto'
+  mode (`engine.TimingEngine.run`);
 - a standard error of that extrapolation (`_sampling_error`,
   `timing__sampling_error_pct`), from the spread of the simulated blocks' durations (of the
   remaining waves, and of the blocks of the SMs not simulated, taken as the timed ones), plus
@@ -121,6 +128,8 @@ class Extrapolation:
         self.issue = issue            # issue_stream.IssueStreams: what loop sampling kept and left out
         self.footprint = footprint    # warming.SharedFootprint or None
         self.straggler_cycles = 0.0   # set by `cycles`: the timed straggler's duration (`_straggler`), else 0
+        self.in_step = 0.0            # set by `cycles`: the slots' idle share where waves kept in step and the
+        #                               share was replayed (`unsteady_share`, no straggler), else 0
         self.rate_disagreement = 0.0  # set by `cycles`: cycles the two-end and fitted rates differ by (`fitted_rate`)
 
     # the sample's shape, by the names the formulas use
@@ -154,8 +163,10 @@ class Extrapolation:
         unsteady = self.unsteady_share() if ran and not late else 0.0
         if unsteady:
             late = (f"after the first wave the timed blocks kept the sample's slots busy {100 * (1 - unsteady):.0f}% "
-                    "of the time (waves in step, idle at their tails): the extrapolated rate may be a transient's, "
-                    f"up to {100 * unsteady:.0f}% slow; more waves (TimingOptions.max_waves) or mode='full' settle it")
+                    "of the time (waves in step, idle at their tails): the share was replayed from the timed "
+                    "blocks' durations on its slots, out of step as the whole grid's are, and may be up to "
+                    f"{100 * unsteady:.0f}% fast; more waves (TimingOptions.max_waves; mode='auto' times four times "
+                    "the waves where it can) or mode='full' settle it")
         if region is None:
             return late
         unsure_bytes = unsure * self.spec.l2.line_bytes
@@ -205,7 +216,7 @@ class Extrapolation:
             return stat, stat
         if cycles > 0:          # where the unseen copies of a straggler start (`_straggler`): up to its length later
             stat += 100.0 * self.straggler_cycles / cycles
-            if not self.straggler_cycles:    # the rate from two block ends against the one fitted to them all
+            if not (self.straggler_cycles or self.in_step):   # the rate from two block ends against the fitted one
                 stat += 100.0 * self.rate_disagreement / cycles
         scaled = 1.0 - self.sms_simulated / self.spec.sm_count        # 0 when every SM is simulated
         t_err, d_err = stat + SCALING_TIME_PCT * scaled, stat + SCALING_DRAM_PCT * scaled
@@ -243,6 +254,7 @@ class Extrapolation:
             # their L2 lookups faster than the simulated slices' peak
             stretch = max(stretch, self._dram_floor_cycles(1.0) - t_sim, self._l2_floor_cycles(1.0) - t_sim)
         self.straggler_cycles = 0.0
+        self.in_step = 0.0
         self.rate_disagreement = 0.0
         if self.blocks_simulated >= self.blocks_share:
             return t_sim + stretch
@@ -267,8 +279,11 @@ class Extrapolation:
             per_block *= (t_sim + stretch) / t_sim
         total = t_sim + stretch + (self.blocks_share - self.blocks_simulated) * per_block
         self.straggler_cycles = self._straggler(order, t_sim)
-        if self.straggler_cycles:
-            # one block's end, not the rate, set the simulated time: replay the share on the slots
+        self.in_step = 0.0 if self.straggler_cycles else self.unsteady_share()
+        if self.straggler_cycles or self.in_step:
+            # one block's end, not the rate, set the simulated time, or the waves kept in step
+            # (idle at their tails, which the whole grid's, out of step, are not): replay the share
+            # on the slots
             share_end, timed_end = self._replayed_cycles()
             total = (share_end + max(t_sim - timed_end, 0.0)) * ((t_sim + stretch) / t_sim if t_sim > 0 else 1.0)
         # likewise the remaining waves' (the first waves wrote into an L2 share that was still empty)
@@ -285,6 +300,16 @@ class Extrapolation:
         if self.mode != "sampled" or self.blocks_simulated >= self.blocks_share:
             return 0.0
         return unsteady_share(*self._slots_after_first_wave(sorted(self.stats.block_end.values())))
+
+    def unsettled_pct(self) -> float:
+        """How far the extrapolated block rate had not settled, in percent of the predicted
+        cycles: the slots' idle share after the first wave (`unsteady_share`: waves in step), or
+        the cycles the rate from the first wave's last end to the last block's and the one fitted
+        to every end after the first wave differ by over the extrapolated blocks (a rate still in
+        its start transient: `gather_small_table/large`'s 4-wave sample ended at 38.7, 26.4, 32.1
+        cycles a block a wave, its 16-wave one settled at 22-24), whichever is larger."""
+        c = self.cycles()
+        return 100.0 * max(self.unsteady_share(), self.rate_disagreement / c if c > 0 else 0.0)
 
     def _straggler(self, order: list, t_sim: float) -> float:
         """The longest timed block's duration when the simulated end is a few long blocks', not

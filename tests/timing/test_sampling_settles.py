@@ -1,0 +1,79 @@
+"""An unsettled sample is timed again with more waves: in 'auto' mode, where the block rate a
+sample extrapolates had not settled (waves in step, or a rate still in its start transient),
+the engine times four times the waves on streams the trace source kept for them, so the result
+is the larger sample's, and no block executes twice (gpusim/timing/engine.py `run`,
+`_settle_order`; sampling/extrapolation.py `unsettled_pct`; functional_streams.py `keep_for`)."""
+import numpy as np
+import pytest
+from numba import cuda
+
+import gpusim
+from gpusim.timing.engine import SETTLE_WAVES_FACTOR, TimingEngine, TimingOptions
+
+BLOCKS = 6 * 1056                     # six waves of 8 blocks of 256 threads on every H100 SM
+HEAVY_FROM = 1056                     # the first wave's blocks idle
+
+
+def skewed(out, heavy_from, iters):
+    b = cuda.blockIdx.x                   # the first wave's blocks idle, the rest of widely varying work
+    k = (b * 7919) % 16
+    n = 0 if b < heavy_from else iters * k * k
+    acc = np.float32(0)
+    for _ in range(n):
+        acc = acc * np.float32(0.999) + np.float32(1)
+    out[cuda.grid(1)] = acc
+
+
+def skewed_metrics(mode: str, functional: str = "sampled", **options) -> dict:
+    r = gpusim.launch(skewed, BLOCKS, 256, (np.zeros(BLOCKS * 256, np.float32), HEAVY_FROM, 1), gpu="h100",
+                      timing=True, timing_options=TimingOptions(mode=mode, functional=functional, **options),
+                      outputs=False)
+    return r.metrics
+
+
+def test_an_unsettled_sample_times_four_times_its_waves_and_says_so():
+    # the 4-wave sample's waves stay in step after the idle first wave (31% of its time idle)
+    m = skewed_metrics("auto")
+    assert "the block rate of 256 timed blocks had not settled" in m["timing__sampling_note"]
+    assert m["timing__sampling_note"].endswith("timed 384 instead")      # the SMs' whole share: 6 waves
+
+
+def test_a_settled_sample_is_the_larger_sample_to_the_last_bit():
+    # the streams kept from the first run serve the second as executing them again would
+    settled = skewed_metrics("auto")["gpu__time_duration.sum"]
+    larger = skewed_metrics("sampled", max_waves=4 * SETTLE_WAVES_FACTOR)["gpu__time_duration.sum"]
+    assert settled == larger
+
+
+def test_a_sampled_run_is_not_settled_behind_the_users_back():
+    # mode='sampled' times the sample it was asked for, and says how far to trust it
+    m = skewed_metrics("sampled")
+    assert "had not settled" not in m["timing__sampling_note"]
+    assert "kept the sample's slots busy" in m["timing__sampling_note"]
+
+
+def test_settling_executes_every_block_once_with_exact_outputs():
+    out = np.zeros(BLOCKS * 256, np.float32)
+    p = gpusim.prepare(skewed, BLOCKS, 256, (out, HEAVY_FROM, 1), gpu="h100")
+    e = TimingEngine(p, TimingOptions(mode="auto", functional="full"))
+    first = e.blocks_simulated
+    m = e.run()
+    assert e.blocks_simulated == 384 > first
+    assert e.trace.executed == BLOCKS and e.trace.done.all()
+    p.finish()                                 # copies the outputs back into `out`
+    expect = np.zeros(16, np.float32)          # acc after k * k steps (one fused multiply-add each), by k
+    for k in range(16):
+        for _ in range(k * k):
+            expect[k] = np.float32(np.float64(expect[k]) * np.float64(np.float32(0.999)) + 1.0)
+    b = np.arange(BLOCKS)
+    want = np.where(b < HEAVY_FROM, np.float32(0), expect[(b * 7919) % 16]).repeat(256)
+    assert m["timing__outputs_complete"] is True
+    np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.slow
+def test_a_settled_sample_is_closer_to_full_simulation_than_the_unsettled_one():
+    full = skewed_metrics("full")["gpu__time_duration.sum"]
+    unsettled = skewed_metrics("sampled")["gpu__time_duration.sum"]
+    settled = skewed_metrics("auto")["gpu__time_duration.sum"]
+    assert abs(settled / full - 1) <= abs(unsettled / full - 1)
