@@ -141,5 +141,6 @@ def predict(k: dict, gpu, environment: dict | None = None, time_limit_s: float |
     pred["timing__mode"] = r.metrics.get("timing__mode")
     pred["timing__bound"] = r.metrics.get("timing__bound")
     pred["timing__sampling_note"] = r.metrics.get("timing__sampling_note", "")
+    pred["timing__sampling_settled"] = r.metrics.get("timing__sampling_settled", "")
     return Row(k["name"], kind, k["metrics"], pred,
                time.perf_counter() - t)

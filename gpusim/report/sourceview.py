@@ -108,6 +108,9 @@ def timing_lines(m: dict) -> list[str]:
     note = m.get("timing__sampling_note")
     if note:                                        # what sampled timing could not see (timing/sampling/extrapolation.py)
         out.append(f"sampling: {note}")
+    settled = m.get("timing__sampling_settled")
+    if settled:                                     # a sample timed again with more waves (timing/engine.py)
+        out.append(f"sampling: {settled}")
     stalls = {k: float(v) for k, v in m.items() if "stall" in k and isinstance(v, (int, float)) and v > 0}
     if stalls:
         total = sum(stalls.values())

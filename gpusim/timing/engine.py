@@ -168,6 +168,7 @@ class TimingEngine:
         `denser_sample_factor` above 1, for a denser sample (`Extrapolation.denser_sms`)."""
         self.footprint = None
         self.fallback = ""
+        self.settled = ""                  # `run`: what settling an unsettled sample did (timing__sampling_settled)
         with rare_full_collections():          # building allocates the L1s' sets and the first blocks' streams
             self._build(prepared, options, source)
             note = self.extrapolation.reuse_note(ran=False)
@@ -370,9 +371,8 @@ class TimingEngine:
                     self.footprint = None
                     self._build(self.p, self.opt, lambda *a, **k: trace.reuse(*a, from_start=True, **k), order)
                     self.settle_order = None
-                    note = (f"the block rate of {before} timed blocks had not settled ({unsettled:.0f}% of the time): "
-                            f"timed {self.blocks_simulated} instead")
-                    self.fallback = "; ".join(x for x in (self.fallback, note) if x)
+                    self.settled = (f"the block rate of {before} timed blocks had not settled ({unsettled:.0f}% of "
+                                    f"the time): timed {self.blocks_simulated} instead")
                     self._time()
             return self._run()
 
@@ -409,6 +409,7 @@ class TimingEngine:
                 complete = False
         m, self.per_instruction_stalls = self.metrics_builder.build(self.fallback)
         m["timing__outputs_complete"] = complete
+        m["timing__sampling_settled"] = self.settled
         issue = self.issue
         if issue.dropped_mbarrier or issue.dropped > UNPLACED_WARN_SHARE * max(issue.kept[1], 1):
             # accesses (loads, stores, copies, mbarrier operations) that no issued SASS instruction

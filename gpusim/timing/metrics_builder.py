@@ -112,6 +112,7 @@ class MetricsBuilder:
             m["gpusim__sass_estimated_inst.sum"] = float(sum(stalls["selected"][i] for i in self.unknown_sass)) * inst_scale
         m["timing__loop_sampled_fraction"] = kept[0] / (kept[0] + skipped[0]) if kept[0] + skipped[0] else 1.0
         m["timing__sampling_error_pct"], m["timing__sampling_dram_error_pct"] = extra.errors(cycles, m)
+        m["timing__sampling_unsettled_pct"] = extra.unsettled_pct(cycles)
         note = extra.reuse_note(dram_bytes=m.get("dram__bytes_read.sum", 0.0) + m.get("dram__bytes_write.sum", 0.0),
                                 time_ns=m["gpu__time_duration.sum"])
         note = note and note + "; the error estimates cover either way (mode='full' simulates every block)"

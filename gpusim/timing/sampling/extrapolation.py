@@ -301,14 +301,15 @@ class Extrapolation:
             return 0.0
         return unsteady_share(*self._slots_after_first_wave(sorted(self.stats.block_end.values())))
 
-    def unsettled_pct(self) -> float:
+    def unsettled_pct(self, cycles: float | None = None) -> float:
         """How far the extrapolated block rate had not settled, in percent of the predicted
-        cycles: the slots' idle share after the first wave (`unsteady_share`: waves in step), or
-        the cycles the rate from the first wave's last end to the last block's and the one fitted
-        to every end after the first wave differ by over the extrapolated blocks (a rate still in
-        its start transient: `gather_small_table/large`'s 4-wave sample ended at 38.7, 26.4, 32.1
-        cycles a block a wave, its 16-wave one settled at 22-24), whichever is larger."""
-        c = self.cycles()
+        `cycles` (`cycles()` where not given; `timing__sampling_unsettled_pct`): the slots' idle
+        share after the first wave (`unsteady_share`: waves in step), or the cycles the rate from
+        the first wave's last end to the last block's and the one fitted to every end after the
+        first wave differ by over the extrapolated blocks (a rate still in its start transient:
+        `gather_small_table/large`'s 4-wave sample ended at 38.7, 26.4, 32.1 cycles a block a
+        wave, its 16-wave one settled at 22-24), whichever is larger."""
+        c = self.cycles() if cycles is None else cycles
         return 100.0 * max(self.unsteady_share(), self.rate_disagreement / c if c > 0 else 0.0)
 
     def _straggler(self, order: list, t_sim: float) -> float:
