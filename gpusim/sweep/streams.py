@@ -106,10 +106,11 @@ class StoredSource(TraceSource):
         self.store = store
         self._conversion: str | None = None
 
-    def reuse(self, prepared, chunk_blocks: int, issue=None, execute_skipped: bool = True) -> "StoredSource":
+    def reuse(self, prepared, chunk_blocks: int, issue=None, execute_skipped: bool = True,
+              from_start: bool = False) -> "StoredSource":
         """TraceSource.reuse; the conversion key is the new `issue`'s, computed again on first use
         (a key kept from the previous engine's converter could serve its conversions to this one)."""
-        super().reuse(prepared, chunk_blocks, issue, execute_skipped)
+        super().reuse(prepared, chunk_blocks, issue, execute_skipped, from_start)
         self._conversion = None
         return self
 
@@ -121,6 +122,8 @@ class StoredSource(TraceSource):
             self._conversion = conversion_key(issue)
         streams = self.peek(b)
         del self.ready[b]
+        if b in self.keep_blocks:                     # for a settled sample's engine (TraceSource.keep_for)
+            self._keep(b, streams)
         # what convert() reads besides the visits: the mapping, the budget, the rounds, the loop chosen so far
         state = (self._conversion, issue.warp_budget, issue.round_blocks, issue.loop_chosen, issue.loop)
         kept = self.store.sass.setdefault(b, {})

@@ -172,7 +172,7 @@ class TimingEngine:
         with rare_full_collections():          # building allocates the L1s' sets and the first blocks' streams
             self._build(prepared, options, source)
             note = self.extrapolation.reuse_note(ran=False)
-            if note and options.mode == "auto" and source is TraceSource:
+            if note and options.mode == "auto" and isinstance(self.trace, TraceSource):
                 trace = self.trace                 # its blocks already ran: the next run goes on from them
                 if self.extrapolation.full_affordable():
                     self.footprint = None
@@ -185,8 +185,8 @@ class TimingEngine:
                     self._build(prepared, dataclasses.replace(options, sample_sms=sms),
                                 lambda *a, **k: trace.reuse(*a, from_start=True, **k))
                     self.fallback = f"{note}: sampled {self.sms_simulated} SMs instead of {before}"
-            self.settle_order = self._settle_order(options) if options.mode == "auto" and source is TraceSource \
-                else None
+            self.settle_order = self._settle_order(options) if options.mode == "auto" and \
+                isinstance(self.trace, TraceSource) else None
             if self.settle_order is not None:
                 self.trace.keep_for(self.settle_order)
 

@@ -3,6 +3,7 @@ configurations, bit for bit in every metric, whether the point recorded the func
 replayed it, or replayed it with blocks the recording lacked (another SM count)."""
 import numpy as np
 import pytest
+from numba import cuda
 
 import gpusim
 import programs
@@ -89,3 +90,26 @@ def test_other_inputs_are_not_replayed(tmp_path):
     timed_launch(c.kernel, c.grid, c.block, c.args, resolve("h100"), cache=cache)
     c = P.case(seed=1)                         # same shapes, other values: keyed by content too
     assert timed_launch(c.kernel, c.grid, c.block, c.args, resolve("h100"), cache=cache)[1] == "recorded"
+
+
+def reread(a, out, n):
+    i = cuda.grid(1)                      # the grid reads `a` four times, in order
+    if i < 4 * n:
+        v = a[i % n]
+        if v < -1.0:
+            out[0] = v
+
+
+def test_a_point_whose_sample_cannot_see_its_reuse_is_simulated_in_full_as_a_launch_is():
+    # 'auto' gives up a sample blind to a 1 MiB array's reuse in a 1 MiB L2 for full simulation
+    # (timing/sampling/extrapolation.py reuse_note); a sweep's recorded and replayed points too
+    n = (1 << 20) // 4
+    spec = resolve("h100", [f"l2.size_bytes={1 << 20}"])
+    cache = StreamCache(disk=False)
+    want = gpusim.launch(reread, 4 * n // 256, 256, (np.ones(n, np.float32), np.zeros(1, np.float32), n), gpu=spec,
+                         timing=True).metrics
+    assert want["timing__mode"] == "full"
+    for how in ("recorded", "replayed"):
+        got, run = timed_launch(reread, 4 * n // 256, 256, (np.ones(n, np.float32), np.zeros(1, np.float32), n), spec,
+                                cache=cache)
+        assert run == how and _same(got.metrics, want) == []

@@ -8,6 +8,9 @@ import pytest
 from numba import cuda
 
 import gpusim
+from gpusim.specs import resolve
+from gpusim.sweep.replay import timed_launch
+from gpusim.sweep.streams import StreamCache
 from gpusim.timing.engine import SETTLE_WAVES_FACTOR, TimingEngine, TimingOptions
 
 BLOCKS = 6 * 1056                     # six waves of 8 blocks of 256 threads on every H100 SM
@@ -77,3 +80,19 @@ def test_a_settled_sample_is_closer_to_full_simulation_than_the_unsettled_one():
     unsettled = skewed_metrics("sampled")["gpu__time_duration.sum"]
     settled = skewed_metrics("auto")["gpu__time_duration.sum"]
     assert abs(settled / full - 1) <= abs(unsettled / full - 1)
+
+
+def test_a_sweeps_recorded_and_replayed_points_settle_as_a_launch_does():
+    # gpusim.sweep's sources keep the larger sample's streams too (sweep/streams.py), so a sweep's
+    # points stay what gpusim.launch gives, bit for bit
+    cache = StreamCache(disk=False)
+    for sets, how in (([], "recorded"), ([], "replayed"), (["l2.hit_latency_cycles=300"], "replayed")):
+        spec = resolve("h100", sets)
+        args = (np.zeros(BLOCKS * 256, np.float32), HEAVY_FROM, 1)
+        got, run = timed_launch(skewed, BLOCKS, 256, args, spec, cache=cache)
+        want = gpusim.launch(skewed, BLOCKS, 256, (np.zeros(BLOCKS * 256, np.float32), HEAVY_FROM, 1), gpu=spec,
+                             timing=True).metrics
+        assert run == how
+        assert got.metrics["gpu__time_duration.sum"] == want["gpu__time_duration.sum"]
+        assert got.metrics["timing__sampling_settled"] == want["timing__sampling_settled"]
+    assert want["timing__sampling_settled"] == ""          # 300-cycle L2 hits: the 4-wave rate had settled
