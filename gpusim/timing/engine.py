@@ -138,13 +138,18 @@ class TimingOptions:
 
 
 class TimingStats:
-    """What the SMs write as they run: stall cycles by reason per SASS instruction, and each timed
-    block's start and end cycle (read by the extrapolation and the metrics builder)."""
+    """What the SMs write as they run: stall cycles by reason per SASS instruction, each timed
+    block's start and end cycle and the bytes its accesses moved between its SM's L1 and the L2
+    (read by the extrapolation and the metrics builder)."""
 
     def __init__(self, n_instr: int):
         self.stall = np.zeros((len(STALL_REASONS), n_instr))     # [reason, SASS instruction]: cycles
         self.block_end: dict[int, float] = {}
         self.block_start: dict[int, float] = {}
+        self.block_l2_bytes: dict[int, float] = {}                # bytes a block's accesses moved between L1 and L2
+
+    def block_traffic(self, block: int, nbytes: float) -> None:
+        self.block_l2_bytes[block] = self.block_l2_bytes.get(block, 0.0) + nbytes
 
     def block_done(self, block: int, start: float, end: float) -> None:
         self.block_start[block] = start

@@ -251,7 +251,11 @@ class SM:
             t = F.item(L.F_TCUR)
             if ev == L.EV_MEM:
                 s = self._flat[I.item(L.I_EVJ)]
+                moved = self.l1.xbar_bytes
                 F[L.F_PENDING] = self._memory(s, w, t, F.item(L.F_PENDING))
+                moved = self.l1.xbar_bytes - moved
+                if moved:                          # the block's L2 traffic (sampling/extrapolation.py's phases)
+                    self.stats.block_traffic(w.cta.block, moved)
                 if s.const_load and self.front.ccache.a is not self._arrays[10]:
                     self._pack()
             elif ev == L.EV_VISIT:

@@ -121,6 +121,11 @@ class L1Cache:
         self.reset_counters()
         self.flush()
 
+    @property
+    def xbar_bytes(self) -> int:
+        """Bytes this L1 has moved to and from the L2 so far (its crossbar traffic, both ways)."""
+        return self._read_bytes + self._write_bytes
+
     # -- kernel boundaries --------------------------------------------------------------
 
     def flush(self) -> None:
