@@ -112,8 +112,10 @@ def test_sampling_error_estimates_stay_below_15_percent(comparison):
     # estimate reads as work varying between blocks (DEVIATIONS.md). Since a read miss waits behind the lines
     # stores allocated lately (issue 24, docs/mechanisms_24.md section 45) the widest is const_lookup/large at
     # 18.4% (5.9% before; its actual error -7.2 -> +0.4%): its first blocks run before any store has allocated a
-    # line and wait for none, the later ones do, and the estimate reads that start as blocks that vary
-    assert comparison[1]["sampling_error_max_pct"] <= 19.0
+    # line and wait for none, the later ones do, and the estimate reads that start as blocks that vary. Since
+    # 'auto' times a sample whose rate had not settled again with four times its waves (section 46),
+    # const_lookup/large is settled (5.1%) and the widest is issue_throughput/fp32_fma's 15.1% again
+    assert comparison[1]["sampling_error_max_pct"] <= 16.0
     noted = set(comparison[1]["sampling_noted"])
     assert noted - {"matmul_naive/large", "matmul_tiled/large"} <= {"block_dispatch/b8448", "block_dispatch/b67584",
                                                                      "block_dispatch/b540672"}
