@@ -17,7 +17,8 @@ The engine (`timing/engine.py`) times a subset of the SMs over a subset of their
   (`unsteady_share`; the whole grid's blocks fall out of step), where the share's end is a
   replay of the timed durations on the SMs' slots (`_replayed_cycles`: held-out 2's
   `spmv_warp_row/powerlaw`, whose 16-wave sample ends on one long row's block: 489 us at the
-  rate, 330 us replayed, 304 us in full simulation, 314 us on the H200); never less than the simulated SMs' share of the DRAM
+  rate, 330 us replayed, 304 us in full simulation, 314 us on the H200); never less than the
+  simulated SMs' share of the DRAM
   moving the extrapolated DRAM bytes (`_dram_floor_cycles`; a store stream's left-out part
   writes back every sector it makes dirty: its kept iterations' stores went into the L2
   faster than their write-backs left, and scaled alone those made a 2 GB write stream 7%
@@ -382,8 +383,8 @@ class Extrapolation:
         the first wave show stretches: their traffic correlated with the next timed round's
         beyond PHASE_EVIDENCE standard errors of white noise (traffic that changes from round to
         round, finer than the sample's spacing, would alias into stretches that are not there,
-        and the GPU runs such rounds together); 0 otherwise, and where nothing moved. (Held-out 2's `bitonic_step_global/far`: four stretches of
-        16,384 blocks, DRAM-bound and empty in turn.)"""
+        and the GPU runs such rounds together); 0 otherwise, and where nothing moved (held-out 2's
+        `bitonic_step_global/far`: four stretches of 16,384 blocks, DRAM-bound and empty in turn)."""
         ends, moved = self.stats.block_end, self.stats.block_l2_bytes
         n_sm, bps = self.spec.sm_count, max(self.bps, 1)
         timed = np.fromiter(ends, np.int64, len(ends))
