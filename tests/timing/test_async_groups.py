@@ -28,6 +28,8 @@ def _instr(i: int, text: str) -> SassInstr:
 class CopyL1:
     """An L1 whose copies (LDGSTS) land `latencies[k]` cycles after the k-th is issued."""
 
+    xbar_bytes = 0                      # what the SM reads around each access (a block's L2 traffic): none here
+
     def __init__(self, latencies):
         self.latencies = list(latencies)
         self.issued = []

@@ -56,7 +56,7 @@ def run(streams, spec=H100, memory=None):
     stats = TimingStats(len(texts))
     done = []
     memory = memory or Memory()
-    sm = SM(0, spec, program, SimpleNamespace(lower=memory), stats, lambda sm, block, t: done.append(t))
+    sm = SM(0, spec, program, SimpleNamespace(lower=memory, xbar_bytes=0), stats, lambda sm, block, t: done.append(t))
     warps, base = [], 0
     for w, s in enumerate(streams):
         mem = {base + i: p for i, (_, p) in enumerate(s) if p is not None}
@@ -186,7 +186,7 @@ def test_a_block_left_waiting_is_completed_after_its_finished_warp_s_row_went_to
     program = IssueProgram((statics[:1], statics[1:-1], statics[-1:]), {}, {}, np.zeros(len(texts), dtype=np.int64),
                            len(texts))
     done = []
-    sm = SM(0, H100, program, SimpleNamespace(lower=Memory()), TimingStats(len(texts)),
+    sm = SM(0, H100, program, SimpleNamespace(lower=Memory(), xbar_bytes=0), TimingStats(len(texts)),
             lambda sm, block, t: done.append(block))
     wait_at = len(texts) - 3
     block0 = [SimpleNamespace(visits=[(0, None, {})], warp_in_block=0, local_sectors=0, gid=0),
