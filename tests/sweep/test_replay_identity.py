@@ -3,7 +3,6 @@ configurations, bit for bit in every metric, whether the point recorded the func
 replayed it, or replayed it with blocks the recording lacked (another SM count)."""
 import numpy as np
 import pytest
-from numba import cuda
 
 import gpusim
 import programs
@@ -11,6 +10,7 @@ from gpusim.specs import resolve
 from gpusim.sweep.point import metrics_row
 from gpusim.sweep.replay import timed_launch
 from gpusim.sweep.streams import StreamCache
+from sampling_kernels import reread
 
 VARY = {"sm_count": [132, 16], "hbm.bandwidth_GBps": [3352, 1500]}
 
@@ -90,14 +90,6 @@ def test_other_inputs_are_not_replayed(tmp_path):
     timed_launch(c.kernel, c.grid, c.block, c.args, resolve("h100"), cache=cache)
     c = P.case(seed=1)                         # same shapes, other values: keyed by content too
     assert timed_launch(c.kernel, c.grid, c.block, c.args, resolve("h100"), cache=cache)[1] == "recorded"
-
-
-def reread(a, out, n):
-    i = cuda.grid(1)                      # the grid reads `a` four times, in order
-    if i < 4 * n:
-        v = a[i % n]
-        if v < -1.0:
-            out[0] = v
 
 
 def test_a_point_whose_sample_cannot_see_its_reuse_is_simulated_in_full_as_a_launch_is():

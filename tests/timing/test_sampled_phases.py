@@ -2,7 +2,7 @@
 stretches one after another on the GPU (one DRAM-bound, the next held at the SMs' block dispatch
 rate), where a sample's timed rounds, spread over the grid, run short stretches of each side by
 side: the sampled prediction is at least the phases' bounds added up
-(gpusim/timing/sampling/extrapolation.py `_phase_floor_cycles`). One property each."""
+(gpusim/timing/sampling/phases.py `phase_floor_cycles`). One property each."""
 import numpy as np
 import pytest
 

@@ -13,16 +13,9 @@ from gpusim.errors import ConfigError
 from gpusim.specs.overrides import resolve
 from gpusim.timing.engine import TimingOptions
 from gpusim.timing.sampling.extrapolation import Extrapolation, SampleShape
+from sampling_kernels import reread, skewed
 
 MIB = 1 << 20
-
-
-def reread(a, out, n):
-    i = cuda.grid(1)                      # the grid reads `a` four times, in order
-    if i < 4 * n:
-        v = a[i % n]
-        if v < -1.0:
-            out[0] = v
 
 
 def reread_launch(l2_mib: float, mode: str, **options):
@@ -162,16 +155,6 @@ def test_a_denser_sample_takes_the_sms_one_wave_of_which_fits_the_budget_and_non
 def test_a_denser_sample_factor_below_one_is_refused():
     with pytest.raises(ConfigError, match="denser_sample_factor"):
         TimingOptions(denser_sample_factor=0)
-
-
-def skewed(out, heavy_from, iters):
-    b = cuda.blockIdx.x                   # the first wave's blocks idle, the rest of widely varying work
-    k = (b * 7919) % 16
-    n = 0 if b < heavy_from else iters * k * k
-    acc = np.float32(0)
-    for _ in range(n):
-        acc = acc * np.float32(0.999) + np.float32(1)
-    out[cuda.grid(1)] = acc
 
 
 def skewed_launch(mode: str):

@@ -5,26 +5,16 @@ is the larger sample's, and no block executes twice (gpusim/timing/engine.py `ru
 `_settle_order`; sampling/extrapolation.py `unsettled_pct`; functional_streams.py `keep_for`)."""
 import numpy as np
 import pytest
-from numba import cuda
 
 import gpusim
 from gpusim.specs import resolve
 from gpusim.sweep.replay import timed_launch
 from gpusim.sweep.streams import StreamCache
 from gpusim.timing.engine import SETTLE_WAVES_FACTOR, TimingEngine, TimingOptions
+from sampling_kernels import skewed
 
 BLOCKS = 6 * 1056                     # six waves of 8 blocks of 256 threads on every H100 SM
 HEAVY_FROM = 1056                     # the first wave's blocks idle
-
-
-def skewed(out, heavy_from, iters):
-    b = cuda.blockIdx.x                   # the first wave's blocks idle, the rest of widely varying work
-    k = (b * 7919) % 16
-    n = 0 if b < heavy_from else iters * k * k
-    acc = np.float32(0)
-    for _ in range(n):
-        acc = acc * np.float32(0.999) + np.float32(1)
-    out[cuda.grid(1)] = acc
 
 
 def skewed_metrics(mode: str, functional: str = "sampled", **options) -> dict:

@@ -13,6 +13,8 @@ to trust that:
   SMs, block times, memory system and issue streams it reads) and calls.
 - `block_spread.py`: how far the timed blocks' durations let the extrapolation be trusted (their
   spread; waves that ran in step after a light first wave), for `extrapolation.py`.
+- `phases.py`: the least time the share takes where the blocks' L2 traffic changes along the
+  grid in stretches longer than a wave (`phase_floor_cycles`), a floor under `extrapolation.py`'s.
 - `warming.py`: which lines of a footprint that blocks all over the grid share the whole
   GPU's L2 would hold (`SharedFootprint`, asked by the L2 slices on a miss), and the reuse
   the sample cannot see.

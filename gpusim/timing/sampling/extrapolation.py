@@ -82,6 +82,7 @@ import numpy as np
 
 from gpusim.timing.sampling.block_spread import fitted_rate, slots_after_first_wave, statistical_error, unsteady_share
 from gpusim.timing.sampling.loop_rate import loop_rates
+from gpusim.timing.sampling.phases import phase_floor_cycles
 from gpusim.timing.sampling.sample_blocks import place_in_round, sampled_blocks
 
 
@@ -91,8 +92,6 @@ UNCERTAIN_DRAM_SHARE = 0.25     # ... or of its DRAM bytes (after the run)
 SCALING_TIME_PCT = 5.0           # sampled mode: the scaled memory system's own error, time (module docstring)
 SCALING_DRAM_PCT = 2.0           # ... and DRAM bytes
 IDLE_SLOTS_FACTOR = 2.0          # straggler: the time after the first wave over the slots' busy time (`_straggler`)
-PHASE_EVIDENCE = 3.0             # phases: the spread rounds' traffic correlated with the next round's beyond this
-#                                  many standard errors of white noise (`_phase_floor_cycles`)
 
 
 @dataclass(frozen=True)
@@ -371,40 +370,10 @@ class Extrapolation:
         return _list_schedule(table[k, place_in_round(share, n_sm, sms, nblocks)], slots), timed_end
 
     def _phase_floor_cycles(self, dram: float, l2: float) -> float:
-        """The least time the share's phases take one after another: where the blocks' L2 traffic
-        varies along the grid in stretches longer than a wave, the whole GPU runs each stretch on
-        its own (one DRAM-bound, the next held at the SMs' block dispatch rate), where the
-        sample's timed rounds, spread over the grid, run short stretches of each side by side.
-        Each grid round takes the L2 bytes a block moved in the nearest timed round; the DRAM and
-        L2 floors (`dram`, `l2`: cycles for the whole share) are dealt over the rounds in
-        proportion, and every round deals one block to each simulated SM (`block_dispatch_cycles`
-        each); a wave's worth of rounds at a time (`blocks_per_sm`) takes the longer of the
-        memory's and the dispatch's time, and the phases add up. Only where the timed rounds after
-        the first wave show stretches: their traffic correlated with the next timed round's
-        beyond PHASE_EVIDENCE standard errors of white noise (traffic that changes from round to
-        round, finer than the sample's spacing, would alias into stretches that are not there,
-        and the GPU runs such rounds together); 0 otherwise, and where nothing moved (held-out 2's
-        `bitonic_step_global/far`: four stretches of 16,384 blocks, DRAM-bound and empty in turn)."""
-        ends, moved = self.stats.block_end, self.stats.block_l2_bytes
-        n_sm, bps = self.spec.sm_count, max(self.bps, 1)
-        timed = np.fromiter(ends, np.int64, len(ends))
-        rounds, k = np.unique(timed // n_sm, return_inverse=True)
-        if len(rounds) < 2:
-            return 0.0
-        traffic = np.bincount(k, weights=[moved.get(int(b), 0.0) for b in timed]) / np.bincount(k)
-        later = traffic[rounds >= bps]               # the rounds spread over the grid after the first wave's
-        if len(later) < 3 or _lag1_correlation(later) * math.sqrt(len(later)) <= PHASE_EVIDENCE:
-            return 0.0                               # no stretches longer than the spread's spacing
-        grid = np.arange(-(-self.shape.nblocks // n_sm))
-        j = np.clip(np.searchsorted(rounds, grid), 1, len(rounds) - 1)
-        j = np.where(np.abs(rounds[j - 1] - grid) <= np.abs(rounds[j] - grid), j - 1, j)
-        if traffic[j].sum() <= 0:
-            return 0.0
-        memory = max(dram, l2) * traffic[j] / traffic[j].sum()
-        starts = np.arange(0, len(grid), bps)
-        per_wave = np.add.reduceat(memory, starts)
-        dispatch = self.spec.launch.block_dispatch_cycles * np.diff(np.append(starts, len(grid)))
-        return float(np.maximum(per_wave, dispatch).sum())
+        """`phases.phase_floor_cycles` of the timed blocks, given the share's DRAM and L2 floors."""
+        return phase_floor_cycles(self.stats.block_end, self.stats.block_l2_bytes, self.spec.sm_count,
+                                  max(self.bps, 1), self.shape.nblocks, max(dram, l2),
+                                  self.spec.launch.block_dispatch_cycles)
 
     def _dram_floor_cycles(self, blocks_scale: float) -> float:
         """The least time in which the simulated SMs' share of the DRAM (its peak less the share
@@ -454,13 +423,6 @@ class Extrapolation:
         sampled = self.mode == "sampled" and self.sms_simulated < self.spec.sm_count
         return statistical_error(self.stats.block_end, self.stats.block_start, cycles,
                                  self.shape.nblocks if sampled else None, self.issue.kept[0], self.issue.skipped[0])
-
-def _lag1_correlation(x) -> float:
-    """The correlation of `x` with itself one step on (0 when it is constant)."""
-    d = np.asarray(x, dtype=float) - np.mean(x)
-    den = float(np.dot(d, d))
-    return float(np.dot(d[:-1], d[1:])) / den if den > 0 else 0.0
-
 
 def _rank_correlation(a, b) -> float:
     """Spearman's rank correlation of `a` and `b` (ties ranked in order); 0 when either is constant."""
