@@ -254,7 +254,7 @@ class SM:
                 moved = self.l1.xbar_bytes
                 F[L.F_PENDING] = self._memory(s, w, t, F.item(L.F_PENDING))
                 moved = self.l1.xbar_bytes - moved
-                if moved:                          # the block's L2 traffic (sampling/extrapolation.py's phases)
+                if moved:                          # the block's L2 traffic (sampling/phases.py)
                     self.stats.block_traffic(w.cta.block, moved)
                 if s.const_load and self.front.ccache.a is not self._arrays[10]:
                     self._pack()
