@@ -55,7 +55,7 @@ class Progress:
     blocks, every timed block, and every 1024 steps of a batch (so a long batch shows its
     steps climbing)."""
     kernel: str
-    phase: str                      # 'functional' or 'timing'
+    phase: str                      # 'functional', 'timing', or 'timing again' (a settled sample's second run)
     blocks_done: int
     blocks_total: int
     steps: int = 0                  # steps of the batch running now (0 between batches)
@@ -284,7 +284,9 @@ def _run(prepared: PreparedLaunch, timing: bool, batch_lanes: int, timing_option
         def timed_block(done, total, chained=opt.progress):
             if chained is not None:
                 chained(done, total)
-            progress(Progress(prepared.name, "timing", done, total, simulated_ns=sim_ns()))
+            again = engine is not None and engine.settled        # timing.engine.TimingEngine.run
+            progress(Progress(prepared.name, "timing again" if again else "timing", done, total,
+                              simulated_ns=sim_ns()))
 
         def spinning(ex):
             done = engine.scheduler.done_blocks if engine is not None else 0

@@ -86,3 +86,12 @@ def test_a_sweeps_recorded_and_replayed_points_settle_as_a_launch_does():
         assert got.metrics["gpu__time_duration.sum"] == want["gpu__time_duration.sum"]
         assert got.metrics["timing__sampling_settled"] == want["timing__sampling_settled"]
     assert want["timing__sampling_settled"] == ""          # 300-cycle L2 hits: the 4-wave rate had settled
+
+
+def test_a_settled_samples_second_run_shows_as_timing_again():
+    seen = []
+    gpusim.launch(skewed, BLOCKS, 256, (np.zeros(BLOCKS * 256, np.float32), HEAVY_FROM, 1), gpu="h100", timing=True,
+                  timing_options=TimingOptions(mode="auto", functional="sampled"), outputs=False,
+                  progress=lambda p: seen.append((p.phase, p.blocks_total)))
+    timing = [s for s in seen if s[0].startswith("timing")]
+    assert timing[0] == ("timing", 256) and timing[-1] == ("timing again", 384)
