@@ -379,8 +379,7 @@ class TimingEngine:
                     self.settled = (f"the block rate of {before} timed blocks had not settled ({unsettled:.0f}% of "
                                     f"the time): timed {self.blocks_simulated} instead")
                     self._time()
-                self.trace.keep_for([])            # the kept streams are used or not needed
-                self.trace.kept.clear()
+                self.trace.keep_for([])            # the kept streams are used or not needed: dropped
             return self._run()
 
     def _settle_order(self, opt: TimingOptions) -> list | None:

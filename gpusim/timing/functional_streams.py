@@ -79,8 +79,10 @@ class TraceSource:
         conversion); one this engine passes over (`seek`) is executed with its streams, in order,
         instead of plainly or not at all. The engine's settling of an unsettled sample
         (`engine.TimingEngine.run`) times a larger sample of the same launch with them, so no
-        block is executed twice (outputs stay exact) and none the larger sample needs is lost."""
+        block is executed twice (outputs stay exact) and none the larger sample needs is lost.
+        Streams kept earlier for blocks `blocks` no longer names are dropped."""
         self.keep_blocks = frozenset(int(b) for b in blocks)
+        self.kept = {b: v for b, v in self.kept.items() if b in self.keep_blocks}
 
     def _keep(self, b: int, streams: list[WarpStream]) -> None:
         self.kept[b] = [(st.gid, st.block, st.warp_in_block, st.visits, st.local_sectors, st.summary)
