@@ -182,6 +182,10 @@ extern "C" __global__ void two_k1l4_k1l4_sp1(const float *x, float *out, int rep
 extern "C" __global__ void two_k1l4_none(const float *x, float *out, int reps) { TWO_WARPS(1, 4, 1, 0, 1); }
 extern "C" __global__ void two_k32l2_k32l2_sp1(const float *x, float *out, int reps) { TWO_WARPS(32, 2, 32, 2, 1); }
 extern "C" __global__ void two_k32l2_none(const float *x, float *out, int reps) { TWO_WARPS(32, 2, 1, 0, 1); }
+// run 6: the same branchy code with warp B absent from the block (B = 16 of 16 warps): one warp's loads alone
+extern "C" __global__ void two_k1l4_absent(const float *x, float *out, int reps) { TWO_WARPS(1, 4, 1, 4, 16); }
+extern "C" __global__ void two_k8l4_absent(const float *x, float *out, int reps) { TWO_WARPS(8, 4, 8, 4, 16); }
+extern "C" __global__ void two_k32l2_absent(const float *x, float *out, int reps) { TWO_WARPS(32, 2, 32, 2, 16); }
 #define ALL_WARPS(K, BAR) phase_loads<K, 0, 1, BAR, 1024>(x, out, reps)
 #define FEW_WARPS(K, W, L) phase_loads<K, W, L, true, (L > 2 ? L : 2) * 1024>(x, out, reps)
 extern "C" __global__ void bar_k2(const float *x, float *out, int reps) { ALL_WARPS(2, true); }
@@ -204,6 +208,11 @@ extern "C" __global__ void few_k8_w8_l4(const float *x, float *out, int reps) { 
 extern "C" __global__ void few_k2_w1_l4(const float *x, float *out, int reps) { FEW_WARPS(2, 1, 4); }
 extern "C" __global__ void few_k32_w1_l4(const float *x, float *out, int reps) { FEW_WARPS(32, 1, 4); }
 extern "C" __global__ void few_k32_w4_l4(const float *x, float *out, int reps) { FEW_WARPS(32, 4, 4); }
+// run 6: the scan's phase shapes with no barrier between phases (each warp's loads back to back, phase after phase)
+extern "C" __global__ void fewnobar_k8_w4_l2(const float *x, float *out, int reps) { phase_loads<8, 4, 2, false, 2048>(x, out, reps); }
+extern "C" __global__ void fewnobar_k16_w2_l2(const float *x, float *out, int reps) { phase_loads<16, 2, 2, false, 2048>(x, out, reps); }
+extern "C" __global__ void fewnobar_k8_w1_l4(const float *x, float *out, int reps) { phase_loads<8, 1, 4, false, 4096>(x, out, reps); }
+extern "C" __global__ void fewnobar_k8_w2_l4(const float *x, float *out, int reps) { phase_loads<8, 2, 4, false, 4096>(x, out, reps); }
 extern "C" __global__ void scan_shared(const float *x, float *out, int reps) { scan<0>(x, out, reps); }
 extern "C" __global__ void scan_padded(const float *x, float *out, int reps) { scan<1>(x, out, reps); }
 extern "C" __global__ void scan_loads(const float *x, float *out, int reps) { scan<2>(x, out, reps); }
@@ -240,7 +249,16 @@ CASES = [("regs_132x128", "phases_regs", 132, 128), ("regs_132x512", "phases_reg
          ("two_k8l4_k1l4_sp1", "two_k8l4_k1l4_sp1", 132, THREADS), ("two_k8l4_k8l1_sp1", "two_k8l4_k8l1_sp1", 132, THREADS),
          ("two_k8l4_k8l4_sp1", "two_k8l4_k8l4_sp1", 132, THREADS), ("two_k8l4_k8l4_sp0", "two_k8l4_k8l4_sp0", 132, THREADS),
          ("two_k1l4_k1l4_sp1", "two_k1l4_k1l4_sp1", 132, THREADS), ("two_k1l4_none", "two_k1l4_none", 132, THREADS),
-         ("two_k32l2_k32l2_sp1", "two_k32l2_k32l2_sp1", 132, THREADS), ("two_k32l2_none", "two_k32l2_none", 132, THREADS)]
+         ("two_k32l2_k32l2_sp1", "two_k32l2_k32l2_sp1", 132, THREADS), ("two_k32l2_none", "two_k32l2_none", 132, THREADS),
+         # run 6 (session 39): the branchy two-warp code with one warp (warp B absent); warps of different blocks, each
+         # its own barrier, on one sub-partition (264 / 528 blocks of 16 warps: every block's warp 0 on sub-partition 0)
+         # or on two (264 blocks of 15 warps: the second block's warp 0 on sub-partition 3); phases without barriers
+         ("two_k1l4_absent", "two_k1l4_absent", 132, THREADS), ("two_k8l4_absent", "two_k8l4_absent", 132, THREADS),
+         ("two_k32l2_absent", "two_k32l2_absent", 132, THREADS),
+         ("few_k8_w1_l4_264", "few_k8_w1_l4", 264, THREADS), ("few_k8_w1_l4_528", "few_k8_w1_l4", 528, THREADS),
+         ("few_k8_w1_l4_264_t480", "few_k8_w1_l4", 264, 480), ("few_k1_w1_l4_264_t480", "two_k1l4_none", 264, 480),
+         ("fewnobar_k8_w4_l2", "fewnobar_k8_w4_l2", BLOCKS, THREADS), ("fewnobar_k16_w2_l2", "fewnobar_k16_w2_l2", BLOCKS, THREADS),
+         ("fewnobar_k8_w1_l4_132", "fewnobar_k8_w1_l4", 132, THREADS), ("fewnobar_k8_w2_l4_132", "fewnobar_k8_w2_l4", 132, THREADS)]
 
 
 def _steps(name: str) -> int:
