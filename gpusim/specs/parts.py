@@ -198,13 +198,14 @@ class L2Spec:
     fabric_bandwidth_bytes_per_cycle: float = bounded(2120.0, 0.01, 1e6)  # data across the partition fabric, all partitions together (L2 cycles where clocks.l2_clock_mhz is set)
     ecc_granule_bytes: int = bounded(32, 1, 4096)  # L2 data ECC word: a write covering part of one costs the slice a read too
     write_port: bool = False                     # a slice takes written data on a port of its own at write_bandwidth_bytes_per_cycle_per_slice beside its reads' bandwidth; False: a written byte books the reads' bandwidth (bandwidth / write_bandwidth bytes)
+    far_writes_dirty_at_writer: bool = False     # a store to a line homed in another partition leaves its bytes dirty in the writer's near copy (written back to DRAM when that copy is evicted) and clean at the home; False: write-through, only homes dirty (l2_partitions.py)
     join_queued_reads: bool = False              # a read finding the same sectors still queued at its slice shares that lookup (l2_queue.py)
     requests_per_cycle_per_slice: float = bounded(0.0, 0.0, 64.0)  # line requests a slice looks up per cycle whatever their sectors: a read's lookup takes at least one request's share of the slice's bandwidth; 0 = bytes only (L2 cycles where clocks.l2_clock_mhz is set)
     fill_cost_bytes_per_byte: float = bounded(0.0, 0.0, 16.0)  # a DRAM fill books this many bytes of its home slice's bandwidth per byte it writes into the slice (0 = fills are free)
     write_miss_read_wait_ns_per_gline_per_s: float = bounded(0.0, 0.0, 10000.0)  # a read that misses the L2 goes on to DRAM this many ns later per G lines a second that writes allocate in the L2 (GPU-wide; each slice judges the rate from its own; 0 = no wait)
 
     def __post_init__(self) -> None:
-        for flag in ("join_queued_reads", "write_port"):
+        for flag in ("join_queued_reads", "write_port", "far_writes_dirty_at_writer"):
             if not isinstance(getattr(self, flag), bool):
                 raise ConfigError(f"L2Spec.{flag} must be true or false, got {getattr(self, flag)!r}")
         _positive(self, "atomic_unit_cycles_per_pass", "atomic_near_slice_cycles_per_pass")

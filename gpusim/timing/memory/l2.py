@@ -384,7 +384,7 @@ class L2Cache:
                     ent[use] = od.allocs
                 r = sl.lookup(ent, ts, lst, i, j, op, ops, masks, TEX, float_op, sm, si)
                 if op != READ and multi:
-                    self.fabric.drop_copies(line, x, home, part, lst, i, j)
+                    self.fabric.drop_copies(line, x, home, part, lst, i, j, ent)
             else:
                 r = self.fabric.far(line, s, x, home, part, ts, lst, i, j, op, ops, masks, nbytes, float_op, sm)
             if queue is not None:

@@ -50,6 +50,7 @@ class PartitionFabric:
         self.slices = slices
         self.partitions = l2.partitions
         self.latency_cycles = l2.fabric_latency_cycles
+        self.dirty_copies = l2.far_writes_dirty_at_writer
         self.server = BandwidthServer(l2.fabric_bandwidth_bytes_per_cycle * sm_fraction, l2.fabric_latency_cycles,
                                       name="L2.fabric")
 
@@ -99,14 +100,26 @@ class PartitionFabric:
                 k = sec & mask
                 copy[k] = r
                 if pm and k in pm:
-                    del pm[k]
+                    e = pm[k]
+                    if copy[spl] >> k & 1 and e[1] != FULL:     # a dirty copy's written bytes stay dirty
+                        e[0] = FULL
+                    else:
+                        del pm[k]
             if pm is not None and not pm:
                 copy[spl + 1] = None
             return r if r > r_near else r_near
         # writes and atomics: the near lookup (an atomic sector once per pass), then on to the home
         n_near = j - i if ops is None or op == WRITE else sum(ops[i:j])
         present = 0
-        if op == WRITE:
+        dirty = self.dirty_copies
+        taken = None                                    # an atomic's sectors the copy held dirty: the home's now
+        if op == WRITE and dirty:
+            for idx in range(i, j):
+                k = lst[idx] & mask
+                if copy[k] is not None:
+                    present += 1
+                _dirty_copy_write(sl, copy, k, masks[idx] if masks is not None else FULL, spl, ts)
+        elif op == WRITE:
             pm = copy[spl + 1]
             for idx in range(i, j):                     # each sector: _copy_write, inlined (hot path)
                 k = lst[idx] & mask
@@ -122,6 +135,8 @@ class PartitionFabric:
                     if pm and k in pm:
                         _copy_write(copy, k, masks[idx] if masks is not None else FULL, spl)
         elif copy is not None:
+            if copy[spl]:
+                taken = _take_dirty(copy, lst, i, j, spl)
             for idx in range(i, j):
                 k = lst[idx] & mask
                 if copy[k] is not None:
@@ -137,14 +152,18 @@ class PartitionFabric:
         ent = sl.entry(home, line, x, tsf)
         if sl.stall > tsf:
             tsf = sl.stall
-        r = sl.lookup(ent, tsf, lst, i, j, op, ops, masks, FABRIC, float_op, sm, home * sl.slices_per_partition + s)
+        r = sl.lookup(ent, tsf, lst, i, j, op, ops, masks, FABRIC, float_op, sm, home * sl.slices_per_partition + s,
+                      clean=dirty and op == WRITE)
+        if taken:
+            _give_dirty(ent, taken, spl, tsf)
         if self.partitions > 2:
-            self.drop_copies(line, x, home, part, lst, i, j)
+            self.drop_copies(line, x, home, part, lst, i, j, ent)
         return r + self.latency_cycles
 
-    def drop_copies(self, line, x, home, part, lst, i, j) -> None:
-        """A write or atomic at the home (the line's set: x): copies in partitions other than
-        the writer's go stale."""
+    def drop_copies(self, line, x, home, part, lst, i, j, hent=None) -> None:
+        """A write or atomic at the home (the line's set: x; its entry `hent`): copies in
+        partitions other than the writer's go stale; the bytes a copy held dirty of those
+        sectors (`far_writes_dirty_at_writer`) are the home's to write back now."""
         sl = self.slices
         spl = sl.sectors_per_line
         mask = spl - 1
@@ -153,6 +172,10 @@ class PartitionFabric:
                 continue
             ent = sl.sets[p][x].get(line)
             if ent is not None:
+                if ent[spl] and hent is not None:
+                    taken = _take_dirty(ent, lst, i, j, spl)
+                    if taken:
+                        _give_dirty(hent, taken, spl, NEG_INF)
                 pm = ent[spl + 1]
                 for idx in range(i, j):
                     k = lst[idx] & mask
@@ -175,3 +198,72 @@ def _copy_write(copy, k: int, m: int, spl: int) -> None:
         del pm[k]
     else:
         pm[k][0] = v
+
+
+def _dirty_copy_write(sl, copy, k: int, m: int, spl: int, ts: float) -> None:
+    """A write's bytes (mask m) into sector k of a near copy that keeps them dirty
+    (`far_writes_dirty_at_writer`): entries as a home's, [valid mask, dirty mask] per partial sector."""
+    pm = copy[spl + 1]
+    was = copy[spl] >> k & 1
+    if copy[k] is None:
+        copy[k] = ts
+        if m != FULL:
+            if pm is None:
+                pm = copy[spl + 1] = {}
+            pm[k] = [m, m]
+    elif pm and k in pm:
+        e = pm[k]
+        e[0] |= m
+        e[1] = (e[1] | m) if was else m
+        if e[0] == FULL and e[1] == FULL:
+            del pm[k]
+            if not pm:
+                copy[spl + 1] = None
+    elif m != FULL and not was:                         # valid, clean: now partly dirty
+        if pm is None:
+            pm = copy[spl + 1] = {}
+        pm[k] = [FULL, m]
+    if not was:
+        sl.dirty(copy, k)
+
+
+def _take_dirty(copy, lst, i: int, j: int, spl: int) -> list:
+    """The copy's dirty bytes of sectors lst[i:j] as (sector, valid-from time, dirty mask),
+    cleared from the copy (its entry is dropped or made stale by the caller)."""
+    mask = spl - 1
+    d = copy[spl]
+    pm = copy[spl + 1]
+    out = []
+    for idx in range(i, j):
+        k = lst[idx] & mask
+        if d >> k & 1:
+            out.append((k, copy[k], pm[k][1] if pm and k in pm else FULL))
+            d &= ~(1 << k)
+    copy[spl] = d
+    return out
+
+
+def _give_dirty(hent, taken: list, spl: int, ts: float) -> None:
+    """Dirty bytes taken from a copy become the home entry's (valid and dirty there)."""
+    pm = hent[spl + 1]
+    for k, r, m in taken:
+        was = hent[spl] >> k & 1
+        if hent[k] is None:
+            hent[k] = r if r is not None else ts
+            if m != FULL:
+                if pm is None:
+                    pm = hent[spl + 1] = {}
+                pm[k] = [m, m]
+        elif pm and k in pm:
+            e = pm[k]
+            e[0] |= m
+            e[1] = (e[1] | m) if was else m
+            if e[0] == FULL and e[1] == FULL:
+                del pm[k]
+        elif m != FULL and not was:
+            if pm is None:
+                pm = hent[spl + 1] = {}
+            pm[k] = [FULL, m]
+        hent[spl] |= 1 << k
+    if pm is not None and not pm:
+        hent[spl + 1] = None

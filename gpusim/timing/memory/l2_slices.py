@@ -231,12 +231,13 @@ class L2Slices:
 
     # -- the lookup at the home slice -----------------------------------------------------
 
-    def lookup(self, ent, ts, lst, i, j, op, ops, masks, src, float_op=False, sm=0, si=-1) -> float:
+    def lookup(self, ent, ts, lst, i, j, op, ops, masks, src, float_op=False, sm=0, si=-1, clean=False) -> float:
         """Sectors lst[i:j] of one line at its home slice (entry `ent`, slice index `si`), looked up
         at ts; their ready time. `ops`: an atomic's passes per sector (None: one each); `masks`: a
         write's byte masks (None: whole sectors); `float_op`, `sm`: an atomic's kind and requesting
         SM. A miss's DRAM burst, when it arrives, books `fill_cost` of its bytes at slice `si`: the
-        fill writes the slice's data array (validate/l2_fill_probe.py)."""
+        fill writes the slice's data array (validate/l2_fill_probe.py). `clean`: a write whose bytes
+        stay dirty in the writer's near copy (`l2.far_writes_dirty_at_writer`): valid here, not dirty."""
         spl = self.sectors_per_line
         mask = spl - 1
         hits = misses = 0
@@ -257,19 +258,22 @@ class L2Slices:
                     if m != FULL:
                         if pm is None:
                             pm = ent[spl + 1] = {}
-                        pm[k] = [m, m]
+                        pm[k] = [m, 0 if clean else m]
                 else:
                     hits += 1
                     if pm and k in pm:
                         e = pm[k]
                         e[0] |= m
-                        e[1] |= m
-                        if e[0] == FULL and e[1] == FULL:
+                        if not clean:
+                            e[1] |= m
+                        if e[0] == FULL and (e[1] == FULL or (clean and not d >> k & 1)):
                             del pm[k]
-                    elif m != FULL and not (d >> k & 1):    # valid, clean: now partly dirty
+                    elif m != FULL and not (d >> k & 1) and not clean:    # valid, clean: now partly dirty
                         if pm is None:
                             pm = ent[spl + 1] = {}
                         pm[k] = [FULL, m]
+                if clean:
+                    continue
                 if not d >> k & 1:                      # self.dirty(ent, k), inlined (hot path)
                     if not warm:
                         dirtied += 1
