@@ -196,6 +196,13 @@ Sources (the tags the comments use):
   Triton's f16/bf16 at 8192^3 deliver 96-97% of [MEAS-XBAR]'s read peak to their SMs beside 0.8-1.8 TB/s of
   fills, data/measurements/h100_tensor.json; docs/mechanisms_24.md section 27). The H200's stores mixed with
   resident loads (l2_fill_h200_stores.json) are what `l2.write_port` was tried against (off: section 27).
+- [MEAS-SCATTER] lines written from SMs of both L2 partitions, `python -m validate.scatter_capacity_probe --out ...`
+  (data/measurements/scatter_capacity_h200.json, 2026-11-27, and scatter_capacity_h100.json, 2026-11-28, with
+  Nsight's CSVs; driver 580.159.04): every int32 of an 8-128 MiB array stored once in a random order, each line
+  from SMs of both partitions (`shared`) or from one SM (`own`): DRAM bytes written over the array 0.46 / 2.72 /
+  6.77 (`shared`, H200, 8 / 32 / 64 MiB) against 0.02 / 1.14 / 2.64 (`own`); `shared` at A MiB writes back about
+  what `own` does at 2A (docs/mechanisms_24.md sections 34 and 47). `l2.far_writes_dirty_at_writer` (a far
+  line's stores dirty in the writer's copy) was tried against it in full simulation and left off.
 - [MEAS-WMISS] what stores that miss the L2 cost the reads that miss it, `python -m validate.copy_latency_probe
   --out ...` (driver 580.159.04, 2026-11-27; data/measurements/copy_latency_h200_run5.json and _run6.json on an
   H200, copy_latency_h100_run3.json on an H100; docs/mechanisms_24.md sections 44-45): 16 warps a SM chase 128-B

@@ -117,6 +117,7 @@ A100 = GPUSpec(
         ecc_granule_bytes=32,              # estimate: as Hopper [NCU-DATA]
         join_queued_reads=False,           # estimate: as Hopper
         write_port=False,                  # estimate: as Hopper (a port of its own tried there and left off [MEAS-L2FILL])
+        far_writes_dirty_at_writer=False,  # estimate: as Hopper (tried there and left off [MEAS-SCATTER])
         requests_per_cycle_per_slice=0.0,  # estimate: 0, bytes only (the A100's request rate is not measured; the H200: 0.92)
         fill_cost_bytes_per_byte=0.0,      # estimate: 0, fills free (the A100's is not measured; the H200: 0.4 [MEAS-L2FILL])
         write_miss_read_wait_ns_per_gline_per_s=0.0,  # estimate: 0, no wait (not measured here; the H200: 12.7 [MEAS-WMISS])

@@ -18,7 +18,14 @@ slice's bandwidth). For a line homed in the far partition the near one holds a c
 - writes and atomics always go on to the home (write-through): the near copy takes a
   write's bytes (allocating a clean copy), an atomic drops them;
 - a write or atomic at the home drops the copies other partitions hold (coherence);
-- only homes are ever dirty; copies are dropped silently when evicted.
+- only homes are ever dirty; copies are dropped silently when evicted. With
+  `l2.far_writes_dirty_at_writer` (off in every preset) a far store's bytes stay dirty in
+  the writer's copy instead (the home takes them valid, not dirty): evicting the copy
+  writes them back (read first where the sector is partial), and a write or atomic at the
+  home that drops the copy's sectors takes over their dirty bytes. The scatter probe
+  (validate/scatter_capacity_probe.py: lines written from SMs of both partitions write
+  back about what lines written from one do at twice the size) is what it was tried
+  against (docs/mechanisms_24.md section 47).
 So a stream's far half is counted twice (Nsight's 1.5x of the L1's misses and stores),
 re-read far data is counted once (matmul: about 1.2x), and copies take capacity: after
 vector_add a partition holds its homes (half the lines, a third of them written) and

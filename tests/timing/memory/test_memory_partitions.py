@@ -135,3 +135,48 @@ def test_a_far_reads_lookup_at_its_home_takes_the_fabrics_bandwidth_not_the_home
     near = [i for i, b in enumerate(booked) if b]
     assert (sum(booked), len(near), near[0] // sl.slices_per_partition) == (64.0, 1, 0)   # only the near slice
     assert ms.l2.fabric.server.bytes_served == 64.0
+
+
+# -- l2.far_writes_dirty_at_writer: a far line's stores stay dirty in the writer's near copy ---------------
+
+WRITER = replace(l2={"partitions": 2, "size_bytes": 2 * 1024 * 1024, "far_writes_dirty_at_writer": True})
+
+
+def _evict_partition(ms, part, t0):
+    """Read twice a partition's capacity of other lines homed there, from an SM attached to it."""
+    line, t = 1 << 20, t0
+    for _ in range(2 * ms.l2.capacity_bytes // 128 // 2):
+        line = _line_homed_in(ms, part, start=line + 1)
+        ms.read(t, part, [line * 4])
+        t += 10.0
+    return t
+
+
+def _dram_written(ms):
+    return ms.counters()["dram__bytes_write.sum"]
+
+
+@pytest.mark.parametrize("writer_dirty, home_evicted, copy_evicted", [(False, 32, 32), (True, 0, 32)])
+def test_a_far_writes_bytes_go_to_dram_from_where_they_are_held_dirty(writer_dirty, home_evicted, copy_evicted):
+    # write-through (only homes dirty): evicting the home writes the sector back; held at the writer:
+    # evicting the home writes nothing, evicting the writer's copy writes the sector
+    spec = WRITER if writer_dirty else replace(l2={"partitions": 2, "size_bytes": 2 * 1024 * 1024})
+    ms = MemorySystem(spec)
+    far = _line_homed_in(ms, 1)
+    ms.write(0.0, 0, [far * 4], [FULL])                            # SM 0 (partition 0) writes a line homed in 1
+    t = _evict_partition(ms, 1, 1000.0)
+    assert _dram_written(ms) == home_evicted
+    _evict_partition(ms, 0, t)
+    assert _dram_written(ms) == copy_evicted
+
+
+def test_a_home_side_write_takes_over_the_bytes_the_far_copy_held_dirty():
+    ms = MemorySystem(WRITER)
+    line = _line_homed_in(ms, 1)
+    ms.write(0.0, 0, [line * 4], [0x0000FFFF])                     # the copy holds bytes 0-15 dirty
+    ms.write(5000.0, 1, [line * 4], [0xFFFF0000])                  # SM 1 writes bytes 16-31 at the home
+    assert ms.l2.dirty_bytes() == 32                               # the home holds the whole sector dirty
+    t = _evict_partition(ms, 0, 9000.0)                            # the copy's eviction writes nothing
+    assert _dram_written(ms) == 0
+    _evict_partition(ms, 1, t)
+    assert _dram_written(ms) == 32
