@@ -213,6 +213,59 @@ extern "C" __global__ void fewnobar_k8_w4_l2(const float *x, float *out, int rep
 extern "C" __global__ void fewnobar_k16_w2_l2(const float *x, float *out, int reps) { phase_loads<16, 2, 2, false, 2048>(x, out, reps); }
 extern "C" __global__ void fewnobar_k8_w1_l4(const float *x, float *out, int reps) { phase_loads<8, 1, 4, false, 4096>(x, out, reps); }
 extern "C" __global__ void fewnobar_k8_w2_l4(const float *x, float *out, int reps) { phase_loads<8, 2, 4, false, 4096>(x, out, reps); }
+// run 7: the warps in MASK (warp w when bit w is set) each four K-way loads an iteration, back to back, no barrier
+template <int K, unsigned MASK>
+__device__ void mask_loads(const float *x, float *out, int reps) {
+    __shared__ float s[4096];
+    int t = threadIdx.x, lane = t & 31, w = t >> 5;
+    for (int i = t; i < 4096; i += blockDim.x) s[i] = x[i];
+    __syncthreads();
+    volatile float *v = s + (lane % (32 / K)) + (lane / (32 / K)) * 32;
+    float acc = 0.0f;
+    if ((MASK >> w) & 1u) {
+        for (int r = 0; r < reps * 21; r++) {
+#pragma unroll
+            for (int j = 0; j < 4; j++) acc += v[j * 1024];
+        }
+    }
+    out[blockIdx.x * blockDim.x + t] = acc;
+}
+extern "C" __global__ void mask_k1_w1(const float *x, float *out, int reps) { mask_loads<1, 0x1u>(x, out, reps); }
+extern "C" __global__ void mask_k1_w2(const float *x, float *out, int reps) { mask_loads<1, 0x3u>(x, out, reps); }
+extern "C" __global__ void mask_k1_w4(const float *x, float *out, int reps) { mask_loads<1, 0xfu>(x, out, reps); }
+extern "C" __global__ void mask_k1_w8(const float *x, float *out, int reps) { mask_loads<1, 0xffu>(x, out, reps); }
+extern "C" __global__ void mask_k1_s2(const float *x, float *out, int reps) { mask_loads<1, 0x11u>(x, out, reps); }
+extern "C" __global__ void mask_k1_s4(const float *x, float *out, int reps) { mask_loads<1, 0x1111u>(x, out, reps); }
+extern "C" __global__ void mask_k2_w1(const float *x, float *out, int reps) { mask_loads<2, 0x1u>(x, out, reps); }
+extern "C" __global__ void mask_k2_w2(const float *x, float *out, int reps) { mask_loads<2, 0x3u>(x, out, reps); }
+extern "C" __global__ void mask_k2_w4(const float *x, float *out, int reps) { mask_loads<2, 0xfu>(x, out, reps); }
+extern "C" __global__ void mask_k2_w8(const float *x, float *out, int reps) { mask_loads<2, 0xffu>(x, out, reps); }
+extern "C" __global__ void mask_k2_s2(const float *x, float *out, int reps) { mask_loads<2, 0x11u>(x, out, reps); }
+extern "C" __global__ void mask_k2_s4(const float *x, float *out, int reps) { mask_loads<2, 0x1111u>(x, out, reps); }
+extern "C" __global__ void mask_k4_w1(const float *x, float *out, int reps) { mask_loads<4, 0x1u>(x, out, reps); }
+extern "C" __global__ void mask_k4_w2(const float *x, float *out, int reps) { mask_loads<4, 0x3u>(x, out, reps); }
+extern "C" __global__ void mask_k4_w4(const float *x, float *out, int reps) { mask_loads<4, 0xfu>(x, out, reps); }
+extern "C" __global__ void mask_k4_w8(const float *x, float *out, int reps) { mask_loads<4, 0xffu>(x, out, reps); }
+extern "C" __global__ void mask_k4_s2(const float *x, float *out, int reps) { mask_loads<4, 0x11u>(x, out, reps); }
+extern "C" __global__ void mask_k4_s4(const float *x, float *out, int reps) { mask_loads<4, 0x1111u>(x, out, reps); }
+extern "C" __global__ void mask_k8_w1(const float *x, float *out, int reps) { mask_loads<8, 0x1u>(x, out, reps); }
+extern "C" __global__ void mask_k8_w2(const float *x, float *out, int reps) { mask_loads<8, 0x3u>(x, out, reps); }
+extern "C" __global__ void mask_k8_w4(const float *x, float *out, int reps) { mask_loads<8, 0xfu>(x, out, reps); }
+extern "C" __global__ void mask_k8_w8(const float *x, float *out, int reps) { mask_loads<8, 0xffu>(x, out, reps); }
+extern "C" __global__ void mask_k8_s2(const float *x, float *out, int reps) { mask_loads<8, 0x11u>(x, out, reps); }
+extern "C" __global__ void mask_k8_s4(const float *x, float *out, int reps) { mask_loads<8, 0x1111u>(x, out, reps); }
+extern "C" __global__ void mask_k16_w1(const float *x, float *out, int reps) { mask_loads<16, 0x1u>(x, out, reps); }
+extern "C" __global__ void mask_k16_w2(const float *x, float *out, int reps) { mask_loads<16, 0x3u>(x, out, reps); }
+extern "C" __global__ void mask_k16_w4(const float *x, float *out, int reps) { mask_loads<16, 0xfu>(x, out, reps); }
+extern "C" __global__ void mask_k16_w8(const float *x, float *out, int reps) { mask_loads<16, 0xffu>(x, out, reps); }
+extern "C" __global__ void mask_k16_s2(const float *x, float *out, int reps) { mask_loads<16, 0x11u>(x, out, reps); }
+extern "C" __global__ void mask_k16_s4(const float *x, float *out, int reps) { mask_loads<16, 0x1111u>(x, out, reps); }
+extern "C" __global__ void mask_k32_w1(const float *x, float *out, int reps) { mask_loads<32, 0x1u>(x, out, reps); }
+extern "C" __global__ void mask_k32_w2(const float *x, float *out, int reps) { mask_loads<32, 0x3u>(x, out, reps); }
+extern "C" __global__ void mask_k32_w4(const float *x, float *out, int reps) { mask_loads<32, 0xfu>(x, out, reps); }
+extern "C" __global__ void mask_k32_w8(const float *x, float *out, int reps) { mask_loads<32, 0xffu>(x, out, reps); }
+extern "C" __global__ void mask_k32_s2(const float *x, float *out, int reps) { mask_loads<32, 0x11u>(x, out, reps); }
+extern "C" __global__ void mask_k32_s4(const float *x, float *out, int reps) { mask_loads<32, 0x1111u>(x, out, reps); }
 extern "C" __global__ void scan_shared(const float *x, float *out, int reps) { scan<0>(x, out, reps); }
 extern "C" __global__ void scan_padded(const float *x, float *out, int reps) { scan<1>(x, out, reps); }
 extern "C" __global__ void scan_loads(const float *x, float *out, int reps) { scan<2>(x, out, reps); }
@@ -258,7 +311,21 @@ CASES = [("regs_132x128", "phases_regs", 132, 128), ("regs_132x512", "phases_reg
          ("few_k8_w1_l4_264", "few_k8_w1_l4", 264, THREADS), ("few_k8_w1_l4_528", "few_k8_w1_l4", 528, THREADS),
          ("few_k8_w1_l4_264_t480", "few_k8_w1_l4", 264, 480), ("few_k1_w1_l4_264_t480", "two_k1l4_none", 264, 480),
          ("fewnobar_k8_w4_l2", "fewnobar_k8_w4_l2", BLOCKS, THREADS), ("fewnobar_k16_w2_l2", "fewnobar_k16_w2_l2", BLOCKS, THREADS),
-         ("fewnobar_k8_w1_l4_132", "fewnobar_k8_w1_l4", 132, THREADS), ("fewnobar_k8_w2_l4_132", "fewnobar_k8_w2_l4", 132, THREADS)]
+         ("fewnobar_k8_w1_l4_132", "fewnobar_k8_w1_l4", 132, THREADS), ("fewnobar_k8_w2_l4_132", "fewnobar_k8_w2_l4", 132, THREADS),
+         # run 7 (session 39): no barrier, one block a SM; K-way loads four an iteration from warps 0 (w1), 0-1 (w2),
+         # 0-3 (w4), 0-7 (w8: two a sub-partition), or 0 and 4 (s2), 0, 4, 8 and 12 (s4): all on sub-partition 0
+         ("mask_k1_w1", "mask_k1_w1", 132, THREADS), ("mask_k1_w2", "mask_k1_w2", 132, THREADS), ("mask_k1_w4", "mask_k1_w4", 132, THREADS),
+         ("mask_k1_w8", "mask_k1_w8", 132, THREADS), ("mask_k1_s2", "mask_k1_s2", 132, THREADS), ("mask_k1_s4", "mask_k1_s4", 132, THREADS),
+         ("mask_k2_w1", "mask_k2_w1", 132, THREADS), ("mask_k2_w2", "mask_k2_w2", 132, THREADS), ("mask_k2_w4", "mask_k2_w4", 132, THREADS),
+         ("mask_k2_w8", "mask_k2_w8", 132, THREADS), ("mask_k2_s2", "mask_k2_s2", 132, THREADS), ("mask_k2_s4", "mask_k2_s4", 132, THREADS),
+         ("mask_k4_w1", "mask_k4_w1", 132, THREADS), ("mask_k4_w2", "mask_k4_w2", 132, THREADS), ("mask_k4_w4", "mask_k4_w4", 132, THREADS),
+         ("mask_k4_w8", "mask_k4_w8", 132, THREADS), ("mask_k4_s2", "mask_k4_s2", 132, THREADS), ("mask_k4_s4", "mask_k4_s4", 132, THREADS),
+         ("mask_k8_w1", "mask_k8_w1", 132, THREADS), ("mask_k8_w2", "mask_k8_w2", 132, THREADS), ("mask_k8_w4", "mask_k8_w4", 132, THREADS),
+         ("mask_k8_w8", "mask_k8_w8", 132, THREADS), ("mask_k8_s2", "mask_k8_s2", 132, THREADS), ("mask_k8_s4", "mask_k8_s4", 132, THREADS),
+         ("mask_k16_w1", "mask_k16_w1", 132, THREADS), ("mask_k16_w2", "mask_k16_w2", 132, THREADS), ("mask_k16_w4", "mask_k16_w4", 132, THREADS),
+         ("mask_k16_w8", "mask_k16_w8", 132, THREADS), ("mask_k16_s2", "mask_k16_s2", 132, THREADS), ("mask_k16_s4", "mask_k16_s4", 132, THREADS),
+         ("mask_k32_w1", "mask_k32_w1", 132, THREADS), ("mask_k32_w2", "mask_k32_w2", 132, THREADS), ("mask_k32_w4", "mask_k32_w4", 132, THREADS),
+         ("mask_k32_w8", "mask_k32_w8", 132, THREADS), ("mask_k32_s2", "mask_k32_s2", 132, THREADS), ("mask_k32_s4", "mask_k32_s4", 132, THREADS)]
 
 
 def _steps(name: str) -> int:
