@@ -268,7 +268,7 @@ class StepPayloads:
                 mem[instr] = seg if prev is None or isinstance(prev, int) else np.union1d(prev, seg)
         return mem
 
-    def owned_sectors(self, js, owners) -> tuple[np.ndarray, np.ndarray] | None:
+    def owned_sectors(self, js, owners, stores: bool = True) -> tuple[np.ndarray, np.ndarray] | None:
         """The sectors of the loads, stores and atomics of the warps at places `js` (distinct) as
         their built payloads hold them (`build`), without building them, in one int64 array with
         the owner `owners[k]` of the warp at place `js[k]` for each: (owner, sector), one gather
@@ -277,7 +277,7 @@ class StepPayloads:
         entries = self.entries
         if any(e[0] == MBAR for e in entries) or len({e[1] for e in entries}) != len(entries):
             return None
-        ents = [e for e in entries if e[0] not in (WF, FILL)]
+        ents = [e for e in entries if e[0] not in (WF, FILL) and (stores or e[0] != STORE)]
         if not ents:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
         js = np.asarray(js, np.int64)
@@ -292,8 +292,8 @@ class StepPayloads:
         return own, whole[idx]
 
 
-def owned_sectors(groups, copies: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """The sectors of the loads, stores and atomics (bulk copies too where `copies`) in each group of
+def owned_sectors(groups, copies: bool = False, stores: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """The sectors of the loads, stores (unless `stores` is False) and atomics (bulk copies too where `copies`) in each group of
     payload maps of `groups` (an iterable of iterables of dicts or `LazyMem`s), as reading each map's
     values would find them: (owner, sector) int64 arrays of one length, `owner` the group's place in
     `groups`, in no particular order. The lazy maps of one step are read together from its arrays,
@@ -308,12 +308,12 @@ def owned_sectors(groups, copies: bool = False) -> tuple[np.ndarray, np.ndarray]
                     got = steps[id(mem._sp)] = (mem._sp, {})
                 got[1][mem._j] = (g, mem)
                 continue
-            _owned(mem, g, owners, sectors, copies)
+            _owned(mem, g, owners, sectors, copies, stores)
     for sp, byj in steps.values():
-        got = sp.owned_sectors(list(byj), [g for g, _ in byj.values()])
+        got = sp.owned_sectors(list(byj), [g for g, _ in byj.values()], stores)
         if got is None:
             for g, mem in byj.values():
-                _owned(mem, g, owners, sectors, copies)
+                _owned(mem, g, owners, sectors, copies, stores)
         else:
             owners.append(got[0])
             sectors.append(got[1])
@@ -322,19 +322,21 @@ def owned_sectors(groups, copies: bool = False) -> tuple[np.ndarray, np.ndarray]
     return np.concatenate(owners), np.concatenate(sectors)
 
 
-def _owned(mem, g: int, owners: list, sectors: list, copies: bool) -> None:
+def _owned(mem, g: int, owners: list, sectors: list, copies: bool, stores: bool = True) -> None:
     """The sector arrays of payload map `mem` (read as a map), owned by `g` (`owned_sectors`)."""
     parts: list = []
-    _payload_sectors(mem.values(), parts, copies)
+    _payload_sectors(mem.values(), parts, copies, stores)
     for p in parts:
         owners.append(np.full(len(p), g, np.int64))
         sectors.append(p.astype(np.int64, copy=False))
 
 
-def _payload_sectors(payloads, parts: list, copies: bool = False) -> None:
+def _payload_sectors(payloads, parts: list, copies: bool = False, stores: bool = True) -> None:
     for payload in payloads:
         if copies and isinstance(payload, CopyPayload):
             payload = payload.sectors
+        if not stores and isinstance(payload, tuple) and payload[1].dtype == np.uint32:
+            continue                                # a store's (sectors, byte masks)
         if isinstance(payload, (tuple, CpAsyncPayload)):
             payload = payload[0] if isinstance(payload, tuple) else payload.sectors
         if isinstance(payload, np.ndarray) and payload.size:

@@ -180,7 +180,9 @@ class L2Slices:
         od.allocs += 1
         ent = [None] * spl + [0, None, warm, od.allocs]
         od[line] = ent
-        if warm:                                        # valid from the other SMs' accesses (sampling/warming.py)
+        if warm and not fp.whole(line):                 # only stored to: the other SMs' bytes, not whole sectors
+            self.warm_fills += 1
+        elif warm:                                      # valid from the other SMs' accesses (sampling/warming.py)
             # held, or (IN_FLIGHT) on its way from DRAM for a block of the same wave: ready when the
             # DRAM would return that fetch (HBM.peek_read; a far line's copy: two fabric crossings more)
             if state == HELD:

@@ -71,7 +71,9 @@ What is modelled (an estimate from the sampled blocks, no extra execution):
   once rather than once per walk of the grid, and keep Che's approximation.
 - The L2 (`memory/l2_slices.py`) asks on a miss of its share: `warm(line, tau)` draws the line's fixed
   uniform hash u(line) against p(tau), so runs are deterministic. A warm line is filled
-  without DRAM traffic and takes no share of the phantom stand-ins; a warm dirty line
+  without DRAM traffic (whole, except in a region the sampled blocks only store to: there
+  the whole L2 holds the bytes the other blocks wrote, and a partial store finds its sector
+  not whole, `SharedFootprint.whole`) and takes no share of the phantom stand-ins; a warm dirty line
   evicted from the share is kept (no write-back: the whole L2 would still hold it).
 
 Not modelled: timing structure within the kernel beyond that (blocks that share lines at
@@ -100,7 +102,7 @@ class SharedFootprint:
     """Per-region sharing degree and the residency probability of its lines."""
 
     def __init__(self, starts, ends, touches, capacity_lines: float, regular=None, wave_share: float = 0.0,
-                 span=None):
+                 span=None, read=None):
         """`starts`, `ends`: each region's line range; `touches`: the whole grid's
         (block, line) pairs in it; `capacity_lines`: distinct lines the whole L2 holds;
         `regular`: per region, whether the grid walks it in order (default: none does);
@@ -108,7 +110,9 @@ class SharedFootprint:
         times the blocks each holds, over the grid's blocks; 0: blocks one after another);
         `span`: per region of those walked in order, the share of the grid within which the
         blocks that touch one line all come (default 1: spread over the whole grid; a
-        grouped tile order's A strip: its group of blocks)."""
+        grouped tile order's A strip: its group of blocks); `read`: per region, whether the
+        sampled blocks load from it (default: every region; one they only store to holds, in
+        the whole L2, the bytes other blocks wrote, not whole lines: `whole`)."""
         self.wave_share = min(1.0, max(0.0, float(wave_share)))
         self._wave_p: dict[tuple[int, int, bool], float] = {}  # (region, wave, convoy): `probability`
         self._wave_p0: dict[tuple[int, int], float] = {}       # ... at the wave's first position (`warm_state`)
@@ -122,6 +126,8 @@ class SharedFootprint:
                         else np.asarray(regular, dtype=bool))
         self.span = (np.ones(len(self.starts)) if span is None
                      else np.clip(np.asarray(span, dtype=float), 1e-9, 1.0))
+        self.read = (np.ones(len(self.starts), dtype=bool) if read is None
+                     else np.asarray(read, dtype=bool))
         self.capacity_lines = float(capacity_lines)
         self.dram = np.zeros(len(self.starts))                 # DRAM bursts the simulated share read, per region
         self.window = self._window()                           # w, at most 1
@@ -267,6 +273,14 @@ class SharedFootprint:
             return float(self.sharing[r])
         return None
 
+    def whole(self, line: int) -> bool:
+        """Whether a warm `line` is held whole in the whole L2: False in a region the blocks
+        only store to, where the other blocks' stores left the bytes they wrote (a scatter of
+        4-byte stores: every sector partly written, so each further partial store costs its
+        slice the ECC granule's read as in full simulation, `l2_writeback.partial_cost`)."""
+        r = bisect.bisect_right(self._start_list, line) - 1
+        return not (r >= 0 and line < self._end_list[r]) or bool(self.read[r])
+
     def warm(self, line: int, tau: float) -> bool:
         p = self.probability(line, tau)
         return p > 0.0 and ((line * HASH_MULT) & MASK64) / 2.0 ** 64 < p
@@ -370,6 +384,11 @@ def shared_footprint(arrays, streams_by_block, grid_blocks: int, sectors_per_lin
         pairs += np.bincount(idx[ok], minlength=len(ranges))
         seen.append(lines[ok])
         _count_gaps(lines[ok], idx[ok], gaps, common)
+    read = np.zeros(len(ranges), dtype=bool)     # per region: whether the blocks load from it
+    for lines in _blocks_lines(streams_by_block, lsh, stores=False):
+        idx = np.searchsorted(starts, lines, side="right") - 1
+        ok = (idx >= 0) & (lines < ends[np.maximum(idx, 0)])
+        read[idx[ok]] = True
     touches = pairs * grid_blocks / len(streams_by_block)
     if seen:                                   # sharing among the run's own blocks is simulated with them
         union = np.unique(np.concatenate(seen))
@@ -383,7 +402,7 @@ def shared_footprint(arrays, streams_by_block, grid_blocks: int, sectors_per_lin
         span = sharing_spans(starts, ends, [(b, ls) for (b, _), ls in zip(spread, lines)], grid_blocks,
                              resolution_blocks)
     fp = SharedFootprint(starts, ends, touches, capacity_lines, regular=regular,
-                         wave_share=wave_blocks / grid_blocks if grid_blocks else 0.0, span=span)
+                         wave_share=wave_blocks / grid_blocks if grid_blocks else 0.0, span=span, read=read)
     return fp if fp.active else None
 
 
@@ -405,13 +424,13 @@ def _count_gaps(lines: np.ndarray, idx: np.ndarray, gaps: np.ndarray, common: np
             common[region] += counts[top]
 
 
-def _blocks_lines(blocks, lsh: int) -> list[np.ndarray]:
+def _blocks_lines(blocks, lsh: int, stores: bool = True) -> list[np.ndarray]:
     """Per block of `blocks` (each a list of its warps' streams), the distinct lines its warps touch,
     sorted (loads, stores, atomics, bulk and tensor copies: a TMA GEMM's tiles of A and B are shared
     across the grid like an LDGSTS GEMM's). Read together (`payloads.owned_sectors`: a batch's step
     once for all its blocks) and deduplicated in one sort."""
     owner, sectors = owned_sectors(((visit[2] for st in streams for visit in st.visits if visit[2])
-                                    for streams in blocks), copies=True)
+                                    for streams in blocks), copies=True, stores=stores)
     lines = sectors >> lsh
     order = np.lexsort((lines, owner))
     owner, lines = owner[order], lines[order]
