@@ -210,26 +210,8 @@ def _copy_write(copy, k: int, m: int, spl: int) -> None:
 def _dirty_copy_write(sl, copy, k: int, m: int, spl: int, ts: float) -> None:
     """A write's bytes (mask m) into sector k of a near copy that keeps them dirty
     (`far_writes_dirty_at_writer`): entries as a home's, [valid mask, dirty mask] per partial sector."""
-    pm = copy[spl + 1]
     was = copy[spl] >> k & 1
-    if copy[k] is None:
-        copy[k] = ts
-        if m != FULL:
-            if pm is None:
-                pm = copy[spl + 1] = {}
-            pm[k] = [m, m]
-    elif pm and k in pm:
-        e = pm[k]
-        e[0] |= m
-        e[1] = (e[1] | m) if was else m
-        if e[0] == FULL and e[1] == FULL:
-            del pm[k]
-            if not pm:
-                copy[spl + 1] = None
-    elif m != FULL and not was:                         # valid, clean: now partly dirty
-        if pm is None:
-            pm = copy[spl + 1] = {}
-        pm[k] = [FULL, m]
+    _merge_dirty(copy, k, m, spl, ts)
     if not was:
         sl.dirty(copy, k)
 
@@ -252,25 +234,32 @@ def _take_dirty(copy, lst, i: int, j: int, spl: int) -> list:
 
 def _give_dirty(hent, taken: list, spl: int, ts: float) -> None:
     """Dirty bytes taken from a copy become the home entry's (valid and dirty there)."""
-    pm = hent[spl + 1]
     for k, r, m in taken:
-        was = hent[spl] >> k & 1
-        if hent[k] is None:
-            hent[k] = r if r is not None else ts
-            if m != FULL:
-                if pm is None:
-                    pm = hent[spl + 1] = {}
-                pm[k] = [m, m]
-        elif pm and k in pm:
-            e = pm[k]
-            e[0] |= m
-            e[1] = (e[1] | m) if was else m
-            if e[0] == FULL and e[1] == FULL:
-                del pm[k]
-        elif m != FULL and not was:
-            if pm is None:
-                pm = hent[spl + 1] = {}
-            pm[k] = [FULL, m]
+        _merge_dirty(hent, k, m, spl, r if r is not None else ts)
         hent[spl] |= 1 << k
-    if pm is not None and not pm:
-        hent[spl + 1] = None
+
+
+def _merge_dirty(ent, k: int, m: int, spl: int, ts: float) -> None:
+    """Bytes (mask m) of sector k made valid and dirty in entry `ent` (valid from ts where the
+    sector was absent); its partial masks [valid, dirty] kept while either is partial. The
+    caller sets the dirty bit."""
+    pm = ent[spl + 1]
+    was = ent[spl] >> k & 1
+    if ent[k] is None:
+        ent[k] = ts
+        if m != FULL:
+            if pm is None:
+                pm = ent[spl + 1] = {}
+            pm[k] = [m, m]
+    elif pm and k in pm:
+        e = pm[k]
+        e[0] |= m
+        e[1] = (e[1] | m) if was else m
+        if e[0] == FULL and e[1] == FULL:
+            del pm[k]
+            if not pm:
+                ent[spl + 1] = None
+    elif m != FULL and not was:                         # valid, clean: now partly dirty
+        if pm is None:
+            pm = ent[spl + 1] = {}
+        pm[k] = [FULL, m]
