@@ -426,8 +426,8 @@ def _count_gaps(lines: np.ndarray, idx: np.ndarray, gaps: np.ndarray, common: np
 
 def _blocks_lines(blocks, lsh: int, stores: bool = True) -> list[np.ndarray]:
     """Per block of `blocks` (each a list of its warps' streams), the distinct lines its warps touch,
-    sorted (loads, stores, atomics, bulk and tensor copies: a TMA GEMM's tiles of A and B are shared
-    across the grid like an LDGSTS GEMM's). Read together (`payloads.owned_sectors`: a batch's step
+    sorted (loads, stores unless `stores` is False, atomics, bulk and tensor copies: a TMA GEMM's tiles
+    of A and B are shared across the grid like an LDGSTS GEMM's). Read together (`payloads.owned_sectors`: a batch's step
     once for all its blocks) and deduplicated in one sort."""
     owner, sectors = owned_sectors(((visit[2] for st in streams for visit in st.visits if visit[2])
                                     for streams in blocks), copies=True, stores=stores)
