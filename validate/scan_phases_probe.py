@@ -325,7 +325,10 @@ CASES = [("regs_132x128", "phases_regs", 132, 128), ("regs_132x512", "phases_reg
          ("mask_k16_w1", "mask_k16_w1", 132, THREADS), ("mask_k16_w2", "mask_k16_w2", 132, THREADS), ("mask_k16_w4", "mask_k16_w4", 132, THREADS),
          ("mask_k16_w8", "mask_k16_w8", 132, THREADS), ("mask_k16_s2", "mask_k16_s2", 132, THREADS), ("mask_k16_s4", "mask_k16_s4", 132, THREADS),
          ("mask_k32_w1", "mask_k32_w1", 132, THREADS), ("mask_k32_w2", "mask_k32_w2", 132, THREADS), ("mask_k32_w4", "mask_k32_w4", 132, THREADS),
-         ("mask_k32_w8", "mask_k32_w8", 132, THREADS), ("mask_k32_s2", "mask_k32_s2", 132, THREADS), ("mask_k32_s4", "mask_k32_s4", 132, THREADS)]
+         ("mask_k32_w8", "mask_k32_w8", 132, THREADS), ("mask_k32_s2", "mask_k32_s2", 132, THREADS), ("mask_k32_s4", "mask_k32_s4", 132, THREADS),
+         # run 8: warp 0 of 2 or 4 blocks a SM (all on sub-partition 0), each block's other warps gone, no barrier
+         ("mask_k8_w1_264", "mask_k8_w1", 264, THREADS), ("mask_k8_w1_528", "mask_k8_w1", 528, THREADS),
+         ("mask_k32_w1_528", "mask_k32_w1", 528, THREADS), ("mask_k2_w1_528", "mask_k2_w1", 528, THREADS)]
 
 
 def _steps(name: str) -> int:
