@@ -26,6 +26,8 @@ import numpy as np
 from validate import ncu
 
 REPS, BLOCKS, THREADS = 16, 528, 512
+MASK_K = (1, 2, 4, 8, 16, 32)                 # run 7's conflict degrees, and its warps (`mask_loads`'s MASK):
+MASK_WARPS = ("w1", "w2", "w4", "w8", "s2", "s4")   # 0; 0-1; 0-3; 0-7; 0 and 4; 0, 4, 8, 12
 PHASES = 21                     # __syncthreads a repetition: 10 up, 1, 10 down
 METRICS = ("gpu__time_duration.sum", "sm__cycles_elapsed.max", "smsp__inst_executed.sum",
            "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
@@ -314,18 +316,7 @@ CASES = [("regs_132x128", "phases_regs", 132, 128), ("regs_132x512", "phases_reg
          ("fewnobar_k8_w1_l4_132", "fewnobar_k8_w1_l4", 132, THREADS), ("fewnobar_k8_w2_l4_132", "fewnobar_k8_w2_l4", 132, THREADS),
          # run 7 (session 39): no barrier, one block a SM; K-way loads four an iteration from warps 0 (w1), 0-1 (w2),
          # 0-3 (w4), 0-7 (w8: two a sub-partition), or 0 and 4 (s2), 0, 4, 8 and 12 (s4): all on sub-partition 0
-         ("mask_k1_w1", "mask_k1_w1", 132, THREADS), ("mask_k1_w2", "mask_k1_w2", 132, THREADS), ("mask_k1_w4", "mask_k1_w4", 132, THREADS),
-         ("mask_k1_w8", "mask_k1_w8", 132, THREADS), ("mask_k1_s2", "mask_k1_s2", 132, THREADS), ("mask_k1_s4", "mask_k1_s4", 132, THREADS),
-         ("mask_k2_w1", "mask_k2_w1", 132, THREADS), ("mask_k2_w2", "mask_k2_w2", 132, THREADS), ("mask_k2_w4", "mask_k2_w4", 132, THREADS),
-         ("mask_k2_w8", "mask_k2_w8", 132, THREADS), ("mask_k2_s2", "mask_k2_s2", 132, THREADS), ("mask_k2_s4", "mask_k2_s4", 132, THREADS),
-         ("mask_k4_w1", "mask_k4_w1", 132, THREADS), ("mask_k4_w2", "mask_k4_w2", 132, THREADS), ("mask_k4_w4", "mask_k4_w4", 132, THREADS),
-         ("mask_k4_w8", "mask_k4_w8", 132, THREADS), ("mask_k4_s2", "mask_k4_s2", 132, THREADS), ("mask_k4_s4", "mask_k4_s4", 132, THREADS),
-         ("mask_k8_w1", "mask_k8_w1", 132, THREADS), ("mask_k8_w2", "mask_k8_w2", 132, THREADS), ("mask_k8_w4", "mask_k8_w4", 132, THREADS),
-         ("mask_k8_w8", "mask_k8_w8", 132, THREADS), ("mask_k8_s2", "mask_k8_s2", 132, THREADS), ("mask_k8_s4", "mask_k8_s4", 132, THREADS),
-         ("mask_k16_w1", "mask_k16_w1", 132, THREADS), ("mask_k16_w2", "mask_k16_w2", 132, THREADS), ("mask_k16_w4", "mask_k16_w4", 132, THREADS),
-         ("mask_k16_w8", "mask_k16_w8", 132, THREADS), ("mask_k16_s2", "mask_k16_s2", 132, THREADS), ("mask_k16_s4", "mask_k16_s4", 132, THREADS),
-         ("mask_k32_w1", "mask_k32_w1", 132, THREADS), ("mask_k32_w2", "mask_k32_w2", 132, THREADS), ("mask_k32_w4", "mask_k32_w4", 132, THREADS),
-         ("mask_k32_w8", "mask_k32_w8", 132, THREADS), ("mask_k32_s2", "mask_k32_s2", 132, THREADS), ("mask_k32_s4", "mask_k32_s4", 132, THREADS),
+         *[(f"mask_k{k}_{m}", f"mask_k{k}_{m}", 132, THREADS) for k in MASK_K for m in MASK_WARPS],
          # run 8: warp 0 of 2 or 4 blocks a SM (all on sub-partition 0), each block's other warps gone, no barrier
          ("mask_k8_w1_264", "mask_k8_w1", 264, THREADS), ("mask_k8_w1_528", "mask_k8_w1", 528, THREADS),
          ("mask_k32_w1_528", "mask_k32_w1", 528, THREADS), ("mask_k2_w1_528", "mask_k2_w1", 528, THREADS)]
