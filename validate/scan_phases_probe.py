@@ -268,6 +268,35 @@ extern "C" __global__ void mask_k32_w4(const float *x, float *out, int reps) { m
 extern "C" __global__ void mask_k32_w8(const float *x, float *out, int reps) { mask_loads<32, 0xffu>(x, out, reps); }
 extern "C" __global__ void mask_k32_s2(const float *x, float *out, int reps) { mask_loads<32, 0x11u>(x, out, reps); }
 extern "C" __global__ void mask_k32_s4(const float *x, float *out, int reps) { mask_loads<32, 0x1111u>(x, out, reps); }
+// run 9: warp 0's phases of L K-way loads with a barrier of its own (bar.sync 1, 32) each phase; the block's other
+// warps leave at once (OTHERS = 0) or wait at __syncthreads() until warp 0's last phase is done (OTHERS = 1)
+template <int K, int L, int OTHERS>
+__device__ void solo_loads(const float *x, float *out, int reps) {
+    __shared__ float s[4096];
+    int t = threadIdx.x, lane = t & 31;
+    for (int i = t; i < 4096; i += blockDim.x) s[i] = x[i];
+    __syncthreads();
+    volatile float *v = s + (lane % (32 / K)) + (lane / (32 / K)) * 32;
+    float acc = 0.0f;
+    if (t < 32) {
+        for (int r = 0; r < reps * 21; r++) {
+            asm volatile("bar.sync 1, 32;" ::: "memory");
+#pragma unroll
+            for (int j = 0; j < L; j++) acc += v[j * 1024];
+        }
+    } else if (!OTHERS) {
+        return;
+    }
+    if (OTHERS) __syncthreads();
+    out[blockIdx.x * blockDim.x + t] = acc;
+}
+extern "C" __global__ void solo_k8_l4_gone(const float *x, float *out, int reps) { solo_loads<8, 4, 0>(x, out, reps); }
+extern "C" __global__ void solo_k8_l4_wait(const float *x, float *out, int reps) { solo_loads<8, 4, 1>(x, out, reps); }
+extern "C" __global__ void solo_k1_l4_gone(const float *x, float *out, int reps) { solo_loads<1, 4, 0>(x, out, reps); }
+extern "C" __global__ void solo_k1_l4_wait(const float *x, float *out, int reps) { solo_loads<1, 4, 1>(x, out, reps); }
+extern "C" __global__ void solo_k32_l2_gone(const float *x, float *out, int reps) { solo_loads<32, 2, 0>(x, out, reps); }
+extern "C" __global__ void solo_k32_l2_wait(const float *x, float *out, int reps) { solo_loads<32, 2, 1>(x, out, reps); }
+extern "C" __global__ void few_k1_w1_l4(const float *x, float *out, int reps) { FEW_WARPS(1, 1, 4); }
 extern "C" __global__ void scan_shared(const float *x, float *out, int reps) { scan<0>(x, out, reps); }
 extern "C" __global__ void scan_padded(const float *x, float *out, int reps) { scan<1>(x, out, reps); }
 extern "C" __global__ void scan_loads(const float *x, float *out, int reps) { scan<2>(x, out, reps); }
@@ -319,7 +348,15 @@ CASES = [("regs_132x128", "phases_regs", 132, 128), ("regs_132x512", "phases_reg
          *[(f"mask_k{k}_{m}", f"mask_k{k}_{m}", 132, THREADS) for k in MASK_K for m in MASK_WARPS],
          # run 8: warp 0 of 2 or 4 blocks a SM (all on sub-partition 0), each block's other warps gone, no barrier
          ("mask_k8_w1_264", "mask_k8_w1", 264, THREADS), ("mask_k8_w1_528", "mask_k8_w1", 528, THREADS),
-         ("mask_k32_w1_528", "mask_k32_w1", 528, THREADS), ("mask_k2_w1_528", "mask_k2_w1", 528, THREADS)]
+         ("mask_k32_w1_528", "mask_k32_w1", 528, THREADS), ("mask_k2_w1_528", "mask_k2_w1", 528, THREADS),
+         # run 9: warp 0's barrier phases of four 8-way loads with fewer warps a block waiting at each barrier
+         # (blocks of 1-8 warps, 1 and 4 blocks a SM), the same with conflict-free loads, and warp 0 with a barrier
+         # of its own (bar.sync 1, 32) while the block's other warps leave at once or wait at one barrier throughout
+         *[(f"few_k8_w1_l4_{b}_t{t}", "few_k8_w1_l4", b, t) for b in (132, 528) for t in (32, 64, 128, 256)],
+         ("few_k1_w1_l4_132", "few_k1_w1_l4", 132, THREADS), ("few_k1_w1_l4_528", "few_k1_w1_l4", 528, THREADS),
+         ("few_k1_w1_l4_132_t32", "few_k1_w1_l4", 132, 32), ("few_k1_w1_l4_528_t32", "few_k1_w1_l4", 528, 32),
+         *[(f"solo_{k}_{m}_{b}", f"solo_{k}_{m}", b, THREADS) for k in ("k8_l4", "k1_l4", "k32_l2")
+           for m in ("gone", "wait") for b in (132, 528)]]
 
 
 def _steps(name: str) -> int:
@@ -376,6 +413,8 @@ def predict(gpu: str, measured: str | None = None) -> list[dict]:
     out = np.zeros(1056 * 1024, np.float32)
     rows = []
     for case, name, blocks, threads in CASES:
+        if name.startswith("solo_"):                 # bar.sync with a thread count: gpusim refuses it (UnsupportedInstruction)
+            continue
         m = gpusim.launch(gpusim.CudaSource(SOURCE, name), blocks, threads, (x, out, np.int32(REPS)), gpu=gpu,
                           timing=True, outputs=False).metrics
         got = meas.get(case, {})

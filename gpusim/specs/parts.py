@@ -104,6 +104,9 @@ class SMSpec:
     shared_cas_round_cycles: float = bounded(2.0, 0.0, 1000.0)  # shared data path per round of a compare-and-swap loop (its LDS and ATOMS.CAST.SPIN)
     barrier_latency_cycles: int = bounded(20, 1, 100_000)  # last arrival to release of a CTA barrier
     barrier_arrival_cycles: float = bounded(2.0, 0.0, 1000.0)  # the SM's barrier unit takes one warp's arrival at a CTA barrier every this many cycles (all its blocks' warps); 0: at once
+    barrier_behind_shared: bool = False         # a warp's barrier arrival leaves its sub-partition's shared-memory queue in
+    #                                              order: after the shared accesses issued there before it have had the data
+    #                                              path, holding that queue until the barrier unit takes it (sm.py `_arrive`)
     instruction_cache_line_bytes: int = bounded(128, 16, 4096)  # instruction-cache line (8 SASS instructions of 16 B)
     instruction_prefetch_lines: int = bounded(32, 0, 4096)  # lines kept requested ahead of the line a warp uses
     instruction_fetch_bytes_per_cycle: float = bounded(7.76, 0.01, 4096.0)  # an SM's instruction fetch stream (cold code)
@@ -131,6 +134,8 @@ class SMSpec:
         _integer(self, "sub_partitions", "max_threads_per_sm", "max_warps_per_sm", "max_blocks_per_sm",
                  "registers_per_sm", "max_registers_per_thread", "shared_memory_per_sm_bytes", "l1_shared_total_bytes")
         _power_of_two(self, "shared_banks", "shared_bank_width_bytes")
+        if not isinstance(self.barrier_behind_shared, bool):
+            raise ConfigError(f"SMSpec.barrier_behind_shared must be true or false, got {self.barrier_behind_shared!r}")
         if not isinstance(self.stall_counts_from_compiler, bool):
             raise ConfigError(f"SMSpec.stall_counts_from_compiler must be true or false, got {self.stall_counts_from_compiler!r}")
         if self.shared_memory_per_sm_bytes > self.l1_shared_total_bytes:

@@ -315,12 +315,16 @@ def shared_access(F, I, SPF, k, t, wf):
     lane is free (the one free latest before then, so that a sub-partition's run of accesses
     keeps to one lane and leaves the other to the next sub-partition), holds it wf * F_WFCYC
     cycles; its result is ready the shared latency after it starts plus F_WFCYC per further
-    wavefront."""
+    wavefront. `SPF[k, S_SHFREE]` is also k's queue: a barrier arrival waits for it and holds it
+    (sm.py `_arrive`, `sm.barrier_behind_shared`)."""
     I[I_WAVEFRONTS] += wf
     if F[F_WFCYC] <= F[F_WFSTEP]:                 # one lane: the path's rate
         start = t if t > F[F_SHFREE] else F[F_SHFREE]
+        if SPF[k, S_SHFREE] > start:             # a barrier ahead of it in k's queue (sm.py `_arrive`)
+            start = SPF[k, S_SHFREE]
         F[F_SHFREE] = start + wf * F[F_WFSTEP]
         F[F_SHFREE2] = F[F_SHFREE]
+        SPF[k, S_SHFREE] = F[F_SHFREE]
         return start + F[F_SHLAT] + (wf - 1) * F[F_WFCYC]
     s = t if t > SPF[k, S_SHFREE] else SPF[k, S_SHFREE]
     late, early = (F_SHFREE, F_SHFREE2) if F[F_SHFREE] >= F[F_SHFREE2] else (F_SHFREE2, F_SHFREE)

@@ -98,6 +98,7 @@ class SM:
         self.F[L.F_SHLAT] = sm.shared_latency_cycles
         self.F[L.F_WFCYC] = sm.shared_wavefront_latency_cycles
         self.cas_round_cycles = sm.shared_cas_round_cycles
+        self.barrier_behind_shared = sm.barrier_behind_shared
         # the tensor pipe has no interval of its own: each instruction brings one (tensor_pipe.py)
         self.F[L.F_INTERVAL:] = [getattr(sm.pipes, p).issue_interval_cycles if p != "tensor" else 0.0
                                  for p in PIPE_NAMES] + list(table.intervals)
@@ -193,8 +194,19 @@ class SM:
 
     def _arrive(self, w: Warp, t: float) -> None:
         """`w` issued a CTA barrier at `t`; if that leaves its block's other warps all waiting on
-        mbarriers, their phases are completed (mbarrier.py: stuck blocks)."""
-        if self.residency.arrive(w, t):
+        mbarriers, their phases are completed (mbarrier.py: stuck blocks). With
+        `sm.barrier_behind_shared` the arrival goes through its sub-partition's shared-memory
+        queue in order: it reaches the barrier unit once the shared accesses issued there before it
+        have had the data path (`S_SHFREE`), and the sub-partition's next shared access waits
+        until the unit has taken it."""
+        if self.barrier_behind_shared:
+            q = self.SPF.item(w.sp, L.S_SHFREE)
+            if q > t:
+                t = q
+        done = self.residency.arrive(w, t)
+        if self.barrier_behind_shared and self.residency.arrivals_free > self.SPF.item(w.sp, L.S_SHFREE):
+            self.SPF[w.sp, L.S_SHFREE] = self.residency.arrivals_free
+        if done:
             self._release(w.cta, t)
         else:
             self.mbarriers.warp_waits(w.cta, t)

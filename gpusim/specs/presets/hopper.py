@@ -32,6 +32,7 @@ _HOPPER_SM = SMSpec(
     shared_cas_round_cycles=3.25,          # [MEAS-ATOM] shared_lanes/f32_l32: 32 lanes of a warp on one word, 32 rounds of LDS + ATOMS.CAST.SPIN (64 wavefronts) a float add, 3.6 SM cycles a round with 64 warps an SM (issue and the rest included)
     barrier_latency_cycles=20,             # [MEAS] 20.7 cycles per __syncthreads with 4 warps
     barrier_arrival_cycles=2.0,            # [MEAS-BAR] 21 barrier phases: 42.6 / 66.8 / 104.1 cycles a phase with one block of 4 / 16 / 32 warps a SM
+    barrier_behind_shared=True,            # [MEAS-SCAN-BAR] a barrier phase's shared accesses add to its barrier's time: one block, warp 0's four 8-way loads 139 cycles a phase against 111 conflict-free; 4 blocks 430 / 311
     instruction_cache_line_bytes=128,  # [Jia18] 128-B instruction-cache lines (Volta L0/L1 i-caches)
     instruction_prefetch_lines=32,  # [MEAS-FE] a depth below 17 lines (L2 latency / 16.5 cycles per line) would not sustain the measured cold fetch rate
     instruction_fetch_bytes_per_cycle=7.76,  # [MEAS-FE] 128-B line per 16.5 cycles, cold straight-line code on H200

@@ -43,6 +43,7 @@ V100 = GPUSpec(
         shared_cas_round_cycles=3.25,      # estimate: as Hopper [MEAS-ATOM] (shared float adds as a CAS loop)
         barrier_latency_cycles=20,         # estimate: Hopper's [MEAS]
         barrier_arrival_cycles=2.0,        # estimate: Hopper's [MEAS-BAR]
+        barrier_behind_shared=True,        # estimate: Hopper's [MEAS-SCAN-BAR]
         instruction_cache_line_bytes=128,  # [Jia18] 128-B instruction-cache lines (Volta L0/L1 i-caches)
         instruction_prefetch_lines=32,  # [MEAS-FE] a depth below 17 lines (L2 latency / 16.5 cycles per line) would not sustain the measured cold fetch rate
         instruction_fetch_bytes_per_cycle=7.76,  # [MEAS-FE] 128-B line per 16.5 cycles, cold straight-line code on H200
