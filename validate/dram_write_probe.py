@@ -1,0 +1,212 @@
+"""Random DRAM writes on the H100/H200 (issue 24): how fast the GPU's memory serves scattered
+stores that need a read-modify-write, against scattered whole-sector and whole-burst stores that
+need none, and scattered reads of the same sizes (docs/mechanisms_24.md sections 47-48).
+
+Held-out `scatter_store/large` (random 4-byte stores into 64 MiB) and calibration
+`random_access/write` are predicted 20-55% fast; the GPU moves their read-modify-write traffic at
+about 1.0 TB/s where gpusim's DRAM reaches 1.3-2.5, while random 4-byte loads
+(`random_access/read`) are predicted within 1%. This separates the cost of a scattered write
+from the cost of its fill: each of N = 2^23 threads touches one 64-byte burst of a 1 GiB array
+(burst index i * 0x9E3779B1 mod 2^24: every burst at most once, spread over every channel and
+bank), with a 4-byte store (one dirty sector, filled from DRAM before its write-back), a 32-byte
+store (a whole sector: no fill), a 64-byte store (a whole burst), a 4-byte load, a 32- or 64-byte
+load, or a 4-byte increment (load and store of one word); the same 64-byte stores and loads in
+order (burst i) as the streaming reference. Timed by Nsight as `validate measure` does (caches
+flushed before each launch), with DRAM and L2 bytes.
+
+    python -m validate.dram_write_probe $OUT                    # GPU machine: $OUT/dram_write.json
+    python -m validate.dram_write_probe --predict h100 data/measurements/dram_write_h100.json
+
+Needs CuPy (NVRTC) and Nsight Compute (`ncu`) on the GPU machine; the GPU side imports nothing of
+gpusim.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from validate import ncu
+
+WORDS = 1 << 28                    # the array: 1 GiB of 32-bit words, 2^24 bursts of 64 B
+OPS = 1 << 23                      # threads, one access each
+THREADS = 256
+REPEATS = 3
+METRICS = ("gpu__time_duration.sum", "sm__cycles_elapsed.max", "dram__bytes_read.sum", "dram__bytes_write.sum",
+           "lts__t_sectors_op_read.sum", "lts__t_sectors_op_write.sum")
+
+SOURCE = r"""
+// burst b of the 1 GiB array: words 16 b .. 16 b + 15 (64 B); RANDOM: b = i * 0x9E3779B1 mod 2^24
+template <bool RANDOM>
+__device__ __forceinline__ unsigned int burst_of(unsigned int i) {
+    return RANDOM ? (i * 0x9E3779B1u) & ((1u << 24) - 1u) : i;
+}
+// BYTES 4 / 32 / 64 from the burst's start; LOAD: read them (a result the compiler cannot drop); RMW: 4-byte increment
+template <int BYTES, bool LOAD, bool RMW, bool RANDOM>
+__device__ void access(unsigned int *a, unsigned int *flag) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned int *p = a + 16u * burst_of<RANDOM>(i);
+    if (RMW) {
+        p[0] += 1u;
+    } else if (LOAD) {
+        unsigned int s;
+        if (BYTES == 4) {
+            s = p[0];
+        } else {
+            uint4 v = reinterpret_cast<uint4 *>(p)[0];
+            uint4 w = reinterpret_cast<uint4 *>(p)[1];
+            s = v.x ^ v.y ^ v.z ^ v.w ^ w.x ^ w.y ^ w.z ^ w.w;
+            if (BYTES == 64) {
+                uint4 y = reinterpret_cast<uint4 *>(p)[2];
+                uint4 z = reinterpret_cast<uint4 *>(p)[3];
+                s ^= y.x ^ y.y ^ y.z ^ y.w ^ z.x ^ z.y ^ z.z ^ z.w;
+            }
+        }
+        if (s == 0xdeadbeefu) flag[0] = i;           // never: the array holds small numbers
+    } else {
+        if (BYTES == 4) {
+            p[0] = i;
+        } else {
+            uint4 v = make_uint4(i, i, i, i);
+            reinterpret_cast<uint4 *>(p)[0] = v;
+            reinterpret_cast<uint4 *>(p)[1] = v;
+            if (BYTES == 64) {
+                reinterpret_cast<uint4 *>(p)[2] = v;
+                reinterpret_cast<uint4 *>(p)[3] = v;
+            }
+        }
+    }
+}
+// run 2: a warp's lanes in groups of G (2, 4, 8) cover one whole 32-B sector / 64-B burst / 128-B line of a
+// random burst (line) in one instruction, 16 B a lane (G = 1: the 16-B store of run 1's kind, half a sector);
+// group g of the launch takes burst (line) g * 0x9E3779B1 mod 2^24 (2^23); LOAD reads instead of writing
+template <int G, bool LOAD, bool LINES>
+__device__ void group_access(unsigned int *a, unsigned int *flag) {
+    unsigned int t = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned int g = t / G, k = t % G;
+    unsigned int unit = LINES ? (g * 0x9E3779B1u) & ((1u << 23) - 1u) : (g * 0x9E3779B1u) & ((1u << 24) - 1u);
+    uint4 *p = reinterpret_cast<uint4 *>(a + (LINES ? 32u : 16u) * unit) + k;
+    if (LOAD) {
+        uint4 v = *p;
+        if ((v.x ^ v.y ^ v.z ^ v.w) == 0xdeadbeefu) flag[0] = t;
+    } else {
+        *p = make_uint4(t, t, t, t);
+    }
+}
+extern "C" __global__ void grp_store16(unsigned int *a, unsigned int *f) { group_access<1, false, false>(a, f); }
+extern "C" __global__ void grp_store32(unsigned int *a, unsigned int *f) { group_access<2, false, false>(a, f); }
+extern "C" __global__ void grp_store64(unsigned int *a, unsigned int *f) { group_access<4, false, false>(a, f); }
+extern "C" __global__ void grp_store128(unsigned int *a, unsigned int *f) { group_access<8, false, true>(a, f); }
+extern "C" __global__ void grp_load32(unsigned int *a, unsigned int *f) { group_access<2, true, false>(a, f); }
+extern "C" __global__ void grp_load64(unsigned int *a, unsigned int *f) { group_access<4, true, false>(a, f); }
+extern "C" __global__ void grp_load128(unsigned int *a, unsigned int *f) { group_access<8, true, true>(a, f); }
+// the streaming references: lane i of the launch 16 B at byte 16 i (whole lines a warp instruction)
+extern "C" __global__ void stream_store(unsigned int *a, unsigned int *f) {
+    unsigned int t = blockIdx.x * blockDim.x + threadIdx.x;
+    reinterpret_cast<uint4 *>(a)[t] = make_uint4(t, t, t, t);
+}
+extern "C" __global__ void stream_load(unsigned int *a, unsigned int *f) {
+    unsigned int t = blockIdx.x * blockDim.x + threadIdx.x;
+    uint4 v = reinterpret_cast<uint4 *>(a)[t];
+    if ((v.x ^ v.y ^ v.z ^ v.w) == 0xdeadbeefu) f[0] = t;
+}
+extern "C" __global__ void rand_store4(unsigned int *a, unsigned int *f) { access<4, false, false, true>(a, f); }
+extern "C" __global__ void rand_store32(unsigned int *a, unsigned int *f) { access<32, false, false, true>(a, f); }
+extern "C" __global__ void rand_store64(unsigned int *a, unsigned int *f) { access<64, false, false, true>(a, f); }
+extern "C" __global__ void rand_load4(unsigned int *a, unsigned int *f) { access<4, true, false, true>(a, f); }
+extern "C" __global__ void rand_load32(unsigned int *a, unsigned int *f) { access<32, true, false, true>(a, f); }
+extern "C" __global__ void rand_load64(unsigned int *a, unsigned int *f) { access<64, true, false, true>(a, f); }
+extern "C" __global__ void rand_rmw4(unsigned int *a, unsigned int *f) { access<4, false, true, true>(a, f); }
+extern "C" __global__ void seq_store64(unsigned int *a, unsigned int *f) { access<64, false, false, false>(a, f); }
+extern "C" __global__ void seq_load64(unsigned int *a, unsigned int *f) { access<64, true, false, false>(a, f); }
+"""
+# (case, kernel, threads in the launch): run 1 one access a thread; run 2 a group of lanes one access (2^23
+# random bursts or lines: 2^23 x the group's lanes), and the streams (512 MiB)
+RUN1 = ("rand_store4", "rand_store32", "rand_store64", "rand_load4", "rand_load32", "rand_load64", "rand_rmw4",
+        "seq_store64", "seq_load64")
+CASES = [(n, n, OPS) for n in RUN1] + [
+    ("grp_store16", "grp_store16", OPS), ("grp_store32", "grp_store32", 2 * OPS), ("grp_store64", "grp_store64", 4 * OPS),
+    ("grp_store128", "grp_store128", 8 * OPS), ("grp_load32", "grp_load32", 2 * OPS),
+    ("grp_load64", "grp_load64", 4 * OPS), ("grp_load128", "grp_load128", 8 * OPS),
+    ("stream_store", "stream_store", 4 * OPS), ("stream_load", "stream_load", 4 * OPS)]
+
+
+def worker() -> None:
+    import cupy as cp                    # here, not at the top: only running needs a GPU
+    props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
+    mod = cp.RawModule(code=SOURCE, options=(f"--gpu-architecture=sm_{props['major']}{props['minor']}",), backend="nvrtc")
+    a = cp.asarray(np.zeros(WORDS, np.uint32))     # copied, not filled: no kernel of CuPy's own is profiled
+    flag = cp.asarray(np.zeros(1, np.uint32))
+    for _case, name, threads in CASES:
+        for _ in range(REPEATS):
+            mod.get_function(name)((threads // THREADS,), (THREADS,), (a, flag))
+    cp.cuda.Device().synchronize()
+
+
+def measure(out_dir: str) -> Path:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    log = out / "dram_write_ncu.csv"
+    cmd, rc, kernels = ncu.profile_worker("validate.dram_write_probe", METRICS, log)
+    per_case, problems = ncu.repeated_cases(kernels, len(CASES), REPEATS)
+    rows = []
+    for (name, _kernel, threads), got in zip(CASES, per_case):
+        ms = [k["metrics"] for k in got]
+        durs = sorted(m.get("gpu__time_duration.sum") or 0 for m in ms)
+        med = durs[len(durs) // 2] if durs else None
+        last = ms[-1] if ms else {}
+        ops = OPS                                # run 2: 2^23 groups too (the streams: 64 B a "group" of 4 lanes)
+        row = {"case": name, "threads": threads, "ops": ops, "duration_ns_median": med, "duration_ns": durs,
+               "metrics": last}
+        if med:
+            row["ops_per_ns"] = ops / med
+            row["dram_bytes_per_ns"] = ((last.get("dram__bytes_read.sum") or 0) + (last.get("dram__bytes_write.sum") or 0)) / med
+        rows.append(row)
+    doc = {"provenance": {"gpu": ncu.gpu_identity(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                          "command": "python -m validate.dram_write_probe $OUT", "ncu": " ".join(cmd[:12]),
+                          "words": WORDS, "ops": OPS, "threads": THREADS, "method": __doc__.split("\n\n")[0]},
+           "ncu_rc": rc.returncode, "ncu_tail": rc.stdout[-1500:], "problems": problems, "kernels": rows}
+    path = out / "dram_write.json"
+    path.write_text(json.dumps(doc, indent=1))
+    for r in rows:
+        m = r["metrics"]
+        print(f"{r['case']:13s} {r['duration_ns_median']} ns, {r.get('ops_per_ns', 0):.2f} ops/ns, DRAM read "
+              f"{(m.get('dram__bytes_read.sum') or 0) / 1e6:.1f} MB write {(m.get('dram__bytes_write.sum') or 0) / 1e6:.1f} MB")
+    return path
+
+
+def predict(gpu: str, measured: str | None = None) -> list[dict]:
+    """gpusim's time and DRAM bytes of each case (and the measured ones beside them, from a file
+    `measure` wrote)."""
+    import gpusim                        # here: the GPU machine's side runs without gpusim's dependencies
+    meas = {}
+    if measured:
+        meas = {r["case"]: r for r in json.loads(Path(measured).read_text())["kernels"]}
+    a = np.zeros(WORDS, np.uint32)
+    flag = np.zeros(1, np.uint32)
+    rows = []
+    for name, kernel, threads in CASES:
+        m = gpusim.launch(gpusim.CudaSource(SOURCE, kernel), threads // THREADS, THREADS, (a, flag), gpu=gpu,
+                          timing=True, outputs=False).metrics
+        got = meas.get(name, {})
+        rows.append({"case": name, "predicted_ns": m["gpu__time_duration.sum"], "measured_ns": got.get("duration_ns_median"),
+                     "predicted_dram_read_bytes": m.get("dram__bytes_read.sum"),
+                     "predicted_dram_write_bytes": m.get("dram__bytes_write.sum"),
+                     "measured_dram_read_bytes": got.get("metrics", {}).get("dram__bytes_read.sum"),
+                     "measured_dram_write_bytes": got.get("metrics", {}).get("dram__bytes_write.sum")})
+    return rows
+
+
+if __name__ == "__main__":
+    if "--worker" in sys.argv:
+        worker()
+    elif "--predict" in sys.argv:
+        rest = [a for a in sys.argv[1:] if a != "--predict"]
+        for r in predict(rest[0], rest[1] if len(rest) > 1 else None):
+            print(r)
+    else:
+        print(measure(next((a for a in sys.argv[1:] if not a.startswith("-")), os.environ.get("OUT", "."))))
