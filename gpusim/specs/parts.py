@@ -279,6 +279,7 @@ class HBMSpec:
     t_wtr_ns: float = bounded(22.0, 0.0, 1e5)    # tWTR (+ write latency): data bus idle from a write to a read
     t_rtw_ns: float = bounded(2.0, 0.0, 1e5)     # tRTW: data bus idle from a read to a write
     t_faw_ns: float = bounded(0.0, 0.0, 1e5)     # tFAW: at most 4 row activations per pseudo-channel in this window (0: no limit)
+    write_activation_share: float = bounded(1.0, 0.0, 100.0)  # a row activation for a write takes this many times a read's share (t_faw / 4) of the tFAW window
     t_refi_ns: float = bounded(3900.0, 1.0, 1e9)  # tREFI: interval between all-bank refreshes of a pseudo-channel
     t_rfc_ns: float = bounded(450.0, 0.0, 1e8)   # tRFC: an all-bank refresh blocks its pseudo-channel this long
     write_queue_bursts: int = bounded(16, 1, 65_536)  # writes a controller collects per channel before draining them together
@@ -290,7 +291,7 @@ class HBMSpec:
         _integer(self, "stacks", "channels", "bus_width_bits", "capacity_bytes", "access_granularity_bytes", "min_access_bytes",
                  "banks_per_channel", "row_bytes", "write_queue_bursts")
         _nonnegative(self, "t_rcd_ns", "t_rp_ns", "t_ras_ns", "t_wr_ns", "t_ccd_l_ns", "t_wtr_ns", "t_rtw_ns",
-                     "t_rfc_ns", "t_faw_ns")
+                     "t_rfc_ns", "t_faw_ns", "write_activation_share")
         _power_of_two(self, "row_bytes", "channel_interleave_bytes")
         _integer(self, "channel_interleave_bytes")
         if not self.access_granularity_bytes <= self.channel_interleave_bytes <= self.row_bytes:

@@ -271,6 +271,12 @@ Sources (the tags the comments use):
   shared loads 35.0 cycles a step conflict-free, 97.0 with all 32 lanes in one bank (2 cycles a
   further wavefront, where the strided-load microbenchmarks' throughput is 1), a read-modify-write
   41.0 / 164.5.
+- [MEAS-DRAMW] scattered DRAM writes, data/measurements/dram_write_h200_run2.json (`python -m
+  validate.dram_write_probe $OUT`, H200, driver 580.159.04, 2026-11-28, Nsight): 2^23 random 64-B bursts of a
+  1 GiB array written as whole 32-B sectors (two lanes' 16 B in one instruction, no fill) in 278.9 us, as whole
+  bursts in 291.3, read in 217.3 (30.1 / 28.8 / 38.6 G bursts a second): a write's row activation takes about
+  1.45 times a read's share of the activation window, fitted on the sector and burst cases (gpusim +2.6 / -4.4%,
+  reads -1.4%; docs/mechanisms_24.md section 48).
 - [MEAS-SCAN-BAR] barrier phases with conflicted shared loads, data/measurements/scan_phases_h200_run9.json
   (`python -m validate.scan_phases_probe $OUT`, H200, driver 580.159.04, 2026-11-28; runs 6-8 on the H100
   alike): warp 0 of a block of 16 warps four 8-way loads a phase, the others idle at the barrier: 139 cycles a

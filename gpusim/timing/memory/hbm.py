@@ -167,6 +167,7 @@ class HBM:
         self._ccd = h.t_ccd_l_ns * ghz                                  # one 32-B column command
         self._hit_occ = self._ccd * (gran // sector)                    # one burst: its column commands
         self._act_occ = h.t_faw_ns * ghz / 4.0                          # one activation's share of the tFAW window
+        self._act_occ_write = self._act_occ * h.write_activation_share  # a write's activation ([MEAS-DRAMW])
         self._hit_lat = self.closed_latency_cycles - self._t_rcd
         self._closed_lat = self.closed_latency_cycles
         self._conflict_lat = self.closed_latency_cycles + self._t_rp
@@ -369,7 +370,7 @@ class HBM:
             ch.rows[b] = row
             ch.opened[b] = self._t_rcd + self._hit_occ
             if self._act_occ:
-                t = ch.act.serve(t, self._act_occ)
+                t = ch.act.serve(t, self._act_occ_write if write else self._act_occ)
         ch.wrote[b] = write
         start = srv.serve(t, occ)
         return start, lat

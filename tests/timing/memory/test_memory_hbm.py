@@ -213,6 +213,20 @@ def test_activations_of_one_channel_take_a_quarter_of_tfaw_each():
     assert (done[-1] - done[0]) / (len(rows) - 1) == pytest.approx(40.0 / 4 * NS, rel=0.01)
 
 
+def _read_after_eight_write_activations(share):
+    h = HBM(replace(hbm={"t_faw_ns": 40.0, "write_activation_share": share, "write_queue_bursts": 8}))
+    rows = _rows_in_different_banks(h, 9)
+    for b in rows[:8]:
+        h.write_burst(0.0, b)                                     # the eighth drains the queue: 8 activations
+    return h.read_burst(0.0, rows[8])                             # its activation waits behind theirs
+
+
+def test_a_write_s_activation_takes_its_share_of_the_tfaw_window():
+    # 8 writes' activations at 1.5 x 10 ns each instead of 10 ns: the read behind them 40 ns later
+    later = _read_after_eight_write_activations(1.5) - _read_after_eight_write_activations(1.0)
+    assert later == pytest.approx(8 * 0.5 * 40.0 / 4 * NS, rel=0.02)
+
+
 # -- peek_read: the fetch another SM makes for a line the sample finds in flight (l2_slices.allocate) --
 
 def test_a_peek_at_an_idle_closed_bank_returns_what_a_read_would():
