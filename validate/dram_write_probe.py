@@ -15,7 +15,7 @@ order (burst i) as the streaming reference. Timed by Nsight as `validate measure
 flushed before each launch), with DRAM and L2 bytes.
 
     python -m validate.dram_write_probe $OUT                    # GPU machine: $OUT/dram_write.json
-    python -m validate.dram_write_probe --predict h100 data/measurements/dram_write_h100.json
+    python -m validate.dram_write_probe --predict h200 data/measurements/dram_write_h200_run2.json --json FILE
 
 Needs CuPy (NVRTC) and Nsight Compute (`ncu`) on the GPU machine; the GPU side imports nothing of
 gpusim.
@@ -23,7 +23,6 @@ gpusim.
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -31,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from validate import ncu
+from validate.probe_cli import folder_probe_main
 
 WORDS = 1 << 28                    # the array: 1 GiB of 32-bit words, 2^24 bursts of 64 B
 OPS = 1 << 23                      # threads, one access each
@@ -197,16 +197,10 @@ def predict(gpu: str, measured: str | None = None) -> list[dict]:
                      "predicted_dram_read_bytes": m.get("dram__bytes_read.sum"),
                      "predicted_dram_write_bytes": m.get("dram__bytes_write.sum"),
                      "measured_dram_read_bytes": got.get("metrics", {}).get("dram__bytes_read.sum"),
-                     "measured_dram_write_bytes": got.get("metrics", {}).get("dram__bytes_write.sum")})
+                     "measured_dram_write_bytes": got.get("metrics", {}).get("dram__bytes_write.sum"),
+                     "predicted_l2_partial_write_sectors": m.get("gpusim__l2_partial_write_sectors.sum")})
     return rows
 
 
 if __name__ == "__main__":
-    if "--worker" in sys.argv:
-        worker()
-    elif "--predict" in sys.argv:
-        rest = [a for a in sys.argv[1:] if a != "--predict"]
-        for r in predict(rest[0], rest[1] if len(rest) > 1 else None):
-            print(r)
-    else:
-        print(measure(next((a for a in sys.argv[1:] if not a.startswith("-")), os.environ.get("OUT", "."))))
+    sys.exit(folder_probe_main(__doc__, "validate.dram_write_probe", measure, predict, worker))
