@@ -194,11 +194,9 @@ class SM:
 
     def _arrive(self, w: Warp, t: float) -> None:
         """`w` issued a CTA barrier at `t`; if that leaves its block's other warps all waiting on
-        mbarriers, their phases are completed (mbarrier.py: stuck blocks). With
-        `sm.barrier_behind_shared` the arrival goes through its sub-partition's shared-memory
-        queue in order: it reaches the barrier unit once the shared accesses issued there before it
-        have had the data path (`S_SHFREE`), and the sub-partition's next shared access waits
-        until the unit has taken it."""
+        mbarriers, their phases are completed (mbarrier.py: stuck blocks). `sm.barrier_behind_shared`:
+        the arrival reaches the barrier unit once its sub-partition's earlier shared accesses have had
+        the path (`S_SHFREE`, its queue), which then waits until the unit has taken the arrival."""
         if self.barrier_behind_shared:
             q = self.SPF.item(w.sp, L.S_SHFREE)
             if q > t:

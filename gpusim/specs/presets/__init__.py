@@ -279,9 +279,9 @@ Sources (the tags the comments use):
   reads -1.4%; docs/mechanisms_24.md section 48).
 - [MEAS-SCAN-BAR] barrier phases with conflicted shared loads, data/measurements/scan_phases_h200_run9.json
   (`python -m validate.scan_phases_probe $OUT`, H200, driver 580.159.04, 2026-11-28; runs 6-8 on the H100
-  alike): warp 0 of a block of 16 warps four 8-way loads a phase, the others idle at the barrier: 139 cycles a
-  phase against 111 with conflict-free loads at one block a SM, 430 against 311 at four; the textbook
-  scan 481 cycles a phase at 4 blocks a SM (docs/mechanisms_24.md section 48).
+  alike): warp 0 of a block of 16 warps four 8-way loads a phase, the others idle at the barrier: 139.5 cycles
+  a phase against 111.4 with conflict-free loads at one block a SM, 427.3 against 311.0 at four; the textbook
+  scan 478.5 cycles a phase at 4 blocks a SM (docs/mechanisms_24.md section 48).
 - [MEAS-SMEM-PORT] shared-memory accesses of 1 to 32 warps, data/measurements/shared_banks_h100.json
   (`python -m validate.shared_banks_probe`, H100, driver 580.159.04, 2026-11-24, 40 kernels timed by
   Nsight): one warp's independent 32-way conflicted loads or stores 64.8 cycles each (2 a

@@ -17,7 +17,9 @@ What is modelled (per pseudo-channel, `spec.hbm.channels` of them):
   `t_wr` if the row being closed was last written, plus what the closed row's open time
   fell short of `t_ras`. So a bank cycles rows at most every tRAS + tRP (longer after
   writes). Every activation also takes a quarter of the channel's `t_faw` window (at
-  most four per tFAW, as a rate): traffic without row hits is limited by that, e.g.
+  most four per tFAW, as a rate), a write's `write_activation_share` times that (1.45 on
+  Hopper: random whole-sector writes run at 0.78 of random reads' rate, [MEAS-DRAMW] in
+  specs/presets/__init__.py): traffic without row hits is limited by that, e.g.
   random 4-byte loads reach about half the peak bandwidth (H200 `random_access/read`,
   2.4 of 4.8 TB/s; H100 2.0 of 3.35).
 - Data bus: one `BandwidthServer` per channel of `bandwidth_GBps / channels`; a burst
