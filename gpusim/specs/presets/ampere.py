@@ -143,6 +143,7 @@ A100 = GPUSpec(
         t_wtr_ns=22.0,                     # [DRAMSIM3] tWTR_L 8 + CL 14: bus idle from write data to read data
         t_rtw_ns=2.0,                      # estimate: 2 tCK of bus turnaround [DRAMSIM3]
         t_faw_ns=16.0,                     # estimate: as Hopper's datasheet presets (H100/H200 fit 18-20 ns)
+        write_activation_share=1.0,        # estimate: writes' activations as reads' (not measured on HBM2/HBM2e; Hopper's HBM3 1.45, [MEAS-DRAMW])
         t_refi_ns=3900.0,                  # [DRAMSIM3] tREFI 3.9 us
         t_rfc_ns=450.0,                    # [RAM2] 16 Gb dies (16 GB 8-high HBM2e stacks [A100-DS])
         write_queue_bursts=16,             # estimate: as Hopper, undocumented
