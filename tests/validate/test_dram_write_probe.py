@@ -5,6 +5,7 @@ gpusim with the results a GPU gives. One property per test."""
 import json
 
 import numpy as np
+import pytest
 
 import gpusim
 from validate import dram_write_probe as probe
@@ -35,6 +36,7 @@ def test_a_partial_sector_write_is_slow_whether_or_not_its_sector_is_filled():
     assert _ns("rand_store32") > 1.5 * _ns("grp_store32")
 
 
+@pytest.mark.slow                                      # a 1 GiB array
 def test_the_probe_s_kernels_store_what_they_say_in_gpusim():
     a = np.zeros(probe.WORDS, np.uint32)
     f = np.zeros(1, np.uint32)
