@@ -37,7 +37,8 @@ OPS = 1 << 23                      # threads, one access each
 THREADS = 256
 REPEATS = 3
 METRICS = ("gpu__time_duration.sum", "sm__cycles_elapsed.max", "dram__bytes_read.sum", "dram__bytes_write.sum",
-           "lts__t_sectors_op_read.sum", "lts__t_sectors_op_write.sum")
+           "lts__t_sectors_op_read.sum", "lts__t_sectors_op_write.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+           "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", "lts__t_requests_srcunit_tex_op_write.sum")
 
 SOURCE = r"""
 // burst b of the 1 GiB array: words 16 b .. 16 b + 15 (64 B); RANDOM: b = i * 0x9E3779B1 mod 2^24
@@ -123,6 +124,73 @@ extern "C" __global__ void rand_load64(unsigned int *a, unsigned int *f) { acces
 extern "C" __global__ void rand_rmw4(unsigned int *a, unsigned int *f) { access<4, false, true, true>(a, f); }
 extern "C" __global__ void seq_store64(unsigned int *a, unsigned int *f) { access<64, false, false, false>(a, f); }
 extern "C" __global__ void seq_load64(unsigned int *a, unsigned int *f) { access<64, true, false, false>(a, f); }
+// run 3: one warp's consecutive store instructions into the same sectors: thread t writes N words of W bytes
+// (4 or 16) at byte S t of the array, one `st.global` each (inline PTX: ptxas keeps them apart); with GAP the
+// same store into the array's second half (1 << 29 bytes on) between the first and the second
+__device__ __forceinline__ void st(char *p, unsigned int v, int w) {
+    if (w == 4) asm volatile("st.global.b32 [%0], %1;" :: "l"(p), "r"(v) : "memory");
+    else asm volatile("st.global.v4.b32 [%0], {%1, %1, %1, %1};" :: "l"(p), "r"(v) : "memory");
+}
+template <int W, int N, int S, bool GAP>
+__device__ void comb(unsigned int *a) {
+    unsigned int t = blockIdx.x * blockDim.x + threadIdx.x;
+    char *p = reinterpret_cast<char *>(a) + (size_t)S * t;
+    st(p, t, W);
+    if (GAP) st(p + (1u << 29), t, W);
+#pragma unroll
+    for (int k = 1; k < N; ++k) st(p + W * k, t, W);
+}
+extern "C" __global__ void comb4_s8(unsigned int *a, unsigned int *f) { comb<4, 2, 8, false>(a); }
+extern "C" __global__ void comb4_s16(unsigned int *a, unsigned int *f) { comb<4, 2, 16, false>(a); }
+extern "C" __global__ void comb4_s32(unsigned int *a, unsigned int *f) { comb<4, 2, 32, false>(a); }
+extern "C" __global__ void comb4_s64(unsigned int *a, unsigned int *f) { comb<4, 2, 64, false>(a); }
+extern "C" __global__ void comb4_s128(unsigned int *a, unsigned int *f) { comb<4, 2, 128, false>(a); }
+extern "C" __global__ void comb4n5_s20(unsigned int *a, unsigned int *f) { comb<4, 5, 20, false>(a); }
+extern "C" __global__ void comb4n4_s64(unsigned int *a, unsigned int *f) { comb<4, 4, 64, false>(a); }
+extern "C" __global__ void comb16_s32(unsigned int *a, unsigned int *f) { comb<16, 2, 32, false>(a); }
+extern "C" __global__ void comb16_s64(unsigned int *a, unsigned int *f) { comb<16, 2, 64, false>(a); }
+extern "C" __global__ void comb16_s128(unsigned int *a, unsigned int *f) { comb<16, 2, 128, false>(a); }
+extern "C" __global__ void gap4_s8(unsigned int *a, unsigned int *f) { comb<4, 2, 8, true>(a); }
+extern "C" __global__ void gap4_s16(unsigned int *a, unsigned int *f) { comb<4, 2, 16, true>(a); }
+extern "C" __global__ void gap4_s32(unsigned int *a, unsigned int *f) { comb<4, 2, 32, true>(a); }
+// run 3: random stores into a 16 MiB region the L2 holds (2^18 bursts, each at most once): a 4-B store a burst
+// (FILL16: 16 B), or two lanes' 16 B filling its first sector in one instruction (WHOLE)
+template <int KIND>
+__device__ void fit_access(unsigned int *a, unsigned int *flag) {
+    unsigned int t = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned int g = KIND == 2 ? t / 2 : t;
+    unsigned int *p = a + 16u * ((g * 0x9E3779B1u) & ((1u << 18) - 1u));
+    if (KIND == 0) p[0] = t;
+    else if (KIND == 1) reinterpret_cast<uint4 *>(p)[0] = make_uint4(t, t, t, t);
+    else reinterpret_cast<uint4 *>(p)[t % 2] = make_uint4(t, t, t, t);
+}
+extern "C" __global__ void fit_store4(unsigned int *a, unsigned int *f) { fit_access<0>(a, f); }
+extern "C" __global__ void fit_store16(unsigned int *a, unsigned int *f) { fit_access<1>(a, f); }
+extern "C" __global__ void fit_store32(unsigned int *a, unsigned int *f) { fit_access<2>(a, f); }
+// run 4: how many partly written lines the L2 keeps: 2^K threads, thread i one 4-B store into each of SECT
+// sectors (0 / 0, 2 / 0-3) of line i (in order) or line i * 0x9E3779B1 mod 2^K (at random) of a 2^K-line region
+template <int K, bool RANDOM, int SECT>
+__device__ void partial_lines(unsigned int *a) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned int line = RANDOM ? (i * 0x9E3779B1u) & ((1u << K) - 1u) : i;
+    unsigned int *p = a + 32u * line;
+#pragma unroll
+    for (int s = 0; s < SECT; ++s) p[8 * s * (4 / SECT)] = i;
+}
+extern "C" __global__ void pr_k12(unsigned int *a, unsigned int *f) { partial_lines<12, true, 1>(a); }
+extern "C" __global__ void pr_k13(unsigned int *a, unsigned int *f) { partial_lines<13, true, 1>(a); }
+extern "C" __global__ void pr_k14(unsigned int *a, unsigned int *f) { partial_lines<14, true, 1>(a); }
+extern "C" __global__ void pr_k15(unsigned int *a, unsigned int *f) { partial_lines<15, true, 1>(a); }
+extern "C" __global__ void pr_k16(unsigned int *a, unsigned int *f) { partial_lines<16, true, 1>(a); }
+extern "C" __global__ void pr_k17(unsigned int *a, unsigned int *f) { partial_lines<17, true, 1>(a); }
+extern "C" __global__ void pr_k18(unsigned int *a, unsigned int *f) { partial_lines<18, true, 1>(a); }
+extern "C" __global__ void pr_k19(unsigned int *a, unsigned int *f) { partial_lines<19, true, 1>(a); }
+extern "C" __global__ void ps_k14(unsigned int *a, unsigned int *f) { partial_lines<14, false, 1>(a); }
+extern "C" __global__ void ps_k16(unsigned int *a, unsigned int *f) { partial_lines<16, false, 1>(a); }
+extern "C" __global__ void ps_k18(unsigned int *a, unsigned int *f) { partial_lines<18, false, 1>(a); }
+extern "C" __global__ void pr2_k17(unsigned int *a, unsigned int *f) { partial_lines<17, true, 2>(a); }
+extern "C" __global__ void pr4_k16(unsigned int *a, unsigned int *f) { partial_lines<16, true, 4>(a); }
+extern "C" __global__ void pr4_k17(unsigned int *a, unsigned int *f) { partial_lines<17, true, 4>(a); }
 """
 # (case, kernel, threads in the launch): run 1 one access a thread; run 2 a group of lanes one access (2^23
 # random bursts or lines: 2^23 x the group's lanes), and the streams (512 MiB)
@@ -133,6 +201,15 @@ CASES = [(n, n, OPS) for n in RUN1] + [
     ("grp_store128", "grp_store128", 8 * OPS), ("grp_load32", "grp_load32", 2 * OPS),
     ("grp_load64", "grp_load64", 4 * OPS), ("grp_load128", "grp_load128", 8 * OPS),
     ("stream_store", "stream_store", 4 * OPS), ("stream_load", "stream_load", 4 * OPS)]
+# run 3: store combining (2^18 threads, lanes S bytes apart: S / 4 lines an instruction) and stores that fit in
+# the L2 (2^18 random bursts of a 16 MiB region)
+RUN3 = ("comb4_s8", "comb4_s16", "comb4_s32", "comb4_s64", "comb4_s128", "comb4n5_s20", "comb4n4_s64", "comb16_s32",
+        "comb16_s64", "comb16_s128", "gap4_s8", "gap4_s16", "gap4_s32", "fit_store4", "fit_store16")
+CASES += [(n, n, 1 << 18) for n in RUN3] + [("fit_store32", "fit_store32", 1 << 19)]
+# run 4: 2^K threads, one 4-B store into each of 1, 2 or 4 sectors of its own line
+RUN4 = {f"pr_k{k}": k for k in range(12, 20)} | {"ps_k14": 14, "ps_k16": 16, "ps_k18": 18, "pr2_k17": 17,
+                                                  "pr4_k16": 16, "pr4_k17": 17}
+CASES += [(n, n, 1 << k) for n, k in RUN4.items()]
 
 
 def worker() -> None:
@@ -159,7 +236,7 @@ def measure(out_dir: str) -> Path:
         durs = sorted(m.get("gpu__time_duration.sum") or 0 for m in ms)
         med = durs[len(durs) // 2] if durs else None
         last = ms[-1] if ms else {}
-        ops = OPS                                # run 2: 2^23 groups too (the streams: 64 B a "group" of 4 lanes)
+        ops = threads if name in RUN4 else OPS if name not in RUN3 else 1 << 18     # run 2: 2^23 groups too (the streams: 64 B a "group" of 4 lanes)
         row = {"case": name, "threads": threads, "ops": ops, "duration_ns_median": med, "duration_ns": durs,
                "metrics": last}
         if med:
