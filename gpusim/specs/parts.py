@@ -208,6 +208,7 @@ class L2Spec:
     requests_per_cycle_per_slice: float = bounded(0.0, 0.0, 64.0)  # line requests a slice looks up per cycle whatever their sectors: a read's lookup takes at least one request's share of the slice's bandwidth; 0 = bytes only (L2 cycles where clocks.l2_clock_mhz is set)
     fill_cost_bytes_per_byte: float = bounded(0.0, 0.0, 16.0)  # a DRAM fill books this many bytes of its home slice's bandwidth per byte it writes into the slice (0 = fills are free)
     write_miss_read_wait_ns_per_gline_per_s: float = bounded(0.0, 0.0, 10000.0)  # a read that misses the L2 goes on to DRAM this many ns later per G lines a second that writes allocate in the L2 (GPU-wide; each slice judges the rate from its own; 0 = no wait)
+    partial_lines_per_slice: int = bounded(0, 0, 1 << 20)  # lines with partly written sectors a slice keeps; one more completes its least recently written one by a DRAM read-modify-write (the line stays, whole and clean); 0 = no limit (completed when evicted)
 
     def __post_init__(self) -> None:
         for flag in ("join_queued_reads", "write_port", "far_writes_dirty_at_writer"):

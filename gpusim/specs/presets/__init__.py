@@ -277,6 +277,14 @@ Sources (the tags the comments use):
   bursts in 291.3, read in 217.3 (30.1 / 28.8 / 38.6 G bursts a second): a write's row activation takes about
   1.45 times a read's share of the activation window, fitted on the sector and burst cases (gpusim +2.6 / -4.4%,
   reads -1.4%; docs/mechanisms_24.md section 48).
+- [MEAS-PARTIAL] lines with partly written sectors, data/measurements/dram_write_h200_run4.json (`python -m
+  validate.dram_write_probe $OUT`, H200, driver 580.159.04, 2026-11-28, Nsight): 2^K threads each one 4-byte
+  store into its own 128-B line (a random or in-order line of a 2^K-line region, which the L2 holds): no DRAM
+  traffic up to 2^15 lines; at 2^16 / 2^17 / 2^18 / 2^19 lines 2.9 / 52.9 / 199.9 / 457.3 K sectors read from DRAM and
+  about as many written within the kernel, so 52-75 K lines stay partly written and the L2 completes the others
+  by a read-modify-write at the DRAM; two or four partial sectors a line keep 43-50 K lines (run 3's whole-sector
+  and 16-B pairs none). 550 a slice fits the run's twelve partial cases' DRAM reads best of 500 / 550 / 600 / 700
+  (docs/mechanisms_24.md section 49).
 - [MEAS-SCAN-BAR] barrier phases with conflicted shared loads, data/measurements/scan_phases_h200_run9.json
   (`python -m validate.scan_phases_probe $OUT`, H200, driver 580.159.04, 2026-11-28; runs 6-8 on the H100
   alike): warp 0 of a block of 16 warps four 8-way loads a phase, the others idle at the barrier: 139.5 cycles

@@ -122,6 +122,7 @@ A100 = GPUSpec(
         requests_per_cycle_per_slice=0.0,  # estimate: 0, bytes only (the A100's request rate is not measured; the H200: 0.92)
         fill_cost_bytes_per_byte=0.0,      # estimate: 0, fills free (the A100's is not measured; the H200: 0.4 [MEAS-L2FILL])
         write_miss_read_wait_ns_per_gline_per_s=0.0,  # estimate: 0, no wait (not measured here; the H200: 12.7 [MEAS-WMISS])
+        partial_lines_per_slice=0,         # estimate: no limit (not measured here; the H200 keeps 550 a slice [MEAS-PARTIAL])
     ),
     hbm=HBMSpec(
         stacks=5,                          # [A100-WP] five active HBM2e stacks

@@ -157,6 +157,7 @@ H100 = GPUSpec(
         requests_per_cycle_per_slice=0.92,  # [MEAS-L2REQ] the H200's per slice and L2 cycle; the H100 measures 0.99 raw (134.7 1-sector requests a ns over 80 slices), which gpusim at 0.92 already exceeds (147.7): left
         fill_cost_bytes_per_byte=0.15,     # [MEAS-L2FILL] the H100's own: 8:1 / 4:1 within -1.3 / -0.5% (the H200's 0.4: +1.8 / +5.4%); its L2-bound GEMMs allow at most 0.17 (the TMA GEMM at 8192^3: 96% of the read peak beside 1.83 TB/s of fills, h100_tensor.json)
         write_miss_read_wait_ns_per_gline_per_s=17.4,  # [MEAS-WMISS] the H100's own: read misses 287 / 253 cycles longer per TB/s of 128-B stores that allocate their line (7.81 G lines a second; copy_latency_h100_run3.json / _run4.json, store_beside), stores that hit next to none
+        partial_lines_per_slice=550,       # estimate: the H200's per slice ([MEAS-PARTIAL]; 44 K lines over 80 slices), not measured on the H100
     ),
     hbm=HBMSpec(
         stacks=5,                          # [H100-WP] five HBM3 stacks
@@ -244,6 +245,7 @@ H200 = GPUSpec(
         requests_per_cycle_per_slice=0.92,  # [MEAS-L2REQ] 1-sector requests: 151.4 a ns over 96 slices at 1,707.5 MHz (0.924); 2 and 4 sectors: the bytes' peak
         fill_cost_bytes_per_byte=0.4,      # [MEAS-L2FILL] L2-resident loads mixed 8:1, 4:1, 2:1 with streamed ones: the slices' lookups fall as the fills rise, as if a byte filled took 0.3-0.5 of a byte looked up
         write_miss_read_wait_ns_per_gline_per_s=12.7,  # [MEAS-WMISS] read misses 198 / 195 cycles longer per TB/s of 128-B stores that allocate their line (7.81 G lines a second; copy_latency_h200_run5.json / _run6.json, store_beside); 32-B stores cost as much a line allocated, stores that hit none
+        partial_lines_per_slice=550,       # [MEAS-PARTIAL] about 53 K lines with partly written sectors kept GPU-wide (96 slices), the rest completed by DRAM read-modify-writes
     ),
     hbm=HBMSpec(
         stacks=6,                          # estimate: 141 GB as six 24 GB HBM3e stacks on GH100's six sites [H100-WP]

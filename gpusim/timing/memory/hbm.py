@@ -190,6 +190,7 @@ class HBM:
         self._congested_at = 2.0 * self.latency_cycles   # reads wait in the queues at least as long as the latency
         self.congested = False
         self.bursts_read = 0
+        self.rmw_back = 0.0                  # when the latest read-modify-write's read was back (rmw_burst)
         self.bursts_written = 0
         self.bytes_read = self.bytes_written = 0
         self.row_hits = self.row_misses = self.turnarounds = 0
@@ -285,7 +286,7 @@ class HBM:
         whatever else arrives, so the write finds the row open only if nothing else used
         the bank). Returns when the queue would take the write (a backlogged channel holds
         the L2 back)."""
-        back = self.read_burst(t, burst, fetched)
+        back = self.rmw_back = self.read_burst(t, burst, fetched)
         self.bursts_written += 1
         nbytes = written * self.sector_bytes
         self.bytes_written += nbytes

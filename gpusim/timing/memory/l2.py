@@ -297,6 +297,7 @@ class L2Cache:
         out["lts__d_atomic_input_cycles_active.sum"] = float(self.atomics.passes)
         out["gpusim__l2_rmw_bursts.sum"] = float(wb.rmw_bursts)
         out["gpusim__l2_partial_write_sectors.sum"] = float(wb.partial_write_sectors)
+        out["gpusim__l2_completed_partial_bursts.sum"] = float(sl.completed_partial_bursts)
         out["gpusim__l2_phantom_writeback_sectors.sum"] = float(self.standins.phantom_sectors)
         out["gpusim__l2_warm_fill_lines.sum"] = float(sl.warm_fills)
         out["gpusim__l2_warm_kept_lines.sum"] = float(sl.warm_kept_lines)
