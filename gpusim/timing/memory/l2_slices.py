@@ -96,7 +96,6 @@ class L2Slices:
         # per home slice, line -> entry, least recently written first
         self.partial_limit = l2.partial_lines_per_slice
         self.partial = [OrderedDict() for _ in range(self.slices)] if self.partial_limit else None
-        self.partial_total = self.partial_limit * l2.slices     # ... the whole GPU's L2
         self.hbm = hbm
         self.atomics = atomics
         self.writeback = writeback
@@ -187,14 +186,17 @@ class L2Slices:
         od.allocs += 1
         ent = [None] * spl + [0, None, warm, od.allocs]
         od[line] = ent
-        if warm and not fp.whole(line, self.partial_total):     # only stored to: the other SMs' bytes, not whole sectors
+        if warm and not fp.whole(line, self.partial_limit > 0):     # only stored to: the other SMs' bytes, not whole sectors
             self.warm_fills += 1
         elif warm:                                      # valid from the other SMs' accesses (sampling/warming.py)
             # held, or (IN_FLIGHT) on its way from DRAM for a block of the same wave: ready when the
             # DRAM would return that fetch (HBM.peek_read; a far line's copy: two fabric crossings more)
             if state == HELD:
+                held = (fp.held_sectors(line, self.tau, spl, self.hbm.congested)
+                        if self.partial_limit and fp.store_only(line) else -1)
                 for k in range(spl):
-                    ent[k] = NEG_INF
+                    if held >> k & 1:
+                        ent[k] = NEG_INF
             else:
                 hbm = self.hbm
                 per = hbm.sectors_per_burst
@@ -401,6 +403,9 @@ class L2Slices:
             for k in written:
                 pm.pop(k, None)
                 d &= ~(1 << k)
+            if written and not ent[spl + 2]:            # written back: no longer the stand-ins' dirty sectors
+                self.dirtied_sectors -= len(written)
+                self.dirtied_bursts -= 1
             self.completed_partial_bursts += 1
         ent[spl] = d
         if not pm:

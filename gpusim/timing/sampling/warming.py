@@ -93,7 +93,7 @@ from gpusim.timing.sampling.sharing_span import sharing_spans, span_sample
 
 HASH_MULT = 0x9E3779B97F4A7C15
 MASK64 = (1 << 64) - 1
-PARTIAL_HASH_MULT = 0xD6E8FEB86659FD93      # a second draw per line, independent of HASH_MULT's
+PARTIAL_HASH_MULT = 0xD6E8FEB86659FD93      # a second draw per sector, independent of HASH_MULT's
 COLD, HELD, IN_FLIGHT = 0, 1, 2   # warm_state: not in the whole L2; held; being fetched for a block of the same wave
 SHARED_MIN = 2.0           # blocks per line from which a region counts as shared (a halo is not)
 REGULAR_SHARE = 0.5        # share of a block's line gaps at its commonest gap from which a region is regular
@@ -274,22 +274,41 @@ class SharedFootprint:
             return float(self.sharing[r])
         return None
 
-    def whole(self, line: int, partial_lines: int = 0) -> bool:
+    def whole(self, line: int, limited: bool = False) -> bool:
         """Whether a warm `line` is held whole in the whole L2: False in a region the blocks
         only store to, where the other blocks' stores left the bytes they wrote (a scatter of
         4-byte stores: every sector partly written, so each further partial store costs its
         slice the ECC granule's read as in full simulation, `l2_writeback.partial_cost`).
-        `partial_lines`: the most lines with partly written sectors the whole L2 keeps
-        (`l2.partial_lines_per_slice` times its slices; 0: no limit); beyond them the L2 has
-        completed the others' lines (`L2Slices._complete`), so of a region of D lines a share
-        of at most partial_lines / D is partial, drawn per line."""
+        `limited`: the L2 keeps few partly written lines (`l2.partial_lines_per_slice`) and
+        completes the others' (`L2Slices._complete`), so such a line is held with the sectors
+        `held_sectors` says whole and the others absent: True."""
         r = bisect.bisect_right(self._start_list, line) - 1
-        if not (r >= 0 and line < self._end_list[r]) or self.read[r]:
-            return True
-        if partial_lines <= 0:
-            return False
-        share = partial_lines / (self._end_list[r] - self._start_list[r])
-        return ((line * PARTIAL_HASH_MULT) & MASK64) / 2.0 ** 64 >= share
+        return not (r >= 0 and line < self._end_list[r]) or bool(self.read[r]) or limited
+
+    def store_only(self, line: int) -> bool:
+        """Whether `line` is in a region the blocks only store to."""
+        r = bisect.bisect_right(self._start_list, line) - 1
+        return r >= 0 and line < self._end_list[r] and not self.read[r]
+
+    def held_sectors(self, line: int, tau: float, spl: int, convoy: bool = False) -> int:
+        """The sectors (a bit mask of `spl`) of a line of a store-only region that the whole L2
+        holds whole at grid position `tau` where it keeps few partly written lines
+        (`L2Slices._complete`): those the other blocks' stores touched while the line was held,
+        each completed since. The line's held probability p is 1 - exp(-n) for the n touches
+        it expects within the residency window; each touches one sector of `spl`, so a sector
+        was touched with probability (1 - exp(-n / spl)) / p given that the line is held,
+        drawn per sector."""
+        p = self.probability(line, tau, convoy)
+        if p >= 1.0:
+            return (1 << spl) - 1
+        if p <= 0.0:
+            return 0
+        q = -math.expm1(math.log1p(-p) / spl) / p
+        mask = 0
+        for k in range(spl):
+            if (((line * spl + k) * PARTIAL_HASH_MULT) & MASK64) / 2.0 ** 64 < q:
+                mask |= 1 << k
+        return mask
 
     def warm(self, line: int, tau: float) -> bool:
         p = self.probability(line, tau)
