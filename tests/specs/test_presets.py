@@ -258,6 +258,7 @@ ZERO_ALLOWED = {"sm.reserved_shared_per_block_bytes", "sm.shared_carveouts_bytes
                 "l2.requests_per_cycle_per_slice",                                                     # 0: bytes only
                 "l2.fill_cost_bytes_per_byte",                                                         # 0: fills free
                 "l2.write_miss_read_wait_ns_per_gline_per_s",                                       # 0: no wait
+                "l2.partial_lines_per_slice",                                                          # 0: no limit
                 "noc.gpc_merge_window_cycles",                                                         # 0: every read looked up
                 "sm.constant_fill_cycles", "sm.parameter_fill_cycles",                                 # 0: the L2 hit
                 "sm.parameter_next_fill_cycles",                                                       # latency (fetch.py)
