@@ -283,7 +283,7 @@ Sources (the tags the comments use):
   traffic up to 2^15 lines; at 2^16 / 2^17 / 2^18 / 2^19 lines 2.9 / 52.9 / 199.9 / 457.3 K sectors read from DRAM and
   about as many written within the kernel, so 52-75 K lines stay partly written and the L2 completes the others
   by a read-modify-write at the DRAM; two or four partial sectors a line keep 43-50 K lines (run 3's whole-sector
-  and 16-B pairs none). 550 a slice fits the run's twelve partial cases' DRAM reads best of 500 / 550 / 600 / 700
+  and 16-B pairs none). 550 a slice fits runs 3-4's twelve partial cases' DRAM reads best of 500 / 550 / 600 / 700
   (docs/mechanisms_24.md section 49).
 - [MEAS-SCAN-BAR] barrier phases with conflicted shared loads, data/measurements/scan_phases_h200_run9.json
   (`python -m validate.scan_phases_probe $OUT`, H200, driver 580.159.04, 2026-11-28; runs 6-8 on the H100
