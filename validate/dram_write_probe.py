@@ -1,6 +1,6 @@
 """Random DRAM writes on the H100/H200 (issue 24): how fast the GPU's memory serves scattered
 stores that need a read-modify-write, against scattered whole-sector and whole-burst stores that
-need none, and scattered reads of the same sizes (docs/mechanisms_24.md sections 47-48).
+need none, and scattered reads of the same sizes (docs/mechanisms_24.md sections 47-49).
 
 Held-out `scatter_store/large` (random 4-byte stores into 64 MiB) and calibration
 `random_access/write` are predicted 20-55% fast; the GPU moves their read-modify-write traffic at
@@ -11,11 +11,14 @@ from the cost of its fill: each of N = 2^23 threads touches one 64-byte burst of
 bank), with a 4-byte store (one dirty sector, filled from DRAM before its write-back), a 32-byte
 store (a whole sector: no fill), a 64-byte store (a whole burst), a 4-byte load, a 32- or 64-byte
 load, or a 4-byte increment (load and store of one word); the same 64-byte stores and loads in
-order (burst i) as the streaming reference. Timed by Nsight as `validate measure` does (caches
-flushed before each launch), with DRAM and L2 bytes.
+order (burst i) as the streaming reference. Run 3 adds one warp's consecutive stores into the same
+sectors (whether the L1 combines them before the L2) and random partial stores into a region the L2
+holds; run 4 how many lines with partly written sectors the L2 keeps (2^12 to 2^19 lines, one 4-byte
+store each; docs/mechanisms_24.md section 49). Timed by Nsight as `validate measure` does (caches
+flushed before each launch), with DRAM and L2 bytes and the L1's and L2's store requests.
 
     python -m validate.dram_write_probe $OUT                    # GPU machine: $OUT/dram_write.json
-    python -m validate.dram_write_probe --predict h200 data/measurements/dram_write_h200_run2.json --json FILE
+    python -m validate.dram_write_probe --predict h200 data/measurements/dram_write_h200_run4.json --json FILE
 
 Needs CuPy (NVRTC) and Nsight Compute (`ncu`) on the GPU machine; the GPU side imports nothing of
 gpusim.
@@ -154,7 +157,7 @@ extern "C" __global__ void gap4_s8(unsigned int *a, unsigned int *f) { comb<4, 2
 extern "C" __global__ void gap4_s16(unsigned int *a, unsigned int *f) { comb<4, 2, 16, true>(a); }
 extern "C" __global__ void gap4_s32(unsigned int *a, unsigned int *f) { comb<4, 2, 32, true>(a); }
 // run 3: random stores into a 16 MiB region the L2 holds (2^18 bursts, each at most once): a 4-B store a burst
-// (FILL16: 16 B), or two lanes' 16 B filling its first sector in one instruction (WHOLE)
+// (KIND 0), a 16-B one (KIND 1), or two lanes' 16 B filling its first sector in one instruction (KIND 2)
 template <int KIND>
 __device__ void fit_access(unsigned int *a, unsigned int *flag) {
     unsigned int t = blockIdx.x * blockDim.x + threadIdx.x;
