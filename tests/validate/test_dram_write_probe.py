@@ -1,5 +1,5 @@
 """The DRAM write probe's committed H200 measurements (validate/dram_write_probe.py;
-data/measurements/dram_write_h200_run2.json, docs/mechanisms_24.md section 48): what scattered
+data/measurements/dram_write_h200_run2.json to _run4.json, docs/mechanisms_24.md sections 48-49): what scattered
 writes cost the GPU against scattered reads of the same bursts, and the probe's kernels running in
 gpusim with the results a GPU gives. One property per test."""
 import json
