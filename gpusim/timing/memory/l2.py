@@ -25,7 +25,9 @@ What is modelled:
   bytes are valid and which are dirty (byte masks from the stores, bit b = byte b):
   * a write of a whole sector needs no fill: valid, dirty;
   * a partial write to an absent sector allocates it without a fill, with only the
-    written bytes valid and dirty; later writes OR their bytes in;
+    written bytes valid and dirty; later writes OR their bytes in; beyond
+    `partial_lines_per_slice` such lines a slice, the least recently written is completed
+    by a read-modify-write at the DRAM (`l2_partial_lines.py`);
   * a read of a sector not wholly valid misses: the DRAM burst is fetched and merged
     under the dirty bytes;
   * a write that covers part of an ECC granule (`ecc_granule_bytes`, the L2 data
@@ -71,7 +73,8 @@ What is modelled:
 - The cache is a composition of units, each with its own state: the slices' tags,
   bandwidth and home lookup (`l2_slices.py`), the partition fabric and near copies
   (`l2_partitions.py`), write-back of evicted dirty lines and ECC-granule costs
-  (`l2_writeback.py`), the atomic units (`l2_atomics.py`), the read misses' wait behind lines
+  (`l2_writeback.py`), the limit on partly written lines (`l2_partial_lines.py`), the atomic
+  units (`l2_atomics.py`), the read misses' wait behind lines
   writes allocated (`l2_write_wait.py`), and, for sampled simulation
   and dirty data at launch, stand-in ("phantom") evictions for the unsimulated blocks'
   lines and lines left dirty before the kernel (`../sampling/standins.py`). This module routes
@@ -297,7 +300,7 @@ class L2Cache:
         out["lts__d_atomic_input_cycles_active.sum"] = float(self.atomics.passes)
         out["gpusim__l2_rmw_bursts.sum"] = float(wb.rmw_bursts)
         out["gpusim__l2_partial_write_sectors.sum"] = float(wb.partial_write_sectors)
-        out["gpusim__l2_completed_partial_bursts.sum"] = float(sl.completed_partial_bursts)
+        out["gpusim__l2_completed_partial_bursts.sum"] = float(sl.partial.completed_bursts if sl.partial else 0)
         out["gpusim__l2_phantom_writeback_sectors.sum"] = float(self.standins.phantom_sectors)
         out["gpusim__l2_warm_fill_lines.sum"] = float(sl.warm_fills)
         out["gpusim__l2_warm_kept_lines.sum"] = float(sl.warm_kept_lines)

@@ -36,6 +36,7 @@ import math
 from collections import OrderedDict
 
 from gpusim.timing.memory.hashing import MEMO_ENTRIES, unit_of
+from gpusim.timing.memory.l2_partial_lines import PartialLines
 from gpusim.timing.memory.l2_write_wait import WriteAllocationWait
 from gpusim.timing.memory.servers import BandwidthServer
 from gpusim.timing.sampling.warming import COLD, HELD
@@ -92,10 +93,8 @@ class L2Slices:
         self.fill_cost = l2.fill_cost_bytes_per_byte    # a DRAM fill's bytes booked at its home slice, per byte
         self.fabric_latency_cycles = l2.fabric_latency_cycles
         self.write_wait = WriteAllocationWait(spec, self.slices)   # a read miss's wait behind lines writes allocated
-        # lines with partly written sectors each slice keeps (`l2.partial_lines_per_slice`; 0: no limit):
-        # per home slice, line -> entry, least recently written first
-        self.partial_limit = l2.partial_lines_per_slice
-        self.partial = [OrderedDict() for _ in range(self.slices)] if self.partial_limit else None
+        # the lines with partly written sectors each slice keeps (l2_partial_lines.py; None: no limit)
+        self.partial = PartialLines(spec, self, hbm) if l2.partial_lines_per_slice else None
         self.hbm = hbm
         self.atomics = atomics
         self.writeback = writeback
@@ -175,7 +174,8 @@ class L2Slices:
             if standins.residue:
                 standins.evicted(vline)
             if self.partial is not None and vent[spl + 1]:
-                self._forget_partial(vline, vent)
+                _, home, vs = self.locate(vline)
+                self.partial.forget(home * self.slices_per_partition + vs, vline, vent)
             if vent[spl]:
                 if fp is not None and fp.warm(vline, self.tau):
                     self.warm_kept_lines += 1      # the whole L2 still holds it: no write-back yet
@@ -186,14 +186,14 @@ class L2Slices:
         od.allocs += 1
         ent = [None] * spl + [0, None, warm, od.allocs]
         od[line] = ent
-        if warm and not fp.whole(line, self.partial_limit > 0):     # only stored to: the other SMs' bytes, not whole sectors
+        if warm and self.partial is None and not fp.whole(line):   # only stored to: the other SMs' bytes, not whole sectors
             self.warm_fills += 1
         elif warm:                                      # valid from the other SMs' accesses (sampling/warming.py)
             # held, or (IN_FLIGHT) on its way from DRAM for a block of the same wave: ready when the
             # DRAM would return that fetch (HBM.peek_read; a far line's copy: two fabric crossings more)
             if state == HELD:
-                held = (fp.held_sectors(line, self.tau, spl, self.hbm.congested)
-                        if self.partial_limit and fp.store_only(line) else -1)
+                held = (fp.held_sectors(line, self.tau, spl, self.hbm.congested)      # with the limit: the
+                        if self.partial is not None and fp.store_only(line) else -1)  # sectors completed
                 for k in range(spl):
                     if held >> k & 1:
                         ent[k] = NEG_INF
@@ -299,7 +299,7 @@ class L2Slices:
                 ent[spl + 1] = pm = None
             done = ts
             if self.partial is not None and si >= 0 and not clean:
-                done = self._note_partial(ent, pm, lst[i] >> self.line_shift, si, ts)
+                done = self.partial.note(ent, pm, lst[i] >> self.line_shift, si, ts)
             self.hits[src][WRITE] += hits
             self.misses[src][WRITE] += misses
             if fresh:                                   # its line just allocated: the slice's read misses wait
@@ -350,74 +350,10 @@ class L2Slices:
         if pm is not None and not pm:
             ent[spl + 1] = None
             if self.partial is not None and si >= 0:
-                self.partial[si].pop(lst[i] >> self.line_shift, None)
+                self.partial.forget(si, lst[i] >> self.line_shift)
         self.hits[src][op] += hits
         self.misses[src][op] += misses
         return latest
-
-    # -- lines with partly written sectors ------------------------------------------------
-
-    def _note_partial(self, ent: list, pm, line: int, si: int, ts: float) -> float:
-        """A write at home slice `si` at ts left the line's entry with partial byte masks `pm`
-        (None: none): the line becomes the slice's most recently written partial line, and
-        where that exceeds `partial_limit`, the least recently written one is completed.
-        Returns when the write is done: at ts, or when the DRAM's write queue took the
-        completion's writes (a backlogged DRAM holds the stores back, as for a write-back)."""
-        d = self.partial[si]
-        if pm is None or all(e[0] == FULL for e in pm.values()):
-            d.pop(line, None)
-            return ts
-        if line in d:
-            d.move_to_end(line)
-            return ts
-        d[line] = ent
-        if len(d) > self.partial_limit:
-            old, oent = d.popitem(last=False)
-            return self._complete(old, oent, ts)
-        return ts
-
-    def _complete(self, line: int, ent: list, ts: float) -> float:
-        """Complete a line's partly written sectors by a read-modify-write at the DRAM at ts
-        (`HBM.rmw_burst` per burst holding one: its partial sectors read, then its dirty sectors
-        written): they become whole, valid when the read is back, and clean. Returns when the
-        DRAM's write queue took the last write."""
-        spl = self.sectors_per_line
-        pm = ent[spl + 1]
-        hbm = self.hbm
-        per = hbm.sectors_per_burst
-        d = ent[spl]
-        first = line * spl
-        done = ts
-        for base in range(0, spl, per):
-            ks = [k for k in range(base, base + per) if k in pm and pm[k][0] != FULL]
-            if not ks:
-                continue
-            written = [k for k in range(base, base + per) if d >> k & 1]
-            a = hbm.rmw_burst(ts, (first + base) >> hbm.burst_shift, len(ks), len(written))
-            if a > done:
-                done = a
-            back = hbm.rmw_back
-            for k in ks:
-                del pm[k]
-                ent[k] = back if ent[k] is None or ent[k] < back else ent[k]
-            for k in written:
-                pm.pop(k, None)
-                d &= ~(1 << k)
-            if written and not ent[spl + 2]:            # written back: no longer the stand-ins' dirty sectors
-                self.dirtied_sectors -= len(written)
-                self.dirtied_bursts -= 1
-            self.completed_partial_bursts += 1
-        ent[spl] = d
-        if not pm:
-            ent[spl + 1] = None
-        return done
-
-    def _forget_partial(self, line: int, ent: list) -> None:
-        """An evicted entry with partial masks leaves its home slice's record of partial lines."""
-        x, home, s = self.locate(line)
-        d = self.partial[home * self.slices_per_partition + s]
-        if d.get(line) is ent:
-            del d[line]
 
     @property
     def all_servers(self) -> list:
@@ -444,6 +380,7 @@ class L2Slices:
         self.misses = [[0, 0, 0, 0], [0, 0, 0, 0]]
         self.warm_fills = 0                      # lines allocated valid: the whole GPU's L2 holds them
         self.warm_kept_lines = 0                 # dirty lines evicted without a write-back, for the same reason
-        self.completed_partial_bursts = 0        # bursts of partial lines completed at the limit (read-modify-writes)
+        if self.partial is not None:
+            self.partial.reset_counters()
         for s in self.all_servers:
             s.reset_stats()

@@ -274,16 +274,15 @@ class SharedFootprint:
             return float(self.sharing[r])
         return None
 
-    def whole(self, line: int, limited: bool = False) -> bool:
+    def whole(self, line: int) -> bool:
         """Whether a warm `line` is held whole in the whole L2: False in a region the blocks
         only store to, where the other blocks' stores left the bytes they wrote (a scatter of
         4-byte stores: every sector partly written, so each further partial store costs its
-        slice the ECC granule's read as in full simulation, `l2_writeback.partial_cost`).
-        `limited`: the L2 keeps few partly written lines (`l2.partial_lines_per_slice`) and
-        completes the others' (`L2Slices._complete`), so such a line is held with the sectors
-        `held_sectors` says whole and the others absent: True."""
+        slice the ECC granule's read as in full simulation, `l2_writeback.partial_cost`). Where
+        the L2 keeps few partly written lines (`l2.partial_lines_per_slice`) such a line holds
+        the sectors `held_sectors` draws instead."""
         r = bisect.bisect_right(self._start_list, line) - 1
-        return not (r >= 0 and line < self._end_list[r]) or bool(self.read[r]) or limited
+        return not (r >= 0 and line < self._end_list[r]) or bool(self.read[r])
 
     def store_only(self, line: int) -> bool:
         """Whether `line` is in a region the blocks only store to."""

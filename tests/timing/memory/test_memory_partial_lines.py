@@ -1,5 +1,5 @@
 """The L2's limit on lines with partly written sectors (`l2.partial_lines_per_slice`,
-l2_slices.py; [MEAS-PARTIAL], docs/mechanisms_24.md section 49): one property each (test spec:
+l2_partial_lines.py; [MEAS-PARTIAL], docs/mechanisms_24.md section 49): one property each (test spec:
 _memory_spec, one partition, 64-B DRAM bursts)."""
 from _memory_spec import replace
 from gpusim.timing.memory.l2 import L2Cache
@@ -29,14 +29,14 @@ def _store_words(l2, lines, t=0.0):
 def test_beyond_the_limit_the_least_recently_written_partial_line_is_completed_from_dram():
     l2 = L2Cache(LIMITED)
     _store_words(l2, _lines_of_one_slice(l2, 5))
-    assert l2.slices.completed_partial_bursts == 3                # five partial lines, two kept
+    assert l2.slices.partial.completed_bursts == 3                # five partial lines, two kept
     assert l2.hbm.bytes_read == 3 * 32                            # each completion reads its partial sector
 
 
 def test_without_a_limit_partial_lines_wait_for_their_eviction():
     l2 = L2Cache(UNLIMITED)
     _store_words(l2, _lines_of_one_slice(l2, 5))
-    assert l2.slices.completed_partial_bursts == 0
+    assert l2.slices.partial is None
     assert l2.hbm.bytes_read == 0
 
 
@@ -57,5 +57,5 @@ def test_a_sector_completed_by_its_own_stores_leaves_the_partial_lines():
     for i, line in enumerate(lines):                              # two 16-B halves of one sector, one after the other
         l2.write(20.0 * i, [line * 4], masks=[0x0000FFFF])
         l2.write(20.0 * i + 5.0, [line * 4], masks=[0xFFFF0000])
-    assert l2.slices.completed_partial_bursts == 0
+    assert l2.slices.partial.completed_bursts == 0
     assert l2.hbm.bytes_read == 0
