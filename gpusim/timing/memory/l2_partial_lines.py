@@ -52,8 +52,15 @@ class PartialLines:
         where that exceeds the limit, the least recently written one is completed. Returns
         when the write is done: ts, or when the DRAM's write queue took the completion."""
         d = self.lines[si]
-        if pm is None or all(e[0] == FULL for e in pm.values()):
-            d.pop(line, None)
+        if pm is not None:
+            for e in pm.values():                       # any sector not wholly valid (a loop: hot path)
+                if e[0] != FULL:
+                    break
+            else:
+                pm = None
+        if pm is None:
+            if d:
+                d.pop(line, None)
             return ts
         if line in d:
             d.move_to_end(line)
