@@ -25,9 +25,8 @@ What is modelled:
   bytes are valid and which are dirty (byte masks from the stores, bit b = byte b):
   * a write of a whole sector needs no fill: valid, dirty;
   * a partial write to an absent sector allocates it without a fill, with only the
-    written bytes valid and dirty; later writes OR their bytes in; beyond
-    `partial_lines_per_slice` such lines a slice, the least recently written is completed
-    by a read-modify-write at the DRAM (`l2_partial_lines.py`);
+    written bytes valid and dirty; later writes OR their bytes in (beyond a slice's
+    `partial_lines_per_slice` such lines, completed by DRAM read-modify-writes);
   * a read of a sector not wholly valid misses: the DRAM burst is fetched and merged
     under the dirty bytes;
   * a write that covers part of an ECC granule (`ecc_granule_bytes`, the L2 data
@@ -73,8 +72,8 @@ What is modelled:
 - The cache is a composition of units, each with its own state: the slices' tags,
   bandwidth and home lookup (`l2_slices.py`), the partition fabric and near copies
   (`l2_partitions.py`), write-back of evicted dirty lines and ECC-granule costs
-  (`l2_writeback.py`), the limit on partly written lines (`l2_partial_lines.py`), the atomic
-  units (`l2_atomics.py`), the read misses' wait behind lines
+  (`l2_writeback.py`), partly written lines (`l2_partial_lines.py`), the atomic units
+  (`l2_atomics.py`), the read misses' wait behind lines
   writes allocated (`l2_write_wait.py`), and, for sampled simulation
   and dirty data at launch, stand-in ("phantom") evictions for the unsimulated blocks'
   lines and lines left dirty before the kernel (`../sampling/standins.py`). This module routes
