@@ -190,7 +190,6 @@ class HBM:
         self._congested_at = 2.0 * self.latency_cycles   # reads wait in the queues at least as long as the latency
         self.congested = False
         self.bursts_read = 0
-        self.rmw_back = 0.0                  # when the latest read-modify-write's read was back (rmw_burst)
         self.bursts_written = 0
         self.bytes_read = self.bytes_written = 0
         self.row_hits = self.row_misses = self.turnarounds = 0
@@ -279,20 +278,20 @@ class HBM:
             self._admit(ch, t)
         return self._enqueue(ch, t, burst, max(nbytes, self.min_access_bytes))
 
-    def rmw_burst(self, t: float, burst: int, fetched: int, written: int) -> float:
+    def rmw_burst(self, t: float, burst: int, fetched: int, written: int) -> tuple[float, float]:
         """A dirty burst with bytes never fetched, evicted at t: its `fetched` 32-B sectors are
         read, merged under the dirty bytes, and the `written` sectors go to the write queue
         when the read's data is back at the L2 (not before: in between, the channel serves
         whatever else arrives, so the write finds the row open only if nothing else used
         the bank). Returns when the queue would take the write (a backlogged channel holds
-        the L2 back)."""
-        back = self.rmw_back = self.read_burst(t, burst, fetched)
+        the L2 back) and when the read's data is back at the L2."""
+        back = self.read_burst(t, burst, fetched)
         self.bursts_written += 1
         nbytes = written * self.sector_bytes
         self.bytes_written += nbytes
         ch = self._chans[unit_of(burst // self.bursts_per_chunk, self.channels)]
         heapq.heappush(ch.merged, (back, burst, max(nbytes, self.min_access_bytes)))
-        return t if t >= ch.accept_at else ch.accept_at
+        return (t if t >= ch.accept_at else ch.accept_at), back
 
     # -- public API -------------------------------------------------------------------
 

@@ -92,10 +92,9 @@ class PartialLines:
             if not ks:
                 continue
             written = [k for k in range(base, base + per) if d >> k & 1]
-            a = hbm.rmw_burst(ts, (first + base) >> hbm.burst_shift, len(ks), len(written))
+            a, back = hbm.rmw_burst(ts, (first + base) >> hbm.burst_shift, len(ks), len(written))
             if a > done:
                 done = a
-            back = hbm.rmw_back
             for k in ks:
                 del pm[k]
                 ent[k] = back if ent[k] is None or ent[k] < back else ent[k]

@@ -193,7 +193,7 @@ class L2Slices:
             # DRAM would return that fetch (HBM.peek_read; a far line's copy: two fabric crossings more)
             if state == HELD:
                 held = (fp.held_sectors(line, self.tau, spl, self.hbm.congested)      # with the limit: the
-                        if self.partial is not None and fp.store_only(line) else -1)  # sectors completed
+                        if self.partial is not None and not fp.whole(line) else -1)   # sectors completed
                 for k in range(spl):
                     if held >> k & 1:
                         ent[k] = NEG_INF

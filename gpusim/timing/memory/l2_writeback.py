@@ -89,7 +89,7 @@ class WriteBack:
                     partial += unfetched(ent, kk, spl)
             if partial:                                 # the dirty sectors with bytes never fetched
                 self.rmw_bursts += 1
-                a = hbm.rmw_burst(t, burst, partial, written)
+                a = hbm.rmw_burst(t, burst, partial, written)[0]
             else:
                 a = hbm.write_burst(t, burst, written)
             if a > done:

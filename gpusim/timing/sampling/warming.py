@@ -284,11 +284,6 @@ class SharedFootprint:
         r = bisect.bisect_right(self._start_list, line) - 1
         return not (r >= 0 and line < self._end_list[r]) or bool(self.read[r])
 
-    def store_only(self, line: int) -> bool:
-        """Whether `line` is in a region the blocks only store to."""
-        r = bisect.bisect_right(self._start_list, line) - 1
-        return r >= 0 and line < self._end_list[r] and not self.read[r]
-
     def held_sectors(self, line: int, tau: float, spl: int, convoy: bool = False) -> int:
         """The sectors (a bit mask of `spl`) of a line of a store-only region that the whole L2
         holds whole at grid position `tau` where it keeps few partly written lines
