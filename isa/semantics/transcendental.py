@@ -2,7 +2,8 @@
 
 What it models: the `.approx` and `.full` forms PTX implements with the multi-function unit.
 Hardware results are approximations that PTX bounds but does not define bit for bit, so
-the simulator computes each function in float64 (numpy) and rounds once to the result type;
+the simulator computes each function in float64 (numpy; ex2 by a polynomial of its own,
+`exp2`, which compiled code reproduces bit for bit) and rounds once to the result type;
 every result is then within the PTX bound of the exact value (tests check each bound).
 Special inputs (±0, ±inf, NaN, negative arguments) follow the PTX tables, `.ftz` flushes
 f32 subnormal inputs and results to sign-preserving zero, and f32 NaN results are the
@@ -59,11 +60,38 @@ from isa.semantics import fp_exact as fx
 from isa.semantics import half_float
 from isa.semantics.fp_exact import BF16, F16, ret
 
+# 2^f = sum_k (ln 2)^k / k! f^k, k <= 13: the coefficients (60-digit ln 2, rounded to float64)
+EXP2_COEFFS = (1.0, 0.6931471805599453, 0.24022650695910072, 0.05550410866482158, 0.009618129107628477,
+               0.0013333558146428443, 0.0001540353039338161, 1.5252733804059841e-05, 1.321548679014431e-06,
+               1.01780860092397e-07, 7.054911620801123e-09, 4.4455382718708116e-10, 2.5678435993488206e-11,
+               1.3691488853904128e-12)
+EXP2_RANGE = (-151.0, 129.0)     # beyond: 2^x rounds to 0 / overflows in every type ex2 has
+
+
+def exp2(x):
+    """2^x in float64 for float64 x holding f32, f16 or bf16 values: x clamped to EXP2_RANGE,
+    n = rint(x), f = x - n (exact, |f| <= 1/2), 2^f by Horner's rule on EXP2_COEFFS (truncation
+    below 2^-57, rounding a few float64 ulps: relative error below 2^-50), times 2^n (exact).
+    Plain float64 operations in a fixed order, so compiled code computes the same bits
+    (`gpusim.functional.fastpath.forms_mufu`); NaN stays NaN."""
+    x = np.asarray(x, np.float64)
+    lo, hi = EXP2_RANGE
+    nan = np.isnan(x)
+    xc = np.where(nan, 0.0, np.minimum(np.maximum(x, lo), hi))
+    n = np.rint(xc)
+    f = xc - n
+    p = np.full(xc.shape, EXP2_COEFFS[-1])
+    for c in EXP2_COEFFS[-2::-1]:
+        p = p * f + c
+    r = p * ((n.astype(np.int64) + 1023) << 52).view(np.float64)
+    return np.where(nan, x, r)
+
+
 _F64_FUNCS = {
     "rcp": lambda x: 1.0 / x,
     "sqrt": np.sqrt,
     "rsqrt": lambda x: 1.0 / np.sqrt(x),
-    "ex2": np.exp2,
+    "ex2": exp2,
     "lg2": np.log2,
     "sin": np.sin,
     "cos": np.cos,

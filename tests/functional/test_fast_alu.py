@@ -12,7 +12,7 @@ from llvmlite import ir
 
 from gpusim.functional.fastpath import forms
 from gpusim.functional.fastpath.alu_ir import I8, I64, IR, ir_type
-from gpusim.functional.fastpath.segments import _llvm_target
+from gpusim.functional.fastpath.segments import _llvm_target, _optimised
 from isa import optable
 from isa.parser import parse
 from isa.types import dtype as ptx_dtype
@@ -59,8 +59,9 @@ def values(t: str, rng) -> np.ndarray:
     return bits.view(dt)
 
 
-def compiled(ins, bound, emit):
-    """A machine-code function f(n, src pointers..., dst pointers...) running `emit` per element."""
+def compiled(ins, bound, emit, optimise: bool = False):
+    """A machine-code function f(n, src pointers..., dst pointers...) running `emit` per element
+    (with `optimise`, through the O3 pipeline that vectorises large segments' lane loops)."""
     srcs = [ptx_dtype(t) for t in bound.src_types]
     dsts = [ptx_dtype(t) for t in bound.dst_types]
     module = ir.Module("form")
@@ -87,6 +88,8 @@ def compiled(ins, bound, emit):
     ir.IRBuilder(done).ret_void()
     mod = llvm.parse_assembly(str(module))
     mod.verify()
+    if optimise:
+        mod = _optimised(mod)
     engine = llvm.create_mcjit_compiler(mod, _llvm_target())
     engine.finalize_object()
     cf = ctypes.CFUNCTYPE(None, ctypes.c_int64, *[ctypes.c_void_p] * (len(srcs) + len(dsts)))(
@@ -94,7 +97,7 @@ def compiled(ins, bound, emit):
     return cf, engine, dsts
 
 
-def check(text: str, seed: int = 0) -> None:
+def check(text: str, seed: int = 0, optimise: bool = False) -> None:
     ins = instr(text)
     _, bound = optable.bind(ins)
     emit = forms.form(ins, bound)
@@ -104,7 +107,7 @@ def check(text: str, seed: int = 0) -> None:
     with np.errstate(all="ignore"):
         want = bound.fn(*args)
     want = list(want) if isinstance(want, tuple) else [want]
-    fn, engine, dsts = compiled(ins, bound, emit)
+    fn, engine, dsts = compiled(ins, bound, emit, optimise)
     got = [np.zeros(N, dt) for dt in dsts]
     fn(N, *[a.ctypes.data for a in args], *[g.ctypes.data for g in got])
     for k, (g, w) in enumerate(zip(got, want)):
@@ -201,7 +204,8 @@ def test_float_form_matches_reference(text):
 
 @pytest.mark.parametrize("text", ["add.ftz.f32 %f1, %f2, %f3;", "add.rz.f32 %f1, %f2, %f3;",
                                   "mul.rn.ftz.f32 %f1, %f2, %f3;", "add.cc.u32 %r1, %r2, %r3;",
-                                  "ex2.approx.f32 %f1, %f2;", "popc.b32 %r1, %r2;"])
+                                  "ex2.approx.f16 %h1, %h2;", "rcp.approx.ftz.f64 %fd1, %fd2;",
+                                  "rcp.rn.f32 %f1, %f2;", "lg2.approx.f32 %f1, %f2;", "popc.b32 %r1, %r2;"])
 def test_forms_left_to_the_reference_are_not_claimed(text):
     ins = instr(text)
     assert forms.form(ins, optable.bind(ins)[1]) is None
@@ -215,3 +219,27 @@ BITFIELD_DIV_HALF_FORMS = ([f"bfe.{t} {reg(t)}1, {reg(t)}2, %r3, %r4;" for t in 
 @pytest.mark.parametrize("text", BITFIELD_DIV_HALF_FORMS)
 def test_bitfield_division_and_half_pair_form_matches_reference(text):
     check(text, seed=2)
+
+
+MUFU_FORMS = ([f"{op}.approx{ftz}.f32 %f1, %f2;" for op in ("rcp", "sqrt", "rsqrt", "ex2") for ftz in ("", ".ftz")]
+              + ["rcp.f32 %f1, %f2;", "sqrt.f32 %f1, %f2;",
+                 "div.approx.f32 %f1, %f2, %f3;", "div.approx.ftz.f32 %f1, %f2, %f3;", "div.f32 %f1, %f2, %f3;"])
+
+
+@pytest.mark.parametrize("optimise", [False, True], ids=["plain", "vectorised"])
+@pytest.mark.parametrize("text", MUFU_FORMS)
+def test_approximate_form_matches_reference(text, optimise):
+    check(text, seed=3, optimise=optimise)
+
+
+def test_ex2_reference_is_within_half_an_ulp_and_a_hair():
+    """transcendental.exp2, rounded to f32, against 2^x rounded from a float64 exp2 of the C
+    library: equal on a million f32 inputs over the whole range where 2^x is a finite nonzero
+    f32 (the polynomial's float64 is within 2^-50 of 2^x; a disagreement needs 2^x within that
+    of a rounding boundary)."""
+    from isa.semantics.transcendental import exp2     # here: one function of the module
+    import math                                       # here: the C library's exp2 as the yardstick
+    x = np.random.default_rng(4).uniform(-149.9, 127.9, 1_000_000).astype(np.float32).astype(np.float64)
+    want = np.array([math.exp2(v) for v in x]).astype(np.float32)
+    got = exp2(x).astype(np.float32)
+    assert np.array_equal(got, want)

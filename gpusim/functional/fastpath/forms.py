@@ -8,13 +8,14 @@ returns the destination values of the types `bound.dst_types`: the reference's
 
 - integer arithmetic, logic, shifts and bfe (`forms_int`);
 - floating-point arithmetic, div.full.f32 and cvt (`forms_float`);
+- the approximate f32 forms rcp, sqrt, rsqrt, ex2 and div.approx (`forms_mufu`);
 - here: setp (integer and f32/f64 comparisons, `.ftz` for f32, `.and/.or/.xor`, `p|q`),
   selp, mov (not the vector pack/unpack forms), cvta.
 
 Not compiled (the reference runs them): f16/bf16/packed types (but cvt.rn.f16x2.f32), `.ftz`
-arithmetic, other rounding modes, carry (`.cc`) forms, approximate (MUFU) functions (their
-reference computes in numpy's float64 functions, which compiled code would not reproduce to
-the bit), bfi, prmt and other rarer opcodes, vector mov. A new form (tensor-core `mma` fragments, say) is one maker
+arithmetic, other rounding modes, carry (`.cc`) forms, lg2/sin/cos/tanh and the f64 and
+half-precision approximate forms (their reference computes in numpy's float64 functions, which
+compiled code would not reproduce to the bit), bfi, prmt and other rarer opcodes, vector mov. A new form (tensor-core `mma` fragments, say) is one maker
 here; tests/functional/test_fast_alu.py checks every listed form against the reference.
 
 Source: the reference semantics in isa/semantics (which cite the PTX ISA).
@@ -26,6 +27,7 @@ from llvmlite import ir
 from gpusim.functional.fastpath.alu_ir import COMPILED_TYPES, I64, one_type as _one_type
 from gpusim.functional.fastpath.forms_float import _cvt, _div_full, _float
 from gpusim.functional.fastpath.forms_int import _bfe, _int_arith, _logic
+from gpusim.functional.fastpath.forms_mufu import mufu
 from isa.memory_map import WINDOWS
 from isa.program import Vector
 from isa.types import SIGNED
@@ -106,9 +108,10 @@ def _cvta(ins, bound):
 _FORMS = {
     "add": (_int_arith, _float), "sub": (_int_arith, _float), "mul": (_int_arith, _float),
     "mad": (_int_arith, _float), "fma": (_float,), "neg": (_int_arith, _float), "abs": (_int_arith, _float),
-    "min": (_int_arith, _float), "max": (_int_arith, _float), "div": (_int_arith, _div_full), "rem": (_int_arith,),
+    "min": (_int_arith, _float), "max": (_int_arith, _float), "div": (_int_arith, _div_full, mufu), "rem": (_int_arith,),
     "and": (_logic,), "or": (_logic,), "xor": (_logic,), "not": (_logic,), "shl": (_logic,), "shr": (_logic,),
     "setp": (_setp,), "selp": (_selp,), "mov": (_mov,), "cvta": (_cvta,), "cvt": (_cvt,), "bfe": (_bfe,),
+    "rcp": (mufu,), "sqrt": (mufu,), "rsqrt": (mufu,), "ex2": (mufu,),
 }
 # operand types compiled for one opcode only (its makers check the form): f16x2 results of cvt
 _EXTRA_TYPES = {"cvt": frozenset({"f16x2"})}
