@@ -95,9 +95,10 @@ class CompiledKernel:
         except IsaError as e:               # unreadable PTX: the source line from the text's .loc
             raise isa_error(e, self, text) from None
 
-    @property
+    @cached_property
     def cooperative(self) -> bool:
-        """Whether the kernel synchronizes its whole grid (launched cooperatively, `cg.py`)."""
+        """Whether the kernel synchronizes its whole grid (launched cooperatively, `cg.py`): found
+        once (a search of the PTX text on every launch of a cached kernel otherwise)."""
         return cg.uses_grid_group(self.ptx)
 
     @cached_property
@@ -176,6 +177,16 @@ class KernelSource(Protocol):
     def after_launch(self, prepared) -> None: ...
 
 
+_SOURCE_TYPES: dict[type, bool] = {}
+
+
 def is_source(kernel: Any) -> bool:
-    """Whether `kernel` is a `KernelSource` (rather than a Numba kernel or function)."""
-    return isinstance(kernel, KernelSource)
+    """Whether `kernel` is a `KernelSource` (rather than a Numba kernel or function): its class
+    defines the protocol's methods and it has a name. (The protocol's own isinstance check
+    walks its members on every call, tens of microseconds a launch; a class's methods are
+    looked at once.)"""
+    t = type(kernel)
+    methods = _SOURCE_TYPES.get(t)
+    if methods is None:
+        methods = _SOURCE_TYPES[t] = all(callable(getattr(t, m, None)) for m in ("compile", "marshal", "after_launch"))
+    return methods and hasattr(kernel, "name")

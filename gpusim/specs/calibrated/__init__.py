@@ -35,9 +35,20 @@ def info(name: str) -> dict:
 def load(name: str):
     """The calibrated spec `name`, parsed once per version of its file (a launch resolves its
     preset up to three times; parsing and validating the TOML took about 3 ms each)."""
+    spec = load_if_present(name)
+    if spec is None:
+        raise FileNotFoundError(HERE / f"{name}.toml")
+    return spec
+
+
+def load_if_present(name: str):
+    """`load(name)`, or None where there is no such file (one stat, not two: every launch asks)."""
     from gpusim.specs.overrides import load_toml  # a cycle: overrides reaches the presets, which load these
-    p = path(name)
-    st = p.stat()
+    p = HERE / f"{name}.toml"
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        return None
     stamp = (st.st_mtime_ns, st.st_size)
     with _LOCK:
         hit = _LOADED.get(name)

@@ -364,8 +364,9 @@ def get(name: str | GPUSpec) -> GPUSpec:
         return name
     key = ALIASES.get(str(name).lower(), str(name).lower())
     from gpusim.specs import calibrated  # a cycle: the calibrated presets are built from these
-    if calibrated.path(key) is not None:
-        return calibrated.load(key)
+    spec = calibrated.load_if_present(key)
+    if spec is not None:
+        return spec
     if key in DATASHEETS:
         return DATASHEETS[key]
     if f"{key}-datasheet" in DATASHEETS:
