@@ -47,6 +47,29 @@ LANE = np.arange(32, dtype=np.uint32)
 GRID_KEY = -2                   # what every grid-barrier site counts as when matching a block's barriers
 
 
+def _source_lanes(op, lane: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """shfl.sync's source lane for each of `lane` (int64) with operands b and c (int64, scalars or
+    per lane), and whether it is in range (else a lane reads its own value): PTX ISA 9.7.8.6."""
+    clamp = c & 31
+    seg = (c >> 8) & 31
+    maxl = (lane & seg) | (clamp & ~seg)
+    minl = lane & seg
+    mode = next(m for m in op.mods if m in ("up", "down", "bfly", "idx"))
+    if mode == "up":
+        j = lane - b
+        ok = j >= maxl
+    elif mode == "down":
+        j = lane + b
+        ok = j <= maxl
+    elif mode == "bfly":
+        j = lane ^ b
+        ok = j <= maxl
+    else:
+        j = minl | (b & ~seg)
+        ok = j <= maxl
+    return np.where(ok, j, lane), ok
+
+
 def pack_lanes(bits: np.ndarray) -> np.ndarray:
     """Bool array over whole warps -> one uint32 lane mask per warp."""
     return np.packbits(bits.reshape(-1, 32), axis=1, bitorder="little").view(np.uint32).ravel()
@@ -62,6 +85,7 @@ class Collectives:
         self.x = x
         self.red_pred: np.ndarray | None = None        # bar.red predicate per lane of the batch
         self._red: bool | None = None                   # whether the kernel has a bar.red (_reductions)
+        self._shfl_lanes: dict = {}                     # (op, b, c) -> a uniform shfl's (source lanes, in range)
 
     # ------------------------------------------------------------------ helpers
     def _check_members(self, op, membermask, active: np.ndarray, parked_ok: bool = False) -> None:
@@ -140,34 +164,20 @@ class Collectives:
         span = st.hi - st.lo
         a, b, c = vals[0], vals[1], vals[2]
         uniform = type(b) is not np.ndarray and type(c) is not np.ndarray and self.x.san is None
-        lane = LANE.astype(np.int64) if uniform else np.tile(LANE, span // 32).astype(np.int64)
-        b = np.asarray(b, np.int64)
-        c = np.asarray(c, np.int64)
-        clamp = c & 31
-        seg = (c >> 8) & 31
-        maxl = (lane & seg) | (clamp & ~seg)
-        minl = lane & seg
-        mode = next(m for m in op.mods if m in ("up", "down", "bfly", "idx"))
-        if mode == "up":
-            j = lane - b
-            ok = j >= maxl
-        elif mode == "down":
-            j = lane + b
-            ok = j <= maxl
-        elif mode == "bfly":
-            j = lane ^ b
-            ok = j <= maxl
-        else:
-            j = minl | (b & ~seg)
-            ok = j <= maxl
-        j = np.where(ok, j, lane)
         every = None if (active == FULL).all() else active          # None: every lane of the span writes
         if uniform:                                    # one source lane per lane of a warp, the same in every warp
+            key = (op, int(b), int(c))
+            hit = self._shfl_lanes.get(key)
+            if hit is None:
+                hit = self._shfl_lanes[key] = _source_lanes(op, LANE.astype(np.int64), np.int64(b), np.int64(c))
+            j, ok = hit
             d = st.full(a, U32).reshape(-1, 32)[:, j].reshape(-1)
             self._write(op.dsts[0], d, every)
             if len(op.dsts) > 1:
                 self._write(op.dsts[1], np.tile(np.broadcast_to(ok, (32,)), span // 32), every)
             return
+        lane = np.tile(LANE, span // 32).astype(np.int64)
+        j, ok = _source_lanes(op, lane, np.asarray(b, np.int64), np.asarray(c, np.int64))
         if self.x.san is not None:
             self.x.san.shuffle(op, j, active, vals[-1])
         src = (np.arange(span) & ~31) + j

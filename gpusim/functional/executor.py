@@ -50,6 +50,16 @@ from gpusim.functional.warps import EXIT, FULL_MASK, WarpStacks
 from gpusim.functional.watchdog import OBSERVE_AFTER_STEPS, Watchdog
 from isa.recursion import MAX_CALL_DEPTH
 
+def _warp_runs(span_masks: np.ndarray, w0: int) -> tuple | None:
+    """Where every warp of a span (first warp w0) is wholly active or wholly not: the active lanes
+    as runs ((first lane, lanes), ...) of consecutive whole warps; else None."""
+    whole = span_masks == FULL_MASK
+    if not (whole | (span_masks == 0)).all():
+        return None
+    edges = np.flatnonzero(np.diff(np.concatenate(([False], whole, [False])).view(np.int8)))
+    return tuple(((w0 + int(a)) * 32, (int(b) - int(a)) * 32) for a, b in zip(edges[::2], edges[1::2]))
+
+
 class BatchExecutor:
     """Executes blocks `first_block .. first_block + nctas - 1` of a launch, or the blocks
     `block_ids` (linear ids, one per block slot, increasing) when given."""
@@ -221,7 +231,10 @@ class BatchExecutor:
         self.span_masks = span_masks
         self.span_w0 = w0
         full = nspan == len(g) and bool((masks == FULL_MASK).all())
-        self.state.span(w0 * 32, (w0 + nspan) * 32, None if full else unpack_lanes(span_masks))
+        if full:
+            self.state.span(w0 * 32, (w0 + nspan) * 32, None)
+        else:
+            self.state.span(w0 * 32, (w0 + nspan) * 32, unpack_lanes(span_masks), _warp_runs(span_masks, w0))
         watch = self.watch
         own = False
         if watch is not None:

@@ -65,14 +65,18 @@ class BatchState:
         self.lo = 0
         self.hi = nlanes
         self.m: np.ndarray | None = None
+        self.runs: tuple | None = None   # with a mask of whole warps: the active lanes' runs, ((lo, n), ...)
         self.whole = True            # the span is the whole batch and every lane is active
         self._groups: dict = {}      # grouped(): registers held as the rows of one array
         # per register, (its array, that array's data address) as the compiled segments last
         # learnt it (fastpath.segment_op); stale when the register holds another array by now
         self.addresses: list = [None] * len(reg_dtypes)
 
-    def span(self, lo: int, hi: int, m: np.ndarray | None) -> None:
-        self.lo, self.hi, self.m = lo, hi, m
+    def span(self, lo: int, hi: int, m: np.ndarray | None, runs: tuple | None = None) -> None:
+        """The step's lanes [lo, hi) under mask m (None: all); `runs`, where m is given and every warp
+        of the span is wholly in or out, the active lanes as runs (lo, n) of whole warps (compiled
+        segments run those without a mask: a loop that vectorises)."""
+        self.lo, self.hi, self.m, self.runs = lo, hi, m, runs
         self.whole = m is None and lo == 0 and hi == self.nlanes
 
     # ------------------------------------------------------------------ registers

@@ -162,7 +162,13 @@ class SegmentOp(Op):
         if fresh is not None:
             self._fresh(st, fresh, tbl)
         m = st.m
-        fn(st.lo, st.hi - st.lo, None if m is None else _data(m), self.table_address)
+        if m is None:
+            fn(st.lo, st.hi - st.lo, None, self.table_address)
+        elif st.runs is not None:            # whole warps in or out: each run of active ones without the mask
+            for lo, n in st.runs:
+                fn(lo, n, None, self.table_address)
+        else:
+            fn(st.lo, st.hi - st.lo, _data(m), self.table_address)
         for r, view in outs:
             regs[r] = view[0]
 
