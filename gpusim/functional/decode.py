@@ -70,6 +70,9 @@ class DecodedKernel:
     reg_dtypes: list[np.dtype]
     symbols: dict[str, tuple[str, int]] = field(default_factory=dict)
     lsu_class: Any = None                     # the load/store unit the ops expect (None: the reference one)
+    # what ops work out once and key themselves with everything it depends on (wgmma_ops: the warps,
+    # descriptors and the launch's block shape and shared memory), kept for every batch and launch
+    op_memo: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 def imm_value(imm: Imm, t: str):

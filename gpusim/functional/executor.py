@@ -50,16 +50,6 @@ from gpusim.functional.warps import EXIT, FULL_MASK, WarpStacks
 from gpusim.functional.watchdog import OBSERVE_AFTER_STEPS, Watchdog
 from isa.recursion import MAX_CALL_DEPTH
 
-def _warp_runs(span_masks: np.ndarray, w0: int) -> tuple | None:
-    """Where every warp of a span (first warp w0) is wholly active or wholly not: the active lanes
-    as runs ((first lane, lanes), ...) of consecutive whole warps; else None."""
-    whole = span_masks == FULL_MASK
-    if not (whole | (span_masks == 0)).all():
-        return None
-    edges = np.flatnonzero(np.diff(np.concatenate(([False], whole, [False])).view(np.int8)))
-    return tuple(((w0 + int(a)) * 32, (int(b) - int(a)) * 32) for a, b in zip(edges[::2], edges[1::2]))
-
-
 class BatchExecutor:
     """Executes blocks `first_block .. first_block + nctas - 1` of a launch, or the blocks
     `block_ids` (linear ids, one per block slot, increasing) when given."""
@@ -101,7 +91,7 @@ class BatchExecutor:
         self.warp_steps = 0                  # sum over steps of the warps each ran (budget.py: also bounded)
         self.on_steps = None                 # callable(executor), every 1024 steps (progress while a batch runs)
         self.value_free: frozenset[int] = frozenset()   # tensor instructions whose results no one needs (relevance.py)
-        self.op_memo: dict = {}              # what ops work out once per batch and key themselves (wgmma_ops)
+        self.op_memo: dict = dk.op_memo      # what ops work out once and key themselves (decode.DecodedKernel)
         self.detect = detect                 # watch for lack of progress (watchdog.py) once the batch runs long
         self.watch: Watchdog | None = None
         self.scheduler = WarpScheduler(self, len(dk.blocks))
@@ -234,7 +224,7 @@ class BatchExecutor:
         if full:
             self.state.span(w0 * 32, (w0 + nspan) * 32, None)
         else:
-            self.state.span(w0 * 32, (w0 + nspan) * 32, unpack_lanes(span_masks), _warp_runs(span_masks, w0))
+            self.state.span(w0 * 32, (w0 + nspan) * 32, unpack_lanes(span_masks), span_masks)
         watch = self.watch
         own = False
         if watch is not None:

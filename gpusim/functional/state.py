@@ -19,6 +19,7 @@ import numpy as np
 from isa.types import signed_dtype, unsigned_dtype
 
 ndarray = np.ndarray
+_FULL = np.uint32(0xFFFFFFFF)
 
 
 def convert(v, want: np.dtype):
@@ -65,19 +66,33 @@ class BatchState:
         self.lo = 0
         self.hi = nlanes
         self.m: np.ndarray | None = None
-        self.runs: tuple | None = None   # with a mask of whole warps: the active lanes' runs, ((lo, n), ...)
+        self._warp_masks: np.ndarray | None = None   # the span's lane mask per warp, with m
+        self._runs = None                # warp_runs(), once asked for in a step (False: not yet)
         self.whole = True            # the span is the whole batch and every lane is active
         self._groups: dict = {}      # grouped(): registers held as the rows of one array
         # per register, (its array, that array's data address) as the compiled segments last
         # learnt it (fastpath.segment_op); stale when the register holds another array by now
         self.addresses: list = [None] * len(reg_dtypes)
 
-    def span(self, lo: int, hi: int, m: np.ndarray | None, runs: tuple | None = None) -> None:
-        """The step's lanes [lo, hi) under mask m (None: all); `runs`, where m is given and every warp
-        of the span is wholly in or out, the active lanes as runs (lo, n) of whole warps (compiled
-        segments run those without a mask: a loop that vectorises)."""
-        self.lo, self.hi, self.m, self.runs = lo, hi, m, runs
+    def span(self, lo: int, hi: int, m: np.ndarray | None, warp_masks: np.ndarray | None = None) -> None:
+        """The step's lanes [lo, hi) under mask m (None: all), and m as one uint32 per warp."""
+        self.lo, self.hi, self.m, self._warp_masks, self._runs = lo, hi, m, warp_masks, False
         self.whole = m is None and lo == 0 and hi == self.nlanes
+
+    def warp_runs(self) -> tuple | None:
+        """Where the step has a mask and every warp of the span is wholly active or wholly not: the
+        active lanes as runs ((first lane, lanes), ...) of consecutive whole warps (compiled segments
+        run those without the mask: a loop that vectorises); else None. Found once a step."""
+        if self._runs is False:
+            self._runs = None
+            wm = self._warp_masks
+            if wm is not None:
+                whole = wm == _FULL
+                if (whole | (wm == 0)).all():
+                    edges = np.flatnonzero(np.diff(np.concatenate(([False], whole, [False])).view(np.int8)))
+                    self._runs = tuple((self.lo + 32 * int(a), 32 * (int(b) - int(a)))
+                                       for a, b in zip(edges[::2], edges[1::2]))
+        return self._runs
 
     # ------------------------------------------------------------------ registers
     def read(self, slot: int, want: np.dtype):

@@ -178,10 +178,11 @@ class WgmmaOp(Op):
         ab, bb = W.ELEM_BITS[f.atype], W.ELEM_BITS[f.btype]
         mb, ma = "mn" if trans_b else "k", "mn" if trans_a else "k"
         lsu = x.lsu
-        # what the step's warps and descriptors make of the operands, checked: kept on the batch for
-        # the steps that come back with the same ones (a K loop's stages); found afresh with a sanitizer
+        # what the step's warps and descriptors make of the operands, checked: kept on the decoded kernel
+        # for the steps that come back with the same ones (a K loop's stages, the next launch), keyed
+        # with what else it depends on (the block's warps, its shared memory); found afresh with a sanitizer
         key = None if x.san is not None else (self.index, x.span_w0, warps.tobytes(), bw.tobytes(), aw.tobytes(),
-                                              ma, mb)
+                                              ma, mb, x.wpc, lsu.shared_stride, lsu.shared_bytes)
         plan = None if key is None else x.op_memo.get(key)
         if plan is None:
             plan = self._plan(x, warps, aw, bw, ab, bb, ma, mb)

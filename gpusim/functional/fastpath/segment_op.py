@@ -164,8 +164,8 @@ class SegmentOp(Op):
         m = st.m
         if m is None:
             fn(st.lo, st.hi - st.lo, None, self.table_address)
-        elif st.runs is not None:            # whole warps in or out: each run of active ones without the mask
-            for lo, n in st.runs:
+        elif (runs := st.warp_runs()) is not None:     # whole warps in or out: each run without the mask
+            for lo, n in runs:
                 fn(lo, n, None, self.table_address)
         else:
             fn(st.lo, st.hi - st.lo, _data(m), self.table_address)
