@@ -130,7 +130,8 @@ class Collectives:
         """Write `val` to the lanes of `active_masks` (None: every active lane of the span)."""
         if slot is None:
             return
-        self.x.state.write(slot, val, None if active_masks is None else unpack_lanes(active_masks))
+        every = active_masks is None or active_masks is self.x.span_masks     # the step's own mask: write applies it
+        self.x.state.write(slot, val, None if every else unpack_lanes(active_masks))
 
     # ------------------------------------------------------------------ ops
     def run(self, op, g) -> None:
