@@ -12,8 +12,10 @@ same launch (kernel, inputs from seed 0, grid, constexprs, num_warps, num_stages
   arrays are not accepted), in a subprocess of `--interpreter-python` (default: this Python),
   with the variable set before Triton is imported.
 Each side runs the launch `--repeats` times after one first launch (gpusim's first includes
-Triton's compile and ptxas; the interpreter's first its own warm-up), on fresh copies of the
-inputs, and both outputs are checked against the program's numpy reference. Reported: the median
+Triton's compile and ptxas; the interpreter's first its own warm-up) and, on gpusim's side,
+`--warmup` more untimed ones (a process's steady state: its ALU segments compiled once they
+have run enough lanes, `gpusim/functional/fastpath/segments.py`, or loaded from the disk cache
+an earlier process filled), on fresh copies of the inputs, and both outputs are checked against the program's numpy reference. Reported: the median
 of the repeats (and the first launch) per side, wall-clock and CPU time of the process (the CPU
 ratio is the steadier one on a shared, loaded machine), the ratio interpreter / gpusim of the
 medians, the load average before and after, and the versions on each side. Both sides run with
@@ -52,6 +54,7 @@ COMMON = r"""
 import importlib, json, statistics, sys, time
 import numpy as np
 program, size, repeats = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
+warmup = int(sys.argv[4]) if len(sys.argv) > 4 else 0
 spec = importlib.import_module("programs.triton_kernels." + program).PROGRAM
 def case():
     return spec.case(size, seed=0)
@@ -67,6 +70,8 @@ def run():
     c.check()
     return dt
 first = run()
+for _ in range(warmup):
+    run()
 times = [run() for _ in range(repeats)]
 print(json.dumps({"first_s": first[0], "times_s": [t[0] for t in times], "cpu_s": [t[1] for t in times],
                   "triton": triton.__version__, "numpy": np.__version__, "python": sys.version.split()[0]}))
@@ -101,11 +106,11 @@ print(json.dumps({"first_s": first[0], "times_s": [t[0] for t in times], "cpu_s"
 """
 
 
-def _side(python: str, snippet: str, program: str, size, repeats: int) -> dict:
+def _side(python: str, snippet: str, program: str, size, repeats: int, warmup: int = 0) -> dict:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
                OPENBLAS_NUM_THREADS="1")     # no BLAS threads spinning from the check into a timed launch
     env.pop("TRITON_INTERPRET", None)
-    out = subprocess.run([python, "-c", snippet, program, json.dumps(size), str(repeats)], env=env, cwd=ROOT,
+    out = subprocess.run([python, "-c", snippet, program, json.dumps(size), str(repeats), str(warmup)], env=env, cwd=ROOT,
                          capture_output=True, text=True)
     if out.returncode:
         raise RuntimeError(f"{program} {size}: {python} failed:\n{out.stderr[-3000:]}")
@@ -134,6 +139,9 @@ def main(argv=None) -> int:
                     help="take the interpreter side's rows from this earlier result (its same launches, "
                          "named in the new one) instead of running it: where no Python with torch is at hand")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--warmup", type=int, default=0,
+                    help="gpusim launches run (untimed) after the first and before the timed ones: the steady state "
+                         "of a process that launches the kernel again and again, its compiled segments ready")
     ap.add_argument("--programs", nargs="*",
                     help="only these programs (vector_add, softmax, layer_norm, matmul, flash_attention)")
     ap.add_argument("--note", default="", help="a sentence stored with the result (what was measured, and where)")
@@ -149,7 +157,7 @@ def main(argv=None) -> int:
     for program, size in CASES:
         if a.programs and program not in a.programs:
             continue
-        g = _side(sys.executable, GPUSIM, program, size, a.repeats)
+        g = _side(sys.executable, GPUSIM, program, size, a.repeats, a.warmup)
         if earlier is not None:
             r = earlier[(program, json.dumps(size))]
             i = {"times_s": r["interpreter_times_s"], "first_s": r["interpreter_first_s"],
@@ -170,7 +178,8 @@ def main(argv=None) -> int:
            "interpreter_side": {**{k: i[k] for k in ("python", "numpy", "triton", "torch", "executable")},
                                 **({"from": a.interpreter_from, "from_git": earlier_env["git"]} if earlier else {})},
            "machine": platform.node(), "cpus": os.cpu_count(), "load_before": list(load_before),
-           "load_after": list(os.getloadavg()), "git": _git(), "repeats": a.repeats, "note": a.note,
+           "load_after": list(os.getloadavg()), "git": _git(), "repeats": a.repeats, "warmup": a.warmup,
+           "note": a.note,
            "command": " ".join(["python", "benchmarks/triton_speed.py"] + (argv if argv is not None else sys.argv[1:]))}
     print(f"min ratio {min(r['ratio'] for r in rows):.1f}x (cpu {min(r['ratio_cpu'] for r in rows):.1f}x) over "
           f"{len(rows)} launches")

@@ -19,7 +19,6 @@ import numpy as np
 from isa.types import signed_dtype, unsigned_dtype
 
 ndarray = np.ndarray
-_FULL = np.uint32(0xFFFFFFFF)
 
 
 def convert(v, want: np.dtype):
@@ -86,12 +85,20 @@ class BatchState:
         if self._runs is False:
             self._runs = None
             wm = self._warp_masks
-            if wm is not None:
-                whole = wm == _FULL
-                if (whole | (wm == 0)).all():
-                    edges = np.flatnonzero(np.diff(np.concatenate(([False], whole, [False])).view(np.int8)))
-                    self._runs = tuple((self.lo + 32 * int(a), 32 * (int(b) - int(a)))
-                                       for a, b in zip(edges[::2], edges[1::2]))
+            if wm is not None:                   # at most a batch's warps: a plain loop beats numpy's calls
+                runs, start, i = [], -1, -1
+                for i, v in enumerate(wm.tolist()):
+                    if v == 0xFFFFFFFF:
+                        if start < 0:
+                            start = i
+                    elif v:
+                        return None
+                    elif start >= 0:
+                        runs.append((self.lo + 32 * start, 32 * (i - start)))
+                        start = -1
+                if start >= 0:
+                    runs.append((self.lo + 32 * start, 32 * (i + 1 - start)))
+                self._runs = tuple(runs)
         return self._runs
 
     # ------------------------------------------------------------------ registers

@@ -74,3 +74,42 @@ def test_registers_sharing_an_array_run_the_reference_ops(monkeypatch):
     _run(c, "fast")
     _run(programs.get("matmul_tiled").case("default", seed=1), "fast")
     assert seen["plain"] > 0 and seen["aliased"] > 0
+
+
+def test_steps_of_whole_warps_run_each_run_of_active_warps_unmasked(monkeypatch):
+    """A causal attention's key loop ends a block at a time: the steps after span warps that are
+    wholly in or out (`BatchState.warp_runs`), whose runs the segments run without the lane mask.
+    Outputs and counters are the reference core's."""
+    pytest.importorskip("triton")
+    from programs.triton_kernels import flash_attention       # here: a Triton program (an optional extra)
+    from gpusim.functional.state import BatchState             # here: the spy's target
+    used = []
+    runs = BatchState.warp_runs
+
+    def spy(self):
+        r = runs(self)
+        if r is not None:
+            used.append(r)
+        return r
+    monkeypatch.setattr(BatchState, "warp_runs", spy)
+    outs = []
+    for core in ("reference", "fast"):
+        c = flash_attention.PROGRAM.case({"heads": 2, "n_ctx": 128, "head_dim": 32, "causal": True}, seed=2)
+        r = gpusim.launch(c.kernel, c.grid, c.block, c.args, gpu="h100", workers=1, core=core, **c.options)
+        outs.append(([a.tobytes() for a in c.args if isinstance(a, np.ndarray)], r.metrics))
+    assert outs[0] == outs[1]
+    assert any(len(r) >= 1 for r in used)
+
+
+def test_warp_runs_are_the_active_whole_warps_or_none_for_a_partial_warp():
+    from gpusim.functional.state import BatchState            # here: the unit itself
+    st = BatchState(16 * 32, [])
+    full = 0xFFFFFFFF
+
+    def runs(masks, w0=3):
+        st.span(32 * w0, 32 * (w0 + len(masks)), np.ones(32 * len(masks), bool), np.array(masks, np.uint32))
+        return st.warp_runs()
+    assert runs([full, 0, full, full, 0]) == ((96, 32), (160, 64))
+    assert runs([0, full]) == ((128, 32),)
+    assert runs([0, 0]) == ()
+    assert runs([full, 0x0000FFFF]) is None

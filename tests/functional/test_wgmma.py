@@ -121,3 +121,33 @@ def test_descriptor_that_differs_across_a_warp_is_refused():
     with pytest.raises(KernelError, match="non-uniform operand.*lane 1"):
         run_ptx(text, "wg_k", (1, 1, 1), (128, 1, 1), [np.zeros((1, 16384), np.uint8), np.zeros((1, 3), np.uint64),
                                                          z, z, z.copy()])
+
+
+def test_operand_plans_are_kept_for_the_next_launch_of_the_kernel(monkeypatch):
+    """A wgmma step's operand plan (its warps' descriptors checked, their addresses) is kept on the
+    decoded kernel: a second launch of the same Triton matmul runs its wgmmas without working one
+    out again, and gives the same output."""
+    pytest.importorskip("triton")
+    import gpusim                                              # here: the launch API
+    from gpusim.functional.wgmma_ops import WgmmaOp             # here: the spies' target
+    from programs.triton_kernels import matmul                  # here: a Triton program (an optional extra)
+    calls = {"plan": 0, "run": 0}
+    plan, run = WgmmaOp._plan, WgmmaOp.run
+
+    def counted(name, fn):
+        def wrapper(self, *a):
+            calls[name] += 1
+            return fn(self, *a)
+        return wrapper
+    monkeypatch.setattr(WgmmaOp, "_plan", counted("plan", plan))
+    monkeypatch.setattr(WgmmaOp, "run", counted("run", run))
+    outs = []
+    for _ in range(2):
+        c = matmul.PROGRAM.case("default", seed=3)
+        gpusim.launch(c.kernel, c.grid, c.block, c.args, gpu="h100", workers=1, **c.options)
+        outs.append(c.args[2].tobytes())
+    first = dict(calls)
+    c = matmul.PROGRAM.case("default", seed=3)
+    gpusim.launch(c.kernel, c.grid, c.block, c.args, gpu="h100", workers=1, **c.options)
+    assert calls["run"] > first["run"] and calls["plan"] == first["plan"]
+    assert outs[0] == outs[1] == c.args[2].tobytes()
