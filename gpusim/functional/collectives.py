@@ -126,6 +126,14 @@ class Collectives:
                 masks = np.zeros_like(masks)
         return masks
 
+    def _whole_warps(self, active: np.ndarray) -> bool:
+        """Whether every warp of the span is wholly active or wholly not (the step's own mask: as
+        `BatchState.warp_runs` found it)."""
+        st = self.x.state
+        if active is self.x.span_masks:
+            return st.m is None or st.warp_runs() is not None
+        return bool(((active == FULL) | (active == 0)).all())
+
     def _write(self, slot, val, active_masks):
         """Write `val` to the lanes of `active_masks` (None: every active lane of the span)."""
         if slot is None:
@@ -151,7 +159,7 @@ class Collectives:
         if op.kind == "activemask":
             self._write(op.dsts[0], np.repeat(active, 32), active)
             return
-        if x.san is not None or not (active == FULL).all():      # else every lane is active: none missing
+        if x.san is not None or not self._whole_warps(active):   # else no active warp can miss a lane
             self._check_members(op, vals[-1], active)
         if op.kind == "shfl":
             self._shfl(op, vals, active)
