@@ -234,7 +234,7 @@ class BatchExecutor:
             watch.before(b, g, masks)
         for op in blk.ops:
             op.run(self)
-        self.counters.add_block(b, len(g), int(np.bitwise_count(masks).sum()))
+        self.counters.add_block(b, len(g), 32 * len(g) if full else int(np.bitwise_count(masks).sum()))
         self.steps += 1
         self.warp_steps += len(g)
         if self.step_budget is not None and (self.steps > self.step_budget or
