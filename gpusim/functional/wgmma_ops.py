@@ -47,7 +47,7 @@ ROWS16 = np.arange(16)
 
 
 class WgmmaOp(Op):
-    __slots__ = ("form", "c_srcs", "a_srcs", "b_src", "sd_src", "imm_srcs", "dsts", "acc_slots")
+    __slots__ = ("form", "c_srcs", "a_srcs", "b_src", "sd_src", "imm_srcs", "imms", "dsts", "acc_slots")
     sanitizer_bytes = 16                                 # operands are whole 16-byte chunks (core-matrix rows)
 
     def _check_group(self, x, warps: np.ndarray) -> None:
@@ -171,7 +171,9 @@ class WgmmaOp(Op):
         warps, bw, aw, sdw = self._warps(x, a, b, sd)
         if not len(warps):
             return
-        imm = [_first(s(st, x)) for s in self.imm_srcs]
+        imm = self.imms
+        if imm is None:
+            imm = self.imms = [_first(s(st, x)) for s in self.imm_srcs]
         scale_a, scale_b = (imm + [1, 1])[:2]
         trans_a = imm[2] if len(imm) == 4 else 0
         trans_b = imm[-1] if len(imm) >= 3 else 0
@@ -272,5 +274,6 @@ def make(dec, ins, i: int, spec, bound, guard):
             for o in ops[4:]:
                 if getattr(o, "value", None) not in (1, -1, 0):
                     raise reject(f"immediate operand {o!r} must be 1 or -1 (scale) or 0/1 (transpose)")
+        op.imms = None                                 # their values, fetched once (PTX: immediates only)
     op.index, op.guard = i, guard
     return op
