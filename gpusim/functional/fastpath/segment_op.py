@@ -18,6 +18,8 @@ lives: none is resized in place).
 """
 from __future__ import annotations
 
+from operator import is_
+
 import numpy as np
 
 from gpusim.functional.fastpath import segments as S
@@ -42,7 +44,7 @@ def _address(known: list, r: int, v: np.ndarray) -> int:
 class SegmentOp(Op):
     """A run of compilable ALU ops of one block (`segments`' module docstring)."""
     __slots__ = ("ops", "plan", "variants", "failed", "code", "table", "interpreted", "looked", "by_types",
-                 "scratch", "slots", "table_address", "specials")
+                 "scratch", "slots", "table_address", "specials", "last")
 
     def __init__(self, ops: list, reg_dtypes, code):
         self.ops = ops
@@ -61,6 +63,11 @@ class SegmentOp(Op):
         self.slots = None                    # per table slot: (its scratch address, a 1-element view of it)
         self.table_address = 0
         self.specials: dict = {}             # per-lane special register -> (its array, data address)
+        # the last compiled run's table, valid while every register it reads or writes holds the same
+        # object (`_again`): (variant, whole, registers, their objects, per-lane specials and their
+        # arrays, uniform specials' slots, once-stored registers' slots, uniform loads' slots); None
+        # after a reference run
+        self.last = None
         code.segments.append(self)
 
     def _variant(self, x, kt):
@@ -98,7 +105,43 @@ class SegmentOp(Op):
         self.table_address = _data(self.table)
         return self.slots
 
+    def _again(self, x, last) -> bool:
+        """Run the variant of the last compiled run with its table as it is, where every register
+        the segment reads or writes still holds the object it held after that run (their arrays'
+        addresses, the uniform values in scratch memory unchanged: a loop's body run again, the
+        next step of the batch). False, having done nothing, where one does not."""
+        st = x.state
+        hit, whole, keys, objs, lane_specials, uniform_specials, outs, uniform_loads = last
+        regs = st.regs
+        if whole != st.whole or not all(map(is_, map(regs.__getitem__, keys), objs)):
+            return False
+        for name, v in lane_specials:
+            if x.specials.lanes(name) is not v:
+                return False
+        for view, r in uniform_loads:         # (a register it reads and writes once holds its new value)
+            view[0] = regs[r]
+        for view, name, want in uniform_specials:
+            view[0] = x.special(name, want)
+        self._call(hit[0], st)
+        for r, view in outs:
+            regs[r] = view[0]
+        return True
+
+    def _call(self, fn, st) -> None:
+        """The machine code over the step's lanes: unmasked, per run of whole active warps, or masked."""
+        m = st.m
+        if m is None:
+            fn(st.lo, st.hi - st.lo, None, self.table_address)
+        elif (runs := st.warp_runs()) is not None:     # whole warps in or out: each run without the mask
+            for lo, n in runs:
+                fn(lo, n, None, self.table_address)
+        else:
+            fn(st.lo, st.hi - st.lo, _data(m), self.table_address)
+
     def run(self, x):
+        last = self.last
+        if last is not None and self._again(x, last):
+            return
         st = x.state
         plan = self.plan
         regs = st.regs
@@ -107,6 +150,7 @@ class SegmentOp(Op):
         if hit is None:
             hit = self._variant(x, kt)
             if hit is None:
+                self.last = None
                 return
         fn, once = hit
         tbl = self.table
@@ -156,21 +200,25 @@ class SegmentOp(Op):
                 arrays.append(c[1])
             k += 1
         if len(set(arrays)) < len(arrays):   # registers sharing an array: the code assumes none do
+            self.last = None
             for op in self.ops:
                 op.run(x)
             return
         if fresh is not None:
             self._fresh(st, fresh, tbl)
-        m = st.m
-        if m is None:
-            fn(st.lo, st.hi - st.lo, None, self.table_address)
-        elif (runs := st.warp_runs()) is not None:     # whole warps in or out: each run without the mask
-            for lo, n in runs:
-                fn(lo, n, None, self.table_address)
-        else:
-            fn(st.lo, st.hi - st.lo, _data(m), self.table_address)
+        self._call(fn, st)
         for r, view in outs:
             regs[r] = view[0]
+        if fresh is not None and tuple(map(type, map(regs.__getitem__, plan.loads))) != kt[0]:
+            self.last = None                 # a uniform register it reads is an array now: another variant next
+            return
+        keys = plan.loads + [r for r in plan.stores if r not in loaded and r not in once]
+        nl = len(plan.loads) + len(plan.stores)
+        self.last = (hit, st.whole, keys, [regs[r] for r in keys],
+                     [(name, self.specials[name][0]) for name, _ in plan.specials if name not in UNIFORM_SPECIALS],
+                     [(slots[nl + k][1], name, want) for k, (name, want) in enumerate(plan.specials)
+                      if name in UNIFORM_SPECIALS], outs,
+                     [(slots[k][1], r) for k, r in enumerate(plan.loads) if type(regs[r]) is not ndarray])
 
     @staticmethod
     def _fresh(st, fresh: list, tbl: np.ndarray) -> None:
