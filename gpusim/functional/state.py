@@ -72,6 +72,12 @@ class BatchState:
         # per register, (its array, that array's data address) as the compiled segments last
         # learnt it (fastpath.segment_op); stale when the register holds another array by now
         self.addresses: list = [None] * len(reg_dtypes)
+        # per compiled segment, its last run's table and what it held, valid while every register it
+        # reads or writes holds the same object (fastpath.segment_op: SegmentOp._again); kept here, so
+        # that the batch's arrays go with the batch: (variant, whole, registers, their objects,
+        # per-lane specials and their arrays, uniform specials' slots, once-stored registers' slots,
+        # uniform loads' slots)
+        self.segment_runs: dict = {}
 
     def span(self, lo: int, hi: int, m: np.ndarray | None, warp_masks: np.ndarray | None = None) -> None:
         """The step's lanes [lo, hi) under mask m (None: all), and m as one uint32 per warp."""

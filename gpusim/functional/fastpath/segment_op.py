@@ -44,7 +44,7 @@ def _address(known: list, r: int, v: np.ndarray) -> int:
 class SegmentOp(Op):
     """A run of compilable ALU ops of one block (`segments`' module docstring)."""
     __slots__ = ("ops", "plan", "variants", "failed", "code", "table", "interpreted", "looked", "by_types",
-                 "scratch", "slots", "table_address", "specials", "last")
+                 "scratch", "slots", "table_address", "specials")
 
     def __init__(self, ops: list, reg_dtypes, code):
         self.ops = ops
@@ -63,11 +63,6 @@ class SegmentOp(Op):
         self.slots = None                    # per table slot: (its scratch address, a 1-element view of it)
         self.table_address = 0
         self.specials: dict = {}             # per-lane special register -> (its array, data address)
-        # the last compiled run's table, valid while every register it reads or writes holds the same
-        # object (`_again`): (variant, whole, registers, their objects, per-lane specials and their
-        # arrays, uniform specials' slots, once-stored registers' slots, uniform loads' slots); None
-        # after a reference run
-        self.last = None
         code.segments.append(self)
 
     def _variant(self, x, kt):
@@ -139,10 +134,10 @@ class SegmentOp(Op):
             fn(st.lo, st.hi - st.lo, _data(m), self.table_address)
 
     def run(self, x):
-        last = self.last
+        st = x.state
+        last = st.segment_runs.get(self)
         if last is not None and self._again(x, last):
             return
-        st = x.state
         plan = self.plan
         regs = st.regs
         kt = (tuple(map(type, map(regs.__getitem__, plan.loads))), st.whole)
@@ -150,7 +145,7 @@ class SegmentOp(Op):
         if hit is None:
             hit = self._variant(x, kt)
             if hit is None:
-                self.last = None
+                st.segment_runs.pop(self, None)
                 return
         fn, once = hit
         tbl = self.table
@@ -200,7 +195,7 @@ class SegmentOp(Op):
                 arrays.append(c[1])
             k += 1
         if len(set(arrays)) < len(arrays):   # registers sharing an array: the code assumes none do
-            self.last = None
+            st.segment_runs.pop(self, None)
             for op in self.ops:
                 op.run(x)
             return
@@ -210,11 +205,11 @@ class SegmentOp(Op):
         for r, view in outs:
             regs[r] = view[0]
         if fresh is not None and tuple(map(type, map(regs.__getitem__, plan.loads))) != kt[0]:
-            self.last = None                 # a uniform register it reads is an array now: another variant next
+            st.segment_runs.pop(self, None)  # a uniform register it reads is an array now: another variant next
             return
         keys = plan.loads + [r for r in plan.stores if r not in loaded and r not in once]
         nl = len(plan.loads) + len(plan.stores)
-        self.last = (hit, st.whole, keys, [regs[r] for r in keys],
+        st.segment_runs[self] = (hit, st.whole, keys, [regs[r] for r in keys],
                      [(name, self.specials[name][0]) for name, _ in plan.specials if name not in UNIFORM_SPECIALS],
                      [(slots[nl + k][1], name, want) for k, (name, want) in enumerate(plan.specials)
                       if name in UNIFORM_SPECIALS], outs,
