@@ -204,9 +204,9 @@ class SegmentOp(Op):
         self._call(fn, st)
         for r, view in outs:
             regs[r] = view[0]
-        if fresh is not None and tuple(map(type, map(regs.__getitem__, plan.loads))) != kt[0]:
-            st.segment_runs.pop(self, None)  # a uniform register it reads is an array now: another variant next
-            return
+        if tuple(map(type, map(regs.__getitem__, plan.loads))) != kt[0]:
+            st.segment_runs.pop(self, None)  # a register it reads changed kind (made an array, or given one
+            return                           # value once): another variant next
         keys = plan.loads + [r for r in plan.stores if r not in loaded and r not in once]
         nl = len(plan.loads) + len(plan.stores)
         st.segment_runs[self] = (hit, st.whole, keys, [regs[r] for r in keys],

@@ -34,15 +34,8 @@ def info(name: str) -> dict:
 
 def load(name: str):
     """The calibrated spec `name`, parsed once per version of its file (a launch resolves its
-    preset up to three times; parsing and validating the TOML took about 3 ms each)."""
-    spec = load_if_present(name)
-    if spec is None:
-        raise FileNotFoundError(HERE / f"{name}.toml")
-    return spec
-
-
-def load_if_present(name: str):
-    """`load(name)`, or None where there is no such file (one stat, not two: every launch asks)."""
+    preset up to three times; parsing and validating the TOML took about 3 ms each), or None
+    where there is no such file (found by one stat: every launch asks)."""
     from gpusim.specs.overrides import load_toml  # a cycle: overrides reaches the presets, which load these
     p = HERE / f"{name}.toml"
     try:

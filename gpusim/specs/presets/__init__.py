@@ -364,7 +364,7 @@ def get(name: str | GPUSpec) -> GPUSpec:
         return name
     key = ALIASES.get(str(name).lower(), str(name).lower())
     from gpusim.specs import calibrated  # a cycle: the calibrated presets are built from these
-    spec = calibrated.load_if_present(key)
+    spec = calibrated.load(key)
     if spec is not None:
         return spec
     if key in DATASHEETS:
