@@ -41,6 +41,7 @@ import numpy as np
 from numba import njit
 
 NONE = -(1 << 20)                       # anchor of a zero term: joins no maximum
+FNONE = np.float32(NONE)                # the same in the float32 exponents (exact)
 F32_MIN_NORMAL = 2.0 ** -126
 F32_OVERFLOW = 2.0 ** 128
 RZ32_MASK = ~((1 << 29) - 1)            # float64 significand bits beyond f32's 23
@@ -184,7 +185,7 @@ def _block_one(av, bv, ae, be, j, k0, k1, acc, exp_sum, window, floor, emin, pro
         prod[kk - k0] = p
         finite &= math.isfinite(p)
         if p != 0:
-            anc = ae[kk] + be[kk, j] if exp_sum else _exp(p)
+            anc = np.int64(ae[kk] + be[kk, j]) if exp_sum else _exp(p)
             amax = max(amax, anc)
     if not finite:                                   # NaN / inf decided for the block
         for kk in range(k1 - k0):
@@ -221,7 +222,9 @@ def _kernel(abits, bbits, bidx, cbits, cpos, tpos, atv, ate, btv, bte, amask32, 
     every product is zero), and the cut terms, integers below 2^(window + 1), are summed
     exactly in float64 (`np.trunc` / `np.floor` of the scaled product), four k at a time (every
     partial sum is an integer below 2^53, so any order of the additions gives the same sum; the
-    anchors' maxima likewise, on int64 exponents, one integer width: vectorised); an f32 accumulator
+    anchors' maxima likewise, on float32 exponents: integers below 2^22 in magnitude, exact, and
+    max / add on 8 or 16 of them a vector instruction, where int64 has no vector max below
+    AVX-512); an f32 accumulator
     rounds there as the FPU converts (RNE; RZ by clearing float64's extra significand bits)
     where that is the model's rounding (normal results). Any other element takes
     `_block_one` and `_finish`."""
@@ -230,13 +233,13 @@ def _kernel(abits, bbits, bidx, cbits, cpos, tpos, atv, ate, btv, bte, amask32, 
     prod = np.empty(max(block, 1), np.float64)
     inf_bits = ((1 << expb) - 1) << man
     av = np.empty(k, np.float64)
-    ae = np.empty(k, np.int64)
+    ae = np.empty(k, np.float32)
     bv = np.empty((k, n), np.float64)
-    be = np.empty((k, n), np.int64)
+    be = np.empty((k, n), np.float32)
     cvals = np.empty(n, np.float64)
     acc = np.empty(n, np.float64)
     bits = np.empty(n, np.int64)                     # acc's bits once a block rounded it, else -1
-    amax = np.empty(n, np.int64)
+    amax = np.empty(n, np.float32)
     scale = np.empty(n, np.float64)
     sf = np.empty(n, np.float64)
     fast = np.empty(n, np.bool_)
@@ -256,10 +259,22 @@ def _kernel(abits, bbits, bidx, cbits, cpos, tpos, atv, ate, btv, bte, amask32, 
                     bfin[j] = False
         for i in range(m):
             afin = vec
-            for kk in range(k):
-                av[kk], ae[kk] = _decode(abits[t, i, order[kk]], atv, ate, amask32, aflip, aemin)
-                if not math.isfinite(av[kk]):
+            if amask32 == 0:                             # 8/16-bit formats: the tables, one pass
+                tmask = len(atv) - 1
+                nf = 0
+                for kk in range(k):
+                    x = (np.int64(abits[t, i, order[kk]]) ^ aflip) & tmask
+                    v = atv[x]
+                    av[kk] = v
+                    ae[kk] = ate[x]
+                    nf += not math.isfinite(v)
+                if nf:
                     afin = False
+            else:
+                for kk in range(k):
+                    av[kk], ae[kk] = _decode(abits[t, i, order[kk]], atv, ate, amask32, aflip, aemin)
+                    if not math.isfinite(av[kk]):
+                        afin = False
             if zero_c[t]:
                 cvals[:] = 0.0
             elif c_f32:                                  # f32 C: the float32 itself (NaN payloads never reach D)
@@ -280,7 +295,7 @@ def _kernel(abits, bbits, bidx, cbits, cpos, tpos, atv, ate, btv, bte, amask32, 
                     nfast += fast[j]
                 if nfast:
                     for j in range(n):
-                        amax[j] = NONE
+                        amax[j] = FNONE
                     kq = k0
                     while kq + 4 <= k1:                          # four k at a time: amax loaded and stored once
                         a0, a1, a2, a3 = ae[kq], ae[kq + 1], ae[kq + 2], ae[kq + 3]
@@ -293,9 +308,10 @@ def _kernel(abits, bbits, bidx, cbits, cpos, tpos, atv, ate, btv, bte, amask32, 
                         for j in range(n):
                             amax[j] = max(amax[j], ai + be[kk, j])
                     for j in range(n):                           # selects, no branches: vectorised
-                        x = amax[j]
+                        xf = amax[j]
+                        x = np.int64(xf)
                         x = NONE if x < NONE // 2 else x
-                        amax[j] = x
+                        amax[j] = FNONE if x == NONE else xf
                         a = acc[j]
                         f = fast[j]
                         x = max(x, max(_exp(a), emin) if a != 0 and f else NONE)
