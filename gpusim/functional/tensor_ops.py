@@ -155,6 +155,8 @@ class LdsmOp(AddressOp):
         warps = active_warps(self, x)
         if not len(warps):
             return
+        if not self.form.store and x.san is None and x.record is None and self._fast_load(x, warps):
+            return
         lanes, rows, base, off, acc = self._rows(x, warps)
         x.trace_access(self, "shared", lanes.ravel(), off.ravel(), 16, self.form.store, 8)
         if x.san is not None:                                          # each row: 16 bytes, in buffer offsets
@@ -186,6 +188,59 @@ class LdsmOp(AddressOp):
         # Nsight counts them among the shared loads' wavefronts too, and their bank conflicts
         # beyond one wavefront a matrix (module docstring)
         x.counters.add_shared(self.index, "ld", self.form.nmat * len(warps), wf)
+
+
+    def _fast_load(self, x, warps) -> bool:
+        """An ldmatrix with neither sanitizer nor trace, in one compiled pass (`_ldsm_load`: the
+        rows checked, the registers gathered) and the wavefront count: True when done; False,
+        having changed nothing, where a row is out of bounds or misaligned (the reference path
+        then reports it) or the addresses or shared buffer are not of the usual kinds."""
+        a = self.addresses(x)
+        lsu = x.lsu
+        shared = lsu.shared
+        if type(a) is not np.ndarray or a.dtype != U64 or shared.size % 2 or not shared.flags.c_contiguous:
+            return False
+        st = x.state
+        f = self.form
+        nrow = 8 * f.nmat
+        nlanes = st.hi - st.lo
+        out = np.zeros((f.nmat, nlanes), np.uint32)
+        rows = np.empty((len(warps), nrow), np.uint64)
+        if not _ldsm_load(a, warps.astype(np.int64), nrow, lsu.shared_bytes, st.lo, x.wpc * 32, lsu.shared_stride,
+                          shared.view(np.uint16), self.map[0], self.map[1], rows, out):
+            return False
+        if self.index not in x.value_free:                 # prediction only: no path or address needs them
+            m = None if len(warps) == nlanes // 32 else lane_mask(x, warps)
+            for k, d in enumerate(self.dsts):
+                if d is not None:
+                    st.write(d, out[k], m)
+        wf = self._count(x, rows)
+        x.counters.add_extra(self.index, "ldsm_inst", len(warps))
+        x.counters.add_extra(self.index, "shared_ldsm_wavefronts", wf)
+        x.counters.add_shared(self.index, "ld", f.nmat * len(warps), wf)
+        return True
+
+
+@njit(cache=True, nogil=True)
+def _ldsm_load(addr, warps, nrow, shared_bytes, lo, block_lanes, stride, buf, src, col, rows, out):
+    """`LdsmOp._rows` and `_halves` of an ldmatrix in one pass: addr (span lanes) the row
+    addresses, warps the executing warps (span-relative); rows[w] the warp's nrow row addresses,
+    out[j, lane] register j of every lane of those warps. False, with `out` partly written and
+    nothing else, where a row is out of the block's shared bytes or not 16-byte aligned."""
+    for w in range(len(warps)):
+        for r in range(nrow):
+            a = addr[32 * warps[w] + r]
+            if a & U64(15) or a + U64(16) > U64(shared_bytes):
+                return False
+            rows[w, r] = a
+    for w in range(len(warps)):
+        base = (lo + 32 * warps[w]) // block_lanes * stride        # the warp's block's window in the buffer
+        for lane in range(32):
+            for j in range(out.shape[0]):
+                lo_h = buf[(np.int64(rows[w, src[lane, j, 0]]) + 2 * col[lane, j, 0] + base) >> 1]
+                hi_h = buf[(np.int64(rows[w, src[lane, j, 1]]) + 2 * col[lane, j, 1] + base) >> 1]
+                out[j, 32 * warps[w] + lane] = np.uint32(lo_h) | (np.uint32(hi_h) << 16)
+    return True
 
 
 @njit(cache=True, nogil=True)
