@@ -1,11 +1,12 @@
 """The compiled pass of `isa.semantics.mma_batch`: the block-FMA arithmetic of the scalar
 reference `isa.semantics.mma_numerics.dot`, bit for bit, for every `BlockFma` parameter set, one
-row of D at a time (`_kernel`; `mma_batch.mma` and `mma_batch.mma_acc` call it).
+batch element's D at a time (`_kernel`; `mma_batch.mma` and `mma_batch.mma_acc` call it).
 
 It decodes each warp's B and each row of A to float64 values and anchor exponents (tables of
-every 8- and 16-bit pattern, f32/tf32 from their bits) and runs the reference's steps for a row
-of D at a time, over its columns together in loops the compiler vectorises (the anchor maxima,
-the scaled products' sums):
+every 8- and 16-bit pattern, f32/tf32 from their bits) and runs the reference's steps for a
+batch element's D at a time, a row's columns together in the loops over k (the anchor maxima,
+the scaled products' sums) and every element together in the passes between them, loops the
+compiler vectorises:
 - every input of these formats is a float64, and so is every product (at most 2 x 11
   significand bits; magnitudes between 2^-272 and 2^256, normal float64s), so `a * b` is the
   exact product;
@@ -214,8 +215,9 @@ def _kernel(abits, bbits, bidx, cbits, cpos, tpos, atv, ate, btv, bte, amask32, 
     decoded once for consecutive t with the same bidx),
     C and D element (i, j) at cbits[tpos[t] + cpos[i N + j]], out[tpos[t] + cpos[i N + j]]
     (flat: a fragment's register order, or its registers' rows; C taken as +0 where zero_c[t]); k visited in `order`. Each warp's B and
-    each row of A are decoded once (`_decode`), then D is computed a row at a time. The common
-    case runs over the row's columns together (loops the compiler vectorises): with `exp_sum`
+    each row of A are decoded once (`_decode`), then D is computed a batch element at a time
+    (its M x N elements in flat arrays: a pass over them one loop). The common
+    case runs over a row's columns together (loops the compiler vectorises): with `exp_sum`
     anchors, where row i of A, column j of B and the running value are finite, so is every
     product (at most 2^512), and a product is zero exactly when one of its inputs is, whose
     exponent is NONE: the block's anchor is the plain maximum of ea + eb (below NONE / 2 when
@@ -230,21 +232,23 @@ def _kernel(abits, bbits, bidx, cbits, cpos, tpos, atv, ate, btv, bte, amask32, 
     `_block_one` and `_finish`."""
     nt, m, k = abits.shape
     n = bbits.shape[1]
+    mn = m * n
     prod = np.empty(max(block, 1), np.float64)
     inf_bits = ((1 << expb) - 1) << man
-    av = np.empty(k, np.float64)
-    ae = np.empty(k, np.float32)
+    av = np.empty((m, k), np.float64)
+    ae = np.empty((m, k), np.float32)
+    afin = np.empty(m, np.bool_)
     bv = np.empty((k, n), np.float64)
     be = np.empty((k, n), np.float32)
-    cvals = np.empty(n, np.float64)
-    acc = np.empty(n, np.float64)
-    bits = np.empty(n, np.int64)                     # acc's bits once a block rounded it, else -1
-    amax = np.empty(n, np.float32)
-    scale = np.empty(n, np.float64)
-    sf = np.empty(n, np.float64)
-    fast = np.empty(n, np.bool_)
-    done = np.empty(n, np.bool_)                     # element rounded by the row's vectorised f32 pass
-    anchor = np.empty(n, np.int64)                   # the block's anchor with C's exponent (fast elements)
+    cvals = np.empty(mn, np.float64)
+    acc = np.empty(mn, np.float64)
+    bits = np.empty(mn, np.int64)                    # acc's bits once a block rounded it, else -1
+    amax = np.empty(mn, np.float32)
+    scale = np.empty(mn, np.float64)
+    sf = np.empty(mn, np.float64)
+    fast = np.empty(mn, np.bool_)
+    done = np.empty(mn, np.bool_)                    # element rounded by the vectorised f32 pass
+    anchor = np.empty(mn, np.int64)                  # the block's anchor with C's exponent (fast elements)
     bfin = np.empty(n, np.bool_)
     f32_out = sum_bits == 0 and not signed_zero and man == 23 and expb == 8 and overflow_inf
     c_f32 = man == 23 and expb == 8
@@ -257,160 +261,173 @@ def _kernel(abits, bbits, bidx, cbits, cpos, tpos, atv, ate, btv, bte, amask32, 
                 bv[kk, j], be[kk, j] = _decode(bbits[tb, j, order[kk]], btv, bte, bmask32, bflip, bemin)
                 if not math.isfinite(bv[kk, j]):
                     bfin[j] = False
-        for i in range(m):
-            afin = vec
+        for i in range(m):                               # A's rows
+            afin[i] = vec
             if amask32 == 0:                             # 8/16-bit formats: the tables, one pass
                 tmask = len(atv) - 1
                 nf = 0
                 for kk in range(k):
                     x = (np.int64(abits[t, i, order[kk]]) ^ aflip) & tmask
                     v = atv[x]
-                    av[kk] = v
-                    ae[kk] = ate[x]
+                    av[i, kk] = v
+                    ae[i, kk] = ate[x]
                     nf += not math.isfinite(v)
                 if nf:
-                    afin = False
+                    afin[i] = False
             else:
                 for kk in range(k):
-                    av[kk], ae[kk] = _decode(abits[t, i, order[kk]], atv, ate, amask32, aflip, aemin)
-                    if not math.isfinite(av[kk]):
-                        afin = False
-            if zero_c[t]:
-                cvals[:] = 0.0
-            elif c_f32:                                  # f32 C: the float32 itself (NaN payloads never reach D)
+                    av[i, kk], ae[i, kk] = _decode(abits[t, i, order[kk]], atv, ate, amask32, aflip, aemin)
+                    if not math.isfinite(av[i, kk]):
+                        afin[i] = False
+        tp = tpos[t]
+        if zero_c[t]:
+            cvals[:] = 0.0
+        elif c_f32:                                      # f32 C: the float32 itself (NaN payloads never reach D)
+            for e in range(mn):
+                cvals[e] = np.float64(np.uint32(cbits[tp + cpos[e]]).view(np.float32))
+        else:
+            for e in range(mn):
+                cvals[e] = _value(np.int64(cbits[tp + cpos[e]]), man, expb, bias, emin)
+        for e in range(mn):
+            acc[e] = 0.0 if c_last_rn else cvals[e]
+            bits[e] = -1
+        ndone = 0                                        # elements the last block's vectorised pass rounded
+        for k0 in range(0, k, block):
+            k1 = min(k0 + block, k)
+            nfast = 0
+            for i in range(m):
+                fa = afin[i]
                 for j in range(n):
-                    cvals[j] = np.float64(np.uint32(cbits[tpos[t] + cpos[i * n + j]]).view(np.float32))
-            else:
-                for j in range(n):
-                    cvals[j] = _value(np.int64(cbits[tpos[t] + cpos[i * n + j]]), man, expb, bias, emin)
-            for j in range(n):
-                acc[j] = 0.0 if c_last_rn else cvals[j]
-                bits[j] = -1
-            ndone = 0                                    # elements the last block's vectorised pass rounded
-            for k0 in range(0, k, block):
-                k1 = min(k0 + block, k)
-                nfast = 0
-                for j in range(n):
-                    fast[j] = afin and bfin[j] and math.isfinite(acc[j])
-                    nfast += fast[j]
-                if nfast:
+                    e = i * n + j
+                    f = fa and bfin[j] and math.isfinite(acc[e])
+                    fast[e] = f
+                    nfast += f
+            if nfast:
+                for i in range(m):                       # the anchors: row i's over its columns
+                    am = amax[i * n:(i + 1) * n]
+                    aei = ae[i]
                     for j in range(n):
-                        amax[j] = FNONE
+                        am[j] = FNONE
                     kq = k0
-                    while kq + 4 <= k1:                          # four k at a time: amax loaded and stored once
-                        a0, a1, a2, a3 = ae[kq], ae[kq + 1], ae[kq + 2], ae[kq + 3]
+                    while kq + 4 <= k1:                  # four k at a time: amax loaded and stored once
+                        a0, a1, a2, a3 = aei[kq], aei[kq + 1], aei[kq + 2], aei[kq + 3]
                         for j in range(n):
-                            amax[j] = max(amax[j], max(max(a0 + be[kq, j], a1 + be[kq + 1, j]),
-                                                       max(a2 + be[kq + 2, j], a3 + be[kq + 3, j])))
+                            am[j] = max(am[j], max(max(a0 + be[kq, j], a1 + be[kq + 1, j]),
+                                                   max(a2 + be[kq + 2, j], a3 + be[kq + 3, j])))
                         kq += 4
                     for kk in range(kq, k1):
-                        ai = ae[kk]
+                        ai = aei[kk]
                         for j in range(n):
-                            amax[j] = max(amax[j], ai + be[kk, j])
-                    for j in range(n):                           # selects, no branches: vectorised
-                        xf = amax[j]
-                        x = np.int64(xf)
-                        x = NONE if x < NONE // 2 else x
-                        amax[j] = FNONE if x == NONE else xf
-                        a = acc[j]
-                        f = fast[j]
-                        x = max(x, max(_exp(a), emin) if a != 0 and f else NONE)
-                        anchor[j] = x
-                        live = f and x != NONE
-                        sc = _pow2(window - 1 - (x if live else window - 1))
-                        sa = a * sc
-                        sa = np.floor(sa) if floor else np.trunc(sa)
-                        scale[j] = sc if live else 0.0
-                        sf[j] = sa if live else 0.0
+                            am[j] = max(am[j], ai + be[kk, j])
+                for e in range(mn):                      # selects, no branches: vectorised
+                    xf = amax[e]
+                    x = np.int64(xf)
+                    x = NONE if x < NONE // 2 else x
+                    amax[e] = FNONE if x == NONE else xf
+                    a = acc[e]
+                    f = fast[e]
+                    x = max(x, max(_exp(a), emin) if a != 0 and f else NONE)
+                    anchor[e] = x
+                    live = f and x != NONE
+                    sc = _pow2(window - 1 - (x if live else window - 1))
+                    sa = a * sc
+                    sa = np.floor(sa) if floor else np.trunc(sa)
+                    scale[e] = sc if live else 0.0
+                    sf[e] = sa if live else 0.0
+                for i in range(m):                       # the cut terms' sums: row i's over its columns
+                    sfi = sf[i * n:(i + 1) * n]
+                    sci = scale[i * n:(i + 1) * n]
+                    avi = av[i]
                     kq = k0
-                    while kq + 4 <= k1:                          # four k at a time (exact sums: any order)
-                        a0, a1, a2, a3 = av[kq], av[kq + 1], av[kq + 2], av[kq + 3]
+                    while kq + 4 <= k1:                  # four k at a time (exact sums: any order)
+                        a0, a1, a2, a3 = avi[kq], avi[kq + 1], avi[kq + 2], avi[kq + 3]
                         if floor:
                             for j in range(n):
-                                sc = scale[j]
-                                sf[j] += (np.floor(a0 * bv[kq, j] * sc) + np.floor(a1 * bv[kq + 1, j] * sc)) \
+                                sc = sci[j]
+                                sfi[j] += (np.floor(a0 * bv[kq, j] * sc) + np.floor(a1 * bv[kq + 1, j] * sc)) \
                                     + (np.floor(a2 * bv[kq + 2, j] * sc) + np.floor(a3 * bv[kq + 3, j] * sc))
                         else:
                             for j in range(n):
-                                sc = scale[j]
-                                sf[j] += (np.trunc(a0 * bv[kq, j] * sc) + np.trunc(a1 * bv[kq + 1, j] * sc)) \
+                                sc = sci[j]
+                                sfi[j] += (np.trunc(a0 * bv[kq, j] * sc) + np.trunc(a1 * bv[kq + 1, j] * sc)) \
                                     + (np.trunc(a2 * bv[kq + 2, j] * sc) + np.trunc(a3 * bv[kq + 3, j] * sc))
                         kq += 4
                     for kk in range(kq, k1):
-                        ai = av[kk]
+                        ai = avi[kk]
                         if floor:
                             for j in range(n):
-                                sf[j] += np.floor(ai * bv[kk, j] * scale[j])
+                                sfi[j] += np.floor(ai * bv[kk, j] * sci[j])
                         else:
                             for j in range(n):
-                                sf[j] += np.trunc(ai * bv[kk, j] * scale[j])
-                ndone = 0
-                if f32_out and nfast:                            # the common case over the row, vectorised
-                    for j in range(n):
-                        x = anchor[j]
-                        v = sf[j] * _pow2(x - window + 1 if x != NONE else 0)
-                        absv = abs(v)
-                        if not rne:
-                            v = np.int64(np.float64(v).view(np.int64) & RZ32_MASK).view(np.float64)
-                        r = np.float32(v)
-                        ok = fast[j] and (rne or absv == 0 or (absv >= F32_MIN_NORMAL and absv < F32_OVERFLOW)) \
-                            and abs(r) < np.float32(F32_OVERFLOW)
-                        done[j] = ok
-                        ndone += ok
-                        rb = np.int64(r.view(np.uint32)) if r != 0 else np.int64(0)
-                        bits[j] = rb if ok else bits[j]
-                        acc[j] = (np.float64(r) if r != 0 else 0.0) if ok else acc[j]
-                else:
-                    done[:] = False
-                for j in range(n if ndone < n else 0):           # (none left when the pass rounded them all)
-                    if done[j]:
-                        continue
-                    if fast[j]:
-                        x = anchor[j]
-                        lsb = x - window + 1 if x != NONE else 0
-                        if f32_out:                              # hardware rounding where it is the model's
-                            v = sf[j] * _pow2(lsb)               # exact: |sf| < 2^53, lsb in [-1022, 1023]
-                            absv = abs(v)
-                            if rne or (absv >= F32_MIN_NORMAL and absv < F32_OVERFLOW):
-                                if not rne:                      # rz of a normal f32: drop float64's extra 29 bits
-                                    v = np.int64(np.float64(v).view(np.int64) & RZ32_MASK).view(np.float64)
-                                r = np.float32(v)                # RNE (also subnormal, overflow to inf)
-                                if math.isinf(r):
-                                    acc[j] = np.float64(r)
-                                    bits[j] = -1
-                                else:
-                                    acc[j] = np.float64(r) if r != 0 else 0.0
-                                    bits[j] = np.int64(r.view(np.uint32)) if r != 0 else np.int64(0)
-                                continue
-                        acc[j], bits[j] = _finish(np.int64(sf[j]), lsb, amax[j] == NONE, acc[j], man, expb, bias,
-                                                  emin, rne, overflow_inf, signed_zero, sum_bits, sum_rne)
-                        continue
-                    special, x, s, lsb, allzero = _block_one(av, bv, ae, be, j, k0, k1, acc[j], exp_sum,
-                                                             window, floor, emin, prod)
-                    if special:
-                        acc[j] = x
-                        bits[j] = -1
-                    else:
-                        acc[j], bits[j] = _finish(s, lsb, allzero, acc[j], man, expb, bias, emin, rne,
-                                                  overflow_inf, signed_zero, sum_bits, sum_rne)
-            rounded = not c_last_rn                      # every element's bits known: stored without branches
-            for j in range(n if ndone < n else 0):       # (the last block's pass rounded them all: known)
-                rounded &= bits[j] >= 0
-            if rounded:
-                for j in range(n):
-                    out[tpos[t] + cpos[i * n + j]] = bits[j]
+                                sfi[j] += np.trunc(ai * bv[kk, j] * sci[j])
+            ndone = 0
+            if f32_out and nfast:                        # the common case over the tile, vectorised
+                for e in range(mn):
+                    x = anchor[e]
+                    v = sf[e] * _pow2(x - window + 1 if x != NONE else 0)
+                    absv = abs(v)
+                    if not rne:
+                        v = np.int64(np.float64(v).view(np.int64) & RZ32_MASK).view(np.float64)
+                    r = np.float32(v)
+                    ok = fast[e] and (rne or absv == 0 or (absv >= F32_MIN_NORMAL and absv < F32_OVERFLOW)) \
+                        and abs(r) < np.float32(F32_OVERFLOW)
+                    done[e] = ok
+                    ndone += ok
+                    rb = np.int64(r.view(np.uint32)) if r != 0 else np.int64(0)
+                    bits[e] = rb if ok else bits[e]
+                    acc[e] = (np.float64(r) if r != 0 else 0.0) if ok else acc[e]
             else:
-                for j in range(n):
-                    x = acc[j]
-                    p = tpos[t] + cpos[i * n + j]
-                    if c_last_rn:                                    # IEEE add (FADD / HADD2), RN
-                        x = x + cvals[j]
-                    elif bits[j] >= 0:
-                        out[p] = bits[j]
-                        continue
-                    if math.isnan(x):
-                        out[p] = nan_bits
-                    elif math.isinf(x):
-                        out[p] = inf_bits | ((np.int64(1) << (expb + man)) if x < 0 else 0)
-                    else:
-                        out[p] = _rn_bits(x, man, expb, bias, emin)
+                done[:] = False
+            for e in range(mn if ndone < mn else 0):     # (none left when the pass rounded them all)
+                if done[e]:
+                    continue
+                if fast[e]:
+                    x = anchor[e]
+                    lsb = x - window + 1 if x != NONE else 0
+                    if f32_out:                          # hardware rounding where it is the model's
+                        v = sf[e] * _pow2(lsb)           # exact: |sf| < 2^53, lsb in [-1022, 1023]
+                        absv = abs(v)
+                        if rne or (absv >= F32_MIN_NORMAL and absv < F32_OVERFLOW):
+                            if not rne:                  # rz of a normal f32: drop float64's extra 29 bits
+                                v = np.int64(np.float64(v).view(np.int64) & RZ32_MASK).view(np.float64)
+                            r = np.float32(v)            # RNE (also subnormal, overflow to inf)
+                            if math.isinf(r):
+                                acc[e] = np.float64(r)
+                                bits[e] = -1
+                            else:
+                                acc[e] = np.float64(r) if r != 0 else 0.0
+                                bits[e] = np.int64(r.view(np.uint32)) if r != 0 else np.int64(0)
+                            continue
+                    acc[e], bits[e] = _finish(np.int64(sf[e]), lsb, amax[e] == NONE, acc[e], man, expb, bias,
+                                              emin, rne, overflow_inf, signed_zero, sum_bits, sum_rne)
+                    continue
+                i = e // n
+                special, x, s, lsb, allzero = _block_one(av[i], bv, ae[i], be, e - i * n, k0, k1, acc[e], exp_sum,
+                                                         window, floor, emin, prod)
+                if special:
+                    acc[e] = x
+                    bits[e] = -1
+                else:
+                    acc[e], bits[e] = _finish(s, lsb, allzero, acc[e], man, expb, bias, emin, rne,
+                                              overflow_inf, signed_zero, sum_bits, sum_rne)
+        rounded = not c_last_rn                          # every element's bits known: stored without branches
+        for e in range(mn if ndone < mn else 0):         # (the last block's pass rounded them all: known)
+            rounded &= bits[e] >= 0
+        if rounded:
+            for e in range(mn):
+                out[tp + cpos[e]] = bits[e]
+        else:
+            for e in range(mn):
+                x = acc[e]
+                p = tp + cpos[e]
+                if c_last_rn:                                    # IEEE add (FADD / HADD2), RN
+                    x = x + cvals[e]
+                elif bits[e] >= 0:
+                    out[p] = bits[e]
+                    continue
+                if math.isnan(x):
+                    out[p] = nan_bits
+                elif math.isinf(x):
+                    out[p] = inf_bits | ((np.int64(1) << (expb + man)) if x < 0 else 0)
+                else:
+                    out[p] = _rn_bits(x, man, expb, bias, emin)
