@@ -37,6 +37,7 @@ Source: PTX ISA, "shfl.sync", "vote.sync", "activemask", "match.sync", "bar.warp
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from gpusim.functional import barrier_kernels
 
@@ -70,14 +71,23 @@ def _source_lanes(op, lane: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[n
     return np.where(ok, j, lane), ok
 
 
+@njit(cache=True, nogil=True)
+def _permute(a, j, out):
+    """out[32 w + l] = a[32 w + j[l]] for every warp w of the span: a uniform shuffle's sources."""
+    for w in range(0, len(out), 32):
+        for lane in range(32):
+            out[w + lane] = a[w + j[lane]]
+
+
 def pack_lanes(bits: np.ndarray) -> np.ndarray:
     """Bool array over whole warps -> one uint32 lane mask per warp."""
     return np.packbits(bits.reshape(-1, 32), axis=1, bitorder="little").view(np.uint32).ravel()
 
 
 def unpack_lanes(masks: np.ndarray) -> np.ndarray:
-    """uint32 lane masks per warp -> bool array over their lanes."""
-    return (((masks[:, None] >> LANE) & np.uint32(1)) != 0).ravel()
+    """uint32 lane masks per warp -> bool array over their lanes (the masks' bytes unpacked, low
+    bit first: lane 0 is bit 0 on a little-endian host, as `pack_lanes` packs them)."""
+    return np.unpackbits(np.ascontiguousarray(masks, np.uint32).view(np.uint8), bitorder="little").view(np.bool_)
 
 
 class Collectives:
@@ -180,7 +190,11 @@ class Collectives:
             if hit is None:
                 hit = self._shfl_lanes[key] = _source_lanes(op, LANE.astype(np.int64), np.int64(b), np.int64(c))
             j, ok = hit
-            d = st.full(a, U32).reshape(-1, 32)[:, j].reshape(-1)
+            if type(a) is np.ndarray and a.shape[0] == span:
+                d = np.empty(span, a.dtype)
+                _permute(a, j, d)
+            else:                                      # one value in every lane: each lane's source holds it too
+                d = st.full(a, U32)
             self._write(op.dsts[0], d, every)
             if len(op.dsts) > 1:
                 self._write(op.dsts[1], np.tile(np.broadcast_to(ok, (32,)), span // 32), every)
