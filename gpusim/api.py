@@ -344,6 +344,6 @@ def _run_functional(prepared: PreparedLaunch, batch_lanes: int, progress, worker
     with np.errstate(all="ignore"):
         for first in range(0, geo.nblocks, per_batch):
             n = min(per_batch, geo.nblocks - first)
-            prepared.batch(first, n).run()
+            prepared.run_batch(first, n)
             state["done"] = first + n
             progress(Progress(prepared.name, "functional", first + n, geo.nblocks))

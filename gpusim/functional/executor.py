@@ -110,6 +110,19 @@ class BatchExecutor:
         # lanes parked there need not arrive at a barrier, as exited threads need not on hardware.
         self.exit_only = np.array([b.terminator == "exit" and not b.ops for b in dk.blocks] + [True])
 
+    def close(self) -> None:
+        """Drop the units that refer back to this executor (load/store unit, collectives, async
+        copies, scheduler, special registers, cluster unit, watchdog) once its caller is done with
+        it, so that reference counting frees the batch (its register file among it) at once: left
+        as a cycle, it waits for the cyclic collector, and a collection that finds it alive moves
+        it to the oldest generation, whose full collections (every few dozen launches, tens of
+        milliseconds each over the interpreter's objects) are then more frequent. A batch with a
+        sanitizer attached keeps its units (the sanitizer's hooks hold the executor)."""
+        if self.san is not None:
+            return
+        self.lsu = self.collectives = self.async_copies = self.scheduler = None
+        self.specials = self.special = self.cluster = self.watch = None
+
     # ------------------------------------------------------------------ geometry
     def cluster_unit(self) -> ClusterUnit:
         if self.cluster is None:

@@ -122,7 +122,7 @@ def _worker(prepared, firsts, per_batch, nblocks, next_batch, conn, max_steps) -
                     continue                       # one core would have stopped before this batch
                 first = firsts[k]
                 try:
-                    prepared.batch(first, min(per_batch, nblocks - first), max_steps=max_steps).run()
+                    prepared.run_batch(first, min(per_batch, nblocks - first), max_steps=max_steps)
                 except BaseException as e:         # noqa: BLE001  (reported to the parent, re-raised there)
                     failures.append((k, _pack_error(e)))
                     continue
@@ -150,7 +150,7 @@ def run(prepared, per_batch: int, workers: int, max_steps: int | None = None, on
         # cache, ~4 s on the 2-core machine; ALU segment variants) is then inherited by the forked
         # workers, instead of being loaded again in each worker at every launch.
         with np.errstate(all="ignore"):
-            prepared.batch(0, min(per_batch, geo.nblocks), max_steps=max_steps).run()
+            prepared.run_batch(0, min(per_batch, geo.nblocks), max_steps=max_steps)
         dk.warm_pid = os.getpid()
         start = 1
         if on_blocks is not None:
@@ -158,7 +158,7 @@ def run(prepared, per_batch: int, workers: int, max_steps: int | None = None, on
         if len(firsts) - start < 2:             # one batch left: no worker to fork for it
             with np.errstate(all="ignore"):
                 for first in firsts[start:]:
-                    prepared.batch(first, min(per_batch, geo.nblocks - first), max_steps=max_steps).run()
+                    prepared.run_batch(first, min(per_batch, geo.nblocks - first), max_steps=max_steps)
             if on_blocks is not None:
                 on_blocks(geo.nblocks)
             return

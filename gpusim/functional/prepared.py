@@ -107,6 +107,13 @@ class PreparedLaunch:
             self.sanitizer.attach(x)
         return x
 
+    def run_batch(self, first_block: int, nblocks: int, max_steps: int | None = None) -> None:
+        """Execute blocks first_block .. first_block + nblocks - 1 to their end (`batch`), the
+        executor closed after (`BatchExecutor.close`: its memory freed at once)."""
+        x = self.batch(first_block, nblocks, max_steps=max_steps)
+        x.run()
+        x.close()
+
     def blocks_per_batch(self, batch_lanes: int) -> int:
         """Blocks executed together: about `batch_lanes` lanes' worth, or the whole grid for a
         cooperative kernel (its grid barrier needs every block resident)."""
@@ -132,7 +139,7 @@ class PreparedLaunch:
             return
         with np.errstate(all="ignore"):
             for first in range(0, geo.nblocks, per_batch):
-                self.batch(first, min(per_batch, geo.nblocks - first), max_steps=max_steps).run()
+                self.run_batch(first, min(per_batch, geo.nblocks - first), max_steps=max_steps)
 
     def finish(self, counter_scale: float = 1.0, outputs: bool = True) -> Result:
         """Copy results back into the caller's arrays and assemble the Result.
