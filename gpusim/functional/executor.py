@@ -35,7 +35,7 @@ import linecache
 import numpy as np
 
 from gpusim.errors import BarrierError, KernelError, MemoryAccessError
-from gpusim.functional import barrier_kernels, budget
+from gpusim.functional import barrier_kernels, budget, stack_kernels
 from gpusim.functional.cluster import ClusterUnit
 from gpusim.functional.collectives import Collectives, pack_lanes, unpack_lanes
 from gpusim.functional.counters import Counters
@@ -223,17 +223,13 @@ class BatchExecutor:
     def execute(self, b: int, g: np.ndarray) -> None:
         blk = self.dk.blocks[b]
         stacks = self.stacks
-        masks = stacks.top_mask(g)
         w0 = int(g[0])
         nspan = int(g[-1]) - w0 + 1
-        if nspan == len(g):
-            span_masks = masks
-        else:
-            span_masks = np.zeros(nspan, np.uint32)
-            span_masks[g - w0] = masks
+        masks = np.empty(len(g), np.uint32)
+        span_masks = masks if nspan == len(g) else np.empty(nspan, np.uint32)
+        full, threads = stack_kernels.step_masks(stacks.mask, stacks.depth, g, span_masks, masks)
         self.span_masks = span_masks
         self.span_w0 = w0
-        full = nspan == len(g) and bool((masks == FULL_MASK).all())
         if full:
             self.state.span(w0 * 32, (w0 + nspan) * 32, None)
         else:
@@ -247,7 +243,7 @@ class BatchExecutor:
             watch.before(b, g, masks)
         for op in blk.ops:
             op.run(self)
-        self.counters.add_block(b, len(g), 32 * len(g) if full else int(np.bitwise_count(masks).sum()))
+        self.counters.add_block(b, len(g), threads)
         self.steps += 1
         self.warp_steps += len(g)
         if self.step_budget is not None and (self.steps > self.step_budget or

@@ -86,3 +86,29 @@ def branch(pc, rpc, mask, depth, warps, masks, taken, target, fallthrough, recon
             depth[w] = d + 2
             ndiv += 1
     return ndiv
+
+
+@njit(cache=True, nogil=True)
+def step_masks(mask, depth, g, span, top):
+    """A step's lane masks: top[i] the top-entry mask of warp g[i] (g increasing), span[w - g[0]]
+    the same over the span g[0] .. g[-1] (0 for a warp of the span not in g; `span` may be `top`
+    itself when g is the whole span); returns (whether every lane of the span runs, how many run)."""
+    w0 = g[0]
+    nspan = g[len(g) - 1] - w0 + 1
+    if nspan != len(g):
+        for i in range(nspan):
+            span[i] = 0
+    full = nspan == len(g)
+    lanes = 0
+    for i in range(len(g)):
+        w = g[i]
+        m = mask[w, depth[w] - 1]
+        top[i] = m
+        span[w - w0] = m
+        full = full and m == 0xFFFFFFFF
+        v = np.uint32(m)
+        v = v - ((v >> np.uint32(1)) & np.uint32(0x55555555))
+        v = (v & np.uint32(0x33333333)) + ((v >> np.uint32(2)) & np.uint32(0x33333333))
+        v = (v + (v >> np.uint32(4))) & np.uint32(0x0F0F0F0F)
+        lanes += np.int64((v * np.uint32(0x01010101)) >> np.uint32(24))
+    return full, lanes
