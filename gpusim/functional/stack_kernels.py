@@ -106,9 +106,9 @@ def step_masks(mask, depth, g, span, top):
         top[i] = m
         span[w - w0] = m
         full = full and m == 0xFFFFFFFF
-        v = np.uint32(m)
-        v = v - ((v >> np.uint32(1)) & np.uint32(0x55555555))
-        v = (v & np.uint32(0x33333333)) + ((v >> np.uint32(2)) & np.uint32(0x33333333))
-        v = (v + (v >> np.uint32(4))) & np.uint32(0x0F0F0F0F)
-        lanes += np.int64((v * np.uint32(0x01010101)) >> np.uint32(24))
+        v = np.int64(m)                              # its set bits (on int64: numba widens uint32 products)
+        v = v - ((v >> 1) & 0x55555555)
+        v = (v & 0x33333333) + ((v >> 2) & 0x33333333)
+        v = (v + (v >> 4)) & 0x0F0F0F0F
+        lanes += ((v * 0x01010101) & 0xFFFFFFFF) >> 24
     return full, lanes

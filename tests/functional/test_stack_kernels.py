@@ -1,6 +1,7 @@
 """The compiled stack and barrier loops (gpusim.functional.stack_kernels, barrier_kernels) do what
 the numpy code they replace does, on random reconvergence stacks: the scheduler's lowest runnable
-block, a uniform goto, the pops of settle, a branch, a barrier's arrival, blocked warps, release."""
+block, a step's lane masks, a uniform goto, the pops of settle, a branch, a barrier's arrival,
+blocked warps, release."""
 from __future__ import annotations
 
 import numpy as np
@@ -35,6 +36,28 @@ def test_lowest_runnable_is_the_numpy_pick(seed):
     want = int(np.where(run, top, np.iinfo(np.int32).max).min())
     assert b == want
     assert out[:k].tolist() == np.flatnonzero(run & (top == want)).tolist()
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_step_masks_are_the_numpy_masks_and_count(seed):
+    rng = np.random.default_rng(seed)
+    depth, _, _, mask, _ = _stacks(rng)
+    mask[rng.random((W, D)) < 0.3] = 0xFFFFFFFF
+    live = np.flatnonzero(depth > 0)
+    g = live if seed % 2 else live[(rng.random(len(live)) < 0.6)]
+    if not len(g):
+        return
+    g = g.astype(np.int64)
+    top = mask[g, depth[g] - 1]                     # executor.execute's numpy code before it
+    nspan = int(g[-1] - g[0]) + 1
+    span = np.zeros(nspan, np.uint32)
+    span[g - g[0]] = top
+    masks = np.empty(len(g), np.uint32)
+    got_span = masks if nspan == len(g) else np.empty(nspan, np.uint32)
+    full, lanes = K.step_masks(mask, depth, g, got_span, masks)
+    assert masks.tolist() == top.tolist() and got_span.tolist() == span.tolist()
+    assert full == (nspan == len(g) and bool((top == 0xFFFFFFFF).all()))
+    assert lanes == int(np.bitwise_count(top).sum())
 
 
 @pytest.mark.parametrize("seed", range(20))
