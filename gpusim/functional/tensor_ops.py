@@ -155,105 +155,99 @@ class LdsmOp(AddressOp):
         warps = active_warps(self, x)
         if not len(warps):
             return
-        if not self.form.store and x.san is None and x.record is None and self._fast_load(x, warps):
-            return
-        lanes, rows, base, off, acc = self._rows(x, warps)
-        x.trace_access(self, "shared", lanes.ravel(), off.ravel(), 16, self.form.store, 8)
-        if x.san is not None:                                          # each row: 16 bytes, in buffer offsets
-            for ln, o in zip(lanes, off):
-                x.san.access(acc, "shared", ln, o)
-        buf = x.lsu.shared.view(np.uint16)
+        f = self.form
+        fast = None if f.store or x.san is not None or x.record is not None else self._fast_rows(x, warps)
+        if fast is not None:
+            rows, base = fast
+        else:
+            lanes, rows, base, off, acc = self._rows(x, warps)
+            x.trace_access(self, "shared", lanes.ravel(), off.ravel(), 16, f.store, 8)
+            if x.san is not None:                                      # each row: 16 bytes, in buffer offsets
+                for ln, o in zip(lanes, off):
+                    x.san.access(acc, "shared", ln, o)
         wf = self._count(x, rows)
-        if self.form.store:
+        if f.store:
+            buf = x.lsu.shared.view(np.uint16)
             vals = gather(x, self.srcs)
-            for e, w in zip(self._elements(rows, base), warps):                              # warp by warp: a later warp's rows win
+            for e, w in zip(self._elements(rows, base), warps):       # warp by warp: a later warp's rows win
                 v = vals[w]                                            # (32, nmat)
                 halves = np.stack([v & 0xFFFF, v >> 16], -1).astype(np.uint16)
                 buf[e // 2] = halves
             x.counters.add_shared(self.index, "st", len(warps), wf)
             return
         if self.index not in x.value_free:                             # prediction only: no path or address needs them
-            out = np.zeros(((x.state.hi - x.state.lo) // 32, 32, self.form.nmat), np.uint32)
-            if x.lsu.shared.size % 2 == 0 and x.lsu.shared.flags.c_contiguous:   # the halves, one compiled pass
-                got = np.empty((len(warps), 32, self.form.nmat), np.uint32)
-                _halves(buf, rows.astype(np.int64), self.map[0], self.map[1].astype(np.int64), base.astype(np.int64),
-                        got)
-                out[warps] = got
-            else:
-                h = buf[self._elements(rows, base) // 2].astype(np.uint32)          # (W, 32, nmat, 2)
-                out[warps] = h[..., 0] | (h[..., 1] << 16)
-            scatter(x, self.dsts, out, warps)
+            self._load(x, warps, rows, base)
         x.counters.add_extra(self.index, "ldsm_inst", len(warps))
         x.counters.add_extra(self.index, "shared_ldsm_wavefronts", wf)
         # Nsight counts them among the shared loads' wavefronts too, and their bank conflicts
         # beyond one wavefront a matrix (module docstring)
-        x.counters.add_shared(self.index, "ld", self.form.nmat * len(warps), wf)
-
-
-    def _fast_load(self, x, warps) -> bool:
-        """An ldmatrix with neither sanitizer nor trace, in one compiled pass (`_ldsm_load`: the
-        rows checked, the registers gathered) and the wavefront count: True when done; False,
-        having changed nothing, where a row is out of bounds or misaligned (the reference path
-        then reports it) or the addresses or shared buffer are not of the usual kinds."""
-        a = self.addresses(x)
-        lsu = x.lsu
-        shared = lsu.shared
-        if type(a) is not np.ndarray or a.dtype != U64 or shared.size % 2 or not shared.flags.c_contiguous:
-            return False
-        st = x.state
-        f = self.form
-        nrow = 8 * f.nmat
-        nlanes = st.hi - st.lo
-        out = np.zeros((f.nmat, nlanes), np.uint32)
-        rows = np.empty((len(warps), nrow), np.uint64)
-        if not _ldsm_load(a, warps.astype(np.int64), nrow, lsu.shared_bytes, st.lo, x.wpc * 32, lsu.shared_stride,
-                          shared.view(np.uint16), self.map[0], self.map[1], rows, out):
-            return False
-        if self.index not in x.value_free:                 # prediction only: no path or address needs them
-            m = None if len(warps) == nlanes // 32 else lane_mask(x, warps)
-            for k, d in enumerate(self.dsts):
-                if d is not None:
-                    st.write(d, out[k], m)
-        wf = self._count(x, rows)
-        x.counters.add_extra(self.index, "ldsm_inst", len(warps))
-        x.counters.add_extra(self.index, "shared_ldsm_wavefronts", wf)
         x.counters.add_shared(self.index, "ld", f.nmat * len(warps), wf)
-        return True
+
+    def _fast_rows(self, x, warps) -> tuple | None:
+        """`_rows`' row addresses and block windows (the same arrays) in one compiled pass, for an
+        ldmatrix with neither sanitizer nor trace; None, having changed nothing, where a row is
+        out of bounds or misaligned (`_rows` then reports it) or the addresses are not one uint64
+        per lane."""
+        a = self.addresses(x)
+        if type(a) is not np.ndarray or a.dtype != U64:
+            return None
+        lsu = x.lsu
+        rows = np.empty((len(warps), 8 * self.form.nmat), U64)
+        base = np.empty(len(warps), U64)
+        if not _checked_rows(a, warps.astype(np.int64), lsu.shared_bytes, x.state.lo, x.wpc * 32,
+                             U64(lsu.shared_stride), rows, base):
+            return None
+        return rows, base
+
+    def _load(self, x, warps, rows, base) -> None:
+        """The registers of the lanes of `warps` from their rows (`_rows`' rows and windows): a
+        register's 32 bits from its two b16 halves, in one compiled pass where the shared buffer
+        is one array of them."""
+        st = x.state
+        nmat = self.form.nmat
+        nlanes = st.hi - st.lo
+        out = np.zeros((nmat, nlanes), np.uint32)                      # a row per register
+        smem = x.lsu.shared
+        if smem.size % 2 == 0 and smem.flags.c_contiguous:
+            _halves(smem.view(np.uint16), rows.astype(np.int64), self.map[0], self.map[1].astype(np.int64),
+                    base.astype(np.int64), warps.astype(np.int64), out)
+        else:
+            h = smem.view(np.uint16)[self._elements(rows, base) // 2].astype(np.uint32)     # (W, 32, nmat, 2)
+            out.reshape(nmat, -1, 32)[:, warps] = np.moveaxis(h[..., 0] | (h[..., 1] << 16), 2, 0)
+        m = None if len(warps) == nlanes // 32 else lane_mask(x, warps)
+        for k, d in enumerate(self.dsts):
+            if d is not None:
+                st.write(d, out[k], m)
 
 
 @njit(cache=True, nogil=True)
-def _ldsm_load(addr, warps, nrow, shared_bytes, lo, block_lanes, stride, buf, src, col, rows, out):
-    """`LdsmOp._rows` and `_halves` of an ldmatrix in one pass: addr (span lanes) the row
-    addresses, warps the executing warps (span-relative); rows[w] the warp's nrow row addresses,
-    out[j, lane] register j of every lane of those warps. False, with `out` partly written and
-    nothing else, where a row is out of the block's shared bytes or not 16-byte aligned."""
+def _checked_rows(addr, warps, shared_bytes, lo, block_lanes, stride, rows, base):
+    """What `LdsmOp._rows` finds, for address lanes addr (the span's): rows[w] the row addresses
+    of executing warp warps[w] (its first rows.shape[1] lanes'), base[w] its block's window in
+    the shared buffer; False, with them partly written, where a row is out of the block's
+    shared bytes or not 16-byte aligned."""
     for w in range(len(warps)):
-        for r in range(nrow):
+        for r in range(rows.shape[1]):
             a = addr[32 * warps[w] + r]
             if a & U64(15) or a + U64(16) > U64(shared_bytes):
                 return False
             rows[w, r] = a
-    for w in range(len(warps)):
-        base = (lo + 32 * warps[w]) // block_lanes * stride        # the warp's block's window in the buffer
-        for lane in range(32):
-            for j in range(out.shape[0]):
-                lo_h = buf[(np.int64(rows[w, src[lane, j, 0]]) + 2 * col[lane, j, 0] + base) >> 1]
-                hi_h = buf[(np.int64(rows[w, src[lane, j, 1]]) + 2 * col[lane, j, 1] + base) >> 1]
-                out[j, 32 * warps[w] + lane] = np.uint32(lo_h) | (np.uint32(hi_h) << 16)
+        base[w] = U64((lo + 32 * warps[w]) // block_lanes) * stride
     return True
 
 
 @njit(cache=True, nogil=True)
-def _halves(buf, rows, src, col, base, out):
-    """Each register of an ldmatrix from its two b16 halves of `buf` (uint16): lane l's register j
-    half h at byte rows[w, src[l, j, h]] + 2 col[l, j, h] + base[w] (`LdsmOp._elements`; the rows
-    checked by `_rows`), the low half first."""
-    for w in range(out.shape[0]):
+def _halves(buf, rows, src, col, base, warps, out):
+    """Each register of an ldmatrix from its two b16 halves of `buf` (uint16): lane l of warp
+    warps[w] register j (out[j, 32 warps[w] + l]) half h at byte rows[w, src[l, j, h]] +
+    2 col[l, j, h] + base[w] (`LdsmOp._elements`; the rows checked), the low half first."""
+    for w in range(len(warps)):
+        b = base[w]
         for lane in range(32):
-            for j in range(out.shape[2]):
-                lo = buf[(rows[w, src[lane, j, 0]] + 2 * col[lane, j, 0] + base[w]) >> 1]
-                hi = buf[(rows[w, src[lane, j, 1]] + 2 * col[lane, j, 1] + base[w]) >> 1]
-                out[w, lane, j] = np.uint32(lo) | (np.uint32(hi) << 16)
+            for j in range(out.shape[0]):
+                lo = buf[(rows[w, src[lane, j, 0]] + 2 * col[lane, j, 0] + b) >> 1]
+                hi = buf[(rows[w, src[lane, j, 1]] + 2 * col[lane, j, 1] + b) >> 1]
+                out[j, 32 * warps[w] + lane] = np.uint32(lo) | (np.uint32(hi) << 16)
 
 
 def make(dec, ins, i: int, spec, bound, guard):
