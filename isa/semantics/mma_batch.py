@@ -20,7 +20,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from isa.semantics.mma_kernel import NONE, _kernel, _round  # noqa: F401  (_round: tests hold it to the reference)
+from isa.semantics.mma_kernel import _kernel
+from isa.semantics.mma_steps import NONE, _round  # noqa: F401  (_round: tests hold it to the reference)
 from isa.semantics.mma_numerics import ACC, BlockFma
 from isa.semantics.tensor_formats import FORMATS, decode
 
