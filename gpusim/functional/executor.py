@@ -111,13 +111,8 @@ class BatchExecutor:
         self.exit_only = np.array([b.terminator == "exit" and not b.ops for b in dk.blocks] + [True])
 
     def close(self) -> None:
-        """Drop the units that refer back to this executor (load/store unit, collectives, async
-        copies, scheduler, special registers, cluster unit, watchdog) once its caller is done with
-        it, so that reference counting frees the batch (its register file among it) at once: left
-        as a cycle, it waits for the cyclic collector, and a collection that finds it alive moves
-        it to the oldest generation, whose full collections (every few dozen launches, tens of
-        milliseconds each over the interpreter's objects) are then more frequent. A batch with a
-        sanitizer attached keeps its units (the sanitizer's hooks hold the executor)."""
+        """Drop the units that refer back to this executor once its caller is done with it, so that reference
+        counting frees the batch and its register file at once (kept with a sanitizer: its hooks hold it)."""
         if self.san is not None:
             return
         self.lsu = self.collectives = self.async_copies = self.scheduler = None
