@@ -27,6 +27,7 @@ import os
 from gpusim.errors import LaunchError
 from gpusim.functional.async_ops import CpAsyncOp
 from gpusim.functional.fastpath.async_copy import FastCpAsyncOp
+from gpusim.functional.fastpath.hoist import also_live, hoist
 from gpusim.functional.fastpath.lsu import FastLoadStoreUnit
 from gpusim.functional.fastpath.memops import FastLoadOp, FastStoreOp, fast_copy
 from gpusim.functional.fastpath.segment_op import SegmentOp
@@ -65,14 +66,18 @@ class FastOpFactory(OpFactory):
         return op
 
     def finish_block(self, ops: list, reg_dtypes) -> list:
-        """The block's ops with each run of FastAluOps replaced by one SegmentOp."""
+        """The block's ops with FastAluOps moved up past the memory ops they may pass (`hoist`)
+        and each run of them replaced by one SegmentOp."""
+        named_by: dict = {}
+        if self.alu:
+            ops, named_by = hoist(ops, self.code.dec.kernel.instructions)
         out, run = [], []
-        for op in ops + [None]:
+        for k, op in enumerate(ops + [None]):
             if isinstance(op, FastAluOp):
                 run.append(op)
                 continue
             if run:
-                out.append(SegmentOp(run, reg_dtypes, self.code))
+                out.append(SegmentOp(run, reg_dtypes, self.code, also_live(run, ops[k:], named_by)))
                 run = []
             if op is not None:
                 out.append(op)

@@ -84,19 +84,21 @@ class Liveness:
         return live
 
 
+def dest_count(ins: Instruction) -> int | None:
+    """The number of leading destination operands of an ALU instruction or a load (as the
+    decoder counts them), None for any other instruction."""
+    try:
+        spec, bound = optable.bind(ins)
+    except Exception:                     # not executable (a control instruction's form): all uses
+        return None
+    if ins.opcode in ("ld", "ldu", "atom"):   # an atom's first operand is the value it returns: a definition
+        return 1
+    if spec.kind != "alu":
+        return None
+    return Decoder.ndests(spec, len(bound.dst_types) - len(implicit_operands(ins)[0]), ins)
+
+
 def kernel_liveness(kernel) -> Liveness:
     """Liveness of an `isa.program.Kernel` (its ALU destinations as the decoder counts them)."""
     instrs = kernel.instructions
-
-    def ndests(i):
-        ins = instrs[i]
-        try:
-            spec, bound = optable.bind(ins)
-        except Exception:                 # not executable (a control instruction's form): all uses
-            return None
-        if ins.opcode in ("ld", "ldu", "atom"):   # an atom's first operand is the value it returns: a definition
-            return 1
-        if spec.kind != "alu":
-            return None
-        return Decoder.ndests(spec, len(bound.dst_types) - len(implicit_operands(ins)[0]), ins)
-    return Liveness(instrs, build_cfg(kernel), ndests)
+    return Liveness(instrs, build_cfg(kernel), lambda i: dest_count(instrs[i]))

@@ -44,10 +44,11 @@ def _address(known: list, r: int, v: np.ndarray) -> int:
 class SegmentOp(Op):
     """A run of compilable ALU ops of one block (`segments`' module docstring)."""
     __slots__ = ("ops", "plan", "variants", "failed", "code", "table", "interpreted", "looked", "by_types",
-                 "scratch", "slots", "table_address", "specials")
+                 "scratch", "slots", "table_address", "specials", "also_live")
 
-    def __init__(self, ops: list, reg_dtypes, code):
+    def __init__(self, ops: list, reg_dtypes, code, also_live: frozenset = frozenset()):
         self.ops = ops
+        self.also_live = also_live           # registers live after it besides its last instruction's (`hoist`)
         self.index = ops[0].index
         self.guard = None
         self.info = ops[0].info

@@ -244,7 +244,7 @@ class KernelCode:
         live = kernel_liveness(self.dec.kernel)
         slots = self.dec.reg_slots
         for seg in self.segments:
-            after = live.live_after(seg.ops[-1].index)
+            after = live.live_after(seg.ops[-1].index) | seg.also_live
             keep = {slots[r] for r in after if r in slots}
             seg.plan.stores = [r for r in seg.plan.written if r in keep]
             seg.table = np.zeros(2 * (len(seg.plan.loads) + len(seg.plan.stores) + len(seg.plan.specials)), np.int64)
