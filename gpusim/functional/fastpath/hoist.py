@@ -12,8 +12,9 @@ order of memory effects (only ALU instructions move, and never past each other),
 counters (per block and per memory instruction) and the steps' access records.
 
 Moved past, conservatively: loads and stores (`ld`, `st`; an `ld` writes its destinations),
-`cp.async` and its commit and wait groups, warp collectives and `wgmma` (every register they
-name counted as read and written), and instructions the functional core does nothing for
+`cp.async` and its commit and wait groups, warp collectives and the tensor-core instructions
+(`mma`, `ldmatrix`/`stmatrix`, `wmma`, `wgmma`: every register they name counted as read and
+written), and instructions the functional core does nothing for
 (fences, `prefetch`, `setmaxnreg`). Nothing moves past a barrier, an atomic, an `mbarrier`, a
 bulk copy or any op not listed, nor does an instruction reading a clock (`%clock`, ...).
 
@@ -29,7 +30,9 @@ from gpusim.functional.fastpath.memops import FastLoadOp, FastStoreOp
 from gpusim.functional.fastpath.segments import FastAluOp
 from gpusim.functional.loops import CLOCKS
 from gpusim.functional.ops import LoadOp, NopOp, StoreOp, WarpOp
+from gpusim.functional.tensor_ops import LdsmOp, MmaOp
 from gpusim.functional.wgmma_ops import WgmmaOp
+from gpusim.functional.wmma_ops import WmmaMemOp, WmmaMmaOp
 from isa.program import operand_regs
 from isa.semantics.carry import implicit_operands
 
@@ -37,7 +40,7 @@ from isa.semantics.carry import implicit_operands
 # "none" (only registers the instruction names implicitly), "all" (any register it names)
 CROSSABLE = {LoadOp: "dests", FastLoadOp: "dests", StoreOp: "none", FastStoreOp: "none",
              CpAsyncOp: "none", FastCpAsyncOp: "none", CpGroupOp: "none", NopOp: "none",
-             WarpOp: "all", WgmmaOp: "all"}
+             WarpOp: "all", WgmmaOp: "all", MmaOp: "all", LdsmOp: "all", WmmaMemOp: "all", WmmaMmaOp: "all"}
 
 
 def _alu_access(ins) -> tuple[set[str], set[str]]:
