@@ -205,13 +205,13 @@ class TraceSource:
             with np.errstate(all="ignore"):
                 for i in range(0, len(todo), per):
                     ids = todo[i:i + per]
-                    self._batch(int(ids[0]), len(ids), blocks=ids).run()
+                    _run_closed(self._batch(int(ids[0]), len(ids), blocks=ids))
             return
         self.executed += max(0, stop - start)
         self.done[start:stop] = True
         with np.errstate(all="ignore"):
             for first in range(start, stop, per):
-                self._batch(first, min(per, stop - first)).run()
+                _run_closed(self._batch(first, min(per, stop - first)))
 
     def _run_chunk(self, first: int, n: int) -> None:
         self._run_blocks(range(first, first + n))
@@ -253,6 +253,7 @@ class TraceSource:
                 kinds[rec.warps] += sp.kinds
                 for j, (w, c) in enumerate(zip(warps, counts)):
                     streams[w].visits.append((b, c, LazyMem(sp, j)))
+        ex.close()
         for st, n, k in zip(streams, payloads.tolist(), kinds.tolist()):
             st.summary = (n, k)
         for k, b in enumerate(blocks):
@@ -423,6 +424,12 @@ def _cas_rounds(rel, words, banks: int) -> np.ndarray:
     w = u // banks
     first = np.flatnonzero(np.r_[True, w[1:] != w[:-1]])
     return np.maximum.reduceat(counts, first)
+
+
+def _run_closed(ex) -> None:
+    """Run a batch to its end and close it (`BatchExecutor.close`: freed at once)."""
+    ex.run()
+    ex.close()
 
 
 def consecutive_runs(order) -> dict[int, int]:

@@ -221,6 +221,7 @@ def _run(cap: Capture, p, first: int, n: int) -> None:
     while True:
         rec = ex.step()
         if rec is None:
+            ex.close()
             return
         exited = ex.stacks.exited[rec.warps]
         for w, m, e in zip(rec.warps.tolist(), rec.masks.tolist(), exited.tolist()):
