@@ -32,8 +32,9 @@ from gpusim.functional.fastpath.lsu import FastLoadStoreUnit
 from gpusim.functional.fastpath.memops import FastLoadOp, FastStoreOp, fast_copy
 from gpusim.functional.fastpath.segment_op import SegmentOp
 from gpusim.functional.fastpath.segments import FastAluOp, KernelCode
+from gpusim.functional.fastpath.shuffle_step import ShflStep
 from gpusim.functional.lsu import LoadStoreUnit
-from gpusim.functional.ops import AluOp, LoadOp, OpFactory, StoreOp
+from gpusim.functional.ops import AluOp, LoadOp, OpFactory, StoreOp, WarpOp
 
 CORES = ("fast", "reference")
 
@@ -67,14 +68,17 @@ class FastOpFactory(OpFactory):
 
     def finish_block(self, ops: list, reg_dtypes) -> list:
         """The block's ops with FastAluOps moved up past the memory ops they may pass (`hoist`)
-        and each run of them replaced by one SegmentOp."""
+        and each run of them (with the shuffles between them that compile: `shuffle_step`)
+        replaced by one SegmentOp."""
         named_by: dict = {}
         if self.alu:
             ops, named_by = hoist(ops, self.code.dec.kernel.instructions)
         out, run = [], []
         for k, op in enumerate(ops + [None]):
-            if isinstance(op, FastAluOp):
-                run.append(op)
+            step = ShflStep.build(op, self.code.dec, self.code.dec.kernel.instructions[op.index]) \
+                if self.alu and type(op) is WarpOp else None
+            if isinstance(op, FastAluOp) or step is not None:
+                run.append(op if step is None else step)
                 continue
             if run:
                 out.append(SegmentOp(run, reg_dtypes, self.code, also_live(run, ops[k:], named_by)))

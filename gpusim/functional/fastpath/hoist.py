@@ -97,9 +97,10 @@ def hoist(ops: list, instrs) -> tuple[list, dict]:
 
 
 def also_live(run: list, after: list, named_by: dict) -> frozenset:
-    """Registers a segment of the ALU ops `run` must store besides those live after its last
-    instruction: those named by the ops placed after it that were before that instruction."""
-    last = run[-1].index
+    """Registers a segment of the ops `run` must store besides those live after its last
+    instruction in program order: those named by the ops placed after it that were before that
+    instruction."""
+    last = max(op.index for op in run)
     out: set = set()
     for op in after:
         if op.index < last and op.index in named_by:

@@ -24,6 +24,7 @@ import numpy as np
 
 from gpusim.functional.fastpath import segments as S
 from gpusim.functional.fastpath.segment_ir import UNIFORM_SPECIALS, Segment
+from gpusim.functional.fastpath.shuffle_step import ShflStep
 from gpusim.functional.ops import Op
 
 ndarray = np.ndarray
@@ -44,11 +45,12 @@ def _address(known: list, r: int, v: np.ndarray) -> int:
 class SegmentOp(Op):
     """A run of compilable ALU ops of one block (`segments`' module docstring)."""
     __slots__ = ("ops", "plan", "variants", "failed", "code", "table", "interpreted", "looked", "by_types",
-                 "scratch", "slots", "table_address", "specials", "also_live")
+                 "scratch", "slots", "table_address", "specials", "also_live", "shuffles")
 
     def __init__(self, ops: list, reg_dtypes, code, also_live: frozenset = frozenset()):
         self.ops = ops
         self.also_live = also_live           # registers live after it besides its last instruction's (`hoist`)
+        self.shuffles = any(isinstance(op, ShflStep) for op in ops)   # compiled only over whole warps (`shuffle_step`)
         self.index = ops[0].index
         self.guard = None
         self.info = ops[0].info
@@ -136,6 +138,11 @@ class SegmentOp(Op):
 
     def run(self, x):
         st = x.state
+        if self.shuffles and (x.san is not None or (st.m is not None and st.warp_runs() is None)):
+            st.segment_runs.pop(self, None)      # a warp with only some lanes active, or a sanitizer: the reference
+            for op in self.ops:
+                op.run(x)
+            return
         last = st.segment_runs.get(self)
         if last is not None and self._again(x, last):
             return

@@ -8,7 +8,9 @@ the reference gives running them instruction by instruction over all lanes. A
 registers the run reads, computes every instruction (`forms`; a guarded
 instruction keeps the old value where its predicate is false), and stores the
 registers it writes. Loads, stores, collectives and barriers stay separate ops
-between segments, so the order of memory effects is the reference's.
+between segments, so the order of memory effects is the reference's; ALU instructions
+move up past memory instructions they share no register with (`hoist`), and a warp
+shuffle between two runs can join them as a lane loop of its own (`shuffle_step`).
 
 Each segment variant is compiled with llvmlite (LLVM's MCJIT) into its own small
 module once its reference ops have done `COMPILE_AFTER` lane-instructions' worth of work
@@ -244,9 +246,9 @@ class KernelCode:
         live = kernel_liveness(self.dec.kernel)
         slots = self.dec.reg_slots
         for seg in self.segments:
-            after = live.live_after(seg.ops[-1].index) | seg.also_live
+            after = live.live_after(max(op.index for op in seg.ops)) | seg.also_live   # (moved ops: `hoist`)
             keep = {slots[r] for r in after if r in slots}
-            seg.plan.stores = [r for r in seg.plan.written if r in keep]
+            seg.plan.stores = [r for r in seg.plan.written if r in keep or r in seg.plan.cross]
             seg.table = np.zeros(2 * (len(seg.plan.loads) + len(seg.plan.stores) + len(seg.plan.specials)), np.int64)
 
     def variant(self, seg: "SegmentOp", key, compile: bool = True, lanes: int = 0):
