@@ -40,9 +40,11 @@ from __future__ import annotations
 
 import inspect
 import numbers
+import os
 import re
 import threading
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -220,8 +222,7 @@ class TritonSource:
             if divisible:
                 self.attrs[(i,)] = [["tt.divisibility", 16]]
             self.values.append((p.name, ty, value))
-        self.file = inspect.getsourcefile(fn.fn) or ""
-        self.first_line = getattr(fn, "starting_line_number", 0) or inspect.getsourcelines(fn.fn)[1]
+        self.file, self.first_line = _source_of(fn)
 
     def _specialise(self, p, a) -> tuple[str, object, bool]:
         """(Triton type, value, divisible by 16) of one runtime argument, as Triton's launcher
@@ -346,6 +347,15 @@ class TritonSource:
         """Nothing: Triton kernels have no device runtime gpusim must finish."""
 
 
+@lru_cache(maxsize=256)
+def _source_of(fn) -> tuple[str, int]:
+    """(source file, first line) of a `@triton.jit` function (found once: `inspect` reads the
+    file system)."""
+    return (inspect.getsourcefile(fn.fn) or "",
+            getattr(fn, "starting_line_number", 0) or inspect.getsourcelines(fn.fn)[1])
+
+
+@lru_cache(maxsize=256)
 def _scratch_names(ptx: str, entry: str, given: int) -> tuple:
     """Names of the trailing parameters Triton appends (scratch pointers)."""
     extra = len(entry_params(ptx, entry)) - given
@@ -355,6 +365,12 @@ def _scratch_names(ptx: str, entry: str, given: int) -> tuple:
 def _triton_ptxas(cc: tuple[int, int]) -> str | None:
     """The ptxas Triton assembles with for `cc` (its bundled one, or `TRITON_PTXAS_PATH`): on the
     measured machines Triton 3.6's, CUDA 12.8.93 (docs/toolchain.md)."""
+    return _ptxas_for(cc, os.environ.get("TRITON_PTXAS_PATH"))
+
+
+@lru_cache(maxsize=16)
+def _ptxas_for(cc: tuple[int, int], env: str | None) -> str | None:
+    """`_triton_ptxas` for `cc` with TRITON_PTXAS_PATH `env` (found once: Triton looks on disk)."""
     try:
         from triton.backends.nvidia.compiler import get_ptxas  # here: triton is optional, imported with the kernel's compile
         params = inspect.signature(get_ptxas).parameters
