@@ -156,29 +156,28 @@ def _per_warp(w, g, s, nwarps, fill, memo):
         smin &= -128
         m = j - i
         tag = 2 * m + (1 if fill else 0)
-        same = m == prev_m                             # as the warp before (a pipeline's warps mostly are)?
-        for k in range(m):
+        diff = np.uint64(0)                            # as the warp before (a pipeline's warps mostly are)?
+        for k in range(m):                             # (compared without branches: a loop that vectorises)
             gg = np.uint64(g[i + k] - gmin)
             ss = np.uint64(s[i + k] - smin)
-            same = same and gl[k] == gg and sl[k] == ss
+            diff |= (gl[k] ^ gg) | (sl[k] ^ ss)
             gl[k], sl[k] = gg, ss
+        same = m == prev_m and diff == 0
         if same:
             out[w[i]] = prev_count
             i = j
             continue
-        h = np.uint64(tag)
-        for k in range(m):
-            h = (h ^ gl[k]) * np.uint64(0x9E3779B97F4A7C15)
-            h = (h ^ sl[k]) * np.uint64(0xC2B2AE3D27D4EB4F)
+        h = np.uint64(0)
+        for k in range(m):                             # lanes mixed independently and summed: no serial chain
+            h += ((gl[k] + np.uint64(k)) * np.uint64(0x9E3779B97F4A7C15)) ^ (sl[k] * np.uint64(0xC2B2AE3D27D4EB4F))
+        h = (h ^ np.uint64(tag) ^ (h >> np.uint64(29))) * np.uint64(0xBF58476D1CE4E5B9)
         prev_m = m
         row = memo[np.int64((h >> np.uint64(40)) % np.uint64(slots))]
         if m <= 32 and row[0] == tag:
-            same = True
+            d = np.int64(0)
             for k in range(m):
-                if row[2 + k] != np.int64(gl[k]) or row[34 + k] != np.int64(sl[k]):
-                    same = False
-                    break
-            if same:
+                d |= (row[2 + k] ^ np.int64(gl[k])) | (row[34 + k] ^ np.int64(sl[k]))
+            if d == 0:
                 out[w[i]] = prev_count = row[1]
                 i = j
                 continue
