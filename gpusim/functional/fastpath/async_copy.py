@@ -49,7 +49,7 @@ def _plan(dst, src, m, use_m, g, use_g, lim, use_lim, lo, n, size, limit, stride
         for i in range(n):
             if lim[i] > 0 and lim[i] < size:
                 return FAIL
-    keys = np.empty(32, np.uint64)
+    keys = np.empty(33, np.uint64)               # (and the largest: `_add_key`)
     nkeys = 0
     sectors = 0
     na = nr = nwarps = 0

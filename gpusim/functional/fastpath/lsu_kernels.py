@@ -41,7 +41,14 @@ U64 = np.uint64
 
 @njit(cache=True, nogil=True, inline="always")
 def _add_key(keys, nkeys, key):
-    """Add `key` to keys[:nkeys] unless present (most recent first); the new count."""
+    """Add `key` to keys[:nkeys] unless present (most recent first); the new count. The last
+    slot of `keys` (callers allocate one more) holds the largest key added since nkeys was 0:
+    a key above it is new without a search (a warp's addresses mostly increase)."""
+    top = len(keys) - 1
+    if nkeys == 0 or key > keys[top]:
+        keys[nkeys] = key
+        keys[top] = key
+        return nkeys + 1
     for t in range(nkeys - 1, -1, -1):
         if keys[t] == key:
             return nkeys
@@ -74,7 +81,7 @@ def place_heap(base, bval, buniform, offset, m, use_m, g, use_g, lo, n, nbytes, 
     heap_base. Counts distinct 32-byte sectors per warp."""
     nb = U64(nbytes)
     amask = U64(align - 1)
-    keys = np.empty(32, np.uint64)
+    keys = np.empty(33, np.uint64)               # (and the largest: `_add_key`)
     nkeys = 0
     nactive = nreq = total = 0
     cur_warp = -1
@@ -117,7 +124,7 @@ def place_local(base, bval, buniform, offset, m, use_m, g, use_g, lo, n, nbytes,
     nb = U64(nbytes)
     amask = U64(align - 1)
     per_lane = max(1, nbytes // 4)
-    keys = np.empty(32 * per_lane, np.uint64)
+    keys = np.empty(32 * per_lane + 1, np.uint64)
     nkeys = 0
     nactive = nreq = total = 0
     cur_warp = -1
