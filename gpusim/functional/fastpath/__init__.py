@@ -71,7 +71,7 @@ class FastOpFactory(OpFactory):
         and each run of them (with the shuffles between them that compile: `shuffle_step`)
         replaced by one SegmentOp."""
         named_by: dict = {}
-        if self.alu:
+        if self.alu and ops:                 # (a block with no ops may come before any op is made)
             ops, named_by = hoist(ops, self.code.dec.kernel.instructions)
         out, run = [], []
         for k, op in enumerate(ops + [None]):
