@@ -34,23 +34,16 @@ def _data(v: np.ndarray) -> int:
     return v.__array_interface__["data"][0]
 
 
-def _address(known: list, r: int, v: np.ndarray) -> int:
-    """Register r's data address, kept in `known` (the batch's) while r still holds the array `v`."""
-    c = known[r]
-    if c is None or c[0] is not v:
-        c = known[r] = (v, _data(v))
-    return c[1]
-
-
 class SegmentOp(Op):
     """A run of compilable ALU ops of one block (`segments`' module docstring)."""
     __slots__ = ("ops", "plan", "variants", "failed", "code", "table", "interpreted", "looked", "by_types",
-                 "scratch", "slots", "table_address", "specials", "also_live", "shuffles")
+                 "scratch", "slots", "table_address", "specials", "also_live", "shuffles", "again")
 
     def __init__(self, ops: list, reg_dtypes, code, also_live: frozenset = frozenset()):
         self.ops = ops
         self.also_live = also_live           # registers live after it besides its last instruction's (`hoist`)
         self.shuffles = any(isinstance(op, ShflStep) for op in ops)   # compiled only over whole warps (`shuffle_step`)
+        self.again = True                    # in a loop (set with its stores by KernelCode): a run is kept for `_again`
         self.index = ops[0].index
         self.guard = None
         self.info = ops[0].info
@@ -164,7 +157,10 @@ class SegmentOp(Op):
         for r in plan.loads:
             v = regs[r]
             if type(v) is ndarray:
-                tbl[k + k] = a = _address(known, r, v)
+                c = known[r]                 # its data address, kept on the batch while r holds v
+                if c is None or c[0] is not v:
+                    c = known[r] = (v, _data(v))
+                tbl[k + k] = a = c[1]
                 arrays.append(a)
             else:
                 a, view = slots[k]
@@ -181,7 +177,10 @@ class SegmentOp(Op):
             else:
                 v = regs[r]
                 if type(v) is ndarray:
-                    tbl[k + k] = a = _address(known, r, v)
+                    c = known[r]
+                    if c is None or c[0] is not v:
+                        c = known[r] = (v, _data(v))
+                    tbl[k + k] = a = c[1]
                     if r not in loaded:
                         arrays.append(a)
                 else:
@@ -212,9 +211,9 @@ class SegmentOp(Op):
         self._call(fn, st)
         for r, view in outs:
             regs[r] = view[0]
-        if tuple(map(type, map(regs.__getitem__, plan.loads))) != kt[0]:
-            st.segment_runs.pop(self, None)  # a register it reads changed kind (made an array, or given one
-            return                           # value once): another variant next
+        if not self.again or tuple(map(type, map(regs.__getitem__, plan.loads))) != kt[0]:
+            st.segment_runs.pop(self, None)  # not in a loop, or a register it reads changed kind (made an array,
+            return                           # or given one value once): another variant next
         keys = plan.loads + [r for r in plan.stores if r not in loaded and r not in once]
         nl = len(plan.loads) + len(plan.stores)
         st.segment_runs[self] = (hit, st.whole, keys, [regs[r] for r in keys],

@@ -245,7 +245,11 @@ class KernelCode:
         """Trim each segment's stores to the registers live after it."""
         live = kernel_liveness(self.dec.kernel)
         slots = self.dec.reg_slots
+        cfg = live.cfg
+        back = [(s, b.index) for b in cfg.blocks for s in b.succs if 0 <= s <= b.index]   # (header, latch)
         for seg in self.segments:
+            b = cfg.block_of[seg.index]
+            seg.again = any(h <= b <= t for h, t in back)   # in a loop: it may run again with the same registers
             after = live.live_after(max(op.index for op in seg.ops)) | seg.also_live   # (moved ops: `hoist`)
             keep = {slots[r] for r in after if r in slots}
             seg.plan.stores = [r for r in seg.plan.written if r in keep or r in seg.plan.cross]
