@@ -15,7 +15,11 @@ Each side runs the launch `--repeats` times after one first launch (gpusim's fir
 Triton's compile and ptxas; the interpreter's first its own warm-up) and, on gpusim's side,
 `--warmup` more untimed ones (a process's steady state: its ALU segments compiled once they
 have run enough lanes, `gpusim/functional/fastpath/segments.py`, or loaded from the disk cache
-an earlier process filled), on fresh copies of the inputs, and both outputs are checked against the program's numpy reference. Reported: the median
+an earlier process filled), on fresh copies of the inputs, and both outputs are checked against the program's numpy reference.
+The two sides' processes are alive together and their timed launches interleaved (gpusim's, the
+interpreter's, gpusim's, ...; the one not launching waits on its stdin): this machine's speed
+drifts by tens of percent between minutes (session 44: the same gpusim launch 17 and 34 ms in
+two runs minutes apart), which timing each side in its own window put into the ratio. Reported: the median
 of the repeats (and the first launch) per side, wall-clock and CPU time of the process (the CPU
 ratio is the steadier one on a shared, loaded machine), the ratio interpreter / gpusim of the
 medians, the load average before and after, and the versions on each side. Both sides run with
@@ -39,6 +43,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,6 +65,16 @@ def case():
     return spec.case(size, seed=0)
 """
 
+# each side, once ready, runs one timed launch per "go" line on its stdin and answers with its times
+SERVE = r"""
+print(json.dumps(ready), flush=True)
+for line in sys.stdin:
+    if line.strip() != "go":
+        break
+    dt = run()
+    print(json.dumps({"t": dt[0], "cpu": dt[1]}), flush=True)
+"""
+
 GPUSIM = COMMON + r"""
 import gpusim, triton
 def run():
@@ -72,10 +87,8 @@ def run():
 first = run()
 for _ in range(warmup):
     run()
-times = [run() for _ in range(repeats)]
-print(json.dumps({"first_s": first[0], "times_s": [t[0] for t in times], "cpu_s": [t[1] for t in times],
-                  "triton": triton.__version__, "numpy": np.__version__, "python": sys.version.split()[0]}))
-"""
+ready = {"first_s": first[0], "triton": triton.__version__, "numpy": np.__version__, "python": sys.version.split()[0]}
+""" + SERVE
 
 INTERPRETER = r"""
 import os
@@ -99,22 +112,49 @@ def run():
     c.check()
     return dt
 first = run()
-times = [run() for _ in range(repeats)]
-print(json.dumps({"first_s": first[0], "times_s": [t[0] for t in times], "cpu_s": [t[1] for t in times],
-                  "triton": triton.__version__, "torch": torch.__version__,
-                  "numpy": np.__version__, "python": sys.version.split()[0], "executable": sys.executable}))
-"""
+ready = {"first_s": first[0], "triton": triton.__version__, "torch": torch.__version__,
+         "numpy": np.__version__, "python": sys.version.split()[0], "executable": sys.executable}
+""" + SERVE
 
 
-def _side(python: str, snippet: str, program: str, size, repeats: int, warmup: int = 0) -> dict:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-               OPENBLAS_NUM_THREADS="1")     # no BLAS threads spinning from the check into a timed launch
-    env.pop("TRITON_INTERPRET", None)
-    out = subprocess.run([python, "-c", snippet, program, json.dumps(size), str(repeats), str(warmup)], env=env, cwd=ROOT,
-                         capture_output=True, text=True)
-    if out.returncode:
-        raise RuntimeError(f"{program} {size}: {python} failed:\n{out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+class _Side:
+    """One side's process: set up (first launch, warm-up), then one timed launch per `launch()`."""
+
+    def __init__(self, python: str, snippet: str, program: str, size, warmup: int = 0):
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+                   OPENBLAS_NUM_THREADS="1")     # no BLAS threads spinning from the check into a timed launch
+        env.pop("TRITON_INTERPRET", None)
+        self.what = f"{program} {size}: {python}"
+        self.err = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen([python, "-c", snippet, program, json.dumps(size), "0", str(warmup)], env=env,
+                                     cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err,
+                                     text=True)
+        self.ready = self._reply()
+        self.times: list[float] = []
+        self.cpu: list[float] = []
+
+    def _reply(self) -> dict:
+        for line in self.proc.stdout:
+            try:
+                out = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(out, dict):
+                return out
+        self.err.seek(0)
+        raise RuntimeError(f"{self.what} failed:\n{self.err.read()[-3000:]}")
+
+    def launch(self) -> None:
+        self.proc.stdin.write("go\n")
+        self.proc.stdin.flush()
+        r = self._reply()
+        self.times.append(r["t"])
+        self.cpu.append(r["cpu"])
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait()
+        self.err.close()
 
 
 def _git() -> dict:
@@ -157,13 +197,21 @@ def main(argv=None) -> int:
     for program, size in CASES:
         if a.programs and program not in a.programs:
             continue
-        g = _side(sys.executable, GPUSIM, program, size, a.repeats, a.warmup)
+        gs = _Side(sys.executable, GPUSIM, program, size, a.warmup)
+        isd = None if earlier is not None else _Side(a.interpreter_python, INTERPRETER, program, size)
+        for _ in range(a.repeats):           # the sides' launches interleaved: both see the machine alike
+            gs.launch()
+            if isd is not None:
+                isd.launch()
+        gs.close()
+        g = {**gs.ready, "times_s": gs.times, "cpu_s": gs.cpu}
         if earlier is not None:
             r = earlier[(program, json.dumps(size))]
             i = {"times_s": r["interpreter_times_s"], "first_s": r["interpreter_first_s"],
                  "cpu_s": [r["interpreter_cpu_median_s"]], **earlier_env["interpreter_side"]}
         else:
-            i = _side(a.interpreter_python, INTERPRETER, program, size, a.repeats)
+            isd.close()
+            i = {**isd.ready, "times_s": isd.times, "cpu_s": isd.cpu}
         gm, im = statistics.median(g["times_s"]), statistics.median(i["times_s"])
         gc, ic = statistics.median(g["cpu_s"]), statistics.median(i["cpu_s"])
         rows.append({"program": program, "size": size, "gpusim_median_s": gm, "gpusim_first_s": g["first_s"],
