@@ -58,3 +58,13 @@ def metrics(x) -> dict:
     for b in dk.blocks:
         block_of[b.first:b.last] = b.index
     return metric_values(x.counters.instruction_table(block_of))
+
+
+def out_in_kernel(decls: str, body: str) -> str:
+    """A PTX kernel `k(pout, pin)` over 4-byte elements: each thread has %r1 = its %tid.x, %rd4 =
+    &pout[tid], %rd5 = &pin[tid] (registers up to %r9 and %rd9 declared besides `decls`), then
+    `body` (ending with `ret;`)."""
+    return (".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 pout, .param .u64 pin)\n"
+            "{\n.reg .b32 %r<10>; .reg .b64 %rd<10>; " + decls + "\n"
+            "ld.param.u64 %rd1, [pout];\nld.param.u64 %rd2, [pin];\nmov.u32 %r1, %tid.x;\n"
+            "mul.wide.u32 %rd3, %r1, 4;\nadd.s64 %rd4, %rd1, %rd3;\nadd.s64 %rd5, %rd2, %rd3;\n" + body + "}\n")

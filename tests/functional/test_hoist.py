@@ -11,22 +11,8 @@ import pytest
 
 from gpusim.functional.fastpath import segments
 from gpusim.functional.fastpath.segment_op import SegmentOp
-from tests.functional.ptx_harness import run_ptx
+from tests.functional.ptx_harness import out_in_kernel, run_ptx
 
-HEAD = """.version 8.0
-.target sm_90
-.address_size 64
-.visible .entry k(.param .u64 pout, .param .u64 pin)
-{
-.reg .b32 %r<20>; .reg .b64 %rd<20>;
-ld.param.u64 %rd1, [pout];
-ld.param.u64 %rd2, [pin];
-mov.u32 %r1, %tid.x;
-mul.wide.u32 %rd3, %r1, 4;
-add.s64 %rd4, %rd1, %rd3;
-add.s64 %rd5, %rd2, %rd3;
-bar.sync 0;
-"""
 
 
 @pytest.fixture(autouse=True)
@@ -37,7 +23,8 @@ def compile_at_once(monkeypatch):
 def run(body: str, core: str):
     out = np.zeros(4 * 64, np.uint32)
     inp = np.arange(64, dtype=np.uint32) * 7 + 3
-    (o, _), x = run_ptx(HEAD + body + "ret;\n}\n", "k", (1, 1, 1), (64, 1, 1), [out, inp], core=core)
+    (o, _), x = run_ptx(out_in_kernel("", "bar.sync 0;\n" + body + "ret;\n"), "k", (1, 1, 1), (64, 1, 1), [out, inp],
+                        core=core)
     return o, x
 
 

@@ -13,23 +13,8 @@ from gpusim.errors import GpusimError
 from gpusim.functional.fastpath import segments
 from gpusim.functional.fastpath.segment_op import SegmentOp
 from gpusim.functional.ops import WarpOp
-from tests.functional.ptx_harness import run_ptx
+from tests.functional.ptx_harness import out_in_kernel, run_ptx
 
-HEAD = """.version 8.0
-.target sm_90
-.address_size 64
-.visible .entry k(.param .u64 pout, .param .u64 pin)
-{
-.reg .b32 %r<30>; .reg .b64 %rd<20>; .reg .f32 %f<20>; .reg .pred %p<4>;
-ld.param.u64 %rd1, [pout];
-ld.param.u64 %rd2, [pin];
-mov.u32 %r1, %tid.x;
-mul.wide.u32 %rd3, %r1, 4;
-add.s64 %rd4, %rd1, %rd3;
-add.s64 %rd5, %rd2, %rd3;
-ld.global.f32 %f1, [%rd5];
-bar.sync 0;
-"""
 
 REDUCE = """mul.f32 %f2, %f1, 0f3F000000;
 mov.b32 %r2, %f2;
@@ -52,7 +37,9 @@ def compile_at_once(monkeypatch):
 def run(body: str, core: str, threads: int = 64):
     out = np.zeros(4 * threads, np.float32)
     inp = ((np.arange(threads, dtype=np.float32) * 1.7) % 13) - 4
-    (o, _), x = run_ptx(HEAD + body + "ret;\n}\n", "k", (1, 1, 1), (threads, 1, 1), [out, inp], core=core)
+    text = out_in_kernel(".reg .f32 %f<20>; .reg .pred %p<4>;",
+                         "ld.global.f32 %f1, [%rd5];\nbar.sync 0;\n" + body + "ret;\n")
+    (o, _), x = run_ptx(text, "k", (1, 1, 1), (threads, 1, 1), [out, inp], core=core)
     return o, x
 
 
