@@ -35,7 +35,8 @@ def _data(v: np.ndarray) -> int:
 
 
 class SegmentOp(Op):
-    """A run of compilable ALU ops of one block (`segments`' module docstring)."""
+    """A run of compilable ALU ops of one block, with the shuffles between them that compile
+    (`segments`' and `shuffle_step`'s module docstrings)."""
     __slots__ = ("ops", "plan", "variants", "failed", "code", "table", "interpreted", "looked", "by_types",
                  "scratch", "slots", "table_address", "specials", "also_live", "shuffles", "again")
 

@@ -242,7 +242,8 @@ class KernelCode:
         return hit
 
     def _prepare(self) -> None:
-        """Trim each segment's stores to the registers live after it."""
+        """Trim each segment's stores to the registers live after it (or read by a later lane
+        loop of its own), and mark the segments inside a loop (`SegmentOp.again`)."""
         live = kernel_liveness(self.dec.kernel)
         slots = self.dec.reg_slots
         cfg = live.cfg
