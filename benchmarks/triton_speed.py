@@ -56,10 +56,9 @@ CASES = [("vector_add", "default"), ("vector_add", {"n": 1 << 20}),
          ("flash_attention", "default"), ("flash_attention", {"heads": 4, "n_ctx": 256, "head_dim": 64, "causal": True})]
 
 COMMON = r"""
-import importlib, json, statistics, sys, time
+import importlib, json, sys, time
 import numpy as np
-program, size, repeats = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
-warmup = int(sys.argv[4]) if len(sys.argv) > 4 else 0
+program, size, warmup = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
 spec = importlib.import_module("programs.triton_kernels." + program).PROGRAM
 def case():
     return spec.case(size, seed=0)
@@ -126,7 +125,7 @@ class _Side:
         env.pop("TRITON_INTERPRET", None)
         self.what = f"{program} {size}: {python}"
         self.err = tempfile.TemporaryFile(mode="w+")
-        self.proc = subprocess.Popen([python, "-c", snippet, program, json.dumps(size), "0", str(warmup)], env=env,
+        self.proc = subprocess.Popen([python, "-c", snippet, program, json.dumps(size), str(warmup)], env=env,
                                      cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err,
                                      text=True)
         self.ready = self._reply()
