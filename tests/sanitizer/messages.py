@@ -33,7 +33,11 @@ released and R fenced with a scope including the writer after its spin, or its b
 has the barrier. A load of data[m] by R is ordered iff R acquired m and m is not
 `late`; a relayed load of data[m1] iff R acquired m2, m1 is released to m2's writer and
 not late, and m2's writer acquired m1 by its own fence at the latest; a peek iff the
-block has the barrier and m is released and not late.
+block has the barrier and m is released and not late. Records name their two accesses in
+the order they ran, so within one block under `deliver` (program order: spins and peeks
+come before stores) a plain signal is also a WAW of the reader's first spin then the
+store, and a peek whose warp no spin holds back reads data[m] before it is stored (WAR,
+the peek seeing 0): `Plan.spins_first`, `Plan.peeks_first`.
 """
 from __future__ import annotations
 
@@ -191,6 +195,25 @@ class Plan:
         `deliver_first` a writer in t's block stores before the barrier."""
         return self.writes_first and self.bars[t // self.block] and self.same(self.messages[m].writer, t)
 
+    def spins_first(self, m: int) -> bool:
+        """Whether m's reader spins on its flag before m's writer stores it: under `deliver`, within
+        one block (the functional core runs a block's warps in program order, the lowest basic
+        block first, and a thread's spin comes before its stores)."""
+        msg = self.messages[m]
+        return not self.writes_first and self.same(msg.writer, msg.reader)
+
+    def held(self, t: int) -> list[int]:
+        """The messages within one block read by threads of t's warp: a warp with a thread spinning
+        on one goes on (to its loads and peeks) only once that message's flag is up."""
+        return [m for m, msg in enumerate(self.messages)
+                if self.same(msg.writer, msg.reader) and msg.reader // 32 == t // 32]
+
+    def peeks_first(self, t: int, m: int) -> bool:
+        """Whether thread t peeks at data[m] before m's writer stores it: under `deliver` in the
+        writer's block, unless a thread of t's warp spins on a message within the block (then the
+        warp peeks once that message arrived: `plans` keeps only such warps' peeks at that message)."""
+        return not self.writes_first and self.same(self.messages[m].writer, t) and not self.held(t)
+
     def expected(self) -> list[tuple]:
         """(tool, kind, lines, count) of every record racecheck must report, sorted."""
         counts: dict[tuple, int] = {}
@@ -206,6 +229,8 @@ class Plan:
         for m, msg in enumerate(self.messages):
             if msg.signal == PLAIN:
                 add("WAW", "plain", "spin")
+                if self.spins_first(m):
+                    add("WAW", "spin", "plain")      # the reader's first spin, then the store
             if not (self.acquired_by(m, msg.reader, (msg.r_fence,)) and not msg.late
                     or self.barrier_orders(m, msg.reader)):
                 add("RAW", data_line(m), "load")
@@ -217,8 +242,10 @@ class Plan:
                 add("RAW", data_line(m1), "relay")
         for t, m in self.peeks:
             msg = self.messages[m]
-            if not (self.bars[t // self.block] and self.released(m, msg.reader) and not msg.late
-                    or self.barrier_orders(m, t)):
+            if self.peeks_first(t, m):
+                add("WAR", "peek", data_line(m))     # the peek read data[m] before the writer stored it
+            elif not (self.bars[t // self.block] and self.released(m, msg.reader) and not msg.late
+                      or self.barrier_orders(m, t)):
                 add("RAW", data_line(m), "peek")
         return sorted(k + (n,) for k, n in counts.items())
 
@@ -229,7 +256,7 @@ class Plan:
         for m2, m1 in self.relays:
             want[self.messages[m2].reader, 1] = 1000 + m1
         for t, m in self.peeks:
-            want[t, 2] = 1000 + m
+            want[t, 2] = 0 if self.peeks_first(t, m) else 1000 + m
         return bool((out == want).all())
 
 
@@ -295,6 +322,9 @@ def plans(draw, clean: bool | None = None, within_blocks: bool = False, writes_f
             if t != msg.reader and t != msg.writer and t not in dict(peeks):
                 peeks.append((t, m))
     p = Plan(nb, bs, tuple(messages), bars, relays, tuple(peeks), writes_first)
+    # a peek held up by its warp's spin on another message within a block (`Plan.peeks_first`) would
+    # see data[m] stored or not as the two messages' writers happen to run: no oracle for it
+    assume(writes_first or all(set(p.held(t)) <= {m} for t, m in p.peeks))
     if clean is False:
         assume(p.expected())                 # at least one defect
     return p
