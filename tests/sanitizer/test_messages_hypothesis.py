@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from hypothesis import HealthCheck, Phase, given, settings
 
 import gpusim
-from messages import Plan, plans
+from messages import Message, Plan, plans
 
 SETTINGS = settings(max_examples=40, derandomize=True, database=None, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
@@ -76,3 +76,21 @@ def test_a_reader_spinning_before_its_blocks_writer_gets_the_message(p):
     out here."""
     got, out = run(p)
     assert got == p.expected() and p.outputs_ok(out)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("p", [
+    # a plain flag store within a block: the reader's first spin, then the store, then its next spin
+    Plan(nblocks=2, block=64, messages=(Message(writer=105, reader=80, w_fence=1, signal=2, late=True, r_fence=1),),
+         bars=(True, False), relays=(), peeks=(), writes_first=False),
+    # a peek in the writer's block, its warp held by no spin: it reads before the store (WAR, sees 0)
+    Plan(nblocks=3, block=64, messages=(Message(writer=1, reader=34, w_fence=1, signal=0, late=False, r_fence=2),),
+         bars=(False, False, True), relays=(), peeks=((30, 0),), writes_first=False),
+])
+def test_a_block_runs_its_spins_and_peeks_before_its_stores(p):
+    """Within one block the functional core runs the spin and the peek (earlier in the program)
+    before the writer's store: the records name the accesses in that order (`Plan.spins_first`,
+    `Plan.peeks_first`). Both plans were drawn by the Hypothesis test above in some test orders."""
+    got, out = run(p)
+    assert got == p.expected() and p.outputs_ok(out)
+    assert any(kind in ("WAR", "WAW") and lines[0] < lines[1] for _, kind, lines, _ in got)
