@@ -107,7 +107,8 @@ class Counters:
         self.block_threads = np.zeros(n_blocks, np.int64)
         self.loop_back = np.zeros(n_blocks, np.int64)       # warps that took a back edge to this loop header
         self.taken_threads = np.zeros(n_blocks, np.int64)   # active threads whose branch/exit guard held
-        self.per_instr = {f: np.zeros(n_instructions, np.int64) for f in FIELDS[2:]}
+        rows = np.zeros((len(FIELDS) - 2, n_instructions), np.int64)       # one allocation, a row a field
+        self.per_instr = dict(zip(FIELDS[2:], rows))
 
     def add_block(self, b: int, warps: int, threads: int) -> None:
         self.block_warps[b] += warps
@@ -166,18 +167,27 @@ class Counters:
 
 def metric_values(table: dict[str, np.ndarray], select: np.ndarray | slice = slice(None)) -> dict[str, int]:
     """Nsight-named metrics summed over the selected instructions (plus any per-instruction
-    timing arrays stored in the table under their own Nsight names, e.g. warp stalls)."""
+    timing arrays stored in the table under their own Nsight names, e.g. warp stalls). Each
+    field is summed once (several metrics share one), as a float rounded to an integer."""
     out = {}
     for name, arr in table.items():
         if name.startswith("smsp__pcsamp"):
             out[name] = float(np.asarray(arr)[select].sum())
+    sums: dict[str, int] = {}
+
+    def total(field: str) -> int:
+        v = sums.get(field)
+        if v is None:
+            v = sums[field] = round(float(table[field][select].sum()))
+        return v
+
     for name, parts in METRICS.items():
         v = 0
         for p in parts:
             if p.startswith("-"):
-                v -= round(float(table[p[1:]][select].sum()))
+                v -= total(p[1:])
             else:
-                v += round(float(table[p if p in table or p != "thread_inst_pred_on" else "thread_inst"][select].sum()))
+                v += total(p if p in table or p != "thread_inst_pred_on" else "thread_inst")
         out[name] = v
     for name, field in EXTRA_METRICS.items():
         if field in table:

@@ -11,6 +11,7 @@ Does not model: SASS (counters count PTX instructions; see DEVIATIONS.md).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Callable
 
 import numpy as np
@@ -73,6 +74,16 @@ class DecodedKernel:
     # what ops work out once and key themselves with everything it depends on (wgmma_ops: the warps,
     # descriptors and the launch's block shape and shared memory), kept for every batch and launch
     op_memo: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @cached_property
+    def counter_maps(self) -> tuple[np.ndarray, np.ndarray]:
+        """(each instruction's block, each block's conditional branch or exit instruction or -1), as
+        int64 arrays: how `Counters.instruction_table` spreads block counts, found once a kernel."""
+        branch_of = np.array([b.last - 1 if b.terminator in ("cond_branch", "cond_exit") else -1 for b in self.blocks],
+                             np.int64)
+        block_of = np.array(self.cfg.block_of, dtype=np.int64)
+        block_of.flags.writeable = branch_of.flags.writeable = False     # shared by every launch
+        return block_of, branch_of
 
 
 def imm_value(imm: Imm, t: str):

@@ -150,9 +150,7 @@ class PreparedLaunch:
             self.marshalled.copy_back(self.memory)
             self.source.after_launch(self)                  # the language's runtime (Numba: NRT stats, exceptions)
         dk = self.decoded
-        branch_of = np.array([b.last - 1 if b.terminator in ("cond_branch", "cond_exit") else -1 for b in dk.blocks],
-                             np.int64)
-        table = self.counters.instruction_table(np.array(dk.cfg.block_of, dtype=np.int64), branch_of)
+        table = self.counters.instruction_table(*dk.counter_maps)
         if counter_scale != 1.0:
             table = {k: v * counter_scale for k, v in table.items()}
         metrics = metric_values(table)
