@@ -192,6 +192,11 @@ class BatchExecutor:
                 return
             self.execute(*nxt)
 
+    def run_to_end(self) -> None:
+        """`run`, then `close`: for a caller that only wants the batch's effects (memory, counters)."""
+        self.run()
+        self.close()
+
     def step(self, warps: np.ndarray | None = None) -> StepRecord | None:
         """Execute one block for `warps` (all must have the same block on top and be
         runnable), or for the scheduler's choice; return what happened."""

@@ -203,7 +203,7 @@ def _functional_sources() -> str:
         root = Path(__file__).resolve().parents[1]             # gpusim/
         h = hashlib.sha256()
         for rel in sorted([*(f"functional/{p.name}" for p in (root / "functional").glob("*.py")),
-                           "timing/functional_streams.py", "sweep/streams.py", "launch_checks.py", "variable_layout.py", "launch_plan.py",
+                           "timing/functional_streams.py", "timing/access_payloads.py", "sweep/streams.py", "launch_checks.py", "variable_layout.py", "launch_plan.py",
                            "frontend/args.py"]):
             p = root / rel
             if p.exists():

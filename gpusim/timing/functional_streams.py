@@ -6,7 +6,8 @@ back, per warp, the sequence of basic blocks it ran with, for every memory
 instruction, what the memory units need: the distinct 32-byte sectors a global,
 local or const access touches (local memory laid out as hardware interleaves it),
 or the number of wavefronts a shared access takes; a cp.async both, its global side's
-sectors and the wavefronts its shared side's fill takes (`payloads.CpAsyncPayload`). Because the functional core
+sectors and the wavefronts its shared side's fill takes (`payloads.CpAsyncPayload`; each access's
+payloads are `access_payloads.AccessPayloads`'). Because the functional core
 decides every address, mask and branch, the timing model never guesses them.
 
 Does not model: any influence of timing on what a program computes (blocks of one
@@ -18,19 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpusim.functional.copy_counts import ZERO_FILL_SOURCE, copy_pieces, fill_wavefronts
 from gpusim.functional.communication import blocks_communicate
-from gpusim.functional.lsu import distinct_per_group
-from gpusim.functional.shared_banks import lane_group
-from gpusim.functional.step_record import SpanAccess
 from gpusim.functional.loops import CLOCKS
-from gpusim.timing import stream_kernels as K
-from gpusim.timing.payloads import ATOMIC, LOAD, STORE, LazyMem, StepPayloads, mbarrier_access
+from gpusim.timing.access_payloads import AccessPayloads
+from gpusim.timing.payloads import LazyMem, StepPayloads
 from isa.program import Special
-from isa.memory_map import CONST_WINDOW_BASE, GLOBAL_BASE, LOCAL_WINDOW_BASE
-
-U64 = np.uint64
-NO_MASKS = np.zeros(0, np.uint32)
 
 
 @dataclass(slots=True)
@@ -63,7 +56,6 @@ class TraceSource:
         self.done = np.zeros(prepared.geometry.nblocks, np.bool_)   # blocks executed (gather() leaves holes)
         self.executed = 0                                  # blocks executed functionally (counters cover these)
         self.functional_steps = 0
-        self._cp_src = None                                # the global side of the cp.async being traced
         self._merged: dict[int, int] | None = None         # PTX shared access -> its merged SASS access's bytes
         self.execute_skipped = execute_skipped             # seek(): run the blocks passed over (exact outputs)
         self.run_stop: int | None = None                   # seek(): chunks end where the sampled run ends
@@ -205,13 +197,13 @@ class TraceSource:
             with np.errstate(all="ignore"):
                 for i in range(0, len(todo), per):
                     ids = todo[i:i + per]
-                    _run_closed(self._batch(int(ids[0]), len(ids), blocks=ids))
+                    self._batch(int(ids[0]), len(ids), blocks=ids).run_to_end()
             return
         self.executed += max(0, stop - start)
         self.done[start:stop] = True
         with np.errstate(all="ignore"):
             for first in range(start, stop, per):
-                _run_closed(self._batch(first, min(per, stop - first)))
+                self._batch(first, min(per, stop - first)).run_to_end()
 
     def _run_chunk(self, first: int, n: int) -> None:
         self._run_blocks(range(first, first + n))
@@ -228,6 +220,7 @@ class TraceSource:
                               visits=[]) for w in range(n * wpc)]
         gids = np.array([st.gid for st in streams], np.int64)
         lsu = ex.lsu
+        adder = AccessPayloads(p.decoded.infos, self._merged_widths())
         for st in streams:
             st.local_sectors = lsu.local_stride          # stride bytes per lane x 32 lanes / 32-B sectors
         payloads = np.zeros(len(streams), np.int64)      # per batch warp: its payloads, and their kinds
@@ -247,7 +240,7 @@ class TraceSource:
                     continue
                 sp = StepPayloads(rec.warps)
                 for a in rec.accesses:
-                    self._access(a, sp, lsu, gids, wpc)
+                    adder.add(a, sp, lsu, gids, wpc)
                 sp.finish()
                 payloads[rec.warps] += sp.counts
                 kinds[rec.warps] += sp.kinds
@@ -258,92 +251,6 @@ class TraceSource:
             st.summary = (n, k)
         for k, b in enumerate(blocks):
             self.ready[b] = streams[k * wpc:(k + 1) * wpc]
-
-    def _access(self, a, sp: StepPayloads, lsu, gids: np.ndarray, wpc: int) -> None:
-        """Add access `a` of a step to its payloads `sp`; gids[w]: batch warp w's global warp id."""
-        if a.wavefronts is not None:                   # shared, counted by the compiled load/store unit
-            sp.span_wavefronts(a.instr, *a.wavefronts)
-            return
-        info = self.p.decoded.infos[a.instr]
-        if type(a) is SpanAccess and a.space in ("global", "const") and not info.is_atomic:   # one compiled pass
-            base = U64(GLOBAL_BASE) if a.space == "global" else U64(CONST_WINDOW_BASE)
-            warps, starts, vals, masks = K.span_sectors(a._offs, a._lo, base, info.access_bytes, info.is_store)
-            if info.is_store:
-                sp.sectors(STORE, a.instr, warps, starts, vals, masks)
-            else:
-                sp.sectors(LOAD, a.instr, warps, starts, vals)
-            return
-        lanes, offsets, order = a.lanes, a.offsets, None
-        wl = (lanes >> 5).astype(np.int64)
-        if len(wl) > 1 and (wl[1:] < wl[:-1]).any():    # the kernels below take each warp's lanes together
-            order = np.argsort(wl, kind="stable")
-            lanes, offsets, wl = lanes[order], offsets[order], wl[order]
-        w0 = int(wl[0])
-        rel = wl - w0
-        if a.space == "mbarrier":
-            what, args = a.values
-            base = (lanes // (wpc * 32)).astype(U64) * U64(lsu.shared_stride)
-            local = (offsets - base).astype(np.int64)
-            args = [np.asarray(v) if order is None else np.asarray(v)[order] for v in args]
-            ks = np.unique(rel).tolist()
-            ops = []
-            for k in ks:
-                sel = rel == k
-                ops.append(mbarrier_access(what, int(local[sel][0]), int(sel.sum()), [v[sel] for v in args]))
-            sp.mbarriers(a.instr, np.array(ks, np.int64) + w0, ops)
-            return
-        if a.space == "shared" and info.kind == "async" and info.mnemonic.startswith("cp."):
-            self._fills(a.instr, sp, lanes, offsets, wl, w0, lsu, wpc)
-            return
-        if a.space == "shared" and info.kind == "async" and info.mnemonic.startswith("mbarrier"):
-            return          # an mbarrier's object
-        if a.space == "shared":
-            cta_base = (lanes // (wpc * 32)).astype(U64) * U64(lsu.shared_stride)
-            shift = U64(lsu.bank_width.bit_length() - 1)
-            words = ((offsets - cta_base) >> shift).astype(np.int64)
-            nbytes = a.nbytes or (16 if info.kind == "tensor" else info.access_bytes)   # ldmatrix: 16-byte rows
-            plain = info.kind != "tensor" and not info.is_atomic
-            if plain and not a.nbytes:
-                nbytes = self._merged_widths().get(a.instr, nbytes)
-            group = lane_group(nbytes, lsu.banks, lsu.bank_width) if plain else 32
-            if group < 32:
-                # a wide LDS/STS (or scalar ones ptxas merged into one): served in groups of lanes,
-                # each lane's bytes those of the SASS access (shared_banks.shared_wavefronts)
-                first = (((offsets - cta_base) & ~U64(nbytes - 1)) >> shift).astype(np.int64)
-                warps, wf = K.warp_group_wavefronts(rel, lanes.astype(np.int64), first, nbytes // lsu.bank_width,
-                                                    lsu.banks, group, info.is_store)
-            else:
-                warps, wf = K.warp_wavefronts(rel, words, max(1, nbytes // lsu.bank_width), lsu.banks)
-            if info.is_atomic and _cas_loop(info.mnemonic):   # the payload: the loop's rounds (sm.py)
-                wf = _cas_rounds(rel, words, lsu.banks)
-            sp.wavefronts(a.instr, warps + w0, wf)
-            return
-        if a.space == "global":
-            if info.kind == "async":                   # a cp.async's source: its shared side pairs with it
-                self._cp_src = (a.instr, lanes, offsets)
-            addr = offsets + U64(GLOBAL_BASE)
-        elif a.space == "const":
-            addr = offsets + U64(CONST_WINDOW_BASE)
-        else:                                          # local: interleaved per warp, a frame per gid (sm.py moves it to the warp's slot)
-            hw = lsu._local_hw_offsets(lanes, offsets, info.access_bytes)
-            rep = len(hw) // len(lanes)
-            gw = np.repeat(gids[wl], rep).astype(U64)
-            addr = U64(LOCAL_WINDOW_BASE) + gw * U64(lsu.local_stride * 32) + hw
-            rel = np.repeat(rel, rep)
-        sectors = addr >> U64(5)
-        if info.is_atomic:                             # each lane's operation is one read-modify-write
-            self._atomic(a.instr, sp, w0, rel, addr, sectors)
-            return
-        if info.is_store if a.is_store is None else a.is_store:   # which bytes of each sector the warp writes
-            nb = a.nbytes or info.access_bytes
-            nb = min(nb, 4) if a.space == "local" else nb
-            lane_masks = ((U64((1 << nb) - 1) << (addr & U64(31))).astype(np.uint32) if 0 < nb < 32
-                          else np.full(len(addr), 0xFFFFFFFF, np.uint32))    # a bulk copy's whole sectors
-            warps, starts, vals, masks = K.warp_sectors(rel, sectors, lane_masks, True)
-            sp.sectors(STORE, a.instr, warps + w0, starts, vals, masks)
-            return
-        warps, starts, vals, _ = K.warp_sectors(rel, sectors, NO_MASKS, False)
-        sp.sectors(LOAD, a.instr, warps + w0, starts, vals)
 
     def _batch(self, first: int, n: int, **kw):
         """The launch's executor for n blocks from `first`, its shared accesses counted as the SASS
@@ -362,75 +269,6 @@ class TraceSource:
             self._merged = {p: w for p, w in wide.items()
                             if w > infos[p].access_bytes and infos[p].kind != "tensor" and not infos[p].is_atomic}
         return self._merged
-
-    def _fills(self, instr: int, sp: StepPayloads, lanes, offsets, wl, w0: int, lsu, wpc: int) -> None:
-        """A cp.async's shared side: per warp, the wavefronts that write its bytes into shared
-        memory (`copy_counts.fill_wavefronts`), from each lane's source (the global side traced
-        just before, `_cp_src`) and its destination in its block's shared memory. A lane that
-        reads nothing (src-size 0) fills zeros: its destination as its own aligned source."""
-        local = (offsets - (lanes // (wpc * 32)).astype(U64) * U64(lsu.shared_stride)).astype(np.int64)
-        src = local | ZERO_FILL_SOURCE                 # zero-fill: no global line shared with a read
-        got = self._cp_src
-        if got is not None and got[0] == instr and len(got[1]):
-            k = np.minimum(np.searchsorted(lanes, got[1]), len(lanes) - 1)
-            ok = lanes[k] == got[1]                    # every reading lane is one of the copy's lanes
-            src[k[ok]] = got[2][ok].astype(np.int64)
-        self._cp_src = None
-        rel = wl - w0
-        ks = np.unique(rel)
-        nw = int(rel[-1]) + 1
-        wf = fill_wavefronts(rel, src, local, nw)
-        reads = src < ZERO_FILL_SOURCE
-        if reads.any():                                # a sector read once per shared sector it fills
-            rr, rs = rel[reads], src[reads]
-            repeated = copy_pieces(rr, rs, local[reads], nw) - distinct_per_group(rr, rs >> 5, nw)
-        else:
-            repeated = np.zeros(nw, np.int64)
-        sp.fills(instr, ks + w0, wf[ks], repeated[ks])
-
-    @staticmethod
-    def _atomic(instr: int, sp: StepPayloads, w0: int, rel, addr, sectors) -> None:
-        """An atomic's payload per warp: its sectors and, per sector, the passes the L1 splits
-        the warp's atomic into: a pass takes at most one lane per address, so each sector is in as
-        many passes as the most lanes on one of its addresses (Nsight's lts__t_sectors_op_red/atom, H200)."""
-        u_addr, lanes = np.unique((rel.astype(U64) << U64(48)) | (addr - (sectors.min() << U64(5))),
-                                  return_counts=True)
-        sector_key = (u_addr >> U64(48) << U64(48)) | ((u_addr & U64((1 << 48) - 1)) >> U64(5))
-        first = np.flatnonzero(np.r_[True, sector_key[1:] != sector_key[:-1]])
-        u = sector_key[first]                          # the distinct (warp, sector) keys, in order
-        passes = np.maximum.reduceat(lanes, first)
-        owner = (u >> U64(48)).astype(np.int64)
-        vals = (u & U64((1 << 48) - 1)) + sectors.min()
-        cuts = np.flatnonzero(np.diff(owner)) + 1
-        starts = np.r_[0, cuts, len(u)]
-        sp.sectors(ATOMIC, instr, owner[starts[:-1]] + w0, starts, vals, passes)
-
-
-def _cas_loop(mnemonic: str) -> bool:
-    """Whether a shared-memory atomic compiles to a compare-and-swap loop (sm_80/sm_90 have no
-    shared floating-point add: ptxas emits LDS, FADD, ATOMS.CAST.SPIN, a branch back on failure;
-    benchmarks/results/mechanisms_sass.txt, shared_bins_f32)."""
-    parts = mnemonic.split(".")
-    return "add" in parts and ("f32" in parts or "f64" in parts)
-
-
-def _cas_rounds(rel, words, banks: int) -> np.ndarray:
-    """Per warp (in `rel` order): the rounds of its compare-and-swap loop. ATOMS.CAST.SPIN
-    completes one lane a bank a round (the others fail and retry), so a warp takes as many
-    rounds as the most of its lanes in one bank, on one address or not: 32 lanes on one word
-    32 rounds (shared_lanes/f32_l32: 32 ATOMS a warp), 32 random words 3.6 (shared_bins/f32_b4096)."""
-    key = rel.astype(np.int64) * banks + (words & (banks - 1))
-    u, counts = np.unique(key, return_counts=True)
-    w = u // banks
-    first = np.flatnonzero(np.r_[True, w[1:] != w[:-1]])
-    return np.maximum.reduceat(counts, first)
-
-
-def _run_closed(ex) -> None:
-    """Run a batch to its end and close it (`BatchExecutor.close`: freed at once)."""
-    ex.run()
-    ex.close()
-
 
 def consecutive_runs(order) -> dict[int, int]:
     """The first block of each run of consecutive blocks in `order` (increasing) -> the run's length."""

@@ -289,7 +289,7 @@ class SM:
 
     def _cas_loop(self, t: float, rounds: int) -> float:
         """A shared compare-and-swap loop (LDS, FADD, ATOMS.CAST.SPIN, a branch back) of
-        `rounds` rounds (functional_streams._cas_rounds) issued once: each round an LDS and an ATOMS wavefront
+        `rounds` rounds (access_payloads._cas_rounds) issued once: each round an LDS and an ATOMS wavefront
         (the counter) holding the shared data path `shared_cas_round_cycles`, its result after
         the last round's."""
         end = L.path_book(self.F, t, rounds * self.cas_round_cycles)

@@ -1,4 +1,4 @@
-"""Compiled per-warp reductions of one step's memory access for the functional streams (`functional_streams.py`):
+"""Compiled per-warp reductions of one step's memory access for the functional streams (`access_payloads.py`):
 what the numpy code there computes with `np.unique` over the whole batch, in one pass
 over the lanes, warp by warp.
 

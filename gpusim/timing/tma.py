@@ -35,7 +35,7 @@ data/measurements/dram_concurrency_h100_run3.json): on the GPU a copy takes its 
 plus about all blocks' bytes in flight at the DRAM's peak, at 38% of that peak; the model's stay
 flat (docs/mechanisms_24.md section 28).
 
-The payload of a copy (from the functional core, `functional_streams.py`): its global sectors (a sector
+The payload of a copy (from the functional core, `access_payloads.py`): its global sectors (a sector
 array, or a store's (sectors, byte masks)) and, for a load with an mbarrier, the
 `MbarrierAccess` of its complete_tx, as a `CopyPayload`.
 

@@ -3,7 +3,7 @@ four `ld.shared.f32` -> one LDS.128, a broadcast) are one access of the SASS wid
 timing's payload, Nsight's wavefront count and its bank conflicts are the LDS.128's (2
 wavefronts, no conflict, as an H200 counts them for held-out sgemm_shared_tile: 402.8 M
 wavefronts at n2048, 402.7 M predicted), and every one of the four PTX loads lands on that
-LDS.128 (gpusim/frontend/sass/payloads.py `_nearest`, gpusim/timing/functional_streams.py)."""
+LDS.128 (gpusim/frontend/sass/payloads.py `_nearest`, gpusim/timing/access_payloads.py)."""
 import numpy as np
 
 import gpusim

@@ -11,7 +11,7 @@ from numba import cuda, float32
 import gpusim
 from gpusim.frontend.sass.listing import SassInstr
 from gpusim.timing.static import sass_classifier
-from gpusim.timing.functional_streams import _cas_loop, _cas_rounds
+from gpusim.timing.access_payloads import _cas_loop, _cas_rounds
 
 
 def _rounds(words_per_warp):

@@ -136,17 +136,17 @@ def test_a_bulk_copy_s_global_side_and_its_mbarrier_make_one_payload(mbarrier_fi
     # in either order, lands on its UTMALDG as one CopyPayload
     from gpusim.functional.decode import InstrInfo
     from gpusim.functional.step_record import Access
-    from gpusim.timing.functional_streams import TraceSource
+    from gpusim.timing.access_payloads import AccessPayloads
     from gpusim.timing.payloads import StepPayloads
     info = InstrInfo(0, "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes", "async", "ldst", 0, "", 1)
-    me = SimpleNamespace(p=SimpleNamespace(decoded=SimpleNamespace(infos=[info])))
+    adder = AccessPayloads([info], {})
     lsu = SimpleNamespace(shared_stride=1 << 16)
     lane = np.array([0])
     accesses = [Access(0, "global", lane, np.array([4096], np.uint64)),
                 Access(0, "mbarrier", lane, np.array([64], np.uint64), values=("complete_tx", [np.array([4096])]))]
     sp = StepPayloads(np.array([0]))
     for a in (accesses[::-1] if mbarrier_first else accesses):
-        TraceSource._access(me, a, sp, lsu, np.array([0]), 1)
+        adder.add(a, sp, lsu, np.array([0]), 1)
     sp.finish()
     p = sp.build(0)[0]
     assert sp.counts.tolist() == [1] and sp.kinds.tolist() == [[1, 0, 0]]     # counted as issue_stream._kinds does
