@@ -10,8 +10,8 @@ uniform register written per lane) is made here, all of a step's in one allocati
 machine code assumes (and tells LLVM, to vectorise: `segment_ir._Scopes`) that no two
 registers share an array; a run where two do (no op makes one, but nothing forbids it) runs
 the reference ops instead. Data
-addresses are what most of a step's Python time goes to on a small block: the
-`__array_interface__` dict that gives one costs about a microsecond, so each register's last
+addresses are much of a step's Python time on a small block (`_data`, a compiled call, about
+0.2 us each), so each register's last
 (array, address) is kept on the batch (`BatchState.addresses`) by whoever learns it, and every
 segment of the batch reads it from there (an array's data address never changes while it
 lives: none is resized in place).
@@ -21,6 +21,7 @@ from __future__ import annotations
 from operator import is_
 
 import numpy as np
+from numba import njit
 
 from gpusim.functional.fastpath import segments as S
 from gpusim.functional.fastpath.segment_ir import UNIFORM_SPECIALS, Segment
@@ -30,8 +31,18 @@ from gpusim.functional.ops import Op
 ndarray = np.ndarray
 
 
+F16 = np.dtype(np.float16)
+
+
+@njit(cache=True, nogil=True)
+def _address(v):
+    return v.ctypes.data
+
+
 def _data(v: np.ndarray) -> int:
-    return v.__array_interface__["data"][0]
+    """`v`'s data address: a compiled call (about 0.2 us; `__array_interface__` builds a dict, about
+    1 us). numba has no float16 arrays: those are seen as uint16, the same bytes."""
+    return _address(v.view(np.uint16) if v.dtype is F16 else v)
 
 
 class SegmentOp(Op):
@@ -226,20 +237,23 @@ class SegmentOp(Op):
     @staticmethod
     def _fresh(st, fresh: list, tbl: np.ndarray) -> None:
         """Arrays over the batch for stored registers that hold one value (`fresh`: (table slot,
-        register)), made in one allocation: uninitialised when the step runs every lane (the
-        segment writes them all), else holding the register's value."""
+        register)), made as the rows of one allocation per dtype (a row's address is the
+        allocation's plus its offset, iterating the rows makes their views): uninitialised when
+        the step runs every lane (the segment writes them all), else holding the register's value."""
         rd = st.reg_dtypes
         n = st.nlanes
-        sizes = [-(-n * rd[r].itemsize // 8) * 8 for _, r in fresh]
-        buf = np.empty(sum(sizes), np.uint8)
-        base = _data(buf)
-        off = 0
         regs, known = st.regs, st.addresses
-        for (k, r), size in zip(fresh, sizes):
-            v = buf[off:off + n * rd[r].itemsize].view(rd[r])
+        by_type: dict = {}
+        for k, r in fresh:
+            by_type.setdefault(rd[r], []).append((k, r))
+        for dt, items in by_type.items():
+            rows = np.empty((len(items), n), dt)
             if not st.whole:
-                v[:] = regs[r]
-            regs[r] = v
-            known[r] = (v, base + off)
-            tbl[k + k] = base + off
-            off += size
+                rows[:] = np.array([regs[r] for _, r in items], dt)[:, None]
+            a = _data(rows)
+            stride = n * dt.itemsize
+            for (k, r), v in zip(items, rows):
+                regs[r] = v
+                known[r] = (v, a)
+                tbl[k + k] = a
+                a += stride
