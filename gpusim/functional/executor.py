@@ -185,17 +185,12 @@ class BatchExecutor:
     def runnable(self) -> np.ndarray:
         return (self.stacks.depth > 0) & ~self.blocked()
 
-    def run(self) -> None:
-        while True:
-            nxt = self.scheduler.next_group()
-            if nxt is None:
-                return
+    def run(self, close: bool = False) -> None:
+        """Steps until no warp can; `close`: then `close` (a caller wanting only memory and counters)."""
+        while (nxt := self.scheduler.next_group()) is not None:
             self.execute(*nxt)
-
-    def run_to_end(self) -> None:
-        """`run`, then `close`: for a caller that only wants the batch's effects (memory, counters)."""
-        self.run()
-        self.close()
+        if close:
+            self.close()
 
     def step(self, warps: np.ndarray | None = None) -> StepRecord | None:
         """Execute one block for `warps` (all must have the same block on top and be

@@ -109,8 +109,8 @@ class PreparedLaunch:
 
     def run_batch(self, first_block: int, nblocks: int, max_steps: int | None = None) -> None:
         """Execute blocks first_block .. first_block + nblocks - 1 to their end (`batch`), the
-        executor closed after (`BatchExecutor.run_to_end`: its memory freed at once)."""
-        self.batch(first_block, nblocks, max_steps=max_steps).run_to_end()
+        executor closed after (`BatchExecutor.run(close=True)`: its memory freed at once)."""
+        self.batch(first_block, nblocks, max_steps=max_steps).run(close=True)
 
     def blocks_per_batch(self, batch_lanes: int) -> int:
         """Blocks executed together: about `batch_lanes` lanes' worth, or the whole grid for a

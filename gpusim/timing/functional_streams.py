@@ -197,13 +197,13 @@ class TraceSource:
             with np.errstate(all="ignore"):
                 for i in range(0, len(todo), per):
                     ids = todo[i:i + per]
-                    self._batch(int(ids[0]), len(ids), blocks=ids).run_to_end()
+                    self._batch(int(ids[0]), len(ids), blocks=ids).run(close=True)
             return
         self.executed += max(0, stop - start)
         self.done[start:stop] = True
         with np.errstate(all="ignore"):
             for first in range(start, stop, per):
-                self._batch(first, min(per, stop - first)).run_to_end()
+                self._batch(first, min(per, stop - first)).run(close=True)
 
     def _run_chunk(self, first: int, n: int) -> None:
         self._run_blocks(range(first, first + n))
