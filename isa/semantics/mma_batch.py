@@ -68,14 +68,42 @@ def _lead(x: np.ndarray, lead: tuple, tail: tuple) -> np.ndarray:
 
 
 def _tables(name: str, emin: int):
-    """`_kernel`'s decoding arguments for format `name`: (value table, exponent table, 32-bit mask)."""
+    """`_kernel`'s decoding arguments for format `name`: (value table, exponent table, 32-bit mask,
+    class tables (`_classes`))."""
     fmt = FORMATS[name]
     if fmt.bits <= 16:
-        return _table(name, emin) + (0,)
-    return _DUMMY_V, _DUMMY_E, 0xFFFFFFFF ^ ((1 << fmt.shift) - 1)
+        return _table(name, emin) + (0, _classes(name, emin))
+    return _DUMMY_V, _DUMMY_E, 0xFFFFFFFF ^ ((1 << fmt.shift) - 1), _NO_CLASSES
+
+
+@lru_cache(maxsize=None)
+def _classes(name: str, emin: int) -> tuple:
+    """The small decoding tables of an 8- or 16-bit format that `mma_kernel._kernel` reads first:
+    (significand bits `man`, and per class of sign and exponent bits its scale, implicit bit and
+    exponent). Pattern x of class h = x >> man decodes as scale[h] * (implicit[h] + (x & (2^man -
+    1))), exact (at most 12 bits times a power of two), with exponent[h], where implicit[h] >= 0;
+    that is only so where it is exactly `_table`'s value and exponent for each pattern of the
+    class (checked here, over every pattern): the normal numbers. The others (zeros, subnormals,
+    infinities, NaNs) get implicit -1: `_table`'s entries. The class tables are a few KiB where a
+    16-bit format's full tables are 768 KiB, most of which a launch's other work evicts between
+    tensor-core instructions (a wgmma of the Triton attention's 64 default: ~35 -> ~20 us)."""
+    fmt = FORMATS[name]
+    man = fmt.man_bits
+    v, e = _table(name, emin)
+    vv, ee = v.reshape(-1, 1 << man), e.reshape(-1, 1 << man)
+    one = float(1 << man)
+    scale = vv[:, 0] / one
+    with np.errstate(invalid="ignore"):
+        exact = (vv == scale[:, None] * (one + np.arange(1 << man))).all(1)
+    ok = np.isfinite(vv).all(1) & (vv[:, 0] != 0) & exact & (ee == ee[:, :1]).all(1)
+    out = (man, np.where(ok, scale, 0.0), np.where(ok, 1 << man, -1).astype(np.int64), ee[:, 0].copy())
+    for a in out[1:]:
+        a.flags.writeable = False
+    return out
 
 
 _DUMMY_V, _DUMMY_E = np.zeros(1, np.float64), np.zeros(1, np.int32)
+_NO_CLASSES = (0, np.zeros(1, np.float64), np.full(1, -1, np.int64), np.zeros(1, np.int32))
 
 
 @lru_cache(maxsize=None)
@@ -170,9 +198,9 @@ def kernel_plan(atype: str, btype: str, ctype: str, model: BlockFma, k: int) -> 
 
 
 def _run(plan, a, bt, bidx, cflat, cpos, tpos, zc, oflat, negate_a: bool, negate_b: bool) -> None:
-    (atv, ate, amask), (btv, bte, bmask), (asign, bsign), (aemin, bemin), order, p = plan
+    (atv, ate, amask, asplit), (btv, bte, bmask, bsplit), (asign, bsign), (aemin, bemin), order, p = plan
     _kernel(a, bt, bidx, cflat, cpos, tpos, atv, ate, btv, bte, amask, bmask, asign if negate_a else 0,
-            bsign if negate_b else 0, aemin, bemin, order, zc, oflat, *p)
+            bsign if negate_b else 0, aemin, bemin, asplit, bsplit, order, zc, oflat, *p)
 
 
 @lru_cache(maxsize=256)

@@ -3,8 +3,9 @@ reference `isa.semantics.mma_numerics.dot`, bit for bit, for every `BlockFma` pa
 batch element's D at a time (`_kernel`; `mma_batch.mma` and `mma_batch.mma_acc` call it; its
 per-element steps, the rounding and the general path, are `mma_steps`').
 
-It decodes each warp's B and each row of A to float64 values and anchor exponents (tables of
-every 8- and 16-bit pattern, f32/tf32 from their bits) and runs the reference's steps for a
+It decodes each warp's B and each row of A to float64 values and anchor exponents (8- and 16-bit
+patterns through small tables per class of sign and exponent bits, `mma_batch._classes`, with the
+tables of every pattern for zeros, subnormals and non-finite values; f32/tf32 from their bits) and runs the reference's steps for a
 batch element's D at a time, a row's columns together in the loops over k (the anchor maxima,
 the scaled products' sums) and every element together in the passes between them, loops the
 compiler vectorises:
@@ -42,20 +43,23 @@ import math
 import numpy as np
 from numba import njit
 
-from isa.semantics.mma_steps import (F32_MIN_NORMAL, F32_OVERFLOW, FNONE, NONE, RZ32_MASK, _block_one, _decode,
+from isa.semantics.mma_steps import (F32_MIN_NORMAL, F32_OVERFLOW, FNONE, NONE, RZ32_MASK, _block_one, _decode32,
                                       _exp, _finish, _pow2, _rn_bits, _value)
 
 
 @njit(cache=True, nogil=True)
-def _kernel(abits, bbits, bidx, cbits, cpos, tpos, atv, ate, btv, bte, amask32, bmask32, aflip, bflip, aemin, bemin, order,
-            zero_c, out, block, window, rne, exp_sum, floor, c_last_rn, signed_zero, sum_bits, sum_rne,
-            overflow_inf, man, expb, bias, emin, nan_bits):
+def _kernel(abits, bbits, bidx, cbits, cpos, tpos, atv, ate, btv, bte, amask32, bmask32, aflip, bflip, aemin, bemin,
+            asplit, bsplit, order, zero_c, out, block, window, rne, exp_sum, floor, c_last_rn, signed_zero, sum_bits,
+            sum_rne, overflow_inf, man, expb, bias, emin, nan_bits):
     """out[t, i, j] = accumulator bits of C + sum_k A B as `mma_numerics.dot` computes it
     (module docstring) for the bit patterns abits (T, M, K), bbits[bidx[t]] (N, K) (B transposed,
     decoded once for consecutive t with the same bidx),
     C and D element (i, j) at cbits[tpos[t] + cpos[i N + j]], out[tpos[t] + cpos[i N + j]]
-    (flat: a fragment's register order, or its registers' rows; C taken as +0 where zero_c[t]); k visited in `order`. Each warp's B and
-    each row of A are decoded once (`_decode`), then D is computed a batch element at a time
+    (flat: a fragment's register order, or its registers' rows; C taken as +0 where zero_c[t]); k visited in `order`;
+    8- and 16-bit inputs decoded through their class tables (`asplit`, `bsplit`: (significand bits, scales,
+    implicit bits, exponents), `mma_batch._classes`) and their full tables (atv/ate, btv/bte); f32 / tf32
+    ones from their bits (`mma_steps._decode32`). Each warp's B and
+    each row of A are decoded once, then D is computed a batch element at a time
     (its M x N elements in flat arrays: a pass over them one loop). The common
     case runs over a row's columns together (loops the compiler vectorises): with `exp_sum`
     anchors, where row i of A, column j of B and the running value are finite, so is every
@@ -71,6 +75,8 @@ def _kernel(abits, bbits, bidx, cbits, cpos, tpos, atv, ate, btv, bte, amask32, 
     where that is the model's rounding (normal results). Any other element takes
     `_block_one` and `_finish`."""
     nt, m, k = abits.shape
+    aman, ahs, ahb, ahe = asplit
+    bman, bhs, bhb, bhe = bsplit
     n = bbits.shape[1]
     mn = m * n
     prod = np.empty(max(block, 1), np.float64)
@@ -98,27 +104,39 @@ def _kernel(abits, bbits, bidx, cbits, cpos, tpos, atv, ate, btv, bte, amask32, 
         for j in range(n if t == 0 or tb != bidx[t - 1] else 0):
             bfin[j] = True
             for kk in range(k):
-                bv[kk, j], be[kk, j] = _decode(bbits[tb, j, order[kk]], btv, bte, bmask32, bflip, bemin)
-                if not math.isfinite(bv[kk, j]):
+                x = np.int64(bbits[tb, j, order[kk]]) ^ bflip
+                if bmask32 == 0:                         # 8/16-bit: the class tables (`mma_batch._classes`;
+                    x &= len(btv) - 1                    # written out: a call passing arrays costs ~15 ns)
+                    h = x >> bman
+                    c = bhb[h]
+                    if c >= 0:
+                        v, ev = bhs[h] * np.float64(c + (x & ((np.int64(1) << bman) - 1))), bhe[h]
+                    else:
+                        v, ev = btv[x], bte[x]
+                else:
+                    v, ev = _decode32(x, bmask32, bemin)
+                bv[kk, j] = v
+                be[kk, j] = ev
+                if not math.isfinite(v):
                     bfin[j] = False
         for i in range(m):                               # A's rows
             afin[i] = vec
-            if amask32 == 0:                             # 8/16-bit formats: the tables, one pass
-                tmask = len(atv) - 1
-                nf = 0
-                for kk in range(k):
-                    x = (np.int64(abits[t, i, order[kk]]) ^ aflip) & tmask
-                    v = atv[x]
-                    av[i, kk] = v
-                    ae[i, kk] = ate[x]
-                    nf += not math.isfinite(v)
-                if nf:
+            for kk in range(k):
+                x = np.int64(abits[t, i, order[kk]]) ^ aflip
+                if amask32 == 0:
+                    x &= len(atv) - 1
+                    h = x >> aman
+                    c = ahb[h]
+                    if c >= 0:
+                        v, ev = ahs[h] * np.float64(c + (x & ((np.int64(1) << aman) - 1))), ahe[h]
+                    else:
+                        v, ev = atv[x], ate[x]
+                else:
+                    v, ev = _decode32(x, amask32, aemin)
+                av[i, kk] = v
+                ae[i, kk] = ev
+                if not math.isfinite(v):
                     afin[i] = False
-            else:
-                for kk in range(k):
-                    av[i, kk], ae[i, kk] = _decode(abits[t, i, order[kk]], atv, ate, amask32, aflip, aemin)
-                    if not math.isfinite(av[i, kk]):
-                        afin[i] = False
         tp = tpos[t]
         if zero_c[t]:
             cvals[:] = 0.0

@@ -134,16 +134,11 @@ def _finish(s, lsb, allzero, acc, man, expb, bias, emin, rne, overflow_inf, sign
     return acc, bits
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _decode(bits, tv, te, mask32, flip, emin):
-    """(float64 value, `in_exp` exponent) of one input pattern: through the format's tables
-    (8 and 16 bits: tv, te indexed by the pattern), or with mask32 != 0 as an f32 / tf32 pattern
-    (its low bits cleared by the mask); `flip` XORs the sign first (imm-scale -1)."""
-    if mask32 == 0:
-        x = (np.int64(bits) ^ flip) & (len(tv) - 1)
-        return tv[x], te[x]
-    with_mask = np.uint32((np.int64(bits) ^ flip) & mask32)
-    v = np.float64(with_mask.view(np.float32))
+@njit(cache=True, nogil=True)
+def _decode32(x, mask32, emin):
+    """(float64 value, `in_exp` exponent) of f32 / tf32 pattern x (its sign already flipped by
+    imm-scale), its low bits cleared by `mask32`."""
+    v = np.float64(np.uint32(x & mask32).view(np.float32))
     if v != 0 and math.isfinite(v):
         return v, np.int32(max(_exp(v), emin))
     return v, np.int32(NONE)

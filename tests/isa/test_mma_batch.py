@@ -200,3 +200,22 @@ def test_batch_equals_reference_on_uniformly_random_bits(form):
     assert got.dtype == np.dtype({16: np.uint16, 32: np.uint32}[fc.bits])
     assert np.array_equal(got[:, pos].reshape(t, m, n).astype(np.uint64), want), \
         np.argwhere(got[:, pos].reshape(t, m, n) != want)[:5]
+
+
+@pytest.mark.parametrize("name, normal_classes", [("f16", 60), ("bf16", 508), ("e4m3", 28), ("e5m2", 60)])
+def test_class_tables_decode_every_pattern_as_the_full_tables(name, normal_classes):
+    """The kernel decodes an 8- or 16-bit input from its sign-and-exponent class where the class is
+    one of normal numbers: value and anchor exponent equal the full tables' for every pattern, and
+    only the classes of zeros and subnormals and of infinities and NaNs (e4m3: its top exponent, which
+    holds its NaN) take the full tables."""
+    fmt = FORMATS[name]
+    emin = 1 - fmt.bias
+    tv, te = MB._table(name, emin)
+    man, scale, implicit, exp = MB._classes(name, emin)
+    x = np.arange(1 << fmt.bits)
+    h = x >> man
+    ok = implicit[h] >= 0
+    v = np.where(ok, scale[h] * (implicit[h] + (x & ((1 << man) - 1))), tv)
+    assert int((implicit >= 0).sum()) == normal_classes
+    assert np.array_equal(v.view(np.int64)[ok], tv.view(np.int64)[ok])
+    assert np.array_equal(np.where(ok, exp[h], te), te)
