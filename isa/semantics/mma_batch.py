@@ -86,7 +86,7 @@ def _classes(name: str, emin: int) -> tuple:
     class (checked here, over every pattern): the normal numbers. The others (zeros, subnormals,
     infinities, NaNs) get implicit -1: `_table`'s entries. The class tables are a few KiB where a
     16-bit format's full tables are 768 KiB, most of which a launch's other work evicts between
-    tensor-core instructions (a wgmma of the Triton attention's 64 default: ~35 -> ~20 us)."""
+    tensor-core instructions."""
     fmt = FORMATS[name]
     man = fmt.man_bits
     v, e = _table(name, emin)
