@@ -50,10 +50,19 @@ class AsyncCopies:
     def __init__(self, x):
         self.x = x
         self.committed = np.zeros(x.nlanes, np.int64)      # commit_group count per thread
-        self.pending: list[tuple] = []                  # lanes, group, dst, data, the op's shared-side access
+        # lanes, group, dst, data, the op's shared-side access, data as words, and the word's shift
+        self.pending: list[tuple] = []
+        self.words: dict = {}                           # copy size -> the word it moves into shared memory
+        self.heap_words: dict = {}                      # copy size -> (global heap data, the word the fast op reads)
 
     def issue(self, lanes, dst, data, acc) -> None:
-        self.pending.append((lanes, self.committed[lanes].copy(), dst, data, acc))
+        size = data.shape[1]
+        w = self.words.get(size)
+        if w is None:
+            buf = self.x.lsu.shared
+            w = self.words[size] = _word(size, buf, self.x.lsu.shared_stride)
+        words = np.ascontiguousarray(data).view(w)
+        self.pending.append((lanes, self.committed.take(lanes), dst, data, acc, words, w.itemsize.bit_length() - 1))
 
     def complete(self, lanes: np.ndarray, keep_groups: int | None) -> None:
         """Complete the copies of `lanes` older than their `keep_groups` newest committed groups
@@ -61,14 +70,17 @@ class AsyncCopies:
         sel = np.zeros(self.x.nlanes, bool)
         sel[lanes] = True
         buf = self.x.lsu.shared
+        views = {}
         left = []
         san = self.x.san
         for entry in self.pending:
-            ln, grp, dst, data, acc = entry
+            ln, grp, dst, data, acc, words, shift = entry
             done = np.empty(len(ln), bool)      # which of its lanes complete, their bytes written in order
-            w = _word(data.shape[1], buf, self.x.lsu.shared_stride)
-            n = _complete(sel, self.committed, keep_groups or 0, keep_groups is not None, ln, grp, dst,
-                          np.ascontiguousarray(data).view(w), buf.view(w), w.itemsize.bit_length() - 1, done)
+            view = views.get(shift)
+            if view is None:
+                view = views[shift] = buf.view(words.dtype)
+            n = _complete(sel, self.committed, keep_groups or 0, keep_groups is not None, ln, grp, dst, words, view,
+                          shift, done)
             if n == len(ln):                # the whole copy (a pipeline stage's)
                 if san is not None:
                     san.async_done(acc, ln, dst.astype(U64))
@@ -79,7 +91,7 @@ class AsyncCopies:
             if san is not None:
                 san.async_done(acc, ln[done], dst[done].astype(U64))
             keep = ~done
-            left.append((ln[keep], grp[keep], dst[keep], data[keep], acc))
+            left.append((ln[keep], grp[keep], dst[keep], data[keep], acc, words[keep], shift))
         self.pending = left
 
 

@@ -179,7 +179,11 @@ class FastCpAsyncOp(CpAsyncOp):
         data = np.empty((n, size), np.uint8)
         res = np.zeros(5, np.int64)
         hd = heap.data
-        w = _word(size, hd, int(heap.base))
+        unit = _unit(x)
+        hit = unit.heap_words.get(size)                 # the heap's word for this size, while it is this array
+        if hit is None or hit[0] is not hd:
+            hit = unit.heap_words[size] = (hd, _word(size, hd, int(heap.base)))
+        w = hit[1]
         if _plan(dst, src, NO_BOOL if m is None else m, m is not None, NO_BOOL if g is None else g, g is not None,
                  lim, bool(self.srcs), lo, n, size, U64(lsu.shared_bytes), U64(lsu.shared_stride), x.wpc * 32,
                  lsu.shared.size, heap._starts, heap._ends, U64(heap.base), hd.view(w), hd.size,
@@ -189,7 +193,7 @@ class FastCpAsyncOp(CpAsyncOp):
         if not na:
             return
         lanes, soff = lanes[:na], soff[:na]
-        _unit(x).issue(lanes, soff, data[:na], None)      # (no sanitizer here: it takes the reference op)
+        unit.issue(lanes, soff, data[:na], None)          # (no sanitizer here: it takes the reference op)
         if x.record is not None:
             if nreads:
                 rd = goff >= 0
