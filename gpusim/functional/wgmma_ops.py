@@ -34,7 +34,7 @@ import numpy as np
 from gpusim.errors import BarrierError, KernelError
 from gpusim.functional.collectives import pack_lanes
 from gpusim.functional.ops import NopOp, Op
-from gpusim.functional.tensor_ops import active_warps, gather
+from gpusim.functional.tensor_ops import active_warps
 from gpusim.functional.wgmma_operands import addresses, distinct, fits, prologue, read, runs, stacked
 from isa.errors import UnsupportedInstruction
 from isa.program import Vector
@@ -196,10 +196,11 @@ class WgmmaOp(Op):
         x.counters.add_extra(self.index, "tensor_gmma_inst", len(warps))
         if self.index in x.value_free:                  # prediction only: no path or address needs D
             return
-        if f.a_regs:
-            a = gather(x, self.a_srcs, U32)
         Bt = read(lsu, b_desc, b_first, np.zeros(len(b_first), np.int64), b_base, f.n, bb)
-        A16 = W.a_from_regs(f, a[warps]) if full is None else read(lsu, full, ia, a_row0, base, 16, ab)
+        if full is None:                                # A from registers: a row per register over the span
+            A16 = W.a_from_rows(f, _registers(x, self.a_srcs), warps)
+        else:
+            A16 = read(lsu, full, ia, a_row0, base, 16, ab)
         if self.acc_slots is not None:                  # C read from and D written to the registers in place
             W.warp_mma_acc(f, A16, Bt, b_index, st.grouped(self.acc_slots), x.span_w0 + warps, sdw, scale_a,
                            scale_b)

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+from numba import njit
 
 from isa.errors import UnsupportedInstruction
 from isa.opcodes import Bound, OpSpec
@@ -293,9 +294,14 @@ def warp_mma_acc(form: WgmmaForm, A16: np.ndarray, Bt: np.ndarray, b_index: np.n
     flat = acc.reshape(-1).view(L.NARROW[cb])
     MB.mma_acc(A16, Bt, b_index, flat, _acc_offsets(form.n, cb, acc.shape[1]),
                np.asarray(warps, np.int64) * (32 * epr), ~np.asarray(scale_d, bool),
-               MB.kernel_plan(form.atype, form.btype, form.dtype, M.hopper_model("wgmma", form.atype, form.dtype,
-                                                                                  form.k), form.k),
-               negate_a=scale_a == -1, negate_b=scale_b == -1)
+               _kernel_plan(form), negate_a=scale_a == -1, negate_b=scale_b == -1)
+
+
+@lru_cache(maxsize=None)
+def _kernel_plan(form: WgmmaForm) -> tuple:
+    """`mma_batch.kernel_plan` for this form's types and fitted model (found once per form)."""
+    return MB.kernel_plan(form.atype, form.btype, form.dtype, M.hopper_model("wgmma", form.atype, form.dtype, form.k),
+                          form.k)
 
 
 @lru_cache(maxsize=64)
@@ -309,10 +315,43 @@ def _acc_offsets(n: int, cb: int, lanes: int) -> np.ndarray:
     return x
 
 
-def a_from_regs(form: WgmmaForm, a_regs: np.ndarray) -> np.ndarray:
-    """Each warp's rows (..., 16, K) of A from its four A registers (..., 32, 4)."""
+def a_from_rows(form: WgmmaForm, rows: np.ndarray, warps: np.ndarray) -> np.ndarray:
+    """The rows (len(warps), 16, K) of A, as element bit patterns of the format's width, of each
+    warp in `warps` from its four A registers: `rows` (4, lanes) uint32 holds them a row per
+    register over consecutive warps' lanes, warp w's at 32 w .. 32 w + 31. One compiled gather
+    (`_a_gather`) through the place of each element (`_a_sources`)."""
     bits = ELEM_BITS[form.atype]
-    return L.unpack(a_regs, _a_map(form.k, bits), bits, (16, form.k))
+    reg, lane, shift = _a_sources(form.k, bits)
+    out = np.empty((len(warps), 16, form.k), L.NARROW[bits])
+    _a_gather(np.ascontiguousarray(rows, np.uint32), np.asarray(warps, np.int64), reg, lane, shift,
+              np.uint32((1 << bits) - 1 if bits < 32 else 0xFFFFFFFF), out.reshape(len(warps), -1))
+    return out
+
+
+@lru_cache(maxsize=None)
+def _a_sources(k: int, bits: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where each element (row, col) of a warp's A (16 x k, row-major) is held when A comes from
+    registers (`_a_map`): its register (0..3), lane and bit offset in the register; read-only."""
+    fmap = _a_map(k, bits)                               # (32 lanes, 4 registers, elements a register, 2)
+    _, src = L._index(fmap, (16, k))
+    if src is None:                                      # pragma: no cover - the layout holds each element once
+        raise ValueError(f"wgmma A from registers (k{k}, {bits}-bit) does not hold each element once")
+    per = fmap.shape[2]
+    lane, rest = np.divmod(src, 4 * per)
+    reg, elem = np.divmod(rest, per)
+    out = (reg.astype(np.int64), lane.astype(np.int64), (elem * bits).astype(np.uint32))
+    for a in out:
+        a.flags.writeable = False
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _a_gather(rows, warps, reg, lane, shift, mask, out):
+    """out[t, p] = element p of warp warps[t]'s A: bits shift[p].. of register reg[p] of its lane lane[p]."""
+    for t in range(len(warps)):
+        l0 = warps[t] * 32
+        for p in range(len(reg)):
+            out[t, p] = (rows[reg[p], l0 + lane[p]] >> shift[p]) & mask
 
 
 ENTRIES = [
