@@ -95,9 +95,9 @@ class SassCounts:
                "smsp__thread_inst_executed_pred_on.sum": int(self.thread_inst_pred_on.sum())}
         if self.pipe_counters:
             pipes = dict.fromkeys(COUNTED_PIPES, 0)
-            inst = np.asarray(self.inst)
-            for c, idx in _pipe_members(self.pipe_counters):
-                pipes[c] = pipes.get(c, 0) + int(inst[idx].sum())
+            names, member = _pipe_members(self.pipe_counters)
+            for c, v in zip(names, (member @ np.asarray(self.inst, np.float64)).tolist()):
+                pipes[c] = pipes.get(c, 0) + round(v)
             out.update({f"sm__inst_executed_pipe_{p}.sum": v for p, v in pipes.items()})
         return out
 
@@ -117,11 +117,12 @@ class SassCounts:
 _PIPE_MEMBERS: dict = {}
 
 
-def _pipe_members(pipe_counters: tuple) -> list[tuple[str, np.ndarray]]:
-    """Per pipe counter, in the order the instructions first name them, the instructions that
-    count in it: a kernel's classes are one tuple (`SassMap.counter_classes`), so this is found
-    once per kernel and each launch sums its counts with one gather a pipe (the counts are
-    integers: the same sums as adding them one by one)."""
+def _pipe_members(pipe_counters: tuple) -> tuple[list[str], np.ndarray]:
+    """The pipe counters, in the order the instructions first name them, and which instructions
+    count in each (a 0/1 matrix, a row a pipe): a kernel's classes are one tuple
+    (`SassMap.counter_classes`), so this is found once per kernel and each launch sums its counts
+    with one product (the counts are integers below 2^53: the sums are exact, as adding them one
+    by one)."""
     hit = _PIPE_MEMBERS.get(id(pipe_counters))
     if hit is not None and hit[0] is pipe_counters:
         return hit[1]
@@ -129,7 +130,11 @@ def _pipe_members(pipe_counters: tuple) -> list[tuple[str, np.ndarray]]:
     for i, counters in enumerate(pipe_counters):
         for c in counters:
             members.setdefault(c, []).append(i)
-    out = [(c, np.array(idx, np.int64)) for c, idx in members.items()]
+    member = np.zeros((len(members), len(pipe_counters)), np.float64)
+    for row, idx in enumerate(members.values()):
+        member[row, idx] = 1.0
+    member.flags.writeable = False
+    out = (list(members), member)
     if len(_PIPE_MEMBERS) > 256:
         _PIPE_MEMBERS.clear()
     _PIPE_MEMBERS[id(pipe_counters)] = (pipe_counters, out)

@@ -107,8 +107,8 @@ class Counters:
         self.block_threads = np.zeros(n_blocks, np.int64)
         self.loop_back = np.zeros(n_blocks, np.int64)       # warps that took a back edge to this loop header
         self.taken_threads = np.zeros(n_blocks, np.int64)   # active threads whose branch/exit guard held
-        rows = np.zeros((len(FIELDS) - 2, n_instructions), np.int64)       # one allocation, a row a field
-        self.per_instr = dict(zip(FIELDS[2:], rows))
+        self._rows = np.zeros((len(FIELDS) - 2, n_instructions), np.int64)  # one allocation, a row a field
+        self.per_instr = dict(zip(FIELDS[2:], self._rows))
 
     def add_block(self, b: int, warps: int, threads: int) -> None:
         self.block_warps[b] += warps
@@ -151,6 +151,11 @@ class Counters:
             else:
                 self.per_instr[k] = v.copy()
 
+    def totals(self) -> dict[str, int]:
+        """Each FIELD's sum over the instructions (the block-visit ones aside: `instruction_table`
+        spreads those), with one numpy call: what `metric_values` sums of an unscaled table."""
+        return dict(zip(FIELDS[2:], self._rows.sum(1).tolist()))
+
     def instruction_table(self, block_of: np.ndarray, branch_of: np.ndarray | None = None) -> dict[str, np.ndarray]:
         """Every FIELD per instruction (block visit counts spread over their instructions);
         with `branch_of` (per block: the index of its conditional branch or exit, -1 for
@@ -165,15 +170,18 @@ class Counters:
         return out
 
 
-def metric_values(table: dict[str, np.ndarray], select: np.ndarray | slice = slice(None)) -> dict[str, int]:
+def metric_values(table: dict[str, np.ndarray], select: np.ndarray | slice = slice(None),
+                  totals: dict[str, int] | None = None) -> dict[str, int]:
     """Nsight-named metrics summed over the selected instructions (plus any per-instruction
     timing arrays stored in the table under their own Nsight names, e.g. warp stalls). Each
-    field is summed once (several metrics share one), as a float rounded to an integer."""
+    field is summed once (several metrics share one), as a float rounded to an integer;
+    `totals` (`Counters.totals`, of the table's unscaled counters over every instruction) gives
+    the sums of the fields it has."""
     out = {}
     for name, arr in table.items():
         if name.startswith("smsp__pcsamp"):
             out[name] = float(np.asarray(arr)[select].sum())
-    sums: dict[str, int] = {}
+    sums: dict[str, int] = dict(totals) if totals else {}
 
     def total(field: str) -> int:
         v = sums.get(field)

@@ -151,7 +151,7 @@ class PreparedLaunch:
         table = self.counters.instruction_table(*dk.counter_maps)
         if counter_scale != 1.0:
             table = {k: v * counter_scale for k, v in table.items()}
-        metrics = metric_values(table)
+        metrics = metric_values(table, totals=self.counters.totals() if counter_scale == 1.0 else None)
         metrics["launch__grid_size"] = self.geometry.nblocks
         metrics["launch__block_size"] = self.geometry.threads_per_block
         sass = self.sass_counts(counter_scale)
