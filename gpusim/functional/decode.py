@@ -23,6 +23,7 @@ from isa.errors import UnsupportedInstruction
 from isa.semantics.carry import CARRY_FLAG
 from isa.program import Imm, Instruction, Kernel, PredPair, Reg, Special, Sym, Vector
 from isa.types import dtype as ptx_dtype, type_bytes, unsigned_dtype
+from gpusim.functional.state import StatePool
 from gpusim.functional.syscalls import SysCallOp
 
 
@@ -74,6 +75,8 @@ class DecodedKernel:
     # what ops work out once and key themselves with everything it depends on (wgmma_ops: the warps,
     # descriptors and the launch's block shape and shared memory), kept for every batch and launch
     op_memo: dict = field(default_factory=dict, compare=False, repr=False)
+    # idle batch states, each executor's taken from here and given back when it closes
+    states: StatePool = field(default_factory=StatePool, compare=False, repr=False)
 
     @cached_property
     def counter_maps(self) -> tuple[np.ndarray, np.ndarray]:

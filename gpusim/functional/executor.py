@@ -44,7 +44,7 @@ from gpusim.functional.geometry import Geometry
 from gpusim.functional.lsu import LoadStoreUnit
 from gpusim.functional.scheduler import WarpScheduler
 from gpusim.functional.specials import SpecialRegisters
-from gpusim.functional.state import BatchState, convert
+from gpusim.functional.state import convert
 from gpusim.functional.step_record import Access, SpanAccess, StepRecord
 from gpusim.functional.warps import EXIT, FULL_MASK, WarpStacks
 from gpusim.functional.watchdog import OBSERVE_AFTER_STEPS, Watchdog
@@ -71,7 +71,9 @@ class BatchExecutor:
         self.kernel_name = kernel_name
         self.sm_count = sm_count
         self.counters = counters
-        self.state = BatchState(self.nlanes, dk.reg_dtypes)
+        # from the kernel's pool (state.StatePool): a state of this batch's lanes and blocks, which the
+        # per-lane special registers it keeps depend on; given back by `close`
+        self.state = dk.states.take(self.nlanes, dk.reg_dtypes, (geometry, self.block_ids.tobytes(), sm_count))
         tpb = geometry.threads_per_block
         last = tpb - 32 * (self.wpc - 1)
         per_block = np.full(self.wpc, FULL_MASK, np.uint32)
@@ -98,7 +100,7 @@ class BatchExecutor:
         self._watch_again = 0
         self.span_masks = np.zeros(0, np.uint32)
         self.span_w0 = 0
-        self.specials = SpecialRegisters(self)
+        self.specials = SpecialRegisters(self, self.state.special_lanes)
         self.special = self.specials.read          # special(name, want): what decode's fetchers call
         self._barriers = {b.barrier.index: b.barrier for b in dk.blocks if b.barrier is not None}
         grid = sorted(i for i, b in self._barriers.items() if getattr(b, "scope", "cta") == "grid")
@@ -117,6 +119,9 @@ class BatchExecutor:
             return
         self.lsu = self.collectives = self.async_copies = self.scheduler = None
         self.specials = self.special = self.cluster = self.watch = None
+        if self.state is not None:                   # its registers to the kernel's next batch (state.StatePool)
+            self.dk.states.give(self.state)
+            self.state = None
 
     # ------------------------------------------------------------------ geometry
     def cluster_unit(self) -> ClusterUnit:
@@ -141,8 +146,7 @@ class BatchExecutor:
             return
         cur = st.regs[slot]
         if type(cur) is not np.ndarray:
-            cur = np.full(st.nlanes, cur, rd)
-            st.regs[slot] = cur
+            cur = st.regs[slot] = st.array_for(slot, cur)
         cur[lanes] = vals
 
     def write_warps(self, slot: int, warps: np.ndarray, vals: np.ndarray, lane_ok: np.ndarray) -> None:

@@ -18,9 +18,10 @@ from gpusim.functional.state import convert
 class SpecialRegisters:
     """`x`: the batch's executor (its geometry, blocks, step count, load/store unit, lane span)."""
 
-    def __init__(self, x):
+    def __init__(self, x, lane_arrays: dict | None = None):
         self.x = x
-        self._lane_arrays: dict[str, np.ndarray] = {}
+        # the per-lane ones computed so far: `lane_arrays` where given (the executor's batch state keeps them)
+        self._lane_arrays: dict[str, np.ndarray] = {} if lane_arrays is None else lane_arrays
 
     def lanes(self, name: str) -> np.ndarray:
         """The per-lane special register `name` over the batch (uint32), computed on first use."""

@@ -10,6 +10,14 @@ numpy scalar (a "uniform" value) until a partial write makes it an array. A step
 executes one basic block for a contiguous span of lanes `[lo, hi)` under a boolean
 lane mask `m` (None = every lane of the span is active).
 
+A register that needs an array while it holds one value gets its own (`BatchState.array_for`,
+made once and kept), and a kernel's small batch states are pooled (`StatePool`, on the decoded
+kernel): the next launch's batch of the same blocks starts from a reset state that still has
+those arrays, their addresses, the per-lane special registers and the compiled segments' last
+runs, so that a small launch's segments run again with their tables as they were
+(`fastpath.segment_op.SegmentOp._again`) instead of rebuilding them, register by register, in
+Python (the Triton programs' 64-sized defaults, two processes interleaved: 12% and 17% of a launch).
+
 Does not model: register banks, operand collectors, register spilling (issue 3).
 """
 from __future__ import annotations
@@ -78,6 +86,30 @@ class BatchState:
         # per-lane specials and their arrays, uniform specials' slots, once-stored registers' slots,
         # uniform loads' slots)
         self.segment_runs: dict = {}
+        # per register, the array made for it when it first needed one (`array_for`), given to it again
+        # whenever it holds one value and needs an array: in this batch and, the state being pooled
+        # (`StatePool`), in the next launch's, so that a compiled segment finds the arrays of its last
+        # run and runs again with its table as it is (`SegmentOp._again`)
+        self.spare: list = [None] * len(reg_dtypes)
+        self.special_lanes: dict = {}    # per-lane special registers (`specials`): the batch's blocks'
+        self.pool_key = None             # the `StatePool` key it goes back under
+
+    def reset(self) -> None:
+        """Back to a new batch's state (every register its zero), keeping what a pooled state keeps
+        (module docstring): `spare`, the arrays' addresses, the segments' last runs, the groups, the
+        per-lane special registers (the same blocks: the pool's key)."""
+        self.regs = list(_zeros(self.reg_dtypes))
+        self.span(0, self.nlanes, None)
+
+    def array_for(self, slot: int, fill=None) -> ndarray:
+        """An array over the batch for register `slot`, which holds one value (`fill`, where the
+        caller writes only some lanes): its own from `spare`, else a new one kept there."""
+        v = self.spare[slot]
+        if v is None:
+            v = self.spare[slot] = np.empty(self.nlanes, self.reg_dtypes[slot])
+        if fill is not None:
+            v[:] = fill
+        return v
 
     def span(self, lo: int, hi: int, m: np.ndarray | None, warp_masks: np.ndarray | None = None) -> None:
         """The step's lanes [lo, hi) under mask m (None: all), and m as one uint32 per warp."""
@@ -128,8 +160,7 @@ class BatchState:
             return
         cur = self.regs[slot]
         if type(cur) is not ndarray:
-            cur = np.full(self.nlanes, cur, rd)
-            self.regs[slot] = cur
+            cur = self.regs[slot] = self.array_for(slot, cur)
         if m is None:
             cur[self.lo:self.hi] = val
         else:
@@ -144,8 +175,7 @@ class BatchState:
             val = convert(val, rd)
         cur = self.regs[slot]
         if type(cur) is not ndarray:
-            cur = np.full(self.nlanes, cur, rd)
-            self.regs[slot] = cur
+            cur = self.regs[slot] = self.array_for(slot, cur)
         cur[self.lo:self.hi].reshape(-1, 32)[warps] = val
 
     def grouped(self, slots: tuple[int, ...]) -> np.ndarray:
@@ -162,12 +192,18 @@ class BatchState:
                     break
             else:
                 return base
-        base = np.empty((len(slots), self.nlanes), self.reg_dtypes[slots[0]])
-        rows = list(base)
+            vals = np.empty_like(base)               # the group again (a pooled state's next batch): its rows
+            for k, r in enumerate(slots):            # take the values (copied first: a row may hold another's)
+                vals[k] = regs[r]
+            base[:] = vals
+        else:
+            base = np.empty((len(slots), self.nlanes), self.reg_dtypes[slots[0]])
+            rows = list(base)
+            for k, r in enumerate(slots):
+                base[k] = regs[r]
+            self._groups[slots] = (base, rows)
         for k, r in enumerate(slots):
-            base[k] = regs[r]
             regs[r] = rows[k]
-        self._groups[slots] = (base, rows)
         return base
 
     def full(self, v, dt: np.dtype) -> np.ndarray:
@@ -175,3 +211,47 @@ class BatchState:
         if type(v) is ndarray and v.shape[0] == self.hi - self.lo:
             return v
         return np.full(self.hi - self.lo, v, dt)
+
+
+class StatePool:
+    """Idle batch states of one decoded kernel (`DecodedKernel.states`), by lane count and blocks: an
+    executor takes one (`take`: a pooled one reset, else a new one) and gives it back when closed
+    (`give`: its caller is done with it). What a pooled state keeps (`BatchState.reset`) makes a
+    small launch's compiled segments find their last run's arrays and table (`SegmentOp._again`)
+    instead of building them again. Only small batches (`MAX_LANES`: where a launch's fixed costs
+    matter; a large batch's registers would hold megabytes) and a few states per key (one per batch
+    running at once) and keys per kernel."""
+    KEEP = 2
+    MAX_LANES = 1024
+    MAX_KEYS = 4
+
+    def __init__(self):
+        self._idle: dict = {}
+
+    def __reduce__(self):
+        return StatePool, ()                     # (a decoded kernel sent elsewhere: its pool stays here)
+
+    def take(self, nlanes: int, reg_dtypes: list, key) -> BatchState:
+        if nlanes > self.MAX_LANES:
+            return BatchState(nlanes, reg_dtypes)           # (pool_key None: not pooled)
+        idle = self._idle.get((nlanes, key))
+        if idle:
+            try:
+                st = idle.pop()                  # (atomic: batches of another thread may take too)
+            except IndexError:
+                st = None
+            if st is not None:
+                st.reset()
+                return st
+        st = BatchState(nlanes, reg_dtypes)
+        st.pool_key = (nlanes, key)
+        return st
+
+    def give(self, st: BatchState) -> None:
+        if st.pool_key is None:
+            return
+        if len(self._idle) >= self.MAX_KEYS and st.pool_key not in self._idle:
+            self._idle.clear()
+        idle = self._idle.setdefault(st.pool_key, [])
+        if len(idle) < self.KEEP:
+            idle.append(st)

@@ -127,8 +127,7 @@ class FastLoadStoreUnit(LoadStoreUnit):
             rd = st.reg_dtypes[d]
             cur = st.regs[d]
             if type(cur) is not np.ndarray:
-                cur = np.empty(st.nlanes, rd) if whole else np.full(st.nlanes, cur, rd)
-                st.regs[d] = cur
+                cur = st.regs[d] = st.array_for(d, None if whole else cur)
             dst = cur.view(unsigned_dtype(rd.itemsize))
             if dt.kind == "i" and rd.itemsize > dt.itemsize:
                 K.gather_signed(dst, src, offs, st.lo, k, shift, 8 * dt.itemsize)

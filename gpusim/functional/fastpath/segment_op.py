@@ -6,7 +6,7 @@ The table: per loaded, stored and special register, a data address. A register h
 value for every lane (a numpy scalar) is loaded from, and a result the variant stores once
 is stored to, 8 bytes of the op's own scratch memory. A register's array is where it is
 loaded from and stored to; an array the step needs and the register does not have yet (a
-uniform register written per lane) is made here, all of a step's in one allocation. The
+uniform register written per lane) is the register's own (`BatchState.array_for`). The
 machine code assumes (and tells LLVM, to vectorise: `segment_ir._Scopes`) that no two
 registers share an array; a run where two do (no op makes one, but nothing forbids it) runs
 the reference ops instead. Data
@@ -14,7 +14,10 @@ addresses are much of a step's Python time on a small block (`_data`, a compiled
 0.2 us each), so each register's last
 (array, address) is kept on the batch (`BatchState.addresses`) by whoever learns it, and every
 segment of the batch reads it from there (an array's data address never changes while it
-lives: none is resized in place).
+lives: none is resized in place). A run is kept (`_keep`) under the registers' kinds, and the next
+run with those kinds and the same arrays skips the table (`_again`): a loop's next iteration, and,
+a small batch's state being pooled with its registers' arrays (`gpusim.functional.state`), the
+segment in the kernel's next launch.
 """
 from __future__ import annotations
 
@@ -49,7 +52,8 @@ class SegmentOp(Op):
     """A run of compilable ALU ops of one block, with the shuffles between them that compile
     (`segments`' and `shuffle_step`'s module docstrings)."""
     __slots__ = ("ops", "plan", "variants", "failed", "code", "table", "interpreted", "looked", "by_types",
-                 "scratch", "slots", "table_address", "specials", "also_live", "shuffles", "again")
+                 "scratch", "slots", "table_address", "specials", "also_live", "shuffles", "again", "owner",
+                 "owner_run")
 
     def __init__(self, ops: list, reg_dtypes, code, also_live: frozenset = frozenset()):
         self.ops = ops
@@ -66,6 +70,8 @@ class SegmentOp(Op):
         self.interpreted = 0                 # lane-instructions' worth the reference ops ran so far (OP_LANES)
         self.code = code
         self.table = None                    # set by KernelCode once a variant is asked for
+        self.owner = None                    # the batch state whose registers the table holds now,
+        self.owner_run = None                # and the kept run (`_keep`) it is, if one
         self.by_types: dict = {}             # (types of the loaded registers' values, whole) -> variant
         self.scratch = None                  # 8 bytes per table slot: uniform loads and stores, uniform specials
         self.slots = None                    # per table slot: (its scratch address, a 1-element view of it)
@@ -109,22 +115,38 @@ class SegmentOp(Op):
         return self.slots
 
     def _again(self, x, last) -> bool:
-        """Run the variant of the last compiled run with its table as it is, where every register
-        the segment reads or writes still holds the object it held after that run (their arrays'
-        addresses, the uniform values in scratch memory unchanged: a loop's body run again, the
-        next step of the batch). False, having done nothing, where one does not."""
+        """Run a compiled run's variant again with its table (`last`: `_keep`'s record of a run with
+        the registers' kinds of this one), where every register it held as an array before that run
+        holds the same array, and each one it gave an array then (`_fresh`) holds that array or one
+        value (given the array back: `BatchState.array_for`'s own, a pooled state's from its last
+        launch): a loop's body run again, the next step of the batch, or the segment in the next
+        launch of a small kernel. False, having done nothing, where that is not so."""
         st = x.state
-        hit, whole, keys, objs, lane_specials, uniform_specials, outs, uniform_loads = last
+        hit, keys, objs, made, lane_specials, uniform_specials, outs, uniform_loads, table = last
         regs = st.regs
-        if whole != st.whole or not all(map(is_, map(regs.__getitem__, keys), objs)):
+        if not all(map(is_, map(regs.__getitem__, keys), objs)):
             return False
+        spare = st.spare
+        for r, v in made:
+            if regs[r] is not v and (type(regs[r]) is ndarray or spare[r] is not v):
+                return False
         for name, v in lane_specials:
             if x.specials.lanes(name) is not v:
                 return False
-        for view, r in uniform_loads:         # (a register it reads and writes once holds its new value)
+        for view, r in uniform_loads:            # (first: a register read as one value may be given its array)
             view[0] = regs[r]
+        whole = st.whole
+        for r, v in made:
+            u = regs[r]
+            if u is not v:                       # one value: its array back (all of it written when whole)
+                if not whole:
+                    v[:] = u
+                regs[r] = v
         for view, name, want in uniform_specials:
             view[0] = x.special(name, want)
+        if self.owner is not st or self.owner_run is not last:   # the table holds another run's: this one's back
+            self.table[:] = table
+            self.owner, self.owner_run = st, last
         self._call(hit[0], st)
         for r, view in outs:
             regs[r] = view[0]
@@ -144,27 +166,26 @@ class SegmentOp(Op):
     def run(self, x):
         st = x.state
         if self.shuffles and (x.san is not None or (st.m is not None and st.warp_runs() is None)):
-            st.segment_runs.pop(self, None)      # a warp with only some lanes active, or a sanitizer: the reference
-            for op in self.ops:
+            for op in self.ops:                  # a warp with only some lanes active, or a sanitizer: the reference
                 op.run(x)
-            return
-        last = st.segment_runs.get(self)
-        if last is not None and self._again(x, last):
             return
         plan = self.plan
         regs = st.regs
         kt = (tuple(map(type, map(regs.__getitem__, plan.loads))), st.whole)
+        last = st.segment_runs.get((self, kt))
+        if last is not None and self._again(x, last):
+            return
         hit = self.by_types.get(kt)
         if hit is None:
             hit = self._variant(x, kt)
             if hit is None:
-                st.segment_runs.pop(self, None)
                 return
         fn, once = hit
         tbl = self.table
         slots = self.slots or self._scratch()
         known = st.addresses
         arrays = []                          # the per-lane arrays' addresses: one per register
+        held = []                            # the registers that hold arrays (for `_keep`)
         k = 0
         for r in plan.loads:
             v = regs[r]
@@ -174,6 +195,7 @@ class SegmentOp(Op):
                     c = known[r] = (v, _data(v))
                 tbl[k + k] = a = c[1]
                 arrays.append(a)
+                held.append(r)
             else:
                 a, view = slots[k]
                 view[0] = v
@@ -195,6 +217,7 @@ class SegmentOp(Op):
                     tbl[k + k] = a = c[1]
                     if r not in loaded:
                         arrays.append(a)
+                        held.append(r)
                 else:
                     if fresh is None:
                         fresh = []
@@ -214,7 +237,6 @@ class SegmentOp(Op):
                 arrays.append(c[1])
             k += 1
         if len(set(arrays)) < len(arrays):   # registers sharing an array: the code assumes none do
-            st.segment_runs.pop(self, None)
             for op in self.ops:
                 op.run(x)
             return
@@ -223,37 +245,39 @@ class SegmentOp(Op):
         self._call(fn, st)
         for r, view in outs:
             regs[r] = view[0]
-        if not self.again or tuple(map(type, map(regs.__getitem__, plan.loads))) != kt[0]:
-            st.segment_runs.pop(self, None)  # not in a loop, or a register it reads changed kind (made an array,
-            return                           # or given one value once): another variant next
-        keys = plan.loads + [r for r in plan.stores if r not in loaded and r not in once]
+        self.owner = st
+        self.owner_run = None
+        if self.again or st.pool_key is not None:   # in a loop or in a pooled state: it may run so again
+            self._keep(st, kt, hit, outs, slots, held, fresh)
+
+    def _keep(self, st, kt, hit, outs, slots, held, fresh) -> None:
+        """Record a compiled run for `_again`, under the registers' kinds before it (`kt`): the
+        registers that held arrays (`held`) and those arrays, the ones `_fresh` gave arrays
+        (`fresh`), the per-lane specials' arrays, the scratch slots of uniform specials, results
+        and loads, and a copy of the table."""
+        plan = self.plan
+        regs = st.regs
+        made = [(r, regs[r]) for _, r in fresh] if fresh is not None else []
         nl = len(plan.loads) + len(plan.stores)
-        st.segment_runs[self] = (hit, st.whole, keys, [regs[r] for r in keys],
-                     [(name, self.specials[name][0]) for name, _ in plan.specials if name not in UNIFORM_SPECIALS],
-                     [(slots[nl + k][1], name, want) for k, (name, want) in enumerate(plan.specials)
-                      if name in UNIFORM_SPECIALS], outs,
-                     [(slots[k][1], r) for k, r in enumerate(plan.loads) if type(regs[r]) is not ndarray])
+        st.segment_runs[(self, kt)] = self.owner_run = (
+            hit, held, [regs[r] for r in held], made,
+            [(name, self.specials[name][0]) for name, _ in plan.specials if name not in UNIFORM_SPECIALS],
+            [(slots[nl + k][1], name, want) for k, (name, want) in enumerate(plan.specials)
+             if name in UNIFORM_SPECIALS], outs,
+            [(slots[k][1], r) for k, (r, t) in enumerate(zip(plan.loads, kt[0])) if t is not ndarray],
+            self.table.copy())
 
     @staticmethod
     def _fresh(st, fresh: list, tbl: np.ndarray) -> None:
         """Arrays over the batch for stored registers that hold one value (`fresh`: (table slot,
-        register)), made as the rows of one allocation per dtype (a row's address is the
-        allocation's plus its offset, iterating the rows makes their views): uninitialised when
-        the step runs every lane (the segment writes them all), else holding the register's value."""
-        rd = st.reg_dtypes
-        n = st.nlanes
+        register)): each register's own (`BatchState.array_for`: made once, a pooled state's kept for
+        the next launch), uninitialised when the step runs every lane (the segment writes them all),
+        else holding the register's value."""
         regs, known = st.regs, st.addresses
-        by_type: dict = {}
+        whole = st.whole
         for k, r in fresh:
-            by_type.setdefault(rd[r], []).append((k, r))
-        for dt, items in by_type.items():
-            rows = np.empty((len(items), n), dt)
-            if not st.whole:
-                rows[:] = np.array([regs[r] for _, r in items], dt)[:, None]
-            a = _data(rows)
-            stride = n * dt.itemsize
-            for (k, r), v in zip(items, rows):
-                regs[r] = v
-                known[r] = (v, a)
-                tbl[k + k] = a
-                a += stride
+            v = regs[r] = st.array_for(r, None if whole else regs[r])
+            c = known[r]
+            if c is None or c[0] is not v:
+                c = known[r] = (v, _data(v))
+            tbl[k + k] = c[1]
