@@ -21,6 +21,7 @@ segment in the kernel's next launch.
 """
 from __future__ import annotations
 
+import threading
 from operator import is_
 
 import numpy as np
@@ -53,7 +54,7 @@ class SegmentOp(Op):
     (`segments`' and `shuffle_step`'s module docstrings)."""
     __slots__ = ("ops", "plan", "variants", "failed", "code", "table", "interpreted", "looked", "by_types",
                  "scratch", "slots", "table_address", "specials", "also_live", "shuffles", "again", "owner",
-                 "owner_run")
+                 "owner_run", "lock")
 
     def __init__(self, ops: list, reg_dtypes, code, also_live: frozenset = frozenset()):
         self.ops = ops
@@ -72,6 +73,9 @@ class SegmentOp(Op):
         self.table = None                    # set by KernelCode once a variant is asked for
         self.owner = None                    # the batch state whose registers the table holds now,
         self.owner_run = None                # and the kept run (`_keep`) it is, if one
+        # held from the table's filling to the results' reading: the machine code runs without the GIL
+        # (ctypes), and batches of two threads (one launch each) share the segment's table and scratch
+        self.lock = threading.Lock()
         self.by_types: dict = {}             # (types of the loaded registers' values, whole) -> variant
         self.scratch = None                  # 8 bytes per table slot: uniform loads and stores, uniform specials
         self.slots = None                    # per table slot: (its scratch address, a 1-element view of it)
@@ -164,6 +168,10 @@ class SegmentOp(Op):
             fn(st.lo, st.hi - st.lo, _data(m), self.table_address)
 
     def run(self, x):
+        with self.lock:
+            self._run(x)
+
+    def _run(self, x):
         st = x.state
         if self.shuffles and (x.san is not None or (st.m is not None and st.warp_runs() is None)):
             for op in self.ops:                  # a warp with only some lanes active, or a sanitizer: the reference
