@@ -22,6 +22,8 @@ Does not model: register banks, operand collectors, register spilling (issue 3).
 """
 from __future__ import annotations
 
+from operator import is_
+
 import numpy as np
 
 from isa.types import signed_dtype, unsigned_dtype
@@ -187,10 +189,7 @@ class BatchState:
         g = self._groups.get(slots)
         if g is not None:
             base, rows = g
-            for r, v in zip(slots, rows):
-                if regs[r] is not v:
-                    break
-            else:
+            if all(map(is_, map(regs.__getitem__, slots), rows)):
                 return base
             vals = np.empty_like(base)               # the group again (a pooled state's next batch): its rows
             for k, r in enumerate(slots):            # take the values (copied first: a row may hold another's)
