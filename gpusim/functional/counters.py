@@ -140,6 +140,15 @@ class Counters:
             arr = self.per_instr[field] = np.zeros(self.n, np.int64)
         arr[i] += n
 
+    def add_extras(self, i: int, fields: tuple, ns: tuple) -> None:
+        """`add_extra` of each (field, n) of `fields` and `ns`."""
+        rows = self.per_instr
+        for field, n in zip(fields, ns):
+            arr = rows.get(field)
+            if arr is None:
+                arr = rows[field] = np.zeros(self.n, np.int64)
+            arr[i] += n
+
     def merge(self, other: "Counters") -> None:
         self.block_warps += other.block_warps
         self.block_threads += other.block_threads

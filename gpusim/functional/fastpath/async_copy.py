@@ -29,6 +29,11 @@ from gpusim.functional.fastpath.memops import _slots
 U64 = np.uint64
 NO_BOOL = np.zeros(1, np.bool_)
 NO_I64 = np.zeros(1, np.int64)
+# the counters a copy adds to (`counters.EXTRA_METRICS`): instructions, the global side's requests and
+# sectors, the shared side's fill wavefronts; a copy that bypasses the L1 counts in the bypass ones
+FIELDS = ("ldgsts_inst", "global_ldgsts_requests", "global_ldgsts_sectors", "shared_ldgsts_wavefronts")
+BYPASS_FIELDS = ("ldgsts_inst", "global_ldgsts_bypass_requests", "global_ldgsts_bypass_sectors",
+                 "shared_ldgsts_wavefronts")
 
 
 @njit(cache=True, nogil=True)
@@ -164,30 +169,29 @@ class FastCpAsyncOp(CpAsyncOp):
             if not g:
                 return
             g = None
+        work = np.empty((6, n), np.int64)               # src-sizes, addresses, and _plan's outputs: one allocation
         lim = NO_I64
         if self.srcs:
-            lim = np.empty(n, np.int64)
+            lim = work[0]
             lim[:] = self.srcs[0](st, x)
         m = st.m
-        dst = np.empty(n, U64)
+        dst, src = work[1].view(U64), work[2].view(U64)
         dst[:] = self.addresses(x)
-        src = np.empty(n, U64)
         src[:] = self.src_base(st, x) + self.src_offset
-        lanes = np.empty(n, np.int64)
-        soff = np.empty(n, np.int64)
-        goff = np.empty(n, np.int64)
+        lanes, soff, goff = work[3], work[4], work[5]
         data = np.empty((n, size), np.uint8)
         res = np.zeros(5, np.int64)
         hd = heap.data
         unit = _unit(x)
-        hit = unit.heap_words.get(size)                 # the heap's word for this size, while it is this array
+        hit = unit.heap_words.get(size)                 # the heap seen as words for this size, while it is this array
         if hit is None or hit[0] is not hd:
-            hit = unit.heap_words[size] = (hd, _word(size, hd, int(heap.base)))
-        w = hit[1]
+            w = _word(size, hd, int(heap.base))
+            hit = unit.heap_words[size] = (hd, w, hd.view(w), w.itemsize.bit_length() - 1)
+        _, w, words, shift = hit
         if _plan(dst, src, NO_BOOL if m is None else m, m is not None, NO_BOOL if g is None else g, g is not None,
                  lim, bool(self.srcs), lo, n, size, U64(lsu.shared_bytes), U64(lsu.shared_stride), x.wpc * 32,
-                 lsu.shared.size, heap._starts, heap._ends, U64(heap.base), hd.view(w), hd.size,
-                 w.itemsize.bit_length() - 1, self.bypass, lanes, soff, goff, data.view(w), res, WARP_MEMO) != OK:
+                 lsu.shared.size, heap._starts, heap._ends, U64(heap.base), words, hd.size, shift, self.bypass, lanes,
+                 soff, goff, data.view(w), res, WARP_MEMO) != OK:
             return CpAsyncOp.run(self, x)
         na, nwarps, nreads, sectors, fill = res.tolist()
         if not na:
@@ -199,8 +203,4 @@ class FastCpAsyncOp(CpAsyncOp):
                 rd = goff >= 0
                 x.trace_access(self, "global", lo + np.flatnonzero(rd), goff[rd].astype(U64), size, False)
             x.trace_access(self, "shared", lanes, soff.astype(U64), size, True)
-        c = x.counters
-        c.add_extra(self.index, "ldgsts_inst", nwarps)
-        c.add_extra(self.index, "global_ldgsts_bypass_requests" if self.bypass else "global_ldgsts_requests", nwarps)
-        c.add_extra(self.index, "global_ldgsts_bypass_sectors" if self.bypass else "global_ldgsts_sectors", sectors)
-        c.add_extra(self.index, "shared_ldgsts_wavefronts", fill)
+        x.counters.add_extras(self.index, BYPASS_FIELDS if self.bypass else FIELDS, (nwarps, nwarps, sectors, fill))
