@@ -153,6 +153,9 @@ class FastLoadStoreUnit(LoadStoreUnit):
             return True
         dst = typed_view(buf, op.uview)
         shift = SHIFT[dt.itemsize]
+        if len(words) > 1 and all(type(v) is np.ndarray for v in vals):
+            K.scatter_rows(dst, offs, shift, np.stack(words))        # a vector's elements: one call
+            return True
         for k, w in enumerate(words):
             K.scatter(dst, offs, k, shift, w, type(vals[k]) is not np.ndarray)
         return True

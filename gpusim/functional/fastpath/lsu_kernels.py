@@ -376,3 +376,14 @@ def scatter(dst, offs, k, shift, vals, uniform):
         o = offs[i]
         if o >= 0:
             dst[(o >> shift) + k] = vals[0] if uniform else vals[i]
+
+
+@njit(cache=True, nogil=True)
+def scatter_rows(dst, offs, shift, vals):
+    """`scatter` of every element k of a vector store at once: element k of lane i is vals[k, i];
+    elements in order, each one's lanes in increasing order (the order the separate calls write)."""
+    for k in range(vals.shape[0]):
+        for i in range(len(offs)):
+            o = offs[i]
+            if o >= 0:
+                dst[(o >> shift) + k] = vals[k, i]
