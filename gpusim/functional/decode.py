@@ -89,6 +89,24 @@ class DecodedKernel:
         return block_of, branch_of
 
 
+    @cached_property
+    def barrier_sites(self) -> tuple:
+        """(each barrier by its instruction index, this_grid().sync() sites and barrier.cluster.wait
+        sites as int64 arrays or None, and per block whether it can only exit: nothing but ret/exit,
+        plus EXIT itself in the last slot (index -1), where parked lanes need not arrive at a barrier,
+        as exited threads need not on hardware); read-only, found once a kernel."""
+        barriers = {b.barrier.index: b.barrier for b in self.blocks if b.barrier is not None}
+        sites = []
+        for scope in ("grid", "cluster"):
+            found = sorted(i for i, b in barriers.items() if getattr(b, "scope", "cta") == scope)
+            sites.append(np.array(found, np.int64) if found else None)
+        exit_only = np.array([b.terminator == "exit" and not b.ops for b in self.blocks] + [True])
+        for a in sites + [exit_only]:
+            if a is not None:
+                a.flags.writeable = False
+        return (barriers, *sites, exit_only)
+
+
 def imm_value(imm: Imm, t: str):
     """An immediate as a numpy scalar of PTX type `t` (integers wrap to the width)."""
     dt = ptx_dtype(t)

@@ -102,15 +102,10 @@ class BatchExecutor:
         self.span_w0 = 0
         self.specials = SpecialRegisters(self, self.state.special_lanes)
         self.special = self.specials.read          # special(name, want): what decode's fetchers call
-        self._barriers = {b.barrier.index: b.barrier for b in dk.blocks if b.barrier is not None}
-        grid = sorted(i for i, b in self._barriers.items() if getattr(b, "scope", "cta") == "grid")
-        self.grid_barriers = np.array(grid, np.int64) if grid else None   # this_grid().sync() sites, or None
-        cw = sorted(i for i, b in self._barriers.items() if getattr(b, "scope", "cta") == "cluster")
-        self.cluster_waits = np.array(cw, np.int64) if cw else None      # barrier.cluster.wait sites, or None
+        # the kernel's barriers by instruction, its this_grid().sync() and barrier.cluster.wait sites (or
+        # None), its exit-only blocks (`DecodedKernel.barrier_sites`: found once a kernel)
+        self._barriers, self.grid_barriers, self.cluster_waits, self.exit_only = dk.barrier_sites
         self.cluster: ClusterUnit | None = None     # the cluster barrier, once a thread arrives at one
-        # Blocks that can only exit (nothing but ret/exit), plus EXIT itself in the last slot (index -1):
-        # lanes parked there need not arrive at a barrier, as exited threads need not on hardware.
-        self.exit_only = np.array([b.terminator == "exit" and not b.ops for b in dk.blocks] + [True])
 
     def close(self) -> None:
         """Drop the units that refer back to this executor once its caller is done with it, so that reference
