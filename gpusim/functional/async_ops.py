@@ -50,7 +50,7 @@ class AsyncCopies:
     def __init__(self, x):
         self.x = x
         self.committed = np.zeros(x.nlanes, np.int64)      # commit_group count per thread
-        # lanes, group, dst, data, the op's shared-side access, data as words, and the word's shift
+        # lanes, group, dst, the op's shared-side access, the bytes as the words they move in, the word's shift
         self.pending: list[tuple] = []
         self.words: dict = {}                           # copy size -> the word it moves into shared memory
         self.heap_words: dict = {}                      # copy size -> (global heap data, the word the fast op reads)
@@ -62,7 +62,7 @@ class AsyncCopies:
             buf = self.x.lsu.shared
             w = self.words[size] = _word(size, buf, self.x.lsu.shared_stride)
         words = np.ascontiguousarray(data).view(w)
-        self.pending.append((lanes, self.committed.take(lanes), dst, data, acc, words, w.itemsize.bit_length() - 1))
+        self.pending.append((lanes, self.committed.take(lanes), dst, acc, words, w.itemsize.bit_length() - 1))
 
     def complete(self, lanes: np.ndarray, keep_groups: int | None) -> None:
         """Complete the copies of `lanes` older than their `keep_groups` newest committed groups
@@ -74,7 +74,7 @@ class AsyncCopies:
         left = []
         san = self.x.san
         for entry in self.pending:
-            ln, grp, dst, data, acc, words, shift = entry
+            ln, grp, dst, acc, words, shift = entry
             done = np.empty(len(ln), bool)      # which of its lanes complete, their bytes written in order
             view = views.get(shift)
             if view is None:
@@ -91,7 +91,7 @@ class AsyncCopies:
             if san is not None:
                 san.async_done(acc, ln[done], dst[done].astype(U64))
             keep = ~done
-            left.append((ln[keep], grp[keep], dst[keep], data[keep], acc, words[keep], shift))
+            left.append((ln[keep], grp[keep], dst[keep], acc, words[keep], shift))
         self.pending = left
 
 

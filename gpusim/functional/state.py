@@ -16,7 +16,7 @@ kernel): the next launch's batch of the same blocks starts from a reset state th
 those arrays, their addresses, the per-lane special registers and the compiled segments' last
 runs, so that a small launch's segments run again with their tables as they were
 (`fastpath.segment_op.SegmentOp._again`) instead of rebuilding them, register by register, in
-Python (the Triton programs' 64-sized defaults, two processes interleaved: 12% and 17% of a launch).
+Python (most of a segment run's time on a small block; `benchmarks/paired_launches.py` measures it).
 
 Does not model: register banks, operand collectors, register spilling (issue 3).
 """
@@ -82,11 +82,9 @@ class BatchState:
         # per register, (its array, that array's data address) as the compiled segments last
         # learnt it (fastpath.segment_op); stale when the register holds another array by now
         self.addresses: list = [None] * len(reg_dtypes)
-        # per compiled segment, its last run's table and what it held, valid while every register it
-        # reads or writes holds the same object (fastpath.segment_op: SegmentOp._again); kept here, so
-        # that the batch's arrays go with the batch: (variant, whole, registers, their objects,
-        # per-lane specials and their arrays, uniform specials' slots, once-stored registers' slots,
-        # uniform loads' slots)
+        # per (compiled segment, the kinds of the registers it reads and whether the step is whole), a
+        # kept run: its table and the arrays it used (fastpath.segment_op: SegmentOp._keep, _again);
+        # kept here, so that the batch's arrays go with the batch (and with a pooled state, its next)
         self.segment_runs: dict = {}
         # per register, the array made for it when it first needed one (`array_for`), given to it again
         # whenever it holds one value and needs an array: in this batch and, the state being pooled
