@@ -137,7 +137,7 @@ class BatchExecutor:
         if vals.dtype != rd:
             vals = convert(vals, rd)
         if len(lanes) == st.nlanes and st.whole:
-            st.regs[slot] = vals
+            st.write(slot, vals)                         # every lane (a pooled state: into its own array)
             return
         cur = st.regs[slot]
         if type(cur) is not np.ndarray:

@@ -156,7 +156,13 @@ class BatchState:
             val = convert(val, rd)
         m = self.m if mask is None else (mask if self.m is None else (self.m & mask))
         if m is None and self.whole:
-            self.regs[slot] = val[()] if type(val) is ndarray and val.ndim == 0 else val
+            if type(val) is ndarray and val.ndim == 0:
+                self.regs[slot] = val[()]
+            elif type(val) is ndarray and self.pool_key is not None:
+                own = self.regs[slot] = self.array_for(slot)     # a pooled state: into the register's own array
+                np.copyto(own, val)                              # (the same object every launch, `SegmentOp._again`)
+            else:
+                self.regs[slot] = val
             return
         cur = self.regs[slot]
         if type(cur) is not ndarray:
