@@ -11,8 +11,8 @@ executes one basic block for a contiguous span of lanes `[lo, hi)` under a boole
 lane mask `m` (None = every lane of the span is active).
 
 A register that needs an array while it holds one value gets its own (`BatchState.array_for`,
-made once and kept), and a kernel's small batch states are pooled (`StatePool`, on the decoded
-kernel): the next launch's batch of the same blocks starts from a reset state that still has
+made once and kept; in a pooled state a whole-span write lands in it too), and a kernel's small
+batch states are pooled (`StatePool`, on the decoded kernel): the next launch's batch of the same blocks starts from a reset state that still has
 those arrays, their addresses, the per-lane special registers and the compiled segments' last
 runs, so that a small launch's segments run again with their tables as they were
 (`fastpath.segment_op.SegmentOp._again`) instead of rebuilding them, register by register, in
