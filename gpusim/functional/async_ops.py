@@ -42,6 +42,11 @@ from isa.semantics import async_copy as S
 from isa.semantics.bulk_copy import is_bulk
 
 U64 = np.uint64
+# the counters a copy adds to (`counters.EXTRA_METRICS`), in order: instructions, the global side's requests and
+# sectors, the shared side's fill wavefronts; a copy that bypasses the L1 counts in the bypass ones
+FIELDS = ("ldgsts_inst", "global_ldgsts_requests", "global_ldgsts_sectors", "shared_ldgsts_wavefronts")
+BYPASS_FIELDS = ("ldgsts_inst", "global_ldgsts_bypass_requests", "global_ldgsts_bypass_sectors",
+                 "shared_ldgsts_wavefronts")
 
 
 class AsyncCopies:
@@ -220,13 +225,10 @@ class CpAsyncOp(AddressOp):
             if len(rl):
                 x.san.access(g_acc, "global", rl, goff)
             x.san.async_issue(s_acc, lanes, soff)
-        c = x.counters
         w = lanes >> 5
         wl = w - w[0]
         nw = int(wl[-1]) + 1
         nwarps = int(np.count_nonzero(np.bincount(wl, minlength=nw)))
-        c.add_extra(self.index, "ldgsts_inst", nwarps)
-        c.add_extra(self.index, "global_ldgsts_bypass_requests" if self.bypass else "global_ldgsts_requests", nwarps)
         gw = (rl >> 5) - w[0]
         local = soff - x.cta_slot(lanes).astype(U64) * U64(lsu.shared_stride)
         if not len(rl):
@@ -235,8 +237,8 @@ class CpAsyncOp(AddressOp):
             sectors = int(copy_pieces(gw, goff, local[reads], nw).sum())
         else:
             sectors = int(distinct_per_group(gw, goff >> SECTOR_SHIFT, nw).sum())
-        c.add_extra(self.index, "global_ldgsts_bypass_sectors" if self.bypass else "global_ldgsts_sectors", sectors)
-        c.add_extra(self.index, "shared_ldgsts_wavefronts", fill_count(lanes, local, rl, goff))
+        x.counters.add_extras(self.index, BYPASS_FIELDS if self.bypass else FIELDS,
+                              (nwarps, nwarps, sectors, fill_count(lanes, local, rl, goff)))
 
 
 class CpGroupOp(Op):

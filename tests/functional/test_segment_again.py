@@ -87,19 +87,11 @@ ret;
 """
 
 
-def test_the_next_launch_runs_its_segments_again_with_its_own_values(monkeypatch):
+def test_the_next_launch_runs_its_segments_again_with_its_own_values(again_results):
     """A small kernel launched again finds its pooled state: its segments run through `_again`
     (no table rebuilt), on the new launch's inputs and parameter."""
     import gpusim                                # here: the public launch, as a user launches twice
-    hits = []
-    again = SegmentOp._again
-
-    def counted(self, x, last):
-        ok = again(self, x, last)
-        hits.append(ok)
-        return ok
-
-    monkeypatch.setattr(SegmentOp, "_again", counted)
+    hits = again_results
     src = gpusim.PtxSource(SCALE, "k")
     rng = np.random.default_rng(1)
     for launch in range(3):

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from gpusim.functional.async_ops import CpAsyncOp, _unit
+from gpusim.functional.async_ops import BYPASS_FIELDS, FIELDS, CpAsyncOp, _unit
 from gpusim.functional.copy_counts import MAX_WARPS, WARP_MEMO, ZERO_FILL_SOURCE, _per_warp
 from gpusim.functional.fastpath.lsu_kernels import FAIL, OK, _add_key, _alloc_index
 from gpusim.functional.fastpath.memops import _slots
@@ -29,11 +29,6 @@ from gpusim.functional.fastpath.memops import _slots
 U64 = np.uint64
 NO_BOOL = np.zeros(1, np.bool_)
 NO_I64 = np.zeros(1, np.int64)
-# the counters a copy adds to (`counters.EXTRA_METRICS`): instructions, the global side's requests and
-# sectors, the shared side's fill wavefronts; a copy that bypasses the L1 counts in the bypass ones
-FIELDS = ("ldgsts_inst", "global_ldgsts_requests", "global_ldgsts_sectors", "shared_ldgsts_wavefronts")
-BYPASS_FIELDS = ("ldgsts_inst", "global_ldgsts_bypass_requests", "global_ldgsts_bypass_sectors",
-                 "shared_ldgsts_wavefronts")
 
 
 @njit(cache=True, nogil=True)
