@@ -110,6 +110,12 @@ class Counters:
         self._rows = np.zeros((len(FIELDS) - 2, n_instructions), np.int64)  # one allocation, a row a field
         self.per_instr = dict(zip(FIELDS[2:], self._rows))
 
+    @property
+    def rows(self) -> np.ndarray:
+        """The FIELDS' per-instruction counts (FIELDS[2:], a row each): the arrays `per_instr`
+        holds, for compiled code that adds to them (`fastpath.lsu_fused`)."""
+        return self._rows
+
     def add_block(self, b: int, warps: int, threads: int) -> None:
         self.block_warps[b] += warps
         self.block_threads[b] += threads

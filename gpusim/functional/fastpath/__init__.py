@@ -63,7 +63,7 @@ class FastOpFactory(OpFactory):
         if self.alu and type(op) is AluOp:
             return FastAluOp.build(op, dec, ins, bound) or op
         if type(op) is CpAsyncOp:
-            return FastCpAsyncOp.from_op(op)
+            return FastCpAsyncOp.from_op(op, dec, ins)
         return op
 
     def finish_block(self, ops: list, reg_dtypes) -> list:

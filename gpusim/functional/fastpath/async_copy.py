@@ -23,26 +23,38 @@ from numba import njit
 
 from gpusim.functional.async_ops import BYPASS_FIELDS, FIELDS, CpAsyncOp, _unit
 from gpusim.functional.copy_counts import MAX_WARPS, WARP_MEMO, ZERO_FILL_SOURCE, _per_warp
+from gpusim.functional.fastpath.lsu_fused import U_LANES_PER_CTA, U_SHARED_BYTES, U_SHARED_LEN, U_SHARED_STRIDE
 from gpusim.functional.fastpath.lsu_kernels import FAIL, OK, _add_key, _alloc_index
-from gpusim.functional.fastpath.memops import _slots
+from gpusim.functional.fastpath.memops import _slots, address_base
 
 U64 = np.uint64
 NO_BOOL = np.zeros(1, np.bool_)
 NO_I64 = np.zeros(1, np.int64)
+NO_U64 = np.zeros(1, np.uint64)
+_P_SIZE, _P_BYPASS, _P_DOFF, _P_SOFF, _P_INDEX = range(5)      # FastCpAsyncOp.consts
 
 
 @njit(cache=True, nogil=True)
-def _plan(dst, src, m, use_m, g, use_g, lim, use_lim, lo, n, size, limit, stride, lanes_per_cta, sbuflen,
-          starts, ends, heap_base, heap, hbytes, wshift, bypass, lanes, soff, goff, data, res, memo):
-    """One cp.async step over span lanes lo .. lo + n - 1 (module docstring): dst / src the span's
-    shared and global addresses, m / g its active mask and guard (used when use_m / use_g), lim
-    its src-sizes (when use_lim); `heap` (hbytes bytes) and `data` seen as words of 2^wshift bytes
-    (a copy's size and its source's alignment are multiples of them). Outputs: lanes[:a], soff[:a],
-    data[:a] the a active lanes,
-    their shared offsets (block slot * stride + address) and bytes; goff[i] the global offset of
-    span lane i (-1: it reads nothing); res = (a, warps, reading lanes, global sectors, fill
-    wavefronts). FAIL (outputs partial) for a lane that faults, a partial src-size anywhere in
-    the span, or more warps than the counting rules take: the caller runs the reference op."""
+def _plan(P, U, dbase, dval, duni, sbase, sval, suni, m, use_m, g, use_g, lim, use_lim, lo, n,
+          starts, ends, heap_base, heap, hbytes, wshift, lanes, soff, goff, data, res, memo, count, c0, c1, c2, c3):
+    """One cp.async step over span lanes lo .. lo + n - 1 (module docstring). P the op's constants
+    (`_P_*`: copy size, L1 bypass, the offsets added to the destination's and source's bases), U the
+    batch's shared window (`lsu_fused.unit_params`); a lane's shared destination is dbase[lane] (or
+    dval where duni) plus its offset, its global source likewise from sbase / sval; m / g the
+    span's active mask and guard (used when use_m / use_g), lim its src-sizes (when use_lim);
+    `heap` (hbytes bytes) and `data` seen as words of 2^wshift bytes (a copy's size and its
+    source's alignment are multiples of them). Outputs: lanes[:a], soff[:a], data[:a] the a active
+    lanes, their shared offsets (block slot * stride + address) and bytes; goff[i] the global
+    offset of span lane i (-1: it reads nothing); res = (a, warps, reading lanes, global sectors,
+    fill wavefronts), and with `count` those four counts (warps twice) added at instruction
+    P[_P_INDEX] of c0 .. c3 (the counters' rows, `async_ops.FIELDS` or `BYPASS_FIELDS`). FAIL
+    (outputs partial) for a lane that faults, a partial src-size anywhere in the span, or more
+    warps than the counting rules take: the caller runs the reference op."""
+    size = np.int64(P[_P_SIZE])
+    bypass = P[_P_BYPASS] != U64(0)
+    doff, soff0 = P[_P_DOFF], P[_P_SOFF]
+    limit, stride = U[U_SHARED_BYTES], U[U_SHARED_STRIDE]
+    lanes_per_cta, sbuflen = np.int64(U[U_LANES_PER_CTA]), np.int64(U[U_SHARED_LEN])
     nb = U64(size)
     amask = U64(size - 1)
     if use_lim:
@@ -68,7 +80,7 @@ def _plan(dst, src, m, use_m, g, use_g, lim, use_lim, lo, n, size, limit, stride
         if (use_m and not m[i]) or (use_g and not g[i]):
             continue
         lane = lo + i
-        a = dst[i]
+        a = (dval if duni else U64(dbase[lane])) + doff
         if a + nb > limit or (a & amask) != U64(0):
             return FAIL
         off = U64(lane // lanes_per_cta) * stride + a
@@ -87,7 +99,7 @@ def _plan(dst, src, m, use_m, g, use_g, lim, use_lim, lo, n, size, limit, stride
             for q in range(words):
                 data[na, q] = 0
         else:
-            sa = src[i]
+            sa = (sval if suni else U64(sbase[lane])) + soff0
             k = _alloc_index(starts, sa, last)
             if k < 0 or sa + nb > ends[k] or (sa & amask) != U64(0):
                 return FAIL
@@ -128,6 +140,12 @@ def _plan(dst, src, m, use_m, g, use_g, lim, use_lim, lo, n, size, limit, stride
     res[2] = nr
     res[3] = sectors
     res[4] = fill
+    if count and na:
+        k = np.int64(P[_P_INDEX])
+        c0[k] += nwarps
+        c1[k] += nwarps
+        c2[k] += sectors
+        c3[k] += fill
     return OK
 
 
@@ -140,15 +158,33 @@ def _word(size: int, heap: np.ndarray, base: int) -> np.dtype:
     return np.dtype(np.uint8)
 
 
+def _base(st, slot, view, const):
+    """(register array, uniform value, uniform?) of an address base: register `slot` as `view`, or
+    `const` where slot < 0."""
+    if slot >= 0:
+        v = st.regs[slot]
+        if type(v) is np.ndarray:
+            return v.view(view), U64(0), False
+        return NO_U64, U64(int(np.asarray(v).view(view))), True
+    return NO_U64, const, True
+
+
 class FastCpAsyncOp(CpAsyncOp):
-    __slots__ = ()
+    __slots__ = ("dst_base", "src_base_", "consts")
 
     @classmethod
-    def from_op(cls, op: CpAsyncOp) -> "FastCpAsyncOp":
+    def from_op(cls, op: CpAsyncOp, dec, ins) -> "FastCpAsyncOp | CpAsyncOp":
+        """The fast form of `op` (instruction `ins`), or `op` where an address base is a register
+        the compiled pass does not read."""
+        d, s = address_base(dec, ins, ins.operands[0]), address_base(dec, ins, ins.operands[1])
+        if d is None or s is None:
+            return op
         fast = cls.__new__(cls)
         for name in _slots(type(op)):
             if hasattr(op, name):
                 setattr(fast, name, getattr(op, name))
+        fast.dst_base, fast.src_base_ = d, s
+        fast.consts = np.array([op.size, int(op.bypass), int(op.offset), int(op.src_offset), op.index], np.uint64)
         return fast
 
     def run(self, x):
@@ -164,16 +200,13 @@ class FastCpAsyncOp(CpAsyncOp):
             if not g:
                 return
             g = None
-        work = np.empty((6, n), np.int64)               # src-sizes, addresses, and _plan's outputs: one allocation
+        work = np.empty((4, n), np.int64)               # src-sizes and _plan's outputs: one allocation
         lim = NO_I64
         if self.srcs:
             lim = work[0]
             lim[:] = self.srcs[0](st, x)
         m = st.m
-        dst, src = work[1].view(U64), work[2].view(U64)
-        dst[:] = self.addresses(x)
-        src[:] = self.src_base(st, x) + self.src_offset
-        lanes, soff, goff = work[3], work[4], work[5]
+        lanes, soff, goff = work[1], work[2], work[3]
         data = np.empty((n, size), np.uint8)
         res = np.zeros(5, np.int64)
         hd = heap.data
@@ -183,10 +216,18 @@ class FastCpAsyncOp(CpAsyncOp):
             w = _word(size, hd, int(heap.base))
             hit = unit.heap_words[size] = (hd, w, hd.view(w), w.itemsize.bit_length() - 1)
         _, w, words, shift = hit
-        if _plan(dst, src, NO_BOOL if m is None else m, m is not None, NO_BOOL if g is None else g, g is not None,
-                 lim, bool(self.srcs), lo, n, size, U64(lsu.shared_bytes), U64(lsu.shared_stride), x.wpc * 32,
-                 lsu.shared.size, heap._starts, heap._ends, U64(heap.base), words, hd.size, shift, self.bypass, lanes,
-                 soff, goff, data.view(w), res, WARP_MEMO) != OK:
+        fields = BYPASS_FIELDS if self.bypass else FIELDS
+        rows = x.counters.per_instr
+        c = [rows.get(f) for f in fields]
+        count = all(a is not None for a in c)           # else added below (the first issue makes the rows)
+        if not count:
+            c = [NO_I64] * 4
+        dbase, dval, duni = _base(st, *self.dst_base)
+        sbase, sval, suni = _base(st, *self.src_base_)
+        if _plan(self.consts, lsu.unit_params(), dbase, dval, duni, sbase, sval, suni, NO_BOOL if m is None else m,
+                 m is not None, NO_BOOL if g is None else g, g is not None, lim, bool(self.srcs), lo, n,
+                 heap._starts, heap._ends, U64(heap.base), words, hd.size, shift, lanes, soff, goff, data.view(w),
+                 res, WARP_MEMO, count, c[0], c[1], c[2], c[3]) != OK:
             return CpAsyncOp.run(self, x)
         na, nwarps, nreads, sectors, fill = res.tolist()
         if not na:
@@ -198,4 +239,5 @@ class FastCpAsyncOp(CpAsyncOp):
                 rd = goff >= 0
                 x.trace_access(self, "global", lo + np.flatnonzero(rd), goff[rd].astype(U64), size, False)
             x.trace_access(self, "shared", lanes, soff.astype(U64), size, True)
-        x.counters.add_extras(self.index, BYPASS_FIELDS if self.bypass else FIELDS, (nwarps, nwarps, sectors, fill))
+        if not count:
+            x.counters.add_extras(self.index, fields, (nwarps, nwarps, sectors, fill))

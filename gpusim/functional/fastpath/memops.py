@@ -16,6 +16,21 @@ def _slots(cls) -> list[str]:
     return out
 
 
+def address_base(dec, ins, addr: Address):
+    """(register slot, its view: uint32 or uint64, constant) of where `addr`'s base comes from: slot
+    bslot read as that view, or the constant (a symbol's address, or 0) where bslot < 0; None
+    for a register the compiled passes do not read (not 32 or 64 bits, or a predicate)."""
+    if isinstance(addr.base, Reg):
+        s = dec.slot(addr.base, ins)
+        width = dec.reg_dtypes[s].itemsize
+        if width not in (4, 8) or dec.reg_dtypes[s] == np.bool_:
+            return None
+        return s, np.dtype(np.uint64 if width == 8 else np.uint32), np.uint64(0)
+    if isinstance(addr.base, Sym):
+        return -1, np.dtype(np.uint64), np.uint64(dec.symbol_address(addr.base.name, ins))
+    return -1, np.dtype(np.uint64), np.uint64(0)
+
+
 def fast_copy(cls, op, dec, ins, addr: Address):
     """A copy of reference op `op` as fast class `cls` (FastLoadOp, FastStoreOp) with where its
     address comes from: register slot `bslot` read as `bview` (uint32 or uint64), or the
@@ -25,15 +40,11 @@ def fast_copy(cls, op, dec, ins, addr: Address):
     for name in _slots(type(op)):
         if hasattr(op, name):
             setattr(fast, name, getattr(op, name))
-    fast.bslot, fast.bview, fast.bconst = -1, np.dtype(np.uint64), np.uint64(0)
-    if isinstance(addr.base, Reg):
-        s = dec.slot(addr.base, ins)
-        width = dec.reg_dtypes[s].itemsize
-        if width not in (4, 8) or dec.reg_dtypes[s] == np.bool_:
-            return None
-        fast.bslot, fast.bview = s, np.dtype(np.uint64 if width == 8 else np.uint32)
-    elif isinstance(addr.base, Sym):
-        fast.bconst = np.uint64(dec.symbol_address(addr.base.name, ins))
+    fast.fused = {}                         # (banks, bank width) -> `lsu_fused`'s constants of the op, or None
+    where = address_base(dec, ins, addr)
+    if where is None:
+        return None
+    fast.bslot, fast.bview, fast.bconst = where
     dsts = getattr(op, "dsts", ())
     if op.dt == np.bool_ or any(d is not None and dec.reg_dtypes[d] == np.bool_ for d in dsts):
         return None
@@ -42,7 +53,7 @@ def fast_copy(cls, op, dec, ins, addr: Address):
 
 
 class FastLoadOp(LoadOp):
-    __slots__ = ("bslot", "bview", "bconst", "uview")
+    __slots__ = ("bslot", "bview", "bconst", "uview", "fused")
 
     def run(self, x):
         g = self.guard_mask(x) if self.guard is not None else None
@@ -55,7 +66,7 @@ class FastLoadOp(LoadOp):
 
 
 class FastStoreOp(StoreOp):
-    __slots__ = ("bslot", "bview", "bconst", "uview")
+    __slots__ = ("bslot", "bview", "bconst", "uview", "fused")
 
     def run(self, x):
         g = self.guard_mask(x) if self.guard is not None else None

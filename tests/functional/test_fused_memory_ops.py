@@ -1,0 +1,115 @@
+"""The fast core's plain loads, stores and cp.async in one compiled call each
+(gpusim/functional/fastpath/lsu_fused.py, async_copy.py): the same bytes, counters and faults as
+the reference interpreter, through the compiled call (not a fallback)."""
+import numpy as np
+import pytest
+
+from gpusim.errors import MemoryAccessError
+from gpusim.functional.fastpath import async_copy, lsu_fused
+from ptx_harness import metrics, run_ptx
+
+HEAD = ".version 8.5\n.target sm_90a\n.address_size 64\n"
+
+# 64 threads: each loads a 16-byte vector of src (global), stores it into shared at a stride of 16
+# words (2-way bank conflicts), under a guard (every third thread stores nothing), reads back two
+# words (2 and 3) of its neighbour's row (shared, a v2 load), and stores a vector of which one
+# element is a uniform immediate-held register to dst (global)
+VEC = HEAD + """.visible .entry vec_k(.param .u64 psrc, .param .u64 pdst)
+{
+.shared .align 16 .b8 buf[8192];
+.reg .pred %p;
+.reg .b32 %tx, %sb, %sa, %sn, %m, %x<4>, %y<2>, %u;
+.reg .b64 %g, %o, %d;
+ld.param.u64 %g, [psrc]; ld.param.u64 %d, [pdst];
+mov.u32 %tx, %tid.x; mov.u32 %sb, buf; mov.u32 %u, 77;
+mul.wide.u32 %o, %tx, 16; add.s64 %g, %g, %o; add.s64 %d, %d, %o;
+ld.global.v4.u32 {%x0, %x1, %x2, %x3}, [%g];
+mad.lo.u32 %sa, %tx, 64, %sb;
+rem.u32 %m, %tx, 3; setp.ne.u32 %p, %m, 0;
+@%p st.shared.v4.u32 [%sa], {%x0, %x1, %x2, %x3};
+bar.sync 0;
+xor.b32 %m, %tx, 1; mad.lo.u32 %sn, %m, 64, %sb;
+ld.shared.v2.u32 {%y0, %y1}, [%sn+8];
+st.global.v4.u32 [%d], {%y0, %y1, %u, %tx};
+ret;
+}
+"""
+
+
+def _spy(monkeypatch, module, name) -> list:
+    calls = []
+    f = getattr(module, name)
+    monkeypatch.setattr(module, name, lambda *a: calls.append(1) or f(*a))
+    return calls
+
+
+def _vec(core):
+    src = np.arange(64 * 4, dtype=np.uint32) * 3 + 1
+    (_, out), x = run_ptx(VEC, "vec_k", (1, 1, 1), (64, 1, 1), [src, np.zeros(64 * 4, np.uint32)], core=core)
+    return src, out, metrics(x)
+
+
+def test_vector_loads_and_stores_give_the_reference_bytes_and_counters_in_one_compiled_call_each(monkeypatch):
+    stores, loads = _spy(monkeypatch, lsu_fused, "store"), _spy(monkeypatch, lsu_fused, "load")
+    src, out, fast = _vec("fast")
+    _, ref_out, ref = _vec("reference")
+    assert (len(stores), len(loads)) == (2, 2)
+    t = np.arange(64)
+    nb = t ^ 1
+    rows = np.where((t % 3 != 0)[:, None], src.reshape(64, 4), 0)     # a thread's row: its vector, if it stored
+    want = np.stack([rows[nb, 2], rows[nb, 3], np.full(64, 77), t], 1)
+    assert out.reshape(64, 4).tolist() == want.tolist() == ref_out.reshape(64, 4).tolist()
+    assert fast == ref
+    assert fast["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"] > 0
+
+
+def test_a_faulting_lane_of_a_fused_store_is_reported_as_the_reference_reports_it():
+    text = VEC.replace("st.global.v4.u32 [%d]", "st.global.v4.u32 [%d+1024]")
+    msgs = []
+    for core in ("fast", "reference"):
+        with pytest.raises(MemoryAccessError) as e:
+            run_ptx(text, "vec_k", (1, 1, 1), (64, 1, 1), [np.zeros(256, np.uint32), np.zeros(256, np.uint32)],
+                    core=core)
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
+
+
+CP = HEAD + """.visible .entry cp_k(.param .u64 psrc, .param .u64 pdst)
+{
+.shared .align 16 .b8 buf[4096];
+.reg .b32 %tx, %sb, %sa, %v;
+.reg .b64 %g, %o, %d;
+ld.param.u64 %g, [psrc]; ld.param.u64 %d, [pdst];
+mov.u32 %tx, %tid.x; mov.u32 %sb, buf;
+mul.wide.u32 %o, %tx, 16; add.s64 %g, %g, %o;
+mad.lo.u32 %sa, %tx, 16, %sb;
+cp.async.cg.shared.global [%sa], [%g], 16;
+cp.async.cg.shared.global [%sa+2048], [%g+2048], 16;
+cp.async.commit_group;
+cp.async.wait_all;
+bar.sync 0;
+ld.shared.u32 %v, [%sa+2052];
+mul.wide.u32 %o, %tx, 4; add.s64 %d, %d, %o; st.global.u32 [%d], %v;
+ret;
+}
+"""
+
+
+def _cp(core):
+    src = np.arange(1024, dtype=np.uint32) + 5
+    (_, out), x = run_ptx(CP, "cp_k", (1, 1, 1), (128, 1, 1), [src, np.zeros(128, np.uint32)], core=core)
+    return src, out, metrics(x)
+
+
+def test_cp_async_counts_in_its_compiled_pass_once_the_counter_rows_exist(monkeypatch):
+    # the first cp.async of a launch makes the four ldgsts counter rows (added in Python), the second
+    # adds to them in the compiled pass; both give the reference's counts
+    plans = []
+    plan = async_copy._plan
+    monkeypatch.setattr(async_copy, "_plan", lambda *a: plans.append(a[-5]) or plan(*a))
+    src, out, fast = _cp("fast")
+    _, ref_out, ref = _cp("reference")
+    assert plans == [False, True]
+    assert out.tolist() == ref_out.tolist() == src[512 + 4 * np.arange(128) + 1].tolist()
+    assert fast == ref
+    assert fast["smsp__inst_executed_op_ldgsts.sum"] == 8
