@@ -43,9 +43,36 @@ def init_bytes(v: VarDecl) -> bytes | None:
     return arr.tobytes()
 
 
+_PLANS: dict = {}       # id(kernel) -> (kernel, program, `_plan`): the placement is the same every launch
+
+
 def layout(program: Program, kernel: Kernel, memory) -> Layout:
     """Place module-scope and kernel-scope variables; allocate global/const ones in `memory`."""
+    hit = _PLANS.get(id(kernel))
+    if hit is None or hit[0] is not kernel or hit[1] is not program:
+        if len(_PLANS) > 256:
+            _PLANS.clear()
+        hit = _PLANS[id(kernel)] = (kernel, program, _plan(program, kernel))
+    entries, shared_top, dyn_off, local_top = hit[2]
     symbols: dict[str, tuple[str, int]] = {}
+    for name, where, v, init in entries:         # in declaration order, as symbols were always made
+        if where == "global":
+            symbols[name] = ("global", memory.alloc_global(name, v.size_bytes, init, v.align or 256))
+        elif where == "const":
+            symbols[name] = ("const", memory.alloc_const(name, v.size_bytes, init, v.align or 16)
+                             - memory.const_heap.base)
+        elif where[0] == "param":                # (a parameter never hides a variable of the same name)
+            symbols.setdefault(name, where)
+        else:
+            symbols[name] = where
+    return Layout(symbols, shared_top, dyn_off, local_top)
+
+
+def _plan(program: Program, kernel: Kernel) -> tuple[list, int, int, int]:
+    """What `layout` does that needs no memory: (entries in order: (name, (space, offset)) for a
+    shared, local or param symbol, (name, "global"/"const", declaration, initial bytes) for one
+    `layout` allocates; static shared bytes, dynamic shared offset, local bytes)."""
+    entries: list = []
     shared_top = 0
     dynamic: list[VarDecl] = []
     local_top = 0
@@ -55,23 +82,20 @@ def layout(program: Program, kernel: Kernel, memory) -> Layout:
                 dynamic.append(v)
                 continue
             shared_top = _align(shared_top, v.align or v.elem_bytes)
-            symbols[v.name] = ("shared", shared_top)
+            entries.append((v.name, ("shared", shared_top), None, None))
             shared_top += v.size_bytes
         elif v.space == "local":
             local_top = _align(local_top, v.align or v.elem_bytes)
-            symbols[v.name] = ("local", local_top)
+            entries.append((v.name, ("local", local_top), None, None))
             local_top += v.size_bytes
-        elif v.space == "global":
-            symbols[v.name] = ("global", memory.alloc_global(v.name, v.size_bytes, init_bytes(v), v.align or 256))
-        elif v.space == "const":
-            addr = memory.alloc_const(v.name, v.size_bytes, init_bytes(v), v.align or 16)
-            symbols[v.name] = ("const", addr - memory.const_heap.base)
+        elif v.space in ("global", "const"):
+            entries.append((v.name, v.space, v, init_bytes(v)))
     dyn_off = _align(shared_top, max([d.align or 16 for d in dynamic], default=16))
     for d in dynamic:
-        symbols[d.name] = ("shared", dyn_off)
+        entries.append((d.name, ("shared", dyn_off), None, None))
     param_top = 0                          # the parameters in order, each at its alignment (the .param window)
     for p in kernel.params:
         param_top = _align(param_top, p.align or p.elem_bytes)
-        symbols.setdefault(p.name, ("param", param_top))
+        entries.append((p.name, ("param", param_top), None, None))
         param_top += p.size_bytes
-    return Layout(symbols, shared_top, dyn_off, local_top)
+    return entries, shared_top, dyn_off, local_top

@@ -29,6 +29,8 @@ allocation) and copied back whole; the pointer is the allocation's address plus
 from __future__ import annotations
 
 import numbers
+import sys
+from functools import lru_cache
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,6 +63,7 @@ class DeviceView:
     shape: tuple
 
 
+@lru_cache(maxsize=1024)
 def _pointee(ctype: str) -> tuple[str, int] | None:
     """(kind class, bytes) of the element a C++ pointer type text names ('const float* (.u64)')."""
     text = ctype.split("(")[0]
@@ -68,6 +71,9 @@ def _pointee(ctype: str) -> tuple[str, int] | None:
         return None
     words = [w for w in text.replace("*", " ").split() if w not in ("const", "volatile", "__restrict__", "restrict")]
     return _POINTEE.get(" ".join(words).replace("std::", ""))
+
+
+_LITTLE = ("<", "|") if sys.byteorder == "big" else ("<", "=", "|")   # numpy byte orders that are little-endian here
 
 
 def _type(decl) -> tuple[str, int]:
@@ -88,21 +94,22 @@ def _refuse(ck: CompiledKernel, i: int, decl, value, want: str) -> LaunchError:
 
 def _integer(ck, i, decl, value, nbytes: int) -> bytes:
     bits = 8 * nbytes
-    want = f"np.uint{bits} or np.int{bits}" + (" (or a numpy array for a pointer)" if nbytes == 8 else "")
+    want = lambda: f"np.uint{bits} or np.int{bits}" + (" (or a numpy array for a pointer)" if nbytes == 8 else "")  # noqa: E731
     if isinstance(value, (bool, np.bool_)):
         if nbytes != 1:
-            raise _refuse(ck, i, decl, value, want)
+            raise _refuse(ck, i, decl, value, want())
         return b"\x01" if value else b"\x00"
     if isinstance(value, np.integer):
-        if value.dtype.itemsize != nbytes:
-            raise _refuse(ck, i, decl, value, want)
-        return value.astype(value.dtype.newbyteorder("<")).tobytes()
+        dt = value.dtype
+        if dt.itemsize != nbytes:
+            raise _refuse(ck, i, decl, value, want())
+        return value.tobytes() if dt.byteorder in _LITTLE else value.astype(dt.newbyteorder("<")).tobytes()
     if isinstance(value, numbers.Integral):
         n = int(value)
         if not -(1 << (bits - 1)) <= n < (1 << bits):
             raise _refuse(ck, i, decl, value, f"a value that fits {bits} bits")
         return (n % (1 << bits)).to_bytes(nbytes, "little")
-    raise _refuse(ck, i, decl, value, want)
+    raise _refuse(ck, i, decl, value, want())
 
 
 def _float(ck, i, decl, value, nbytes: int) -> bytes:

@@ -223,10 +223,14 @@ class TritonSource:
                 self.attrs[(i,)] = [["tt.divisibility", 16]]
             self.values.append((p.name, ty, value))
         self.file, self.first_line = _source_of(fn)
+        self._keys: dict = {}                   # compute capability -> `compiled_triton`'s key
 
     def _specialise(self, p, a) -> tuple[str, object, bool]:
         """(Triton type, value, divisible by 16) of one runtime argument, as Triton's launcher
         (`specialize_impl`) decides them."""
+        t = type(a)
+        if t is int or t is np.int32 or t is np.int64:      # the common scalars first (the ABC checks below cost more)
+            return self._integer(p, int(a))
         if isinstance(a, np.ndarray):
             ty = _DTYPES.get(a.dtype.name)
             if ty is None:
@@ -240,11 +244,7 @@ class TritonSource:
         if isinstance(a, (bool, np.bool_)):
             return "u1", bool(a), False
         if isinstance(a, (numbers.Integral, np.integer)):
-            v = int(a)
-            if v == 1 and not p.do_not_specialize:
-                return "constexpr", 1, False
-            ty = "i32" if -2**31 <= v < 2**31 else "u64" if 2**63 <= v < 2**64 else "i64"
-            return ty, v, v % 16 == 0 and not p.do_not_specialize and not p.do_not_specialize_on_alignment
+            return self._integer(p, int(a))
         if isinstance(a, (numbers.Real, np.floating)):
             return "fp32", float(a), False
         if a is None:
@@ -252,12 +252,22 @@ class TritonSource:
         raise LaunchError(f"kernel {self.name}: argument {p.name} is {type(a).__name__} {a!r:.40}: pass a numpy "
                           "array (a pointer), an int, a float or a bool")
 
+    @staticmethod
+    def _integer(p, v: int) -> tuple[str, object, bool]:
+        """`_specialise` of an integer argument `v`."""
+        if v == 1 and not p.do_not_specialize:
+            return "constexpr", 1, False
+        ty = "i32" if -2**31 <= v < 2**31 else "u64" if 2**63 <= v < 2**64 else "i64"
+        return ty, v, v % 16 == 0 and not p.do_not_specialize and not p.do_not_specialize_on_alignment
+
     def __repr__(self) -> str:
         return f"TritonSource({self.name}, {self.signature})"
 
     def grid(self, grid) -> tuple[int, int, int]:
         """The launch grid: a tuple of up to 3 ints, or a callable of the meta dict (as Triton's)."""
         g = grid(dict(self.meta)) if callable(grid) else grid
+        if type(g) is tuple and 1 <= len(g) <= 3 and all(type(x) is int for x in g):
+            return g + (1,) * (3 - len(g))
         if isinstance(g, (numbers.Integral, np.integer)):
             g = (g,)
         if not isinstance(g, (tuple, list)) or not 1 <= len(g) <= 3 or not all(
@@ -268,9 +278,11 @@ class TritonSource:
 
     def compiled_triton(self, cc: tuple[int, int]) -> tuple[str, object]:
         """(PTX, Triton's metadata) for compute capability `cc`, compiled once per specialisation."""
-        key = (self.fn.cache_key, tuple(self.signature.items()), repr(sorted(self.constants.items())),
-               repr(sorted(self.attrs.items())), self.config.num_warps, self.config.num_stages, self.config.maxnreg,
-               tuple(cc))
+        key = self._keys.get(cc)
+        if key is None:                     # (bind and compile both ask: the key is made once a launch)
+            key = self._keys[cc] = (self.fn.cache_key, tuple(self.signature.items()),
+                                    repr(sorted(self.constants.items())), repr(sorted(self.attrs.items())),
+                                    self.config.num_warps, self.config.num_stages, self.config.maxnreg, tuple(cc))
         with _LOCK:
             hit = _MEMORY.get(key)
         if hit is None:

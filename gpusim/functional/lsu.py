@@ -71,6 +71,9 @@ def typed_view(buf: np.ndarray, dt: np.dtype) -> np.ndarray:
     return buf[:n].view(dt)
 
 
+_PARAM_VALUES: dict = {}      # (a parameter's bytes, offset, type, count) -> its values (numpy scalars)
+
+
 class LoadStoreUnit:
     """Memory access for one batch; `x` is its executor (state, geometry, counters)."""
 
@@ -86,21 +89,24 @@ class LoadStoreUnit:
         self.local_bytes = local_bytes
         self.local_stride = -(-max(local_bytes, 1) // 16) * 16
         self.local = np.zeros(x.nlanes * self.local_stride, np.uint8) if local_bytes else np.zeros(16, np.uint8)
-        self._pcache: dict = {}
         # PTX shared access -> the bytes a lane of the SASS instruction ptxas merged it into moves
         # (four ld.shared.f32 -> one LDS.128), set by the timing's trace (functional_streams.py)
         self.count_bytes: dict[int, int] = {}
 
     # ------------------------------------------------------------------ params
     def load_param(self, name: str, offset: int, dt: np.dtype, n: int):
-        key = (name, offset, dt, n)
-        hit = self._pcache.get(key)
+        raw = self.params.get(name)
+        if raw is None:
+            raise KeyError(f"kernel parameter {name} has no value")
+        if type(raw) is not bytes:
+            raw = bytes(raw)
+        key = (raw, offset, dt, n)                  # by value: launches of a kernel mostly pass the same
+        hit = _PARAM_VALUES.get(key)
         if hit is None:
-            raw = self.params.get(name)
-            if raw is None:
-                raise KeyError(f"kernel parameter {name} has no value")
             hit = tuple(np.frombuffer(raw, dt, count=1, offset=offset + k * dt.itemsize)[0] for k in range(n))
-            self._pcache[key] = hit
+            if len(_PARAM_VALUES) > 4096:
+                _PARAM_VALUES.clear()
+            _PARAM_VALUES[key] = hit
         return hit
 
     # ------------------------------------------------------------------ resolution

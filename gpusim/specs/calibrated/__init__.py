@@ -7,6 +7,7 @@ base preset is never edited. `gpusim.specs.get("h200")` loads `h200.toml`.
 """
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 import tomllib
@@ -15,6 +16,7 @@ import dataclasses
 HERE = Path(__file__).resolve().parent
 _LOADED: dict[str, tuple[tuple[int, int], object]] = {}   # name -> (file's (mtime_ns, size), spec)
 _LOCK = threading.Lock()
+_PATHS: dict[str, str] = {}                               # name -> its file's path (pathlib's join costs a stat's time)
 
 
 def available() -> list[str]:
@@ -37,11 +39,14 @@ def load(name: str):
     preset up to three times; parsing and validating the TOML took about 3 ms each), or None
     where there is no such file (found by one stat: every launch asks)."""
     from gpusim.specs.overrides import load_toml  # a cycle: overrides reaches the presets, which load these
-    p = HERE / f"{name}.toml"
+    where = _PATHS.get(name)
+    if where is None:
+        where = _PATHS[name] = str(HERE / f"{name}.toml")
     try:
-        st = p.stat()
+        st = os.stat(where)
     except FileNotFoundError:
         return None
+    p = Path(where)
     stamp = (st.st_mtime_ns, st.st_size)
     with _LOCK:
         hit = _LOADED.get(name)
