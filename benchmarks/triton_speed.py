@@ -1,7 +1,7 @@
 """Functional-mode speed of Triton kernels: gpusim against Triton's own interpreter
 (`TRITON_INTERPRET=1`) on the same launch.
 
-    python benchmarks/triton_speed.py [--interpreter-python PY] [--repeats 5] [--json FILE]
+    python benchmarks/triton_speed.py [--interpreter-python PY] [--repeats 5] [--burst 1] [--json FILE]
 
 For each case (a program of programs/triton_kernels at a named size or a size override), the
 same launch (kernel, inputs from seed 0, grid, constexprs, num_warps, num_stages) runs:
@@ -16,13 +16,20 @@ Triton's compile and ptxas; the interpreter's first its own warm-up) and, on gpu
 `--warmup` more untimed ones (a process's steady state: its ALU segments compiled once they
 have run enough lanes, `gpusim/functional/fastpath/segments.py`, or loaded from the disk cache
 an earlier process filled), on fresh copies of the inputs, and both outputs are checked against the program's numpy reference.
-The two sides' processes are alive together and their timed launches interleaved (gpusim's, the
-interpreter's, gpusim's, ...; the one not launching waits on its stdin): this machine's speed
-drifts by tens of percent between minutes (session 44: the same gpusim launch 17 and 34 ms in
-two runs minutes apart), which timing each side in its own window put into the ratio. Reported: the median
-of the repeats (and the first launch) per side, wall-clock and CPU time of the process (the CPU
-ratio is the steadier one on a shared, loaded machine), the ratio interpreter / gpusim of the
-medians, the load average before and after, and the versions on each side. Both sides run with
+The two sides' processes are alive together and their timed launches interleaved in bursts
+(`--burst` launches of gpusim's, as many of the interpreter's, gpusim's, ...; the one not
+launching waits on its stdin): this machine's speed drifts by tens of percent between minutes
+(session 44: the same gpusim launch 17 and 34 ms in two runs minutes apart), which timing each
+side in its own window put into the ratio. The first launch of a burst is a launch after its
+process slept: on this VM that alone costs a small launch about a millisecond (session 47: the
+Triton matmul default 1.5 ms a launch back to back, 2.9 ms each after a 10 ms sleep, 2.6 ms after
+reading 32 MiB), which weighs on a 2 ms launch and not on the interpreter's 10 ms; with
+`--burst 1` (every launch after idle, as until session 47) that is what the ratio measures.
+Reported per side: the median over every timed launch (the steady state, with bursts of several)
+and over the first launches of the bursts (after idle), wall-clock and CPU time of the process
+(the CPU ratio is the steadier one on a shared, loaded machine), the first launch, the ratios
+interpreter / gpusim of those medians, the load average before and after, and the versions on
+each side. Both sides run with
 OPENBLAS_NUM_THREADS=1: the numpy reference check after each launch (a BLAS matmul) otherwise
 leaves OpenBLAS's worker threads spinning into the next timed launch, which doubled the process
 CPU time of gpusim's matmul 256^3 (45 -> 90 ms against 45 ms wall); torch's own threads (the
@@ -68,10 +75,11 @@ def case():
 SERVE = r"""
 print(json.dumps(ready), flush=True)
 for line in sys.stdin:
-    if line.strip() != "go":
+    words = line.split()
+    if not words or words[0] != "go":
         break
-    dt = run()
-    print(json.dumps({"t": dt[0], "cpu": dt[1]}), flush=True)
+    dts = [run() for _ in range(int(words[1]) if len(words) > 1 else 1)]
+    print(json.dumps({"t": [d[0] for d in dts], "cpu": [d[1] for d in dts]}), flush=True)
 """
 
 GPUSIM = COMMON + r"""
@@ -143,8 +151,9 @@ class _Side:
         self.err.seek(0)
         raise RuntimeError(f"{self.what} failed:\n{self.err.read()[-3000:]}")
 
-    def launch(self) -> None:
-        self.proc.stdin.write("go\n")
+    def launch(self, burst: int = 1) -> None:
+        """`burst` timed launches back to back (each on fresh inputs, checked after its timing)."""
+        self.proc.stdin.write(f"go {burst}\n")
         self.proc.stdin.flush()
         r = self._reply()
         self.times.append(r["t"])
@@ -154,6 +163,11 @@ class _Side:
         self.proc.stdin.close()
         self.proc.wait()
         self.err.close()
+
+
+def _bursts(times: list) -> list[list[float]]:
+    """A side's times as bursts (lists), an earlier result's single launches as bursts of one."""
+    return [t if isinstance(t, list) else [t] for t in times]
 
 
 def _git() -> dict:
@@ -177,7 +191,10 @@ def main(argv=None) -> int:
     ap.add_argument("--interpreter-from", metavar="JSON",
                     help="take the interpreter side's rows from this earlier result (its same launches, "
                          "named in the new one) instead of running it: where no Python with torch is at hand")
-    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=5, help="bursts of each side, interleaved")
+    ap.add_argument("--burst", type=int, default=1,
+                    help="timed launches back to back in each burst (module docstring: the first of a burst is the "
+                         "launch after idle, the others the steady state)")
     ap.add_argument("--warmup", type=int, default=0,
                     help="gpusim launches run (untimed) after the first and before the timed ones: the steady state "
                          "of a process that launches the kernel again and again, its compiled segments ready")
@@ -198,38 +215,47 @@ def main(argv=None) -> int:
             continue
         gs = _Side(sys.executable, GPUSIM, program, size, a.warmup)
         isd = None if earlier is not None else _Side(a.interpreter_python, INTERPRETER, program, size)
-        for _ in range(a.repeats):           # the sides' launches interleaved: both see the machine alike
-            gs.launch()
+        for _ in range(a.repeats):           # the sides' bursts interleaved: both see the machine alike
+            gs.launch(a.burst)
             if isd is not None:
-                isd.launch()
+                isd.launch(a.burst)
         gs.close()
         g = {**gs.ready, "times_s": gs.times, "cpu_s": gs.cpu}
         if earlier is not None:
             r = earlier[(program, json.dumps(size))]
             i = {"times_s": r["interpreter_times_s"], "first_s": r["interpreter_first_s"],
-                 "cpu_s": [r["interpreter_cpu_median_s"]], **earlier_env["interpreter_side"]}
+                 "cpu_s": r.get("interpreter_cpu_s", [[r["interpreter_cpu_median_s"]]]),
+                 **earlier_env["interpreter_side"]}
         else:
             isd.close()
             i = {**isd.ready, "times_s": isd.times, "cpu_s": isd.cpu}
-        gm, im = statistics.median(g["times_s"]), statistics.median(i["times_s"])
-        gc, ic = statistics.median(g["cpu_s"]), statistics.median(i["cpu_s"])
+        for side in (g, i):                # (an earlier result's launches, one a burst)
+            side["times_s"], side["cpu_s"] = _bursts(side["times_s"]), _bursts(side["cpu_s"])
+        every = lambda bursts: [t for b in bursts for t in b]       # noqa: E731
+        firsts = lambda bursts: [b[0] for b in bursts]              # noqa: E731
+        gm, im = statistics.median(every(g["times_s"])), statistics.median(every(i["times_s"]))
+        gc, ic = statistics.median(every(g["cpu_s"])), statistics.median(every(i["cpu_s"]))
+        gf, jf = statistics.median(firsts(g["times_s"])), statistics.median(firsts(i["times_s"]))
         rows.append({"program": program, "size": size, "gpusim_median_s": gm, "gpusim_first_s": g["first_s"],
-                     "gpusim_times_s": g["times_s"], "gpusim_cpu_median_s": gc, "interpreter_median_s": im,
+                     "gpusim_times_s": g["times_s"], "gpusim_cpu_median_s": gc, "gpusim_cpu_s": g["cpu_s"],
+                     "gpusim_after_idle_median_s": gf, "interpreter_median_s": im,
                      "interpreter_first_s": i["first_s"], "interpreter_times_s": i["times_s"],
-                     "interpreter_cpu_median_s": ic, "ratio": im / gm, "ratio_cpu": ic / gc,
-                     "load_after": os.getloadavg()[0]})
-        print(f"{program:11s} {json.dumps(size):32s} gpusim {gm:8.3f}s (cpu {gc:7.3f}s, first {g['first_s']:6.2f}s)  "
-              f"interpreter {im:8.3f}s (cpu {ic:7.3f}s)  ratio {im / gm:6.1f}x (cpu {ic / gc:6.1f}x)  "
+                     "interpreter_cpu_median_s": ic, "interpreter_cpu_s": i["cpu_s"],
+                     "interpreter_after_idle_median_s": jf, "ratio": im / gm, "ratio_cpu": ic / gc,
+                     "ratio_after_idle": jf / gf, "load_after": os.getloadavg()[0]})
+        print(f"{program:11s} {json.dumps(size):32s} gpusim {gm:8.4f}s (cpu {gc:7.4f}s, after idle {gf:7.4f}s, "
+              f"first {g['first_s']:6.2f}s)  interpreter {im:8.4f}s (cpu {ic:7.4f}s, after idle {jf:7.4f}s)  "
+              f"ratio {im / gm:6.1f}x (cpu {ic / gc:6.1f}x, after idle {jf / gf:6.1f}x)  "
               f"load {rows[-1]['load_after']:.1f}", flush=True)
     env = {"gpusim_side": {k: g[k] for k in ("python", "numpy", "triton")},
            "interpreter_side": {**{k: i[k] for k in ("python", "numpy", "triton", "torch", "executable")},
                                 **({"from": a.interpreter_from, "from_git": earlier_env["git"]} if earlier else {})},
            "machine": platform.node(), "cpus": os.cpu_count(), "load_before": list(load_before),
-           "load_after": list(os.getloadavg()), "git": _git(), "repeats": a.repeats, "warmup": a.warmup,
+           "load_after": list(os.getloadavg()), "git": _git(), "repeats": a.repeats, "burst": a.burst, "warmup": a.warmup,
            "note": a.note,
            "command": " ".join(["python", "benchmarks/triton_speed.py"] + (argv if argv is not None else sys.argv[1:]))}
-    print(f"min ratio {min(r['ratio'] for r in rows):.1f}x (cpu {min(r['ratio_cpu'] for r in rows):.1f}x) over "
-          f"{len(rows)} launches")
+    print(f"min ratio {min(r['ratio'] for r in rows):.1f}x (cpu {min(r['ratio_cpu'] for r in rows):.1f}x, after idle "
+          f"{min(r['ratio_after_idle'] for r in rows):.1f}x) over {len(rows)} launches")
     if a.json:
         Path(a.json).write_text(json.dumps({"environment": env, "rows": rows}, indent=1) + "\n")
     return 0

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from types import MappingProxyType
 
+from gpusim import launch_template
 from gpusim.errors import LaunchError, UnsupportedKernel
 from gpusim.frontend.cg import registers
 from gpusim.frontend.sass import SassMap, SassToolError, kernel_map
@@ -129,6 +130,12 @@ def plan_launch(source: KernelSource, spec: GPUSpec, geometry: Geometry, args: t
     none), checked here (`launch_checks.check_cluster`) since they need the compiled kernel.
     `device_addresses`: where the GPU had each array argument (`memory.PLACEMENT_PAGE_BYTES`)."""
     name = source.name
+    tkey = None
+    if peer_args is None and device_addresses is None and cluster is None:
+        tkey = launch_template.key(source, spec, geometry, args, shared_bytes, resolve_core(core))
+        hit = None if tkey is None else launch_template.find(tkey, spec, args)
+        if hit is not None:
+            return hit
     places = check_device_addresses(name, device_addresses)
     compiled = source.compile(spec, args)
     memory = DeviceMemory()
@@ -154,6 +161,8 @@ def plan_launch(source: KernelSource, spec: GPUSpec, geometry: Geometry, args: t
         if explicit:
             raise LaunchError(f"kernel {name}: a cooperative launch (this_grid().sync()) with thread-block "
                               "clusters is not supported")
+    if tkey is not None and not explicit:
+        launch_template.keep(tkey, plan, memory, marshalled)
     return plan, memory, marshalled
 
 

@@ -352,6 +352,16 @@ class TritonSource:
                           first_line=self.first_line, names=names + _scratch_names(ptx, self.name, len(names)),
                           assembler=_triton_ptxas(spec.compute_capability))
 
+    def template_key(self, spec) -> tuple:
+        """What of this source a launch's plan depends on (`gpusim.launch_template`): the
+        specialisation Triton compiles, for the preset's compute capability."""
+        cc = spec.compute_capability
+        k = self._keys.get(cc)
+        if k is None:
+            self.compiled_triton(cc)
+            k = self._keys[cc]
+        return ("triton", self.name, k)
+
     def marshal(self, compiled: CompiledKernel, args: tuple, memory) -> Marshalled:
         return marshal_raw(compiled, args, memory)
 

@@ -98,6 +98,9 @@ EXTRA_METRICS = {
 }
 
 
+_ROW_FIELDS = frozenset(FIELDS[2:])
+
+
 class Counters:
     """Per-instruction counter arrays (`n` instructions) and per-block visit counts."""
 
@@ -165,6 +168,13 @@ class Counters:
                 self.per_instr[k] += v
             else:
                 self.per_instr[k] = v.copy()
+
+    def snapshot(self) -> tuple[tuple, bytes]:
+        """Every count, as (the extra fields' names, all the counts' bytes): equal snapshots, equal
+        counters (`PreparedLaunch.finish` reuses the metrics of a launch that counted alike)."""
+        extra = tuple(k for k in self.per_instr if k not in _ROW_FIELDS)
+        parts = [self.block_warps, self.block_threads, self.loop_back, self.taken_threads, self._rows]
+        return extra, b"".join([a.tobytes() for a in parts] + [self.per_instr[k].tobytes() for k in extra])
 
     def totals(self) -> dict[str, int]:
         """Each FIELD's sum over the instructions (the block-visit ones aside: `instruction_table`

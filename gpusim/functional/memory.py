@@ -57,6 +57,29 @@ class Heap:
         self._ends = np.zeros(0, np.uint64)
         self.aliases: list[tuple[int, int, int]] = []     # (first address, nbytes, heap address it maps to)
         self._alias_starts = self._alias_ends = self._alias_delta = None
+        self._inits: list | None = None       # a layout copy's: (offset, bytes) of its allocations' contents
+
+    def layout_copy(self, leave_out=frozenset()) -> "Heap":
+        """A sealed heap with these allocations at the same addresses, holding the bytes of every
+        allocation whose address is not in `leave_out` (zeros there, and outside allocations);
+        a copy of a copy holds what that one holds (`gpusim.launch_template`)."""
+        if self.aliases:
+            raise ValueError("a heap with aliases has no layout copy")
+        h = Heap(self.base, self.label)
+        h.allocations, h._top, h._starts, h._ends = list(self.allocations), self._top, self._starts, self._ends
+        inits = self._inits
+        if inits is None:
+            inits = []
+            for a in self.allocations:
+                off = a.address - self.base
+                raw = self.data[off:off + a.nbytes]
+                if a.address not in leave_out and raw.any():
+                    inits.append((off, raw.copy()))
+        h._inits = inits
+        h.data = np.zeros(self.data.size, np.uint8)
+        for off, raw in inits:
+            h.data[off:off + raw.size] = raw
+        return h
 
     def alloc(self, nbytes: int, name: str, init: bytes | np.ndarray | None = None, align: int = ALLOC_ALIGN,
               phase: int | None = None) -> int:
@@ -144,6 +167,17 @@ class DeviceMemory:
         self.symbols: dict[str, int] = {}      # module-scope variable name -> address
         self.device_heap = None                # syscalls.DeviceHeap when the kernel calls malloc/free
         self._places: list[int | None] = []    # the next array arguments' addresses (`place_arrays`)
+
+    def layout_copy(self, leave_out=frozenset()) -> "DeviceMemory":
+        """A new memory with this one's allocations and symbols, its heaps holding the bytes of
+        every allocation but those at the addresses in `leave_out` (`Heap.layout_copy`)."""
+        if self.device_heap is not None:
+            raise ValueError("a memory with a device heap has no layout copy")
+        new = DeviceMemory()
+        new.symbols = dict(self.symbols)
+        new.global_heap = self.global_heap.layout_copy(leave_out)
+        new.const_heap = self.const_heap.layout_copy(leave_out)
+        return new
 
     def place_arrays(self, addresses) -> None:
         """Put the next arrays `alloc_array` copies (a launch's array arguments, in order) at these

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from gpusim.errors import MemoryAccessError
+from gpusim.functional import fastpath
 from gpusim.functional.fastpath import async_copy, lsu_fused
 from ptx_harness import metrics, run_ptx
 
@@ -50,6 +51,7 @@ def _vec(core):
 
 
 def test_vector_loads_and_stores_give_the_reference_bytes_and_counters_in_one_compiled_call_each(monkeypatch):
+    monkeypatch.setattr(fastpath, "memory_runs", lambda ops: ops)      # each op alone (no `MemoryRunOp`)
     stores, loads = _spy(monkeypatch, lsu_fused, "store"), _spy(monkeypatch, lsu_fused, "load")
     src, out, fast = _vec("fast")
     _, ref_out, ref = _vec("reference")
@@ -113,3 +115,58 @@ def test_cp_async_counts_in_its_compiled_pass_once_the_counter_rows_exist(monkey
     assert out.tolist() == ref_out.tolist() == src[512 + 4 * np.arange(128) + 1].tolist()
     assert fast == ref
     assert fast["smsp__inst_executed_op_ldgsts.sum"] == 8
+
+
+# a row of memory instructions with nothing between them (after hoisting): two vector loads of src,
+# a guarded store of the first into shared memory, a store of an element of the second and a uniform
+# register, one of an immediate, a load back of what the first store wrote, a store of it to dst
+ROW = HEAD + """.visible .entry row_k(.param .u64 psrc, .param .u64 pdst)
+{
+.shared .align 16 .b8 buf[4096];
+.reg .pred %p;
+.reg .b32 %tx, %sb, %sa, %m, %u, %x<4>, %y<4>, %z<2>;
+.reg .b64 %g, %o, %d;
+ld.param.u64 %g, [psrc]; ld.param.u64 %d, [pdst];
+mov.u32 %tx, %tid.x; mov.u32 %sb, buf; mov.u32 %u, 9;
+mul.wide.u32 %o, %tx, 32; add.s64 %g, %g, %o;
+mul.wide.u32 %o, %tx, 8; add.s64 %d, %d, %o;
+mad.lo.u32 %sa, %tx, 16, %sb;
+rem.u32 %m, %tx, 3; setp.ne.u32 %p, %m, 0;
+ld.global.v4.u32 {%x0, %x1, %x2, %x3}, [%g];
+ld.global.v4.u32 {%y0, %y1, %y2, %y3}, [%g+16];
+@%p st.shared.v4.u32 [%sa], {%x0, %x1, %x2, %x3};
+st.shared.v2.u32 [%sa+2048], {%y1, %u};
+st.shared.u32 [%sa+2056], 5;
+ld.shared.v2.u32 {%z0, %z1}, [%sa+8];
+st.global.v2.u32 [%d], {%z1, %y0};
+ret;
+}
+"""
+
+
+def _row(core, src_len=64 * 8):
+    src = np.arange(src_len, dtype=np.uint32) * 7 + 3
+    (_, out), x = run_ptx(ROW, "row_k", (1, 1, 1), (64, 1, 1), [src, np.zeros(128, np.uint32)], core=core)
+    return src, out, metrics(x), x
+
+
+def test_a_row_of_loads_and_stores_is_one_compiled_pass_with_the_reference_bytes_and_counters(monkeypatch):
+    from gpusim.functional.fastpath import memory_run  # here: the pass spied on
+    passes = _spy(monkeypatch, memory_run, "run_row")
+    src, out, fast, x = _row("fast")
+    _, ref_out, ref, _ = _row("reference")
+    t = np.arange(64)
+    rows = src.reshape(64, 8)
+    want = np.stack([np.where(t % 3 != 0, rows[:, 3], 0), rows[:, 4]], 1)    # x3 where stored, and y0
+    assert len(passes) == 1 and len(x.dk.blocks[-1].ops) < 8
+    assert out.reshape(64, 2).tolist() == want.tolist() == ref_out.reshape(64, 2).tolist()
+    assert fast == ref
+
+
+def test_a_fault_inside_a_row_is_reported_as_the_reference_reports_it():
+    msgs = []
+    for core in ("fast", "reference"):
+        with pytest.raises(MemoryAccessError) as e:
+            _row(core, src_len=64 * 8 - 4)     # the last thread's first vector load fits, its second does not
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1] and "thread (63, 0, 0)" in msgs[0] and "PTX line 17" in msgs[0]   # the second load

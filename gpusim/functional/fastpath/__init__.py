@@ -30,6 +30,7 @@ from gpusim.functional.fastpath.async_copy import FastCpAsyncOp
 from gpusim.functional.fastpath.hoist import also_live, hoist
 from gpusim.functional.fastpath.lsu import FastLoadStoreUnit
 from gpusim.functional.fastpath.memops import FastLoadOp, FastStoreOp, fast_copy
+from gpusim.functional.fastpath.memory_run import MemoryRunOp
 from gpusim.functional.fastpath.segment_op import SegmentOp
 from gpusim.functional.fastpath.segments import FastAluOp, KernelCode
 from gpusim.functional.fastpath.shuffle_step import ShflStep
@@ -85,7 +86,7 @@ class FastOpFactory(OpFactory):
                 run = []
             if op is not None:
                 out.append(op)
-        return out
+        return memory_runs(out) if self.alu else out
 
     def _mem(self, dec, ins, i, guard, bound):
         op = super()._mem(dec, ins, i, guard, bound)
@@ -94,6 +95,23 @@ class FastOpFactory(OpFactory):
         if type(op) is StoreOp and op.space in ("global", "shared", "local"):
             return fast_copy(FastStoreOp, op, dec, ins, ins.operands[0]) or op
         return op
+
+
+def memory_runs(ops: list) -> list:
+    """`ops` with each row of at least two consecutive fast loads and stores one `MemoryRunOp`."""
+    out, row = [], []
+    for op in ops + [None]:
+        if type(op) in (FastLoadOp, FastStoreOp):
+            row.append(op)
+            continue
+        if len(row) > 1:
+            out.append(MemoryRunOp(row))
+        else:
+            out.extend(row)
+        row = []
+        if op is not None:
+            out.append(op)
+    return out
 
 
 class ReferenceOpFactory(OpFactory):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpusim.functional.ops import LoadOp, StoreOp
-from isa.program import Address, Reg, Sym
+from isa.program import Address, Imm, Reg, Sym, Vector
 from isa.types import unsigned_dtype
 
 
@@ -49,7 +49,30 @@ def fast_copy(cls, op, dec, ins, addr: Address):
     if op.dt == np.bool_ or any(d is not None and dec.reg_dtypes[d] == np.bool_ for d in dsts):
         return None
     fast.uview = unsigned_dtype(op.dt.itemsize)
+    if cls is FastStoreOp:
+        fast.src_slots = _source_slots(dec, ins, op)
     return fast
+
+
+def _source_slots(dec, ins, op) -> tuple | None:
+    """Per element of store `op`: the register slot it stores (as bits: the register as wide as the
+    access type), or -1 for an immediate; None where an element is neither (`memory_run` then
+    leaves the store to itself)."""
+    elems = []
+    for v in ins.operands[1:]:
+        elems.extend(v.elems if isinstance(v, Vector) else (v,))
+    out = []
+    for e in elems:
+        if isinstance(e, Reg):
+            s = dec.slot(e, ins)
+            if dec.reg_dtypes[s].itemsize != op.dt.itemsize or dec.reg_dtypes[s] == np.bool_:
+                return None
+            out.append(s)
+        elif isinstance(e, Imm):
+            out.append(-1)
+        else:
+            return None
+    return tuple(out) if len(out) == len(op.srcs) else None
 
 
 class FastLoadOp(LoadOp):
@@ -66,7 +89,7 @@ class FastLoadOp(LoadOp):
 
 
 class FastStoreOp(StoreOp):
-    __slots__ = ("bslot", "bview", "bconst", "uview", "fused")
+    __slots__ = ("bslot", "bview", "bconst", "uview", "fused", "src_slots")
 
     def run(self, x):
         g = self.guard_mask(x) if self.guard is not None else None
