@@ -77,14 +77,17 @@ def profile(program: str, size, launches: int, warmup: int) -> dict:
     totals: dict = collections.defaultdict(float)
     calls: dict = collections.Counter()
     steps = [0, 0.0]
-    wrapped: dict = {}                       # block -> its own ops, put back after
+    wrapped: dict = {}                       # block -> its own ops and chain's, put back after
     execute = EX.BatchExecutor.execute
 
     def timed_execute(self, b, g):
         blk = self.dk.blocks[b]
         if id(blk) not in wrapped:
-            wrapped[id(blk)] = (blk, blk.ops)
-            object.__setattr__(blk, "ops", type(blk.ops)(_Timed(op, totals, calls) for op in blk.ops))
+            wrapped[id(blk)] = (blk, blk.ops, blk.chain_ops)
+            for name in ("ops", "chain_ops"):           # (a chain's: the blocks run with it, decode.chains)
+                ops = getattr(blk, name)
+                if ops is not None:
+                    object.__setattr__(blk, name, type(ops)(_Timed(op, totals, calls) for op in ops))
         t = time.perf_counter()
         execute(self, b, g)
         steps[1] += time.perf_counter() - t
@@ -98,8 +101,9 @@ def profile(program: str, size, launches: int, warmup: int) -> dict:
         whole = time.perf_counter() - t0
     finally:
         EX.BatchExecutor.execute = execute
-        for blk, ops in wrapped.values():
+        for blk, ops, chain_ops in wrapped.values():
             object.__setattr__(blk, "ops", ops)
+            object.__setattr__(blk, "chain_ops", chain_ops)
     rows = [{"op": k, "calls_per_launch": calls[k] / launches, "us_per_call": 1e6 * v / calls[k],
              "ms_per_launch": 1e3 * v / launches} for k, v in sorted(totals.items(), key=lambda kv: -kv[1])]
     return {"program": program, "size": size, "launches": launches, "warmup": warmup,

@@ -60,6 +60,10 @@ class Block:
     ipdom: int
     guard: tuple[int, bool] | None = None     # (pred slot, negated) of a conditional branch/exit
     barrier: Any = None                       # the BarrierOp ending this block, if any
+    # the blocks straight after this one that only it leads to (`chains`): run with it in one step, as
+    # `chain_ops`, where the executor may (executor.py); () for none
+    chain: tuple[int, ...] = ()
+    chain_ops: list | None = None
 
 
 @dataclass
@@ -124,6 +128,31 @@ def imm_value(imm: Imm, t: str):
         return dt.type(imm.value)
     v = int(imm.value) & ((1 << (8 * dt.itemsize)) - 1)
     return unsigned_dtype(dt.itemsize).type(v).view(dt)
+
+
+def chains(cfg: CFG, blocks: list[Block]) -> dict[int, tuple[int, ...]]:
+    """Per block that starts one, the blocks that follow it in a chain: each falls through (no
+    barrier) into the next, which only it leads to and which is no branch's reconvergence point, so
+    warps that run the first run the rest straight after with the same lanes (Triton's PTX starts a
+    block at every debug label: the matmul default's first six blocks are one chain)."""
+    preds: dict[int, int] = {}
+    for b in cfg.blocks:
+        for t in b.succs:
+            preds[t] = preds.get(t, 0) + 1
+    rejoin = {cfg.ipdom[b.index] for b in cfg.blocks if b.terminator in ("cond_branch", "cond_exit")}
+    out: dict[int, tuple[int, ...]] = {}
+    b = 0
+    while b < len(blocks):
+        members = []
+        cur = blocks[b]
+        while cur.terminator == "fallthrough" and cur.barrier is None and cur.succs == (cur.index + 1,) \
+                and cur.index + 1 < len(blocks) and preds.get(cur.index + 1) == 1 and cur.index + 1 not in rejoin:
+            cur = blocks[cur.index + 1]
+            members.append(cur.index)
+        if members:
+            out[b] = tuple(members)
+        b = cur.index + 1
+    return out
 
 
 class Decoder:
@@ -244,6 +273,8 @@ class Decoder:
                 is_store=ins.opcode in ("st", "red") or ins.opcode == "atom",
                 is_atomic=ins.opcode in ("atom", "red")))
         blocks: list[Block] = []
+        raw: list[list] = []                    # each block's ops before the factory fuses them
+        finish = getattr(self.ops, "finish_block", None)     # a factory may fuse ops (fastpath segments)
         for bb in cfg.blocks:
             ops = []
             barrier = None
@@ -268,11 +299,15 @@ class Decoder:
                     ops.append(op)
                     if getattr(op, "is_cta_barrier", False):
                         barrier = op
-            finish = getattr(self.ops, "finish_block", None)     # a factory may fuse ops (fastpath segments)
+            raw.append(list(ops))
             if finish is not None:
                 ops = finish(ops, self.reg_dtypes)
             blocks.append(Block(index=bb.index, ops=ops, first=bb.start, last=bb.end,
                                 terminator=bb.terminator, succs=bb.succs, ipdom=cfg.ipdom[bb.index],
                                 guard=guard, barrier=barrier))
+        for head, members in chains(cfg, blocks).items():
+            ops = [op for b in (head,) + members for op in raw[b]]
+            blocks[head].chain = members
+            blocks[head].chain_ops = finish(ops, self.reg_dtypes) if finish is not None else ops
         return DecodedKernel(k, cfg, blocks, infos, self.reg_slots, self.reg_dtypes, self.symbols,
                              getattr(self.ops, "lsu_class", None))

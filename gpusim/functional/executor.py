@@ -235,16 +235,18 @@ class BatchExecutor:
             if own:
                 self.record = StepRecord(b, g, masks)
             watch.before(b, g, masks)
-        for op in blk.ops:
-            op.run(self)
-        self.counters.add_block(b, len(g), threads)
-        self.steps += 1
-        self.warp_steps += len(g)
-        if self.step_budget is not None and (self.steps > self.step_budget or
-                                             self.warp_steps > budget.WARP_STEPS_PER_STEP * self.step_budget):
-            raise budget.budget_error(self, b)
-        if not self.steps % budget.CHECK_EVERY_STEPS:
-            self._every_few_steps(b)
+        chain = blk.chain
+        if chain and watch is None and self.record is None and self.san is None and \
+                (len(g) == self.nwarps or len(g) == np.count_nonzero(stacks.depth)):
+            for op in blk.chain_ops:            # every live warp, straight on through the chain (decode.chains)
+                op.run(self)
+            for c in (b,) + chain:
+                self._count_step(c, g, threads)
+            blk = self.dk.blocks[chain[-1]]
+        else:
+            for op in blk.ops:
+                op.run(self)
+            self._count_step(b, g, threads)
         self._terminate(blk, g, masks)
         if watch is not None:
             rec = self.record
@@ -254,6 +256,17 @@ class BatchExecutor:
             if watch.gave_up:                   # walking more memory than it can watch: progressing
                 self.watch = None
                 self._watch_again = 2 * self.steps
+
+    def _count_step(self, b: int, g: np.ndarray, threads: int) -> None:
+        """Block `b` run by warps `g` (`threads` active lanes): its counts, and the step budget."""
+        self.counters.add_block(b, len(g), threads)
+        self.steps += 1
+        self.warp_steps += len(g)
+        if self.step_budget is not None and (self.steps > self.step_budget or
+                                             self.warp_steps > budget.WARP_STEPS_PER_STEP * self.step_budget):
+            raise budget.budget_error(self, b)
+        if not self.steps % budget.CHECK_EVERY_STEPS:
+            self._every_few_steps(b)
 
     def _every_few_steps(self, b: int) -> None:
         """Progress, the time limit, and the watchdog's start (module docstring, budget.py)."""
