@@ -105,7 +105,8 @@ def _cp(core):
 
 def test_cp_async_counts_in_its_compiled_pass_once_the_counter_rows_exist(monkeypatch):
     # the first cp.async of a launch makes the four ldgsts counter rows (added in Python), the second
-    # adds to them in the compiled pass; both give the reference's counts
+    # adds to them in the compiled pass; both give the reference's counts (each copy alone: no `CopyRunOp`)
+    monkeypatch.setattr(fastpath, "copy_runs", lambda ops: ops)
     plans = []
     plan = async_copy._plan
     monkeypatch.setattr(async_copy, "_plan", lambda *a: plans.append(a[-5]) or plan(*a))
@@ -170,3 +171,60 @@ def test_a_fault_inside_a_row_is_reported_as_the_reference_reports_it():
             _row(core, src_len=64 * 8 - 4)     # the last thread's first vector load fits, its second does not
         msgs.append(str(e.value))
     assert msgs[0] == msgs[1] and "thread (63, 0, 0)" in msgs[0] and "PTX line 17" in msgs[0]   # the second load
+
+
+# a row of copies and commits (async_run.CopyRunOp): a copy on four threads of five whose src-size is a
+# register (0 on half of them: zeros), a commit, a copy that bypasses the L1 with an immediate src-size, a commit;
+# then both groups waited for and read back
+COPIES = HEAD + """.visible .entry cps_k(.param .u64 psrc, .param .u64 pdst)
+{
+.shared .align 16 .b8 buf[4096];
+.reg .pred %p;
+.reg .b32 %tx, %sb, %sa, %sz, %m, %v, %w;
+.reg .b64 %g, %o, %d;
+ld.param.u64 %g, [psrc]; ld.param.u64 %d, [pdst];
+mov.u32 %tx, %tid.x; mov.u32 %sb, buf;
+mul.wide.u32 %o, %tx, 16; add.s64 %g, %g, %o;
+mad.lo.u32 %sa, %tx, 16, %sb;
+and.b32 %m, %tx, 2; setp.eq.u32 %p, %m, 0; selp.u32 %sz, 16, 0, %p;
+rem.u32 %m, %tx, 5; setp.ne.u32 %p, %m, 0;
+@%p cp.async.ca.shared.global [%sa], [%g], 16, %sz;
+cp.async.commit_group;
+cp.async.cg.shared.global [%sa+2048], [%g+2048], 16, 16;
+cp.async.commit_group;
+cp.async.wait_all;
+bar.sync 0;
+ld.shared.u32 %v, [%sa+4]; ld.shared.u32 %w, [%sa+2056];
+add.u32 %v, %v, %w;
+mul.wide.u32 %o, %tx, 4; add.s64 %d, %d, %o; st.global.u32 [%d], %v;
+ret;
+}
+"""
+
+
+def _copies(core, src_len=1024):
+    src = np.arange(src_len, dtype=np.uint32) * 3 + 1
+    (_, out), x = run_ptx(COPIES, "cps_k", (1, 1, 1), (128, 1, 1), [src, np.full(128, 7, np.uint32)], core=core)
+    return src, out, metrics(x)
+
+
+def test_a_row_of_copies_and_commits_is_one_compiled_pass_with_the_reference_bytes_and_counters(monkeypatch):
+    from gpusim.functional.fastpath import async_run  # here: the pass spied on
+    passes = _spy(monkeypatch, async_run, "run_row")
+    src, out, fast = _copies("fast")
+    _, ref_out, ref = _copies("reference")
+    t = np.arange(128)
+    want = np.where((t % 5 != 0) & (t & 2 == 0), src[4 * t + 1], 0) + src[512 + 4 * t + 2]
+    assert len(passes) == 1
+    assert out.tolist() == want.tolist() == ref_out.tolist()
+    assert fast == ref
+    assert fast["smsp__inst_executed_op_ldgsts.sum"] == 8
+
+
+def test_a_copy_that_faults_inside_a_row_is_reported_as_the_reference_reports_it():
+    msgs = []
+    for core in ("fast", "reference"):
+        with pytest.raises(MemoryAccessError) as e:
+            _copies(core, src_len=1020)         # the second copy of the last thread reads past the end
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1] and "thread (127, 0, 0)" in msgs[0]

@@ -27,6 +27,7 @@ import os
 from gpusim.errors import LaunchError
 from gpusim.functional.async_ops import CpAsyncOp
 from gpusim.functional.fastpath.async_copy import FastCpAsyncOp
+from gpusim.functional.fastpath.async_run import copy_runs
 from gpusim.functional.fastpath.hoist import also_live, hoist
 from gpusim.functional.fastpath.lsu import FastLoadStoreUnit
 from gpusim.functional.fastpath.memops import FastLoadOp, FastStoreOp, fast_copy
@@ -86,7 +87,7 @@ class FastOpFactory(OpFactory):
                 run = []
             if op is not None:
                 out.append(op)
-        return memory_runs(out) if self.alu else out
+        return copy_runs(memory_runs(out)) if self.alu else out
 
     def _mem(self, dec, ins, i, guard, bound):
         op = super()._mem(dec, ins, i, guard, bound)

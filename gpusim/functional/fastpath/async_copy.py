@@ -25,7 +25,9 @@ from gpusim.functional.async_ops import BYPASS_FIELDS, FIELDS, CpAsyncOp, _unit
 from gpusim.functional.copy_counts import MAX_WARPS, WARP_MEMO, ZERO_FILL_SOURCE, _per_warp
 from gpusim.functional.fastpath.lsu_fused import U_LANES_PER_CTA, U_SHARED_BYTES, U_SHARED_LEN, U_SHARED_STRIDE
 from gpusim.functional.fastpath.lsu_kernels import FAIL, OK, _add_key, _alloc_index
+from gpusim.functional.decode import imm_value
 from gpusim.functional.fastpath.memops import _slots, address_base
+from isa.program import Imm, Reg
 
 U64 = np.uint64
 NO_BOOL = np.zeros(1, np.bool_)
@@ -158,6 +160,20 @@ def _word(size: int, heap: np.ndarray, base: int) -> np.dtype:
     return np.dtype(np.uint8)
 
 
+def _size_source(dec, ins):
+    """Where the src-size operand comes from, for `async_run`: () none, (slot, 0) a 32-bit register,
+    (-1, value) an immediate; None for anything else (that copy is left to itself)."""
+    if len(ins.operands) <= 3:
+        return ()
+    o = ins.operands[3]
+    if isinstance(o, Reg):
+        s = dec.slot(o, ins)
+        return (s, 0) if dec.reg_dtypes[s].itemsize == 4 and dec.reg_dtypes[s] != np.bool_ else None
+    if isinstance(o, Imm):
+        return -1, int(imm_value(o, "u32"))
+    return None
+
+
 def _base(st, slot, view, const):
     """(register array, uniform value, uniform?) of an address base: register `slot` as `view`, or
     `const` where slot < 0."""
@@ -170,7 +186,7 @@ def _base(st, slot, view, const):
 
 
 class FastCpAsyncOp(CpAsyncOp):
-    __slots__ = ("dst_base", "src_base_", "consts")
+    __slots__ = ("dst_base", "src_base_", "consts", "size_src")
 
     @classmethod
     def from_op(cls, op: CpAsyncOp, dec, ins) -> "FastCpAsyncOp | CpAsyncOp":
@@ -184,6 +200,7 @@ class FastCpAsyncOp(CpAsyncOp):
             if hasattr(op, name):
                 setattr(fast, name, getattr(op, name))
         fast.dst_base, fast.src_base_ = d, s
+        fast.size_src = _size_source(dec, ins)
         fast.consts = np.array([op.size, int(op.bypass), int(op.offset), int(op.src_offset), op.index], np.uint64)
         return fast
 
