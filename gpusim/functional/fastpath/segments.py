@@ -79,6 +79,11 @@ OP_LANES = 2048
 # lanes 6.1 -> 2.1 ms a launch) at about 3.5 times the compile time (an 85-instruction segment
 # 23 -> 85 ms); smaller steps (most tests' kernels, 128-thread blocks) keep the quick compile.
 VECTOR_LANES = 1024
+# ... or whose step times its instructions is at least this many lane-instructions: a long segment on
+# a small step (the attention default's softmax, 159 instructions over 128 lanes: 43 -> 11 us of machine
+# code a run, about 0.9 s more to compile it, once a machine) does as much work a run as a short one over
+# a large step
+VECTOR_LANE_OPS = 16 * VECTOR_LANES
 SEGMENT_FN = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
 _LLVM_LOCK = threading.Lock()
 _LLVM_READY = False
@@ -260,8 +265,8 @@ class KernelCode:
         """(function, registers stored once) of `seg` for key (uniform loads, whole): from
         the disk cache (either flavour), else (with `compile`) compiled and cached, through
         LLVM's optimising pipeline (`_optimised`) when the step runs at least `VECTOR_LANES`
-        lanes; None when it is not cached and not to be compiled, or does not compile (the
-        segment then runs its reference ops)."""
+        lanes or `VECTOR_LANE_OPS` lane-instructions; None when it is not cached and not to be
+        compiled, or does not compile (the segment then runs its reference ops)."""
         with self._lock:
             if self.failed or key in seg.failed:
                 return None
@@ -285,7 +290,7 @@ class KernelCode:
                         return self._load(seg, key, name, obj, [int(r) for r in head.split()])
                 if not compile:
                     return None
-                vector = lanes >= VECTOR_LANES
+                vector = lanes >= VECTOR_LANES or lanes * len(seg.ops) >= VECTOR_LANE_OPS
                 path = self._path(seg, key, vector)
                 module = ir.Module(name=seg.plan.name)
                 once = seg.plan.define(module, name, key[0], key[1])
