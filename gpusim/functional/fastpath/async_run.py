@@ -28,7 +28,7 @@ from gpusim.functional.async_ops import BYPASS_FIELDS, FIELDS, CpGroupOp, _unit
 from gpusim.functional.copy_counts import WARP_MEMO
 from gpusim.functional.fastpath.async_copy import FastCpAsyncOp, _plan, _word
 from gpusim.functional.fastpath.lsu_kernels import OK
-from gpusim.functional.fastpath.memory_run import _pointer
+from gpusim.functional.fastpath.memory_run import _pointer, guard_of
 from gpusim.functional.fastpath.segment_op import _data
 from gpusim.functional.ops import Op
 
@@ -78,10 +78,7 @@ def run_row(T, U, m, use_m, lo, n, nlanes, committed, starts, ends, heap_base, h
             continue
         use_g = gk == U64(1)
         if use_g:
-            p = carray(_pointer(row[R_GUARD_AT]), (nlanes,), np.bool_)
-            neg = row[R_GUARD_NEG] != U64(0)
-            for i in range(n):
-                g[i] = p[lo + i] != neg
+            guard_of(row, R_GUARD_AT, R_GUARD_NEG, lo, n, nlanes, g)
         sk = row[R_SIZE_KIND]
         if sk == U64(1):
             sz = carray(_pointer(row[R_SIZE]), (nlanes,), np.uint32)

@@ -54,17 +54,27 @@ def _count(P, res, rows, index):
         rows[np.int64(P[P_ROW_CNT]), index] += res[2]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _placed(P, U, base, bval, buniform, m, use_m, g, use_g, lo, n, starts, ends, heap_base, heap_len, offs, res,
+            rows, index):
+    """`_place`, and where it places every lane, the op's counts added (`_count`)."""
+    status = _place(P, U, base, bval, buniform, m, use_m, g, use_g, lo, n, starts, ends, heap_base, heap_len,
+                    offs, res)
+    if status == OK:
+        _count(P, res, rows, index)
+    return status
+
+
 @njit(cache=True, nogil=True)
 def store(P, U, base, bval, buniform, m, use_m, g, use_g, lo, n, starts, ends, heap_base, heap_len, dst,
           v0, v1, v2, v3, nv, uniform, offs, res, rows, index):
     """Place, count and write a store of `nv` elements (v0.. v3: each over the span, or one value
     where bit k of `uniform` is set) into `dst` (the space's store as unsigned words of the access
     type); elements in order, each one's lanes in increasing order, as `lsu_kernels.scatter`."""
-    status = _place(P, U, base, bval, buniform, m, use_m, g, use_g, lo, n, starts, ends, heap_base, heap_len,
-                    offs, res)
+    status = _placed(P, U, base, bval, buniform, m, use_m, g, use_g, lo, n, starts, ends, heap_base, heap_len,
+                     offs, res, rows, index)
     if status != OK:
         return status
-    _count(P, res, rows, index)
     shift = np.int64(P[P_SHIFT])
     for k in range(nv):
         v = v0 if k == 0 else v1 if k == 1 else v2 if k == 2 else v3
@@ -82,11 +92,10 @@ def load(P, U, base, bval, buniform, m, use_m, g, use_g, lo, n, starts, ends, he
     """Place, count and read a load of up to four elements into d0.. d3 (registers over the batch
     as unsigned words of the access type; element k only where bit k of `present` is set) from
     `src` (the space's store as those words)."""
-    status = _place(P, U, base, bval, buniform, m, use_m, g, use_g, lo, n, starts, ends, heap_base, heap_len,
-                    offs, res)
+    status = _placed(P, U, base, bval, buniform, m, use_m, g, use_g, lo, n, starts, ends, heap_base, heap_len,
+                     offs, res, rows, index)
     if status != OK:
         return status
-    _count(P, res, rows, index)
     shift = np.int64(P[P_SHIFT])
     for k in range(4):
         if not (present >> k) & 1:

@@ -28,7 +28,7 @@ from numba import carray, njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from gpusim.functional.fastpath.lsu_fused import P_SHIFT, P_STORE, _count, _place
+from gpusim.functional.fastpath.lsu_fused import P_SHIFT, P_STORE, _placed
 from gpusim.functional.fastpath.lsu_kernels import OK
 from gpusim.functional.fastpath.segment_op import _data
 from gpusim.functional.ops import Op
@@ -58,6 +58,16 @@ def _pointer(typingctx, addr):
     def codegen(context, builder, signature, args):
         return builder.inttoptr(args[0], cgutils.voidptr_t)
     return sig, codegen
+
+
+@njit(cache=True, nogil=True, inline="always")
+def guard_of(row, at, neg_at, lo, n, nlanes, g):
+    """g[i] = the guard of span lane i: the predicate register whose data address is row[at] (over
+    the batch), negated where row[neg_at] is set."""
+    p = carray(_pointer(row[at]), (nlanes,), np.bool_)
+    neg = row[neg_at] != U64(0)
+    for i in range(n):
+        g[i] = p[lo + i] != neg
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -112,11 +122,10 @@ def _one(row, base, bval, buni, U, m, use_m, g, use_g, lo, n, nlanes, rows, shar
         data, starts, ends, hb = cdata, cstarts, cends, cbase
     else:
         data, starts, ends, hb = gdata, gstarts, gends, gbase
-    status = _place(row[:10], U, base, bval, buni, m, use_m, g, use_g, lo, n, starts, ends, hb, np.int64(data.size),
-                    offs, res)
+    status = _placed(row[:10], U, base, bval, buni, m, use_m, g, use_g, lo, n, starts, ends, hb,
+                     np.int64(data.size), offs, res, rows, np.int64(row[R_INDEX]))
     if status != OK:
         return status
-    _count(row[:10], res, rows, np.int64(row[R_INDEX]))
     store = row[P_STORE] != U64(0)
     shift = np.int64(row[P_SHIFT])
     buf = shared if space == U64(0) else local if space == U64(2) else data
@@ -141,10 +150,7 @@ def run_row(T, U, m, use_m, lo, n, nlanes, rows, shared, local, gdata, gstarts, 
             continue
         use_g = gk == U64(1)
         if use_g:
-            p = carray(_pointer(row[R_GUARD_AT]), (nlanes,), np.bool_)
-            neg = row[R_GUARD_NEG] != U64(0)
-            for i in range(n):
-                g[i] = p[lo + i] != neg
+            guard_of(row, R_GUARD_AT, R_GUARD_NEG, lo, n, nlanes, g)
         res[:] = 0
         buni = row[R_BASE_UNIFORM] != U64(0)
         if row[R_BASE_WIDE]:
