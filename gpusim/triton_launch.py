@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from gpusim.errors import LaunchError
-from gpusim.frontend.tritonsource import TritonSource, autotune_configs, is_triton, prune
+from gpusim.frontend.triton_autotune import autotune_configs, prune
+from gpusim.frontend.tritonsource import TritonSource, is_triton
 
 TIME = "gpu__time_duration.sum"
 

@@ -10,7 +10,8 @@ except ImportError:
 
 import gpusim
 from gpusim.errors import UnsupportedKernel
-from gpusim.frontend.tritonsource import Config, TritonSource
+from gpusim.frontend.triton_autotune import Config
+from gpusim.frontend.tritonsource import TritonSource
 from programs.triton_kernels import flash_attention, matmul
 from validate.triton_compare import _ulps
 from validate.triton_record import CASES, load_case, ptx_arguments, specialisation

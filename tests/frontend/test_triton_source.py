@@ -12,7 +12,8 @@ import gpusim
 from dependency_skips import is_missing_dependency
 from gpusim.errors import LaunchError, UnsupportedKernel
 from gpusim.frontend.rejections import _loc_before
-from gpusim.frontend.tritonsource import Config, TritonSource
+from gpusim.frontend.triton_autotune import Config
+from gpusim.frontend.tritonsource import TritonSource
 from programs.triton_kernels import layer_norm, softmax, vector_add
 
 
