@@ -28,9 +28,30 @@ import time
 import numpy as np
 
 from gpusim.errors import NoProgress, StepBudgetExceeded, TimeLimitExceeded
+from gpusim.functional.watchdog import OBSERVE_AFTER_STEPS, Watchdog
 
 WARP_STEPS_PER_STEP = 128        # warp-steps (warps x steps) allowed per step of an explicit budget
 CHECK_EVERY_STEPS = 256          # steps between two looks at the clock (and at the progress callback)
+
+
+def count_step(ex, b: int, g: np.ndarray, threads: int) -> None:
+    """Block `b` run by warps `g` (`threads` active lanes) of executor `ex`: its counts, the step
+    budget, and every `CHECK_EVERY_STEPS` steps the progress callback, the time limit and the
+    watchdog's start."""
+    ex.counters.add_block(b, len(g), threads)
+    ex.steps += 1
+    ex.warp_steps += len(g)
+    if ex.step_budget is not None and (ex.steps > ex.step_budget or
+                                       ex.warp_steps > WARP_STEPS_PER_STEP * ex.step_budget):
+        raise budget_error(ex, b)
+    if ex.steps % CHECK_EVERY_STEPS:
+        return
+    if ex.on_steps is not None and not ex.steps & 1023:
+        ex.on_steps(ex)
+    if ex.deadline is not None and ex.deadline.passed():
+        raise time_limit_error(ex.kernel_name, ex.deadline.seconds, ex, b)
+    if ex.watch is None and ex.detect and ex.steps >= max(OBSERVE_AFTER_STEPS, ex._watch_again):
+        ex.watch = Watchdog(ex)
 
 
 class Deadline:

@@ -47,7 +47,7 @@ from gpusim.functional.specials import SpecialRegisters
 from gpusim.functional.state import convert
 from gpusim.functional.step_record import Access, SpanAccess, StepRecord
 from gpusim.functional.warps import EXIT, FULL_MASK, WarpStacks
-from gpusim.functional.watchdog import OBSERVE_AFTER_STEPS, Watchdog
+from gpusim.functional.watchdog import Watchdog
 from isa.recursion import MAX_CALL_DEPTH
 
 class BatchExecutor:
@@ -241,12 +241,12 @@ class BatchExecutor:
             for op in blk.chain_ops:            # every live warp, straight on through the chain (decode.chains)
                 op.run(self)
             for c in (b,) + chain:
-                self._count_step(c, g, threads)
+                budget.count_step(self, c, g, threads)
             blk = self.dk.blocks[chain[-1]]
         else:
             for op in blk.ops:
                 op.run(self)
-            self._count_step(b, g, threads)
+            budget.count_step(self, b, g, threads)
         self._terminate(blk, g, masks)
         if watch is not None:
             rec = self.record
@@ -256,26 +256,6 @@ class BatchExecutor:
             if watch.gave_up:                   # walking more memory than it can watch: progressing
                 self.watch = None
                 self._watch_again = 2 * self.steps
-
-    def _count_step(self, b: int, g: np.ndarray, threads: int) -> None:
-        """Block `b` run by warps `g` (`threads` active lanes): its counts, and the step budget."""
-        self.counters.add_block(b, len(g), threads)
-        self.steps += 1
-        self.warp_steps += len(g)
-        if self.step_budget is not None and (self.steps > self.step_budget or
-                                             self.warp_steps > budget.WARP_STEPS_PER_STEP * self.step_budget):
-            raise budget.budget_error(self, b)
-        if not self.steps % budget.CHECK_EVERY_STEPS:
-            self._every_few_steps(b)
-
-    def _every_few_steps(self, b: int) -> None:
-        """Progress, the time limit, and the watchdog's start (module docstring, budget.py)."""
-        if self.on_steps is not None and not self.steps & 1023:
-            self.on_steps(self)
-        if self.deadline is not None and self.deadline.passed():
-            raise budget.time_limit_error(self.kernel_name, self.deadline.seconds, self, b)
-        if self.watch is None and self.detect and self.steps >= max(OBSERVE_AFTER_STEPS, self._watch_again):
-            self.watch = Watchdog(self)
 
     def _terminate(self, blk, g, masks) -> None:
         stacks = self.stacks
