@@ -26,13 +26,12 @@ from gpusim.functional.copy_counts import MAX_WARPS, WARP_MEMO, ZERO_FILL_SOURCE
 from gpusim.functional.fastpath.lsu_fused import U_LANES_PER_CTA, U_SHARED_BYTES, U_SHARED_LEN, U_SHARED_STRIDE
 from gpusim.functional.fastpath.lsu_kernels import FAIL, OK, _add_key, _alloc_index
 from gpusim.functional.decode import imm_value
-from gpusim.functional.fastpath.memops import _slots, address_base
+from gpusim.functional.fastpath.memops import _slots, address_base, base_of
 from isa.program import Imm, Reg
 
 U64 = np.uint64
 NO_BOOL = np.zeros(1, np.bool_)
 NO_I64 = np.zeros(1, np.int64)
-NO_U64 = np.zeros(1, np.uint64)
 _P_SIZE, _P_BYPASS, _P_DOFF, _P_SOFF, _P_INDEX = range(5)      # FastCpAsyncOp.consts
 
 
@@ -174,17 +173,6 @@ def _size_source(dec, ins):
     return None
 
 
-def _base(st, slot, view, const):
-    """(register array, uniform value, uniform?) of an address base: register `slot` as `view`, or
-    `const` where slot < 0."""
-    if slot >= 0:
-        v = st.regs[slot]
-        if type(v) is np.ndarray:
-            return v.view(view), U64(0), False
-        return NO_U64, U64(int(np.asarray(v).view(view))), True
-    return NO_U64, const, True
-
-
 class FastCpAsyncOp(CpAsyncOp):
     __slots__ = ("dst_base", "src_base_", "consts", "size_src")
 
@@ -239,8 +227,8 @@ class FastCpAsyncOp(CpAsyncOp):
         count = all(a is not None for a in c)           # else added below (the first issue makes the rows)
         if not count:
             c = [NO_I64] * 4
-        dbase, dval, duni = _base(st, *self.dst_base)
-        sbase, sval, suni = _base(st, *self.src_base_)
+        dbase, dval, duni = base_of(st, *self.dst_base)
+        sbase, sval, suni = base_of(st, *self.src_base_)
         if _plan(self.consts, lsu.unit_params(), dbase, dval, duni, sbase, sval, suni, NO_BOOL if m is None else m,
                  m is not None, NO_BOOL if g is None else g, g is not None, lim, bool(self.srcs), lo, n,
                  heap._starts, heap._ends, U64(heap.base), words, hd.size, shift, lanes, soff, goff, data.view(w),

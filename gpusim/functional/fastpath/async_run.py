@@ -28,8 +28,7 @@ from gpusim.functional.async_ops import BYPASS_FIELDS, FIELDS, CpGroupOp, _unit
 from gpusim.functional.copy_counts import WARP_MEMO
 from gpusim.functional.fastpath.async_copy import FastCpAsyncOp, _plan, _word
 from gpusim.functional.fastpath.lsu_kernels import OK
-from gpusim.functional.fastpath.memory_run import _pointer, guard_of
-from gpusim.functional.fastpath.segment_op import _data
+from gpusim.functional.fastpath.memory_run import _pointer, guard_of, register_address
 from gpusim.functional.ops import Op
 
 U64 = np.uint64
@@ -198,17 +197,8 @@ class CopyRunOp(Op):
                 op.run(x)
             return
         st = x.state
-        regs, known = st.regs, st.addresses
+        regs = st.regs
         T = self.table.copy()
-
-        def address(r):
-            v = regs[r]
-            if type(v) is not np.ndarray:
-                return None
-            c = known[r]
-            if c is None or c[0] is not v:
-                c = known[r] = (v, _data(v))
-            return c[1]
         for r, op in enumerate(self.ops):
             if type(op) is CpGroupOp:
                 continue
@@ -216,21 +206,21 @@ class CopyRunOp(Op):
             for (slot, view, _), at, uniform in ((op.dst_base, R_DST, R_DST_UNIFORM), (op.src_base_, R_SRC,
                                                                                        R_SRC_UNIFORM)):
                 if slot >= 0:
-                    a = address(slot)
+                    a = register_address(st, slot)
                     if a is None:
                         row[at], row[uniform] = int(np.asarray(regs[slot]).view(view)), 1
                     else:
                         row[at] = a
             if op.size_src and op.size_src[0] >= 0:
                 s = op.size_src[0]
-                a = address(s)
+                a = register_address(st, s)
                 if a is None:
                     row[R_SIZE_KIND], row[R_SIZE] = 2, int(np.asarray(regs[s]).view(np.uint32))
                 else:
                     row[R_SIZE] = a
             if op.guard is not None:
                 gs, neg = op.guard
-                a = address(gs)
+                a = register_address(st, gs)
                 if a is None:
                     if bool(regs[gs]) == bool(neg):
                         row[R_GUARD] = 2

@@ -21,6 +21,7 @@ import numpy as np
 from gpusim.functional.counters import FIELDS
 from gpusim.functional.fastpath import lsu_fused as F
 from gpusim.functional.fastpath import lsu_kernels as K
+from gpusim.functional.fastpath.memops import base_of
 from gpusim.functional.lsu import LoadStoreUnit, typed_view
 from gpusim.functional.shared_banks import lane_group
 from isa.memory_map import CONST_WINDOW_BASE
@@ -68,7 +69,7 @@ class FastLoadStoreUnit(LoadStoreUnit):
         elems = len(dsts) if dsts is not None else len(op.srcs)
         if not info.is_atomic and elems <= 4 and space in SPACE and (space != "shared" or self._bank_shift >= 0) \
                 and (dsts is None or all(d is None or self.x.state.reg_dtypes[d].itemsize == op.dt.itemsize
-                                         for k, d in enumerate(dsts))):
+                                         for d in dsts)):
             nbytes = info.access_bytes
             what = "st" if info.is_store else "ld"
             req, cnt = (f"shared_{what}_requests", f"shared_{what}_wavefronts") if space == "shared" else \
@@ -100,15 +101,6 @@ class FastLoadStoreUnit(LoadStoreUnit):
             hit = self._views[key] = (buf, typed_view(buf, op.uview))
         return hit[1], starts, ends, hb, buf.size
 
-    def _base(self, op):
-        """(base array, uniform value, uniform?) of `op`'s address register or constant."""
-        if op.bslot >= 0:
-            v = self.x.state.regs[op.bslot]
-            if type(v) is np.ndarray:
-                return v.view(op.bview), U64(0), False
-            return NO_U64, U64(int(np.asarray(v).view(op.bview))), True
-        return NO_U64, op.bconst, True
-
     def _fused_load(self, op, p, g) -> bool | None:
         """`fast_load` in one compiled call (`lsu_fused.load`); None where it does not apply."""
         where = self._store_of(op)
@@ -134,7 +126,7 @@ class FastLoadStoreUnit(LoadStoreUnit):
             return None
         n = st.hi - st.lo
         m = st.m
-        base, bval, buni = self._base(op)
+        base, bval, buni = base_of(st, op.bslot, op.bview, op.bconst)
         res = np.zeros(3, np.int64)
         if F.load(p, self.unit_params(), base, bval, buni, NO_BOOL if m is None else m, m is not None,
                   NO_BOOL if g is None else g, g is not None, st.lo, n, starts, ends, hb, hl, src,
@@ -164,7 +156,7 @@ class FastLoadStoreUnit(LoadStoreUnit):
         st = x.state
         n = st.hi - st.lo
         m = st.m
-        base, bval, buni = self._base(op)
+        base, bval, buni = base_of(st, op.bslot, op.bview, op.bconst)
         w0 = words[0]
         nv = len(words)
         res = np.zeros(3, np.int64)

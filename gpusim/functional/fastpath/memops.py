@@ -54,6 +54,21 @@ def fast_copy(cls, op, dec, ins, addr: Address):
     return fast
 
 
+NO_U64 = np.zeros(1, np.uint64)
+
+
+def base_of(st, slot: int, view: np.dtype, const):
+    """(register array as `view`, uniform value, uniform?) of an address base `address_base` found:
+    register `slot` of batch state `st` (an array, or one value for every lane), or `const`
+    where slot < 0: what the compiled passes take as (base, bval, buniform)."""
+    if slot >= 0:
+        v = st.regs[slot]
+        if type(v) is np.ndarray:
+            return v.view(view), np.uint64(0), False
+        return NO_U64, np.uint64(int(np.asarray(v).view(view))), True
+    return NO_U64, const, True
+
+
 def _source_slots(dec, ins, op) -> tuple | None:
     """Per element of store `op`: the register slot it stores (as bits: the register as wide as the
     access type), or -1 for an immediate; None where an element is neither (`memory_run` then

@@ -169,6 +169,18 @@ def run_row(T, U, m, use_m, lo, n, nlanes, rows, shared, local, gdata, gstarts, 
 NO_BOOL = np.zeros(1, np.bool_)
 
 
+def register_address(st, r: int) -> int | None:
+    """The data address of register `r`'s array (kept on the batch state while `r` holds that
+    array, as the segments keep it: `BatchState.addresses`), or None where it holds one value."""
+    v = st.regs[r]
+    if type(v) is not np.ndarray:
+        return None
+    c = st.addresses[r]
+    if c is None or c[0] is not v:
+        c = st.addresses[r] = (v, _data(v))
+    return c[1]
+
+
 class MemoryRunOp(Op):
     """A row of at least two `FastLoadOp`/`FastStoreOp`s run as one pass (module docstring)."""
     __slots__ = ("ops", "tables")
@@ -223,7 +235,7 @@ class MemoryRunOp(Op):
                 op.run(x)
             return
         st = x.state
-        regs, known = st.regs, st.addresses
+        regs = st.regs
         whole = st.whole
         T = t.copy()
         for op in self.ops:                           # a load's destinations: arrays first (module docstring)
@@ -237,24 +249,17 @@ class MemoryRunOp(Op):
             row = T[k]
             s = op.bslot
             if s >= 0:
-                v = regs[s]
-                if type(v) is np.ndarray:
-                    c = known[s]
-                    if c is None or c[0] is not v:
-                        c = known[s] = (v, _data(v))
-                    row[R_BASE] = c[1]
+                a = register_address(st, s)
+                if a is None:
+                    row[R_BASE], row[R_BASE_UNIFORM] = int(np.asarray(regs[s]).view(op.bview)), 1
                 else:
-                    row[R_BASE] = int(np.asarray(v).view(op.bview))
-                    row[R_BASE_UNIFORM] = 1
+                    row[R_BASE] = a
             if op.guard is not None:
                 gs, neg = op.guard
-                v = regs[gs]
-                if type(v) is np.ndarray:
-                    c = known[gs]
-                    if c is None or c[0] is not v:
-                        c = known[gs] = (v, _data(v))
-                    row[R_GUARD], row[R_GUARD_AT], row[R_GUARD_NEG] = 1, c[1], neg
-                elif bool(v) == bool(neg):
+                a = register_address(st, gs)
+                if a is not None:
+                    row[R_GUARD], row[R_GUARD_AT], row[R_GUARD_NEG] = 1, a, neg
+                elif bool(regs[gs]) == bool(neg):
                     row[R_GUARD] = 2
             slots = getattr(op, "src_slots", None)
             if slots is None:
@@ -262,15 +267,12 @@ class MemoryRunOp(Op):
             for e, r in enumerate(slots):
                 if r is None or r < 0:
                     continue
-                v = regs[r]
-                if type(v) is np.ndarray:
-                    c = known[r]
-                    if c is None or c[0] is not v:
-                        c = known[r] = (v, _data(v))
-                    row[R_DATA + e] = c[1]
-                else:                                 # (a store's uniform register)
+                a = register_address(st, r)
+                if a is None:                         # (a store's uniform register)
                     row[R_UNIFORM] |= U64(1 << e)
-                    row[R_VALUE + e] = int(np.asarray(v).view(op.uview))
+                    row[R_VALUE + e] = int(np.asarray(regs[r]).view(op.uview))
+                else:
+                    row[R_DATA + e] = a
         m = st.m
         gh, ch = lsu.mem.global_heap, lsu.mem.const_heap
         stop = run_row(T, lsu.unit_params(), NO_BOOL if m is None else m, m is not None, st.lo, st.hi - st.lo,
