@@ -44,7 +44,7 @@ def argument_key(args: tuple) -> tuple | None:
             f = a.flags
             if not (f.c_contiguous or f.f_contiguous) or a.dtype.hasobject:
                 return None
-            out.append((a.dtype.str, a.shape, f.c_contiguous, f.writeable, first.setdefault(id(a), i)))
+            out.append((a.dtype, a.shape, f.c_contiguous, f.writeable, first.setdefault(id(a), i)))
         elif t is int or t is bool:
             out.append((t, a))
         elif t is float:

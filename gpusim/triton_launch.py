@@ -17,8 +17,11 @@ import numpy as np
 from gpusim.errors import LaunchError
 from gpusim.frontend.triton_autotune import autotune_configs, prune
 from gpusim.frontend.tritonsource import TritonSource, is_triton
+from gpusim.launch_template import argument_key
 
 TIME = "gpu__time_duration.sum"
+MAX_SOURCES = 64
+_SOURCES: dict = {}          # (kernel, config, argument kinds) -> the TritonSource of its first launch (`_source`)
 
 
 def triton_launch(kernel, grid, block, args, spec, shared_bytes, constexprs, num_warps, num_stages, again):
@@ -71,6 +74,44 @@ def _reset_positions(fn, tuning, args) -> list[int]:
 
 
 def _one(fn, config, heuristics, grid, block, args, spec, shared_bytes, again):
-    source = TritonSource(fn, args, config, heuristics)
+    source = _source(fn, config, heuristics, args)
     g, b, ptx_args, shared = source.bind(spec, grid, block, shared_bytes)
     return again(source, g, b, ptx_args, shared_bytes=shared)
+
+
+def _source(fn, config, heuristics, args) -> TritonSource:
+    """The `TritonSource` of a launch: made once per kernel, config and arguments' kinds
+    (`launch_template.argument_key`: every scalar's exact value, each array's dtype, shape and
+    layout: what Triton's specialisation reads), and for a later launch with the same ones a copy
+    holding its own arrays (`TritonSource.rebound`; what binding the arguments again, about a
+    tenth of a small launch's time, would give). Heuristics (functions of the arguments) and
+    meta-parameters that are not plain values are bound every time."""
+    k = None
+    if not heuristics:
+        a = argument_key(tuple(args))
+        consts = _config_key(config.constexprs)
+        if a is not None and consts is not None:
+            k = (id(fn), consts, config.num_warps, config.num_stages, config.maxnreg, a)
+    hit = None if k is None else _SOURCES.get(k)
+    if hit is not None and hit.fn is fn:
+        return hit.rebound(args)
+    source = TritonSource(fn, args, config, heuristics)
+    if k is not None:
+        if len(_SOURCES) >= MAX_SOURCES:
+            _SOURCES.clear()
+        _SOURCES[k] = source
+    return source
+
+
+def _config_key(constexprs: dict) -> tuple | None:
+    """Meta-parameters as a key (a value's type with it: 1 and True are two keys), or None where one
+    is not an int, bool, str, None or float."""
+    out = []
+    for name, v in constexprs.items():
+        t = type(v)
+        if t is float:
+            v = v.hex()
+        elif t not in (int, bool, str) and v is not None:
+            return None
+        out.append((name, t, v))
+    return tuple(sorted(out))

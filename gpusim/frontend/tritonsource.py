@@ -35,6 +35,7 @@ Triton is imported only when a Triton kernel is compiled: it is a large optional
 """
 from __future__ import annotations
 
+import copy
 import inspect
 import numbers
 import os
@@ -79,7 +80,8 @@ class TritonSource:
                               f"{self.name} does not take (its parameters: {', '.join(fn.arg_names)})")
         args = list(args)
         runtime = [p for p in params if not p.is_constexpr]
-        if len(args) == len(params):            # every parameter given positionally
+        self._all_given = len(args) == len(params)
+        if self._all_given:                     # every parameter given positionally
             for p, a in zip(params, args):
                 if p.is_constexpr:
                     consts.setdefault(p.name, a)
@@ -88,7 +90,8 @@ class TritonSource:
             raise LaunchError(f"kernel {self.name} takes {len(runtime)} non-constexpr argument"
                               f"{'s' if len(runtime) != 1 else ''} ({', '.join(p.name for p in runtime)}) but the "
                               f"launch passed {len(args)}")
-        self.meta = dict(zip((p.name for p in runtime), args))
+        self._runtime = tuple(p.name for p in runtime)
+        self.meta = dict(zip(self._runtime, args))
         for h in heuristics:
             for k, f in h.items():
                 consts[k] = f({**self.meta, **consts})
@@ -117,6 +120,20 @@ class TritonSource:
             self.values.append((p.name, ty, value))
         self.file, self.first_line = _source_of(fn)
         self._keys: dict = {}                   # compute capability -> `compiled_triton`'s key
+
+    def rebound(self, args) -> "TritonSource":
+        """This launch's source for another launch with arguments of the same kinds
+        (`launch_template.argument_key`: every scalar the same, arrays of the same dtype, shape
+        and layout, so the same specialisation): a copy holding `args`' arrays, its compiled
+        kernel's key shared."""
+        out = copy.copy(self)
+        args = list(args)
+        if self._all_given:
+            args = [a for p, a in zip(self.fn.params, args) if not p.is_constexpr]
+        out.meta = meta = dict(self.meta)
+        meta.update(zip(self._runtime, args))
+        out.values = [(n, ty, meta[n] if ty[0] == "*" else v) for n, ty, v in self.values]
+        return out
 
     def _specialise(self, p, a) -> tuple[str, object, bool]:
         """(Triton type, value, divisible by 16) of one runtime argument, as Triton's launcher

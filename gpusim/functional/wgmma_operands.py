@@ -34,6 +34,47 @@ def read(lsu, table: np.ndarray, idx: np.ndarray, row0: np.ndarray, base: np.nda
     return W.read_operand(smem, addr, bits)
 
 
+def element_indices(table: np.ndarray, idx: np.ndarray, row0: np.ndarray, base: np.ndarray, rows: int, bits: int,
+                    stride: int) -> np.ndarray | None:
+    """The indices into shared memory seen as elements of `bits` bits of what `read` reads
+    (len(idx), rows, K), read-only: an operand the same steps read again (a K loop's stages, the
+    next launch: `WgmmaOp._plan` keeps them) is then one numpy gather; None where `read` takes
+    its general path."""
+    esz = bits // 8
+    if esz not in (1, 2, 4) or stride % 4:
+        return None
+    addr = table[np.asarray(idx)[:, None], np.asarray(row0)[:, None] + np.arange(rows)] + \
+        np.asarray(base, np.int64)[:, None, None]
+    out = np.ascontiguousarray(addr >> (esz >> 1), dtype=np.int64)
+    out.flags.writeable = False
+    return out
+
+
+@njit(cache=True, nogil=True)
+def whole_warps(masks, depth, w0, wpc, warps):
+    """`prologue` where every lane's descriptors and scale-d are the same: the executing warps
+    into warps; how many, or -1 where a warp runs with only some of its lanes, the block's warps
+    do not make whole warpgroups or a warp of a warpgroup has exited."""
+    nw = 0
+    for i in range(len(masks)):
+        mk = masks[i]
+        if mk == 0:
+            continue
+        if mk != 0xFFFFFFFF:
+            return -1
+        warps[nw] = i
+        nw += 1
+    if nw and wpc % 4:
+        return -1
+    for t in range(nw):
+        glob = w0 + warps[t]
+        first = glob - (glob % wpc) % 4
+        for q in range(4):
+            if depth[first + q] == 0:
+                return -1
+    return nw
+
+
 @njit(cache=True, nogil=True)
 def _gather(smem, table, idx, row0, base, shift, out):
     """out[t, r, c] = smem[(table[idx[t], row0[t] + r, c] + base[t]) >> shift] (`table` C-ordered,

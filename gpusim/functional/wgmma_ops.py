@@ -35,7 +35,8 @@ from gpusim.errors import BarrierError, KernelError
 from gpusim.functional.collectives import pack_lanes
 from gpusim.functional.ops import NopOp, Op
 from gpusim.functional.tensor_ops import active_warps
-from gpusim.functional.wgmma_operands import addresses, distinct, fits, prologue, read, runs, stacked
+from gpusim.functional.wgmma_operands import (addresses, distinct, element_indices, fits, prologue, read, runs,
+                                               stacked, whole_warps)
 from isa.errors import UnsupportedInstruction
 from isa.program import Vector
 from isa.semantics import wgmma as W
@@ -160,15 +161,46 @@ class WgmmaOp(Op):
                                  (chunks + base[i]).astype(np.uint64))
         # the warps of a warpgroup (same descriptor, same block) share one B: read once
         first, b_index = runs(ib.astype(np.int64) * (1 << 40) + base)
-        return b_desc, ib[first], base[first], b_index.reshape(-1), full, ia, 16 * wg, base
+        b_at = element_indices(b_desc, ib[first], np.zeros(len(first), np.int64), base[first], f.n, bb,
+                               lsu.shared_stride)
+        a_at = None if full is None else element_indices(full, ia, 16 * wg, base, 16, ab, lsu.shared_stride)
+        return b_desc, ib[first], base[first], b_index.reshape(-1), full, ia, 16 * wg, base, b_at, a_at
+
+    def _uniform(self, x):
+        """`_warps` where the descriptors and scale-d are each one value for every lane of the span
+        (a Triton kernel's are: they hold no per-thread part), or None where one is an array:
+        (the executing warps, each one's B descriptor, A descriptor, scale-d), uniform by
+        construction, the warpgroup rules checked by one compiled pass (`whole_warps`)."""
+        st = x.state
+        b = self.b_src(st, x)
+        sd = self.sd_src(st, x)
+        a = np.uint64(0) if self.form.a_regs else self.a_srcs[0](st, x)
+        if type(b) is np.ndarray or type(sd) is np.ndarray or type(a) is np.ndarray:
+            return None
+        masks = x.span_masks
+        if self.guard is not None:
+            g = self.guard_mask(x)
+            if type(g) is np.ndarray:
+                return None
+            if not g:
+                masks = np.zeros_like(masks)
+        warps = np.empty(len(masks), np.int64)
+        nw = whole_warps(masks, x.stacks.depth, x.span_w0, x.wpc, warps)
+        if nw < 0:
+            return None
+        return warps[:nw], np.full(nw, b, U64), np.full(nw, a, U64), np.full(nw, sd, BOOL)
 
     def run(self, x):
         f = self.form
         st = x.state
-        a = None if f.a_regs else _lanes(x, self.a_srcs[0], U64)
-        b = _lanes(x, self.b_src, U64)
-        sd = _lanes(x, self.sd_src, BOOL)
-        warps, bw, aw, sdw = self._warps(x, a, b, sd)
+        got = self._uniform(x)
+        if got is not None:
+            warps, bw, aw, sdw = got
+        else:
+            a = None if f.a_regs else _lanes(x, self.a_srcs[0], U64)
+            b = _lanes(x, self.b_src, U64)
+            sd = _lanes(x, self.sd_src, BOOL)
+            warps, bw, aw, sdw = self._warps(x, a, b, sd)
         if not len(warps):
             return
         imm = self.imms
@@ -192,13 +224,19 @@ class WgmmaOp(Op):
                 if len(x.op_memo) > 1024:
                     x.op_memo.clear()
                 x.op_memo[key] = plan
-        b_desc, b_first, b_base, b_index, full, ia, a_row0, base = plan
+        b_desc, b_first, b_base, b_index, full, ia, a_row0, base, b_at, a_at = plan
         x.counters.add_extra(self.index, "tensor_gmma_inst", len(warps))
         if self.index in x.value_free:                  # prediction only: no path or address needs D
             return
-        Bt = read(lsu, b_desc, b_first, np.zeros(len(b_first), np.int64), b_base, f.n, bb)
+        smem = x.lsu.shared
+        if b_at is not None and smem.flags.c_contiguous and smem.size % (bb // 8) == 0:
+            Bt = smem.view(W.UINT[bb // 8])[b_at]       # the operands' elements where `_plan` found them
+        else:
+            Bt = read(lsu, b_desc, b_first, np.zeros(len(b_first), np.int64), b_base, f.n, bb)
         if full is None:                                # A from registers: a row per register over the span
             A16 = W.a_from_rows(f, _registers(x, self.a_srcs), warps)
+        elif a_at is not None and smem.flags.c_contiguous and smem.size % (ab // 8) == 0:
+            A16 = smem.view(W.UINT[ab // 8])[a_at]
         else:
             A16 = read(lsu, full, ia, a_row0, base, 16, ab)
         if self.acc_slots is not None:                  # C read from and D written to the registers in place

@@ -28,7 +28,7 @@ from gpusim.functional.async_ops import BYPASS_FIELDS, FIELDS, CpGroupOp, _unit
 from gpusim.functional.copy_counts import WARP_MEMO
 from gpusim.functional.fastpath.async_copy import FastCpAsyncOp, _plan, _word
 from gpusim.functional.fastpath.lsu_kernels import OK
-from gpusim.functional.fastpath.memory_run import _pointer, guard_of, register_address
+from gpusim.functional.fastpath.memory_run import _pointer, guard_of, kept_table, register_address
 from gpusim.functional.ops import Op
 
 U64 = np.uint64
@@ -160,7 +160,7 @@ def copy_runs(ops: list) -> list:
 
 class CopyRunOp(Op):
     """A row of cp.async copies and commits run as one pass (module docstring)."""
-    __slots__ = ("ops", "table", "copies", "size")
+    __slots__ = ("ops", "table", "copies", "size", "reads")
 
     def __init__(self, ops: list):
         self.ops = tuple(ops)
@@ -186,6 +186,11 @@ class CopyRunOp(Op):
             elif op.size_src:
                 row[R_SIZE_KIND] = 1
         self.table = t
+        reads = []                      # every register the table is filled from (`kept_table`)
+        for op in self.copies:
+            reads += [op.dst_base[0], op.src_base_[0]] + ([op.size_src[0]] if op.size_src else []) + \
+                ([op.guard[0]] if op.guard is not None else [])
+        self.reads = tuple(sorted({r for r in reads if r >= 0}))
 
     def run(self, x):
         lsu = x.lsu
@@ -197,35 +202,10 @@ class CopyRunOp(Op):
                 op.run(x)
             return
         st = x.state
-        regs = st.regs
-        T = self.table.copy()
-        for r, op in enumerate(self.ops):
-            if type(op) is CpGroupOp:
-                continue
-            row = T[r]
-            for (slot, view, _), at, uniform in ((op.dst_base, R_DST, R_DST_UNIFORM), (op.src_base_, R_SRC,
-                                                                                       R_SRC_UNIFORM)):
-                if slot >= 0:
-                    a = register_address(st, slot)
-                    if a is None:
-                        row[at], row[uniform] = int(np.asarray(regs[slot]).view(view)), 1
-                    else:
-                        row[at] = a
-            if op.size_src and op.size_src[0] >= 0:
-                s = op.size_src[0]
-                a = register_address(st, s)
-                if a is None:
-                    row[R_SIZE_KIND], row[R_SIZE] = 2, int(np.asarray(regs[s]).view(np.uint32))
-                else:
-                    row[R_SIZE] = a
-            if op.guard is not None:
-                gs, neg = op.guard
-                a = register_address(st, gs)
-                if a is None:
-                    if bool(regs[gs]) == bool(neg):
-                        row[R_GUARD] = 2
-                else:
-                    row[R_GUARD], row[R_GUARD_AT], row[R_GUARD_NEG] = 1, a, neg
+        T = kept_table(st, self, self.table, self.reads)
+        if T is None:
+            rec = st.segment_runs[self] = self._filled(st)
+            T = rec[1]
         n = st.hi - st.lo
         nc = len(self.copies)
         words = self.size >> 3
@@ -265,3 +245,37 @@ class CopyRunOp(Op):
                 k += 1
         for op in self.ops[done:]:              # from the copy that did not plan: one by one
             op.run(x)
+
+    def _filled(self, st) -> tuple:
+        """(`memory_run.kept_table`'s record: the registers' objects, the table with this run's
+        register addresses, uniform values and guards filled in, the constant table)."""
+        regs = st.regs
+        T = self.table.copy()
+        for r, op in enumerate(self.ops):
+            if type(op) is CpGroupOp:
+                continue
+            row = T[r]
+            for (slot, view, _), at, uniform in ((op.dst_base, R_DST, R_DST_UNIFORM), (op.src_base_, R_SRC,
+                                                                                       R_SRC_UNIFORM)):
+                if slot >= 0:
+                    a = register_address(st, slot)
+                    if a is None:
+                        row[at], row[uniform] = int(np.asarray(regs[slot]).view(view)), 1
+                    else:
+                        row[at] = a
+            if op.size_src and op.size_src[0] >= 0:
+                s = op.size_src[0]
+                a = register_address(st, s)
+                if a is None:
+                    row[R_SIZE_KIND], row[R_SIZE] = 2, int(np.asarray(regs[s]).view(np.uint32))
+                else:
+                    row[R_SIZE] = a
+            if op.guard is not None:
+                gs, neg = op.guard
+                a = register_address(st, gs)
+                if a is None:
+                    if bool(regs[gs]) == bool(neg):
+                        row[R_GUARD] = 2
+                else:
+                    row[R_GUARD], row[R_GUARD_AT], row[R_GUARD_NEG] = 1, a, neg
+        return tuple(map(regs.__getitem__, self.reads)), T, self.table

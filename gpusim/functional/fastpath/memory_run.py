@@ -23,6 +23,8 @@ record, a sanitizer, merged SASS accesses, heaps with aliases, an op `lsu_fused`
 """
 from __future__ import annotations
 
+from operator import is_
+
 import numpy as np
 from numba import carray, njit, types
 from numba.core import cgutils
@@ -181,14 +183,34 @@ def register_address(st, r: int) -> int | None:
     return c[1]
 
 
+def kept_table(st, op, t: np.ndarray, reads: tuple) -> np.ndarray | None:
+    """The table row op `op` filled in its last run on batch state `st` from constant rows `t`
+    (kept in `st.segment_runs`, as the segments keep theirs: with a pooled state, for the next
+    launch too), where every register it read (`reads`) holds the same object as then: the same
+    array (so the same data address) or the same one value; else None."""
+    last = st.segment_runs.get(op)
+    if last is None or last[2] is not t:
+        return None
+    regs = st.regs
+    if all(map(is_, map(regs.__getitem__, reads), last[0])):
+        return last[1]
+    return None
+
+
 class MemoryRunOp(Op):
     """A row of at least two `FastLoadOp`/`FastStoreOp`s run as one pass (module docstring)."""
-    __slots__ = ("ops", "tables")
+    __slots__ = ("ops", "tables", "reads")
 
     def __init__(self, ops: list):
         self.ops = tuple(ops)
         self.index, self.guard, self.info = ops[0].index, None, ops[0].info
         self.tables: dict = {}          # (banks, bank width) -> the ops' constant rows, or None (one by one)
+        reads = []                      # every register the table is filled from (`kept_table`)
+        for op in ops:
+            slots = getattr(op, "src_slots", False)
+            reads += [op.bslot] + ([op.guard[0]] if op.guard is not None else []) + \
+                list(op.dsts if slots is False else slots or ())     # (a store of None: run one by one)
+        self.reads = tuple(sorted({r for r in reads if r is not None and r >= 0}))
 
     def _table(self, lsu) -> np.ndarray | None:
         key = (lsu.banks, lsu.bank_width)
@@ -237,7 +259,6 @@ class MemoryRunOp(Op):
         st = x.state
         regs = st.regs
         whole = st.whole
-        T = t.copy()
         for op in self.ops:                           # a load's destinations: arrays first (module docstring)
             dsts = getattr(op, "dsts", None)
             if dsts is not None:
@@ -245,6 +266,24 @@ class MemoryRunOp(Op):
                 for d in dsts:
                     if d is not None and type(regs[d]) is not np.ndarray:
                         regs[d] = st.array_for(d, None if keep else regs[d])
+        T = kept_table(st, self, t, self.reads)
+        if T is None:
+            rec = st.segment_runs[self] = self._filled(st, t)
+            T = rec[1]
+        m = st.m
+        gh, ch = lsu.mem.global_heap, lsu.mem.const_heap
+        stop = run_row(T, lsu.unit_params(), NO_BOOL if m is None else m, m is not None, st.lo, st.hi - st.lo,
+                       st.nlanes, x.counters.rows, lsu.shared, lsu.local, gh.data, gh._starts, gh._ends, U64(gh.base),
+                       ch.data, ch._starts, ch._ends, U64(ch.base))
+        if stop >= 0:
+            for op in self.ops[stop:]:               # from the op that would fault: one by one (it reports)
+                op.run(x)
+
+    def _filled(self, st, t: np.ndarray) -> tuple:
+        """(`kept_table`'s record: the registers' objects, the table of constant rows `t` with this
+        run's register addresses and uniform values filled in, the constant rows)."""
+        regs = st.regs
+        T = t.copy()
         for k, op in enumerate(self.ops):
             row = T[k]
             s = op.bslot
@@ -273,11 +312,4 @@ class MemoryRunOp(Op):
                     row[R_VALUE + e] = int(np.asarray(regs[r]).view(op.uview))
                 else:
                     row[R_DATA + e] = a
-        m = st.m
-        gh, ch = lsu.mem.global_heap, lsu.mem.const_heap
-        stop = run_row(T, lsu.unit_params(), NO_BOOL if m is None else m, m is not None, st.lo, st.hi - st.lo,
-                       st.nlanes, x.counters.rows, lsu.shared, lsu.local, gh.data, gh._starts, gh._ends, U64(gh.base),
-                       ch.data, ch._starts, ch._ends, U64(ch.base))
-        if stop >= 0:
-            for op in self.ops[stop:]:               # from the op that would fault: one by one (it reports)
-                op.run(x)
+        return tuple(map(regs.__getitem__, self.reads)), T, t
