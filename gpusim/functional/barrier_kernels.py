@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from gpusim.functional.stack_kernels import lowest_runnable
+
 
 @njit(cache=True, nogil=True)
 def release_blocked(blocked, wait_at, arrived, depth, pc, mask, exit_only, launched, exited, wpc, key):
@@ -80,3 +82,23 @@ def blocked(depth, mask, arrived, out):
         out[w] = b
         anyb |= b
     return anyb
+
+
+@njit(cache=True, nogil=True)
+def lowest_or_release(depth, pc, mask, arrived, out, blocked_out, wait_at, exit_only, launched, exited, wpc, key,
+                      may_release):
+    """The scheduler's pick of the lowest block (`stack_kernels.lowest_runnable`: (b, k), out[:k]
+    the warps), where no warp can run first releasing the blocks waiting at CTA barriers
+    (`blocked`, then `release_blocked`, as `Collectives.release` does when `may_release`: nothing
+    but CTA barriers in play) and picking again; k = 0 when every warp has finished, -1 where
+    warps wait and the release is left to `Collectives.release` (not `may_release`, or a rule
+    `release_blocked` finds broken: nothing changed)."""
+    while True:
+        b, k = lowest_runnable(depth, pc, mask, arrived, out)
+        if k:
+            return b, k
+        if not blocked(depth, mask, arrived, blocked_out):
+            return b, 0
+        if not may_release or release_blocked(blocked_out, wait_at, arrived, depth, pc, mask, exit_only, launched,
+                                              exited, wpc, key) != 0:
+            return b, -1

@@ -37,7 +37,7 @@ import numpy as np
 from gpusim.errors import BarrierError, KernelError, MemoryAccessError
 from gpusim.functional import barrier_kernels, budget, stack_kernels
 from gpusim.functional.cluster import ClusterUnit
-from gpusim.functional.collectives import Collectives, pack_lanes, unpack_lanes
+from gpusim.functional.collectives import Collectives, unpack_lanes
 from gpusim.functional.counters import Counters
 from gpusim.functional.decode import DecodedKernel
 from gpusim.functional.geometry import Geometry
@@ -49,6 +49,10 @@ from gpusim.functional.step_record import Access, SpanAccess, StepRecord
 from gpusim.functional.warps import EXIT, FULL_MASK, WarpStacks
 from gpusim.functional.watchdog import Watchdog
 from isa.recursion import MAX_CALL_DEPTH
+
+BOOL = np.dtype(np.bool_)
+NO_BOOL = np.zeros(1, np.bool_)
+
 
 class BatchExecutor:
     """Executes blocks `first_block .. first_block + nctas - 1` of a launch, or the blocks
@@ -262,16 +266,17 @@ class BatchExecutor:
         t = blk.terminator
         if t == "cond_branch" or t == "cond_exit":
             s, neg = blk.guard
-            p = self.state.read(s, np.dtype(np.bool_))
-            if type(p) is not np.ndarray:
-                p = np.full(self.state.hi - self.state.lo, bool(p))
-            if neg:
-                p = ~p
-            bits = pack_lanes(p)[g - self.span_w0] & masks
-            self.counters.add_taken(blk.index, int(np.bitwise_count(bits).sum()))
+            p = self.state.read(s, BOOL)
+            bits = np.empty(len(g), np.uint32)
+            if type(p) is np.ndarray:
+                threads, warps = stack_kernels.taken_masks(p, False, False, bool(neg), g, self.span_w0, masks, bits)
+            else:
+                threads, warps = stack_kernels.taken_masks(NO_BOOL, True, bool(p), bool(neg), g, self.span_w0, masks,
+                                                           bits)
+            self.counters.add_taken(blk.index, threads)
             if t == "cond_branch":
                 if blk.succs[0] <= blk.index:              # a loop's back edge, counted at its header
-                    self.counters.add_loop_back(blk.succs[0], int(np.count_nonzero(bits)))
+                    self.counters.add_loop_back(blk.succs[0], warps)
                 stacks.branch(g, masks, bits, blk.succs[0], blk.succs[1], blk.ipdom)
             else:
                 stacks.exit_lanes(g, bits)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpusim.functional import barrier_kernels
 from gpusim.functional.watchdog import OBSERVE_AFTER_STEPS
 
 FAIR_AFTER_STEPS = OBSERVE_AFTER_STEPS     # steps of a batch before the scheduler is fair (module doc)
@@ -30,16 +31,33 @@ class WarpScheduler:
         self.waiting_pc = np.zeros(nblocks + 1, bool)   # blocks of loops warps were seen repeating in
         self.waited = np.zeros(x.nwarps, np.int64)      # steps each warp was runnable without running
         self._released_at = 0
+        self._blocked = np.empty(x.nwarps, bool)         # scratch of `lowest_or_release`
+        self._key = np.empty(x.nctas, np.int64)
+        self._simple = None
+
+    def _simple_release(self) -> bool:
+        """Whether nothing but CTA barriers is in play (`Collectives.release`'s compiled case)."""
+        x = self.x
+        if self._simple is None or x.san is not None:
+            self._simple = x.cluster_waits is None and x.grid_barriers is None and not x.collectives._reductions()
+        return self._simple and x.san is None
 
     def next_group(self) -> tuple[int, np.ndarray] | None:
         """The scheduler's choice (module docstring): a block and every runnable warp waiting at it."""
         x = self.x
         while True:
-            if x.steps < FAIR_AFTER_STEPS:               # the lowest block (one compiled pass over the stacks)
-                pick = x.stacks.lowest_runnable(x.arrived)
-                if pick is not None:
-                    self.waited[pick[1]] = 0
-                    return pick
+            if x.steps < FAIR_AFTER_STEPS:               # the lowest block (one compiled pass over the stacks,
+                s = x.stacks                             # releasing CTA barriers where no warp can run)
+                out = np.empty(len(s.depth), np.int64)
+                b, k = barrier_kernels.lowest_or_release(s.depth, s.pc, s.mask, x.arrived, out, self._blocked,
+                                                         x.wait_at, x.exit_only, x.launched, s.exited, x.wpc,
+                                                         self._key, self._simple_release())
+                if k > 0:
+                    g = out[:k]
+                    self.waited[g] = 0
+                    return int(b), g
+                if k == 0:
+                    return None
             else:
                 run = x.runnable()
                 if run.any():

@@ -112,3 +112,30 @@ def step_masks(mask, depth, g, span, top):
         v = (v + (v >> 4)) & 0x0F0F0F0F
         lanes += ((v * 0x01010101) & 0xFFFFFFFF) >> 24
     return full, lanes
+
+
+@njit(cache=True, nogil=True)
+def taken_masks(p, uniform, value, neg, g, w0, masks, out):
+    """A conditional branch's (or exit's) taken lanes: out[i] the lanes of masks[i] (warp g[i], of a
+    span whose first warp is w0) whose predicate differs from `neg`, the predicate p[lane] over
+    the span's lanes, or `value` for every lane where `uniform`; returns (the taken threads, the
+    warps with one), what `executor.BatchExecutor._terminate` counts."""
+    threads = 0
+    nw = 0
+    for i in range(len(g)):
+        if uniform:
+            v = np.uint32(0xFFFFFFFF) if value != neg else np.uint32(0)
+        else:
+            v = np.uint32(0)
+            base = (g[i] - w0) * 32
+            for lane in range(32):
+                if p[base + lane] != neg:
+                    v |= np.uint32(1) << np.uint32(lane)
+        v &= masks[i]
+        out[i] = v
+        c = v - ((v >> np.uint32(1)) & np.uint32(0x55555555))          # the set bits (SWAR popcount)
+        c = (c & np.uint32(0x33333333)) + ((c >> np.uint32(2)) & np.uint32(0x33333333))
+        c = (((c + (c >> np.uint32(4))) & np.uint32(0x0F0F0F0F)) * np.uint32(0x01010101)) >> np.uint32(24)
+        threads += np.int64(c)
+        nw += v != 0
+    return threads, nw
