@@ -135,7 +135,7 @@ def taken_masks(p, uniform, value, neg, g, w0, masks, out):
         out[i] = v
         c = v - ((v >> np.uint32(1)) & np.uint32(0x55555555))          # the set bits (SWAR popcount)
         c = (c & np.uint32(0x33333333)) + ((c >> np.uint32(2)) & np.uint32(0x33333333))
-        c = (((c + (c >> np.uint32(4))) & np.uint32(0x0F0F0F0F)) * np.uint32(0x01010101)) >> np.uint32(24)
+        c = ((((c + (c >> np.uint32(4))) & np.uint32(0x0F0F0F0F)) * np.uint32(0x01010101)) >> np.uint32(24)) & np.uint32(0xFF)
         threads += np.int64(c)
         nw += v != 0
     return threads, nw

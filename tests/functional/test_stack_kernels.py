@@ -1,7 +1,7 @@
 """The compiled stack and barrier loops (gpusim.functional.stack_kernels, barrier_kernels) do what
 the numpy code they replace does, on random reconvergence stacks: the scheduler's lowest runnable
-block, a step's lane masks, a uniform goto, the pops of settle, a branch, a barrier's arrival,
-blocked warps, release."""
+block, a step's lane masks, a uniform goto, the pops of settle, a branch and its taken lanes, a
+barrier's arrival, blocked warps, release, and the pick that releases."""
 from __future__ import annotations
 
 import numpy as np
@@ -187,3 +187,50 @@ def test_blocked_is_the_numpy_blocked(seed):
     out = np.empty(W, bool)
     anyb = B.blocked(depth, mask, arrived, out)
     assert out.tolist() == ((top & arrived) != 0).tolist() and anyb == out.any()
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_taken_masks_are_the_packed_predicate_and_its_counts(seed):
+    """A conditional branch's taken lanes: the predicate over the span packed per warp (negated
+    where the guard is), under each warp's active mask; the threads (every set bit, up to 32 a
+    warp: a count that must not carry between bytes) and the warps with one."""
+    rng = np.random.default_rng(seed)
+    nspan = 6
+    p = rng.random(32 * nspan) < (0.5 if seed % 3 else 0.97)
+    g = np.flatnonzero(rng.random(nspan) < 0.7).astype(np.int64) + 3
+    if not len(g):
+        return
+    masks = np.where(rng.random(len(g)) < 0.5, 0xFFFFFFFF, rng.integers(0, 1 << 32, len(g))).astype(np.uint32)
+    for neg in (False, True):
+        q = ~p if neg else p
+        want = np.packbits(q.reshape(-1, 32), axis=1, bitorder="little").view(np.uint32).ravel()[g - 3] & masks
+        out = np.empty(len(g), np.uint32)
+        threads, warps = K.taken_masks(p, False, False, neg, g, 3, masks, out)
+        assert out.tolist() == want.tolist()
+        assert (threads, warps) == (int(np.bitwise_count(want).sum()), int(np.count_nonzero(want)))
+    out = np.empty(len(g), np.uint32)
+    threads, warps = K.taken_masks(np.zeros(1, bool), True, True, False, g, 3, masks, out)
+    assert out.tolist() == masks.tolist() and threads == int(np.bitwise_count(masks).sum())
+
+
+def test_lowest_or_release_releases_a_block_at_its_barrier_and_picks_again():
+    """No warp runnable, every warp of the one block waiting at barrier 5 with all its lanes: the
+    block is released (arrived cleared) and the lowest block picked; with the release left to
+    the numpy code, or every warp finished, nothing changes."""
+    depth = np.ones(4, np.int32)
+    pc = np.array([[3], [3], [2], [3]], np.int32)
+    mask = np.full((4, 1), 0xFFFFFFFF, np.uint32)
+    launched, exited = np.full(4, 0xFFFFFFFF, np.uint32), np.zeros(4, np.uint32)
+    wait_at = np.full(4, 5, np.int64)
+    exit_only = np.zeros(8, bool)
+
+    def pick(arrived, may, d=depth):
+        out = np.empty(4, np.int64)
+        b, k = B.lowest_or_release(d, pc, mask, arrived, out, np.empty(4, bool), wait_at, exit_only, launched,
+                                   exited, 4, np.empty(1, np.int64), may)
+        return int(b), int(k), out[:max(k, 0)].tolist()
+    arrived = np.full(4, 0xFFFFFFFF, np.uint32)
+    assert pick(arrived, True) == (2, 1, [2]) and (arrived == 0).all()
+    arrived = np.full(4, 0xFFFFFFFF, np.uint32)
+    assert pick(arrived, False)[1] == -1 and (arrived == 0xFFFFFFFF).all()
+    assert pick(np.zeros(4, np.uint32), True, np.zeros(4, np.int32))[1] == 0
