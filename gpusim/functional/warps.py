@@ -53,6 +53,13 @@ class WarpStacks:
         self.depth = np.where(initial_masks != 0, 1, 0).astype(np.int32)
         self.exited = np.zeros(n, np.uint32)
 
+    def copy(self) -> "WarpStacks":
+        """A stack of the same entries, its own arrays."""
+        out = WarpStacks.__new__(WarpStacks)
+        out.pc, out.rpc, out.mask, out.depth, out.exited = (self.pc.copy(), self.rpc.copy(), self.mask.copy(),
+                                                             self.depth.copy(), self.exited.copy())
+        return out
+
     # ------------------------------------------------------------------ queries
     def top_pc(self) -> np.ndarray:
         """pc of each warp's top entry (EXIT for finished warps)."""

@@ -160,13 +160,14 @@ def copy_runs(ops: list) -> list:
 
 class CopyRunOp(Op):
     """A row of cp.async copies and commits run as one pass (module docstring)."""
-    __slots__ = ("ops", "table", "copies", "size", "reads")
+    __slots__ = ("ops", "table", "copies", "size", "reads", "kinds")
 
     def __init__(self, ops: list):
         self.ops = tuple(ops)
         first = next(o for o in ops if type(o) is FastCpAsyncOp)
         self.index, self.guard, self.info, self.size = first.index, None, first.info, first.size
         self.copies = [o for o in ops if type(o) is FastCpAsyncOp]
+        self.kinds = (any(o.bypass for o in self.copies), any(not o.bypass for o in self.copies))  # (bypass, plain)
         t = np.zeros((len(ops), WORDS), np.uint64)
         for r, op in enumerate(ops):
             row = t[r]
@@ -197,7 +198,7 @@ class CopyRunOp(Op):
         heap = lsu.mem.global_heap
         hd = heap.data
         if x.san is not None or x.record is not None or getattr(lsu, "_bank_shift", -1) < 0 or heap.aliases \
-                or _word(self.size, hd, int(heap.base)).itemsize != 8:
+                or hd.size % 8 or heap.base % 8 or not hd.flags.c_contiguous:     # (`_word` 8: the table's words)
             for op in self.ops:
                 op.run(x)
             return
@@ -217,8 +218,7 @@ class CopyRunOp(Op):
         rows = x.counters.per_instr
         c = [rows.get(f) for f in FIELDS]
         b = [rows.get(f) for f in BYPASS_FIELDS]
-        bypass = any(op.bypass for op in self.copies)
-        plain = any(not op.bypass for op in self.copies)
+        bypass, plain = self.kinds
         count = (not plain or all(a is not None for a in c)) and (not bypass or all(a is not None for a in b))
         c = [NO_I64 if a is None else a for a in c]
         b = [NO_I64 if a is None else a for a in b]
