@@ -115,8 +115,22 @@ def resolve_gpu(gpu):
 
 
 def shape(spec, name: str, grid, block) -> Geometry:
-    """The launch's grid and block, checked against `spec` (`launch_checks.check_dims`)."""
-    return Geometry(*check_dims(spec, name, grid, block))
+    """The launch's grid and block, checked against `spec` (`launch_checks.check_dims`); for grids and
+    blocks of plain ints (a Triton launch's), made once per spec, kernel name and shape."""
+    k = (id(spec), name, grid, block) if type(grid) is tuple and type(block) is tuple and \
+        all(type(v) is int for v in grid + block) else None
+    hit = None if k is None else _SHAPES.get(k)
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    geometry = Geometry(*check_dims(spec, name, grid, block))
+    if k is not None:
+        if len(_SHAPES) >= 256:
+            _SHAPES.clear()
+        _SHAPES[k] = (spec, geometry)
+    return geometry
+
+
+_SHAPES: dict = {}               # (id(spec), kernel, grid, block) -> (spec, its checked Geometry): `shape`
 
 
 def check_size(name: str, geometry: Geometry, functional_all: bool, max_warps: int | None) -> None:

@@ -33,6 +33,10 @@ _TEMPLATES: dict = {}
 _LOCK = threading.Lock()
 
 
+_PLAIN = frozenset((np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.float16,
+                    np.float32, np.float64, np.bool_))
+
+
 def argument_key(args: tuple) -> tuple | None:
     """What of `args` a plan depends on (module docstring), or None for an argument a template
     does not take."""
@@ -40,7 +44,9 @@ def argument_key(args: tuple) -> tuple | None:
     first: dict[int, int] = {}
     for i, a in enumerate(args):
         t = type(a)
-        if t is np.ndarray:
+        if t in _PLAIN:                              # (a numpy scalar of a plain type: the common case first)
+            out.append((t, a.tobytes()))
+        elif t is np.ndarray:
             f = a.flags
             if not (f.c_contiguous or f.f_contiguous) or a.dtype.hasobject:
                 return None

@@ -153,22 +153,25 @@ class PreparedLaunch:
             self.marshalled.copy_back(self.memory)
             self.source.after_launch(self)                  # the language's runtime (Numba: NRT stats, exceptions)
         dk = self.decoded
-        table = self.counters.instruction_table(*dk.counter_maps)
-        if counter_scale != 1.0:
-            table = {k: v * counter_scale for k, v in table.items()}
         snap = self.counters.snapshot() if counter_scale == 1.0 else None
         memo = _FINISHED.get(id(self.plan))
         if snap is not None and memo is not None and memo[0] is self.plan and memo[1] == snap:
-            metrics, sass = dict(memo[2]), memo[3]        # the counters of the plan's last launch: its metrics
+            metrics, sass, table = dict(memo[2]), memo[3], dict(memo[4])   # the plan's last launch counted alike
         else:
+            table = self.counters.instruction_table(*dk.counter_maps)
+            if counter_scale != 1.0:
+                table = {k: v * counter_scale for k, v in table.items()}
             metrics, sass = self._metrics(table, counter_scale)
             if snap is not None:
-                if sass is not None:
-                    for a in (sass.inst, sass.thread_inst, sass.thread_inst_pred_on):
-                        a.flags.writeable = False         # (shared by the results of launches that counted alike)
+                shared = list(table.values()) + ([] if sass is None else
+                                                  [sass.inst, sass.thread_inst, sass.thread_inst_pred_on])
+                table = {k: v.copy() for k, v in table.items()}     # (its own: the counters' rows may be kept)
+                shared = list(table.values()) + shared[len(table):]
+                for a in shared:
+                    a.flags.writeable = False         # (shared by the results of launches that counted alike)
                 if len(_FINISHED) > 256:
                     _FINISHED.clear()
-                _FINISHED[id(self.plan)] = (self.plan, snap, dict(metrics), sass)
+                _FINISHED[id(self.plan)] = (self.plan, snap, dict(metrics), sass, dict(table))
         return Result(kernel=self.name, gpu=self.spec.name, grid=self.grid, block=self.block,
                       shared_bytes=self.shared_bytes, metrics=metrics, source_file=self.compiled.source_file,
                       table=table, infos=dk.infos, ptx=self.compiled.ptx, sass=sass)

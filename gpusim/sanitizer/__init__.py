@@ -225,6 +225,11 @@ def device_arrays(args, marshalled) -> list[tuple[object, int, int]]:
 
 def _arrays_in(v) -> list:
     """The arrays of one argument in marshalling order: a device array, or None for a host array."""
+    t = type(v)
+    if t is np.ndarray:                      # (the common kinds first: no attribute lookup that fails)
+        return [None]
+    if t in (int, float, bool) or isinstance(v, np.generic):
+        return []
     if hasattr(v, "_gpusim_host_"):
         return [v]
     if isinstance(v, np.ndarray):
