@@ -57,6 +57,7 @@ class AsyncCopies:
         self.committed = np.zeros(x.nlanes, np.int64)      # commit_group count per thread
         # lanes, group, dst, the op's shared-side access, the bytes as the words they move in, the word's shift
         self.pending: list[tuple] = []
+        self.every = None                               # every lane of the batch, selected (`complete`)
         self.words: dict = {}                           # copy size -> the word it moves into shared memory
         self.heap_words: dict = {}                      # copy size -> (global heap data, the word the fast op reads)
 
@@ -69,11 +70,16 @@ class AsyncCopies:
         words = np.ascontiguousarray(data).view(w)
         self.pending.append((lanes, self.committed.take(lanes), dst, acc, words, w.itemsize.bit_length() - 1))
 
-    def complete(self, lanes: np.ndarray, keep_groups: int | None) -> None:
-        """Complete the copies of `lanes` older than their `keep_groups` newest committed groups
-        (None: every copy, committed or not)."""
-        sel = np.zeros(self.x.nlanes, bool)
-        sel[lanes] = True
+    def complete(self, lanes: np.ndarray | slice, keep_groups: int | None) -> None:
+        """Complete the copies of `lanes` (ids, or a slice of the batch's) older than their
+        `keep_groups` newest committed groups (None: every copy, committed or not)."""
+        if type(lanes) is slice and lanes == slice(0, self.x.nlanes):
+            sel = self.every
+            if sel is None:
+                sel = self.every = np.ones(self.x.nlanes, bool)
+        else:
+            sel = np.zeros(self.x.nlanes, bool)
+            sel[lanes] = True
         buf = self.x.lsu.shared
         views = {}
         left = []
@@ -246,8 +252,11 @@ class CpGroupOp(Op):
 
     def run(self, x):
         st = x.state
-        if self.kind == "commit" and st.m is None and self.guard is None:    # every lane of the span
-            _unit(x).committed[st.lo:st.hi] += 1
+        if st.m is None and self.guard is None:         # every lane of the span
+            if self.kind == "commit":
+                _unit(x).committed[st.lo:st.hi] += 1
+            elif st.hi > st.lo:
+                _unit(x).complete(slice(st.lo, st.hi), self.n if self.kind == "wait_group" else None)
             return
         lanes = _lanes(self, x)
         if not len(lanes):

@@ -46,12 +46,11 @@ def load(name: str):
         st = os.stat(where)
     except FileNotFoundError:
         return None
-    p = Path(where)
     stamp = (st.st_mtime_ns, st.st_size)
-    with _LOCK:
-        hit = _LOADED.get(name)
+    hit = _LOADED.get(name)                     # (a dict read is atomic: the lock guards the writes)
     if hit is not None and hit[0] == stamp:
         return hit[1]
+    p = Path(where)
     spec = load_toml(p)
     src = spec.source.replace(str(HERE), "gpusim/specs/calibrated")   # checkout-independent
     spec = dataclasses.replace(spec, source=src)
