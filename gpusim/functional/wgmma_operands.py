@@ -50,6 +50,28 @@ def element_indices(table: np.ndarray, idx: np.ndarray, row0: np.ndarray, base: 
     return out
 
 
+def taken(smem: np.ndarray, at: np.ndarray | None, bits: int) -> np.ndarray | None:
+    """The operand `element_indices` found (`at`) read from shared memory `smem` seen as elements
+    of `bits` bits, in one compiled gather; None where there are no indices or they do not fit."""
+    esz = bits // 8
+    if at is None or not smem.flags.c_contiguous or smem.size % esz:
+        return None
+    out = np.empty(at.shape, W.UINT[esz])
+    return out if _take(smem.view(W.UINT[esz]), at.reshape(-1), out.reshape(-1)) else None
+
+
+@njit(cache=True, nogil=True)
+def _take(buf, at, out):
+    """out[i] = buf[at[i]]; False (out partial) where an index is outside buf."""
+    n = buf.size
+    for i in range(at.size):
+        k = at[i]
+        if k < 0 or k >= n:
+            return False
+        out[i] = buf[k]
+    return True
+
+
 @njit(cache=True, nogil=True)
 def whole_warps(masks, depth, w0, wpc, warps):
     """`prologue` where every lane's descriptors and scale-d are the same: the executing warps

@@ -36,7 +36,7 @@ from gpusim.functional.collectives import pack_lanes
 from gpusim.functional.ops import NopOp, Op
 from gpusim.functional.tensor_ops import active_warps
 from gpusim.functional.wgmma_operands import (addresses, distinct, element_indices, fits, prologue, read, runs,
-                                               stacked, whole_warps)
+                                               stacked, taken, whole_warps)
 from isa.errors import UnsupportedInstruction
 from isa.program import Vector
 from isa.semantics import wgmma as W
@@ -169,14 +169,15 @@ class WgmmaOp(Op):
     def _uniform(self, x):
         """`_warps` where the descriptors and scale-d are each one value for every lane of the span
         (a Triton kernel's are: they hold no per-thread part), or None where one is an array:
-        (the executing warps, each one's B descriptor, A descriptor, scale-d), uniform by
-        construction, the warpgroup rules checked by one compiled pass (`whole_warps`)."""
+        (the executing warps, the B descriptor, the A descriptor (0 for A in registers), scale-d),
+        uniform by construction, the warpgroup rules checked by one compiled pass (`whole_warps`)."""
         st = x.state
         b = self.b_src(st, x)
         sd = self.sd_src(st, x)
         a = np.uint64(0) if self.form.a_regs else self.a_srcs[0](st, x)
         if type(b) is np.ndarray or type(sd) is np.ndarray or type(a) is np.ndarray:
             return None
+        b, a, sd = int(b), int(a), bool(sd)
         masks = x.span_masks
         if self.guard is not None:
             g = self.guard_mask(x)
@@ -188,19 +189,21 @@ class WgmmaOp(Op):
         nw = whole_warps(masks, x.stacks.depth, x.span_w0, x.wpc, warps)
         if nw < 0:
             return None
-        return warps[:nw], np.full(nw, b, U64), np.full(nw, a, U64), np.full(nw, sd, BOOL)
+        return warps[:nw], b, a, sd
 
     def run(self, x):
         f = self.form
         st = x.state
-        got = self._uniform(x)
-        if got is not None:
-            warps, bw, aw, sdw = got
+        got = self._uniform(x) if self.acc_slots is not None else None
+        if got is not None:                             # one value each: arrays of them made only to plan
+            warps, bv, av, sdv = got
+            descs = (bv, av)
         else:
             a = None if f.a_regs else _lanes(x, self.a_srcs[0], U64)
             b = _lanes(x, self.b_src, U64)
             sd = _lanes(x, self.sd_src, BOOL)
             warps, bw, aw, sdw = self._warps(x, a, b, sd)
+            descs = (bw.tobytes(), aw.tobytes())
         if not len(warps):
             return
         imm = self.imms
@@ -215,10 +218,12 @@ class WgmmaOp(Op):
         # what the step's warps and descriptors make of the operands, checked: kept on the decoded kernel
         # for the steps that come back with the same ones (a K loop's stages, the next launch), keyed
         # with what else it depends on (the block's warps, its shared memory); found afresh with a sanitizer
-        key = None if x.san is not None else (self.index, x.span_w0, warps.tobytes(), bw.tobytes(), aw.tobytes(),
-                                              ma, mb, x.wpc, lsu.shared_stride, lsu.shared_bytes)
+        key = None if x.san is not None else (self.index, x.span_w0, warps.tobytes(), descs, ma, mb, x.wpc,
+                                              lsu.shared_stride, lsu.shared_bytes)
         plan = None if key is None else x.op_memo.get(key)
         if plan is None:
+            if got is not None:
+                bw, aw = np.full(len(warps), bv, U64), np.full(len(warps), av, U64)
             plan = self._plan(x, warps, aw, bw, ab, bb, ma, mb)
             if key is not None:
                 if len(x.op_memo) > 1024:
@@ -229,17 +234,18 @@ class WgmmaOp(Op):
         if self.index in x.value_free:                  # prediction only: no path or address needs D
             return
         smem = x.lsu.shared
-        if b_at is not None and smem.flags.c_contiguous and smem.size % (bb // 8) == 0:
-            Bt = smem.view(W.UINT[bb // 8])[b_at]       # the operands' elements where `_plan` found them
-        else:
+        Bt = taken(smem, b_at, bb)                      # the operands' elements where `_plan` found them
+        if Bt is None:
             Bt = read(lsu, b_desc, b_first, np.zeros(len(b_first), np.int64), b_base, f.n, bb)
         if full is None:                                # A from registers: a row per register over the span
             A16 = W.a_from_rows(f, _registers(x, self.a_srcs), warps)
-        elif a_at is not None and smem.flags.c_contiguous and smem.size % (ab // 8) == 0:
-            A16 = smem.view(W.UINT[ab // 8])[a_at]
         else:
-            A16 = read(lsu, full, ia, a_row0, base, 16, ab)
+            A16 = taken(smem, a_at, ab)
+            if A16 is None:
+                A16 = read(lsu, full, ia, a_row0, base, 16, ab)
         if self.acc_slots is not None:                  # C read from and D written to the registers in place
+            if got is not None:
+                sdw = np.full(len(warps), sdv, BOOL)
             W.warp_mma_acc(f, A16, Bt, b_index, st.grouped(self.acc_slots), x.span_w0 + warps, sdw, scale_a,
                            scale_b)
             return
