@@ -54,6 +54,22 @@ def count_step(ex, b: int, g: np.ndarray, threads: int) -> None:
         ex.watch = Watchdog(ex)
 
 
+def count_chain(ex, blocks: np.ndarray, g: np.ndarray, threads: int) -> None:
+    """`count_step` of each of `blocks` (a chain: distinct blocks, int64) run by warps `g` in one
+    step of the executor: counted together where no budget is set and no check falls among
+    their steps, else block by block."""
+    k = len(blocks)
+    if ex.step_budget is not None or (ex.steps + k) // CHECK_EVERY_STEPS != ex.steps // CHECK_EVERY_STEPS:
+        for b in blocks.tolist():
+            count_step(ex, b, g, threads)
+        return
+    c = ex.counters
+    c.block_warps[blocks] += len(g)
+    c.block_threads[blocks] += threads
+    ex.steps += k
+    ex.warp_steps += k * len(g)
+
+
 class Deadline:
     """A wall-clock limit of `seconds` from now (`time.monotonic`)."""
 

@@ -64,6 +64,7 @@ class Block:
     # `chain_ops`, where the executor may (executor.py); () for none
     chain: tuple[int, ...] = ()
     chain_ops: list | None = None
+    chain_blocks: Any = None                  # (this block,) + chain as an int64 array (budget.count_chain)
 
 
 @dataclass
@@ -308,6 +309,7 @@ class Decoder:
         for head, members in chains(cfg, blocks).items():
             ops = [op for b in (head,) + members for op in raw[b]]
             blocks[head].chain = members
+            blocks[head].chain_blocks = np.array((head,) + members, np.int64)
             blocks[head].chain_ops = finish(ops, self.reg_dtypes) if finish is not None else ops
         return DecodedKernel(k, cfg, blocks, infos, self.reg_slots, self.reg_dtypes, self.symbols,
                              getattr(self.ops, "lsu_class", None))

@@ -261,8 +261,7 @@ class BatchExecutor:
                 (len(g) == self.nwarps or len(g) == np.count_nonzero(stacks.depth)):
             for op in blk.chain_ops:            # every live warp, straight on through the chain (decode.chains)
                 op.run(self)
-            for c in (b,) + chain:
-                budget.count_step(self, c, g, threads)
+            budget.count_chain(self, blk.chain_blocks, g, threads)     # (decode.chains: every block of it)
             blk = self.dk.blocks[chain[-1]]
         else:
             for op in blk.ops:
