@@ -57,6 +57,10 @@ def active_warps(op, x) -> np.ndarray:
     if op.guard is not None:
         g = op.guard_mask(x)
         masks = masks & pack_lanes(g) if type(g) is np.ndarray else (masks if g else np.zeros_like(masks))
+    out = np.empty(len(masks), np.int64)
+    n = _full_warps(masks, out)                      # (one compiled pass; a partial warp: found below)
+    if n >= 0:
+        return out[:n]
     part = np.flatnonzero((masks != 0) & (masks != FULL))
     if len(part):
         w = int(part[0])
@@ -67,6 +71,21 @@ def active_warps(op, x) -> np.ndarray:
                            detail=f"{op.info.mnemonic} needs all 32 threads of the warp; active mask "
                                   f"{int(masks[w]):#010x} (thread {thread} does not execute it)")
     return np.flatnonzero(masks == FULL)
+
+
+@njit(cache=True, nogil=True)
+def _full_warps(masks, out):
+    """out[:n] the warps whose mask is full, n returned; -1 where a warp has only some lanes."""
+    n = 0
+    for w in range(len(masks)):
+        mk = masks[w]
+        if mk == 0:
+            continue
+        if mk != 0xFFFFFFFF:
+            return -1
+        out[n] = w
+        n += 1
+    return n
 
 
 def lane_mask(x, warps: np.ndarray) -> np.ndarray:
@@ -194,7 +213,7 @@ class LdsmOp(AddressOp):
         lsu = x.lsu
         rows = np.empty((len(warps), 8 * self.form.nmat), U64)
         base = np.empty(len(warps), U64)
-        if not _checked_rows(a, warps.astype(np.int64), lsu.shared_bytes, x.state.lo, x.wpc * 32,
+        if not _checked_rows(a, np.asarray(warps, np.int64), lsu.shared_bytes, x.state.lo, x.wpc * 32,
                              U64(lsu.shared_stride), rows, base):
             return None
         return rows, base
@@ -209,8 +228,11 @@ class LdsmOp(AddressOp):
         out = np.zeros((nmat, nlanes), np.uint32)                      # a row per register
         smem = x.lsu.shared
         if smem.size % 2 == 0 and smem.flags.c_contiguous:
-            _halves(smem.view(np.uint16), rows.astype(np.int64), self.map[0], self.map[1].astype(np.int64),
-                    base.astype(np.int64), warps.astype(np.int64), out)
+            src, col = self.map
+            _halves(smem.view(np.uint16), rows.view(np.int64) if rows.dtype == U64 else rows.astype(np.int64), src,
+                    col if col.dtype == np.int64 else col.astype(np.int64),
+                    base.view(np.int64) if base.dtype == U64 else base.astype(np.int64),
+                    np.asarray(warps, np.int64), out)
         else:
             h = smem.view(np.uint16)[self._elements(rows, base) // 2].astype(np.uint32)     # (W, 32, nmat, 2)
             out.reshape(nmat, -1, 32)[:, warps] = np.moveaxis(h[..., 0] | (h[..., 1] << 16), 2, 0)
@@ -262,7 +284,8 @@ def make(dec, ins, i: int, spec, bound, guard):
     elif ins.opcode in ("ldmatrix", "stmatrix"):
         op = LdsmOp()
         op.form = T.parse_ldsm(ins)
-        op.map = T.ldsm_map(op.form.nmat, op.form.trans)
+        src, col = T.ldsm_map(op.form.nmat, op.form.trans)
+        op.map = (src, np.asarray(col, np.int64))   # (the compiled load's column type, converted once)
         op.space = "shared"
         addr = ins.operands[0 if op.form.store else 1]
         vec = ins.operands[1 if op.form.store else 0]
