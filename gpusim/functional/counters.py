@@ -106,11 +106,14 @@ class Counters:
 
     def __init__(self, n_instructions: int, n_blocks: int):
         self.n = n_instructions
-        self.block_warps = np.zeros(n_blocks, np.int64)
-        self.block_threads = np.zeros(n_blocks, np.int64)
-        self.loop_back = np.zeros(n_blocks, np.int64)       # warps that took a back edge to this loop header
-        self.taken_threads = np.zeros(n_blocks, np.int64)   # active threads whose branch/exit guard held
-        self._rows = np.zeros((len(FIELDS) - 2, n_instructions), np.int64)  # one allocation, a row a field
+        # every count in one allocation (`snapshot` reads it at once): per block, then a row a field
+        self._all = np.zeros(4 * n_blocks + (len(FIELDS) - 2) * n_instructions, np.int64)
+        per_block = self._all[:4 * n_blocks].reshape(4, n_blocks)
+        self.block_warps = per_block[0]
+        self.block_threads = per_block[1]
+        self.loop_back = per_block[2]           # warps that took a back edge to this loop header
+        self.taken_threads = per_block[3]       # active threads whose branch/exit guard held
+        self._rows = self._all[4 * n_blocks:].reshape(len(FIELDS) - 2, n_instructions)
         self.per_instr = dict(zip(FIELDS[2:], self._rows))
 
     @property
@@ -173,8 +176,9 @@ class Counters:
         """Every count, as (the extra fields' names, all the counts' bytes): equal snapshots, equal
         counters (`PreparedLaunch.finish` reuses the metrics of a launch that counted alike)."""
         extra = tuple(k for k in self.per_instr if k not in _ROW_FIELDS)
-        parts = [self.block_warps, self.block_threads, self.loop_back, self.taken_threads, self._rows]
-        return extra, b"".join([a.tobytes() for a in parts] + [self.per_instr[k].tobytes() for k in extra])
+        if not extra:
+            return extra, self._all.tobytes()
+        return extra, b"".join([self._all.tobytes()] + [self.per_instr[k].tobytes() for k in extra])
 
     def totals(self) -> dict[str, int]:
         """Each FIELD's sum over the instructions (the block-visit ones aside: `instruction_table`
