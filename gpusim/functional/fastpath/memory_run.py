@@ -14,7 +14,11 @@ The row is described by a table, a row of uint64 words per op (`R_*`): the op's 
 (`lsu_fused.op_params`, made once per op and bank geometry and kept), and per run the
 addresses or values of its address register, guard predicate and data registers. Before the
 table is filled every register a load of the row writes holds an array (as a partial write by
-the reference gives it), so the addresses the table holds are the arrays the pass writes.
+the reference gives it), so the addresses the table holds are the arrays the pass writes. A
+filled table is kept on the batch state (`kept_table`) and used again while every register it
+was filled from holds the same object (the same array, or the same one value): the row's next
+run in a loop, or in the next launch of a small kernel, whose pooled state keeps its arrays
+(`state.StatePool`); a cp.async row (`async_run`) keeps its table alike.
 
 Where an op of the row would fault, the pass stops before it (nothing of it written or counted)
 and returns its position: the ops from there run one by one, the faulting one reporting its
