@@ -139,3 +139,20 @@ def taken_masks(p, uniform, value, neg, g, w0, masks, out):
         threads += np.int64(c)
         nw += v != 0
     return threads, nw
+
+
+@njit(cache=True, nogil=True)
+def full_warps(masks, out):
+    """out[:n] the warps (indices into `masks`) whose lane mask is full, n returned; -1 where a
+    warp has only some of its lanes active (a `.sync.aligned` instruction's error, which the
+    caller's numpy code finds and reports)."""
+    n = 0
+    for w in range(len(masks)):
+        mk = masks[w]
+        if mk == 0:
+            continue
+        if mk != 0xFFFFFFFF:
+            return -1
+        out[n] = w
+        n += 1
+    return n

@@ -40,6 +40,7 @@ from gpusim.errors import BarrierError
 from gpusim.functional.collectives import pack_lanes, unpack_lanes
 from gpusim.functional.fastpath.lsu_kernels import group_wavefronts
 from gpusim.functional.ops import AddressOp, Op
+from gpusim.functional.stack_kernels import full_warps
 from isa.errors import UnsupportedInstruction
 from isa.program import Address, Vector
 from isa.semantics import tensor as T
@@ -58,7 +59,7 @@ def active_warps(op, x) -> np.ndarray:
         g = op.guard_mask(x)
         masks = masks & pack_lanes(g) if type(g) is np.ndarray else (masks if g else np.zeros_like(masks))
     out = np.empty(len(masks), np.int64)
-    n = _full_warps(masks, out)                      # (one compiled pass; a partial warp: found below)
+    n = full_warps(masks, out)                       # (one compiled pass; a partial warp: found below)
     if n >= 0:
         return out[:n]
     part = np.flatnonzero((masks != 0) & (masks != FULL))
@@ -71,21 +72,6 @@ def active_warps(op, x) -> np.ndarray:
                            detail=f"{op.info.mnemonic} needs all 32 threads of the warp; active mask "
                                   f"{int(masks[w]):#010x} (thread {thread} does not execute it)")
     return np.flatnonzero(masks == FULL)
-
-
-@njit(cache=True, nogil=True)
-def _full_warps(masks, out):
-    """out[:n] the warps whose mask is full, n returned; -1 where a warp has only some lanes."""
-    n = 0
-    for w in range(len(masks)):
-        mk = masks[w]
-        if mk == 0:
-            continue
-        if mk != 0xFFFFFFFF:
-            return -1
-        out[n] = w
-        n += 1
-    return n
 
 
 def lane_mask(x, warps: np.ndarray) -> np.ndarray:

@@ -13,6 +13,7 @@ from functools import lru_cache
 import numpy as np
 from numba import njit
 
+from gpusim.functional.stack_kernels import full_warps
 from isa.semantics import wgmma as W
 
 
@@ -77,16 +78,8 @@ def whole_warps(masks, depth, w0, wpc, warps):
     """`prologue` where every lane's descriptors and scale-d are the same: the executing warps
     into warps; how many, or -1 where a warp runs with only some of its lanes, the block's warps
     do not make whole warpgroups or a warp of a warpgroup has exited."""
-    nw = 0
-    for i in range(len(masks)):
-        mk = masks[i]
-        if mk == 0:
-            continue
-        if mk != 0xFFFFFFFF:
-            return -1
-        warps[nw] = i
-        nw += 1
-    if nw and wpc % 4:
+    nw = full_warps(masks, warps)
+    if nw < 0 or (nw and wpc % 4):
         return -1
     for t in range(nw):
         glob = w0 + warps[t]
@@ -130,24 +123,11 @@ def prologue(masks, depth, w0, wpc, b, a, sd, warps, bw, aw, sdw):
     scale-d, into warps, bw, aw, sdw; returns how many, or -1 when a warp runs with only some of
     its lanes, its block's warps do not make whole warpgroups, a warp of its warpgroup has
     exited (`depth` 0), or a descriptor or scale-d differs across its lanes."""
-    nw = 0
-    for i in range(len(masks)):
-        mk = masks[i]
-        if mk == 0:
-            continue
-        if mk != 0xFFFFFFFF:
-            return -1
-        warps[nw] = i
-        nw += 1
-    if nw and wpc % 4:
+    nw = whole_warps(masks, depth, w0, wpc, warps)
+    if nw < 0:
         return -1
     for t in range(nw):
         w = warps[t]
-        glob = w0 + w
-        first = glob - (glob % wpc) % 4
-        for q in range(4):
-            if depth[first + q] == 0:
-                return -1
         lane = 32 * w
         for k in range(1, 32):
             if b[lane + k] != b[lane] or a[lane + k] != a[lane] or sd[lane + k] != sd[lane]:
