@@ -21,7 +21,7 @@ from gpusim.launch_template import argument_key
 
 TIME = "gpu__time_duration.sum"
 MAX_SOURCES = 64
-_SOURCES: dict = {}          # (kernel, config, argument kinds) -> the TritonSource of its first launch (`_source`)
+_SOURCES: dict = {}          # (kernel, config, argument kinds) -> its first launch's TritonSource, unbound
 
 
 def triton_launch(kernel, grid, block, args, spec, shared_bytes, constexprs, num_warps, num_stages, again):
@@ -99,7 +99,7 @@ def _source(fn, config, heuristics, args) -> TritonSource:
     if k is not None:
         if len(_SOURCES) >= MAX_SOURCES:
             _SOURCES.clear()
-        _SOURCES[k] = source
+        _SOURCES[k] = source.unbound()
     return source
 
 

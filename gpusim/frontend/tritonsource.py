@@ -121,6 +121,14 @@ class TritonSource:
         self.file, self.first_line = _source_of(fn)
         self._keys: dict = {}                   # compute capability -> `compiled_triton`'s key
 
+    def unbound(self) -> "TritonSource":
+        """A copy holding none of this launch's arrays (None in their places: what a kept source
+        must not keep alive), for `rebound`."""
+        out = copy.copy(self)
+        out.meta = {k: None if isinstance(v, np.ndarray) else v for k, v in self.meta.items()}
+        out.values = [(n, ty, None if ty[0] == "*" else v) for n, ty, v in self.values]
+        return out
+
     def rebound(self, args) -> "TritonSource":
         """This launch's source for another launch with arguments of the same kinds
         (`launch_template.argument_key`: every scalar the same, arrays of the same dtype, shape

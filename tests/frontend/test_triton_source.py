@@ -243,3 +243,28 @@ def test_triton_kernels_are_assembled_by_tritons_own_ptxas(tmp_path):
     theirs = [ln.split("*/", 1)[1].strip().rstrip(";").strip() for ln in text.split(".text.")[-1].splitlines()
               if re.match(r"\s*/\*[0-9a-f]{4}\*/\s+[@A-Z]", ln)]
     assert len(ours) > 50 and ours == theirs[:len(ours)]
+
+
+def test_a_kernel_launched_again_binds_each_launchs_arrays_and_keeps_none():
+    """A launch with arguments of the kinds of an earlier one takes a copy of its bound source
+    (triton_launch._source): each launch reads and writes its own arrays, a float16 launch after
+    float32 ones is specialised for float16, and the kept source holds no launch's array."""
+    import gc      # here: only this test watches what the kept sources hold
+    import weakref  # here: as above
+    from gpusim import triton_launch   # here: the module whose memo this test reads
+    kw = dict(constexprs={"BLOCK_SIZE": 256}, num_warps=4, gpu="h100")
+    for k in range(3):
+        x = np.arange(300, dtype=np.float32) + k
+        out = np.zeros(300, np.float32)
+        gpusim.launch(_scale, (2,), None, (x, out, 300, 2.0), **kw)
+        assert np.array_equal(out, x * np.float32(2.0))
+    h = np.arange(300, dtype=np.float16)
+    hout = np.zeros(300, np.float16)
+    gpusim.launch(_scale, (2,), None, (h, hout, 300, 2.0), **kw)
+    assert np.array_equal(hout, (h.astype(np.float32) * 2).astype(np.float16))
+    ref = weakref.ref(hout)
+    del hout
+    gc.collect()
+    assert ref() is None, "a kept TritonSource holds a launch's array"
+    kept = [s for s in triton_launch._SOURCES.values() if s.fn is _scale]
+    assert kept and all(v is None for s in kept for _, ty, v in s.values if ty[0] == "*")
