@@ -163,11 +163,8 @@ class PreparedLaunch:
                 table = {k: v * counter_scale for k, v in table.items()}
             metrics, sass = self._metrics(table, counter_scale)
             if snap is not None:
-                shared = list(table.values()) + ([] if sass is None else
-                                                  [sass.inst, sass.thread_inst, sass.thread_inst_pred_on])
-                table = {k: v.copy() for k, v in table.items()}     # (its own: the counters' rows may be kept)
-                shared = list(table.values()) + shared[len(table):]
-                for a in shared:
+                for a in list(table.values()) + ([] if sass is None else
+                                                 [sass.inst, sass.thread_inst, sass.thread_inst_pred_on]):
                     a.flags.writeable = False         # (shared by the results of launches that counted alike)
                 if len(_FINISHED) > 256:
                     _FINISHED.clear()

@@ -38,7 +38,7 @@ class WarpScheduler:
     def _simple_release(self) -> bool:
         """Whether nothing but CTA barriers is in play (`Collectives.release`'s compiled case)."""
         x = self.x
-        if self._simple is None or x.san is not None:
+        if self._simple is None:
             self._simple = x.cluster_waits is None and x.grid_barriers is None and not x.collectives._reductions()
         return self._simple and x.san is None
 

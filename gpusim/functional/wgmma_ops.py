@@ -177,7 +177,7 @@ class WgmmaOp(Op):
         a = np.uint64(0) if self.form.a_regs else self.a_srcs[0](st, x)
         if type(b) is np.ndarray or type(sd) is np.ndarray or type(a) is np.ndarray:
             return None
-        b, a, sd = int(b), int(a), bool(sd)
+        b, a, sd = _u64(b), _u64(a), bool(sd)
         masks = x.span_masks
         if self.guard is not None:
             g = self.guard_mask(x)
@@ -263,6 +263,11 @@ class WgmmaOp(Op):
             for k, r in enumerate(self.dsts):
                 if r is not None:
                     st.write_warps(r, d[k], warps)
+
+
+def _u64(v) -> int:
+    """One register value as the uint64 `_lanes` makes of it (a signed one wrapped), an int."""
+    return int(v) if type(v) is np.uint64 else int(np.asarray(v).astype(U64))
 
 
 def _first(v) -> int:
