@@ -31,7 +31,6 @@ what a timing model consumes.
 from __future__ import annotations
 
 import linecache
-from functools import lru_cache
 
 import numpy as np
 
@@ -47,32 +46,12 @@ from gpusim.functional.scheduler import WarpScheduler
 from gpusim.functional.specials import SpecialRegisters
 from gpusim.functional.state import convert
 from gpusim.functional.step_record import Access, SpanAccess, StepRecord
-from gpusim.functional.warps import EXIT, FULL_MASK, WarpStacks
+from gpusim.functional.warps import EXIT, starting_stacks
 from gpusim.functional.watchdog import Watchdog
 from isa.recursion import MAX_CALL_DEPTH
 
 BOOL = np.dtype(np.bool_)
 NO_BOOL = np.zeros(1, np.bool_)
-
-
-def _initial(wpc: int, tpb: int, nctas: int) -> tuple[np.ndarray, WarpStacks]:
-    """(each warp's launched lanes, the stacks every batch of this shape starts from: made once
-    for small batches, `_kept_initial`; the lanes are read by the batches, never written, and the
-    stacks copied)."""
-    if nctas * wpc <= 1024:
-        return _kept_initial(wpc, tpb, nctas)
-    return _made_initial(wpc, tpb, nctas)
-
-
-def _made_initial(wpc: int, tpb: int, nctas: int) -> tuple[np.ndarray, WarpStacks]:
-    last = tpb - 32 * (wpc - 1)
-    per_block = np.full(wpc, FULL_MASK, np.uint32)
-    per_block[-1] = np.uint32((1 << last) - 1) if last < 32 else FULL_MASK
-    launched = np.tile(per_block, nctas)
-    return launched, WarpStacks(launched.copy(), entry_pc=0)
-
-
-_kept_initial = lru_cache(maxsize=64)(_made_initial)
 
 
 class BatchExecutor:
@@ -99,8 +78,7 @@ class BatchExecutor:
         # from the kernel's pool (state.StatePool): a state of this batch's lanes and blocks, which the
         # per-lane special registers it keeps depend on; given back by `close`
         self.state = dk.states.take(self.nlanes, dk.reg_dtypes, (geometry, self.block_ids.tobytes(), sm_count))
-        self.launched, stacks = _initial(self.wpc, geometry.threads_per_block, nctas)
-        self.stacks = stacks.copy()
+        self.launched, self.stacks = starting_stacks(self.wpc, geometry.threads_per_block, nctas)
         self.wait_at = np.full(self.nwarps, -1, np.int64)     # barrier instruction each warp's lanes wait at
         self.arrived = np.zeros(self.nwarps, np.uint32)      # lanes of each warp that wait at that barrier
         self.lsu = (dk.lsu_class or LoadStoreUnit)(self, memory, params, shared_bytes, local_bytes, shared_banks)

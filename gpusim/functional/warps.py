@@ -32,6 +32,8 @@ Control Flow", MICRO 2007 (IPDOM stack); NVIDIA Volta whitepaper (2017), section
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from gpusim.functional import stack_kernels as K
@@ -196,3 +198,24 @@ class WarpStacks:
         self.pc = np.concatenate([self.pc, np.full((n, extra), EXIT, np.int32)], axis=1)
         self.rpc = np.concatenate([self.rpc, np.full((n, extra), EXIT, np.int32)], axis=1)
         self.mask = np.concatenate([self.mask, np.zeros((n, extra), np.uint32)], axis=1)
+
+
+def starting_stacks(wpc: int, tpb: int, nctas: int) -> tuple[np.ndarray, WarpStacks]:
+    """(each warp's launched lanes, the stacks) a batch of `nctas` blocks of `tpb` threads (`wpc`
+    warps) starts from: each warp's launched lanes at the entry block. For small batches made once
+    (`_kept`) and the stacks copied: the lanes are read by the batches, never written."""
+    if nctas * wpc > 1024:
+        return _starting(wpc, tpb, nctas)
+    launched, stacks = _kept(wpc, tpb, nctas)
+    return launched, stacks.copy()
+
+
+def _starting(wpc: int, tpb: int, nctas: int) -> tuple[np.ndarray, WarpStacks]:
+    last = tpb - 32 * (wpc - 1)
+    per_block = np.full(wpc, FULL_MASK, np.uint32)
+    per_block[-1] = np.uint32((1 << last) - 1) if last < 32 else FULL_MASK
+    launched = np.tile(per_block, nctas)
+    return launched, WarpStacks(launched.copy(), entry_pc=0)
+
+
+_kept = lru_cache(maxsize=64)(_starting)
