@@ -13,6 +13,17 @@ import numpy as np
 from numba import njit
 
 
+@njit(cache=True, nogil=True, inline="always")
+def popcount32(m):
+    """The set bits of a 32-bit lane mask (SWAR, on int64: numba widens uint32 products, which
+    would carry the byte sums into the count)."""
+    v = np.int64(m)
+    v = v - ((v >> 1) & 0x55555555)
+    v = (v & 0x33333333) + ((v >> 2) & 0x33333333)
+    v = (v + (v >> 4)) & 0x0F0F0F0F
+    return ((v * 0x01010101) & 0xFFFFFFFF) >> 24
+
+
 @njit(cache=True, nogil=True)
 def lowest_runnable(depth, pc, mask, arrived, out):
     """(b, k): the lowest top-entry pc b of the runnable warps (a stack entry left and no lane of
@@ -106,11 +117,7 @@ def step_masks(mask, depth, g, span, top):
         top[i] = m
         span[w - w0] = m
         full = full and m == 0xFFFFFFFF
-        v = np.int64(m)                              # its set bits (on int64: numba widens uint32 products)
-        v = v - ((v >> 1) & 0x55555555)
-        v = (v & 0x33333333) + ((v >> 2) & 0x33333333)
-        v = (v + (v >> 4)) & 0x0F0F0F0F
-        lanes += ((v * 0x01010101) & 0xFFFFFFFF) >> 24
+        lanes += popcount32(m)
     return full, lanes
 
 
@@ -133,10 +140,7 @@ def taken_masks(p, uniform, value, neg, g, w0, masks, out):
                     v |= np.uint32(1) << np.uint32(lane)
         v &= masks[i]
         out[i] = v
-        c = v - ((v >> np.uint32(1)) & np.uint32(0x55555555))          # the set bits (SWAR popcount)
-        c = (c & np.uint32(0x33333333)) + ((c >> np.uint32(2)) & np.uint32(0x33333333))
-        c = ((((c + (c >> np.uint32(4))) & np.uint32(0x0F0F0F0F)) * np.uint32(0x01010101)) >> np.uint32(24)) & np.uint32(0xFF)
-        threads += np.int64(c)
+        threads += popcount32(v)
         nw += v != 0
     return threads, nw
 

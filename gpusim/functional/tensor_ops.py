@@ -214,11 +214,9 @@ class LdsmOp(AddressOp):
         out = np.zeros((nmat, nlanes), np.uint32)                      # a row per register
         smem = x.lsu.shared
         if smem.size % 2 == 0 and smem.flags.c_contiguous:
-            src, col = self.map
-            _halves(smem.view(np.uint16), rows.view(np.int64) if rows.dtype == U64 else rows.astype(np.int64), src,
-                    col if col.dtype == np.int64 else col.astype(np.int64),
-                    base.view(np.int64) if base.dtype == U64 else base.astype(np.int64),
-                    np.asarray(warps, np.int64), out)
+            src, col = self.map                                        # (rows and windows: uint64 offsets)
+            _halves(smem.view(np.uint16), rows.view(np.int64), src, col, base.view(np.int64), np.asarray(warps, np.int64),
+                    out)
         else:
             h = smem.view(np.uint16)[self._elements(rows, base) // 2].astype(np.uint32)     # (W, 32, nmat, 2)
             out.reshape(nmat, -1, 32)[:, warps] = np.moveaxis(h[..., 0] | (h[..., 1] << 16), 2, 0)

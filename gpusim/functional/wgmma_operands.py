@@ -2,7 +2,8 @@
 descriptors (`prologue`: the warpgroup and uniformity rules in one compiled pass), whether a
 descriptor's operand lies in the block's shared memory (`fits`), each descriptor's element
 addresses (`addresses`, stacked per set of descriptors: `stacked`), the warps that share one B
-(`distinct`, `runs`), and the operands read from shared memory by one compiled gather (`read`).
+(`distinct`, `runs`), and the operands read from shared memory by one compiled gather through
+indices a plan keeps (`element_indices`, `taken`; `read` where those do not apply).
 
 Sources: PTX ISA 9.0, 9.7.15.5.1 (matrix descriptors), as `isa.semantics.wgmma`.
 """
@@ -18,35 +19,30 @@ from isa.semantics import wgmma as W
 
 
 def read(lsu, table: np.ndarray, idx: np.ndarray, row0: np.ndarray, base: np.ndarray, rows: int,
-          bits: int) -> np.ndarray:
+         bits: int) -> np.ndarray:
     """Operand bits (len(idx), rows, K) of shared memory: element (t, r, c) at byte address
     table[idx[t], row0[t] + r, c] + base[t] (descriptor addresses, `stacked`, plus each block's
-    window), as `read_operand` reads them, in one compiled gather where the window is one array
-    of the element size (descriptor addresses are multiples of 16 plus multiples of it; every
-    one was checked to lie in the block's shared memory by `_operands`)."""
-    esz = bits // 8
-    smem = lsu.shared
-    if esz in (1, 2, 4) and smem.flags.c_contiguous and smem.size % esz == 0 and lsu.shared_stride % 4 == 0:
-        out = np.empty((len(idx), rows, table.shape[2]), W.UINT[esz])
-        _gather(smem.view(W.UINT[esz]), table, np.asarray(idx, np.int64), np.asarray(row0, np.int64),
-                np.asarray(base, np.int64), esz >> 1, out)
-        return out
-    addr = table[np.asarray(idx)[:, None], np.asarray(row0)[:, None] + np.arange(rows)] + base[:, None, None]
-    return W.read_operand(smem, addr, bits)
+    window), as `read_operand` reads them: the general path, where `taken` does not take them
+    (every address was checked to lie in the block's shared memory by `_operands`)."""
+    return W.read_operand(lsu.shared, _byte_addresses(table, idx, row0, base, rows), bits)
+
+
+def _byte_addresses(table: np.ndarray, idx: np.ndarray, row0: np.ndarray, base: np.ndarray, rows: int) -> np.ndarray:
+    """Byte address (len(idx), rows, K) of element (t, r, c): table[idx[t], row0[t] + r, c] + base[t]."""
+    return table[np.asarray(idx)[:, None], np.asarray(row0)[:, None] + np.arange(rows)] + \
+        np.asarray(base, np.int64)[:, None, None]
 
 
 def element_indices(table: np.ndarray, idx: np.ndarray, row0: np.ndarray, base: np.ndarray, rows: int, bits: int,
                     stride: int) -> np.ndarray | None:
     """The indices into shared memory seen as elements of `bits` bits of what `read` reads
     (len(idx), rows, K), read-only: an operand the same steps read again (a K loop's stages, the
-    next launch: `WgmmaOp._plan` keeps them) is then one numpy gather; None where `read` takes
-    its general path."""
+    next launch: `WgmmaOp._plan` keeps them) is then one compiled gather (`taken`); None for
+    elements other than 1, 2 or 4 bytes, or block windows not 4-byte aligned (`read` then)."""
     esz = bits // 8
     if esz not in (1, 2, 4) or stride % 4:
         return None
-    addr = table[np.asarray(idx)[:, None], np.asarray(row0)[:, None] + np.arange(rows)] + \
-        np.asarray(base, np.int64)[:, None, None]
-    out = np.ascontiguousarray(addr >> (esz >> 1), dtype=np.int64)
+    out = np.ascontiguousarray(_byte_addresses(table, idx, row0, base, rows) >> (esz >> 1), dtype=np.int64)
     out.flags.writeable = False
     return out
 
@@ -88,23 +84,6 @@ def whole_warps(masks, depth, w0, wpc, warps):
             if depth[first + q] == 0:
                 return -1
     return nw
-
-
-@njit(cache=True, nogil=True)
-def _gather(smem, table, idx, row0, base, shift, out):
-    """out[t, r, c] = smem[(table[idx[t], row0[t] + r, c] + base[t]) >> shift] (`table` C-ordered,
-    read through its flat view a row at a time)."""
-    rows, k = table.shape[1], table.shape[2]
-    flat = table.reshape(-1)
-    dst = out.reshape(-1)
-    q = 0
-    for t in range(out.shape[0]):
-        b = base[t]
-        for r in range(out.shape[1]):
-            o = (idx[t] * rows + row0[t] + r) * k
-            for c in range(k):
-                dst[q] = smem[(flat[o + c] + b) >> shift]
-                q += 1
 
 
 @lru_cache(maxsize=256)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from gpusim.errors import BarrierError, KernelError
+from gpusim.functional.wgmma_operands import element_indices, read, taken
 from isa.errors import UnsupportedInstruction
 from mma_kernels import wgmma_kernel
 from ptx_harness import metrics, run_ptx
@@ -151,3 +152,19 @@ def test_operand_plans_are_kept_for_the_next_launch_of_the_kernel(monkeypatch):
     gpusim.launch(c.kernel, c.grid, c.block, c.args, gpu="h100", workers=1, **c.options)
     assert calls["run"] > first["run"] and calls["plan"] == first["plan"]
     assert outs[0] == outs[1] == c.args[2].tobytes()
+
+
+@pytest.mark.parametrize("bits", [8, 16, 32])
+def test_the_kept_operand_gather_reads_what_the_reference_read_reads(bits):
+    """An operand gathered through the element indices a plan keeps (`element_indices`, `taken`)
+    is, element for element, what the reference read of the same descriptor addresses gives
+    (`read`: `read_operand` on byte addresses), each warp in its own block's window."""
+    from types import SimpleNamespace   # here: a stand-in for the load/store unit's shared memory
+    rng = np.random.default_rng(bits)
+    smem = rng.integers(0, 256, 4 * 8192, dtype=np.uint8)
+    lsu = SimpleNamespace(shared=smem, shared_stride=8192, shared_bytes=8192)
+    table = rng.integers(0, 1000, (2, 64, 16)).astype(np.int64) * (bits // 8)
+    idx, row0, base = np.array([0, 1, 1]), np.array([0, 16, 32]), np.array([0, 8192, 16384])
+    want = read(lsu, table, idx, row0, base, 16, bits)
+    got = taken(smem, element_indices(table, idx, row0, base, 16, bits, 8192), bits)
+    assert got.dtype == want.dtype and np.array_equal(got, want)
