@@ -1,7 +1,7 @@
 """Two checkouts' functional launch time on one Triton program, measured paired: a change of a few
 percent, which this machine's drift between minutes (tens of percent) hides from separate runs.
 
-    python benchmarks/paired_launches.py BEFORE AFTER PROGRAM [--size JSON] [--rounds 20] [--pairs 2]
+    python benchmarks/paired_launches.py BEFORE AFTER PROGRAM [--size JSON] [--rounds 20] [--pairs 4]
                                          [--launches 10] [--warmup 150]
 
 BEFORE and AFTER are checkouts of this repository (e.g. `git worktree add /tmp/before <commit>`).
@@ -12,7 +12,10 @@ then, round after round, each worker in turn times `--launches` launches (CPU ti
 while the others wait on their stdin: the checkouts' launches alternate within seconds, so the
 machine's drift falls on both. Printed: per checkout the mean over its workers of each worker's
 median milliseconds a launch, the ratio AFTER / BEFORE, and every worker's median (their spread is
-the noise floor: two workers of one checkout differ by a few percent).
+the noise floor). Two processes of one checkout differ by up to ~5% for the whole run (where
+their memory landed: a checkout run against itself with two pairs gave 0.944), so the pairs
+alternate which checkout starts first and the rounds alternate direction, and a change of a few
+percent wants four pairs or more, and a run of BEFORE against itself beside it.
 """
 from __future__ import annotations
 
@@ -56,7 +59,7 @@ def main(argv=None) -> int:
     ap.add_argument("program")
     ap.add_argument("--size", default='"default"', help="a size name or overrides, as JSON")
     ap.add_argument("--rounds", type=int, default=20)
-    ap.add_argument("--pairs", type=int, default=2)
+    ap.add_argument("--pairs", type=int, default=4)
     ap.add_argument("--launches", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=150)
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -67,7 +70,10 @@ def main(argv=None) -> int:
         return 0
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
     env.pop("PYTHONPATH", None)
-    roots = [a.before, a.after] * a.pairs
+    # pairs alternate which checkout starts first, and rounds alternate direction: a worker's place in the
+    # order (its start, its turn after another's batch) falls on both checkouts alike
+    sides = [side for i in range(a.pairs) for side in ((0, 1) if i % 2 == 0 else (1, 0))]
+    roots = [(a.before, a.after)[side] for side in sides]
     procs = [subprocess.Popen([sys.executable, __file__, root, root, a.program, "--size", json.dumps(size),
                                "--warmup", str(a.warmup), "--worker"], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True, env=env, cwd=root) for root in roots]
@@ -75,8 +81,9 @@ def main(argv=None) -> int:
         if p.stdout.readline().strip() != "ready":
             raise SystemExit("a worker failed to start")
     times: list[list[float]] = [[] for _ in procs]
-    for _ in range(a.rounds):
-        for k, p in enumerate(procs):
+    for r in range(a.rounds):
+        order = list(enumerate(procs))
+        for k, p in (order if r % 2 == 0 else order[::-1]):
             p.stdin.write(f"{a.launches}\n")
             p.stdin.flush()
             times[k].append(1e3 * float(p.stdout.readline()) / a.launches)
@@ -84,9 +91,11 @@ def main(argv=None) -> int:
         p.stdin.close()
         p.wait()
     med = [statistics.median(t) for t in times]
-    before, after = statistics.mean(med[0::2]), statistics.mean(med[1::2])
+    before = statistics.mean([m for m, side in zip(med, sides) if side == 0])
+    after = statistics.mean([m for m, side in zip(med, sides) if side == 1])
     print(f"{a.program} {a.size}: before {before:.3f} ms  after {after:.3f} ms  after/before {after / before:.3f}"
-          f"   per worker (before, after, ...): {' '.join(f'{m:.3f}' for m in med)}")
+          f"   per worker (b: before, a: after): "
+          f"{' '.join(f'{m:.3f}' + 'ba'[side] for m, side in zip(med, sides))}")
     return 0
 
 

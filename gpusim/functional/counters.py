@@ -115,6 +115,7 @@ class Counters:
         self.taken_threads = per_block[3]       # active threads whose branch/exit guard held
         self._rows = self._all[4 * n_blocks:].reshape(len(FIELDS) - 2, n_instructions)
         self.per_instr = dict(zip(FIELDS[2:], self._rows))
+        self._present: dict = {}                 # `present_rows`: fields -> (rows then, their arrays or None)
 
     @property
     def rows(self) -> np.ndarray:
@@ -151,6 +152,19 @@ class Counters:
         if arr is None:
             arr = self.per_instr[field] = np.zeros(self.n, np.int64)
         arr[i] += n
+
+    def present_rows(self, fields: tuple) -> tuple | None:
+        """The arrays of `EXTRA_METRICS` `fields` where every one exists (compiled code adds to
+        them), else None (the first `add_extras` makes them); looked up again only once a row has
+        been made (rows are only ever added)."""
+        n = len(self.per_instr)
+        hit = self._present.get(fields)
+        if hit is not None and hit[0] == n:
+            return hit[1]
+        rows = tuple(self.per_instr.get(f) for f in fields)
+        out = rows if all(r is not None for r in rows) else None
+        self._present[fields] = (n, out)
+        return out
 
     def add_extras(self, i: int, fields: tuple, ns: tuple) -> None:
         """`add_extra` of each (field, n) of `fields` and `ns`."""

@@ -222,9 +222,8 @@ class FastCpAsyncOp(CpAsyncOp):
             hit = unit.heap_words[size] = (hd, w, hd.view(w), w.itemsize.bit_length() - 1)
         _, w, words, shift = hit
         fields = BYPASS_FIELDS if self.bypass else FIELDS
-        rows = x.counters.per_instr
-        c = [rows.get(f) for f in fields]
-        count = all(a is not None for a in c)           # else added below (the first issue makes the rows)
+        c = x.counters.present_rows(fields)
+        count = c is not None                           # else added below (the first issue makes the rows)
         if not count:
             c = [NO_I64] * 4
         dbase, dval, duni = base_of(st, *self.dst_base)

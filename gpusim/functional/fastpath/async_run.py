@@ -126,6 +126,7 @@ def run_row(T, U, m, use_m, lo, n, nlanes, committed, starts, ends, heap_base, h
 
 NO_BOOL = np.zeros(1, np.bool_)
 NO_I64 = np.zeros(1, np.int64)
+NO_ROWS = (NO_I64,) * 4
 
 
 def _fits(op) -> bool:
@@ -215,13 +216,12 @@ class CopyRunOp(Op):
         data = np.empty((nc * n, words), np.uint64)
         res = np.zeros((nc, 5), np.int64)
         unit = _unit(x)
-        rows = x.counters.per_instr
-        c = [rows.get(f) for f in FIELDS]
-        b = [rows.get(f) for f in BYPASS_FIELDS]
         bypass, plain = self.kinds
-        count = (not plain or all(a is not None for a in c)) and (not bypass or all(a is not None for a in b))
-        c = [NO_I64 if a is None else a for a in c]
-        b = [NO_I64 if a is None else a for a in b]
+        c = x.counters.present_rows(FIELDS) if plain else None
+        b = x.counters.present_rows(BYPASS_FIELDS) if bypass else None
+        count = (not plain or c is not None) and (not bypass or b is not None)
+        c = NO_ROWS if c is None else c
+        b = NO_ROWS if b is None else b
         m = st.m
         stop, na = run_row(T, lsu.unit_params(), NO_BOOL if m is None else m, m is not None, st.lo, n, st.nlanes,
                            unit.committed, heap._starts, heap._ends, U64(heap.base), hd, hd.size, out[0], out[1],
