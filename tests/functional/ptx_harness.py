@@ -21,11 +21,16 @@ from isa.parser import parse
 
 
 def run_ptx(text: str, entry: str, grid, block, params: list, *, shared_bytes: int = 0,
-            core: str = "reference", value_free: frozenset = frozenset()):
+            core: str = "reference", value_free: frozenset = frozenset(), dk=None, pad: int = 0):
+    """`dk`: the decoded kernel of an earlier run (`x.dk`) run again, as a kernel's next launch
+    runs its decoded ops again (what they keep included); `pad`: bytes allocated before the
+    arguments (their addresses move)."""
     prog = parse(text)
     k = prog.kernel(entry)
     mem = DeviceMemory()
     lay = layout(prog, k, mem)
+    if pad:
+        mem.alloc_array(np.zeros(pad, np.uint8), "pad")
     raw, arrays = {}, []
     for decl, v in zip(k.params, params):
         if isinstance(v, np.ndarray):
@@ -36,7 +41,7 @@ def run_ptx(text: str, entry: str, grid, block, params: list, *, shared_bytes: i
         else:
             raw[decl.name] = np.asarray(v).tobytes()
     mem.seal()
-    dk = Decoder(k, lay.symbols, factory(core)).decode()
+    dk = dk or Decoder(k, lay.symbols, factory(core)).decode()
     geo = Geometry(tuple(grid), tuple(block))
     counters = Counters(len(dk.infos), len(dk.blocks))
     smem = lay.dynamic_shared_offset + shared_bytes if shared_bytes else lay.static_shared_bytes

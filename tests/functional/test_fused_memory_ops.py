@@ -228,3 +228,28 @@ def test_a_copy_that_faults_inside_a_row_is_reported_as_the_reference_reports_it
             _copies(core, src_len=1020)         # the second copy of the last thread reads past the end
         msgs.append(str(e.value))
     assert msgs[0] == msgs[1] and "thread (127, 0, 0)" in msgs[0]
+
+
+def _ops_of(x, kind) -> list:
+    return [op for b in x.dk.blocks for op in b.ops if type(op).__name__ == kind]
+
+
+@pytest.mark.parametrize("kind,text,entry,threads,src_len,out_len", [
+    ("MemoryRunOp", ROW, "row_k", 64, 64 * 8, 128), ("CopyRunOp", COPIES, "cps_k", 128, 1024, 128)])
+def test_a_row_run_again_on_the_same_addresses_takes_its_last_placement_and_reads_the_new_data(
+        kind, text, entry, threads, src_len, out_len):
+    # a kernel's next launch (or a loop's next stage) on new data at the same addresses: each op of the row
+    # takes its last run's placement and counts (memory_run.unchanged), here shown by a count planted there
+    # first, and its bytes are the new data's; with the addresses moved it is placed afresh
+    src = [np.arange(src_len, dtype=np.uint32) * k + 1 for k in (3, 5)]
+    args = lambda i: [src[i], np.zeros(out_len, np.uint32)]
+    (_, _), x = run_ptx(text, entry, (1, 1, 1), (threads, 1, 1), args(0), core="fast")
+    (op,) = _ops_of(x, kind)
+    op.placed[-1][:, -1] += 1000                    # each op's last wavefronts / fill: planted
+    (_, out), again = run_ptx(text, entry, (1, 1, 1), (threads, 1, 1), args(1), core="fast", dk=x.dk)
+    (_, ref_out), ref = run_ptx(text, entry, (1, 1, 1), (threads, 1, 1), args(1))
+    assert out.tolist() == ref_out.tolist()
+    planted = {k: v for k, v in metrics(again).items() if metrics(ref).get(k) != v}
+    assert planted and all(v >= 1000 for v in planted.values())
+    (_, out), moved = run_ptx(text, entry, (1, 1, 1), (threads, 1, 1), args(1), core="fast", dk=x.dk, pad=4096)
+    assert out.tolist() == ref_out.tolist() and metrics(moved) == metrics(ref)

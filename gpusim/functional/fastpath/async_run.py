@@ -12,6 +12,11 @@ The pending copies go to the batch's `AsyncCopies` after the pass as one entry, 
 lanes one after another in issue order (what the copies' own entries, one after another, hold:
 a wait completes an entry's lanes in order, each lane by its group).
 
+Each copy keeps its last placement, as `memory_run`'s ops keep theirs (`memory_run.unchanged`): a
+copy whose destination and source addresses, src-sizes, masks, guard, shared window and heap are
+bit for bit its last run's takes that run's lanes, shared offsets and counts (its per-warp fill and
+sector counts were a third of the pass) and reads its bytes afresh.
+
 Where a copy of the row does not plan (a lane that faults, a partial src-size, a layout the
 counting rules do not take) the pass stops before it, and from there the ops run one by one:
 that copy through its own op, which reports or takes the reference path as always. The row runs
@@ -26,9 +31,9 @@ from numba import carray, njit
 
 from gpusim.functional.async_ops import BYPASS_FIELDS, FIELDS, CpGroupOp, _unit
 from gpusim.functional.copy_counts import WARP_MEMO
-from gpusim.functional.fastpath.async_copy import FastCpAsyncOp, _plan, _word
+from gpusim.functional.fastpath.async_copy import _P_INDEX, _P_SIZE, FastCpAsyncOp, _plan, _word
 from gpusim.functional.fastpath.lsu_kernels import OK
-from gpusim.functional.fastpath.memory_run import _pointer, guard_of, kept_table, register_address
+from gpusim.functional.fastpath.memory_run import K_LANES, K_VALID, _pointer, guard_of, kept_table, register_address, unchanged
 from gpusim.functional.ops import Op
 
 U64 = np.uint64
@@ -48,14 +53,35 @@ R_GUARD_NEG = 15
 WORDS = 16
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _recall(O, ores, lanes, soff, data, words, nwords):
+    """A copy placed as in its last run (`memory_run.unchanged`): its lanes and shared offsets as then, its
+    bytes read afresh from the heap (`words`: 8-byte words) at the global offsets found then (-1:
+    zeros, a src-size of 0); its counts as then (ores)."""
+    for j in range(ores[0]):
+        lanes[j] = O[0, j]
+        soff[j] = O[1, j]
+        go = O[2, j]
+        if go < 0:
+            for q in range(nwords):
+                data[j, q] = 0
+        else:
+            gw = go >> 3
+            for q in range(nwords):
+                data[j, q] = words[gw + q]
+
+
 @njit(cache=True, nogil=True)
 def run_row(T, U, m, use_m, lo, n, nlanes, committed, starts, ends, heap_base, heap, hbytes, lanes, soff, goff,
-            data, grp, res, memo, count, c0, c1, c2, c3, b0, b1, b2, b3):
+            data, grp, res, memo, count, c0, c1, c2, c3, b0, b1, b2, b3, K, O, ORES):
     """Each op of table T in order (module docstring): the copies' active lanes one after another
     in lanes, soff, data and grp (as `_plan` gives a copy's, and each lane's commits so far: one
     pending entry for them all, in issue order), copy k's counts in res[k] (as `_plan`'s); the
     counters c* (b* for copies that bypass the L1) added to where `count`. (-1, or the position
-    of the first copy that does not plan: it and the ops after it not run; the lanes written)."""
+    of the first copy that does not plan: it and the ops after it not run; the lanes written).
+    Copy k's last placement is K[k], O[k], ORES[k] (`memory_run.unchanged`): a copy whose inputs are bit
+    for bit its last run's takes that run's placement and counts (`_recall`; a loop's next
+    stage, a small kernel's next launch), the rest runs `_plan`."""
     g = np.empty(n, np.bool_)
     cur = 0
     lim = np.empty(n, np.int64)
@@ -101,22 +127,50 @@ def run_row(T, U, m, use_m, lo, n, nlanes, committed, starts, ends, heap_base, h
         suni = row[R_SRC_UNIFORM] != U64(0)
         use_lim = sk != U64(0)
         P = row[R_CONSTS:R_CONSTS + 5]
+        st = OK
         if row[R_DST_WIDE]:
             dbase = no64
             if not duni:
                 dbase = carray(_pointer(row[R_DST]), (nlanes,), np.uint64)
-            st = _plan(P, U, dbase, dval, duni, sbase, sval, suni, m, use_m, g, use_g, lim, use_lim, lo, n, starts,
-                       ends, heap_base, words, hbytes, 3, lanes[cur:], soff[cur:], goff, data[cur:], res[k], memo,
-                       count, k0, k1, k2, k3)
+            again = unchanged(K[k], U, dbase, dval, duni, sbase, sval, suni, m, use_m, g, use_g, lim, use_lim, lo,
+                               n, starts, ends, heap_base, hbytes)
+            if not again:
+                st = _plan(P, U, dbase, dval, duni, sbase, sval, suni, m, use_m, g, use_g, lim, use_lim, lo, n,
+                           starts, ends, heap_base, words, hbytes, 3, lanes[cur:], soff[cur:], goff, data[cur:],
+                           res[k], memo, count, k0, k1, k2, k3)
         else:
             dbase32 = no32
             if not duni:
                 dbase32 = carray(_pointer(row[R_DST]), (nlanes,), np.uint32)
-            st = _plan(P, U, dbase32, dval, duni, sbase, sval, suni, m, use_m, g, use_g, lim, use_lim, lo, n,
-                       starts, ends, heap_base, words, hbytes, 3, lanes[cur:], soff[cur:], goff, data[cur:], res[k],
-                       memo, count, k0, k1, k2, k3)
-        if st != OK:
+            again = unchanged(K[k], U, dbase32, dval, duni, sbase, sval, suni, m, use_m, g, use_g, lim, use_lim,
+                               lo, n, starts, ends, heap_base, hbytes)
+            if not again:
+                st = _plan(P, U, dbase32, dval, duni, sbase, sval, suni, m, use_m, g, use_g, lim, use_lim, lo, n,
+                           starts, ends, heap_base, words, hbytes, 3, lanes[cur:], soff[cur:], goff, data[cur:],
+                           res[k], memo, count, k0, k1, k2, k3)
+        na = ORES[k, 0]
+        if again:                                # placed as in its last run: its outputs and counts again
+            _recall(O[k], ORES[k], lanes[cur:], soff[cur:], data[cur:], words, np.int64(P[_P_SIZE]) >> 3)
+            for q in range(5):
+                res[k, q] = ORES[k, q]
+            K[k, K_VALID] = 1
+            if count and na:
+                at = np.int64(P[_P_INDEX])
+                k0[at] += ORES[k, 1]
+                k1[at] += ORES[k, 1]
+                k2[at] += ORES[k, 3]
+                k3[at] += ORES[k, 4]
+        elif st != OK:
             return r, cur
+        else:                                    # remembered for the next run with these inputs
+            na = res[k, 0]
+            for j in range(na):
+                O[k, 0, j] = lanes[cur + j]
+                O[k, 1, j] = soff[cur + j]
+                O[k, 2, j] = goff[lanes[cur + j] - lo]
+            for q in range(5):
+                ORES[k, q] = res[k, q]
+            K[k, K_VALID] = 1
         for j in range(cur, cur + res[k, 0]):
             grp[j] = committed[lanes[j]]
         cur += res[k, 0]
@@ -161,7 +215,7 @@ def copy_runs(ops: list) -> list:
 
 class CopyRunOp(Op):
     """A row of cp.async copies and commits run as one pass (module docstring)."""
-    __slots__ = ("ops", "table", "copies", "size", "reads", "kinds")
+    __slots__ = ("ops", "table", "copies", "size", "reads", "kinds", "placed")
 
     def __init__(self, ops: list):
         self.ops = tuple(ops)
@@ -188,6 +242,7 @@ class CopyRunOp(Op):
             elif op.size_src:
                 row[R_SIZE_KIND] = 1
         self.table = t
+        self.placed = None              # (span lanes, `run_row`'s K, O, ORES): each copy's last placement
         reads = []                      # every register the table is filled from (`kept_table`)
         for op in self.copies:
             reads += [op.dst_base[0], op.src_base_[0]] + ([op.size_src[0]] if op.size_src else []) + \
@@ -223,9 +278,14 @@ class CopyRunOp(Op):
         c = NO_ROWS if c is None else c
         b = NO_ROWS if b is None else b
         m = st.m
+        placed = self.placed
+        if placed is None or placed[0] != n:
+            placed = self.placed = (n, np.zeros((nc, K_LANES + 5 * n), U64), np.empty((nc, 3, n), np.int64),
+                                    np.zeros((nc, 5), np.int64))
         stop, na = run_row(T, lsu.unit_params(), NO_BOOL if m is None else m, m is not None, st.lo, n, st.nlanes,
                            unit.committed, heap._starts, heap._ends, U64(heap.base), hd, hd.size, out[0], out[1],
-                           goff, data, out[2], res, WARP_MEMO, count, c[0], c[1], c[2], c[3], b[0], b[1], b[2], b[3])
+                           goff, data, out[2], res, WARP_MEMO, count, c[0], c[1], c[2], c[3], b[0], b[1], b[2], b[3],
+                           *placed[1:])
         done = len(self.ops) if stop < 0 else stop
         if na:                                  # one pending entry: the copies' lanes in issue order
             w = unit.words.get(self.size)

@@ -20,6 +20,12 @@ was filled from holds the same object (the same array, or the same one value): t
 run in a loop, or in the next launch of a small kernel, whose pooled state keeps its arrays
 (`state.StatePool`); a cp.async row (`async_run`) keeps its table alike.
 
+Each op also keeps its last placement (`unchanged`): the inputs its placing, checking and counting
+read (its address register over the span, the span's masks and guard, the unit's windows, the
+heap's allocations) and what they gave (each lane's offset, the op's counts). An op whose inputs are
+bit for bit its last run's takes that placement and moves the new data: a loop's next stage, or a
+small kernel's next launch at the same addresses (`benchmarks/kept_placements.py` measures it).
+
 Where an op of the row would fault, the pass stops before it (nothing of it written or counted)
 and returns its position: the ops from there run one by one, the faulting one reporting its
 fault as always. The ops run one by one where their `lsu_fused` calls would not run (a step
@@ -34,7 +40,7 @@ from numba import carray, njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from gpusim.functional.fastpath.lsu_fused import P_SHIFT, P_STORE, _placed
+from gpusim.functional.fastpath.lsu_fused import P_SHIFT, P_STORE, _count, _placed
 from gpusim.functional.fastpath.lsu_kernels import OK
 from gpusim.functional.fastpath.segment_op import _data
 from gpusim.functional.ops import Op
@@ -54,6 +60,13 @@ R_CONST = 19            # 1: the const heap, else the global (for a heap space)
 R_DATA = 20             # 4 words: element k's register array's data address
 R_VALUE = 24            # 4 words: element k's value where uniform
 WORDS = 28
+# an access's last placement (`unchanged`): a header, then five words a lane (the copies of `async_run`
+# use every one; a load or store its address, active and guard)
+K_VALID, K_LO, K_N, K_FLAGS, K_DVAL, K_SVAL, K_HEAP_BASE, K_HBYTES, K_NALLOC, K_NU = range(10)
+K_U = 10                # the unit's parameters (up to 16 words)
+K_STARTS = 26           # the heap's allocations (up to 16): starts, then ends
+K_ENDS = 42
+K_LANES = 58            # per lane: destination (or address), source, src-size, active, guard
 
 
 @intrinsic
@@ -121,17 +134,73 @@ def _words(space_buf, shift, store, row, offs, lo, n, nlanes):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def unchanged(key, U, dbase, dval, duni, sbase, sval, suni, m, use_m, g, use_g, lim, use_lim, lo, n, starts,
+              ends, heap_base, hbytes):
+    """Whether an access's placement inputs are those `key` holds (its last run's), `key` then
+    holding these, marked not placed (K_VALID 0; the caller marks it placed with what it placed):
+    everything a row's placing, checking and counting reads (a load's or store's address register
+    over the span, or its one value, as dbase / dval; a copy's destination there and its source
+    as sbase / sval, its src-sizes `lim`), the span's lanes and masks, the unit's shared and local
+    windows `U`, and the heap's allocations and size."""
+    nal = len(starts)
+    if nal > 16 or len(U) > 16 or key.size < K_LANES + 5 * n:
+        key[K_VALID] = 0
+        return False
+    same = key[K_VALID] == U64(1)
+    key[K_VALID] = 0
+    flags = U64(use_m) | (U64(use_g) << U64(1)) | (U64(use_lim) << U64(2)) | (U64(duni) << U64(3)) \
+        | (U64(suni) << U64(4))
+    diff = (key[K_LO] ^ U64(lo)) | (key[K_N] ^ U64(n)) | (key[K_FLAGS] ^ flags) | (key[K_DVAL] ^ dval) \
+        | (key[K_SVAL] ^ sval) | (key[K_HEAP_BASE] ^ heap_base) | (key[K_HBYTES] ^ U64(hbytes)) \
+        | (key[K_NALLOC] ^ U64(nal)) | (key[K_NU] ^ U64(len(U)))
+    key[K_LO], key[K_N], key[K_FLAGS], key[K_DVAL], key[K_SVAL] = U64(lo), U64(n), flags, dval, sval
+    key[K_HEAP_BASE], key[K_HBYTES], key[K_NALLOC], key[K_NU] = heap_base, U64(hbytes), U64(nal), U64(len(U))
+    for q in range(len(U)):
+        diff |= key[K_U + q] ^ U[q]
+        key[K_U + q] = U[q]
+    for q in range(nal):
+        diff |= (key[K_STARTS + q] ^ U64(starts[q])) | (key[K_ENDS + q] ^ U64(ends[q]))
+        key[K_STARTS + q], key[K_ENDS + q] = U64(starts[q]), U64(ends[q])
+    for i in range(n):                          # (compared without branches: a loop that vectorises)
+        p = K_LANES + 5 * i
+        d = dval if duni else U64(dbase[lo + i])
+        a = sval if suni else U64(sbase[lo + i])
+        sz = U64(lim[i]) if use_lim else U64(0)
+        act = U64(m[i]) if use_m else U64(1)
+        gd = U64(g[i]) if use_g else U64(1)
+        diff |= (key[p] ^ d) | (key[p + 1] ^ a) | (key[p + 2] ^ sz) | (key[p + 3] ^ act) | (key[p + 4] ^ gd)
+        key[p], key[p + 1], key[p + 2], key[p + 3], key[p + 4] = d, a, sz, act, gd
+    return same and diff == U64(0)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _one(row, base, bval, buni, U, m, use_m, g, use_g, lo, n, nlanes, rows, shared, local, gdata, gstarts, gends,
-         gbase, cdata, cstarts, cends, cbase, offs, res):
+         gbase, cdata, cstarts, cends, cbase, offs, res, key, last_offs, last_res):
+    """Op `row` of a table: placed, checked and counted (`lsu_fused._placed`), or where its inputs
+    are its last run's (`unchanged`: `key`) as then (last_offs, last_res) and counted again; then
+    its data moved (`_words`). OK, or FAIL (a lane would fault: nothing written or counted)."""
     space = row[0]
     if row[R_CONST]:
         data, starts, ends, hb = cdata, cstarts, cends, cbase
     else:
         data, starts, ends, hb = gdata, gstarts, gends, gbase
-    status = _placed(row[:10], U, base, bval, buni, m, use_m, g, use_g, lo, n, starts, ends, hb,
-                     np.int64(data.size), offs, res, rows, np.int64(row[R_INDEX]))
-    if status != OK:
-        return status
+    if unchanged(key, U, base, bval, buni, NO_U64, U64(0), True, m, use_m, g, use_g, NO_I64, False, lo, n, starts,
+                 ends, hb, data.size):
+        for i in range(n):
+            offs[i] = last_offs[i]
+        for q in range(3):
+            res[q] = last_res[q]
+        _count(row[:10], res, rows, np.int64(row[R_INDEX]))
+    else:
+        status = _placed(row[:10], U, base, bval, buni, m, use_m, g, use_g, lo, n, starts, ends, hb,
+                         np.int64(data.size), offs, res, rows, np.int64(row[R_INDEX]))
+        if status != OK:
+            return status
+        for i in range(n):                       # remembered for the next run with these inputs
+            last_offs[i] = offs[i]
+        for q in range(3):
+            last_res[q] = res[q]
+    key[K_VALID] = 1
     store = row[P_STORE] != U64(0)
     shift = np.int64(row[P_SHIFT])
     buf = shared if space == U64(0) else local if space == U64(2) else data
@@ -141,9 +210,10 @@ def _one(row, base, bval, buni, U, m, use_m, g, use_g, lo, n, nlanes, rows, shar
 
 @njit(cache=True, nogil=True)
 def run_row(T, U, m, use_m, lo, n, nlanes, rows, shared, local, gdata, gstarts, gends, gbase, cdata, cstarts, cends,
-            cbase):
+            cbase, K, OFFS, ORES):
     """Each op of table T in order (module docstring); -1, or the position of the first op that
-    would fault (it and the ops after it not run)."""
+    would fault (it and the ops after it not run). Op k's last placement is K[k], OFFS[k], ORES[k]
+    (`_one`)."""
     offs = np.empty(n, np.int64)
     res = np.zeros(3, np.int64)
     g = np.empty(n, np.bool_)
@@ -162,17 +232,21 @@ def run_row(T, U, m, use_m, lo, n, nlanes, rows, shared, local, gdata, gstarts, 
         if row[R_BASE_WIDE]:
             base = no64 if buni else carray(_pointer(row[R_BASE]), (nlanes,), np.uint64)
             st = _one(row, base, row[R_BASE] if buni else U64(0), buni, U, m, use_m, g, use_g, lo, n, nlanes, rows,
-                      shared, local, gdata, gstarts, gends, gbase, cdata, cstarts, cends, cbase, offs, res)
+                      shared, local, gdata, gstarts, gends, gbase, cdata, cstarts, cends, cbase, offs, res, K[k],
+                      OFFS[k], ORES[k])
         else:
             base32 = no32 if buni else carray(_pointer(row[R_BASE]), (nlanes,), np.uint32)
             st = _one(row, base32, row[R_BASE] if buni else U64(0), buni, U, m, use_m, g, use_g, lo, n, nlanes, rows,
-                      shared, local, gdata, gstarts, gends, gbase, cdata, cstarts, cends, cbase, offs, res)
+                      shared, local, gdata, gstarts, gends, gbase, cdata, cstarts, cends, cbase, offs, res, K[k],
+                      OFFS[k], ORES[k])
         if st != OK:
             return k
     return -1
 
 
 NO_BOOL = np.zeros(1, np.bool_)
+NO_U64 = np.zeros(1, np.uint64)
+NO_I64 = np.zeros(1, np.int64)
 
 
 def register_address(st, r: int) -> int | None:
@@ -203,12 +277,13 @@ def kept_table(st, op, t: np.ndarray, reads: tuple) -> np.ndarray | None:
 
 class MemoryRunOp(Op):
     """A row of at least two `FastLoadOp`/`FastStoreOp`s run as one pass (module docstring)."""
-    __slots__ = ("ops", "tables", "reads")
+    __slots__ = ("ops", "tables", "reads", "placed")
 
     def __init__(self, ops: list):
         self.ops = tuple(ops)
         self.index, self.guard, self.info = ops[0].index, None, ops[0].info
         self.tables: dict = {}          # (banks, bank width) -> the ops' constant rows, or None (one by one)
+        self.placed = None              # (span lanes, `run_row`'s K, OFFS, ORES): each op's last placement
         reads = []                      # every register the table is filled from (`kept_table`)
         for op in ops:
             slots = getattr(op, "src_slots", False)
@@ -276,9 +351,15 @@ class MemoryRunOp(Op):
             T = rec[1]
         m = st.m
         gh, ch = lsu.mem.global_heap, lsu.mem.const_heap
-        stop = run_row(T, lsu.unit_params(), NO_BOOL if m is None else m, m is not None, st.lo, st.hi - st.lo,
-                       st.nlanes, x.counters.rows, lsu.shared, lsu.local, gh.data, gh._starts, gh._ends, U64(gh.base),
-                       ch.data, ch._starts, ch._ends, U64(ch.base))
+        n = st.hi - st.lo
+        placed = self.placed
+        if placed is None or placed[0] != n:
+            k = len(self.ops)
+            placed = self.placed = (n, np.zeros((k, K_LANES + 5 * n), U64), np.empty((k, n), np.int64),
+                                    np.zeros((k, 3), np.int64))
+        stop = run_row(T, lsu.unit_params(), NO_BOOL if m is None else m, m is not None, st.lo, n, st.nlanes,
+                       x.counters.rows, lsu.shared, lsu.local, gh.data, gh._starts, gh._ends, U64(gh.base), ch.data,
+                       ch._starts, ch._ends, U64(ch.base), *placed[1:])
         if stop >= 0:
             for op in self.ops[stop:]:               # from the op that would fault: one by one (it reports)
                 op.run(x)
