@@ -2,7 +2,7 @@
 with the memory and cp.async rows taking their last placement (`fastpath/memory_run.unchanged`)
 against the same launches with it withheld, in alternating blocks.
 
-    python benchmarks/kept_placements.py [PROGRAM ...] [--rounds 40] [--launches 10] [--fresh]
+    python benchmarks/kept_placements.py [PROGRAM ...] [--size JSON] [--rounds 40] [--launches 10] [--fresh]
 
 Two checkouts compared in separate processes (`paired_launches.py`) carry each process's own
 speed, which on a shared 2-core VM differs by up to tens of percent for a process's whole run; a
@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import json
 import statistics
 import sys
 import time
@@ -32,14 +33,14 @@ from gpusim.functional.fastpath.async_run import CopyRunOp  # noqa: E402
 from gpusim.functional.fastpath.memory_run import MemoryRunOp  # noqa: E402
 
 
-def measure(program: str, rounds: int, launches: int, fresh: bool) -> tuple[float, float]:
-    """(ms a launch with the kept placements, without)."""
+def measure(program: str, size, rounds: int, launches: int, fresh: bool) -> tuple[float, float]:
+    """(ms a launch with the kept placements, without), at `size` (a size name or overrides)."""
     spec = importlib.import_module("programs.triton_kernels." + program).PROGRAM
-    cases = [spec.case("default", seed=s) for s in range(2)]
+    cases = [spec.case(size, seed=s) for s in range(2)]
 
     def launch(c) -> None:
         gpusim.launch(c.kernel, c.grid, c.block, c.args, gpu="h100", workers=1, **c.options)
-    for i in range(100):
+    for i in range(max(4, 100 // launches)):
         launch(cases[i % 2])
     kept = {o: o.placed for o in gc.get_objects()
             if isinstance(o, (CopyRunOp, MemoryRunOp)) and o.placed is not None}
@@ -50,7 +51,7 @@ def measure(program: str, rounds: int, launches: int, fresh: bool) -> tuple[floa
             o.placed = p
         t = time.process_time()
         for i in range(launches):
-            launch(spec.case("default", seed=0) if fresh else cases[i % 2])
+            launch(spec.case(size, seed=0) if fresh else cases[i % 2])
         return (time.process_time() - t) / launches * 1e3
     on, off = [], []
     for r in range(rounds):
@@ -64,13 +65,15 @@ def measure(program: str, rounds: int, launches: int, fresh: bool) -> tuple[floa
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("programs", nargs="*", default=["matmul", "flash_attention"])
+    ap.add_argument("--size", default='"default"', help="a size name or overrides, as JSON")
     ap.add_argument("--rounds", type=int, default=40)
     ap.add_argument("--launches", type=int, default=10)
     ap.add_argument("--fresh", action="store_true")
     a = ap.parse_args(argv)
+    size = json.loads(a.size)
     for program in a.programs:
-        on, off = measure(program, a.rounds, a.launches, a.fresh)
-        print(f"{program} default: kept {on:.3f} ms  placed afresh {off:.3f} ms  kept/afresh {on / off:.3f}")
+        on, off = measure(program, size, a.rounds, a.launches, a.fresh)
+        print(f"{program} {a.size}: kept {on:.3f} ms  placed afresh {off:.3f} ms  kept/afresh {on / off:.3f}")
     return 0
 
 

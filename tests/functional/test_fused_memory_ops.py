@@ -253,3 +253,19 @@ def test_a_row_run_again_on_the_same_addresses_takes_its_last_placement_and_read
     assert planted and all(v >= 1000 for v in planted.values())
     (_, out), moved = run_ptx(text, entry, (1, 1, 1), (threads, 1, 1), args(1), core="fast", dk=x.dk, pad=4096)
     assert out.tolist() == ref_out.tolist() and metrics(moved) == metrics(ref)
+
+
+def test_a_row_over_more_lanes_than_it_keeps_is_placed_afresh_each_run(monkeypatch):
+    # a large launch's batches do not come back: spans of more than KEPT_LANES lanes keep nothing (the kept
+    # arrays would be megabytes an op), and run as before (the count planted is never read)
+    from gpusim.functional.fastpath import memory_run  # here: the limit lowered below the launch's 64 lanes
+    monkeypatch.setattr(memory_run, "KEPT_LANES", 32)
+    src = np.arange(64 * 8, dtype=np.uint32) * 3 + 1
+    (_, _), x = run_ptx(ROW, "row_k", (1, 1, 1), (64, 1, 1), [src, np.zeros(128, np.uint32)], core="fast")
+    (op,) = [op for b in x.dk.blocks for op in b.ops if type(op).__name__ == "MemoryRunOp"]
+    assert op.placed[1].size == 0
+    op.placed[-1][:, -1] += 1000
+    (_, out), again = run_ptx(ROW, "row_k", (1, 1, 1), (64, 1, 1), [src, np.zeros(128, np.uint32)], core="fast",
+                              dk=x.dk)
+    (_, ref_out), ref = run_ptx(ROW, "row_k", (1, 1, 1), (64, 1, 1), [src, np.zeros(128, np.uint32)])
+    assert out.tolist() == ref_out.tolist() and metrics(again) == metrics(ref)

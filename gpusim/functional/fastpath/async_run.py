@@ -33,7 +33,8 @@ from gpusim.functional.async_ops import BYPASS_FIELDS, FIELDS, CpGroupOp, _unit
 from gpusim.functional.copy_counts import WARP_MEMO
 from gpusim.functional.fastpath.async_copy import _P_INDEX, _P_SIZE, FastCpAsyncOp, _plan, _word
 from gpusim.functional.fastpath.lsu_kernels import OK
-from gpusim.functional.fastpath.memory_run import K_LANES, K_VALID, _pointer, guard_of, kept_table, register_address, unchanged
+from gpusim.functional.fastpath.memory_run import (K_LANES, K_VALID, KEPT_LANES, _pointer, guard_of, kept_table,
+                                                   register_address, unchanged)
 from gpusim.functional.ops import Op
 
 U64 = np.uint64
@@ -132,9 +133,9 @@ def run_row(T, U, m, use_m, lo, n, nlanes, committed, starts, ends, heap_base, h
             dbase = no64
             if not duni:
                 dbase = carray(_pointer(row[R_DST]), (nlanes,), np.uint64)
-            again = unchanged(K[k], U, dbase, dval, duni, sbase, sval, suni, m, use_m, g, use_g, lim, use_lim, lo,
-                               n, starts, ends, heap_base, hbytes)
-            if not again:
+            kept = unchanged(K[k], U, dbase, dval, duni, sbase, sval, suni, m, use_m, g, use_g, lim, use_lim, lo,
+                              n, starts, ends, heap_base, hbytes)
+            if kept != 1:
                 st = _plan(P, U, dbase, dval, duni, sbase, sval, suni, m, use_m, g, use_g, lim, use_lim, lo, n,
                            starts, ends, heap_base, words, hbytes, 3, lanes[cur:], soff[cur:], goff, data[cur:],
                            res[k], memo, count, k0, k1, k2, k3)
@@ -142,14 +143,14 @@ def run_row(T, U, m, use_m, lo, n, nlanes, committed, starts, ends, heap_base, h
             dbase32 = no32
             if not duni:
                 dbase32 = carray(_pointer(row[R_DST]), (nlanes,), np.uint32)
-            again = unchanged(K[k], U, dbase32, dval, duni, sbase, sval, suni, m, use_m, g, use_g, lim, use_lim,
-                               lo, n, starts, ends, heap_base, hbytes)
-            if not again:
+            kept = unchanged(K[k], U, dbase32, dval, duni, sbase, sval, suni, m, use_m, g, use_g, lim, use_lim,
+                              lo, n, starts, ends, heap_base, hbytes)
+            if kept != 1:
                 st = _plan(P, U, dbase32, dval, duni, sbase, sval, suni, m, use_m, g, use_g, lim, use_lim, lo, n,
                            starts, ends, heap_base, words, hbytes, 3, lanes[cur:], soff[cur:], goff, data[cur:],
                            res[k], memo, count, k0, k1, k2, k3)
         na = ORES[k, 0]
-        if again:                                # placed as in its last run: its outputs and counts again
+        if kept == 1:                            # placed as in its last run: its outputs and counts again
             _recall(O[k], ORES[k], lanes[cur:], soff[cur:], data[cur:], words, np.int64(P[_P_SIZE]) >> 3)
             for q in range(5):
                 res[k, q] = ORES[k, q]
@@ -162,7 +163,7 @@ def run_row(T, U, m, use_m, lo, n, nlanes, committed, starts, ends, heap_base, h
                 k3[at] += ORES[k, 4]
         elif st != OK:
             return r, cur
-        else:                                    # remembered for the next run with these inputs
+        elif kept == 0:                          # remembered for the next run with these inputs
             na = res[k, 0]
             for j in range(na):
                 O[k, 0, j] = lanes[cur + j]
@@ -280,7 +281,8 @@ class CopyRunOp(Op):
         m = st.m
         placed = self.placed
         if placed is None or placed[0] != n:
-            placed = self.placed = (n, np.zeros((nc, K_LANES + 5 * n), U64), np.empty((nc, 3, n), np.int64),
+            w = n if n <= KEPT_LANES else 0
+            placed = self.placed = (n, np.zeros((nc, K_LANES + 5 * w if w else 0), U64), np.empty((nc, 3, w), np.int64),
                                     np.zeros((nc, 5), np.int64))
         stop, na = run_row(T, lsu.unit_params(), NO_BOOL if m is None else m, m is not None, st.lo, n, st.nlanes,
                            unit.committed, heap._starts, heap._ends, U64(heap.base), hd, hd.size, out[0], out[1],

@@ -67,6 +67,7 @@ K_U = 10                # the unit's parameters (up to 16 words)
 K_STARTS = 26           # the heap's allocations (up to 16): starts, then ends
 K_ENDS = 42
 K_LANES = 58            # per lane: destination (or address), source, src-size, active, guard
+KEPT_LANES = 4096       # spans of more lanes keep no placement (a large launch's batches differ: no run again)
 
 
 @intrinsic
@@ -136,16 +137,17 @@ def _words(space_buf, shift, store, row, offs, lo, n, nlanes):
 @njit(cache=True, nogil=True, inline="always")
 def unchanged(key, U, dbase, dval, duni, sbase, sval, suni, m, use_m, g, use_g, lim, use_lim, lo, n, starts,
               ends, heap_base, hbytes):
-    """Whether an access's placement inputs are those `key` holds (its last run's), `key` then
-    holding these, marked not placed (K_VALID 0; the caller marks it placed with what it placed):
-    everything a row's placing, checking and counting reads (a load's or store's address register
-    over the span, or its one value, as dbase / dval; a copy's destination there and its source
-    as sbase / sval, its src-sizes `lim`), the span's lanes and masks, the unit's shared and local
-    windows `U`, and the heap's allocations and size."""
+    """1 where an access's placement inputs are those `key` holds (its last run's); else 0, `key`
+    then holding these, marked not placed (K_VALID 0: the caller marks it placed once it has kept
+    what they gave), or -1 where `key` does not keep them (too small: `KEPT_LANES`; more than 16
+    allocations), nothing written. The inputs: everything a row's placing, checking and counting
+    reads (a load's or store's address register over the span, or its one value, as dbase /
+    dval; a copy's destination there and its source as sbase / sval, its src-sizes `lim`), the
+    span's lanes and masks, the unit's shared and local windows `U`, and the heap's allocations
+    and size."""
     nal = len(starts)
     if nal > 16 or len(U) > 16 or key.size < K_LANES + 5 * n:
-        key[K_VALID] = 0
-        return False
+        return -1
     same = key[K_VALID] == U64(1)
     key[K_VALID] = 0
     flags = U64(use_m) | (U64(use_g) << U64(1)) | (U64(use_lim) << U64(2)) | (U64(duni) << U64(3)) \
@@ -170,7 +172,7 @@ def unchanged(key, U, dbase, dval, duni, sbase, sval, suni, m, use_m, g, use_g, 
         gd = U64(g[i]) if use_g else U64(1)
         diff |= (key[p] ^ d) | (key[p + 1] ^ a) | (key[p + 2] ^ sz) | (key[p + 3] ^ act) | (key[p + 4] ^ gd)
         key[p], key[p + 1], key[p + 2], key[p + 3], key[p + 4] = d, a, sz, act, gd
-    return same and diff == U64(0)
+    return 1 if same and diff == U64(0) else 0
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -184,8 +186,9 @@ def _one(row, base, bval, buni, U, m, use_m, g, use_g, lo, n, nlanes, rows, shar
         data, starts, ends, hb = cdata, cstarts, cends, cbase
     else:
         data, starts, ends, hb = gdata, gstarts, gends, gbase
-    if unchanged(key, U, base, bval, buni, NO_U64, U64(0), True, m, use_m, g, use_g, NO_I64, False, lo, n, starts,
-                 ends, hb, data.size):
+    kept = unchanged(key, U, base, bval, buni, NO_U64, U64(0), True, m, use_m, g, use_g, NO_I64, False, lo, n, starts,
+                     ends, hb, data.size)
+    if kept == 1:
         for i in range(n):
             offs[i] = last_offs[i]
         for q in range(3):
@@ -196,11 +199,13 @@ def _one(row, base, bval, buni, U, m, use_m, g, use_g, lo, n, nlanes, rows, shar
                          np.int64(data.size), offs, res, rows, np.int64(row[R_INDEX]))
         if status != OK:
             return status
-        for i in range(n):                       # remembered for the next run with these inputs
-            last_offs[i] = offs[i]
-        for q in range(3):
-            last_res[q] = res[q]
-    key[K_VALID] = 1
+        if kept == 0:                            # remembered for the next run with these inputs
+            for i in range(n):
+                last_offs[i] = offs[i]
+            for q in range(3):
+                last_res[q] = res[q]
+    if kept >= 0:
+        key[K_VALID] = 1
     store = row[P_STORE] != U64(0)
     shift = np.int64(row[P_SHIFT])
     buf = shared if space == U64(0) else local if space == U64(2) else data
@@ -354,8 +359,8 @@ class MemoryRunOp(Op):
         n = st.hi - st.lo
         placed = self.placed
         if placed is None or placed[0] != n:
-            k = len(self.ops)
-            placed = self.placed = (n, np.zeros((k, K_LANES + 5 * n), U64), np.empty((k, n), np.int64),
+            k, w = len(self.ops), (n if n <= KEPT_LANES else 0)
+            placed = self.placed = (n, np.zeros((k, K_LANES + 5 * w if w else 0), U64), np.empty((k, w), np.int64),
                                     np.zeros((k, 3), np.int64))
         stop = run_row(T, lsu.unit_params(), NO_BOOL if m is None else m, m is not None, st.lo, n, st.nlanes,
                        x.counters.rows, lsu.shared, lsu.local, gh.data, gh._starts, gh._ends, U64(gh.base), ch.data,
