@@ -12,7 +12,7 @@ The pending copies go to the batch's `AsyncCopies` after the pass as one entry, 
 lanes one after another in issue order (what the copies' own entries, one after another, hold:
 a wait completes an entry's lanes in order, each lane by its group).
 
-Each copy keeps its last placement, as `memory_run`'s ops keep theirs (`memory_run.unchanged`): a
+Each copy keeps its last placement, as `memory_run`'s ops keep theirs (`kept_placement.unchanged`): a
 copy whose destination and source addresses, src-sizes, masks, guard, shared window and heap are
 bit for bit its last run's takes that run's lanes, shared offsets and counts (its per-warp fill and
 sector counts were a third of the pass) and reads its bytes afresh.
@@ -33,8 +33,8 @@ from gpusim.functional.async_ops import BYPASS_FIELDS, FIELDS, CpGroupOp, _unit
 from gpusim.functional.copy_counts import WARP_MEMO
 from gpusim.functional.fastpath.async_copy import _P_INDEX, _P_SIZE, FastCpAsyncOp, _plan, _word
 from gpusim.functional.fastpath.lsu_kernels import OK
-from gpusim.functional.fastpath.memory_run import (K_LANES, K_VALID, KEPT_LANES, _pointer, guard_of, kept_table,
-                                                   register_address, unchanged)
+from gpusim.functional.fastpath.kept_placement import K_LANES, K_VALID, KEPT_LANES, unchanged
+from gpusim.functional.fastpath.memory_run import _pointer, guard_of, kept_table, register_address
 from gpusim.functional.ops import Op
 
 U64 = np.uint64
@@ -56,7 +56,7 @@ WORDS = 16
 
 @njit(cache=True, nogil=True, inline="always")
 def _recall(O, ores, lanes, soff, data, words, nwords):
-    """A copy placed as in its last run (`memory_run.unchanged`): its lanes and shared offsets as then, its
+    """A copy placed as in its last run (`kept_placement.unchanged`): its lanes and shared offsets as then, its
     bytes read afresh from the heap (`words`: 8-byte words) at the global offsets found then (-1:
     zeros, a src-size of 0); its counts as then (ores)."""
     for j in range(ores[0]):
@@ -80,7 +80,7 @@ def run_row(T, U, m, use_m, lo, n, nlanes, committed, starts, ends, heap_base, h
     pending entry for them all, in issue order), copy k's counts in res[k] (as `_plan`'s); the
     counters c* (b* for copies that bypass the L1) added to where `count`. (-1, or the position
     of the first copy that does not plan: it and the ops after it not run; the lanes written).
-    Copy k's last placement is K[k], O[k], ORES[k] (`memory_run.unchanged`): a copy whose inputs are bit
+    Copy k's last placement is K[k], O[k], ORES[k] (`kept_placement.unchanged`): a copy whose inputs are bit
     for bit its last run's takes that run's placement and counts (`_recall`; a loop's next
     stage, a small kernel's next launch), the rest runs `_plan`."""
     g = np.empty(n, np.bool_)

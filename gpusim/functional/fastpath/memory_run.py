@@ -20,11 +20,12 @@ was filled from holds the same object (the same array, or the same one value): t
 run in a loop, or in the next launch of a small kernel, whose pooled state keeps its arrays
 (`state.StatePool`); a cp.async row (`async_run`) keeps its table alike.
 
-Each op also keeps its last placement (`unchanged`): the inputs its placing, checking and counting
-read (its address register over the span, the span's masks and guard, the unit's windows, the
-heap's allocations) and what they gave (each lane's offset, the op's counts). An op whose inputs are
-bit for bit its last run's takes that placement and moves the new data: a loop's next stage, or a
-small kernel's next launch at the same addresses (`benchmarks/kept_placements.py` measures it).
+Each op also keeps its last placement (`kept_placement.unchanged`): the inputs its placing, checking
+and counting read (its address register over the span, the span's masks and guard, the unit's
+windows, the heap's allocations) and what they gave (each lane's offset, the op's counts). An op
+whose inputs are bit for bit its last run's takes that placement and moves the new data: a loop's
+next stage, or a small kernel's next launch at the same addresses (`benchmarks/kept_placements.py`
+measures it).
 
 Where an op of the row would fault, the pass stops before it (nothing of it written or counted)
 and returns its position: the ops from there run one by one, the faulting one reporting its
@@ -41,6 +42,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from gpusim.functional.fastpath.lsu_fused import P_SHIFT, P_STORE, _count, _placed
+from gpusim.functional.fastpath.kept_placement import K_LANES, K_VALID, KEPT_LANES, unchanged
 from gpusim.functional.fastpath.lsu_kernels import OK
 from gpusim.functional.fastpath.segment_op import _data
 from gpusim.functional.ops import Op
@@ -60,14 +62,6 @@ R_CONST = 19            # 1: the const heap, else the global (for a heap space)
 R_DATA = 20             # 4 words: element k's register array's data address
 R_VALUE = 24            # 4 words: element k's value where uniform
 WORDS = 28
-# an access's last placement (`unchanged`): a header, then five words a lane (the copies of `async_run`
-# use every one; a load or store its address, active and guard)
-K_VALID, K_LO, K_N, K_FLAGS, K_DVAL, K_SVAL, K_HEAP_BASE, K_HBYTES, K_NALLOC, K_NU = range(10)
-K_U = 10                # the unit's parameters (up to 16 words)
-K_STARTS = 26           # the heap's allocations (up to 16): starts, then ends
-K_ENDS = 42
-K_LANES = 58            # per lane: destination (or address), source, src-size, active, guard
-KEPT_LANES = 4096       # spans of more lanes keep no placement (a large launch's batches differ: no run again)
 
 
 @intrinsic
@@ -135,51 +129,10 @@ def _words(space_buf, shift, store, row, offs, lo, n, nlanes):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def unchanged(key, U, dbase, dval, duni, sbase, sval, suni, m, use_m, g, use_g, lim, use_lim, lo, n, starts,
-              ends, heap_base, hbytes):
-    """1 where an access's placement inputs are those `key` holds (its last run's); else 0, `key`
-    then holding these, marked not placed (K_VALID 0: the caller marks it placed once it has kept
-    what they gave), or -1 where `key` does not keep them (too small: `KEPT_LANES`; more than 16
-    allocations), nothing written. The inputs: everything a row's placing, checking and counting
-    reads (a load's or store's address register over the span, or its one value, as dbase /
-    dval; a copy's destination there and its source as sbase / sval, its src-sizes `lim`), the
-    span's lanes and masks, the unit's shared and local windows `U`, and the heap's allocations
-    and size."""
-    nal = len(starts)
-    if nal > 16 or len(U) > 16 or key.size < K_LANES + 5 * n:
-        return -1
-    same = key[K_VALID] == U64(1)
-    key[K_VALID] = 0
-    flags = U64(use_m) | (U64(use_g) << U64(1)) | (U64(use_lim) << U64(2)) | (U64(duni) << U64(3)) \
-        | (U64(suni) << U64(4))
-    diff = (key[K_LO] ^ U64(lo)) | (key[K_N] ^ U64(n)) | (key[K_FLAGS] ^ flags) | (key[K_DVAL] ^ dval) \
-        | (key[K_SVAL] ^ sval) | (key[K_HEAP_BASE] ^ heap_base) | (key[K_HBYTES] ^ U64(hbytes)) \
-        | (key[K_NALLOC] ^ U64(nal)) | (key[K_NU] ^ U64(len(U)))
-    key[K_LO], key[K_N], key[K_FLAGS], key[K_DVAL], key[K_SVAL] = U64(lo), U64(n), flags, dval, sval
-    key[K_HEAP_BASE], key[K_HBYTES], key[K_NALLOC], key[K_NU] = heap_base, U64(hbytes), U64(nal), U64(len(U))
-    for q in range(len(U)):
-        diff |= key[K_U + q] ^ U[q]
-        key[K_U + q] = U[q]
-    for q in range(nal):
-        diff |= (key[K_STARTS + q] ^ U64(starts[q])) | (key[K_ENDS + q] ^ U64(ends[q]))
-        key[K_STARTS + q], key[K_ENDS + q] = U64(starts[q]), U64(ends[q])
-    for i in range(n):                          # (compared without branches: a loop that vectorises)
-        p = K_LANES + 5 * i
-        d = dval if duni else U64(dbase[lo + i])
-        a = sval if suni else U64(sbase[lo + i])
-        sz = U64(lim[i]) if use_lim else U64(0)
-        act = U64(m[i]) if use_m else U64(1)
-        gd = U64(g[i]) if use_g else U64(1)
-        diff |= (key[p] ^ d) | (key[p + 1] ^ a) | (key[p + 2] ^ sz) | (key[p + 3] ^ act) | (key[p + 4] ^ gd)
-        key[p], key[p + 1], key[p + 2], key[p + 3], key[p + 4] = d, a, sz, act, gd
-    return 1 if same and diff == U64(0) else 0
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _one(row, base, bval, buni, U, m, use_m, g, use_g, lo, n, nlanes, rows, shared, local, gdata, gstarts, gends,
          gbase, cdata, cstarts, cends, cbase, offs, res, key, last_offs, last_res):
     """Op `row` of a table: placed, checked and counted (`lsu_fused._placed`), or where its inputs
-    are its last run's (`unchanged`: `key`) as then (last_offs, last_res) and counted again; then
+    are its last run's (`kept_placement.unchanged`: `key`) as then (last_offs, last_res) and counted again; then
     its data moved (`_words`). OK, or FAIL (a lane would fault: nothing written or counted)."""
     space = row[0]
     if row[R_CONST]:
