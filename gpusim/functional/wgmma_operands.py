@@ -57,25 +57,6 @@ def taken(smem: np.ndarray, at: np.ndarray | None, bits: int) -> np.ndarray | No
     return out if _take(smem.view(W.UINT[esz]), at.reshape(-1), out.reshape(-1)) else None
 
 
-def taken_both(smem: np.ndarray, b_at: np.ndarray | None, bbits: int, a_at: np.ndarray | None,
-               abits: int) -> tuple | None:
-    """(`taken` of B, `taken` of A) in one compiled gather where both have indices and their
-    elements are of one width; None where not (each `taken` alone then)."""
-    esz = bbits // 8
-    if b_at is None or a_at is None or abits != bbits or not smem.flags.c_contiguous or smem.size % esz:
-        return None
-    bt, a16 = np.empty(b_at.shape, W.UINT[esz]), np.empty(a_at.shape, W.UINT[esz])
-    if _take_both(smem.view(W.UINT[esz]), b_at.reshape(-1), bt.reshape(-1), a_at.reshape(-1), a16.reshape(-1)):
-        return bt, a16
-    return None
-
-
-@njit(cache=True, nogil=True)
-def _take_both(buf, at_b, out_b, at_a, out_a):
-    """`_take` of two operands."""
-    return _take(buf, at_b, out_b) and _take(buf, at_a, out_a)
-
-
 @njit(cache=True, nogil=True)
 def _take(buf, at, out):
     """out[i] = buf[at[i]]; False (out partial) where an index is outside buf."""

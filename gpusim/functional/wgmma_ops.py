@@ -36,7 +36,7 @@ from gpusim.functional.collectives import pack_lanes
 from gpusim.functional.ops import NopOp, Op
 from gpusim.functional.tensor_ops import active_warps
 from gpusim.functional.wgmma_operands import (addresses, distinct, element_indices, fits, prologue, read, runs,
-                                               stacked, taken, taken_both, whole_warps)
+                                               stacked, taken, whole_warps)
 from isa.errors import UnsupportedInstruction
 from isa.program import Vector
 from isa.semantics import wgmma as W
@@ -234,22 +234,18 @@ class WgmmaOp(Op):
         if self.index in x.value_free:                  # prediction only: no path or address needs D
             return
         smem = x.lsu.shared
-        both = None if full is None else taken_both(smem, b_at, bb, a_at, ab)     # (one compiled gather)
-        if both is not None:
-            Bt, A16 = both
+        Bt = taken(smem, b_at, bb)                      # the operands' elements where `_plan` found them
+        if Bt is None:
+            Bt = read(lsu, b_desc, b_first, np.zeros(len(b_first), np.int64), b_base, f.n, bb)
+        if full is None:                                # A from registers: a row per register over the span
+            A16 = W.a_from_rows(f, _registers(x, self.a_srcs), warps)
         else:
-            Bt = taken(smem, b_at, bb)                  # the operands' elements where `_plan` found them
-            if Bt is None:
-                Bt = read(lsu, b_desc, b_first, np.zeros(len(b_first), np.int64), b_base, f.n, bb)
-            if full is None:                            # A from registers: a row per register over the span
-                A16 = W.a_from_rows(f, _registers(x, self.a_srcs), warps)
-            else:
-                A16 = taken(smem, a_at, ab)
-                if A16 is None:
-                    A16 = read(lsu, full, ia, a_row0, base, 16, ab)
+            A16 = taken(smem, a_at, ab)
+            if A16 is None:
+                A16 = read(lsu, full, ia, a_row0, base, 16, ab)
         if self.acc_slots is not None:                  # C read from and D written to the registers in place
             if got is not None:
-                sdw = _ALL[sdv][:len(warps)] if len(warps) <= len(_ALL[sdv]) else np.full(len(warps), sdv, BOOL)
+                sdw = np.full(len(warps), sdv, BOOL)
             W.warp_mma_acc(f, A16, Bt, b_index, st.grouped(self.acc_slots), x.span_w0 + warps, sdw, scale_a,
                            scale_b)
             return
@@ -267,11 +263,6 @@ class WgmmaOp(Op):
             for k, r in enumerate(self.dsts):
                 if r is not None:
                     st.write_warps(r, d[k], warps)
-
-
-_ALL = {True: np.ones(64, BOOL), False: np.zeros(64, BOOL)}     # a uniform scale-d for up to 64 warps (read-only)
-for _v in _ALL.values():
-    _v.flags.writeable = False
 
 
 def _u64(v) -> int:
