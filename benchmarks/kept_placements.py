@@ -1,5 +1,5 @@
 """What the rows' kept placements save, measured inside one process: launches of a Triton program
-with the memory and cp.async rows taking their last placement (`fastpath/memory_run.unchanged`)
+with the memory and cp.async rows taking their last placement (`fastpath/kept_placement.unchanged`)
 against the same launches with it withheld, in alternating blocks.
 
     python benchmarks/kept_placements.py [PROGRAM ...] [--size JSON] [--rounds 40] [--launches 10] [--fresh]

@@ -239,7 +239,7 @@ def _ops_of(x, kind) -> list:
 def test_a_row_run_again_on_the_same_addresses_takes_its_last_placement_and_reads_the_new_data(
         kind, text, entry, threads, src_len, out_len):
     # a kernel's next launch (or a loop's next stage) on new data at the same addresses: each op of the row
-    # takes its last run's placement and counts (memory_run.unchanged), here shown by a count planted there
+    # takes its last run's placement and counts (kept_placement.unchanged), here shown by a count planted there
     # first, and its bytes are the new data's; with the addresses moved it is placed afresh
     src = [np.arange(src_len, dtype=np.uint32) * k + 1 for k in (3, 5)]
     args = lambda i: [src[i], np.zeros(out_len, np.uint32)]
