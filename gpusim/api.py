@@ -43,6 +43,7 @@ from gpusim.specs.overrides import resolve
 from gpusim.timing.engine import TimingEngine, TimingOptions
 from gpusim.timing.metrics_builder import STALL_METRIC
 from gpusim.triton_launch import triton_launch
+from gpusim import relaunch
 
 BATCH_LANES = 1 << 15        # lanes executed together: bounds memory, keeps numpy calls large
 MAX_WARPS = 1 << 24          # warps a launch may execute functionally (the programs' largest: 524,288)
@@ -212,17 +213,22 @@ def launch(kernel, grid, block, args, gpu="h100", timing: "bool | TimingOptions"
     if is_triton(kernel) or (constexprs, num_warps, num_stages) != (None, None, None):
         with user_errors():
             spec = resolve_gpu(gpu)
+            k = relaunch.key(kernel, args, spec, block, shared_bytes, constexprs, num_warps, num_stages, options)
+            hit = None if k is None else relaunch.find(k, kernel, spec, grid, args)
+            if hit is not None:                  # launched before with arguments of these kinds (gpusim/relaunch.py)
+                return _started(*hit, **{o: options[o] for o in STARTED})
             return triton_launch(kernel, grid, block, args, spec, shared_bytes, constexprs, num_warps, num_stages,
-                                 partial(_launch, spec=spec, **options))
+                                 partial(_launch, spec=spec, recipe=(k, kernel), **options))
     return _launch(kernel, grid, block, args, gpu=gpu, shared_bytes=shared_bytes, **options)
 
 
 def _launch(kernel, grid, block, args, gpu=None, *, spec=None, timing: bool, shared_bytes: int = 0, batch_lanes: int,
             max_steps: int | None, timing_options, peer_args, check, progress, max_warps: int | None,
             time_limit_s: float | None, core: str | None, workers: int | None, outputs: bool, cluster=None,
-            device_addresses=None) -> Result:
+            device_addresses=None, recipe: tuple = (None, None)) -> Result:
     """`launch` (see there), with `spec` the GPU already resolved (else `gpu` is resolved here):
-    the GPU is resolved, the shape checked and the launch planned once."""
+    the GPU is resolved, the shape checked and the launch planned once. `recipe`: (its key, the
+    Triton kernel) where the launch may leave a recipe for the next like it (`gpusim/relaunch.py`)."""
     for name, v in (("max_steps", max_steps), ("max_warps", max_warps), ("batch_lanes", batch_lanes),
                     ("workers", workers)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
@@ -260,6 +266,23 @@ def _launch(kernel, grid, block, args, gpu=None, *, spec=None, timing: bool, sha
     check_size(source.name, geometry, not sampled, max_warps)
     check_arguments(shared_bytes, args)
     prepared = _prepare(source, spec, geometry, args, shared_bytes, peer_args, core, cluster, device_addresses)
+    result = _started(prepared, args, timing=timing, timing_options=timing_options, batch_lanes=batch_lanes,
+                      max_steps=max_steps, time_limit_s=time_limit_s, outputs=outputs, check=check, progress=progress,
+                      workers=workers)
+    if recipe[0] is not None:
+        relaunch.keep(recipe[0], recipe[1], prepared, tuple(args), core)
+    return result
+
+
+STARTED = ("timing", "timing_options", "batch_lanes", "max_steps", "time_limit_s", "outputs", "check", "progress",
+           "workers")
+
+
+def _started(prepared: PreparedLaunch, args, *, timing: bool, timing_options, batch_lanes: int,
+             max_steps: int | None, time_limit_s: float | None, outputs: bool, check, progress,
+             workers: int | None) -> Result:
+    """Run a launch prepared (`_launch`, or a recipe's: `gpusim/relaunch.py`) with its checked
+    options (`timing` a bool, `timing_options` made sampled where `outputs` is False)."""
     if max_steps is not None:
         prepared.step_budget = int(max_steps)
     if time_limit_s is not None:

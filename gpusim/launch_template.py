@@ -86,6 +86,12 @@ def find(k: tuple, spec, args: tuple):
     return t.instantiate(args)
 
 
+def kept(k: tuple) -> "Template | None":
+    """The template of key `k`, or None."""
+    with _LOCK:
+        return _TEMPLATES.get(k)
+
+
 def keep(k: tuple, plan, memory: DeviceMemory, marshalled: Marshalled) -> None:
     """Make a template of a launch just planned, where its memory is what a template restores."""
     t = Template.of(plan, memory, marshalled)

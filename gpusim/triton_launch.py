@@ -89,7 +89,7 @@ def _source(fn, config, heuristics, args) -> TritonSource:
     k = None
     if not heuristics:
         a = argument_key(tuple(args))
-        consts = _config_key(config.constexprs)
+        consts = config_key(config.constexprs)
         if a is not None and consts is not None:
             k = (id(fn), consts, config.num_warps, config.num_stages, config.maxnreg, a)
     hit = None if k is None else _SOURCES.get(k)
@@ -103,7 +103,7 @@ def _source(fn, config, heuristics, args) -> TritonSource:
     return source
 
 
-def _config_key(constexprs: dict) -> tuple | None:
+def config_key(constexprs: dict) -> tuple | None:
     """Meta-parameters as a key (a value's type with it: 1 and True are two keys), or None where one
     is not an int, bool, str, None or float."""
     out = []

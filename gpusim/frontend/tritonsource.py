@@ -249,7 +249,12 @@ class TritonSource:
             raise LaunchError(f"kernel {self.name}: a Triton kernel's shared memory comes from its compiled metadata "
                               f"({md.shared} bytes); pass shared_bytes=0")
         g = self.grid(grid)
-        nblocks = g[0] * g[1] * g[2] * getattr(md, "num_ctas", 1)
+        return g, (threads, 1, 1), self.arguments(md, g), int(md.shared)
+
+    def arguments(self, md, grid: tuple) -> tuple:
+        """The PTX-order arguments of a launch of `grid` (x, y, z) blocks: the runtime ones (scalars
+        as their Triton types' numpy scalars), then the scratch buffers Triton's metadata `md` asks for."""
+        nblocks = grid[0] * grid[1] * grid[2] * getattr(md, "num_ctas", 1)
         args = [_SCALAR[ty](v) if ty in _SCALAR else v for _, ty, v in self.values]
         for what in ("global_scratch", "profile_scratch"):
             size = getattr(md, f"{what}_size", None)
@@ -261,7 +266,7 @@ class TritonSource:
                 args.append(buf)
             else:
                 args.append(0)                  # null, as Triton's launcher passes when none is needed
-        return g, (threads, 1, 1), tuple(args), int(md.shared)
+        return tuple(args)
 
     def compile(self, spec, args: tuple) -> CompiledKernel:
         ptx, _ = self.compiled_triton(spec.compute_capability)

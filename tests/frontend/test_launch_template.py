@@ -27,9 +27,10 @@ def _launch(x, y, out, n, a):
 
 @pytest.fixture
 def plans(monkeypatch) -> list:
-    """The plan each launch got, in order."""
+    """The plan each launch got, in order (every launch planned: no recipe, gpusim/relaunch.py)."""
     from gpusim import launch_plan  # here: the module whose planning is spied on
     got, plan = [], launch_plan.plan_launch
+    monkeypatch.setattr("gpusim.relaunch.key", lambda *a, **k: None)
 
     def spy(*a, **k):
         out = plan(*a, **k)
@@ -63,6 +64,7 @@ def test_the_same_launch_with_templates_off_gives_the_same_bytes_and_metrics(mon
     for off in (False, True):
         if off:
             monkeypatch.setattr(launch_template, "key", lambda *a, **k: None)
+            monkeypatch.setattr("gpusim.relaunch.key", lambda *a, **k: None)
         out = np.zeros(128, np.float32)
         for _ in range(2):
             r = _launch(x, y, out, 128, np.float32(-1.5))
