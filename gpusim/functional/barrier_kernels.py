@@ -102,3 +102,23 @@ def lowest_or_release(depth, pc, mask, arrived, out, blocked_out, wait_at, exit_
         if not may_release or release_blocked(blocked_out, wait_at, arrived, depth, pc, mask, exit_only, launched,
                                               exited, wpc, key) != 0:
             return b, -1
+
+
+@njit(cache=True, nogil=True)
+def arrive_all(wait_at, warps, masks, index, pc, rpc, mask, depth, launched, exited, arrived):
+    """`arrive` where lanes `masks` of `warps` are every live lane of each, none waiting at a barrier
+    yet: the barrier is complete as they arrive, so they wait at it (wait_at) and are released at
+    once (arrived stays clear), their stacks settled, as `arrive` and then `release_blocked` leave
+    them; returns whether that was so (False: nothing changed)."""
+    for t in range(len(warps)):
+        w = warps[t]
+        if masks[t] != launched[w] & ~exited[w] or arrived[w] != 0:
+            return False
+    for t in range(len(warps)):
+        w = warps[t]
+        wait_at[w] = index
+        d = depth[w]
+        while d > 0 and (pc[w, d - 1] == rpc[w, d - 1] or mask[w, d - 1] == 0):
+            d -= 1
+        depth[w] = d
+    return True

@@ -13,6 +13,14 @@ blocks, so once a batch has run `FAIR_AFTER_STEPS` steps (more than any program 
 the watchdog saw waiting in a loop last, barriers released early: `scheduler.py`).
 `step(warps=...)` lets a timing model drive single warps instead.
 
+Run-on: while every warp of the batch runs each step together (a converged block or batch, no
+watchdog, record or sanitizer, CTA barriers only, in the first `FAIR_AFTER_STEPS` steps),
+`execute` goes on to the next block itself: after a terminator that leaves them all at one block
+with the masks they had and no lane waiting (`stack_kernels.same_top`) the scheduler would pick
+that block for all of them, and a CTA barrier every live lane reaches in the step completes as
+they arrive (`barrier_kernels.arrive_all`: what arriving and the scheduler's release leave). The
+blocks, counts and steps are the scheduler's; the Triton matmul default runs in one `execute`.
+
 After the block's ops, its terminator updates the stacks (uniform or divergent
 branch, exit, barrier wait); a barrier releases once every live warp of a block
 waits at it, a grid barrier (cooperative groups' `this_grid().sync()`) once every
@@ -42,7 +50,7 @@ from gpusim.functional.counters import Counters
 from gpusim.functional.decode import DecodedKernel
 from gpusim.functional.geometry import Geometry
 from gpusim.functional.lsu import LoadStoreUnit
-from gpusim.functional.scheduler import WarpScheduler
+from gpusim.functional.scheduler import FAIR_AFTER_STEPS, WarpScheduler
 from gpusim.functional.specials import SpecialRegisters
 from gpusim.functional.state import convert
 from gpusim.functional.step_record import Access, SpanAccess, StepRecord
@@ -214,7 +222,9 @@ class BatchExecutor:
             self.record = None
 
     def execute(self, b: int, g: np.ndarray) -> None:
-        blk = self.dk.blocks[b]
+        """Run block `b` for warps `g`, and on (`same_top`) while they are every warp of the batch,
+        converged: each next block the scheduler would give them all, without asking it (module
+        docstring: run-on)."""
         stacks = self.stacks
         w0 = int(g[0])
         nspan = int(g[-1]) - w0 + 1
@@ -227,6 +237,20 @@ class BatchExecutor:
             self.state.span(w0 * 32, (w0 + nspan) * 32, None)
         else:
             self.state.span(w0 * 32, (w0 + nspan) * 32, unpack_lanes(span_masks), span_masks)
+        run_on = len(g) == self.nwarps and self.record is None and self.scheduler._simple_release()
+        while True:
+            self._block(b, g, masks, threads)
+            if not run_on or self.watch is not None or self.steps >= FAIR_AFTER_STEPS:
+                return
+            b = stack_kernels.same_top(stacks.depth, stacks.pc, stacks.mask, self.arrived, g, masks)
+            if b < 0:
+                return
+
+    def _block(self, b: int, g: np.ndarray, masks: np.ndarray, threads: int) -> None:
+        """Block `b` (or the chain it starts) run by warps `g` with lane masks `masks` (`threads`
+        lanes; the state's span set), counted, and its terminator."""
+        blk = self.dk.blocks[b]
+        stacks = self.stacks
         watch = self.watch
         own = False
         if watch is not None:
@@ -245,7 +269,7 @@ class BatchExecutor:
             for op in blk.ops:
                 op.run(self)
             budget.count_step(self, b, g, threads)
-        self._terminate(blk, g, masks)
+        self._terminate(blk, g, masks, watch is None and len(g) == self.nwarps and self.record is None)
         if watch is not None:
             rec = self.record
             if own:
@@ -255,7 +279,9 @@ class BatchExecutor:
                 self.watch = None
                 self._watch_again = 2 * self.steps
 
-    def _terminate(self, blk, g, masks) -> None:
+    def _terminate(self, blk, g, masks, whole: bool = False) -> None:
+        """Block `blk`'s terminator for warps `g` (`masks`); `whole`: they are every warp of the batch
+        (no watchdog, no record), so a CTA barrier every live lane reaches completes as they arrive."""
         stacks = self.stacks
         t = blk.terminator
         if t == "cond_branch" or t == "cond_exit":
@@ -288,6 +314,11 @@ class BatchExecutor:
                 stacks.settle(g)
                 return
             if blk.barrier is not None:
+                if whole and self.scheduler._simple_release() and g.dtype == np.int64 and \
+                        barrier_kernels.arrive_all(self.wait_at, g, masks, blk.barrier.index, stacks.pc, stacks.rpc,
+                                                   stacks.mask, stacks.depth, self.launched, stacks.exited,
+                                                   self.arrived):
+                    return                              # (what the scheduler's release would have done next)
                 self._arrive(blk.barrier.index, g, masks)
                 return
         else:

@@ -160,3 +160,22 @@ def full_warps(masks, out):
         out[n] = w
         n += 1
     return n
+
+
+@njit(cache=True, nogil=True)
+def same_top(depth, pc, mask, arrived, g, masks):
+    """The block every warp of g is at with top-entry mask masks[i] as before the step just run
+    and no lane of it waiting at a barrier (what the scheduler would run next for them all,
+    `executor.BatchExecutor.execute`'s run-on), or -1."""
+    b = -1
+    for i in range(len(g)):
+        w = g[i]
+        d = depth[w]
+        if d == 0:
+            return -1
+        m = mask[w, d - 1]
+        p = pc[w, d - 1]
+        if m != masks[i] or (m & arrived[w]) != 0 or p < 0 or (i and p != b):
+            return -1
+        b = p
+    return b

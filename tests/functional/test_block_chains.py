@@ -47,15 +47,15 @@ def test_a_row_of_fallthrough_blocks_is_one_chain_and_the_loop_header_is_not_in_
 
 
 def _run(core, monkeypatch, chained: bool, budget: int | None = None):
-    """(output, metrics, steps counted, `execute` calls) of CHAINED on 64 threads."""
+    """(output, metrics, steps counted, blocks or chains run: `_block` calls) of CHAINED on 64 threads."""
     from gpusim.functional import executor  # here: the executor spied on
     calls = []
-    execute, init = executor.BatchExecutor.execute, executor.BatchExecutor.__init__
+    block, init = executor.BatchExecutor._block, executor.BatchExecutor.__init__
 
     def spy_init(self, *a, **k):
         init(self, *a, **k)
         self.step_budget = budget
-    monkeypatch.setattr(executor.BatchExecutor, "execute", lambda self, b, g: calls.append(b) or execute(self, b, g))
+    monkeypatch.setattr(executor.BatchExecutor, "_block", lambda self, b, *a: calls.append(b) or block(self, b, *a))
     monkeypatch.setattr(executor.BatchExecutor, "__init__", spy_init)
     if not chained:
         monkeypatch.setattr(decode, "chains", lambda cfg, blocks: {})
@@ -71,7 +71,7 @@ def test_a_chain_gives_the_block_by_block_results_and_counters_in_fewer_steps(co
     t = np.arange(64)
     assert out.tolist() == ((t + 1) * 3 + 6).tolist() == out1.tolist()
     assert m == m1
-    assert (steps, steps1) == (9, 9) and (calls, calls1) == (6, 9)     # blocks 0-3 in one execute, 4 loop steps, 1 after
+    assert (steps, steps1) == (9, 9) and (calls, calls1) == (6, 9)     # blocks 0-3 in one call, 4 loop steps, 1 after
 
 
 def test_the_step_budget_counts_each_block_of_a_chain(monkeypatch):
