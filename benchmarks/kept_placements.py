@@ -44,7 +44,8 @@ def measure(program: str, size, rounds: int, launches: int, fresh: bool) -> tupl
         launch(cases[i % 2])
     kept = {o: o.placed for o in gc.get_objects()
             if isinstance(o, (CopyRunOp, MemoryRunOp)) and o.placed is not None}
-    withheld = {o: (p[0], np.zeros((p[1].shape[0], 0), np.uint64)) + p[2:] for o, p in kept.items()}
+    withheld = {o: (p[0], [(np.zeros((s[0].shape[0], 0), np.uint64),) + s[1:] for s in p[1]])
+                for o, p in kept.items()}
 
     def block(placed: dict) -> float:
         for o, p in placed.items():

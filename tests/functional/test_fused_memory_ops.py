@@ -245,7 +245,7 @@ def test_a_row_run_again_on_the_same_addresses_takes_its_last_placement_and_read
     args = lambda i: [src[i], np.zeros(out_len, np.uint32)]
     (_, _), x = run_ptx(text, entry, (1, 1, 1), (threads, 1, 1), args(0), core="fast")
     (op,) = _ops_of(x, kind)
-    op.placed[-1][:, -1] += 1000                    # each op's last wavefronts / fill: planted
+    op.placed[1][0][-1][:, -1] += 1000              # each op's last wavefronts / fill: planted
     (_, out), again = run_ptx(text, entry, (1, 1, 1), (threads, 1, 1), args(1), core="fast", dk=x.dk)
     (_, ref_out), ref = run_ptx(text, entry, (1, 1, 1), (threads, 1, 1), args(1))
     assert out.tolist() == ref_out.tolist()
@@ -263,9 +263,46 @@ def test_a_row_over_more_lanes_than_it_keeps_is_placed_afresh_each_run(monkeypat
     src = np.arange(64 * 8, dtype=np.uint32) * 3 + 1
     (_, _), x = run_ptx(ROW, "row_k", (1, 1, 1), (64, 1, 1), [src, np.zeros(128, np.uint32)], core="fast")
     (op,) = [op for b in x.dk.blocks for op in b.ops if type(op).__name__ == "MemoryRunOp"]
-    assert op.placed[1].size == 0
-    op.placed[-1][:, -1] += 1000
+    assert op.placed[1][0][0].size == 0
+    op.placed[1][0][-1][:, -1] += 1000
     (_, out), again = run_ptx(ROW, "row_k", (1, 1, 1), (64, 1, 1), [src, np.zeros(128, np.uint32)], core="fast",
                               dk=x.dk)
     (_, ref_out), ref = run_ptx(ROW, "row_k", (1, 1, 1), (64, 1, 1), [src, np.zeros(128, np.uint32)])
     assert out.tolist() == ref_out.tolist() and metrics(again) == metrics(ref)
+
+
+STAGES = HEAD + """.visible .entry stg_k(.param .u64 psrc, .param .u64 pdst)
+{
+.reg .pred %p;
+.reg .b32 %tx, %i, %x<2>;
+.reg .b64 %g, %o, %d;
+ld.param.u64 %g, [psrc]; ld.param.u64 %d, [pdst];
+mov.u32 %tx, %tid.x; mov.u32 %i, 0;
+mul.wide.u32 %o, %tx, 8; add.s64 %g, %g, %o; add.s64 %d, %d, %o;
+$L__loop:
+ld.global.u32 %x0, [%g];
+ld.global.u32 %x1, [%g+4];
+st.global.v2.u32 [%d], {%x1, %x0};
+add.s64 %g, %g, 512; add.s64 %d, %d, 512;
+add.u32 %i, %i, 1;
+setp.lt.u32 %p, %i, 2;
+@%p bra $L__loop;
+ret;
+}
+"""
+
+
+def test_a_loops_row_keeps_a_placement_per_stage_and_takes_each_in_the_next_launch():
+    # the loop's two stages read and write other addresses: each keeps its own placement
+    # (kept_placement.stage), and the next launch's second stage takes the second (a count planted there)
+    src = [np.arange(256, dtype=np.uint32) * k + 1 for k in (3, 5)]
+    (_, _), x = run_ptx(STAGES, "stg_k", (1, 1, 1), (64, 1, 1), [src[0], np.zeros(256, np.uint32)], core="fast")
+    (op,) = _ops_of(x, "MemoryRunOp")
+    assert len(op.placed[1]) == 2
+    op.placed[1][1][-1][:, -1] += 1000              # the second stage's wavefronts: planted
+    (_, out), again = run_ptx(STAGES, "stg_k", (1, 1, 1), (64, 1, 1), [src[1], np.zeros(256, np.uint32)],
+                              core="fast", dk=x.dk)
+    (_, ref_out), ref = run_ptx(STAGES, "stg_k", (1, 1, 1), (64, 1, 1), [src[1], np.zeros(256, np.uint32)])
+    assert out.tolist() == ref_out.tolist() == src[1].reshape(-1, 2)[:, ::-1].reshape(-1).tolist()
+    planted = {k: v - metrics(ref)[k] for k, v in metrics(again).items() if metrics(ref).get(k) != v}
+    assert planted and all(d > 0 and d % 1000 == 0 for d in planted.values())     # (1000 an op)

@@ -33,7 +33,7 @@ from gpusim.functional.async_ops import BYPASS_FIELDS, FIELDS, CpGroupOp, _unit
 from gpusim.functional.copy_counts import WARP_MEMO
 from gpusim.functional.fastpath.async_copy import _P_INDEX, _P_SIZE, FastCpAsyncOp, _plan, _word
 from gpusim.functional.fastpath.lsu_kernels import OK
-from gpusim.functional.fastpath.kept_placement import K_LANES, K_VALID, KEPT_LANES, unchanged
+from gpusim.functional.fastpath.kept_placement import K_LANES, K_VALID, KEPT_LANES, stage, unchanged
 from gpusim.functional.fastpath.memory_run import _pointer, guard_of, kept_table, register_address
 from gpusim.functional.ops import Op
 
@@ -243,7 +243,7 @@ class CopyRunOp(Op):
             elif op.size_src:
                 row[R_SIZE_KIND] = 1
         self.table = t
-        self.placed = None              # (span lanes, `run_row`'s K, O, ORES): each copy's last placement
+        self.placed = None              # (span lanes, per stage `run_row`'s K, O, ORES: `kept_placement.stage`)
         reads = []                      # every register the table is filled from (`kept_table`)
         for op in self.copies:
             reads += [op.dst_base[0], op.src_base_[0]] + ([op.size_src[0]] if op.size_src else []) + \
@@ -279,15 +279,11 @@ class CopyRunOp(Op):
         c = NO_ROWS if c is None else c
         b = NO_ROWS if b is None else b
         m = st.m
-        placed = self.placed
-        if placed is None or placed[0] != n:
-            w = n if n <= KEPT_LANES else 0
-            placed = self.placed = (n, np.zeros((nc, K_LANES + 5 * w if w else 0), U64), np.empty((nc, 3, w), np.int64),
-                                    np.zeros((nc, 5), np.int64))
+        placed = stage(x, self, n, self._placement)
         stop, na = run_row(T, lsu.unit_params(), NO_BOOL if m is None else m, m is not None, st.lo, n, st.nlanes,
                            unit.committed, heap._starts, heap._ends, U64(heap.base), hd, hd.size, out[0], out[1],
                            goff, data, out[2], res, WARP_MEMO, count, c[0], c[1], c[2], c[3], b[0], b[1], b[2], b[3],
-                           *placed[1:])
+                           *placed)
         done = len(self.ops) if stop < 0 else stop
         if na:                                  # one pending entry: the copies' lanes in issue order
             w = unit.words.get(self.size)
@@ -307,6 +303,12 @@ class CopyRunOp(Op):
                 k += 1
         for op in self.ops[done:]:              # from the copy that did not plan: one by one
             op.run(x)
+
+    def _placement(self, n: int) -> tuple:
+        """A kept placement of the row's copies over `n` lanes (`run_row`'s K, O, ORES), none kept yet."""
+        nc, w = len(self.copies), (n if n <= KEPT_LANES else 0)
+        return np.zeros((nc, K_LANES + 5 * w if w else 0), U64), np.empty((nc, 3, w), np.int64), \
+            np.zeros((nc, 5), np.int64)
 
     def _filled(self, st) -> tuple:
         """(`memory_run.kept_table`'s record: the registers' objects, the table with this run's

@@ -4,7 +4,9 @@ run read (`unchanged`), so that one whose inputs are bit for bit the same takes 
 offsets and counts and only moves its data: a loop's next stage, or a small kernel's next launch at
 the same addresses. The rows keep, per op, a key (`K_*`: a header, then five words a lane) and what
 the placement gave; spans of more than `KEPT_LANES` lanes keep nothing (a large launch's batches
-do not come back, and the keys would be megabytes an op).
+do not come back, and the keys would be megabytes an op). An op keeps a placement per run of it in a
+batch (`stage`: up to `KEPT_STAGES`), since a loop's stages read other addresses each, and come back
+at them in the next launch of a small kernel (the matmul default's K loop: two stages a launch).
 
 Measured inside one process, launches with and without alternating (`benchmarks/kept_placements.py
 --fresh`): the Triton matmul default 1.748 -> 1.622 ms a launch, its attention 1.810 -> 1.789 ms.
@@ -23,6 +25,26 @@ K_STARTS = 26           # the heap's allocations (up to 16): starts, then ends
 K_ENDS = 42
 K_LANES = 58            # per lane: destination (or address), source, src-size, active, guard
 KEPT_LANES = 4096       # spans of more lanes keep no placement
+KEPT_STAGES = 4         # placements an op keeps: one per run of it in a batch, the last for every later run
+STAGED_LANES = 1024     # spans of more lanes keep one placement an op
+
+
+def stage(x, op, n: int, make) -> tuple:
+    """The kept placement (the arrays `make(n)` gives) that row op `op`'s next run in batch `x` (an
+    executor: `row_runs` counts each op's runs) takes, over a span of `n` lanes: one per run of it in
+    the batch up to `KEPT_STAGES`, the last taken by every later run (one for spans of more than
+    `STAGED_LANES` lanes); all made afresh when the span's width changes."""
+    runs = x.row_runs
+    r = runs.get(op, 0)
+    runs[op] = r + 1
+    placed = op.placed
+    if placed is None or placed[0] != n:
+        placed = op.placed = (n, [])
+    kept = placed[1]
+    s = min(r, KEPT_STAGES - 1 if n <= STAGED_LANES else 0)
+    while len(kept) <= s:
+        kept.append(make(n))
+    return kept[s]
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -42,7 +42,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from gpusim.functional.fastpath.lsu_fused import P_SHIFT, P_STORE, _count, _placed
-from gpusim.functional.fastpath.kept_placement import K_LANES, K_VALID, KEPT_LANES, unchanged
+from gpusim.functional.fastpath.kept_placement import K_LANES, K_VALID, KEPT_LANES, stage, unchanged
 from gpusim.functional.fastpath.lsu_kernels import OK
 from gpusim.functional.fastpath.segment_op import _data
 from gpusim.functional.ops import Op
@@ -241,7 +241,7 @@ class MemoryRunOp(Op):
         self.ops = tuple(ops)
         self.index, self.guard, self.info = ops[0].index, None, ops[0].info
         self.tables: dict = {}          # (banks, bank width) -> the ops' constant rows, or None (one by one)
-        self.placed = None              # (span lanes, `run_row`'s K, OFFS, ORES): each op's last placement
+        self.placed = None              # (span lanes, per stage `run_row`'s K, OFFS, ORES: `kept_placement.stage`)
         reads = []                      # every register the table is filled from (`kept_table`)
         for op in ops:
             slots = getattr(op, "src_slots", False)
@@ -310,17 +310,18 @@ class MemoryRunOp(Op):
         m = st.m
         gh, ch = lsu.mem.global_heap, lsu.mem.const_heap
         n = st.hi - st.lo
-        placed = self.placed
-        if placed is None or placed[0] != n:
-            k, w = len(self.ops), (n if n <= KEPT_LANES else 0)
-            placed = self.placed = (n, np.zeros((k, K_LANES + 5 * w if w else 0), U64), np.empty((k, w), np.int64),
-                                    np.zeros((k, 3), np.int64))
+        placed = stage(x, self, n, self._placement)
         stop = run_row(T, lsu.unit_params(), NO_BOOL if m is None else m, m is not None, st.lo, n, st.nlanes,
                        x.counters.rows, lsu.shared, lsu.local, gh.data, gh._starts, gh._ends, U64(gh.base), ch.data,
-                       ch._starts, ch._ends, U64(ch.base), *placed[1:])
+                       ch._starts, ch._ends, U64(ch.base), *placed)
         if stop >= 0:
             for op in self.ops[stop:]:               # from the op that would fault: one by one (it reports)
                 op.run(x)
+
+    def _placement(self, n: int) -> tuple:
+        """A kept placement of the row's ops over `n` lanes (`run_row`'s K, OFFS, ORES), none kept yet."""
+        k, w = len(self.ops), (n if n <= KEPT_LANES else 0)
+        return np.zeros((k, K_LANES + 5 * w if w else 0), U64), np.empty((k, w), np.int64), np.zeros((k, 3), np.int64)
 
     def _filled(self, st, t: np.ndarray) -> tuple:
         """(`kept_table`'s record: the registers' objects, the table of constant rows `t` with this
