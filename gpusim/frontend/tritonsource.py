@@ -134,7 +134,8 @@ class TritonSource:
         (`launch_template.argument_key`: every scalar the same, arrays of the same dtype, shape
         and layout, so the same specialisation): a copy holding `args`' arrays, its compiled
         kernel's key shared."""
-        out = copy.copy(self)
+        out = TritonSource.__new__(TritonSource)        # (a shallow copy: `copy.copy`'s protocol costs more)
+        out.__dict__.update(self.__dict__)
         args = list(args)
         if self._all_given:
             args = [a for p, a in zip(self.fn.params, args) if not p.is_constexpr]
