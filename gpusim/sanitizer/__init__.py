@@ -216,11 +216,17 @@ def device_arrays(args, marshalled) -> list[tuple[object, int, int]]:
     level or in a tuple, as `frontend/args.py` laid them out."""
     out = []
     for i, a in enumerate(args):
+        if type(a) in _HOST:                 # (the common kinds: a host array or a plain scalar, no device array)
+            continue
         found = _arrays_in(a)
         spans = marshalled.arrays[i] if i < len(marshalled.arrays) else []
         if len(found) == len(spans):
             out += [(d, addr, n) for d, (addr, n) in zip(found, spans) if d is not None]
     return out
+
+
+_HOST = frozenset((np.ndarray, int, float, bool, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+                   np.uint64, np.float16, np.float32, np.float64, np.bool_))
 
 
 def _arrays_in(v) -> list:
