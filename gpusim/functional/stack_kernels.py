@@ -56,6 +56,18 @@ def goto(pc, depth, warps, target):
 
 
 @njit(cache=True, nogil=True)
+def exit_lanes(exited, mask, warps, lanes):
+    """`warps.WarpStacks.exit_lanes`: lanes[t] of warp warps[t] (distinct warps) finish, cleared from
+    every entry of its stack."""
+    for t in range(len(warps)):
+        w = warps[t]
+        keep = ~lanes[t]
+        exited[w] |= lanes[t]
+        for d in range(mask.shape[1]):
+            mask[w, d] &= keep
+
+
+@njit(cache=True, nogil=True)
 def settle(pc, rpc, mask, depth, warps):
     """Pop, for each of `warps`, the entries that reached their reconvergence pc or have no
     lanes left, top first, until one stays (or the stack is empty)."""

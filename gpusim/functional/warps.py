@@ -145,6 +145,10 @@ class WarpStacks:
 
     def exit_lanes(self, warps: np.ndarray, lanes: np.ndarray) -> None:
         """Lanes `lanes` (per warp) of `warps` finish: clear them from every entry."""
+        if type(warps) is np.ndarray and warps.dtype == np.int64 and type(lanes) is np.ndarray \
+                and lanes.dtype == np.uint32:
+            K.exit_lanes(self.exited, self.mask, warps, lanes)   # one compiled pass
+            return
         self.exited[warps] |= lanes
         self.mask[warps] &= ~lanes[:, None]
 

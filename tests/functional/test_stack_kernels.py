@@ -1,7 +1,7 @@
 """The compiled stack and barrier loops (gpusim.functional.stack_kernels, barrier_kernels) do what
 the numpy code they replace does, on random reconvergence stacks: the scheduler's lowest runnable
-block, a step's lane masks, a uniform goto, the pops of settle, a branch and its taken lanes, a
-barrier's arrival, blocked warps, release, and the pick that releases."""
+block, a step's lane masks, a uniform goto, the pops of settle, lanes exiting, a branch and its taken
+lanes, a barrier's arrival, blocked warps, release, and the pick that releases."""
 from __future__ import annotations
 
 import numpy as np
@@ -79,6 +79,19 @@ def test_goto_and_settle_are_the_numpy_updates(seed):
     K.goto(pc, depth, warps, target)
     K.settle(pc, rpc, mask, depth, warps)
     assert (pc == want_pc).all() and (depth == want_depth).all()
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_exit_lanes_is_the_numpy_update(seed):
+    rng = np.random.default_rng(seed)
+    _, _, _, mask, exited = _stacks(rng)
+    warps = np.flatnonzero(rng.random(W) < 0.6).astype(np.int64)
+    lanes = rng.integers(0, 1 << 32, len(warps)).astype(np.uint32)
+    want_mask, want_exited = mask.copy(), exited.copy()
+    want_exited[warps] |= lanes                     # WarpStacks.exit_lanes's numpy code
+    want_mask[warps] &= ~lanes[:, None]
+    K.exit_lanes(exited, mask, warps, lanes)
+    assert (mask == want_mask).all() and (exited == want_exited).all()
 
 
 def test_release_blocked_releases_what_the_numpy_release_would():
@@ -177,6 +190,28 @@ def test_arrive_records_the_barrier_and_settles(seed):
     short = (launched[warps] & ~exited[warps] & ~want_a[warps]) != 0
     assert code == (2 if short.any() else 0)
     assert (a == want_a).all() and (wa[warps] == 7).all() and (d == want_d).all()
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_arrive_all_leaves_what_arriving_and_the_release_leave_or_nothing(seed):
+    rng = np.random.default_rng(seed)
+    depth, pc, rpc, mask, _ = _stacks(rng)
+    warps = np.flatnonzero(rng.random(W) < 0.6).astype(np.int64)
+    launched = np.full(W, 0xFFFFFFFF, np.uint32)
+    exited = rng.integers(0, 1 << 32, W).astype(np.uint32)
+    masks = launched[warps] & ~exited[warps]        # every live lane arrives
+    if seed % 3 == 2:
+        masks[0] &= masks[0] - 1                    # one lane of the first warp does not (when it has one)
+    arrived, wait_at = np.zeros(W, np.uint32), np.full(W, 2, np.int64)
+    a, wa, d = arrived.copy(), wait_at.copy(), depth.copy()
+    ok = B.arrive_all(wa, warps, masks, 7, pc, rpc, mask, d, launched, exited, a)
+    want_a, want_wa, want_d = arrived.copy(), wait_at.copy(), depth.copy()
+    code = B.arrive(want_a, want_wa, warps, masks, 7, pc, rpc, mask, want_d, launched, exited)
+    assert ok == (code == 0)
+    if ok:                                          # the release clears what arrived
+        assert (a == 0).all() and (wa == want_wa).all() and (d == want_d).all()
+    else:
+        assert (a == arrived).all() and (wa == wait_at).all() and (d == depth).all()
 
 
 @pytest.mark.parametrize("seed", range(10))
