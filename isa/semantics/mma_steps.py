@@ -16,7 +16,6 @@ import numpy as np
 from numba import njit
 
 NONE = -(1 << 20)                       # anchor of a zero term: joins no maximum
-FNONE = np.float32(NONE)                # the same in the float32 exponents (exact)
 F32_MIN_NORMAL = 2.0 ** -126
 F32_OVERFLOW = 2.0 ** 128
 RZ32_MASK = ~((1 << 29) - 1)            # float64 significand bits beyond f32's 23
