@@ -289,12 +289,20 @@ def warp_mma_acc(form: WgmmaForm, A16: np.ndarray, Bt: np.ndarray, b_index: np.n
     C in place: `acc` (nacc, L) uint32 holds the accumulator registers of every lane of the
     batch, a row per register (L lanes, warp w's at 32 w .. 32 w + 31), and only the rows' lanes
     of `warps` are read and written. Floating-point accumulators only (s32: `warp_mma`)."""
+    cpos, tpos, plan, narrow = acc_places(form, acc.shape[1], warps)
+    MB.mma_acc(A16, Bt, b_index, acc.reshape(-1).view(narrow), cpos, tpos, ~np.asarray(scale_d, bool), plan,
+               negate_a=scale_a == -1, negate_b=scale_b == -1)
+
+
+def acc_places(form: WgmmaForm, lanes: int, warps: np.ndarray) -> tuple:
+    """What `warp_mma_acc` passes `mma_batch.mma_acc` besides the operands, for accumulator rows of
+    `lanes` lanes and the batch's warps `warps`: (each element's place from its warp's first,
+    each warp's first, the kernel plan, the accumulator's element type); a caller running the same
+    warps again may keep it."""
     cb = ACC_BITS[form.dtype]
     epr = 32 // cb                                       # accumulator elements per 32-bit register
-    flat = acc.reshape(-1).view(L.NARROW[cb])
-    MB.mma_acc(A16, Bt, b_index, flat, _acc_offsets(form.n, cb, acc.shape[1]),
-               np.asarray(warps, np.int64) * (32 * epr), ~np.asarray(scale_d, bool),
-               _kernel_plan(form), negate_a=scale_a == -1, negate_b=scale_b == -1)
+    return (_acc_offsets(form.n, cb, lanes), np.asarray(warps, np.int64) * (32 * epr), _kernel_plan(form),
+            L.NARROW[cb])
 
 
 @lru_cache(maxsize=None)
