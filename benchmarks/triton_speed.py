@@ -32,8 +32,12 @@ interpreter / gpusim of those medians, the load average before and after, and th
 each side. Both sides run with
 OPENBLAS_NUM_THREADS=1: the numpy reference check after each launch (a BLAS matmul) otherwise
 leaves OpenBLAS's worker threads spinning into the next timed launch, which doubled the process
-CPU time of gpusim's matmul 256^3 (45 -> 90 ms against 45 ms wall); torch's own threads (the
-interpreter's work) are left as they are.
+CPU time of gpusim's matmul 256^3 (45 -> 90 ms against 45 ms wall); and with OMP_NUM_THREADS=1
+(one core each, as gpusim's workers=1): with torch's default of one OpenMP thread per core, the
+interpreter's threads spin after its launches while the other side runs, which on this 2-core VM
+made both sides' launches about 1.8x slower than each alone (session 50: gpusim's matmul default
+2.6 ms against 1.4 with no interpreter process, the interpreter's 23.7 against 13.7 alone); one
+thread is also the interpreter's faster setting here (12.5 ms alone).
 
 torch is never a gpusim dependency: install a CPU build only where the interpreter runs (this
 repository's result: a separate virtual environment, named in the JSON). Where none is at hand,
@@ -129,7 +133,8 @@ class _Side:
 
     def __init__(self, python: str, snippet: str, program: str, size, warmup: int = 0):
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-                   OPENBLAS_NUM_THREADS="1")     # no BLAS threads spinning from the check into a timed launch
+                   OPENBLAS_NUM_THREADS="1",     # no BLAS threads spinning from the check into a timed launch
+                   OMP_NUM_THREADS="1")          # one core each: torch's OpenMP threads idle-spin (module docstring)
         env.pop("TRITON_INTERPRET", None)
         self.what = f"{program} {size}: {python}"
         self.err = tempfile.TemporaryFile(mode="w+")
