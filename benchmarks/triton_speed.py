@@ -28,8 +28,9 @@ reading 32 MiB), which weighs on a 2 ms launch and not on the interpreter's 10 m
 Reported per side: the median over every timed launch (the steady state, with bursts of several)
 and over the first launches of the bursts (after idle), wall-clock and CPU time of the process
 (the CPU ratio is the steadier one on a shared, loaded machine), the first launch, the ratios
-interpreter / gpusim of those medians, the load average before and after, and the versions on
-each side. Both sides run with
+interpreter / gpusim of those medians and the median of the bursts' CPU-time ratios, each gpusim
+burst against the interpreter's next to it (`ratio_cpu_paired`: the drift cancels within a pair),
+the load average before and after, and the versions on each side. Both sides run with
 OPENBLAS_NUM_THREADS=1: the numpy reference check after each launch (a BLAS matmul) otherwise
 leaves OpenBLAS's worker threads spinning into the next timed launch, which doubled the process
 CPU time of gpusim's matmul 256^3 (45 -> 90 ms against 45 ms wall); and with OMP_NUM_THREADS=1
@@ -175,6 +176,15 @@ def _bursts(times: list) -> list[list[float]]:
     return [t if isinstance(t, list) else [t] for t in times]
 
 
+def _paired(interpreter: list, gpusim: list) -> float | None:
+    """The median over the interleaved bursts of interpreter / gpusim, each burst's median CPU time
+    against the other side's burst next to it (the machine's drift between minutes cancels within
+    a pair); None for an earlier result's interpreter rows (not interleaved with these)."""
+    if len(interpreter) != len(gpusim) or any(len(b) != len(c) for b, c in zip(interpreter, gpusim)):
+        return None
+    return statistics.median(statistics.median(b) / statistics.median(c) for b, c in zip(interpreter, gpusim))
+
+
 def _git() -> dict:
     """HEAD, and the branch being merged into the work tree if a merge is in progress."""
     out = {}
@@ -247,10 +257,12 @@ def main(argv=None) -> int:
                      "interpreter_first_s": i["first_s"], "interpreter_times_s": i["times_s"],
                      "interpreter_cpu_median_s": ic, "interpreter_cpu_s": i["cpu_s"],
                      "interpreter_after_idle_median_s": jf, "ratio": im / gm, "ratio_cpu": ic / gc,
-                     "ratio_after_idle": jf / gf, "load_after": os.getloadavg()[0]})
+                     "ratio_after_idle": jf / gf, "ratio_cpu_paired": _paired(i["cpu_s"], g["cpu_s"]),
+                     "load_after": os.getloadavg()[0]})
         print(f"{program:11s} {json.dumps(size):32s} gpusim {gm:8.4f}s (cpu {gc:7.4f}s, after idle {gf:7.4f}s, "
               f"first {g['first_s']:6.2f}s)  interpreter {im:8.4f}s (cpu {ic:7.4f}s, after idle {jf:7.4f}s)  "
-              f"ratio {im / gm:6.1f}x (cpu {ic / gc:6.1f}x, after idle {jf / gf:6.1f}x)  "
+              f"ratio {im / gm:6.1f}x (cpu {ic / gc:6.1f}x, after idle {jf / gf:6.1f}x, paired "
+              f"{rows[-1]['ratio_cpu_paired'] or 0:6.1f}x)  "
               f"load {rows[-1]['load_after']:.1f}", flush=True)
     env = {"gpusim_side": {k: g[k] for k in ("python", "numpy", "triton")},
            "interpreter_side": {**{k: i[k] for k in ("python", "numpy", "triton", "torch", "executable")},
