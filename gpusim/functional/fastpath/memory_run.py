@@ -24,8 +24,8 @@ Each op also keeps its last placement (`kept_placement.unchanged`): the inputs i
 and counting read (its address register over the span, the span's masks and guard, the unit's
 windows, the heap's allocations) and what they gave (each lane's offset, the op's counts). An op
 whose inputs are bit for bit its last run's takes that placement and moves the new data: a loop's
-next stage, or a small kernel's next launch at the same addresses (`benchmarks/kept_placements.py`
-measures it).
+next stage, or a small kernel's next launch at the same addresses (`benchmarks/switched.py
+kept` measures it).
 
 Where an op of the row would fault, the pass stops before it (nothing of it written or counted)
 and returns its position: the ops from there run one by one, the faulting one reporting its
