@@ -20,7 +20,11 @@ The two sides' processes are alive together and their timed launches interleaved
 (`--burst` launches of gpusim's, as many of the interpreter's, gpusim's, ...; the one not
 launching waits on its stdin): this machine's speed drifts by tens of percent between minutes
 (session 44: the same gpusim launch 17 and 34 ms in two runs minutes apart), which timing each
-side in its own window put into the ratio. The first launch of a burst is a launch after its
+side in its own window put into the ratio. Every case's processes are started first and the
+bursts go round the cases, `--repeats` rounds (since session 50; before, one case's bursts ran
+in a few seconds, inside one of the machine's phases, which do not slow both sides alike: the
+attention default's ratio 6.3x and 9.1x in two runs the same afternoon), so each case's ratio
+is taken over the whole run. The first launch of a burst is a launch after its
 process slept: on this VM that alone costs a small launch about a millisecond (session 47: the
 Triton matmul default 1.5 ms a launch back to back, 2.9 ms each after a 10 ms sleep, 2.6 ms after
 reading 32 MiB), which weighs on a 2 ms launch and not on the interpreter's 10 ms; with
@@ -225,15 +229,17 @@ def main(argv=None) -> int:
         doc = json.loads(Path(a.interpreter_from).read_text())
         earlier = {(r["program"], json.dumps(r["size"])): r for r in doc["rows"]}
         earlier_env = doc["environment"]
-    for program, size in CASES:
-        if a.programs and program not in a.programs:
-            continue
-        gs = _Side(sys.executable, GPUSIM, program, size, a.warmup)
-        isd = None if earlier is not None else _Side(a.interpreter_python, INTERPRETER, program, size)
-        for _ in range(a.repeats):           # the sides' bursts interleaved: both see the machine alike
+    cases = [(p, z) for p, z in CASES if not a.programs or p in a.programs]
+    sides = []                               # every case's two processes, alive for the whole run
+    for program, size in cases:
+        sides.append((_Side(sys.executable, GPUSIM, program, size, a.warmup),
+                      None if earlier is not None else _Side(a.interpreter_python, INTERPRETER, program, size)))
+    for _ in range(a.repeats):               # round after round over the cases, each case's sides' bursts in turn:
+        for gs, isd in sides:                # both sides see the machine alike, and each case every phase of the run
             gs.launch(a.burst)
             if isd is not None:
                 isd.launch(a.burst)
+    for (program, size), (gs, isd) in zip(cases, sides):
         gs.close()
         g = {**gs.ready, "times_s": gs.times, "cpu_s": gs.cpu}
         if earlier is not None:
