@@ -240,16 +240,16 @@ class BatchExecutor:
             self.state.span(w0 * 32, (w0 + nspan) * 32, unpack_lanes(span_masks), span_masks)
         run_on = len(g) == self.nwarps and self.record is None and self.scheduler._simple_release()
         while True:
-            self._block(b, g, masks, threads)
+            self._block(b, g, masks, threads, run_on)
             if not run_on or self.watch is not None or self.steps >= FAIR_AFTER_STEPS:
                 return
             b = stack_kernels.same_top(stacks.depth, stacks.pc, stacks.mask, self.arrived, g, masks)
             if b < 0:
                 return
 
-    def _block(self, b: int, g: np.ndarray, masks: np.ndarray, threads: int) -> None:
+    def _block(self, b: int, g: np.ndarray, masks: np.ndarray, threads: int, whole: bool) -> None:
         """Block `b` (or the chain it starts) run by warps `g` with lane masks `masks` (`threads`
-        lanes; the state's span set), counted, and its terminator."""
+        lanes; the state's span set), counted, and its terminator (`whole`: `execute`'s run-on)."""
         blk = self.dk.blocks[b]
         stacks = self.stacks
         watch = self.watch
@@ -270,7 +270,7 @@ class BatchExecutor:
             for op in blk.ops:
                 op.run(self)
             budget.count_step(self, b, g, threads)
-        self._terminate(blk, g, masks, watch is None and len(g) == self.nwarps and self.record is None)
+        self._terminate(blk, g, masks, whole and watch is None)
         if watch is not None:
             rec = self.record
             if own:
@@ -282,7 +282,8 @@ class BatchExecutor:
 
     def _terminate(self, blk, g, masks, whole: bool = False) -> None:
         """Block `blk`'s terminator for warps `g` (`masks`); `whole`: they are every warp of the batch
-        (no watchdog, no record), so a CTA barrier every live lane reaches completes as they arrive."""
+        (no watchdog, no record, CTA barriers only), so a CTA barrier every live lane reaches completes
+        as they arrive."""
         stacks = self.stacks
         t = blk.terminator
         if t == "cond_branch" or t == "cond_exit":
@@ -315,7 +316,7 @@ class BatchExecutor:
                 stacks.settle(g)
                 return
             if blk.barrier is not None:
-                if whole and self.scheduler._simple_release() and g.dtype == np.int64 and \
+                if whole and g.dtype == np.int64 and \
                         barrier_kernels.arrive_all(self.wait_at, g, masks, blk.barrier.index, stacks.pc, stacks.rpc,
                                                    stacks.mask, stacks.depth, self.launched, stacks.exited,
                                                    self.arrived):

@@ -10,7 +10,7 @@ at them in the next launch of a small kernel (the matmul default's K loop: two s
 
 Measured inside one process, launches with and without alternating (`benchmarks/switched.py kept
 --fresh`, session 49): the Triton matmul default 1.748 -> 1.622 ms a launch, its attention 1.810 -> 1.789 ms;
-a placement per stage (`switched.py stages --fresh`, session 50): 0.980 and 0.974 of one an op.
+a placement per stage (`switched.py stages --fresh`, session 50): 0.971 and 0.954 of one an op.
 """
 from __future__ import annotations
 
