@@ -24,9 +24,12 @@ Machine code is cached on disk as numba's kernels are (`<$GPUSIM_CACHE_DIR or
 (about a millisecond) the first time it runs, without waiting for `COMPILE_AFTER`, so a
 kernel launched again in a new process runs compiled from its first step. The entry's
 key is everything the code is made from: the kernel (its parsed PTX, `repr` of
-`isa.program.Kernel`), the variable layout, the segment and its variant, the source of
-`isa` and `gpusim.functional` (any change there is a new key), llvmlite's version and
-the host CPU and its features.
+`isa.program.Kernel`), the variable layout, the segment (its ops, by instruction and kind, and
+the registers its table holds, in order: a chain's segment (`decode.chains`) may start at the
+same instruction as a block's own and run further, and with only its first instruction in the
+key one's object code was loaded for the other, whose table it then misread: a segmentation
+fault in session 51) and its variant, the source of `isa` and `gpusim.functional` (any change
+there is a new key), llvmlite's version and the host CPU and its features.
 
 Registers stay where the reference keeps them (`BatchState.regs`: an array over the
 batch, or one value for every lane); a segment reads a uniform register through an
@@ -232,7 +235,10 @@ class KernelCode:
             dec = self.dec
             self._ident = hashlib.sha256(f"{dec.kernel!r} {sorted(dec.symbols.items())!r}".encode()).hexdigest()
         uniform = sorted(key[0])
-        h = hashlib.sha256(f"{_code_digest()} {self._ident} {seg.plan.name} {uniform} {key[1]}"
+        plan = seg.plan
+        shape = ([(getattr(op, "index", None), type(op).__name__) for op in seg.ops], plan.loads, plan.stores,
+                 plan.specials)
+        h = hashlib.sha256(f"{_code_digest()} {self._ident} {plan.name} {shape} {uniform} {key[1]}"
                            f"{' vector' if vector else ''}".encode())
         return folder / f"{h.hexdigest()}.o"
 
