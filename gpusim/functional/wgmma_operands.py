@@ -3,7 +3,8 @@ descriptors (`prologue`: the warpgroup and uniformity rules in one compiled pass
 descriptor's operand lies in the block's shared memory (`fits`), each descriptor's element
 addresses (`addresses`, stacked per set of descriptors: `stacked`), the warps that share one B
 (`distinct`, `runs`), and the operands read from shared memory by one compiled gather through
-indices a plan keeps (`element_indices`, `taken`; `read` where those do not apply).
+indices a plan keeps (`element_indices`, `taken`; `read` where those do not apply), or gathered
+and multiplied into the accumulators in one compiled call (`mma_taken`).
 
 Sources: PTX ISA 9.0, 9.7.15.5.1 (matrix descriptors), as `isa.semantics.wgmma`.
 """
@@ -16,6 +17,7 @@ from numba import njit
 
 from gpusim.functional.stack_kernels import full_warps
 from isa.semantics import wgmma as W
+from isa.semantics.mma_batch import _packed
 
 
 def read(lsu, table: np.ndarray, idx: np.ndarray, row0: np.ndarray, base: np.ndarray, rows: int,
@@ -55,6 +57,43 @@ def taken(smem: np.ndarray, at: np.ndarray | None, bits: int) -> np.ndarray | No
         return None
     out = np.empty(at.shape, W.UINT[esz])
     return out if _take(smem.view(W.UINT[esz]), at.reshape(-1), out.reshape(-1)) else None
+
+
+def mma_taken(smem: np.ndarray, b_at: np.ndarray, b_bits: int, a_at: np.ndarray | None, a_bits: int,
+              A: np.ndarray | None, b_index: np.ndarray, acc: np.ndarray, cpos: np.ndarray, tpos: np.ndarray,
+              zero_c: np.ndarray, plan: tuple, negate_a: bool, negate_b: bool) -> bool:
+    """`taken` for B (and for A, where `A` is None: else A's bits as given) and
+    `mma_batch.mma_acc` on them, in one compiled call (a small launch's wgmma runs a few
+    microseconds of arithmetic: the calls between them were as long); False, having written
+    nothing, where `taken` would give None for one of them."""
+    eb, ea = b_bits // 8, a_bits // 8
+    if not smem.flags.c_contiguous or smem.size % eb or smem.size % ea:
+        return False
+    fl, i32, i64, p, (asign, bsign) = plan
+    flips = (asign if negate_a else 0, bsign if negate_b else 0)
+    if A is None:
+        return _mma_both(smem.view(W.UINT[ea]), a_at, smem.view(W.UINT[eb]), b_at, b_index, acc, cpos, tpos, zero_c,
+                         fl, i32, i64, p, *flips)
+    return _mma_b(A, smem.view(W.UINT[eb]), b_at, b_index, acc, cpos, tpos, zero_c, fl, i32, i64, p, *flips)
+
+
+@njit(cache=True, nogil=True)
+def _mma_both(abuf, a_at, bbuf, b_at, bidx, acc, cpos, tpos, zc, fl, i32, i64, p, aflip, bflip):
+    """`mma_taken` with A and B gathered from shared memory."""
+    A = np.empty(a_at.shape, abuf.dtype)
+    if not _take(abuf, a_at.reshape(-1), A.reshape(-1)):
+        return False
+    return _mma_b(A, bbuf, b_at, bidx, acc, cpos, tpos, zc, fl, i32, i64, p, aflip, bflip)
+
+
+@njit(cache=True, nogil=True)
+def _mma_b(A, bbuf, b_at, bidx, acc, cpos, tpos, zc, fl, i32, i64, p, aflip, bflip):
+    """`mma_taken` with B gathered from shared memory and A given."""
+    B = np.empty(b_at.shape, bbuf.dtype)
+    if not _take(bbuf, b_at.reshape(-1), B.reshape(-1)):
+        return False
+    _packed(A, B, bidx, acc, cpos, tpos, zc, acc, fl, i32, i64, p, aflip, bflip)
+    return True
 
 
 @njit(cache=True, nogil=True)

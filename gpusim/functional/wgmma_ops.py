@@ -35,8 +35,8 @@ from gpusim.errors import BarrierError, KernelError
 from gpusim.functional.collectives import pack_lanes
 from gpusim.functional.ops import NopOp, Op
 from gpusim.functional.tensor_ops import active_warps
-from gpusim.functional.wgmma_operands import (addresses, distinct, element_indices, fits, prologue, read, runs,
-                                               stacked, taken, whole_warps)
+from gpusim.functional.wgmma_operands import (addresses, distinct, element_indices, fits, mma_taken, prologue, read,
+                                               runs, stacked, taken, whole_warps)
 from isa.errors import UnsupportedInstruction
 from isa.program import Vector
 from isa.semantics import mma_batch as MB
@@ -192,6 +192,21 @@ class WgmmaOp(Op):
             return None
         return warps[:nw], b, a, sd
 
+    def _call(self, x, key: tuple, warps: np.ndarray) -> tuple:
+        """The accumulators' group (`BatchState.grouped`) and the kernel's other arguments for them,
+        as the last run of plan `key` made them (kept while the group is the same array): (the
+        group, its flat view of the accumulator's type, each element's place, each warp's first,
+        the kernel plan, scale-d true's zero_c, scale-d false's)."""
+        acc = x.state.grouped(self.acc_slots)
+        call = self.calls.get(key)
+        if call is None or call[0] is not acc:
+            if len(self.calls) > 64:
+                self.calls.clear()
+            cpos, tpos, kplan, narrow = W.acc_places(self.form, acc.shape[1], x.span_w0 + warps)
+            zero = np.zeros(len(warps), BOOL)
+            call = self.calls[key] = (acc, acc.reshape(-1).view(narrow), cpos, tpos, kplan, zero, ~zero)
+        return call
+
     def run(self, x):
         f = self.form
         st = x.state
@@ -235,6 +250,13 @@ class WgmmaOp(Op):
         if self.index in x.value_free:                  # prediction only: no path or address needs D
             return
         smem = x.lsu.shared
+        if self.acc_slots is not None and got is not None and key is not None and b_at is not None and \
+                (full is None or a_at is not None):
+            call = self._call(x, key, warps)            # C read from and D written to the registers in place
+            A16 = None if full is not None else W.a_from_rows(f, _registers(x, self.a_srcs), warps)
+            if mma_taken(smem, b_at, bb, a_at, ab, A16, b_index, call[1], call[2], call[3], call[5] if sdv else call[6],
+                         call[4], scale_a == -1, scale_b == -1):
+                return
         Bt = taken(smem, b_at, bb)                      # the operands' elements where `_plan` found them
         if Bt is None:
             Bt = read(lsu, b_desc, b_first, np.zeros(len(b_first), np.int64), b_base, f.n, bb)
@@ -245,18 +267,12 @@ class WgmmaOp(Op):
             if A16 is None:
                 A16 = read(lsu, full, ia, a_row0, base, 16, ab)
         if self.acc_slots is not None:                  # C read from and D written to the registers in place
-            acc = st.grouped(self.acc_slots)
             if got is not None and key is not None:     # the kernel's arguments as this plan's last run made them
-                call = self.calls.get(key)
-                if call is None or call[0] is not acc:
-                    if len(self.calls) > 64:
-                        self.calls.clear()
-                    cpos, tpos, kplan, narrow = W.acc_places(f, acc.shape[1], x.span_w0 + warps)
-                    zero = np.zeros(len(warps), BOOL)
-                    call = self.calls[key] = (acc, acc.reshape(-1).view(narrow), cpos, tpos, kplan, zero, ~zero)
+                call = self._call(x, key, warps)
                 MB.mma_acc(A16, Bt, b_index, call[1], call[2], call[3], call[5] if sdv else call[6], call[4],
                            negate_a=scale_a == -1, negate_b=scale_b == -1)
                 return
+            acc = st.grouped(self.acc_slots)
             if got is not None:
                 sdw = np.full(len(warps), sdv, BOOL)
             W.warp_mma_acc(f, A16, Bt, b_index, acc, x.span_w0 + warps, sdw, scale_a, scale_b)

@@ -19,6 +19,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
+from numba import njit
 
 from isa.semantics.mma_kernel import _kernel
 from isa.semantics.mma_steps import NONE, _round  # noqa: F401  (_round: tests hold it to the reference)
@@ -179,8 +180,8 @@ def mma_acc(A, Bt, b_index, acc, cpos, tpos, zero_c, plan, negate_a: bool = Fals
 @lru_cache(maxsize=None)
 def kernel_plan(atype: str, btype: str, ctype: str, model: BlockFma, k: int) -> tuple:
     """What `_kernel` takes for these formats and this model, besides the operands (checked and
-    built once per form): (A's tables and mask, B's, the sign bits imm-scale flips, the emins,
-    the k order, the model's parameters)."""
+    built once per form), packed for `_packed` (`_pack`): (float64 tables, int32 tables, int64
+    tables, int64 parameters, A's and B's sign bits that imm-scale flips)."""
     if model.rounding not in ("rz", "rne") or model.anchor not in ("exp_sum", "leading") \
             or model.truncate not in ("magnitude", "floor"):
         raise ValueError(f"unknown model parameter in {model}")
@@ -188,19 +189,59 @@ def kernel_plan(atype: str, btype: str, ctype: str, model: BlockFma, k: int) -> 
     if model.promote:                                        # exact: the values stay, subnormals may not
         fa = fb = FORMATS[model.promote]
     order = np.arange(k) if model.order is None else np.asarray(model.order, np.int64)
-    order.flags.writeable = False
-    return (_tables(atype, fa.emin), _tables(btype, fb.emin),
-            (1 << (FORMATS[atype].bits - 1), 1 << (FORMATS[btype].bits - 1)), (fa.emin, fb.emin), order,
-            (model.block, model.window_bits, model.rounding == "rne", model.anchor == "exp_sum",
-             model.truncate == "floor", model.c_last_rn, model.signed_zero, model.sum_bits or 0,
-             model.rounding == "rne", model.overflow_inf, fc.man_bits, fc.exp_bits, fc.bias, fc.emin,
-             model.nan_bits if ctype == "f32" else model.nan_bits_f16))
+    params = (model.block, model.window_bits, model.rounding == "rne", model.anchor == "exp_sum",
+              model.truncate == "floor", model.c_last_rn, model.signed_zero, model.sum_bits or 0,
+              model.rounding == "rne", model.overflow_inf, fc.man_bits, fc.exp_bits, fc.bias, fc.emin,
+              model.nan_bits if ctype == "f32" else model.nan_bits_f16)
+    return _pack(_tables(atype, fa.emin), _tables(btype, fb.emin), (fa.emin, fb.emin), order, params) + \
+        ((1 << (FORMATS[atype].bits - 1), 1 << (FORMATS[btype].bits - 1)),)
+
+
+# where `_pack` puts `_kernel`'s scalars in its int64 parameters (after the tables' bounds, P_BOUNDS of them)
+P_BOUNDS = 14
+P_MASK, P_EMIN, P_MAN, P_MODEL = P_BOUNDS, P_BOUNDS + 2, P_BOUNDS + 4, P_BOUNDS + 6
+
+
+def _pack(ta, tb, emins, order, model: tuple) -> tuple:
+    """`_kernel`'s tables and scalars for one form in four arrays (`_packed` slices them): the
+    float64 tables (A's values, B's, A's class scales, B's), the int32 ones (exponents, class
+    exponents), the int64 ones (class implicit bits, the k order), and the parameters: the three
+    groups' bounds, then the 32-bit masks, the emins, the class significand bits and the model's
+    15 parameters (`_kernel`'s order). Read-only: shared by every call of the form."""
+    (atv, ate, amask, asplit), (btv, bte, bmask, bsplit) = ta, tb
+    groups = ([atv, btv, asplit[1], bsplit[1]], [ate, bte, asplit[3], bsplit[3]], [asplit[2], bsplit[2], order])
+    dtypes = (np.float64, np.int32, np.int64)
+    out, bounds = [], []
+    for arrays, dt in zip(groups, dtypes):
+        arrays = [np.asarray(a) for a in arrays]
+        if any(a.dtype != dt for a in arrays):               # pragma: no cover - the tables' dtypes are fixed
+            raise ValueError(f"_kernel table of dtype {[a.dtype for a in arrays]}, {np.dtype(dt)} expected")
+        out.append(np.concatenate(arrays))
+        bounds += list(np.cumsum([0] + [len(a) for a in arrays]))
+    p = np.array(bounds + [amask, bmask, emins[0], emins[1], asplit[0], bsplit[0]] + [int(v) for v in model],
+                 np.int64)
+    for a in out + [p]:
+        a.flags.writeable = False
+    return tuple(out) + (p,)
+
+
+@njit(cache=True, nogil=True)
+def _packed(a, bt, bidx, cflat, cpos, tpos, zc, oflat, fl, i32, i64, p, aflip, bflip):
+    """`_kernel` with its tables and scalars as `_pack` packed them: 14 arguments where it takes
+    36 (each costs about 0.1-0.2 us to pass from Python; a wgmma calls it 8 times in a small launch)."""
+    asplit = (p[P_MAN], fl[p[2]:p[3]], i64[p[10]:p[11]], i32[p[7]:p[8]])
+    bsplit = (p[P_MAN + 1], fl[p[3]:p[4]], i64[p[11]:p[12]], i32[p[8]:p[9]])
+    m = P_MODEL
+    _kernel(a, bt, bidx, cflat, cpos, tpos, fl[p[0]:p[1]], i32[p[5]:p[6]], fl[p[1]:p[2]], i32[p[6]:p[7]],
+            p[P_MASK], p[P_MASK + 1], aflip, bflip, p[P_EMIN], p[P_EMIN + 1], asplit, bsplit, i64[p[12]:p[13]], zc,
+            oflat, p[m], p[m + 1], p[m + 2] != 0, p[m + 3] != 0, p[m + 4] != 0, p[m + 5] != 0, p[m + 6] != 0,
+            p[m + 7], p[m + 8] != 0, p[m + 9] != 0, p[m + 10], p[m + 11], p[m + 12], p[m + 13], p[m + 14])
 
 
 def _run(plan, a, bt, bidx, cflat, cpos, tpos, zc, oflat, negate_a: bool, negate_b: bool) -> None:
-    (atv, ate, amask, asplit), (btv, bte, bmask, bsplit), (asign, bsign), (aemin, bemin), order, p = plan
-    _kernel(a, bt, bidx, cflat, cpos, tpos, atv, ate, btv, bte, amask, bmask, asign if negate_a else 0,
-            bsign if negate_b else 0, aemin, bemin, asplit, bsplit, order, zc, oflat, *p)
+    fl, i32, i64, p, (asign, bsign) = plan
+    _packed(a, bt, bidx, cflat, cpos, tpos, zc, oflat, fl, i32, i64, p, asign if negate_a else 0,
+            bsign if negate_b else 0)
 
 
 @lru_cache(maxsize=256)

@@ -168,3 +168,39 @@ def test_the_kept_operand_gather_reads_what_the_reference_read_reads(bits):
     want = read(lsu, table, idx, row0, base, 16, bits)
     got = taken(smem, element_indices(table, idx, row0, base, 16, bits, 8192), bits)
     assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("negate", [False, True])
+def test_the_one_call_gather_and_product_is_the_gathers_then_the_product(negate):
+    """`mma_taken` (both operands gathered from shared memory and multiplied into the accumulators
+    in one compiled call) writes what `taken` for each operand and then `mma_batch.mma_acc` write;
+    an index outside shared memory makes it write nothing and say so."""
+    from isa.semantics import mma_batch as MB           # here: the two-call path it stands for
+    from isa.semantics import wgmma as W                # here: the form and its accumulator places
+    from gpusim.functional.wgmma_operands import mma_taken   # here: under test
+    f = W.WgmmaForm(n=16, k=16, atype="f16", btype="f16", dtype="f32", a_regs=False)
+    rng = np.random.default_rng(5)
+    smem = rng.integers(0, 256, 2 * 8192, dtype=np.uint8)
+    smem[1::2] &= 0x7B                                  # finite f16s, some subnormal
+    warps = np.arange(4)
+    a_table = rng.integers(0, 2000, (1, 64, 16)).astype(np.int64) * 2
+    b_table = rng.integers(0, 2000, (1, 16, 16)).astype(np.int64) * 2
+    a_at = element_indices(a_table, np.zeros(4, np.int64), 16 * warps, np.full(4, 8192), 16, 16, 8192)
+    b_at = element_indices(b_table, np.zeros(1, np.int64), np.zeros(1, np.int64), np.full(1, 8192), 16, 16, 8192)
+    lanes = 128
+    cpos, tpos, plan, narrow = W.acc_places(f, lanes, warps)
+    acc0 = rng.standard_normal((f.nacc, lanes)).astype(np.float32).view(np.uint32)
+    zero_c = np.array([False, True, False, False])
+    want = acc0.copy()
+    MB.mma_acc(taken(smem, a_at, 16), taken(smem, b_at, 16), np.zeros(4, np.int64), want.reshape(-1).view(narrow),
+               cpos, tpos, zero_c, plan, negate_a=negate, negate_b=False)
+    got = acc0.copy()
+    assert mma_taken(smem, b_at, 16, a_at, 16, None, np.zeros(4, np.int64), got.reshape(-1).view(narrow), cpos, tpos,
+                     zero_c, plan, negate, False)
+    assert np.array_equal(got, want) and not np.array_equal(got, acc0)
+    far = a_at.copy()
+    far[3, 15, 15] = smem.size                          # one element past shared memory
+    kept = acc0.copy()
+    assert not mma_taken(smem, b_at, 16, far, 16, None, np.zeros(4, np.int64), kept.reshape(-1).view(narrow), cpos,
+                         tpos, zero_c, plan, negate, False)
+    assert np.array_equal(kept, acc0)
