@@ -29,14 +29,17 @@ process slept: on this VM that alone costs a small launch about a millisecond (s
 Triton matmul default 1.5 ms a launch back to back, 2.9 ms each after a 10 ms sleep, 2.6 ms after
 reading 32 MiB), which weighs on a 2 ms launch and not on the interpreter's 10 ms; with
 `--burst 1` (every launch after idle, as until session 47) that is what the ratio measures.
-Reported per side: the median over every timed launch (the steady state, with bursts of several)
-and over the first launches of the bursts (after idle), wall-clock and CPU time of the process
-(the CPU ratio is the steadier one on a shared, loaded machine), the first launch, the ratios
-interpreter / gpusim of those medians and the median of the bursts' CPU-time ratios, each gpusim
-burst against the interpreter's next to it (`ratio_cpu_paired`: the drift cancels within a pair),
-the load average before and after, and the versions on each side. Both sides run with
-OPENBLAS_NUM_THREADS=1: the numpy reference check after each launch (a BLAS matmul) otherwise
-leaves OpenBLAS's worker threads spinning into the next timed launch, which doubled the process
+Reported per side: the median over every timed launch (with bursts of several, launches after
+idle and in the steady state both) and over the first launches of the bursts (after idle),
+wall-clock and CPU time of the process (the CPU ratio is the steadier one on a shared, loaded
+machine), the first launch, the ratios interpreter / gpusim of those medians and the median of the
+bursts' CPU-time ratios, each gpusim burst against the interpreter's next to it
+(`ratio_cpu_paired`: the drift cancels within a pair), each side's median CPU time per position in
+a burst (`*_cpu_by_position_s`: session 51 found gpusim's small launches slower for the first two
+or three of a burst, after the round's other processes ran, than back to back in one process: its
+data and code are cold, which the interpreter's 14 ms launch hardly feels), the load average
+before and after, and the versions on each side. Both sides run with OPENBLAS_NUM_THREADS=1: the
+numpy reference check after each launch (a BLAS matmul) otherwise leaves OpenBLAS's worker threads spinning into the next timed launch, which doubled the process
 CPU time of gpusim's matmul 256^3 (45 -> 90 ms against 45 ms wall); and with OMP_NUM_THREADS=1
 (one core each, as gpusim's workers=1): with torch's default of one OpenMP thread per core, the
 interpreter's threads spin after its launches while the other side runs, which on this 2-core VM
@@ -180,6 +183,12 @@ def _bursts(times: list) -> list[list[float]]:
     return [t if isinstance(t, list) else [t] for t in times]
 
 
+def _by_position(bursts: list) -> list[float]:
+    """The median CPU time of each position in a burst (the first launch after idle, the second, ...)
+    over the bursts that have it: how long the launches after idle stay slower than the steady state."""
+    return [statistics.median(b[k] for b in bursts if len(b) > k) for k in range(max(map(len, bursts)))]
+
+
 def _paired(interpreter: list, gpusim: list) -> float | None:
     """The median over the interleaved bursts of interpreter / gpusim, each burst's median CPU time
     against the other side's burst next to it (the machine's drift between minutes cancels within
@@ -264,6 +273,8 @@ def main(argv=None) -> int:
                      "interpreter_cpu_median_s": ic, "interpreter_cpu_s": i["cpu_s"],
                      "interpreter_after_idle_median_s": jf, "ratio": im / gm, "ratio_cpu": ic / gc,
                      "ratio_after_idle": jf / gf, "ratio_cpu_paired": _paired(i["cpu_s"], g["cpu_s"]),
+                     "gpusim_cpu_by_position_s": _by_position(g["cpu_s"]),
+                     "interpreter_cpu_by_position_s": _by_position(i["cpu_s"]),
                      "load_after": os.getloadavg()[0]})
         print(f"{program:11s} {json.dumps(size):32s} gpusim {gm:8.4f}s (cpu {gc:7.4f}s, after idle {gf:7.4f}s, "
               f"first {g['first_s']:6.2f}s)  interpreter {im:8.4f}s (cpu {ic:7.4f}s, after idle {jf:7.4f}s)  "
