@@ -21,7 +21,10 @@ Switches (each off as the code ran before it):
 - run_on: a converged batch runs on from block to block (`executor.py`), against the scheduler
   picking every step;
 - wgmma_calls: `wgmma` keeps its kernel arguments per plan (`WgmmaOp.calls`), against making them
-  every run.
+  every run;
+- wgmma_one_call: `wgmma` gathers its shared-memory operands and multiplies them into the
+  accumulators in one compiled call (`wgmma_operands.mma_taken`), against a gather per operand
+  and then the product (session 51).
 """
 from __future__ import annotations
 
@@ -45,6 +48,7 @@ from gpusim.functional import barrier_kernels, stack_kernels  # noqa: E402
 from gpusim.functional.fastpath import kept_placement  # noqa: E402
 from gpusim.functional.fastpath.async_run import CopyRunOp  # noqa: E402
 from gpusim.functional.fastpath.memory_run import MemoryRunOp  # noqa: E402
+from gpusim.functional import wgmma_ops  # noqa: E402
 from gpusim.functional.wgmma_ops import WgmmaOp  # noqa: E402
 
 
@@ -123,7 +127,18 @@ class WgmmaCalls(Switch):
             o.calls = _Never()
 
 
-SWITCHES = {"kept": Kept, "stages": Stages, "recipes": Recipes, "run_on": RunOn, "wgmma_calls": WgmmaCalls}
+class WgmmaOneCall(Switch):
+    mma_taken = staticmethod(wgmma_ops.mma_taken)
+
+    def on(self):
+        wgmma_ops.mma_taken = self.mma_taken
+
+    def off(self):
+        wgmma_ops.mma_taken = lambda *a: False          # (as if a gather did not fit: the two-step path)
+
+
+SWITCHES = {"kept": Kept, "stages": Stages, "recipes": Recipes, "run_on": RunOn, "wgmma_calls": WgmmaCalls,
+            "wgmma_one_call": WgmmaOneCall}
 
 
 def measure(switch: Switch, program: str, size, rounds: int, launches: int, fresh: bool) -> tuple:
