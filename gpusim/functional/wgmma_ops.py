@@ -253,7 +253,7 @@ class WgmmaOp(Op):
         if self.acc_slots is not None and got is not None and key is not None and b_at is not None and \
                 (full is None or a_at is not None):
             call = self._call(x, key, warps)            # C read from and D written to the registers in place
-            A16 = None if full is not None else W.a_from_rows(f, _registers(x, self.a_srcs), warps)
+            A16 = None if full is not None else _a_registers(x, f, self.a_srcs, warps)
             if mma_taken(smem, b_at, bb, a_at, ab, A16, b_index, call[1], call[2], call[3], call[5] if sdv else call[6],
                          call[4], scale_a == -1, scale_b == -1):
                 return
@@ -317,6 +317,17 @@ def _registers(x, srcs) -> np.ndarray:
     for k, f in enumerate(srcs):
         out[k] = f(st, x)
     return out
+
+
+def _a_registers(x, form, srcs, warps: np.ndarray) -> np.ndarray:
+    """A's rows (`wgmma.a_from_rows`) of the step's warps from its four registers: gathered from
+    the registers' own arrays where each is one (uint32, over the span), else from their rows
+    (`_registers`: a uniform one materialised)."""
+    st = x.state
+    regs = [s(st, x) for s in srcs]
+    if all(type(v) is np.ndarray and v.dtype == U32 and v.flags.c_contiguous for v in regs):
+        return W.a_from_registers(form, regs, warps)
+    return W.a_from_rows(form, _registers(x, srcs), warps)
 
 
 def _in_place(f, dsts: list, reg_dtypes) -> tuple[int, ...] | None:

@@ -336,6 +336,29 @@ def a_from_rows(form: WgmmaForm, rows: np.ndarray, warps: np.ndarray) -> np.ndar
     return out
 
 
+def a_from_registers(form: WgmmaForm, regs: list, warps: np.ndarray) -> np.ndarray:
+    """`a_from_rows` from the four A registers as they are held (`regs`: four uint32 arrays over
+    the same consecutive warps' lanes, contiguous): the same gather, with no copy of them into rows first."""
+    bits = ELEM_BITS[form.atype]
+    reg, lane, shift = _a_sources(form.k, bits)
+    out = np.empty((len(warps), 16, form.k), L.NARROW[bits])
+    _a_gather4(regs[0], regs[1], regs[2], regs[3], np.asarray(warps, np.int64), reg, lane, shift,
+               np.uint32((1 << bits) - 1 if bits < 32 else 0xFFFFFFFF), out.reshape(len(warps), -1))
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _a_gather4(r0, r1, r2, r3, warps, reg, lane, shift, mask, out):
+    """`_a_gather` with the four registers as arrays of their own."""
+    for t in range(len(warps)):
+        l0 = warps[t] * 32
+        for p in range(len(reg)):
+            q = reg[p]
+            v = r0[l0 + lane[p]] if q == 0 else r1[l0 + lane[p]] if q == 1 else r2[l0 + lane[p]] if q == 2 else \
+                r3[l0 + lane[p]]
+            out[t, p] = (v >> shift[p]) & mask
+
+
 @lru_cache(maxsize=None)
 def _a_sources(k: int, bits: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Where each element (row, col) of a warp's A (16 x k, row-major) is held when A comes from

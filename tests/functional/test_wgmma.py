@@ -204,3 +204,17 @@ def test_the_one_call_gather_and_product_is_the_gathers_then_the_product(negate)
     assert not mma_taken(smem, b_at, 16, far, 16, None, np.zeros(4, np.int64), kept.reshape(-1).view(narrow), cpos,
                          tpos, zero_c, plan, negate, False)
     assert np.array_equal(kept, acc0)
+
+
+@pytest.mark.parametrize("atype,k", [("f16", 16), ("e4m3", 32), ("tf32", 8)])
+def test_a_gathered_from_the_registers_arrays_is_a_from_their_rows(atype, k):
+    """A from registers gathered from each register's own array (`a_from_registers`: no copy into
+    rows first) is element for element what the gather from their rows gives (`a_from_rows`)."""
+    from isa.semantics import wgmma as W                # here: under test
+    f = W.WgmmaForm(n=16, k=k, atype=atype, btype=atype, dtype="f32", a_regs=True)
+    rng = np.random.default_rng(k)
+    rows = rng.integers(0, 1 << 32, (4, 8 * 32), dtype=np.uint32)      # four registers over 8 warps' lanes
+    warps = np.array([1, 2, 5, 6])
+    want = W.a_from_rows(f, rows, warps)
+    got = W.a_from_registers(f, [r.copy() for r in rows], warps)
+    assert got.dtype == want.dtype and np.array_equal(got, want)
