@@ -63,8 +63,8 @@ def mma_taken(smem: np.ndarray, b_at: np.ndarray, b_bits: int, a_at: np.ndarray 
               A: np.ndarray | None, b_index: np.ndarray, acc: np.ndarray, cpos: np.ndarray, tpos: np.ndarray,
               zero_c: np.ndarray, plan: tuple, negate_a: bool, negate_b: bool) -> bool:
     """`taken` for B (and for A, where `A` is None: else A's bits as given) and
-    `mma_batch.mma_acc` on them, in one compiled call (a small launch's wgmma runs a few
-    microseconds of arithmetic: the calls between them were as long); False, having written
+    `mma_batch.mma_acc` on them, in one compiled call where there were three, each a few
+    microseconds from Python (`benchmarks/switched.py wgmma_one_call`); False, having written
     nothing, where `taken` would give None for one of them."""
     eb, ea = b_bits // 8, a_bits // 8
     if not smem.flags.c_contiguous or smem.size % eb or smem.size % ea:

@@ -250,19 +250,17 @@ class WgmmaOp(Op):
         if self.index in x.value_free:                  # prediction only: no path or address needs D
             return
         smem = x.lsu.shared
+        A16 = None if full is not None else _a_registers(x, f, self.a_srcs, warps)   # A from registers
         if self.acc_slots is not None and got is not None and key is not None and b_at is not None and \
                 (full is None or a_at is not None):
             call = self._call(x, key, warps)            # C read from and D written to the registers in place
-            A16 = None if full is not None else _a_registers(x, f, self.a_srcs, warps)
             if mma_taken(smem, b_at, bb, a_at, ab, A16, b_index, call[1], call[2], call[3], call[5] if sdv else call[6],
                          call[4], scale_a == -1, scale_b == -1):
                 return
         Bt = taken(smem, b_at, bb)                      # the operands' elements where `_plan` found them
         if Bt is None:
             Bt = read(lsu, b_desc, b_first, np.zeros(len(b_first), np.int64), b_base, f.n, bb)
-        if full is None:                                # A from registers: a row per register over the span
-            A16 = W.a_from_rows(f, _registers(x, self.a_srcs), warps)
-        else:
+        if full is not None:
             A16 = taken(smem, a_at, ab)
             if A16 is None:
                 A16 = read(lsu, full, ia, a_row0, base, 16, ab)

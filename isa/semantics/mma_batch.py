@@ -228,7 +228,8 @@ def _pack(ta, tb, emins, order, model: tuple) -> tuple:
 @njit(cache=True, nogil=True)
 def _packed(a, bt, bidx, cflat, cpos, tpos, zc, oflat, fl, i32, i64, p, aflip, bflip):
     """`_kernel` with its tables and scalars as `_pack` packed them: 14 arguments where it takes
-    36 (each costs about 0.1-0.2 us to pass from Python; a wgmma calls it 8 times in a small launch)."""
+    36 (each costs about 0.1 us to pass from Python, and the 64-sized Triton attention default
+    calls it 8 times a launch)."""
     asplit = (p[P_MAN], fl[p[2]:p[3]], i64[p[10]:p[11]], i32[p[7]:p[8]])
     bsplit = (p[P_MAN + 1], fl[p[3]:p[4]], i64[p[11]:p[12]], i32[p[8]:p[9]])
     m = P_MODEL
