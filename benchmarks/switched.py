@@ -44,11 +44,10 @@ sys.path.insert(0, str(ROOT))
 
 import gpusim  # noqa: E402  (this checkout's, after the path)
 from gpusim import relaunch  # noqa: E402
-from gpusim.functional import barrier_kernels, stack_kernels  # noqa: E402
+from gpusim.functional import barrier_kernels, stack_kernels, wgmma_ops  # noqa: E402
 from gpusim.functional.fastpath import kept_placement  # noqa: E402
 from gpusim.functional.fastpath.async_run import CopyRunOp  # noqa: E402
 from gpusim.functional.fastpath.memory_run import MemoryRunOp  # noqa: E402
-from gpusim.functional import wgmma_ops  # noqa: E402
 from gpusim.functional.wgmma_ops import WgmmaOp  # noqa: E402
 
 

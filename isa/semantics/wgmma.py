@@ -326,37 +326,20 @@ def _acc_offsets(n: int, cb: int, lanes: int) -> np.ndarray:
 def a_from_rows(form: WgmmaForm, rows: np.ndarray, warps: np.ndarray) -> np.ndarray:
     """The rows (len(warps), 16, K) of A, as element bit patterns of the format's width, of each
     warp in `warps` from its four A registers: `rows` (4, lanes) uint32 holds them a row per
-    register over consecutive warps' lanes, warp w's at 32 w .. 32 w + 31. One compiled gather
-    (`_a_gather`) through the place of each element (`_a_sources`)."""
-    bits = ELEM_BITS[form.atype]
-    reg, lane, shift = _a_sources(form.k, bits)
-    out = np.empty((len(warps), 16, form.k), L.NARROW[bits])
-    _a_gather(np.ascontiguousarray(rows, np.uint32), np.asarray(warps, np.int64), reg, lane, shift,
-              np.uint32((1 << bits) - 1 if bits < 32 else 0xFFFFFFFF), out.reshape(len(warps), -1))
-    return out
+    register over consecutive warps' lanes, warp w's at 32 w .. 32 w + 31 (`a_from_registers`)."""
+    return a_from_registers(form, list(np.ascontiguousarray(rows, np.uint32)), warps)
 
 
 def a_from_registers(form: WgmmaForm, regs: list, warps: np.ndarray) -> np.ndarray:
-    """`a_from_rows` from the four A registers as they are held (`regs`: four uint32 arrays over
-    the same consecutive warps' lanes, contiguous): the same gather, with no copy of them into rows first."""
+    """`a_from_rows` from the four A registers as they are held (`regs`: four contiguous uint32
+    arrays over the same consecutive warps' lanes): one compiled gather (`_a_gather`) through the
+    place of each element (`_a_sources`), with no copy of the registers into rows first."""
     bits = ELEM_BITS[form.atype]
     reg, lane, shift = _a_sources(form.k, bits)
     out = np.empty((len(warps), 16, form.k), L.NARROW[bits])
-    _a_gather4(regs[0], regs[1], regs[2], regs[3], np.asarray(warps, np.int64), reg, lane, shift,
-               np.uint32((1 << bits) - 1 if bits < 32 else 0xFFFFFFFF), out.reshape(len(warps), -1))
+    _a_gather(regs[0], regs[1], regs[2], regs[3], np.asarray(warps, np.int64), reg, lane, shift,
+              np.uint32((1 << bits) - 1 if bits < 32 else 0xFFFFFFFF), out.reshape(len(warps), -1))
     return out
-
-
-@njit(cache=True, nogil=True)
-def _a_gather4(r0, r1, r2, r3, warps, reg, lane, shift, mask, out):
-    """`_a_gather` with the four registers as arrays of their own."""
-    for t in range(len(warps)):
-        l0 = warps[t] * 32
-        for p in range(len(reg)):
-            q = reg[p]
-            v = r0[l0 + lane[p]] if q == 0 else r1[l0 + lane[p]] if q == 1 else r2[l0 + lane[p]] if q == 2 else \
-                r3[l0 + lane[p]]
-            out[t, p] = (v >> shift[p]) & mask
 
 
 @lru_cache(maxsize=None)
@@ -377,12 +360,15 @@ def _a_sources(k: int, bits: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 @njit(cache=True, nogil=True)
-def _a_gather(rows, warps, reg, lane, shift, mask, out):
-    """out[t, p] = element p of warp warps[t]'s A: bits shift[p].. of register reg[p] of its lane lane[p]."""
+def _a_gather(r0, r1, r2, r3, warps, reg, lane, shift, mask, out):
+    """out[t, p] = element p of warp warps[t]'s A: bits shift[p].. of register reg[p] (r0..r3) of
+    its lane lane[p]."""
     for t in range(len(warps)):
         l0 = warps[t] * 32
         for p in range(len(reg)):
-            out[t, p] = (rows[reg[p], l0 + lane[p]] >> shift[p]) & mask
+            q, i = reg[p], l0 + lane[p]
+            v = r0[i] if q == 0 else r1[i] if q == 1 else r2[i] if q == 2 else r3[i]
+            out[t, p] = (v >> shift[p]) & mask
 
 
 ENTRIES = [
