@@ -20,7 +20,6 @@ runs to the end unless the caller bounds it (`max_steps`, `time_limit_s`:
 from __future__ import annotations
 
 import dataclasses
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 
@@ -64,18 +63,28 @@ class Progress:
     simulated_ns: float | None = None   # timing: simulated time so far
 
 
-@contextmanager
-def user_errors():
-    """Turn the `isa` layer's errors into gpusim's (`gpusim.errors.from_isa`)."""
-    try:
-        yield
-    except GpusimError:
-        raise
-    except Exception as e:
+class _UserErrors:
+    """`with user_errors():` turns the `isa` layer's errors into gpusim's (`gpusim.errors.from_isa`);
+    a class rather than a generator context manager (a launch enters it twice)."""
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, e, tb) -> bool:
+        if e is None or isinstance(e, GpusimError) or not isinstance(e, Exception):
+            return False
         converted = from_isa(e)
         if converted is e:
-            raise
+            return False
         raise converted from None
+
+
+_USER_ERRORS = _UserErrors()
+
+
+def user_errors() -> _UserErrors:
+    return _USER_ERRORS
 
 
 def prepare(kernel, grid, block, args, gpu="h100", shared_bytes: int = 0, peer_args=None,

@@ -102,6 +102,7 @@ class BatchExecutor:
         self.value_free: frozenset[int] = frozenset()   # tensor instructions whose results no one needs (relevance.py)
         self.op_memo: dict = dk.op_memo      # what ops work out once and key themselves (decode.DecodedKernel)
         self.row_runs: dict = {}             # per row op, its runs in this batch (fastpath/kept_placement.stage)
+        self.wgmma_warps = None              # (steps, span masks, warps) of the step's last unguarded wgmma
         self.detect = detect                 # watch for lack of progress (watchdog.py) once the batch runs long
         self.watch: Watchdog | None = None
         self.scheduler = WarpScheduler(self, len(dk.blocks))

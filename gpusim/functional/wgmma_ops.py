@@ -186,11 +186,19 @@ class WgmmaOp(Op):
                 return None
             if not g:
                 masks = np.zeros_like(masks)
+        else:                                           # the step's last wgmma's warps, where it had no guard either:
+            last = x.wgmma_warps                        # the same masks and stacks (no terminator ran between)
+            if last is not None and last[0] == x.steps and last[1] is masks:
+                return last[2], b, a, sd
         warps = np.empty(len(masks), np.int64)
         nw = whole_warps(masks, x.stacks.depth, x.span_w0, x.wpc, warps)
         if nw < 0:
             return None
-        return warps[:nw], b, a, sd
+        warps = warps[:nw]
+        if self.guard is None:
+            warps.flags.writeable = False               # (shared with the step's next wgmma)
+            x.wgmma_warps = (x.steps, masks, warps)
+        return warps, b, a, sd
 
     def _call(self, x, key: tuple, warps: np.ndarray) -> tuple:
         """The accumulators' group (`BatchState.grouped`) and the kernel's other arguments for them,
@@ -222,14 +230,14 @@ class WgmmaOp(Op):
             descs = (bw.tobytes(), aw.tobytes())
         if not len(warps):
             return
-        imm = self.imms
-        if imm is None:
-            imm = self.imms = [_first(s(st, x)) for s in self.imm_srcs]
-        scale_a, scale_b = (imm + [1, 1])[:2]
-        trans_a = imm[2] if len(imm) == 4 else 0
-        trans_b = imm[-1] if len(imm) >= 3 else 0
-        ab, bb = W.ELEM_BITS[f.atype], W.ELEM_BITS[f.btype]
-        mb, ma = "mn" if trans_b else "k", "mn" if trans_a else "k"
+        consts = self.imms
+        if consts is None:                              # (immediates only: fetched once, with what they give)
+            imm = [_first(s(st, x)) for s in self.imm_srcs]
+            trans_a = imm[2] if len(imm) == 4 else 0
+            trans_b = imm[-1] if len(imm) >= 3 else 0
+            consts = self.imms = tuple((imm + [1, 1])[:2]) + (W.ELEM_BITS[f.atype], W.ELEM_BITS[f.btype],
+                                                              "mn" if trans_a else "k", "mn" if trans_b else "k")
+        scale_a, scale_b, ab, bb, ma, mb = consts
         lsu = x.lsu
         # what the step's warps and descriptors make of the operands, checked: kept on the decoded kernel
         # for the steps that come back with the same ones (a K loop's stages, the next launch), keyed
@@ -361,7 +369,8 @@ def make(dec, ins, i: int, spec, bound, guard):
             for o in ops[4:]:
                 if getattr(o, "value", None) not in (1, -1, 0):
                     raise reject(f"immediate operand {o!r} must be 1 or -1 (scale) or 0/1 (transpose)")
-        op.imms = None                                 # their values, fetched once (PTX: immediates only)
+        op.imms = None                                 # (scale-a, scale-b, A's and B's element bits and majors),
+        #                                                from the immediates, found once (PTX: immediates only)
         op.calls = {}                                  # plan key -> the accumulator and the kernel's other arguments
     op.index, op.guard = i, guard
     return op
