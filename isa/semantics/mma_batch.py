@@ -192,9 +192,36 @@ def kernel_plan(atype: str, btype: str, ctype: str, model: BlockFma, k: int) -> 
     params = (model.block, model.window_bits, model.rounding == "rne", model.anchor == "exp_sum",
               model.truncate == "floor", model.c_last_rn, model.signed_zero, model.sum_bits or 0,
               model.rounding == "rne", model.overflow_inf, fc.man_bits, fc.exp_bits, fc.bias, fc.emin,
-              model.nan_bits if ctype == "f32" else model.nan_bits_f16)
+              model.nan_bits if ctype == "f32" else model.nan_bits_f16,
+              _f32_products(atype, btype, fa.emin, fb.emin, fc, model))
     return _pack(_tables(atype, fa.emin), _tables(btype, fb.emin), (fa.emin, fb.emin), order, params) + \
         ((1 << (FORMATS[atype].bits - 1), 1 << (FORMATS[btype].bits - 1)),)
+
+
+def _f32_products(atype: str, btype: str, aemin: int, bemin: int, fc, model: BlockFma) -> bool:
+    """Whether `_kernel`'s vector loops may cut a block's products in float32 and sum them in
+    int32 (8 columns a vector where float64 and int64 take 4), exactly as in float64: every
+    product of two inputs is a normal float32 (at most 24 significand bits, 2^-126 <= |a b| <
+    2^128); the scale 2^(window - 1 - anchor) is a float32 wherever a column has a nonzero
+    product (the anchor at least the smallest exponent sum; a larger scale, where every product
+    is 0, is clamped) and down to the largest anchor (C's exponent, or the largest exponent
+    sum); so a scaled product is exact, or below 2^-126 in magnitude, where its cut is 0 (under
+    `floor`, every nonzero one at least 2^-149, its sign kept); and a block's cut products, each
+    below 2^(window + 1), sum to less than 2^31. f16 and fp8 inputs (H100's HMMA and QGMMA
+    models) qualify; bf16 and tf32 do not (their products underflow float32)."""
+    fa, fb = FORMATS[atype], FORMATS[btype]
+    if fa.bits > 16 or fb.bits > 16 or fa.precision + fb.precision > 24 or model.anchor != "exp_sum":
+        return False
+    (va, ea), (vb, eb) = _table(atype, aemin), _table(btype, bemin)
+    nza, nzb = (va != 0) & np.isfinite(va), (vb != 0) & np.isfinite(vb)
+    pmin = np.abs(va[nza]).min() * np.abs(vb[nzb]).min()
+    pmax = np.abs(va[nza]).max() * np.abs(vb[nzb]).max()
+    emin_sum, emax_sum = int(ea[nza].min() + eb[nzb].min()), int(ea[nza].max() + eb[nzb].max())
+    xmax = max(emax_sum, fc.emax)                            # the largest anchor (C's exponent at most emax)
+    w = model.window_bits
+    low = int(np.log2(pmin)) + w - 1 - xmax if model.truncate == "floor" else -149
+    return bool(pmin >= 2.0 ** -126 and pmax < 2.0 ** 128 and w - 1 - emin_sum <= 127 and w - 1 - xmax >= -149
+                and low >= -149 and model.block * ((1 << (w + 1)) - 1) < 1 << 31)
 
 
 # where `_pack` puts `_kernel`'s scalars in its int64 parameters (after the tables' bounds, P_BOUNDS of them)
@@ -207,7 +234,7 @@ def _pack(ta, tb, emins, order, model: tuple) -> tuple:
     float64 tables (A's values, B's, A's class scales, B's), the int32 ones (exponents, class
     exponents), the int64 ones (class implicit bits, the k order), and the parameters: the three
     groups' bounds, then the 32-bit masks, the emins, the class significand bits and the model's
-    15 parameters (`_kernel`'s order). Read-only: shared by every call of the form."""
+    16 parameters (`_kernel`'s order: the 15 of the model, then `_f32_products`). Read-only: shared by every call of the form."""
     (atv, ate, amask, asplit), (btv, bte, bmask, bsplit) = ta, tb
     groups = ([atv, btv, asplit[1], bsplit[1]], [ate, bte, asplit[3], bsplit[3]], [asplit[2], bsplit[2], order])
     dtypes = (np.float64, np.int32, np.int64)
@@ -236,7 +263,8 @@ def _packed(a, bt, bidx, cflat, cpos, tpos, zc, oflat, fl, i32, i64, p, aflip, b
     _kernel(a, bt, bidx, cflat, cpos, tpos, fl[p[0]:p[1]], i32[p[5]:p[6]], fl[p[1]:p[2]], i32[p[6]:p[7]],
             p[P_MASK], p[P_MASK + 1], aflip, bflip, p[P_EMIN], p[P_EMIN + 1], asplit, bsplit, i64[p[12]:p[13]], zc,
             oflat, p[m], p[m + 1], p[m + 2] != 0, p[m + 3] != 0, p[m + 4] != 0, p[m + 5] != 0, p[m + 6] != 0,
-            p[m + 7], p[m + 8] != 0, p[m + 9] != 0, p[m + 10], p[m + 11], p[m + 12], p[m + 13], p[m + 14])
+            p[m + 7], p[m + 8] != 0, p[m + 9] != 0, p[m + 10], p[m + 11], p[m + 12], p[m + 13], p[m + 14],
+            p[m + 15] != 0)
 
 
 def _run(plan, a, bt, bidx, cflat, cpos, tpos, zc, oflat, negate_a: bool, negate_b: bool) -> None:

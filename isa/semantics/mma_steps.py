@@ -18,6 +18,7 @@ from numba import njit
 NONE = -(1 << 20)                       # anchor of a zero term: joins no maximum
 F32_MIN_NORMAL = 2.0 ** -126
 F32_OVERFLOW = 2.0 ** 128
+F32_POW2_MAX = 2.0 ** 127            # the largest power of two a float32 holds
 RZ32_MASK = ~((1 << 29) - 1)            # float64 significand bits beyond f32's 23
 
 # -------------------------------------------------------------------- compiled scalar steps

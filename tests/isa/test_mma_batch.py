@@ -219,3 +219,21 @@ def test_class_tables_decode_every_pattern_as_the_full_tables(name, normal_class
     assert int((implicit >= 0).sum()) == normal_classes
     assert np.array_equal(v.view(np.int64)[ok], tv.view(np.int64)[ok])
     assert np.array_equal(np.where(ok, exp[h], te), te)
+
+
+@pytest.mark.parametrize("form, truncate", [(("wgmma", "f16", "f16", "f32", 16), "magnitude"),
+                                            (("wgmma", "f16", "f16", "f16", 16), "floor"),
+                                            (("wgmma", "e4m3", "e5m2", "f32", 32), "magnitude"),
+                                            (("mma", "e5m2", "e4m3", "f16", 32), "floor")],
+                         ids=lambda f: "_".join(map(str, f)) if isinstance(f, tuple) else f)
+def test_batch_cuts_f16_and_fp8_products_in_float32_as_the_reference(form, truncate):
+    """f16 and fp8 products (`mma_batch._f32_products`: cut in float32, summed in int32, where
+    there are 16 columns or more) equal the reference, edge-rich and cancelling inputs, 24 columns."""
+    instr, atype, btype, ctype, k = form
+    model = dataclasses.replace(M.hopper_model(instr, atype, ctype, k), truncate=truncate)
+    assert MB.kernel_plan(atype, btype, ctype, model, k)[3][-1] == 1
+    assert MB.kernel_plan("bf16", "bf16", ctype, model, k)[3][-1] == 0     # bf16 products underflow float32
+    rng = np.random.default_rng(zlib.crc32(("f32_products_" + "_".join(map(str, form)) + truncate).encode()))
+    A, B, C = inputs(rng, atype, btype, ctype, 2, 16, 24, k, 0.02 / k)
+    got = MB.mma(A, B, C, atype, btype, ctype, model)
+    assert np.array_equal(got, reference(A, B, C, atype, btype, ctype, model))
