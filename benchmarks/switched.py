@@ -22,6 +22,8 @@ Switches (each off as the code ran before it):
   picking every step;
 - wgmma_calls: `wgmma` keeps its kernel arguments per plan (`WgmmaOp.calls`), against making them
   every run;
+- wgmma_registers: `wgmma` with A from registers gathers A, takes B and multiplies them in one
+  compiled call (`wgmma_operands.mma_registers`), against A gathered by a call of its own first.
 - wgmma_one_call: `wgmma` gathers its shared-memory operands and multiplies them into the
   accumulators in one compiled call (`wgmma_operands.mma_taken`), against a gather per operand
   and then the product (session 51).
@@ -49,6 +51,7 @@ from gpusim.functional.fastpath import kept_placement  # noqa: E402
 from gpusim.functional.fastpath.async_run import CopyRunOp  # noqa: E402
 from gpusim.functional.fastpath.memory_run import MemoryRunOp  # noqa: E402
 from gpusim.functional.wgmma_ops import WgmmaOp  # noqa: E402
+from isa.semantics import wgmma as W  # noqa: E402
 
 
 class _Never(dict):
@@ -128,16 +131,30 @@ class WgmmaCalls(Switch):
 
 class WgmmaOneCall(Switch):
     mma_taken = staticmethod(wgmma_ops.mma_taken)
+    mma_registers = staticmethod(wgmma_ops.mma_registers)
 
     def on(self):
-        wgmma_ops.mma_taken = self.mma_taken
+        wgmma_ops.mma_taken, wgmma_ops.mma_registers = self.mma_taken, self.mma_registers
 
     def off(self):
-        wgmma_ops.mma_taken = lambda *a: False          # (as if a gather did not fit: the two-step path)
+        wgmma_ops.mma_taken = wgmma_ops.mma_registers = lambda *a: False   # (as if a gather did not fit: two steps)
+
+
+class WgmmaRegisters(Switch):
+    mma_registers = staticmethod(wgmma_ops.mma_registers)
+
+    def on(self):
+        wgmma_ops.mma_registers = self.mma_registers
+
+    def off(self):                                      # A gathered by its own call, then `mma_taken` (until session 52)
+        def two(smem, b_at, bb, regs, form, warps, *rest):
+            return wgmma_ops.mma_taken(smem, b_at, bb, None, W.ELEM_BITS[form.atype], W.a_from_registers(form, regs, warps),
+                                       *rest)
+        wgmma_ops.mma_registers = two
 
 
 SWITCHES = {"kept": Kept, "stages": Stages, "recipes": Recipes, "run_on": RunOn, "wgmma_calls": WgmmaCalls,
-            "wgmma_one_call": WgmmaOneCall}
+            "wgmma_one_call": WgmmaOneCall, "wgmma_registers": WgmmaRegisters}
 
 
 def measure(switch: Switch, program: str, size, rounds: int, launches: int, fresh: bool) -> tuple:

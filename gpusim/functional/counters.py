@@ -166,22 +166,6 @@ class Counters:
         self._present[fields] = (n, out)
         return out
 
-    def made_rows(self, fields: tuple) -> tuple[tuple, tuple]:
-        """(the arrays of `EXTRA_METRICS` `fields`, those of them made now: zeros), for compiled code
-        that adds to them; its caller drops the ones it made where it added nothing (`drop_rows`),
-        so that a metric is still reported only where such an instruction executed."""
-        rows = self.per_instr
-        made = tuple(f for f in fields if f not in rows)
-        for f in made:
-            rows[f] = np.zeros(self.n, np.int64)
-        return tuple(rows[f] for f in fields), made
-
-    def drop_rows(self, fields) -> None:
-        """Remove the rows `fields` (`made_rows` made, nothing added to them)."""
-        for f in fields:
-            del self.per_instr[f]
-        self._present.clear()
-
     def add_extras(self, i: int, fields: tuple, ns: tuple) -> None:
         """`add_extra` of each (field, n) of `fields` and `ns`."""
         rows = self.per_instr

@@ -4,7 +4,8 @@ descriptor's operand lies in the block's shared memory (`fits`), each descriptor
 addresses (`addresses`, stacked per set of descriptors: `stacked`), the warps that share one B
 (`distinct`, `runs`), and the operands read from shared memory by one compiled gather through
 indices a plan keeps (`element_indices`, `taken`; `read` where those do not apply), or gathered
-and multiplied into the accumulators in one compiled call (`mma_taken`).
+and multiplied into the accumulators in one compiled call (`mma_taken`; `mma_registers` with A
+from registers).
 
 Sources: PTX ISA 9.0, 9.7.15.5.1 (matrix descriptors), as `isa.semantics.wgmma`.
 """
@@ -75,6 +76,33 @@ def mma_taken(smem: np.ndarray, b_at: np.ndarray, b_bits: int, a_at: np.ndarray 
         return _mma_both(smem.view(W.UINT[ea]), a_at, smem.view(W.UINT[eb]), b_at, b_index, acc, cpos, tpos, zero_c,
                          fl, i32, i64, p, *flips)
     return _mma_b(A, smem.view(W.UINT[eb]), b_at, b_index, acc, cpos, tpos, zero_c, fl, i32, i64, p, *flips)
+
+
+def mma_registers(smem: np.ndarray, b_at: np.ndarray, b_bits: int, regs: list, form, warps: np.ndarray,
+                  b_index: np.ndarray, acc: np.ndarray, cpos: np.ndarray, tpos: np.ndarray, zero_c: np.ndarray,
+                  plan: tuple, negate_a: bool, negate_b: bool) -> bool:
+    """`mma_taken` with A from registers: A gathered from its four registers' own arrays (`regs`,
+    as `wgmma.a_from_registers` gathers it), B taken from shared memory and both multiplied into
+    the accumulators, in one compiled call where A's gather was another (with its Python, about 5
+    us of a call in situ); False, having written nothing, where B's indices do not fit."""
+    eb = b_bits // 8
+    if not smem.flags.c_contiguous or smem.size % eb:
+        return False
+    fl, i32, i64, p, (asign, bsign) = plan
+    bits = W.ELEM_BITS[form.atype]
+    reg, lane, shift = W._a_sources(form.k, bits)
+    A = np.empty((len(warps), 16, form.k), W.UINT[bits // 8])
+    return _mma_regs(regs[0], regs[1], regs[2], regs[3], warps, reg, lane, shift, np.uint32((1 << bits) - 1 if bits < 32
+                     else 0xFFFFFFFF), A, smem.view(W.UINT[eb]), b_at, b_index, acc, cpos, tpos, zero_c, fl, i32, i64, p,
+                     asign if negate_a else 0, bsign if negate_b else 0)
+
+
+@njit(cache=True, nogil=True)
+def _mma_regs(r0, r1, r2, r3, warps, reg, lane, shift, mask, A, bbuf, b_at, bidx, acc, cpos, tpos, zc, fl, i32, i64, p,
+              aflip, bflip):
+    """`mma_registers`: A gathered into `A` (T, 16, K), then `_mma_b`."""
+    W._a_gather(r0, r1, r2, r3, warps, reg, lane, shift, mask, A.reshape(len(warps), -1))
+    return _mma_b(A, bbuf, b_at, bidx, acc, cpos, tpos, zc, fl, i32, i64, p, aflip, bflip)
 
 
 @njit(cache=True, nogil=True)

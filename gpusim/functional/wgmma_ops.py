@@ -35,8 +35,8 @@ from gpusim.errors import BarrierError, KernelError
 from gpusim.functional.collectives import pack_lanes
 from gpusim.functional.ops import NopOp, Op
 from gpusim.functional.tensor_ops import active_warps
-from gpusim.functional.wgmma_operands import (addresses, distinct, element_indices, fits, mma_taken, prologue, read,
-                                               runs, stacked, taken, whole_warps)
+from gpusim.functional.wgmma_operands import (addresses, distinct, element_indices, fits, mma_registers, mma_taken,
+                                               prologue, read, runs, stacked, taken, whole_warps)
 from isa.errors import UnsupportedInstruction
 from isa.program import Vector
 from isa.semantics import mma_batch as MB
@@ -258,13 +258,24 @@ class WgmmaOp(Op):
         if self.index in x.value_free:                  # prediction only: no path or address needs D
             return
         smem = x.lsu.shared
-        A16 = None if full is not None else _a_registers(x, f, self.a_srcs, warps)   # A from registers
+        A16 = regs = None
+        if full is None:                                # A from registers: their own arrays, else their rows
+            regs = _a_arrays(x, self.a_srcs)
+            if regs is None:
+                A16 = W.a_from_rows(f, _registers(x, self.a_srcs), warps)
         if self.acc_slots is not None and got is not None and key is not None and b_at is not None and \
                 (full is None or a_at is not None):
             call = self._call(x, key, warps)            # C read from and D written to the registers in place
-            if mma_taken(smem, b_at, bb, a_at, ab, A16, b_index, call[1], call[2], call[3], call[5] if sdv else call[6],
-                         call[4], scale_a == -1, scale_b == -1):
+            zc = call[5] if sdv else call[6]
+            if regs is not None:
+                if mma_registers(smem, b_at, bb, regs, f, warps, b_index, call[1], call[2], call[3], zc, call[4],
+                                 scale_a == -1, scale_b == -1):
+                    return
+            elif mma_taken(smem, b_at, bb, a_at, ab, A16, b_index, call[1], call[2], call[3], zc, call[4],
+                           scale_a == -1, scale_b == -1):
                 return
+        if regs is not None:
+            A16 = W.a_from_registers(f, regs, warps)
         Bt = taken(smem, b_at, bb)                      # the operands' elements where `_plan` found them
         if Bt is None:
             Bt = read(lsu, b_desc, b_first, np.zeros(len(b_first), np.int64), b_base, f.n, bb)
@@ -325,15 +336,15 @@ def _registers(x, srcs) -> np.ndarray:
     return out
 
 
-def _a_registers(x, form, srcs, warps: np.ndarray) -> np.ndarray:
-    """A's rows (`wgmma.a_from_rows`) of the step's warps from its four registers: gathered from
-    the registers' own arrays where each is one (uint32, over the span), else from their rows
-    (`_registers`: a uniform one materialised)."""
+def _a_arrays(x, srcs) -> list | None:
+    """A's four registers as their own arrays (uint32, contiguous, over the span: what
+    `wgmma.a_from_registers` gathers from), or None where one is not such an array (a uniform one:
+    `a_from_rows` of their rows then)."""
     st = x.state
     regs = [s(st, x) for s in srcs]
     if all(type(v) is np.ndarray and v.dtype == U32 and v.flags.c_contiguous for v in regs):
-        return W.a_from_registers(form, regs, warps)
-    return W.a_from_rows(form, _registers(x, srcs), warps)
+        return regs
+    return None
 
 
 def _in_place(f, dsts: list, reg_dtypes) -> tuple[int, ...] | None:

@@ -6,9 +6,7 @@ rows a launch). Each copy alone (`async_copy.FastCpAsyncOp`) is one compiled pas
 around it, about 18 us of a 2 ms launch; a `CopyRunOp` stands for a row of at least two of them
 (with `cp.async.commit_group`s between, unguarded) and runs it as one pass that does, op after
 op in program order, what each does: a copy's `_plan` (its addresses read from its registers in
-place, through a table as `memory_run` reads them; its counters added to their rows, made for the
-run where they do not exist yet and dropped again where no copy of their kind was active,
-`Counters.made_rows`),
+place, through a table as `memory_run` reads them; its counters added where their rows exist),
 the commit counts of the lanes it commits, and each copy's group (its lanes' commits so far).
 The pending copies go to the batch's `AsyncCopies` after the pass as one entry, the copies'
 lanes one after another in issue order (what the copies' own entries, one after another, hold:
@@ -218,7 +216,7 @@ def copy_runs(ops: list) -> list:
 
 class CopyRunOp(Op):
     """A row of cp.async copies and commits run as one pass (module docstring)."""
-    __slots__ = ("ops", "table", "copies", "size", "reads", "kinds", "bypass", "placed")
+    __slots__ = ("ops", "table", "copies", "size", "reads", "kinds", "placed")
 
     def __init__(self, ops: list):
         self.ops = tuple(ops)
@@ -226,7 +224,6 @@ class CopyRunOp(Op):
         self.index, self.guard, self.info, self.size = first.index, None, first.info, first.size
         self.copies = [o for o in ops if type(o) is FastCpAsyncOp]
         self.kinds = (any(o.bypass for o in self.copies), any(not o.bypass for o in self.copies))  # (bypass, plain)
-        self.bypass = np.array([bool(o.bypass) for o in self.copies])     # per copy (`run`'s rows kept)
         t = np.zeros((len(ops), WORDS), np.uint64)
         for r, op in enumerate(ops):
             row = t[r]
@@ -276,26 +273,34 @@ class CopyRunOp(Op):
         res = np.zeros((nc, 5), np.int64)
         unit = _unit(x)
         bypass, plain = self.kinds
-        c, cmade = x.counters.made_rows(FIELDS) if plain else (NO_ROWS, ())
-        b, bmade = x.counters.made_rows(BYPASS_FIELDS) if bypass else (NO_ROWS, ())
+        c = x.counters.present_rows(FIELDS) if plain else None
+        b = x.counters.present_rows(BYPASS_FIELDS) if bypass else None
+        count = (not plain or c is not None) and (not bypass or b is not None)
+        c = NO_ROWS if c is None else c
+        b = NO_ROWS if b is None else b
         m = st.m
         placed = stage(x, self, n, self._placement)
         stop, na = run_row(T, lsu.unit_params(), NO_BOOL if m is None else m, m is not None, st.lo, n, st.nlanes,
                            unit.committed, heap._starts, heap._ends, U64(heap.base), hd, hd.size, out[0], out[1],
-                           goff, data, out[2], res, WARP_MEMO, True, c[0], c[1], c[2], c[3], b[0], b[1], b[2], b[3],
+                           goff, data, out[2], res, WARP_MEMO, count, c[0], c[1], c[2], c[3], b[0], b[1], b[2], b[3],
                            *placed)
         done = len(self.ops) if stop < 0 else stop
-        if cmade or bmade:                      # rows made for this run: kept where a copy of their kind was active
-            act = res[:, 0] > 0
-            keep = set(FIELDS if (act & ~self.bypass).any() else ()) | \
-                set(BYPASS_FIELDS if (act & self.bypass).any() else ())
-            x.counters.drop_rows([f for f in cmade + bmade if f not in keep])
         if na:                                  # one pending entry: the copies' lanes in issue order
             w = unit.words.get(self.size)
             if w is None:
                 w = unit.words[self.size] = _word(self.size, lsu.shared, lsu.shared_stride)
             unit.pending.append((out[0, :na], out[2, :na], out[1, :na], None, data[:na].view(w),
                                  w.itemsize.bit_length() - 1))
+        if not count:
+            k = 0
+            for op in self.ops[:done]:
+                if type(op) is CpGroupOp:
+                    continue
+                active, nwarps, _, sectors, fill = res[k].tolist()
+                if active:
+                    x.counters.add_extras(op.index, BYPASS_FIELDS if op.bypass else FIELDS,
+                                          (nwarps, nwarps, sectors, fill))
+                k += 1
         for op in self.ops[done:]:              # from the copy that did not plan: one by one
             op.run(x)
 

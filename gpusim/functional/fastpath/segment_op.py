@@ -22,8 +22,6 @@ segment in the kernel's next launch.
 from __future__ import annotations
 
 import threading
-from collections import deque
-from itertools import repeat
 from operator import is_
 
 import numpy as np
@@ -128,27 +126,26 @@ class SegmentOp(Op):
         launch): a loop's body run again, the next step of the batch, or the segment in the next
         launch of a small kernel. False, having done nothing, where that is not so."""
         st = x.state
-        hit, keys, objs, (mr, mv), lane_specials, uniform_specials, outs, uniform_loads, table = last
+        hit, keys, objs, made, lane_specials, uniform_specials, outs, uniform_loads, table = last
         regs = st.regs
         if not all(map(is_, map(regs.__getitem__, keys), objs)):
             return False
-        if mr:                                   # (C loops: a run after a pooled state's reset gives dozens back)
-            cur = list(map(regs.__getitem__, mr))
-            same = sum(map(is_, cur, mv))
-            if same < len(mr) and (not all(map(is_, map(st.spare.__getitem__, mr), mv)) or
-                                   sum(map(is_, map(type, cur), repeat(ndarray))) > same):
-                return False                     # (an array other than its own, or its own not its spare)
+        spare = st.spare
+        for r, v in made:
+            if regs[r] is not v and (type(regs[r]) is ndarray or spare[r] is not v):
+                return False
         for name, v in lane_specials:
             if x.specials.lanes(name) is not v:
                 return False
         for view, r in uniform_loads:            # (first: a register read as one value may be given its array)
             view[0] = regs[r]
-        if mr and same < len(mr):                # one value: its array back (all of it written when whole)
-            if not st.whole:
-                for r, v, u in zip(mr, mv, cur):
-                    if u is not v:
-                        v[:] = u
-            deque(map(regs.__setitem__, mr, mv), 0)
+        whole = st.whole
+        for r, v in made:
+            u = regs[r]
+            if u is not v:                       # one value: its array back (all of it written when whole)
+                if not whole:
+                    v[:] = u
+                regs[r] = v
         for view, name, want in uniform_specials:
             view[0] = x.special(name, want)
         if self.owner is not st or self.owner_run is not last:   # the table holds another run's: this one's back
@@ -268,10 +265,10 @@ class SegmentOp(Op):
         and loads, and a copy of the table."""
         plan = self.plan
         regs = st.regs
-        made = tuple(r for _, r in fresh) if fresh is not None else ()
+        made = [(r, regs[r]) for _, r in fresh] if fresh is not None else []
         nl = len(plan.loads) + len(plan.stores)
         st.segment_runs[(self, kt)] = self.owner_run = (
-            hit, held, [regs[r] for r in held], (made, tuple(regs[r] for r in made)),
+            hit, held, [regs[r] for r in held], made,
             [(name, self.specials[name][0]) for name, _ in plan.specials if name not in UNIFORM_SPECIALS],
             [(slots[nl + k][1], name, want) for k, (name, want) in enumerate(plan.specials)
              if name in UNIFORM_SPECIALS], outs,

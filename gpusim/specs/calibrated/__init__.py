@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from pathlib import Path
 import tomllib
 import dataclasses
 
 HERE = Path(__file__).resolve().parent
-_LOADED: dict[str, tuple] = {}   # name -> (file's (mtime_ns, size) or None, spec or None, time.monotonic() of the stat)
-RESTAT_S = 0.5
+_LOADED: dict[str, tuple[tuple[int, int], object]] = {}   # name -> (file's (mtime_ns, size), spec)
 _LOCK = threading.Lock()
 _PATHS: dict[str, str] = {}                               # name -> its file's path (pathlib's join costs a stat's time)
 
@@ -39,32 +37,23 @@ def info(name: str) -> dict:
 def load(name: str):
     """The calibrated spec `name`, parsed once per version of its file (a launch resolves its
     preset up to three times; parsing and validating the TOML took about 3 ms each), or None
-    where there is no such file. The file is looked at (one stat) at most every `RESTAT_S`
-    seconds: a launch loop asks every launch, and the stat was about 1.5% of a small Triton
-    launch's time; a new calibration (`python -m validate calibrate`) is seen within that."""
-    now = time.monotonic()
-    hit = _LOADED.get(name)                     # (a dict read is atomic: the lock guards the writes)
-    if hit is not None and now - hit[2] < RESTAT_S:
-        return hit[1]
+    where there is no such file (found by one stat: every launch asks)."""
+    from gpusim.specs.overrides import load_toml  # a cycle: overrides reaches the presets, which load these
     where = _PATHS.get(name)
     if where is None:
         where = _PATHS[name] = str(HERE / f"{name}.toml")
     try:
         st = os.stat(where)
     except FileNotFoundError:
-        with _LOCK:
-            _LOADED[name] = (None, None, now)
         return None
     stamp = (st.st_mtime_ns, st.st_size)
+    hit = _LOADED.get(name)                     # (a dict read is atomic: the lock guards the writes)
     if hit is not None and hit[0] == stamp:
-        with _LOCK:
-            _LOADED[name] = (stamp, hit[1], now)
         return hit[1]
-    from gpusim.specs.overrides import load_toml  # a cycle: overrides reaches the presets, which load these
     p = Path(where)
     spec = load_toml(p)
     src = spec.source.replace(str(HERE), "gpusim/specs/calibrated")   # checkout-independent
     spec = dataclasses.replace(spec, source=src)
     with _LOCK:
-        _LOADED[name] = (stamp, spec, now)
+        _LOADED[name] = (stamp, spec)
     return spec
