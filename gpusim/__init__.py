@@ -9,6 +9,7 @@ issue 3) <- `programs`, `validate`, `notebooks`. `from gpusim import cuda` is a
 drop-in for `numba.cuda` that runs kernels here (`gpusim.cupy`: for CuPy).
 """
 import importlib
+import isa  # noqa: F401  (first: numba's disk cache stamped by import closure, `isa.numba_cache`)
 from gpusim.api import launch, prepare
 from gpusim.frontend.cudasource import CudaSource
 from gpusim.frontend.ptxsource import PtxSource

@@ -8,3 +8,5 @@
 
 This package never imports simpy or gpusim.
 """
+
+from isa import numba_cache  # noqa: F401,E402  (numba's disk cache stamped by import closure: before any compiled function)
