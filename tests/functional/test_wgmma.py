@@ -218,3 +218,38 @@ def test_a_gathered_from_the_registers_arrays_is_a_from_their_rows(atype, k):
     want = W.a_from_rows(f, rows, warps)
     got = W.a_from_registers(f, [r.copy() for r in rows], warps)
     assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("atype,k", [("f16", 16), ("e4m3", 32)])
+def test_the_one_call_with_a_from_registers_is_the_gather_then_the_product(atype, k):
+    """`mma_registers` (A gathered from its four registers' arrays, B taken from shared memory and
+    both multiplied into the accumulators in one compiled call) writes what `a_from_registers`,
+    `taken` and `mma_batch.mma_acc` write; a B index outside shared memory makes it write nothing."""
+    from isa.semantics import mma_batch as MB           # here: the three-step path it stands for
+    from isa.semantics import wgmma as W                # here: the form, A's gather, the accumulator places
+    from gpusim.functional.wgmma_operands import mma_registers   # here: under test
+    f = W.WgmmaForm(n=16, k=k, atype=atype, btype=atype, dtype="f32", a_regs=True)
+    rng = np.random.default_rng(k)
+    bits = W.ELEM_BITS[atype]
+    smem = rng.integers(0, 256, 2 * 8192, dtype=np.uint8)
+    smem[1::2] &= 0x7B                                  # finite f16s (and e4m3s), some subnormal
+    warps = np.arange(4)
+    regs = list(rng.integers(0, 1 << 32, (4, 128), dtype=np.uint32) & np.uint32(0x3B3B3B3B))   # small finite values
+    b_table = rng.integers(0, 2000, (1, 16, k)).astype(np.int64) * (bits // 8)
+    b_at = element_indices(b_table, np.zeros(1, np.int64), np.zeros(1, np.int64), np.full(1, 8192), 16, bits, 8192)
+    cpos, tpos, plan, narrow = W.acc_places(f, 128, warps)
+    acc0 = rng.standard_normal((f.nacc, 128)).astype(np.float32).view(np.uint32)
+    zero_c = np.array([False, True, False, False])
+    want = acc0.copy()
+    MB.mma_acc(W.a_from_registers(f, regs, warps), taken(smem, b_at, bits), np.zeros(4, np.int64),
+               want.reshape(-1).view(narrow), cpos, tpos, zero_c, plan)
+    got = acc0.copy()
+    assert mma_registers(smem, b_at, bits, regs, f, warps, np.zeros(4, np.int64), got.reshape(-1).view(narrow), cpos,
+                         tpos, zero_c, plan, False, False)
+    assert np.array_equal(got, want) and not np.array_equal(got, acc0)
+    far = b_at.copy()
+    far[0, 15, k - 1] = smem.size // (bits // 8)        # one element past shared memory
+    kept = acc0.copy()
+    assert not mma_registers(smem, far, bits, regs, f, warps, np.zeros(4, np.int64), kept.reshape(-1).view(narrow),
+                             cpos, tpos, zero_c, plan, False, False)
+    assert np.array_equal(kept, acc0)
