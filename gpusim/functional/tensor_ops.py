@@ -188,6 +188,28 @@ class LdsmOp(AddressOp):
         # beyond one wavefront a matrix (module docstring)
         x.counters.add_shared(self.index, "ld", f.nmat * len(warps), wf)
 
+    def _arrays(self, st, every: bool) -> list | None:
+        """The destination registers' own arrays (`BatchState.array_for`'s, uint32, over the
+        batch; made where one holds one value, filled with it unless `every` warp of a whole span
+        writes it), for `_halves` to write the executing warps' lanes into: what `BatchState.write`
+        with their lanes' mask gives, without a row per register and a masked copy of each; None
+        where a register is not a distinct uint32 one or holds an array not its own (`_load`'s
+        rows then)."""
+        regs, rd = st.regs, st.reg_dtypes
+        d = self.dsts
+        if None in d or len(set(d)) != len(d) or any(rd[r] != U32 for r in d):
+            return None
+        fill = not (every and st.whole)
+        out = []
+        for r in d:
+            v = regs[r]
+            if type(v) is not np.ndarray:
+                v = regs[r] = st.array_for(r, v if fill else None)
+            elif v is not st.spare[r]:
+                return None                              # (only its own array is written in place)
+            out.append(v)
+        return out
+
     def _fast_rows(self, x, warps) -> tuple | None:
         """`_rows`' row addresses and block windows (the same arrays) in one compiled pass, for an
         ldmatrix with neither sanitizer nor trace; None, having changed nothing, where a row is
@@ -211,12 +233,19 @@ class LdsmOp(AddressOp):
         st = x.state
         nmat = self.form.nmat
         nlanes = st.hi - st.lo
-        out = np.zeros((nmat, nlanes), np.uint32)                      # a row per register
         smem = x.lsu.shared
+        dst = self._arrays(st, len(warps) == nlanes // 32)
+        if dst is not None and smem.size % 2 == 0 and smem.flags.c_contiguous:   # into the registers themselves
+            src, col = self.map
+            lo = st.lo
+            _halves(smem.view(np.uint16), rows.view(np.int64), src, col, base.view(np.int64), np.asarray(warps, np.int64),
+                    dst[0][lo:], dst[1 % nmat][lo:], dst[2 % nmat][lo:], dst[3 % nmat][lo:])
+            return
+        out = np.zeros((nmat, nlanes), np.uint32)                      # a row per register
         if smem.size % 2 == 0 and smem.flags.c_contiguous:
             src, col = self.map                                        # (rows and windows: uint64 offsets)
             _halves(smem.view(np.uint16), rows.view(np.int64), src, col, base.view(np.int64), np.asarray(warps, np.int64),
-                    out)
+                    *(out[k % nmat] for k in range(4)))
         else:
             h = smem.view(np.uint16)[self._elements(rows, base) // 2].astype(np.uint32)     # (W, 32, nmat, 2)
             out.reshape(nmat, -1, 32)[:, warps] = np.moveaxis(h[..., 0] | (h[..., 1] << 16), 2, 0)
@@ -243,17 +272,27 @@ def _checked_rows(addr, warps, shared_bytes, lo, block_lanes, stride, rows, base
 
 
 @njit(cache=True, nogil=True)
-def _halves(buf, rows, src, col, base, warps, out):
+def _halves(buf, rows, src, col, base, warps, o0, o1, o2, o3):
     """Each register of an ldmatrix from its two b16 halves of `buf` (uint16): lane l of warp
-    warps[w] register j (out[j, 32 warps[w] + l]) half h at byte rows[w, src[l, j, h]] +
-    2 col[l, j, h] + base[w] (`LdsmOp._elements`; the rows checked), the low half first."""
+    warps[w] register j (o_j[32 warps[w] + l], the span's lanes from 0; j < src.shape[1], the
+    others unused) half h at byte rows[w, src[l, j, h]] + 2 col[l, j, h] + base[w]
+    (`LdsmOp._elements`; the rows checked), the low half first."""
     for w in range(len(warps)):
         b = base[w]
         for lane in range(32):
-            for j in range(out.shape[0]):
+            at = 32 * warps[w] + lane
+            for j in range(src.shape[1]):
                 lo = buf[(rows[w, src[lane, j, 0]] + 2 * col[lane, j, 0] + b) >> 1]
                 hi = buf[(rows[w, src[lane, j, 1]] + 2 * col[lane, j, 1] + b) >> 1]
-                out[j, 32 * warps[w] + lane] = np.uint32(lo) | (np.uint32(hi) << 16)
+                v = np.uint32(lo) | (np.uint32(hi) << 16)
+                if j == 0:
+                    o0[at] = v
+                elif j == 1:
+                    o1[at] = v
+                elif j == 2:
+                    o2[at] = v
+                else:
+                    o3[at] = v
 
 
 def make(dec, ins, i: int, spec, bound, guard):
