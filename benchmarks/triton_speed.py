@@ -1,7 +1,8 @@
 """Functional-mode speed of Triton kernels: gpusim against Triton's own interpreter
 (`TRITON_INTERPRET=1`) on the same launch.
 
-    python benchmarks/triton_speed.py [--interpreter-python PY] [--repeats 5] [--burst 1] [--rewarm 0] [--json FILE]
+    python benchmarks/triton_speed.py [--interpreter-python PY] [--repeats 5] [--burst 1] [--rewarm 0] [--pollute 0]
+                                      [--json FILE]
 
 For each case (a program of programs/triton_kernels at a named size or a size override), the
 same launch (kernel, inputs from seed 0, grid, constexprs, num_warps, num_stages) runs:
@@ -40,7 +41,11 @@ or three of a burst, after the round's other processes ran, than back to back in
 data and code are cold, which the interpreter's 14 ms launch hardly feels; `--rewarm N` runs N
 untimed launches of each side before each of its bursts, so that the timed ones measure a process
 launching back to back, the drift still cancelled: its "after idle" figures are then the first
-timed launches, after those), the load average
+timed launches, after those; `--pollute MIB` has each side read and write that much other memory,
+untimed, before each timed launch, so that every launch finds the caches holding none of its code
+and data (session 52: the L3 here is 48 MiB; in one process, gpusim's attention default took about
+1.4 ms a launch after reading 8 MiB between launches and 1.9 after 32 or 128 MiB), the
+interpreter's alike), the load average
 before and after, and the versions on each side. Both sides run with OPENBLAS_NUM_THREADS=1: the
 numpy reference check after each launch (a BLAS matmul) otherwise leaves OpenBLAS's worker threads spinning into the next timed launch, which doubled the process
 CPU time of gpusim's matmul 256^3 (45 -> 90 ms against 45 ms wall); and with OMP_NUM_THREADS=1
@@ -89,13 +94,21 @@ def case():
 # each side, once ready, runs one timed launch per "go" line on its stdin and answers with its times
 SERVE = r"""
 print(json.dumps(ready), flush=True)
+other = None
 for line in sys.stdin:
     words = line.split()
     if not words or words[0] != "go":
         break
     for _ in range(int(words[2]) if len(words) > 2 else 0):     # untimed first (`--rewarm`)
         run()
-    dts = [run() for _ in range(int(words[1]) if len(words) > 1 else 1)]
+    mib = int(words[3]) if len(words) > 3 else 0                # `--pollute`: other memory read and written before each
+    if mib and (other is None or other.nbytes != mib << 20):
+        other = np.zeros(mib << 17)
+    dts = []
+    for _ in range(int(words[1]) if len(words) > 1 else 1):
+        if mib:
+            other += 1.0
+        dts.append(run())
     print(json.dumps({"t": [d[0] for d in dts], "cpu": [d[1] for d in dts]}), flush=True)
 """
 
@@ -169,10 +182,11 @@ class _Side:
         self.err.seek(0)
         raise RuntimeError(f"{self.what} failed:\n{self.err.read()[-3000:]}")
 
-    def launch(self, burst: int = 1, rewarm: int = 0) -> None:
+    def launch(self, burst: int = 1, rewarm: int = 0, pollute_mib: int = 0) -> None:
         """`burst` timed launches back to back (each on fresh inputs, checked after its timing), after
-        `rewarm` untimed ones."""
-        self.proc.stdin.write(f"go {burst} {rewarm}\n")
+        `rewarm` untimed ones; with `pollute_mib`, that many MiB of other memory read and written
+        (untimed) before each timed one."""
+        self.proc.stdin.write(f"go {burst} {rewarm} {pollute_mib}\n")
         self.proc.stdin.flush()
         r = self._reply()
         self.times.append(r["t"])
@@ -235,6 +249,9 @@ def main(argv=None) -> int:
     ap.add_argument("--rewarm", type=int, default=0,
                     help="untimed launches of each side before each burst (both sides): the timed ones then measure "
                          "a process launching back to back, the drift still cancelled by the interleaving")
+    ap.add_argument("--pollute", type=int, default=0, metavar="MIB",
+                    help="each side reads and writes this many MiB of other memory (untimed) before each timed launch: "
+                         "launches with the caches cold (module docstring), more than the 48 MiB L3 here")
     ap.add_argument("--programs", nargs="*",
                     help="only these programs (vector_add, softmax, layer_norm, matmul, flash_attention)")
     ap.add_argument("--note", default="", help="a sentence stored with the result (what was measured, and where)")
@@ -254,9 +271,9 @@ def main(argv=None) -> int:
                       None if earlier is not None else _Side(a.interpreter_python, INTERPRETER, program, size)))
     for _ in range(a.repeats):               # round after round over the cases, each case's sides' bursts in turn:
         for gs, isd in sides:                # both sides see the machine alike, and each case every phase of the run
-            gs.launch(a.burst, a.rewarm)
+            gs.launch(a.burst, a.rewarm, a.pollute)
             if isd is not None:
-                isd.launch(a.burst, a.rewarm)
+                isd.launch(a.burst, a.rewarm, a.pollute)
     for (program, size), (gs, isd) in zip(cases, sides):
         gs.close()
         g = {**gs.ready, "times_s": gs.times, "cpu_s": gs.cpu}
@@ -295,7 +312,7 @@ def main(argv=None) -> int:
                                 **({"from": a.interpreter_from, "from_git": earlier_env["git"]} if earlier else {})},
            "machine": platform.node(), "cpus": os.cpu_count(), "load_before": list(load_before),
            "load_after": list(os.getloadavg()), "git": _git(), "repeats": a.repeats, "burst": a.burst, "warmup": a.warmup,
-           "rewarm": a.rewarm,
+           "rewarm": a.rewarm, "pollute_mib": a.pollute,
            "note": a.note,
            "command": " ".join(["python", "benchmarks/triton_speed.py"] + (argv if argv is not None else sys.argv[1:]))}
     print(f"min ratio {min(r['ratio'] for r in rows):.1f}x (cpu {min(r['ratio_cpu'] for r in rows):.1f}x, after idle "
