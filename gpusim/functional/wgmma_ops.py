@@ -380,8 +380,7 @@ def make(dec, ins, i: int, spec, bound, guard):
             for o in ops[4:]:
                 if getattr(o, "value", None) not in (1, -1, 0):
                     raise reject(f"immediate operand {o!r} must be 1 or -1 (scale) or 0/1 (transpose)")
-        op.imms = None                                 # (scale-a, scale-b, A's and B's element bits and majors),
-        #                                                from the immediates, found once (PTX: immediates only)
+        op.imms = None                                 # (scale-a/b, A's and B's bits and majors), once, from immediates
         op.calls = {}                                  # plan key -> the accumulator and the kernel's other arguments
     op.index, op.guard = i, guard
     return op
