@@ -97,6 +97,14 @@ def _decode(src, order, flip, tv, te, split, mask32, emin, v, w, e, fin):
             e[kk, r] = ENONE if ev == NONE else ev
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _cut4(a0, a1, a2, a3, b, k0, j, s):
+    """The int32 sum of the cut float32 products a_q b[k0 + q, j] s, q < 4 (`_kernel`'s
+    `f32_products` path: each product scaled exactly, converted by truncation)."""
+    return np.int32(np.int32(np.int32(a0 * b[k0, j] * s) + np.int32(a1 * b[k0 + 1, j] * s))
+                    + np.int32(np.int32(a2 * b[k0 + 2, j] * s) + np.int32(a3 * b[k0 + 3, j] * s)))
+
+
 @njit(cache=True, nogil=True)
 def _kernel(abits, bbits, bidx, cbits, cpos, tpos, atv, ate, btv, bte, amask32, bmask32, aflip, bflip, aemin, bemin,
             asplit, bsplit, order, zero_c, out, block, window, rne, exp_sum, floor, c_last_rn, signed_zero, sum_bits,
@@ -193,9 +201,26 @@ def _kernel(abits, bbits, bidx, cbits, cpos, tpos, atv, ate, btv, bte, amask32, 
                 fa = afin[i]
                 nd = 0
                 if fa:
-                    for j in range(n):                   # the anchors: exponent sums' maxima (int16:
-                        amax[j] = 2 * ENONE              # exact, add and max 16 at a time), 4 k at a time
-                    kq = k0
+                    kq = k0                              # the anchors: exponent sums' maxima (int16: exact,
+                    if k1 - k0 == 16:                    # add and max 16 at a time): a 16-k block in one loop
+                        e0, e1, e2, e3, e4, e5, e6, e7 = (ae[i, k0], ae[i, k0 + 1], ae[i, k0 + 2], ae[i, k0 + 3],
+                                                          ae[i, k0 + 4], ae[i, k0 + 5], ae[i, k0 + 6], ae[i, k0 + 7])
+                        e8, e9, e10, e11, e12, e13, e14, e15 = (ae[i, k0 + 8], ae[i, k0 + 9], ae[i, k0 + 10],
+                                                                ae[i, k0 + 11], ae[i, k0 + 12], ae[i, k0 + 13],
+                                                                ae[i, k0 + 14], ae[i, k0 + 15])
+                        for j in range(n):
+                            amax[j] = max(max(max(max(np.int16(e0 + be[k0, j]), np.int16(e1 + be[k0 + 1, j])),
+                                                  max(np.int16(e2 + be[k0 + 2, j]), np.int16(e3 + be[k0 + 3, j]))),
+                                              max(max(np.int16(e4 + be[k0 + 4, j]), np.int16(e5 + be[k0 + 5, j])),
+                                                  max(np.int16(e6 + be[k0 + 6, j]), np.int16(e7 + be[k0 + 7, j])))),
+                                          max(max(max(np.int16(e8 + be[k0 + 8, j]), np.int16(e9 + be[k0 + 9, j])),
+                                                  max(np.int16(e10 + be[k0 + 10, j]), np.int16(e11 + be[k0 + 11, j]))),
+                                              max(max(np.int16(e12 + be[k0 + 12, j]), np.int16(e13 + be[k0 + 13, j])),
+                                                  max(np.int16(e14 + be[k0 + 14, j]), np.int16(e15 + be[k0 + 15, j])))))
+                        kq = k1
+                    else:                                # (else 4 k at a time)
+                        for j in range(n):
+                            amax[j] = 2 * ENONE
                     while kq + 4 <= k1:
                         a0, a1, a2, a3 = ae[i, kq], ae[i, kq + 1], ae[i, kq + 2], ae[i, kq + 3]
                         for j in range(n):
@@ -219,11 +244,27 @@ def _kernel(abits, bbits, bidx, cbits, cpos, tpos, atv, ate, btv, bte, amask32, 
                         sa = (a if live else 0.0) * sc
                         isum[j] = np.int64(np.floor(sa)) if floor else np.int64(sa)   # (int64(): trunc)
                         scale[j] = sc if live else 0.0
+                        scale32[j] = np.float32(min(sc if live else 0.0, F32_POW2_MAX))
                     kq = k0                              # the cut terms' sums (exact: any order), 4 k at a time
                     if f32p:                             # float32 and int32: 8 columns a vector
-                        for j in range(n):
-                            isum32[j] = 0
-                            scale32[j] = np.float32(min(scale[j], F32_POW2_MAX))
+                        if k1 - k0 == 16 and not floor:  # a 16-k block in one loop
+                            f0, f1, f2, f3, f4, f5, f6, f7 = (av32[i, k0], av32[i, k0 + 1], av32[i, k0 + 2],
+                                                              av32[i, k0 + 3], av32[i, k0 + 4], av32[i, k0 + 5],
+                                                              av32[i, k0 + 6], av32[i, k0 + 7])
+                            f8, f9, f10, f11, f12, f13, f14, f15 = (av32[i, k0 + 8], av32[i, k0 + 9],
+                                                                    av32[i, k0 + 10], av32[i, k0 + 11],
+                                                                    av32[i, k0 + 12], av32[i, k0 + 13],
+                                                                    av32[i, k0 + 14], av32[i, k0 + 15])
+                            for j in range(n):
+                                s32 = scale32[j]
+                                isum32[j] = np.int32(np.int32(_cut4(f0, f1, f2, f3, bw32, k0, j, s32)
+                                                              + _cut4(f4, f5, f6, f7, bw32, k0 + 4, j, s32))
+                                                     + np.int32(_cut4(f8, f9, f10, f11, bw32, k0 + 8, j, s32)
+                                                                + _cut4(f12, f13, f14, f15, bw32, k0 + 12, j, s32)))
+                            kq = k1
+                        else:
+                            for j in range(n):
+                                isum32[j] = 0
                         while kq + 4 <= k1:
                             f0, f1, f2, f3 = av32[i, kq], av32[i, kq + 1], av32[i, kq + 2], av32[i, kq + 3]
                             if floor:
