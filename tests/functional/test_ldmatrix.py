@@ -102,3 +102,19 @@ def test_compiled_matrix_wavefronts_equal_the_reference_count_per_matrix():
                       for r in rows)
             words = rows.ravel() >> np.uint64(width.bit_length() - 1)
             assert int(group_wavefronts(words, 8, max(1, 16 // width), banks)) == ref
+
+
+def test_stmatrix_of_two_warps_to_the_same_rows_leaves_the_later_warps_values():
+    s = VARIANTS.index("st_x4")
+    v = VARIANTS[s]
+    addr = DATA["ldsm:addr"][s].astype(np.uint32)
+    vals = np.random.default_rng(0).integers(0, 1 << 32, (64, 4), dtype=np.uint32)
+    kernel = ldsm_kernel(ptx_op(v), 4, True)
+    (_, _, both), _ = run_ptx(kernel, "ldsm_k", (1, 1, 1), (64, 1, 1),
+                              [np.concatenate([addr, addr]), vals.copy(), np.arange(8192, dtype=np.uint16)])
+    (_, _, later), _ = run_ptx(kernel, "ldsm_k", (1, 1, 1), (32, 1, 1),
+                               [addr, vals[32:].copy(), np.arange(8192, dtype=np.uint16)])
+    (_, _, first), _ = run_ptx(kernel, "ldsm_k", (1, 1, 1), (32, 1, 1),
+                               [addr, vals[:32].copy(), np.arange(8192, dtype=np.uint16)])
+    assert not np.array_equal(first, later)
+    assert np.array_equal(both, later)
