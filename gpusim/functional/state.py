@@ -187,26 +187,36 @@ class BatchState:
     def grouped(self, slots: tuple[int, ...]) -> np.ndarray:
         """A (len(slots), nlanes) array whose rows are the registers `slots` (distinct, of one
         dtype): each register's array is a row of it, so an op that reads and writes them all (a
-        wgmma's accumulators) works on them in place, without copies. Made (one copy of their
-        values) when some register is not its row any more (another op replaced its array)."""
+        wgmma's accumulators) works on them in place, without copies. Each row is also its
+        register's own array (`spare`), so that an op writing the register where it holds one
+        value (an accumulator zeroed, or scaled by a segment) writes the row and the group stays
+        whole; it is made again (the values of the registers that are not their rows copied in)
+        where some register holds another array by now."""
         regs = self.regs
         g = self._groups.get(slots)
         if g is not None:
             base, rows = g
             if all(map(is_, map(regs.__getitem__, slots), rows)):
                 return base
-            vals = np.empty_like(base)               # the group again (a pooled state's next batch): its rows
-            for k, r in enumerate(slots):            # take the values (copied first: a row may hold another's)
-                vals[k] = regs[r]
-            base[:] = vals
+            vals = [regs[r] for r in slots]
+            one = vals[0]
+            if type(one) is not ndarray and all(type(v) is not ndarray and v == one for v in vals):
+                base.fill(one)                       # one value in each (zeroed accumulators)
+            else:
+                if any(type(v) is ndarray and v.base is base for v in vals):
+                    vals = [v.copy() if type(v) is ndarray else v for v in vals]   # (a row may hold another's)
+                for k, v in enumerate(vals):
+                    if v is not rows[k]:
+                        rows[k][:] = v
         else:
             base = np.empty((len(slots), self.nlanes), self.reg_dtypes[slots[0]])
             rows = list(base)
             for k, r in enumerate(slots):
                 base[k] = regs[r]
             self._groups[slots] = (base, rows)
+        spare = self.spare
         for k, r in enumerate(slots):
-            regs[r] = rows[k]
+            regs[r] = spare[r] = rows[k]
         return base
 
     def full(self, v, dt: np.dtype) -> np.ndarray:
