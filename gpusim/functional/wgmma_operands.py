@@ -89,12 +89,10 @@ def mma_registers(smem: np.ndarray, b_at: np.ndarray, b_bits: int, regs: list, f
     if not smem.flags.c_contiguous or smem.size % eb:
         return False
     fl, i32, i64, p, (asign, bsign) = plan
-    bits = W.ELEM_BITS[form.atype]
-    reg, lane, shift = W._a_sources(form.k, bits)
-    A = np.empty((len(warps), 16, form.k), W.UINT[bits // 8])
-    return _mma_regs(regs[0], regs[1], regs[2], regs[3], warps, reg, lane, shift, np.uint32((1 << bits) - 1 if bits < 32
-                     else 0xFFFFFFFF), A, smem.view(W.UINT[eb]), b_at, b_index, acc, cpos, tpos, zero_c, fl, i32, i64, p,
-                     asign if negate_a else 0, bsign if negate_b else 0)
+    reg, lane, shift, mask, A = W.a_gather_plan(form, len(warps))
+    return _mma_regs(regs[0], regs[1], regs[2], regs[3], warps, reg, lane, shift, mask, A, smem.view(W.UINT[eb]), b_at,
+                     b_index, acc, cpos, tpos, zero_c, fl, i32, i64, p, asign if negate_a else 0,
+                     bsign if negate_b else 0)
 
 
 @njit(cache=True, nogil=True)

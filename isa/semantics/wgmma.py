@@ -334,12 +334,20 @@ def a_from_registers(form: WgmmaForm, regs: list, warps: np.ndarray) -> np.ndarr
     """`a_from_rows` from the four A registers as they are held (`regs`: four contiguous uint32
     arrays over the same consecutive warps' lanes): one compiled gather (`_a_gather`) through the
     place of each element (`_a_sources`), with no copy of the registers into rows first."""
+    reg, lane, shift, mask, out = a_gather_plan(form, len(warps))
+    _a_gather(regs[0], regs[1], regs[2], regs[3], np.asarray(warps, np.int64), reg, lane, shift, mask,
+              out.reshape(len(warps), -1))
+    return out
+
+
+def a_gather_plan(form: WgmmaForm, nwarps: int) -> tuple:
+    """What `_a_gather` takes for `form` besides the registers and the warps: each element's
+    register, lane and bit offset (`_a_sources`), the element mask, and A's array (nwarps, 16, k)
+    of the narrow type to gather into (also `gpusim.functional.wgmma_operands.mma_registers`')."""
     bits = ELEM_BITS[form.atype]
     reg, lane, shift = _a_sources(form.k, bits)
-    out = np.empty((len(warps), 16, form.k), L.NARROW[bits])
-    _a_gather(regs[0], regs[1], regs[2], regs[3], np.asarray(warps, np.int64), reg, lane, shift,
-              np.uint32((1 << bits) - 1 if bits < 32 else 0xFFFFFFFF), out.reshape(len(warps), -1))
-    return out
+    return (reg, lane, shift, np.uint32((1 << bits) - 1 if bits < 32 else 0xFFFFFFFF),
+            np.empty((nwarps, 16, form.k), L.NARROW[bits]))
 
 
 @lru_cache(maxsize=None)
