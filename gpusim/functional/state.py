@@ -200,8 +200,9 @@ class BatchState:
                 return base
             vals = [regs[r] for r in slots]
             one = vals[0]
-            if type(one) is not ndarray and all(type(v) is not ndarray and v == one for v in vals):
-                base.fill(one)                       # one value in each (zeroed accumulators)
+            if isinstance(one, np.generic) and all(type(v) is type(one) for v in vals) and \
+                    len({v.tobytes() for v in vals}) == 1:
+                base.fill(one)                       # one value (its bits) in each: zeroed accumulators
             else:
                 if any(type(v) is ndarray and v.base is base for v in vals):
                     vals = [v.copy() if type(v) is ndarray else v for v in vals]   # (a row may hold another's)
