@@ -158,8 +158,8 @@ def mma(A, B, C, atype: str, btype: str, ctype: str, model: BlockFma, *, b_trans
         c = np.ascontiguousarray((C if C.shape[:-1] == lead else np.broadcast_to(C, lead + C.shape[-1:])))
         cpos, tstride = c_pos, m * n
         out = np.empty((nt, m * n), C.dtype)
-    else:
-        c = np.ascontiguousarray(_lead(C, lead, (m, n)))
+    else:                                                    # (C widened to D's uint64: one kernel form fewer)
+        c = np.ascontiguousarray(_lead(C, lead, (m, n)), dtype=np.uint64)
         cpos, tstride = _identity(m * n), m * n
         out = np.empty((nt, m * n), np.uint64)
     zc = np.zeros(nt, np.bool_) if zero_c is None else np.broadcast_to(np.asarray(zero_c, bool), lead).reshape(nt)
@@ -268,9 +268,27 @@ def _packed(a, bt, bidx, cflat, cpos, tpos, zc, oflat, fl, i32, i64, p, aflip, b
 
 
 def _run(plan, a, bt, bidx, cflat, cpos, tpos, zc, oflat, negate_a: bool, negate_b: bool) -> None:
+    """`_packed` on the operands in one form of each (`_writable`, `_readonly`: numba compiles the
+    kernel once per form of its arguments, about 14 s a form; the layouts and read-only flags the
+    callers happen to pass made 20 forms in a test run where their element types make 6), the
+    form `gpusim.functional.wgmma_operands`' compiled calls pass."""
     fl, i32, i64, p, (asign, bsign) = plan
-    _packed(a, bt, bidx, cflat, cpos, tpos, zc, oflat, fl, i32, i64, p, asign if negate_a else 0,
-            bsign if negate_b else 0)
+    _packed(_writable(a), _writable(bt), _writable(bidx), cflat, _readonly(cpos), _writable(tpos), _writable(zc),
+            oflat, fl, i32, i64, p, asign if negate_a else 0, bsign if negate_b else 0)
+
+
+def _writable(x: np.ndarray) -> np.ndarray:
+    """`x` if it is a writable C-contiguous array, else a copy that is (the kernel only reads it)."""
+    return x if x.flags.c_contiguous and x.flags.writeable else np.array(x, order="C")
+
+
+def _readonly(x: np.ndarray) -> np.ndarray:
+    """`x` if it is a read-only C-contiguous array, else a read-only C-contiguous view (or copy) of it."""
+    if x.flags.c_contiguous and not x.flags.writeable:
+        return x
+    x = np.ascontiguousarray(x).view()
+    x.flags.writeable = False
+    return x
 
 
 @lru_cache(maxsize=256)
