@@ -268,10 +268,11 @@ def _packed(a, bt, bidx, cflat, cpos, tpos, zc, oflat, fl, i32, i64, p, aflip, b
 
 
 def _run(plan, a, bt, bidx, cflat, cpos, tpos, zc, oflat, negate_a: bool, negate_b: bool) -> None:
-    """`_packed` on the operands in one form of each (`_writable`, `_readonly`: numba compiles the
-    kernel once per form of its arguments, about 14 s a form; the layouts and read-only flags the
-    callers happen to pass made 20 forms in a test run where their element types make 6), the
-    form `gpusim.functional.wgmma_operands`' compiled calls pass."""
+    """`_packed` on the operands in one form of each (`_writable`, `_readonly`), the form
+    `gpusim.functional.wgmma_operands`' compiled calls pass: numba compiles the kernel once per
+    form of its arguments (about 14 s a form), and the layouts and read-only flags callers
+    happened to pass made 20 forms in a CI run (session 53: the mma tests from a cold cache, 11
+    with this and `mma`'s C widened, element types alone apart)."""
     fl, i32, i64, p, (asign, bsign) = plan
     _packed(_writable(a), _writable(bt), _writable(bidx), cflat, _readonly(cpos), _writable(tpos), _writable(zc),
             oflat, fl, i32, i64, p, asign if negate_a else 0, bsign if negate_b else 0)
